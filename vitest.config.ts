@@ -1,0 +1,36 @@
+import { defineConfig } from 'vitest/config';
+
+// Tiers by file suffix. Integration and e2e tests share a global setup that obtains real
+// services (env vars → testcontainers → native broker/cluster) and fails loudly otherwise.
+// Every test file runs in its own forked process: chDB binds one data directory per process.
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['**/*.unit.test.ts'], exclude: ['**/node_modules/**', '**/dist/**'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'int',
+          include: ['**/*.int.test.ts'],
+          exclude: ['**/node_modules/**', '**/dist/**'],
+          globalSetup: ['test/setup/global-setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['**/*.e2e.test.ts'],
+          exclude: ['**/node_modules/**', '**/dist/**'],
+          globalSetup: ['test/setup/global-setup.ts'],
+        },
+      },
+    ],
+  },
+});
