@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { emailStatusSchema } from './status.js';
+
+/** Error body of every 4xx/5xx (SPEC §4, Fastify's shape). */
+export const errorBodySchema = z.object({
+  statusCode: z.number().int(),
+  error: z.string(),
+  message: z.string(),
+  code: z.string().optional(),
+});
+export type ErrorBody = z.infer<typeof errorBodySchema>;
+
+/** One entry of `GET /emails/logs` (SPEC §7). */
+export const emailLogEntrySchema = z.object({
+  id: z.string(),
+  toEmail: z.string(),
+  subject: z.string(),
+  status: emailStatusSchema,
+  provider: z.string().nullable(),
+  messageId: z.string().nullable(),
+  createdAt: z.string(),
+  tags: z.array(z.string()),
+});
+export type EmailLogEntry = z.infer<typeof emailLogEntrySchema>;
+
+export const logsMetaSchema = z.object({
+  page: z.number().int(),
+  limit: z.number().int(),
+  total: z.number().int(),
+  totalPages: z.number().int(),
+});
+export type LogsMeta = z.infer<typeof logsMetaSchema>;
+
+export const logsResponseSchema = z.object({ data: z.array(emailLogEntrySchema), meta: logsMetaSchema });
+export type LogsResponse = z.infer<typeof logsResponseSchema>;

@@ -1,0 +1,5 @@
+export * from './events.js';
+export * from './http.js';
+export * from './ids.js';
+export * from './scopes.js';
+export * from './status.js';

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+/** Exactly the 14 API key scopes of SPEC §3. */
+export const SCOPES = [
+  'email:send',
+  'email:read',
+  'templates:read',
+  'contacts:read',
+  'contacts:write',
+  'campaigns:read',
+  'campaigns:write',
+  'sequences:read',
+  'sequences:write',
+  'suppressions:read',
+  'suppressions:write',
+  'projects:read',
+  'projects:write',
+  'webhooks:manage',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+export const scopeSchema = z.enum(SCOPES, { error: `scope must be one of ${SCOPES.join(', ')}` });
+
+export const ROLES = ['owner', 'admin', 'member'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const MISSING_SCOPE_MESSAGE = 'Missing required API key scope';
