@@ -1,0 +1,5 @@
+export * from './api-keys.js';
+export * from './errors.js';
+export * from './jwt.js';
+export * from './redact.js';
+export * from './scopes.js';

@@ -1,0 +1,157 @@
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createSigner } from 'fast-jwt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuthError, type AuthErrorReason, createJwtVerifier } from '../src/index.js';
+
+const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
+const nowSec = Math.floor(NOW / 1000);
+const claims = { tenantId: 'acme', role: 'admin', exp: nowSec + 60 };
+
+const rsaA = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const rsaB = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+
+const jwk = (key: KeyObject, extra: Record<string, unknown>) => ({
+  ...key.export({ format: 'jwk' }),
+  ...extra,
+});
+const privatePem = (key: KeyObject) => key.export({ type: 'pkcs8', format: 'pem' }).toString();
+const sign = (key: KeyObject, algorithm: 'RS256' | 'ES256', kid?: string) =>
+  createSigner({ key: privatePem(key), algorithm, noTimestamp: true, ...(kid ? { kid } : {}) })(claims);
+
+async function reasonOf(promise: Promise<unknown>): Promise<AuthErrorReason> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AuthError);
+  return (error as AuthError).reason;
+}
+
+// A real HTTP server on loopback serving whatever key set the test puts in `served`.
+let served: { status: number; body: unknown } = { status: 200, body: { keys: [] } };
+let hits = 0;
+let server: Server;
+let url: string;
+
+beforeAll(async () => {
+  server = createServer((_req, res) => {
+    hits += 1;
+    res.writeHead(served.status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(served.body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve, reject) => server.close((e) => (e ? reject(e) : resolve())));
+});
+
+function serve(keys: unknown[], status = 200) {
+  served = { status, body: { keys } };
+  hits = 0;
+}
+
+describe('JWKS', () => {
+  it('verifies an RS256 token by kid, fetching the set once', async () => {
+    serve([jwk(rsaB.publicKey, { kid: 'b', alg: 'RS256', use: 'sig' }), jwk(rsaA.publicKey, { kid: 'a' })]);
+    const verifier = createJwtVerifier({ jwksUrl: url, now: () => NOW });
+    await expect(verifier.verify(sign(rsaA.privateKey, 'RS256', 'a'))).resolves.toEqual(claims);
+    await expect(verifier.verify(sign(rsaB.privateKey, 'RS256', 'b'))).resolves.toEqual(claims);
+    expect(hits).toBe(1);
+  });
+
+  it('verifies ES256 from an EC JWK', async () => {
+    serve([jwk(ec.publicKey, { kid: 'e' })]);
+    const verifier = createJwtVerifier({ jwksUrl: url, now: () => NOW });
+    await expect(verifier.verify(sign(ec.privateKey, 'ES256', 'e'))).resolves.toEqual(claims);
+  });
+
+  it('refuses a token whose kid names another key', async () => {
+    serve([jwk(rsaA.publicKey, { kid: 'a' }), jwk(rsaB.publicKey, { kid: 'b' })]);
+    const verifier = createJwtVerifier({ jwksUrl: url, now: () => NOW });
+    expect(await reasonOf(verifier.verify(sign(rsaA.privateKey, 'RS256', 'b')))).toBe('invalid_signature');
+  });
+
+  it('refuses an algorithm the JWK does not declare', async () => {
+    serve([jwk(rsaA.publicKey, { kid: 'a', alg: 'PS256' })]);
+    const verifier = createJwtVerifier({ jwksUrl: url, now: () => NOW });
+    expect(await reasonOf(verifier.verify(sign(rsaA.privateKey, 'RS256', 'a')))).toBe('invalid_algorithm');
+  });
+
+  it('refuses an HS256 token even when the set holds a symmetric key', async () => {
+    const secret = Buffer.from('shared-secret-shared-secret-0123').toString('base64url');
+    serve([{ kty: 'oct', k: secret, kid: 'h' }]);
+    const verifier = createJwtVerifier({ jwksUrl: url, now: () => NOW });
+    const token = createSigner({ key: 'shared-secret-shared-secret-0123', algorithm: 'HS256', kid: 'h' })(
+      claims,
+    );
+    expect(await reasonOf(verifier.verify(token))).toBe('unknown_key');
+  });
+
+  it('re-fetches on an unknown kid (key rotation), at most once per interval', async () => {
+    serve([jwk(rsaA.publicKey, { kid: 'a' })]);
+    let t = NOW;
+    const verifier = createJwtVerifier({ jwksUrl: url, now: () => t, jwksMinRefreshIntervalMs: 30_000 });
+    await expect(verifier.verify(sign(rsaA.privateKey, 'RS256', 'a'))).resolves.toEqual(claims);
+    expect(hits).toBe(1);
+
+    // Rotation: the new key appears after the first fetch; an unknown kid triggers one refresh.
+    t += 31_000;
+    served = {
+      status: 200,
+      body: { keys: [jwk(rsaA.publicKey, { kid: 'a' }), jwk(rsaB.publicKey, { kid: 'b' })] },
+    };
+    await expect(verifier.verify(sign(rsaB.privateKey, 'RS256', 'b'))).resolves.toEqual(claims);
+    expect(hits).toBe(2);
+
+    // A flood of unknown kids within the interval costs no further fetch.
+    for (const kid of ['x', 'y', 'z']) {
+      expect(await reasonOf(verifier.verify(sign(rsaA.privateKey, 'RS256', kid)))).toBe('unknown_key');
+    }
+    expect(hits).toBe(2);
+
+    t += 31_000;
+    expect(await reasonOf(verifier.verify(sign(rsaA.privateKey, 'RS256', 'x')))).toBe('unknown_key');
+    expect(hits).toBe(3);
+  });
+
+  it('shares one fetch between concurrent verifications', async () => {
+    serve([jwk(rsaA.publicKey, { kid: 'a' })]);
+    const verifier = createJwtVerifier({ jwksUrl: url, now: () => NOW });
+    const token = sign(rsaA.privateKey, 'RS256', 'a');
+    const results = await Promise.all(Array.from({ length: 5 }, () => verifier.verify(token)));
+    expect(results).toHaveLength(5);
+    expect(hits).toBe(1);
+  });
+
+  it('accepts a token without kid only against a one-key set', async () => {
+    serve([jwk(rsaA.publicKey, { kid: 'a' })]);
+    const one = createJwtVerifier({ jwksUrl: url, now: () => NOW });
+    await expect(one.verify(sign(rsaA.privateKey, 'RS256'))).resolves.toEqual(claims);
+
+    serve([jwk(rsaA.publicKey, { kid: 'a' }), jwk(rsaB.publicKey, { kid: 'b' })]);
+    const two = createJwtVerifier({ jwksUrl: url, now: () => NOW });
+    expect(await reasonOf(two.verify(sign(rsaA.privateKey, 'RS256')))).toBe('unknown_key');
+  });
+
+  it('reports an unreachable key set, and keeps a cached set when a later fetch fails', async () => {
+    serve([], 500);
+    const down = createJwtVerifier({ jwksUrl: url, now: () => NOW });
+    expect(await reasonOf(down.verify(sign(rsaA.privateKey, 'RS256', 'a')))).toBe('jwks_unavailable');
+
+    serve([jwk(rsaA.publicKey, { kid: 'a' })]);
+    let t = NOW;
+    const verifier = createJwtVerifier({ jwksUrl: url, now: () => t, jwksMaxAgeMs: 60_000 });
+    const longLived = { ...claims, exp: nowSec + 3600 };
+    const token = createSigner({ key: privatePem(rsaA.privateKey), algorithm: 'RS256', kid: 'a' })(longLived);
+    await expect(verifier.verify(token)).resolves.toEqual(longLived);
+    serve([], 500);
+    t += 120_000; // stale: a re-fetch is attempted, fails, and the cached key still serves
+    await expect(verifier.verify(token)).resolves.toEqual(longLived);
+    expect(hits).toBe(1);
+  });
+});
