@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Starts (or reuses) the services Tern runs against locally and in tests: a Kafka broker and a
+# Postgres server. Idempotent. Settings go to stdout as KEY=value lines (eval-able, or
+# `set -a; source <(bash infra/up.sh)`), progress goes to stderr.
+#
+# Kafka, first that applies: something already answers on 127.0.0.1:$KAFKA_PORT → reuse it;
+# a Docker engine answers → `docker compose up -d kafka`; else the native broker
+# (infra/kafka: jars from Maven Central, needs Java 17 + Maven).
+# Postgres: 127.0.0.1:5432 answering → reuse; else the machine's cluster via pg_ctlcluster,
+# or `docker compose up -d postgres` when only Docker is there.
+#
+# What this script started is appended to infra/kafka/run/up.state, and also printed as
+# INFRA_STARTED=<entries>; infra/down.sh stops those (all recorded, or the entries it is given).
+set -euo pipefail
+
+INFRA_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_DIR="$(dirname "$INFRA_DIR")"
+source "$INFRA_DIR/kafka/env.sh"
+STATE_FILE="$INFRA_DIR/kafka/run/up.state"
+PG_HOST=127.0.0.1
+PG_PORT=5432
+started_entries=()
+
+say() { echo "[infra] $*" >&2; }
+
+record() {
+  mkdir -p "$(dirname "$STATE_FILE")"
+  echo "$1" >>"$STATE_FILE"
+  started_entries+=("$1")
+}
+
+docker_ok() {
+  command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1
+}
+
+wait_port() { # host port seconds what
+  local deadline=$((SECONDS + $3))
+  until port_open "$1" "$2"; do
+    if ((SECONDS >= deadline)); then
+      say "$4 did not answer on $1:$2 within $3 s"
+      exit 1
+    fi
+    sleep 0.5
+  done
+}
+
+pg_ready() {
+  if command -v pg_isready >/dev/null 2>&1; then
+    pg_isready -q -h "$PG_HOST" -p "$PG_PORT"
+  else
+    port_open "$PG_HOST" "$PG_PORT"
+  fi
+}
+
+# --- Kafka -------------------------------------------------------------------------------
+if port_open "$KAFKA_HOST" "$KAFKA_PORT"; then
+  say "kafka: reusing what answers on $KAFKA_HOST:$KAFKA_PORT"
+elif docker_ok; then
+  say "kafka: docker compose up -d kafka"
+  KAFKA_PORT="$KAFKA_PORT" docker compose -f "$REPO_DIR/docker-compose.yml" up -d kafka >&2
+  wait_port "$KAFKA_HOST" "$KAFKA_PORT" 90 "kafka (docker)"
+  record "kafka-docker:$KAFKA_PORT"
+else
+  say "kafka: no broker on $KAFKA_HOST:$KAFKA_PORT and no Docker engine; starting the native broker"
+  "$INFRA_DIR/kafka/build.sh"
+  "$INFRA_DIR/kafka/start.sh"
+  record "kafka-native:$KAFKA_PORT"
+fi
+
+# --- Postgres ----------------------------------------------------------------------------
+if pg_ready; then
+  say "postgres: reusing what answers on $PG_HOST:$PG_PORT"
+elif [ -d /etc/postgresql ] && command -v pg_ctlcluster >/dev/null 2>&1; then
+  version="$(ls /etc/postgresql | sort -V | tail -n 1)"
+  say "postgres: pg_ctlcluster $version main start"
+  pg_ctlcluster --skip-systemctl-redirect "$version" main start >&2
+  deadline=$((SECONDS + 30))
+  until pg_ready; do
+    ((SECONDS < deadline)) || { say "postgres did not answer on $PG_HOST:$PG_PORT within 30 s"; exit 1; }
+    sleep 0.5
+  done
+  record "postgres-cluster:$version/main"
+elif docker_ok; then
+  say "postgres: docker compose up -d postgres"
+  docker compose -f "$REPO_DIR/docker-compose.yml" up -d postgres >&2
+  wait_port "$PG_HOST" "$PG_PORT" 60 "postgres (docker)"
+  record "postgres-docker"
+else
+  say "postgres: nothing on $PG_HOST:$PG_PORT, no local cluster and no Docker engine"
+  exit 1
+fi
+
+echo "KAFKA_BROKERS=$KAFKA_HOST:$KAFKA_PORT"
+echo "DATABASE_URL=postgres://postgres@$PG_HOST:$PG_PORT/postgres"
+echo "INFRA_STARTED=${started_entries[*]:-}"
