@@ -1,0 +1,24 @@
+import type { EventLog } from '@tern/event-log';
+import { installErrorHandlers, registerHealthRoutes } from '@tern/http';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import { ingestRoutes } from './ingest-routes.js';
+
+export interface IngestAppOptions {
+  log: EventLog;
+  ingestToken: string;
+  logger?: FastifyServerOptions['logger'];
+  onAccepted?: (count: number) => void;
+}
+
+/** The ingest service alone (split mode and tests): errors, health, readiness, `POST /events`. */
+export async function createIngestApp(opts: IngestAppOptions) {
+  const app = Fastify({ logger: opts.logger ?? false, disableRequestLogging: false });
+  installErrorHandlers(app);
+  registerHealthRoutes(app, [{ name: 'event-log', check: () => opts.log.ping() }]);
+  await app.register(ingestRoutes, {
+    log: opts.log,
+    ingestToken: opts.ingestToken,
+    onAccepted: opts.onAccepted,
+  });
+  return app;
+}

@@ -1,0 +1,2 @@
+export * from './app.js';
+export * from './ingest-routes.js';

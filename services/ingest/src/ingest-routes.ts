@@ -1,0 +1,89 @@
+import { timingSafeEqualStr } from '@tern/auth';
+import { type DeliveryEvent, MAX_EVENTS_PER_REQUEST, validateEvents } from '@tern/contracts';
+import type { EventLog } from '@tern/event-log';
+import { EventLogUnavailableError } from '@tern/event-log';
+import { httpError } from '@tern/http';
+import type { FastifyPluginAsync } from 'fastify';
+
+/** Largest accepted `POST /events` body: 1000 events of up to ~5 KiB each. Larger → 413. */
+export const INGEST_BODY_LIMIT = 5 * 1024 * 1024;
+
+export interface IngestRoutesOptions {
+  log: EventLog;
+  ingestToken: string;
+  /** Called after the log acknowledged a batch (metrics). */
+  onAccepted?: (count: number) => void;
+}
+
+/** How many issues a 400 lists before it says "and N more". */
+const MAX_LISTED_ISSUES = 20;
+
+/**
+ * `POST /events` (SPEC §5): ingest token, one event or `{ events: [...] }`, the whole batch
+ * validated before anything is appended, 202 only once the log acknowledged every event.
+ */
+export const ingestRoutes: FastifyPluginAsync<IngestRoutesOptions> = async (app, opts) => {
+  app.post('/events', { bodyLimit: INGEST_BODY_LIMIT, schema: { hide: true } }, async (request, reply) => {
+    authenticate(request.headers.authorization, opts.ingestToken);
+    const raw = eventsOf(request.body);
+    const result = validateEvents(raw);
+    if (!result.ok) {
+      const indexes = [...new Set(result.issues.map((i) => i.index))];
+      const listed = result.issues
+        .slice(0, MAX_LISTED_ISSUES)
+        .map((i) => `events[${i.index}]${i.path ? `.${i.path}` : ''}: ${i.message}`);
+      const more = result.issues.length - listed.length;
+      throw httpError(
+        400,
+        `Invalid events at index ${indexes.join(', ')}: ${listed.join('; ')}${more > 0 ? `; and ${more} more` : ''}`,
+        { code: 'INVALID_EVENTS', issues: result.issues },
+      );
+    }
+    await append(opts.log, result.events);
+    opts.onAccepted?.(result.events.length);
+    return reply.status(202).send({ accepted: result.events.length });
+  });
+};
+
+function authenticate(header: string | undefined, token: string): void {
+  const presented = header?.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : undefined;
+  if (!presented) throw httpError(401, 'Missing ingest token: send Authorization: Bearer <INGEST_TOKEN>');
+  if (!timingSafeEqualStr(presented, token)) throw httpError(401, 'Invalid ingest token');
+}
+
+/** The body is one event, or `{ events: [...] }` with 1..1000 events. */
+function eventsOf(body: unknown): unknown[] {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw httpError(400, 'Body must be one event object or { "events": [...] }');
+  }
+  if (!('events' in body)) return [body];
+  const { events } = body as { events: unknown };
+  if (!Array.isArray(events)) throw httpError(400, 'events must be an array');
+  if (events.length === 0) throw httpError(400, 'events must contain at least 1 event');
+  if (events.length > MAX_EVENTS_PER_REQUEST) {
+    throw httpError(
+      400,
+      `events must contain at most ${MAX_EVENTS_PER_REQUEST} events (got ${events.length})`,
+    );
+  }
+  if (Object.keys(body).length > 1) throw httpError(400, 'Body { events } must have no other field');
+  return events;
+}
+
+async function append(log: EventLog, events: DeliveryEvent[]): Promise<void> {
+  try {
+    await log.append(events.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
+  } catch (error) {
+    if (error instanceof EventLogUnavailableError) {
+      throw httpError(
+        503,
+        'Event log unavailable: nothing was accepted, retry later',
+        { code: 'LOG_UNAVAILABLE' },
+        {
+          'retry-after': '5',
+        },
+      );
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,205 @@
+import { randomBytes } from 'node:crypto';
+import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIngestApp, INGEST_BODY_LIMIT } from '../src/index.js';
+
+const TOKEN = `ingest-${randomBytes(16).toString('hex')}`;
+const suffix = () => randomBytes(5).toString('hex');
+const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+const event = (i: number, over: Record<string, unknown> = {}) => ({
+  id: `evt-${i}`,
+  type: 'email.queued',
+  tenantId: 'tenant-a',
+  emailId: `email-${i}`,
+  occurredAt: '2026-11-01T10:00:00.000Z',
+  data: { toEmail: `user${i}@example.com`, subject: `Hello ${i}` },
+  ...over,
+});
+
+interface Adapter {
+  name: string;
+  make(): Promise<{ log: EventLog; cleanup(): Promise<void> }>;
+}
+
+const adapters: Adapter[] = [
+  {
+    name: 'kafka',
+    async make() {
+      const log = createKafkaEventLog({ brokers, topic: `ingest-test-${suffix()}`, partitions: 3 });
+      await log.ping();
+      return { log, cleanup: () => log.close() };
+    },
+  },
+  {
+    name: 'postgres table',
+    async make() {
+      const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+      const table = `ingest_log_${suffix()}`;
+      const log = createPostgresEventLog({ pool, table });
+      await log.ensureSchema();
+      return {
+        log,
+        async cleanup() {
+          await log.close();
+          await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_offsets, ${table}_leases`);
+          await pool.end();
+        },
+      };
+    },
+  },
+];
+
+describe.each(adapters)('POST /events on the $name log', (adapter) => {
+  let app: FastifyInstance;
+  let log: EventLog;
+  let cleanup: () => Promise<void>;
+  // A group that never commits: its lag is the number of records in the log.
+  const appended = () => log.lag(`never-commits-${adapter.name.replace(/\W/g, '')}`);
+
+  beforeAll(async () => {
+    ({ log, cleanup } = await adapter.make());
+    app = await createIngestApp({ log, ingestToken: TOKEN });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await cleanup?.();
+  });
+
+  const post = (body: unknown, token: string | null = TOKEN) =>
+    app.inject({
+      method: 'POST',
+      url: '/events',
+      headers: token === null ? {} : { authorization: `Bearer ${token}` },
+      payload: body as object,
+    });
+
+  describe('202', () => {
+    it('accepts one event once the log has it', async () => {
+      const before = await appended();
+      const res = await post(event(1));
+      expect(res.statusCode).toBe(202);
+      expect(res.json()).toEqual({ accepted: 1 });
+      expect(await appended()).toBe(before + 1);
+    });
+
+    it('accepts a batch of 1000 events', async () => {
+      const before = await appended();
+      const events = Array.from({ length: 1000 }, (_, i) => event(10_000 + i));
+      const res = await post({ events });
+      expect(res.statusCode).toBe(202);
+      expect(res.json()).toEqual({ accepted: 1000 });
+      expect(await appended()).toBe(before + 1000);
+    });
+  });
+
+  describe('400', () => {
+    it('refuses the whole batch, listing every bad index, and appends nothing', async () => {
+      const before = await appended();
+      const events = [
+        event(20),
+        event(21, { type: 'email.exploded' }),
+        event(22),
+        event(23, { occurredAt: 'yesterday' }),
+        event(24, { tenantId: 'has space' }),
+        event(25, { type: 'email.sent', data: { provider: 'ses' } }),
+      ];
+      const res = await post({ events });
+      expect(res.statusCode).toBe(400);
+      const body = res.json();
+      expect(body).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'INVALID_EVENTS' });
+      expect(body.message).toContain('index 1, 3, 4, 5');
+      expect(body.message).toContain('events[3].occurredAt');
+      expect(body.issues.map((i: { index: number }) => i.index)).toEqual([1, 3, 4, 5]);
+      expect(await appended()).toBe(before);
+    });
+
+    it.each([
+      ['an empty batch', { events: [] }, 'at least 1'],
+      ['more than 1000 events', { events: Array.from({ length: 1001 }, (_, i) => event(i)) }, 'at most 1000'],
+      ['events that is not an array', { events: 'nope' }, 'must be an array'],
+      ['a JSON array body', [event(1)], 'one event object'],
+      ['a missing field', { ...event(30), emailId: undefined }, 'emailId'],
+    ])('refuses %s', async (_name, body, fragment) => {
+      const before = await appended();
+      const res = await post(body);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().message).toContain(fragment);
+      expect(await appended()).toBe(before);
+    });
+
+    it('refuses a body that is not JSON', async () => {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/events',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        payload: '{"id": ',
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().statusCode).toBe(400);
+    });
+  });
+
+  describe('401', () => {
+    it('refuses a request without the ingest token', async () => {
+      const res = await post(event(40), null);
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toMatchObject({ statusCode: 401, error: 'Unauthorized' });
+    });
+
+    it('refuses a wrong token and appends nothing', async () => {
+      const before = await appended();
+      const res = await post(event(41), `${TOKEN}x`);
+      expect(res.statusCode).toBe(401);
+      expect(await appended()).toBe(before);
+    });
+  });
+
+  describe('413', () => {
+    it('refuses a body over the limit', async () => {
+      const big = {
+        ...event(50),
+        data: { toEmail: 'a@example.com', subject: 'x'.repeat(INGEST_BODY_LIMIT) },
+      };
+      const res = await post(big);
+      expect(res.statusCode).toBe(413);
+      expect(res.json()).toMatchObject({ statusCode: 413, error: 'Payload Too Large' });
+    });
+  });
+
+  describe('health', () => {
+    it('/health answers and /ready checks the log', async () => {
+      expect((await app.inject('/health')).statusCode).toBe(200);
+      const ready = await app.inject('/ready');
+      expect(ready.statusCode).toBe(200);
+      expect(ready.json()).toMatchObject({ status: 'ready' });
+    });
+  });
+});
+
+describe('POST /events while the log is unavailable', () => {
+  it('answers 503 with Retry-After, and /ready says not ready', async () => {
+    // A closed port: the broker "is down".
+    const quiet = { info() {}, warn() {}, error() {} };
+    const log = createKafkaEventLog({ brokers: ['127.0.0.1:1'], topic: `down-${suffix()}`, logger: quiet });
+    const app = await createIngestApp({ log, ingestToken: TOKEN });
+    try {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/events',
+        headers: { authorization: `Bearer ${TOKEN}` },
+        payload: { events: [event(60), event(61)] },
+      });
+      expect(res.statusCode).toBe(503);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.json()).toMatchObject({ statusCode: 503, code: 'LOG_UNAVAILABLE' });
+      expect((await app.inject('/ready')).statusCode).toBe(503);
+    } finally {
+      await app.close();
+      await log.close();
+    }
+  }, 60_000);
+});
