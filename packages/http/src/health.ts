@@ -8,8 +8,8 @@ export interface ReadinessCheck {
 
 /** `/health`: the process is up. `/ready`: every dependency answered (503 naming those that did not). */
 export function registerHealthRoutes(app: FastifyInstance, checks: readonly ReadinessCheck[]): void {
-  app.get('/health', { logLevel: 'warn', schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/ready', { logLevel: 'warn', schema: { hide: true } }, async (_request, reply) => {
+  app.get('/health', { logLevel: 'warn' }, async () => ({ status: 'ok' }));
+  app.get('/ready', { logLevel: 'warn' }, async (_request, reply) => {
     const results = await Promise.all(
       checks.map(async (c) => {
         try {

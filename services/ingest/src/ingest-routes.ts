@@ -23,7 +23,7 @@ const MAX_LISTED_ISSUES = 20;
  * validated before anything is appended, 202 only once the log acknowledged every event.
  */
 export const ingestRoutes: FastifyPluginAsync<IngestRoutesOptions> = async (app, opts) => {
-  app.post('/events', { bodyLimit: INGEST_BODY_LIMIT, schema: { hide: true } }, async (request, reply) => {
+  app.post('/events', { bodyLimit: INGEST_BODY_LIMIT }, async (request, reply) => {
     authenticate(request.headers.authorization, opts.ingestToken);
     const raw = eventsOf(request.body);
     const result = validateEvents(raw);
