@@ -1,0 +1,209 @@
+import { z } from 'zod';
+
+/**
+ * The environment variables Tern reads (SPEC §2), parsed once at start. Everything below the
+ * entry points receives a `Config` (or the part of it it needs), never `process.env`.
+ */
+export interface Config {
+  /** HTTP port of the all-in-one process. */
+  port: number;
+  /** Interface the HTTP servers bind to. */
+  host: string;
+  /** Where the embedded stores (PGlite, chDB, …) keep their data. */
+  dataDir: string;
+  /** Postgres server; undefined → embedded PGlite. */
+  databaseUrl: string | undefined;
+  /** ClickHouse HTTP URL; undefined → embedded chDB. */
+  clickhouseUrl: string | undefined;
+  /** Kafka bootstrap brokers (`host:port`); undefined → the Postgres-table event log. */
+  kafkaBrokers: string[] | undefined;
+  kafkaTopic: string;
+  /** Partitions of the topic when Tern creates it. */
+  kafkaPartitions: number;
+  /** HS256 secret of dashboard JWTs. */
+  jwtSecret: string | undefined;
+  /** PEM public key of dashboard JWTs (RS256/ES256). */
+  jwtPublicKey: string | undefined;
+  /** JWKS endpoint of dashboard JWTs. */
+  jwtJwksUrl: string | undefined;
+  /** Bearer token of the sending pipeline on `POST /events`. */
+  ingestToken: string | undefined;
+  /** Default log retention; a tenant may override it. */
+  retentionDays: number;
+  nodeEnv: NodeEnv;
+  logLevel: LogLevel;
+}
+
+export const NODE_ENVS = ['development', 'production', 'test'] as const;
+export type NodeEnv = (typeof NODE_ENVS)[number];
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface LoadConfigOptions {
+  /**
+   * Refuse to start without a JWT verification key and an ingest token. Defaults to
+   * `NODE_ENV === 'production'`: elsewhere the entry point may generate and print dev values
+   * (SPEC §2), which must never happen silently in production.
+   */
+  requireSecrets?: boolean;
+}
+
+/** Bad configuration. `message` is one line naming the variable(s); meant to be printed as is. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    message: string,
+    /** The variables at fault, in the order reported. */
+    readonly variables: readonly string[],
+  ) {
+    super(message);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const intVar = (min: number, max: number) => {
+  const message = `must be an integer ${min}..${max}`;
+  return z
+    .string()
+    .regex(/^[+-]?\d+$/, { error: message })
+    .transform(Number)
+    .pipe(z.number().int().min(min, { error: message }).max(max, { error: message }));
+};
+
+const urlVar = (protocols: readonly string[]) => {
+  const message = `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`;
+  return z.string().refine(
+    (value) => {
+      try {
+        return protocols.includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { error: message },
+  );
+};
+
+const enumVar = <T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `must be one of ${values.join(', ')}` });
+
+// `host:port`, host being a name, an IPv4 address or a bracketed IPv6 address.
+const BROKER = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
+
+const brokersVar = z
+  .string()
+  .transform((value) =>
+    value
+      .split(',')
+      .map((b) => b.trim())
+      .filter((b) => b.length > 0),
+  )
+  .refine((list) => list.length > 0 && list.every((b) => BROKER.test(b)), {
+    error: 'must be a comma list of host:port',
+  });
+
+// Keys are the variable names, so a zod issue path names the variable directly.
+const envSchema = z.object({
+  PORT: intVar(1, 65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: urlVar(['postgres:', 'postgresql:']).optional(),
+  CLICKHOUSE_URL: urlVar(['http:', 'https:']).optional(),
+  KAFKA_BROKERS: brokersVar.optional(),
+  KAFKA_TOPIC: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,249}$/, { error: 'must be 1..249 characters of [A-Za-z0-9._-]' })
+    .default('tern.email-events'),
+  KAFKA_PARTITIONS: intVar(1, 10_000).default(6),
+  JWT_SECRET: z.string().optional(),
+  // PEM keys are often passed on one line with literal `\n`; restore the line breaks.
+  JWT_PUBLIC_KEY: z
+    .string()
+    .transform((v) => (v.includes('\n') ? v : v.replaceAll('\\n', '\n')))
+    .refine((v) => v.includes('-----BEGIN '), { error: 'must be a PEM public key' })
+    .optional(),
+  JWT_JWKS_URL: urlVar(['http:', 'https:']).optional(),
+  INGEST_TOKEN: z.string().optional(),
+  RETENTION_DAYS: intVar(1, 3650).default(90),
+  NODE_ENV: enumVar(NODE_ENVS).default('development'),
+  LOG_LEVEL: enumVar(LOG_LEVELS).default('info'),
+});
+
+// Values never echoed back in an error message.
+const SECRET_VARS = new Set(['JWT_SECRET', 'JWT_PUBLIC_KEY', 'INGEST_TOKEN']);
+
+function shownValue(variable: string, raw: string | undefined): string {
+  if (raw === undefined) return '';
+  if (SECRET_VARS.has(variable)) return ' (value hidden)';
+  // A URL may carry a password: keep the user, hide the rest of the credentials.
+  const masked = raw.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+  const oneLine = JSON.stringify(masked.length > 80 ? `${masked.slice(0, 77)}...` : masked);
+  return ` (got ${oneLine})`;
+}
+
+/**
+ * Parses the environment. Empty strings count as unset (a `VAR=` line in a compose file means
+ * "no value"). Throws a `ConfigError` on the first start-up mistake it can see: every invalid
+ * variable, reported on one line.
+ */
+export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
+  const cleaned: Env = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = env[key]?.trim();
+    if (value !== undefined && value !== '') cleaned[key] = value;
+  }
+
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const seen = new Set<string>();
+    const parts: string[] = [];
+    for (const issue of parsed.error.issues) {
+      const variable = String(issue.path[0] ?? 'environment');
+      if (seen.has(variable)) continue;
+      seen.add(variable);
+      parts.push(`${variable} ${issue.message}${shownValue(variable, cleaned[variable])}`);
+    }
+    throw new ConfigError(`Invalid configuration: ${parts.join('; ')}`, [...seen]);
+  }
+
+  const e = parsed.data;
+  const config: Config = {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: e.DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    clickhouseUrl: e.CLICKHOUSE_URL,
+    kafkaBrokers: e.KAFKA_BROKERS,
+    kafkaTopic: e.KAFKA_TOPIC,
+    kafkaPartitions: e.KAFKA_PARTITIONS,
+    jwtSecret: e.JWT_SECRET,
+    jwtPublicKey: e.JWT_PUBLIC_KEY,
+    jwtJwksUrl: e.JWT_JWKS_URL,
+    ingestToken: e.INGEST_TOKEN,
+    retentionDays: e.RETENTION_DAYS,
+    nodeEnv: e.NODE_ENV,
+    logLevel: e.LOG_LEVEL,
+  };
+
+  if (opts.requireSecrets ?? config.nodeEnv === 'production') {
+    const missing: string[] = [];
+    if (!config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl) missing.push('JWT_SECRET');
+    if (!config.ingestToken) missing.push('INGEST_TOKEN');
+    if (missing.length > 0) {
+      const what = missing
+        .map((v) =>
+          v === 'JWT_SECRET'
+            ? 'JWT_SECRET (or JWT_PUBLIC_KEY / JWT_JWKS_URL) must be set'
+            : 'INGEST_TOKEN must be set',
+        )
+        .join('; ');
+      throw new ConfigError(
+        `Invalid configuration: ${what} in production (dev values are generated only outside production)`,
+        missing,
+      );
+    }
+  }
+
+  return config;
+}

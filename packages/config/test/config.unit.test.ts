@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/index.js';
+
+function errorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the SPEC §2 defaults to an empty environment', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      dataDir: './data',
+      databaseUrl: undefined,
+      clickhouseUrl: undefined,
+      kafkaBrokers: undefined,
+      kafkaTopic: 'tern.email-events',
+      kafkaPartitions: 6,
+      jwtSecret: undefined,
+      jwtPublicKey: undefined,
+      jwtJwksUrl: undefined,
+      ingestToken: undefined,
+      retentionDays: 90,
+      nodeEnv: 'development',
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATA_DIR: '/var/lib/tern',
+      DATABASE_URL: 'postgres://tern:pw@db:5432/tern',
+      CLICKHOUSE_URL: 'http://ch:8123',
+      KAFKA_BROKERS: 'k1:9092, k2:9092,,[::1]:9093',
+      KAFKA_TOPIC: 'events',
+      KAFKA_PARTITIONS: '12',
+      JWT_SECRET: 's3cret',
+      JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----',
+      JWT_JWKS_URL: 'https://auth.example.com/.well-known/jwks.json',
+      INGEST_TOKEN: 'token-token-token',
+      RETENTION_DAYS: '30',
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      dataDir: '/var/lib/tern',
+      databaseUrl: 'postgres://tern:pw@db:5432/tern',
+      clickhouseUrl: 'http://ch:8123',
+      kafkaBrokers: ['k1:9092', 'k2:9092', '[::1]:9093'],
+      kafkaTopic: 'events',
+      kafkaPartitions: 12,
+      jwtSecret: 's3cret',
+      jwtPublicKey: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----',
+      jwtJwksUrl: 'https://auth.example.com/.well-known/jwks.json',
+      ingestToken: 'token-token-token',
+      retentionDays: 30,
+      nodeEnv: 'test',
+      logLevel: 'debug',
+    });
+  });
+
+  it('treats empty and blank values as unset', () => {
+    const config = loadConfig({ PORT: '', DATABASE_URL: '  ', KAFKA_BROKERS: '' });
+    expect(config.port).toBe(3000);
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.kafkaBrokers).toBeUndefined();
+  });
+
+  it('ignores variables it does not know', () => {
+    expect(loadConfig({ PATH: '/usr/bin', TERN_WHATEVER: 'x' }).port).toBe(3000);
+  });
+
+  it('names the variable and the value in one line', () => {
+    const err = errorOf(() => loadConfig({ PORT: 'abc' }));
+    expect(err.message).toBe('Invalid configuration: PORT must be an integer 1..65535 (got "abc")');
+    expect(err.variables).toEqual(['PORT']);
+    expect(err.message).not.toContain('\n');
+  });
+
+  it.each([
+    ['PORT', '0', 'PORT must be an integer 1..65535 (got "0")'],
+    ['PORT', '65536', 'PORT must be an integer 1..65535 (got "65536")'],
+    ['PORT', '80.5', 'PORT must be an integer 1..65535 (got "80.5")'],
+    ['RETENTION_DAYS', '0', 'RETENTION_DAYS must be an integer 1..3650 (got "0")'],
+    ['RETENTION_DAYS', '3651', 'RETENTION_DAYS must be an integer 1..3650 (got "3651")'],
+    ['RETENTION_DAYS', 'ninety', 'RETENTION_DAYS must be an integer 1..3650 (got "ninety")'],
+    ['KAFKA_PARTITIONS', '-1', 'KAFKA_PARTITIONS must be an integer 1..10000 (got "-1")'],
+    ['KAFKA_BROKERS', 'localhost', 'KAFKA_BROKERS must be a comma list of host:port (got "localhost")'],
+    ['KAFKA_BROKERS', ',', 'KAFKA_BROKERS must be a comma list of host:port (got ",")'],
+    ['KAFKA_TOPIC', 'bad topic', 'KAFKA_TOPIC must be 1..249 characters of [A-Za-z0-9._-] (got "bad topic")'],
+    [
+      'DATABASE_URL',
+      'mysql://db/x',
+      'DATABASE_URL must be a URL starting with postgres:// or postgresql:// (got "mysql://db/x")',
+    ],
+    [
+      'CLICKHOUSE_URL',
+      'ch:8123',
+      'CLICKHOUSE_URL must be a URL starting with http:// or https:// (got "ch:8123")',
+    ],
+    [
+      'JWT_JWKS_URL',
+      'not a url',
+      'JWT_JWKS_URL must be a URL starting with http:// or https:// (got "not a url")',
+    ],
+    ['NODE_ENV', 'prod', 'NODE_ENV must be one of development, production, test (got "prod")'],
+    [
+      'LOG_LEVEL',
+      'verbose',
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")',
+    ],
+  ])('rejects %s=%j', (variable, value, message) => {
+    const err = errorOf(() => loadConfig({ [variable]: value }));
+    expect(err.message).toBe(`Invalid configuration: ${message}`);
+    expect(err.variables).toEqual([variable]);
+  });
+
+  it('reports every bad variable on the same line', () => {
+    const err = errorOf(() => loadConfig({ PORT: 'x', RETENTION_DAYS: '0' }));
+    expect(err.variables).toEqual(['PORT', 'RETENTION_DAYS']);
+    expect(err.message).toBe(
+      'Invalid configuration: PORT must be an integer 1..65535 (got "x"); RETENTION_DAYS must be an integer 1..3650 (got "0")',
+    );
+  });
+
+  it('never echoes a secret or a URL password', () => {
+    const bad = errorOf(() => loadConfig({ JWT_PUBLIC_KEY: 'my-private-material' }));
+    expect(bad.message).toBe('Invalid configuration: JWT_PUBLIC_KEY must be a PEM public key (value hidden)');
+    const url = errorOf(() => loadConfig({ DATABASE_URL: 'mysql://tern:hunter2@db/x' }));
+    expect(url.message).not.toContain('hunter2');
+    expect(url.message).toContain('"mysql://tern:***@db/x"');
+  });
+
+  it('requires a JWT key and an ingest token in production', () => {
+    const err = errorOf(() => loadConfig({ NODE_ENV: 'production' }));
+    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN']);
+    expect(err.message).toMatch(/^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set/);
+    expect(
+      loadConfig({ NODE_ENV: 'production', JWT_JWKS_URL: 'https://a.example/jwks', INGEST_TOKEN: 't' })
+        .ingestToken,
+    ).toBe('t');
+  });
+
+  it('lets the caller choose whether secrets are required', () => {
+    expect(() => loadConfig({}, { requireSecrets: true })).toThrow(ConfigError);
+    expect(loadConfig({ NODE_ENV: 'production' }, { requireSecrets: false }).nodeEnv).toBe('production');
+  });
+});
