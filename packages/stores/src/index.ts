@@ -1,0 +1,26 @@
+export {
+  ChdbPathConflictError,
+  type ClickHouseKind,
+  type ClickHouseStore,
+  type CreateClickHouseOptions,
+  createClickHouse,
+} from './clickhouse.js';
+export { DataDirLockedError } from './data-dir-lock.js';
+export { type StoreLogger, silentLogger } from './logger.js';
+export {
+  DEFAULT_CLICKHOUSE_MIGRATIONS_DIR,
+  DEFAULT_POSTGRES_MIGRATIONS_DIR,
+  type Migration,
+  MigrationError,
+  type MigrationResult,
+  migrateClickHouse,
+  migratePostgres,
+  readMigrations,
+  splitClickHouseStatements,
+} from './migrations.js';
+export {
+  type CreatePostgresOptions,
+  createPostgres,
+  type PostgresKind,
+  type PostgresStore,
+} from './postgres.js';

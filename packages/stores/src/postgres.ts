@@ -1,0 +1,115 @@
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import pg from 'pg';
+import { acquireDataDirLock } from './data-dir-lock.js';
+import { type StoreLogger, silentLogger } from './logger.js';
+
+export type PostgresKind = 'server' | 'pglite';
+
+export interface PostgresStore {
+  /** The one way to reach Postgres, whichever kind. */
+  pool: pg.Pool;
+  kind: PostgresKind;
+  /** Ends the pool and, for PGlite, stops its socket server and closes the database. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface CreatePostgresOptions {
+  /** Postgres server; unset → embedded PGlite in `${dataDir}/pglite`. */
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** Pool size for a server (default 10). PGlite always gets 1: it has a single session. */
+  max?: number;
+  logger?: StoreLogger;
+}
+
+/**
+ * Opens Postgres. Both kinds are reached through a `pg.Pool`, so the callers' SQL is the same.
+ *
+ * PGlite is in-process and single-session: it is served over the Postgres wire protocol on a
+ * free loopback port by `PGLiteSocketServer`, and the pool holds one connection. Consequences
+ * for callers in PGlite mode: do not hold a pool client while awaiting another pool query (it
+ * would wait forever), and advisory locks do not exclude anyone (every "connection" is the one
+ * session) — which is fine, as the data directory is locked to this one process.
+ */
+export async function createPostgres(opts: CreatePostgresOptions): Promise<PostgresStore> {
+  const logger = opts.logger ?? silentLogger;
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.max ?? 10 });
+    watchPoolErrors(pool, logger);
+    let closed = false;
+    return {
+      pool,
+      kind: 'server',
+      async close() {
+        if (closed) return;
+        closed = true;
+        await pool.end();
+      },
+    };
+  }
+  return openPglite(resolve(opts.dataDir), logger);
+}
+
+// An idle client that loses its connection emits 'error' on the pool; unhandled, that would
+// crash the process. The pool drops the client and the next query opens a new one.
+function watchPoolErrors(pool: pg.Pool, logger: StoreLogger): void {
+  pool.on('error', (err) => logger.warn({ err: err.message }, 'postgres idle client error'));
+}
+
+async function openPglite(dataDir: string, logger: StoreLogger): Promise<PostgresStore> {
+  await mkdir(dataDir, { recursive: true });
+  const pgliteDir = join(dataDir, 'pglite');
+  const release = acquireDataDirLock(join(dataDir, 'pglite.lock'), `PGlite data directory ${pgliteDir}`);
+
+  let db: PGlite | undefined;
+  let server: PGLiteSocketServer | undefined;
+  try {
+    db = await PGlite.create({ dataDir: pgliteDir });
+    // Port 0: the OS picks a free port, read back through getServerConn(). Spare connection
+    // slots let the pool reconnect while a dropped socket is still being torn down; queries
+    // are serialized by the server's queue either way.
+    server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 4 });
+    await server.start();
+    const conn = server.getServerConn();
+    const port = Number(conn.slice(conn.lastIndexOf(':') + 1));
+    const pool = new pg.Pool({
+      host: '127.0.0.1',
+      port,
+      user: 'postgres',
+      database: 'postgres',
+      max: 1,
+      // Keep the single connection: reconnecting buys nothing against an in-process database.
+      idleTimeoutMillis: 0,
+    });
+    watchPoolErrors(pool, logger);
+    logger.info({ dataDir: pgliteDir, port }, 'embedded PGlite started');
+
+    const openDb = db;
+    const openServer = server;
+    let closing: Promise<void> | undefined;
+    return {
+      pool,
+      kind: 'pglite',
+      close() {
+        closing ??= (async () => {
+          try {
+            await pool.end();
+            await openServer.stop();
+            await openDb.close();
+          } finally {
+            release();
+          }
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await server?.stop().catch(() => {});
+    await db?.close().catch(() => {});
+    release();
+    throw err;
+  }
+}

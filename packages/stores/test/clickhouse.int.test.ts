@@ -1,0 +1,192 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ChdbPathConflictError,
+  type ClickHouseStore,
+  createClickHouse,
+  migrateClickHouse,
+} from '../src/index.js';
+
+// chDB binds one data directory per process: every chDB case lives in this one file and shares
+// `dataDir` (vitest runs each file in its own fork).
+
+interface DailyRow {
+  tenant_id: string;
+  day: string;
+  template_id: string;
+  batch_id: string;
+  total: number;
+  sent: number;
+  opened: number;
+  clicked: number;
+  bounced: number;
+  complained: number;
+  failed: number;
+}
+
+function row(overrides: Partial<DailyRow>): DailyRow {
+  return {
+    tenant_id: 't1',
+    day: '2024-05-01',
+    template_id: '',
+    batch_id: 'b1',
+    total: 1,
+    sent: 1,
+    opened: 0,
+    clicked: 0,
+    bounced: 0,
+    complained: 0,
+    failed: 0,
+    ...overrides,
+  };
+}
+
+async function ship(client: ClickHouseClient, batchId: string, rows: DailyRow[]): Promise<void> {
+  await client.insert({
+    table: 'email_daily_v1',
+    values: rows,
+    format: 'JSONEachRow',
+    clickhouse_settings: { insert_deduplication_token: batchId },
+  });
+}
+
+async function totals(client: ClickHouseClient, tenant: string): Promise<{ total: number; sent: number }> {
+  const rs = await client.query({
+    query: `SELECT sum(total) AS total, sum(sent) AS sent FROM email_daily_v1 FINAL WHERE tenant_id = {tenant:String}`,
+    query_params: { tenant },
+    format: 'JSONEachRow',
+  });
+  const [first] = await rs.json<{ total: number | string; sent: number | string }>();
+  return { total: Number(first?.total), sent: Number(first?.sent) };
+}
+
+describe('embedded chDB', () => {
+  let dataDir: string;
+  let store: ClickHouseStore;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'tern-chdb-'));
+    store = createClickHouse({ dataDir });
+  });
+
+  afterAll(async () => {
+    await store.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('is chDB and migrates idempotently', async () => {
+    expect(store.kind).toBe('chdb');
+    expect(await migrateClickHouse(store.client)).toEqual({ applied: ['0001_email_daily_v1.sql'] });
+    expect(await migrateClickHouse(store.client)).toEqual({ applied: [] });
+    const rs = await store.client.query({
+      query: `SELECT name, type, comment FROM system.columns
+               WHERE database = currentDatabase() AND table = 'email_daily_v1' ORDER BY position`,
+      format: 'JSONEachRow',
+    });
+    const columns = await rs.json<{ name: string; type: string; comment: string }>();
+    expect(columns.map((c) => `${c.name} ${c.type}`)).toEqual([
+      'tenant_id String',
+      'day Date',
+      'template_id String',
+      'batch_id String',
+      'total Int64',
+      'sent Int64',
+      'opened Int64',
+      'clicked Int64',
+      'bounced Int64',
+      'complained Int64',
+      'failed Int64',
+    ]);
+    expect(columns.every((c) => c.comment.length > 0)).toBe(true);
+  });
+
+  it('counts a batch shipped twice once', async () => {
+    const batch = [
+      row({ tenant_id: 'dup', batch_id: 'b1' }),
+      row({ tenant_id: 'dup', batch_id: 'b1', day: '2024-05-02' }),
+    ];
+    await ship(store.client, 'b1', batch);
+    await ship(store.client, 'b1', batch);
+    expect(await totals(store.client, 'dup')).toEqual({ total: 2, sent: 2 });
+  });
+
+  it('collapses a re-shipped batch under FINAL even when insert deduplication misses it', async () => {
+    const batch = [row({ tenant_id: 'final', batch_id: 'b7', total: 3, sent: 2 })];
+    // A second token stands for a re-ship the insert deduplication cannot recognise (e.g. outside
+    // its window); merges are stopped so both copies stay rows until FINAL collapses them.
+    await store.client.command({ query: 'SYSTEM STOP MERGES email_daily_v1' });
+    await ship(store.client, 'b7', batch);
+    await ship(store.client, 'b7-again', batch);
+    const raw = await store.client.query({
+      query: `SELECT count() AS n FROM email_daily_v1 WHERE tenant_id = 'final'`,
+      format: 'JSONEachRow',
+    });
+    expect((await raw.json<{ n: number | string }>()).map((r) => Number(r.n))).toEqual([2]);
+    expect(await totals(store.client, 'final')).toEqual({ total: 3, sent: 2 });
+    await store.client.command({ query: 'SYSTEM START MERGES email_daily_v1' });
+  });
+
+  it('sums signed deltas of different batches', async () => {
+    await ship(store.client, 'd1', [row({ tenant_id: 'delta', batch_id: 'd1', total: 1, sent: 0 })]);
+    await ship(store.client, 'd2', [row({ tenant_id: 'delta', batch_id: 'd2', total: 0, sent: 1 })]);
+    await ship(store.client, 'd3', [row({ tenant_id: 'delta', batch_id: 'd3', total: 0, sent: -1 })]);
+    expect(await totals(store.client, 'delta')).toEqual({ total: 1, sent: 0 });
+  });
+
+  it('does not let one call’s settings leak into the next (insert token)', async () => {
+    await ship(store.client, 'leak', [row({ tenant_id: 'leak', batch_id: 'leak-1' })]);
+    // Same token, different batch: deduplicated only if the earlier call's token were still set.
+    await store.client.insert({
+      table: 'email_daily_v1',
+      values: [row({ tenant_id: 'leak', batch_id: 'leak-2' })],
+      format: 'JSONEachRow',
+    });
+    expect(await totals(store.client, 'leak')).toEqual({ total: 2, sent: 2 });
+    const rs = await store.client.query({
+      query: `SELECT getSetting('insert_deduplication_token') AS token`,
+      format: 'JSONEachRow',
+    });
+    expect(await rs.json()).toEqual([{ token: '' }]);
+  });
+
+  it('binds query_params', async () => {
+    const rs = await store.client.query({
+      query: `SELECT {s:String} AS s, {n:Int64} + 1 AS n, {d:Date} AS d, {xs:Array(String)} AS xs`,
+      query_params: { s: "it's", n: 41, d: '2024-05-01', xs: ['a', 'b'] },
+      format: 'JSONEachRow',
+    });
+    const [first] = await rs.json<{ s: string; n: number | string; d: string; xs: string[] }>();
+    expect({ ...first, n: Number(first?.n) }).toEqual({ s: "it's", n: 42, d: '2024-05-01', xs: ['a', 'b'] });
+  });
+
+  it('shares one engine per process: same path → same client, other path → clear error', async () => {
+    const second = createClickHouse({ dataDir });
+    expect(second.client).toBe(store.client);
+    await second.close();
+    // The first handle still works after the second closed.
+    expect(await totals(store.client, 'dup')).toEqual({ total: 2, sent: 2 });
+
+    expect(() => createClickHouse({ dataDir: join(dataDir, 'elsewhere') })).toThrow(ChdbPathConflictError);
+    expect(() => createClickHouse({ dataDir: join(dataDir, 'elsewhere') })).toThrow(
+      /binds one data directory per process/,
+    );
+    expect(() => createClickHouse({ dataDir, database: 'analytics' })).toThrow(/only the "default" database/);
+  });
+
+  it('keeps data across close and reopen', async () => {
+    await store.close();
+    store = createClickHouse({ dataDir });
+    expect(await totals(store.client, 'dup')).toEqual({ total: 2, sent: 2 });
+    expect(await migrateClickHouse(store.client)).toEqual({ applied: [] });
+  });
+
+  it('uses HTTP when a URL is given', async () => {
+    const server = createClickHouse({ clickhouseUrl: 'http://127.0.0.1:8123', dataDir });
+    expect(server.kind).toBe('server');
+    expect(server.client).not.toBe(store.client);
+    await server.close();
+  });
+});
