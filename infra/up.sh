@@ -19,6 +19,8 @@ source "$INFRA_DIR/kafka/env.sh"
 STATE_FILE="$INFRA_DIR/kafka/run/up.state"
 PG_HOST=127.0.0.1
 PG_PORT=5432
+# The machine's clusters trust local connections; the compose Postgres wants its password.
+pg_url="postgres://postgres@$PG_HOST:$PG_PORT/postgres"
 started_entries=()
 
 say() { echo "[infra] $*" >&2; }
@@ -84,6 +86,7 @@ elif docker_ok; then
   say "postgres: docker compose up -d postgres"
   docker compose -f "$REPO_DIR/docker-compose.yml" up -d postgres >&2
   wait_port "$PG_HOST" "$PG_PORT" 60 "postgres (docker)"
+  pg_url="postgres://postgres:tern@$PG_HOST:$PG_PORT/postgres"
   record "postgres-docker"
 else
   say "postgres: nothing on $PG_HOST:$PG_PORT, no local cluster and no Docker engine"
@@ -91,5 +94,5 @@ else
 fi
 
 echo "KAFKA_BROKERS=$KAFKA_HOST:$KAFKA_PORT"
-echo "DATABASE_URL=postgres://postgres@$PG_HOST:$PG_PORT/postgres"
+echo "DATABASE_URL=$pg_url"
 echo "INFRA_STARTED=${started_entries[*]:-}"
