@@ -1,0 +1,49 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { AnalyticsDelta } from '@tern/domain';
+import type pg from 'pg';
+
+export const DAILY_TABLE = 'email_daily_v1';
+
+/**
+ * Writes one outbox batch to ClickHouse. Every row carries the batch id, which is part of the
+ * table's sorting key, and the insert uses it as deduplication token: shipping the same batch
+ * twice (a crash between the insert and the outbox delete) cannot count twice.
+ */
+export async function shipBatch(
+  ch: ClickHouseClient,
+  batchId: string,
+  rows: readonly AnalyticsDelta[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await ch.insert({
+    table: DAILY_TABLE,
+    format: 'JSONEachRow',
+    values: rows.map((r) => ({
+      tenant_id: r.tenantId,
+      day: r.day,
+      template_id: r.templateId,
+      batch_id: batchId,
+      ...r.counters,
+    })),
+    clickhouse_settings: { insert_deduplication_token: batchId },
+  });
+}
+
+/** Ships and deletes outbox rows; `olderThanMs` limits it to batches another run left behind. */
+export async function shipPendingOutbox(
+  pool: pg.Pool,
+  ch: ClickHouseClient,
+  opts: { olderThanMs?: number; limit?: number } = {},
+): Promise<number> {
+  const pending = await pool.query<{ batch_id: string; rows: AnalyticsDelta[] }>(
+    `SELECT batch_id, rows FROM analytics_outbox
+      WHERE created_at <= now() - make_interval(secs => $1::double precision / 1000)
+      ORDER BY created_at LIMIT $2`,
+    [opts.olderThanMs ?? 0, opts.limit ?? 100],
+  );
+  for (const row of pending.rows) {
+    await shipBatch(ch, row.batch_id, row.rows);
+    await pool.query('DELETE FROM analytics_outbox WHERE batch_id = $1', [row.batch_id]);
+  }
+  return pending.rows.length;
+}

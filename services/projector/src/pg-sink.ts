@@ -1,0 +1,185 @@
+import type { DeliveryEvent } from '@tern/contracts';
+import {
+  type AnalyticsDelta,
+  aggregateDeltas,
+  diffContributions,
+  type EmailState,
+  evolve,
+  initialEmailState,
+  toLogEntry,
+} from '@tern/domain';
+import type pg from 'pg';
+
+/** A record that could not be parsed: kept in `dead_letters` with the reason, never retried. */
+export interface DeadLetter {
+  payload: string;
+  reason: string;
+}
+
+export interface PgBatchResult {
+  /** Events folded for the first time (duplicates excluded). */
+  applied: number;
+  duplicates: number;
+  /** The outbox row written in the same transaction, to ship to ClickHouse; null when no figure moved. */
+  outbox: { batchId: string; rows: AnalyticsDelta[] } | null;
+}
+
+const emailKey = (tenantId: string, emailId: string) => `${tenantId}\u0000${emailId}`;
+
+/**
+ * Folds one batch into Postgres in ONE transaction: claims the event ids (a duplicate changes
+ * nothing), locks and loads the affected emails, folds, writes the rows, writes the analytics
+ * deltas to the outbox and any dead letters. Either all of it is committed or none.
+ */
+export async function applyBatchToPostgres(
+  pool: pg.Pool,
+  events: readonly DeliveryEvent[],
+  deadLetters: readonly DeadLetter[],
+  newBatchId: () => string,
+): Promise<PgBatchResult> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await applyInTransaction(client, events, deadLetters, newBatchId);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+async function applyInTransaction(
+  client: pg.PoolClient,
+  events: readonly DeliveryEvent[],
+  deadLetters: readonly DeadLetter[],
+  newBatchId: () => string,
+): Promise<PgBatchResult> {
+  if (deadLetters.length > 0) {
+    await client.query(
+      `INSERT INTO dead_letters (source, payload, reason)
+       SELECT 'projector', p, r FROM unnest($1::text[], $2::text[]) AS d(p, r)`,
+      [deadLetters.map((d) => d.payload), deadLetters.map((d) => d.reason)],
+    );
+  }
+  // Same id twice in one batch counts once, as across batches.
+  const unique = new Map<string, DeliveryEvent>();
+  for (const e of events)
+    if (!unique.has(emailKey(e.tenantId, e.id))) unique.set(emailKey(e.tenantId, e.id), e);
+  if (unique.size === 0) return { applied: 0, duplicates: events.length, outbox: null };
+
+  const candidates = [...unique.values()];
+  const claimed = await client.query<{ tenant_id: string; event_id: string }>(
+    `INSERT INTO processed_events (tenant_id, event_id)
+     SELECT * FROM unnest($1::text[], $2::text[])
+     ON CONFLICT DO NOTHING
+     RETURNING tenant_id, event_id`,
+    [candidates.map((e) => e.tenantId), candidates.map((e) => e.id)],
+  );
+  const fresh = new Set(claimed.rows.map((r) => emailKey(r.tenant_id, r.event_id)));
+  const toApply = candidates.filter((e) => fresh.has(emailKey(e.tenantId, e.id)));
+  if (toApply.length === 0) return { applied: 0, duplicates: events.length, outbox: null };
+
+  const byEmail = new Map<string, DeliveryEvent[]>();
+  for (const e of toApply) {
+    const k = emailKey(e.tenantId, e.emailId);
+    const list = byEmail.get(k);
+    if (list) list.push(e);
+    else byEmail.set(k, [e]);
+  }
+  const emails = [...byEmail.values()].map((list) => ({
+    tenantId: list[0]!.tenantId,
+    emailId: list[0]!.emailId,
+  }));
+  emails.sort((a, b) =>
+    a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.emailId < b.emailId ? -1 : 1,
+  );
+  const tenants = emails.map((e) => e.tenantId);
+  const ids = emails.map((e) => e.emailId);
+
+  // Placeholder rows (version 0) so that every affected email can be row-locked, even new ones.
+  await client.query(
+    `INSERT INTO email_logs (tenant_id, id, state, version)
+     SELECT t, i, '{}'::jsonb, 0 FROM unnest($1::text[], $2::text[]) AS u(t, i)
+     ON CONFLICT DO NOTHING`,
+    [tenants, ids],
+  );
+  const current = await client.query<{
+    tenant_id: string;
+    id: string;
+    state: EmailState | Record<string, never>;
+    version: number;
+  }>(
+    `SELECT e.tenant_id, e.id, e.state, e.version
+       FROM email_logs e
+       JOIN unnest($1::text[], $2::text[]) AS u(t, i) ON e.tenant_id = u.t AND e.id = u.i
+      ORDER BY e.tenant_id, e.id
+      FOR UPDATE OF e`,
+    [tenants, ids],
+  );
+  const before = new Map<string, EmailState | null>();
+  for (const row of current.rows) {
+    before.set(emailKey(row.tenant_id, row.id), row.version === 0 ? null : (row.state as EmailState));
+  }
+
+  const updates: Record<string, unknown>[] = [];
+  const deltas: AnalyticsDelta[] = [];
+  for (const { tenantId, emailId } of emails) {
+    const k = emailKey(tenantId, emailId);
+    const previous = before.get(k) ?? null;
+    let state = previous ?? initialEmailState(tenantId, emailId);
+    for (const event of byEmail.get(k) ?? []) state = evolve(state, event);
+    deltas.push(...diffContributions(previous, state));
+    const entry = toLogEntry(state);
+    updates.push({
+      tenant_id: tenantId,
+      id: emailId,
+      to_email: entry?.toEmail ?? null,
+      subject: entry?.subject ?? null,
+      status: entry?.status ?? null,
+      provider: entry?.provider ?? null,
+      message_id: entry?.messageId ?? null,
+      template_id: state.queued?.templateId ?? null,
+      tags: entry?.tags ?? [],
+      created_at: entry?.createdAt ?? null,
+      state,
+    });
+  }
+  await client.query(
+    `UPDATE email_logs e
+        SET to_email = u.to_email, subject = u.subject, status = u.status, provider = u.provider,
+            message_id = u.message_id, template_id = u.template_id, tags = u.tags,
+            created_at = u.created_at, state = u.state, version = e.version + 1, updated_at = now()
+       FROM jsonb_to_recordset($1::jsonb) AS u(tenant_id text, id text, to_email text, subject text,
+            status text, provider text, message_id text, template_id text, tags jsonb,
+            created_at timestamptz, state jsonb)
+      WHERE e.tenant_id = u.tenant_id AND e.id = u.id`,
+    [JSON.stringify(updates)],
+  );
+
+  const rows = aggregateDeltas(deltas);
+  let outbox: PgBatchResult['outbox'] = null;
+  if (rows.length > 0) {
+    outbox = { batchId: newBatchId(), rows };
+    await client.query('INSERT INTO analytics_outbox (batch_id, rows) VALUES ($1, $2::jsonb)', [
+      outbox.batchId,
+      JSON.stringify(rows),
+    ]);
+  }
+  const newest = toApply.reduce(
+    (max, e) => (Date.parse(e.occurredAt) > max ? Date.parse(e.occurredAt) : max),
+    0,
+  );
+  await client.query(
+    `INSERT INTO projection_status (name, last_event_at, last_batch_at, events_total)
+     VALUES ('projector', $1, now(), $2)
+     ON CONFLICT (name) DO UPDATE
+        SET last_event_at = GREATEST(projection_status.last_event_at, EXCLUDED.last_event_at),
+            last_batch_at = now(),
+            events_total = projection_status.events_total + EXCLUDED.events_total`,
+    [new Date(newest).toISOString(), toApply.length],
+  );
+  return { applied: toApply.length, duplicates: events.length - toApply.length, outbox };
+}
