@@ -1,0 +1,80 @@
+import type {
+  EmailLogEntry as ContractEmailLogEntry,
+  EmailStatus as ContractEmailStatus,
+  LogsMeta as ContractLogsMeta,
+  LogsResponse as ContractLogsResponse,
+} from '@tern/contracts';
+
+// The contract types are zod-inferred (`z.infer<…>`): re-exporting them as-is would make the
+// published `.d.ts` reference zod, which the SDK does not depend on. So the public types are
+// spelled out here and pinned to the contract by the compile-time checks below: any drift in
+// `@tern/contracts` fails `tsc`, and the published declarations stay self-contained.
+
+/** Delivery status of an email (SPEC §5). */
+export type EmailStatus =
+  | 'QUEUED'
+  | 'SCHEDULED'
+  | 'SENT'
+  | 'DELAYED'
+  | 'DELIVERED'
+  | 'BOUNCED'
+  | 'FAILED'
+  | 'SUPPRESSED'
+  | 'CANCELLED';
+
+/** One entry of `GET /emails/logs` (SPEC §7). */
+export interface EmailLogEntry {
+  id: string;
+  toEmail: string;
+  subject: string;
+  status: EmailStatus;
+  /** null until the email was sent. */
+  provider: string | null;
+  /** null until the email was sent. */
+  messageId: string | null;
+  /** ISO 8601 timestamp of `email.queued`. */
+  createdAt: string;
+  tags: string[];
+}
+
+export interface LogsMeta {
+  page: number;
+  limit: number;
+  total: number;
+  /** `ceil(total / limit)`; a page past it returns `data: []`. */
+  totalPages: number;
+}
+
+/** The body of `GET /emails/logs`, exactly as the endpoint returns it. */
+export interface LogsResponse {
+  data: EmailLogEntry[];
+  meta: LogsMeta;
+}
+
+export interface GetLogsParams {
+  /** 1-based page, default 1 (server default). */
+  page?: number;
+  /** Entries per page, 1..100, default 20 (server default). */
+  limit?: number;
+}
+
+export interface IterateLogsParams {
+  /** Entries fetched per request, 1..100, default 100. */
+  limit?: number;
+}
+
+/** Per-call options. */
+export interface RequestOptions {
+  /** Aborts the call (including retries and back-off waits); never retried. */
+  signal?: AbortSignal;
+}
+
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Assert<T extends true> = T;
+
+type _ContractChecks = [
+  Assert<Equals<EmailStatus, ContractEmailStatus>>,
+  Assert<Equals<EmailLogEntry, ContractEmailLogEntry>>,
+  Assert<Equals<LogsMeta, ContractLogsMeta>>,
+  Assert<Equals<LogsResponse, ContractLogsResponse>>,
+];
