@@ -9,6 +9,8 @@
 # Postgres: 127.0.0.1:5432 answering → reuse; else the machine's cluster via pg_ctlcluster,
 # or `docker compose up -d postgres` when only Docker is there.
 #
+# Arguments pick the services (`kafka`, `postgres`); none means both.
+#
 # What this script started is appended to infra/kafka/run/up.state, and also printed as
 # INFRA_STARTED=<entries>; infra/down.sh stops those (all recorded, or the entries it is given).
 set -euo pipefail
@@ -22,6 +24,20 @@ PG_PORT=5432
 # The machine's clusters trust local connections; the compose Postgres wants its password.
 pg_url="postgres://postgres@$PG_HOST:$PG_PORT/postgres"
 started_entries=()
+
+want_kafka=0
+want_postgres=0
+(($# > 0)) || set -- kafka postgres
+for arg in "$@"; do
+  case "$arg" in
+  kafka) want_kafka=1 ;;
+  postgres) want_postgres=1 ;;
+  *)
+    echo "usage: infra/up.sh [kafka] [postgres]" >&2
+    exit 2
+    ;;
+  esac
+done
 
 say() { echo "[infra] $*" >&2; }
 
@@ -55,7 +71,9 @@ pg_ready() {
 }
 
 # --- Kafka -------------------------------------------------------------------------------
-if port_open "$KAFKA_HOST" "$KAFKA_PORT"; then
+if ((!want_kafka)); then
+  :
+elif port_open "$KAFKA_HOST" "$KAFKA_PORT"; then
   say "kafka: reusing what answers on $KAFKA_HOST:$KAFKA_PORT"
 elif docker_ok; then
   say "kafka: docker compose up -d kafka"
@@ -70,7 +88,9 @@ else
 fi
 
 # --- Postgres ----------------------------------------------------------------------------
-if pg_ready; then
+if ((!want_postgres)); then
+  :
+elif pg_ready; then
   say "postgres: reusing what answers on $PG_HOST:$PG_PORT"
 elif [ -d /etc/postgresql ] && command -v pg_ctlcluster >/dev/null 2>&1; then
   version="$(ls /etc/postgresql | sort -V | tail -n 1)"
@@ -93,6 +113,6 @@ else
   exit 1
 fi
 
-echo "KAFKA_BROKERS=$KAFKA_HOST:$KAFKA_PORT"
-echo "DATABASE_URL=$pg_url"
+((!want_kafka)) || echo "KAFKA_BROKERS=$KAFKA_HOST:$KAFKA_PORT"
+((!want_postgres)) || echo "DATABASE_URL=$pg_url"
 echo "INFRA_STARTED=${started_entries[*]:-}"
