@@ -138,7 +138,41 @@ export function validateEvents(
     if (r.success) events.push(r.data);
     else
       for (const i of r.error.issues)
-        issues.push({ index, path: i.path.map(String).join('.'), message: i.message });
+        for (const issue of describeIssue(item, i)) issues.push({ index, ...issue });
   });
   return issues.length === 0 ? { ok: true, events } : { ok: false, issues };
+}
+
+/**
+ * Zod's issue as the sender should read it (SPEC §4: the message names the field): an absent
+ * field says "<field> is required" rather than what type it should have had, and each unknown
+ * field gets its own issue whose path points at it.
+ */
+function describeIssue(item: unknown, issue: z.core.$ZodIssue): Omit<EventIssue, 'index'>[] {
+  const path = issue.path.map(String);
+  const field = path.at(-1);
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({
+      path: [...path, key].join('.'),
+      message: `${key} is not an allowed field`,
+    }));
+  }
+  // An optional field raises no issue when absent, so any issue on an absent field means it is required.
+  if (field !== undefined && isAbsent(item, path)) {
+    return [{ path: path.join('.'), message: `${field} is required` }];
+  }
+  if (issue.code === 'invalid_type' && issue.expected === 'object') {
+    return [{ path: path.join('.'), message: `${field ?? 'event'} must be an object` }];
+  }
+  return [{ path: path.join('.'), message: issue.message }];
+}
+
+/** True when the value at `path` is missing (or undefined) in the raw input. */
+function isAbsent(item: unknown, path: readonly string[]): boolean {
+  let value: unknown = item;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return true;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value === undefined;
 }
