@@ -1,0 +1,3 @@
+export * from './analytics.js';
+export * from './email-fold.js';
+export * from './time.js';
