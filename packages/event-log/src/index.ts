@@ -1,0 +1,11 @@
+export { createKafkaEventLog, type KafkaEventLogOptions } from './kafka.js';
+export {
+  type ConsumedRecord,
+  type ConsumeOptions,
+  type EventLog,
+  type EventLogConsumer,
+  type EventLogLogger,
+  type EventLogRecord,
+  EventLogUnavailableError,
+} from './port.js';
+export { createPostgresEventLog, type PostgresEventLog, type PostgresEventLogOptions } from './postgres.js';

@@ -1,0 +1,297 @@
+import {
+  type Admin,
+  type Consumer,
+  type EachBatchPayload,
+  Kafka,
+  type logCreator,
+  logLevel,
+  Partitioners,
+  type Producer,
+} from 'kafkajs';
+import {
+  type ConsumedRecord,
+  type ConsumeOptions,
+  type EventLog,
+  type EventLogConsumer,
+  type EventLogLogger,
+  EventLogUnavailableError,
+} from './port.js';
+import { backoffMs, createWakeSignal, withTimeout } from './wait.js';
+
+export interface KafkaEventLogOptions {
+  brokers: string[];
+  topic: string;
+  /** Partitions of the topic when this log creates it. Default 6. */
+  partitions?: number;
+  /** Replication factor of the topic when this log creates it. Default 1 (single broker). */
+  replicationFactor?: number;
+  clientId?: string;
+  /** Receives kafkajs warnings and errors; without it kafkajs prints errors only. */
+  logger?: EventLogLogger;
+  /** `append`/`ping` reject with EventLogUnavailableError after this long. Default 5 s. */
+  timeoutMs?: number;
+  /**
+   * kafkajs idempotent producer. Off by default: per-key order already holds with one request in
+   * flight, duplicates are harmless downstream (event ids), and a kafkajs idempotent producer
+   * whose request timed out can be left with sequence numbers the broker rejects for good.
+   */
+  idempotent?: boolean;
+}
+
+const DEFAULT_BATCH = 1000;
+// The broker's "no committed offset" marker in OffsetFetch.
+const NO_OFFSET = '-1';
+
+export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
+  const { topic, logger } = options;
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  const kafka = new Kafka({
+    clientId: options.clientId ?? 'tern',
+    brokers: options.brokers,
+    // Bounded so an unreachable broker surfaces as an error within seconds instead of a hang.
+    connectionTimeout: 3_000,
+    requestTimeout: 10_000,
+    retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
+    logLevel: logger ? logLevel.WARN : logLevel.ERROR,
+    ...(logger ? { logCreator: toKafkaLogCreator(logger) } : {}),
+  });
+  const admin: Admin = kafka.admin();
+  const producer: Producer = kafka.producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    allowAutoTopicCreation: false,
+    idempotent: options.idempotent ?? false,
+    // One request in flight per broker: a retried request cannot overtake a later one, so
+    // records of one key (one partition) keep their order.
+    maxInFlightRequests: 1,
+    ...(options.idempotent ? {} : { retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 } }),
+  });
+  const consumers = new Set<{ stop(): Promise<void> }>();
+  let ready: Promise<void> | null = null;
+  let closed = false;
+
+  function init(): Promise<void> {
+    ready ??= (async () => {
+      await admin.connect();
+      // false when the topic exists already; a concurrent creator is fine too.
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: [
+          {
+            topic,
+            numPartitions: options.partitions ?? 6,
+            replicationFactor: options.replicationFactor ?? 1,
+          },
+        ],
+      });
+      await producer.connect();
+    })().catch((error: unknown) => {
+      ready = null; // the next call tries again
+      throw error;
+    });
+    return ready;
+  }
+
+  async function unavailable<T>(what: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await withTimeout(
+        work(),
+        timeoutMs,
+        () => new EventLogUnavailableError(`kafka ${what} timed out after ${timeoutMs} ms`),
+      );
+    } catch (error) {
+      if (error instanceof EventLogUnavailableError) throw error;
+      throw new EventLogUnavailableError(`kafka ${what} failed: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
+
+  // For a group with nothing committed, the end of each partition now. kafkajs would resolve
+  // "latest" only at its first fetch after joining, skipping what is appended in between.
+  async function endOffsetsOfUncommitted(group: string): Promise<Map<number, string>> {
+    const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+    const missing = new Set(
+      (committed?.partitions ?? []).filter((p) => p.offset === NO_OFFSET).map((p) => p.partition),
+    );
+    if (missing.size === 0) return new Map();
+    const watermarks = await admin.fetchTopicOffsets(topic);
+    return new Map(watermarks.filter((w) => missing.has(w.partition)).map((w) => [w.partition, w.high]));
+  }
+
+  // Coordinator requests are not retried by the kafkajs admin, and a broker that just started
+  // answers NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS for a while.
+  async function retrying<T>(work: () => Promise<T>, deadlineMs: number): Promise<T> {
+    const deadline = Date.now() + deadlineMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        const waitMs = backoffMs(attempt, 1_000);
+        if (closed || Date.now() + waitMs > deadline) throw error;
+        await new Promise((r) => setTimeout(r, waitMs));
+      }
+    }
+  }
+
+  async function consume(opts: ConsumeOptions): Promise<EventLogConsumer> {
+    if (closed) throw new Error('event log is closed');
+    const maxBatchSize = opts.maxBatchSize ?? DEFAULT_BATCH;
+    if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) throw new Error('maxBatchSize must be ≥ 1');
+    const fromBeginning = opts.fromBeginning ?? false;
+    let startAt = await retrying(async () => {
+      await init();
+      return fromBeginning ? new Map<number, string>() : endOffsetsOfUncommitted(opts.group);
+    }, 30_000);
+
+    const consumer: Consumer = kafka.consumer({
+      groupId: opts.group,
+      allowAutoTopicCreation: false,
+      maxWaitTimeInMs: opts.maxWaitMs ?? 500,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      // Longer than the client's: a consumer rides out a broker restart (kafkajs restarts it).
+      retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5_000 },
+    });
+    const signal = createWakeSignal();
+    let stopped = false;
+    let failures = 0;
+
+    async function eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) {
+      const { partition } = batch;
+      const records: ConsumedRecord[] = batch.messages.map((m) => ({
+        key: m.key?.toString() ?? '',
+        value: m.value?.toString() ?? '',
+        partition,
+        offset: m.offset,
+      }));
+      for (let i = 0; i < records.length; i += maxBatchSize) {
+        if (stopped || !isRunning() || isStale()) return;
+        const chunk = records.slice(i, i + maxBatchSize);
+        const first = chunk[0]!;
+        const last = chunk.at(-1)!;
+        // A slow handler must not look like a dead member and trigger a rebalance.
+        const beat = setInterval(() => void heartbeat().catch(() => {}), 3_000);
+        try {
+          await opts.handle(chunk);
+        } catch (error) {
+          failures++;
+          logger?.warn(
+            { err: error, group: opts.group, partition, attempt: failures },
+            'event log batch failed; redelivering',
+          );
+          // Not committed; fetch again from the chunk's first record after a pause.
+          consumer.seek({ topic, partition, offset: first.offset });
+          await signal.wait(backoffMs(failures));
+          return;
+        } finally {
+          clearInterval(beat);
+        }
+        failures = 0;
+        await consumer.commitOffsets([{ topic, partition, offset: (BigInt(last.offset) + 1n).toString() }]);
+        resolveOffset(last.offset);
+        await heartbeat();
+      }
+    }
+
+    // Seeks are applied before the first fetch. Only at the first join: later assignments of a
+    // never-committed partition fall back to kafkajs's own "latest".
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      for (const partition of payload.memberAssignment[topic] ?? []) {
+        const offset = startAt.get(partition);
+        if (offset !== undefined) consumer.seek({ topic, partition, offset });
+      }
+      startAt = new Map();
+    });
+
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topics: [topic], fromBeginning });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: 1,
+        eachBatch,
+      });
+    } catch (error) {
+      await consumer.disconnect().catch(() => {});
+      throw error;
+    }
+
+    let stopping: Promise<void> | null = null;
+    const handle = {
+      stop(): Promise<void> {
+        stopping ??= (async () => {
+          stopped = true;
+          signal.wake();
+          // Waits for the batch in hand, then leaves the group so others take its partitions now.
+          await consumer.disconnect();
+          consumers.delete(handle);
+        })();
+        return stopping;
+      },
+    };
+    consumers.add(handle);
+    return handle;
+  }
+
+  return {
+    async append(records) {
+      if (records.length === 0) return;
+      await unavailable('append', async () => {
+        await init();
+        await producer.send({
+          topic,
+          acks: -1,
+          timeout: timeoutMs,
+          messages: records.map((r) => ({ key: r.key, value: r.value })),
+        });
+      });
+    },
+
+    consume,
+
+    async lag(group) {
+      const [[committed], watermarks] = await retrying(async () => {
+        await init();
+        return Promise.all([
+          admin.fetchOffsets({ groupId: group, topics: [topic] }),
+          admin.fetchTopicOffsets(topic),
+        ]);
+      }, 10_000);
+      const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, p.offset]));
+      let lag = 0n;
+      for (const w of watermarks) {
+        const offset = byPartition.get(w.partition) ?? NO_OFFSET;
+        const from = offset === NO_OFFSET ? BigInt(w.low) : BigInt(offset);
+        const behind = BigInt(w.high) - from;
+        if (behind > 0n) lag += behind;
+      }
+      return Number(lag);
+    },
+
+    async ping() {
+      await unavailable('ping', async () => {
+        await init();
+        await admin.fetchTopicMetadata({ topics: [topic] });
+      });
+    },
+
+    async close() {
+      closed = true;
+      await Promise.all([...consumers].map((c) => c.stop()));
+      await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
+      ready = null;
+    },
+  };
+}
+
+function toKafkaLogCreator(logger: EventLogLogger): logCreator {
+  return () =>
+    ({ namespace, level, log }) => {
+      const { message, timestamp: _timestamp, ...fields } = log;
+      const obj = { component: 'kafkajs', namespace, ...fields };
+      if (level === logLevel.ERROR) logger.error(obj, message);
+      else if (level === logLevel.WARN) logger.warn(obj, message);
+      else logger.info(obj, message);
+    };
+}

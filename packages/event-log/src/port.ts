@@ -1,0 +1,58 @@
+/** One record of the log. key = emailId (all events of an email keep their order), value = JSON event. */
+export interface EventLogRecord {
+  key: string;
+  value: string;
+}
+
+/** A record as delivered to a consumer, with its position in the log. */
+export interface ConsumedRecord extends EventLogRecord {
+  partition: number;
+  /** Position within the partition, a decimal integer (int64 in Kafka, the table sequence in Postgres). */
+  offset: string;
+}
+
+export interface ConsumeOptions {
+  /** Named consumer group: positions are committed per group. */
+  group: string;
+  /** Where a group without a committed position starts: the first record (true) or the end of the log (false, default). */
+  fromBeginning?: boolean;
+  /** Largest batch handed to `handle`. */
+  maxBatchSize?: number;
+  /** Longest wait for new records before looking again. */
+  maxWaitMs?: number;
+  /** Resolve → the batch is committed. Throw → nothing is committed and the batch is delivered again (after a backoff). */
+  handle(batch: ConsumedRecord[]): Promise<void>;
+}
+
+export interface EventLogConsumer {
+  /** Stops fetching, waits for the batch being handled, leaves the group. */
+  stop(): Promise<void>;
+}
+
+export interface EventLog {
+  /** Resolves once the log durably holds every record (Kafka acks=-1); rejects with EventLogUnavailableError when it cannot. */
+  append(records: EventLogRecord[]): Promise<void>;
+  consume(opts: ConsumeOptions): Promise<EventLogConsumer>;
+  /** Records not yet committed by the group (a group that never committed counts the whole log). */
+  lag(group: string): Promise<number>;
+  /** Readiness: rejects when the log cannot be reached. */
+  ping(): Promise<void>;
+  /** Stops every consumer this log started and releases connections. */
+  close(): Promise<void>;
+}
+
+/** pino-compatible subset, so services can pass their logger in. */
+export interface EventLogLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** The log cannot take records right now (broker down, timeout): callers answer 503 and the client retries. */
+export class EventLogUnavailableError extends Error {
+  override readonly name = 'EventLogUnavailableError';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

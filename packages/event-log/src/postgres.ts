@@ -1,0 +1,383 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import {
+  type ConsumedRecord,
+  type ConsumeOptions,
+  type EventLog,
+  type EventLogConsumer,
+  type EventLogLogger,
+  type EventLogRecord,
+  EventLogUnavailableError,
+} from './port.js';
+import { backoffMs, createWakeSignal, withTimeout } from './wait.js';
+
+export interface PostgresEventLogOptions {
+  /** Works with `max: 1` (PGlite over a socket): no connection is held between statements. */
+  pool: pg.Pool;
+  /** Log table; `<table>_offsets` and `<table>_leases` sit next to it. Default `event_log`. */
+  table?: string;
+  /** How often an idle consumer looks for new records. Default 500 ms. */
+  pollIntervalMs?: number;
+  /**
+   * Wake consumers with LISTEN/NOTIFY. It holds one pooled connection for as long as a consumer
+   * runs, so the default is on only when the pool has more than 2 connections.
+   */
+  listen?: boolean;
+  /** A group's consumer lease; renewed every third of it while the consumer runs. Default 30 s. */
+  leaseMs?: number;
+  /** `append` rejects with EventLogUnavailableError after this long. Default 10 s. */
+  appendTimeoutMs?: number;
+  logger?: EventLogLogger;
+}
+
+export interface PostgresEventLog extends EventLog {
+  /** Creates the tables if missing; idempotent and safe to run from several processes at once. */
+  ensureSchema(): Promise<void>;
+}
+
+const DEFAULT_BATCH = 1000;
+
+interface Listener {
+  client: pg.PoolClient;
+  /** Releases once, whichever of stop and connection error comes first. */
+  release(error?: Error): void;
+}
+// First key of the two-int advisory locks, so ours cannot collide with another app's.
+const LOCK_NAMESPACE = 0x7465726e; // 'tern'
+
+export function createPostgresEventLog(options: PostgresEventLogOptions): PostgresEventLog {
+  const { pool } = options;
+  const table = options.table ?? 'event_log';
+  // The name is spliced into SQL; allow only plain lower-case identifiers.
+  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(table)) throw new Error(`invalid event log table name: ${table}`);
+  const offsetsTable = `${table}_offsets`;
+  const leasesTable = `${table}_leases`;
+  const pollIntervalMs = options.pollIntervalMs ?? 500;
+  const leaseMs = options.leaseMs ?? 30_000;
+  const appendTimeoutMs = options.appendTimeoutMs ?? 10_000;
+  const listen = options.listen ?? (pool.options.max ?? 10) > 2;
+  const logger = options.logger;
+
+  const consumers = new Set<{ stop(): Promise<void>; wake(): void }>();
+  let schema: Promise<void> | null = null;
+  let listener: Listener | null = null;
+  let listenerStarting = false;
+  let closed = false;
+
+  function ensureSchema(): Promise<void> {
+    schema ??= createSchema().catch((error: unknown) => {
+      schema = null; // let the next call try again
+      throw error;
+    });
+    return schema;
+  }
+
+  async function createSchema(): Promise<void> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Concurrent CREATE TABLE IF NOT EXISTS can still collide on the catalog; serialise it.
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_NAMESPACE, `${table}:ddl`]);
+      // Same shapes as infra/migrations/postgres (which may have created the first two already).
+      await client.query(`
+        CREATE TABLE IF NOT EXISTS ${table} (
+          seq         bigserial primary key,   -- global order; appends are serialised so seqs become visible in order
+          key         text not null,           -- emailId (the Kafka key)
+          value       text not null,           -- the event as JSON
+          appended_at timestamptz default now()
+        )`);
+      await client.query(`
+        CREATE TABLE IF NOT EXISTS ${offsetsTable} (
+          group_id text primary key,           -- consumer group name
+          next_seq bigint not null             -- first seq the group has not committed
+        )`);
+      await client.query(`
+        CREATE TABLE IF NOT EXISTS ${leasesTable} (
+          group_id    text primary key,        -- consumer group name
+          owner       text not null,           -- the one consumer allowed to handle and commit
+          lease_until timestamptz not null     -- another consumer may take over after this
+        )`);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async function insert(records: EventLogRecord[]): Promise<void> {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      // A bigserial is drawn at insert but becomes visible at commit, so two concurrent appends
+      // could commit out of seq order and a reader at `seq >= next_seq` would skip the lower one
+      // forever. Holding this lock until commit makes seqs visible in order. The NOTIFY is sent
+      // at commit.
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2)), pg_notify($3, $4)', [
+        LOCK_NAMESPACE,
+        table,
+        table,
+        '',
+      ]);
+      await client.query(
+        `INSERT INTO ${table} (key, value)
+         SELECT k, v FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(k, v, i) ORDER BY i`,
+        [records.map((r) => r.key), records.map((r) => r.value)],
+      );
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async function startListener(): Promise<void> {
+    if (!listen || listener || listenerStarting || closed || consumers.size === 0) return;
+    listenerStarting = true;
+    let current: Listener | undefined;
+    try {
+      const client = await pool.connect();
+      let released = false;
+      current = {
+        client,
+        release(error) {
+          if (released) return;
+          released = true;
+          client.release(error);
+        },
+      };
+      const self = current;
+      client.on('notification', (msg) => {
+        if (msg.channel === table) wakeAll();
+      });
+      client.on('error', (error) => {
+        logger?.warn({ err: error }, 'event log listener lost; polling until it is back');
+        if (listener === self) listener = null;
+        self.release(error);
+      });
+      await client.query(`LISTEN "${table}"`);
+      listener = current;
+      // The last consumer may have stopped while this connected.
+      if (closed || consumers.size === 0) await stopListener();
+    } catch (error) {
+      logger?.warn({ err: error }, 'event log listener failed; polling');
+      current?.release(error as Error);
+    } finally {
+      listenerStarting = false;
+    }
+  }
+
+  async function stopListener(): Promise<void> {
+    const current = listener;
+    listener = null;
+    if (!current) return;
+    try {
+      await current.client.query(`UNLISTEN "${table}"`);
+      current.release();
+    } catch (error) {
+      current.release(error as Error);
+    }
+  }
+
+  function wakeAll(): void {
+    for (const c of consumers) c.wake();
+  }
+
+  async function consume(opts: ConsumeOptions): Promise<EventLogConsumer> {
+    if (closed) throw new Error('event log is closed');
+    const maxBatchSize = opts.maxBatchSize ?? DEFAULT_BATCH;
+    if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) throw new Error('maxBatchSize must be ≥ 1');
+    const idleWaitMs = Math.min(pollIntervalMs, opts.maxWaitMs ?? pollIntervalMs);
+    const { group } = opts;
+    const owner = randomUUID();
+    await ensureSchema();
+    // The start position of a new group is fixed now, so records appended after consume()
+    // resolves are always delivered, whichever way it starts.
+    await pool.query(
+      `INSERT INTO ${offsetsTable} (group_id, next_seq)
+       SELECT $1, CASE WHEN $2::boolean THEN 1 ELSE (SELECT coalesce(max(seq), 0) + 1 FROM ${table}) END
+       ON CONFLICT (group_id) DO NOTHING`,
+      [group, opts.fromBeginning ?? false],
+    );
+
+    const signal = createWakeSignal();
+    let stopped = false;
+    let owning = false;
+    let nextSeq = '0';
+
+    // Only the lease owner handles and commits; a second consumer of the group waits. A lease
+    // (not a session advisory lock) because a session lock pins a connection, which a pool of one
+    // cannot spare, and PGlite serves every socket from one session, where such locks never block.
+    async function claim(): Promise<boolean> {
+      const { rows } = await pool.query<{ next_seq: string }>(
+        `WITH claimed AS (
+           INSERT INTO ${leasesTable} (group_id, owner, lease_until)
+           VALUES ($1, $2, now() + $3::int * interval '1 millisecond')
+           ON CONFLICT (group_id) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until
+           WHERE ${leasesTable}.owner = excluded.owner OR ${leasesTable}.lease_until < now()
+           RETURNING group_id
+         )
+         SELECT o.next_seq FROM ${offsetsTable} o JOIN claimed USING (group_id)`,
+        [group, owner, leaseMs],
+      );
+      const row = rows[0];
+      if (!row) return false;
+      nextSeq = row.next_seq;
+      return true;
+    }
+
+    async function renew(): Promise<void> {
+      if (!owning) return;
+      try {
+        const result = await pool.query(
+          `UPDATE ${leasesTable} SET lease_until = now() + $3::int * interval '1 millisecond'
+           WHERE group_id = $1 AND owner = $2`,
+          [group, owner, leaseMs],
+        );
+        if (result.rowCount === 0) owning = false;
+      } catch (error) {
+        logger?.warn({ err: error, group }, 'event log lease renewal failed');
+      }
+    }
+
+    // The lease is renewed in the same statement, and the row lock on it orders this commit
+    // against a takeover: a consumer that lost its lease commits nothing.
+    async function commit(next: string): Promise<boolean> {
+      const result = await pool.query(
+        `WITH lease AS (
+           UPDATE ${leasesTable} SET lease_until = now() + $4::int * interval '1 millisecond'
+           WHERE group_id = $1 AND owner = $2
+           RETURNING 1
+         )
+         UPDATE ${offsetsTable} SET next_seq = $3 WHERE group_id = $1 AND EXISTS (SELECT 1 FROM lease)`,
+        [group, owner, next, leaseMs],
+      );
+      return result.rowCount === 1;
+    }
+
+    async function read(): Promise<ConsumedRecord[]> {
+      const { rows } = await pool.query<{ seq: string; key: string; value: string }>(
+        `SELECT seq, key, value FROM ${table} WHERE seq >= $1 ORDER BY seq LIMIT $2`,
+        [nextSeq, maxBatchSize],
+      );
+      return rows.map((r) => ({ key: r.key, value: r.value, partition: 0, offset: String(r.seq) }));
+    }
+
+    async function run(): Promise<void> {
+      let failures = 0;
+      while (!stopped) {
+        try {
+          if (!owning) {
+            owning = await claim();
+            if (!owning) {
+              await signal.wait(Math.max(idleWaitMs, 250));
+              continue;
+            }
+          }
+          const batch = await read();
+          const last = batch.at(-1);
+          if (!last) {
+            void startListener(); // again, if a lost connection took it
+            await signal.wait(idleWaitMs);
+            continue;
+          }
+          try {
+            await opts.handle(batch);
+          } catch (error) {
+            failures++;
+            logger?.warn({ err: error, group, attempt: failures }, 'event log batch failed; redelivering');
+            await signal.wait(backoffMs(failures));
+            continue;
+          }
+          failures = 0;
+          const next = (BigInt(last.offset) + 1n).toString();
+          if (await commit(next)) nextSeq = next;
+          else owning = false; // someone took over; the batch will be theirs again
+        } catch (error) {
+          failures++;
+          logger?.warn({ err: error, group, attempt: failures }, 'event log consumer error; retrying');
+          await signal.wait(backoffMs(failures));
+        }
+      }
+    }
+
+    const heartbeat = setInterval(() => void renew(), Math.max(100, Math.floor(leaseMs / 3)));
+    heartbeat.unref();
+    const running = run();
+
+    let stopping: Promise<void> | null = null;
+    const handle = {
+      wake: () => signal.wake(),
+      stop(): Promise<void> {
+        stopping ??= (async () => {
+          stopped = true;
+          signal.wake();
+          await running;
+          clearInterval(heartbeat);
+          consumers.delete(handle);
+          if (owning) {
+            owning = false;
+            // Hand the group over now instead of at lease expiry.
+            await pool
+              .query(`DELETE FROM ${leasesTable} WHERE group_id = $1 AND owner = $2`, [group, owner])
+              .catch((error: unknown) =>
+                logger?.warn({ err: error, group }, 'event log lease release failed'),
+              );
+          }
+          if (consumers.size === 0) await stopListener();
+        })();
+        return stopping;
+      },
+    };
+    consumers.add(handle);
+    void startListener();
+    return { stop: handle.stop };
+  }
+
+  return {
+    ensureSchema,
+
+    async append(records) {
+      if (records.length === 0) return;
+      try {
+        await withTimeout(
+          ensureSchema().then(() => insert(records)),
+          appendTimeoutMs,
+          () => new EventLogUnavailableError(`event log append timed out after ${appendTimeoutMs} ms`),
+        );
+      } catch (error) {
+        if (error instanceof EventLogUnavailableError) throw error;
+        throw new EventLogUnavailableError('event log append failed', { cause: error });
+      }
+      wakeAll();
+    },
+
+    consume,
+
+    async lag(group) {
+      await ensureSchema();
+      const { rows } = await pool.query<{ lag: string }>(
+        `SELECT count(*) AS lag FROM ${table}
+         WHERE seq >= coalesce((SELECT next_seq FROM ${offsetsTable} WHERE group_id = $1), 0)`,
+        [group],
+      );
+      return Number(rows[0]?.lag ?? 0);
+    },
+
+    async ping() {
+      await pool.query('SELECT 1');
+    },
+
+    async close() {
+      closed = true;
+      await Promise.all([...consumers].map((c) => c.stop()));
+      await stopListener();
+    },
+  };
+}

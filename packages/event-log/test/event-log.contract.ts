@@ -1,0 +1,232 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ConsumedRecord, EventLog } from '../src/port.js';
+import {
+  appendedByKey,
+  type Collector,
+  collect,
+  firstDeliveriesByKey,
+  makeRecords,
+  randomSuffix,
+  waitFor,
+} from './helpers.js';
+
+export interface LogUnderTest {
+  log: EventLog;
+  cleanup(): Promise<void>;
+}
+
+/** The behaviour every EventLog adapter must show; each test gets a fresh log (own topic/table). */
+export function runEventLogContract(name: string, makeLog: () => Promise<LogUnderTest>): void {
+  describe(`EventLog contract: ${name}`, () => {
+    let subject: LogUnderTest;
+    let log: EventLog;
+    let group: string;
+    const started: Collector[] = [];
+
+    async function consumeAll(opts: Parameters<typeof collect>[1]): Promise<Collector> {
+      const c = await collect(log, opts);
+      started.push(c);
+      return c;
+    }
+
+    beforeEach(async () => {
+      subject = await makeLog();
+      log = subject.log;
+      group = `g-${randomSuffix()}`;
+    });
+
+    afterEach(async () => {
+      await Promise.all(started.splice(0).map((c) => c.consumer.stop()));
+      await subject.cleanup();
+    });
+
+    it('delivers appended records with their key, value, partition and offset', async () => {
+      const records = makeRecords('a', 30, 3);
+      await log.append(records.slice(0, 10));
+      await log.append(records.slice(10));
+      const c = await consumeAll({ group, fromBeginning: true });
+      await c.waitForValues(records.map((r) => r.value));
+
+      expect(firstDeliveriesByKey(c.records)).toEqual(appendedByKey(records));
+      for (const r of c.records) {
+        expect(Number.isInteger(r.partition)).toBe(true);
+        expect(r.offset).toMatch(/^\d+$/);
+        expect(r.value.startsWith(`${r.key}#`)).toBe(true);
+      }
+      // Offsets grow within a partition.
+      const lastOffset = new Map<number, bigint>();
+      for (const r of c.records) {
+        const previous = lastOffset.get(r.partition) ?? -1n;
+        expect(BigInt(r.offset) > previous).toBe(true);
+        lastOffset.set(r.partition, BigInt(r.offset));
+      }
+    });
+
+    it('keeps per-key order across many keys and appends', async () => {
+      const keys = 120;
+      const rounds = 5;
+      const all = [];
+      for (let round = 0; round < rounds; round++) {
+        const batch = makeRecords('m', keys, keys, round * keys);
+        all.push(...batch);
+        await log.append(batch);
+      }
+      const c = await consumeAll({ group, fromBeginning: true, maxBatchSize: 100 });
+      await c.waitForValues(all.map((r) => r.value));
+      const delivered = firstDeliveriesByKey(c.records);
+      expect(delivered.size).toBe(keys);
+      expect(delivered).toEqual(appendedByKey(all));
+    });
+
+    it('delivers everything when appends run concurrently with consumption', async () => {
+      const c = await consumeAll({ group, fromBeginning: true, maxBatchSize: 50 });
+      const batches = Array.from({ length: 20 }, (_, i) => makeRecords(`c${i}`, 10, 2));
+      await Promise.all(batches.map((b) => log.append(b)));
+      await c.waitForValues(batches.flat().map((r) => r.value));
+      await waitFor('lag 0', async () => (await log.lag(group)) === 0);
+    });
+
+    it('redelivers a batch whose handler threw, and loses nothing', async () => {
+      const records = makeRecords('r', 20, 4);
+      await log.append(records);
+      const attempts: ConsumedRecord[][] = [];
+      let thrown = false;
+      const c = await consumeAll({
+        group,
+        fromBeginning: true,
+        async handle(batch) {
+          attempts.push(batch);
+          if (!thrown) {
+            thrown = true;
+            throw new Error('handler failed once');
+          }
+        },
+      });
+      await c.waitForValues(records.map((r) => r.value));
+      expect(thrown).toBe(true);
+      // Every record of the failed batch came again in a later, successful batch.
+      const failed = attempts[0]!.map((r) => r.value);
+      expect(failed.length).toBeGreaterThan(0);
+      const later = new Set(c.records.map((r) => r.value));
+      for (const v of failed) expect(later.has(v)).toBe(true);
+      expect(firstDeliveriesByKey(c.records)).toEqual(appendedByKey(records));
+      await waitFor('lag 0', async () => (await log.lag(group)) === 0);
+    });
+
+    it('a new consumer of the group starts after the committed position', async () => {
+      const first = makeRecords('p', 10, 2);
+      await log.append(first);
+      const c1 = await consumeAll({ group, fromBeginning: true });
+      await c1.waitForValues(first.map((r) => r.value));
+      await c1.consumer.stop();
+
+      const second = makeRecords('p', 5, 2, 10);
+      await log.append(second);
+      const c2 = await consumeAll({ group, fromBeginning: true });
+      await c2.waitForValues(second.map((r) => r.value));
+      expect([...c2.values()].sort()).toEqual(second.map((r) => r.value).sort());
+    });
+
+    it('replays everything to a new group with fromBeginning', async () => {
+      const records = makeRecords('rp', 25, 5);
+      await log.append(records);
+      const c1 = await consumeAll({ group, fromBeginning: true });
+      await c1.waitForValues(records.map((r) => r.value));
+      await c1.consumer.stop();
+
+      const replay = await consumeAll({ group: `${group}-replay`, fromBeginning: true });
+      await replay.waitForValues(records.map((r) => r.value));
+      expect(firstDeliveriesByKey(replay.records)).toEqual(appendedByKey(records));
+    });
+
+    it('a new group without fromBeginning starts at the end of the log', async () => {
+      // One key → one partition, so skipped records would have come before the new ones.
+      await log.append([
+        { key: 'same', value: 'old-1' },
+        { key: 'same', value: 'old-2' },
+      ]);
+      const c = await consumeAll({ group, fromBeginning: false });
+      await log.append([{ key: 'same', value: 'new-1' }]);
+      await c.waitForValues(['new-1']);
+      expect([...c.values()]).toEqual(['new-1']);
+    });
+
+    it('keeps groups independent: a failing group does not hold back another', async () => {
+      const records = makeRecords('i', 12, 3);
+      await log.append(records);
+      const stuck = await consumeAll({
+        group: `${group}-stuck`,
+        fromBeginning: true,
+        async handle() {
+          throw new Error('always failing');
+        },
+      });
+      const healthy = await consumeAll({ group, fromBeginning: true });
+      await healthy.waitForValues(records.map((r) => r.value));
+      await waitFor('healthy lag 0', async () => (await log.lag(group)) === 0);
+      expect(stuck.records).toEqual([]);
+      expect(await log.lag(`${group}-stuck`)).toBe(records.length);
+    });
+
+    it('never hands a batch larger than maxBatchSize', async () => {
+      const records = makeRecords('b', 60, 1);
+      await log.append(records);
+      const c = await consumeAll({ group, fromBeginning: true, maxBatchSize: 7 });
+      await c.waitForValues(records.map((r) => r.value));
+      expect(c.batches.length).toBeGreaterThanOrEqual(Math.ceil(records.length / 7));
+      for (const b of c.batches) expect(b.length).toBeLessThanOrEqual(7);
+      expect(firstDeliveriesByKey(c.records)).toEqual(appendedByKey(records));
+    });
+
+    it('reports lag: the whole log for a group that never committed, 0 once consumed', async () => {
+      const records = makeRecords('l', 20, 4);
+      await log.append(records);
+      expect(await log.lag(group)).toBe(20);
+      const c = await consumeAll({ group, fromBeginning: true });
+      await c.waitForValues(records.map((r) => r.value));
+      await waitFor('lag 0', async () => (await log.lag(group)) === 0);
+      await log.append(makeRecords('l', 3, 4, 20));
+      await waitFor('lag 0 again', async () => (await log.lag(group)) === 0);
+    });
+
+    it('treats an empty append as a no-op', async () => {
+      await log.append([]);
+      expect(await log.lag(group)).toBe(0);
+      await log.append([{ key: 'e', value: 'only' }]);
+      const c = await consumeAll({ group, fromBeginning: true });
+      await c.waitForValues(['only']);
+      expect(c.records.map((r) => r.value)).toEqual(['only']);
+    });
+
+    it('stops promptly, idle or while a failing batch backs off', async () => {
+      const idle = await collect(log, { group, fromBeginning: true });
+      let t0 = Date.now();
+      await idle.consumer.stop();
+      expect(Date.now() - t0).toBeLessThan(10_000);
+
+      await log.append([{ key: 's', value: 'v' }]);
+      let attempts = 0;
+      const failing = await collect(log, {
+        group: `${group}-failing`,
+        fromBeginning: true,
+        async handle() {
+          attempts++;
+          throw new Error('failing');
+        },
+      });
+      await waitFor('two attempts', () => attempts >= 2);
+      t0 = Date.now();
+      await failing.consumer.stop();
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      // Stopped means stopped: no further attempts.
+      const after = attempts;
+      await log.append([{ key: 's', value: 'w' }]);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(attempts).toBe(after);
+    });
+
+    it('answers ping', async () => {
+      await expect(log.ping()).resolves.toBeUndefined();
+    });
+  });
+}

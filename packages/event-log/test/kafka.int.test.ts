@@ -1,0 +1,68 @@
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKafkaEventLog } from '../src/kafka.js';
+import { EventLogUnavailableError } from '../src/port.js';
+import { runEventLogContract } from './event-log.contract.js';
+import { randomSuffix } from './helpers.js';
+
+const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+const admin = new Kafka({ clientId: 'event-log-test', brokers, logLevel: logLevel.NOTHING }).admin();
+const quiet = { info() {}, warn() {}, error() {} };
+
+beforeAll(async () => {
+  await admin.connect();
+});
+
+afterAll(async () => {
+  await admin.disconnect();
+});
+
+runEventLogContract('kafka', async () => {
+  const topic = `event-log-test-${randomSuffix()}`;
+  const log = createKafkaEventLog({
+    brokers,
+    topic,
+    partitions: 3,
+    clientId: 'event-log-test',
+    logger: quiet,
+  });
+  return {
+    log,
+    async cleanup() {
+      await log.close();
+      await admin.deleteTopics({ topics: [topic] }).catch(() => {});
+    },
+  };
+});
+
+describe('Kafka event log specifics', () => {
+  it('rejects append with EventLogUnavailableError within seconds when no broker listens', async () => {
+    // A port nothing listens on (the discard port on loopback).
+    const log = createKafkaEventLog({ brokers: ['127.0.0.1:9'], topic: 'unreachable', logger: quiet });
+    try {
+      const t0 = Date.now();
+      await expect(log.append([{ key: 'k', value: 'v' }])).rejects.toBeInstanceOf(EventLogUnavailableError);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      await expect(log.ping()).rejects.toBeInstanceOf(EventLogUnavailableError);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('creates the topic with the requested partitions, and reuses an existing one', async () => {
+    const topic = `event-log-test-${randomSuffix()}`;
+    const first = createKafkaEventLog({ brokers, topic, partitions: 4, logger: quiet });
+    const second = createKafkaEventLog({ brokers, topic, partitions: 8, logger: quiet });
+    try {
+      await first.append([{ key: 'k', value: 'v1' }]);
+      await second.append([{ key: 'k', value: 'v2' }]);
+      const watermarks = await admin.fetchTopicOffsets(topic);
+      expect(watermarks.length).toBe(4);
+      expect(await first.lag('nobody')).toBe(2);
+    } finally {
+      await first.close();
+      await second.close();
+      await admin.deleteTopics({ topics: [topic] }).catch(() => {});
+    }
+  });
+});

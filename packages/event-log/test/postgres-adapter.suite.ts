@@ -1,0 +1,161 @@
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { createPostgresEventLog } from '../src/postgres.js';
+import { runEventLogContract } from './event-log.contract.js';
+import { collect, makeRecords, randomSuffix, waitFor } from './helpers.js';
+
+/**
+ * The contract plus what only the table log promises: one active consumer per group, schema
+ * creation that coexists with the migrations, wake-ups across log instances.
+ */
+export function runPostgresAdapterSuite(
+  name: string,
+  getPool: () => pg.Pool,
+  opts: { listens: boolean },
+): void {
+  async function makeLog(opts: { table?: string; pollIntervalMs?: number } = {}) {
+    const pool = getPool();
+    const table = opts.table ?? `el_${randomSuffix()}`;
+    const log = createPostgresEventLog({ pool, table, pollIntervalMs: opts.pollIntervalMs ?? 50 });
+    await log.ensureSchema();
+    return {
+      log,
+      table,
+      async cleanup() {
+        await log.close();
+        await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_offsets, ${table}_leases`);
+      },
+    };
+  }
+
+  runEventLogContract(name, () => makeLog());
+
+  describe(`Postgres event log specifics: ${name}`, () => {
+    it('lets one consumer per group work at a time, and hands over on stop', async () => {
+      const { log, cleanup } = await makeLog();
+      try {
+        const group = `g-${randomSuffix()}`;
+        const records = makeRecords('x', 40, 4);
+        await log.append(records);
+        let inFlight = 0;
+        let maxInFlight = 0;
+        const handle = async () => {
+          inFlight++;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          await new Promise((r) => setTimeout(r, 20));
+          inFlight--;
+        };
+        const a = await collect(log, { group, fromBeginning: true, maxBatchSize: 5, handle });
+        const b = await collect(log, { group, fromBeginning: true, maxBatchSize: 5, handle });
+        await waitFor('first batches', () => a.records.length + b.records.length >= 10);
+        const owner = a.records.length > 0 ? a : b;
+        const other = owner === a ? b : a;
+        expect(other.records).toEqual([]);
+        await owner.consumer.stop();
+        // The other consumer takes over at the owner's committed position.
+        await waitFor('all values across both', () => {
+          const seen = new Set([...a.values(), ...b.values()]);
+          return records.every((r) => seen.has(r.value));
+        });
+        expect(other.records.length).toBeGreaterThan(0);
+        expect(maxInFlight).toBe(1);
+        await other.consumer.stop();
+        await waitFor('lag 0', async () => (await log.lag(group)) === 0);
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it('never skips a record whose append committed after a later-numbered one', async () => {
+      const { log, table, cleanup } = await makeLog();
+      try {
+        // A slow append: its seq is drawn (column default) before this trigger holds its
+        // transaction open, so a concurrent append gets the next seq while it waits.
+        await getPool().query(`
+          CREATE FUNCTION ${table}_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN IF NEW.key = 'slow' THEN PERFORM pg_sleep(0.8); END IF; RETURN NEW; END $$;
+          CREATE TRIGGER slow BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION ${table}_slow();`);
+        const c = await collect(log, { group: 'g', fromBeginning: true });
+        const slow = log.append([{ key: 'slow', value: 'first' }]);
+        await new Promise((r) => setTimeout(r, 200));
+        await log.append([{ key: 'fast', value: 'second' }]);
+        await slow;
+        await c.waitForValues(['first', 'second'], 10_000);
+        expect(c.records.map((r) => r.value)).toEqual(['first', 'second']);
+      } finally {
+        await cleanup();
+        await getPool().query(`DROP FUNCTION IF EXISTS ${table}_slow()`);
+      }
+    });
+
+    it('wakes a consumer of another log instance on the same table', async () => {
+      const writer = await makeLog();
+      const reader = createPostgresEventLog({ pool: getPool(), table: writer.table, pollIntervalMs: 50 });
+      try {
+        const c = await collect(reader, { group: 'g', fromBeginning: true });
+        const records = makeRecords('w', 10, 2);
+        await writer.log.append(records);
+        await c.waitForValues(records.map((r) => r.value));
+      } finally {
+        await reader.close();
+        await writer.cleanup();
+      }
+    });
+
+    // Only where the pool can spare the listening connection (not PGlite's pool of one).
+    if (opts.listens) {
+      it('wakes consumers through LISTEN/NOTIFY, without waiting for a poll', async () => {
+        const writer = await makeLog();
+        // Polling alone would take a minute.
+        const reader = createPostgresEventLog({
+          pool: getPool(),
+          table: writer.table,
+          pollIntervalMs: 60_000,
+        });
+        try {
+          const c = await collect(reader, { group: 'g', fromBeginning: true });
+          // The LISTEN starts in the background; append until a notification finds it.
+          let n = 0;
+          await waitFor(
+            'a record woken by NOTIFY',
+            async () => {
+              if (c.records.length > 0) return true;
+              await writer.log.append([{ key: 'k', value: `v${n++}` }]);
+              await new Promise((r) => setTimeout(r, 200));
+              return c.records.length > 0;
+            },
+            10_000,
+          );
+        } finally {
+          await reader.close();
+          await writer.cleanup();
+        }
+      });
+    }
+
+    it('creates its schema idempotently, next to tables the migrations created', async () => {
+      const table = `el_${randomSuffix()}`;
+      const pool = getPool();
+      // The shapes of infra/migrations/postgres.
+      await pool.query(`CREATE TABLE ${table} (
+        seq bigserial primary key, key text not null, value text not null, appended_at timestamptz default now())`);
+      await pool.query(`CREATE TABLE ${table}_offsets (group_id text primary key, next_seq bigint not null)`);
+      const { log, cleanup } = await makeLog({ table });
+      try {
+        await Promise.all([log.ensureSchema(), log.ensureSchema()]);
+        await createPostgresEventLog({ pool, table }).ensureSchema();
+        await log.append([{ key: 'k', value: 'v' }]);
+        const c = await collect(log, { group: 'g', fromBeginning: true });
+        await c.waitForValues(['v']);
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it('rejects bad table names', () => {
+      expect(() => createPostgresEventLog({ pool: getPool(), table: 'x; DROP TABLE y' })).toThrow(
+        /invalid event log table name/,
+      );
+    });
+  });
+}
