@@ -8,6 +8,8 @@ import { randomSuffix } from './helpers.js';
 const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const admin = new Kafka({ clientId: 'event-log-test', brokers, logLevel: logLevel.NOTHING }).admin();
 const quiet = { info() {}, warn() {}, error() {} };
+// The global setup deletes this run's topics by this prefix, should a cleanup be missed.
+const topicPrefix = process.env.TERN_TEST_TOPIC_PREFIX ?? '';
 
 beforeAll(async () => {
   await admin.connect();
@@ -18,7 +20,7 @@ afterAll(async () => {
 });
 
 runEventLogContract('kafka', async () => {
-  const topic = `event-log-test-${randomSuffix()}`;
+  const topic = `${topicPrefix}event-log-test-${randomSuffix()}`;
   const log = createKafkaEventLog({
     brokers,
     topic,
@@ -50,7 +52,7 @@ describe('Kafka event log specifics', () => {
   });
 
   it('creates the topic with the requested partitions, and reuses an existing one', async () => {
-    const topic = `event-log-test-${randomSuffix()}`;
+    const topic = `${topicPrefix}event-log-test-${randomSuffix()}`;
     const first = createKafkaEventLog({ brokers, topic, partitions: 4, logger: quiet });
     const second = createKafkaEventLog({ brokers, topic, partitions: 8, logger: quiet });
     try {
