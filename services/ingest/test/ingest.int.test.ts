@@ -3,12 +3,11 @@ import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@ter
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testServices, uniqueName } from '../../../test/support/services.js';
 import { createIngestApp, INGEST_BODY_LIMIT } from '../src/index.js';
 
 const TOKEN = `ingest-${randomBytes(16).toString('hex')}`;
 const suffix = () => randomBytes(5).toString('hex');
-const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
-const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const event = (i: number, over: Record<string, unknown> = {}) => ({
   id: `evt-${i}`,
@@ -29,7 +28,11 @@ const adapters: Adapter[] = [
   {
     name: 'kafka',
     async make() {
-      const log = createKafkaEventLog({ brokers, topic: `ingest-test-${suffix()}`, partitions: 3 });
+      const log = createKafkaEventLog({
+        brokers: testServices().kafkaBrokers,
+        topic: uniqueName('ingest'),
+        partitions: 3,
+      });
       await log.ping();
       return { log, cleanup: () => log.close() };
     },
@@ -37,7 +40,7 @@ const adapters: Adapter[] = [
   {
     name: 'postgres table',
     async make() {
-      const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+      const pool = new pg.Pool({ connectionString: testServices().databaseUrl, max: 4 });
       const table = `ingest_log_${suffix()}`;
       const log = createPostgresEventLog({ pool, table });
       await log.ensureSchema();

@@ -1,10 +1,13 @@
 import { createKafkaEventLog } from '@tern/event-log';
-import { runPipelineSuite, suffix } from './pipeline.suite.js';
-
-const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+import { testServices, uniqueName } from '../../../test/support/services.js';
+import { runPipelineSuite } from './pipeline.suite.js';
 
 runPipelineSuite('Kafka', async () => {
-  const log = createKafkaEventLog({ brokers, topic: `pipeline-${suffix()}`, partitions: 3 });
+  const log = createKafkaEventLog({
+    brokers: testServices().kafkaBrokers,
+    topic: uniqueName('pipeline'),
+    partitions: 3,
+  });
   await log.ping();
   return log;
 });

@@ -1,7 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
@@ -9,52 +6,15 @@ import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stor
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFreshDatabase, tempDir, testServices, waitFor } from '../../../test/support/services.js';
 import { createProjector, type Projector, rebuildProjections, shipBatch } from '../src/index.js';
 import { applyBatchToPostgres } from '../src/pg-sink.js';
 
 const TOKEN = 'pipeline-test-token';
-const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const suffix = () => randomBytes(5).toString('hex');
 
-/** A fresh database on the Postgres server, dropped afterwards. */
-export async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `tern_pipeline_${suffix()}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: serverUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitUntil = <T>(description: string, fn: () => Promise<T>) =>
+  waitFor(fn, { description, timeoutMs: 30_000 });
 
 type RawEvent = {
   id: string;
@@ -199,7 +159,6 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
   describe(`pipeline on the ${name} log`, () => {
     let db: { url: string; drop(): Promise<void> };
     let pool: pg.Pool;
-    let chDir: string;
     let ch: { client: ClickHouseClient; close(): Promise<void> };
     let log: EventLog;
     let ingest: FastifyInstance;
@@ -217,14 +176,16 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
       });
       expect(res.statusCode, res.body).toBe(202);
     };
-    const caughtUp = () => waitFor('projector to catch up', async () => (await projector.lag()) === 0);
+    const caughtUp = () => waitUntil('projector to catch up', async () => (await projector.lag()) === 0);
 
     beforeAll(async () => {
-      db = await freshDatabase();
+      db = await createFreshDatabase();
       pool = new pg.Pool({ connectionString: db.url, max: 6 });
       await migratePostgres(pool);
-      chDir = mkdtempSync(join(tmpdir(), 'tern-pipeline-ch-'));
-      ch = createClickHouse({ dataDir: chDir, clickhouseUrl: process.env.CLICKHOUSE_URL });
+      ch = createClickHouse({
+        dataDir: tempDir('tern-pipeline-ch-'),
+        clickhouseUrl: testServices().clickhouseUrl,
+      });
       await migrateClickHouse(ch.client);
       log = await makeLog(pool);
       ingest = await createIngestApp({ log, ingestToken: TOKEN });
@@ -238,15 +199,14 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
       await ch?.close();
       await pool?.end();
       await db?.drop();
-      if (chDir) rmSync(chDir, { recursive: true, force: true });
     });
 
     it('posted events end up in Postgres and ClickHouse with the expected rows and figures', async () => {
       const tenant = `t-${suffix()}`;
       await post(scenario(tenant));
-      const rows = await waitFor('rows', async () => {
+      const rows = await waitUntil('rows', async () => {
         const r = await visibleRows(pool, tenant);
-        return r.length === 5 && r.find((x) => x.id === 'e6')?.status === 'DELIVERED' && r;
+        return r.length === 5 && r.find((x) => x.id === 'e6')?.status === 'DELIVERED' ? r : undefined;
       });
       expect(
         rows.map(({ id, status, provider, message_id, template_id, tags }) => ({
