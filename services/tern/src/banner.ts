@@ -1,0 +1,37 @@
+export interface BannerInput {
+  url: string;
+  tenantId: string;
+  dashboardJwt: string;
+  ingestToken: string;
+  stores: { postgres: string; clickhouse: string; eventLog: string };
+}
+
+/** The first-run banner: where Tern listens and two commands that work as printed. */
+export function renderBanner(b: BannerInput): string {
+  const now = new Date().toISOString();
+  const event = JSON.stringify({
+    id: 'evt-demo-1',
+    type: 'email.queued',
+    tenantId: b.tenantId,
+    emailId: 'email-demo-1',
+    occurredAt: now,
+    data: { toEmail: 'ada@example.com', subject: 'Hello from Tern' },
+  });
+  return [
+    '',
+    `  Tern is running at ${b.url}   (stores: ${b.stores.postgres}, ${b.stores.clickhouse}, ${b.stores.eventLog} log)`,
+    '',
+    `  Ingest token:            ${b.ingestToken}`,
+    `  Dashboard JWT (${b.tenantId}, owner, 30 days):`,
+    `    ${b.dashboardJwt}`,
+    '',
+    '  Post a delivery event:',
+    `    curl -s -X POST ${b.url}/events -H 'Authorization: Bearer ${b.ingestToken}' -H 'Content-Type: application/json' -d '${event}'`,
+    '',
+    '  Read analytics:',
+    `    curl -s ${b.url}/analytics/summary?days=30 -H 'Authorization: Bearer ${b.dashboardJwt}'`,
+    '',
+    `  API docs: ${b.url}/docs     Generated dev secrets are kept in DATA_DIR/dev-secrets.json.`,
+    '',
+  ].join('\n');
+}

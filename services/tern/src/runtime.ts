@@ -1,0 +1,195 @@
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createApiApp } from '@tern/api';
+import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
+import type { Config } from '@tern/config';
+import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
+import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
+import { ingestRoutes } from '@tern/ingest';
+import { createProjector, type Projector } from '@tern/projector';
+import {
+  type ClickHouseStore,
+  createClickHouse,
+  createPostgres,
+  migrateClickHouse,
+  migratePostgres,
+  type PostgresStore,
+} from '@tern/stores';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { createMetrics, installMetrics } from './metrics.js';
+
+export const SERVICES = ['ingest', 'projector', 'api'] as const;
+export type Service = (typeof SERVICES)[number];
+
+/** The projector's consumer group; every projector instance joins it. */
+export const PROJECTOR_GROUP = 'tern-projector';
+
+// Source (src/) and bundle (dist/) both sit two levels below the repository root.
+const here = dirname(fileURLToPath(import.meta.url));
+export const MIGRATIONS = {
+  postgres: resolve(here, '../../../infra/migrations/postgres'),
+  clickhouse: resolve(here, '../../../infra/migrations/clickhouse'),
+};
+
+export interface RuntimeSecrets {
+  jwtSecret?: string | undefined;
+  ingestToken?: string | undefined;
+}
+
+export interface Runtime {
+  app: FastifyInstance;
+  url: string;
+  stores: { postgres: string; clickhouse: string; eventLog: string };
+  /** Graceful stop: no new requests, in-flight ones finish, the current batch commits, stores close. */
+  close(): Promise<void>;
+}
+
+/**
+ * Refuses the combinations an embedded store cannot serve: PGlite and chDB belong to one
+ * process, so services split across processes need the servers.
+ */
+export function checkTopology(config: Config, services: ReadonlySet<Service>): void {
+  const all = SERVICES.every((s) => services.has(s));
+  if (!all && !config.databaseUrl) {
+    throw new Error(
+      `Starting ${[...services].join('+')} alone needs DATABASE_URL: the embedded Postgres (PGlite) belongs to one process; run \`npm start\` for everything in one process`,
+    );
+  }
+  const chUsers = ['projector', 'api'].filter((s) => services.has(s as Service));
+  if (chUsers.length === 1 && !config.clickhouseUrl) {
+    throw new Error(
+      `Starting ${chUsers[0]} without api+projector in the same process needs CLICKHOUSE_URL: the embedded ClickHouse engine (chDB) belongs to one process`,
+    );
+  }
+}
+
+export async function startRuntime(
+  config: Config,
+  services: ReadonlySet<Service>,
+  secrets: RuntimeSecrets,
+): Promise<Runtime> {
+  checkTopology(config, services);
+  const logger = pino({ level: config.logLevel, redact: REDACT_OPTIONS });
+  const metrics = createMetrics();
+  const closers: (() => Promise<unknown>)[] = [];
+  const readiness: ReadinessCheck[] = [];
+
+  let pgStore: PostgresStore | undefined;
+  let chStore: ClickHouseStore | undefined;
+  let log: EventLog | undefined;
+  let projector: Projector | undefined;
+  try {
+    pgStore = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+    closers.unshift(() => pgStore!.close());
+    await migratePostgres(pgStore.pool, MIGRATIONS.postgres);
+    const pool = pgStore.pool;
+    readiness.push({ name: 'postgres', check: async () => void (await pool.query('SELECT 1')) });
+
+    if (services.has('projector') || services.has('api')) {
+      chStore = createClickHouse({ clickhouseUrl: config.clickhouseUrl, dataDir: config.dataDir });
+      closers.unshift(() => chStore!.close());
+      await migrateClickHouse(chStore.client, MIGRATIONS.clickhouse);
+      const ch = chStore.client;
+      readiness.push({ name: 'clickhouse', check: async () => void (await ch.ping()) });
+    }
+
+    if (services.has('ingest') || services.has('projector')) {
+      if (config.kafkaBrokers) {
+        log = createKafkaEventLog({
+          brokers: config.kafkaBrokers,
+          topic: config.kafkaTopic,
+          partitions: config.kafkaPartitions,
+          logger,
+        });
+      } else {
+        const pgLog = createPostgresEventLog({ pool, pollIntervalMs: 100 });
+        await pgLog.ensureSchema();
+        log = pgLog;
+      }
+      closers.unshift(() => log!.close());
+      const eventLog = log;
+      readiness.push({ name: 'event-log', check: () => eventLog.ping() });
+    }
+
+    let app: FastifyInstance;
+    if (services.has('api')) {
+      const jwt = createJwtVerifier(
+        secrets.jwtSecret
+          ? { secret: secrets.jwtSecret }
+          : config.jwtPublicKey
+            ? { publicKey: config.jwtPublicKey }
+            : { jwksUrl: config.jwtJwksUrl! },
+      );
+      app = await createApiApp({
+        pool,
+        ch: chStore!.client,
+        jwt,
+        retentionDays: config.retentionDays,
+        logger,
+        readiness,
+      });
+    } else {
+      app = Fastify({ loggerInstance: logger, requestIdHeader: 'x-request-id' });
+      installErrorHandlers(app);
+      registerHealthRoutes(app, readiness);
+    }
+    installMetrics(app, metrics, async () => {
+      if (projector) metrics.projectorLag.set(await projector.lag());
+    });
+    if (services.has('ingest')) {
+      if (!secrets.ingestToken) throw new Error('INGEST_TOKEN is required to run ingest');
+      await app.register(ingestRoutes, {
+        log: log!,
+        ingestToken: secrets.ingestToken,
+        onAccepted: (n) => metrics.eventsIngested.inc(n),
+      });
+    }
+    if (services.has('projector')) {
+      projector = createProjector({
+        pool,
+        ch: chStore!.client,
+        log: log!,
+        group: PROJECTOR_GROUP,
+        logger,
+        onBatch(stats) {
+          metrics.batchDuration.observe(stats.durationMs);
+          metrics.eventsProjected.inc({ outcome: 'applied' }, stats.applied);
+          metrics.eventsProjected.inc({ outcome: 'duplicate' }, stats.duplicates);
+          metrics.eventsProjected.inc({ outcome: 'dead_letter' }, stats.deadLettered);
+        },
+      });
+      await projector.start();
+      const running = projector;
+      closers.unshift(() => running.stop());
+    }
+    // The HTTP server stops first (in-flight requests finish), then the projector, then stores.
+    closers.unshift(() => app.close());
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    return {
+      app,
+      url: `http://${config.host}:${port}`,
+      stores: {
+        postgres: pgStore.kind === 'pglite' ? 'PGlite' : 'Postgres server',
+        clickhouse: chStore ? (chStore.kind === 'chdb' ? 'chDB' : 'ClickHouse server') : 'none',
+        eventLog: log ? (config.kafkaBrokers ? 'Kafka' : 'Postgres-table') : 'none',
+      },
+      close: () => closeAll(closers),
+    };
+  } catch (error) {
+    await closeAll(closers);
+    throw error;
+  }
+}
+
+async function closeAll(closers: (() => Promise<unknown>)[]): Promise<void> {
+  for (const close of closers.splice(0)) {
+    try {
+      await close();
+    } catch {
+      // Closing goes on: every store gets its chance to close.
+    }
+  }
+}

@@ -1,0 +1,30 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface DevSecrets {
+  jwtSecret: string;
+  ingestToken: string;
+}
+
+/**
+ * First-run help in development: secrets not given in the environment are generated once and
+ * kept in `DATA_DIR/dev-secrets.json` (mode 0600), so tokens printed by the banner stay valid
+ * across restarts. Never used in production: there a missing secret is a start-up error.
+ */
+export function loadOrCreateDevSecrets(dataDir: string): DevSecrets & { created: boolean } {
+  const file = join(dataDir, 'dev-secrets.json');
+  if (existsSync(file)) {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<DevSecrets>;
+    if (parsed.jwtSecret && parsed.ingestToken) {
+      return { jwtSecret: parsed.jwtSecret, ingestToken: parsed.ingestToken, created: false };
+    }
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const secrets: DevSecrets = {
+    jwtSecret: randomBytes(32).toString('base64url'),
+    ingestToken: `ingest_${randomBytes(24).toString('base64url')}`,
+  };
+  writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  return { ...secrets, created: true };
+}
