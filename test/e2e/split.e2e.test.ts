@@ -1,0 +1,107 @@
+import { signDashboardToken } from '@tern/auth';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFreshDatabase, tempDir, testServices, uniqueName, waitFor } from '../support/services.js';
+import { buildTern, runTernToExit, startTern, type TernProcess } from './tern-process.js';
+
+const JWT_SECRET = 'split-e2e-secret-0123456789abcdef';
+const INGEST_TOKEN = 'split-e2e-ingest-token';
+
+/**
+ * Split mode on this machine (no ClickHouse server): two ingest processes alone, and projector +
+ * api together in a third process (embedded chDB), on the real Kafka broker and Postgres server.
+ */
+describe('split mode: services as separate processes on Kafka and a Postgres server', () => {
+  let db: { url: string; drop(): Promise<void> };
+  const procs: TernProcess[] = [];
+  let common: Record<string, string>;
+
+  beforeAll(async () => {
+    buildTern();
+    db = await createFreshDatabase();
+    common = {
+      NODE_ENV: 'production',
+      DATABASE_URL: db.url,
+      KAFKA_BROKERS: testServices().kafkaBrokers.join(','),
+      KAFKA_TOPIC: uniqueName('split-events'),
+      KAFKA_PARTITIONS: '3',
+      JWT_SECRET,
+      INGEST_TOKEN,
+    };
+  }, 120_000);
+  afterAll(async () => {
+    for (const p of procs) await p.stop();
+    await db?.drop();
+  });
+
+  it('events posted to either ingest process are read back from the api process', async () => {
+    const ingestA = await startTern({ env: { ...common, DATA_DIR: tempDir() }, args: ['--services=ingest'] });
+    procs.push(ingestA);
+    const ingestB = await startTern({ env: { ...common, DATA_DIR: tempDir() }, args: ['--services=ingest'] });
+    procs.push(ingestB);
+    const worker = await startTern({
+      env: { ...common, DATA_DIR: tempDir() },
+      args: ['--services=projector,api'],
+    });
+    procs.push(worker);
+
+    const tenant = 'split-tenant';
+    const at = new Date().toISOString();
+    for (const [i, ingest] of [ingestA, ingestB].entries()) {
+      const res = await fetch(`${ingest.url}/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          events: [
+            {
+              id: `q${i}`,
+              type: 'email.queued',
+              tenantId: tenant,
+              emailId: `m${i}`,
+              occurredAt: at,
+              data: { toEmail: 'a@example.com', subject: 'S' },
+            },
+            { id: `d${i}`, type: 'email.delivered', tenantId: tenant, emailId: `m${i}`, occurredAt: at },
+          ],
+        }),
+      });
+      expect(res.status).toBe(202);
+    }
+    // Ingest alone serves no query route.
+    expect((await fetch(`${ingestA.url}/emails/logs`)).status).toBe(404);
+
+    const jwt = signDashboardToken({
+      secret: JWT_SECRET,
+      tenantId: tenant,
+      role: 'owner',
+      expiresInSeconds: 600,
+    });
+    const logs = await waitFor(
+      async () => {
+        const res = await fetch(`${worker.url}/emails/logs`, { headers: { authorization: `Bearer ${jwt}` } });
+        const body = (await res.json()) as { data: { id: string; status: string }[] };
+        return body.data.length === 2 && body.data.every((d) => d.status === 'DELIVERED') ? body : undefined;
+      },
+      { timeoutMs: 30_000, description: 'both emails delivered' },
+    );
+    expect(logs.data.map((d) => d.id).sort()).toEqual(['m0', 'm1']);
+    const summary = await fetch(`${worker.url}/analytics/summary`, {
+      headers: { authorization: `Bearer ${jwt}` },
+    });
+    expect(((await summary.json()) as { totals: { sent: number } }).totals.sent).toBe(2);
+    for (const p of [ingestA, ingestB, worker]) expect(await p.stop()).toBe(0);
+  }, 120_000);
+
+  it('a service that would need an embedded store of another process refuses to start, in one line', async () => {
+    const projectorAlone = await runTernToExit({ ...common, DATA_DIR: tempDir(), PORT: '0' }, [
+      '--services=projector',
+    ]);
+    expect(projectorAlone.code).toBe(1);
+    expect(projectorAlone.stderr.trim().split('\n')).toEqual([expect.stringContaining('CLICKHOUSE_URL')]);
+    const { DATABASE_URL: _omit, ...withoutDb } = common;
+    const apiAlone = await runTernToExit({ ...withoutDb, DATA_DIR: tempDir(), PORT: '0' }, [
+      '--services=ingest',
+    ]);
+    expect(apiAlone.code).toBe(1);
+    expect(apiAlone.stderr.trim().split('\n')).toEqual([expect.stringContaining('DATABASE_URL')]);
+  }, 60_000);
+});

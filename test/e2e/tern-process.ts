@@ -1,0 +1,113 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from '../support/services.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const MAIN = resolve(root, 'services/tern/dist/main.js');
+
+/** Builds the all-in-one bundle the way `npm run build` does (esbuild: a couple of seconds). */
+export function buildTern(): void {
+  execFileSync('npx', ['tsup'], { cwd: resolve(root, 'services/tern'), stdio: 'pipe' });
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export interface TernProcess {
+  child: ChildProcess;
+  url: string;
+  stdout(): string;
+  stderr(): string;
+  /** SIGTERM, then the exit code (fails the test after `timeoutMs`). */
+  stop(timeoutMs?: number): Promise<number | null>;
+}
+
+/** Starts the built process and waits until `/health` answers. */
+export async function startTern(opts: {
+  env: Record<string, string>;
+  args?: string[];
+  readyTimeoutMs?: number;
+}): Promise<TernProcess> {
+  const port = opts.env.PORT ?? String(await freePort());
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    LOG_LEVEL: 'warn',
+    ...opts.env,
+    PORT: port,
+  };
+  const child = spawn(process.execPath, [MAIN, ...(opts.args ?? [])], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    err += d;
+  });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const url = `http://127.0.0.1:${port}`;
+  let dead = false;
+  void exited.then(() => {
+    dead = true;
+  });
+  await waitFor(
+    async () => {
+      if (dead) throw new Error(`tern exited early: ${err || out}`);
+      const res = await fetch(`${url}/health`);
+      return res.ok;
+    },
+    { timeoutMs: opts.readyTimeoutMs ?? 60_000, intervalMs: 100, description: `tern at ${url}` },
+  ).catch((e: unknown) => {
+    if (!dead) child.kill('SIGKILL');
+    throw new Error(`${e instanceof Error ? e.message : String(e)}\nstdout: ${out}\nstderr: ${err}`);
+  });
+  return {
+    child,
+    url,
+    stdout: () => out,
+    stderr: () => err,
+    async stop(timeoutMs = 30_000) {
+      if (dead) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+/** Runs the process to its end (for start-up errors); returns the exit code and output. */
+export async function runTernToExit(env: Record<string, string>, args: string[] = []) {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    err += d;
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  clearTimeout(timer);
+  return { code, stdout: out, stderr: err };
+}
