@@ -70,6 +70,14 @@ pg_ready() {
   fi
 }
 
+# Two callers at once (two test runs) would both try to start a broker on the same port: the
+# second waits here, then finds the first one's broker answering and reuses it.
+mkdir -p "$INFRA_DIR/kafka/run"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$INFRA_DIR/kafka/run/up.lock"
+  flock -w 300 9 || say "could not lock $INFRA_DIR/kafka/run/up.lock; going on without it"
+fi
+
 # --- Kafka -------------------------------------------------------------------------------
 if ((!want_kafka)); then
   :

@@ -35,15 +35,18 @@ setsid nohup java $heap_opts $jvm_opts -Djava.awt.headless=true $KAFKA_LOG4J_OPT
   -cp "$KAFKA_LIBS/*" kafka.Kafka "$KAFKA_CONF" \
   </dev/null >>"$KAFKA_LOG_FILE" 2>&1 &
 pid=$!
+# Not a job of this shell any more: no "Killed" notice if fail() has to stop it.
+disown "$pid" 2>/dev/null || true
 echo "$pid" >"$KAFKA_PID_FILE"
 
 # A broker that is not ready is stopped: a half-started one would be reused by the next up.sh.
+# The reason comes last: callers (the test setup) quote the last line.
 fail() {
-  log "$1"
   log "last lines of $KAFKA_LOG_FILE:"
   tail -n 20 "$KAFKA_LOG_FILE" >&2 || true
   kill -KILL "$pid" 2>/dev/null || true
   rm -f "$KAFKA_PID_FILE"
+  log "$1"
   exit 1
 }
 
