@@ -1,0 +1,158 @@
+import { analyticsPeriod, dayRange, rates, retentionCutoff, utcDay } from '@tern/domain';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { DayRangeParams } from './analytics-queries.js';
+import { credentialOf } from './credentials.js';
+import { DASHBOARD_ONLY, TAGS } from './openapi.js';
+import { templateNames, tenantReadContext } from './pg-queries.js';
+import type { ApiRouteDeps } from './route-deps.js';
+import {
+  AS_OF_HEADER,
+  analyticsQuerySchema,
+  dailyResponseSchema,
+  errors,
+  summaryResponseSchema,
+  topTemplatesResponseSchema,
+} from './schemas.js';
+
+export const TOP_TEMPLATES_LIMIT = 10;
+
+/**
+ * The cohort's UTC day range (SPEC §6, §9): from the later of the period's first day and the
+ * retention cut-off day, to today. Both bounds are whole days, so the day-granular rollup
+ * answers exactly what the logs would show.
+ */
+export function cohortDays(
+  at: Date,
+  since: string,
+  retentionDays: number,
+): { fromDay: string; toDay: string } {
+  // Both are 00:00 UTC instants: the later one is the first visible day.
+  const from = Math.max(Date.parse(since), retentionCutoff(at, retentionDays).getTime());
+  return { fromDay: utcDay(from), toDay: utcDay(at.getTime()) };
+}
+
+const analyticsErrors = {
+  400: errors.badRequest('querystring.days: days must be an integer from 1 to 90'),
+  401: errors.unauthorized,
+  403: errors.forbiddenKind,
+};
+
+/** `/analytics/summary|daily|top-templates` (SPEC §6): dashboard sessions only, from ClickHouse. */
+export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  /** Period, cohort range and freshness of one request; sets the freshness header. */
+  async function prepare(tenantId: string, days: number, setAsOf: (iso: string) => void) {
+    const at = deps.now();
+    const period = analyticsPeriod(at, days);
+    const context = await tenantReadContext(deps.pool, tenantId);
+    if (context.asOf !== null) setAsOf(context.asOf.toISOString());
+    const range: DayRangeParams = {
+      tenantId,
+      ...cohortDays(at, period.since, context.retentionOverride ?? deps.retentionDays),
+    };
+    return { period, range };
+  }
+
+  app.get(
+    '/analytics/summary',
+    {
+      config: { auth: 'jwt' },
+      schema: {
+        tags: [TAGS.analytics],
+        operationId: 'getAnalyticsSummary',
+        summary: 'Totals and rates',
+        description:
+          'Counts of the tenant’s emails created in the period (UTC: today − days + 1 at 00:00 until now) ' +
+          'and not expired by retention, with open, click, bounce and complaint rates.',
+        security: DASHBOARD_ONLY,
+        querystring: analyticsQuerySchema,
+        response: { 200: summaryResponseSchema, ...analyticsErrors },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = credentialOf(request);
+      const { period, range } = await prepare(tenantId, request.query.days, (v) =>
+        reply.header(AS_OF_HEADER, v),
+      );
+      const totals = await deps.analytics.totals(range);
+      return { period, totals, rates: rates(totals) };
+    },
+  );
+
+  app.get(
+    '/analytics/daily',
+    {
+      config: { auth: 'jwt' },
+      schema: {
+        tags: [TAGS.analytics],
+        operationId: 'getAnalyticsDaily',
+        summary: 'Daily buckets',
+        description:
+          'Exactly `days` buckets, oldest first and zero-filled, of the emails created each UTC day. ' +
+          'The buckets add up to the summary totals of the same period.',
+        security: DASHBOARD_ONLY,
+        querystring: analyticsQuerySchema,
+        response: { 200: dailyResponseSchema, ...analyticsErrors },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = credentialOf(request);
+      const { days } = request.query;
+      const { period, range } = await prepare(tenantId, days, (v) => reply.header(AS_OF_HEADER, v));
+      const byDay = new Map((await deps.analytics.daily(range)).map((r) => [r.day, r]));
+      return {
+        days,
+        daily: dayRange(period.since, days).map((date) => {
+          const row = byDay.get(date);
+          return {
+            date,
+            sent: row?.sent ?? 0,
+            opened: row?.opened ?? 0,
+            clicked: row?.clicked ?? 0,
+            bounced: row?.bounced ?? 0,
+          };
+        }),
+      };
+    },
+  );
+
+  app.get(
+    '/analytics/top-templates',
+    {
+      config: { auth: 'jwt' },
+      schema: {
+        tags: [TAGS.analytics],
+        operationId: 'getTopTemplates',
+        summary: 'Top templates',
+        description:
+          'Up to 10 templates of the period’s emails, by sent desc then id asc. Name and subject come from ' +
+          'the tenant’s templates; an unknown template has its id as name and an empty subject.',
+        security: DASHBOARD_ONLY,
+        querystring: analyticsQuerySchema,
+        response: { 200: topTemplatesResponseSchema, ...analyticsErrors },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = credentialOf(request);
+      const { range } = await prepare(tenantId, request.query.days, (v) => reply.header(AS_OF_HEADER, v));
+      const rows = await deps.analytics.topTemplates({ ...range, limit: TOP_TEMPLATES_LIMIT });
+      const names = await templateNames(
+        deps.pool,
+        tenantId,
+        rows.map((r) => r.template_id),
+      );
+      return {
+        top: rows.map((r) => {
+          const known = names.get(r.template_id);
+          return {
+            id: r.template_id,
+            name: known?.name ?? r.template_id,
+            subject: known?.subject ?? '',
+            sent: r.sent,
+            opened: r.opened,
+            clicked: r.clicked,
+          };
+        }),
+      };
+    },
+  );
+};

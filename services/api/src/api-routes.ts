@@ -1,0 +1,74 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { JwtVerifier } from '@tern/auth';
+import type { FastifyPluginAsync } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type pg from 'pg';
+import { createAnalyticsQueries } from './analytics-queries.js';
+import { analyticsRoutes } from './analytics-routes.js';
+import { type ApiKeyStoreLogger, createApiKeyStore } from './api-key-store.js';
+import { createAuthHook } from './credentials.js';
+import { logsRoutes } from './logs-routes.js';
+import type { ApiRouteDeps } from './route-deps.js';
+import { tenantRoutes } from './tenant-routes.js';
+
+export interface ApiRoutesOptions {
+  pool: pg.Pool;
+  ch: ClickHouseClient;
+  jwt: JwtVerifier;
+  /** Business clock (periods, retention, key expiry, timestamps written). Default: the wall clock. */
+  now?: () => Date;
+  /** Server default retention in days (RETENTION_DAYS). */
+  retentionDays: number;
+  /** How long an instance trusts a looked-up API key; bounds how late it sees a revocation elsewhere. ≤ 5000. */
+  keyCacheTtlMs?: number;
+  /** How often key uses are written to `last_used_at`. Default 10 s. */
+  lastUsedFlushMs?: number;
+  logger?: ApiKeyStoreLogger;
+}
+
+export const DEFAULT_KEY_CACHE_TTL_MS = 2_000;
+/** SPEC §8: other instances must refuse a revoked key within 5 s. */
+export const MAX_KEY_CACHE_TTL_MS = 5_000;
+export const DEFAULT_LAST_USED_FLUSH_MS = 10_000;
+
+/**
+ * The query API's routes as one encapsulated plugin, so the all-in-one process can mount them next
+ * to ingest: its own zod compilers, the auth hook (driven by each route's `config.auth`), the API
+ * key store (flushed on close). Register `registerApiDocs` on the parent first to document them.
+ */
+export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts) => {
+  const keyCacheTtlMs = opts.keyCacheTtlMs ?? DEFAULT_KEY_CACHE_TTL_MS;
+  if (!(keyCacheTtlMs >= 0 && keyCacheTtlMs <= MAX_KEY_CACHE_TTL_MS)) {
+    throw new Error(
+      `keyCacheTtlMs must be 0..${MAX_KEY_CACHE_TTL_MS} (SPEC §8: revocations apply within 5 s)`,
+    );
+  }
+  if (!(opts.retentionDays >= 1 && Number.isInteger(opts.retentionDays))) {
+    throw new Error('retentionDays must be a positive integer');
+  }
+  const now = opts.now ?? (() => new Date());
+  const keys = createApiKeyStore({
+    pool: opts.pool,
+    now,
+    cacheTtlMs: keyCacheTtlMs,
+    lastUsedFlushMs: opts.lastUsedFlushMs ?? DEFAULT_LAST_USED_FLUSH_MS,
+    logger: opts.logger ?? app.log,
+  });
+  app.addHook('onClose', () => keys.close());
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.decorateRequest('credential', null);
+  app.addHook('onRequest', createAuthHook({ jwt: opts.jwt, keys }));
+
+  const deps: ApiRouteDeps = {
+    pool: opts.pool,
+    analytics: createAnalyticsQueries(opts.ch),
+    keys,
+    now,
+    retentionDays: opts.retentionDays,
+  };
+  await app.register(analyticsRoutes, deps);
+  await app.register(logsRoutes, deps);
+  await app.register(tenantRoutes, deps);
+};

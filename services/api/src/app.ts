@@ -1,0 +1,97 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { type JwtVerifier, REDACT_OPTIONS } from '@tern/auth';
+import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import { apiRoutes } from './api-routes.js';
+import { registerApiDocs } from './openapi.js';
+
+export interface ApiLoggerOptions {
+  level?: string;
+  /** Where log lines go (a pino destination); default stdout. */
+  stream?: NodeJS.WritableStream;
+}
+
+export interface ApiDeps {
+  pool: pg.Pool;
+  ch: ClickHouseClient;
+  jwt: JwtVerifier;
+  /** Business clock; default the wall clock. Tests inject a fixed one. */
+  now?: () => Date;
+  /** Server default retention in days (RETENTION_DAYS). */
+  retentionDays: number;
+  /** API key cache TTL (default 2000 ms, at most 5000). */
+  keyCacheTtlMs?: number;
+  /** How often key uses are written to `last_used_at` (default 10 s; also on close). */
+  lastUsedFlushMs?: number;
+  /**
+   * Options (level, destination) for a logger built here with credential redaction, or a ready
+   * logger (e.g. the all-in-one process's pino, which must redact itself). false or absent: no logs.
+   */
+  logger?: ApiLoggerOptions | FastifyBaseLogger | false;
+  /** Checks of `/ready`; default Postgres and ClickHouse. The all-in-one process adds the event log. */
+  readiness?: readonly ReadinessCheck[];
+}
+
+function isLoggerInstance(logger: ApiDeps['logger']): logger is FastifyBaseLogger {
+  return typeof logger === 'object' && typeof (logger as Partial<FastifyBaseLogger>).child === 'function';
+}
+
+/**
+ * Request log lines carry the headers (user agent, request ids… useful when debugging a client);
+ * credentials among them are censored by `redact` (REDACT_OPTIONS of @tern/auth), never logged.
+ */
+export const requestSerializer = (request: FastifyRequest) => ({
+  method: request.method,
+  url: request.url,
+  host: request.host,
+  remoteAddress: request.ip,
+  headers: request.headers,
+});
+
+/** Fastify logger options of a Tern HTTP service: level, destination, credential redaction. */
+export function apiLoggerOptions(opts: ApiLoggerOptions | false | undefined) {
+  if (!opts) return false as const;
+  return {
+    level: opts.level ?? 'info',
+    ...(opts.stream ? { stream: opts.stream } : {}),
+    redact: REDACT_OPTIONS,
+    serializers: { req: requestSerializer },
+  };
+}
+
+/**
+ * The query API alone (split mode and tests): error handlers, `/health` and `/ready` (Postgres
+ * and ClickHouse), OpenAPI at `/docs`, and the routes of `apiRoutes`.
+ */
+export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
+  const common = { requestIdHeader: 'x-request-id' };
+  const app: FastifyInstance = isLoggerInstance(deps.logger)
+    ? Fastify({ ...common, loggerInstance: deps.logger })
+    : Fastify({ ...common, logger: apiLoggerOptions(deps.logger) });
+  installErrorHandlers(app);
+  registerHealthRoutes(
+    app,
+    deps.readiness ?? [
+      { name: 'postgres', check: () => deps.pool.query('SELECT 1').then(() => undefined) },
+      {
+        name: 'clickhouse',
+        check: async () => {
+          const result = await deps.ch.ping();
+          if (!result.success) throw result.error;
+        },
+      },
+    ],
+  );
+  await registerApiDocs(app);
+  await app.register(apiRoutes, {
+    pool: deps.pool,
+    ch: deps.ch,
+    jwt: deps.jwt,
+    retentionDays: deps.retentionDays,
+    ...(deps.now ? { now: deps.now } : {}),
+    ...(deps.keyCacheTtlMs !== undefined ? { keyCacheTtlMs: deps.keyCacheTtlMs } : {}),
+    ...(deps.lastUsedFlushMs !== undefined ? { lastUsedFlushMs: deps.lastUsedFlushMs } : {}),
+  });
+  return app;
+}

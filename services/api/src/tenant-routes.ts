@@ -1,0 +1,176 @@
+import type { Role, Scope } from '@tern/contracts';
+import { httpError } from '@tern/http';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { ApiKeyRecord } from './api-key-store.js';
+import type { AuthConfig } from './credentials.js';
+import { DASHBOARD_ONLY, TAGS } from './openapi.js';
+import { getRetentionOverride, setRetentionOverride } from './pg-queries.js';
+import type { ApiRouteDeps } from './route-deps.js';
+import {
+  apiKeyListSchema,
+  apiKeyParamsSchema,
+  createApiKeyBodySchema,
+  createdApiKeySchema,
+  errors,
+  noContentSchema,
+  tenantParamsSchema,
+  tenantSettingsResponseSchema,
+  tenantSettingsSchema,
+} from './schemas.js';
+
+const TENANT_ADMINS: readonly Role[] = ['owner', 'admin'];
+
+/** Dashboard JWT of the tenant in `:id`, with role owner or admin (SPEC §8). */
+const tenantAdmin: AuthConfig = { auth: 'jwt', tenantParam: 'id', roles: TENANT_ADMINS };
+
+const adminErrors = {
+  401: errors.unauthorized,
+  403: errors.forbiddenKind,
+};
+
+const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+
+const metadata = (r: ApiKeyRecord) => ({
+  id: r.id,
+  name: r.name,
+  scopes: r.scopes as Scope[],
+  prefix: r.prefix,
+  createdAt: r.createdAt.toISOString(),
+  lastUsedAt: iso(r.lastUsedAt),
+  expiresAt: iso(r.expiresAt),
+  revokedAt: iso(r.revokedAt),
+});
+
+/** `/tenants/:id/api-keys` (SPEC §8) and `/tenants/:id/settings` (SPEC §9 retention override). */
+export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  app.post(
+    '/tenants/:id/api-keys',
+    {
+      config: tenantAdmin,
+      schema: {
+        tags: [TAGS.apiKeys],
+        operationId: 'createApiKey',
+        summary: 'Create an API key',
+        description:
+          'Creates a key with the given scopes. The clear key is in this response only: Tern stores its ' +
+          'SHA-256 and its first characters (`prefix`).',
+        security: DASHBOARD_ONLY,
+        params: tenantParamsSchema,
+        body: createApiKeyBodySchema,
+        response: {
+          201: createdApiKeySchema,
+          400: errors.badRequest('body.scopes: scopes must contain at least one scope'),
+          ...adminErrors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { name, scopes, expiresAt } = request.body;
+      const expires = expiresAt == null ? null : new Date(expiresAt);
+      if (expires !== null && expires.getTime() <= deps.now().getTime()) {
+        throw httpError(400, 'body.expiresAt: expiresAt must be in the future', {
+          code: 'FST_ERR_VALIDATION',
+        });
+      }
+      const { record, key } = await deps.keys.create(request.params.id, { name, scopes, expiresAt: expires });
+      request.log.info({ keyId: record.id, scopes }, 'api key created');
+      return reply.status(201).send({
+        id: record.id,
+        name: record.name,
+        scopes: record.scopes as Scope[],
+        key,
+        createdAt: record.createdAt.toISOString(),
+        expiresAt: iso(record.expiresAt),
+      });
+    },
+  );
+
+  app.get(
+    '/tenants/:id/api-keys',
+    {
+      config: tenantAdmin,
+      schema: {
+        tags: [TAGS.apiKeys],
+        operationId: 'listApiKeys',
+        summary: 'List API keys',
+        description: 'Metadata of every key of the tenant, revoked ones included, newest first.',
+        security: DASHBOARD_ONLY,
+        params: tenantParamsSchema,
+        response: { 200: apiKeyListSchema, ...adminErrors },
+      },
+    },
+    async (request) => ({ data: (await deps.keys.list(request.params.id)).map(metadata) }),
+  );
+
+  app.delete(
+    '/tenants/:id/api-keys/:keyId',
+    {
+      config: tenantAdmin,
+      schema: {
+        tags: [TAGS.apiKeys],
+        operationId: 'revokeApiKey',
+        summary: 'Revoke an API key',
+        description:
+          'The key is refused (401) at once by the instance that revoked it and within 5 s by every other one. ' +
+          'Revoking a revoked key is a no-op (204).',
+        security: DASHBOARD_ONLY,
+        params: apiKeyParamsSchema,
+        response: { 204: noContentSchema, ...adminErrors, 404: errors.notFound },
+      },
+    },
+    async (request, reply) => {
+      const { id, keyId } = request.params;
+      if (!(await deps.keys.revoke(id, keyId))) throw httpError(404, 'API key not found');
+      request.log.info({ revokedKeyId: keyId }, 'api key revoked');
+      return reply.status(204).send();
+    },
+  );
+
+  app.get(
+    '/tenants/:id/settings',
+    {
+      config: tenantAdmin,
+      schema: {
+        tags: [TAGS.settings],
+        operationId: 'getTenantSettings',
+        summary: 'Get tenant settings',
+        description: 'A tenant that never changed its settings has the defaults (`retentionDays: null`).',
+        security: DASHBOARD_ONLY,
+        params: tenantParamsSchema,
+        response: { 200: tenantSettingsResponseSchema, ...adminErrors },
+      },
+    },
+    async (request) => ({ retentionDays: await getRetentionOverride(deps.pool, request.params.id) }),
+  );
+
+  app.put(
+    '/tenants/:id/settings',
+    {
+      config: tenantAdmin,
+      schema: {
+        tags: [TAGS.settings],
+        operationId: 'putTenantSettings',
+        summary: 'Change tenant settings',
+        description:
+          'Sets the retention override (1..3650 days, or null for the server default). A shorter retention ' +
+          'hides older logs and analytics at once; the retention job deletes them later.',
+        security: DASHBOARD_ONLY,
+        params: tenantParamsSchema,
+        body: tenantSettingsSchema,
+        response: {
+          200: tenantSettingsResponseSchema,
+          400: errors.badRequest(
+            'body.retentionDays: retentionDays must be an integer from 1 to 3650, or null',
+          ),
+          ...adminErrors,
+        },
+      },
+    },
+    async (request) => {
+      const { retentionDays } = request.body;
+      await setRetentionOverride(deps.pool, request.params.id, retentionDays, deps.now());
+      request.log.info({ retentionDays }, 'tenant retention changed');
+      return { retentionDays };
+    },
+  );
+};
