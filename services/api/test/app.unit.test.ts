@@ -1,0 +1,65 @@
+import { Writable } from 'node:stream';
+import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
+import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
+import pg from 'pg';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { type ApiDeps, createApiApp } from '../src/index.js';
+
+// Wiring of the app that needs no store: health, readiness, the logger choices.
+
+const lazyStores = () => ({
+  pool: new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:9/none', connectionTimeoutMillis: 500 }),
+  ch: createClient({
+    url: 'http://127.0.0.1:9',
+    request_timeout: 500,
+    log: { level: ClickHouseLogLevel.OFF },
+  }),
+});
+
+const build = (extra: Partial<ApiDeps> = {}) =>
+  createApiApp({ ...lazyStores(), jwt: createJwtVerifier({ secret: 'unit' }), retentionDays: 90, ...extra });
+
+describe('createApiApp', () => {
+  it('answers /health, and /ready with 503 naming the stores that do not answer', async () => {
+    const app = await build();
+    try {
+      expect((await app.inject('/health')).json()).toEqual({ status: 'ok' });
+      const ready = await app.inject('/ready');
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().message).toBe('Not ready: postgres, clickhouse unavailable');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('uses the readiness checks it is given', async () => {
+    const app = await build({ readiness: [{ name: 'event-log', check: async () => {} }] });
+    try {
+      expect((await app.inject('/ready')).json()).toEqual({ status: 'ready', checks: { 'event-log': 'ok' } });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('logs through a logger instance it is given', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const app = await build({ logger: pino({ level: 'info', redact: REDACT_OPTIONS }, stream) });
+    try {
+      await app.inject({ url: '/emails/logs', headers: { 'x-request-id': 'req-42' } });
+      expect(lines.join('')).toContain('req-42');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('refuses a key cache TTL over 5 s (revocations must apply within 5 s)', async () => {
+    await expect(build({ keyCacheTtlMs: 5001 })).rejects.toThrow(/keyCacheTtlMs/);
+  });
+});

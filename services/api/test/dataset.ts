@@ -1,0 +1,277 @@
+// A generated delivery dataset and the figures it must produce, computed straight from the
+// generated emails (never from the projection or the domain's analytics code), so the API is
+// checked against an independent computation.
+import type { DeliveryEvent, EmailStatus } from '@tern/contracts';
+import { DAY_MS, dayStart, eventsOf, isoDay, prng } from './support.js';
+
+export interface GeneratedEmail {
+  tenantId: string;
+  id: string;
+  createdAt: Date;
+  toEmail: string;
+  subject: string;
+  templateId: string | null;
+  tags: string[];
+  status: EmailStatus;
+  provider: string | null;
+  messageId: string | null;
+  opens: number;
+  clicks: number;
+  complaints: number;
+}
+
+const STATUSES: EmailStatus[] = [
+  'QUEUED',
+  'SCHEDULED',
+  'SENT',
+  'DELAYED',
+  'DELIVERED',
+  'DELIVERED',
+  'DELIVERED',
+  'BOUNCED',
+  'FAILED',
+  'SUPPRESSED',
+  'CANCELLED',
+];
+const SENT_FIRST = new Set<EmailStatus>(['SENT', 'DELAYED', 'DELIVERED', 'BOUNCED']);
+
+export interface DatasetOptions {
+  tenantId: string;
+  now: string;
+  count: number;
+  seed: number;
+  /** Emails are spread over the days [-spanDays, +1] around today. */
+  spanDays: number;
+  templates: readonly string[];
+}
+
+/** `count` random emails plus hand-placed ones at the edges of periods and retention. */
+export function generateEmails(opts: DatasetOptions): GeneratedEmail[] {
+  const random = prng(opts.seed);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const emails: GeneratedEmail[] = [];
+  const make = (id: string, createdAt: Date, overrides: Partial<GeneratedEmail> = {}): GeneratedEmail => {
+    const status = overrides.status ?? pick(STATUSES);
+    const sent = SENT_FIRST.has(status);
+    const opens = random() < 0.45 ? 1 + Math.floor(random() * 3) : 0;
+    return {
+      tenantId: opts.tenantId,
+      id,
+      createdAt,
+      toEmail: `${id.toLowerCase().replace(/[^a-z0-9]/g, '')}@example.com`,
+      subject: `Subject of ${id}`,
+      templateId: random() < 0.8 ? pick(opts.templates) : null,
+      tags: random() < 0.5 ? [pick(['welcome', 'receipt', 'digest'])] : [],
+      status,
+      provider: sent ? pick(['ses', 'postmark']) : null,
+      messageId: sent ? `msg-${id}` : null,
+      opens,
+      clicks: opens > 0 && random() < 0.5 ? 1 + Math.floor(random() * 2) : 0,
+      complaints: random() < 0.08 ? 1 : 0,
+      ...overrides,
+    };
+  };
+
+  const today = dayStart(opts.now);
+  for (let i = 0; i < opts.count; i++) {
+    const dayOffset = -Math.floor(random() * (opts.spanDays + 1));
+    // Mixed-case ids: the tie-break on equal createdAt must be byte order ('B' < 'a').
+    const id = `${i % 3 === 0 ? 'E' : 'e'}${String(i).padStart(4, '0')}`;
+    let at = today.getTime() + dayOffset * DAY_MS + Math.floor(random() * DAY_MS);
+    // Today's random emails stay before "now"; a later one is placed on purpose below.
+    if (dayOffset === 0)
+      at = today.getTime() + Math.floor(random() * (Date.parse(opts.now) - today.getTime()));
+    emails.push(make(id, new Date(at)));
+  }
+  // Equal createdAt: ordered by id desc in byte order.
+  const tie = new Date(today.getTime() - 2 * DAY_MS + 3_600_000);
+  emails.push(make('Tie-B', tie), make('tie-a', tie), make('tie-C', tie));
+  // Later today than "now" (a sender's clock ahead): counted in today's bucket (day-granular).
+  emails.push(make('later-today', new Date(today.getTime() + 18 * 3_600_000), { status: 'DELIVERED' }));
+  // Tomorrow: outside every period.
+  emails.push(make('tomorrow', new Date(today.getTime() + DAY_MS + 60_000), { status: 'DELIVERED' }));
+  // Period and retention edges: first instant of a day, and the last instant of the day before.
+  for (const offset of [-6, -7, -29, -30, -89, -90, -10, -11]) {
+    const start = today.getTime() + offset * DAY_MS;
+    emails.push(make(`edge-${-offset}-start`, new Date(start), { status: 'DELIVERED', opens: 1, clicks: 1 }));
+    emails.push(
+      make(`edge-${-offset}-prev`, new Date(start - 1), { status: 'BOUNCED', opens: 0, clicks: 0 }),
+    );
+  }
+  // Two templates with exactly the same sent counts in the last week: ordered by id asc.
+  for (let i = 0; i < 12; i++) {
+    const at = new Date(today.getTime() - (i % 5) * DAY_MS + 7_200_000);
+    emails.push(make(`tieTpl-z-${i}`, at, { status: 'DELIVERED', templateId: 'tpl-tie-z', complaints: 0 }));
+    emails.push(make(`tieTpl-y-${i}`, at, { status: 'SENT', templateId: 'tpl-tie-y', complaints: 0 }));
+  }
+  return emails;
+}
+
+/** The delivery events that produce each email, in an order that is not the natural one. */
+export function eventsFor(emails: readonly GeneratedEmail[], seed: number): DeliveryEvent[] {
+  const random = prng(seed);
+  const all: DeliveryEvent[] = [];
+  for (const e of emails) {
+    const t = (minutes: number) => new Date(e.createdAt.getTime() + minutes * 60_000).toISOString();
+    const inputs: { type: string; occurredAt: string; data?: Record<string, unknown> }[] = [
+      {
+        type: 'email.queued',
+        occurredAt: e.createdAt.toISOString(),
+        data: {
+          toEmail: e.toEmail,
+          subject: e.subject,
+          tags: e.tags,
+          ...(e.templateId ? { templateId: e.templateId } : {}),
+          ...(e.status === 'SCHEDULED' ? { scheduledAt: t(24 * 60) } : {}),
+        },
+      },
+    ];
+    if (SENT_FIRST.has(e.status)) {
+      inputs.push({
+        type: 'email.sent',
+        occurredAt: t(1),
+        data: { provider: e.provider, messageId: e.messageId },
+      });
+    }
+    switch (e.status) {
+      case 'DELAYED':
+        inputs.push({ type: 'email.delayed', occurredAt: t(2), data: { reason: 'greylisted' } });
+        break;
+      case 'DELIVERED':
+        inputs.push({ type: 'email.delivered', occurredAt: t(2) });
+        break;
+      case 'BOUNCED':
+        inputs.push({ type: 'email.bounced', occurredAt: t(2), data: { bounceType: 'hard' } });
+        break;
+      case 'FAILED':
+        inputs.push({ type: 'email.failed', occurredAt: t(1), data: { reason: 'rejected' } });
+        break;
+      case 'SUPPRESSED':
+        inputs.push({ type: 'email.suppressed', occurredAt: t(1), data: { reason: 'unsubscribed' } });
+        break;
+      case 'CANCELLED':
+        inputs.push({ type: 'email.cancelled', occurredAt: t(1) });
+        break;
+      default:
+        break;
+    }
+    for (let i = 0; i < e.opens; i++) inputs.push({ type: 'email.opened', occurredAt: t(10 + i) });
+    for (let i = 0; i < e.clicks; i++)
+      inputs.push({ type: 'email.clicked', occurredAt: t(20 + i), data: { url: 'https://x.test/' } });
+    for (let i = 0; i < e.complaints; i++) inputs.push({ type: 'email.complained', occurredAt: t(30 + i) });
+    all.push(...eventsOf(e.tenantId, e.id, inputs));
+  }
+  // Shuffle (Fisher–Yates): events arrive out of order, the fold must not care.
+  for (let i = all.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [all[i], all[j]] = [all[j]!, all[i]!];
+  }
+  return all;
+}
+
+// --- Expected figures ------------------------------------------------------------------------
+
+export interface Window {
+  /** First visible UTC day, inclusive (YYYY-MM-DD). */
+  fromDay: string;
+  /** Last UTC day, inclusive. */
+  toDay: string;
+}
+
+/** The cohort window of `days` under `retentionDays`, from first principles. */
+export function windowOf(now: string, days: number, retentionDays: number): Window {
+  const periodStart = dayStart(now, -(days - 1));
+  // Visible iff createdAt ≥ 00:00 of (today − retentionDays).
+  const retentionStart = dayStart(now, -retentionDays);
+  const from = new Date(Math.max(periodStart.getTime(), retentionStart.getTime()));
+  return { fromDay: isoDay(from), toDay: isoDay(dayStart(now)) };
+}
+
+export function cohort(emails: readonly GeneratedEmail[], w: Window): GeneratedEmail[] {
+  return emails.filter((e) => {
+    const day = isoDay(e.createdAt);
+    return day >= w.fromDay && day <= w.toDay;
+  });
+}
+
+const isSent = (e: GeneratedEmail) => e.status === 'SENT' || e.status === 'DELIVERED';
+
+export function expectedTotals(emails: readonly GeneratedEmail[]) {
+  return {
+    total: emails.length,
+    sent: emails.filter(isSent).length,
+    opened: emails.filter((e) => e.opens > 0).length,
+    clicked: emails.filter((e) => e.clicks > 0).length,
+    bounced: emails.filter((e) => e.status === 'BOUNCED').length,
+    complained: emails.filter((e) => e.complaints > 0).length,
+    failed: emails.filter((e) => e.status === 'FAILED').length,
+  };
+}
+
+/** Percent, one decimal, half-up (exact halves are exact in binary floating point). */
+const pct = (n: number, d: number) => (d === 0 ? 0 : Math.round((n * 1000) / d) / 10);
+
+export function expectedRates(t: ReturnType<typeof expectedTotals>) {
+  return {
+    openRate: pct(t.opened, t.sent),
+    clickRate: pct(t.clicked, t.sent),
+    bounceRate: pct(t.bounced, t.total),
+    complaintRate: pct(t.complained, t.sent),
+  };
+}
+
+export function expectedDaily(emails: readonly GeneratedEmail[], now: string, days: number, w: Window) {
+  const out = [];
+  for (let i = days - 1; i >= 0; i--) {
+    const date = isoDay(dayStart(now, -i));
+    const those = date >= w.fromDay ? emails.filter((e) => isoDay(e.createdAt) === date) : [];
+    out.push({
+      date,
+      sent: those.filter(isSent).length,
+      opened: those.filter((e) => e.opens > 0).length,
+      clicked: those.filter((e) => e.clicks > 0).length,
+      bounced: those.filter((e) => e.status === 'BOUNCED').length,
+    });
+  }
+  return out;
+}
+
+export function expectedTop(
+  inCohort: readonly GeneratedEmail[],
+  names: ReadonlyMap<string, { name: string; subject: string }>,
+) {
+  const byTemplate = new Map<string, GeneratedEmail[]>();
+  for (const e of inCohort) {
+    if (e.templateId === null) continue;
+    byTemplate.set(e.templateId, [...(byTemplate.get(e.templateId) ?? []), e]);
+  }
+  return [...byTemplate.entries()]
+    .map(([id, list]) => ({
+      id,
+      name: names.get(id)?.name ?? id,
+      subject: names.get(id)?.subject ?? '',
+      sent: list.filter(isSent).length,
+      opened: list.filter((e) => e.opens > 0).length,
+      clicked: list.filter((e) => e.clicks > 0).length,
+    }))
+    .sort((a, b) => b.sent - a.sent || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, 10);
+}
+
+/** The log as SPEC §7 defines it: visible entries, newest first, id desc (byte order) on ties. */
+export function expectedLog(emails: readonly GeneratedEmail[], now: string, retentionDays: number) {
+  const cutoff = dayStart(now, -retentionDays).getTime();
+  return emails
+    .filter((e) => e.createdAt.getTime() >= cutoff)
+    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+    .map((e) => ({
+      id: e.id,
+      toEmail: e.toEmail,
+      subject: e.subject,
+      status: e.status,
+      provider: e.provider,
+      messageId: e.messageId,
+      createdAt: e.createdAt.toISOString(),
+      tags: e.tags,
+    }));
+}

@@ -1,0 +1,206 @@
+// Shared fixtures of the query API tests: real Postgres (a fresh database per test file) and
+// chDB in a temp dir (one per process: vitest forks one process per file), data seeded through
+// the real projector sinks, a settable clock, and credentials.
+import { createHmac, randomBytes } from 'node:crypto';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { createJwtVerifier, signDashboardToken } from '@tern/auth';
+import { type DeliveryEvent, deliveryEventSchema, type Role } from '@tern/contracts';
+import { applyBatchToPostgres, shipBatch } from '@tern/projector';
+import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { createFreshDatabase, tempDir } from '../../../test/support/services.js';
+import { type ApiDeps, createApiApp } from '../src/index.js';
+
+export const JWT_SECRET = 'api-test-secret-that-is-long-enough';
+export const DEFAULT_RETENTION_DAYS = 90;
+/** The fixed "now" of the tests: a Monday noon UTC. */
+export const NOW = '2026-06-15T12:00:00.000Z';
+export const DAY_MS = 86_400_000;
+
+export const suffix = () => randomBytes(4).toString('hex');
+
+/** A clock the tests move by hand. */
+export interface TestClock {
+  now: () => Date;
+  set(iso: string): void;
+  advance(ms: number): void;
+}
+
+export function createClock(iso = NOW): TestClock {
+  let current = new Date(iso);
+  return {
+    now: () => new Date(current.getTime()),
+    set(value) {
+      current = new Date(value);
+    },
+    advance(ms) {
+      current = new Date(current.getTime() + ms);
+    },
+  };
+}
+
+export interface Stores {
+  pool: pg.Pool;
+  ch: ClickHouseClient;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+/** A fresh migrated database and a migrated ClickHouse for one test file. */
+export async function openStores(): Promise<Stores> {
+  const db = await createFreshDatabase();
+  const pool = new pg.Pool({ connectionString: db.url, max: 6 });
+  await migratePostgres(pool);
+  const clickhouseUrl = process.env.CLICKHOUSE_URL || undefined;
+  const ch = createClickHouse({ dataDir: tempDir('tern-api-ch-'), clickhouseUrl });
+  await migrateClickHouse(ch.client);
+  return {
+    pool,
+    ch: ch.client,
+    databaseUrl: db.url,
+    async close() {
+      await ch.close();
+      await pool.end();
+      await db.drop();
+    },
+  };
+}
+
+export async function buildApp(
+  stores: Pick<Stores, 'pool' | 'ch'>,
+  clock: TestClock,
+  overrides: Partial<ApiDeps> = {},
+): Promise<FastifyInstance> {
+  const app = await createApiApp({
+    pool: stores.pool,
+    ch: stores.ch,
+    jwt: createJwtVerifier({ secret: JWT_SECRET, now: () => clock.now().getTime() }),
+    now: clock.now,
+    retentionDays: DEFAULT_RETENTION_DAYS,
+    ...overrides,
+  });
+  await app.ready();
+  return app;
+}
+
+/** A valid dashboard JWT of `tenantId` under the test clock. */
+export function jwtFor(
+  clock: TestClock,
+  tenantId: string,
+  role: Role = 'owner',
+  expiresInSeconds = 3600,
+): string {
+  return signDashboardToken({
+    secret: JWT_SECRET,
+    tenantId,
+    role,
+    sub: 'user-1',
+    expiresInSeconds,
+    now: () => clock.now().getTime(),
+  });
+}
+
+const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** A hand-made JWT: any header and payload, HMAC-SHA256 with `secret`, or no signature. */
+export function rawJwt(header: object, payload: object, secret?: string): string {
+  const signingInput = `${b64url(header)}.${b64url(payload)}`;
+  if (secret === undefined) return `${signingInput}.`;
+  return `${signingInput}.${createHmac('sha256', secret).update(signingInput).digest('base64url')}`;
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** Creates an API key through the API; returns the clear key and its id. */
+export async function createKey(
+  app: FastifyInstance,
+  jwt: string,
+  tenantId: string,
+  body: { name?: string; scopes: string[]; expiresAt?: string | null },
+): Promise<{ id: string; key: string }> {
+  const res = await app.inject({
+    method: 'POST',
+    url: `/tenants/${tenantId}/api-keys`,
+    headers: bearer(jwt),
+    payload: { name: body.name ?? 'test key', ...body },
+  });
+  if (res.statusCode !== 201) throw new Error(`createKey: ${res.statusCode} ${res.body}`);
+  const created = res.json() as { id: string; key: string };
+  return { id: created.id, key: created.key };
+}
+
+// --- Events ----------------------------------------------------------------------------------
+
+type EventInput = { type: string; occurredAt: string; data?: Record<string, unknown> };
+
+let eventCounter = 0;
+
+/** Validated events of one email (ids unique within the run). */
+export function eventsOf(tenantId: string, emailId: string, inputs: EventInput[]): DeliveryEvent[] {
+  return inputs.map((input) =>
+    deliveryEventSchema.parse({
+      id: `ev-${++eventCounter}-${suffix()}`,
+      tenantId,
+      emailId,
+      type: input.type,
+      occurredAt: input.occurredAt,
+      ...(input.data ? { data: input.data } : {}),
+    }),
+  );
+}
+
+/** Projects events through the projector's own sinks: Postgres transaction, then ClickHouse. */
+export async function project(
+  stores: Pick<Stores, 'pool' | 'ch'>,
+  events: readonly DeliveryEvent[],
+): Promise<void> {
+  const batchSize = 2000;
+  for (let i = 0; i < events.length; i += batchSize) {
+    const result = await applyBatchToPostgres(
+      stores.pool,
+      events.slice(i, i + batchSize),
+      [],
+      () => `b-${suffix()}`,
+    );
+    if (result.outbox) {
+      await shipBatch(stores.ch, result.outbox.batchId, result.outbox.rows);
+      await stores.pool.query('DELETE FROM analytics_outbox WHERE batch_id = $1', [result.outbox.batchId]);
+    }
+  }
+}
+
+export async function insertTemplate(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+  name: string,
+  subject: string,
+) {
+  await pool.query('INSERT INTO templates (tenant_id, id, name, subject) VALUES ($1, $2, $3, $4)', [
+    tenantId,
+    id,
+    name,
+    subject,
+  ]);
+}
+
+/** Deterministic PRNG (mulberry32): the generated datasets are the same on every run. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** 00:00:00.000Z of the UTC day `offset` days from the day of `iso` (negative: earlier). */
+export function dayStart(iso: string, offset = 0): Date {
+  const ms = Date.parse(iso);
+  return new Date(Math.floor(ms / DAY_MS) * DAY_MS + offset * DAY_MS);
+}
+
+export const isoDay = (d: Date) => d.toISOString().slice(0, 10);
