@@ -85,13 +85,14 @@ elif port_open "$KAFKA_HOST" "$KAFKA_PORT"; then
   say "kafka: reusing what answers on $KAFKA_HOST:$KAFKA_PORT"
 elif docker_ok; then
   say "kafka: docker compose up -d kafka"
-  KAFKA_PORT="$KAFKA_PORT" docker compose -f "$REPO_DIR/docker-compose.yml" up -d kafka >&2
+  KAFKA_PORT="$KAFKA_PORT" docker compose -f "$REPO_DIR/docker-compose.yml" up -d kafka >&2 9>&-
   wait_port "$KAFKA_HOST" "$KAFKA_PORT" 90 "kafka (docker)"
   record "kafka-docker:$KAFKA_PORT"
 else
   say "kafka: no broker on $KAFKA_HOST:$KAFKA_PORT and no Docker engine; starting the native broker"
   "$INFRA_DIR/kafka/build.sh"
-  "$INFRA_DIR/kafka/start.sh"
+  # fd 9 (the lock) must not live on in the broker, or the next up.sh would wait for it.
+  "$INFRA_DIR/kafka/start.sh" 9>&-
   record "kafka-native:$KAFKA_PORT"
 fi
 
@@ -103,7 +104,7 @@ elif pg_ready; then
 elif [ -d /etc/postgresql ] && command -v pg_ctlcluster >/dev/null 2>&1; then
   version="$(ls /etc/postgresql | sort -V | tail -n 1)"
   say "postgres: pg_ctlcluster $version main start"
-  pg_ctlcluster --skip-systemctl-redirect "$version" main start >&2
+  pg_ctlcluster --skip-systemctl-redirect "$version" main start >&2 9>&-
   deadline=$((SECONDS + 30))
   until pg_ready; do
     ((SECONDS < deadline)) || { say "postgres did not answer on $PG_HOST:$PG_PORT within 30 s"; exit 1; }
@@ -112,7 +113,7 @@ elif [ -d /etc/postgresql ] && command -v pg_ctlcluster >/dev/null 2>&1; then
   record "postgres-cluster:$version/main"
 elif docker_ok; then
   say "postgres: docker compose up -d postgres"
-  docker compose -f "$REPO_DIR/docker-compose.yml" up -d postgres >&2
+  docker compose -f "$REPO_DIR/docker-compose.yml" up -d postgres >&2 9>&-
   wait_port "$PG_HOST" "$PG_PORT" 60 "postgres (docker)"
   pg_url="postgres://postgres:tern@$PG_HOST:$PG_PORT/postgres"
   record "postgres-docker"
