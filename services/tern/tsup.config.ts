@@ -13,6 +13,7 @@ export default defineConfig({
   sourcemap: true,
   splitting: false,
   dts: false,
+  noExternal: [/^@tern\//],
   esbuildPlugins: [
     {
       name: 'external-npm-packages',

@@ -134,7 +134,6 @@ describe('npm start: ingest, projector and api in one process on embedded stores
     const { code, stderr } = await runTernToExit({
       DATA_DIR: tempDir('tern-e2e-prod-'),
       NODE_ENV: 'production',
-      PORT: '0',
     });
     expect(code).toBe(1);
     const lines = stderr.trim().split('\n');

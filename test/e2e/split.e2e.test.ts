@@ -92,15 +92,11 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
   }, 120_000);
 
   it('a service that would need an embedded store of another process refuses to start, in one line', async () => {
-    const projectorAlone = await runTernToExit({ ...common, DATA_DIR: tempDir(), PORT: '0' }, [
-      '--services=projector',
-    ]);
+    const projectorAlone = await runTernToExit({ ...common, DATA_DIR: tempDir() }, ['--services=projector']);
     expect(projectorAlone.code).toBe(1);
     expect(projectorAlone.stderr.trim().split('\n')).toEqual([expect.stringContaining('CLICKHOUSE_URL')]);
     const { DATABASE_URL: _omit, ...withoutDb } = common;
-    const apiAlone = await runTernToExit({ ...withoutDb, DATA_DIR: tempDir(), PORT: '0' }, [
-      '--services=ingest',
-    ]);
+    const apiAlone = await runTernToExit({ ...withoutDb, DATA_DIR: tempDir() }, ['--services=ingest']);
     expect(apiAlone.code).toBe(1);
     expect(apiAlone.stderr.trim().split('\n')).toEqual([expect.stringContaining('DATABASE_URL')]);
   }, 60_000);

@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApiApp } from '@tern/api';
+import { createApiApp, createRetentionJob } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
@@ -15,7 +15,7 @@ import {
   migratePostgres,
   type PostgresStore,
 } from '@tern/stores';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createMetrics, installMetrics } from './metrics.js';
 
@@ -91,7 +91,13 @@ export async function startRuntime(
       closers.unshift(() => chStore!.close());
       await migrateClickHouse(chStore.client, MIGRATIONS.clickhouse);
       const ch = chStore.client;
-      readiness.push({ name: 'clickhouse', check: async () => void (await ch.ping()) });
+      readiness.push({
+        name: 'clickhouse',
+        check: async () => {
+          const result = await ch.ping();
+          if (!result.success) throw result.error;
+        },
+      });
     }
 
     if (services.has('ingest') || services.has('projector')) {
@@ -129,8 +135,18 @@ export async function startRuntime(
         logger,
         readiness,
       });
+      // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
+      const retention = createRetentionJob({
+        pool,
+        ch: chStore!.client,
+        now: () => new Date(),
+        defaultRetentionDays: config.retentionDays,
+        logger,
+      });
+      retention.start();
+      closers.unshift(async () => retention.stop());
     } else {
-      app = Fastify({ loggerInstance: logger, requestIdHeader: 'x-request-id' });
+      app = Fastify({ loggerInstance: logger as FastifyBaseLogger, requestIdHeader: 'x-request-id' });
       installErrorHandlers(app);
       registerHealthRoutes(app, readiness);
     }
