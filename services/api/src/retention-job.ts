@@ -5,8 +5,8 @@ import type pg from 'pg';
 /**
  * Physical deletion of expired entries (SPEC §9). Visibility never depends on it: reads apply the
  * same cut-off at query time (`retentionCutoff`), so the job may run late or rarely. Postgres rows
- * go in small batches (short locks, no giant transaction); ClickHouse days go with a lightweight
- * `DELETE`. Per tenant with an override, then everyone else under the default.
+ * go tenant by tenant in small batches (short locks, no giant transaction); ClickHouse days go
+ * with a lightweight `DELETE`, per overriding tenant, then everyone else under the default.
  */
 
 export interface RetentionJobLogger {
@@ -87,38 +87,53 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
     return 1;
   }
 
+  /**
+   * Tenants that have visible log rows, by a loose index scan of the `(tenant_id, created_at)`
+   * index of 0001: one index probe per tenant instead of a scan of the table.
+   */
+  async function tenantsWithLogs(client: pg.PoolClient): Promise<string[]> {
+    const { rows } = await client.query<{ tenant_id: string }>(
+      `WITH RECURSIVE t(tenant_id) AS (
+         SELECT min(tenant_id) FROM email_logs WHERE created_at IS NOT NULL
+         UNION ALL
+         SELECT (SELECT min(e.tenant_id) FROM email_logs e
+                  WHERE e.created_at IS NOT NULL AND e.tenant_id > t.tenant_id)
+           FROM t WHERE t.tenant_id IS NOT NULL)
+       SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL`,
+    );
+    return rows.map((r) => r.tenant_id);
+  }
+
   async function runLocked(client: pg.PoolClient): Promise<RetentionRunResult> {
     const at = opts.now();
     const { rows: overrides } = await client.query<{ tenant_id: string; retention_days: number }>(
       'SELECT tenant_id, retention_days FROM tenant_settings WHERE retention_days IS NOT NULL ORDER BY tenant_id',
     );
+    const overrideOf = new Map(overrides.map((o) => [o.tenant_id, o.retention_days]));
     let deletedLogs = 0;
     let clickhouseDeletes = 0;
 
-    for (const { tenant_id: tenantId, retention_days: days } of overrides) {
-      const cutoff = retentionCutoff(at, days);
-      deletedLogs += await deleteBatches(client, 'e.tenant_id = $1 AND e.created_at < $2', [
-        tenantId,
-        cutoff,
-      ]);
-      clickhouseDeletes += await deleteDays('tenant_id = {tenantId:String} AND day < {cutoffDay:Date}', {
-        tenantId,
-        cutoffDay: utcDay(cutoff.getTime()),
-      });
+    // Postgres, tenant by tenant: every delete is a range of the (tenant_id, created_at) index.
+    for (const tenantId of await tenantsWithLogs(client)) {
+      const cutoff = retentionCutoff(at, overrideOf.get(tenantId) ?? opts.defaultRetentionDays);
+      deletedLogs += await deleteBatches(
+        client,
+        'e.tenant_id = $1 AND e.created_at IS NOT NULL AND e.created_at < $2',
+        [tenantId, cutoff],
+      );
     }
 
-    const cutoff = retentionCutoff(at, opts.defaultRetentionDays);
-    // Tenants with an override were handled above, whatever their retention (longer or shorter).
-    deletedLogs += await deleteBatches(
-      client,
-      `e.created_at < $1 AND NOT EXISTS (
-         SELECT 1 FROM tenant_settings s WHERE s.tenant_id = e.tenant_id AND s.retention_days IS NOT NULL)`,
-      [cutoff],
-    );
+    // ClickHouse: one DELETE per overriding tenant, one for everybody else.
+    for (const { tenant_id: tenantId, retention_days: days } of overrides) {
+      clickhouseDeletes += await deleteDays('tenant_id = {tenantId:String} AND day < {cutoffDay:Date}', {
+        tenantId,
+        cutoffDay: utcDay(retentionCutoff(at, days).getTime()),
+      });
+    }
     clickhouseDeletes += await deleteDays(
       'day < {cutoffDay:Date} AND NOT has({overridden:Array(String)}, tenant_id)',
       {
-        cutoffDay: utcDay(cutoff.getTime()),
+        cutoffDay: utcDay(retentionCutoff(at, opts.defaultRetentionDays).getTime()),
         overridden: overrides.map((o) => o.tenant_id),
       },
     );
