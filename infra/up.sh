@@ -41,6 +41,9 @@ done
 
 say() { echo "[infra] $*" >&2; }
 
+# Printed even when a later step fails, so the caller can stop what was started before it.
+trap 'echo "INFRA_STARTED=${started_entries[*]:-}"' EXIT
+
 record() {
   mkdir -p "$(dirname "$STATE_FILE")"
   echo "$1" >>"$STATE_FILE"
@@ -85,9 +88,10 @@ elif port_open "$KAFKA_HOST" "$KAFKA_PORT"; then
   say "kafka: reusing what answers on $KAFKA_HOST:$KAFKA_PORT"
 elif docker_ok; then
   say "kafka: docker compose up -d kafka"
-  KAFKA_PORT="$KAFKA_PORT" docker compose -f "$REPO_DIR/docker-compose.yml" up -d kafka >&2 9>&-
-  wait_port "$KAFKA_HOST" "$KAFKA_PORT" 90 "kafka (docker)"
+  # Recorded first: a container that starts but never turns healthy is still ours to stop.
   record "kafka-docker:$KAFKA_PORT"
+  KAFKA_PORT="$KAFKA_PORT" docker compose -f "$REPO_DIR/docker-compose.yml" up -d --wait --wait-timeout 120 kafka >&2 9>&-
+  wait_port "$KAFKA_HOST" "$KAFKA_PORT" 90 "kafka (docker)"
 else
   say "kafka: no broker on $KAFKA_HOST:$KAFKA_PORT and no Docker engine; starting the native broker"
   "$INFRA_DIR/kafka/build.sh"
@@ -105,18 +109,18 @@ elif [ -d /etc/postgresql ] && command -v pg_ctlcluster >/dev/null 2>&1; then
   version="$(ls /etc/postgresql | sort -V | tail -n 1)"
   say "postgres: pg_ctlcluster $version main start"
   pg_ctlcluster --skip-systemctl-redirect "$version" main start >&2 9>&-
+  record "postgres-cluster:$version/main"
   deadline=$((SECONDS + 30))
   until pg_ready; do
     ((SECONDS < deadline)) || { say "postgres did not answer on $PG_HOST:$PG_PORT within 30 s"; exit 1; }
     sleep 0.5
   done
-  record "postgres-cluster:$version/main"
 elif docker_ok; then
   say "postgres: docker compose up -d postgres"
-  docker compose -f "$REPO_DIR/docker-compose.yml" up -d postgres >&2 9>&-
+  record "postgres-docker"
+  docker compose -f "$REPO_DIR/docker-compose.yml" up -d --wait --wait-timeout 120 postgres >&2 9>&-
   wait_port "$PG_HOST" "$PG_PORT" 60 "postgres (docker)"
   pg_url="postgres://postgres:tern@$PG_HOST:$PG_PORT/postgres"
-  record "postgres-docker"
 else
   say "postgres: nothing on $PG_HOST:$PG_PORT, no local cluster and no Docker engine"
   exit 1
@@ -124,4 +128,3 @@ fi
 
 ((!want_kafka)) || echo "KAFKA_BROKERS=$KAFKA_HOST:$KAFKA_PORT"
 ((!want_postgres)) || echo "DATABASE_URL=$pg_url"
-echo "INFRA_STARTED=${started_entries[*]:-}"
