@@ -51,6 +51,8 @@ export interface Stores {
 export async function openStores(): Promise<Stores> {
   const db = await createFreshDatabase();
   const pool = new pg.Pool({ connectionString: db.url, max: 6 });
+  // The run's teardown drops databases WITH (FORCE): an idle client it kills is no test failure.
+  pool.on('error', () => undefined);
   await migratePostgres(pool);
   const clickhouseUrl = process.env.CLICKHOUSE_URL || undefined;
   const ch = createClickHouse({ dataDir: tempDir('tern-api-ch-'), clickhouseUrl });

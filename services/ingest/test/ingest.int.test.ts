@@ -41,6 +41,8 @@ const adapters: Adapter[] = [
     name: 'postgres table',
     async make() {
       const pool = new pg.Pool({ connectionString: testServices().databaseUrl, max: 4 });
+      // The run's teardown drops databases WITH (FORCE): an idle client it kills is no test failure.
+      pool.on('error', () => undefined);
       const table = `ingest_log_${suffix()}`;
       const log = createPostgresEventLog({ pool, table });
       await log.ensureSchema();
