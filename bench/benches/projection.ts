@@ -1,0 +1,233 @@
+/**
+ * Projection throughput: a log pre-filled with realistic traffic (several tenants, ≈ 3.9 events
+ * per email, events of neighbouring emails interleaved) is folded by the real projector into a
+ * fresh Postgres database and embedded chDB; timed from start until every record is handled,
+ * then checked against the in-memory fold. Per log adapter and per maxBatchSize.
+ * Target (project issues): ≥ 25 000 events/s.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { DeliveryEvent } from '@tern/contracts';
+import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
+import { type BatchStats, createProjector } from '@tern/projector';
+import pg from 'pg';
+import { type CpuSnapshot, cpuBetween, cpuSnapshot } from '../lib/cpu.js';
+import { chunks, generateTraffic } from '../lib/events.js';
+import { actualTotals, expectedTotals, openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
+import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { benchEnv, deleteTopic, runTag } from '../lib/services.js';
+import { Spans, timedClickHouse, timedPgClient } from '../lib/spans.js';
+import { distribution, round, rssMiB } from '../lib/stats.js';
+
+const TARGET = { op: '>=', value: 25_000 } as const;
+const env = benchEnv(process.env);
+const total = Number(process.env.BENCH_PROJECTION_EVENTS ?? 200_000);
+const batchSizes = (process.env.BENCH_BATCH_SIZES ?? '1000,5000,10000').split(',').map(Number);
+const maxSeconds = Number(process.env.BENCH_PROJECTION_SECONDS ?? 60);
+// Statement and ClickHouse call timings of the projector (a few µs of overhead per call).
+const spans = new Spans();
+const TimedClient = timedPgClient(spans);
+
+async function fill(log: EventLog, events: readonly DeliveryEvent[]): Promise<number> {
+  const batches = chunks(
+    events.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })),
+    1000,
+  );
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < batches.length) await log.append(batches[next++]!);
+    }),
+  );
+  return ((events.length / (performance.now() - started)) * 1000) | 0;
+}
+
+interface RunOutcome {
+  figures: Figure[];
+  details: Record<string, unknown>;
+}
+
+/** Runs the projector over the filled log until it handled `events.length` records (or the deadline). */
+async function project(
+  variant: string,
+  log: EventLog,
+  pool: pg.Pool,
+  ch: ClickHouseClient,
+  maxBatchSize: number,
+  events: readonly DeliveryEvent[],
+  tenantPrefix: string,
+): Promise<RunOutcome> {
+  const group = `tern-bench.projector-${runTag()}`;
+  const batches: BatchStats[] = [];
+  let handled = 0;
+  let done: (() => void) | undefined;
+  const finished = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  const projector = createProjector({
+    pool,
+    ch: timedClickHouse(ch, spans),
+    log,
+    group,
+    maxBatchSize,
+    onBatch: (stats) => {
+      batches.push(stats);
+      handled += stats.records;
+      if (handled >= events.length) done?.();
+    },
+  });
+  spans.reset();
+  const before: CpuSnapshot = cpuSnapshot();
+  const started = performance.now();
+  await projector.start();
+  const timedOut = await Promise.race([
+    finished.then(() => false),
+    new Promise<boolean>((r) => setTimeout(() => r(true), maxSeconds * 1000).unref()),
+  ]);
+  const elapsedMs = performance.now() - started;
+  const cpu = cpuBetween(before, cpuSnapshot());
+  const spanReport = spans.report(elapsedMs);
+  // The last commit follows onBatch; wait for it so lag() reads 0 as the issue defines "done".
+  let lag = await projector.lag();
+  for (let i = 0; i < 50 && lag > 0 && !timedOut; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    lag = await projector.lag();
+  }
+  await projector.stop();
+
+  const expected = expectedTotals(events);
+  const actual = await actualTotals(pool, ch, tenantPrefix);
+  const verified = !timedOut && JSON.stringify(expected) === JSON.stringify(actual);
+  const rate = (handled / elapsedMs) * 1000;
+  const durations = distribution(batches.map((b) => b.durationMs));
+  const sizes = distribution(batches.map((b) => b.records));
+  const name = `${variant} batch ${maxBatchSize}`;
+  console.error(
+    `[projection] ${name}: ${handled} events in ${Math.round(elapsedMs)} ms → ${Math.round(rate)} events/s; ` +
+      `${batches.length} batches (mean ${Math.round(sizes.mean)} records), batch p50 ${durations.p50.toFixed(0)} ms p99 ${durations.p99.toFixed(0)} ms; ` +
+      `lag ${lag}; verified ${verified}; CPU % of a core ${JSON.stringify(cpu)}`,
+  );
+  for (const s of spanReport.slice(0, 12)) {
+    console.error(
+      `[projection]   ${s.span.padEnd(42)} ${String(s.count).padStart(5)} × ${String(s.meanMs).padStart(7)} ms = ${String(s.totalMs).padStart(6)} ms (${s.pctOfWall} % of wall)`,
+    );
+  }
+  if (!verified)
+    console.error(`[projection] expected ${JSON.stringify(expected)} got ${JSON.stringify(actual)}`);
+  const fig = (metric: string, value: number, unit: string, extra: Partial<Figure> = {}): Figure => ({
+    bench: 'projection',
+    variant: name,
+    metric,
+    value,
+    unit,
+    ...extra,
+  });
+  return {
+    figures: [
+      fig('throughput', rate, 'events/s', {
+        target: TARGET,
+        ...(timedOut
+          ? { note: `stopped at the ${maxSeconds} s bound` }
+          : verified
+            ? {}
+            : { note: 'totals differ' }),
+      }),
+      fig('batch p50', durations.p50, 'ms'),
+      fig('batch p99', durations.p99, 'ms'),
+    ],
+    details: {
+      maxBatchSize,
+      eventsPerSec: Math.round(rate),
+      handled,
+      elapsedMs: Math.round(elapsedMs),
+      batches: batches.length,
+      recordsPerBatch: { mean: round(sizes.mean, 0), max: sizes.max },
+      batchDurationMs: Object.fromEntries(Object.entries(durations).map(([k, v]) => [k, round(v, 1)])),
+      lagAtEnd: lag,
+      timedOut,
+      verified,
+      expected,
+      actual,
+      cpuPercentOfOneCore: cpu,
+      spans: spanReport,
+      rssMiB: rssMiB(),
+    },
+  };
+}
+
+async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void> {
+  const tag = `pk${runTag()}`;
+  const events = generateTraffic({ events: total, tag, endMs: Date.now() });
+  const topic = `tern-bench.projection-${tag}`;
+  const log = createKafkaEventLog({ brokers: env.kafkaBrokers, topic, partitions: 6 });
+  try {
+    const fillRate = await fill(log, events);
+    console.error(`[projection] kafka: filled ${events.length} events at ${fillRate} events/s`);
+    for (const size of batchSizes) {
+      await ch.command({ query: 'TRUNCATE TABLE email_daily_v1' });
+      const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
+      try {
+        const outcome = await project('kafka', log, store.pool, ch, size, events, tag);
+        outcome.details.fillEventsPerSec = fillRate;
+        outcomes.push(outcome);
+      } finally {
+        await store.close();
+      }
+    }
+  } finally {
+    await log.close();
+    await deleteTopic(env.kafkaBrokers, topic);
+  }
+}
+
+async function postgresTable(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void> {
+  const tag = `pp${runTag()}`;
+  const events = generateTraffic({ events: total, tag, endMs: Date.now() });
+  for (const size of batchSizes) {
+    await ch.command({ query: 'TRUNCATE TABLE email_daily_v1' });
+    // The log table lives in the projection's own database, as in the all-in-one deployment.
+    const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
+    const logPool = new pg.Pool({ connectionString: store.db.url, max: 4 });
+    logPool.on('error', () => {});
+    const log = createPostgresEventLog({ pool: logPool });
+    try {
+      const fillRate = await fill(log, events);
+      console.error(`[projection] postgres-table: filled ${events.length} events at ${fillRate} events/s`);
+      const outcome = await project('postgres-table', log, store.pool, ch, size, events, tag);
+      outcome.details.fillEventsPerSec = fillRate;
+      outcomes.push(outcome);
+    } finally {
+      await log.close();
+      await logPool.end().catch(() => {});
+      await store.close();
+    }
+  }
+}
+
+const started = performance.now();
+const which = (process.env.BENCH_LOGS ?? 'kafka,postgres').split(',');
+const chdb = await openChdb();
+const outcomes: RunOutcome[] = [];
+try {
+  if (which.includes('kafka')) await kafka(chdb.ch, outcomes);
+  if (which.includes('postgres')) await postgresTable(chdb.ch, outcomes);
+} finally {
+  await chdb.close();
+}
+const best = (prefix: string) =>
+  outcomes
+    .filter((o) => String(o.figures[0]?.variant).startsWith(prefix))
+    .sort((a, b) => b.figures[0]!.value - a.figures[0]!.value)[0]?.details.maxBatchSize;
+const result: BenchResult = {
+  bench: 'projection',
+  figures: outcomes.flatMap((o) => o.figures),
+  details: {
+    events: total,
+    runs: outcomes.map((o) => ({ variant: o.figures[0]?.variant, ...o.details })),
+    bestBatchSize: { kafka: best('kafka'), postgresTable: best('postgres-table') },
+    maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1),
+  },
+  rssMiB: rssMiB(),
+  wallMs: Math.round(performance.now() - started),
+};
+emitResult(result);

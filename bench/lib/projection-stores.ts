@@ -1,0 +1,91 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { DeliveryEvent } from '@tern/contracts';
+import { type AnalyticsCounters, addCounters, contribution, foldEmail, zeroCounters } from '@tern/domain';
+import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
+import pg from 'pg';
+import { createFreshDatabase, type FreshDatabase, tempDir } from './services.js';
+
+/** A fresh migrated Postgres database for the projection, with its pool. */
+export async function openProjectionDatabase(
+  adminUrl: string,
+  opts: { max?: number; Client?: typeof pg.Client } = {},
+): Promise<{ db: FreshDatabase; pool: pg.Pool; close(): Promise<void> }> {
+  const db = await createFreshDatabase(adminUrl);
+  const pool = new pg.Pool({
+    connectionString: db.url,
+    max: opts.max ?? 10,
+    ...(opts.Client ? { Client: opts.Client } : {}),
+  });
+  // DROP DATABASE … WITH (FORCE) ends connections still open at the end; expected.
+  pool.on('error', () => {});
+  await migratePostgres(pool);
+  return {
+    db,
+    pool,
+    async close() {
+      await pool.end().catch(() => {});
+      await db.drop();
+    },
+  };
+}
+
+/** Embedded chDB in a temp dir (the default deployment), migrated. One per process. */
+export async function openChdb(): Promise<{ ch: ClickHouseClient; close(): Promise<void> }> {
+  const dir = tempDir('tern-bench-chdb-');
+  const store = createClickHouse({ dataDir: dir.path });
+  await migrateClickHouse(store.client);
+  return {
+    ch: store.client,
+    async close() {
+      await store.close();
+      dir.remove();
+    },
+  };
+}
+
+/** What the projections must hold once every event is folded: the fold of each email, summed. */
+export function expectedTotals(events: readonly DeliveryEvent[]): {
+  emails: number;
+  counters: AnalyticsCounters;
+} {
+  const byEmail = new Map<string, DeliveryEvent[]>();
+  for (const e of events) {
+    const k = `${e.tenantId}\u0000${e.emailId}`;
+    const list = byEmail.get(k);
+    if (list) list.push(e);
+    else byEmail.set(k, [e]);
+  }
+  let counters = zeroCounters();
+  let emails = 0;
+  for (const list of byEmail.values()) {
+    const c = contribution(foldEmail(list));
+    if (c) {
+      emails++;
+      counters = addCounters(counters, c.counters);
+    }
+  }
+  return { emails, counters };
+}
+
+/** What the projections hold now: visible Postgres rows and the ClickHouse sums. */
+export async function actualTotals(
+  pool: pg.Pool,
+  ch: ClickHouseClient,
+  tenantPrefix: string,
+): Promise<{ emails: number; counters: AnalyticsCounters }> {
+  const { rows } = await pool.query<{ n: string }>(
+    `SELECT count(*) AS n FROM email_logs WHERE created_at IS NOT NULL AND tenant_id LIKE $1 || '%'`,
+    [tenantPrefix],
+  );
+  const rs = await ch.query({
+    query: `SELECT sum(total) AS total, sum(sent) AS sent, sum(opened) AS opened, sum(clicked) AS clicked,
+                   sum(bounced) AS bounced, sum(complained) AS complained, sum(failed) AS failed
+              FROM email_daily_v1 FINAL WHERE startsWith(tenant_id, {p:String})`,
+    query_params: { p: tenantPrefix },
+    format: 'JSONEachRow',
+  });
+  const [sums] = await rs.json<Record<keyof AnalyticsCounters, string | number>>();
+  const counters = zeroCounters();
+  for (const k of Object.keys(counters) as (keyof AnalyticsCounters)[]) counters[k] = Number(sums?.[k] ?? 0);
+  return { emails: Number(rows[0]?.n ?? 0), counters };
+}

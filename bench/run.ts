@@ -1,0 +1,131 @@
+/**
+ * Runs the benchmarks, each in its own node process (clean RSS, one chDB per process), prints one
+ * table of figures against the project's targets and writes bench/results/latest.json.
+ *   npm run bench                      all of them
+ *   npm run bench -- ingest lag        some of them
+ *   npm run bench -- --profile ingest  also write V8 CPU profiles to bench/results/profiles/
+ * Services: KAFKA_BROKERS (default 127.0.0.1:9092), DATABASE_URL (default
+ * postgres://postgres@127.0.0.1:5432/postgres; fresh databases are created and dropped on it).
+ * Figures only: a missed target is reported, never a failure; a bench that crashes is.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runTsx } from './lib/child.js';
+import { cpuBetween, cpuSnapshot } from './lib/cpu.js';
+import { type BenchResult, type Figure, formatTable, meets } from './lib/report.js';
+
+const BENCHES = ['ingest', 'projection', 'lag', 'analytics'] as const;
+type BenchName = (typeof BENCHES)[number];
+// Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
+const TIMEOUT_MS: Record<BenchName, number> = {
+  ingest: 180_000,
+  projection: 600_000,
+  lag: 180_000,
+  analytics: 300_000,
+};
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const args = process.argv.slice(2);
+const profile = args.includes('--profile');
+const unknown = args.filter((a) => !a.startsWith('--') && !(BENCHES as readonly string[]).includes(a));
+if (unknown.length > 0) {
+  console.error(`unknown bench ${unknown.join(', ')}; choose from ${BENCHES.join(', ')}`);
+  process.exit(2);
+}
+const chosen = args.filter((a): a is BenchName => (BENCHES as readonly string[]).includes(a));
+const selected: BenchName[] = chosen.length > 0 ? chosen : [...BENCHES];
+const resultsDir = join(here, 'results');
+const profilesDir = join(resultsDir, 'profiles');
+mkdirSync(resultsDir, { recursive: true });
+
+/** Load the other processes of the machine put on it just before a bench (other tests running?). */
+async function backgroundLoad(): Promise<Record<string, number>> {
+  const a = cpuSnapshot();
+  await new Promise((r) => setTimeout(r, 1000));
+  return cpuBetween(a, cpuSnapshot());
+}
+
+const startedAt = new Date();
+const results: Partial<Record<BenchName, BenchResult>> = {};
+const failures: Record<string, string> = {};
+const background: Record<string, Record<string, number>> = {};
+for (const name of selected) {
+  background[name] = await backgroundLoad();
+  const busy = background[name]!.machine ?? 0;
+  console.error(
+    `\n=== ${name} === (machine busy ${busy} % of one core before start${busy > 30 ? ': figures will be lower than on a quiet machine' : ''})`,
+  );
+  const out = join(tmpdir(), `tern-bench-${name}-${process.pid}.json`);
+  try {
+    await runTsx(join(here, 'benches', `${name}.ts`), ['--out', out], {
+      timeoutMs: TIMEOUT_MS[name],
+      inheritStdout: true,
+      nodeFlags: profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profilesDir, name)}`] : [],
+    });
+    results[name] = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    console.error(
+      `=== ${name}: done in ${Math.round(results[name]!.wallMs / 1000)} s, RSS ${results[name]!.rssMiB} MiB`,
+    );
+  } catch (error) {
+    failures[name] = (error as Error).message;
+    console.error(`=== ${name}: FAILED: ${(error as Error).message}`);
+  } finally {
+    rmSync(out, { force: true });
+  }
+}
+
+const figures: Figure[] = [];
+for (const name of selected) {
+  const r = results[name];
+  if (!r) continue;
+  figures.push(...r.figures);
+  figures.push({ bench: name, variant: 'process', metric: 'RSS at end', value: r.rssMiB, unit: 'MiB' });
+  const max = Number(r.details.maxRssMiB);
+  if (Number.isFinite(max))
+    figures.push({ bench: name, variant: 'process', metric: 'max RSS', value: max, unit: 'MiB' });
+}
+console.log(
+  `\nTern benchmarks, ${startedAt.toISOString()}, ${cpus().length} cores, node ${process.version}\n`,
+);
+console.log(formatTable(figures));
+const notes = figures.filter((f) => f.note);
+for (const f of notes) console.log(`note: ${f.bench} ${f.variant} ${f.metric}: ${f.note}`);
+for (const [name, message] of Object.entries(failures)) console.log(`FAILED: ${name}: ${message}`);
+
+const summary = {
+  startedAt: startedAt.toISOString(),
+  machine: {
+    cores: cpus().length,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  },
+  services: {
+    kafkaBrokers: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
+    postgres: (process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres').replace(
+      /\/\/[^@]*@/,
+      '//…@',
+    ),
+    clickhouse: 'embedded chDB',
+  },
+  backgroundLoadBeforeEachBench: background,
+  targets: figures
+    .filter((f) => f.target)
+    .map((f) => ({
+      bench: f.bench,
+      variant: f.variant,
+      metric: f.metric,
+      value: Math.round(f.value * 10) / 10,
+      unit: f.unit,
+      target: `${f.target!.op} ${f.target!.value}`,
+      met: meets(f.value, f.target!),
+    })),
+  figures,
+  benches: results,
+  failures,
+};
+writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(summary, null, 2)}\n`);
+console.log(`\nJSON summary: ${join('bench', 'results', 'latest.json')}`);
+process.exitCode = Object.keys(failures).length > 0 ? 1 : 0;
