@@ -43,6 +43,34 @@ function validationMessage(error: FastifyError): string {
   return parts.length > 0 ? parts.join('; ') : error.message;
 }
 
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+]);
+
+/**
+ * A store that cannot be reached (connection refused or dropped, Postgres class 08 or admin
+ * shutdown 57P0x): the request may succeed later, so it is a 503, not a 500.
+ */
+export function isDependencyUnavailable(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || /^08|^57P0/.test(code))) return true;
+    const message = (e as { message?: unknown }).message;
+    if (
+      typeof message === 'string' &&
+      /Connection terminated|connection timeout|socket hang up/i.test(message)
+    ) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /**
  * The one error handler of every service: client mistakes keep their 4xx and a clear message,
  * anything else is logged and answered as a bare 500 (its message hidden).
@@ -63,6 +91,12 @@ export function installErrorHandlers(app: FastifyInstance): void {
         .send(errorBody(status, error.message, error.code ? { code: error.code } : {}));
     }
     request.log.error({ err: error }, 'request failed');
+    if (isDependencyUnavailable(error)) {
+      reply.header('retry-after', '5');
+      return reply
+        .status(503)
+        .send(errorBody(503, 'Service Unavailable: a data store cannot be reached, retry later'));
+    }
     const code = status >= 500 && status < 600 ? status : 500;
     return reply
       .status(code)

@@ -1,0 +1,88 @@
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { httpError, installErrorHandlers, isDependencyUnavailable } from '../src/index.js';
+
+async function appThrowing(error: unknown) {
+  const app = Fastify();
+  installErrorHandlers(app);
+  app.get('/boom', async () => {
+    throw error;
+  });
+  return app;
+}
+
+describe('installErrorHandlers', () => {
+  it('answers an HttpError with its status, SPEC §4 body and extra fields', async () => {
+    const app = await appThrowing(
+      httpError(403, 'Missing required API key scope', { missingScope: 'email:read' }),
+    );
+    const res = await app.inject('/boom');
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toEqual({
+      statusCode: 403,
+      error: 'Forbidden',
+      message: 'Missing required API key scope',
+      missingScope: 'email:read',
+    });
+  });
+
+  it('hides the message of an unexpected error behind a bare 500', async () => {
+    const app = await appThrowing(new Error('secret internals'));
+    const res = await app.inject('/boom');
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({
+      statusCode: 500,
+      error: 'Internal Server Error',
+      message: 'Internal Server Error',
+    });
+  });
+
+  it('answers 503 with Retry-After when a store cannot be reached', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const app = await appThrowing(refused);
+    const res = await app.inject('/boom');
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.json().message).toContain('retry later');
+  });
+
+  it('answers an unknown route with a 404 body naming it', async () => {
+    const app = await appThrowing(new Error('unused'));
+    const res = await app.inject('/nope?x=1');
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({
+      statusCode: 404,
+      error: 'Not Found',
+      message: 'Route GET /nope not found',
+    });
+  });
+
+  it('keeps a client mistake found by Fastify (bad JSON) a 400', async () => {
+    const app = Fastify();
+    installErrorHandlers(app);
+    app.post('/in', async () => ({ ok: true }));
+    const res = await app.inject({
+      method: 'POST',
+      url: '/in',
+      headers: { 'content-type': 'application/json' },
+      payload: '{',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+  });
+});
+
+describe('isDependencyUnavailable', () => {
+  it.each([
+    [{ code: 'ECONNREFUSED' }, true],
+    [{ code: '08006' }, true],
+    [{ code: '57P01' }, true],
+    [new Error('Connection terminated unexpectedly'), true],
+    [Object.assign(new Error('wrapped'), { cause: { code: 'ECONNRESET' } }), true],
+    [{ code: '23505' }, false],
+    [new Error('syntax error'), false],
+    [undefined, false],
+  ])('%o → %s', (error, expected) => {
+    expect(isDependencyUnavailable(error)).toBe(expected);
+  });
+});
