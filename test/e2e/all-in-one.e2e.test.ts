@@ -1,7 +1,7 @@
-import { execSync } from 'node:child_process';
+import { execFileSync, execSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, waitFor } from '../support/services.js';
-import { buildTern, runTernToExit, startTern } from './tern-process.js';
+import { buildTern, runTernToExit, SEED_DEMO, startTern } from './tern-process.js';
 
 const TENANT = 'demo';
 
@@ -123,6 +123,24 @@ describe('npm start: ingest, projector and api in one process on embedded stores
         headers: { authorization: `Bearer ${key}` },
       });
       expect(keyAgain.status).toBe(200);
+
+      // seed:demo posts a 90-day stream through the public endpoint; the daily series shows it.
+      const seeded = execFileSync(process.execPath, [SEED_DEMO], {
+        env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, TERN_URL: restarted.url, SEED_EMAILS: '300' },
+      }).toString();
+      expect(seeded).toMatch(/^seeded 300 emails \(\d+ events\) for tenant "demo"/);
+      const restartedUrl = restarted.url;
+      const daily = await waitFor(
+        async () => {
+          const res = await fetch(`${restartedUrl}/analytics/daily?days=90`, { headers: auth });
+          const body = (await res.json()) as { daily: { sent: number }[] };
+          const sent = body.daily.reduce((n, d) => n + d.sent, 0);
+          return sent >= 20 + 250 ? body : undefined;
+        },
+        { timeoutMs: 30_000, description: 'seeded emails in the daily series' },
+      );
+      expect(daily.daily).toHaveLength(90);
+      expect(daily.daily.filter((d) => d.sent > 0).length).toBeGreaterThan(60);
       expect(await restarted.stop()).toBe(0);
     } finally {
       await tern.stop();

@@ -6,6 +6,7 @@ import { waitFor } from '../support/services.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const MAIN = resolve(root, 'services/tern/dist/main.js');
+export const SEED_DEMO = resolve(root, 'services/tern/dist/seed-demo.js');
 
 /** Builds the all-in-one bundle the way `npm run build` does (esbuild: a couple of seconds). */
 export function buildTern(): void {
