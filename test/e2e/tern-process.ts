@@ -34,6 +34,23 @@ export interface TernProcess {
   stop(timeoutMs?: number): Promise<number | null>;
 }
 
+/** Spawns the built process with only the given environment, collecting its output. */
+function spawnTern(env: Record<string, string>, args: string[]) {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout!.on('data', (d) => {
+    output.stdout += d;
+  });
+  child.stderr!.on('data', (d) => {
+    output.stderr += d;
+  });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, output, exited };
+}
+
 /** Starts the built process and waits until `/health` answers. */
 export async function startTern(opts: {
   env: Record<string, string>;
@@ -41,26 +58,10 @@ export async function startTern(opts: {
   readyTimeoutMs?: number;
 }): Promise<TernProcess> {
   const port = opts.env.PORT ?? String(await freePort());
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '/tmp',
-    LOG_LEVEL: 'warn',
-    ...opts.env,
-    PORT: port,
-  };
-  const child = spawn(process.execPath, [MAIN, ...(opts.args ?? [])], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => {
-    out += d;
-  });
-  child.stderr!.on('data', (d) => {
-    err += d;
-  });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const { child, output, exited } = spawnTern(
+    { LOG_LEVEL: 'warn', ...opts.env, PORT: port },
+    opts.args ?? [],
+  );
   const url = `http://127.0.0.1:${port}`;
   let dead = false;
   void exited.then(() => {
@@ -68,20 +69,22 @@ export async function startTern(opts: {
   });
   await waitFor(
     async () => {
-      if (dead) throw new Error(`tern exited early: ${err || out}`);
+      if (dead) throw new Error(`tern exited early: ${output.stderr || output.stdout}`);
       const res = await fetch(`${url}/health`);
       return res.ok;
     },
     { timeoutMs: opts.readyTimeoutMs ?? 60_000, intervalMs: 100, description: `tern at ${url}` },
   ).catch((e: unknown) => {
     if (!dead) child.kill('SIGKILL');
-    throw new Error(`${e instanceof Error ? e.message : String(e)}\nstdout: ${out}\nstderr: ${err}`);
+    throw new Error(
+      `${e instanceof Error ? e.message : String(e)}\nstdout: ${output.stdout}\nstderr: ${output.stderr}`,
+    );
   });
   return {
     child,
     url,
-    stdout: () => out,
-    stderr: () => err,
+    stdout: () => output.stdout,
+    stderr: () => output.stderr,
     async stop(timeoutMs = 30_000) {
       if (dead) return child.exitCode;
       child.kill('SIGTERM');
@@ -95,20 +98,9 @@ export async function startTern(opts: {
 
 /** Runs the process to its end (for start-up errors); returns the exit code and output. */
 export async function runTernToExit(env: Record<string, string>, args: string[] = []) {
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => {
-    out += d;
-  });
-  child.stderr!.on('data', (d) => {
-    err += d;
-  });
+  const { child, output, exited } = spawnTern(env, args);
   const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  const code = await exited;
   clearTimeout(timer);
-  return { code, stdout: out, stderr: err };
+  return { code, ...output };
 }
