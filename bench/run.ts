@@ -85,6 +85,16 @@ for (const name of selected) {
   const max = Number(r.details.maxRssMiB);
   if (Number.isFinite(max))
     figures.push({ bench: name, variant: 'process', metric: 'max RSS', value: max, unit: 'MiB' });
+  const chdb = Number(r.details.rssAfterChdbOpenMiB);
+  if (Number.isFinite(chdb)) {
+    figures.push({
+      bench: name,
+      variant: 'process',
+      metric: 'RSS once chDB is open',
+      value: chdb,
+      unit: 'MiB',
+    });
+  }
 }
 console.log(
   `\nTern benchmarks, ${startedAt.toISOString()}, ${cpus().length} cores, node ${process.version}\n`,

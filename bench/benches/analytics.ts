@@ -272,6 +272,8 @@ async function scenario(
 
 const started = performance.now();
 const chdb = await openChdb();
+// chDB runs in this process: its engine alone accounts for much of the RSS printed at the end.
+const rssAfterChdbOpenMiB = rssMiB();
 const store = await openProjectionDatabase(env.databaseUrl, { max: 4 });
 const figures: Figure[] = [];
 const details: Record<string, unknown> = { emails: EMAILS, days: DAYS, requests, firstDay, lastDay };
@@ -311,7 +313,7 @@ try {
 const result: BenchResult = {
   bench: 'analytics',
   figures,
-  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1) },
+  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1), rssAfterChdbOpenMiB },
   rssMiB: rssMiB(),
   wallMs: Math.round(performance.now() - started),
 };

@@ -8,8 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import pg from 'pg';
-import { runTsx } from '../lib/child.js';
-import { type CpuSnapshot, cpuBetween, cpuSnapshot } from '../lib/cpu.js';
+import { runTsx, startTsx } from '../lib/child.js';
+import { type CpuSnapshot, cpuBetween, cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
+import { ingestStages } from '../lib/cpu-stages.js';
+import { chunks, generateTraffic } from '../lib/events.js';
 import type { LoadOptions, LoadReport } from '../lib/load-generator.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
 import { benchEnv, createFreshDatabase, deleteTopic, runTag } from '../lib/services.js';
@@ -20,16 +22,26 @@ const env = benchEnv(process.env);
 const events = Number(process.env.BENCH_INGEST_EVENTS ?? 200_000);
 const concurrency = Number(process.env.BENCH_INGEST_CONCURRENCY ?? 4);
 const maxSeconds = Number(process.env.BENCH_INGEST_SECONDS ?? 20);
+const ingestProcesses = Number(process.env.BENCH_INGEST_PROCESSES ?? 2);
 const generatorFile = new URL('../lib/load-generator.ts', import.meta.url).pathname;
+const serverFile = new URL('../lib/ingest-server.ts', import.meta.url).pathname;
 
-async function measure(variant: string, log: EventLog): Promise<{ figures: Figure[]; details: unknown }> {
-  const token = randomBytes(24).toString('base64url');
-  const app = await createIngestApp({ log, ingestToken: token });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = app.server.address() as AddressInfo;
+/**
+ * Loads the ingest app: in this process by default, or the given ingest server processes (then
+ * `log` is only read, for the record count).
+ */
+async function measure(
+  variant: string,
+  log: EventLog,
+  servers?: { token: string; ports: number[]; pids: number[] },
+): Promise<{ figures: Figure[]; details: unknown }> {
+  const token = servers?.token ?? randomBytes(24).toString('base64url');
+  const app = servers ? undefined : await createIngestApp({ log, ingestToken: token });
+  await app?.listen({ host: '127.0.0.1', port: 0 });
+  const ports = servers?.ports ?? [(app!.server.address() as AddressInfo).port];
   try {
     const opts: LoadOptions = {
-      url: `http://127.0.0.1:${port}/events`,
+      urls: ports.map((port) => `http://127.0.0.1:${port}/events`),
       token,
       events,
       batchSize: 1000,
@@ -39,7 +51,7 @@ async function measure(variant: string, log: EventLog): Promise<{ figures: Figur
       tag: `ing${runTag()}`,
       endMs: Date.now(),
     };
-    const generator = new Map<number, string>();
+    const generator = new Map<number, string>((servers?.pids ?? []).map((pid) => [pid, 'ingest servers']));
     let before: CpuSnapshot | undefined;
     let after: CpuSnapshot | undefined;
     const out = await runTsx(generatorFile, [JSON.stringify(opts)], {
@@ -52,13 +64,14 @@ async function measure(variant: string, log: EventLog): Promise<{ figures: Figur
     });
     const report = JSON.parse(out.trim().split('\n').at(-1)!) as LoadReport;
     const cpu = before && after ? cpuBetween(before, after) : {};
+    const perEvent = before && after ? cpuMicrosPer(before, after, report.acceptedEvents) : {};
     const lat = distribution(report.latenciesMs);
     const rate = (report.acceptedEvents / report.elapsedMs) * 1000;
     // Whole log, warm-up included: a group that never committed counts every record.
     const inLog = await log.lag(`never-${runTag()}`);
     console.error(
       `[ingest] ${variant}: ${report.acceptedEvents} events in ${Math.round(report.elapsedMs)} ms → ${Math.round(rate)} events/s, ` +
-        `p50 ${lat.p50.toFixed(1)} ms p99 ${lat.p99.toFixed(1)} ms, CPU % of a core ${JSON.stringify(cpu)}, statuses ${JSON.stringify(report.statuses)}`,
+        `p50 ${lat.p50.toFixed(1)} ms p99 ${lat.p99.toFixed(1)} ms, CPU % of a core ${JSON.stringify(cpu)}, CPU µs/event ${JSON.stringify(perEvent)}, statuses ${JSON.stringify(report.statuses)}`,
     );
     if (report.firstError) console.error(`[ingest] ${variant}: first error: ${report.firstError}`);
     const note =
@@ -73,9 +86,16 @@ async function measure(variant: string, log: EventLog): Promise<{ figures: Figur
       unit,
       ...extra,
     });
+    const appendRate = servers ? undefined : await appendAlone(log);
+    if (appendRate)
+      console.error(`[ingest] ${variant}: log.append alone (no HTTP, 4 in flight): ${appendRate} events/s`);
     return {
       figures: [
         fig('throughput', rate, 'events/s', { target: TARGET, ...(note ? { note } : {}) }),
+        ...(appendRate ? [fig('log.append alone, 4 in flight', appendRate, 'events/s')] : []),
+        ...Object.entries(perEvent)
+          .filter(([group]) => group !== 'load generator')
+          .map(([group, micros]) => fig(`CPU per event: ${group}`, micros, 'µs')),
         fig('request p50 (1000 events)', lat.p50, 'ms'),
         fig('request p99 (1000 events)', lat.p99, 'ms'),
       ],
@@ -88,13 +108,32 @@ async function measure(variant: string, log: EventLog): Promise<{ figures: Figur
         latencyMs: Object.fromEntries(Object.entries(lat).map(([k, v]) => [k, round(v, 2)])),
         statuses: report.statuses,
         recordsInLog: inLog,
+        appendAloneEventsPerSec: appendRate,
         cpuPercentOfOneCore: cpu,
+        cpuMicrosPerEvent: perEvent,
         ...(report.firstError ? { firstError: report.firstError } : {}),
       },
     };
   } finally {
-    await app.close();
+    await app?.close();
   }
+}
+
+/** The log's own ceiling: the same kind of batches appended in-process, no HTTP, no validation. */
+async function appendAlone(log: EventLog): Promise<number> {
+  const traffic = generateTraffic({ events: 50_000, tag: `app${runTag()}`, endMs: Date.now() });
+  const batches = chunks(
+    traffic.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })),
+    1000,
+  );
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < batches.length) await log.append(batches[next++]!);
+    }),
+  );
+  return Math.round((traffic.length / (performance.now() - started)) * 1000);
 }
 
 async function kafka() {
@@ -102,10 +141,37 @@ async function kafka() {
   const log = createKafkaEventLog({ brokers: env.kafkaBrokers, topic, partitions: 6 });
   try {
     await log.ping(); // creates the topic before the clock starts
-    return await measure('kafka', log);
+    const one = await measure('kafka', log);
+    const several = ingestProcesses > 1 ? await kafkaProcesses(log, topic) : undefined;
+    return {
+      figures: [...one.figures, ...(several?.figures ?? [])],
+      details: { one: one.details, several: several?.details },
+    };
   } finally {
     await log.close();
     await deleteTopic(env.kafkaBrokers, topic);
+  }
+}
+
+/** Horizontal scale on one machine: `ingestProcesses` ingest processes, connections spread over them. */
+async function kafkaProcesses(log: EventLog, topic: string) {
+  const token = randomBytes(24).toString('base64url');
+  const children = Array.from({ length: ingestProcesses }, () =>
+    startTsx(serverFile, [JSON.stringify({ brokers: env.kafkaBrokers, topic, token })], (l) =>
+      l.startsWith('{"port"'),
+    ),
+  );
+  try {
+    const ports = await Promise.all(
+      children.map(async (c) => (JSON.parse(await c.line) as { port: number }).port),
+    );
+    return await measure(`kafka, ${ingestProcesses} ingest processes`, log, {
+      token,
+      ports,
+      pids: children.map((c) => c.pid),
+    });
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
   }
 }
 
@@ -142,6 +208,12 @@ if (which.includes('postgres')) {
   figures.push(...r.figures);
   details.postgresTable = r.details;
 }
+const stages = ingestStages(generateTraffic({ events: 50_000, tag: 'stages', endMs: Date.now() }));
+console.error(`[ingest] CPU per event of request stages (µs): ${JSON.stringify(stages)}`);
+for (const [stage, micros] of Object.entries(stages)) {
+  figures.push({ bench: 'ingest', variant: 'CPU per event', metric: stage, value: micros, unit: 'µs' });
+}
+details.cpuMicrosPerEvent = stages;
 const result: BenchResult = {
   bench: 'ingest',
   figures,

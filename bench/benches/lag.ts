@@ -177,6 +177,8 @@ async function postgresTable(ch: import('@clickhouse/client').ClickHouseClient) 
 const started = performance.now();
 const which = (process.env.BENCH_LOGS ?? 'kafka,postgres').split(',');
 const chdb = await openChdb();
+// chDB runs in this process: its engine alone accounts for much of the RSS printed at the end.
+const rssAfterChdbOpenMiB = rssMiB();
 const figures: Figure[] = [];
 const details: Record<string, unknown> = {};
 try {
@@ -196,7 +198,7 @@ try {
 const result: BenchResult = {
   bench: 'lag',
   figures,
-  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1) },
+  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1), rssAfterChdbOpenMiB },
   rssMiB: rssMiB(),
   wallMs: Math.round(performance.now() - started),
 };

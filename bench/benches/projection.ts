@@ -10,7 +10,8 @@ import type { DeliveryEvent } from '@tern/contracts';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { type BatchStats, createProjector } from '@tern/projector';
 import pg from 'pg';
-import { type CpuSnapshot, cpuBetween, cpuSnapshot } from '../lib/cpu.js';
+import { type CpuSnapshot, cpuBetween, cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
+import { projectionStages } from '../lib/cpu-stages.js';
 import { chunks, generateTraffic } from '../lib/events.js';
 import { actualTotals, expectedTotals, openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
@@ -20,9 +21,10 @@ import { distribution, round, rssMiB } from '../lib/stats.js';
 
 const TARGET = { op: '>=', value: 25_000 } as const;
 const env = benchEnv(process.env);
-const total = Number(process.env.BENCH_PROJECTION_EVENTS ?? 200_000);
+const total = Number(process.env.BENCH_PROJECTION_EVENTS ?? 100_000);
 const batchSizes = (process.env.BENCH_BATCH_SIZES ?? '1000,5000,10000').split(',').map(Number);
 const maxSeconds = Number(process.env.BENCH_PROJECTION_SECONDS ?? 60);
+const projectorCount = Number(process.env.BENCH_PROJECTORS ?? 2);
 // Statement and ClickHouse call timings of the projector (a few µs of overhead per call).
 const spans = new Spans();
 const TimedClient = timedPgClient(spans);
@@ -56,6 +58,7 @@ async function project(
   maxBatchSize: number,
   events: readonly DeliveryEvent[],
   tenantPrefix: string,
+  instances = 1,
 ): Promise<RunOutcome> {
   const group = `tern-bench.projector-${runTag()}`;
   const batches: BatchStats[] = [];
@@ -64,28 +67,34 @@ async function project(
   const finished = new Promise<void>((resolve) => {
     done = resolve;
   });
-  const projector = createProjector({
-    pool,
-    ch: timedClickHouse(ch, spans),
-    log,
-    group,
-    maxBatchSize,
-    onBatch: (stats) => {
-      batches.push(stats);
-      handled += stats.records;
-      if (handled >= events.length) done?.();
-    },
-  });
+  // Several instances in one group split the partitions, as separate projector processes would.
+  const projectors = Array.from({ length: instances }, () =>
+    createProjector({
+      pool,
+      ch: timedClickHouse(ch, spans),
+      log,
+      group,
+      maxBatchSize,
+      onBatch: (stats) => {
+        batches.push(stats);
+        handled += stats.records;
+        if (handled >= events.length) done?.();
+      },
+    }),
+  );
+  const projector = projectors[0]!;
   spans.reset();
   const before: CpuSnapshot = cpuSnapshot();
   const started = performance.now();
-  await projector.start();
+  await Promise.all(projectors.map((p) => p.start()));
   const timedOut = await Promise.race([
     finished.then(() => false),
     new Promise<boolean>((r) => setTimeout(() => r(true), maxSeconds * 1000).unref()),
   ]);
   const elapsedMs = performance.now() - started;
-  const cpu = cpuBetween(before, cpuSnapshot());
+  const after = cpuSnapshot();
+  const cpu = cpuBetween(before, after);
+  const perEvent = cpuMicrosPer(before, after, Math.max(1, handled));
   const spanReport = spans.report(elapsedMs);
   // The last commit follows onBatch; wait for it so lag() reads 0 as the issue defines "done".
   let lag = await projector.lag();
@@ -93,7 +102,7 @@ async function project(
     await new Promise((r) => setTimeout(r, 100));
     lag = await projector.lag();
   }
-  await projector.stop();
+  await Promise.all(projectors.map((p) => p.stop()));
 
   const expected = expectedTotals(events);
   const actual = await actualTotals(pool, ch, tenantPrefix);
@@ -101,11 +110,11 @@ async function project(
   const rate = (handled / elapsedMs) * 1000;
   const durations = distribution(batches.map((b) => b.durationMs));
   const sizes = distribution(batches.map((b) => b.records));
-  const name = `${variant} batch ${maxBatchSize}`;
+  const name = `${variant} batch ${maxBatchSize}${instances > 1 ? ` ×${instances} projectors` : ''}`;
   console.error(
     `[projection] ${name}: ${handled} events in ${Math.round(elapsedMs)} ms → ${Math.round(rate)} events/s; ` +
       `${batches.length} batches (mean ${Math.round(sizes.mean)} records), batch p50 ${durations.p50.toFixed(0)} ms p99 ${durations.p99.toFixed(0)} ms; ` +
-      `lag ${lag}; verified ${verified}; CPU % of a core ${JSON.stringify(cpu)}`,
+      `lag ${lag}; verified ${verified}; CPU % of a core ${JSON.stringify(cpu)}; CPU µs/event ${JSON.stringify(perEvent)}`,
   );
   for (const s of spanReport.slice(0, 12)) {
     console.error(
@@ -132,11 +141,14 @@ async function project(
             ? {}
             : { note: 'totals differ' }),
       }),
+      fig('records per batch (mean)', sizes.mean, 'records'),
       fig('batch p50', durations.p50, 'ms'),
       fig('batch p99', durations.p99, 'ms'),
+      ...Object.entries(perEvent).map(([group, micros]) => fig(`CPU per event: ${group}`, micros, 'µs')),
     ],
     details: {
       maxBatchSize,
+      projectors: instances,
       eventsPerSec: Math.round(rate),
       handled,
       elapsedMs: Math.round(elapsedMs),
@@ -149,10 +161,18 @@ async function project(
       expected,
       actual,
       cpuPercentOfOneCore: cpu,
+      cpuMicrosPerEvent: perEvent,
       spans: spanReport,
       rssMiB: rssMiB(),
     },
   };
+}
+
+/** The maxBatchSize of the fastest single-projector run of a log so far. */
+function best(prefix: string): unknown {
+  return outcomes
+    .filter((o) => o.details.projectors === 1 && String(o.figures[0]?.variant).startsWith(prefix))
+    .sort((a, b) => b.figures[0]!.value - a.figures[0]!.value)[0]?.details.maxBatchSize;
 }
 
 async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void> {
@@ -170,6 +190,17 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
         const outcome = await project('kafka', log, store.pool, ch, size, events, tag);
         outcome.details.fillEventsPerSec = fillRate;
         outcomes.push(outcome);
+      } finally {
+        await store.close();
+      }
+    }
+    if (projectorCount > 1) {
+      // Scale-out: the best batch size so far, with several consumers splitting the 6 partitions.
+      const size = Number(best('kafka') ?? batchSizes.at(-1));
+      await ch.command({ query: 'TRUNCATE TABLE email_daily_v1' });
+      const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
+      try {
+        outcomes.push(await project('kafka', log, store.pool, ch, size, events, tag, projectorCount));
       } finally {
         await store.close();
       }
@@ -207,6 +238,8 @@ async function postgresTable(ch: ClickHouseClient, outcomes: RunOutcome[]): Prom
 const started = performance.now();
 const which = (process.env.BENCH_LOGS ?? 'kafka,postgres').split(',');
 const chdb = await openChdb();
+// chDB runs in this process: its engine alone accounts for much of the RSS printed at the end.
+const rssAfterChdbOpenMiB = rssMiB();
 const outcomes: RunOutcome[] = [];
 try {
   if (which.includes('kafka')) await kafka(chdb.ch, outcomes);
@@ -214,18 +247,26 @@ try {
 } finally {
   await chdb.close();
 }
-const best = (prefix: string) =>
-  outcomes
-    .filter((o) => String(o.figures[0]?.variant).startsWith(prefix))
-    .sort((a, b) => b.figures[0]!.value - a.figures[0]!.value)[0]?.details.maxBatchSize;
+const stages = projectionStages(generateTraffic({ events: 50_000, tag: 'stages', endMs: Date.now() }), 5000);
+console.error(`[projection] CPU per event of in-memory stages (µs): ${JSON.stringify(stages)}`);
+const stageFigures: Figure[] = Object.entries(stages).map(([stage, micros]) => ({
+  bench: 'projection',
+  variant: 'CPU per event',
+  metric: stage,
+  value: micros,
+  unit: 'µs',
+}));
+
 const result: BenchResult = {
   bench: 'projection',
-  figures: outcomes.flatMap((o) => o.figures),
+  figures: [...outcomes.flatMap((o) => o.figures), ...stageFigures],
   details: {
     events: total,
+    cpuMicrosPerEvent: stages,
     runs: outcomes.map((o) => ({ variant: o.figures[0]?.variant, ...o.details })),
     bestBatchSize: { kafka: best('kafka'), postgresTable: best('postgres-table') },
     maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1),
+    rssAfterChdbOpenMiB,
   },
   rssMiB: rssMiB(),
   wallMs: Math.round(performance.now() - started),

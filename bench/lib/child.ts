@@ -47,3 +47,42 @@ export function runTsx(file: string, args: string[], opts: ChildOptions): Promis
     });
   });
 }
+
+export interface RunningChild {
+  pid: number;
+  /** Resolves with the first stdout line that `matches`. */
+  line: Promise<string>;
+  /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
+  stop(): Promise<void>;
+}
+
+/** Starts a long-running TypeScript file (a server); stdout lines are watched, stderr passed through. */
+export function startTsx(file: string, args: string[], matches: (line: string) => boolean): RunningChild {
+  const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const line = new Promise<string>((resolve, reject) => {
+    let partial = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d: string) => {
+      partial += d;
+      const lines = partial.split('\n');
+      partial = lines.pop() ?? '';
+      const found = lines.find(matches);
+      if (found !== undefined) resolve(found);
+    });
+    void exited.then(() => reject(new Error(`${file} exited before it was ready`)));
+  });
+  return {
+    pid: child.pid ?? -1,
+    line,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -79,3 +79,16 @@ export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot): Record<string, numbe
   out.other = Math.max(0, pct(b.machineBusyMs - a.machineBusyMs - known));
   return out;
 }
+
+/**
+ * CPU time each process group spent per unit of work between two snapshots, in µs per item:
+ * unlike throughput it hardly depends on what else the machine is running.
+ */
+export function cpuMicrosPer(a: CpuSnapshot, b: CpuSnapshot, items: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [group, ms] of Object.entries(b.byGroup)) {
+    const used = Math.max(0, ms - (a.byGroup[group] ?? 0));
+    if (used > 0) out[group] = Math.round((used * 1000) / items);
+  }
+  return out;
+}

@@ -7,7 +7,8 @@
 import { chunks, generateTraffic } from './events.js';
 
 export interface LoadOptions {
-  url: string;
+  /** Servers to load; connection i goes to urls[i % urls.length]. */
+  urls: string[];
   token: string;
   /** Events sent in all (stops earlier at `maxSeconds`). */
   events: number;
@@ -40,9 +41,9 @@ async function run(opts: LoadOptions): Promise<LoadReport> {
   const statuses: Record<string, number> = {};
   let firstError: string | undefined;
 
-  async function send(body: string): Promise<{ ok: boolean; accepted: number }> {
+  async function send(body: string, url: string): Promise<{ ok: boolean; accepted: number }> {
     try {
-      const res = await fetch(opts.url, { method: 'POST', headers, body });
+      const res = await fetch(url, { method: 'POST', headers, body });
       const text = await res.text();
       statuses[res.status] = (statuses[res.status] ?? 0) + 1;
       if (res.status !== 202) {
@@ -58,7 +59,7 @@ async function run(opts: LoadOptions): Promise<LoadReport> {
   }
 
   const warm = bodies.slice(0, opts.warmupRequests);
-  await Promise.all(warm.map((b) => send(b)));
+  await Promise.all(warm.map((b, i) => send(b, opts.urls[i % opts.urls.length]!)));
   for (const k of Object.keys(statuses)) delete statuses[k];
 
   const measured = bodies.slice(opts.warmupRequests);
@@ -69,16 +70,18 @@ async function run(opts: LoadOptions): Promise<LoadReport> {
   process.stdout.write(`${JSON.stringify({ phase: 'measuring' })}\n`);
   const started = performance.now();
   const deadline = started + opts.maxSeconds * 1000;
-  async function worker(): Promise<void> {
+  async function worker(url: string): Promise<void> {
     while (next < measured.length && performance.now() < deadline) {
       const body = measured[next++]!;
       const t = performance.now();
-      const r = await send(body);
+      const r = await send(body, url);
       latenciesMs.push(performance.now() - t);
       acceptedEvents += r.accepted;
     }
   }
-  await Promise.all(Array.from({ length: opts.concurrency }, () => worker()));
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, (_, i) => worker(opts.urls[i % opts.urls.length]!)),
+  );
   const elapsedMs = performance.now() - started;
   return {
     requests: latenciesMs.length,
