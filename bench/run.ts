@@ -8,7 +8,7 @@
  * postgres://postgres@127.0.0.1:5432/postgres; fresh databases are created and dropped on it).
  * Figures only: a missed target is reported, never a failure; a bench that crashes is.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +40,22 @@ const resultsDir = join(here, 'results');
 const profilesDir = join(resultsDir, 'profiles');
 mkdirSync(resultsDir, { recursive: true });
 
+/**
+ * chDB directories of bench processes that were killed (timeout) are not removed by their exit
+ * hook; an analytics run leaves ≈ 400 MB. Sweep those older than an hour.
+ */
+function sweepStaleChdbDirs(): void {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith('tern-bench-chdb-')) continue;
+    const path = join(tmpdir(), name);
+    try {
+      if (Date.now() - statSync(path).mtimeMs > 3_600_000) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // removed meanwhile
+    }
+  }
+}
+
 /** Load the other processes of the machine put on it just before a bench (other tests running?). */
 async function backgroundLoad(): Promise<Record<string, number>> {
   const a = cpuSnapshot();
@@ -47,6 +63,7 @@ async function backgroundLoad(): Promise<Record<string, number>> {
   return cpuBetween(a, cpuSnapshot());
 }
 
+sweepStaleChdbDirs();
 const startedAt = new Date();
 const results: Partial<Record<BenchName, BenchResult>> = {};
 const failures: Record<string, string> = {};
