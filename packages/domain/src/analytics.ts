@@ -39,7 +39,7 @@ export function addCounters(a: AnalyticsCounters, b: AnalyticsCounters, sign: 1 
 /** What one email adds to the rollup: one row at (createdAt UTC day, templateId or ''). */
 export type Contribution = { day: string; templateId: string; counters: AnalyticsCounters };
 
-/** A signed change of the rollup (one `email_daily_v1` row before the batch id is added). */
+/** A signed change of the rollup (one `email_daily_v2` row). */
 export type AnalyticsDelta = {
   tenantId: string;
   day: string;

@@ -17,7 +17,6 @@ interface DailyRow {
   tenant_id: string;
   day: string;
   template_id: string;
-  batch_id: string;
   total: number;
   sent: number;
   opened: number;
@@ -32,7 +31,6 @@ function row(overrides: Partial<DailyRow>): DailyRow {
     tenant_id: 't1',
     day: '2024-05-01',
     template_id: '',
-    batch_id: 'b1',
     total: 1,
     sent: 1,
     opened: 0,
@@ -46,7 +44,7 @@ function row(overrides: Partial<DailyRow>): DailyRow {
 
 async function ship(client: ClickHouseClient, batchId: string, rows: DailyRow[]): Promise<void> {
   await client.insert({
-    table: 'email_daily_v1',
+    table: 'email_daily_v2',
     values: rows,
     format: 'JSONEachRow',
     clickhouse_settings: { insert_deduplication_token: batchId },
@@ -55,7 +53,7 @@ async function ship(client: ClickHouseClient, batchId: string, rows: DailyRow[])
 
 async function totals(client: ClickHouseClient, tenant: string): Promise<{ total: number; sent: number }> {
   const rs = await client.query({
-    query: `SELECT sum(total) AS total, sum(sent) AS sent FROM email_daily_v1 FINAL WHERE tenant_id = {tenant:String}`,
+    query: `SELECT sum(total) AS total, sum(sent) AS sent FROM email_daily_v2 WHERE tenant_id = {tenant:String}`,
     query_params: { tenant },
     format: 'JSONEachRow',
   });
@@ -79,11 +77,13 @@ describe('embedded chDB', () => {
 
   it('is chDB and migrates idempotently', async () => {
     expect(store.kind).toBe('chdb');
-    expect(await migrateClickHouse(store.client)).toEqual({ applied: ['0001_email_daily_v1.sql'] });
+    expect(await migrateClickHouse(store.client)).toEqual({
+      applied: ['0001_email_daily_v1.sql', '0002_email_daily_v2.sql'],
+    });
     expect(await migrateClickHouse(store.client)).toEqual({ applied: [] });
     const rs = await store.client.query({
       query: `SELECT name, type, comment FROM system.columns
-               WHERE database = currentDatabase() AND table = 'email_daily_v1' ORDER BY position`,
+               WHERE database = currentDatabase() AND table = 'email_daily_v2' ORDER BY position`,
       format: 'JSONEachRow',
     });
     const columns = await rs.json<{ name: string; type: string; comment: string }>();
@@ -91,7 +91,6 @@ describe('embedded chDB', () => {
       'tenant_id String',
       'day Date',
       'template_id String',
-      'batch_id String',
       'total Int64',
       'sent Int64',
       'opened Int64',
@@ -105,43 +104,48 @@ describe('embedded chDB', () => {
 
   it('counts a batch shipped twice once', async () => {
     const batch = [
-      row({ tenant_id: 'dup', batch_id: 'b1' }),
-      row({ tenant_id: 'dup', batch_id: 'b1', day: '2024-05-02' }),
+      row({ tenant_id: 'dup' }),
+      row({ tenant_id: 'dup', day: '2024-05-02' }),
     ];
     await ship(store.client, 'b1', batch);
     await ship(store.client, 'b1', batch);
     expect(await totals(store.client, 'dup')).toEqual({ total: 2, sent: 2 });
   });
 
-  it('collapses a re-shipped batch under FINAL even when insert deduplication misses it', async () => {
-    const batch = [row({ tenant_id: 'final', batch_id: 'b7', total: 3, sent: 2 })];
-    // A second token stands for a re-ship the insert deduplication cannot recognise (e.g. outside
-    // its window); merges are stopped so both copies stay rows until FINAL collapses them.
-    await store.client.command({ query: 'SYSTEM STOP MERGES email_daily_v1' });
-    await ship(store.client, 'b7', batch);
-    await ship(store.client, 'b7-again', batch);
+  it('sums identical deltas of different batches (deduplication is by token, not by content)', async () => {
+    const same = [row({ tenant_id: 'same', total: 1, sent: 1 })];
+    await ship(store.client, 'same-1', same);
+    await ship(store.client, 'same-2', same);
+    await ship(store.client, 'same-3', same);
+    expect(await totals(store.client, 'same')).toEqual({ total: 3, sent: 3 });
+  });
+
+  it('merges rows of one (tenant, day, template) into one, sums unchanged', async () => {
+    await ship(store.client, 'm1', [row({ tenant_id: 'merge', total: 2, sent: 1 })]);
+    await ship(store.client, 'm2', [row({ tenant_id: 'merge', total: -1, sent: 1 })]);
+    await ship(store.client, 'm3', [row({ tenant_id: 'merge', total: 4, sent: 0 })]);
+    await store.client.command({ query: 'OPTIMIZE TABLE email_daily_v2 FINAL' });
     const raw = await store.client.query({
-      query: `SELECT count() AS n FROM email_daily_v1 WHERE tenant_id = 'final'`,
+      query: `SELECT count() AS n FROM email_daily_v2 WHERE tenant_id = 'merge'`,
       format: 'JSONEachRow',
     });
-    expect((await raw.json<{ n: number | string }>()).map((r) => Number(r.n))).toEqual([2]);
-    expect(await totals(store.client, 'final')).toEqual({ total: 3, sent: 2 });
-    await store.client.command({ query: 'SYSTEM START MERGES email_daily_v1' });
+    expect((await raw.json<{ n: number | string }>()).map((r) => Number(r.n))).toEqual([1]);
+    expect(await totals(store.client, 'merge')).toEqual({ total: 5, sent: 2 });
   });
 
   it('sums signed deltas of different batches', async () => {
-    await ship(store.client, 'd1', [row({ tenant_id: 'delta', batch_id: 'd1', total: 1, sent: 0 })]);
-    await ship(store.client, 'd2', [row({ tenant_id: 'delta', batch_id: 'd2', total: 0, sent: 1 })]);
-    await ship(store.client, 'd3', [row({ tenant_id: 'delta', batch_id: 'd3', total: 0, sent: -1 })]);
+    await ship(store.client, 'd1', [row({ tenant_id: 'delta', total: 1, sent: 0 })]);
+    await ship(store.client, 'd2', [row({ tenant_id: 'delta', total: 0, sent: 1 })]);
+    await ship(store.client, 'd3', [row({ tenant_id: 'delta', total: 0, sent: -1 })]);
     expect(await totals(store.client, 'delta')).toEqual({ total: 1, sent: 0 });
   });
 
   it('does not let one call’s settings leak into the next (insert token)', async () => {
-    await ship(store.client, 'leak', [row({ tenant_id: 'leak', batch_id: 'leak-1' })]);
+    await ship(store.client, 'leak', [row({ tenant_id: 'leak' })]);
     // Same token, different batch: deduplicated only if the earlier call's token were still set.
     await store.client.insert({
-      table: 'email_daily_v1',
-      values: [row({ tenant_id: 'leak', batch_id: 'leak-2' })],
+      table: 'email_daily_v2',
+      values: [row({ tenant_id: 'leak' })],
       format: 'JSONEachRow',
     });
     expect(await totals(store.client, 'leak')).toEqual({ total: 2, sent: 2 });

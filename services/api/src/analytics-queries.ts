@@ -2,8 +2,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { z } from 'zod';
 
 /**
- * Typed ClickHouse queries over `email_daily_v1` (zod in, zod out). The table holds signed
- * per-batch deltas, so every query reads it `FINAL` (a re-shipped batch collapses) and
+ * Typed ClickHouse queries over `email_daily_v2` (zod in, zod out). The table holds signed
+ * deltas summed by merges per (tenant, day, template); merges are never awaited, so every query
  * re-aggregates with `sum()`; a row count would mean nothing.
  */
 
@@ -69,7 +69,7 @@ export function createAnalyticsQueries(ch: ClickHouseClient): AnalyticsQueries {
         totalsRow,
         `SELECT sum(d.total) AS total, sum(d.sent) AS sent, sum(d.opened) AS opened, sum(d.clicked) AS clicked,
                 sum(d.bounced) AS bounced, sum(d.complained) AS complained, sum(d.failed) AS failed
-           FROM email_daily_v1 AS d FINAL
+           FROM email_daily_v2 AS d
           WHERE ${WHERE}`,
         p,
       );
@@ -83,7 +83,7 @@ export function createAnalyticsQueries(ch: ClickHouseClient): AnalyticsQueries {
         dailyRow,
         `SELECT toString(d.day) AS day, sum(d.sent) AS sent, sum(d.opened) AS opened, sum(d.clicked) AS clicked,
                 sum(d.bounced) AS bounced
-           FROM email_daily_v1 AS d FINAL
+           FROM email_daily_v2 AS d
           WHERE ${WHERE}
           GROUP BY d.day
           ORDER BY day`,
@@ -98,7 +98,7 @@ export function createAnalyticsQueries(ch: ClickHouseClient): AnalyticsQueries {
       return rows(
         templateRow,
         `SELECT d.template_id AS template_id, sum(d.sent) AS sent, sum(d.opened) AS opened, sum(d.clicked) AS clicked
-           FROM email_daily_v1 AS d FINAL
+           FROM email_daily_v2 AS d
           WHERE ${WHERE} AND d.template_id != ''
           GROUP BY d.template_id
          HAVING sum(d.total) > 0

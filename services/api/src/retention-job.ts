@@ -77,13 +77,13 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
   /** Issues the ClickHouse DELETE only when there is something to delete (a DELETE is a mutation). */
   async function deleteDays(where: string, params: Record<string, unknown>): Promise<number> {
     const probe = await opts.ch.query({
-      query: `SELECT count() AS n FROM email_daily_v1 WHERE ${where}`,
+      query: `SELECT count() AS n FROM email_daily_v2 WHERE ${where}`,
       query_params: params,
       format: 'JSONEachRow',
     });
     const [row] = await probe.json<{ n: string | number }>();
     if (Number(row?.n ?? 0) === 0) return 0;
-    await opts.ch.command({ query: `DELETE FROM email_daily_v1 WHERE ${where}`, query_params: params });
+    await opts.ch.command({ query: `DELETE FROM email_daily_v2 WHERE ${where}`, query_params: params });
     return 1;
   }
 

@@ -45,7 +45,7 @@ async function pgIds(tenant: string): Promise<string[]> {
 async function chDays(tenant: string): Promise<Record<string, number>[]> {
   const result = await stores.ch.query({
     query: `SELECT toString(day) AS d, sum(total) AS t, sum(sent) AS s, sum(opened) AS o
-              FROM email_daily_v1 FINAL WHERE tenant_id = {tenant:String}
+              FROM email_daily_v2 WHERE tenant_id = {tenant:String}
              GROUP BY day HAVING t != 0 ORDER BY day`,
     query_params: { tenant },
     format: 'JSONEachRow',

@@ -2,12 +2,12 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { AnalyticsDelta } from '@tern/domain';
 import type pg from 'pg';
 
-export const DAILY_TABLE = 'email_daily_v1';
+export const DAILY_TABLE = 'email_daily_v2';
 
 /**
- * Writes one outbox batch to ClickHouse. Every row carries the batch id, which is part of the
- * table's sorting key, and the insert uses it as deduplication token: shipping the same batch
- * twice (a crash between the insert and the outbox delete) cannot count twice.
+ * Writes one outbox batch to ClickHouse, with its batch id as insert deduplication token:
+ * shipping the same batch twice (a crash between the insert and the outbox delete, a retried
+ * insert) cannot count twice. See infra/migrations/clickhouse/0002_email_daily_v2.sql.
  */
 export async function shipBatch(
   ch: ClickHouseClient,
@@ -22,7 +22,6 @@ export async function shipBatch(
       tenant_id: r.tenantId,
       day: r.day,
       template_id: r.templateId,
-      batch_id: batchId,
       ...r.counters,
     })),
     clickhouse_settings: { insert_deduplication_token: batchId },
