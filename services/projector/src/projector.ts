@@ -114,7 +114,13 @@ export function createProjector(opts: ProjectorOptions): Projector {
     if (batchesSinceSweep++ % 100 === 0) {
       await withRetry('outbox sweep', () => shipPendingOutbox(opts.pool, opts.ch, { olderThanMs: 10_000 }));
     }
-    const stats = await withRetry('projection batch', () => processBatch(batch));
+    let attempt = 0;
+    const stats = await withRetry('projection batch', async () => {
+      // A failed attempt may have committed Postgres and left its outbox row unshipped: its events
+      // are now known duplicates, so only the outbox still carries their figures.
+      if (attempt++ > 0) await shipPendingOutbox(opts.pool, opts.ch);
+      return processBatch(batch);
+    });
     if (stats.deadLettered > 0) logger.warn({ count: stats.deadLettered }, 'records sent to dead_letters');
     opts.onBatch?.(stats);
   }

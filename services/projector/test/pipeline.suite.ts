@@ -108,7 +108,7 @@ export async function dailyFigures(ch: ClickHouseClient, tenantId: string) {
   const r = await ch.query({
     query: `SELECT toString(day) AS day, template_id, sum(total) AS total, sum(sent) AS sent, sum(opened) AS opened,
                    sum(clicked) AS clicked, sum(bounced) AS bounced, sum(complained) AS complained, sum(failed) AS failed
-              FROM email_daily_v1 FINAL WHERE tenant_id = {t:String}
+              FROM email_daily_v2 WHERE tenant_id = {t:String}
              GROUP BY day, template_id HAVING total != 0 OR sent != 0 OR opened != 0 OR clicked != 0
                     OR bounced != 0 OR complained != 0 OR failed != 0
              ORDER BY day, template_id`,
@@ -309,6 +309,45 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
       expect(byDay(await dailyFigures(ch.client, tenant))[0]?.total).toBe(1);
       const left = await pool.query('SELECT count(*)::int AS n FROM analytics_outbox');
       expect(left.rows[0].n).toBe(0);
+    });
+
+    it('a ClickHouse insert that fails after the Postgres commit is retried, and figures stay exact', async () => {
+      const tenant = `t-${suffix()}`;
+      let failures = 1;
+      // The real client, with its next insert failing once (as a dropped connection would).
+      const flaky = new Proxy(ch.client, {
+        get(target, prop, receiver) {
+          if (prop === 'insert' && failures > 0) {
+            return async () => {
+              failures--;
+              throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+            };
+          }
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const flakyGroup = `${group}-flaky`;
+      const flakyProjector = createProjector({
+        pool,
+        ch: flaky,
+        log,
+        group: flakyGroup,
+        maxWaitMs: 20,
+        retry: { initialMs: 10, maxMs: 50 },
+      });
+      // The live projector is stopped so the flaky one is the only writer of this tenant's figures.
+      await projector.stop();
+      try {
+        await flakyProjector.start();
+        await post(scenario(tenant));
+        await waitUntil('flaky projector to catch up', async () => (await log.lag(flakyGroup)) === 0);
+        expect(failures).toBe(0);
+        expect(byDay(await dailyFigures(ch.client, tenant))).toEqual(EXPECTED_DAYS);
+      } finally {
+        await flakyProjector.stop();
+        await projector.start();
+      }
     });
 
     it('rebuild replays the whole log into projections identical to the live ones', async () => {
