@@ -80,7 +80,7 @@ async function measure(
         async () => {
           const rs = await ch.query({
             query:
-              'SELECT sum(total) AS total, sum(sent) AS sent, sum(opened) AS opened FROM email_daily_v1 FINAL WHERE tenant_id = {t:String}',
+              'SELECT sum(total) AS total, sum(sent) AS sent, sum(opened) AS opened FROM email_daily_v2 WHERE tenant_id = {t:String}',
             query_params: { t: tenantId },
             format: 'JSONEachRow',
           });

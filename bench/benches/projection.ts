@@ -184,7 +184,7 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
     const fillRate = await fill(log, events);
     console.error(`[projection] kafka: filled ${events.length} events at ${fillRate} events/s`);
     for (const size of batchSizes) {
-      await ch.command({ query: 'TRUNCATE TABLE email_daily_v1' });
+      await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
       const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
       try {
         const outcome = await project('kafka', log, store.pool, ch, size, events, tag);
@@ -197,7 +197,7 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
     if (projectorCount > 1) {
       // Scale-out: the best batch size so far, with several consumers splitting the 6 partitions.
       const size = Number(best('kafka') ?? batchSizes.at(-1));
-      await ch.command({ query: 'TRUNCATE TABLE email_daily_v1' });
+      await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
       const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
       try {
         outcomes.push(await project('kafka', log, store.pool, ch, size, events, tag, projectorCount));
@@ -215,7 +215,7 @@ async function postgresTable(ch: ClickHouseClient, outcomes: RunOutcome[]): Prom
   const tag = `pp${runTag()}`;
   const events = generateTraffic({ events: total, tag, endMs: Date.now() });
   for (const size of batchSizes) {
-    await ch.command({ query: 'TRUNCATE TABLE email_daily_v1' });
+    await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
     // The log table lives in the projection's own database, as in the all-in-one deployment.
     const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
     const logPool = new pg.Pool({ connectionString: store.db.url, max: 4 });

@@ -80,7 +80,7 @@ export async function actualTotals(
   const rs = await ch.query({
     query: `SELECT sum(total) AS total, sum(sent) AS sent, sum(opened) AS opened, sum(clicked) AS clicked,
                    sum(bounced) AS bounced, sum(complained) AS complained, sum(failed) AS failed
-              FROM email_daily_v1 FINAL WHERE startsWith(tenant_id, {p:String})`,
+              FROM email_daily_v2 WHERE startsWith(tenant_id, {p:String})`,
     query_params: { p: tenantPrefix },
     format: 'JSONEachRow',
   });
