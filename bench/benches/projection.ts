@@ -179,7 +179,13 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
   const tag = `pk${runTag()}`;
   const events = generateTraffic({ events: total, tag, endMs: Date.now() });
   const topic = `tern-bench.projection-${tag}`;
-  const log = createKafkaEventLog({ brokers: env.kafkaBrokers, topic, partitions: 6 });
+  // As the runtime does (services/tern/src/runtime.ts): two partitions folded side by side.
+  const log = createKafkaEventLog({
+    brokers: env.kafkaBrokers,
+    topic,
+    partitions: 6,
+    partitionConcurrency: 2,
+  });
   try {
     const fillRate = await fill(log, events);
     console.error(`[projection] kafka: filled ${events.length} events at ${fillRate} events/s`);

@@ -133,7 +133,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
       consumer = await opts.log.consume({
         group: opts.group,
         fromBeginning: true,
-        maxBatchSize: opts.maxBatchSize ?? 5000,
+        maxBatchSize: opts.maxBatchSize ?? 10_000,
         maxWaitMs: opts.maxWaitMs ?? 100,
         handle,
       });

@@ -106,6 +106,9 @@ export async function startRuntime(
           brokers: config.kafkaBrokers,
           topic: config.kafkaTopic,
           partitions: config.kafkaPartitions,
+          // Two partitions folded side by side: the projector alternates between its own CPU and
+          // Postgres, so one partition at a time leaves both half idle (bench/README.md).
+          partitionConcurrency: 2,
           logger,
         });
       } else {
