@@ -103,10 +103,7 @@ describe('embedded chDB', () => {
   });
 
   it('counts a batch shipped twice once', async () => {
-    const batch = [
-      row({ tenant_id: 'dup' }),
-      row({ tenant_id: 'dup', day: '2024-05-02' }),
-    ];
+    const batch = [row({ tenant_id: 'dup' }), row({ tenant_id: 'dup', day: '2024-05-02' })];
     await ship(store.client, 'b1', batch);
     await ship(store.client, 'b1', batch);
     expect(await totals(store.client, 'dup')).toEqual({ total: 2, sent: 2 });

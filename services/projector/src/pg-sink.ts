@@ -168,10 +168,7 @@ async function applyInTransaction(
       JSON.stringify(rows),
     ]);
   }
-  const newest = toApply.reduce(
-    (max, e) => (Date.parse(e.occurredAt) > max ? Date.parse(e.occurredAt) : max),
-    0,
-  );
+  const newest = toApply.reduce((max, e) => Math.max(max, Date.parse(e.occurredAt)), 0);
   await client.query(
     `INSERT INTO projection_status (name, last_event_at, last_batch_at, events_total)
      VALUES ('projector', $1, now(), $2)
