@@ -30,6 +30,8 @@ export interface Config {
   ingestToken: string | undefined;
   /** Default log retention; a tenant may override it. */
   retentionDays: number;
+  /** Query API requests per credential per minute; 0 turns the limit off. */
+  rateLimitPerMinute: number;
   nodeEnv: NodeEnv;
   logLevel: LogLevel;
 }
@@ -126,6 +128,7 @@ const envSchema = z.object({
   JWT_JWKS_URL: urlVar(['http:', 'https:']).optional(),
   INGEST_TOKEN: z.string().optional(),
   RETENTION_DAYS: intVar(1, 3650).default(90),
+  RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
   NODE_ENV: enumVar(NODE_ENVS).default('development'),
   LOG_LEVEL: enumVar(LOG_LEVELS).default('info'),
 });
@@ -182,6 +185,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     jwtJwksUrl: e.JWT_JWKS_URL,
     ingestToken: e.INGEST_TOKEN,
     retentionDays: e.RETENTION_DAYS,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     nodeEnv: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
   };

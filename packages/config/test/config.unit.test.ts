@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       jwtJwksUrl: undefined,
       ingestToken: undefined,
       retentionDays: 90,
+      rateLimitPerMinute: 1200,
       nodeEnv: 'development',
       logLevel: 'info',
     });
@@ -47,6 +48,7 @@ describe('loadConfig', () => {
       JWT_JWKS_URL: 'https://auth.example.com/.well-known/jwks.json',
       INGEST_TOKEN: 'token-token-token',
       RETENTION_DAYS: '30',
+      RATE_LIMIT_PER_MINUTE: '0',
       NODE_ENV: 'test',
       LOG_LEVEL: 'debug',
     });
@@ -64,6 +66,7 @@ describe('loadConfig', () => {
       jwtJwksUrl: 'https://auth.example.com/.well-known/jwks.json',
       ingestToken: 'token-token-token',
       retentionDays: 30,
+      rateLimitPerMinute: 0,
       nodeEnv: 'test',
       logLevel: 'debug',
     });
@@ -93,6 +96,7 @@ describe('loadConfig', () => {
     ['PORT', '80.5', 'PORT must be an integer 1..65535 (got "80.5")'],
     ['RETENTION_DAYS', '0', 'RETENTION_DAYS must be an integer 1..3650 (got "0")'],
     ['RETENTION_DAYS', '3651', 'RETENTION_DAYS must be an integer 1..3650 (got "3651")'],
+    ['RATE_LIMIT_PER_MINUTE', '-1', 'RATE_LIMIT_PER_MINUTE must be an integer 0..1000000 (got "-1")'],
     ['RETENTION_DAYS', 'ninety', 'RETENTION_DAYS must be an integer 1..3650 (got "ninety")'],
     ['KAFKA_PARTITIONS', '-1', 'KAFKA_PARTITIONS must be an integer 1..10000 (got "-1")'],
     ['KAFKA_BROKERS', 'localhost', 'KAFKA_BROKERS must be a comma list of host:port (got "localhost")'],

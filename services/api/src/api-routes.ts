@@ -1,5 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
+import rateLimit from '@fastify/rate-limit';
 import type { JwtVerifier } from '@tern/auth';
+import { httpError } from '@tern/http';
 import type { FastifyPluginAsync } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type pg from 'pg';
@@ -24,6 +27,20 @@ export interface ApiRoutesOptions {
   /** How often key uses are written to `last_used_at`. Default 10 s. */
   lastUsedFlushMs?: number;
   logger?: ApiKeyStoreLogger;
+  /**
+   * Requests per credential (else per client address) and window; false turns it off. Default
+   * 1200 per minute. Counters live in each instance's memory.
+   */
+  rateLimit?: { max: number; timeWindowMs: number } | false;
+}
+
+export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
+
+/** Whom a request is counted against: its credential (hashed, never kept in clear), else its address. */
+function rateLimitKey(headers: Record<string, string | string[] | undefined>, ip: string): string {
+  const credential = headers['x-api-key'] ?? headers.authorization;
+  const value = Array.isArray(credential) ? credential.join(',') : credential;
+  return value ? `c:${createHash('sha256').update(value).digest('base64url')}` : `ip:${ip}`;
 }
 
 export const DEFAULT_KEY_CACHE_TTL_MS = 2_000;
@@ -56,6 +73,23 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   });
   app.addHook('onClose', () => keys.close());
 
+  const limit = opts.rateLimit ?? DEFAULT_RATE_LIMIT;
+  if (limit) {
+    // Before the auth hook: a flood is refused before any credential work (SPEC §4: 429 + Retry-After).
+    await app.register(rateLimit, {
+      max: limit.max,
+      timeWindow: limit.timeWindowMs,
+      keyGenerator: (request) => rateLimitKey(request.headers, request.ip),
+      errorResponseBuilder: (_request, context) =>
+        httpError(
+          429,
+          `Rate limit exceeded: at most ${context.max} requests per ${context.after}; retry later`,
+          {
+            code: 'RATE_LIMITED',
+          },
+        ),
+    });
+  }
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('credential', null);

@@ -29,6 +29,8 @@ export interface ApiDeps {
    * logger (e.g. the all-in-one process's pino, which must redact itself). false or absent: no logs.
    */
   logger?: ApiLoggerOptions | FastifyBaseLogger | false;
+  /** Per-credential request limit (default 1200/min); false: none. */
+  rateLimit?: { max: number; timeWindowMs: number } | false;
   /** Checks of `/ready`; default Postgres and ClickHouse. The all-in-one process adds the event log. */
   readiness?: readonly ReadinessCheck[];
 }
@@ -92,6 +94,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.keyCacheTtlMs !== undefined ? { keyCacheTtlMs: deps.keyCacheTtlMs } : {}),
     ...(deps.lastUsedFlushMs !== undefined ? { lastUsedFlushMs: deps.lastUsedFlushMs } : {}),
+    ...(deps.rateLimit !== undefined ? { rateLimit: deps.rateLimit } : {}),
   });
   return app;
 }

@@ -135,6 +135,8 @@ export async function startRuntime(
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
+        rateLimit:
+          config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
         logger,
         readiness,
       });
