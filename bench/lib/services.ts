@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
+import { createNamedDatabase } from '../../test/support/services.js';
 
 /** Where the real services are; read once by each bench's entry point. */
 export interface BenchEnv {
@@ -41,20 +42,8 @@ export interface FreshDatabase {
 }
 
 /** An empty database on the server of `adminUrl`, named `tern_bench_*`; `drop()` removes it. */
-export async function createFreshDatabase(adminUrl: string): Promise<FreshDatabase> {
-  const name = `tern_bench_${runTag()}`;
-  await withClient(adminUrl, (c) => c.query(`CREATE DATABASE "${name}"`));
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  let dropped = false;
-  return {
-    url: url.toString(),
-    async drop() {
-      if (dropped) return;
-      dropped = true;
-      await withClient(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-    },
-  };
+export function createFreshDatabase(adminUrl: string): Promise<FreshDatabase> {
+  return createNamedDatabase(adminUrl, `tern_bench_${runTag()}`);
 }
 
 /** Deletes a bench topic and the consumer groups that read it (best effort). */

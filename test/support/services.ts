@@ -74,6 +74,14 @@ export async function createFreshDatabase(): Promise<{ url: string; drop(): Prom
   const runId = process.env.TERN_TEST_RUN_ID ?? `tern_test_${Date.now()}`;
   databaseCounter += 1;
   const name = `${runId}_f${process.pid}_${databaseCounter}_${randomBytes(2).toString('hex')}`.toLowerCase();
+  return createNamedDatabase(adminUrl, name);
+}
+
+/** Creates database `name` on the server of `adminUrl`; `drop()` removes it (once). Benches use it too. */
+export async function createNamedDatabase(
+  adminUrl: string,
+  name: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
   await withClient(adminUrl, (c) => c.query(`CREATE DATABASE "${name}"`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
