@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import pg from 'pg';
 import { createNamedDatabase } from '../../test/support/services.js';
 
 /** Where the real services are; read once by each bench's entry point. */
@@ -25,16 +24,6 @@ export function benchEnv(env: NodeJS.ProcessEnv): BenchEnv {
 
 /** A short random tag, so topics, groups, databases and tenants of concurrent runs never meet. */
 export const runTag = (): string => `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-
-async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 export interface FreshDatabase {
   url: string;
