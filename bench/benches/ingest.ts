@@ -11,7 +11,7 @@ import pg from 'pg';
 import { runTsx, startTsx } from '../lib/child.js';
 import { type CpuSnapshot, cpuBetween, cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
 import { ingestStages } from '../lib/cpu-stages.js';
-import { chunks, generateTraffic } from '../lib/events.js';
+import { fillLog, generateTraffic } from '../lib/events.js';
 import type { LoadOptions, LoadReport } from '../lib/load-generator.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
 import { benchEnv, createFreshDatabase, deleteTopic, runTag } from '../lib/services.js';
@@ -122,18 +122,7 @@ async function measure(
 /** The log's own ceiling: the same kind of batches appended in-process, no HTTP, no validation. */
 async function appendAlone(log: EventLog): Promise<number> {
   const traffic = generateTraffic({ events: 50_000, tag: `app${runTag()}`, endMs: Date.now() });
-  const batches = chunks(
-    traffic.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })),
-    1000,
-  );
-  const started = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (next < batches.length) await log.append(batches[next++]!);
-    }),
-  );
-  return Math.round((traffic.length / (performance.now() - started)) * 1000);
+  return fillLog(log, traffic);
 }
 
 async function kafka() {

@@ -12,7 +12,7 @@ import { type BatchStats, createProjector } from '@tern/projector';
 import pg from 'pg';
 import { type CpuSnapshot, cpuBetween, cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
 import { projectionStages } from '../lib/cpu-stages.js';
-import { chunks, generateTraffic } from '../lib/events.js';
+import { fillLog, generateTraffic } from '../lib/events.js';
 import { actualTotals, expectedTotals, openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
 import { benchEnv, deleteTopic, runTag } from '../lib/services.js';
@@ -28,21 +28,6 @@ const projectorCount = Number(process.env.BENCH_PROJECTORS ?? 2);
 // Statement and ClickHouse call timings of the projector (a few µs of overhead per call).
 const spans = new Spans();
 const TimedClient = timedPgClient(spans);
-
-async function fill(log: EventLog, events: readonly DeliveryEvent[]): Promise<number> {
-  const batches = chunks(
-    events.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })),
-    1000,
-  );
-  const started = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (next < batches.length) await log.append(batches[next++]!);
-    }),
-  );
-  return ((events.length / (performance.now() - started)) * 1000) | 0;
-}
 
 interface RunOutcome {
   figures: Figure[];
@@ -187,7 +172,7 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
     partitionConcurrency: 2,
   });
   try {
-    const fillRate = await fill(log, events);
+    const fillRate = await fillLog(log, events);
     console.error(`[projection] kafka: filled ${events.length} events at ${fillRate} events/s`);
     for (const size of batchSizes) {
       await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
@@ -228,7 +213,7 @@ async function postgresTable(ch: ClickHouseClient, outcomes: RunOutcome[]): Prom
     logPool.on('error', () => {});
     const log = createPostgresEventLog({ pool: logPool });
     try {
-      const fillRate = await fill(log, events);
+      const fillRate = await fillLog(log, events);
       console.error(`[projection] postgres-table: filled ${events.length} events at ${fillRate} events/s`);
       const outcome = await project('postgres-table', log, store.pool, ch, size, events, tag);
       outcome.details.fillEventsPerSec = fillRate;
