@@ -25,7 +25,8 @@ export interface GeneratedApiKey {
   prefix: string;
 }
 
-function randomBase62(length: number): string {
+/** `length` unbiased random base62 characters (API keys, resource ids). */
+export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
     // ~3 % of bytes are rejected; asking for a little more than needed usually takes one draw.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { listMetaSchema } from './resources.js';
 import { emailStatusSchema } from './status.js';
 
 /** Error body of every 4xx/5xx (SPEC §4, Fastify's shape). */
@@ -23,12 +24,8 @@ export const emailLogEntrySchema = z.object({
 });
 export type EmailLogEntry = z.infer<typeof emailLogEntrySchema>;
 
-export const logsMetaSchema = z.object({
-  page: z.number().int(),
-  limit: z.number().int(),
-  total: z.number().int(),
-  totalPages: z.number().int(),
-});
+/** `meta` of the delivery log: the one list meta of every resource. */
+export const logsMetaSchema = listMetaSchema;
 export type LogsMeta = z.infer<typeof logsMetaSchema>;
 
 export const logsResponseSchema = z.object({ data: z.array(emailLogEntrySchema), meta: logsMetaSchema });

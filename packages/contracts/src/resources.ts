@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+/**
+ * The shapes every tenant resource shares (SPEC part two preamble): prefixed ids, and lists that
+ * answer `{ data, meta }` paged like the delivery log (SPEC §7).
+ */
+
+/** Id prefixes of created resources; the random part is ≥ 20 base62 characters. */
+export const RESOURCE_ID_PREFIXES = {
+  email: 'em',
+  template: 'tpl',
+  contact: 'ct',
+  campaign: 'cmp',
+  sequence: 'seq',
+  project: 'prj',
+  webhook: 'wh',
+} as const;
+export type ResourceKind = keyof typeof RESOURCE_ID_PREFIXES;
+
+/** `meta` of every list (SPEC §7): `totalPages = ceil(total / limit)`; a page past the end has `data: []`. */
+export const listMetaSchema = z.object({
+  page: z.number().int(),
+  limit: z.number().int(),
+  total: z.number().int(),
+  totalPages: z.number().int(),
+});
+export type ListMeta = z.infer<typeof listMetaSchema>;
+
+/** `{ data: T[], meta }`, the answer of every list route. */
+export const listResponseSchema = <T extends z.ZodType>(item: T) =>
+  z.object({ data: z.array(item), meta: listMetaSchema });
+
+export function listMeta(page: number, limit: number, total: number): ListMeta {
+  return { page, limit, total, totalPages: Math.ceil(total / limit) };
+}
