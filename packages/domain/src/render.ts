@@ -24,7 +24,7 @@ export interface TemplateContent {
  * ever parsed, which in a long-running sender grows with every edited template.
  */
 const writer = new Mustache.Writer();
-(writer as { templateCache: unknown }).templateCache = undefined;
+(writer as unknown as { templateCache: unknown }).templateCache = undefined;
 
 const noPartials = () => undefined;
 const plain = { escape: (value: unknown) => String(value) };
