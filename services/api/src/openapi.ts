@@ -9,6 +9,9 @@ export const TAGS = {
   logs: 'Logs',
   apiKeys: 'API keys',
   settings: 'Tenant settings',
+  templates: 'Templates',
+  suppressions: 'Suppressions',
+  projects: 'Projects',
 } as const;
 
 export const DOCS_PREFIX = '/docs';
@@ -66,6 +69,19 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
         {
           name: TAGS.settings,
           description: 'Per-tenant settings such as retention (dashboard JWT, owner or admin).',
+        },
+        {
+          name: TAGS.templates,
+          description:
+            'Mustache templates (read: `templates:read` or any dashboard JWT; write: dashboard JWT, owner or admin).',
+        },
+        {
+          name: TAGS.suppressions,
+          description: 'Addresses never sent to (`suppressions:read`, `suppressions:write`).',
+        },
+        {
+          name: TAGS.projects,
+          description: 'Groups of emails; keys may be bound to one (`projects:read`, `projects:write`).',
         },
       ],
       components: {
