@@ -1,6 +1,7 @@
 export * from './analytics-queries.js';
 export * from './analytics-routes.js';
 export * from './api-key-store.js';
+export * from './api-reference.js';
 export * from './api-routes.js';
 export * from './app.js';
 export * from './credentials.js';

@@ -61,11 +61,11 @@ export const listAnswer = <T>(items: T[], page: PageQuery, total: number) => ({
 });
 
 /** A path parameter that names a resource; anything not shaped like an id is simply not found. */
-export const resourceIdParam = (what: string) =>
+export const resourceIdParam = (what: string, example?: string) =>
   z.object({
     id: z
       .string()
       .min(1)
       .max(200)
-      .meta({ description: `Id of the ${what}.` }),
+      .meta({ description: `Id of the ${what}.`, ...(example === undefined ? {} : { example }) }),
   });

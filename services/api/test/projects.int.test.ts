@@ -44,7 +44,7 @@ let p2: string;
 let emails: GeneratedEmail[];
 
 const h = (token = owner) => bearer(token);
-const create = (name: string, headers = h()) =>
+const create = (name: string, headers: Record<string, string> = h()) =>
   app.inject({ method: 'POST', url: '/projects', headers, payload: { name } });
 
 beforeAll(async () => {

@@ -36,7 +36,7 @@ const body = {
   text: 'Hi {{firstName}}',
 };
 
-async function create(payload: Record<string, unknown> = body, headers = admin()) {
+async function create(payload: Record<string, unknown> = body, headers: Record<string, string> = admin()) {
   return app.inject({ method: 'POST', url: '/templates', headers, payload });
 }
 

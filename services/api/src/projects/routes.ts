@@ -23,7 +23,7 @@ import { deleteProject, getProject, insertProject, listProjects, renameProject }
 
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'projects:read' };
 const write: AuthConfig = { auth: 'jwt_or_key', scope: 'projects:write' };
-const params = resourceIdParam('project');
+const params = resourceIdParam('project', 'prj_4Hs9dK2mQ7wE1rT6yU3iO8pA');
 const EXAMPLE = projectSchema.meta()?.examples;
 
 /** `/projects` (SPEC §16). A project-bound API key sees and changes only its own project. */

@@ -49,7 +49,7 @@ const writeErrors = {
   ),
 };
 
-const params = resourceIdParam('template');
+const params = resourceIdParam('template', 'tpl_8Zc1qW4rT7yU2iO5pA3sD6fG');
 
 /** The template's content, checked: a part Mustache cannot parse is a 400 naming it. */
 function content(body: {
