@@ -153,6 +153,81 @@ function operation(method: string, path: string, op: Operation): string[] {
   ];
 }
 
+/**
+ * `POST /events` belongs to the ingest service (the sending pipeline's door, not the query API),
+ * so it is not in the query API's OpenAPI document; it is written here, beside the generated part.
+ */
+export const INGEST_EXAMPLE = {
+  events: [
+    {
+      id: 'ev-1',
+      type: 'email.queued',
+      tenantId: 'acme',
+      emailId: 'em_1',
+      occurredAt: '2026-06-15T12:00:00Z',
+      data: {
+        toEmail: 'ada@example.com',
+        subject: 'Welcome',
+        templateId: 'welcome',
+        projectId: 'prj_4Hs9dK2mQ7wE1rT6yU3iO8pA',
+      },
+    },
+    {
+      id: 'ev-2',
+      type: 'email.delivered',
+      tenantId: 'acme',
+      emailId: 'em_1',
+      occurredAt: '2026-06-15T12:00:05Z',
+    },
+  ],
+};
+
+const INGEST_SECTION = [
+  '## Ingest (delivery events)',
+  '',
+  '### `POST /events` — Append delivery events',
+  '',
+  'One event, or `{ "events": [...] }` with 1..1000 events (SPEC §5). The whole batch is validated first: any',
+  'invalid event → 400 listing every index, and nothing is appended. `id` is the idempotency key (the same id',
+  'twice counts once everywhere). Event types and their `data`: [`spec.md` §5](spec.md); `email.queued` may name',
+  'a `projectId` (SPEC §16).',
+  '',
+  '**Credential:** the ingest token (`Authorization: Bearer $INGEST_TOKEN`), compared in constant time.',
+  '',
+  '**Example request**',
+  '',
+  '```sh',
+  'curl -X POST "$TERN_URL/events" \\',
+  '  -H "Authorization: Bearer $INGEST_TOKEN" \\',
+  '  -H "Content-Type: application/json" \\',
+  `  -d '${JSON.stringify(INGEST_EXAMPLE)}'`,
+  '```',
+  '',
+  '**Answers**',
+  '',
+  '- **202** — every event is in the log.',
+  '',
+  '  ```json',
+  '  { "accepted": 2 }',
+  '  ```',
+  '',
+  '- **400** — invalid body or events; `issues` lists `{ index, path, message }`.',
+  '',
+  '  ```json',
+  '  {',
+  '    "statusCode": 400,',
+  '    "error": "Bad Request",',
+  '    "message": "Invalid events at index 1: events[1].data.bounceType: bounceType must be hard or soft",',
+  '    "code": "INVALID_EVENTS",',
+  '    "issues": [{ "index": 1, "path": "data.bounceType", "message": "bounceType must be hard or soft" }]',
+  '  }',
+  '  ```',
+  '',
+  '- **401** — no or wrong ingest token. **413** — body over 5 MiB. **503** — the event log is unavailable;',
+  '  nothing was accepted, retry later.',
+  '',
+];
+
 /** The whole reference, deterministic for a given document. */
 export function renderApiReference(doc: OpenApiDocument): string {
   const byTag = new Map<string, Array<[string, string, Operation]>>();
@@ -185,6 +260,7 @@ export function renderApiReference(doc: OpenApiDocument): string {
     if (ops.length === 0) continue;
     lines.push(`- ${tag}: ${ops.map(([m, p]) => `\`${m.toUpperCase()} ${p}\``).join(', ')}`);
   }
+  lines.push('- Ingest: `POST /events`');
   lines.push('');
   for (const [tag, ops] of byTag) {
     if (ops.length === 0) continue;
@@ -192,6 +268,7 @@ export function renderApiReference(doc: OpenApiDocument): string {
     lines.push(`## ${tag}`, '', ...(description ? [description, ''] : []));
     for (const [method, path, op] of ops) lines.push(...operation(method, path, op));
   }
+  lines.push(...INGEST_SECTION);
   return `${lines
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')

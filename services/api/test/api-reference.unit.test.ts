@@ -49,6 +49,11 @@ describe('docs/api.md', () => {
     }
   });
 
+  it('documents POST /events (ingest) beside the generated part, with an example ingest accepts', () => {
+    expect(renderApiReference(doc)).toContain('### `POST /events`');
+    expect(validateEvents(INGEST_EXAMPLE.events)).toMatchObject({ ok: true });
+  });
+
   it('shows the credential rule from the route config', () => {
     const reference = renderApiReference(doc);
     expect(reference).toContain('API key with `templates:read`, or a dashboard JWT (any role).');
