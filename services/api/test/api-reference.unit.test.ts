@@ -1,9 +1,11 @@
 import { readFile } from 'node:fs/promises';
+import { validateEvents } from '@tern/contracts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   buildReferenceApp,
   CREDENTIAL_EXTENSION,
+  INGEST_EXAMPLE,
   type OpenApiDocument,
   renderApiReference,
 } from '../src/index.js';
