@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -7,12 +7,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createPostgres,
   DataDirLockedError,
+  DEFAULT_POSTGRES_MIGRATIONS_DIR,
   MigrationError,
   migratePostgres,
   type PostgresStore,
 } from '../src/index.js';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Every migration of the repository, in order: a fresh database gets all of them, once. */
+const ALL_MIGRATIONS = (await readdir(DEFAULT_POSTGRES_MIGRATIONS_DIR))
+  .filter((name) => /^\d{4}_[a-z0-9_]+\.sql$/.test(name))
+  .sort();
 
 const EXPECTED_TABLES = [
   'analytics_outbox',
@@ -23,7 +29,9 @@ const EXPECTED_TABLES = [
   'event_log_offsets',
   'processed_events',
   'projection_status',
+  'projects',
   'schema_migrations',
+  'suppressions',
   'templates',
   'tenant_settings',
 ];
@@ -79,11 +87,12 @@ describe('Postgres server (DATABASE_URL)', () => {
   it('is a server pool and migrates idempotently', async () => {
     const store = await freshStore();
     expect(store.kind).toBe('server');
-    expect(await migratePostgres(store.pool)).toEqual({ applied: ['0001_init.sql'] });
+    expect(await migratePostgres(store.pool)).toEqual({ applied: ALL_MIGRATIONS });
     expect(await migratePostgres(store.pool)).toEqual({ applied: [] });
     expect(await tableNames(store.pool)).toEqual(EXPECTED_TABLES);
     const recorded = await store.pool.query('SELECT version, name FROM schema_migrations');
-    expect(recorded.rows).toEqual([{ version: 1, name: '0001_init.sql' }]);
+    expect(recorded.rows.map((r) => r.name).sort()).toEqual(ALL_MIGRATIONS);
+    expect(recorded.rows.find((r) => r.name === '0001_init.sql')?.version).toBe(1);
   });
 
   it('lets processes starting together apply each migration exactly once', async () => {
@@ -93,7 +102,7 @@ describe('Postgres server (DATABASE_URL)', () => {
     const second = await createPostgres({ databaseUrl: url.toString(), dataDir });
     stores.push(second);
     const results = await Promise.all([migratePostgres(first.pool), migratePostgres(second.pool)]);
-    expect(results.map((r) => r.applied).sort()).toEqual([[], ['0001_init.sql']]);
+    expect(results.map((r) => r.applied).sort()).toEqual([[], ALL_MIGRATIONS]);
   });
 
   it('creates the schema the projector relies on', async () => {
@@ -194,7 +203,7 @@ describe('embedded PGlite', () => {
     const store = await createPostgres({ dataDir });
     try {
       expect(store.kind).toBe('pglite');
-      expect(await migratePostgres(store.pool)).toEqual({ applied: ['0001_init.sql'] });
+      expect(await migratePostgres(store.pool)).toEqual({ applied: ALL_MIGRATIONS });
       expect(await migratePostgres(store.pool)).toEqual({ applied: [] });
       expect(await tableNames(store.pool)).toEqual(EXPECTED_TABLES);
       await insertEmail(store.pool, 't1', 'e1');

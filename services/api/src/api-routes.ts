@@ -11,7 +11,10 @@ import { analyticsRoutes } from './analytics-routes.js';
 import { type ApiKeyStoreLogger, createApiKeyStore } from './api-key-store.js';
 import { createAuthHook } from './credentials.js';
 import { logsRoutes } from './logs-routes.js';
+import { projectRoutes } from './projects/routes.js';
 import type { ApiRouteDeps } from './route-deps.js';
+import { suppressionRoutes } from './suppressions/routes.js';
+import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
 
 export interface ApiRoutesOptions {
@@ -105,4 +108,8 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   await app.register(analyticsRoutes, deps);
   await app.register(logsRoutes, deps);
   await app.register(tenantRoutes, deps);
+  // Tenant resources (SPEC part two): one encapsulated plugin each, see docs/architecture.md.
+  await app.register(templateRoutes, deps);
+  await app.register(suppressionRoutes, deps);
+  await app.register(projectRoutes, deps);
 };
