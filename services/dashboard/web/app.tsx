@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { configureApi } from './api.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { ContactsPage } from './pages/contacts.js';
@@ -51,8 +51,14 @@ export function App() {
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
 
-  // Move focus to the new page's heading, so screen readers and keyboards start there.
+  // After a route change, move focus to the new page's heading, so screen readers and keyboards
+  // start there. Not on the first load: there Tab starts at the top, on the skip link.
+  const firstRoute = useRef(true);
   useEffect(() => {
+    if (firstRoute.current) {
+      firstRoute.current = false;
+      return;
+    }
     document.getElementById('page-title')?.focus({ preventScroll: true });
   }, [route.path]);
 
