@@ -1,7 +1,17 @@
 import { useState } from 'preact/hooks';
 import { get, query } from '../api.js';
 import { type List, type LogEntry, STATUSES } from '../types.js';
-import { ErrorNotice, formatDate, Loading, Page, Pager, StatusBadge, TableWrap, useLoad } from '../ui.js';
+import {
+  ErrorNotice,
+  formatDate,
+  formatNumber,
+  Loading,
+  Page,
+  Pager,
+  StatusBadge,
+  TableWrap,
+  useLoad,
+} from '../ui.js';
 
 const LIMIT = 20;
 
@@ -40,7 +50,7 @@ export function LogsPage() {
         </select>
         {data && (
           <span class="muted" data-testid="logs-total">
-            {data.meta.total} emails
+            {formatNumber(data.meta.total)} emails
           </span>
         )}
       </div>
