@@ -105,7 +105,7 @@ export function seedEvents(n: number, now = Date.now()) {
     ];
     const kind = i % 7;
     if (kind === 6) return [...out, ev('email.failed', 1000, { reason: 'rejected' })];
-    out.push(ev('email.sent', 1000, { provider: 'sandbox', messageId: `<${emailId}@tern>` }));
+    out.push(ev('email.sent', 1000, { provider: 'ses', messageId: `<${emailId}@tern>` }));
     if (kind === 5) return [...out, ev('email.bounced', 2000, { bounceType: 'hard' })];
     if (kind === 4) return out;
     out.push(ev('email.delivered', 2000));

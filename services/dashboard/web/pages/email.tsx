@@ -9,23 +9,28 @@ const FINAL = new Set(['DELIVERED', 'BOUNCED', 'FAILED', 'SUPPRESSED', 'CANCELLE
 export function EmailPage({ id }: { id: string }) {
   const path = `/emails/${encodeURIComponent(id)}`;
   const email = useLoad(() => get<EmailDetail>(path).then((r) => r.body), [path]);
+  // Only the sandbox provider keeps a copy of what it sent (SPEC §11); other mail has none to ask for.
+  const sandbox = email.data?.provider === 'sandbox';
   const content = useLoad(
     () =>
-      get<EmailContent>(`${path}/content`).then(
-        (r) => r.body,
-        () => null,
-      ),
-    [path],
+      sandbox
+        ? get<EmailContent>(`${path}/content`).then(
+            (r) => r.body,
+            () => null,
+          )
+        : Promise.resolve(null),
+    [path, sandbox],
   );
 
-  // Until the email reaches a final status, look again every 2 s (a send in progress).
-  const status = email.data?.status;
+  // Until the email reaches a final status, look again every 2 s (a send in progress): each new
+  // answer schedules the next look.
+  const data = email.data;
   const reload = email.reload;
   useEffect(() => {
-    if (!status || FINAL.has(status)) return;
+    if (!data || FINAL.has(data.status)) return;
     const timer = setTimeout(reload, 2000);
     return () => clearTimeout(timer);
-  }, [status, reload]);
+  }, [data, reload]);
 
   return (
     <Page title="Email" actions={<a href="#/logs">← Logs</a>}>

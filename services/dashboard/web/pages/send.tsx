@@ -14,7 +14,7 @@ const SANDBOX = [
 /** SPEC §11 `POST /emails/send`; then the email's timeline, which follows it to its final status. */
 export function SendPage() {
   const [form, setForm] = useState({
-    from: 'Tern <hello@example.com>',
+    from: 'hello@example.com',
     to: 'delivered@sandbox.test',
     subject: 'Hello from Tern',
     text: 'It works.',
