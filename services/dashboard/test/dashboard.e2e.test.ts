@@ -159,6 +159,12 @@ describe('the dashboard in Chromium, against a running Tern', () => {
     expect(await w.page.getByRole('button', { name: 'Older →' }).isDisabled()).toBe(true);
     await w.page.getByRole('button', { name: '← Newer' }).click();
     await expect.poll(() => w.page.getByText('Page 2 of 3').count()).toBe(1);
+    // The page is in the address: a reload (or Back from an email) shows the same page.
+    expect(new URL(w.page.url()).hash).toBe('#/logs?page=2');
+    await w.page.reload();
+    await expect.poll(() => w.page.getByText('Page 2 of 3').count()).toBe(1);
+    await w.page.goBack();
+    await expect.poll(() => w.page.getByText('Page 3 of 3').count()).toBe(1);
     expect(await w.page.getByTestId('logs-total').textContent()).toBe(`${EMAILS} emails`);
     await checkPage(w, 'logs');
     await w.page.close();

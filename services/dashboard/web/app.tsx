@@ -77,7 +77,7 @@ export function App() {
   const section = `/${route.path.split('/')[1] ?? ''}`;
   let page: preact.JSX.Element;
   if (route.path === '/') page = <OverviewPage />;
-  else if (route.path === '/logs') page = <LogsPage />;
+  else if (route.path === '/logs') page = <LogsPage route={route} />;
   else if (route.path.startsWith('/emails/'))
     page = <EmailPage id={decodeURIComponent(route.path.slice('/emails/'.length))} />;
   else if (route.path === '/send') page = <SendPage />;

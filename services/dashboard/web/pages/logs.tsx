@@ -1,5 +1,5 @@
-import { useState } from 'preact/hooks';
 import { get, query } from '../api.js';
+import { navigate, type Route } from '../router.js';
 import { type List, type LogEntry, STATUSES } from '../types.js';
 import {
   ErrorNotice,
@@ -20,9 +20,14 @@ const LIMIT = 20;
  * a Tern that does not know it yet ignores it (unknown query parameters are ignored), and the
  * page then says so instead of pretending the rows are filtered.
  */
-export function LogsPage() {
-  const [page, setPage] = useState(1);
-  const [status, setStatus] = useState('');
+export function LogsPage({ route }: { route: Route }) {
+  // Page and filter live in the address (`#/logs?page=2&status=SENT`): Back from an email returns
+  // to the same page, and a view can be bookmarked.
+  const page = positive(route.params.get('page'));
+  const status = route.params.get('status') ?? '';
+  const go = (next: { page?: number; status?: string }) =>
+    navigate(`/logs${query({ page: next.page ?? page, status: next.status ?? status })}`);
+  const setPage = (p: number) => go({ page: p });
   const { data, error, loading } = useLoad(
     () => get<List<LogEntry>>(`/emails/logs${query({ page, limit: LIMIT, status })}`).then((r) => r.body),
     [page, status],
@@ -36,10 +41,7 @@ export function LogsPage() {
         <select
           id="status-filter"
           value={status}
-          onChange={(e) => {
-            setStatus(e.currentTarget.value);
-            setPage(1);
-          }}
+          onChange={(e) => go({ page: 1, status: e.currentTarget.value })}
         >
           <option value="">All</option>
           {STATUSES.map((s) => (
@@ -100,4 +102,9 @@ export function LogsPage() {
       )}
     </Page>
   );
+}
+
+function positive(raw: string | null): number {
+  const n = Number(raw);
+  return Number.isSafeInteger(n) && n >= 1 ? n : 1;
 }
