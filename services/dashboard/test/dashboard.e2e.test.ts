@@ -7,6 +7,7 @@ import {
   type Browser,
   buildAll,
   checkPage,
+  expectPublicApiOnly,
   launchBrowser,
   newPage,
   postEvents,
@@ -220,6 +221,8 @@ describe('the dashboard in Chromium, against a running Tern', () => {
     await row.getByRole('button', { name: 'Confirm revoke' }).click();
     await row.getByText('revoked').waitFor();
     expect(await withKey()).toBe(401);
+    expect(w.calls).toContain(`DELETE /tenants/demo/api-keys/${await row.getAttribute('data-id')}`);
+    await expectPublicApiOnly(w, 'api-keys');
     expect(w.errors).toEqual([]);
     await w.page.close();
   });

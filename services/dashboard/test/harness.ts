@@ -191,6 +191,8 @@ export interface WatchedPage {
   page: Page;
   /** Console errors and uncaught exceptions seen so far. */
   errors: string[];
+  /** `METHOD /path` of every fetch the page made (the API calls). */
+  calls: string[];
 }
 
 /** A new tab (its own sessionStorage) that records console errors and page exceptions. */
@@ -198,11 +200,17 @@ export async function newPage(browser: Browser, width = 1280): Promise<WatchedPa
   const page = await browser.context.newPage();
   await page.setViewportSize({ width, height: 900 });
   const errors: string[] = [];
+  const calls: string[] = [];
+  page.on('request', (r) => {
+    if (r.resourceType() === 'fetch' || r.resourceType() === 'xhr') {
+      calls.push(`${r.method()} ${new URL(r.url()).pathname}`);
+    }
+  });
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(`console: ${m.text()}`);
   });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  return { page, errors };
+  return { page, errors, calls };
 }
 
 /** Opens the dashboard signed in through `#token=` and waits for the first page to render. */
@@ -255,9 +263,35 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return path;
 }
 
-/** Accessibility, console, 360 px and screenshots: the checks every page passes. */
+/**
+ * The operations of the API's own OpenAPI document (`/docs/json`) as `METHOD /path` matchers: the
+ * dashboard may call these and nothing else (what the page does, a user's program can do).
+ */
+async function publicOperations(origin: string): Promise<RegExp[]> {
+  const doc = (await (await fetch(`${origin}/docs/json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>;
+  };
+  return Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.keys(ops).map(
+      (method) =>
+        new RegExp(
+          `^${method.toUpperCase()} ${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`,
+        ),
+    ),
+  );
+}
+
+/** Every call the page made so far is an operation of the public API. */
+export async function expectPublicApiOnly(w: WatchedPage, name: string): Promise<void> {
+  const operations = await publicOperations(new URL(w.page.url()).origin);
+  const unlisted = w.calls.filter((call) => !operations.some((op) => op.test(call)));
+  expect(unlisted, `${name}: calls outside the public API (/docs/json)`).toEqual([]);
+}
+
+/** Accessibility, console, public API only, 360 px and screenshots: the checks every page passes. */
 export async function checkPage(w: WatchedPage, name: string): Promise<void> {
   await w.page.waitForLoadState('networkidle');
+  await expectPublicApiOnly(w, name);
   expect(await seriousA11yViolations(w.page), `${name}: serious accessibility violations`).toEqual([]);
   await screenshot(w.page, `${name}-1280`);
   await w.page.setViewportSize({ width: 360, height: 780 });
