@@ -32,6 +32,8 @@ export interface Config {
   retentionDays: number;
   /** Query API requests per credential per minute; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** Base URL users reach Tern at (dashboard link, later tracking links); undefined → the listen URL. */
+  publicUrl: string | undefined;
   nodeEnv: NodeEnv;
   logLevel: LogLevel;
 }
@@ -129,6 +131,10 @@ const envSchema = z.object({
   INGEST_TOKEN: z.string().optional(),
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
+  // A trailing slash is dropped so `${publicUrl}/path` is always one slash.
+  PUBLIC_URL: urlVar(['http:', 'https:'])
+    .transform((v) => v.replace(/\/+$/, ''))
+    .optional(),
   NODE_ENV: enumVar(NODE_ENVS).default('development'),
   LOG_LEVEL: enumVar(LOG_LEVELS).default('info'),
 });
@@ -186,6 +192,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     ingestToken: e.INGEST_TOKEN,
     retentionDays: e.RETENTION_DAYS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    publicUrl: e.PUBLIC_URL,
     nodeEnv: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
   };

@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       ingestToken: undefined,
       retentionDays: 90,
       rateLimitPerMinute: 1200,
+      publicUrl: undefined,
       nodeEnv: 'development',
       logLevel: 'info',
     });
@@ -49,6 +50,7 @@ describe('loadConfig', () => {
       INGEST_TOKEN: 'token-token-token',
       RETENTION_DAYS: '30',
       RATE_LIMIT_PER_MINUTE: '0',
+      PUBLIC_URL: 'https://mail.example.com/',
       NODE_ENV: 'test',
       LOG_LEVEL: 'debug',
     });
@@ -67,6 +69,7 @@ describe('loadConfig', () => {
       ingestToken: 'token-token-token',
       retentionDays: 30,
       rateLimitPerMinute: 0,
+      publicUrl: 'https://mail.example.com',
       nodeEnv: 'test',
       logLevel: 'debug',
     });
@@ -77,6 +80,12 @@ describe('loadConfig', () => {
     expect(config.port).toBe(3000);
     expect(config.databaseUrl).toBeUndefined();
     expect(config.kafkaBrokers).toBeUndefined();
+  });
+
+  it('refuses a PUBLIC_URL that is not an http(s) URL, naming it', () => {
+    const err = errorOf(() => loadConfig({ PUBLIC_URL: 'mail.example.com' }));
+    expect(err.variables).toEqual(['PUBLIC_URL']);
+    expect(err.message).toContain('PUBLIC_URL must be a URL starting with http:// or https://');
   });
 
   it('ignores variables it does not know', () => {

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createApiApp, createRetentionJob } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
+import { dashboardRoutes } from '@tern/dashboard';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
@@ -31,6 +32,8 @@ export const MIGRATIONS = {
   postgres: resolve(here, '../../../infra/migrations/postgres'),
   clickhouse: resolve(here, '../../../infra/migrations/clickhouse'),
 };
+/** The dashboard's build (`npm run build` → `vite build`), served at `GET /` by the api service. */
+export const DASHBOARD_DIR = resolve(here, '../../../services/dashboard/dist');
 
 export interface RuntimeSecrets {
   jwtSecret?: string | undefined;
@@ -150,6 +153,8 @@ export async function startRuntime(
       });
       retention.start();
       closers.unshift(async () => retention.stop());
+      // The web dashboard (SPEC §18): static files over the same public API, on the same port.
+      await app.register(dashboardRoutes, { dir: DASHBOARD_DIR });
     } else {
       app = Fastify({ loggerInstance: logger as FastifyBaseLogger, requestIdHeader: 'x-request-id' });
       installErrorHandlers(app);
