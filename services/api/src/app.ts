@@ -31,6 +31,13 @@ export interface ApiDeps {
   logger?: ApiLoggerOptions | FastifyBaseLogger | false;
   /** Per-credential request limit (default 1200/min); false: none. */
   rateLimit?: { max: number; timeWindowMs: number } | false;
+  /**
+   * TRACKING_SECRET: signs unsubscribe (and tracking) tokens; at least 16 characters. Without it
+   * the `/u/:token` routes are not mounted (the runtime always passes one).
+   */
+  trackingSecret?: string;
+  /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
+  importMaxBytes?: number;
   /** Checks of `/ready`; default Postgres and ClickHouse. The all-in-one process adds the event log. */
   readiness?: readonly ReadinessCheck[];
 }
@@ -91,6 +98,8 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ch: deps.ch,
     jwt: deps.jwt,
     retentionDays: deps.retentionDays,
+    ...(deps.trackingSecret !== undefined ? { trackingSecret: deps.trackingSecret } : {}),
+    ...(deps.importMaxBytes !== undefined ? { importMaxBytes: deps.importMaxBytes } : {}),
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.keyCacheTtlMs !== undefined ? { keyCacheTtlMs: deps.keyCacheTtlMs } : {}),
     ...(deps.lastUsedFlushMs !== undefined ? { lastUsedFlushMs: deps.lastUsedFlushMs } : {}),

@@ -9,6 +9,8 @@ export const TAGS = {
   logs: 'Logs',
   apiKeys: 'API keys',
   settings: 'Tenant settings',
+  contacts: 'Contacts',
+  unsubscribe: 'Unsubscribe',
 } as const;
 
 export const DOCS_PREFIX = '/docs';
@@ -66,6 +68,16 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
         {
           name: TAGS.settings,
           description: 'Per-tenant settings such as retention (dashboard JWT, owner or admin).',
+        },
+        {
+          name: TAGS.contacts,
+          description:
+            'Contacts and audiences, CSV import and export (API key with `contacts:read` / `contacts:write`, or dashboard JWT).',
+        },
+        {
+          name: TAGS.unsubscribe,
+          description:
+            'The links of `List-Unsubscribe` (RFC 8058): one-click `POST` and a confirmation page. No credential: the signed token is one.',
         },
       ],
       components: {
