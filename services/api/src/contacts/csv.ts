@@ -200,27 +200,39 @@ export async function importContacts(opts: ImportContactsOptions): Promise<Impor
     batchRows = new Map();
   };
 
-  let row = 0; // the header is row 1
+  // `row` is the line number in the file (the header is row 1; for a record spanning lines, its
+  // last line), as the parser counts it: deterministic whatever the chunking of the body.
   let fields: (Field | null)[] | null = null;
+  const unreadable: { row: number; message: string; beforeHeader: boolean }[] = [];
+  let unreadableCount = 0;
   const parser = parse({
     bom: true,
+    info: true,
     relax_column_count: true,
     skip_empty_lines: true,
     skip_records_with_error: true,
     max_record_size: MAX_FIELD_BYTES,
     on_skip: (error) => {
-      // A record the parser could not read (a stray quote…) is a refused row like any other.
-      row++;
-      if (fields === null) return;
-      result.rows++;
-      fail(row, `unreadable CSV: ${error?.message ?? 'malformed record'}`);
+      // A record the parser could not read (a stray quote…) is a refused row like any other. The
+      // parser runs ahead of the consumer, so these are merged in row order at the end.
+      unreadableCount++;
+      if (unreadable.length < MAX_REPORTED_ERRORS) {
+        const context = error as (CsvError & { lines?: number; records?: number }) | undefined;
+        unreadable.push({
+          row: context?.lines ?? 0,
+          message: `unreadable CSV: ${error?.message ?? 'malformed record'}`,
+          beforeHeader: (context?.records ?? 0) === 0,
+        });
+      }
     },
   });
 
-  const consume = async (records: AsyncIterable<string[]>) => {
-    for await (const record of records) {
-      row++;
+  const consume = async (records: AsyncIterable<{ record: string[]; info: { lines: number } }>) => {
+    for await (const { record, info } of records) {
+      const row = info.lines;
       if (fields === null) {
+        const broken = unreadable.find((u) => u.beforeHeader);
+        if (broken) throw httpError(400, `body: the header row is ${broken.message}`);
         fields = readHeader(record);
         continue;
       }
@@ -247,9 +259,18 @@ export async function importContacts(opts: ImportContactsOptions): Promise<Impor
   try {
     await pipeline(opts.body, byteLimit(opts.maxBytes), parser, consume);
   } catch (error) {
-    if (error instanceof CsvError)
-      throw httpError(400, `body: unreadable CSV at row ${row + 1}: ${error.message}`);
+    if (error instanceof CsvError) throw httpError(400, `body: unreadable CSV: ${error.message}`);
     throw error;
+  }
+  if (fields === null && unreadableCount > 0) {
+    throw httpError(400, `body: the header row is ${unreadable[0]?.message ?? 'unreadable CSV'}`);
+  }
+  if (unreadableCount > 0) {
+    result.rows += unreadableCount;
+    result.failed += unreadableCount;
+    result.errors = [...result.errors, ...unreadable.map(({ row, message }) => ({ row, message }))]
+      .sort((a, b) => a.row - b.row)
+      .slice(0, MAX_REPORTED_ERRORS);
   }
   if (fields === null)
     throw httpError(400, 'body: the CSV is empty; expected a header row with an email column');
