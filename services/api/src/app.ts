@@ -42,6 +42,9 @@ export interface ApiDeps {
   readiness?: readonly ReadinessCheck[];
 }
 
+/** Longest path parameter the router accepts (longer → 414). */
+export const MAX_PARAM_LENGTH = 2048;
+
 function isLoggerInstance(logger: ApiDeps['logger']): logger is FastifyBaseLogger {
   return typeof logger === 'object' && typeof (logger as Partial<FastifyBaseLogger>).child === 'function';
 }
@@ -74,7 +77,9 @@ export function apiLoggerOptions(opts: ApiLoggerOptions | false | undefined) {
  * and ClickHouse), OpenAPI at `/docs`, and the routes of `apiRoutes`.
  */
 export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
-  const common = { requestIdHeader: 'x-request-id' };
+  // Signed tokens in paths (`/u/:token`, tracking links) are longer than Fastify's 100-character
+  // default; ids are still bounded by their own schemas.
+  const common = { requestIdHeader: 'x-request-id', routerOptions: { maxParamLength: MAX_PARAM_LENGTH } };
   const app: FastifyInstance = isLoggerInstance(deps.logger)
     ? Fastify({ ...common, loggerInstance: deps.logger })
     : Fastify({ ...common, logger: apiLoggerOptions(deps.logger) });
