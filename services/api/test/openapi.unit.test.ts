@@ -18,6 +18,7 @@ beforeAll(async () => {
     ch: createClient({ url: 'http://127.0.0.1:9' }),
     jwt: createJwtVerifier({ secret: 'unit' }),
     retentionDays: 90,
+    trackingSecret: 'unit-tracking-secret-0123456789',
   });
   const res = await app.inject('/docs/json');
   expect(res.statusCode).toBe(200);
@@ -36,6 +37,16 @@ const ROUTES: Record<string, string[]> = {
   '/tenants/{id}/api-keys': ['get', 'post'],
   '/tenants/{id}/api-keys/{keyId}': ['delete'],
   '/tenants/{id}/settings': ['get', 'put'],
+  '/contacts': ['get', 'post'],
+  '/contacts/{id}': ['get', 'patch', 'delete'],
+  '/contacts/import': ['post'],
+  '/contacts/export': ['get'],
+  '/audiences': ['get'],
+};
+
+/** Routes whose credential is the signed token in their path. */
+const PUBLIC_ROUTES: Record<string, string[]> = {
+  '/u/{token}': ['get', 'post'],
 };
 
 describe('OpenAPI', () => {
@@ -47,7 +58,18 @@ describe('OpenAPI', () => {
 
   it('documents every route, tagged, described, with its security and error responses', () => {
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(Object.keys(ROUTES).sort());
+    expect(Object.keys(doc.paths).sort()).toEqual(
+      [...Object.keys(ROUTES), ...Object.keys(PUBLIC_ROUTES)].sort(),
+    );
+    for (const [path, methods] of Object.entries(PUBLIC_ROUTES)) {
+      for (const method of methods) {
+        const op = doc.paths[path][method];
+        expect(op.tags, `${method} ${path}`).toEqual(['Unsubscribe']);
+        expect(op.summary && op.description && op.operationId).toBeTruthy();
+        expect(op.security).toBeUndefined();
+        expect(Object.keys(op.responses).sort()).toEqual(['200', '404']);
+      }
+    }
     for (const [path, methods] of Object.entries(ROUTES)) {
       for (const method of methods) {
         const op = doc.paths[path][method];

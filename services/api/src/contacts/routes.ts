@@ -235,6 +235,9 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
         tags: [TAGS.contacts],
         operationId: 'getContact',
         summary: 'Get a contact',
+        description:
+          'One contact of the tenant; another tenant’s id is a 404 like an unknown one. API key with ' +
+          '`contacts:read`, or a dashboard JWT.',
         security: KEY_OR_DASHBOARD,
         params: resourceIdParam('contact'),
         response: { 200: contactSchema, ...readErrors, 404: contactNotFound },
