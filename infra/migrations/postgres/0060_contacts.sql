@@ -19,7 +19,7 @@ CREATE TABLE contacts (
   UNIQUE (tenant_id, email)                                 -- the 409 of a second POST; import upserts on it
 );
 
--- The contact list: newest first, tiebreak id (like the delivery log).
-CREATE INDEX contacts_tenant_created_idx ON contacts (tenant_id, created_at DESC, id DESC);
+-- The contact list: newest first, tiebreak id in byte order (like the delivery log).
+CREATE INDEX contacts_tenant_created_idx ON contacts (tenant_id, created_at DESC, id COLLATE "C" DESC);
 -- `?audience=` filters and audience counts (`audiences @> ARRAY[name]`).
 CREATE INDEX contacts_audiences_idx ON contacts USING gin (audiences);

@@ -68,14 +68,14 @@ export interface ContactsApi {
   get(id: string, options?: RequestOptions): Promise<Contact>;
   update(id: string, params: UpdateContactParams, options?: RequestOptions): Promise<Contact>;
   remove(id: string, options?: RequestOptions): Promise<void>;
-  /** Upserts the contacts of a CSV text (see `POST /contacts/import`); `audience` joins each to it. */
-  import(
+  /** Upserts the contacts of a CSV text (upsert on the address); `audience` joins each to it. */
+  importCsv(
     csv: string,
     params?: { audience?: string },
     options?: RequestOptions,
   ): Promise<ImportContactsResult>;
   /** The tenant's contacts (or one audience's) as CSV text. */
-  export(params?: { audience?: string }, options?: RequestOptions): Promise<string>;
+  exportCsv(params?: { audience?: string }, options?: RequestOptions): Promise<string>;
   audiences(params?: { page?: number; limit?: number }, options?: RequestOptions): Promise<AudienceList>;
 }
 
@@ -121,14 +121,14 @@ export function createContactsApi(send: Send): ContactsApi {
         options,
       ),
     remove: (id, options = {}) => send<void>(path(id), {}, { method: 'DELETE', read: 'none' }, options),
-    import: (csv, params = {}, options = {}) =>
+    importCsv: (csv, params = {}, options = {}) =>
       send(
         '/contacts/import',
         { audience: params.audience },
         { method: 'POST', body: csv, contentType: 'text/csv', read: 'json', check: isImportResult },
         options,
       ),
-    export: (params = {}, options = {}) =>
+    exportCsv: (params = {}, options = {}) =>
       send<string>(
         '/contacts/export',
         { audience: params.audience },

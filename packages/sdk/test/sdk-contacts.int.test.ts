@@ -62,7 +62,7 @@ describe('client.contacts', () => {
 
   it('import and export round-trip through CSV', async () => {
     const { contacts } = init({ apiKey: readWriteKey, baseUrl });
-    const result = await contacts.import('email,first_name\nb@x.io,Bo\nbad,X\n', { audience: 'imported' });
+    const result = await contacts.importCsv('email,first_name\nb@x.io,Bo\nbad,X\n', { audience: 'imported' });
     expect(result).toEqual({
       rows: 2,
       created: 1,
@@ -70,7 +70,7 @@ describe('client.contacts', () => {
       failed: 1,
       errors: [{ row: 3, message: 'email must be a valid email address' }],
     });
-    const csv = await contacts.export({ audience: 'imported' });
+    const csv = await contacts.exportCsv({ audience: 'imported' });
     const lines = csv.trimEnd().split('\n');
     expect(lines[0]).toBe(
       'id,email,first_name,last_name,subscribed,audiences,attributes,created_at,updated_at',

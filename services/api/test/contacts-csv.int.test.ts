@@ -138,7 +138,13 @@ describe('POST /contacts/import', () => {
 
   it('the same address twice in a file: the later row wins, both are counted', async () => {
     const t = await tenant('dup');
-    const res = await importCsv(t.write, 'email,first_name\nd@x.io,First\nD@X.io,Second\n');
+    const res = await importCsv(
+      t.write,
+      'email,first_name\nd@x.io,First\nD@X.io,Second\n',
+      '',
+      app,
+      'text/csv; charset=utf-8',
+    );
     expect(res.json()).toMatchObject({ rows: 2, created: 1, updated: 1, failed: 0 });
     expect((await byEmail(t.read)).get('d@x.io')).toMatchObject({ firstName: 'Second' });
   });
