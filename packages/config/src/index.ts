@@ -28,6 +28,8 @@ export interface Config {
   jwtJwksUrl: string | undefined;
   /** Bearer token of the sending pipeline on `POST /events`. */
   ingestToken: string | undefined;
+  /** HMAC key of tracking and unsubscribe tokens (SPEC §2); dev: generated and kept. */
+  trackingSecret: string | undefined;
   /** Default log retention; a tenant may override it. */
   retentionDays: number;
   /** Query API requests per credential per minute; 0 turns the limit off. */
@@ -129,6 +131,7 @@ const envSchema = z.object({
     .optional(),
   JWT_JWKS_URL: urlVar(['http:', 'https:']).optional(),
   INGEST_TOKEN: z.string().optional(),
+  TRACKING_SECRET: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
   // A trailing slash is dropped so `${publicUrl}/path` is always one slash.
@@ -140,7 +143,7 @@ const envSchema = z.object({
 });
 
 // Values never echoed back in an error message.
-const SECRET_VARS = new Set(['JWT_SECRET', 'JWT_PUBLIC_KEY', 'INGEST_TOKEN']);
+const SECRET_VARS = new Set(['JWT_SECRET', 'JWT_PUBLIC_KEY', 'INGEST_TOKEN', 'TRACKING_SECRET']);
 
 function shownValue(variable: string, raw: string | undefined): string {
   if (raw === undefined) return '';
@@ -190,6 +193,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     jwtPublicKey: e.JWT_PUBLIC_KEY,
     jwtJwksUrl: e.JWT_JWKS_URL,
     ingestToken: e.INGEST_TOKEN,
+    trackingSecret: e.TRACKING_SECRET,
     retentionDays: e.RETENTION_DAYS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     publicUrl: e.PUBLIC_URL,
@@ -201,12 +205,13 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     const missing: string[] = [];
     if (!config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl) missing.push('JWT_SECRET');
     if (!config.ingestToken) missing.push('INGEST_TOKEN');
+    if (!config.trackingSecret) missing.push('TRACKING_SECRET');
     if (missing.length > 0) {
       const what = missing
         .map((v) =>
           v === 'JWT_SECRET'
             ? 'JWT_SECRET (or JWT_PUBLIC_KEY / JWT_JWKS_URL) must be set'
-            : 'INGEST_TOKEN must be set',
+            : `${v} must be set`,
         )
         .join('; ');
       throw new ConfigError(

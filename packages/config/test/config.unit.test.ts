@@ -154,14 +154,27 @@ describe('loadConfig', () => {
     expect(url.message).toContain('"mysql://tern:***@db/x"');
   });
 
-  it('requires a JWT key and an ingest token in production', () => {
+  it('requires a JWT key, an ingest token and a tracking secret in production', () => {
     const err = errorOf(() => loadConfig({ NODE_ENV: 'production' }));
-    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN']);
-    expect(err.message).toMatch(/^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set/);
-    expect(
-      loadConfig({ NODE_ENV: 'production', JWT_JWKS_URL: 'https://a.example/jwks', INGEST_TOKEN: 't' })
-        .ingestToken,
-    ).toBe('t');
+    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN', 'TRACKING_SECRET']);
+    expect(err.message).toMatch(
+      /^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set; TRACKING_SECRET must be set/,
+    );
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      JWT_JWKS_URL: 'https://a.example/jwks',
+      INGEST_TOKEN: 't',
+      TRACKING_SECRET: 'tracking-secret-0123456789',
+    });
+    expect(config.ingestToken).toBe('t');
+    expect(config.trackingSecret).toBe('tracking-secret-0123456789');
+  });
+
+  it('refuses a TRACKING_SECRET shorter than 16 characters, without echoing it', () => {
+    const err = errorOf(() => loadConfig({ TRACKING_SECRET: 'short-secret' }));
+    expect(err.message).toBe(
+      'Invalid configuration: TRACKING_SECRET must be at least 16 characters (value hidden)',
+    );
   });
 
   it('lets the caller choose whether secrets are required', () => {

@@ -1,3 +1,4 @@
+export * from './contacts.js';
 export * from './events.js';
 export * from './http.js';
 export * from './ids.js';

@@ -23,6 +23,7 @@ interface Schema {
   maximum?: number;
   pattern?: string;
   anyOf?: Schema[];
+  properties?: Record<string, Schema>;
 }
 interface Parameter {
   name: string;
@@ -61,7 +62,19 @@ function exampleOf(media: Media | undefined): unknown {
   if (media.example !== undefined) return media.example;
   const named = media.examples && Object.values(media.examples)[0];
   if (named?.value !== undefined) return named.value;
-  return media.schema?.example ?? media.schema?.examples?.[0];
+  return media.schema?.example ?? media.schema?.examples?.[0] ?? fromProperties(media.schema);
+}
+
+/**
+ * An object whose schema has no example of its own (zod leaves an object's `examples` out of the
+ * input schema when a field transforms, e.g. an address lowercased): its fields' examples.
+ */
+function fromProperties(schema: Schema | undefined): Record<string, unknown> | undefined {
+  const entries = Object.entries(schema?.properties ?? {}).flatMap(([name, field]) => {
+    const value = field.example ?? field.examples?.[0];
+    return value === undefined ? [] : [[name, value] as const];
+  });
+  return entries.length === 0 ? undefined : Object.fromEntries(entries);
 }
 
 function paramExample(p: Parameter): string {
@@ -129,7 +142,10 @@ function answers(op: Operation): string[] {
   )) {
     out.push(`- **${status}** — ${cell(response.description)}`);
     const example = exampleOf(response.content?.['application/json']);
-    if (example !== undefined) out.push('', json(example).replace(/^/gm, '  '), '');
+    if (typeof example === 'string') {
+      // A body that is not JSON (CSV, HTML): shown as it is sent.
+      out.push('', `\`\`\`text\n${example}\n\`\`\``.replace(/^/gm, '  '), '');
+    } else if (example !== undefined) out.push('', json(example).replace(/^/gm, '  '), '');
   }
   return out;
 }
@@ -285,6 +301,7 @@ export async function buildReferenceApp() {
     ch: createClient({ url: 'http://127.0.0.1:9' }),
     jwt: createJwtVerifier({ secret: 'api-reference' }),
     retentionDays: 90,
+    trackingSecret: 'api-reference-tracking-secret',
     rateLimit: false,
   });
 }

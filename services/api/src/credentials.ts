@@ -26,6 +26,8 @@ export interface AuthConfig {
   scope?: Scope;
   roles?: readonly Role[];
   tenantParam?: string;
+  /** A public route's credential, for the docs (e.g. a signed token in its path). */
+  publicCredential?: string;
   /**
    * No API key may call the route, whatever its scopes: 403 `Missing required API key scope`
    * (SPEC §12: keys only read templates; writes need a dashboard session).

@@ -13,6 +13,8 @@ export const TAGS = {
   templates: 'Templates',
   suppressions: 'Suppressions',
   projects: 'Projects',
+  contacts: 'Contacts',
+  unsubscribe: 'Unsubscribe',
 } as const;
 
 export const DOCS_PREFIX = '/docs';
@@ -22,7 +24,7 @@ export const CREDENTIAL_EXTENSION = 'x-tern-credential';
 
 /** The credential rule of a route config, as `docs/api.md` and `/docs` show it. */
 export function describeCredential(config: AuthConfig): string | null {
-  if (config.auth === undefined) return null;
+  if (config.auth === undefined) return config.publicCredential ?? null;
   const roles = config.roles === undefined ? 'any role' : `role ${config.roles.join(' or ')}`;
   const tenant = config.tenantParam === undefined ? '' : ` of the tenant in \`:${config.tenantParam}\``;
   if (config.auth === 'jwt') return `Dashboard JWT${tenant} (${roles}); API keys get 403.`;
@@ -109,6 +111,16 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
         {
           name: TAGS.projects,
           description: 'Groups of emails; keys may be bound to one (`projects:read`, `projects:write`).',
+        },
+        {
+          name: TAGS.contacts,
+          description:
+            'Contacts and audiences, CSV import and export (API key with `contacts:read` / `contacts:write`, or dashboard JWT).',
+        },
+        {
+          name: TAGS.unsubscribe,
+          description:
+            'The links of `List-Unsubscribe` (RFC 8058): one-click `POST` and a confirmation page. No credential: the signed token is one.',
         },
       ],
       components: {

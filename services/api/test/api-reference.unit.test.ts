@@ -45,7 +45,7 @@ describe('docs/api.md', () => {
         for (const [status, response] of Object.entries(op.responses ?? {})) {
           if (!response.content) continue;
           const after = section.slice(section.indexOf(`- **${status}**`));
-          expect(after.split('\n- **')[0], `${heading} ${status}`).toContain('```json');
+          expect(after.split('\n- **')[0], `${heading} ${status}`).toMatch(/```(json|text)\n/);
         }
       }
     }

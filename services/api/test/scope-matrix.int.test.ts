@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
+import { createUnsubscribeToken } from '@tern/domain';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addSuppression,
+  insertContact,
   insertProject,
   insertTemplate,
   JWT_REQUIRED_MESSAGE,
@@ -19,6 +21,7 @@ import {
   openStores,
   type Stores,
   suffix,
+  TRACKING_SECRET,
 } from './support.js';
 
 /**
@@ -39,7 +42,9 @@ type Rule =
   /** An API key holding `scope`, or a JWT of any role. */
   | { kind: 'scope'; scope: Scope }
   /** A JWT with role owner or admin; no key, whatever its scopes (template writes, SPEC §12). */
-  | { kind: 'adminJwt' };
+  | { kind: 'adminJwt' }
+  /** The signed token in the path is the credential: every caller gets the same answer (SPEC §14 unsubscribe). */
+  | { kind: 'token' };
 
 interface Row {
   rule: Rule;
@@ -48,7 +53,12 @@ interface Row {
   /** True when the path names one of the tenant's resources: another tenant gets 404. */
   resource?: boolean;
   /** A fresh request for tenant A (resources it names are created here, so DELETE can succeed each time). */
-  request(): Promise<{ url: string; payload?: Record<string, unknown> }>;
+  request(): Promise<{
+    url: string;
+    payload?: Record<string, unknown>;
+    body?: string;
+    contentType?: string;
+  }>;
 }
 
 const clock = createClock(NOW);
@@ -78,6 +88,19 @@ const suppressed = async () =>
       at(),
     )
   ).suppression.email;
+
+const contactId = async () => {
+  const contact = await insertContact(
+    stores.pool,
+    A,
+    { id: newResourceId('contact'), email: `${fresh()}@matrix.test` },
+    at(),
+  );
+  if (contact === 'exists') throw new Error('fresh address exists');
+  return contact.id;
+};
+const unsubscribeToken = () =>
+  createUnsubscribeToken(TRACKING_SECRET, { tenantId: A, email: `${fresh()}@matrix.test`, source: 'matrix' });
 
 const ROWS: Record<string, Row> = {
   // Analytics (SPEC §6)
@@ -214,6 +237,69 @@ const ROWS: Record<string, Row> = {
     resource: true,
     request: async () => ({ url: `/projects/${await projectId()}` }),
   },
+  // Contacts and audiences (SPEC §14)
+  'POST /contacts': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 201,
+    request: async () => ({ url: '/contacts', payload: { email: `${fresh()}@matrix.test` } }),
+  },
+  'GET /contacts': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    request: async () => ({ url: '/contacts' }),
+  },
+  'GET /contacts/{id}': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/contacts/${await contactId()}` }),
+  },
+  'PATCH /contacts/{id}': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/contacts/${await contactId()}`, payload: { firstName: 'Ada' } }),
+  },
+  'DELETE /contacts/{id}': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 204,
+    resource: true,
+    request: async () => ({ url: `/contacts/${await contactId()}` }),
+  },
+  'POST /contacts/import': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 200,
+    request: async () => ({
+      url: '/contacts/import',
+      body: `email\n${fresh()}@matrix.test\n`,
+      contentType: 'text/csv',
+    }),
+  },
+  'GET /contacts/export': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    request: async () => ({ url: '/contacts/export' }),
+  },
+  'GET /audiences': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    request: async () => ({ url: '/audiences' }),
+  },
+  // Unsubscribe links (SPEC §14): the token is the credential
+  'GET /u/{token}': {
+    rule: { kind: 'token' },
+    ok: 200,
+    request: async () => ({ url: `/u/${unsubscribeToken()}` }),
+  },
+  'POST /u/{token}': {
+    rule: { kind: 'token' },
+    ok: 200,
+    request: async () => ({
+      url: `/u/${unsubscribeToken()}`,
+      body: 'List-Unsubscribe=One-Click',
+      contentType: 'application/x-www-form-urlencoded',
+    }),
+  },
 };
 
 type CredentialKind = 'none' | 'keyWithout' | 'keyWith' | 'member' | 'admin' | 'otherTenant';
@@ -222,6 +308,7 @@ const CREDENTIALS: CredentialKind[] = ['none', 'keyWithout', 'keyWith', 'member'
 /** The status and (for 403) message SPEC gives to one credential on one route. */
 function expected(row: Row, credential: CredentialKind): { status: number; message?: string } {
   const { rule } = row;
+  if (rule.kind === 'token') return { status: row.ok };
   switch (credential) {
     case 'none':
       return { status: 401 };
@@ -300,13 +387,16 @@ describe('scope matrix', () => {
   for (const [route, row] of Object.entries(ROWS)) {
     const [method] = route.split(' ') as [string];
     it.each(CREDENTIALS)(`${route} × %s`, async (credential) => {
-      const { url, payload } = await row.request();
+      const { url, payload, body, contentType } = await row.request();
       const want = expected(row, credential);
+      const headers = await headersFor(row, credential);
+      if (contentType !== undefined) headers['content-type'] = contentType;
       const res = await app.inject({
         method: method as 'GET',
         url,
-        headers: await headersFor(row, credential),
+        headers,
         ...(payload === undefined ? {} : { payload }),
+        ...(body === undefined ? {} : { body }),
       });
       expect(res.statusCode, `${route} as ${credential}: ${res.body}`).toBe(want.status);
       if (want.status >= 400) {

@@ -38,6 +38,7 @@ export const DASHBOARD_DIR = resolve(here, '../../../services/dashboard/dist');
 export interface RuntimeSecrets {
   jwtSecret?: string | undefined;
   ingestToken?: string | undefined;
+  trackingSecret?: string | undefined;
 }
 
 export interface Runtime {
@@ -133,8 +134,10 @@ export async function startRuntime(
             ? { publicKey: config.jwtPublicKey }
             : { jwksUrl: config.jwtJwksUrl! },
       );
+      if (!secrets.trackingSecret) throw new Error('TRACKING_SECRET is required to run the api');
       app = await createApiApp({
         pool,
+        trackingSecret: secrets.trackingSecret,
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
