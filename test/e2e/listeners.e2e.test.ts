@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/services.js';
-import { buildTern, startTern } from './tern-process.js';
+import { buildTern, runTernToExit, startTern } from './tern-process.js';
 
 /** Socket inodes held open by a process (/proc/<pid>/fd → socket:[inode]). */
 function socketInodes(pid: number): Set<string> {
@@ -60,5 +60,18 @@ describe('npm start opens nothing but PORT (issue 9, item 2: the embedded Postgr
     } finally {
       await tern.stop();
     }
+  });
+
+  it('refuses to start in production with short secrets (issue 9, item 6)', async () => {
+    const { code, stderr } = await runTernToExit({
+      DATA_DIR: tempDir('tern-e2e-short-'),
+      NODE_ENV: 'production',
+      JWT_SECRET: 'a',
+      INGEST_TOKEN: 'b',
+    });
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe(
+      'Invalid configuration: JWT_SECRET and INGEST_TOKEN must be at least 32 bytes in production (value hidden); e.g. `openssl rand -base64 32`',
+    );
   });
 });

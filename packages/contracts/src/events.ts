@@ -89,9 +89,12 @@ export const MAX_FUTURE_SKEW_MS = 24 * 3600 * 1000;
  * Why no store could hold a string, or null: U+0000 (Postgres text and jsonb refuse it) and a
  * lone UTF-16 surrogate (not valid Unicode: Postgres jsonb refuses it, UTF-8 cannot encode it).
  */
+/** A UTF-16 surrogate without its partner (matched without the `u` flag, code unit by code unit). */
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 export function unstorableText(value: string): string | null {
   if (value.includes('\u0000')) return 'must not contain the control character U+0000';
-  if (!value.isWellFormed()) return 'must not contain a lone UTF-16 surrogate (invalid Unicode)';
+  if (LONE_SURROGATE.test(value)) return 'must not contain a lone UTF-16 surrogate (invalid Unicode)';
   return null;
 }
 

@@ -180,3 +180,37 @@ async function applyInTransaction(
   );
   return { applied: toApply.length, duplicates: events.length - toApply.length, outbox };
 }
+
+/**
+ * Dead-letters one event Postgres refused (and any parse dead letters of its batch) and claims
+ * its id in the same transaction: a redelivery of it is then a known duplicate, never retried.
+ */
+export async function deadLetterEvent(
+  pool: pg.Pool,
+  event: DeliveryEvent | undefined,
+  letters: readonly DeadLetter[],
+): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    if (letters.length > 0) {
+      await client.query(
+        `INSERT INTO dead_letters (source, payload, reason)
+         SELECT 'projector', p, r FROM unnest($1::text[], $2::text[]) AS d(p, r)`,
+        [letters.map((d) => d.payload), letters.map((d) => d.reason)],
+      );
+    }
+    if (event) {
+      await client.query(
+        'INSERT INTO processed_events (tenant_id, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+        [event.tenantId, event.id],
+      );
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -4,7 +4,7 @@ import { createApiApp, createRetentionJob } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
-import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
+import { installErrorHandlers, NotReadyError, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
 import { createProjector, type Projector } from '@tern/projector';
 import {
@@ -123,12 +123,13 @@ export async function startRuntime(
 
     let app: FastifyInstance;
     if (services.has('api')) {
+      const maxLifetimeMs = config.jwtMaxLifetimeDays * 24 * 3600 * 1000;
       const jwt = createJwtVerifier(
         secrets.jwtSecret
-          ? { secret: secrets.jwtSecret }
+          ? { secret: secrets.jwtSecret, maxLifetimeMs }
           : config.jwtPublicKey
-            ? { publicKey: config.jwtPublicKey }
-            : { jwksUrl: config.jwtJwksUrl! },
+            ? { publicKey: config.jwtPublicKey, maxLifetimeMs }
+            : { jwksUrl: config.jwtJwksUrl!, maxLifetimeMs },
       );
       app = await createApiApp({
         pool,
@@ -173,6 +174,7 @@ export async function startRuntime(
         log: log!,
         group: PROJECTOR_GROUP,
         logger,
+        stallAfterMs: config.projectorStallSeconds * 1000,
         onBatch(stats) {
           metrics.batchDuration.observe(stats.durationMs);
           metrics.eventsProjected.inc({ outcome: 'applied' }, stats.applied);
@@ -183,6 +185,14 @@ export async function startRuntime(
       await projector.start();
       const running = projector;
       closers.unshift(() => running.stop());
+      // No progress while the log has a lag: /ready says so (issue 9, item 1).
+      readiness.push({
+        name: 'projector',
+        check: async () => {
+          const reason = await running.stalled();
+          if (reason) throw new NotReadyError(reason);
+        },
+      });
     }
     // The HTTP server stops first (in-flight requests finish), then the projector, then stores.
     closers.unshift(() => app.close());
