@@ -62,12 +62,16 @@ export function apiLoggerOptions(opts: ApiLoggerOptions | false | undefined) {
   };
 }
 
+/** Longest path parameter: ids are ≤ 128 characters (SPEC §5); a little room for encoding. */
+export const MAX_PARAM_LENGTH = 512;
+
 /**
  * The query API alone (split mode and tests): error handlers, `/health` and `/ready` (Postgres
  * and ClickHouse), OpenAPI at `/docs`, and the routes of `apiRoutes`.
  */
 export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
-  const common = { requestIdHeader: 'x-request-id' };
+  // maxParamLength: a 128-character tenant id (SPEC §5) must reach its route, not a 414.
+  const common = { requestIdHeader: 'x-request-id', maxParamLength: MAX_PARAM_LENGTH };
   const app: FastifyInstance = isLoggerInstance(deps.logger)
     ? Fastify({ ...common, loggerInstance: deps.logger })
     : Fastify({ ...common, logger: apiLoggerOptions(deps.logger) });

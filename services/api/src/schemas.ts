@@ -1,6 +1,7 @@
 import {
   emailLogEntrySchema,
   errorBodySchema,
+  LONE_SURROGATE,
   logsMetaSchema,
   SCOPES,
   scopeSchema,
@@ -283,6 +284,10 @@ export const createApiKeyBodySchema = z
       .string({ error: 'name must be a string of 1 to 100 characters' })
       .min(1, { error: 'name must be a string of 1 to 100 characters' })
       .max(100, { error: 'name must be a string of 1 to 100 characters' })
+      // Control characters (U+0000 cannot even be stored) and lone surrogates (invalid Unicode).
+      .refine((v) => !/[\u0000-\u001f\u007f]/.test(v) && !LONE_SURROGATE.test(v), {
+        error: 'name must not contain control characters or invalid Unicode',
+      })
       .meta({ description: 'A label for the key.', example: 'Production server' }),
     scopes: z
       .array(scopeSchema, { error: 'scopes must be an array of scopes' })
