@@ -85,7 +85,7 @@ describe('counted before authentication (issue 9, item 3)', () => {
   it('one key counts once whatever header or spelling carries it', async () => {
     const owner = jwtFor(clock, tenant);
     const { key } = await createKey(app, owner, tenant, { scopes: ['email:read'] });
-    const spellings = [
+    const spellings: Record<string, string>[] = [
       { 'x-api-key': key },
       { authorization: `Bearer ${key}` },
       { authorization: `bearer ${key}` },
