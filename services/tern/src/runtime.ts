@@ -6,7 +6,7 @@ import type { Config } from '@tern/config';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { installErrorHandlers, NotReadyError, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
-import { createProjector, type Projector } from '@tern/projector';
+import { createProjector, createPruneJob, type Projector } from '@tern/projector';
 import {
   type ClickHouseStore,
   createClickHouse,
@@ -185,6 +185,16 @@ export async function startRuntime(
       await projector.start();
       const running = projector;
       closers.unshift(() => running.stop());
+      // processed_events and the Postgres-table log are pruned past the dedup window (issue 9, item 7).
+      const prune = createPruneJob({
+        pool,
+        group: PROJECTOR_GROUP,
+        dedupWindowMs: config.dedupWindowDays * 24 * 3600 * 1000,
+        eventLogTable: config.kafkaBrokers ? undefined : 'event_log',
+        logger,
+      });
+      prune.start();
+      closers.unshift(() => prune.stop());
       // No progress while the log has a lag: /ready says so (issue 9, item 1).
       readiness.push({
         name: 'projector',
