@@ -59,8 +59,10 @@ async function applyInTransaction(
 ): Promise<PgBatchResult> {
   if (deadLetters.length > 0) {
     await client.query(
-      `INSERT INTO dead_letters (source, payload, reason)
-       SELECT 'projector', p, r FROM unnest($1::text[], $2::text[]) AS d(p, r)`,
+      `INSERT INTO dead_letters (source, payload, reason, payload_hash)
+       SELECT 'projector', p, r, encode(sha256(convert_to(p, 'UTF8')), 'hex')
+         FROM unnest($1::text[], $2::text[]) AS d(p, r)
+       ON CONFLICT (source, payload_hash) DO NOTHING`,
       [deadLetters.map((d) => d.payload), deadLetters.map((d) => d.reason)],
     );
   }
@@ -195,8 +197,10 @@ export async function deadLetterEvent(
     await client.query('BEGIN');
     if (letters.length > 0) {
       await client.query(
-        `INSERT INTO dead_letters (source, payload, reason)
-         SELECT 'projector', p, r FROM unnest($1::text[], $2::text[]) AS d(p, r)`,
+        `INSERT INTO dead_letters (source, payload, reason, payload_hash)
+         SELECT 'projector', p, r, encode(sha256(convert_to(p, 'UTF8')), 'hex')
+           FROM unnest($1::text[], $2::text[]) AS d(p, r)
+         ON CONFLICT (source, payload_hash) DO NOTHING`,
         [letters.map((d) => d.payload), letters.map((d) => d.reason)],
       );
     }

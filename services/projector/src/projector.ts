@@ -111,7 +111,9 @@ export function isolatingShip(pool: pg.Pool): ShipFn {
         } catch (rowError) {
           if (!isPermanentDataError(rowError)) throw rowError;
           await pool.query(
-            "INSERT INTO dead_letters (source, payload, reason) VALUES ('clickhouse', $1, $2)",
+            `INSERT INTO dead_letters (source, payload, reason, payload_hash)
+             VALUES ('clickhouse', $1, $2, encode(sha256(convert_to($1, 'UTF8')), 'hex'))
+             ON CONFLICT (source, payload_hash) DO NOTHING`,
             [storableText(JSON.stringify(row satisfies AnalyticsDelta)), reasonOf('ClickHouse', rowError)],
           );
         }
