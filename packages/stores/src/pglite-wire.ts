@@ -62,7 +62,10 @@ export class PgliteWire extends Duplex {
       this.started = true;
       messages.push(new Uint8Array(message));
     }
-    if (messages.length === 0) return callback();
+    if (messages.length === 0) {
+      callback();
+      return;
+    }
     this.chain = this.chain.then(() => this.run(messages));
     this.chain.then(
       () => callback(),
@@ -89,7 +92,8 @@ export class PgliteWire extends Duplex {
     if (!this.started) {
       if (b.length < 8) return 0;
       const version = b.readInt32BE(4);
-      if (version === PROTOCOL_3 || version === SSL_REQUEST || version === CANCEL_REQUEST) return b.readInt32BE(0);
+      if (version === PROTOCOL_3 || version === SSL_REQUEST || version === CANCEL_REQUEST)
+        return b.readInt32BE(0);
     }
     if (b.length < 5) return 0;
     return 1 + b.readInt32BE(1);

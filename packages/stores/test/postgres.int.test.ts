@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createPostgres,
-  DEFAULT_POSTGRES_MIGRATIONS_DIR,
   DataDirLockedError,
+  DEFAULT_POSTGRES_MIGRATIONS_DIR,
   MigrationError,
   migratePostgres,
   type PostgresStore,
@@ -90,7 +90,9 @@ describe('Postgres server (DATABASE_URL)', () => {
     expect(await migratePostgres(store.pool)).toEqual({ applied: [] });
     expect(await tableNames(store.pool)).toEqual(expect.arrayContaining(EXPECTED_TABLES));
     const recorded = await store.pool.query('SELECT version, name FROM schema_migrations ORDER BY version');
-    expect(recorded.rows).toEqual(ALL_MIGRATIONS.map((name) => ({ version: Number(name.slice(0, 4)), name })));
+    expect(recorded.rows).toEqual(
+      ALL_MIGRATIONS.map((name) => ({ version: Number(name.slice(0, 4)), name })),
+    );
   });
 
   it('lets processes starting together apply each migration exactly once', async () => {
