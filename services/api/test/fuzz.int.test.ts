@@ -30,8 +30,11 @@ const clock = createClock(NOW);
 const run = suffix();
 const A = `fuzz-a-${run}`;
 const B = `fuzz-b-${run}`;
-/** Strings only tenant B's data holds: any of them in an answer to A is a leak. */
-const B_MARKERS = [`secret-b-${run}`, `b-only-${run}@example.com`, `Subject of B ${run}`];
+/**
+ * Strings only tenant B's data holds, never sent by A's requests (an error message may echo what
+ * A sent, which is no leak): any of them in an answer to A is a leak.
+ */
+const B_MARKERS = [`b-only-${run}@example.com`, `Subject of B ${run}`, `tag-b-${run}`, `Key of B ${run}`];
 
 let stores: Stores;
 let app: FastifyInstance;
@@ -193,7 +196,7 @@ beforeAll(async () => {
     'x-api-key': (await createKey(app, ownerA, A, { scopes: ['email:read'] })).key,
   };
   creds.keyB = {
-    'x-api-key': (await createKey(app, ownerB, B, { scopes: ['email:read'], name: `secret-b-${run}` })).key,
+    'x-api-key': (await createKey(app, ownerB, B, { scopes: ['email:read'], name: `Key of B ${run}` })).key,
   };
   const day = new Date(Date.parse(NOW) - 2 * 86_400_000).toISOString();
   await project(stores, [
@@ -211,7 +214,7 @@ beforeAll(async () => {
         data: {
           toEmail: `b-only-${run}@example.com`,
           subject: `Subject of B ${run}`,
-          tags: [`secret-b-${run}`],
+          tags: [`tag-b-${run}`],
           templateId: `secret-b-${run}`,
         },
       },
@@ -220,7 +223,7 @@ beforeAll(async () => {
   await stores.pool.query('INSERT INTO templates (tenant_id, id, name, subject) VALUES ($1, $2, $3, $4)', [
     B,
     `secret-b-${run}`,
-    `secret-b-${run}`,
+    `tag-b-${run}`,
     `Subject of B ${run}`,
   ]);
   const doc = (await app.inject('/docs/json')).json() as { paths: Record<string, Record<string, unknown>> };

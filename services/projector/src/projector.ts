@@ -277,7 +277,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
     async stalled() {
       const now = Date.now();
       if (failingSince !== null && now - failingSince > stallAfterMs) {
-        return `projector stalled: a batch has failed for ${Math.round((now - failingSince) / 1000)} s (${lastError})`;
+        return `projector stalled: a batch has failed for ${((now - failingSince) / 1000).toFixed(1)} s (${lastError})`;
       }
       const lag = await opts.log.lag(opts.group);
       if (lag === 0) {
@@ -288,7 +288,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
       lagSeenSince ??= now;
       const idleFor = now - Math.max(lastProgressAt, lagSeenSince);
       return idleFor > stallAfterMs
-        ? `projector stalled: no progress for ${Math.round(idleFor / 1000)} s with lag ${lag}`
+        ? `projector stalled: no progress for ${(idleFor / 1000).toFixed(1)} s with lag ${lag}`
         : null;
     },
   };
