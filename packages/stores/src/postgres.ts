@@ -58,6 +58,12 @@ export async function createPostgres(opts: CreatePostgresOptions): Promise<Postg
 // crash the process. The pool drops the client and the next query opens a new one.
 function watchPoolErrors(pool: pg.Pool, logger: StoreLogger): void {
   pool.on('error', (err) => logger.warn({ err: err.message }, 'postgres idle client error'));
+  // A checked-out client whose connection drops between two queries (a server restart while
+  // the projector folds a batch) emits 'error' too; unheard, that would crash the process. The
+  // query in flight or the next one fails instead, and the pool drops the broken client.
+  pool.on('connect', (client) => {
+    client.on('error', (err) => logger.warn({ err: err.message }, 'postgres client connection lost'));
+  });
 }
 
 async function openPglite(dataDir: string, logger: StoreLogger): Promise<PostgresStore> {

@@ -38,6 +38,7 @@ export async function applyBatchToPostgres(
   newBatchId: () => string,
 ): Promise<PgBatchResult> {
   const client = await pool.connect();
+  const lost = watchConnection(client);
   try {
     await client.query('BEGIN');
     const result = await applyInTransaction(client, events, deadLetters, newBatchId);
@@ -47,7 +48,7 @@ export async function applyBatchToPostgres(
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
-    client.release();
+    lost.release();
   }
 }
 
@@ -193,6 +194,7 @@ export async function deadLetterEvent(
   letters: readonly DeadLetter[],
 ): Promise<void> {
   const client = await pool.connect();
+  const lost = watchConnection(client);
   try {
     await client.query('BEGIN');
     if (letters.length > 0) {
@@ -215,6 +217,25 @@ export async function deadLetterEvent(
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
-    client.release();
+    lost.release();
   }
+}
+
+/**
+ * Hears a checked-out client losing its connection between two queries (a Postgres restart
+ * while a batch is folded): without a listener the 'error' event would crash the process. The
+ * broken client is handed back with the error, so the pool drops it instead of reusing it.
+ */
+function watchConnection(client: pg.PoolClient): { release(): void } {
+  let lost: Error | undefined;
+  const onError = (error: Error) => {
+    lost = error;
+  };
+  client.on('error', onError);
+  return {
+    release() {
+      client.off('error', onError);
+      client.release(lost);
+    },
+  };
 }
