@@ -22,6 +22,7 @@ export const emailQueuedData = z.strictObject({
   tags: z.array(nonEmpty('tag', 256)).max(50, { error: 'tags must have at most 50 items' }).optional(),
   from: z.string().max(320).optional(),
   scheduledAt: isoTimestamp('scheduledAt').optional(),
+  projectId: idSchema('projectId').optional(),
 });
 export const emailSentData = z.strictObject({
   provider: nonEmpty('provider', 128),
@@ -35,8 +36,16 @@ export const emailBouncedData = z.strictObject({
 });
 export const emailFailedData = z.strictObject({ reason: nonEmpty('reason', 2000) });
 export const emailSuppressedData = z.strictObject({ reason: nonEmpty('reason', 2000) });
-export const emailOpenedData = z.strictObject({ userAgent: z.string().max(1000).optional() });
-export const emailClickedData = z.strictObject({ url: nonEmpty('url', 4000) });
+/** `bot: true` — a known link scanner or prefetcher (SPEC §11): kept on the timeline, never counted. */
+export const emailOpenedData = z.strictObject({
+  userAgent: z.string().max(1000).optional(),
+  bot: z.boolean().optional(),
+});
+export const emailClickedData = z.strictObject({
+  url: nonEmpty('url', 4000),
+  userAgent: z.string().max(1000).optional(),
+  bot: z.boolean().optional(),
+});
 export const emailComplainedData = z.strictObject({ feedbackType: z.string().max(200).optional() });
 
 const envelope = {

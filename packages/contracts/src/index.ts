@@ -1,3 +1,4 @@
+export * from './emails.js';
 export * from './events.js';
 export * from './http.js';
 export * from './ids.js';

@@ -1,0 +1,24 @@
+export type {
+  FollowUp,
+  IsSuppressed,
+  MailProvider,
+  ProviderResult,
+  RenderTemplate,
+  TemplateParts,
+  Variables,
+} from './ports.js';
+export { createSandboxProvider, SANDBOX_DOMAIN } from './providers/sandbox.js';
+export { classifySmtpError, createSmtpProvider, type SmtpProviderOptions } from './providers/smtp.js';
+export { defaultRenderTemplate } from './render.js';
+export {
+  cancelledEvent,
+  createSender,
+  DEFAULT_RETRY_DELAYS_MS,
+  SENDER_GROUP,
+  type Sender,
+  type SenderLogger,
+  type SenderOptions,
+  type StoredMessage,
+} from './sender.js';
+export { defaultIsSuppressed } from './suppression.js';
+export { applyTracking, type TrackingContext } from './tracking.js';
