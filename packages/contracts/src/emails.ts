@@ -16,15 +16,16 @@ export const MAX_CC = 50;
 export const MAX_SCHEDULE_AHEAD_MS = 30 * 86_400_000;
 export const IDEMPOTENCY_KEY_MAX = 256;
 
-// Deliberately plain: local@domain with a dot in the domain, no spaces or angle brackets.
-const ADDRESS = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$/;
+// The same rule as the events' toEmail (SPEC §5), so every accepted send is a valid email.queued.
+const plainAddress = z.email().max(320);
+const isAddress = (s: string) => plainAddress.safeParse(s).success;
 
-/** A bare address, lowercased domain kept as sent. */
+/** A bare address. */
 const address = (field: string) =>
   z
     .string({ error: `${field} must be an email address` })
     .max(320, { error: `${field} must be at most 320 characters` })
-    .regex(ADDRESS, { error: `${field} must be an email address` });
+    .refine(isAddress, { error: `${field} must be an email address` });
 
 /** `addr@example.com` or `Display Name <addr@example.com>` (Resend's `from`). */
 const mailbox = (field: string) =>
@@ -39,9 +40,9 @@ const mailbox = (field: string) =>
 export function parseMailbox(value: string): { name: string | null; address: string } | null {
   if (/[\r\n]/.test(value)) return null;
   const trimmed = value.trim();
-  if (ADDRESS.test(trimmed)) return { name: null, address: trimmed };
+  if (isAddress(trimmed)) return { name: null, address: trimmed };
   const m = /^(.*?)\s*<([^<>]+)>$/.exec(trimmed);
-  if (!m || !ADDRESS.test(m[2] ?? '')) return null;
+  if (!m || !isAddress(m[2] ?? '')) return null;
   const name = (m[1] ?? '').trim().replace(/^"(.*)"$/, '$1');
   return { name: name === '' ? null : name, address: m[2]! };
 }

@@ -10,9 +10,11 @@ import { createAnalyticsQueries } from './analytics-queries.js';
 import { analyticsRoutes } from './analytics-routes.js';
 import { type ApiKeyStoreLogger, createApiKeyStore } from './api-key-store.js';
 import { createAuthHook } from './credentials.js';
+import { emailRoutes } from './emails/routes.js';
 import { logsRoutes } from './logs-routes.js';
-import type { ApiRouteDeps } from './route-deps.js';
+import type { ApiRouteDeps, SendingDeps } from './route-deps.js';
 import { tenantRoutes } from './tenant-routes.js';
+import { trackingRoutes } from './tracking/routes.js';
 
 export interface ApiRoutesOptions {
   pool: pg.Pool;
@@ -32,6 +34,8 @@ export interface ApiRoutesOptions {
    * 1200 per minute. Counters live in each instance's memory.
    */
   rateLimit?: { max: number; timeWindowMs: number } | false;
+  /** Sending and tracking (SPEC §11): mounted only when given (they append to the event log). */
+  sending?: SendingDeps;
 }
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
@@ -105,4 +109,8 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   await app.register(analyticsRoutes, deps);
   await app.register(logsRoutes, deps);
   await app.register(tenantRoutes, deps);
+  if (opts.sending) {
+    await app.register(emailRoutes, { ...deps, sending: opts.sending });
+    await app.register(trackingRoutes, { ...deps, sending: opts.sending });
+  }
 };

@@ -9,6 +9,7 @@ export const TAGS = {
   logs: 'Logs',
   apiKeys: 'API keys',
   settings: 'Tenant settings',
+  emails: 'Emails',
 } as const;
 
 export const DOCS_PREFIX = '/docs';
@@ -62,6 +63,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
         {
           name: TAGS.apiKeys,
           description: 'Create, list and revoke API keys (dashboard JWT, owner or admin).',
+        },
+        {
+          name: TAGS.emails,
+          description:
+            'Send, batch, schedule and cancel emails; an email’s timeline and sandbox content (SPEC §11).',
         },
         {
           name: TAGS.settings,

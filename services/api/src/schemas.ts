@@ -5,6 +5,7 @@ import {
   SCOPES,
   scopeSchema,
   tenantIdSchema,
+  trackingSettingsSchema,
 } from '@tern/contracts';
 import { z } from 'zod';
 
@@ -106,6 +107,10 @@ function reason(status: number): string {
       return 'Forbidden';
     case 404:
       return 'Not Found';
+    case 409:
+      return 'Conflict';
+    case 503:
+      return 'Service Unavailable';
     default:
       return 'Error';
   }
@@ -130,6 +135,18 @@ export const errors = {
     { missingScope: 'email:read' },
   ),
   notFound: error(404, 'No such resource for this tenant.', 'API key not found'),
+  conflict: error(
+    409,
+    'The request conflicts with the resource’s state (e.g. an Idempotency-Key reused with another body).',
+    'Idempotency-Key was already used with a different request body',
+    { code: 'IDEMPOTENCY_KEY_REUSED' },
+  ),
+  unavailable: error(
+    503,
+    'The event log cannot take the request now; nothing was accepted. Retry after `Retry-After`.',
+    'Event log unavailable: nothing was queued, retry later',
+    { code: 'LOG_UNAVAILABLE' },
+  ),
 };
 
 // --- Freshness header ------------------------------------------------------------------------
@@ -384,10 +401,24 @@ const retentionDaysSchema = z
       'Older entries are hidden at once and deleted by the retention job.',
   });
 
+const trackingSchema = trackingSettingsSchema.meta({
+  description:
+    'Open and click tracking of sent mail (SPEC §11): a pixel and rewritten links. Default both on.',
+});
+
 export const tenantSettingsSchema = z
-  .strictObject({ retentionDays: retentionDaysSchema })
-  .meta({ examples: [{ retentionDays: 30 }] });
+  .strictObject({ retentionDays: retentionDaysSchema.optional(), tracking: trackingSchema.optional() })
+  .refine((b) => b.retentionDays !== undefined || b.tracking !== undefined, {
+    error: 'retentionDays or tracking is required',
+  })
+  .meta({
+    description: 'Fields left out keep their value.',
+    examples: [{ retentionDays: 30 }, { tracking: { opens: false, clicks: true } }],
+  });
 
 export const tenantSettingsResponseSchema = z
-  .object({ retentionDays: retentionDaysSchema })
-  .meta({ description: 'The tenant’s settings.', examples: [{ retentionDays: 30 }] });
+  .object({ retentionDays: retentionDaysSchema, tracking: trackingSchema })
+  .meta({
+    description: 'The tenant’s settings.',
+    examples: [{ retentionDays: 30, tracking: { opens: true, clicks: true } }],
+  });

@@ -159,6 +159,8 @@ async function applyInTransaction(
     [JSON.stringify(updates)],
   );
 
+  await insertTimeline(client, toApply);
+
   const rows = aggregateDeltas(deltas);
   let outbox: PgBatchResult['outbox'] = null;
   if (rows.length > 0) {
@@ -179,4 +181,21 @@ async function applyInTransaction(
     [new Date(newest).toISOString(), toApply.length],
   );
   return { applied: toApply.length, duplicates: events.length - toApply.length, outbox };
+}
+
+/** The timeline of `GET /emails/:id` (SPEC §11): every folded event, in the fold's transaction. */
+async function insertTimeline(client: pg.PoolClient, events: readonly DeliveryEvent[]): Promise<void> {
+  await client.query(
+    `INSERT INTO email_events (tenant_id, email_id, event_id, type, occurred_at, data)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::jsonb[])
+     ON CONFLICT DO NOTHING`,
+    [
+      events.map((e) => e.tenantId),
+      events.map((e) => e.emailId),
+      events.map((e) => e.id),
+      events.map((e) => e.type),
+      events.map((e) => e.occurredAt),
+      events.map((e) => JSON.stringify(e.data ?? {})),
+    ],
+  );
 }

@@ -11,11 +11,11 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!)
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
 
-function fill(source: string, variables: Variables, escape: boolean): string {
+function fill(source: string, variables: Variables, asHtml: boolean): string {
   return source.replace(PLACEHOLDER, (_all, name: string) => {
     const value = Object.hasOwn(variables, name) ? variables[name] : undefined;
     const text = value === undefined || value === null ? '' : String(value);
-    return escape ? escapeHtml(text) : text;
+    return asHtml ? escapeHtml(text) : text;
   });
 }
 

@@ -1,0 +1,352 @@
+import {
+  batchEmailBodySchema,
+  batchEmailResponseSchema,
+  cancelEmailResponseSchema,
+  type DeliveryEvent,
+  deliveryEventSchema,
+  emailContentSchema,
+  emailDetailSchema,
+  MAX_SCHEDULE_AHEAD_MS,
+  type SendEmailBody,
+  sendEmailBodySchema,
+  sendEmailResponseSchema,
+} from '@tern/contracts';
+import { EventLogUnavailableError } from '@tern/event-log';
+import { HttpError, httpError } from '@tern/http';
+import { cancelledEvent } from '@tern/sender';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { credentialOf } from '../credentials.js';
+import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
+import { newResourceId, notFound, resourceIdParam } from '../resource-kit.js';
+import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
+import { errors } from '../schemas.js';
+import { claimKey, idempotencyKeyOf, releaseKey, requestHash, storeAnswer } from './idempotency.js';
+import {
+  cancelOutgoing,
+  deleteOutgoing,
+  emailDetail,
+  insertOutgoing,
+  markCancelled,
+  type NewOutgoingEmail,
+  sandboxContent,
+  templateParts,
+} from './store.js';
+
+const idempotencyHeader = z.object({
+  'idempotency-key': z
+    .string()
+    .optional()
+    .meta({
+      description:
+        '1..256 characters. The same key with the same body within 24 h answers the first response again and ' +
+        'sends nothing new; with another body → 409. Per tenant.',
+    }),
+});
+
+const sendErrors = {
+  400: errors.badRequest('body.to: to must be an email address'),
+  401: errors.unauthorized,
+  403: errors.forbiddenScope,
+  409: errors.conflict,
+  503: errors.unavailable,
+};
+
+/** The part of a body that is the message; scheduling and project live in their own columns. */
+function storedMessage(body: SendEmailBody): Record<string, unknown> {
+  const { scheduledAt: _s, projectId: _p, ...message } = body;
+  return message;
+}
+
+/**
+ * `POST /emails/send|batch`, `GET /emails/:id`, `POST /emails/:id/cancel`, `GET /emails/:id/content`
+ * (SPEC §11). A send writes its content to `outgoing_emails`, appends `email.queued`, and answers
+ * 202 once the log has it; the sender does the rest.
+ */
+export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: SendingDeps }> = async (
+  app,
+  deps,
+) => {
+  const { sending } = deps;
+
+  /** Clock-dependent and cross-resource checks of a whole batch; throws one 400 naming every field. */
+  async function prepare(tenantId: string, bodies: readonly SendEmailBody[], prefix: (i: number) => string) {
+    const at = deps.now();
+    const problems: string[] = [];
+    const templates = await templateParts(deps.pool, tenantId, [
+      ...new Set(bodies.flatMap((b) => (b.templateId === undefined ? [] : [b.templateId]))),
+    ]);
+    const prepared = bodies.map((body, i) => {
+      let scheduledAt: Date | null = null;
+      if (body.scheduledAt !== undefined) {
+        scheduledAt = new Date(body.scheduledAt);
+        if (scheduledAt.getTime() <= at.getTime())
+          problems.push(`${prefix(i)}scheduledAt: scheduledAt must be in the future`);
+        else if (scheduledAt.getTime() > at.getTime() + MAX_SCHEDULE_AHEAD_MS)
+          problems.push(`${prefix(i)}scheduledAt: scheduledAt must be at most 30 days ahead`);
+      }
+      let subject = body.subject ?? '';
+      if (body.templateId !== undefined) {
+        const template = templates.get(body.templateId);
+        if (!template) problems.push(`${prefix(i)}templateId: template ${body.templateId} not found`);
+        else
+          subject = sending.renderTemplate(
+            { ...template, subject: body.subject ?? template.subject },
+            body.variables ?? {},
+          ).subject;
+      }
+      return { body, scheduledAt, subject: subject.slice(0, 998) };
+    });
+    if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
+    return { at, prepared };
+  }
+
+  /** Writes the rows, appends every email.queued in one append; nothing is kept when the log refuses. */
+  async function accept(tenantId: string, bodies: readonly SendEmailBody[], prefix: (i: number) => string) {
+    const { at, prepared } = await prepare(tenantId, bodies, prefix);
+    const rows: NewOutgoingEmail[] = [];
+    const events: DeliveryEvent[] = [];
+    for (const { body, scheduledAt, subject } of prepared) {
+      const id = newResourceId('email');
+      rows.push({
+        id,
+        message: storedMessage(body),
+        dueAt: scheduledAt ?? at,
+        scheduledAt,
+        projectId: body.projectId ?? null,
+      });
+      events.push(
+        deliveryEventSchema.parse({
+          id: `${id}:queued`,
+          type: 'email.queued',
+          tenantId,
+          emailId: id,
+          occurredAt: at.toISOString(),
+          data: {
+            toEmail: body.to,
+            subject,
+            ...(body.templateId !== undefined ? { templateId: body.templateId } : {}),
+            ...(body.tags !== undefined ? { tags: body.tags } : {}),
+            from: body.from,
+            ...(scheduledAt !== null ? { scheduledAt: scheduledAt.toISOString() } : {}),
+            ...(body.projectId !== undefined ? { projectId: body.projectId } : {}),
+          },
+        }),
+      );
+    }
+    await insertOutgoing(deps.pool, tenantId, rows, at);
+    try {
+      await sending.log.append(events.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
+    } catch (error) {
+      await deleteOutgoing(
+        deps.pool,
+        tenantId,
+        rows.map((r) => r.id),
+      ).catch(() => undefined);
+      if (error instanceof EventLogUnavailableError) {
+        throw httpError(
+          503,
+          'Event log unavailable: nothing was queued, retry later',
+          { code: 'LOG_UNAVAILABLE' },
+          {
+            'retry-after': '5',
+          },
+        );
+      }
+      throw error;
+    }
+    return rows.map((r) => r.id);
+  }
+
+  /** Runs `produce` at most once per (tenant, Idempotency-Key) and body; replays its answer. */
+  async function idempotent<T>(
+    request: FastifyRequest,
+    route: string,
+    produce: () => Promise<T>,
+  ): Promise<{ statusCode: number; body: T }> {
+    const { tenantId } = credentialOf(request);
+    const key = idempotencyKeyOf(request.headers);
+    if (key === undefined) return { statusCode: 202, body: await produce() };
+    const claim = await claimKey(deps.pool, {
+      tenantId,
+      key,
+      route,
+      hash: requestHash(route, request.body),
+      now: deps.now,
+    });
+    if (claim.kind === 'replay') return { statusCode: claim.answer.statusCode, body: claim.answer.body as T };
+    try {
+      const body = await produce();
+      await storeAnswer(deps.pool, { tenantId, key, answer: { statusCode: 202, body } });
+      return { statusCode: 202, body };
+    } catch (error) {
+      await releaseKey(deps.pool, { tenantId, key }).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  app.post(
+    '/emails/send',
+    {
+      config: { auth: 'jwt_or_key', scope: 'email:send' },
+      schema: {
+        tags: [TAGS.emails],
+        operationId: 'sendEmail',
+        summary: 'Send an email',
+        description:
+          'Queues one email to one recipient and answers 202 `{ id }` once `email.queued` is in the event log. ' +
+          'With `scheduledAt` (future, ≤ 30 days) it is SCHEDULED until then. API key with `email:send`, or a dashboard JWT.',
+        security: KEY_OR_DASHBOARD,
+        headers: idempotencyHeader,
+        body: sendEmailBodySchema,
+        response: { 202: sendEmailResponseSchema, ...sendErrors },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = credentialOf(request);
+      const answer = await idempotent(request, 'send', async () => {
+        const [id] = await accept(tenantId, [request.body], () => 'body.');
+        return { id: id! };
+      });
+      return reply.status(answer.statusCode).send(answer.body);
+    },
+  );
+
+  app.post(
+    '/emails/batch',
+    {
+      config: { auth: 'jwt_or_key', scope: 'email:send' },
+      schema: {
+        tags: [TAGS.emails],
+        operationId: 'sendEmailBatch',
+        summary: 'Send a batch of emails',
+        description:
+          '1..100 send bodies, validated as a whole: any invalid one → 400 listing the indexes, nothing queued. ' +
+          '202 `{ data: [{ id }] }` in input order.',
+        security: KEY_OR_DASHBOARD,
+        headers: idempotencyHeader,
+        body: batchEmailBodySchema,
+        response: { 202: batchEmailResponseSchema, ...sendErrors },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = credentialOf(request);
+      const answer = await idempotent(request, 'batch', async () => {
+        const ids = await accept(tenantId, request.body, (i) => `body.${i}.`);
+        return { data: ids.map((id) => ({ id })) };
+      });
+      return reply.status(answer.statusCode).send(answer.body);
+    },
+  );
+
+  app.get(
+    '/emails/:id',
+    {
+      config: { auth: 'jwt_or_key', scope: 'email:read' },
+      schema: {
+        tags: [TAGS.emails],
+        operationId: 'getEmail',
+        summary: 'Get an email and its timeline',
+        description:
+          'The log entry plus `from`, `cc`, `bcc`, `scheduledAt`, `projectId`, `opens`, `clicks` and `events` ' +
+          '(the timeline, oldest first). An email accepted but not yet projected shows QUEUED or SCHEDULED with no events.',
+        security: KEY_OR_DASHBOARD,
+        params: resourceIdParam('email'),
+        response: {
+          200: emailDetailSchema,
+          401: errors.unauthorized,
+          403: errors.forbiddenScope,
+          404: errors.notFound,
+        },
+      },
+    },
+    async (request) => {
+      const { tenantId } = credentialOf(request);
+      const detail = await emailDetail(deps.pool, tenantId, request.params.id);
+      if (!detail) throw notFound('Email');
+      return detail;
+    },
+  );
+
+  app.get(
+    '/emails/:id/content',
+    {
+      config: { auth: 'jwt_or_key', scope: 'email:read' },
+      schema: {
+        tags: [TAGS.emails],
+        operationId: 'getEmailContent',
+        summary: 'Get the message the sandbox kept',
+        description:
+          'The message as the sandbox provider received it (rendered, tracking applied, with its Message-ID). ' +
+          'Only the sandbox keeps messages; other emails → 404.',
+        security: KEY_OR_DASHBOARD,
+        params: resourceIdParam('email'),
+        response: {
+          200: emailContentSchema,
+          401: errors.unauthorized,
+          403: errors.forbiddenScope,
+          404: errors.notFound,
+        },
+      },
+    },
+    async (request) => {
+      const { tenantId } = credentialOf(request);
+      const kept = await sandboxContent(deps.pool, tenantId, request.params.id);
+      if (!kept) throw notFound('Email content');
+      return {
+        ...(kept.message as z.infer<typeof emailContentSchema>),
+        id: request.params.id,
+        sentAt: kept.createdAt.toISOString(),
+      };
+    },
+  );
+
+  app.post(
+    '/emails/:id/cancel',
+    {
+      config: { auth: 'jwt_or_key', scope: 'email:read' },
+      schema: {
+        tags: [TAGS.emails],
+        operationId: 'cancelEmail',
+        summary: 'Cancel a scheduled email',
+        description:
+          'An email not yet handed to the provider (SCHEDULED, or QUEUED and not yet picked up) → 200 CANCELLED; it ' +
+          'is never sent. Cancelling it again → 200. Already handed to the provider → 409. Scope `email:read`, as the seed says.',
+        security: KEY_OR_DASHBOARD,
+        params: resourceIdParam('email'),
+        response: {
+          200: cancelEmailResponseSchema,
+          401: errors.unauthorized,
+          403: errors.forbiddenScope,
+          404: errors.notFound,
+          409: errors.conflict,
+        },
+      },
+    },
+    async (request) => {
+      const { tenantId } = credentialOf(request);
+      const { id } = request.params;
+      const at = deps.now();
+      const outcome = await cancelOutgoing(deps.pool, tenantId, id, at);
+      if (outcome === 'not_found') throw notFound('Email');
+      if (outcome === 'handed') {
+        throw httpError(409, 'The email was already handed to the provider; it can no longer be cancelled', {
+          code: 'ALREADY_SENT',
+        });
+      }
+      if (outcome === 'cancelled') {
+        // The row already says cancelled (never sent); if this append fails the sender's sweep appends it.
+        try {
+          const event = cancelledEvent(tenantId, id, at);
+          await sending.log.append([{ key: id, value: JSON.stringify(event) }]);
+          await markCancelled(deps.pool, tenantId, id);
+        } catch (error) {
+          if (error instanceof HttpError) throw error;
+          request.log.warn({ err: error }, 'email.cancelled not appended yet; the sender will');
+        }
+      }
+      return { id, status: 'CANCELLED' as const };
+    },
+  );
+};
