@@ -26,6 +26,7 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
       KAFKA_PARTITIONS: '3',
       JWT_SECRET,
       INGEST_TOKEN,
+      TRACKING_SECRET: 'split-e2e-tracking-secret-0123456789',
     };
   }, 120_000);
   afterAll(async () => {

@@ -32,6 +32,12 @@ export interface Config {
   retentionDays: number;
   /** Query API requests per credential per minute; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** Mail relay of the sender (`smtp://` / `smtps://`); undefined → the sandbox provider (SPEC §11). */
+  smtpUrl: string | undefined;
+  /** Base URL of tracking links and the dashboard; undefined → `http://127.0.0.1:$PORT`. */
+  publicUrl: string | undefined;
+  /** HMAC key of tracking tokens; dev: generated and kept. */
+  trackingSecret: string | undefined;
   nodeEnv: NodeEnv;
   logLevel: LogLevel;
 }
@@ -129,12 +135,15 @@ const envSchema = z.object({
   INGEST_TOKEN: z.string().optional(),
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
+  SMTP_URL: urlVar(['smtp:', 'smtps:']).optional(),
+  PUBLIC_URL: urlVar(['http:', 'https:']).optional(),
+  TRACKING_SECRET: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   NODE_ENV: enumVar(NODE_ENVS).default('development'),
   LOG_LEVEL: enumVar(LOG_LEVELS).default('info'),
 });
 
 // Values never echoed back in an error message.
-const SECRET_VARS = new Set(['JWT_SECRET', 'JWT_PUBLIC_KEY', 'INGEST_TOKEN']);
+const SECRET_VARS = new Set(['JWT_SECRET', 'JWT_PUBLIC_KEY', 'INGEST_TOKEN', 'TRACKING_SECRET']);
 
 function shownValue(variable: string, raw: string | undefined): string {
   if (raw === undefined) return '';
@@ -186,6 +195,9 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     ingestToken: e.INGEST_TOKEN,
     retentionDays: e.RETENTION_DAYS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    smtpUrl: e.SMTP_URL,
+    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
+    trackingSecret: e.TRACKING_SECRET,
     nodeEnv: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
   };
@@ -194,12 +206,11 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     const missing: string[] = [];
     if (!config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl) missing.push('JWT_SECRET');
     if (!config.ingestToken) missing.push('INGEST_TOKEN');
+    if (!config.trackingSecret) missing.push('TRACKING_SECRET');
     if (missing.length > 0) {
       const what = missing
         .map((v) =>
-          v === 'JWT_SECRET'
-            ? 'JWT_SECRET (or JWT_PUBLIC_KEY / JWT_JWKS_URL) must be set'
-            : 'INGEST_TOKEN must be set',
+          v === 'JWT_SECRET' ? 'JWT_SECRET (or JWT_PUBLIC_KEY / JWT_JWKS_URL) must be set' : `${v} must be set`,
         )
         .join('; ');
       throw new ConfigError(

@@ -49,6 +49,9 @@ describe('loadConfig', () => {
       INGEST_TOKEN: 'token-token-token',
       RETENTION_DAYS: '30',
       RATE_LIMIT_PER_MINUTE: '0',
+      SMTP_URL: 'smtps://user:pw@relay.example.com:465',
+      PUBLIC_URL: 'https://tern.example.com/',
+      TRACKING_SECRET: 'tracking-secret-0123456789',
       NODE_ENV: 'test',
       LOG_LEVEL: 'debug',
     });
@@ -67,6 +70,9 @@ describe('loadConfig', () => {
       ingestToken: 'token-token-token',
       retentionDays: 30,
       rateLimitPerMinute: 0,
+      smtpUrl: 'smtps://user:pw@relay.example.com:465',
+      publicUrl: 'https://tern.example.com',
+      trackingSecret: 'tracking-secret-0123456789',
       nodeEnv: 'test',
       logLevel: 'debug',
     });
@@ -145,14 +151,28 @@ describe('loadConfig', () => {
     expect(url.message).toContain('"mysql://tern:***@db/x"');
   });
 
-  it('requires a JWT key and an ingest token in production', () => {
+  it('requires a JWT key, an ingest token and a tracking secret in production', () => {
     const err = errorOf(() => loadConfig({ NODE_ENV: 'production' }));
-    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN']);
-    expect(err.message).toMatch(/^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set/);
+    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN', 'TRACKING_SECRET']);
+    expect(err.message).toMatch(
+      /^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set; TRACKING_SECRET must be set/,
+    );
     expect(
-      loadConfig({ NODE_ENV: 'production', JWT_JWKS_URL: 'https://a.example/jwks', INGEST_TOKEN: 't' })
-        .ingestToken,
+      loadConfig({
+        NODE_ENV: 'production',
+        JWT_JWKS_URL: 'https://a.example/jwks',
+        INGEST_TOKEN: 't',
+        TRACKING_SECRET: 'a-tracking-secret-of-32-characters',
+      }).ingestToken,
     ).toBe('t');
+  });
+
+  it('checks SMTP_URL, PUBLIC_URL and TRACKING_SECRET, hiding the secret', () => {
+    expect(errorOf(() => loadConfig({ SMTP_URL: 'http://relay' })).variables).toEqual(['SMTP_URL']);
+    expect(errorOf(() => loadConfig({ PUBLIC_URL: 'ftp://x' })).variables).toEqual(['PUBLIC_URL']);
+    const short = errorOf(() => loadConfig({ TRACKING_SECRET: 'short-secret' }));
+    expect(short.message).toContain('TRACKING_SECRET must be at least 16 characters (value hidden)');
+    expect(short.message).not.toContain('short-secret');
   });
 
   it('lets the caller choose whether secrets are required', () => {

@@ -8,6 +8,13 @@ import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from 
 import { ingestRoutes } from '@tern/ingest';
 import { createProjector, type Projector } from '@tern/projector';
 import {
+  createSandboxProvider,
+  createSender,
+  createSmtpProvider,
+  defaultRenderTemplate,
+  type Sender,
+} from '@tern/sender';
+import {
   type ClickHouseStore,
   createClickHouse,
   createPostgres,
@@ -19,7 +26,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createMetrics, installMetrics } from './metrics.js';
 
-export const SERVICES = ['ingest', 'projector', 'api'] as const;
+export const SERVICES = ['ingest', 'projector', 'api', 'sender'] as const;
 export type Service = (typeof SERVICES)[number];
 
 /** The projector's consumer group; every projector instance joins it. */
@@ -35,6 +42,12 @@ export const MIGRATIONS = {
 export interface RuntimeSecrets {
   jwtSecret?: string | undefined;
   ingestToken?: string | undefined;
+  trackingSecret?: string | undefined;
+}
+
+/** Test and bench knobs of the sender (retry schedule, polling); production uses the defaults. */
+export interface RuntimeOptions {
+  sender?: { retryDelaysMs?: readonly number[]; pollIntervalMs?: number; leaseMs?: number };
 }
 
 export interface Runtime {
@@ -68,6 +81,7 @@ export async function startRuntime(
   config: Config,
   services: ReadonlySet<Service>,
   secrets: RuntimeSecrets,
+  options: RuntimeOptions = {},
 ): Promise<Runtime> {
   checkTopology(config, services);
   const logger = pino({ level: config.logLevel, redact: REDACT_OPTIONS });
@@ -79,6 +93,7 @@ export async function startRuntime(
   let chStore: ClickHouseStore | undefined;
   let log: EventLog | undefined;
   let projector: Projector | undefined;
+  let sender: Sender | undefined;
   try {
     pgStore = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
     closers.unshift(() => pgStore!.close());
@@ -100,7 +115,8 @@ export async function startRuntime(
       });
     }
 
-    if (services.has('ingest') || services.has('projector')) {
+    // The API appends sends, cancels and tracking events; the sender appends outcomes.
+    if (services.has('ingest') || services.has('projector') || services.has('api') || services.has('sender')) {
       if (config.kafkaBrokers) {
         log = createKafkaEventLog({
           brokers: config.kafkaBrokers,
@@ -121,6 +137,11 @@ export async function startRuntime(
       readiness.push({ name: 'event-log', check: () => eventLog.ping() });
     }
 
+    // SPEC §2: PUBLIC_URL defaults to this process's own address.
+    const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+    const needsTracking = services.has('api') || services.has('sender');
+    if (needsTracking && !secrets.trackingSecret) throw new Error('TRACKING_SECRET is required to run api or sender');
+
     let app: FastifyInstance;
     if (services.has('api')) {
       const jwt = createJwtVerifier(
@@ -139,6 +160,7 @@ export async function startRuntime(
           config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
         logger,
         readiness,
+        sending: { log: log!, trackingSecret: secrets.trackingSecret!, renderTemplate: defaultRenderTemplate },
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
       const retention = createRetentionJob({
@@ -184,7 +206,23 @@ export async function startRuntime(
       const running = projector;
       closers.unshift(() => running.stop());
     }
-    // The HTTP server stops first (in-flight requests finish), then the projector, then stores.
+    if (services.has('sender')) {
+      const senderOptions = options.sender ?? {};
+      sender = createSender({
+        pool,
+        log: log!,
+        provider: config.smtpUrl ? createSmtpProvider({ url: config.smtpUrl }) : createSandboxProvider({ pool }),
+        tracking: { secret: secrets.trackingSecret!, publicUrl },
+        logger,
+        ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
+        ...(senderOptions.pollIntervalMs ? { pollIntervalMs: senderOptions.pollIntervalMs } : {}),
+        ...(senderOptions.leaseMs ? { leaseMs: senderOptions.leaseMs } : {}),
+      });
+      await sender.start();
+      const running = sender;
+      closers.unshift(() => running.stop());
+    }
+    // The HTTP server stops first (in-flight requests finish), then the sender and projector, then stores.
     closers.unshift(() => app.close());
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
