@@ -210,7 +210,9 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     if (missing.length > 0) {
       const what = missing
         .map((v) =>
-          v === 'JWT_SECRET' ? 'JWT_SECRET (or JWT_PUBLIC_KEY / JWT_JWKS_URL) must be set' : `${v} must be set`,
+          v === 'JWT_SECRET'
+            ? 'JWT_SECRET (or JWT_PUBLIC_KEY / JWT_JWKS_URL) must be set'
+            : `${v} must be set`,
         )
         .join('; ');
       throw new ConfigError(

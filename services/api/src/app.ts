@@ -70,7 +70,8 @@ export function apiLoggerOptions(opts: ApiLoggerOptions | false | undefined) {
  * and ClickHouse), OpenAPI at `/docs`, and the routes of `apiRoutes`.
  */
 export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
-  const common = { requestIdHeader: 'x-request-id' };
+  // Tracking tokens (SPEC §11) are path parameters that carry a signed URL: longer than the default 100.
+  const common = { requestIdHeader: 'x-request-id', maxParamLength: 8192 };
   const app: FastifyInstance = isLoggerInstance(deps.logger)
     ? Fastify({ ...common, loggerInstance: deps.logger })
     : Fastify({ ...common, logger: apiLoggerOptions(deps.logger) });

@@ -116,7 +116,12 @@ export async function startRuntime(
     }
 
     // The API appends sends, cancels and tracking events; the sender appends outcomes.
-    if (services.has('ingest') || services.has('projector') || services.has('api') || services.has('sender')) {
+    if (
+      services.has('ingest') ||
+      services.has('projector') ||
+      services.has('api') ||
+      services.has('sender')
+    ) {
       if (config.kafkaBrokers) {
         log = createKafkaEventLog({
           brokers: config.kafkaBrokers,
@@ -140,7 +145,8 @@ export async function startRuntime(
     // SPEC §2: PUBLIC_URL defaults to this process's own address.
     const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
     const needsTracking = services.has('api') || services.has('sender');
-    if (needsTracking && !secrets.trackingSecret) throw new Error('TRACKING_SECRET is required to run api or sender');
+    if (needsTracking && !secrets.trackingSecret)
+      throw new Error('TRACKING_SECRET is required to run api or sender');
 
     let app: FastifyInstance;
     if (services.has('api')) {
@@ -160,7 +166,11 @@ export async function startRuntime(
           config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
         logger,
         readiness,
-        sending: { log: log!, trackingSecret: secrets.trackingSecret!, renderTemplate: defaultRenderTemplate },
+        sending: {
+          log: log!,
+          trackingSecret: secrets.trackingSecret!,
+          renderTemplate: defaultRenderTemplate,
+        },
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
       const retention = createRetentionJob({
@@ -211,7 +221,9 @@ export async function startRuntime(
       sender = createSender({
         pool,
         log: log!,
-        provider: config.smtpUrl ? createSmtpProvider({ url: config.smtpUrl }) : createSandboxProvider({ pool }),
+        provider: config.smtpUrl
+          ? createSmtpProvider({ url: config.smtpUrl })
+          : createSandboxProvider({ pool }),
         tracking: { secret: secrets.trackingSecret!, publicUrl },
         logger,
         ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
