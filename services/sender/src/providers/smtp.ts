@@ -59,6 +59,18 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
           ...(message.text !== null ? { text: message.text } : {}),
           headers: message.headers,
         });
+        // The status is the `to` recipient's (SPEC §11): cc/bcc accepted does not make it sent.
+        const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
+          (typeof r === 'string' ? r : r.address).toLowerCase(),
+        );
+        if (rejected.includes(message.to.toLowerCase())) {
+          const why = (info.rejectedErrors ?? []).find(
+            (e) =>
+              String((e as { recipient?: string }).recipient ?? '').toLowerCase() ===
+              message.to.toLowerCase(),
+          );
+          return classifySmtpError(why ?? { responseCode: 550, message: 'recipient rejected' });
+        }
         return { kind: 'sent', messageId: info.messageId || message.messageId };
       } catch (error) {
         return classifySmtpError(error);
