@@ -3,11 +3,17 @@ import { ITERATOR_PAGE_LIMIT } from './constants.js';
 import { TernApiError, TernTimeoutError } from './errors.js';
 import { type BackoffPolicy, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry.js';
 import type {
+  BatchEmailResponse,
+  CancelEmailResponse,
+  EmailDetail,
   EmailLogEntry,
   GetLogsParams,
   IterateLogsParams,
   LogsResponse,
   RequestOptions,
+  SendEmailParams,
+  SendEmailResponse,
+  SendOptions,
 } from './types.js';
 
 export interface TernClient {
@@ -20,6 +26,17 @@ export interface TernClient {
    * while iterating (new emails arrive on top) are yielded once: ids already seen are skipped.
    */
   logs(params?: IterateLogsParams, options?: RequestOptions): AsyncGenerator<EmailLogEntry, void, undefined>;
+  /** Sending (SPEC §11); needs a key with `email:send` (send, batch) or `email:read` (get, cancel). */
+  readonly emails: {
+    /** `POST /emails/send` → `{ id }` once queued. Retries reuse one Idempotency-Key, so a retry never sends twice. */
+    send(email: SendEmailParams, options?: SendOptions): Promise<SendEmailResponse>;
+    /** `POST /emails/batch` (1..100) → `{ data: [{ id }] }` in input order. */
+    batch(emails: SendEmailParams[], options?: SendOptions): Promise<BatchEmailResponse>;
+    /** `GET /emails/:id`: the log entry, details and timeline. */
+    get(id: string, options?: RequestOptions): Promise<EmailDetail>;
+    /** `POST /emails/:id/cancel`: a scheduled email → `{ id, status: 'CANCELLED' }`; 409 once handed to the provider. */
+    cancel(id: string, options?: RequestOptions): Promise<CancelEmailResponse>;
+  };
 }
 
 /** What the client needs from the outside world besides fetch; replaced in tests. */
@@ -116,8 +133,11 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
   const headers = { Accept: 'application/json', Authorization: `Bearer ${config.apiKey}` };
   const doFetch = config.fetch;
 
+  type Call = { method: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string> };
+
   async function attempt<T>(
     url: string,
+    call: Call,
     check: (value: unknown) => value is T,
     signal: AbortSignal | undefined,
   ): Promise<Attempt<T>> {
@@ -130,7 +150,16 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     const forwardAbort = () => controller.abort(signal?.reason);
     signal?.addEventListener('abort', forwardAbort, { once: true });
     try {
-      const res = await doFetch(url, { method: 'GET', headers, signal: controller.signal });
+      const res = await doFetch(url, {
+        method: call.method,
+        headers: {
+          ...headers,
+          ...(call.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+          ...call.headers,
+        },
+        ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
+        signal: controller.signal,
+      });
       // The body is read under the same timer: a server that stalls mid-body also times out.
       const text = await res.text();
       if (res.status >= 200 && res.status < 300) {
@@ -159,7 +188,7 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     }
   }
 
-  async function get<T>(
+  function get<T>(
     path: string,
     query: Record<string, number | undefined>,
     check: (value: unknown) => value is T,
@@ -169,12 +198,21 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     for (const [name, value] of Object.entries(query))
       if (value !== undefined) search.set(name, String(value));
     const qs = search.toString();
-    const url = `${config.baseUrl}${path}${qs === '' ? '' : `?${qs}`}`;
+    return request(`${path}${qs === '' ? '' : `?${qs}`}`, { method: 'GET' }, check, options);
+  }
+
+  async function request<T>(
+    path: string,
+    call: Call,
+    check: (value: unknown) => value is T,
+    options: RequestOptions,
+  ): Promise<T> {
+    const url = `${config.baseUrl}${path}`;
     const { signal } = options;
 
     for (let retry = 0; ; retry++) {
       if (signal?.aborted) throw abortedError(signal);
-      const result = await attempt(url, check, signal);
+      const result = await attempt(url, call, check, signal);
       if (result.ok) return result.value;
       if (!result.retryable || retry >= config.maxRetries) throw result.error;
       try {
@@ -207,5 +245,60 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     }
   }
 
-  return { baseUrl: config.baseUrl, getLogs, logs };
+  /** One key per call, reused by its retries: the server then sends once whatever happens to an answer. */
+  const idempotencyHeader = (options: SendOptions) => ({
+    'Idempotency-Key': options.idempotencyKey ?? newIdempotencyKey(deps.random),
+  });
+  const emailPath = (id: string) => `/emails/${encodeURIComponent(id)}`;
+
+  const emails: TernClient['emails'] = {
+    send: (email, options = {}) =>
+      request(
+        '/emails/send',
+        { method: 'POST', body: email, headers: idempotencyHeader(options) },
+        isIdResponse,
+        options,
+      ),
+    batch: (list, options = {}) =>
+      request(
+        '/emails/batch',
+        { method: 'POST', body: list, headers: idempotencyHeader(options) },
+        isBatchResponse,
+        options,
+      ),
+    get: (id, options = {}) => request(emailPath(id), { method: 'GET' }, isEmailDetail, options),
+    cancel: (id, options = {}) =>
+      request(`${emailPath(id)}/cancel`, { method: 'POST' }, isCancelResponse, options),
+  };
+
+  return { baseUrl: config.baseUrl, getLogs, logs, emails };
+}
+
+/** `sdk_` + 32 random base62 characters. */
+function newIdempotencyKey(random: () => number): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let key = 'sdk_';
+  for (let i = 0; i < 32; i++) key += alphabet[Math.floor(random() * alphabet.length)];
+  return key;
+}
+
+function isIdResponse(value: unknown): value is SendEmailResponse {
+  return isRecord(value) && typeof value.id === 'string';
+}
+
+function isBatchResponse(value: unknown): value is BatchEmailResponse {
+  return isRecord(value) && Array.isArray(value.data) && value.data.every(isIdResponse);
+}
+
+function isEmailDetail(value: unknown): value is EmailDetail {
+  return (
+    isRecord(value) &&
+    typeof value.id === 'string' &&
+    typeof value.status === 'string' &&
+    Array.isArray(value.events)
+  );
+}
+
+function isCancelResponse(value: unknown): value is CancelEmailResponse {
+  return isRecord(value) && typeof value.id === 'string' && value.status === 'CANCELLED';
 }

@@ -10,6 +10,9 @@ export {
   TernTimeoutError,
 } from './errors.js';
 export type {
+  BatchEmailResponse,
+  CancelEmailResponse,
+  EmailDetail,
   EmailLogEntry,
   EmailStatus,
   GetLogsParams,
@@ -17,4 +20,7 @@ export type {
   LogsMeta,
   LogsResponse,
   RequestOptions,
+  SendEmailParams,
+  SendEmailResponse,
+  SendOptions,
 } from './types.js';
