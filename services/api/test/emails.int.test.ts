@@ -1,4 +1,5 @@
 import { signTrackingToken } from '@tern/auth';
+import type { MailProvider, ProviderResult } from '@tern/sender';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
 import {
@@ -407,6 +408,41 @@ describe('scheduled mail and POST /emails/:id/cancel', () => {
       [A, ids],
     );
     expect(rows.map((r) => r.attempts)).toEqual(Array(6).fill(1));
+  });
+});
+
+describe('a sender that dies while the provider holds its message', () => {
+  it('the email is taken over after the lease and sent once more at most (same Message-ID); the late answer is dropped', async () => {
+    for (const s of world.senders.splice(0)) await s.stop();
+    let release: (r: ProviderResult) => void = () => undefined;
+    const handed: string[] = [];
+    const stuck: MailProvider = {
+      name: 'sandbox',
+      send: (message) => {
+        handed.push(message.messageId);
+        return new Promise<ProviderResult>((resolve) => {
+          release = resolve;
+        });
+      },
+    };
+    const dying = await world.startSender({ provider: stuck, leaseMs: 400 });
+    world.senders.splice(world.senders.indexOf(dying), 1);
+    const id = await sent(body({ subject: 'stuck' }));
+    await waitFor(() => handed.length === 1);
+    // Another instance takes the email over once the lease ran out.
+    await world.startSender();
+    const email = await waitForStatus(world.app, readKeyA, id, 'DELIVERED');
+    const content = (
+      await world.app.inject({ url: `/emails/${id}/content`, headers: bearer(readKeyA) })
+    ).json();
+    expect(content.messageId).toBe(handed[0]);
+    // The first instance's provider answers at last: nothing more reaches the timeline.
+    release({ kind: 'sent', messageId: handed[0]! });
+    await dying.stop();
+    await new Promise((r) => setTimeout(r, 300));
+    const after = await getEmail(world.app, readKeyA, id);
+    expect(after!.events.map((e) => e.type)).toEqual(email.events.map((e) => e.type));
+    expect(after!.events.filter((e) => e.type === 'email.sent')).toHaveLength(1);
   });
 });
 

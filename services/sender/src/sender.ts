@@ -156,6 +156,14 @@ export function createSender(opts: SenderOptions): Sender {
     );
   }
 
+  async function stillMine(row: ClaimedRow): Promise<boolean> {
+    const { rowCount } = await opts.pool.query(
+      `SELECT 1 FROM outgoing_emails WHERE tenant_id = $1 AND id = $2 AND state = 'sending' AND attempts = $3`,
+      [row.tenant_id, row.id, row.attempts],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
   async function tenantTracking(tenantId: string): Promise<TrackingSettings> {
     const { rows } = await opts.pool.query<{ opens: boolean | null; clicks: boolean | null }>(
       'SELECT tracking_opens AS opens, tracking_clicks AS clicks FROM tenant_settings WHERE tenant_id = $1',
@@ -274,6 +282,15 @@ export function createSender(opts: SenderOptions): Sender {
       result = { kind: 'delayed', reason: error instanceof Error ? error.message : String(error) };
     }
     const finalTry = row.attempts > retryDelays.length;
+    if (!(await stillMine(row))) {
+      // The provider took longer than the lease: another instance claimed the email again and
+      // owns its outcome. Appending ours too would put two answers on one timeline.
+      logger.warn(
+        { emailId: row.id, attempt: row.attempts },
+        'sender: lease lost while sending; outcome dropped',
+      );
+      return;
+    }
     await append(eventsFor(row, opts.provider.name, result, finalTry));
     if (result.kind === 'delayed' && !finalTry) {
       const wait = result.retryAfterMs ?? retryDelays[row.attempts - 1] ?? 60_000;
