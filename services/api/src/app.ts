@@ -71,7 +71,7 @@ export function apiLoggerOptions(opts: ApiLoggerOptions | false | undefined) {
  */
 export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
   // Tracking tokens (SPEC §11) are path parameters that carry a signed URL: longer than the default 100.
-  const common = { requestIdHeader: 'x-request-id', maxParamLength: 8192 };
+  const common = { requestIdHeader: 'x-request-id', routerOptions: { maxParamLength: 8192 } };
   const app: FastifyInstance = isLoggerInstance(deps.logger)
     ? Fastify({ ...common, loggerInstance: deps.logger })
     : Fastify({ ...common, logger: apiLoggerOptions(deps.logger) });

@@ -40,7 +40,7 @@ export interface SenderOptions {
   pollIntervalMs?: number;
   /** How long a claimed email belongs to this instance; a dead sender's claim is taken over after it. */
   leaseMs?: number;
-  /** Emails handed to the provider at once (each is its own transaction). Default 8. */
+  /** Emails handed to the provider at once (each is its own transaction, its outcome its own append). Default 32. */
   concurrency?: number;
   now?: () => Date;
   logger?: SenderLogger;
@@ -87,7 +87,7 @@ export function createSender(opts: SenderOptions): Sender {
   const retryDelays = opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
   const leaseMs = opts.leaseMs ?? 120_000;
-  const concurrency = opts.concurrency ?? 8;
+  const concurrency = opts.concurrency ?? 32;
   const publicUrl = opts.tracking.publicUrl.replace(/\/+$/, '');
   const messageIdDomain = opts.messageIdDomain ?? (new URL(publicUrl).hostname || 'tern');
 
