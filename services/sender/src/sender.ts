@@ -316,8 +316,19 @@ export function createSender(opts: SenderOptions): Sender {
     );
   }
 
+  /** Idempotency keys live 24 h (SPEC §11); older ones are dropped in small batches. */
+  async function pruneIdempotencyKeys(): Promise<void> {
+    await opts.pool.query(
+      `DELETE FROM idempotency_keys WHERE ctid IN (
+         SELECT ctid FROM idempotency_keys WHERE created_at < $1 LIMIT 1000)`,
+      [new Date(now().getTime() - 25 * 3600_000)],
+    );
+  }
+
   async function runOnce(): Promise<number> {
-    if (sweeps++ % 20 === 0) await sweepCancelling();
+    if (sweeps % 20 === 0) await sweepCancelling();
+    if (sweeps % 1200 === 0) await pruneIdempotencyKeys();
+    sweeps++;
     let handled = 0;
     for (;;) {
       const rows = await claim(concurrency);
