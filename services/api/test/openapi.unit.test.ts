@@ -1,5 +1,7 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
+import type { EventLog } from '@tern/event-log';
+import { defaultRenderTemplate } from '@tern/sender';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +20,12 @@ beforeAll(async () => {
     ch: createClient({ url: 'http://127.0.0.1:9' }),
     jwt: createJwtVerifier({ secret: 'unit' }),
     retentionDays: 90,
+    // Only the document is read here: no request reaches the log.
+    sending: {
+      log: {} as EventLog,
+      trackingSecret: 'unit-tracking-secret',
+      renderTemplate: defaultRenderTemplate,
+    },
   });
   const res = await app.inject('/docs/json');
   expect(res.statusCode).toBe(200);
@@ -36,6 +44,11 @@ const ROUTES: Record<string, string[]> = {
   '/tenants/{id}/api-keys': ['get', 'post'],
   '/tenants/{id}/api-keys/{keyId}': ['delete'],
   '/tenants/{id}/settings': ['get', 'put'],
+  '/emails/send': ['post'],
+  '/emails/batch': ['post'],
+  '/emails/{id}': ['get'],
+  '/emails/{id}/content': ['get'],
+  '/emails/{id}/cancel': ['post'],
 };
 
 describe('OpenAPI', () => {
