@@ -34,6 +34,9 @@ import {
   templateParts,
 } from './store.js';
 
+export const SEND_BODY_LIMIT = 1024 * 1024;
+export const BATCH_BODY_LIMIT = 10 * 1024 * 1024;
+
 const idempotencyHeader = z.object({
   'idempotency-key': z
     .string()
@@ -189,6 +192,8 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
   app.post(
     '/emails/send',
     {
+      // 256 KiB of content may double when JSON-escaped.
+      bodyLimit: SEND_BODY_LIMIT,
       config: { auth: 'jwt_or_key', scope: 'email:send' },
       schema: {
         tags: [TAGS.emails],
@@ -216,6 +221,8 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
   app.post(
     '/emails/batch',
     {
+      // 100 emails of ordinary size; a larger request is a 413 (send big ones one by one).
+      bodyLimit: BATCH_BODY_LIMIT,
       config: { auth: 'jwt_or_key', scope: 'email:send' },
       schema: {
         tags: [TAGS.emails],

@@ -125,8 +125,7 @@ export async function emailDetail(pool: pg.Pool, tenantId: string, id: string): 
             o.project_id AS o_project_id, o.created_at AS o_created_at
        FROM (SELECT $1::text AS tenant_id, $2::text AS id) k
        LEFT JOIN email_logs l ON l.tenant_id = k.tenant_id AND l.id = k.id AND l.created_at IS NOT NULL
-       LEFT JOIN outgoing_emails o ON o.tenant_id = k.tenant_id AND o.id = k.id
-                                  AND o.state NOT IN ('awaiting_log')`,
+       LEFT JOIN outgoing_emails o ON o.tenant_id = k.tenant_id AND o.id = k.id`,
     [tenantId, id],
   );
   const row = rows[0];
