@@ -11,12 +11,12 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createApiApp } from '@tern/api';
+import { createApiApp, getTemplate, isSuppressed } from '@tern/api';
 import { createJwtVerifier, signDashboardToken } from '@tern/auth';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
-import { createSandboxProvider, createSender, defaultRenderTemplate } from '@tern/sender';
+import { createSandboxProvider, createSender } from '@tern/sender';
 import type pg from 'pg';
 import { openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
@@ -71,6 +71,8 @@ async function measure(variant: string, log: EventLog, pool: pg.Pool, ch: ClickH
     log,
     group: `tern-bench.send-sender-${tag}`,
     provider: createSandboxProvider({ pool }),
+    isSuppressed,
+    getTemplate,
     tracking: { secret: JWT_SECRET, publicUrl: 'http://127.0.0.1:3000' },
   });
   await sender.start();
@@ -80,7 +82,8 @@ async function measure(variant: string, log: EventLog, pool: pg.Pool, ch: ClickH
     jwt: createJwtVerifier({ secret: JWT_SECRET }),
     retentionDays: 90,
     rateLimit: false,
-    sending: { log, trackingSecret: JWT_SECRET, renderTemplate: defaultRenderTemplate },
+    trackingSecret: JWT_SECRET,
+    sending: { log },
   });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const ingestToken = randomBytes(24).toString('base64url');

@@ -28,16 +28,16 @@ export interface Config {
   jwtJwksUrl: string | undefined;
   /** Bearer token of the sending pipeline on `POST /events`. */
   ingestToken: string | undefined;
+  /** HMAC key of tracking and unsubscribe tokens (SPEC §2); dev: generated and kept. */
+  trackingSecret: string | undefined;
   /** Default log retention; a tenant may override it. */
   retentionDays: number;
   /** Query API requests per credential per minute; 0 turns the limit off. */
   rateLimitPerMinute: number;
   /** Mail relay of the sender (`smtp://` / `smtps://`); undefined → the sandbox provider (SPEC §11). */
   smtpUrl: string | undefined;
-  /** Base URL of tracking links and the dashboard; undefined → `http://127.0.0.1:$PORT`. */
+  /** Base URL users reach Tern at (dashboard link, tracking links); undefined → the listen URL. */
   publicUrl: string | undefined;
-  /** HMAC key of tracking tokens; dev: generated and kept. */
-  trackingSecret: string | undefined;
   nodeEnv: NodeEnv;
   logLevel: LogLevel;
 }
@@ -133,11 +133,14 @@ const envSchema = z.object({
     .optional(),
   JWT_JWKS_URL: urlVar(['http:', 'https:']).optional(),
   INGEST_TOKEN: z.string().optional(),
+  TRACKING_SECRET: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
   SMTP_URL: urlVar(['smtp:', 'smtps:']).optional(),
-  PUBLIC_URL: urlVar(['http:', 'https:']).optional(),
-  TRACKING_SECRET: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  // A trailing slash is dropped so `${publicUrl}/path` is always one slash.
+  PUBLIC_URL: urlVar(['http:', 'https:'])
+    .transform((v) => v.replace(/\/+$/, ''))
+    .optional(),
   NODE_ENV: enumVar(NODE_ENVS).default('development'),
   LOG_LEVEL: enumVar(LOG_LEVELS).default('info'),
 });
@@ -193,11 +196,11 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     jwtPublicKey: e.JWT_PUBLIC_KEY,
     jwtJwksUrl: e.JWT_JWKS_URL,
     ingestToken: e.INGEST_TOKEN,
+    trackingSecret: e.TRACKING_SECRET,
     retentionDays: e.RETENTION_DAYS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     smtpUrl: e.SMTP_URL,
-    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
-    trackingSecret: e.TRACKING_SECRET,
+    publicUrl: e.PUBLIC_URL,
     nodeEnv: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
   };

@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       ingestToken: undefined,
       retentionDays: 90,
       rateLimitPerMinute: 1200,
+      publicUrl: undefined,
       nodeEnv: 'development',
       logLevel: 'info',
     });
@@ -50,8 +51,7 @@ describe('loadConfig', () => {
       RETENTION_DAYS: '30',
       RATE_LIMIT_PER_MINUTE: '0',
       SMTP_URL: 'smtps://user:pw@relay.example.com:465',
-      PUBLIC_URL: 'https://tern.example.com/',
-      TRACKING_SECRET: 'tracking-secret-0123456789',
+      PUBLIC_URL: 'https://mail.example.com/',
       NODE_ENV: 'test',
       LOG_LEVEL: 'debug',
     });
@@ -71,8 +71,7 @@ describe('loadConfig', () => {
       retentionDays: 30,
       rateLimitPerMinute: 0,
       smtpUrl: 'smtps://user:pw@relay.example.com:465',
-      publicUrl: 'https://tern.example.com',
-      trackingSecret: 'tracking-secret-0123456789',
+      publicUrl: 'https://mail.example.com',
       nodeEnv: 'test',
       logLevel: 'debug',
     });
@@ -83,6 +82,12 @@ describe('loadConfig', () => {
     expect(config.port).toBe(3000);
     expect(config.databaseUrl).toBeUndefined();
     expect(config.kafkaBrokers).toBeUndefined();
+  });
+
+  it('refuses a PUBLIC_URL that is not an http(s) URL, naming it', () => {
+    const err = errorOf(() => loadConfig({ PUBLIC_URL: 'mail.example.com' }));
+    expect(err.variables).toEqual(['PUBLIC_URL']);
+    expect(err.message).toContain('PUBLIC_URL must be a URL starting with http:// or https://');
   });
 
   it('ignores variables it does not know', () => {
@@ -157,14 +162,21 @@ describe('loadConfig', () => {
     expect(err.message).toMatch(
       /^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set; TRACKING_SECRET must be set/,
     );
-    expect(
-      loadConfig({
-        NODE_ENV: 'production',
-        JWT_JWKS_URL: 'https://a.example/jwks',
-        INGEST_TOKEN: 't',
-        TRACKING_SECRET: 'a-tracking-secret-of-32-characters',
-      }).ingestToken,
-    ).toBe('t');
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      JWT_JWKS_URL: 'https://a.example/jwks',
+      INGEST_TOKEN: 't',
+      TRACKING_SECRET: 'tracking-secret-0123456789',
+    });
+    expect(config.ingestToken).toBe('t');
+    expect(config.trackingSecret).toBe('tracking-secret-0123456789');
+  });
+
+  it('refuses a TRACKING_SECRET shorter than 16 characters, without echoing it', () => {
+    const err = errorOf(() => loadConfig({ TRACKING_SECRET: 'short-secret' }));
+    expect(err.message).toBe(
+      'Invalid configuration: TRACKING_SECRET must be at least 16 characters (value hidden)',
+    );
   });
 
   it('checks SMTP_URL, PUBLIC_URL and TRACKING_SECRET, hiding the secret', () => {

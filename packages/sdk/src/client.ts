@@ -1,5 +1,6 @@
 import { type ResolvedConfig, readProcessEnv, resolveConfig, type TernOptions } from './config.js';
 import { ITERATOR_PAGE_LIMIT } from './constants.js';
+import { type ContactsApi, createContactsApi } from './contacts.js';
 import { TernApiError, TernTimeoutError } from './errors.js';
 import { type BackoffPolicy, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry.js';
 import type {
@@ -26,6 +27,8 @@ export interface TernClient {
    * while iterating (new emails arrive on top) are yielded once: ids already seen are skipped.
    */
   logs(params?: IterateLogsParams, options?: RequestOptions): AsyncGenerator<EmailLogEntry, void, undefined>;
+  /** Contacts and audiences (`contacts:read` / `contacts:write`). */
+  readonly contacts: ContactsApi;
   /** Sending (SPEC §11); needs a key with `email:send` (send, batch) or `email:read` (get, cancel). */
   readonly emails: {
     /** `POST /emails/send` → `{ id }` once queued. Retries reuse one Idempotency-Key, so a retry never sends twice. */
@@ -77,6 +80,28 @@ export const defaultDeps: ClientDeps = {
 export function init(options: TernOptions = {}): TernClient {
   return createTernClient(resolveConfig(options, readProcessEnv()), defaultDeps);
 }
+
+/** What one call sends and how its 2xx body is read. */
+export type SendSpec<T> = {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  body?: string;
+  contentType?: string;
+  /** Extra request headers (e.g. `Idempotency-Key`). */
+  headers?: Record<string, string>;
+  /**
+   * The server answers a repeat of this write as it answered the first (an Idempotency-Key, or a
+   * cancel that is already done), so it is retried like a GET: on 429, 5xx, timeouts, network errors.
+   */
+  idempotent?: boolean;
+} & ({ read: 'json'; check: (value: unknown) => value is T } | { read: 'text' } | { read: 'none' });
+
+/** Sends one call (with the client's credential, timeout and retry policy); what resources use. */
+export type Send = <T>(
+  path: string,
+  query: Record<string, number | string | undefined>,
+  spec: SendSpec<T>,
+  options: RequestOptions,
+) => Promise<T>;
 
 type Attempt<T> = { ok: true; value: T } | { ok: false; error: TernApiError; retryable: boolean };
 
@@ -133,12 +158,9 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
   const headers = { Accept: 'application/json', Authorization: `Bearer ${config.apiKey}` };
   const doFetch = config.fetch;
 
-  type Call = { method: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string> };
-
   async function attempt<T>(
     url: string,
-    call: Call,
-    check: (value: unknown) => value is T,
+    spec: SendSpec<T>,
     signal: AbortSignal | undefined,
   ): Promise<Attempt<T>> {
     const controller = new AbortController();
@@ -151,20 +173,22 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     signal?.addEventListener('abort', forwardAbort, { once: true });
     try {
       const res = await doFetch(url, {
-        method: call.method,
+        method: spec.method,
         headers: {
           ...headers,
-          ...(call.body === undefined ? {} : { 'Content-Type': 'application/json' }),
-          ...call.headers,
+          ...(spec.body === undefined ? {} : { 'Content-Type': spec.contentType ?? 'application/json' }),
+          ...spec.headers,
         },
-        ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
+        ...(spec.body === undefined ? {} : { body: spec.body }),
         signal: controller.signal,
       });
       // The body is read under the same timer: a server that stalls mid-body also times out.
       const text = await res.text();
       if (res.status >= 200 && res.status < 300) {
+        if (spec.read === 'text') return { ok: true, value: text as T };
+        if (spec.read === 'none') return { ok: true, value: undefined as T };
         const parsed = parseJson(text);
-        if (parsed.ok && check(parsed.value)) return { ok: true, value: parsed.value };
+        if (parsed.ok && spec.check(parsed.value)) return { ok: true, value: parsed.value };
         const error = new TernApiError({
           status: res.status,
           code: 'INVALID_RESPONSE',
@@ -188,33 +212,40 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     }
   }
 
-  function get<T>(
+  async function get<T>(
     path: string,
-    query: Record<string, number | undefined>,
+    query: Record<string, number | string | undefined>,
     check: (value: unknown) => value is T,
+    options: RequestOptions,
+  ): Promise<T> {
+    return send(path, query, { method: 'GET', read: 'json', check }, options);
+  }
+
+  /**
+   * One call, retried with back-off on 429, 5xx, timeouts and network errors when it is a GET or
+   * an idempotent write; any other write is retried only on 429 (the server refused it before doing
+   * anything), so a create is never sent twice by the SDK.
+   */
+  async function send<T>(
+    path: string,
+    query: Record<string, number | string | undefined>,
+    spec: SendSpec<T>,
     options: RequestOptions,
   ): Promise<T> {
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(query))
       if (value !== undefined) search.set(name, String(value));
     const qs = search.toString();
-    return request(`${path}${qs === '' ? '' : `?${qs}`}`, { method: 'GET' }, check, options);
-  }
-
-  async function request<T>(
-    path: string,
-    call: Call,
-    check: (value: unknown) => value is T,
-    options: RequestOptions,
-  ): Promise<T> {
-    const url = `${config.baseUrl}${path}`;
+    const url = `${config.baseUrl}${path}${qs === '' ? '' : `?${qs}`}`;
     const { signal } = options;
 
     for (let retry = 0; ; retry++) {
       if (signal?.aborted) throw abortedError(signal);
-      const result = await attempt(url, call, check, signal);
+      const result = await attempt(url, spec, signal);
       if (result.ok) return result.value;
-      if (!result.retryable || retry >= config.maxRetries) throw result.error;
+      const retryable =
+        spec.method === 'GET' || spec.idempotent === true ? result.retryable : result.error.status === 429;
+      if (!retryable || retry >= config.maxRetries) throw result.error;
       try {
         await deps.sleep(retryDelayMs(retry, result.error.retryAfterMs, policy, deps.random), signal);
       } catch {
@@ -250,28 +281,30 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     'Idempotency-Key': options.idempotencyKey ?? newIdempotencyKey(deps.random),
   });
   const emailPath = (id: string) => `/emails/${encodeURIComponent(id)}`;
+  const postJson = <T>(
+    body: unknown,
+    check: (value: unknown) => value is T,
+    headers?: Record<string, string>,
+  ): SendSpec<T> => ({
+    method: 'POST',
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    ...(headers === undefined ? {} : { headers }),
+    idempotent: true,
+    read: 'json',
+    check,
+  });
 
   const emails: TernClient['emails'] = {
     send: (email, options = {}) =>
-      request(
-        '/emails/send',
-        { method: 'POST', body: email, headers: idempotencyHeader(options) },
-        isIdResponse,
-        options,
-      ),
+      send('/emails/send', {}, postJson(email, isIdResponse, idempotencyHeader(options)), options),
     batch: (list, options = {}) =>
-      request(
-        '/emails/batch',
-        { method: 'POST', body: list, headers: idempotencyHeader(options) },
-        isBatchResponse,
-        options,
-      ),
-    get: (id, options = {}) => request(emailPath(id), { method: 'GET' }, isEmailDetail, options),
+      send('/emails/batch', {}, postJson(list, isBatchResponse, idempotencyHeader(options)), options),
+    get: (id, options = {}) => get(emailPath(id), {}, isEmailDetail, options),
     cancel: (id, options = {}) =>
-      request(`${emailPath(id)}/cancel`, { method: 'POST' }, isCancelResponse, options),
+      send(`${emailPath(id)}/cancel`, {}, postJson(undefined, isCancelResponse), options),
   };
 
-  return { baseUrl: config.baseUrl, getLogs, logs, emails };
+  return { baseUrl: config.baseUrl, getLogs, logs, contacts: createContactsApi(send), emails };
 }
 
 /** `sdk_` + 32 random base62 characters. */

@@ -1,10 +1,13 @@
 import type {
+  Contact as ContractContact,
   EmailLogEntry as ContractEmailLogEntry,
   EmailStatus as ContractEmailStatus,
+  ImportResult as ContractImportResult,
   LogsMeta as ContractLogsMeta,
   LogsResponse as ContractLogsResponse,
   SendEmailBody as ContractSendEmailBody,
 } from '@tern/contracts';
+import type { Contact, ImportContactsResult } from './contacts.js';
 
 // The contract types are zod-inferred (`z.infer<…>`): re-exporting them as-is would make the
 // published `.d.ts` reference zod, which the SDK does not depend on. So the public types are
@@ -45,6 +48,9 @@ export interface LogsMeta {
   /** `ceil(total / limit)`; a page past it returns `data: []`. */
   totalPages: number;
 }
+
+/** `meta` of every list. */
+export type ListMeta = LogsMeta;
 
 /** The body of `GET /emails/logs`, exactly as the endpoint returns it. */
 export interface LogsResponse {
@@ -131,6 +137,8 @@ type Assert<T extends true> = T;
 
 type _ContractChecks = [
   Assert<Equals<SendEmailParams, ContractSendEmailBody>>,
+  Assert<Equals<Contact, ContractContact>>,
+  Assert<Equals<ImportContactsResult, ContractImportResult>>,
   Assert<Equals<EmailStatus, ContractEmailStatus>>,
   Assert<Equals<EmailLogEntry, ContractEmailLogEntry>>,
   Assert<Equals<LogsMeta, ContractLogsMeta>>,

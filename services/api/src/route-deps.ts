@@ -1,5 +1,4 @@
 import type { EventLog } from '@tern/event-log';
-import type { RenderTemplate } from '@tern/sender';
 import type pg from 'pg';
 import type { AnalyticsQueries } from './analytics-queries.js';
 import type { ApiKeyStore } from './api-key-store.js';
@@ -15,12 +14,11 @@ export interface ApiRouteDeps {
   retentionDays: number;
 }
 
-/** What sending and tracking need (SPEC §11); without it those routes are not mounted. */
+/**
+ * What sending and tracking need (SPEC §11); without it those routes are not mounted. The tracking
+ * routes also need the one TRACKING_SECRET of `apiRoutes` (the key of unsubscribe tokens too).
+ */
 export interface SendingDeps {
-  /** The event log the sends and tracking events are appended to. */
+  /** The event log the sends, cancels and tracking events are appended to. */
   log: EventLog;
-  /** TRACKING_SECRET: verifies the tokens of `/t/o/:token` and `/t/c/:token`. */
-  trackingSecret: string;
-  /** Renders the queued subject of template sends (the sender renders the bodies). */
-  renderTemplate: RenderTemplate;
 }

@@ -7,16 +7,16 @@ import { createProjector, type Projector } from '@tern/projector';
 import {
   createSandboxProvider,
   createSender,
-  defaultRenderTemplate,
   type MailProvider,
   type Sender,
   type SenderOptions,
 } from '@tern/sender';
 import type { FastifyInstance } from 'fastify';
 import { waitFor } from '../../../test/support/services.js';
-import { bearer, buildApp, openStores, type Stores, type TestClock } from './support.js';
+import { getTemplate, isSuppressed } from '../src/index.js';
+import { bearer, buildApp, openStores, type Stores, type TestClock, TRACKING_SECRET } from './support.js';
 
-export const TRACKING_SECRET = 'tracking-test-secret-0123456789abcdef';
+export { TRACKING_SECRET };
 export const PUBLIC_URL = 'http://127.0.0.1:3999';
 
 /** The wall clock, shaped like the tests' settable one (the sender and the due-list run in real time). */
@@ -53,7 +53,7 @@ export async function openSendingWorld(
     })());
   const app = await buildApp(stores, wallClock, {
     rateLimit: false,
-    sending: { log, trackingSecret: TRACKING_SECRET, renderTemplate: defaultRenderTemplate },
+    sending: { log },
   });
   const projector = createProjector({
     pool: stores.pool,
@@ -69,6 +69,8 @@ export async function openSendingWorld(
       pool: stores.pool,
       log,
       provider: createSandboxProvider({ pool: stores.pool, delayedRetryMs: 200 }),
+      isSuppressed,
+      getTemplate,
       tracking: { secret: TRACKING_SECRET, publicUrl: PUBLIC_URL },
       pollIntervalMs: 50,
       retryDelaysMs: [100, 100, 100, 100, 100],

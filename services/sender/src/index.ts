@@ -1,15 +1,6 @@
-export type {
-  FollowUp,
-  IsSuppressed,
-  MailProvider,
-  ProviderResult,
-  RenderTemplate,
-  TemplateParts,
-  Variables,
-} from './ports.js';
+export type { FollowUp, GetTemplate, IsSuppressed, MailProvider, ProviderResult } from './ports.js';
 export { createSandboxProvider, SANDBOX_DOMAIN } from './providers/sandbox.js';
 export { classifySmtpError, createSmtpProvider, type SmtpProviderOptions } from './providers/smtp.js';
-export { defaultRenderTemplate } from './render.js';
 export {
   cancelledEvent,
   createSender,
@@ -20,5 +11,4 @@ export {
   type SenderOptions,
   type StoredMessage,
 } from './sender.js';
-export { defaultIsSuppressed } from './suppression.js';
 export { applyTracking, type TrackingContext } from './tracking.js';

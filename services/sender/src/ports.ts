@@ -1,26 +1,19 @@
 import type { RenderedMessage } from '@tern/contracts';
 import type pg from 'pg';
 
-/** A template's parts (SPEC §12). */
-export interface TemplateParts {
-  subject: string;
-  html: string | null;
-  text: string | null;
-}
-export type Variables = Record<string, string | number | boolean | null>;
-
 /**
- * Renders a template with variables (SPEC §11: a missing variable is an empty string; values
- * are HTML-escaped in `html`). Injected: the templates work provides the real one
- * (`renderTemplate` of `@tern/domain`); `defaultRenderTemplate` is the minimal stand-in.
- */
-export type RenderTemplate = (template: TemplateParts, variables: Variables) => TemplateParts;
-
-/**
- * True when the address is on the tenant's suppression list (SPEC §13). Injected: the
- * suppressions work provides the real one (`isSuppressed` of its store).
+ * True when the address is on the tenant's suppression list (SPEC §13): `isSuppressed` of the
+ * suppressions store (`@tern/api`), injected by whoever starts the sender (the sender is a
+ * dependency of the api package, so it cannot import it).
  */
 export type IsSuppressed = (pool: pg.Pool, tenantId: string, email: string) => Promise<boolean>;
+
+/** A template's content, or null when the tenant has none with that id: `getTemplate` of the templates store. */
+export type GetTemplate = (
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+) => Promise<{ subject: string; html: string | null; text: string | null } | null>;
 
 /** Events a provider reports after accepting a message (the sandbox's simulated outcomes). */
 export type FollowUp =

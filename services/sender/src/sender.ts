@@ -6,11 +6,10 @@ import {
   type SendEmailBody,
   type TrackingSettings,
 } from '@tern/contracts';
+import { renderTemplate } from '@tern/domain';
 import type { EventLog, EventLogConsumer } from '@tern/event-log';
 import type pg from 'pg';
-import type { FollowUp, IsSuppressed, MailProvider, ProviderResult, RenderTemplate } from './ports.js';
-import { defaultRenderTemplate } from './render.js';
-import { defaultIsSuppressed } from './suppression.js';
+import type { FollowUp, GetTemplate, IsSuppressed, MailProvider, ProviderResult } from './ports.js';
 import { applyTracking } from './tracking.js';
 
 export interface SenderLogger {
@@ -32,8 +31,10 @@ export interface SenderOptions {
   tracking: { secret: string; publicUrl: string };
   /** Domain of the Message-ID `<emailId@domain>`; default PUBLIC_URL's host name. */
   messageIdDomain?: string;
-  renderTemplate?: RenderTemplate;
-  isSuppressed?: IsSuppressed;
+  /** The suppression list (`isSuppressed` of `@tern/api`). */
+  isSuppressed: IsSuppressed;
+  /** Template lookup (`getTemplate` of `@tern/api`); rendering is `renderTemplate` of `@tern/domain`. */
+  getTemplate: GetTemplate;
   /** Waits before retry 1, 2, …; after the last one the email fails. */
   retryDelaysMs?: readonly number[];
   /** How often the due-list is looked at when nothing woke the sender. Default 500 ms. */
@@ -82,8 +83,6 @@ const silent: SenderLogger = { info() {}, warn() {}, error() {} };
 export function createSender(opts: SenderOptions): Sender {
   const logger = opts.logger ?? silent;
   const now = opts.now ?? (() => new Date());
-  const render = opts.renderTemplate ?? defaultRenderTemplate;
-  const suppressed = opts.isSuppressed ?? defaultIsSuppressed;
   const retryDelays = opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
   const leaseMs = opts.leaseMs ?? 120_000;
@@ -178,13 +177,9 @@ export function createSender(opts: SenderOptions): Sender {
     const m = row.message;
     let parts = { subject: m.subject ?? '', html: m.html ?? null, text: m.text ?? null };
     if (m.templateId !== undefined) {
-      const { rows } = await opts.pool.query<{ subject: string; html: string | null; text: string | null }>(
-        'SELECT subject, html, text FROM templates WHERE tenant_id = $1 AND id = $2',
-        [row.tenant_id, m.templateId],
-      );
-      const template = rows[0];
+      const template = await opts.getTemplate(opts.pool, row.tenant_id, m.templateId);
       if (!template) return { error: `template ${m.templateId} not found` };
-      parts = render(
+      parts = renderTemplate(
         {
           subject: m.subject ?? template.subject,
           html: m.html ?? template.html,
@@ -264,7 +259,7 @@ export function createSender(opts: SenderOptions): Sender {
 
   async function handle(row: ClaimedRow): Promise<void> {
     const to = parseMailbox(row.message.to)?.address ?? row.message.to;
-    if (await suppressed(opts.pool, row.tenant_id, to)) {
+    if (await opts.isSuppressed(opts.pool, row.tenant_id, to)) {
       await append([eventMaker(row)('email.suppressed', { reason: 'suppressed' })]);
       await finish(row, 'done', null, 'suppressed');
       return;

@@ -1,31 +1,9 @@
 import { isBotUserAgent, signTrackingToken, verifyTrackingToken } from '@tern/auth';
 import { describe, expect, it } from 'vitest';
-import { applyTracking, classifySmtpError, defaultRenderTemplate } from '../src/index.js';
+import { applyTracking, classifySmtpError } from '../src/index.js';
 
 const SECRET = 'unit-tracking-secret-0123456789';
 const ctx = { secret: SECRET, publicUrl: 'https://t.example', tenantId: 'acme', emailId: 'em_1' };
-
-describe('defaultRenderTemplate', () => {
-  it('fills {{var}}, missing → empty, escapes in html only', () => {
-    const out = defaultRenderTemplate(
-      { subject: 'Hi {{name}}{{nope}}', html: '<p>{{ name }} & {{n}}</p>', text: '{{name}} {{flag}}' },
-      { name: '<b>"Ada"</b>', n: 3, flag: true },
-    );
-    expect(out).toEqual({
-      subject: 'Hi <b>"Ada"</b>',
-      html: '<p>&lt;b&gt;&quot;Ada&quot;&lt;/b&gt; & 3</p>',
-      text: '<b>"Ada"</b> true',
-    });
-  });
-
-  it('keeps absent parts null and ignores inherited properties', () => {
-    expect(defaultRenderTemplate({ subject: '{{toString}}', html: null, text: null }, {})).toEqual({
-      subject: '',
-      html: null,
-      text: null,
-    });
-  });
-});
 
 describe('tracking tokens', () => {
   it('round-trips and refuses another kind, another secret or any altered byte', () => {

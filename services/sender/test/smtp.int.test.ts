@@ -1,6 +1,7 @@
 // The SMTP provider and the sender against a real SMTP server in the test process (`smtp-server`,
 // the nodemailer project's server), with real Postgres and the Postgres-table event log.
 import { type AddressInfo, createServer } from 'node:net';
+import { getTemplate, isSuppressed } from '@tern/api';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import { createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
 import { migratePostgres } from '@tern/stores';
@@ -208,6 +209,8 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
       pool,
       log,
       provider: createSmtpProvider({ url: smtp.url, timeoutMs: 2000 }),
+      isSuppressed,
+      getTemplate,
       tracking: { secret: 'smtp-tracking-secret-0123456789', publicUrl: 'http://127.0.0.1:3000' },
       messageIdDomain: 'tern.test',
       pollIntervalMs: 50,

@@ -60,6 +60,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       renderBanner({
         url: runtime.url,
+        publicUrl: config.publicUrl ?? runtime.url,
         tenantId: DEMO_TENANT,
         dashboardJwt,
         ingestToken: secrets.ingestToken,

@@ -1,19 +1,14 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApiApp, createRetentionJob } from '@tern/api';
+import { createApiApp, createRetentionJob, getTemplate, isSuppressed } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
+import { dashboardRoutes } from '@tern/dashboard';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
 import { createProjector, type Projector } from '@tern/projector';
-import {
-  createSandboxProvider,
-  createSender,
-  createSmtpProvider,
-  defaultRenderTemplate,
-  type Sender,
-} from '@tern/sender';
+import { createSandboxProvider, createSender, createSmtpProvider, type Sender } from '@tern/sender';
 import {
   type ClickHouseStore,
   createClickHouse,
@@ -38,6 +33,8 @@ export const MIGRATIONS = {
   postgres: resolve(here, '../../../infra/migrations/postgres'),
   clickhouse: resolve(here, '../../../infra/migrations/clickhouse'),
 };
+/** The dashboard's build (`npm run build` → `vite build`), served at `GET /` by the api service. */
+export const DASHBOARD_DIR = resolve(here, '../../../services/dashboard/dist');
 
 export interface RuntimeSecrets {
   jwtSecret?: string | undefined;
@@ -144,8 +141,9 @@ export async function startRuntime(
 
     // SPEC §2: PUBLIC_URL defaults to this process's own address.
     const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
-    const needsTracking = services.has('api') || services.has('sender');
-    if (needsTracking && !secrets.trackingSecret)
+    // One TRACKING_SECRET signs tracking links (sender) and unsubscribe links, and checks both (api).
+    const trackingSecret = secrets.trackingSecret;
+    if ((services.has('api') || services.has('sender')) && !trackingSecret)
       throw new Error('TRACKING_SECRET is required to run api or sender');
 
     let app: FastifyInstance;
@@ -159,6 +157,7 @@ export async function startRuntime(
       );
       app = await createApiApp({
         pool,
+        trackingSecret: trackingSecret!,
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
@@ -166,11 +165,7 @@ export async function startRuntime(
           config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
         logger,
         readiness,
-        sending: {
-          log: log!,
-          trackingSecret: secrets.trackingSecret!,
-          renderTemplate: defaultRenderTemplate,
-        },
+        sending: { log: log! },
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
       const retention = createRetentionJob({
@@ -182,6 +177,8 @@ export async function startRuntime(
       });
       retention.start();
       closers.unshift(async () => retention.stop());
+      // The web dashboard (SPEC §18): static files over the same public API, on the same port.
+      await app.register(dashboardRoutes, { dir: DASHBOARD_DIR });
     } else {
       app = Fastify({ loggerInstance: logger as FastifyBaseLogger, requestIdHeader: 'x-request-id' });
       installErrorHandlers(app);
@@ -224,7 +221,9 @@ export async function startRuntime(
         provider: config.smtpUrl
           ? createSmtpProvider({ url: config.smtpUrl })
           : createSandboxProvider({ pool }),
-        tracking: { secret: secrets.trackingSecret!, publicUrl },
+        isSuppressed,
+        getTemplate,
+        tracking: { secret: trackingSecret!, publicUrl },
         logger,
         ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
         ...(senderOptions.pollIntervalMs ? { pollIntervalMs: senderOptions.pollIntervalMs } : {}),

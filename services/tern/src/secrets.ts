@@ -5,41 +5,36 @@ import { join } from 'node:path';
 export interface DevSecrets {
   jwtSecret: string;
   ingestToken: string;
-  /** HMAC key of tracking tokens (SPEC §2: dev: generated and kept). */
   trackingSecret: string;
 }
 
-const generators: { [K in keyof DevSecrets]: () => string } = {
-  jwtSecret: () => randomBytes(32).toString('base64url'),
-  ingestToken: () => `ingest_${randomBytes(24).toString('base64url')}`,
-  trackingSecret: () => randomBytes(32).toString('base64url'),
-};
-
 /**
  * First-run help in development: secrets not given in the environment are generated once and
- * kept in `DATA_DIR/dev-secrets.json` (mode 0600), so tokens printed by the banner (and tracking
- * links in sent mail) stay valid across restarts. A file from an older version that lacks a
- * secret gets it added; the ones it has are kept. Never used in production: there a missing
- * secret is a start-up error.
+ * kept in `DATA_DIR/dev-secrets.json` (mode 0600), so tokens printed by the banner stay valid
+ * across restarts. Never used in production: there a missing secret is a start-up error.
  */
 export function loadOrCreateDevSecrets(dataDir: string): DevSecrets & { created: boolean } {
   const file = join(dataDir, 'dev-secrets.json');
-  const existing: Partial<DevSecrets> = existsSync(file)
-    ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<DevSecrets>)
-    : {};
-  const secrets = {} as DevSecrets;
-  let created = false;
-  for (const key of Object.keys(generators) as (keyof DevSecrets)[]) {
-    const value = existing[key];
-    if (typeof value === 'string' && value !== '') secrets[key] = value;
-    else {
-      secrets[key] = generators[key]();
-      created = true;
+  let existing: Partial<DevSecrets> = {};
+  if (existsSync(file)) {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<DevSecrets>;
+    if (parsed.jwtSecret && parsed.ingestToken && parsed.trackingSecret) {
+      return {
+        jwtSecret: parsed.jwtSecret,
+        ingestToken: parsed.ingestToken,
+        trackingSecret: parsed.trackingSecret,
+        created: false,
+      };
     }
+    existing = parsed;
   }
-  if (created) {
-    mkdirSync(dataDir, { recursive: true });
-    writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
-  }
-  return { ...secrets, created };
+  mkdirSync(dataDir, { recursive: true });
+  // A file from before a secret existed keeps the ones it has: printed tokens stay valid.
+  const secrets: DevSecrets = {
+    jwtSecret: existing.jwtSecret || randomBytes(32).toString('base64url'),
+    ingestToken: existing.ingestToken || `ingest_${randomBytes(24).toString('base64url')}`,
+    trackingSecret: existing.trackingSecret || randomBytes(32).toString('base64url'),
+  };
+  writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  return { ...secrets, created: true };
 }

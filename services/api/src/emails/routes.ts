@@ -11,27 +11,29 @@ import {
   sendEmailBodySchema,
   sendEmailResponseSchema,
 } from '@tern/contracts';
+import { renderTemplate } from '@tern/domain';
 import { EventLogUnavailableError } from '@tern/event-log';
 import { HttpError, httpError } from '@tern/http';
 import { cancelledEvent } from '@tern/sender';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { credentialOf } from '../credentials.js';
+import { boundProject, type Credential, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { newResourceId, notFound, resourceIdParam } from '../resource-kit.js';
 import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
 import { errors } from '../schemas.js';
+import { getTemplate } from '../templates/store.js';
 import { claimKey, idempotencyKeyOf, releaseKey, requestHash, storeAnswer } from './idempotency.js';
 import {
   cancelOutgoing,
   deleteOutgoing,
   emailDetail,
+  emailProject,
   insertOutgoing,
   markCancelled,
   type NewOutgoingEmail,
   sandboxContent,
-  templateParts,
 } from './store.js';
 
 export const SEND_BODY_LIMIT = 1024 * 1024;
@@ -52,6 +54,10 @@ const sendErrors = {
   400: errors.badRequest('body.to: to must be an email address'),
   401: errors.unauthorized,
   403: errors.forbiddenScope,
+  404: errors.notFound.meta({
+    description: 'A key bound to a project named another project in `projectId` (SPEC §16).',
+    examples: [{ statusCode: 404, error: 'Not Found', message: 'body.projectId: Project not found' }],
+  }),
   409: errors.conflict,
   503: errors.unavailable,
 };
@@ -73,13 +79,37 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
 ) => {
   const { sending } = deps;
 
+  /**
+   * The project of each send (SPEC §16): a project-bound key sends within its project only; the
+   * body may name it or leave it out, and naming another project → 404 (that project does not
+   * exist for this key), nothing queued.
+   */
+  function withProject(
+    credential: Credential,
+    bodies: readonly SendEmailBody[],
+    prefix: (i: number) => string,
+  ): SendEmailBody[] {
+    const bound = boundProject(credential);
+    if (bound === null) return [...bodies];
+    const foreign = bodies.flatMap((b, i) =>
+      b.projectId !== undefined && b.projectId !== bound ? [`${prefix(i)}projectId: Project not found`] : [],
+    );
+    if (foreign.length > 0) throw httpError(404, foreign.join('; '));
+    return bodies.map((b) => ({ ...b, projectId: bound }));
+  }
+
   /** Clock-dependent and cross-resource checks of a whole batch; throws one 400 naming every field. */
   async function prepare(tenantId: string, bodies: readonly SendEmailBody[], prefix: (i: number) => string) {
     const at = deps.now();
     const problems: string[] = [];
-    const templates = await templateParts(deps.pool, tenantId, [
+    const templateIds = [
       ...new Set(bodies.flatMap((b) => (b.templateId === undefined ? [] : [b.templateId]))),
-    ]);
+    ];
+    const templates = new Map(
+      await Promise.all(
+        templateIds.map(async (id) => [id, await getTemplate(deps.pool, tenantId, id)] as const),
+      ),
+    );
     const prepared = bodies.map((body, i) => {
       let scheduledAt: Date | null = null;
       if (body.scheduledAt !== undefined) {
@@ -94,8 +124,8 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         const template = templates.get(body.templateId);
         if (!template) problems.push(`${prefix(i)}templateId: template ${body.templateId} not found`);
         else
-          subject = sending.renderTemplate(
-            { ...template, subject: body.subject ?? template.subject },
+          subject = renderTemplate(
+            { subject: body.subject ?? template.subject, html: template.html, text: template.text },
             body.variables ?? {},
           ).subject;
       }
@@ -106,7 +136,13 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
   }
 
   /** Writes the rows, appends every email.queued in one append; nothing is kept when the log refuses. */
-  async function accept(tenantId: string, bodies: readonly SendEmailBody[], prefix: (i: number) => string) {
+  async function accept(
+    credential: Credential,
+    sent: readonly SendEmailBody[],
+    prefix: (i: number) => string,
+  ) {
+    const { tenantId } = credential;
+    const bodies = withProject(credential, sent, prefix);
     const { at, prepared } = await prepare(tenantId, bodies, prefix);
     const rows: NewOutgoingEmail[] = [];
     const events: DeliveryEvent[] = [];
@@ -162,6 +198,16 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
     return rows.map((r) => r.id);
   }
 
+  /**
+   * False when a project-bound key asks about an email outside its project (or one without a
+   * project): such an email does not exist for it (404, SPEC §16).
+   */
+  async function visible(credential: Credential, id: string): Promise<boolean> {
+    const bound = boundProject(credential);
+    if (bound === null) return true;
+    return (await emailProject(deps.pool, credential.tenantId, id)) === bound;
+  }
+
   /** Runs `produce` at most once per (tenant, Idempotency-Key) and body; replays its answer. */
   async function idempotent<T>(
     request: FastifyRequest,
@@ -201,7 +247,8 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         summary: 'Send an email',
         description:
           'Queues one email to one recipient and answers 202 `{ id }` once `email.queued` is in the event log. ' +
-          'With `scheduledAt` (future, ≤ 30 days) it is SCHEDULED until then. API key with `email:send`, or a dashboard JWT.',
+          'With `scheduledAt` (future, ≤ 30 days) it is SCHEDULED until then. API key with `email:send`, or a dashboard JWT. ' +
+          'A key bound to a project sends into its project (`projectId` may be left out; another project → 404).',
         security: KEY_OR_DASHBOARD,
         headers: idempotencyHeader,
         body: sendEmailBodySchema,
@@ -209,9 +256,8 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
       },
     },
     async (request, reply) => {
-      const { tenantId } = credentialOf(request);
       const answer = await idempotent(request, 'send', async () => {
-        const [id] = await accept(tenantId, [request.body], () => 'body.');
+        const [id] = await accept(credentialOf(request), [request.body], () => 'body.');
         return { id: id! };
       });
       return reply.status(answer.statusCode).send(answer.body);
@@ -230,7 +276,8 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         summary: 'Send a batch of emails',
         description:
           '1..100 send bodies, validated as a whole: any invalid one → 400 listing the indexes, nothing queued. ' +
-          '202 `{ data: [{ id }] }` in input order.',
+          '202 `{ data: [{ id }] }` in input order. A key bound to a project: as for one send, and one email naming ' +
+          'another project → 404, nothing queued.',
         security: KEY_OR_DASHBOARD,
         headers: idempotencyHeader,
         body: batchEmailBodySchema,
@@ -238,9 +285,8 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
       },
     },
     async (request, reply) => {
-      const { tenantId } = credentialOf(request);
       const answer = await idempotent(request, 'batch', async () => {
-        const ids = await accept(tenantId, request.body, (i) => `body.${i}.`);
+        const ids = await accept(credentialOf(request), request.body, (i) => `body.${i}.`);
         return { data: ids.map((id) => ({ id })) };
       });
       return reply.status(answer.statusCode).send(answer.body);
@@ -257,7 +303,8 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         summary: 'Get an email and its timeline',
         description:
           'The log entry plus `from`, `cc`, `bcc`, `scheduledAt`, `projectId`, `opens`, `clicks` and `events` ' +
-          '(the timeline, oldest first). An email accepted but not yet projected shows QUEUED or SCHEDULED with no events.',
+          '(the timeline, oldest first). An email accepted but not yet projected shows QUEUED or SCHEDULED with no events. ' +
+          'A key bound to a project sees its project’s emails only (another → 404).',
         security: KEY_OR_DASHBOARD,
         params: resourceIdParam('email'),
         response: {
@@ -269,9 +316,11 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
       },
     },
     async (request) => {
-      const { tenantId } = credentialOf(request);
-      const detail = await emailDetail(deps.pool, tenantId, request.params.id);
-      if (!detail) throw notFound('Email');
+      const credential = credentialOf(request);
+      const detail = await emailDetail(deps.pool, credential.tenantId, request.params.id);
+      // A project-bound key sees the emails of its project only (SPEC §16).
+      const bound = boundProject(credential);
+      if (!detail || (bound !== null && detail.projectId !== bound)) throw notFound('Email');
       return detail;
     },
   );
@@ -286,7 +335,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         summary: 'Get the message the sandbox kept',
         description:
           'The message as the sandbox provider received it (rendered, tracking applied, with its Message-ID). ' +
-          'Only the sandbox keeps messages; other emails → 404.',
+          'Only the sandbox keeps messages; other emails → 404, and so are another project’s for a project-bound key.',
         security: KEY_OR_DASHBOARD,
         params: resourceIdParam('email'),
         response: {
@@ -298,8 +347,9 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
       },
     },
     async (request) => {
-      const { tenantId } = credentialOf(request);
-      const kept = await sandboxContent(deps.pool, tenantId, request.params.id);
+      const credential = credentialOf(request);
+      if (!(await visible(credential, request.params.id))) throw notFound('Email content');
+      const kept = await sandboxContent(deps.pool, credential.tenantId, request.params.id);
       if (!kept) throw notFound('Email content');
       return {
         ...(kept.message as z.infer<typeof emailContentSchema>),
@@ -319,7 +369,8 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         summary: 'Cancel a scheduled email',
         description:
           'An email not yet handed to the provider (SCHEDULED, or QUEUED and not yet picked up) → 200 CANCELLED; it ' +
-          'is never sent. Cancelling it again → 200. Already handed to the provider → 409. Scope `email:read`, as the seed says.',
+          'is never sent. Cancelling it again → 200. Already handed to the provider → 409. Scope `email:read`, as the seed says. ' +
+          'Another project’s email, for a project-bound key → 404.',
         security: KEY_OR_DASHBOARD,
         params: resourceIdParam('email'),
         response: {
@@ -332,8 +383,10 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
       },
     },
     async (request) => {
-      const { tenantId } = credentialOf(request);
+      const credential = credentialOf(request);
+      const { tenantId } = credential;
       const { id } = request.params;
+      if (!(await visible(credential, id))) throw notFound('Email');
       const at = deps.now();
       const outcome = await cancelOutgoing(deps.pool, tenantId, id, at);
       if (outcome === 'not_found') throw notFound('Email');

@@ -176,7 +176,7 @@ export async function emailDetail(pool: pg.Pool, tenantId: string, id: string): 
     bcc: strings(m.bcc),
     replyTo: str(m.replyTo),
     scheduledAt: q.scheduledAt,
-    projectId: row.o_project_id ?? str((q as { projectId?: unknown }).projectId),
+    projectId: row.o_project_id ?? q.projectId ?? null,
     templateId: q.templateId,
     opens: state.openCount,
     clicks: state.clickCount,
@@ -188,6 +188,25 @@ export async function emailDetail(pool: pg.Pool, tenantId: string, id: string): 
       }),
     ),
   };
+}
+
+/**
+ * The project of an email the tenant knows (its send row, else its log entry), `null` when it has
+ * none; `undefined` when the tenant has no such email. What project-bound keys are checked against.
+ */
+export async function emailProject(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+): Promise<string | null | undefined> {
+  const { rows } = await pool.query<{ project_id: string | null }>(
+    `SELECT project_id FROM outgoing_emails WHERE tenant_id = $1 AND id = $2
+     UNION ALL
+     SELECT project_id FROM email_logs WHERE tenant_id = $1 AND id = $2 AND created_at IS NOT NULL
+     LIMIT 1`,
+    [tenantId, id],
+  );
+  return rows.length === 0 ? undefined : (rows[0]!.project_id ?? null);
 }
 
 /** The sandbox's kept message of an email, or null. */
@@ -202,25 +221,6 @@ export async function sandboxContent(
   );
   const r = rows[0];
   return r ? { message: r.message, createdAt: r.created_at } : null;
-}
-
-/** A template's subject and bodies (for rendering the queued subject), or null. */
-export async function templateParts(
-  pool: pg.Pool,
-  tenantId: string,
-  ids: readonly string[],
-): Promise<Map<string, { subject: string; html: string | null; text: string | null }>> {
-  if (ids.length === 0) return new Map();
-  const { rows } = await pool.query<{
-    id: string;
-    subject: string;
-    html: string | null;
-    text: string | null;
-  }>('SELECT id, subject, html, text FROM templates WHERE tenant_id = $1 AND id = ANY($2::text[])', [
-    tenantId,
-    ids,
-  ]);
-  return new Map(rows.map((r) => [r.id, { subject: r.subject, html: r.html, text: r.text }]));
 }
 
 export async function getTracking(pool: pg.Pool, tenantId: string): Promise<TrackingSettings> {
