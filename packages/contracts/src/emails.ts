@@ -165,19 +165,45 @@ export const sendEmailBodySchema = z
   });
 export type SendEmailBody = z.infer<typeof sendEmailBodySchema>;
 
-export const sendEmailResponseSchema = z.object({ id: z.string() }).meta({ examples: [{ id: 'em_…' }] });
+const EMAIL_ID = 'em_3kT9qLm2ZxV7bN4cR8sW1yPd';
+
+export const sendEmailResponseSchema = z
+  .object({ id: z.string() })
+  .meta({ description: 'Queued: `email.queued` is in the event log.', examples: [{ id: EMAIL_ID }] });
 export type SendEmailResponse = z.infer<typeof sendEmailResponseSchema>;
 
 export const batchEmailBodySchema = z
   .array(sendEmailBodySchema)
   .min(1, { error: 'the batch must contain at least 1 email' })
-  .max(MAX_BATCH, { error: `the batch must contain at most ${MAX_BATCH} emails` });
+  .max(MAX_BATCH, { error: `the batch must contain at most ${MAX_BATCH} emails` })
+  .meta({
+    description: '1..100 send bodies.',
+    examples: [
+      [
+        {
+          from: 'Acme <hello@acme.test>',
+          to: 'delivered@sandbox.test',
+          subject: 'Hi Ada',
+          text: 'Hello Ada',
+        },
+        { from: 'Acme <hello@acme.test>', to: 'bounced@sandbox.test', subject: 'Hi Bob', text: 'Hello Bob' },
+      ],
+    ],
+  });
 export type BatchEmailBody = z.infer<typeof batchEmailBodySchema>;
 
-export const batchEmailResponseSchema = z.object({ data: z.array(sendEmailResponseSchema) });
+export const batchEmailResponseSchema = z.object({ data: z.array(sendEmailResponseSchema) }).meta({
+  description: 'Every email queued; ids in input order.',
+  examples: [{ data: [{ id: EMAIL_ID }, { id: 'em_7Hc2WnQ5rT1vX9kL3mB6zYpa' }] }],
+});
 export type BatchEmailResponse = z.infer<typeof batchEmailResponseSchema>;
 
-export const cancelEmailResponseSchema = z.object({ id: z.string(), status: z.literal('CANCELLED') });
+export const cancelEmailResponseSchema = z
+  .object({ id: z.string(), status: z.literal('CANCELLED') })
+  .meta({
+    description: 'Cancelled: it will never be sent.',
+    examples: [{ id: EMAIL_ID, status: 'CANCELLED' }],
+  });
 
 export const emailTimelineEventSchema = z.object({
   type: z.enum(EVENT_TYPES),
@@ -186,18 +212,52 @@ export const emailTimelineEventSchema = z.object({
 });
 
 /** `GET /emails/:id`: the log entry plus its details and its timeline, oldest event first. */
-export const emailDetailSchema = emailLogEntrySchema.extend({
-  from: z.string().nullable(),
-  cc: z.array(z.string()),
-  bcc: z.array(z.string()),
-  replyTo: z.string().nullable(),
-  scheduledAt: z.string().nullable(),
-  projectId: z.string().nullable(),
-  templateId: z.string().nullable(),
-  opens: z.number().int(),
-  clicks: z.number().int(),
-  events: z.array(emailTimelineEventSchema),
-});
+export const emailDetailSchema = emailLogEntrySchema
+  .extend({
+    from: z.string().nullable(),
+    cc: z.array(z.string()),
+    bcc: z.array(z.string()),
+    replyTo: z.string().nullable(),
+    scheduledAt: z.string().nullable(),
+    projectId: z.string().nullable(),
+    templateId: z.string().nullable(),
+    opens: z.number().int(),
+    clicks: z.number().int(),
+    events: z.array(emailTimelineEventSchema),
+  })
+  .meta({
+    description: 'The log entry, the details of the send and the timeline (oldest first).',
+    examples: [
+      {
+        id: EMAIL_ID,
+        toEmail: 'delivered@sandbox.test',
+        subject: 'Welcome',
+        status: 'DELIVERED',
+        provider: 'sandbox',
+        messageId: `<${EMAIL_ID}@tern.example.com>`,
+        createdAt: '2026-06-15T12:00:00.000Z',
+        tags: ['welcome'],
+        from: 'Acme <hello@acme.test>',
+        cc: [],
+        bcc: [],
+        replyTo: null,
+        scheduledAt: null,
+        projectId: null,
+        templateId: null,
+        opens: 0,
+        clicks: 0,
+        events: [
+          {
+            type: 'email.queued',
+            occurredAt: '2026-06-15T12:00:00.000Z',
+            data: { toEmail: 'delivered@sandbox.test' },
+          },
+          { type: 'email.sent', occurredAt: '2026-06-15T12:00:00.210Z', data: { provider: 'sandbox' } },
+          { type: 'email.delivered', occurredAt: '2026-06-15T12:00:00.211Z', data: {} },
+        ],
+      },
+    ],
+  });
 export type EmailDetail = z.infer<typeof emailDetailSchema>;
 
 /** A message as handed to the provider (after rendering and tracking). */
@@ -215,7 +275,25 @@ export const renderedMessageSchema = z.object({
 });
 export type RenderedMessage = z.infer<typeof renderedMessageSchema>;
 
-export const emailContentSchema = renderedMessageSchema.extend({ id: z.string(), sentAt: z.string() });
+export const emailContentSchema = renderedMessageSchema.extend({ id: z.string(), sentAt: z.string() }).meta({
+  description: 'The message as the sandbox received it: rendered, with tracking applied.',
+  examples: [
+    {
+      id: EMAIL_ID,
+      sentAt: '2026-06-15T12:00:00.210Z',
+      messageId: `<${EMAIL_ID}@tern.example.com>`,
+      from: 'Acme <hello@acme.test>',
+      to: 'delivered@sandbox.test',
+      cc: [],
+      bcc: [],
+      replyTo: null,
+      subject: 'Welcome',
+      html: '<p>Hi there</p><img src="https://tern.example.com/t/o/…" width="1" height="1" alt="" />',
+      text: null,
+      headers: { 'X-Tern-Email-Id': EMAIL_ID },
+    },
+  ],
+});
 
 /** `tracking` of the tenant settings (SPEC §11), default both on. */
 export const trackingSettingsSchema = z.strictObject({

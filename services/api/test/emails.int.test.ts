@@ -126,6 +126,21 @@ describe('POST /emails/send', () => {
       expect(content.statusCode).toBe(404);
     });
 
+    it('a hard bounce puts the address on the suppression list; the next send to it is SUPPRESSED', async () => {
+      const first = await sent(body({ to: 'bounced@sandbox.test' }), ownerB);
+      await waitForStatus(world.app, ownerB, first, 'BOUNCED');
+      const listed = await waitFor(async () => {
+        const res = await world.app.inject({ url: '/suppressions', headers: bearer(ownerB) });
+        return (res.json() as { data: { email: string; source: string }[] }).data.find(
+          (s) => s.email === 'bounced@sandbox.test',
+        );
+      });
+      expect(listed).toMatchObject({ source: 'bounce' });
+      const second = await sent(body({ to: 'Bounced@Sandbox.test' }), ownerB);
+      const email = await waitForStatus(world.app, ownerB, second, 'SUPPRESSED');
+      expect(email.events.map((e) => e.type)).toEqual(['email.queued', 'email.suppressed']);
+    });
+
     it('renders a template with variables: missing → empty, HTML-escaped in html only', async () => {
       await world.stores.pool.query(
         `INSERT INTO templates (tenant_id, id, name, subject, html, text)
@@ -291,7 +306,7 @@ describe('POST /emails/batch', () => {
       headers: bearer(sendKeyA),
       payload: [
         body({ subject: 'b0' }),
-        body({ subject: 'b1', to: 'bounced@sandbox.test' }),
+        body({ subject: 'b1', to: 'failed@sandbox.test' }),
         body({ subject: 'b2' }),
       ],
     });
@@ -302,7 +317,7 @@ describe('POST /emails/batch', () => {
     for (const { id } of data)
       subjects.push((await waitFor(() => getEmail(world.app, readKeyA, id)))!.subject);
     expect(subjects).toEqual(['b0', 'b1', 'b2']);
-    await waitForStatus(world.app, readKeyA, data[1]!.id, 'BOUNCED');
+    await waitForStatus(world.app, readKeyA, data[1]!.id, 'FAILED');
   });
 
   it('400 lists the invalid indexes; nothing is queued', async () => {
@@ -457,6 +472,80 @@ describe('GET /emails/:id', () => {
     expect((await world.app.inject({ url: `/emails/${id}`, headers: bearer(sendKeyA) })).statusCode).toBe(
       403,
     );
+  });
+});
+
+describe('a key bound to a project (SPEC §16)', () => {
+  let projectOne: string;
+  let projectTwo: string;
+  let boundKey: string;
+  const inOneHour = () => new Date(Date.now() + 3600_000).toISOString();
+  const as = (auth: string, url: string, method: 'GET' | 'POST' = 'GET') =>
+    world.app.inject({ method, url, headers: bearer(auth) });
+
+  beforeAll(async () => {
+    const project = async (name: string) => {
+      const res = await world.app.inject({
+        method: 'POST',
+        url: '/projects',
+        headers: bearer(ownerA),
+        payload: { name },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json().id as string;
+    };
+    projectOne = await project('one');
+    projectTwo = await project('two');
+    const res = await world.app.inject({
+      method: 'POST',
+      url: `/tenants/${A}/api-keys`,
+      headers: bearer(ownerA),
+      payload: { name: 'bound', scopes: ['email:send', 'email:read'], projectId: projectOne },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    boundKey = res.json().key;
+  });
+
+  it('sends into its project; naming another project → 404 and nothing is queued', async () => {
+    const implicit = await sent(body(), boundKey);
+    const named = await sent(body({ projectId: projectOne }), boundKey);
+    for (const id of [implicit, named])
+      expect((await getEmail(world.app, ownerA, id))!.projectId).toBe(projectOne);
+
+    const before = await outgoingCount(A);
+    const other = await send(body({ projectId: projectTwo }), boundKey);
+    expect(other.statusCode, other.body).toBe(404);
+    expect(other.json().message).toContain('body.projectId');
+    const batch = await world.app.inject({
+      method: 'POST',
+      url: '/emails/batch',
+      headers: bearer(boundKey),
+      payload: [body(), body({ projectId: projectTwo })],
+    });
+    expect(batch.statusCode, batch.body).toBe(404);
+    expect(batch.json().message).toContain('body.1.projectId');
+    expect(await outgoingCount(A)).toBe(before);
+  });
+
+  it('reads, opens the content of and cancels its project’s emails only; any other → 404', async () => {
+    const mine = await sent(body(), boundKey);
+    await waitForStatus(world.app, boundKey, mine, 'DELIVERED');
+    expect((await as(boundKey, `/emails/${mine}/content`)).statusCode).toBe(200);
+    const mineLater = await sent(body({ scheduledAt: inOneHour() }), boundKey);
+    expect((await as(boundKey, `/emails/${mineLater}/cancel`, 'POST')).statusCode).toBe(200);
+
+    // Another project's email, and one without a project, sent by an unbound key of the tenant.
+    const theirs = await sent(body({ projectId: projectTwo, scheduledAt: inOneHour() }));
+    const unassigned = await sent(body());
+    await waitForStatus(world.app, readKeyA, unassigned, 'DELIVERED');
+    for (const id of [theirs, unassigned]) {
+      expect((await as(boundKey, `/emails/${id}`)).statusCode).toBe(404);
+      expect((await as(boundKey, `/emails/${id}/content`)).statusCode).toBe(404);
+      expect((await as(boundKey, `/emails/${id}/cancel`, 'POST')).statusCode).toBe(404);
+    }
+    // Nothing happened to them.
+    expect((await getEmail(world.app, readKeyA, theirs))!.status).toBe('SCHEDULED');
+    expect((await as(readKeyA, `/emails/${unassigned}/content`)).statusCode).toBe(200);
   });
 });
 
