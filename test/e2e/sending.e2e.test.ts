@@ -7,7 +7,8 @@ type Detail = { id: string; status: string; events: { type: string; occurredAt: 
 
 /**
  * Issue 12's "done when", on `npm start` with no configuration (embedded stores, sandbox
- * provider): the banner's send reaches DELIVERED within 5 s, bounced@ ends BOUNCED, a scheduled
+ * provider): the banner's send reaches DELIVERED within 5 s, bounced@ ends BOUNCED and suppressed
+ * (the next send to it SUPPRESSED), a scheduled
  * send can be cancelled, the same Idempotency-Key sends once, and the sender picks up mail that
  * fell due while the process was down.
  */
@@ -52,6 +53,19 @@ describe('npm start sends email through the sandbox provider', () => {
 
       const bounced = await send({ to: 'bounced@sandbox.test' });
       await waitFor(async () => (await get(bounced)).status === 'BOUNCED', { description: 'BOUNCED' });
+      // The projector put the hard-bounced address on the suppression list (SPEC §13) …
+      const entry = await waitFor(
+        async () => {
+          const res = await fetch(`${base}/suppressions`, { headers: auth });
+          const list = (await res.json()) as { data: { email: string; reason: string; source: string }[] };
+          return list.data.find((s) => s.email === 'bounced@sandbox.test');
+        },
+        { description: 'bounced@sandbox.test suppressed' },
+      );
+      expect(entry).toMatchObject({ reason: 'hard_bounce', source: 'bounce' });
+      // … so the sender never hands it to the provider again.
+      const resent = await send({ to: 'bounced@sandbox.test' });
+      await waitFor(async () => (await get(resent)).status === 'SUPPRESSED', { description: 'SUPPRESSED' });
 
       const scheduled = await send({
         to: 'delivered@sandbox.test',
