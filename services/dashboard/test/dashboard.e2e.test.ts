@@ -286,8 +286,9 @@ describe('the dashboard in Chromium, against a running Tern', () => {
     await w.page.getByLabel('Subject').fill('Browser test');
     await w.page.getByLabel('Text').fill('Sent from the dashboard test.');
     await w.page.getByRole('button', { name: 'Send' }).click();
-    await w.page.getByRole('heading', { name: 'Email' }).waitFor();
-    expect(new URL(w.page.url()).hash).toMatch(/^#\/emails\/em_/);
+    // Not a bare heading 'Email' wait: the send page's own heading ("Send an email") would match it.
+    await w.page.waitForURL(/#\/emails\/em_/);
+    await w.page.getByRole('heading', { name: 'Email', exact: true }).waitFor();
     await expect
       .poll(() => w.page.getByTestId('email-status').textContent(), { timeout: 30_000 })
       .toBe('DELIVERED');
