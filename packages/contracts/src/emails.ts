@@ -198,12 +198,10 @@ export const batchEmailResponseSchema = z.object({ data: z.array(sendEmailRespon
 });
 export type BatchEmailResponse = z.infer<typeof batchEmailResponseSchema>;
 
-export const cancelEmailResponseSchema = z
-  .object({ id: z.string(), status: z.literal('CANCELLED') })
-  .meta({
-    description: 'Cancelled: it will never be sent.',
-    examples: [{ id: EMAIL_ID, status: 'CANCELLED' }],
-  });
+export const cancelEmailResponseSchema = z.object({ id: z.string(), status: z.literal('CANCELLED') }).meta({
+  description: 'Cancelled: it will never be sent.',
+  examples: [{ id: EMAIL_ID, status: 'CANCELLED' }],
+});
 
 export const emailTimelineEventSchema = z.object({
   type: z.enum(EVENT_TYPES),
