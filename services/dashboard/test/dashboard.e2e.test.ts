@@ -272,6 +272,8 @@ describe('the dashboard in Chromium, against a running Tern', () => {
     await first.getByRole('link').click();
     await w.page.getByRole('heading', { name: 'Email' }).waitFor();
     expect(new URL(w.page.url()).hash).toBe(`#/emails/${encodeURIComponent(id!)}`);
+    // The heading shows before the email has loaded: wait for its timeline.
+    await w.page.locator('[data-testid="timeline"] li').first().waitFor();
     const types = await w.page.locator('[data-testid="timeline"] li strong').allTextContents();
     expect(types[0]).toBe('email.queued');
     expect(types.length).toBeGreaterThan(1);
