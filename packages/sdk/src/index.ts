@@ -21,6 +21,9 @@ export {
   TernTimeoutError,
 } from './errors.js';
 export type {
+  BatchEmailResponse,
+  CancelEmailResponse,
+  EmailDetail,
   EmailLogEntry,
   EmailStatus,
   GetLogsParams,
@@ -29,4 +32,7 @@ export type {
   LogsMeta,
   LogsResponse,
   RequestOptions,
+  SendEmailParams,
+  SendEmailResponse,
+  SendOptions,
 } from './types.js';

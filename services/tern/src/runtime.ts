@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApiApp, createRetentionJob } from '@tern/api';
+import { createApiApp, createRetentionJob, getTemplate, isSuppressed } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
@@ -8,6 +8,7 @@ import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@ter
 import { installErrorHandlers, NotReadyError, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
 import { createProjector, createPruneJob, type Projector } from '@tern/projector';
+import { createSandboxProvider, createSender, createSmtpProvider, type Sender } from '@tern/sender';
 import {
   type ClickHouseStore,
   createClickHouse,
@@ -20,7 +21,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createMetrics, installMetrics } from './metrics.js';
 
-export const SERVICES = ['ingest', 'projector', 'api'] as const;
+export const SERVICES = ['ingest', 'projector', 'api', 'sender'] as const;
 export type Service = (typeof SERVICES)[number];
 
 /** The projector's consumer group; every projector instance joins it. */
@@ -39,6 +40,11 @@ export interface RuntimeSecrets {
   jwtSecret?: string | undefined;
   ingestToken?: string | undefined;
   trackingSecret?: string | undefined;
+}
+
+/** Test and bench knobs of the sender (retry schedule, polling); production uses the defaults. */
+export interface RuntimeOptions {
+  sender?: { retryDelaysMs?: readonly number[]; pollIntervalMs?: number; leaseMs?: number };
 }
 
 export interface Runtime {
@@ -72,6 +78,7 @@ export async function startRuntime(
   config: Config,
   services: ReadonlySet<Service>,
   secrets: RuntimeSecrets,
+  options: RuntimeOptions = {},
 ): Promise<Runtime> {
   checkTopology(config, services);
   const logger = pino({ level: config.logLevel, redact: REDACT_OPTIONS });
@@ -83,6 +90,7 @@ export async function startRuntime(
   let chStore: ClickHouseStore | undefined;
   let log: EventLog | undefined;
   let projector: Projector | undefined;
+  let sender: Sender | undefined;
   try {
     pgStore = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
     closers.unshift(() => pgStore!.close());
@@ -104,7 +112,13 @@ export async function startRuntime(
       });
     }
 
-    if (services.has('ingest') || services.has('projector')) {
+    // The API appends sends, cancels and tracking events; the sender appends outcomes.
+    if (
+      services.has('ingest') ||
+      services.has('projector') ||
+      services.has('api') ||
+      services.has('sender')
+    ) {
       if (config.kafkaBrokers) {
         log = createKafkaEventLog({
           brokers: config.kafkaBrokers,
@@ -125,6 +139,13 @@ export async function startRuntime(
       readiness.push({ name: 'event-log', check: () => eventLog.ping() });
     }
 
+    // SPEC §2: PUBLIC_URL defaults to this process's own address.
+    const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+    // One TRACKING_SECRET signs tracking links (sender) and unsubscribe links, and checks both (api).
+    const trackingSecret = secrets.trackingSecret;
+    if ((services.has('api') || services.has('sender')) && !trackingSecret)
+      throw new Error('TRACKING_SECRET is required to run api or sender');
+
     let app: FastifyInstance;
     if (services.has('api')) {
       const maxLifetimeMs = config.jwtMaxLifetimeDays * 24 * 3600 * 1000;
@@ -135,10 +156,9 @@ export async function startRuntime(
             ? { publicKey: config.jwtPublicKey, maxLifetimeMs }
             : { jwksUrl: config.jwtJwksUrl!, maxLifetimeMs },
       );
-      if (!secrets.trackingSecret) throw new Error('TRACKING_SECRET is required to run the api');
       app = await createApiApp({
         pool,
-        trackingSecret: secrets.trackingSecret,
+        trackingSecret: trackingSecret!,
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
@@ -146,6 +166,7 @@ export async function startRuntime(
           config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
         logger,
         readiness,
+        sending: { log: log! },
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
       const retention = createRetentionJob({
@@ -212,7 +233,27 @@ export async function startRuntime(
         },
       });
     }
-    // The HTTP server stops first (in-flight requests finish), then the projector, then stores.
+    if (services.has('sender')) {
+      const senderOptions = options.sender ?? {};
+      sender = createSender({
+        pool,
+        log: log!,
+        provider: config.smtpUrl
+          ? createSmtpProvider({ url: config.smtpUrl })
+          : createSandboxProvider({ pool }),
+        isSuppressed,
+        getTemplate,
+        tracking: { secret: trackingSecret!, publicUrl },
+        logger,
+        ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
+        ...(senderOptions.pollIntervalMs ? { pollIntervalMs: senderOptions.pollIntervalMs } : {}),
+        ...(senderOptions.leaseMs ? { leaseMs: senderOptions.leaseMs } : {}),
+      });
+      await sender.start();
+      const running = sender;
+      closers.unshift(() => running.stop());
+    }
+    // The HTTP server stops first (in-flight requests finish), then the sender and projector, then stores.
     closers.unshift(() => app.close());
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
