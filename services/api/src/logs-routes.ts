@@ -1,12 +1,15 @@
 import { retentionCutoff } from '@tern/domain';
+import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { credentialOf } from './credentials.js';
+import { decodeLogsCursor, encodeLogsCursor } from './logs/cursor.js';
+import { logsPage } from './logs/store.js';
 import { KEY_OR_DASHBOARD, TAGS } from './openapi.js';
-import { logsPage, tenantReadContext } from './pg-queries.js';
+import { tenantReadContext } from './pg-queries.js';
 import type { ApiRouteDeps } from './route-deps.js';
 import { AS_OF_HEADER, errors, logsQuerySchema, logsResponseSchema } from './schemas.js';
 
-/** `GET /emails/logs` (SPEC §7): the caller's tenant only, newest first, never an expired entry. */
+/** `GET /emails/logs` (SPEC §7, §19): the caller's tenant only, newest first, never an expired entry. */
 export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
   app.get(
     '/emails/logs',
@@ -19,7 +22,9 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
         description:
           'One page of the tenant’s emails, newest first (`createdAt` desc, then `id` desc). `provider` and ' +
           '`messageId` are null until the email is sent. Entries older than the tenant’s retention are never ' +
-          'listed. A page past the end has `data: []`. API key with scope `email:read`, or a dashboard JWT.',
+          'listed. A page past the end has `data: []`. Filters `status`, `from`/`to`, `tag` and `q` combine ' +
+          '(AND); `meta.total` counts the matching entries exactly. `meta.nextCursor` opens the next page at ' +
+          'constant cost, whatever its depth. API key with scope `email:read`, or a dashboard JWT.',
         security: KEY_OR_DASHBOARD,
         querystring: logsQuerySchema,
         response: {
@@ -32,13 +37,37 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const { page, limit } = request.query;
+      const { page, limit, status, from, to, tag, q } = request.query;
+      let cursor = null;
+      if (request.query.cursor !== undefined) {
+        cursor = decodeLogsCursor(request.query.cursor);
+        if (cursor === null)
+          throw httpError(400, 'querystring.cursor: cursor is not one of meta.nextCursor', {
+            code: 'invalid_cursor',
+          });
+      }
       const at = deps.now();
       const context = await tenantReadContext(deps.pool, tenantId);
       if (context.asOf !== null) reply.header(AS_OF_HEADER, context.asOf.toISOString());
       const cutoff = retentionCutoff(at, context.retentionOverride ?? deps.retentionDays);
-      const { entries, total } = await logsPage(deps.pool, { tenantId, cutoff, page, limit });
-      return { data: entries, meta: { page, limit, total, totalPages: Math.ceil(total / limit) } };
+      const result = await logsPage(deps.pool, {
+        tenantId,
+        cutoff,
+        limit,
+        page,
+        cursor,
+        filter: { status, from, to, tag, q },
+      });
+      return {
+        data: result.entries,
+        meta: {
+          page: result.page,
+          limit,
+          total: result.total,
+          totalPages: Math.ceil(result.total / limit),
+          nextCursor: result.next ? encodeLogsCursor(result.next) : null,
+        },
+      };
     },
   );
 };

@@ -1,4 +1,3 @@
-import type { EmailLogEntry, EmailStatus } from '@tern/contracts';
 import type pg from 'pg';
 
 /** What every read of a tenant needs besides its data: its retention and the projection's freshness. */
@@ -39,57 +38,6 @@ export async function setRetentionOverride(
      ON CONFLICT (tenant_id) DO UPDATE SET retention_days = EXCLUDED.retention_days, updated_at = EXCLUDED.updated_at`,
     [tenantId, retentionDays, at],
   );
-}
-
-type LogRow = {
-  id: string;
-  to_email: string | null;
-  subject: string | null;
-  status: EmailStatus;
-  provider: string | null;
-  message_id: string | null;
-  created_at: Date;
-  tags: unknown;
-};
-
-const toEntry = (r: LogRow): EmailLogEntry => ({
-  id: r.id,
-  toEmail: r.to_email ?? '',
-  subject: r.subject ?? '',
-  status: r.status,
-  provider: r.provider,
-  messageId: r.message_id,
-  createdAt: r.created_at.toISOString(),
-  tags: Array.isArray(r.tags) ? r.tags.filter((t): t is string => typeof t === 'string') : [],
-});
-
-/**
- * One page of a tenant's visible log entries (SPEC §7): queued (`created_at` known), not older
- * than `cutoff`, newest first with `id` in byte order (`COLLATE "C"`: the same order whatever
- * the database's collation) as tie-break. The count and the page run in parallel.
- */
-export async function logsPage(
-  pool: pg.Pool,
-  q: { tenantId: string; cutoff: Date; page: number; limit: number },
-): Promise<{ entries: EmailLogEntry[]; total: number }> {
-  // BigInt: (page − 1) · limit may pass 2^53 for absurd pages; Postgres takes it as bigint text.
-  const offset = ((BigInt(q.page) - 1n) * BigInt(q.limit)).toString();
-  const where = 'tenant_id = $1 AND created_at IS NOT NULL AND created_at >= $2';
-  const [count, page] = await Promise.all([
-    pool.query<{ total: string }>(`SELECT count(*) AS total FROM email_logs WHERE ${where}`, [
-      q.tenantId,
-      q.cutoff,
-    ]),
-    pool.query<LogRow>(
-      `SELECT id, to_email, subject, status, provider, message_id, created_at, tags
-         FROM email_logs
-        WHERE ${where}
-        ORDER BY created_at DESC, id COLLATE "C" DESC
-        LIMIT $3 OFFSET $4::bigint`,
-      [q.tenantId, q.cutoff, q.limit, offset],
-    ),
-  ]);
-  return { entries: page.rows.map(toEntry), total: Number(count.rows[0]?.total ?? 0) };
 }
 
 /** Names and subjects of the tenant's known templates among `ids`. */

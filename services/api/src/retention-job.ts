@@ -123,6 +123,18 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
       );
     }
 
+    // The log counters (email_log_counts, summed from the cut-off day on): the days before it.
+    for (const { tenant_id: tenantId, retention_days: days } of overrides) {
+      await client.query('DELETE FROM email_log_counts WHERE tenant_id = $1 AND day < $2::date', [
+        tenantId,
+        utcDay(retentionCutoff(at, days).getTime()),
+      ]);
+    }
+    await client.query(
+      'DELETE FROM email_log_counts WHERE day < $1::date AND NOT (tenant_id = ANY($2::text[]))',
+      [utcDay(retentionCutoff(at, opts.defaultRetentionDays).getTime()), overrides.map((o) => o.tenant_id)],
+    );
+
     // ClickHouse: one DELETE per overriding tenant, one for everybody else.
     for (const { tenant_id: tenantId, retention_days: days } of overrides) {
       clickhouseDeletes += await deleteDays('tenant_id = {tenantId:String} AND day < {cutoffDay:Date}', {

@@ -1,7 +1,8 @@
 import {
   emailLogEntrySchema,
+  emailStatusSchema,
   errorBodySchema,
-  logsMetaSchema,
+  logsPageMetaSchema,
   SCOPES,
   scopeSchema,
   tenantIdSchema,
@@ -56,10 +57,57 @@ export const analyticsQuerySchema = z.object({
   days: queryInteger('days', 1, MAX_ANALYTICS_DAYS, DEFAULT_ANALYTICS_DAYS),
 });
 
-export const logsQuerySchema = z.object({
-  page: queryInteger('page', 1, undefined, 1),
-  limit: queryInteger('limit', 1, MAX_LOGS_LIMIT, DEFAULT_LOGS_LIMIT),
-});
+/** A bounded query-string text whose 400 names the field. */
+const queryText = (field: string, max: number, description: string) =>
+  z
+    .string({ error: `${field} must be a string of 1 to ${max} characters` })
+    .min(1, { error: `${field} must be a string of 1 to ${max} characters` })
+    .max(max, { error: `${field} must be a string of 1 to ${max} characters` })
+    .optional()
+    .meta({ description });
+
+const queryTimestamp = (field: string, description: string) =>
+  z.iso
+    .datetime({ offset: true, error: `${field} must be an ISO 8601 timestamp` })
+    .optional()
+    .meta({ description });
+
+export const logsQuerySchema = z
+  .object({
+    page: queryInteger('page', 1, undefined, 1),
+    limit: queryInteger('limit', 1, MAX_LOGS_LIMIT, DEFAULT_LOGS_LIMIT),
+    status: z
+      .string({ error: `status must be one of ${emailStatusSchema.options.join(', ')}` })
+      .transform((s) => s.toUpperCase())
+      .pipe(
+        z.enum(emailStatusSchema.options, {
+          error: `status must be one of ${emailStatusSchema.options.join(', ')}`,
+        }),
+      )
+      .optional()
+      .meta({
+        type: 'string',
+        enum: emailStatusSchema.options,
+        description: 'Only entries with this status (any case).',
+      }),
+    from: queryTimestamp('from', 'Only entries with `createdAt` ≥ this ISO 8601 time.'),
+    to: queryTimestamp('to', 'Only entries with `createdAt` ≤ this ISO 8601 time.'),
+    tag: queryText('tag', 256, 'Only entries whose `tags` include this tag (exact).'),
+    q: queryText(
+      'q',
+      320,
+      'Recipient address, exact or prefix, case-insensitive (`ada@` finds `Ada@example.com`).',
+    ),
+    cursor: queryText(
+      'cursor',
+      512,
+      'Opaque position from `meta.nextCursor`: the next page at constant cost. Send the same filters; `page` is then ignored.',
+    ),
+  })
+  .refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) <= Date.parse(q.to), {
+    error: 'from must not be after to',
+    path: ['from'],
+  });
 
 // --- Path parameters -------------------------------------------------------------------------
 
@@ -250,7 +298,7 @@ export const topTemplatesResponseSchema = z
 // --- Logs ------------------------------------------------------------------------------------
 
 export const logsResponseSchema = z
-  .object({ data: z.array(emailLogEntrySchema), meta: logsMetaSchema })
+  .object({ data: z.array(emailLogEntrySchema), meta: logsPageMetaSchema })
   .meta({
     description: 'One page of the delivery log, newest first.',
     headers: asOfHeaderDoc,
@@ -268,7 +316,7 @@ export const logsResponseSchema = z
             tags: ['receipt'],
           },
         ],
-        meta: { page: 1, limit: 20, total: 1, totalPages: 1 },
+        meta: { page: 1, limit: 20, total: 1, totalPages: 1, nextCursor: null },
       },
     ],
   });

@@ -24,6 +24,51 @@ export interface PgBatchResult {
   outbox: { batchId: string; rows: AnalyticsDelta[] } | null;
 }
 
+/**
+ * Changes of `email_log_counts` in one batch: an entry leaves its old (day, status) and joins its
+ * new one. Only visible entries (`createdAt` known) count, as in the logs query.
+ */
+class LogCountDeltas {
+  private readonly byKey = new Map<string, { tenantId: string; day: string; status: string; n: number }>();
+
+  move(
+    tenantId: string,
+    before: { createdAt: string; status: string } | null,
+    after: { createdAt: string; status: string } | null,
+  ): void {
+    if (before && after && before.status === after.status && before.createdAt === after.createdAt) return;
+    if (before) this.add(tenantId, before, -1);
+    if (after) this.add(tenantId, after, 1);
+  }
+
+  private add(tenantId: string, entry: { createdAt: string; status: string }, n: number): void {
+    const day = new Date(entry.createdAt).toISOString().slice(0, 10);
+    const key = `${tenantId}\u0000${day}\u0000${entry.status}`;
+    const row = this.byKey.get(key);
+    if (row) row.n += n;
+    else this.byKey.set(key, { tenantId, day, status: entry.status, n });
+  }
+
+  /** Non-zero changes in key order: concurrent batches lock the counter rows in the same order. */
+  rows(): { tenantId: string; day: string; status: string; n: number }[] {
+    return [...this.byKey.entries()]
+      .filter(([, row]) => row.n !== 0)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, row]) => row);
+  }
+}
+
+async function applyLogCounts(client: pg.PoolClient, counts: LogCountDeltas): Promise<void> {
+  const rows = counts.rows();
+  if (rows.length === 0) return;
+  await client.query(
+    `INSERT INTO email_log_counts (tenant_id, day, status, n)
+     SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[])
+     ON CONFLICT (tenant_id, day, status) DO UPDATE SET n = email_log_counts.n + EXCLUDED.n`,
+    [rows.map((r) => r.tenantId), rows.map((r) => r.day), rows.map((r) => r.status), rows.map((r) => r.n)],
+  );
+}
+
 const emailKey = (tenantId: string, emailId: string) => `${tenantId}\u0000${emailId}`;
 
 /**
@@ -126,6 +171,7 @@ async function applyInTransaction(
 
   const updates: Record<string, unknown>[] = [];
   const deltas: AnalyticsDelta[] = [];
+  const counts = new LogCountDeltas();
   for (const { tenantId, emailId } of emails) {
     const k = emailKey(tenantId, emailId);
     const previous = before.get(k) ?? null;
@@ -133,6 +179,7 @@ async function applyInTransaction(
     for (const event of byEmail.get(k) ?? []) state = evolve(state, event);
     deltas.push(...diffContributions(previous, state));
     const entry = toLogEntry(state);
+    counts.move(tenantId, previous ? toLogEntry(previous) : null, entry);
     updates.push({
       tenant_id: tenantId,
       id: emailId,
@@ -158,6 +205,8 @@ async function applyInTransaction(
       WHERE e.tenant_id = u.tenant_id AND e.id = u.id`,
     [JSON.stringify(updates)],
   );
+
+  await applyLogCounts(client, counts);
 
   const rows = aggregateDeltas(deltas);
   let outbox: PgBatchResult['outbox'] = null;

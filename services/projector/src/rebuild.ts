@@ -29,7 +29,7 @@ export async function rebuildProjections(
 ): Promise<{ events: number; durationMs: number }> {
   const started = performance.now();
   await opts.pool.query(
-    'TRUNCATE email_logs, processed_events, analytics_outbox, dead_letters, projection_status',
+    'TRUNCATE email_logs, email_log_counts, processed_events, analytics_outbox, dead_letters, projection_status',
   );
   await opts.ch.command({ query: `TRUNCATE TABLE IF EXISTS ${DAILY_TABLE}` });
   let events = 0;
