@@ -158,7 +158,9 @@ export function logsStatement(q: LogsPageQuery): { text: string; values: unknown
           LEFT JOIN LATERAL (
             SELECT ${COLUMNS} FROM email_logs e
              WHERE ${where}
-               AND e.created_at < (SELECT (day + 1)::timestamp AT TIME ZONE 'UTC' FROM target)
+               -- A row comparison, not a second bound on created_at: the planner would take the
+               -- pair for a narrow range of unknown width, expect a handful of rows and sort them.
+               AND (e.created_at, e.id COLLATE "C") < ((SELECT (day + 1)::timestamp AT TIME ZONE 'UTC' FROM target), '')
              ${ORDER} LIMIT ${fetch} OFFSET (SELECT ${offset}::bigint - before FROM target)) AS p ON true`;
     } else {
       statement = `SELECT (${totalSql})::text AS total, p.* FROM (SELECT 1) AS one LEFT JOIN LATERAL (
