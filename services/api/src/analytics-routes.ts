@@ -1,5 +1,6 @@
 import { analyticsPeriod, dayRange, rates, retentionCutoff, utcDay } from '@tern/domain';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { createAnalyticsMemo } from './analytics-memo.js';
 import type { DayRangeParams } from './analytics-queries.js';
 import { credentialOf } from './credentials.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';
@@ -39,6 +40,10 @@ const analyticsErrors = {
 
 /** `/analytics/summary|daily|top-templates` (SPEC §6): dashboard sessions only, from ClickHouse. */
 export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  const memo = createAnalyticsMemo();
+  const keyOf = (kind: string, r: DayRangeParams) =>
+    `${kind}\u0000${r.tenantId}\u0000${r.fromDay}\u0000${r.toDay}`;
+
   /** Period, cohort range and freshness of one request; sets the freshness header. */
   async function prepare(tenantId: string, days: number, setAsOf: (iso: string) => void) {
     const at = deps.now();
@@ -49,7 +54,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
       tenantId,
       ...cohortDays(at, period.since, context.retentionOverride ?? deps.retentionDays),
     };
-    return { period, range };
+    return { period, range, watermark: context.watermark };
   }
 
   app.get(
@@ -70,10 +75,10 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const { period, range } = await prepare(tenantId, request.query.days, (v) =>
+      const { period, range, watermark } = await prepare(tenantId, request.query.days, (v) =>
         reply.header(AS_OF_HEADER, v),
       );
-      const totals = await deps.analytics.totals(range);
+      const totals = await memo.get(keyOf('totals', range), watermark, () => deps.analytics.totals(range));
       return { period, totals, rates: rates(totals) };
     },
   );
@@ -97,8 +102,11 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
       const { days } = request.query;
-      const { period, range } = await prepare(tenantId, days, (v) => reply.header(AS_OF_HEADER, v));
-      const byDay = new Map((await deps.analytics.daily(range)).map((r) => [r.day, r]));
+      const { period, range, watermark } = await prepare(tenantId, days, (v) =>
+        reply.header(AS_OF_HEADER, v),
+      );
+      const rows = await memo.get(keyOf('daily', range), watermark, () => deps.analytics.daily(range));
+      const byDay = new Map(rows.map((r) => [r.day, r]));
       return {
         days,
         daily: dayRange(period.since, days).map((date) => {
@@ -133,8 +141,12 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const { range } = await prepare(tenantId, request.query.days, (v) => reply.header(AS_OF_HEADER, v));
-      const rows = await deps.analytics.topTemplates({ ...range, limit: TOP_TEMPLATES_LIMIT });
+      const { range, watermark } = await prepare(tenantId, request.query.days, (v) =>
+        reply.header(AS_OF_HEADER, v),
+      );
+      const rows = await memo.get(keyOf('top', range), watermark, () =>
+        deps.analytics.topTemplates({ ...range, limit: TOP_TEMPLATES_LIMIT }),
+      );
       const names = await templateNames(
         deps.pool,
         tenantId,

@@ -6,17 +6,37 @@ export interface TenantReadContext {
   retentionOverride: number | null;
   /** `projection_status.last_batch_at`: the data reflects every batch committed until then. */
   asOf: Date | null;
+  /**
+   * The analytics watermark: a value that changes whenever what ClickHouse answers may change
+   * (`events_total` grows with every applied batch, `last_batch_at` moves), or null while a batch
+   * is committed in Postgres but not yet shipped to ClickHouse (its outbox row is still there):
+   * then ClickHouse may lag the watermark and nothing may be memoised on it.
+   */
+  watermark: string | null;
 }
 
-/** One round trip for both, before the data query. */
+/** One round trip for all three, before the data query. */
 export async function tenantReadContext(pool: pg.Pool, tenantId: string): Promise<TenantReadContext> {
-  const { rows } = await pool.query<{ retention_days: number | null; last_batch_at: Date | null }>(
+  const { rows } = await pool.query<{
+    retention_days: number | null;
+    last_batch_at: Date | null;
+    watermark: string | null;
+  }>(
     `SELECT (SELECT retention_days FROM tenant_settings WHERE tenant_id = $1) AS retention_days,
-            (SELECT last_batch_at FROM projection_status WHERE name = 'projector') AS last_batch_at`,
+            s.last_batch_at,
+            CASE WHEN EXISTS (SELECT 1 FROM analytics_outbox) THEN NULL
+                 ELSE coalesce(s.events_total, 0)::text || '@' || coalesce(s.last_batch_at::text, '-') END
+              AS watermark
+       FROM (SELECT 1) AS one
+       LEFT JOIN projection_status s ON s.name = 'projector'`,
     [tenantId],
   );
   const row = rows[0];
-  return { retentionOverride: row?.retention_days ?? null, asOf: row?.last_batch_at ?? null };
+  return {
+    retentionOverride: row?.retention_days ?? null,
+    asOf: row?.last_batch_at ?? null,
+    watermark: row?.watermark ?? null,
+  };
 }
 
 export async function getRetentionOverride(pool: pg.Pool, tenantId: string): Promise<number | null> {
