@@ -7,10 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createPostgres,
   DataDirLockedError,
+  DEFAULT_POSTGRES_MIGRATIONS_DIR,
   MigrationError,
   migratePostgres,
   type PostgresStore,
+  readMigrations,
 } from '../src/index.js';
+
+/** Every migration file of the repository, in order: a fresh database applies them all. */
+const ALL_MIGRATIONS = (await readMigrations(DEFAULT_POSTGRES_MIGRATIONS_DIR)).map((m) => m.name);
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -18,12 +23,14 @@ const EXPECTED_TABLES = [
   'analytics_outbox',
   'api_keys',
   'dead_letters',
+  'email_log_counts',
   'email_logs',
   'event_log',
   'event_log_offsets',
   'processed_events',
   'projection_status',
   'schema_migrations',
+  'suppressions',
   'templates',
   'tenant_settings',
 ];
@@ -79,11 +86,13 @@ describe('Postgres server (DATABASE_URL)', () => {
   it('is a server pool and migrates idempotently', async () => {
     const store = await freshStore();
     expect(store.kind).toBe('server');
-    expect(await migratePostgres(store.pool)).toEqual({ applied: ['0001_init.sql'] });
+    expect(await migratePostgres(store.pool)).toEqual({ applied: ALL_MIGRATIONS });
     expect(await migratePostgres(store.pool)).toEqual({ applied: [] });
     expect(await tableNames(store.pool)).toEqual(EXPECTED_TABLES);
     const recorded = await store.pool.query('SELECT version, name FROM schema_migrations');
-    expect(recorded.rows).toEqual([{ version: 1, name: '0001_init.sql' }]);
+    expect(recorded.rows).toEqual(
+      ALL_MIGRATIONS.map((name) => ({ version: Number(name.slice(0, 4)), name })),
+    );
   });
 
   it('lets processes starting together apply each migration exactly once', async () => {
@@ -93,7 +102,7 @@ describe('Postgres server (DATABASE_URL)', () => {
     const second = await createPostgres({ databaseUrl: url.toString(), dataDir });
     stores.push(second);
     const results = await Promise.all([migratePostgres(first.pool), migratePostgres(second.pool)]);
-    expect(results.map((r) => r.applied).sort()).toEqual([[], ['0001_init.sql']]);
+    expect(results.map((r) => r.applied).sort()).toEqual([[], ALL_MIGRATIONS]);
   });
 
   it('creates the schema the projector relies on', async () => {
@@ -110,10 +119,10 @@ describe('Postgres server (DATABASE_URL)', () => {
     ).rejects.toThrow(/check constraint/);
 
     const index = await pool.query<{ indexdef: string }>(
-      `SELECT indexdef FROM pg_indexes WHERE indexname = 'email_logs_tenant_created_idx'`,
+      `SELECT indexdef FROM pg_indexes WHERE indexname = 'email_logs_tenant_order_idx'`,
     );
     expect(index.rows[0]?.indexdef).toMatch(
-      /\(tenant_id, created_at DESC, id DESC\) WHERE \(created_at IS NOT NULL\)/,
+      /\(tenant_id, created_at DESC, id COLLATE "C" DESC\) WHERE \(created_at IS NOT NULL\)/,
     );
 
     const dup = await pool.query(
@@ -194,7 +203,7 @@ describe('embedded PGlite', () => {
     const store = await createPostgres({ dataDir });
     try {
       expect(store.kind).toBe('pglite');
-      expect(await migratePostgres(store.pool)).toEqual({ applied: ['0001_init.sql'] });
+      expect(await migratePostgres(store.pool)).toEqual({ applied: ALL_MIGRATIONS });
       expect(await migratePostgres(store.pool)).toEqual({ applied: [] });
       expect(await tableNames(store.pool)).toEqual(EXPECTED_TABLES);
       await insertEmail(store.pool, 't1', 'e1');
