@@ -153,15 +153,22 @@ export function logsStatement(q: LogsPageQuery): { text: string; values: unknown
           SELECT day, before FROM (
             SELECT day, n, sum(n) OVER (ORDER BY day DESC) - n AS before FROM days) AS cum
            WHERE n > 0 AND before <= ${offset}::bigint AND before + n > ${offset}::bigint
+        ), anchor AS (
+          -- The first entry of the page, found by stepping over the entries of one day in the
+          -- index alone (an index-only scan: no row is read for the entries skipped).
+          SELECT e.created_at, e.id COLLATE "C" AS id FROM email_logs e
+           WHERE ${where}
+             -- A row comparison, not a second bound on created_at: the planner would take the
+             -- pair for a narrow range of unknown width, expect a handful of rows and sort them.
+             AND (e.created_at, e.id COLLATE "C") < ((SELECT (day + 1)::timestamp AT TIME ZONE 'UTC' FROM target), '')
+           ${ORDER} LIMIT 1 OFFSET (SELECT ${offset}::bigint - before FROM target)
         )
         SELECT (SELECT coalesce(sum(n), 0) FROM days)::text AS total, p.* FROM (SELECT 1) AS one
           LEFT JOIN LATERAL (
             SELECT ${COLUMNS} FROM email_logs e
              WHERE ${where}
-               -- A row comparison, not a second bound on created_at: the planner would take the
-               -- pair for a narrow range of unknown width, expect a handful of rows and sort them.
-               AND (e.created_at, e.id COLLATE "C") < ((SELECT (day + 1)::timestamp AT TIME ZONE 'UTC' FROM target), '')
-             ${ORDER} LIMIT ${fetch} OFFSET (SELECT ${offset}::bigint - before FROM target)) AS p ON true`;
+               AND (e.created_at, e.id COLLATE "C") <= ((SELECT created_at FROM anchor), (SELECT id FROM anchor))
+             ${ORDER} LIMIT ${fetch}) AS p ON true`;
     } else {
       statement = `SELECT (${totalSql})::text AS total, p.* FROM (SELECT 1) AS one LEFT JOIN LATERAL (
         SELECT ${COLUMNS} FROM email_logs e WHERE ${where}
