@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       ingestToken: undefined,
       retentionDays: 90,
       rateLimitPerMinute: 1200,
+      publicUrl: undefined,
       nodeEnv: 'development',
       logLevel: 'info',
     });
@@ -49,6 +50,7 @@ describe('loadConfig', () => {
       INGEST_TOKEN: 'token-token-token',
       RETENTION_DAYS: '30',
       RATE_LIMIT_PER_MINUTE: '0',
+      PUBLIC_URL: 'https://mail.example.com/',
       NODE_ENV: 'test',
       LOG_LEVEL: 'debug',
     });
@@ -67,6 +69,7 @@ describe('loadConfig', () => {
       ingestToken: 'token-token-token',
       retentionDays: 30,
       rateLimitPerMinute: 0,
+      publicUrl: 'https://mail.example.com',
       nodeEnv: 'test',
       logLevel: 'debug',
     });
@@ -77,6 +80,12 @@ describe('loadConfig', () => {
     expect(config.port).toBe(3000);
     expect(config.databaseUrl).toBeUndefined();
     expect(config.kafkaBrokers).toBeUndefined();
+  });
+
+  it('refuses a PUBLIC_URL that is not an http(s) URL, naming it', () => {
+    const err = errorOf(() => loadConfig({ PUBLIC_URL: 'mail.example.com' }));
+    expect(err.variables).toEqual(['PUBLIC_URL']);
+    expect(err.message).toContain('PUBLIC_URL must be a URL starting with http:// or https://');
   });
 
   it('ignores variables it does not know', () => {
@@ -145,14 +154,27 @@ describe('loadConfig', () => {
     expect(url.message).toContain('"mysql://tern:***@db/x"');
   });
 
-  it('requires a JWT key and an ingest token in production', () => {
+  it('requires a JWT key, an ingest token and a tracking secret in production', () => {
     const err = errorOf(() => loadConfig({ NODE_ENV: 'production' }));
-    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN']);
-    expect(err.message).toMatch(/^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set/);
-    expect(
-      loadConfig({ NODE_ENV: 'production', JWT_JWKS_URL: 'https://a.example/jwks', INGEST_TOKEN: 't' })
-        .ingestToken,
-    ).toBe('t');
+    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN', 'TRACKING_SECRET']);
+    expect(err.message).toMatch(
+      /^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set; TRACKING_SECRET must be set/,
+    );
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      JWT_JWKS_URL: 'https://a.example/jwks',
+      INGEST_TOKEN: 't',
+      TRACKING_SECRET: 'tracking-secret-0123456789',
+    });
+    expect(config.ingestToken).toBe('t');
+    expect(config.trackingSecret).toBe('tracking-secret-0123456789');
+  });
+
+  it('refuses a TRACKING_SECRET shorter than 16 characters, without echoing it', () => {
+    const err = errorOf(() => loadConfig({ TRACKING_SECRET: 'short-secret' }));
+    expect(err.message).toBe(
+      'Invalid configuration: TRACKING_SECRET must be at least 16 characters (value hidden)',
+    );
   });
 
   it('lets the caller choose whether secrets are required', () => {

@@ -1,5 +1,6 @@
 import { type ResolvedConfig, readProcessEnv, resolveConfig, type TernOptions } from './config.js';
 import { ITERATOR_PAGE_LIMIT } from './constants.js';
+import { type ContactsApi, createContactsApi } from './contacts.js';
 import { TernApiError, TernTimeoutError } from './errors.js';
 import { type BackoffPolicy, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry.js';
 import type {
@@ -20,6 +21,8 @@ export interface TernClient {
    * while iterating (new emails arrive on top) are yielded once: ids already seen are skipped.
    */
   logs(params?: IterateLogsParams, options?: RequestOptions): AsyncGenerator<EmailLogEntry, void, undefined>;
+  /** Contacts and audiences (`contacts:read` / `contacts:write`). */
+  readonly contacts: ContactsApi;
 }
 
 /** What the client needs from the outside world besides fetch; replaced in tests. */
@@ -60,6 +63,21 @@ export const defaultDeps: ClientDeps = {
 export function init(options: TernOptions = {}): TernClient {
   return createTernClient(resolveConfig(options, readProcessEnv()), defaultDeps);
 }
+
+/** What one call sends and how its 2xx body is read. */
+export type SendSpec<T> = {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  body?: string;
+  contentType?: string;
+} & ({ read: 'json'; check: (value: unknown) => value is T } | { read: 'text' } | { read: 'none' });
+
+/** Sends one call (with the client's credential, timeout and retry policy); what resources use. */
+export type Send = <T>(
+  path: string,
+  query: Record<string, number | string | undefined>,
+  spec: SendSpec<T>,
+  options: RequestOptions,
+) => Promise<T>;
 
 type Attempt<T> = { ok: true; value: T } | { ok: false; error: TernApiError; retryable: boolean };
 
@@ -118,7 +136,7 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
 
   async function attempt<T>(
     url: string,
-    check: (value: unknown) => value is T,
+    spec: SendSpec<T>,
     signal: AbortSignal | undefined,
   ): Promise<Attempt<T>> {
     const controller = new AbortController();
@@ -130,12 +148,22 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     const forwardAbort = () => controller.abort(signal?.reason);
     signal?.addEventListener('abort', forwardAbort, { once: true });
     try {
-      const res = await doFetch(url, { method: 'GET', headers, signal: controller.signal });
+      const res = await doFetch(url, {
+        method: spec.method,
+        headers:
+          spec.body === undefined
+            ? headers
+            : { ...headers, 'Content-Type': spec.contentType ?? 'application/json' },
+        ...(spec.body === undefined ? {} : { body: spec.body }),
+        signal: controller.signal,
+      });
       // The body is read under the same timer: a server that stalls mid-body also times out.
       const text = await res.text();
       if (res.status >= 200 && res.status < 300) {
+        if (spec.read === 'text') return { ok: true, value: text as T };
+        if (spec.read === 'none') return { ok: true, value: undefined as T };
         const parsed = parseJson(text);
-        if (parsed.ok && check(parsed.value)) return { ok: true, value: parsed.value };
+        if (parsed.ok && spec.check(parsed.value)) return { ok: true, value: parsed.value };
         const error = new TernApiError({
           status: res.status,
           code: 'INVALID_RESPONSE',
@@ -161,8 +189,22 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
 
   async function get<T>(
     path: string,
-    query: Record<string, number | undefined>,
+    query: Record<string, number | string | undefined>,
     check: (value: unknown) => value is T,
+    options: RequestOptions,
+  ): Promise<T> {
+    return send(path, query, { method: 'GET', read: 'json', check }, options);
+  }
+
+  /**
+   * One call, retried with back-off on 429, 5xx, timeouts and network errors when it is a GET;
+   * a write is retried only on 429 (the server refused it before doing anything), so a create is
+   * never sent twice by the SDK.
+   */
+  async function send<T>(
+    path: string,
+    query: Record<string, number | string | undefined>,
+    spec: SendSpec<T>,
     options: RequestOptions,
   ): Promise<T> {
     const search = new URLSearchParams();
@@ -174,9 +216,10 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
 
     for (let retry = 0; ; retry++) {
       if (signal?.aborted) throw abortedError(signal);
-      const result = await attempt(url, check, signal);
+      const result = await attempt(url, spec, signal);
       if (result.ok) return result.value;
-      if (!result.retryable || retry >= config.maxRetries) throw result.error;
+      const retryable = spec.method === 'GET' ? result.retryable : result.error.status === 429;
+      if (!retryable || retry >= config.maxRetries) throw result.error;
       try {
         await deps.sleep(retryDelayMs(retry, result.error.retryAfterMs, policy, deps.random), signal);
       } catch {
@@ -207,5 +250,5 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     }
   }
 
-  return { baseUrl: config.baseUrl, getLogs, logs };
+  return { baseUrl: config.baseUrl, getLogs, logs, contacts: createContactsApi(send) };
 }

@@ -1,9 +1,12 @@
 import type {
+  Contact as ContractContact,
   EmailLogEntry as ContractEmailLogEntry,
   EmailStatus as ContractEmailStatus,
+  ImportResult as ContractImportResult,
   LogsMeta as ContractLogsMeta,
   LogsResponse as ContractLogsResponse,
 } from '@tern/contracts';
+import type { Contact, ImportContactsResult } from './contacts.js';
 
 // The contract types are zod-inferred (`z.infer<…>`): re-exporting them as-is would make the
 // published `.d.ts` reference zod, which the SDK does not depend on. So the public types are
@@ -45,6 +48,9 @@ export interface LogsMeta {
   totalPages: number;
 }
 
+/** `meta` of every list. */
+export type ListMeta = LogsMeta;
+
 /** The body of `GET /emails/logs`, exactly as the endpoint returns it. */
 export interface LogsResponse {
   data: EmailLogEntry[];
@@ -73,6 +79,8 @@ type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B 
 type Assert<T extends true> = T;
 
 type _ContractChecks = [
+  Assert<Equals<Contact, ContractContact>>,
+  Assert<Equals<ImportContactsResult, ContractImportResult>>,
   Assert<Equals<EmailStatus, ContractEmailStatus>>,
   Assert<Equals<EmailLogEntry, ContractEmailLogEntry>>,
   Assert<Equals<LogsMeta, ContractLogsMeta>>,

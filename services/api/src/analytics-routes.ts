@@ -41,11 +41,16 @@ const analyticsErrors = {
 /** `/analytics/summary|daily|top-templates` (SPEC §6): dashboard sessions only, from ClickHouse. */
 export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
   const memo = createAnalyticsMemo();
+  // Every field of the range is in the key: the whole tenant and each project are separate answers.
   const keyOf = (kind: string, r: DayRangeParams) =>
-    `${kind}\u0000${r.tenantId}\u0000${r.fromDay}\u0000${r.toDay}`;
+    `${kind}\u0000${r.tenantId}\u0000${r.fromDay}\u0000${r.toDay}\u0000${r.projectId ?? ''}`;
 
   /** Period, cohort range and freshness of one request; sets the freshness header. */
-  async function prepare(tenantId: string, days: number, setAsOf: (iso: string) => void) {
+  async function prepare(
+    tenantId: string,
+    { days, projectId }: { days: number; projectId?: string | undefined },
+    setAsOf: (iso: string) => void,
+  ) {
     const at = deps.now();
     const period = analyticsPeriod(at, days);
     const context = await tenantReadContext(deps.pool, tenantId);
@@ -53,6 +58,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     const range: DayRangeParams = {
       tenantId,
       ...cohortDays(at, period.since, context.retentionOverride ?? deps.retentionDays),
+      ...(projectId === undefined ? {} : { projectId }),
     };
     return { period, range, watermark: context.watermark };
   }
@@ -67,7 +73,8 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
         summary: 'Totals and rates',
         description:
           'Counts of the tenant’s emails created in the period (UTC: today − days + 1 at 00:00 until now) ' +
-          'and not expired by retention, with open, click, bounce and complaint rates.',
+          'and not expired by retention, with open, click, bounce and complaint rates. `projectId` narrows to one ' +
+          'project.',
         security: DASHBOARD_ONLY,
         querystring: analyticsQuerySchema,
         response: { 200: summaryResponseSchema, ...analyticsErrors },
@@ -75,7 +82,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const { period, range, watermark } = await prepare(tenantId, request.query.days, (v) =>
+      const { period, range, watermark } = await prepare(tenantId, request.query, (v) =>
         reply.header(AS_OF_HEADER, v),
       );
       const totals = await memo.get(keyOf('totals', range), watermark, () => deps.analytics.totals(range));
@@ -102,7 +109,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
       const { days } = request.query;
-      const { period, range, watermark } = await prepare(tenantId, days, (v) =>
+      const { period, range, watermark } = await prepare(tenantId, request.query, (v) =>
         reply.header(AS_OF_HEADER, v),
       );
       const rows = await memo.get(keyOf('daily', range), watermark, () => deps.analytics.daily(range));
@@ -141,7 +148,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const { range, watermark } = await prepare(tenantId, request.query.days, (v) =>
+      const { range, watermark } = await prepare(tenantId, request.query, (v) =>
         reply.header(AS_OF_HEADER, v),
       );
       const rows = await memo.get(keyOf('top', range), watermark, () =>

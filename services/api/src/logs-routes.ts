@@ -1,7 +1,7 @@
 import { retentionCutoff } from '@tern/domain';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { credentialOf } from './credentials.js';
+import { boundProject, credentialOf } from './credentials.js';
 import { decodeLogsCursor, encodeLogsCursor } from './logs/cursor.js';
 import { logsPage } from './logs/store.js';
 import { KEY_OR_DASHBOARD, TAGS } from './openapi.js';
@@ -22,9 +22,10 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
         description:
           'One page of the tenant’s emails, newest first (`createdAt` desc, then `id` desc). `provider` and ' +
           '`messageId` are null until the email is sent. Entries older than the tenant’s retention are never ' +
-          'listed. A page past the end has `data: []`. Filters `status`, `from`/`to`, `tag` and `q` combine ' +
-          '(AND); `meta.total` counts the matching entries exactly. `meta.nextCursor` opens the next page at ' +
-          'constant cost, whatever its depth. API key with scope `email:read`, or a dashboard JWT.',
+          'listed. A page past the end has `data: []`. Filters `status`, `from`/`to`, `tag`, `q` and `projectId` ' +
+          'combine (AND); `meta.total` counts the matching entries exactly. `meta.nextCursor` opens the next page ' +
+          'at constant cost, whatever its depth. A key bound to a project sees that project only. API key with ' +
+          'scope `email:read`, or a dashboard JWT.',
         security: KEY_OR_DASHBOARD,
         querystring: logsQuerySchema,
         response: {
@@ -36,7 +37,8 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
       },
     },
     async (request, reply) => {
-      const { tenantId } = credentialOf(request);
+      const credential = credentialOf(request);
+      const { tenantId } = credential;
       const { page, limit, status, from, to, tag, q } = request.query;
       let cursor = null;
       if (request.query.cursor !== undefined) {
@@ -46,18 +48,25 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
             code: 'invalid_cursor',
           });
       }
+      // A project-bound key sees its project only: another project's filter finds nothing.
+      const bound = boundProject(credential);
+      const projectId = bound ?? request.query.projectId;
+      const empty =
+        bound !== null && request.query.projectId !== undefined && request.query.projectId !== bound;
       const at = deps.now();
       const context = await tenantReadContext(deps.pool, tenantId);
       if (context.asOf !== null) reply.header(AS_OF_HEADER, context.asOf.toISOString());
       const cutoff = retentionCutoff(at, context.retentionOverride ?? deps.retentionDays);
-      const result = await logsPage(deps.pool, {
-        tenantId,
-        cutoff,
-        limit,
-        page,
-        cursor,
-        filter: { status, from, to, tag, q },
-      });
+      const result = empty
+        ? { entries: [], total: 0, next: null, page: cursor?.page ?? page }
+        : await logsPage(deps.pool, {
+            tenantId,
+            cutoff,
+            limit,
+            page,
+            cursor,
+            filter: { status, from, to, tag, q, projectId },
+          });
       return {
         data: result.entries,
         meta: {

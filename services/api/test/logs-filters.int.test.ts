@@ -6,11 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRetentionJob } from '../src/index.js';
 import { eventsFor, expectedLog, type GeneratedEmail, generateEmails } from './dataset.js';
 import {
+  bearer,
   buildApp,
   createClock,
   createKey,
   DAY_MS,
   DEFAULT_RETENTION_DAYS,
+  eventsOf,
   jwtFor,
   NOW,
   openStores,
@@ -27,6 +29,11 @@ let stores: Stores;
 let app: FastifyInstance;
 let emailsA: GeneratedEmail[];
 let keyA: string;
+/** A's two projects (created through the API, so a key can be bound to one). */
+let P1: string;
+let P2: string;
+/** A key of A bound to P1. */
+let boundKey: string;
 
 type Entry = ReturnType<typeof expectedLog>[number];
 
@@ -37,15 +44,15 @@ async function projectInSmallBatches(events: Parameters<typeof applyBatchToPostg
   }
 }
 
-const logs = (query: string) =>
-  app.inject({ method: 'GET', url: `/emails/logs${query}`, headers: { 'x-api-key': keyA } });
+const logs = (query: string, key = keyA) =>
+  app.inject({ method: 'GET', url: `/emails/logs${query}`, headers: { 'x-api-key': key } });
 
 /** Every page by `page`, and every page by following `meta.nextCursor`: both must agree. */
-async function walk(filter: string, limit: number) {
+async function walk(filter: string, limit: number, key = keyA) {
   const byPage: Entry[] = [];
   let meta: Record<string, unknown> = {};
   for (let page = 1; ; page++) {
-    const res = await logs(`?limit=${limit}&page=${page}${filter}`);
+    const res = await logs(`?limit=${limit}&page=${page}${filter}`, key);
     expect(res.statusCode, res.body).toBe(200);
     byPage.push(...res.json().data);
     meta = res.json().meta;
@@ -55,7 +62,7 @@ async function walk(filter: string, limit: number) {
   const pages: number[] = [];
   let cursor: string | null = null;
   for (let i = 0; i < 1000; i++) {
-    const res = await logs(`?limit=${limit}${filter}${cursor ? `&cursor=${cursor}` : ''}`);
+    const res = await logs(`?limit=${limit}${filter}${cursor ? `&cursor=${cursor}` : ''}`, key);
     expect(res.statusCode, res.body).toBe(200);
     byCursor.push(...res.json().data);
     pages.push(res.json().meta.page);
@@ -69,12 +76,41 @@ async function walk(filter: string, limit: number) {
 beforeAll(async () => {
   stores = await openStores();
   app = await buildApp(stores, clock);
+  const owner = jwtFor(clock, A);
+  const newProject = async (name: string) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/projects',
+      headers: bearer(owner),
+      payload: { name },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json().id as string;
+  };
+  P1 = await newProject('Marketing');
+  P2 = await newProject('Transactional');
   const common = { now: NOW, spanDays: 104, templates: ['t1', 't2'] };
-  emailsA = generateEmails({ ...common, tenantId: A, count: 260, seed: 21 });
-  const emailsB = generateEmails({ ...common, tenantId: B, count: 50, seed: 22 });
+  // A third of A's emails in each project, a third in none.
+  emailsA = generateEmails({ ...common, tenantId: A, count: 260, seed: 21 }).map((e, i) => ({
+    ...e,
+    projectId: [P1, P2, null][i % 3] ?? null,
+  }));
+  // B names A's project ids in its events: none of it may show up for A.
+  const emailsB = generateEmails({ ...common, tenantId: B, count: 50, seed: 22 }).map((e) => ({
+    ...e,
+    projectId: P1,
+  }));
   // Shuffled events in batches of 7: most entries are created, moved and re-counted across batches.
   await projectInSmallBatches(eventsFor([...emailsA, ...emailsB], 23), 7);
-  keyA = (await createKey(app, jwtFor(clock, A), A, { scopes: ['email:read'] })).key;
+  keyA = (await createKey(app, owner, A, { scopes: ['email:read'] })).key;
+  const bound = await app.inject({
+    method: 'POST',
+    url: `/tenants/${A}/api-keys`,
+    headers: bearer(owner),
+    payload: { name: 'P1 only', scopes: ['email:read'], projectId: P1 },
+  });
+  expect(bound.statusCode, bound.body).toBe(201);
+  boundKey = bound.json().key;
 });
 
 afterAll(async () => {
@@ -84,9 +120,11 @@ afterAll(async () => {
 
 const visible = () => expectedLog(emailsA, NOW, DEFAULT_RETENTION_DAYS);
 const byId = () => new Map(emailsA.map((e) => [e.id, e]));
+const projectOf = (e: Entry) => byId().get(e.id)?.projectId ?? null;
 
 describe('GET /emails/logs filters and cursor (SPEC §19)', () => {
-  const cases: [string, string, (e: Entry) => boolean][] = [
+  // Filters naming a project are functions: the project ids exist once beforeAll ran.
+  const cases: [string, string | (() => string), (e: Entry) => boolean][] = [
     ['no filter', '', () => true],
     ['status', '&status=DELIVERED', (e) => e.status === 'DELIVERED'],
     ['status in any case', '&status=bounced', (e) => e.status === 'BOUNCED'],
@@ -114,11 +152,23 @@ describe('GET /emails/logs filters and cursor (SPEC §19)', () => {
         e.toEmail.startsWith('e0') &&
         e.createdAt >= '2026-04-01T00:00:00.000Z',
     ],
+    ['projectId', () => `&projectId=${P1}`, (e) => projectOf(e) === P1],
+    [
+      'projectId + status',
+      () => `&projectId=${P2}&status=DELIVERED`,
+      (e) => projectOf(e) === P2 && e.status === 'DELIVERED',
+    ],
+    [
+      'projectId + tag + q',
+      () => `&projectId=${P1}&tag=receipt&q=e0`,
+      (e) => projectOf(e) === P1 && e.tags.includes('receipt') && e.toEmail.startsWith('e0'),
+    ],
   ];
 
   it.each(cases)(
     '%s: pages and cursor give exactly the matching entries, total exact',
-    async (_, filter, keep) => {
+    async (_, query, keep) => {
+      const filter = typeof query === 'string' ? query : query();
       const expected = visible().filter(keep);
       expect(expected.length).toBeGreaterThan(0);
       for (const limit of [1, 7, 100]) {
@@ -152,6 +202,46 @@ describe('GET /emails/logs filters and cursor (SPEC §19)', () => {
       const res = await logs(`?limit=5&page=${page}&status=SENT`);
       expect(res.json().data).toEqual(status.slice((page - 1) * 5, page * 5));
     }
+  });
+
+  it('every deep page of a project by number equals the same slice (counter-guided offsets)', async () => {
+    const mine = visible().filter((e) => projectOf(e) === P1);
+    for (const page of [1, 2, 5, 6, 11, 12, 13]) {
+      const res = await logs(`?limit=7&page=${page}&projectId=${P1}`);
+      expect(res.json().data).toEqual(mine.slice((page - 1) * 7, page * 7));
+      expect(res.json().meta.total).toBe(mine.length);
+    }
+    const sent = mine.filter((e) => e.status === 'DELIVERED');
+    for (const page of [1, 2, 3, 4]) {
+      const res = await logs(`?limit=3&page=${page}&projectId=${P1}&status=delivered`);
+      expect(res.json().data).toEqual(sent.slice((page - 1) * 3, page * 3));
+      expect(res.json().meta.total).toBe(sent.length);
+    }
+  });
+
+  it('a project-bound key: its project only, exact totals with every filter, pages and cursor', async () => {
+    for (const [filter, keep] of [
+      ['', (e: Entry) => projectOf(e) === P1],
+      [`&projectId=${P1}`, (e: Entry) => projectOf(e) === P1],
+      ['&status=DELIVERED', (e: Entry) => projectOf(e) === P1 && e.status === 'DELIVERED'],
+      ['&tag=receipt', (e: Entry) => projectOf(e) === P1 && e.tags.includes('receipt')],
+    ] as const) {
+      const expected = visible().filter(keep);
+      expect(expected.length).toBeGreaterThan(0);
+      const { byPage, byCursor, total } = await walk(filter, 9, boundKey);
+      expect(total).toBe(expected.length);
+      expect(byPage).toEqual(expected);
+      expect(byCursor).toEqual(expected);
+    }
+    // Another project's id finds nothing (not an error), with a cursor too.
+    const other = await logs(`?projectId=${P2}`, boundKey);
+    expect(other.json()).toEqual({
+      data: [],
+      meta: { page: 1, limit: 20, total: 0, totalPages: 0, nextCursor: null },
+    });
+    const cursor = (await logs('?limit=5')).json().meta.nextCursor;
+    const viaCursor = await logs(`?limit=5&projectId=${P2}&cursor=${cursor}`, boundKey);
+    expect(viaCursor.json()).toMatchObject({ data: [], meta: { total: 0, nextCursor: null } });
   });
 
   it('cursor and page agree at the same depth, and page is ignored next to a cursor', async () => {
@@ -192,43 +282,99 @@ describe('GET /emails/logs filters and cursor (SPEC §19)', () => {
 });
 
 describe('email_log_counts (the counters behind meta.total)', () => {
+  /** Counter rows that differ from count(*): over every project (project_id '') and per project. */
   const drift = async () =>
     (
       await stores.pool.query<{
         tenant_id: string;
+        project_id: string;
         day: string;
         status: string;
         counted: string;
         actual: string;
       }>(
-        `WITH actual AS (
-           SELECT tenant_id, (created_at AT TIME ZONE 'UTC')::date AS day, status, count(*) AS n
-             FROM email_logs WHERE created_at IS NOT NULL GROUP BY 1, 2, 3),
-         counted AS (SELECT tenant_id, day, status, n FROM email_log_counts WHERE n <> 0)
-         SELECT coalesce(a.tenant_id, c.tenant_id) AS tenant_id, coalesce(a.day, c.day)::text AS day,
+        `WITH visible AS (
+           SELECT tenant_id, project_id, (created_at AT TIME ZONE 'UTC')::date AS day, status
+             FROM email_logs WHERE created_at IS NOT NULL),
+         actual AS (
+           SELECT tenant_id, '' AS project_id, day, status, count(*) AS n FROM visible GROUP BY 1, 3, 4
+           UNION ALL
+           SELECT tenant_id, project_id, day, status, count(*) FROM visible
+            WHERE project_id IS NOT NULL GROUP BY 1, 2, 3, 4),
+         counted AS (SELECT tenant_id, project_id, day, status, n FROM email_log_counts WHERE n <> 0)
+         SELECT coalesce(a.tenant_id, c.tenant_id) AS tenant_id,
+                coalesce(a.project_id, c.project_id) AS project_id, coalesce(a.day, c.day)::text AS day,
                 coalesce(a.status, c.status) AS status, c.n::text AS counted, a.n::text AS actual
-           FROM actual a FULL JOIN counted c USING (tenant_id, day, status)
+           FROM actual a FULL JOIN counted c USING (tenant_id, project_id, day, status)
           WHERE a.n IS DISTINCT FROM c.n`,
       )
     ).rows;
+  const allCounters = async () =>
+    (await stores.pool.query('SELECT * FROM email_log_counts ORDER BY tenant_id, project_id, day, status'))
+      .rows;
 
-  it('equal count(*) per tenant, day and status after shuffled small batches', async () => {
+  it('equal count(*) per tenant, project, day and status after shuffled small batches', async () => {
     expect(await drift()).toEqual([]);
-    const { rows } = await stores.pool.query<{ n: string }>(
-      'SELECT sum(n)::text AS n FROM email_log_counts WHERE tenant_id = $1',
-      [A],
-    );
-    expect(Number(rows[0]?.n)).toBe(emailsA.length);
+    const sum = async (projectId: string) =>
+      Number(
+        (
+          await stores.pool.query<{ n: string }>(
+            'SELECT sum(n)::text AS n FROM email_log_counts WHERE tenant_id = $1 AND project_id = $2',
+            [A, projectId],
+          )
+        ).rows[0]?.n,
+      );
+    expect(await sum('')).toBe(emailsA.length);
+    expect(await sum(P1)).toBe(emailsA.filter((e) => e.projectId === P1).length);
+    expect(await sum(P2)).toBe(emailsA.filter((e) => e.projectId === P2).length);
   });
 
   it('a replay of every event changes nothing', async () => {
-    const before = (await stores.pool.query('SELECT * FROM email_log_counts ORDER BY 1, 2, 3')).rows;
+    const before = await allCounters();
     const replay = eventsFor(emailsA.slice(0, 40), 24);
     // Fresh event ids: a second, different event set for the same emails moves nothing the fold
     // already has (same statuses, same createdAt); the counters must not move either.
     await projectInSmallBatches(replay, 11);
     expect(await drift()).toEqual([]);
-    expect((await stores.pool.query('SELECT * FROM email_log_counts ORDER BY 1, 2, 3')).rows).toEqual(before);
+    expect(await allCounters()).toEqual(before);
+  });
+
+  it('an earlier email.queued naming another project moves the entry between project counters', async () => {
+    // Tenant B (A's expectations stay as generated): e1 first known in P1, then an earlier
+    // email.queued defines it in P2, a day before.
+    const [late, early] = eventsOf(B, 'moved', [
+      {
+        type: 'email.queued',
+        occurredAt: '2026-06-15T11:00:00Z',
+        data: { toEmail: 'm@x.test', subject: 's', projectId: P1 },
+      },
+      {
+        type: 'email.queued',
+        occurredAt: '2026-06-14T10:00:00Z',
+        data: { toEmail: 'm@x.test', subject: 's', projectId: P2 },
+      },
+    ]);
+    const count = async (projectId: string, day: string) =>
+      (
+        await stores.pool.query<{ n: string }>(
+          `SELECT coalesce(sum(n), 0)::text AS n FROM email_log_counts
+            WHERE tenant_id = $1 AND project_id = $2 AND day = $3`,
+          [B, projectId, day],
+        )
+      ).rows[0]?.n;
+    const before = [await count(P1, '2026-06-15'), await count(P2, '2026-06-14')];
+    await projectInSmallBatches([late!], 1);
+    expect(await drift()).toEqual([]);
+    expect(await count(P1, '2026-06-15')).toBe(String(Number(before[0]) + 1));
+    await projectInSmallBatches([early!], 1);
+    expect(await drift()).toEqual([]);
+    expect([await count(P1, '2026-06-15'), await count(P2, '2026-06-14')]).toEqual([
+      before[0],
+      String(Number(before[1]) + 1),
+    ]);
+    const snapshot = await allCounters();
+    await projectInSmallBatches([late!, early!], 2); // replayed: nothing moves
+    expect(await allCounters()).toEqual(snapshot);
   });
 
   it('the retention job deletes the counters of expired days with the rows', async () => {

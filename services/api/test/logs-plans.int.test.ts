@@ -14,17 +14,22 @@ let stores: Stores;
 beforeAll(async () => {
   stores = await openStores();
   await stores.pool.query(
-    `INSERT INTO email_logs (tenant_id, id, to_email, subject, status, tags, created_at, state, version)
+    `INSERT INTO email_logs (tenant_id, id, to_email, subject, status, tags, created_at, state, version, project_id)
      SELECT 't' || (g % ${TENANTS}), 'em_' || g, 'user' || (g % 5000) || '@example.com', 's',
             (ARRAY['QUEUED','SENT','DELIVERED','BOUNCED','FAILED'])[1 + g % 5],
             CASE WHEN g % 3 = 0 THEN '["receipt"]'::jsonb ELSE '[]'::jsonb END,
-            $1::timestamptz - (g * interval '37 seconds'), '{}'::jsonb, 1
+            $1::timestamptz - (g * interval '37 seconds'), '{}'::jsonb, 1,
+            -- Five projects per tenant, and emails without one.
+            CASE WHEN g % 7 < 5 THEN 'prj_' || (g % 7) END
        FROM generate_series(1, ${TENANTS * PER_TENANT}) AS g`,
     [NOW],
   );
   await stores.pool.query(
-    `INSERT INTO email_log_counts (tenant_id, day, status, n)
-     SELECT tenant_id, (created_at AT TIME ZONE 'UTC')::date, status, count(*) FROM email_logs GROUP BY 1, 2, 3`,
+    `INSERT INTO email_log_counts (tenant_id, project_id, day, status, n)
+     SELECT tenant_id, '', (created_at AT TIME ZONE 'UTC')::date, status, count(*) FROM email_logs GROUP BY 1, 3, 4
+     UNION ALL
+     SELECT tenant_id, project_id, (created_at AT TIME ZONE 'UTC')::date, status, count(*) FROM email_logs
+      WHERE project_id IS NOT NULL GROUP BY 1, 2, 3, 4`,
   );
   await stores.pool.query('ANALYZE email_logs');
   await stores.pool.query('ANALYZE email_log_counts');
@@ -61,6 +66,14 @@ const filters: [string, LogsFilter, boolean][] = [
   ['tag', { tag: 'receipt' }, false],
   ['q', { q: 'user12' }, false],
   ['status + q + tag', { status: 'SENT', q: 'user1', tag: 'receipt' }, false],
+  ['projectId', { projectId: 'prj_3' }, true],
+  ['projectId + status', { projectId: 'prj_3', status: 'BOUNCED' }, true],
+  ['projectId + tag', { projectId: 'prj_3', tag: 'receipt' }, false],
+  [
+    'projectId + from/to',
+    { projectId: 'prj_3', from: '2026-05-01T00:00:00Z', to: '2026-05-20T00:00:00Z' },
+    false,
+  ],
 ];
 const positions = [
   ['page 1', { page: 1, cursor: null }],
@@ -89,10 +102,17 @@ describe('logs statement plans (EXPLAIN)', () => {
       const indexes = all.map((n) => n.node['Index Name']).filter((name) => name !== undefined);
       for (const name of indexes)
         expect(name).toMatch(
-          /^(email_logs_tenant_(status_)?order_idx|email_logs_pkey|email_log_counts_pkey)$/,
+          /^(email_logs_tenant_(status_)?order_idx|email_logs_tenant_project_created_idx|email_logs_pkey|email_log_counts_pkey)$/,
         );
       for (const n of onLogs)
         expect(n.node['Node Type']).toMatch(/^(Index Scan|Index Only Scan|Bitmap Heap Scan)$/);
+      // Equality filters only: the total is read from the counters; projectId walks its index.
+      const countedOnly = Object.keys(filter).every((k) => k === 'status' || k === 'projectId');
+      expect(all.some((n) => n.node['Relation Name'] === 'email_log_counts')).toBe(countedOnly);
+      if (filter.projectId !== undefined && filter.status === undefined)
+        expect(new Set(indexes.filter((name) => name.startsWith('email_logs_')))).toEqual(
+          new Set(['email_logs_tenant_project_created_idx']),
+        );
       const sorts = all.filter((n) => /Sort/.test(n.node['Node Type']) && n.readsLogs);
       if (strict) expect(sorts).toEqual([]);
       // A sort may only ever sit on a bitmap scan (the matching entries), never on an index walk.

@@ -1,4 +1,4 @@
-import type { DeliveryEvent } from '@tern/contracts';
+import { AUTOMATIC_SUPPRESSION_REASONS, type DeliveryEvent } from '@tern/contracts';
 import {
   type AnalyticsDelta,
   aggregateDeltas,
@@ -24,33 +24,55 @@ export interface PgBatchResult {
   outbox: { batchId: string; rows: AnalyticsDelta[] } | null;
 }
 
+/** What `email_log_counts` counts of an entry: its UTC day, status and project. */
+interface Counted {
+  createdAt: string;
+  status: string;
+  projectId: string | null;
+}
+
+/** `email_log_counts.project_id` of the rows over every project of the tenant (migration 0041). */
+const ALL_PROJECTS = '';
+
+type CountRow = { tenantId: string; projectId: string; day: string; status: string; n: number };
+
 /**
- * Changes of `email_log_counts` in one batch: an entry leaves its old (day, status) and joins its
- * new one. Only visible entries (`createdAt` known) count, as in the logs query.
+ * Changes of `email_log_counts` in one batch: an entry leaves its old (day, status, project) and
+ * joins its new one, in the rows over all projects and in its project's rows. Only visible entries
+ * (`createdAt` known) count, as in the logs query.
  */
 class LogCountDeltas {
-  private readonly byKey = new Map<string, { tenantId: string; day: string; status: string; n: number }>();
+  private readonly byKey = new Map<string, CountRow>();
 
-  move(
-    tenantId: string,
-    before: { createdAt: string; status: string } | null,
-    after: { createdAt: string; status: string } | null,
-  ): void {
-    if (before && after && before.status === after.status && before.createdAt === after.createdAt) return;
+  move(tenantId: string, before: Counted | null, after: Counted | null): void {
+    if (
+      before &&
+      after &&
+      before.status === after.status &&
+      before.createdAt === after.createdAt &&
+      before.projectId === after.projectId
+    )
+      return;
     if (before) this.add(tenantId, before, -1);
     if (after) this.add(tenantId, after, 1);
   }
 
-  private add(tenantId: string, entry: { createdAt: string; status: string }, n: number): void {
+  private add(tenantId: string, entry: Counted, n: number): void {
     const day = new Date(entry.createdAt).toISOString().slice(0, 10);
-    const key = `${tenantId}\u0000${day}\u0000${entry.status}`;
+    this.bump({ tenantId, projectId: ALL_PROJECTS, day, status: entry.status, n });
+    if (entry.projectId !== null)
+      this.bump({ tenantId, projectId: entry.projectId, day, status: entry.status, n });
+  }
+
+  private bump(change: CountRow): void {
+    const key = `${change.tenantId}\u0000${change.projectId}\u0000${change.day}\u0000${change.status}`;
     const row = this.byKey.get(key);
-    if (row) row.n += n;
-    else this.byKey.set(key, { tenantId, day, status: entry.status, n });
+    if (row) row.n += change.n;
+    else this.byKey.set(key, change);
   }
 
   /** Non-zero changes in key order: concurrent batches lock the counter rows in the same order. */
-  rows(): { tenantId: string; day: string; status: string; n: number }[] {
+  rows(): CountRow[] {
     return [...this.byKey.entries()]
       .filter(([, row]) => row.n !== 0)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -58,18 +80,60 @@ class LogCountDeltas {
   }
 }
 
+/** The counted view of an email, or null while it is not visible (no email.queued yet). */
+function counted(state: EmailState): Counted | null {
+  const entry = toLogEntry(state);
+  if (entry === null) return null;
+  return { createdAt: entry.createdAt, status: entry.status, projectId: state.queued?.projectId ?? null };
+}
+
 async function applyLogCounts(client: pg.PoolClient, counts: LogCountDeltas): Promise<void> {
   const rows = counts.rows();
   if (rows.length === 0) return;
   await client.query(
-    `INSERT INTO email_log_counts (tenant_id, day, status, n)
-     SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[])
-     ON CONFLICT (tenant_id, day, status) DO UPDATE SET n = email_log_counts.n + EXCLUDED.n`,
-    [rows.map((r) => r.tenantId), rows.map((r) => r.day), rows.map((r) => r.status), rows.map((r) => r.n)],
+    `INSERT INTO email_log_counts (tenant_id, project_id, day, status, n)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::date[], $4::text[], $5::bigint[])
+     ON CONFLICT (tenant_id, project_id, day, status) DO UPDATE SET n = email_log_counts.n + EXCLUDED.n`,
+    [
+      rows.map((r) => r.tenantId),
+      rows.map((r) => r.projectId),
+      rows.map((r) => r.day),
+      rows.map((r) => r.status),
+      rows.map((r) => r.n),
+    ],
   );
 }
 
 const emailKey = (tenantId: string, emailId: string) => `${tenantId}\u0000${emailId}`;
+
+/** A suppression the projection adds on its own (SPEC §13). */
+interface AutomaticSuppression {
+  tenantId: string;
+  email: string;
+  reason: string;
+  source: 'bounce' | 'complaint';
+}
+
+/**
+ * What an email's change puts on its tenant's suppression list: its recipient, the first time
+ * the email is known (queued) and hard-bounced, or complained about. Only on that transition, so
+ * an address a user removed is not put back by a later event of the same email (an open, a
+ * second complaint). States stored before `hardBounced` existed read it as false.
+ */
+export function newSuppressions(before: EmailState | null, after: EmailState): AutomaticSuppression[] {
+  const email = after.queued?.toEmail.toLowerCase();
+  if (email === undefined) return [];
+  const known = before?.queued != null;
+  const out: AutomaticSuppression[] = [];
+  const { tenantId } = after;
+  if (after.hardBounced && !(known && before?.hardBounced === true)) {
+    out.push({ tenantId, email, reason: AUTOMATIC_SUPPRESSION_REASONS.bounce, source: 'bounce' });
+  }
+  if (after.complaintCount > 0 && !(known && (before?.complaintCount ?? 0) > 0)) {
+    out.push({ tenantId, email, reason: AUTOMATIC_SUPPRESSION_REASONS.complaint, source: 'complaint' });
+  }
+  return out;
+}
 
 /**
  * Folds one batch into Postgres in ONE transaction: claims the event ids (a duplicate changes
@@ -172,14 +236,16 @@ async function applyInTransaction(
   const updates: Record<string, unknown>[] = [];
   const deltas: AnalyticsDelta[] = [];
   const counts = new LogCountDeltas();
+  const suppressions: AutomaticSuppression[] = [];
   for (const { tenantId, emailId } of emails) {
     const k = emailKey(tenantId, emailId);
     const previous = before.get(k) ?? null;
     let state = previous ?? initialEmailState(tenantId, emailId);
     for (const event of byEmail.get(k) ?? []) state = evolve(state, event);
     deltas.push(...diffContributions(previous, state));
+    suppressions.push(...newSuppressions(previous, state));
     const entry = toLogEntry(state);
-    counts.move(tenantId, previous ? toLogEntry(previous) : null, entry);
+    counts.move(tenantId, previous ? counted(previous) : null, counted(state));
     updates.push({
       tenant_id: tenantId,
       id: emailId,
@@ -189,6 +255,7 @@ async function applyInTransaction(
       provider: entry?.provider ?? null,
       message_id: entry?.messageId ?? null,
       template_id: state.queued?.templateId ?? null,
+      project_id: state.queued?.projectId ?? null,
       tags: entry?.tags ?? [],
       created_at: entry?.createdAt ?? null,
       state,
@@ -198,15 +265,32 @@ async function applyInTransaction(
     `UPDATE email_logs e
         SET to_email = u.to_email, subject = u.subject, status = u.status, provider = u.provider,
             message_id = u.message_id, template_id = u.template_id, tags = u.tags,
-            created_at = u.created_at, state = u.state, version = e.version + 1, updated_at = now()
+            created_at = u.created_at, state = u.state, version = e.version + 1, updated_at = now(),
+            project_id = u.project_id
        FROM jsonb_to_recordset($1::jsonb) AS u(tenant_id text, id text, to_email text, subject text,
             status text, provider text, message_id text, template_id text, tags jsonb,
-            created_at timestamptz, state jsonb)
+            created_at timestamptz, state jsonb, project_id text)
       WHERE e.tenant_id = u.tenant_id AND e.id = u.id`,
     [JSON.stringify(updates)],
   );
 
   await applyLogCounts(client, counts);
+
+  if (suppressions.length > 0) {
+    // In this transaction, and never twice (ON CONFLICT): a redelivered or replayed batch adds
+    // nothing, and an address already listed (by hand or earlier) keeps its entry.
+    await client.query(
+      `INSERT INTO suppressions (tenant_id, email, reason, source)
+       SELECT t, lower(e), r, s FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(t, e, r, s)
+       ON CONFLICT (tenant_id, email) DO NOTHING`,
+      [
+        suppressions.map((x) => x.tenantId),
+        suppressions.map((x) => x.email),
+        suppressions.map((x) => x.reason),
+        suppressions.map((x) => x.source),
+      ],
+    );
+  }
 
   const rows = aggregateDeltas(deltas);
   let outbox: PgBatchResult['outbox'] = null;

@@ -23,14 +23,19 @@ async function main(): Promise<void> {
   const started = performance.now();
   const config = loadConfig(process.env);
   const services = servicesFromArgs(process.argv.slice(2));
-  const secrets: RuntimeSecrets = { jwtSecret: config.jwtSecret, ingestToken: config.ingestToken };
+  const secrets: RuntimeSecrets = {
+    jwtSecret: config.jwtSecret,
+    ingestToken: config.ingestToken,
+    trackingSecret: config.trackingSecret,
+  };
   let generated = false;
   const noJwtKey = !config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl;
-  if ((noJwtKey || !config.ingestToken) && config.nodeEnv !== 'production') {
+  if ((noJwtKey || !config.ingestToken || !config.trackingSecret) && config.nodeEnv !== 'production') {
     const dev = loadOrCreateDevSecrets(config.dataDir);
     if (noJwtKey) secrets.jwtSecret = dev.jwtSecret;
     if (!config.ingestToken) secrets.ingestToken = dev.ingestToken;
-    generated = true;
+    if (!config.trackingSecret) secrets.trackingSecret = dev.trackingSecret;
+    generated = noJwtKey || !config.ingestToken;
   }
   const runtime = await startRuntime(config, services, secrets);
   const startMs = Math.round(performance.now() - started);
@@ -55,6 +60,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       renderBanner({
         url: runtime.url,
+        publicUrl: config.publicUrl ?? runtime.url,
         tenantId: DEMO_TENANT,
         dashboardJwt,
         ingestToken: secrets.ingestToken,

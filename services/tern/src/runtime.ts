@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createApiApp, createRetentionJob } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
+import { dashboardRoutes } from '@tern/dashboard';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
@@ -31,10 +32,13 @@ export const MIGRATIONS = {
   postgres: resolve(here, '../../../infra/migrations/postgres'),
   clickhouse: resolve(here, '../../../infra/migrations/clickhouse'),
 };
+/** The dashboard's build (`npm run build` → `vite build`), served at `GET /` by the api service. */
+export const DASHBOARD_DIR = resolve(here, '../../../services/dashboard/dist');
 
 export interface RuntimeSecrets {
   jwtSecret?: string | undefined;
   ingestToken?: string | undefined;
+  trackingSecret?: string | undefined;
 }
 
 export interface Runtime {
@@ -130,8 +134,10 @@ export async function startRuntime(
             ? { publicKey: config.jwtPublicKey }
             : { jwksUrl: config.jwtJwksUrl! },
       );
+      if (!secrets.trackingSecret) throw new Error('TRACKING_SECRET is required to run the api');
       app = await createApiApp({
         pool,
+        trackingSecret: secrets.trackingSecret,
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
@@ -150,6 +156,8 @@ export async function startRuntime(
       });
       retention.start();
       closers.unshift(async () => retention.stop());
+      // The web dashboard (SPEC §18): static files over the same public API, on the same port.
+      await app.register(dashboardRoutes, { dir: DASHBOARD_DIR });
     } else {
       app = Fastify({ loggerInstance: logger as FastifyBaseLogger, requestIdHeader: 'x-request-id' });
       installErrorHandlers(app);

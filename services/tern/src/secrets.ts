@@ -5,6 +5,7 @@ import { join } from 'node:path';
 export interface DevSecrets {
   jwtSecret: string;
   ingestToken: string;
+  trackingSecret: string;
 }
 
 /**
@@ -14,16 +15,25 @@ export interface DevSecrets {
  */
 export function loadOrCreateDevSecrets(dataDir: string): DevSecrets & { created: boolean } {
   const file = join(dataDir, 'dev-secrets.json');
+  let existing: Partial<DevSecrets> = {};
   if (existsSync(file)) {
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<DevSecrets>;
-    if (parsed.jwtSecret && parsed.ingestToken) {
-      return { jwtSecret: parsed.jwtSecret, ingestToken: parsed.ingestToken, created: false };
+    if (parsed.jwtSecret && parsed.ingestToken && parsed.trackingSecret) {
+      return {
+        jwtSecret: parsed.jwtSecret,
+        ingestToken: parsed.ingestToken,
+        trackingSecret: parsed.trackingSecret,
+        created: false,
+      };
     }
+    existing = parsed;
   }
   mkdirSync(dataDir, { recursive: true });
+  // A file from before a secret existed keeps the ones it has: printed tokens stay valid.
   const secrets: DevSecrets = {
-    jwtSecret: randomBytes(32).toString('base64url'),
-    ingestToken: `ingest_${randomBytes(24).toString('base64url')}`,
+    jwtSecret: existing.jwtSecret || randomBytes(32).toString('base64url'),
+    ingestToken: existing.ingestToken || `ingest_${randomBytes(24).toString('base64url')}`,
+    trackingSecret: existing.trackingSecret || randomBytes(32).toString('base64url'),
   };
   writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
   return { ...secrets, created: true };

@@ -5,8 +5,8 @@ import type { LogsCursor } from './cursor.js';
 /**
  * The delivery log's reads (SPEC §7, §19) at a cost that does not grow with the tenant:
  *
- * - every page walks `email_logs_tenant_order_idx` (or the status one) in the log's order, so no
- *   query sorts and none scans the table;
+ * - every page walks `email_logs_tenant_order_idx` (or the status or project one) in the log's
+ *   order, so no query sorts and none scans the table;
  * - `meta.total` without `tag`/`q`/`from`/`to` is Σ `email_log_counts` over the days from the
  *   retention cut-off (≤ days × statuses rows), exact because the projector keeps the counters in
  *   the transaction that changes the rows;
@@ -31,6 +31,8 @@ export interface LogsFilter {
   tag?: string;
   /** Recipient address, exact or prefix, case-insensitive. */
   q?: string;
+  /** Entries of this project (SPEC §16). */
+  projectId?: string;
 }
 
 export interface LogsPageQuery {
@@ -93,9 +95,15 @@ class Sql {
 
 /**
  * Equality filters answered by the counters and an index `(tenant_id, <column>, created_at, id)`.
- * One more (e.g. a project id) is one entry here, one counter column and one index of that shape.
+ * The counters keep one column per filter: `status` rows are summed when the filter is absent (a
+ * handful of values); `project_id` has a row over every value (`''`, migration 0041) read when
+ * the filter is absent, so a tenant's many projects never lengthen the sum. One more filter is one
+ * entry here, one counter column and one index of that shape.
  */
-const EQUALITY_FILTERS = [{ key: 'status', column: 'status' }] as const;
+const EQUALITY_FILTERS: readonly { key: 'status' | 'projectId'; column: string; everyValueSql?: string }[] = [
+  { key: 'status', column: 'status' },
+  { key: 'projectId', column: 'project_id', everyValueSql: "''" },
+];
 
 /** The one statement of a logs page: exported for `EXPLAIN` in tests and the bench. */
 export function logsStatement(q: LogsPageQuery): { text: string; values: unknown[] } {
@@ -111,9 +119,13 @@ export function logsStatement(q: LogsPageQuery): { text: string; values: unknown
     `c.tenant_id = ${tenant}`,
     `c.day >= (${cutoff}::timestamptz AT TIME ZONE 'UTC')::date`,
   ];
-  for (const { key, column } of EQUALITY_FILTERS) {
+  for (const { key, column, everyValueSql } of EQUALITY_FILTERS) {
     const value = q.filter[key];
-    if (value === undefined) continue;
+    if (value === undefined) {
+      // A literal, not a parameter: the statement may not read the counters at all.
+      if (everyValueSql !== undefined) countWhere.push(`c.${column} = ${everyValueSql}`);
+      continue;
+    }
     const p = sql.param(value);
     rowWhere.push(`e.${column} = ${p}`);
     countWhere.push(`c.${column} = ${p}`);
