@@ -6,11 +6,20 @@ import { applyBatchToPostgres, shipBatch } from '@tern/projector';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnalyticsMemo } from '../src/analytics-memo.js';
-import { eventsFor, generateEmails } from './dataset.js';
+import {
+  cohort,
+  eventsFor,
+  expectedDaily,
+  expectedTotals,
+  type GeneratedEmail,
+  generateEmails,
+  windowOf,
+} from './dataset.js';
 import {
   bearer,
   buildApp,
   createClock,
+  DEFAULT_RETENTION_DAYS,
   eventsOf,
   jwtFor,
   NOW,
@@ -25,6 +34,9 @@ const A = `memo-a-${suffix()}`;
 let stores: Stores;
 let app: FastifyInstance;
 let engineQueries = 0;
+const P1 = 'prj_memoProjectOne';
+const P2 = 'prj_memoProjectTwo';
+let emails: GeneratedEmail[];
 const DASHBOARD = [
   '/analytics/summary?days=30',
   '/analytics/daily?days=30',
@@ -56,12 +68,12 @@ const load = async () =>
     }),
   );
 
-const queued = (emailId: string) =>
+const queued = (emailId: string, projectId?: string) =>
   eventsOf(A, emailId, [
     {
       type: 'email.queued',
       occurredAt: '2026-06-15T09:00:00.000Z',
-      data: { toEmail: 'x@example.com', subject: 's', templateId: 't1' },
+      data: { toEmail: 'x@example.com', subject: 's', templateId: 't1', ...(projectId ? { projectId } : {}) },
     },
     {
       type: 'email.sent',
@@ -73,13 +85,16 @@ const queued = (emailId: string) =>
 beforeAll(async () => {
   stores = await openStores();
   app = await buildApp({ pool: stores.pool, ch: counting(stores.ch) }, clock);
-  await project(
-    stores,
-    eventsFor(
-      generateEmails({ tenantId: A, now: NOW, count: 80, seed: 5, spanDays: 40, templates: ['t1', 't2'] }),
-      6,
-    ),
-  );
+  // A third of the emails in each project, a third in none.
+  emails = generateEmails({
+    tenantId: A,
+    now: NOW,
+    count: 80,
+    seed: 5,
+    spanDays: 40,
+    templates: ['t1', 't2'],
+  }).map((e, i) => ({ ...e, projectId: [P1, P2, null][i % 3] ?? null }));
+  await project(stores, eventsFor(emails, 6));
 });
 
 afterAll(async () => {
@@ -123,6 +138,40 @@ describe('analytics memoised on the projection watermark', () => {
     await stores.pool.query('DELETE FROM analytics_outbox WHERE batch_id = $1', [result.outbox!.batchId]);
     const after = await load();
     expect(after[0].totals.total).toBe(before[0].totals.total + 1);
+  });
+
+  it('each project is its own key, exact against an independent computation and after a new event', async () => {
+    const get = async (url: string) => {
+      const res = await app.inject({ method: 'GET', url, headers: bearer(jwtFor(clock, A)) });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json();
+    };
+    const w = windowOf(NOW, 30, DEFAULT_RETENTION_DAYS);
+    const tenant = (await get('/analytics/summary?days=30')).totals;
+    const queries = engineQueries;
+    // The events projected by the tests above (no project) are in the tenant's figures only.
+    for (const p of [P1, P2]) {
+      const mine = emails.filter((e) => e.projectId === p);
+      const summary = await get(`/analytics/summary?days=30&projectId=${p}`);
+      expect(summary.totals).toEqual(expectedTotals(cohort(mine, w)));
+      expect((await get(`/analytics/daily?days=30&projectId=${p}`)).daily).toEqual(
+        expectedDaily(mine, NOW, 30, w),
+      );
+      expect(summary.totals.total).toBeLessThan(tenant.total);
+    }
+    expect(engineQueries).toBe(queries + 4);
+    // Again: every answer from the memo, each project's its own.
+    const p1 = (await get(`/analytics/summary?days=30&projectId=${P1}`)).totals;
+    const p2 = (await get(`/analytics/summary?days=30&projectId=${P2}`)).totals;
+    expect((await get('/analytics/summary?days=30')).totals).toEqual(tenant);
+    expect(engineQueries).toBe(queries + 4);
+    expect(p1).not.toEqual(p2);
+    // One email of P1 projected: P1 and the tenant move by one, P2 does not (asked again all the same).
+    await project(stores, queued(`p1-${suffix()}`, P1));
+    expect((await get(`/analytics/summary?days=30&projectId=${P1}`)).totals.total).toBe(p1.total + 1);
+    expect((await get(`/analytics/summary?days=30&projectId=${P2}`)).totals).toEqual(p2);
+    expect((await get('/analytics/summary?days=30')).totals.total).toBe(tenant.total + 1);
+    expect(engineQueries).toBe(queries + 7);
   });
 
   it('other tenants, periods and retentions are other keys', async () => {
