@@ -25,7 +25,9 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
           'listed. A page past the end has `data: []`. Filters `status`, `from`/`to`, `tag`, `q` and `projectId` ' +
           'combine (AND); `meta.total` counts the matching entries exactly. `meta.nextCursor` opens the next page ' +
           'at constant cost, whatever its depth. A key bound to a project sees that project only. API key with ' +
-          'scope `email:read`, or a dashboard JWT.',
+          'scope `email:read`, or a dashboard JWT.\n\n' +
+          'Example: `GET /emails/logs?status=delivered&tag=receipt&q=ada%40&limit=50`, then the same query with ' +
+          '`&cursor=` and the answer’s `meta.nextCursor`, until `nextCursor` is null.',
         security: KEY_OR_DASHBOARD,
         querystring: logsQuerySchema,
         response: {
