@@ -110,8 +110,9 @@ try {
        FROM generate_series(1, 20000) AS g`,
   );
   await pg.pool.query(
-    `INSERT INTO email_log_counts (tenant_id, day, status, n)
-     SELECT tenant_id, (created_at AT TIME ZONE 'UTC')::date, status, count(*) FROM email_logs GROUP BY 1, 2, 3`,
+    // No email names a project: the rows over every project (project_id '') are all there is.
+    `INSERT INTO email_log_counts (tenant_id, project_id, day, status, n)
+     SELECT tenant_id, '', (created_at AT TIME ZONE 'UTC')::date, status, count(*) FROM email_logs GROUP BY 1, 3, 4`,
   );
   await pg.pool.query('VACUUM ANALYZE email_logs');
   await pg.pool.query('ANALYZE email_log_counts');
