@@ -196,9 +196,7 @@ describe('the dashboard in Chromium, against a running Tern', () => {
     expect(bounced.length).toBeGreaterThan(0);
     expect(answer.data.map((e) => e.id)).toEqual(bounced.map((e) => e.id).slice(0, 20));
     expect(answer.meta.total).toBe(bounced.length);
-    await expect
-      .poll(() => w.page.getByTestId('logs-total').textContent())
-      .toBe(`${bounced.length} emails`);
+    await expect.poll(() => w.page.getByTestId('logs-total').textContent()).toBe(`${bounced.length} emails`);
     expect(w.errors).toEqual([]);
     await w.page.close();
   });
