@@ -182,6 +182,29 @@ describe('GET /emails/logs filters and cursor (SPEC §19)', () => {
     },
   );
 
+  it('from/to at any year ISO 8601 allows (0000 included, which Postgres refuses): the same entries', async () => {
+    const all = visible().map((e) => e.id);
+    const ids = async (query: string) => {
+      const res = await logs(`?limit=100${query}`);
+      expect(res.statusCode, res.body).toBe(200);
+      return { ids: res.json().data.map((e: Entry) => e.id), total: res.json().meta.total };
+    };
+    for (const bound of ['0000-01-01T00:00:00Z', '1969-12-31T23:59:59.999Z', '0001-01-01T00:00:00+14:00']) {
+      expect(await ids(`&from=${encodeURIComponent(bound)}`)).toEqual({
+        ids: all.slice(0, 100),
+        total: all.length,
+      });
+      expect(await ids(`&to=${encodeURIComponent(bound)}`)).toEqual({ ids: [], total: 0 });
+    }
+    for (const bound of ['9999-12-31T23:59:59Z', '2149-06-06T00:00:00Z']) {
+      expect(await ids(`&to=${encodeURIComponent(bound)}`)).toEqual({
+        ids: all.slice(0, 100),
+        total: all.length,
+      });
+      expect(await ids(`&from=${encodeURIComponent(bound)}`)).toEqual({ ids: [], total: 0 });
+    }
+  });
+
   it('a filter that matches nothing: data [], total 0, no cursor', async () => {
     const res = await logs('?q=nobody-at-all');
     expect(res.json()).toEqual({

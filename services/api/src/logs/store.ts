@@ -1,4 +1,9 @@
-import type { EmailLogEntry, EmailStatus } from '@tern/contracts';
+import {
+  type EmailLogEntry,
+  type EmailStatus,
+  OCCURRED_AT_MAX_MS,
+  OCCURRED_AT_MIN_MS,
+} from '@tern/contracts';
 import type pg from 'pg';
 import type { LogsCursor } from './cursor.js';
 
@@ -105,6 +110,19 @@ const EQUALITY_FILTERS: readonly { key: 'status' | 'projectId'; column: string; 
   { key: 'projectId', column: 'project_id', everyValueSql: "''" },
 ];
 
+/**
+ * A `from`/`to` bound Postgres can read, matching the same entries: every `created_at` lies in
+ * [1970-01-01, 2149-06-06) (ingest refuses other times), so a bound outside that range is moved
+ * just outside it — year 0000, which ISO 8601 allows and Postgres refuses, included. A bound in
+ * range is passed as given (microseconds kept).
+ */
+function storableBound(iso: string): string {
+  const at = Date.parse(iso);
+  if (at < OCCURRED_AT_MIN_MS) return new Date(OCCURRED_AT_MIN_MS - 1).toISOString();
+  if (at >= OCCURRED_AT_MAX_MS) return new Date(OCCURRED_AT_MAX_MS).toISOString();
+  return iso;
+}
+
 /** The one statement of a logs page: exported for `EXPLAIN` in tests and the bench. */
 export function logsStatement(q: LogsPageQuery): { text: string; values: unknown[] } {
   const sql = new Sql();
@@ -131,8 +149,8 @@ export function logsStatement(q: LogsPageQuery): { text: string; values: unknown
     countWhere.push(`c.${column} = ${p}`);
   }
   const { from, to, tag, q: recipient } = q.filter;
-  if (from !== undefined) rowWhere.push(`e.created_at >= ${sql.param(from)}::timestamptz`);
-  if (to !== undefined) rowWhere.push(`e.created_at <= ${sql.param(to)}::timestamptz`);
+  if (from !== undefined) rowWhere.push(`e.created_at >= ${sql.param(storableBound(from))}::timestamptz`);
+  if (to !== undefined) rowWhere.push(`e.created_at <= ${sql.param(storableBound(to))}::timestamptz`);
   if (tag !== undefined) rowWhere.push(`e.tags @> jsonb_build_array(${sql.param(tag)}::text)`);
   if (recipient !== undefined)
     rowWhere.push(`starts_with(lower(e.to_email), lower(${sql.param(recipient)}::text))`);
