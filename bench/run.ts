@@ -4,6 +4,7 @@
  *   npm run bench                      all of them
  *   npm run bench -- ingest lag        some of them
  *   npm run bench -- --profile ingest  also write V8 CPU profiles to bench/results/profiles/
+ *   npm run bench -- --quick           the read path only, small (under a minute)
  * Services: KAFKA_BROKERS (default 127.0.0.1:9092), DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/postgres; fresh databases are created and dropped on it).
  * Figures only: a missed target is reported, never a failure; a bench that crashes is.
@@ -16,7 +17,7 @@ import { runTsx } from './lib/child.js';
 import { cpuBetween, cpuSnapshot } from './lib/cpu.js';
 import { type BenchResult, type Figure, formatTable, meets } from './lib/report.js';
 
-const BENCHES = ['ingest', 'projection', 'lag', 'analytics', 'send'] as const;
+const BENCHES = ['ingest', 'projection', 'lag', 'analytics', 'send', 'readpath'] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
 const TIMEOUT_MS: Record<BenchName, number> = {
@@ -25,18 +26,21 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   lag: 180_000,
   analytics: 300_000,
   send: 300_000,
+  readpath: 900_000,
 };
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const args = process.argv.slice(2);
 const profile = args.includes('--profile');
+/** `--quick`: the read path at 100 000 entries, 2 s per load (under a minute), unless benches are named. */
+const quick = args.includes('--quick');
 const unknown = args.filter((a) => !a.startsWith('--') && !(BENCHES as readonly string[]).includes(a));
 if (unknown.length > 0) {
   console.error(`unknown bench ${unknown.join(', ')}; choose from ${BENCHES.join(', ')}`);
   process.exit(2);
 }
 const chosen = args.filter((a): a is BenchName => (BENCHES as readonly string[]).includes(a));
-const selected: BenchName[] = chosen.length > 0 ? chosen : [...BENCHES];
+const selected: BenchName[] = chosen.length > 0 ? chosen : quick ? ['readpath'] : [...BENCHES];
 const resultsDir = join(here, 'results');
 const profilesDir = join(resultsDir, 'profiles');
 mkdirSync(resultsDir, { recursive: true });
@@ -77,7 +81,7 @@ for (const name of selected) {
   );
   const out = join(tmpdir(), `tern-bench-${name}-${process.pid}.json`);
   try {
-    await runTsx(join(here, 'benches', `${name}.ts`), ['--out', out], {
+    await runTsx(join(here, 'benches', `${name}.ts`), ['--out', out, ...(quick ? ['--quick'] : [])], {
       timeoutMs: TIMEOUT_MS[name],
       inheritStdout: true,
       nodeFlags: profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profilesDir, name)}`] : [],

@@ -104,6 +104,7 @@ describe('npm start: ingest, projector and api in one process on embedded stores
         limit: 10,
         total: 21,
         totalPages: 3,
+        nextCursor: expect.any(String),
       });
 
       // Operations: metrics and readiness.

@@ -28,5 +28,12 @@ export type EmailLogEntry = z.infer<typeof emailLogEntrySchema>;
 export const logsMetaSchema = listMetaSchema;
 export type LogsMeta = z.infer<typeof logsMetaSchema>;
 
+/**
+ * `meta` as `GET /emails/logs` answers it: the list meta plus `nextCursor` (SPEC §19), the opaque
+ * position after this page, null on the last one. The SDK's `LogsMeta` stays the seed's shape.
+ */
+export const logsPageMetaSchema = listMetaSchema.extend({ nextCursor: z.string().nullable() });
+export type LogsPageMeta = z.infer<typeof logsPageMetaSchema>;
+
 export const logsResponseSchema = z.object({ data: z.array(emailLogEntrySchema), meta: logsMetaSchema });
 export type LogsResponse = z.infer<typeof logsResponseSchema>;

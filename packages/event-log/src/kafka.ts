@@ -69,9 +69,12 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
     createPartitioner: Partitioners.DefaultPartitioner,
     allowAutoTopicCreation: false,
     idempotent: options.idempotent ?? false,
-    // One request in flight per broker: a retried request cannot overtake a later one, so
-    // records of one key (one partition) keep their order.
-    maxInFlightRequests: 1,
+    // Several requests in flight per broker. A retried request may then land after a later one,
+    // reordering records of one key: harmless, the fold is order-independent (SPEC §5: any
+    // permutation of an email's events gives the same entry) and duplicates are dropped by event
+    // id. Measured 14.7–15.6 → 10.9–12.8 µs of producer CPU per record (bench/README.md). The
+    // idempotent producer keeps one, as its sequence numbers require.
+    maxInFlightRequests: options.idempotent ? 1 : 5,
     ...(options.idempotent ? {} : { retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 } }),
   });
   const consumers = new Set<{ stop(): Promise<void> }>();

@@ -255,7 +255,14 @@ afterAll(async () => {
 describe('getLogs against the real API', () => {
   it('returns the first 20 entries, newest first, with the server defaults', async () => {
     const page = await init({ apiKey: readKey, baseUrl: apiUrl }).getLogs();
-    expect(page.meta).toEqual({ page: 1, limit: 20, total: EMAILS, totalPages: 3 });
+    // The server adds `nextCursor` (SPEC §19) to the seed's meta; the SDK passes the body through.
+    expect(page.meta).toEqual({
+      page: 1,
+      limit: 20,
+      total: EMAILS,
+      totalPages: 3,
+      nextCursor: expect.any(String),
+    });
     expect(page.data).toEqual(expected.slice(0, 20));
   });
 
@@ -272,12 +279,15 @@ describe('getLogs against the real API', () => {
   it('honours explicit page and limit, up to an empty page past the end', async () => {
     const client = init({ apiKey: readKey, baseUrl: apiUrl });
     const last = await client.getLogs({ page: 3, limit: 20 });
-    expect(last.meta).toEqual({ page: 3, limit: 20, total: EMAILS, totalPages: 3 });
+    expect(last.meta).toEqual({ page: 3, limit: 20, total: EMAILS, totalPages: 3, nextCursor: null });
     expect(last.data).toEqual(expected.slice(40));
     const all = await client.getLogs({ limit: 100 });
     expect(all.data).toEqual(expected);
     const past = await client.getLogs({ page: 4, limit: 20 });
-    expect(past).toEqual({ data: [], meta: { page: 4, limit: 20, total: EMAILS, totalPages: 3 } });
+    expect(past).toEqual({
+      data: [],
+      meta: { page: 4, limit: 20, total: EMAILS, totalPages: 3, nextCursor: null },
+    });
   });
 
   it('surfaces a 400 for a bad limit without retrying it', async () => {

@@ -27,6 +27,7 @@ const EXPECTED_TABLES = [
   'api_keys',
   'contacts',
   'dead_letters',
+  'email_log_counts',
   'email_logs',
   'event_log',
   'event_log_offsets',
@@ -122,10 +123,10 @@ describe('Postgres server (DATABASE_URL)', () => {
     ).rejects.toThrow(/check constraint/);
 
     const index = await pool.query<{ indexdef: string }>(
-      `SELECT indexdef FROM pg_indexes WHERE indexname = 'email_logs_tenant_created_idx'`,
+      `SELECT indexdef FROM pg_indexes WHERE indexname = 'email_logs_tenant_order_idx'`,
     );
     expect(index.rows[0]?.indexdef).toMatch(
-      /\(tenant_id, created_at DESC, id DESC\) WHERE \(created_at IS NOT NULL\)/,
+      /\(tenant_id, created_at DESC, id COLLATE "C" DESC\) WHERE \(created_at IS NOT NULL\)/,
     );
 
     const dup = await pool.query(

@@ -1,5 +1,6 @@
 import { analyticsPeriod, dayRange, rates, retentionCutoff, utcDay } from '@tern/domain';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { createAnalyticsMemo } from './analytics-memo.js';
 import type { DayRangeParams } from './analytics-queries.js';
 import { credentialOf } from './credentials.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';
@@ -39,6 +40,11 @@ const analyticsErrors = {
 
 /** `/analytics/summary|daily|top-templates` (SPEC §6): dashboard sessions only, from ClickHouse. */
 export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  const memo = createAnalyticsMemo();
+  // Every field of the range is in the key: the whole tenant and each project are separate answers.
+  const keyOf = (kind: string, r: DayRangeParams) =>
+    `${kind}\u0000${r.tenantId}\u0000${r.fromDay}\u0000${r.toDay}\u0000${r.projectId ?? ''}`;
+
   /** Period, cohort range and freshness of one request; sets the freshness header. */
   async function prepare(
     tenantId: string,
@@ -54,7 +60,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
       ...cohortDays(at, period.since, context.retentionOverride ?? deps.retentionDays),
       ...(projectId === undefined ? {} : { projectId }),
     };
-    return { period, range };
+    return { period, range, watermark: context.watermark };
   }
 
   app.get(
@@ -76,8 +82,10 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const { period, range } = await prepare(tenantId, request.query, (v) => reply.header(AS_OF_HEADER, v));
-      const totals = await deps.analytics.totals(range);
+      const { period, range, watermark } = await prepare(tenantId, request.query, (v) =>
+        reply.header(AS_OF_HEADER, v),
+      );
+      const totals = await memo.get(keyOf('totals', range), watermark, () => deps.analytics.totals(range));
       return { period, totals, rates: rates(totals) };
     },
   );
@@ -101,8 +109,11 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
       const { days } = request.query;
-      const { period, range } = await prepare(tenantId, request.query, (v) => reply.header(AS_OF_HEADER, v));
-      const byDay = new Map((await deps.analytics.daily(range)).map((r) => [r.day, r]));
+      const { period, range, watermark } = await prepare(tenantId, request.query, (v) =>
+        reply.header(AS_OF_HEADER, v),
+      );
+      const rows = await memo.get(keyOf('daily', range), watermark, () => deps.analytics.daily(range));
+      const byDay = new Map(rows.map((r) => [r.day, r]));
       return {
         days,
         daily: dayRange(period.since, days).map((date) => {
@@ -137,8 +148,12 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const { range } = await prepare(tenantId, request.query, (v) => reply.header(AS_OF_HEADER, v));
-      const rows = await deps.analytics.topTemplates({ ...range, limit: TOP_TEMPLATES_LIMIT });
+      const { range, watermark } = await prepare(tenantId, request.query, (v) =>
+        reply.header(AS_OF_HEADER, v),
+      );
+      const rows = await memo.get(keyOf('top', range), watermark, () =>
+        deps.analytics.topTemplates({ ...range, limit: TOP_TEMPLATES_LIMIT }),
+      );
       const names = await templateNames(
         deps.pool,
         tenantId,

@@ -120,6 +120,13 @@ function curl(method: string, path: string, op: Operation): string {
   return `\`\`\`sh\n${lines.join(' \\\n  ')}\n\`\`\``;
 }
 
+/** A query parameter's own example (not its default), shown after its description. */
+function queryExample(p: Parameter): string {
+  if (p.in !== 'query') return '';
+  const value = p.example ?? p.schema?.example ?? p.schema?.examples?.[0];
+  return value === undefined ? '' : ` Example: \`${String(value)}\`.`;
+}
+
 function parameters(op: Operation): string[] {
   const list = (op.parameters ?? []).filter((p) => p.in === 'path' || p.in === 'query');
   if (list.length === 0) return [];
@@ -129,7 +136,7 @@ function parameters(op: Operation): string[] {
     ...list.map(
       (p) =>
         `| \`${p.name}\` | ${p.in}${p.required ? ', required' : ''} | ${cell(typeOf(p.schema))} | ${cell(
-          p.description ?? p.schema?.description,
+          (p.description ?? p.schema?.description ?? '') + queryExample(p),
         )} |`,
     ),
     '',

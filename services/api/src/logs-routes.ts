@@ -1,12 +1,15 @@
 import { retentionCutoff } from '@tern/domain';
+import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { boundProject, credentialOf } from './credentials.js';
+import { decodeLogsCursor, encodeLogsCursor } from './logs/cursor.js';
+import { logsPage } from './logs/store.js';
 import { KEY_OR_DASHBOARD, TAGS } from './openapi.js';
-import { logsPage, tenantReadContext } from './pg-queries.js';
+import { tenantReadContext } from './pg-queries.js';
 import type { ApiRouteDeps } from './route-deps.js';
 import { AS_OF_HEADER, errors, logsQuerySchema, logsResponseSchema } from './schemas.js';
 
-/** `GET /emails/logs` (SPEC §7): the caller's tenant only, newest first, never an expired entry. */
+/** `GET /emails/logs` (SPEC §7, §19): the caller's tenant only, newest first, never an expired entry. */
 export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
   app.get(
     '/emails/logs',
@@ -19,8 +22,12 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
         description:
           'One page of the tenant’s emails, newest first (`createdAt` desc, then `id` desc). `provider` and ' +
           '`messageId` are null until the email is sent. Entries older than the tenant’s retention are never ' +
-          'listed. A page past the end has `data: []`. `projectId` narrows to one project; a key bound to a ' +
-          'project sees that project only. API key with scope `email:read`, or a dashboard JWT.',
+          'listed. A page past the end has `data: []`. Filters `status`, `from`/`to`, `tag`, `q` and `projectId` ' +
+          'combine (AND); `meta.total` counts the matching entries exactly. `meta.nextCursor` opens the next page ' +
+          'at constant cost, whatever its depth. A key bound to a project sees that project only. API key with ' +
+          'scope `email:read`, or a dashboard JWT.\n\n' +
+          'Example: `GET /emails/logs?status=delivered&tag=receipt&q=ada%40&limit=50`, then the same query with ' +
+          '`&cursor=` and the answer’s `meta.nextCursor`, until `nextCursor` is null.',
         security: KEY_OR_DASHBOARD,
         querystring: logsQuerySchema,
         response: {
@@ -34,20 +41,44 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
     async (request, reply) => {
       const credential = credentialOf(request);
       const { tenantId } = credential;
-      const { page, limit } = request.query;
+      const { page, limit, status, from, to, tag, q } = request.query;
+      let cursor = null;
+      if (request.query.cursor !== undefined) {
+        cursor = decodeLogsCursor(request.query.cursor);
+        if (cursor === null)
+          throw httpError(400, 'querystring.cursor: cursor is not one of meta.nextCursor', {
+            code: 'invalid_cursor',
+          });
+      }
       // A project-bound key sees its project only: another project's filter finds nothing.
       const bound = boundProject(credential);
-      const projectId = bound ?? request.query.projectId ?? null;
+      const projectId = bound ?? request.query.projectId;
       const empty =
         bound !== null && request.query.projectId !== undefined && request.query.projectId !== bound;
       const at = deps.now();
       const context = await tenantReadContext(deps.pool, tenantId);
       if (context.asOf !== null) reply.header(AS_OF_HEADER, context.asOf.toISOString());
       const cutoff = retentionCutoff(at, context.retentionOverride ?? deps.retentionDays);
-      const { entries, total } = empty
-        ? { entries: [], total: 0 }
-        : await logsPage(deps.pool, { tenantId, cutoff, page, limit, projectId });
-      return { data: entries, meta: { page, limit, total, totalPages: Math.ceil(total / limit) } };
+      const result = empty
+        ? { entries: [], total: 0, next: null, page: cursor?.page ?? page }
+        : await logsPage(deps.pool, {
+            tenantId,
+            cutoff,
+            limit,
+            page,
+            cursor,
+            filter: { status, from, to, tag, q, projectId },
+          });
+      return {
+        data: result.entries,
+        meta: {
+          page: result.page,
+          limit,
+          total: result.total,
+          totalPages: Math.ceil(result.total / limit),
+          nextCursor: result.next ? encodeLogsCursor(result.next) : null,
+        },
+      };
     },
   );
 };

@@ -168,6 +168,24 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
         ])) ?? 0;
     }
 
+    // The log counters (email_log_counts, summed from the cut-off day on): the days before it.
+    // The logs query never reads them (it sums from the cut-off day), so this is clean-up only: a
+    // short step per overriding tenant and one for everybody else (a day's rows per daily run).
+    for (const { tenant_id: tenantId, retention_days: days } of overrides) {
+      await lockedStep((client) =>
+        client.query('DELETE FROM email_log_counts WHERE tenant_id = $1 AND day < $2::date', [
+          tenantId,
+          utcDay(retentionCutoff(at, days).getTime()),
+        ]),
+      );
+    }
+    await lockedStep((client) =>
+      client.query(
+        'DELETE FROM email_log_counts WHERE day < $1::date AND NOT (tenant_id = ANY($2::text[]))',
+        [utcDay(retentionCutoff(at, opts.defaultRetentionDays).getTime()), overrides.map((o) => o.tenant_id)],
+      ),
+    );
+
     // ClickHouse: one DELETE per overriding tenant, one for everybody else.
     for (const { tenant_id: tenantId, retention_days: days } of overrides) {
       clickhouseDeletes += await deleteDays('tenant_id = {tenantId:String} AND day < {cutoffDay:Date}', {

@@ -73,6 +73,7 @@ describe('GET /emails/logs', () => {
         limit: 17,
         total: expected.length,
         totalPages: Math.ceil(expected.length / 17),
+        nextCursor: null,
       });
       const ties = entries
         .filter((e: { id: string }) => ['Tie-B', 'tie-a', 'tie-C'].includes(e.id))
@@ -86,7 +87,13 @@ describe('GET /emails/logs', () => {
       const expected = expectedLog(emailsA, NOW, DEFAULT_RETENTION_DAYS);
       expect(res.json()).toEqual({
         data: expected.slice(0, 20),
-        meta: { page: 1, limit: 20, total: expected.length, totalPages: Math.ceil(expected.length / 20) },
+        meta: {
+          page: 1,
+          limit: 20,
+          total: expected.length,
+          totalPages: Math.ceil(expected.length / 20),
+          nextCursor: expect.any(String),
+        },
       });
     });
 
@@ -103,7 +110,7 @@ describe('GET /emails/logs', () => {
         expect(res.statusCode, res.body).toBe(200);
         expect(res.json()).toEqual({
           data: [],
-          meta: { page, limit: 100, total, totalPages: Math.ceil(total / 100) },
+          meta: { page, limit: 100, total, totalPages: Math.ceil(total / 100), nextCursor: null },
         });
       }
     });

@@ -24,6 +24,86 @@ export interface PgBatchResult {
   outbox: { batchId: string; rows: AnalyticsDelta[] } | null;
 }
 
+/** What `email_log_counts` counts of an entry: its UTC day, status and project. */
+interface Counted {
+  createdAt: string;
+  status: string;
+  projectId: string | null;
+}
+
+/** `email_log_counts.project_id` of the rows over every project of the tenant (migration 0041). */
+const ALL_PROJECTS = '';
+
+type CountRow = { tenantId: string; projectId: string; day: string; status: string; n: number };
+
+/**
+ * Changes of `email_log_counts` in one batch: an entry leaves its old (day, status, project) and
+ * joins its new one, in the rows over all projects and in its project's rows. Only visible entries
+ * (`createdAt` known) count, as in the logs query.
+ */
+class LogCountDeltas {
+  private readonly byKey = new Map<string, CountRow>();
+
+  move(tenantId: string, before: Counted | null, after: Counted | null): void {
+    if (
+      before &&
+      after &&
+      before.status === after.status &&
+      before.createdAt === after.createdAt &&
+      before.projectId === after.projectId
+    )
+      return;
+    if (before) this.add(tenantId, before, -1);
+    if (after) this.add(tenantId, after, 1);
+  }
+
+  private add(tenantId: string, entry: Counted, n: number): void {
+    const day = new Date(entry.createdAt).toISOString().slice(0, 10);
+    this.bump({ tenantId, projectId: ALL_PROJECTS, day, status: entry.status, n });
+    if (entry.projectId !== null)
+      this.bump({ tenantId, projectId: entry.projectId, day, status: entry.status, n });
+  }
+
+  private bump(change: CountRow): void {
+    const key = `${change.tenantId}\u0000${change.projectId}\u0000${change.day}\u0000${change.status}`;
+    const row = this.byKey.get(key);
+    if (row) row.n += change.n;
+    else this.byKey.set(key, change);
+  }
+
+  /** Non-zero changes in key order: concurrent batches lock the counter rows in the same order. */
+  rows(): CountRow[] {
+    return [...this.byKey.entries()]
+      .filter(([, row]) => row.n !== 0)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, row]) => row);
+  }
+}
+
+/** The counted view of an email, or null while it is not visible (no email.queued yet). */
+function counted(state: EmailState): Counted | null {
+  const entry = toLogEntry(state);
+  if (entry === null) return null;
+  return { createdAt: entry.createdAt, status: entry.status, projectId: state.queued?.projectId ?? null };
+}
+
+async function applyLogCounts(client: pg.PoolClient, counts: LogCountDeltas): Promise<void> {
+  const rows = counts.rows();
+  if (rows.length === 0) return;
+  await client.query(
+    `INSERT INTO email_log_counts (tenant_id, project_id, day, status, n)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::date[], $4::text[], $5::bigint[])
+     ON CONFLICT (tenant_id, project_id, day, status) DO UPDATE SET n = email_log_counts.n + EXCLUDED.n`,
+    [
+      rows.map((r) => r.tenantId),
+      rows.map((r) => r.projectId),
+      rows.map((r) => r.day),
+      rows.map((r) => r.status),
+      rows.map((r) => r.n),
+    ],
+  );
+}
+
 const emailKey = (tenantId: string, emailId: string) => `${tenantId}\u0000${emailId}`;
 
 /** A suppression the projection adds on its own (SPEC §13). */
@@ -158,6 +238,7 @@ async function applyInTransaction(
 
   const updates: Record<string, unknown>[] = [];
   const deltas: AnalyticsDelta[] = [];
+  const counts = new LogCountDeltas();
   const suppressions: AutomaticSuppression[] = [];
   for (const { tenantId, emailId } of emails) {
     const k = emailKey(tenantId, emailId);
@@ -167,6 +248,7 @@ async function applyInTransaction(
     deltas.push(...diffContributions(previous, state));
     suppressions.push(...newSuppressions(previous, state));
     const entry = toLogEntry(state);
+    counts.move(tenantId, previous ? counted(previous) : null, counted(state));
     updates.push({
       tenant_id: tenantId,
       id: emailId,
@@ -196,6 +278,8 @@ async function applyInTransaction(
   );
 
   await insertTimeline(client, toApply);
+  await applyLogCounts(client, counts);
+
   if (suppressions.length > 0) {
     // In this transaction, and never twice (ON CONFLICT): a redelivered or replayed batch adds
     // nothing, and an address already listed (by hand or earlier) keeps its entry.

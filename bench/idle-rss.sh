@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Idle RSS of the all-in-one process (issue 10): `npm start` on a fresh DATA_DIR with embedded
+# stores, `npm run seed:demo`, a few analytics and logs requests, then /proc samples every 5 s.
+#   npm run build && bash bench/idle-rss.sh [port]
+set -euo pipefail
+PORT=${1:-39517}
+DIR=$(mktemp -d -t tern-idle-rss-XXXX)
+cd "$(dirname "$0")/.."
+env -u DATABASE_URL -u KAFKA_BROKERS -u CLICKHOUSE_URL DATA_DIR="$DIR" PORT="$PORT" \
+  node services/tern/dist/main.js >"$DIR/out.log" 2>&1 &
+PID=$!
+trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DIR"' EXIT
+for _ in $(seq 1 120); do sleep 1; grep -q "Tern is running" "$DIR/out.log" && break; done
+echo "started: VmRSS $(awk '/VmRSS/{print $2}' /proc/$PID/status) kB"
+TOKEN=$(grep -o "ingest_[A-Za-z0-9_-]*" "$DIR/out.log" | head -1)
+JWT=$(grep -o "eyJ[A-Za-z0-9_.-]*" "$DIR/out.log" | head -1)
+TERN_URL="http://127.0.0.1:$PORT" INGEST_TOKEN="$TOKEN" node services/tern/dist/seed-demo.js | tail -1
+for d in 7 30 90; do
+  for r in summary daily top-templates; do
+    curl -s -o /dev/null "http://127.0.0.1:$PORT/analytics/$r?days=$d" -H "Authorization: Bearer $JWT"
+  done
+done
+curl -s -o /dev/null "http://127.0.0.1:$PORT/emails/logs?limit=100" -H "Authorization: Bearer $JWT"
+for i in 1 2 3 4 5 6; do
+  sleep 5
+  echo "idle +$((i * 5)) s: $(grep -E 'VmRSS|RssAnon|RssFile' /proc/$PID/status | tr -s ' \t\n' ' ')"
+done

@@ -1,0 +1,221 @@
+import {
+  type EmailLogEntry,
+  type EmailStatus,
+  OCCURRED_AT_MAX_MS,
+  OCCURRED_AT_MIN_MS,
+} from '@tern/contracts';
+import type pg from 'pg';
+import type { LogsCursor } from './cursor.js';
+
+/**
+ * The delivery log's reads (SPEC §7, §19) at a cost that does not grow with the tenant:
+ *
+ * - every page walks `email_logs_tenant_order_idx` (or the status or project one) in the log's
+ *   order, so no query sorts and none scans the table;
+ * - `meta.total` without `tag`/`q`/`from`/`to` is Σ `email_log_counts` over the days from the
+ *   retention cut-off (≤ days × statuses rows), exact because the projector keeps the counters in
+ *   the transaction that changes the rows;
+ * - a deep `page` without those filters starts at the right day: the same counters say how many
+ *   entries are newer than each day, so the index walk skips whole days and only steps over the
+ *   entries of one day;
+ * - a `cursor` is a keyset position: one index descent whatever the depth.
+ *
+ * With `tag`, `q`, `from` or `to`, the total is an exact `count(*)` over the index range, costing
+ * one index entry per entry in the range (the retention window, narrowed by `from`/`to` and
+ * `status`), and a `page` steps over (page − 1) × limit matching entries; a cursor stays constant.
+ *
+ * Total and page come from ONE statement, so they see the same snapshot.
+ */
+
+export interface LogsFilter {
+  status?: EmailStatus;
+  /** Inclusive bounds on `createdAt`, ISO 8601. */
+  from?: string;
+  to?: string;
+  /** Entries whose tags include this one. */
+  tag?: string;
+  /** Recipient address, exact or prefix, case-insensitive. */
+  q?: string;
+  /** Entries of this project (SPEC §16). */
+  projectId?: string;
+}
+
+export interface LogsPageQuery {
+  tenantId: string;
+  /** Retention cut-off: the start of a UTC day. */
+  cutoff: Date;
+  limit: number;
+  filter: LogsFilter;
+  /** Either a page number (SPEC §7) or a cursor (SPEC §19); the cursor wins. */
+  page: number;
+  cursor: LogsCursor | null;
+}
+
+export interface LogsPageResult {
+  entries: EmailLogEntry[];
+  total: number;
+  /** Position after the last entry, when more entries follow. */
+  next: LogsCursor | null;
+  /** The page served: `page`, or the cursor's. */
+  page: number;
+}
+
+type LogRow = {
+  total: string;
+  id: string | null;
+  to_email: string | null;
+  subject: string | null;
+  status: EmailStatus;
+  provider: string | null;
+  message_id: string | null;
+  created_at: Date;
+  tags: unknown;
+  ck: string;
+};
+
+const toEntry = (r: LogRow): EmailLogEntry => ({
+  id: r.id ?? '',
+  toEmail: r.to_email ?? '',
+  subject: r.subject ?? '',
+  status: r.status,
+  provider: r.provider,
+  messageId: r.message_id,
+  createdAt: r.created_at.toISOString(),
+  tags: Array.isArray(r.tags) ? r.tags.filter((t): t is string => typeof t === 'string') : [],
+});
+
+const COLUMNS = `e.id, e.to_email, e.subject, e.status, e.provider, e.message_id, e.created_at, e.tags,
+       to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS ck`;
+/** The log's order; matches the indexes of migration 0040 column for column. */
+const ORDER = 'ORDER BY e.created_at DESC, e.id COLLATE "C" DESC';
+
+/** Query parameters and the WHERE clauses they feed; `$n` numbering follows `params`. */
+class Sql {
+  readonly params: unknown[] = [];
+  param(value: unknown): string {
+    this.params.push(value);
+    return `$${this.params.length}`;
+  }
+}
+
+/**
+ * Equality filters answered by the counters and an index `(tenant_id, <column>, created_at, id)`.
+ * The counters keep one column per filter: `status` rows are summed when the filter is absent (a
+ * handful of values); `project_id` has a row over every value (`''`, migration 0041) read when
+ * the filter is absent, so a tenant's many projects never lengthen the sum. One more filter is one
+ * entry here, one counter column and one index of that shape.
+ */
+const EQUALITY_FILTERS: readonly { key: 'status' | 'projectId'; column: string; everyValueSql?: string }[] = [
+  { key: 'status', column: 'status' },
+  { key: 'projectId', column: 'project_id', everyValueSql: "''" },
+];
+
+/**
+ * A `from`/`to` bound Postgres can read, matching the same entries: every `created_at` lies in
+ * [1970-01-01, 2149-06-06) (ingest refuses other times), so a bound outside that range is moved
+ * just outside it — year 0000, which ISO 8601 allows and Postgres refuses, included. A bound in
+ * range is passed as given (microseconds kept).
+ */
+function storableBound(iso: string): string {
+  const at = Date.parse(iso);
+  if (at < OCCURRED_AT_MIN_MS) return new Date(OCCURRED_AT_MIN_MS - 1).toISOString();
+  if (at >= OCCURRED_AT_MAX_MS) return new Date(OCCURRED_AT_MAX_MS).toISOString();
+  return iso;
+}
+
+/** The one statement of a logs page: exported for `EXPLAIN` in tests and the bench. */
+export function logsStatement(q: LogsPageQuery): { text: string; values: unknown[] } {
+  const sql = new Sql();
+  const tenant = sql.param(q.tenantId);
+  const cutoff = sql.param(q.cutoff.toISOString());
+  const rowWhere = [
+    `e.tenant_id = ${tenant}`,
+    'e.created_at IS NOT NULL',
+    `e.created_at >= ${cutoff}::timestamptz`,
+  ];
+  const countWhere = [
+    `c.tenant_id = ${tenant}`,
+    `c.day >= (${cutoff}::timestamptz AT TIME ZONE 'UTC')::date`,
+  ];
+  for (const { key, column, everyValueSql } of EQUALITY_FILTERS) {
+    const value = q.filter[key];
+    if (value === undefined) {
+      // A literal, not a parameter: the statement may not read the counters at all.
+      if (everyValueSql !== undefined) countWhere.push(`c.${column} = ${everyValueSql}`);
+      continue;
+    }
+    const p = sql.param(value);
+    rowWhere.push(`e.${column} = ${p}`);
+    countWhere.push(`c.${column} = ${p}`);
+  }
+  const { from, to, tag, q: recipient } = q.filter;
+  if (from !== undefined) rowWhere.push(`e.created_at >= ${sql.param(storableBound(from))}::timestamptz`);
+  if (to !== undefined) rowWhere.push(`e.created_at <= ${sql.param(storableBound(to))}::timestamptz`);
+  if (tag !== undefined) rowWhere.push(`e.tags @> jsonb_build_array(${sql.param(tag)}::text)`);
+  if (recipient !== undefined)
+    rowWhere.push(`starts_with(lower(e.to_email), lower(${sql.param(recipient)}::text))`);
+  const counted = from === undefined && to === undefined && tag === undefined && recipient === undefined;
+
+  const where = rowWhere.join(' AND ');
+  const fetch = sql.param(q.limit + 1);
+  const totalSql = counted
+    ? `SELECT coalesce(sum(c.n), 0) FROM email_log_counts c WHERE ${countWhere.join(' AND ')}`
+    : `SELECT count(*) FROM email_logs e WHERE ${where}`;
+
+  let statement: string;
+  if (q.cursor !== null) {
+    const at = sql.param(q.cursor.createdAt);
+    const id = sql.param(q.cursor.id);
+    const after = `(${at}::timestamp AT TIME ZONE 'UTC')`;
+    statement = `SELECT (${totalSql})::text AS total, p.* FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+      SELECT ${COLUMNS} FROM email_logs e
+       WHERE ${where} AND e.created_at <= ${after}
+         AND (e.created_at < ${after} OR e.id COLLATE "C" < ${id}::text COLLATE "C")
+       ${ORDER} LIMIT ${fetch}) AS p ON true`;
+  } else {
+    // BigInt: (page − 1) · limit may pass 2^53 for absurd pages; Postgres takes it as bigint text.
+    const offset = sql.param(((BigInt(q.page) - 1n) * BigInt(q.limit)).toString());
+    if (counted) {
+      // The day holding entry number `offset` (0-based, newest first) and how many are newer.
+      statement = `WITH days AS (
+          SELECT c.day, sum(c.n) AS n FROM email_log_counts c WHERE ${countWhere.join(' AND ')} GROUP BY c.day
+        ), target AS (
+          SELECT day, before FROM (
+            SELECT day, n, sum(n) OVER (ORDER BY day DESC) - n AS before FROM days) AS cum
+           WHERE n > 0 AND before <= ${offset}::bigint AND before + n > ${offset}::bigint
+        ), anchor AS (
+          -- The first entry of the page, found by stepping over the entries of one day in the
+          -- index alone (an index-only scan: no row is read for the entries skipped).
+          SELECT e.created_at, e.id COLLATE "C" AS id FROM email_logs e
+           WHERE ${where}
+             -- A row comparison, not a second bound on created_at: the planner would take the
+             -- pair for a narrow range of unknown width, expect a handful of rows and sort them.
+             AND (e.created_at, e.id COLLATE "C") < ((SELECT (day + 1)::timestamp AT TIME ZONE 'UTC' FROM target), '')
+           ${ORDER} LIMIT 1 OFFSET (SELECT ${offset}::bigint - before FROM target)
+        )
+        SELECT (SELECT coalesce(sum(n), 0) FROM days)::text AS total, p.* FROM (SELECT 1) AS one
+          LEFT JOIN LATERAL (
+            SELECT ${COLUMNS} FROM email_logs e
+             WHERE ${where}
+               AND (e.created_at, e.id COLLATE "C") <= ((SELECT created_at FROM anchor), (SELECT id FROM anchor))
+             ${ORDER} LIMIT ${fetch}) AS p ON true`;
+    } else {
+      statement = `SELECT (${totalSql})::text AS total, p.* FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+        SELECT ${COLUMNS} FROM email_logs e WHERE ${where}
+         ${ORDER} LIMIT ${fetch} OFFSET ${offset}::bigint) AS p ON true`;
+    }
+  }
+  return { text: statement, values: sql.params };
+}
+
+export async function logsPage(pool: pg.Pool | pg.PoolClient, q: LogsPageQuery): Promise<LogsPageResult> {
+  const { rows } = await pool.query<LogRow>(logsStatement(q));
+  const total = Number(rows[0]?.total ?? 0);
+  const found = rows.filter((r) => r.id !== null);
+  const shown = found.slice(0, q.limit);
+  const page = q.cursor?.page ?? q.page;
+  const last = shown.at(-1);
+  const next =
+    found.length > q.limit && last ? { createdAt: last.ck, id: last.id ?? '', page: page + 1 } : null;
+  return { entries: shown.map(toEntry), total, next, page };
+}
