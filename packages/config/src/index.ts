@@ -32,6 +32,13 @@ export interface Config {
   retentionDays: number;
   /** Query API requests per credential per minute; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** Webhook URLs may be http:// and reach loopback/private/link-local addresses (SPEC §17). */
+  webhookAllowPrivate: boolean;
+  /**
+   * Server key that seals webhook signing secrets at rest (AES-256-GCM, key derived with HKDF).
+   * Unset: generated in development; in production the webhooks are off until it is set.
+   */
+  webhookSecretsKey: string | undefined;
   nodeEnv: NodeEnv;
   logLevel: LogLevel;
 }
@@ -87,6 +94,11 @@ const urlVar = (protocols: readonly string[]) => {
   );
 };
 
+const boolVar = z
+  .string()
+  .regex(/^(true|false|1|0)$/i, { error: 'must be true or false' })
+  .transform((v) => v.toLowerCase() === 'true' || v === '1');
+
 const enumVar = <T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be one of ${values.join(', ')}` });
 
@@ -129,12 +141,14 @@ const envSchema = z.object({
   INGEST_TOKEN: z.string().optional(),
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
+  WEBHOOK_ALLOW_PRIVATE: boolVar.optional(),
+  WEBHOOK_SECRETS_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   NODE_ENV: enumVar(NODE_ENVS).default('development'),
   LOG_LEVEL: enumVar(LOG_LEVELS).default('info'),
 });
 
 // Values never echoed back in an error message.
-const SECRET_VARS = new Set(['JWT_SECRET', 'JWT_PUBLIC_KEY', 'INGEST_TOKEN']);
+const SECRET_VARS = new Set(['JWT_SECRET', 'JWT_PUBLIC_KEY', 'INGEST_TOKEN', 'WEBHOOK_SECRETS_KEY']);
 
 function shownValue(variable: string, raw: string | undefined): string {
   if (raw === undefined) return '';
@@ -186,6 +200,9 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     ingestToken: e.INGEST_TOKEN,
     retentionDays: e.RETENTION_DAYS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    // SPEC §2: private targets are allowed in development, refused with NODE_ENV=production.
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV !== 'production',
+    webhookSecretsKey: e.WEBHOOK_SECRETS_KEY,
     nodeEnv: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
   };

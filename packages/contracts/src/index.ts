@@ -4,3 +4,4 @@ export * from './ids.js';
 export * from './resources.js';
 export * from './scopes.js';
 export * from './status.js';
+export * from './webhooks.js';

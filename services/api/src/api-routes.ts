@@ -13,6 +13,7 @@ import { createAuthHook } from './credentials.js';
 import { logsRoutes } from './logs-routes.js';
 import type { ApiRouteDeps } from './route-deps.js';
 import { tenantRoutes } from './tenant-routes.js';
+import { type WebhookRouteOptions, webhookRoutes } from './webhooks/routes.js';
 
 export interface ApiRoutesOptions {
   pool: pg.Pool;
@@ -32,6 +33,8 @@ export interface ApiRoutesOptions {
    * 1200 per minute. Counters live in each instance's memory.
    */
   rateLimit?: { max: number; timeWindowMs: number } | false;
+  /** Outgoing webhooks (SPEC §17): secret sealing and URL policy. Absent → no `/webhooks*` routes. */
+  webhooks?: WebhookRouteOptions;
 }
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
@@ -101,8 +104,10 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     keys,
     now,
     retentionDays: opts.retentionDays,
+    webhooks: opts.webhooks,
   };
   await app.register(analyticsRoutes, deps);
   await app.register(logsRoutes, deps);
   await app.register(tenantRoutes, deps);
+  if (opts.webhooks) await app.register(webhookRoutes, { ...deps, webhooks: opts.webhooks });
 };

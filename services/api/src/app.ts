@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type pg from 'pg';
 import { apiRoutes } from './api-routes.js';
 import { registerApiDocs } from './openapi.js';
+import type { WebhookRouteOptions } from './webhooks/routes.js';
 
 export interface ApiLoggerOptions {
   level?: string;
@@ -33,6 +34,8 @@ export interface ApiDeps {
   rateLimit?: { max: number; timeWindowMs: number } | false;
   /** Checks of `/ready`; default Postgres and ClickHouse. The all-in-one process adds the event log. */
   readiness?: readonly ReadinessCheck[];
+  /** Outgoing webhooks (SPEC §17); absent → no `/webhooks*` routes. */
+  webhooks?: WebhookRouteOptions;
 }
 
 function isLoggerInstance(logger: ApiDeps['logger']): logger is FastifyBaseLogger {
@@ -95,6 +98,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.keyCacheTtlMs !== undefined ? { keyCacheTtlMs: deps.keyCacheTtlMs } : {}),
     ...(deps.lastUsedFlushMs !== undefined ? { lastUsedFlushMs: deps.lastUsedFlushMs } : {}),
     ...(deps.rateLimit !== undefined ? { rateLimit: deps.rateLimit } : {}),
+    ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
   });
   return app;
 }

@@ -11,3 +11,4 @@ export * from './retention-job.js';
 export * from './route-deps.js';
 export * from './schemas.js';
 export * from './tenant-routes.js';
+export * from './webhooks/routes.js';

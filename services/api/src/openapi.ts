@@ -9,6 +9,7 @@ export const TAGS = {
   logs: 'Logs',
   apiKeys: 'API keys',
   settings: 'Tenant settings',
+  webhooks: 'Webhooks',
 } as const;
 
 export const DOCS_PREFIX = '/docs';
@@ -62,6 +63,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
         {
           name: TAGS.apiKeys,
           description: 'Create, list and revoke API keys (dashboard JWT, owner or admin).',
+        },
+        {
+          name: TAGS.webhooks,
+          description:
+            'Outgoing webhook endpoints, their deliveries and replays (API key with `webhooks:manage`, or dashboard JWT).',
         },
         {
           name: TAGS.settings,

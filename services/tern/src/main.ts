@@ -6,7 +6,7 @@ import { loadOrCreateDevSecrets } from './secrets.js';
 
 const DEMO_TENANT = 'demo';
 
-/** `--services=ingest,api` (default: all three in one process). */
+/** `--services=ingest,api` (default: all four in one process). */
 function servicesFromArgs(argv: readonly string[]): Set<Service> {
   const arg = argv.find((a) => a.startsWith('--services='));
   if (!arg) return new Set(SERVICES);
@@ -23,14 +23,19 @@ async function main(): Promise<void> {
   const started = performance.now();
   const config = loadConfig(process.env);
   const services = servicesFromArgs(process.argv.slice(2));
-  const secrets: RuntimeSecrets = { jwtSecret: config.jwtSecret, ingestToken: config.ingestToken };
+  const secrets: RuntimeSecrets = {
+    jwtSecret: config.jwtSecret,
+    ingestToken: config.ingestToken,
+    webhookSecretsKey: config.webhookSecretsKey,
+  };
   let generated = false;
   const noJwtKey = !config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl;
-  if ((noJwtKey || !config.ingestToken) && config.nodeEnv !== 'production') {
+  if ((noJwtKey || !config.ingestToken || !config.webhookSecretsKey) && config.nodeEnv !== 'production') {
     const dev = loadOrCreateDevSecrets(config.dataDir);
     if (noJwtKey) secrets.jwtSecret = dev.jwtSecret;
     if (!config.ingestToken) secrets.ingestToken = dev.ingestToken;
-    generated = true;
+    if (!config.webhookSecretsKey) secrets.webhookSecretsKey = dev.webhookSecretsKey;
+    generated = noJwtKey || !config.ingestToken;
   }
   const runtime = await startRuntime(config, services, secrets);
   const startMs = Math.round(performance.now() - started);

@@ -1,8 +1,9 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApiApp, createRetentionJob } from '@tern/api';
+import { createApiApp, createRetentionJob, type WebhookRouteOptions } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
+import { createDispatcher, DISPATCHER_GROUP } from '@tern/dispatcher';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
@@ -15,11 +16,12 @@ import {
   migratePostgres,
   type PostgresStore,
 } from '@tern/stores';
+import { createSecretBox } from '@tern/webhooks';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createMetrics, installMetrics } from './metrics.js';
 
-export const SERVICES = ['ingest', 'projector', 'api'] as const;
+export const SERVICES = ['ingest', 'projector', 'api', 'dispatcher'] as const;
 export type Service = (typeof SERVICES)[number];
 
 /** The projector's consumer group; every projector instance joins it. */
@@ -35,6 +37,8 @@ export const MIGRATIONS = {
 export interface RuntimeSecrets {
   jwtSecret?: string | undefined;
   ingestToken?: string | undefined;
+  /** Seals webhook secrets; without it the webhooks are off (no routes, no dispatcher). */
+  webhookSecretsKey?: string | undefined;
 }
 
 export interface Runtime {
@@ -100,7 +104,16 @@ export async function startRuntime(
       });
     }
 
-    if (services.has('ingest') || services.has('projector')) {
+    // Webhooks need the key that seals their secrets; without it (production, unset) they are off.
+    const secretBox = secrets.webhookSecretsKey ? createSecretBox(secrets.webhookSecretsKey) : undefined;
+    if (!secretBox && (services.has('api') || services.has('dispatcher'))) {
+      logger.warn(
+        'WEBHOOK_SECRETS_KEY is not set: outgoing webhooks are off (no /webhooks routes, no dispatcher)',
+      );
+    }
+    const runDispatcher = services.has('dispatcher') && secretBox !== undefined;
+
+    if (services.has('ingest') || services.has('projector') || runDispatcher) {
       if (config.kafkaBrokers) {
         log = createKafkaEventLog({
           brokers: config.kafkaBrokers,
@@ -130,7 +143,11 @@ export async function startRuntime(
             ? { publicKey: config.jwtPublicKey }
             : { jwksUrl: config.jwtJwksUrl! },
       );
+      const webhooks: WebhookRouteOptions | undefined = secretBox
+        ? { secretBox, urlPolicy: { allowPrivate: config.webhookAllowPrivate } }
+        : undefined;
       app = await createApiApp({
+        ...(webhooks ? { webhooks } : {}),
         pool,
         ch: chStore!.client,
         jwt,
@@ -183,6 +200,18 @@ export async function startRuntime(
       await projector.start();
       const running = projector;
       closers.unshift(() => running.stop());
+    }
+    if (runDispatcher) {
+      const dispatcher = createDispatcher({
+        pool,
+        log: log!,
+        group: DISPATCHER_GROUP,
+        secretBox: secretBox!,
+        allowPrivate: config.webhookAllowPrivate,
+        logger,
+      });
+      await dispatcher.start();
+      closers.unshift(() => dispatcher.stop());
     }
     // The HTTP server stops first (in-flight requests finish), then the projector, then stores.
     closers.unshift(() => app.close());

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 export interface DevSecrets {
   jwtSecret: string;
   ingestToken: string;
+  /** Seals webhook signing secrets (WEBHOOK_SECRETS_KEY). */
+  webhookSecretsKey: string;
 }
 
 /**
@@ -17,13 +19,23 @@ export function loadOrCreateDevSecrets(dataDir: string): DevSecrets & { created:
   if (existsSync(file)) {
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<DevSecrets>;
     if (parsed.jwtSecret && parsed.ingestToken) {
-      return { jwtSecret: parsed.jwtSecret, ingestToken: parsed.ingestToken, created: false };
+      const kept = {
+        ...parsed,
+        jwtSecret: parsed.jwtSecret,
+        ingestToken: parsed.ingestToken,
+        // Files written before webhooks existed get the missing key added once.
+        webhookSecretsKey: parsed.webhookSecretsKey ?? randomBytes(32).toString('base64url'),
+      };
+      if (!parsed.webhookSecretsKey)
+        writeFileSync(file, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
+      return { ...kept, created: false };
     }
   }
   mkdirSync(dataDir, { recursive: true });
   const secrets: DevSecrets = {
     jwtSecret: randomBytes(32).toString('base64url'),
     ingestToken: `ingest_${randomBytes(24).toString('base64url')}`,
+    webhookSecretsKey: randomBytes(32).toString('base64url'),
   };
   writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
   return { ...secrets, created: true };
