@@ -12,3 +12,4 @@ export * from './route-deps.js';
 export * from './schemas.js';
 export * from './tenant-routes.js';
 export * from './webhooks/routes.js';
+export * as webhookStore from './webhooks/store.js';

@@ -30,6 +30,7 @@ export function postWebhook(
   const elapsed = () => Math.round(performance.now() - started);
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (r: Omit<PostResult, 'durationMs'>) => {
       if (settled) return;
       settled = true;
@@ -69,7 +70,7 @@ export function postWebhook(
         'user-agent': 'Tern-Webhooks/1.0',
       },
     });
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       finish({ statusCode: null, error: `timeout after ${opts.timeoutMs} ms`, responseExcerpt: null });
       request.destroy();
     }, opts.timeoutMs);
