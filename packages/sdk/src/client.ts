@@ -9,6 +9,7 @@ import type {
   LogsResponse,
   RequestOptions,
 } from './types.js';
+import { createWebhooksApi, type WebhooksApi } from './webhooks.js';
 
 export interface TernClient {
   /** The resolved API origin (and path prefix), without a trailing slash. */
@@ -20,7 +21,21 @@ export interface TernClient {
    * while iterating (new emails arrive on top) are yielded once: ids already seen are skipped.
    */
   logs(params?: IterateLogsParams, options?: RequestOptions): AsyncGenerator<EmailLogEntry, void, undefined>;
+  /** Outgoing webhook endpoints, their deliveries and replays (key scope `webhooks:manage`). */
+  readonly webhooks: WebhooksApi;
 }
+
+/**
+ * One call of any method. Only requests that cannot have taken effect are retried: a GET or
+ * DELETE on 429/5xx/network errors, any other method on 429 only (the server refused it unread).
+ */
+export type SendRequest = <T>(
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  path: string,
+  init: { query?: Record<string, string | number | undefined>; body?: unknown },
+  check: (value: unknown) => value is T,
+  options: RequestOptions,
+) => Promise<T>;
 
 /** What the client needs from the outside world besides fetch; replaced in tests. */
 export interface ClientDeps {
@@ -120,7 +135,9 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     url: string,
     check: (value: unknown) => value is T,
     signal: AbortSignal | undefined,
+    request: { method: string; body?: string } = { method: 'GET' },
   ): Promise<Attempt<T>> {
+    const idempotent = request.method === 'GET' || request.method === 'DELETE';
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -130,11 +147,17 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     const forwardAbort = () => controller.abort(signal?.reason);
     signal?.addEventListener('abort', forwardAbort, { once: true });
     try {
-      const res = await doFetch(url, { method: 'GET', headers, signal: controller.signal });
+      const res = await doFetch(url, {
+        method: request.method,
+        headers: request.body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
+        ...(request.body === undefined ? {} : { body: request.body }),
+        signal: controller.signal,
+      });
       // The body is read under the same timer: a server that stalls mid-body also times out.
       const text = await res.text();
       if (res.status >= 200 && res.status < 300) {
-        const parsed = parseJson(text);
+        // 204 No Content (a delete) has no body to parse.
+        const parsed = res.status === 204 ? { ok: true as const, value: undefined } : parseJson(text);
         if (parsed.ok && check(parsed.value)) return { ok: true, value: parsed.value };
         const error = new TernApiError({
           status: res.status,
@@ -145,14 +168,18 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
         return { ok: false, error, retryable: false };
       }
       const error = errorFromResponse(res.status, res.statusText, res.headers, text, deps.now());
-      return { ok: false, error, retryable: isRetryableStatus(res.status) };
+      return {
+        ok: false,
+        error,
+        retryable: idempotent ? isRetryableStatus(res.status) : res.status === 429,
+      };
     } catch (cause) {
       if (signal?.aborted) return { ok: false, error: abortedError(signal), retryable: false };
       if (timedOut)
-        return { ok: false, error: new TernTimeoutError(config.timeoutMs, cause), retryable: true };
+        return { ok: false, error: new TernTimeoutError(config.timeoutMs, cause), retryable: idempotent };
       const message = `Network error: ${cause instanceof Error ? cause.message : String(cause)}`;
       const error = new TernApiError({ status: 0, code: 'NETWORK_ERROR', message, cause });
-      return { ok: false, error, retryable: true };
+      return { ok: false, error, retryable: idempotent };
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', forwardAbort);
@@ -161,9 +188,10 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
 
   async function get<T>(
     path: string,
-    query: Record<string, number | undefined>,
+    query: Record<string, string | number | undefined>,
     check: (value: unknown) => value is T,
     options: RequestOptions,
+    request: { method: string; body?: string } = { method: 'GET' },
   ): Promise<T> {
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(query))
@@ -174,7 +202,7 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
 
     for (let retry = 0; ; retry++) {
       if (signal?.aborted) throw abortedError(signal);
-      const result = await attempt(url, check, signal);
+      const result = await attempt(url, check, signal, request);
       if (result.ok) return result.value;
       if (!result.retryable || retry >= config.maxRetries) throw result.error;
       try {
@@ -207,5 +235,11 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     }
   }
 
-  return { baseUrl: config.baseUrl, getLogs, logs };
+  const send: SendRequest = (method, path, init, check, options) =>
+    get(path, init.query ?? {}, check, options, {
+      method,
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+    });
+
+  return { baseUrl: config.baseUrl, getLogs, logs, webhooks: createWebhooksApi(send) };
 }

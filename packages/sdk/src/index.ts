@@ -18,3 +18,18 @@ export type {
   LogsResponse,
   RequestOptions,
 } from './types.js';
+export { type VerifyWebhookOptions, verifyWebhook, WebhookVerificationError } from './verify-webhook.js';
+export type {
+  CreateWebhookParams,
+  ListMeta,
+  Page,
+  UpdateWebhookParams,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookDeliveryStatus,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookEventType,
+  WebhookReplay,
+  WebhooksApi,
+} from './webhooks.js';
