@@ -135,7 +135,7 @@ const isEndpointWithSecret = (v: unknown): v is WebhookEndpointWithSecret =>
 const isPage = (v: unknown): v is Page<never> => isObject(v) && Array.isArray(v.data) && isObject(v.meta);
 const isReplay = (v: unknown): v is WebhookReplay =>
   isObject(v) && typeof v.id === 'string' && typeof v.since === 'string';
-const isNothing = (v: unknown): v is void => v === undefined;
+const isNothing = (v: unknown): v is undefined => v === undefined;
 
 const iso = (d: string | Date) => (typeof d === 'string' ? d : d.toISOString());
 const at = (id: string) => `/webhooks/${encodeURIComponent(id)}`;
@@ -154,7 +154,9 @@ export function createWebhooksApi(send: Send): WebhooksApi {
       ) as Promise<Page<WebhookEndpoint>>,
     get: (id, options = {}) => send('GET', at(id), {}, isEndpoint, options),
     update: (id, params, options = {}) => send('PATCH', at(id), { body: params }, isEndpoint, options),
-    remove: (id, options = {}) => send('DELETE', at(id), {}, isNothing, options),
+    remove: async (id, options = {}) => {
+      await send('DELETE', at(id), {}, isNothing, options);
+    },
     rotateSecret: (id, options = {}) =>
       send('POST', `${at(id)}/rotate-secret`, {}, isEndpointWithSecret, options),
     deliveries: (id, params = {}, options = {}) =>
