@@ -154,6 +154,9 @@ interface ClaimedDelivery {
   secret_enc: string | null;
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
+  /** The email's projected fold state (`email_logs`), read along with the claim. */
+  email_state: EmailState | null;
+  email_version: number | null;
 }
 
 export function createDispatcher(opts: DispatcherOptions): Dispatcher {
@@ -248,11 +251,14 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
        ), claimed AS (
          UPDATE webhook_deliveries d SET next_attempt_at = $2
          FROM due WHERE d.id = due.id
-         RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_id, d.event, d.request_body, d.attempts, d.created_at
+         RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_id, d.email_id, d.event, d.request_body, d.attempts,
+                   d.created_at
        )
-       SELECT c.*, e.url, e.enabled, e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at
+       SELECT c.*, e.url, e.enabled, e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at,
+              l.state AS email_state, l.version AS email_version
        FROM claimed c
-       LEFT JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.id = c.endpoint_id`,
+       LEFT JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.id = c.endpoint_id
+       LEFT JOIN email_logs l ON c.request_body IS NULL AND l.tenant_id = c.tenant_id AND l.id = c.email_id`,
       [at, new Date(at.getTime() + leaseMs), limit],
     );
     return rows;
@@ -266,42 +272,56 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     );
   }
 
-  async function bodyOf(d: ClaimedDelivery): Promise<string | null> {
-    if (d.request_body !== null) return d.request_body;
-    const { rows } = await pool.query<{ state: EmailState; version: number; created_at: Date | null }>(
-      'SELECT state, version, created_at FROM email_logs WHERE tenant_id = $1 AND id = $2',
-      [d.tenant_id, d.event.emailId],
-    );
-    const row = rows[0];
-    const projected = row && row.version > 0 ? row.state : null;
-    if (
-      (projected?.queued ?? null) === null &&
-      d.event.type !== 'email.queued' &&
-      now().getTime() - d.created_at.getTime() < graceMs
-    ) {
-      // The projector has not folded the email's email.queued yet: wait a moment for the recipient.
-      await pool.query('UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = $1', [
-        d.id,
-        new Date(now().getTime() + 500),
-      ]);
-      return null;
+  /**
+   * Fixes the body of every claimed delivery that has none yet, in one statement, before any is
+   * sent: every retry (and a repeat after a crash) sends the same bytes. A delivery whose email
+   * the projector has not folded yet (no recipient known) waits a moment, up to `graceMs`.
+   */
+  async function fixBodies(claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]> {
+    const ready: ClaimedDelivery[] = [];
+    const waiting: string[] = [];
+    const fixed: { id: string; body: string; recipient: string | null }[] = [];
+    const at = now();
+    for (const d of claimed) {
+      if (d.request_body !== null || d.url === null || !d.enabled) {
+        ready.push(d);
+        continue;
+      }
+      const projected = d.email_state !== null && (d.email_version ?? 0) > 0 ? d.email_state : null;
+      if (
+        (projected?.queued ?? null) === null &&
+        d.event.type !== 'email.queued' &&
+        at.getTime() - d.created_at.getTime() < graceMs
+      ) {
+        waiting.push(d.id);
+        continue;
+      }
+      const payload = buildPayload(d.event, projected);
+      const body = JSON.stringify(payload);
+      fixed.push({ id: d.id, body, recipient: payload.data.to });
+      ready.push({ ...d, request_body: body });
     }
-    const payload = buildPayload(d.event, projected);
-    const body = JSON.stringify(payload);
-    // Fixed before the first attempt: every retry sends (and signs) the same bytes.
-    await pool.query('UPDATE webhook_deliveries SET request_body = $2, recipient = $3 WHERE id = $1', [
-      d.id,
-      body,
-      payload.data.to,
-    ]);
-    return body;
+    if (waiting.length > 0) {
+      await pool.query('UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::bigint[])', [
+        waiting,
+        new Date(at.getTime() + 500),
+      ]);
+    }
+    if (fixed.length > 0) {
+      await pool.query(
+        `UPDATE webhook_deliveries d SET request_body = u.body, recipient = u.recipient
+         FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(id, body, recipient) WHERE d.id = u.id`,
+        [fixed.map((f) => f.id), fixed.map((f) => f.body), fixed.map((f) => f.recipient)],
+      );
+    }
+    return ready;
   }
 
   async function attempt(d: ClaimedDelivery): Promise<void> {
     if (d.url === null || d.secret_enc === null) return abandon(d, 'endpoint deleted');
     if (!d.enabled) return abandon(d, 'endpoint disabled');
-    const body = await bodyOf(d);
-    if (body === null) return;
+    const body = d.request_body;
+    if (body === null) throw new Error('delivery without a body');
     const startedAt = now();
     const secrets = [secretBox.decrypt(d.secret_enc)];
     if (
@@ -321,65 +341,49 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
         ? 'failed'
         : 'retry';
     const finished = now();
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query(
-        `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
-        [
-          d.id,
-          attemptNo,
-          startedAt,
-          result.durationMs,
-          result.statusCode,
-          result.error,
-          result.responseExcerpt,
-        ],
-      );
-      const next =
-        outcome === 'retry' ? new Date(finished.getTime() + (schedule[attemptNo - 1] ?? 0)) : finished;
-      await client.query(
-        `UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4,
-           last_status_code = $5, last_error = $6, updated_at = $7
-         WHERE id = $1`,
-        [
-          d.id,
-          outcome === 'retry' ? 'pending' : outcome,
-          attemptNo,
-          next,
-          result.statusCode,
-          result.error,
-          finished,
-        ],
-      );
-      if (ok) {
-        await client.query(
-          'UPDATE webhook_endpoints SET failing_since = NULL WHERE tenant_id = $1 AND id = $2 AND failing_since IS NOT NULL',
-          [d.tenant_id, d.endpoint_id],
-        );
-      } else {
-        const { rows } = await client.query<{ disabled: boolean }>(
-          `UPDATE webhook_endpoints SET
-             failing_since = COALESCE(failing_since, $3),
-             enabled = CASE WHEN COALESCE(failing_since, $3) <= $4 THEN false ELSE enabled END,
-             disabled_reason = CASE WHEN COALESCE(failing_since, $3) <= $4 AND enabled
-                                    THEN 'every attempt failed for 5 days' ELSE disabled_reason END,
-             updated_at = CASE WHEN COALESCE(failing_since, $3) <= $4 AND enabled THEN $3 ELSE updated_at END
-           WHERE tenant_id = $1 AND id = $2
-           RETURNING NOT enabled AS disabled`,
-          [d.tenant_id, d.endpoint_id, startedAt, new Date(startedAt.getTime() - disableAfterMs)],
-        );
-        if (rows[0]?.disabled)
-          logger.warn({ webhookId: d.endpoint_id }, 'webhook endpoint disabled after failing');
-      }
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    const next =
+      outcome === 'retry' ? new Date(finished.getTime() + (schedule[attemptNo - 1] ?? 0)) : finished;
+    // One statement (atomic on its own): the attempt, the delivery's new state, and the endpoint's
+    // failure run — touched on a failure, or on a success that ends a run, so a healthy endpoint's
+    // row is not rewritten (and locked) by every delivery.
+    const { rows } = await pool.query<{ disabled: boolean | null }>(
+      `WITH attempt AS (
+         INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
+       ), delivery AS (
+         UPDATE webhook_deliveries SET status = $8, attempts = $2, next_attempt_at = $9,
+           last_status_code = $5, last_error = $6, updated_at = $10
+         WHERE id = $1
+       ), endpoint AS (
+         UPDATE webhook_endpoints SET
+           failing_since = CASE WHEN $11 THEN NULL ELSE COALESCE(failing_since, $3) END,
+           enabled = CASE WHEN NOT $11 AND COALESCE(failing_since, $3) <= $14 THEN false ELSE enabled END,
+           disabled_reason = CASE WHEN NOT $11 AND COALESCE(failing_since, $3) <= $14 AND enabled
+                                  THEN 'every attempt failed for 5 days' ELSE disabled_reason END,
+           updated_at = CASE WHEN NOT $11 AND COALESCE(failing_since, $3) <= $14 AND enabled THEN $10 ELSE updated_at END
+         WHERE tenant_id = $12 AND id = $13 AND (NOT $11 OR failing_since IS NOT NULL)
+         RETURNING enabled
+       )
+       SELECT NOT enabled AS disabled FROM endpoint`,
+      [
+        d.id,
+        attemptNo,
+        startedAt,
+        result.durationMs,
+        result.statusCode,
+        result.error,
+        result.responseExcerpt,
+        outcome === 'retry' ? 'pending' : outcome,
+        next,
+        finished,
+        ok,
+        d.tenant_id,
+        d.endpoint_id,
+        new Date(startedAt.getTime() - disableAfterMs),
+      ],
+    );
+    if (rows[0]?.disabled)
+      logger.warn({ webhookId: d.endpoint_id }, 'webhook endpoint disabled after failing');
     opts.onAttempt?.({ deliveryId: d.id, endpointId: d.endpoint_id, eventId: d.event_id, result, outcome });
   }
 
@@ -387,7 +391,8 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     const free = concurrency - inFlight.size;
     if (free <= 0) return 0;
     const claimed = await claim(free);
-    for (const d of claimed) {
+    const ready = claimed.length > 0 ? await fixBodies(claimed) : [];
+    for (const d of ready) {
       const p: Promise<void> = attempt(d)
         .catch((error: unknown) => {
           // The lease ends and the delivery is attempted again; never logs the URL or secret.
