@@ -28,6 +28,8 @@ describe('loadConfig', () => {
       ingestToken: undefined,
       retentionDays: 90,
       rateLimitPerMinute: 1200,
+      webhookAllowPrivate: true,
+      webhookSecretsKey: undefined,
       nodeEnv: 'development',
       logLevel: 'info',
     });
@@ -49,6 +51,8 @@ describe('loadConfig', () => {
       INGEST_TOKEN: 'token-token-token',
       RETENTION_DAYS: '30',
       RATE_LIMIT_PER_MINUTE: '0',
+      WEBHOOK_ALLOW_PRIVATE: 'false',
+      WEBHOOK_SECRETS_KEY: 'a-webhook-secrets-key',
       NODE_ENV: 'test',
       LOG_LEVEL: 'debug',
     });
@@ -67,6 +71,8 @@ describe('loadConfig', () => {
       ingestToken: 'token-token-token',
       retentionDays: 30,
       rateLimitPerMinute: 0,
+      webhookAllowPrivate: false,
+      webhookSecretsKey: 'a-webhook-secrets-key',
       nodeEnv: 'test',
       logLevel: 'debug',
     });
@@ -158,5 +164,22 @@ describe('loadConfig', () => {
   it('lets the caller choose whether secrets are required', () => {
     expect(() => loadConfig({}, { requireSecrets: true })).toThrow(ConfigError);
     expect(loadConfig({ NODE_ENV: 'production' }, { requireSecrets: false }).nodeEnv).toBe('production');
+  });
+
+  it('WEBHOOK_ALLOW_PRIVATE defaults to true, and to false with NODE_ENV=production (SPEC §2)', () => {
+    expect(loadConfig({ NODE_ENV: 'test' }).webhookAllowPrivate).toBe(true);
+    const prod = { NODE_ENV: 'production', JWT_SECRET: 's', INGEST_TOKEN: 't' };
+    expect(loadConfig(prod).webhookAllowPrivate).toBe(false);
+    expect(loadConfig({ ...prod, WEBHOOK_ALLOW_PRIVATE: 'true' }).webhookAllowPrivate).toBe(true);
+    expect(errorOf(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'yes' })).message).toBe(
+      'Invalid configuration: WEBHOOK_ALLOW_PRIVATE must be true or false (got "yes")',
+    );
+  });
+
+  it('WEBHOOK_SECRETS_KEY needs 16 characters and is never echoed', () => {
+    const err = errorOf(() => loadConfig({ WEBHOOK_SECRETS_KEY: 'short-secret' }));
+    expect(err.message).toBe(
+      'Invalid configuration: WEBHOOK_SECRETS_KEY must be at least 16 characters (value hidden)',
+    );
   });
 });
