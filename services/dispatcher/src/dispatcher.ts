@@ -323,13 +323,23 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     const body = d.request_body;
     if (body === null) throw new Error('delivery without a body');
     const startedAt = now();
-    const secrets = [secretBox.decrypt(d.secret_enc)];
-    if (
-      d.previous_secret_enc !== null &&
-      d.previous_secret_expires_at !== null &&
-      d.previous_secret_expires_at.getTime() > startedAt.getTime()
-    ) {
-      secrets.push(secretBox.decrypt(d.previous_secret_enc));
+    const secrets: string[] = [];
+    try {
+      secrets.push(secretBox.decrypt(d.secret_enc));
+      if (
+        d.previous_secret_enc !== null &&
+        d.previous_secret_expires_at !== null &&
+        d.previous_secret_expires_at.getTime() > startedAt.getTime()
+      ) {
+        secrets.push(secretBox.decrypt(d.previous_secret_enc));
+      }
+    } catch {
+      // Sealed under another WEBHOOK_SECRETS_KEY: retrying cannot help; rotating the secret does.
+      logger.error(
+        { webhookId: d.endpoint_id },
+        'webhook secret cannot be unsealed with this WEBHOOK_SECRETS_KEY',
+      );
+      return abandon(d, 'signing secret unreadable (server key changed): rotate the secret');
     }
     const headers = webhookHeaders(secrets, d.event_id, Math.floor(startedAt.getTime() / 1000), body);
     const result = await postWebhook(d.url, headers, body, { timeoutMs, allowPrivate: opts.allowPrivate });
@@ -475,7 +485,8 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
       },
     });
     try {
-      while (running && (await log.lag(group)) > 0) await sleep(200);
+      // A plain timer: `sleep` is the workers' (a wake-up meant for them must not end this wait).
+      while (running && (await log.lag(group)) > 0) await new Promise((r) => setTimeout(r, 200));
     } finally {
       await replayConsumer.stop();
     }

@@ -306,6 +306,28 @@ describe('disabled endpoints', () => {
   });
 });
 
+describe('secrets sealed under another server key', () => {
+  it('end the delivery at once with a clear reason, without an HTTP attempt or endless retries', async () => {
+    const tenant = `t-${suffix()}`;
+    const path = `/sealed-${tenant}`;
+    const endpoint = await createEndpoint(
+      pool,
+      createSecretBox('another-server-key-entirely'),
+      tenant,
+      receiver.url(path),
+    );
+    await publish(log, pool, emailEvents(tenant, 'em-sealed', [queued()]));
+    await waitFor(async () => (await deliveriesOf(endpoint.id))[0]?.status === 'failed', {
+      timeoutMs: 20_000,
+    });
+    const { rows } = await pool.query('SELECT last_error FROM webhook_deliveries WHERE endpoint_id = $1', [
+      endpoint.id,
+    ]);
+    expect(rows[0].last_error).toMatch(/rotate the secret/);
+    expect(receiver.on(path)).toHaveLength(0);
+  });
+});
+
 describe('secret rotation', () => {
   it('for 24 h after a rotation both secrets sign; after the overlap only the new one', async () => {
     const tenant = `t-${suffix()}`;
