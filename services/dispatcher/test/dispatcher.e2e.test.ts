@@ -157,5 +157,8 @@ describe('all-in-one (`npm start`, embedded stores)', () => {
     });
     expect(deliveries.status).toBe(200);
     expect(((await deliveries.json()) as { meta: { total: number } }).meta.total).toBe(2);
+    const metrics = await (await fetch(`${tern.url}/metrics`)).text();
+    expect(metrics).toMatch(/^dispatcher_attempts_total\{outcome="delivered"\} 2$/m);
+    expect(metrics).toMatch(/^dispatcher_lag_events \d+$/m);
   }, 120_000);
 });

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createApiApp, createRetentionJob, type WebhookRouteOptions } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
-import { createDispatcher, DISPATCHER_GROUP } from '@tern/dispatcher';
+import { createDispatcher, DISPATCHER_GROUP, type Dispatcher } from '@tern/dispatcher';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
@@ -83,6 +83,7 @@ export async function startRuntime(
   let chStore: ClickHouseStore | undefined;
   let log: EventLog | undefined;
   let projector: Projector | undefined;
+  let dispatcher: Dispatcher | undefined;
   try {
     pgStore = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
     closers.unshift(() => pgStore!.close());
@@ -174,6 +175,7 @@ export async function startRuntime(
     }
     installMetrics(app, metrics, async () => {
       if (projector) metrics.projectorLag.set(await projector.lag());
+      if (dispatcher) metrics.dispatcherLag.set(await dispatcher.lag());
     });
     if (services.has('ingest')) {
       if (!secrets.ingestToken) throw new Error('INGEST_TOKEN is required to run ingest');
@@ -202,16 +204,21 @@ export async function startRuntime(
       closers.unshift(() => running.stop());
     }
     if (runDispatcher) {
-      const dispatcher = createDispatcher({
+      dispatcher = createDispatcher({
         pool,
         log: log!,
         group: DISPATCHER_GROUP,
         secretBox: secretBox!,
         allowPrivate: config.webhookAllowPrivate,
         logger,
+        onAttempt(attempt) {
+          metrics.webhookAttempts.inc({ outcome: attempt.outcome });
+          metrics.webhookAttemptDuration.observe(attempt.result.durationMs);
+        },
       });
       await dispatcher.start();
-      closers.unshift(() => dispatcher.stop());
+      const running = dispatcher;
+      closers.unshift(() => running.stop());
     }
     // The HTTP server stops first (in-flight requests finish), then the projector, then stores.
     closers.unshift(() => app.close());
