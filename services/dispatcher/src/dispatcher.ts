@@ -120,10 +120,9 @@ async function insertDeliveries(db: Pick<pg.Pool, 'query'>, rows: readonly NewDe
   const result = await db.query(
     `INSERT INTO webhook_deliveries
        (tenant_id, endpoint_id, event_id, event_type, email_id, replay_id, event, next_attempt_at, created_at, updated_at)
-     SELECT t, e, ev, ty, em, r, j::jsonb, $9, $9, $9
+     SELECT t, e, ev, ty, em, r, j::jsonb, $8, $8, $8
      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
        AS u(t, e, ev, ty, em, r, j)
-     ORDER BY $8::int
      ON CONFLICT (endpoint_id, event_id, replay_id) DO NOTHING`,
     [
       rows.map((r) => r.tenantId),
@@ -133,7 +132,6 @@ async function insertDeliveries(db: Pick<pg.Pool, 'query'>, rows: readonly NewDe
       rows.map((r) => r.event.emailId),
       rows.map((r) => r.replayId),
       rows.map((r) => JSON.stringify(r.event)),
-      0,
       now,
     ],
   );
