@@ -48,6 +48,10 @@ export interface DispatcherOptions {
   replayPollMs?: number;
   /** An event whose email is not projected yet waits for it this long before going out without it. Default 30 s. */
   projectionGraceMs?: number;
+  /** Finished deliveries (and their attempts) and finished replays are deleted after this long. Default 30 days. */
+  recordRetentionMs?: number;
+  /** How often that sweep runs. Default 10 min. */
+  sweepIntervalMs?: number;
   /** Log batches (tests and benches shorten them). */
   maxBatchSize?: number;
   maxWaitMs?: number;
@@ -65,6 +69,8 @@ export interface AttemptRecord {
 export interface Dispatcher {
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Deletes finished records older than the retention, in batches; resolves with how many deliveries went. */
+  sweep(): Promise<number>;
   /** Turns consumed records into deliveries (what the consumer does with a batch). */
   enqueue(records: readonly ConsumedRecord[]): Promise<number>;
   /** Claims and attempts the due deliveries once; resolves with how many were attempted. */
@@ -170,6 +176,9 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   const pollIntervalMs = opts.pollIntervalMs ?? 250;
   const replayPollMs = opts.replayPollMs ?? 1_000;
   const graceMs = opts.projectionGraceMs ?? 30_000;
+  const retentionMs = opts.recordRetentionMs ?? 30 * 86_400_000;
+  const sweepIntervalMs = opts.sweepIntervalMs ?? 600_000;
+  let sweepTimer: NodeJS.Timeout | null = null;
 
   let consumer: EventLogConsumer | null = null;
   let running = false;
@@ -514,6 +523,23 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     }
   }
 
+  /** Small batches, so the sweep never holds many row locks or a long transaction. */
+  async function sweep(): Promise<number> {
+    const cutoff = new Date(now().getTime() - retentionMs);
+    let deleted = 0;
+    for (;;) {
+      const { rowCount } = await pool.query(
+        `DELETE FROM webhook_deliveries WHERE id IN (
+           SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < $1 LIMIT 1000)`,
+        [cutoff],
+      );
+      deleted += rowCount ?? 0;
+      if ((rowCount ?? 0) < 1000) break;
+    }
+    await pool.query(`DELETE FROM webhook_replays WHERE status = 'done' AND finished_at < $1`, [cutoff]);
+    return deleted;
+  }
+
   return {
     async start() {
       running = true;
@@ -528,9 +554,19 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
       });
       workerLoop = runWorkers();
       replayLoop = runReplays();
+      sweepTimer = setInterval(() => {
+        sweep().catch((error: unknown) =>
+          logger.warn(
+            { err: error instanceof Error ? error.message : String(error) },
+            'webhook record sweep failed',
+          ),
+        );
+      }, sweepIntervalMs);
+      sweepTimer.unref();
     },
     async stop() {
       running = false;
+      if (sweepTimer) clearInterval(sweepTimer);
       wakeWorkers();
       await consumer?.stop();
       consumer = null;
@@ -538,6 +574,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
       await replayLoop;
       await Promise.allSettled([...inFlight]);
     },
+    sweep,
     enqueue,
     runDue,
     lag: () => log.lag(opts.group),

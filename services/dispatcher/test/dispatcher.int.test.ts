@@ -418,6 +418,35 @@ describe('replay', () => {
   });
 });
 
+describe('record retention', () => {
+  it('the sweep deletes finished deliveries (attempts cascade) older than the retention, never pending ones', async () => {
+    const tenant = `t-${suffix()}`;
+    const endpoint = await createEndpoint(pool, box, tenant, receiver.url(`/sweep-${tenant}`));
+    const { rows } = await pool.query<{ id: string }>(
+      `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, email_id, event, status,
+         next_attempt_at, created_at, updated_at)
+       VALUES ($1, $2, 'old-done', 'email.sent', 'em', '{}', 'delivered', now(), now() - interval '40 days', now() - interval '31 days'),
+              ($1, $2, 'old-failed', 'email.sent', 'em', '{}', 'failed', now(), now() - interval '40 days', now() - interval '31 days'),
+              ($1, $2, 'old-pending', 'email.sent', 'em', '{}', 'pending', now() + interval '1 day', now() - interval '40 days', now() - interval '31 days'),
+              ($1, $2, 'recent-done', 'email.sent', 'em', '{}', 'delivered', now(), now(), now())
+       RETURNING id`,
+      [tenant, endpoint.id],
+    );
+    await pool.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code) VALUES ($1, 1, now(), 5, 200)`,
+      [rows[0]!.id],
+    );
+    expect(await dispatcher.sweep()).toBeGreaterThanOrEqual(2);
+    expect((await deliveriesOf(endpoint.id)).map((d) => d.event_id).sort()).toEqual([
+      'old-pending',
+      'recent-done',
+    ]);
+    expect(
+      (await pool.query('SELECT 1 FROM webhook_attempts WHERE delivery_id = $1', [rows[0]!.id])).rowCount,
+    ).toBe(0);
+  });
+});
+
 describe('address checks at delivery time (DNS rebinding)', () => {
   it('without WEBHOOK_ALLOW_PRIVATE a loopback target is refused at connection time, literal or by name', async () => {
     const before = receiver.received.length;

@@ -210,6 +210,8 @@ export async function startRuntime(
         group: DISPATCHER_GROUP,
         secretBox: secretBox!,
         allowPrivate: config.webhookAllowPrivate,
+        // Delivery records (request bodies hold personal data) live as long as the delivery log.
+        recordRetentionMs: config.retentionDays * 86_400_000,
         logger,
         onAttempt(attempt) {
           metrics.webhookAttempts.inc({ outcome: attempt.outcome });
