@@ -28,6 +28,8 @@ export interface Config {
   jwtJwksUrl: string | undefined;
   /** Bearer token of the sending pipeline on `POST /events`. */
   ingestToken: string | undefined;
+  /** HMAC key of tracking and unsubscribe tokens (SPEC §2); dev: generated and kept. */
+  trackingSecret: string | undefined;
   /** Default log retention; a tenant may override it. */
   retentionDays: number;
   /** Query API requests per credential per minute; 0 turns the limit off. */
@@ -36,9 +38,11 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /**
    * Server key that seals webhook signing secrets at rest (AES-256-GCM, key derived with HKDF).
-   * Unset: generated in development; in production the webhooks are off until it is set.
+   * Unset: generated in development (kept in the dev secrets file); required in production.
    */
   webhookSecretsKey: string | undefined;
+  /** Base URL users reach Tern at (dashboard link, later tracking links); undefined → the listen URL. */
+  publicUrl: string | undefined;
   nodeEnv: NodeEnv;
   logLevel: LogLevel;
 }
@@ -139,16 +143,27 @@ const envSchema = z.object({
     .optional(),
   JWT_JWKS_URL: urlVar(['http:', 'https:']).optional(),
   INGEST_TOKEN: z.string().optional(),
+  TRACKING_SECRET: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
   WEBHOOK_ALLOW_PRIVATE: boolVar.optional(),
   WEBHOOK_SECRETS_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  // A trailing slash is dropped so `${publicUrl}/path` is always one slash.
+  PUBLIC_URL: urlVar(['http:', 'https:'])
+    .transform((v) => v.replace(/\/+$/, ''))
+    .optional(),
   NODE_ENV: enumVar(NODE_ENVS).default('development'),
   LOG_LEVEL: enumVar(LOG_LEVELS).default('info'),
 });
 
 // Values never echoed back in an error message.
-const SECRET_VARS = new Set(['JWT_SECRET', 'JWT_PUBLIC_KEY', 'INGEST_TOKEN', 'WEBHOOK_SECRETS_KEY']);
+const SECRET_VARS = new Set([
+  'JWT_SECRET',
+  'JWT_PUBLIC_KEY',
+  'INGEST_TOKEN',
+  'TRACKING_SECRET',
+  'WEBHOOK_SECRETS_KEY',
+]);
 
 function shownValue(variable: string, raw: string | undefined): string {
   if (raw === undefined) return '';
@@ -198,11 +213,13 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     jwtPublicKey: e.JWT_PUBLIC_KEY,
     jwtJwksUrl: e.JWT_JWKS_URL,
     ingestToken: e.INGEST_TOKEN,
+    trackingSecret: e.TRACKING_SECRET,
     retentionDays: e.RETENTION_DAYS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     // SPEC §2: private targets are allowed in development, refused with NODE_ENV=production.
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV !== 'production',
     webhookSecretsKey: e.WEBHOOK_SECRETS_KEY,
+    publicUrl: e.PUBLIC_URL,
     nodeEnv: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
   };
@@ -211,12 +228,14 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     const missing: string[] = [];
     if (!config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl) missing.push('JWT_SECRET');
     if (!config.ingestToken) missing.push('INGEST_TOKEN');
+    if (!config.trackingSecret) missing.push('TRACKING_SECRET');
+    if (!config.webhookSecretsKey) missing.push('WEBHOOK_SECRETS_KEY');
     if (missing.length > 0) {
       const what = missing
         .map((v) =>
           v === 'JWT_SECRET'
             ? 'JWT_SECRET (or JWT_PUBLIC_KEY / JWT_JWKS_URL) must be set'
-            : 'INGEST_TOKEN must be set',
+            : `${v} must be set`,
         )
         .join('; ');
       throw new ConfigError(

@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       rateLimitPerMinute: 1200,
       webhookAllowPrivate: true,
       webhookSecretsKey: undefined,
+      publicUrl: undefined,
       nodeEnv: 'development',
       logLevel: 'info',
     });
@@ -53,6 +54,7 @@ describe('loadConfig', () => {
       RATE_LIMIT_PER_MINUTE: '0',
       WEBHOOK_ALLOW_PRIVATE: 'false',
       WEBHOOK_SECRETS_KEY: 'a-webhook-secrets-key',
+      PUBLIC_URL: 'https://mail.example.com/',
       NODE_ENV: 'test',
       LOG_LEVEL: 'debug',
     });
@@ -73,6 +75,7 @@ describe('loadConfig', () => {
       rateLimitPerMinute: 0,
       webhookAllowPrivate: false,
       webhookSecretsKey: 'a-webhook-secrets-key',
+      publicUrl: 'https://mail.example.com',
       nodeEnv: 'test',
       logLevel: 'debug',
     });
@@ -83,6 +86,12 @@ describe('loadConfig', () => {
     expect(config.port).toBe(3000);
     expect(config.databaseUrl).toBeUndefined();
     expect(config.kafkaBrokers).toBeUndefined();
+  });
+
+  it('refuses a PUBLIC_URL that is not an http(s) URL, naming it', () => {
+    const err = errorOf(() => loadConfig({ PUBLIC_URL: 'mail.example.com' }));
+    expect(err.variables).toEqual(['PUBLIC_URL']);
+    expect(err.message).toContain('PUBLIC_URL must be a URL starting with http:// or https://');
   });
 
   it('ignores variables it does not know', () => {
@@ -151,14 +160,45 @@ describe('loadConfig', () => {
     expect(url.message).toContain('"mysql://tern:***@db/x"');
   });
 
-  it('requires a JWT key and an ingest token in production', () => {
+  it('requires a JWT key, an ingest token, a tracking secret and a webhook secrets key in production', () => {
     const err = errorOf(() => loadConfig({ NODE_ENV: 'production' }));
-    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN']);
-    expect(err.message).toMatch(/^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set/);
-    expect(
-      loadConfig({ NODE_ENV: 'production', JWT_JWKS_URL: 'https://a.example/jwks', INGEST_TOKEN: 't' })
-        .ingestToken,
-    ).toBe('t');
+    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN', 'TRACKING_SECRET', 'WEBHOOK_SECRETS_KEY']);
+    expect(err.message).toMatch(
+      /^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set; TRACKING_SECRET must be set; WEBHOOK_SECRETS_KEY must be set in production/,
+    );
+    expect(err.message).not.toContain('\n');
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      JWT_JWKS_URL: 'https://a.example/jwks',
+      INGEST_TOKEN: 't',
+      TRACKING_SECRET: 'tracking-secret-0123456789',
+      WEBHOOK_SECRETS_KEY: 'webhook-secrets-key-0123456789',
+    });
+    expect(config.ingestToken).toBe('t');
+    expect(config.trackingSecret).toBe('tracking-secret-0123456789');
+    expect(config.webhookSecretsKey).toBe('webhook-secrets-key-0123456789');
+  });
+
+  it('names WEBHOOK_SECRETS_KEY alone when it is the only production secret missing', () => {
+    const err = errorOf(() =>
+      loadConfig({
+        NODE_ENV: 'production',
+        JWT_SECRET: 's',
+        INGEST_TOKEN: 't',
+        TRACKING_SECRET: 'tracking-secret-0123456789',
+      }),
+    );
+    expect(err.variables).toEqual(['WEBHOOK_SECRETS_KEY']);
+    expect(err.message).toBe(
+      'Invalid configuration: WEBHOOK_SECRETS_KEY must be set in production (dev values are generated only outside production)',
+    );
+  });
+
+  it('refuses a TRACKING_SECRET shorter than 16 characters, without echoing it', () => {
+    const err = errorOf(() => loadConfig({ TRACKING_SECRET: 'short-secret' }));
+    expect(err.message).toBe(
+      'Invalid configuration: TRACKING_SECRET must be at least 16 characters (value hidden)',
+    );
   });
 
   it('lets the caller choose whether secrets are required', () => {
@@ -168,7 +208,13 @@ describe('loadConfig', () => {
 
   it('WEBHOOK_ALLOW_PRIVATE defaults to true, and to false with NODE_ENV=production (SPEC §2)', () => {
     expect(loadConfig({ NODE_ENV: 'test' }).webhookAllowPrivate).toBe(true);
-    const prod = { NODE_ENV: 'production', JWT_SECRET: 's', INGEST_TOKEN: 't' };
+    const prod = {
+      NODE_ENV: 'production',
+      JWT_SECRET: 's',
+      INGEST_TOKEN: 't',
+      TRACKING_SECRET: 'tracking-secret-0123456789',
+      WEBHOOK_SECRETS_KEY: 'webhook-secrets-key-0123456789',
+    };
     expect(loadConfig(prod).webhookAllowPrivate).toBe(false);
     expect(loadConfig({ ...prod, WEBHOOK_ALLOW_PRIVATE: 'true' }).webhookAllowPrivate).toBe(true);
     expect(errorOf(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'yes' })).message).toBe(

@@ -22,6 +22,8 @@ export const emailQueuedData = z.strictObject({
   tags: z.array(nonEmpty('tag', 256)).max(50, { error: 'tags must have at most 50 items' }).optional(),
   from: z.string().max(320).optional(),
   scheduledAt: isoTimestamp('scheduledAt').optional(),
+  /** The email's project (SPEC §16); logs and analytics can be narrowed to it. */
+  projectId: idSchema('projectId').optional(),
 });
 export const emailSentData = z.strictObject({
   provider: nonEmpty('provider', 128),

@@ -36,14 +36,24 @@ export function addCounters(a: AnalyticsCounters, b: AnalyticsCounters, sign: 1 
   return out;
 }
 
-/** What one email adds to the rollup: one row at (createdAt UTC day, templateId or ''). */
-export type Contribution = { day: string; templateId: string; counters: AnalyticsCounters };
+/** What one email adds to the rollup: one row at (createdAt UTC day, templateId or '', projectId or ''). */
+export type Contribution = {
+  day: string;
+  templateId: string;
+  projectId: string;
+  counters: AnalyticsCounters;
+};
 
-/** A signed change of the rollup (one `email_daily_v2` row). */
+/**
+ * A signed change of the rollups: one `email_daily_v2` row (projectId ignored there), and one
+ * `email_project_daily_v1` row when projectId is not ''. Outbox rows written before projects
+ * existed lack projectId: read it with `?? ''`.
+ */
 export type AnalyticsDelta = {
   tenantId: string;
   day: string;
   templateId: string;
+  projectId: string;
   counters: AnalyticsCounters;
 };
 
@@ -55,6 +65,7 @@ export function contribution(state: EmailState): Contribution | null {
   return {
     day: utcDay(queued.createdAt),
     templateId: queued.templateId ?? '',
+    projectId: queued.projectId ?? '',
     counters: {
       total: 1,
       sent: b(status === 'SENT' || status === 'DELIVERED'),
@@ -71,7 +82,7 @@ export function contribution(state: EmailState): Contribution | null {
  * Rollup change when one email goes from `before` to `after`: after's contribution minus
  * before's. Summed over every change of an email it telescopes to its final contribution, which
  * is what keeps the rollup exact while events arrive in any order. 0, 1 or 2 rows (2 when an
- * earlier email.queued moved the email to another day or template); all-zero rows are left out.
+ * earlier email.queued moved the email to another day, template or project); all-zero rows are left out.
  */
 export function diffContributions(before: EmailState | null, after: EmailState): AnalyticsDelta[] {
   const { tenantId } = after;
@@ -79,9 +90,16 @@ export function diffContributions(before: EmailState | null, after: EmailState):
   const now = contribution(after);
   const rows: AnalyticsDelta[] = [];
   const push = (c: Contribution, counters: AnalyticsCounters) => {
-    if (!isZeroCounters(counters)) rows.push({ tenantId, day: c.day, templateId: c.templateId, counters });
+    if (!isZeroCounters(counters))
+      rows.push({ tenantId, day: c.day, templateId: c.templateId, projectId: c.projectId, counters });
   };
-  if (old !== null && now !== null && old.day === now.day && old.templateId === now.templateId) {
+  if (
+    old !== null &&
+    now !== null &&
+    old.day === now.day &&
+    old.templateId === now.templateId &&
+    old.projectId === now.projectId
+  ) {
     push(now, addCounters(now.counters, old.counters, -1));
     return rows;
   }
@@ -90,17 +108,17 @@ export function diffContributions(before: EmailState | null, after: EmailState):
   return rows;
 }
 
-/** Sum deltas per (tenantId, day, templateId), dropping rows that cancel out. Order: first appearance. */
+/** Sum deltas per (tenantId, day, templateId, projectId), dropping rows that cancel out. Order: first appearance. */
 export function aggregateDeltas(rows: readonly AnalyticsDelta[]): AnalyticsDelta[] {
   const byKey = new Map<string, AnalyticsDelta>();
   for (const row of rows) {
     // JSON of the tuple: unambiguous whatever characters the parts hold.
-    const key = JSON.stringify([row.tenantId, row.day, row.templateId]);
+    const key = JSON.stringify([row.tenantId, row.day, row.templateId, row.projectId ?? '']);
     const seen = byKey.get(key);
     byKey.set(
       key,
       seen === undefined
-        ? { ...row, counters: { ...row.counters } }
+        ? { ...row, projectId: row.projectId ?? '', counters: { ...row.counters } }
         : { ...seen, counters: addCounters(seen.counters, row.counters) },
     );
   }

@@ -22,6 +22,8 @@ export type QueuedInfo = {
   from: string | null;
   /** Normalised to `…Z`, or null. */
   scheduledAt: string | null;
+  /** The email's project (SPEC §16), or null. States stored before projects existed lack it: read with `?? null`. */
+  projectId: string | null;
   queuedEventId: string;
 };
 
@@ -49,6 +51,11 @@ export type EmailState = {
   lastOpenedAt: string | null;
   clickCount: number;
   complaintCount: number;
+  /**
+   * An `email.bounced` with `bounceType: hard` was seen (whatever status won): the recipient goes
+   * on the suppression list (SPEC §13). States stored before this field lack it: read with `?? false`.
+   */
+  hardBounced: boolean;
 };
 
 export function initialEmailState(tenantId: string, emailId: string): EmailState {
@@ -68,6 +75,7 @@ export function initialEmailState(tenantId: string, emailId: string): EmailState
     lastOpenedAt: null,
     clickCount: 0,
     complaintCount: 0,
+    hardBounced: false,
   };
 }
 
@@ -111,6 +119,7 @@ function queuedInfoOf(event: Extract<DeliveryEvent, { type: 'email.queued' }>): 
     tags: [...(data.tags ?? [])],
     from: data.from ?? null,
     scheduledAt: data.scheduledAt === undefined ? null : normaliseTimestamp(data.scheduledAt),
+    projectId: data.projectId ?? null,
     queuedEventId: event.id,
   };
 }
@@ -190,8 +199,12 @@ export function evolve(state: EmailState, event: DeliveryEvent): EmailState {
       return withStatus(state, 'DELAYED', at);
     case 'email.delivered':
       return withStatus(state, 'DELIVERED', at);
-    case 'email.bounced':
-      return withStatus(state, 'BOUNCED', at);
+    case 'email.bounced': {
+      const bounced = withStatus(state, 'BOUNCED', at);
+      return event.data.bounceType === 'hard' && !state.hardBounced
+        ? { ...bounced, hardBounced: true }
+        : bounced;
+    }
     case 'email.failed':
       return withStatus(state, 'FAILED', at);
     case 'email.suppressed':

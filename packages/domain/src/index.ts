@@ -1,3 +1,5 @@
 export * from './analytics.js';
 export * from './email-fold.js';
+export * from './render.js';
 export * from './time.js';
+export * from './unsubscribe.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type AnalyticsDelta,
   aggregateDeltas,
   analyticsPeriod,
   contribution,
@@ -41,6 +42,7 @@ describe('contribution of one email (SPEC §6)', () => {
     expect(contribution(foldEmail([queued('q1', '2024-05-02T01:30:00+02:00')]))).toEqual({
       day: '2024-05-01',
       templateId: '',
+      projectId: '',
       counters: counters({ total: 1 }),
     });
   });
@@ -88,7 +90,13 @@ describe('contribution of one email (SPEC §6)', () => {
 describe('diffContributions', () => {
   it('a new queued email adds one row', () => {
     expect(diffContributions(null, foldEmail([queued('q1', T0)]))).toEqual([
-      { tenantId: TENANT, day: '2024-05-01', templateId: '', counters: counters({ total: 1 }) },
+      {
+        tenantId: TENANT,
+        day: '2024-05-01',
+        templateId: '',
+        projectId: '',
+        counters: counters({ total: 1 }),
+      },
     ]);
   });
 
@@ -100,7 +108,13 @@ describe('diffContributions', () => {
     const before = foldEmail([queued('q1', T0), sent('s1', T0)]);
     const after = foldEmail([queued('q1', T0), sent('s1', T0), bounced('b1', T0)]);
     expect(diffContributions(before, after)).toEqual([
-      { tenantId: TENANT, day: '2024-05-01', templateId: '', counters: counters({ sent: -1, bounced: 1 }) },
+      {
+        tenantId: TENANT,
+        day: '2024-05-01',
+        templateId: '',
+        projectId: '',
+        counters: counters({ sent: -1, bounced: 1 }),
+      },
     ]);
   });
 
@@ -120,9 +134,59 @@ describe('diffContributions', () => {
         tenantId: TENANT,
         day: '2024-05-02',
         templateId: 'tpl_b',
+        projectId: '',
         counters: counters({ total: -1, sent: -1 }),
       },
-      { tenantId: TENANT, day: '2024-05-01', templateId: 'tpl_a', counters: counters({ total: 1, sent: 1 }) },
+      {
+        tenantId: TENANT,
+        day: '2024-05-01',
+        templateId: 'tpl_a',
+        projectId: '',
+        counters: counters({ total: 1, sent: 1 }),
+      },
+    ]);
+  });
+});
+
+describe('projects in the rollup (SPEC §16)', () => {
+  it('an email of a project contributes under its projectId', () => {
+    expect(contribution(foldEmail([queued('q1', T0, { projectId: 'prj_1' })]))?.projectId).toBe('prj_1');
+  });
+
+  it('an earlier email.queued naming another project moves the email: −old and +new', () => {
+    const late = queued('q2', '2024-05-01T23:50:00Z', { projectId: 'prj_b' });
+    const early = queued('q1', T0, { projectId: 'prj_a' });
+    const before = foldEmail([late]);
+    expect(diffContributions(before, foldEmail([late, early]))).toEqual([
+      {
+        tenantId: TENANT,
+        day: '2024-05-01',
+        templateId: '',
+        projectId: 'prj_b',
+        counters: counters({ total: -1 }),
+      },
+      {
+        tenantId: TENANT,
+        day: '2024-05-01',
+        templateId: '',
+        projectId: 'prj_a',
+        counters: counters({ total: 1 }),
+      },
+    ]);
+  });
+
+  it('aggregates per project and reads outbox rows written before projects existed as projectId ""', () => {
+    const base = { tenantId: 't1', day: '2024-05-01', templateId: '' };
+    const legacy = { ...base, counters: counters({ total: 1 }) } as unknown as AnalyticsDelta;
+    expect(
+      aggregateDeltas([
+        legacy,
+        { ...base, projectId: '', counters: counters({ total: 1 }) },
+        { ...base, projectId: 'prj_1', counters: counters({ total: 1 }) },
+      ]),
+    ).toEqual([
+      { ...base, projectId: '', counters: counters({ total: 2 }) },
+      { ...base, projectId: 'prj_1', counters: counters({ total: 1 }) },
     ]);
   });
 });
@@ -137,6 +201,7 @@ describe('aggregateDeltas', () => {
     tenantId,
     day,
     templateId,
+    projectId: '',
     counters: counters(c),
   });
 

@@ -34,6 +34,7 @@ const dataArb: Record<EventType, fc.Arbitrary<Record<string, unknown>>> = {
       tags: fc.array(fc.constantFrom('x', 'y', 'z'), { maxLength: 3 }),
       from: fc.constant('hello@tern.dev'),
       scheduledAt: timestampArb,
+      projectId: fc.constantFrom('prj_a', 'prj_b'),
     },
     { requiredKeys: ['toEmail', 'subject'] },
   ),

@@ -86,8 +86,8 @@ describe('the fold is order- and duplicate-independent (SPEC §5)', () => {
 describe('analytics deltas telescope to the final contributions', () => {
   const tenants = ['t1', 't2'];
   const emails = ['e1', 'e2', 'e3'];
-  const key = (r: { tenantId: string; day: string; templateId: string }) =>
-    JSON.stringify([r.tenantId, r.day, r.templateId]);
+  const key = (r: { tenantId: string; day: string; templateId: string; projectId: string }) =>
+    JSON.stringify([r.tenantId, r.day, r.templateId, r.projectId]);
   const sorted = (rows: AnalyticsDelta[]) => [...rows].sort((x, y) => (key(x) < key(y) ? -1 : 1));
 
   /** What the rollup should hold: Σ contribution(final state) over every email. */
@@ -198,6 +198,7 @@ function reference(events: readonly DeliveryEvent[]): EmailState {
       tags: q.data.tags ?? [],
       from: q.data.from ?? null,
       scheduledAt: q.data.scheduledAt ? iso(q.data.scheduledAt) : null,
+      projectId: q.data.projectId ?? null,
       queuedEventId: q.id,
     };
   }
@@ -238,5 +239,6 @@ function reference(events: readonly DeliveryEvent[]): EmailState {
   state.lastOpenedAt = opens.length ? new Date(Math.max(...opens)).toISOString() : null;
   state.clickCount = ofType('email.clicked').length;
   state.complaintCount = ofType('email.complained').length;
+  state.hardBounced = ofType('email.bounced').some((e) => e.data.bounceType === 'hard');
   return state;
 }

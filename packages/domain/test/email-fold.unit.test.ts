@@ -9,6 +9,7 @@ import {
   delayed,
   delivered,
   EMAIL,
+  event,
   failed,
   opened,
   queued,
@@ -49,7 +50,13 @@ describe('email.queued creates the log entry', () => {
 
   it('keeps every field of the queued data in the state', () => {
     given(
-      queued('q1', T0, { templateId: 'tpl_1', tags: ['a', 'b'], from: 'x@tern.dev', scheduledAt: T0 }),
+      queued('q1', T0, {
+        templateId: 'tpl_1',
+        tags: ['a', 'b'],
+        from: 'x@tern.dev',
+        scheduledAt: T0,
+        projectId: 'prj_1',
+      }),
     ).thenState({
       tenantId: TENANT,
       emailId: EMAIL,
@@ -61,6 +68,7 @@ describe('email.queued creates the log entry', () => {
         tags: ['a', 'b'],
         from: 'x@tern.dev',
         scheduledAt: T0,
+        projectId: 'prj_1',
         queuedEventId: 'q1',
       },
       status: 'QUEUED',
@@ -343,5 +351,27 @@ describe('foldEmail and evolve', () => {
     expect(emailLogEntrySchema.strict().parse(entry)).toEqual(entry);
     entry?.tags.push('mutated');
     expect(state.queued?.tags).toEqual(['a']);
+  });
+});
+
+describe('hard bounces (the suppression list, SPEC §13)', () => {
+  const soft = (id: string, at: string) => event('email.bounced', id, at, { bounceType: 'soft' });
+
+  it('a hard bounce is remembered whatever status wins', () => {
+    given(queued('q1', T0), bounced('b1', T1)).thenState({ hardBounced: true });
+    given(queued('q1', T0), bounced('b1', T1), failed('f1', T2)).thenState({
+      status: 'FAILED',
+      hardBounced: true,
+    });
+  });
+
+  it('a soft bounce alone is not a hard bounce', () => {
+    given(queued('q1', T0), soft('b1', T1)).thenState({ status: 'BOUNCED', hardBounced: false });
+  });
+
+  it('a state stored before the field existed folds on', () => {
+    const old = JSON.parse(JSON.stringify(foldEmail([queued('q1', T0)]))) as Partial<EmailState>;
+    delete old.hardBounced;
+    expect(evolve(old as EmailState, bounced('b1', T1)).hardBounced).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 import { type ResolvedConfig, readProcessEnv, resolveConfig, type TernOptions } from './config.js';
 import { ITERATOR_PAGE_LIMIT } from './constants.js';
+import { type ContactsApi, createContactsApi } from './contacts.js';
 import { TernApiError, TernTimeoutError } from './errors.js';
 import { type BackoffPolicy, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry.js';
 import type {
@@ -21,21 +22,11 @@ export interface TernClient {
    * while iterating (new emails arrive on top) are yielded once: ids already seen are skipped.
    */
   logs(params?: IterateLogsParams, options?: RequestOptions): AsyncGenerator<EmailLogEntry, void, undefined>;
+  /** Contacts and audiences (`contacts:read` / `contacts:write`). */
+  readonly contacts: ContactsApi;
   /** Outgoing webhook endpoints, their deliveries and replays (key scope `webhooks:manage`). */
   readonly webhooks: WebhooksApi;
 }
-
-/**
- * One call of any method. Only requests that cannot have taken effect are retried: a GET or
- * DELETE on 429/5xx/network errors, any other method on 429 only (the server refused it unread).
- */
-export type SendRequest = <T>(
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-  path: string,
-  init: { query?: Record<string, string | number | undefined>; body?: unknown },
-  check: (value: unknown) => value is T,
-  options: RequestOptions,
-) => Promise<T>;
 
 /** What the client needs from the outside world besides fetch; replaced in tests. */
 export interface ClientDeps {
@@ -75,6 +66,21 @@ export const defaultDeps: ClientDeps = {
 export function init(options: TernOptions = {}): TernClient {
   return createTernClient(resolveConfig(options, readProcessEnv()), defaultDeps);
 }
+
+/** What one call sends and how its 2xx body is read. */
+export type SendSpec<T> = {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  body?: string;
+  contentType?: string;
+} & ({ read: 'json'; check: (value: unknown) => value is T } | { read: 'text' } | { read: 'none' });
+
+/** Sends one call (with the client's credential, timeout and retry policy); what resources use. */
+export type Send = <T>(
+  path: string,
+  query: Record<string, number | string | undefined>,
+  spec: SendSpec<T>,
+  options: RequestOptions,
+) => Promise<T>;
 
 type Attempt<T> = { ok: true; value: T } | { ok: false; error: TernApiError; retryable: boolean };
 
@@ -133,11 +139,9 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
 
   async function attempt<T>(
     url: string,
-    check: (value: unknown) => value is T,
+    spec: SendSpec<T>,
     signal: AbortSignal | undefined,
-    request: { method: string; body?: string } = { method: 'GET' },
   ): Promise<Attempt<T>> {
-    const idempotent = request.method === 'GET' || request.method === 'DELETE';
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -148,17 +152,21 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     signal?.addEventListener('abort', forwardAbort, { once: true });
     try {
       const res = await doFetch(url, {
-        method: request.method,
-        headers: request.body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
-        ...(request.body === undefined ? {} : { body: request.body }),
+        method: spec.method,
+        headers:
+          spec.body === undefined
+            ? headers
+            : { ...headers, 'Content-Type': spec.contentType ?? 'application/json' },
+        ...(spec.body === undefined ? {} : { body: spec.body }),
         signal: controller.signal,
       });
       // The body is read under the same timer: a server that stalls mid-body also times out.
       const text = await res.text();
       if (res.status >= 200 && res.status < 300) {
-        // 204 No Content (a delete) has no body to parse.
-        const parsed = res.status === 204 ? { ok: true as const, value: undefined } : parseJson(text);
-        if (parsed.ok && check(parsed.value)) return { ok: true, value: parsed.value };
+        if (spec.read === 'text') return { ok: true, value: text as T };
+        if (spec.read === 'none') return { ok: true, value: undefined as T };
+        const parsed = parseJson(text);
+        if (parsed.ok && spec.check(parsed.value)) return { ok: true, value: parsed.value };
         const error = new TernApiError({
           status: res.status,
           code: 'INVALID_RESPONSE',
@@ -168,18 +176,14 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
         return { ok: false, error, retryable: false };
       }
       const error = errorFromResponse(res.status, res.statusText, res.headers, text, deps.now());
-      return {
-        ok: false,
-        error,
-        retryable: idempotent ? isRetryableStatus(res.status) : res.status === 429,
-      };
+      return { ok: false, error, retryable: isRetryableStatus(res.status) };
     } catch (cause) {
       if (signal?.aborted) return { ok: false, error: abortedError(signal), retryable: false };
       if (timedOut)
-        return { ok: false, error: new TernTimeoutError(config.timeoutMs, cause), retryable: idempotent };
+        return { ok: false, error: new TernTimeoutError(config.timeoutMs, cause), retryable: true };
       const message = `Network error: ${cause instanceof Error ? cause.message : String(cause)}`;
       const error = new TernApiError({ status: 0, code: 'NETWORK_ERROR', message, cause });
-      return { ok: false, error, retryable: idempotent };
+      return { ok: false, error, retryable: true };
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', forwardAbort);
@@ -188,10 +192,23 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
 
   async function get<T>(
     path: string,
-    query: Record<string, string | number | undefined>,
+    query: Record<string, number | string | undefined>,
     check: (value: unknown) => value is T,
     options: RequestOptions,
-    request: { method: string; body?: string } = { method: 'GET' },
+  ): Promise<T> {
+    return send(path, query, { method: 'GET', read: 'json', check }, options);
+  }
+
+  /**
+   * One call, retried with back-off on 429, 5xx, timeouts and network errors when it is a GET;
+   * a write is retried only on 429 (the server refused it before doing anything), so a create is
+   * never sent twice by the SDK.
+   */
+  async function send<T>(
+    path: string,
+    query: Record<string, number | string | undefined>,
+    spec: SendSpec<T>,
+    options: RequestOptions,
   ): Promise<T> {
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(query))
@@ -202,9 +219,10 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
 
     for (let retry = 0; ; retry++) {
       if (signal?.aborted) throw abortedError(signal);
-      const result = await attempt(url, check, signal, request);
+      const result = await attempt(url, spec, signal);
       if (result.ok) return result.value;
-      if (!result.retryable || retry >= config.maxRetries) throw result.error;
+      const retryable = spec.method === 'GET' ? result.retryable : result.error.status === 429;
+      if (!retryable || retry >= config.maxRetries) throw result.error;
       try {
         await deps.sleep(retryDelayMs(retry, result.error.retryAfterMs, policy, deps.random), signal);
       } catch {
@@ -235,11 +253,11 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     }
   }
 
-  const send: SendRequest = (method, path, init, check, options) =>
-    get(path, init.query ?? {}, check, options, {
-      method,
-      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-    });
-
-  return { baseUrl: config.baseUrl, getLogs, logs, webhooks: createWebhooksApi(send) };
+  return {
+    baseUrl: config.baseUrl,
+    getLogs,
+    logs,
+    contacts: createContactsApi(send),
+    webhooks: createWebhooksApi(send),
+  };
 }

@@ -1,6 +1,17 @@
 export { init, type TernClient } from './client.js';
 export type { FetchLike, TernOptions } from './config.js';
 export { API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL } from './constants.js';
+export type {
+  Audience,
+  AudienceList,
+  Contact,
+  ContactList,
+  ContactsApi,
+  CreateContactParams,
+  ImportContactsResult,
+  ListContactsParams,
+  UpdateContactParams,
+} from './contacts.js';
 export {
   isTernApiError,
   TernApiError,
@@ -14,6 +25,7 @@ export type {
   EmailStatus,
   GetLogsParams,
   IterateLogsParams,
+  ListMeta,
   LogsMeta,
   LogsResponse,
   RequestOptions,
@@ -21,7 +33,6 @@ export type {
 export { type VerifyWebhookOptions, verifyWebhook, WebhookVerificationError } from './verify-webhook.js';
 export type {
   CreateWebhookParams,
-  ListMeta,
   Page,
   UpdateWebhookParams,
   WebhookAttempt,

@@ -1,6 +1,8 @@
 import type {
+  Contact as ContractContact,
   EmailLogEntry as ContractEmailLogEntry,
   EmailStatus as ContractEmailStatus,
+  ImportResult as ContractImportResult,
   LogsMeta as ContractLogsMeta,
   LogsResponse as ContractLogsResponse,
   Webhook as ContractWebhook,
@@ -8,6 +10,7 @@ import type {
   WebhookReplay as ContractWebhookReplay,
   WebhookWithSecret as ContractWebhookWithSecret,
 } from '@tern/contracts';
+import type { Contact, ImportContactsResult } from './contacts.js';
 import type {
   WebhookDelivery,
   WebhookEndpoint,
@@ -55,6 +58,9 @@ export interface LogsMeta {
   totalPages: number;
 }
 
+/** `meta` of every list. */
+export type ListMeta = LogsMeta;
+
 /** The body of `GET /emails/logs`, exactly as the endpoint returns it. */
 export interface LogsResponse {
   data: EmailLogEntry[];
@@ -83,6 +89,8 @@ type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B 
 type Assert<T extends true> = T;
 
 type _ContractChecks = [
+  Assert<Equals<Contact, ContractContact>>,
+  Assert<Equals<ImportContactsResult, ContractImportResult>>,
   Assert<Equals<EmailStatus, ContractEmailStatus>>,
   Assert<Equals<EmailLogEntry, ContractEmailLogEntry>>,
   Assert<Equals<LogsMeta, ContractLogsMeta>>,

@@ -1,4 +1,5 @@
-import type { RequestOptions } from './types.js';
+import type { Send } from './client.js';
+import type { ListMeta, RequestOptions } from './types.js';
 
 // Types of `/webhooks*` (SPEC §17), spelled out so the published declarations stay free of zod;
 // they are pinned to the contract by compile-time checks in types.ts.
@@ -70,13 +71,6 @@ export interface WebhookReplay {
   status: 'pending' | 'running' | 'done';
 }
 
-export interface ListMeta {
-  page: number;
-  limit: number;
-  total: number;
-  totalPages: number;
-}
-
 export interface Page<T> {
   data: T[];
   meta: ListMeta;
@@ -118,14 +112,6 @@ export interface WebhooksApi {
   ): Promise<WebhookReplay>;
 }
 
-type Send = <T>(
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-  path: string,
-  init: { query?: Record<string, string | number | undefined>; body?: unknown },
-  check: (value: unknown) => value is T,
-  options: RequestOptions,
-) => Promise<T>;
-
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEndpoint = (v: unknown): v is WebhookEndpoint =>
@@ -135,49 +121,59 @@ const isEndpointWithSecret = (v: unknown): v is WebhookEndpointWithSecret =>
 const isPage = (v: unknown): v is Page<never> => isObject(v) && Array.isArray(v.data) && isObject(v.meta);
 const isReplay = (v: unknown): v is WebhookReplay =>
   isObject(v) && typeof v.id === 'string' && typeof v.since === 'string';
-const isNothing = (v: unknown): v is undefined => v === undefined;
 
 const iso = (d: string | Date) => (typeof d === 'string' ? d : d.toISOString());
 const at = (id: string) => `/webhooks/${encodeURIComponent(id)}`;
 
+const json = (body: unknown) => JSON.stringify(body);
+
 export function createWebhooksApi(send: Send): WebhooksApi {
   return {
     create: (params, options = {}) =>
-      send('POST', '/webhooks', { body: params }, isEndpointWithSecret, options),
+      send(
+        '/webhooks',
+        {},
+        { method: 'POST', body: json(params), read: 'json', check: isEndpointWithSecret },
+        options,
+      ),
     list: (params = {}, options = {}) =>
       send(
-        'GET',
         '/webhooks',
-        { query: { page: params.page, limit: params.limit } },
-        isPage,
+        { page: params.page, limit: params.limit },
+        { method: 'GET', read: 'json', check: isPage },
         options,
       ) as Promise<Page<WebhookEndpoint>>,
-    get: (id, options = {}) => send('GET', at(id), {}, isEndpoint, options),
-    update: (id, params, options = {}) => send('PATCH', at(id), { body: params }, isEndpoint, options),
-    remove: async (id, options = {}) => {
-      await send('DELETE', at(id), {}, isNothing, options);
-    },
+    get: (id, options = {}) => send(at(id), {}, { method: 'GET', read: 'json', check: isEndpoint }, options),
+    update: (id, params, options = {}) =>
+      send(at(id), {}, { method: 'PATCH', body: json(params), read: 'json', check: isEndpoint }, options),
+    remove: (id, options = {}) => send<void>(at(id), {}, { method: 'DELETE', read: 'none' }, options),
     rotateSecret: (id, options = {}) =>
-      send('POST', `${at(id)}/rotate-secret`, {}, isEndpointWithSecret, options),
+      send(
+        `${at(id)}/rotate-secret`,
+        {},
+        { method: 'POST', read: 'json', check: isEndpointWithSecret },
+        options,
+      ),
     deliveries: (id, params = {}, options = {}) =>
       send(
-        'GET',
         `${at(id)}/deliveries`,
-        { query: { page: params.page, limit: params.limit, status: params.status } },
-        isPage,
+        { page: params.page, limit: params.limit, status: params.status },
+        { method: 'GET', read: 'json', check: isPage },
         options,
       ) as Promise<Page<WebhookDelivery>>,
     replay: (id, params, options = {}) =>
       send(
-        'POST',
         `${at(id)}/replay`,
+        {},
         {
-          body: {
+          method: 'POST',
+          body: json({
             since: iso(params.since),
             ...(params.until === undefined ? {} : { until: iso(params.until) }),
-          },
+          }),
+          read: 'json',
+          check: isReplay,
         },
-        isReplay,
         options,
       ),
   };

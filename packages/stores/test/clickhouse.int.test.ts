@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
@@ -7,6 +7,7 @@ import {
   ChdbPathConflictError,
   type ClickHouseStore,
   createClickHouse,
+  DEFAULT_CLICKHOUSE_MIGRATIONS_DIR,
   migrateClickHouse,
 } from '../src/index.js';
 
@@ -77,9 +78,10 @@ describe('embedded chDB', () => {
 
   it('is chDB and migrates idempotently', async () => {
     expect(store.kind).toBe('chdb');
-    expect(await migrateClickHouse(store.client)).toEqual({
-      applied: ['0001_email_daily_v1.sql', '0002_email_daily_v2.sql'],
-    });
+    // Every migration of the repository, in order.
+    const all = (await readdir(DEFAULT_CLICKHOUSE_MIGRATIONS_DIR)).filter((n) => n.endsWith('.sql')).sort();
+    expect(all.slice(0, 2)).toEqual(['0001_email_daily_v1.sql', '0002_email_daily_v2.sql']);
+    expect(await migrateClickHouse(store.client)).toEqual({ applied: all });
     expect(await migrateClickHouse(store.client)).toEqual({ applied: [] });
     const rs = await store.client.query({
       query: `SELECT name, type, comment FROM system.columns

@@ -20,6 +20,8 @@ export const dayRangeParams = z.object({
   /** First and last UTC day, inclusive (`YYYY-MM-DD`). */
   fromDay: day,
   toDay: day,
+  /** Narrow to one project (SPEC §16): read from `email_project_daily_v1` instead. */
+  projectId: z.string().min(1).optional(),
 });
 export type DayRangeParams = z.infer<typeof dayRangeParams>;
 
@@ -44,6 +46,12 @@ export type TemplateRow = z.infer<typeof templateRow>;
 // could resolve to the alias instead of the column on older ClickHouse analyzers.
 const WHERE = `d.tenant_id = {tenantId:String} AND d.day >= {fromDay:Date} AND d.day <= {toDay:Date}`;
 
+/** The rollup to read and its filter: every email, or one project's (same counters, same sums). */
+const source = (p: DayRangeParams) =>
+  p.projectId === undefined
+    ? { from: 'email_daily_v2 AS d', where: WHERE }
+    : { from: 'email_project_daily_v1 AS d', where: `${WHERE} AND d.project_id = {projectId:String}` };
+
 export interface AnalyticsQueries {
   totals(params: DayRangeParams): Promise<TotalsRow>;
   /** Days with data only, oldest first; the caller zero-fills. */
@@ -65,12 +73,13 @@ export function createAnalyticsQueries(ch: ClickHouseClient): AnalyticsQueries {
   return {
     async totals(params) {
       const p = dayRangeParams.parse(params);
+      const { from, where } = source(p);
       const [row] = await rows(
         totalsRow,
         `SELECT sum(d.total) AS total, sum(d.sent) AS sent, sum(d.opened) AS opened, sum(d.clicked) AS clicked,
                 sum(d.bounced) AS bounced, sum(d.complained) AS complained, sum(d.failed) AS failed
-           FROM email_daily_v2 AS d
-          WHERE ${WHERE}`,
+           FROM ${from}
+          WHERE ${where}`,
         p,
       );
       // An aggregate without GROUP BY always yields one row (zeros when nothing matched).
@@ -79,12 +88,13 @@ export function createAnalyticsQueries(ch: ClickHouseClient): AnalyticsQueries {
 
     async daily(params) {
       const p = dayRangeParams.parse(params);
+      const { from, where } = source(p);
       return rows(
         dailyRow,
         `SELECT toString(d.day) AS day, sum(d.sent) AS sent, sum(d.opened) AS opened, sum(d.clicked) AS clicked,
                 sum(d.bounced) AS bounced
-           FROM email_daily_v2 AS d
-          WHERE ${WHERE}
+           FROM ${from}
+          WHERE ${where}
           GROUP BY d.day
           ORDER BY day`,
         p,
@@ -93,13 +103,14 @@ export function createAnalyticsQueries(ch: ClickHouseClient): AnalyticsQueries {
 
     async topTemplates(params) {
       const p = dayRangeParams.extend({ limit: z.number().int().min(1).max(1000) }).parse(params);
+      const { from, where } = source(p);
       // HAVING total > 0: deltas of a template can cancel out (an email moved to another
       // template by an earlier email.queued); such a template has no email in the cohort.
       return rows(
         templateRow,
         `SELECT d.template_id AS template_id, sum(d.sent) AS sent, sum(d.opened) AS opened, sum(d.clicked) AS clicked
-           FROM email_daily_v2 AS d
-          WHERE ${WHERE} AND d.template_id != ''
+           FROM ${from}
+          WHERE ${where} AND d.template_id != ''
           GROUP BY d.template_id
          HAVING sum(d.total) > 0
           ORDER BY sent DESC, template_id ASC

@@ -40,7 +40,11 @@ const analyticsErrors = {
 /** `/analytics/summary|daily|top-templates` (SPEC §6): dashboard sessions only, from ClickHouse. */
 export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
   /** Period, cohort range and freshness of one request; sets the freshness header. */
-  async function prepare(tenantId: string, days: number, setAsOf: (iso: string) => void) {
+  async function prepare(
+    tenantId: string,
+    { days, projectId }: { days: number; projectId?: string | undefined },
+    setAsOf: (iso: string) => void,
+  ) {
     const at = deps.now();
     const period = analyticsPeriod(at, days);
     const context = await tenantReadContext(deps.pool, tenantId);
@@ -48,6 +52,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     const range: DayRangeParams = {
       tenantId,
       ...cohortDays(at, period.since, context.retentionOverride ?? deps.retentionDays),
+      ...(projectId === undefined ? {} : { projectId }),
     };
     return { period, range };
   }
@@ -62,7 +67,8 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
         summary: 'Totals and rates',
         description:
           'Counts of the tenant’s emails created in the period (UTC: today − days + 1 at 00:00 until now) ' +
-          'and not expired by retention, with open, click, bounce and complaint rates.',
+          'and not expired by retention, with open, click, bounce and complaint rates. `projectId` narrows to one ' +
+          'project.',
         security: DASHBOARD_ONLY,
         querystring: analyticsQuerySchema,
         response: { 200: summaryResponseSchema, ...analyticsErrors },
@@ -70,9 +76,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const { period, range } = await prepare(tenantId, request.query.days, (v) =>
-        reply.header(AS_OF_HEADER, v),
-      );
+      const { period, range } = await prepare(tenantId, request.query, (v) => reply.header(AS_OF_HEADER, v));
       const totals = await deps.analytics.totals(range);
       return { period, totals, rates: rates(totals) };
     },
@@ -97,7 +101,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
       const { days } = request.query;
-      const { period, range } = await prepare(tenantId, days, (v) => reply.header(AS_OF_HEADER, v));
+      const { period, range } = await prepare(tenantId, request.query, (v) => reply.header(AS_OF_HEADER, v));
       const byDay = new Map((await deps.analytics.daily(range)).map((r) => [r.day, r]));
       return {
         days,
@@ -133,7 +137,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const { range } = await prepare(tenantId, request.query.days, (v) => reply.header(AS_OF_HEADER, v));
+      const { range } = await prepare(tenantId, request.query, (v) => reply.header(AS_OF_HEADER, v));
       const rows = await deps.analytics.topTemplates({ ...range, limit: TOP_TEMPLATES_LIMIT });
       const names = await templateNames(
         deps.pool,

@@ -14,6 +14,8 @@ export interface ApiKeyRecord {
   lastUsedAt: Date | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  /** The project the key is bound to (SPEC §16), or null. */
+  projectId: string | null;
 }
 
 /** A key that authenticated: what the request may do. */
@@ -21,6 +23,8 @@ export interface ActiveApiKey {
   id: string;
   tenantId: string;
   scopes: string[];
+  /** Null: every project of the tenant. */
+  projectId: string | null;
 }
 
 export interface ApiKeyStoreLogger {
@@ -47,7 +51,7 @@ export interface ApiKeyStore {
   authenticate(key: string): Promise<ActiveApiKey | null>;
   create(
     tenantId: string,
-    input: { name: string; scopes: readonly Scope[]; expiresAt: Date | null },
+    input: { name: string; scopes: readonly Scope[]; expiresAt: Date | null; projectId?: string | null },
   ): Promise<{ record: ApiKeyRecord; key: string }>;
   /** Newest first, revoked keys included. */
   list(tenantId: string): Promise<ApiKeyRecord[]>;
@@ -65,6 +69,7 @@ interface CachedKey {
   scopes: string[];
   expiresAt: Date | null;
   revokedAt: Date | null;
+  projectId: string | null;
 }
 
 interface CacheEntry {
@@ -83,9 +88,11 @@ type KeyRow = {
   last_used_at: Date | null;
   expires_at: Date | null;
   revoked_at: Date | null;
+  project_id: string | null;
 };
 
-const COLUMNS = 'id, tenant_id, name, scopes, prefix, created_at, last_used_at, expires_at, revoked_at';
+const COLUMNS =
+  'id, tenant_id, name, scopes, prefix, created_at, last_used_at, expires_at, revoked_at, project_id';
 
 const toRecord = (r: KeyRow): ApiKeyRecord => ({
   id: r.id,
@@ -97,6 +104,7 @@ const toRecord = (r: KeyRow): ApiKeyRecord => ({
   lastUsedAt: r.last_used_at,
   expiresAt: r.expires_at,
   revokedAt: r.revoked_at,
+  projectId: r.project_id,
 });
 
 /** Key ids are public (they appear in URLs); 96 random bits keep them unguessable anyway. */
@@ -132,6 +140,7 @@ export function createApiKeyStore(opts: ApiKeyStoreOptions): ApiKeyStore {
           scopes: row.scopes,
           expiresAt: row.expires_at,
           revokedAt: row.revoked_at,
+          projectId: row.project_id,
         };
   }
 
@@ -192,14 +201,14 @@ export function createApiKeyStore(opts: ApiKeyStoreOptions): ApiKeyStore {
       const at = now();
       if (key.expiresAt !== null && key.expiresAt.getTime() <= at.getTime()) return null;
       pendingUses.set(key.id, at);
-      return { id: key.id, tenantId: key.tenantId, scopes: key.scopes };
+      return { id: key.id, tenantId: key.tenantId, scopes: key.scopes, projectId: key.projectId };
     },
 
     async create(tenantId, input) {
       const generated = generateApiKey();
       const { rows } = await pool.query<KeyRow>(
-        `INSERT INTO api_keys (id, tenant_id, name, scopes, key_hash, prefix, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+        `INSERT INTO api_keys (id, tenant_id, name, scopes, key_hash, prefix, created_at, expires_at, project_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          RETURNING ${COLUMNS}`,
         [
           newKeyId(),
@@ -210,6 +219,7 @@ export function createApiKeyStore(opts: ApiKeyStoreOptions): ApiKeyStore {
           generated.prefix,
           now(),
           input.expiresAt,
+          input.projectId ?? null,
         ],
       );
       return { record: toRecord(rows[0]!), key: generated.key };

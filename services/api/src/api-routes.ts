@@ -9,10 +9,15 @@ import type pg from 'pg';
 import { createAnalyticsQueries } from './analytics-queries.js';
 import { analyticsRoutes } from './analytics-routes.js';
 import { type ApiKeyStoreLogger, createApiKeyStore } from './api-key-store.js';
+import { contactRoutes } from './contacts/routes.js';
 import { createAuthHook } from './credentials.js';
 import { logsRoutes } from './logs-routes.js';
+import { projectRoutes } from './projects/routes.js';
 import type { ApiRouteDeps } from './route-deps.js';
+import { suppressionRoutes } from './suppressions/routes.js';
+import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
+import { unsubscribeRoutes } from './unsubscribe/routes.js';
 import { type WebhookRouteOptions, webhookRoutes } from './webhooks/routes.js';
 
 export interface ApiRoutesOptions {
@@ -35,6 +40,10 @@ export interface ApiRoutesOptions {
   rateLimit?: { max: number; timeWindowMs: number } | false;
   /** Outgoing webhooks (SPEC §17): secret sealing and URL policy. Absent → no `/webhooks*` routes. */
   webhooks?: WebhookRouteOptions;
+  /** TRACKING_SECRET: signs unsubscribe (and tracking) tokens. Absent: no `/u/:token` routes. */
+  trackingSecret?: string;
+  /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
+  importMaxBytes?: number;
 }
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
@@ -109,5 +118,16 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   await app.register(analyticsRoutes, deps);
   await app.register(logsRoutes, deps);
   await app.register(tenantRoutes, deps);
+  // Tenant resources (SPEC part two): one encapsulated plugin each, see docs/architecture.md.
+  await app.register(templateRoutes, deps);
+  await app.register(suppressionRoutes, deps);
+  await app.register(projectRoutes, deps);
+  await app.register(contactRoutes, {
+    ...deps,
+    ...(opts.importMaxBytes === undefined ? {} : { importMaxBytes: opts.importMaxBytes }),
+  });
+  if (opts.trackingSecret !== undefined) {
+    await app.register(unsubscribeRoutes, { ...deps, trackingSecret: opts.trackingSecret });
+  }
   if (opts.webhooks) await app.register(webhookRoutes, { ...deps, webhooks: opts.webhooks });
 };

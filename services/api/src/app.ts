@@ -32,11 +32,21 @@ export interface ApiDeps {
   logger?: ApiLoggerOptions | FastifyBaseLogger | false;
   /** Per-credential request limit (default 1200/min); false: none. */
   rateLimit?: { max: number; timeWindowMs: number } | false;
+  /**
+   * TRACKING_SECRET: signs unsubscribe (and tracking) tokens; at least 16 characters. Without it
+   * the `/u/:token` routes are not mounted (the runtime always passes one).
+   */
+  trackingSecret?: string;
+  /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
+  importMaxBytes?: number;
   /** Checks of `/ready`; default Postgres and ClickHouse. The all-in-one process adds the event log. */
   readiness?: readonly ReadinessCheck[];
   /** Outgoing webhooks (SPEC §17); absent → no `/webhooks*` routes. */
   webhooks?: WebhookRouteOptions;
 }
+
+/** Longest path parameter the router accepts (longer → 414). */
+export const MAX_PARAM_LENGTH = 2048;
 
 function isLoggerInstance(logger: ApiDeps['logger']): logger is FastifyBaseLogger {
   return typeof logger === 'object' && typeof (logger as Partial<FastifyBaseLogger>).child === 'function';
@@ -70,7 +80,9 @@ export function apiLoggerOptions(opts: ApiLoggerOptions | false | undefined) {
  * and ClickHouse), OpenAPI at `/docs`, and the routes of `apiRoutes`.
  */
 export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
-  const common = { requestIdHeader: 'x-request-id' };
+  // Signed tokens in paths (`/u/:token`, tracking links) are longer than Fastify's 100-character
+  // default; ids are still bounded by their own schemas.
+  const common = { requestIdHeader: 'x-request-id', routerOptions: { maxParamLength: MAX_PARAM_LENGTH } };
   const app: FastifyInstance = isLoggerInstance(deps.logger)
     ? Fastify({ ...common, loggerInstance: deps.logger })
     : Fastify({ ...common, logger: apiLoggerOptions(deps.logger) });
@@ -94,6 +106,8 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ch: deps.ch,
     jwt: deps.jwt,
     retentionDays: deps.retentionDays,
+    ...(deps.trackingSecret !== undefined ? { trackingSecret: deps.trackingSecret } : {}),
+    ...(deps.importMaxBytes !== undefined ? { importMaxBytes: deps.importMaxBytes } : {}),
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.keyCacheTtlMs !== undefined ? { keyCacheTtlMs: deps.keyCacheTtlMs } : {}),
     ...(deps.lastUsedFlushMs !== undefined ? { lastUsedFlushMs: deps.lastUsedFlushMs } : {}),

@@ -7,7 +7,14 @@ import type { ApiKeyStore } from './api-key-store.js';
 /** Who is calling, once the credential was verified. */
 export type Credential =
   | { kind: 'jwt'; tenantId: string; role: Role; sub?: string }
-  | { kind: 'api_key'; tenantId: string; keyId: string; scopes: string[] };
+  | {
+      kind: 'api_key';
+      tenantId: string;
+      keyId: string;
+      scopes: string[];
+      /** A key created with `projectId` sends and reads only within that project (SPEC §16). */
+      projectId: string | null;
+    };
 
 /**
  * Route `config` read by the auth hook. `auth: 'jwt'` — dashboard sessions only (optionally of
@@ -19,6 +26,13 @@ export interface AuthConfig {
   scope?: Scope;
   roles?: readonly Role[];
   tenantParam?: string;
+  /** A public route's credential, for the docs (e.g. a signed token in its path). */
+  publicCredential?: string;
+  /**
+   * No API key may call the route, whatever its scopes: 403 `Missing required API key scope`
+   * (SPEC §12: keys only read templates; writes need a dashboard session).
+   */
+  denyKeys?: boolean;
 }
 
 declare module 'fastify' {
@@ -75,7 +89,13 @@ export async function verifyCredential(
   if (kind === 'api_key') {
     const key = await deps.keys.authenticate(found.value);
     if (key === null) throw unauthorized(INVALID_KEY_MESSAGE);
-    return { kind: 'api_key', tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
+    return {
+      kind: 'api_key',
+      tenantId: key.tenantId,
+      keyId: key.id,
+      scopes: key.scopes,
+      projectId: key.projectId,
+    };
   }
   if (kind === 'jwt' && found.via === 'authorization') {
     try {
@@ -105,6 +125,9 @@ export function authorize(credential: Credential, config: AuthConfig, params: un
   if (credential.kind === 'jwt' && config.roles !== undefined && !config.roles.includes(credential.role)) {
     throw httpError(403, `Requires the role ${config.roles.join(' or ')}`);
   }
+  if (credential.kind === 'api_key' && config.denyKeys === true) {
+    throw httpError(403, MISSING_SCOPE_MESSAGE);
+  }
   if (
     credential.kind === 'api_key' &&
     config.scope !== undefined &&
@@ -130,6 +153,10 @@ export function createAuthHook(deps: { jwt: JwtVerifier; keys: ApiKeyStore }) {
     authorize(credential, config, request.params);
   };
 }
+
+/** The project an API key is bound to (SPEC §16), or null: a JWT or an unbound key sees every project. */
+export const boundProject = (credential: Credential): string | null =>
+  credential.kind === 'api_key' ? credential.projectId : null;
 
 /** The credential of an authenticated route (the hook ran). */
 export function credentialOf(request: FastifyRequest): Credential {

@@ -3,6 +3,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import { SCOPES } from '@tern/contracts';
 import type { FastifyInstance } from 'fastify';
 import { createJsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import type { AuthConfig } from './credentials.js';
 
 export const TAGS = {
   analytics: 'Analytics',
@@ -10,9 +11,40 @@ export const TAGS = {
   apiKeys: 'API keys',
   settings: 'Tenant settings',
   webhooks: 'Webhooks',
+  templates: 'Templates',
+  suppressions: 'Suppressions',
+  projects: 'Projects',
+  contacts: 'Contacts',
+  unsubscribe: 'Unsubscribe',
 } as const;
 
 export const DOCS_PREFIX = '/docs';
+
+/** OpenAPI extension on every authenticated operation: who may call it, in words (from the route's `config`). */
+export const CREDENTIAL_EXTENSION = 'x-tern-credential';
+
+/** The credential rule of a route config, as `docs/api.md` and `/docs` show it. */
+export function describeCredential(config: AuthConfig): string | null {
+  if (config.auth === undefined) return config.publicCredential ?? null;
+  const roles = config.roles === undefined ? 'any role' : `role ${config.roles.join(' or ')}`;
+  const tenant = config.tenantParam === undefined ? '' : ` of the tenant in \`:${config.tenantParam}\``;
+  if (config.auth === 'jwt') return `Dashboard JWT${tenant} (${roles}); API keys get 403.`;
+  if (config.denyKeys)
+    return `Dashboard JWT (${roles}); every API key gets 403 \`Missing required API key scope\`.`;
+  return `API key with \`${config.scope}\`, or a dashboard JWT (${roles}).`;
+}
+
+type Transform = ReturnType<typeof createJsonSchemaTransform>;
+
+/** Adds `x-tern-credential` to each documented operation, from the route's auth config. */
+function withCredentialDoc(transform: Transform): Transform {
+  return (input) => {
+    const out = transform(input);
+    const text = describeCredential((input.route.config ?? {}) as AuthConfig);
+    if (text === null) return out;
+    return { ...out, schema: { ...out.schema, [CREDENTIAL_EXTENSION]: text } as typeof out.schema };
+  };
+}
 
 /** OpenAPI security requirements of the routes (alternatives: any one of them). */
 type SecurityRequirements = Array<Record<string, string[]>>;
@@ -73,6 +105,29 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.settings,
           description: 'Per-tenant settings such as retention (dashboard JWT, owner or admin).',
         },
+        {
+          name: TAGS.templates,
+          description:
+            'Mustache templates (read: `templates:read` or any dashboard JWT; write: dashboard JWT, owner or admin).',
+        },
+        {
+          name: TAGS.suppressions,
+          description: 'Addresses never sent to (`suppressions:read`, `suppressions:write`).',
+        },
+        {
+          name: TAGS.projects,
+          description: 'Groups of emails; keys may be bound to one (`projects:read`, `projects:write`).',
+        },
+        {
+          name: TAGS.contacts,
+          description:
+            'Contacts and audiences, CSV import and export (API key with `contacts:read` / `contacts:write`, or dashboard JWT).',
+        },
+        {
+          name: TAGS.unsubscribe,
+          description:
+            'The links of `List-Unsubscribe` (RFC 8058): one-click `POST` and a confirmation page. No credential: the signed token is one.',
+        },
       ],
       components: {
         securitySchemes: {
@@ -97,20 +152,22 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
         },
       },
     },
-    transform: createJsonSchemaTransform({
-      skipList: [
-        DOCS_PREFIX,
-        `${DOCS_PREFIX}/`,
-        `${DOCS_PREFIX}/json`,
-        `${DOCS_PREFIX}/yaml`,
-        `${DOCS_PREFIX}/uiConfig`,
-        `${DOCS_PREFIX}/initOAuth`,
-        `${DOCS_PREFIX}/*`,
-        `${DOCS_PREFIX}/static/*`,
-        '/health',
-        '/ready',
-      ],
-    }),
+    transform: withCredentialDoc(
+      createJsonSchemaTransform({
+        skipList: [
+          DOCS_PREFIX,
+          `${DOCS_PREFIX}/`,
+          `${DOCS_PREFIX}/json`,
+          `${DOCS_PREFIX}/yaml`,
+          `${DOCS_PREFIX}/uiConfig`,
+          `${DOCS_PREFIX}/initOAuth`,
+          `${DOCS_PREFIX}/*`,
+          `${DOCS_PREFIX}/static/*`,
+          '/health',
+          '/ready',
+        ],
+      }),
+    ),
     transformObject: jsonSchemaTransformObject,
   });
   await app.register(fastifySwaggerUi, { routePrefix: DOCS_PREFIX });

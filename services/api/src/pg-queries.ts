@@ -70,23 +70,24 @@ const toEntry = (r: LogRow): EmailLogEntry => ({
  */
 export async function logsPage(
   pool: pg.Pool,
-  q: { tenantId: string; cutoff: Date; page: number; limit: number },
+  q: { tenantId: string; cutoff: Date; page: number; limit: number; projectId?: string | null },
 ): Promise<{ entries: EmailLogEntry[]; total: number }> {
   // BigInt: (page − 1) · limit may pass 2^53 for absurd pages; Postgres takes it as bigint text.
   const offset = ((BigInt(q.page) - 1n) * BigInt(q.limit)).toString();
-  const where = 'tenant_id = $1 AND created_at IS NOT NULL AND created_at >= $2';
+  // With a project: its own equality, so the planner uses email_logs_tenant_project_created_idx.
+  const project = q.projectId ?? null;
+  const filter: unknown[] = project === null ? [q.tenantId, q.cutoff] : [q.tenantId, q.cutoff, project];
+  const where = `tenant_id = $1 AND created_at IS NOT NULL AND created_at >= $2${project === null ? '' : ' AND project_id = $3'}`;
+  const n = filter.length;
   const [count, page] = await Promise.all([
-    pool.query<{ total: string }>(`SELECT count(*) AS total FROM email_logs WHERE ${where}`, [
-      q.tenantId,
-      q.cutoff,
-    ]),
+    pool.query<{ total: string }>(`SELECT count(*) AS total FROM email_logs WHERE ${where}`, filter),
     pool.query<LogRow>(
       `SELECT id, to_email, subject, status, provider, message_id, created_at, tags
          FROM email_logs
         WHERE ${where}
         ORDER BY created_at DESC, id COLLATE "C" DESC
-        LIMIT $3 OFFSET $4::bigint`,
-      [q.tenantId, q.cutoff, q.limit, offset],
+        LIMIT $${n + 1} OFFSET $${n + 2}::bigint`,
+      [...filter, q.limit, offset],
     ),
   ]);
   return { entries: page.rows.map(toEntry), total: Number(count.rows[0]?.total ?? 0) };

@@ -1,8 +1,8 @@
 import { randomBase62 } from '@tern/auth';
-import { RESOURCE_ID_PREFIXES, type ResourceKind } from '@tern/contracts';
+import { listMeta, RESOURCE_ID_PREFIXES, type ResourceKind } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import { z } from 'zod';
-import { logsQuerySchema } from './schemas.js';
+import { errorResponse, errors, pageQuerySchema } from './schemas.js';
 
 /**
  * What every tenant-resource plugin uses (templates, suppressions, projects, webhooks, contacts,
@@ -18,11 +18,17 @@ export function newResourceId(kind: ResourceKind): string {
 }
 
 /** `?page=&limit=` of every list, validated like the delivery log's (SPEC §7). */
-export const pageQuerySchema = logsQuerySchema;
+export { pageQuerySchema };
 export type PageQuery = z.infer<typeof pageQuerySchema>;
 
-/** SQL `LIMIT`/`OFFSET` of a page. */
-export const pageWindow = ({ page, limit }: PageQuery) => ({ limit, offset: (page - 1) * limit });
+/**
+ * SQL `LIMIT`/`OFFSET` of a page. The offset is bigint text: `(page − 1) · limit` passes 2^53 for
+ * absurd pages (a page past the end is `data: []`, never a 500); bind it as `$n::bigint`.
+ */
+export const pageWindow = ({ page, limit }: PageQuery) => ({
+  limit,
+  offset: ((BigInt(page) - 1n) * BigInt(limit)).toString(),
+});
 
 /**
  * Unknown id, or another tenant's: the same 404 either way (SPEC part two: never 403, never its
@@ -30,12 +36,36 @@ export const pageWindow = ({ page, limit }: PageQuery) => ({ limit, offset: (pag
  */
 export const notFound = (what: string) => httpError(404, `${what} not found`);
 
+/** A write that contradicts what exists (an id taken, a project still holding emails). */
+export const conflict = (message: string) => httpError(409, message);
+
+/**
+ * The documented error answers of a resource route: 401 always, 403 (a key lacking the scope, a
+ * JWT lacking the role), 404 when the route names a resource, 409 with its example message.
+ */
+export function resourceErrors(what: string, opts: { notFound?: boolean; conflict?: string } = {}) {
+  return {
+    401: errors.unauthorized,
+    403: errors.forbiddenScope,
+    ...(opts.notFound
+      ? { 404: errorResponse(404, `No such ${what} for this tenant.`, `${what} not found`) }
+      : {}),
+    ...(opts.conflict ? { 409: errorResponse(409, 'Conflicts with what exists.', opts.conflict) } : {}),
+  };
+}
+
+/** `{ data, meta }` of a list route (SPEC part two: every list pages like the delivery log). */
+export const listAnswer = <T>(items: T[], page: PageQuery, total: number) => ({
+  data: items,
+  meta: listMeta(page.page, page.limit, total),
+});
+
 /** A path parameter that names a resource; anything not shaped like an id is simply not found. */
-export const resourceIdParam = (what: string) =>
+export const resourceIdParam = (what: string, example?: string) =>
   z.object({
     id: z
       .string()
       .min(1)
       .max(200)
-      .meta({ description: `Id of the ${what}.` }),
+      .meta({ description: `Id of the ${what}.`, ...(example === undefined ? {} : { example }) }),
   });

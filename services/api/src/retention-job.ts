@@ -74,17 +74,24 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
     }
   }
 
-  /** Issues the ClickHouse DELETE only when there is something to delete (a DELETE is a mutation). */
+  /**
+   * Issues the ClickHouse DELETE only when there is something to delete (a DELETE is a mutation),
+   * in each rollup: every email's, and the per-project one (SPEC §16). Counts DELETEs issued.
+   */
   async function deleteDays(where: string, params: Record<string, unknown>): Promise<number> {
-    const probe = await opts.ch.query({
-      query: `SELECT count() AS n FROM email_daily_v2 WHERE ${where}`,
-      query_params: params,
-      format: 'JSONEachRow',
-    });
-    const [row] = await probe.json<{ n: string | number }>();
-    if (Number(row?.n ?? 0) === 0) return 0;
-    await opts.ch.command({ query: `DELETE FROM email_daily_v2 WHERE ${where}`, query_params: params });
-    return 1;
+    let issued = 0;
+    for (const table of ['email_daily_v2', 'email_project_daily_v1']) {
+      const probe = await opts.ch.query({
+        query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
+        query_params: params,
+        format: 'JSONEachRow',
+      });
+      const [row] = await probe.json<{ n: string | number }>();
+      if (Number(row?.n ?? 0) === 0) continue;
+      await opts.ch.command({ query: `DELETE FROM ${table} WHERE ${where}`, query_params: params });
+      issued++;
+    }
+    return issued;
   }
 
   /**

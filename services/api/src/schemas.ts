@@ -1,6 +1,7 @@
 import {
   emailLogEntrySchema,
   errorBodySchema,
+  idSchema,
   logsMetaSchema,
   SCOPES,
   scopeSchema,
@@ -52,14 +53,23 @@ export const DEFAULT_ANALYTICS_DAYS = 30;
 export const MAX_LOGS_LIMIT = 100;
 export const DEFAULT_LOGS_LIMIT = 20;
 
+/** `?projectId=`: narrows logs and analytics to one project (SPEC §16). */
+const projectFilter = idSchema('projectId')
+  .optional()
+  .meta({ description: 'Only the emails of this project.', example: 'prj_4Hs9dK2mQ7wE1rT6yU3iO8pA' });
+
 export const analyticsQuerySchema = z.object({
   days: queryInteger('days', 1, MAX_ANALYTICS_DAYS, DEFAULT_ANALYTICS_DAYS),
+  projectId: projectFilter,
 });
 
-export const logsQuerySchema = z.object({
+/** `?page=&limit=` of the delivery log and of every resource list (SPEC §7). */
+export const pageQuerySchema = z.object({
   page: queryInteger('page', 1, undefined, 1),
   limit: queryInteger('limit', 1, MAX_LOGS_LIMIT, DEFAULT_LOGS_LIMIT),
 });
+
+export const logsQuerySchema = pageQuerySchema.extend({ projectId: projectFilter });
 
 // --- Path parameters -------------------------------------------------------------------------
 
@@ -90,7 +100,13 @@ export const apiErrorSchema = errorBodySchema
   })
   .loose();
 
-const error = (status: number, description: string, message: string, extra: Record<string, unknown> = {}) =>
+/** An error answer of one status, documented with an example body (for route `response` maps). */
+export const errorResponse = (
+  status: number,
+  description: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+) =>
   apiErrorSchema.meta({
     description,
     examples: [{ statusCode: status, error: reason(status), message, ...extra }],
@@ -106,30 +122,33 @@ function reason(status: number): string {
       return 'Forbidden';
     case 404:
       return 'Not Found';
+    case 409:
+      return 'Conflict';
     default:
       return 'Error';
   }
 }
 
 export const errors = {
-  badRequest: (message: string) => error(400, 'Invalid request: the message names the field.', message),
-  unauthorized: error(
+  badRequest: (message: string) =>
+    errorResponse(400, 'Invalid request: the message names the field.', message),
+  unauthorized: errorResponse(
     401,
     'No credential, or an invalid, expired or revoked one.',
     'Missing credential: send Authorization: Bearer <token> or X-API-Key: <key>',
   ),
-  forbiddenKind: error(
+  forbiddenKind: errorResponse(
     403,
     'The credential is of the wrong kind (an API key where a dashboard session is required), of another tenant, or lacks the role.',
     'A dashboard session (JWT) is required for this endpoint; API keys are not accepted',
   ),
-  forbiddenScope: error(
+  forbiddenScope: errorResponse(
     403,
     'The API key lacks the scope this route requires (`missingScope`).',
     'Missing required API key scope',
     { missingScope: 'email:read' },
   ),
-  notFound: error(404, 'No such resource for this tenant.', 'API key not found'),
+  notFound: errorResponse(404, 'No such resource for this tenant.', 'API key not found'),
 };
 
 // --- Freshness header ------------------------------------------------------------------------
@@ -296,6 +315,17 @@ export const createApiKeyBodySchema = z
       .nullable()
       .optional()
       .meta({ description: 'When the key stops working; must be in the future. Absent or null: never.' }),
+    projectId: z
+      .string({ error: 'projectId must be the id of one of the tenant’s projects' })
+      .min(1, { error: 'projectId must be the id of one of the tenant’s projects' })
+      .max(200, { error: 'projectId must be the id of one of the tenant’s projects' })
+      .nullable()
+      .optional()
+      .meta({
+        description:
+          'Binds the key to one project (SPEC §16): it then sends and reads only within it. Absent or null: every project.',
+        example: 'prj_4Hs9dK2mQ7wE1rT6yU3iO8pA',
+      }),
   })
   .meta({
     examples: [{ name: 'Production server', scopes: ['email:read'], expiresAt: '2027-01-01T00:00:00Z' }],
@@ -307,6 +337,10 @@ const apiKeyFields = {
   scopes: z.array(scopeSchema),
   createdAt: z.string().meta({ description: 'ISO 8601.' }),
   expiresAt: z.string().nullable().meta({ description: 'ISO 8601; null = never expires.' }),
+  projectId: z
+    .string()
+    .nullable()
+    .meta({ description: 'The project the key is bound to; null = every project.' }),
 };
 
 export const createdApiKeySchema = z
@@ -324,6 +358,7 @@ export const createdApiKeySchema = z
         key: 'tern_Xq3v9LrT0aPz7bWc1Kd8Fm2Ng5Hs4Jt6Yu0Ei9Ro',
         createdAt: '2026-06-15T12:00:00.000Z',
         expiresAt: null,
+        projectId: null,
       },
     ],
   });
@@ -356,6 +391,7 @@ export const apiKeyListSchema = z
             lastUsedAt: '2026-06-15T12:05:10.000Z',
             expiresAt: null,
             revokedAt: null,
+            projectId: null,
           },
         ],
       },

@@ -5,6 +5,7 @@ import type { ApiKeyRecord } from './api-key-store.js';
 import type { AuthConfig } from './credentials.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';
 import { getRetentionOverride, setRetentionOverride } from './pg-queries.js';
+import { getProject } from './projects/store.js';
 import type { ApiRouteDeps } from './route-deps.js';
 import {
   apiKeyListSchema,
@@ -39,6 +40,7 @@ const metadata = (r: ApiKeyRecord) => ({
   lastUsedAt: iso(r.lastUsedAt),
   expiresAt: iso(r.expiresAt),
   revokedAt: iso(r.revokedAt),
+  projectId: r.projectId,
 });
 
 /** `/tenants/:id/api-keys` (SPEC §8) and `/tenants/:id/settings` (SPEC §9 retention override). */
@@ -65,14 +67,24 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
       },
     },
     async (request, reply) => {
-      const { name, scopes, expiresAt } = request.body;
+      const { name, scopes, expiresAt, projectId } = request.body;
       const expires = expiresAt == null ? null : new Date(expiresAt);
       if (expires !== null && expires.getTime() <= deps.now().getTime()) {
         throw httpError(400, 'body.expiresAt: expiresAt must be in the future', {
           code: 'FST_ERR_VALIDATION',
         });
       }
-      const { record, key } = await deps.keys.create(request.params.id, { name, scopes, expiresAt: expires });
+      if (projectId != null && (await getProject(deps.pool, request.params.id, projectId)) === null) {
+        throw httpError(400, 'body.projectId: projectId must be the id of one of the tenant’s projects', {
+          code: 'FST_ERR_VALIDATION',
+        });
+      }
+      const { record, key } = await deps.keys.create(request.params.id, {
+        name,
+        scopes,
+        expiresAt: expires,
+        projectId: projectId ?? null,
+      });
       request.log.info({ keyId: record.id, scopes }, 'api key created');
       return reply.status(201).send({
         id: record.id,
@@ -81,6 +93,7 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
         key,
         createdAt: record.createdAt.toISOString(),
         expiresAt: iso(record.expiresAt),
+        projectId: record.projectId,
       });
     },
   );

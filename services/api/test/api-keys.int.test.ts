@@ -66,6 +66,7 @@ describe('POST /tenants/:id/api-keys', () => {
         key: expect.stringMatching(/^tern_[A-Za-z0-9]{32,}$/),
         createdAt: NOW,
         expiresAt: null,
+        projectId: null,
       });
       const { rows } = await stores.pool.query('SELECT * FROM api_keys WHERE id = $1', [body.id]);
       expect(rows).toHaveLength(1);
@@ -171,6 +172,7 @@ describe('GET /tenants/:id/api-keys', () => {
             lastUsedAt: null,
             expiresAt: '2027-01-01T00:00:00.000Z',
             revokedAt: null,
+            projectId: null,
           },
           {
             id: first.id,
@@ -181,6 +183,7 @@ describe('GET /tenants/:id/api-keys', () => {
             lastUsedAt: null,
             expiresAt: null,
             revokedAt: '2026-06-15T12:00:02.000Z',
+            projectId: null,
           },
         ],
       });

@@ -11,6 +11,8 @@ export interface GeneratedEmail {
   toEmail: string;
   subject: string;
   templateId: string | null;
+  /** SPEC §16; absent = none. */
+  projectId?: string | null;
   tags: string[];
   status: EmailStatus;
   provider: string | null;
@@ -122,6 +124,7 @@ export function eventsFor(emails: readonly GeneratedEmail[], seed: number): Deli
           subject: e.subject,
           tags: e.tags,
           ...(e.templateId ? { templateId: e.templateId } : {}),
+          ...(e.projectId ? { projectId: e.projectId } : {}),
           ...(e.status === 'SCHEDULED' ? { scheduledAt: t(24 * 60) } : {}),
         },
       },

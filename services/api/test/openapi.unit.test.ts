@@ -18,6 +18,7 @@ beforeAll(async () => {
     ch: createClient({ url: 'http://127.0.0.1:9' }),
     jwt: createJwtVerifier({ secret: 'unit' }),
     retentionDays: 90,
+    trackingSecret: 'unit-tracking-secret-0123456789',
   });
   const res = await app.inject('/docs/json');
   expect(res.statusCode).toBe(200);
@@ -28,16 +29,6 @@ afterAll(async () => {
   await app.close();
 });
 
-const ROUTES: Record<string, string[]> = {
-  '/analytics/summary': ['get'],
-  '/analytics/daily': ['get'],
-  '/analytics/top-templates': ['get'],
-  '/emails/logs': ['get'],
-  '/tenants/{id}/api-keys': ['get', 'post'],
-  '/tenants/{id}/api-keys/{keyId}': ['delete'],
-  '/tenants/{id}/settings': ['get', 'put'],
-};
-
 describe('OpenAPI', () => {
   it('serves a browsable UI at /docs', async () => {
     const res = await app.inject('/docs/');
@@ -47,14 +38,22 @@ describe('OpenAPI', () => {
 
   it('documents every route, tagged, described, with its security and error responses', () => {
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(Object.keys(ROUTES).sort());
-    for (const [path, methods] of Object.entries(ROUTES)) {
-      for (const method of methods) {
+    // Which routes exist, and who may call them, is the scope matrix's job (scope-matrix.int.test.ts).
+    expect(Object.keys(doc.paths).length).toBeGreaterThan(10);
+    for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
+      for (const method of Object.keys(methods)) {
         const op = doc.paths[path][method];
+        if (op.tags?.[0] === 'Unsubscribe' || op.tags?.[0] === 'Tracking') {
+          // Public routes: the signed token in their path is their credential.
+          expect(op.summary && op.description && op.operationId, `${method} ${path}`).toBeTruthy();
+          expect(op.security, `${method} ${path}`).toBeUndefined();
+          expect(Object.keys(op.responses), `${method} ${path}`).toContain('404');
+          continue;
+        }
         expect(op.tags?.length, `${method} ${path}`).toBe(1);
-        expect(op.summary).toBeTruthy();
-        expect(op.description).toBeTruthy();
-        expect(op.operationId).toBeTruthy();
+        expect(op.summary, `${method} ${path}`).toBeTruthy();
+        expect(op.description, `${method} ${path}`).toBeTruthy();
+        expect(op.operationId, `${method} ${path}`).toBeTruthy();
         expect(op.security.length).toBeGreaterThan(0);
         expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '403']));
         const error = op.responses['401'].content['application/json'].schema;

@@ -13,6 +13,7 @@ import { createFreshDatabase, tempDir } from '../../../test/support/services.js'
 import { type ApiDeps, createApiApp } from '../src/index.js';
 
 export const JWT_SECRET = 'api-test-secret-that-is-long-enough';
+export const TRACKING_SECRET = 'api-test-tracking-secret-0123456789';
 export const DEFAULT_RETENTION_DAYS = 90;
 /** The fixed "now" of the tests: a Monday noon UTC. */
 export const NOW = '2026-06-15T12:00:00.000Z';
@@ -80,6 +81,7 @@ export async function buildApp(
     jwt: createJwtVerifier({ secret: JWT_SECRET, now: () => clock.now().getTime() }),
     now: clock.now,
     retentionDays: DEFAULT_RETENTION_DAYS,
+    trackingSecret: TRACKING_SECRET,
     ...overrides,
   });
   await app.ready();

@@ -3,6 +3,8 @@ import type { AnalyticsDelta } from '@tern/domain';
 import type pg from 'pg';
 
 export const DAILY_TABLE = 'email_daily_v2';
+/** The same deltas per project, for emails that name one (SPEC §16). */
+export const PROJECT_DAILY_TABLE = 'email_project_daily_v1';
 
 /**
  * Writes one outbox batch to ClickHouse, with its batch id as insert deduplication token:
@@ -20,6 +22,23 @@ export async function shipBatch(
     format: 'JSONEachRow',
     values: rows.map((r) => ({
       tenant_id: r.tenantId,
+      day: r.day,
+      template_id: r.templateId,
+      ...r.counters,
+    })),
+    clickhouse_settings: { insert_deduplication_token: batchId },
+  });
+  // Outbox rows written before projects existed have no projectId: they belong to no project.
+  const inProjects = rows.filter((r) => (r.projectId ?? '') !== '');
+  if (inProjects.length === 0) return;
+  // Same token, another table: a crash between the two inserts re-ships both, and each table
+  // drops the block it already has.
+  await ch.insert({
+    table: PROJECT_DAILY_TABLE,
+    format: 'JSONEachRow',
+    values: inProjects.map((r) => ({
+      tenant_id: r.tenantId,
+      project_id: r.projectId,
       day: r.day,
       template_id: r.templateId,
       ...r.counters,

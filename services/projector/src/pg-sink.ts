@@ -1,4 +1,4 @@
-import type { DeliveryEvent } from '@tern/contracts';
+import { AUTOMATIC_SUPPRESSION_REASONS, type DeliveryEvent } from '@tern/contracts';
 import {
   type AnalyticsDelta,
   aggregateDeltas,
@@ -25,6 +25,35 @@ export interface PgBatchResult {
 }
 
 const emailKey = (tenantId: string, emailId: string) => `${tenantId}\u0000${emailId}`;
+
+/** A suppression the projection adds on its own (SPEC §13). */
+interface AutomaticSuppression {
+  tenantId: string;
+  email: string;
+  reason: string;
+  source: 'bounce' | 'complaint';
+}
+
+/**
+ * What an email's change puts on its tenant's suppression list: its recipient, the first time
+ * the email is known (queued) and hard-bounced, or complained about. Only on that transition, so
+ * an address a user removed is not put back by a later event of the same email (an open, a
+ * second complaint). States stored before `hardBounced` existed read it as false.
+ */
+export function newSuppressions(before: EmailState | null, after: EmailState): AutomaticSuppression[] {
+  const email = after.queued?.toEmail.toLowerCase();
+  if (email === undefined) return [];
+  const known = before?.queued != null;
+  const out: AutomaticSuppression[] = [];
+  const { tenantId } = after;
+  if (after.hardBounced && !(known && before?.hardBounced === true)) {
+    out.push({ tenantId, email, reason: AUTOMATIC_SUPPRESSION_REASONS.bounce, source: 'bounce' });
+  }
+  if (after.complaintCount > 0 && !(known && (before?.complaintCount ?? 0) > 0)) {
+    out.push({ tenantId, email, reason: AUTOMATIC_SUPPRESSION_REASONS.complaint, source: 'complaint' });
+  }
+  return out;
+}
 
 /**
  * Folds one batch into Postgres in ONE transaction: claims the event ids (a duplicate changes
@@ -126,12 +155,14 @@ async function applyInTransaction(
 
   const updates: Record<string, unknown>[] = [];
   const deltas: AnalyticsDelta[] = [];
+  const suppressions: AutomaticSuppression[] = [];
   for (const { tenantId, emailId } of emails) {
     const k = emailKey(tenantId, emailId);
     const previous = before.get(k) ?? null;
     let state = previous ?? initialEmailState(tenantId, emailId);
     for (const event of byEmail.get(k) ?? []) state = evolve(state, event);
     deltas.push(...diffContributions(previous, state));
+    suppressions.push(...newSuppressions(previous, state));
     const entry = toLogEntry(state);
     updates.push({
       tenant_id: tenantId,
@@ -142,6 +173,7 @@ async function applyInTransaction(
       provider: entry?.provider ?? null,
       message_id: entry?.messageId ?? null,
       template_id: state.queued?.templateId ?? null,
+      project_id: state.queued?.projectId ?? null,
       tags: entry?.tags ?? [],
       created_at: entry?.createdAt ?? null,
       state,
@@ -151,13 +183,30 @@ async function applyInTransaction(
     `UPDATE email_logs e
         SET to_email = u.to_email, subject = u.subject, status = u.status, provider = u.provider,
             message_id = u.message_id, template_id = u.template_id, tags = u.tags,
-            created_at = u.created_at, state = u.state, version = e.version + 1, updated_at = now()
+            created_at = u.created_at, state = u.state, version = e.version + 1, updated_at = now(),
+            project_id = u.project_id
        FROM jsonb_to_recordset($1::jsonb) AS u(tenant_id text, id text, to_email text, subject text,
             status text, provider text, message_id text, template_id text, tags jsonb,
-            created_at timestamptz, state jsonb)
+            created_at timestamptz, state jsonb, project_id text)
       WHERE e.tenant_id = u.tenant_id AND e.id = u.id`,
     [JSON.stringify(updates)],
   );
+
+  if (suppressions.length > 0) {
+    // In this transaction, and never twice (ON CONFLICT): a redelivered or replayed batch adds
+    // nothing, and an address already listed (by hand or earlier) keeps its entry.
+    await client.query(
+      `INSERT INTO suppressions (tenant_id, email, reason, source)
+       SELECT t, lower(e), r, s FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(t, e, r, s)
+       ON CONFLICT (tenant_id, email) DO NOTHING`,
+      [
+        suppressions.map((x) => x.tenantId),
+        suppressions.map((x) => x.email),
+        suppressions.map((x) => x.reason),
+        suppressions.map((x) => x.source),
+      ],
+    );
+  }
 
   const rows = aggregateDeltas(deltas);
   let outbox: PgBatchResult['outbox'] = null;

@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { EventLog } from '@tern/event-log';
 import type pg from 'pg';
-import { DAILY_TABLE } from './ch-sink.js';
+import { DAILY_TABLE, PROJECT_DAILY_TABLE } from './ch-sink.js';
 import { type BatchStats, createProjector, type ProjectorLogger } from './projector.js';
 
 export interface RebuildOptions {
@@ -31,7 +31,11 @@ export async function rebuildProjections(
   await opts.pool.query(
     'TRUNCATE email_logs, processed_events, analytics_outbox, dead_letters, projection_status',
   );
-  await opts.ch.command({ query: `TRUNCATE TABLE IF EXISTS ${DAILY_TABLE}` });
+  // Suppressions stay: manual entries are not in the log, and the replay adds the automatic ones
+  // again only where they are missing (ON CONFLICT DO NOTHING).
+  for (const table of [DAILY_TABLE, PROJECT_DAILY_TABLE]) {
+    await opts.ch.command({ query: `TRUNCATE TABLE IF EXISTS ${table}` });
+  }
   let events = 0;
   const projector = createProjector({
     pool: opts.pool,

@@ -42,6 +42,7 @@ export function scenario(tenantId: string): RawEvent[] {
       subject: 'One',
       templateId: 'tpl-a',
       tags: ['welcome'],
+      projectId: 'prj-1',
     }),
     e('s1', 'e1', 'email.sent', '2026-11-01T10:00:01.000Z', { provider: 'ses', messageId: 'm-1' }),
     e('d1', 'e1', 'email.delivered', '2026-11-01T10:00:05.000Z'),
@@ -71,7 +72,11 @@ export function scenario(tenantId: string): RawEvent[] {
     // e6: delivered and complained BEFORE its email.queued is in the log; day 2
     e('d6', 'e6', 'email.delivered', '2026-11-02T10:00:05.000Z'),
     e('k6', 'e6', 'email.complained', '2026-11-02T11:00:00.000Z'),
-    e('q6', 'e6', 'email.queued', '2026-11-02T10:00:00.000Z', { toEmail: 'six@example.com', subject: 'Six' }),
+    e('q6', 'e6', 'email.queued', '2026-11-02T10:00:00.000Z', {
+      toEmail: 'Six@Example.com',
+      subject: 'Six',
+      projectId: 'prj-1',
+    }),
   ];
 }
 
@@ -93,6 +98,64 @@ const EXPECTED_DAYS = [
   { day: '2026-11-01', total: 2, sent: 1, opened: 1, clicked: 1, bounced: 1, complained: 0, failed: 0 },
   { day: '2026-11-02', total: 3, sent: 1, opened: 0, clicked: 0, bounced: 0, complained: 1, failed: 1 },
 ];
+
+/** Per project (SPEC §16): e1 and e6 are in prj-1. */
+const EXPECTED_PROJECT_DAYS = [
+  {
+    project_id: 'prj-1',
+    day: '2026-11-01',
+    total: 1,
+    sent: 1,
+    opened: 1,
+    clicked: 1,
+    bounced: 0,
+    complained: 0,
+    failed: 0,
+  },
+  {
+    project_id: 'prj-1',
+    day: '2026-11-02',
+    total: 1,
+    sent: 1,
+    opened: 0,
+    clicked: 0,
+    bounced: 0,
+    complained: 1,
+    failed: 0,
+  },
+];
+/** Automatic suppressions (SPEC §13): e2's hard bounce, e6's complaint (lowercased). */
+const EXPECTED_SUPPRESSIONS = [
+  { email: 'six@example.com', reason: 'complaint', source: 'complaint' },
+  { email: 'two@example.com', reason: 'hard_bounce', source: 'bounce' },
+];
+
+export async function projectFigures(ch: ClickHouseClient, tenantId: string) {
+  const r = await ch.query({
+    query: `SELECT project_id, toString(day) AS day, sum(total) AS total, sum(sent) AS sent, sum(opened) AS opened,
+                   sum(clicked) AS clicked, sum(bounced) AS bounced, sum(complained) AS complained, sum(failed) AS failed
+              FROM email_project_daily_v1 WHERE tenant_id = {t:String}
+             GROUP BY project_id, day HAVING total != 0 OR sent != 0 OR opened != 0 OR clicked != 0
+                    OR bounced != 0 OR complained != 0 OR failed != 0
+             ORDER BY project_id, day`,
+    query_params: { t: tenantId },
+    format: 'JSONEachRow',
+  });
+  const rows = (await r.json()) as Record<string, string | number>[];
+  return rows.map((row) =>
+    Object.fromEntries(
+      Object.entries(row).map(([k, v]) => [k, k === 'day' || k === 'project_id' ? v : Number(v)]),
+    ),
+  );
+}
+
+export async function suppressionsOf(pool: pg.Pool, tenantId: string) {
+  const r = await pool.query(
+    'SELECT email, reason, source FROM suppressions WHERE tenant_id = $1 ORDER BY email',
+    [tenantId],
+  );
+  return r.rows;
+}
 
 export async function visibleRows(pool: pg.Pool, tenantId: string) {
   const r = await pool.query(
@@ -233,6 +296,8 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
         ['2026-11-01', 1, 1, 1, 1, 0],
         ['2026-11-02', 1, 0, 0, 0, 1],
       ]);
+      expect(await projectFigures(ch.client, tenant)).toEqual(EXPECTED_PROJECT_DAYS);
+      expect(await suppressionsOf(pool, tenant)).toEqual(EXPECTED_SUPPRESSIONS);
     });
 
     it('the same batch posted twice changes nothing', async () => {
@@ -246,6 +311,8 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
       expect(await visibleRows(pool, tenant)).toEqual(rows);
       expect(await dailyFigures(ch.client, tenant)).toEqual(figures);
       expect(byDay(figures)).toEqual(EXPECTED_DAYS);
+      expect(await projectFigures(ch.client, tenant)).toEqual(EXPECTED_PROJECT_DAYS);
+      expect(await suppressionsOf(pool, tenant)).toEqual(EXPECTED_SUPPRESSIONS);
     });
 
     it('a shuffled stream with duplicates gives the same projections as the ordered one', async () => {
@@ -264,6 +331,8 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
         withoutTenant(await visibleRows(pool, ordered)),
       );
       expect(await dailyFigures(ch.client, shuffled)).toEqual(await dailyFigures(ch.client, ordered));
+      expect(await projectFigures(ch.client, shuffled)).toEqual(EXPECTED_PROJECT_DAYS);
+      expect(await suppressionsOf(pool, shuffled)).toEqual(EXPECTED_SUPPRESSIONS);
     });
 
     it('a record that does not parse goes to dead_letters and the projector goes on', async () => {
@@ -351,6 +420,12 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
     });
 
     it('rebuild replays the whole log into projections identical to the live ones', async () => {
+      const snapshot = async (t: string) => ({
+        rows: await visibleRows(pool, t),
+        figures: await dailyFigures(ch.client, t),
+        projects: await projectFigures(ch.client, t),
+        suppressions: await suppressionsOf(pool, t),
+      });
       await caughtUp();
       const tenants = (
         await pool.query('SELECT DISTINCT tenant_id FROM email_logs WHERE tenant_id != $1 ORDER BY 1', [
@@ -358,8 +433,7 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
         ])
       ).rows.map((r) => r.tenant_id as string);
       const live = new Map<string, unknown>();
-      for (const t of tenants)
-        live.set(t, { rows: await visibleRows(pool, t), figures: await dailyFigures(ch.client, t) });
+      for (const t of tenants) live.set(t, await snapshot(t));
       await projector.stop();
       const { events } = await rebuildProjections({
         pool,
@@ -370,9 +444,7 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
       expect(events).toBeGreaterThan(0);
       let compared = 0;
       for (const t of tenants) {
-        expect({ rows: await visibleRows(pool, t), figures: await dailyFigures(ch.client, t) }).toEqual(
-          live.get(t),
-        );
+        expect(await snapshot(t)).toEqual(live.get(t));
         compared++;
       }
       expect(compared).toBeGreaterThanOrEqual(5);

@@ -2,6 +2,8 @@ export interface BannerInput {
   url: string;
   tenantId: string;
   dashboardJwt: string;
+  /** `PUBLIC_URL` (default: the listen URL), where the dashboard is opened. */
+  publicUrl: string;
   ingestToken: string;
   stores: { postgres: string; clickhouse: string; eventLog: string };
 }
@@ -24,6 +26,9 @@ export function renderBanner(b: BannerInput): string {
     `  Ingest token:            ${b.ingestToken}`,
     `  Dashboard JWT (${b.tenantId}, owner, 30 days):`,
     `    ${b.dashboardJwt}`,
+    '',
+    '  Open the dashboard (signed in as that owner):',
+    `    ${b.publicUrl}/#token=${b.dashboardJwt}`,
     '',
     '  Post a delivery event:',
     `    curl -s -X POST '${b.url}/events' -H 'Authorization: Bearer ${b.ingestToken}' -H 'Content-Type: application/json' -d '${event}'`,

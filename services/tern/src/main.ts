@@ -26,14 +26,18 @@ async function main(): Promise<void> {
   const secrets: RuntimeSecrets = {
     jwtSecret: config.jwtSecret,
     ingestToken: config.ingestToken,
+    trackingSecret: config.trackingSecret,
     webhookSecretsKey: config.webhookSecretsKey,
   };
   let generated = false;
   const noJwtKey = !config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl;
-  if ((noJwtKey || !config.ingestToken || !config.webhookSecretsKey) && config.nodeEnv !== 'production') {
+  const devSecretMissing =
+    noJwtKey || !config.ingestToken || !config.trackingSecret || !config.webhookSecretsKey;
+  if (devSecretMissing && config.nodeEnv !== 'production') {
     const dev = loadOrCreateDevSecrets(config.dataDir);
     if (noJwtKey) secrets.jwtSecret = dev.jwtSecret;
     if (!config.ingestToken) secrets.ingestToken = dev.ingestToken;
+    if (!config.trackingSecret) secrets.trackingSecret = dev.trackingSecret;
     if (!config.webhookSecretsKey) secrets.webhookSecretsKey = dev.webhookSecretsKey;
     generated = noJwtKey || !config.ingestToken;
   }
@@ -60,6 +64,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       renderBanner({
         url: runtime.url,
+        publicUrl: config.publicUrl ?? runtime.url,
         tenantId: DEMO_TENANT,
         dashboardJwt,
         ingestToken: secrets.ingestToken,

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createApiApp, createRetentionJob, type WebhookRouteOptions } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
+import { dashboardRoutes } from '@tern/dashboard';
 import { createDispatcher, DISPATCHER_GROUP, type Dispatcher } from '@tern/dispatcher';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
@@ -16,7 +17,7 @@ import {
   migratePostgres,
   type PostgresStore,
 } from '@tern/stores';
-import { createSecretBox } from '@tern/webhooks';
+import { createSecretBox, type SecretBox } from '@tern/webhooks';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createMetrics, installMetrics } from './metrics.js';
@@ -33,11 +34,14 @@ export const MIGRATIONS = {
   postgres: resolve(here, '../../../infra/migrations/postgres'),
   clickhouse: resolve(here, '../../../infra/migrations/clickhouse'),
 };
+/** The dashboard's build (`npm run build` → `vite build`), served at `GET /` by the api service. */
+export const DASHBOARD_DIR = resolve(here, '../../../services/dashboard/dist');
 
 export interface RuntimeSecrets {
   jwtSecret?: string | undefined;
   ingestToken?: string | undefined;
-  /** Seals webhook secrets; without it the webhooks are off (no routes, no dispatcher). */
+  trackingSecret?: string | undefined;
+  /** Seals webhook secrets at rest; required by the api and the dispatcher. */
   webhookSecretsKey?: string | undefined;
 }
 
@@ -105,14 +109,17 @@ export async function startRuntime(
       });
     }
 
-    // Webhooks need the key that seals their secrets; without it (production, unset) they are off.
-    const secretBox = secrets.webhookSecretsKey ? createSecretBox(secrets.webhookSecretsKey) : undefined;
-    if (!secretBox && (services.has('api') || services.has('dispatcher'))) {
-      logger.warn(
-        'WEBHOOK_SECRETS_KEY is not set: outgoing webhooks are off (no /webhooks routes, no dispatcher)',
-      );
+    // Webhook secrets are sealed at rest with this key: the api and the dispatcher need it
+    // (loadConfig already refuses a production start without it; dev generates one).
+    let secretBox: SecretBox | undefined;
+    if (services.has('api') || services.has('dispatcher')) {
+      if (!secrets.webhookSecretsKey) {
+        const who = services.has('api') ? 'api' : 'dispatcher';
+        throw new Error(`WEBHOOK_SECRETS_KEY is required to run the ${who}`);
+      }
+      secretBox = createSecretBox(secrets.webhookSecretsKey);
     }
-    const runDispatcher = services.has('dispatcher') && secretBox !== undefined;
+    const runDispatcher = services.has('dispatcher');
 
     if (services.has('ingest') || services.has('projector') || runDispatcher) {
       if (config.kafkaBrokers) {
@@ -144,12 +151,15 @@ export async function startRuntime(
             ? { publicKey: config.jwtPublicKey }
             : { jwksUrl: config.jwtJwksUrl! },
       );
-      const webhooks: WebhookRouteOptions | undefined = secretBox
-        ? { secretBox, urlPolicy: { allowPrivate: config.webhookAllowPrivate } }
-        : undefined;
+      if (!secrets.trackingSecret) throw new Error('TRACKING_SECRET is required to run the api');
+      const webhooks: WebhookRouteOptions = {
+        secretBox: secretBox!,
+        urlPolicy: { allowPrivate: config.webhookAllowPrivate },
+      };
       app = await createApiApp({
-        ...(webhooks ? { webhooks } : {}),
+        webhooks,
         pool,
+        trackingSecret: secrets.trackingSecret,
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
@@ -168,6 +178,8 @@ export async function startRuntime(
       });
       retention.start();
       closers.unshift(async () => retention.stop());
+      // The web dashboard (SPEC §18): static files over the same public API, on the same port.
+      await app.register(dashboardRoutes, { dir: DASHBOARD_DIR });
     } else {
       app = Fastify({ loggerInstance: logger as FastifyBaseLogger, requestIdHeader: 'x-request-id' });
       installErrorHandlers(app);

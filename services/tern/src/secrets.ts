@@ -5,6 +5,7 @@ import { join } from 'node:path';
 export interface DevSecrets {
   jwtSecret: string;
   ingestToken: string;
+  trackingSecret: string;
   /** Seals webhook signing secrets (WEBHOOK_SECRETS_KEY). */
   webhookSecretsKey: string;
 }
@@ -16,26 +17,27 @@ export interface DevSecrets {
  */
 export function loadOrCreateDevSecrets(dataDir: string): DevSecrets & { created: boolean } {
   const file = join(dataDir, 'dev-secrets.json');
+  let existing: Partial<DevSecrets> = {};
   if (existsSync(file)) {
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<DevSecrets>;
-    if (parsed.jwtSecret && parsed.ingestToken) {
-      const kept = {
-        ...parsed,
+    if (parsed.jwtSecret && parsed.ingestToken && parsed.trackingSecret && parsed.webhookSecretsKey) {
+      return {
         jwtSecret: parsed.jwtSecret,
         ingestToken: parsed.ingestToken,
-        // Files written before webhooks existed get the missing key added once.
-        webhookSecretsKey: parsed.webhookSecretsKey ?? randomBytes(32).toString('base64url'),
+        trackingSecret: parsed.trackingSecret,
+        webhookSecretsKey: parsed.webhookSecretsKey,
+        created: false,
       };
-      if (!parsed.webhookSecretsKey)
-        writeFileSync(file, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
-      return { ...kept, created: false };
     }
+    existing = parsed;
   }
   mkdirSync(dataDir, { recursive: true });
+  // A file from before a secret existed keeps the ones it has: printed tokens stay valid.
   const secrets: DevSecrets = {
-    jwtSecret: randomBytes(32).toString('base64url'),
-    ingestToken: `ingest_${randomBytes(24).toString('base64url')}`,
-    webhookSecretsKey: randomBytes(32).toString('base64url'),
+    jwtSecret: existing.jwtSecret || randomBytes(32).toString('base64url'),
+    ingestToken: existing.ingestToken || `ingest_${randomBytes(24).toString('base64url')}`,
+    trackingSecret: existing.trackingSecret || randomBytes(32).toString('base64url'),
+    webhookSecretsKey: existing.webhookSecretsKey || randomBytes(32).toString('base64url'),
   };
   writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
   return { ...secrets, created: true };

@@ -71,12 +71,12 @@ export async function getEndpoint(db: Queryable, tenantId: string, id: string): 
 export async function listEndpoints(
   db: Queryable,
   tenantId: string,
-  window: { limit: number; offset: number },
+  window: { limit: number; offset: string },
 ): Promise<{ data: Webhook[]; total: number }> {
   const [page, count] = await Promise.all([
     db.query<EndpointRow>(
       `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE tenant_id = $1
-       ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2 OFFSET $3`,
+       ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2 OFFSET $3::bigint`,
       [tenantId, window.limit, window.offset],
     ),
     db.query<{ n: string }>('SELECT count(*) AS n FROM webhook_endpoints WHERE tenant_id = $1', [tenantId]),
@@ -205,7 +205,7 @@ export async function listDeliveries(
   db: Queryable,
   tenantId: string,
   endpointId: string,
-  opts: { limit: number; offset: number; status?: WebhookDeliveryStatus | undefined },
+  opts: { limit: number; offset: string; status?: WebhookDeliveryStatus | undefined },
 ): Promise<{ data: WebhookDelivery[]; total: number }> {
   const status = opts.status ?? null;
   const [page, count] = await Promise.all([
@@ -219,7 +219,7 @@ export async function listDeliveries(
                FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempts
        FROM webhook_deliveries d
        WHERE d.tenant_id = $1 AND d.endpoint_id = $2 AND ($3::text IS NULL OR d.status = $3)
-       ORDER BY d.id DESC LIMIT $4 OFFSET $5`,
+       ORDER BY d.id DESC LIMIT $4 OFFSET $5::bigint`,
       [tenantId, endpointId, status, opts.limit, opts.offset],
     ),
     db.query<{ n: string }>(

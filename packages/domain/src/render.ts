@@ -1,0 +1,60 @@
+import Mustache from 'mustache';
+
+/**
+ * Template rendering (SPEC §11, §12) with Mustache: logic-less (`{{name}}`, `{{#list}}…{{/list}}`,
+ * `{{^flag}}…{{/flag}}`, dotted names), so a template can never run code.
+ *
+ * - `html`: every `{{value}}` is HTML-escaped; `{{{value}}}` (or `{{& value}}`) inserts it raw, on
+ *   purpose only.
+ * - `subject` and `text` are plain text: nothing is escaped (an `&` stays `&`).
+ * - A missing variable renders as the empty string (Mustache's rule, and SPEC §11's).
+ * - The subject is one header line: line breaks a variable brings in become spaces, so a variable
+ *   can never add a header.
+ * - Partials (`{{> name}}`) render as nothing: templates are self-contained.
+ */
+
+export interface TemplateContent {
+  subject: string;
+  html: string | null;
+  text: string | null;
+}
+
+/**
+ * Its own writer without a parse cache: Mustache's default writer keeps every template string it
+ * ever parsed, which in a long-running sender grows with every edited template.
+ */
+const writer = new Mustache.Writer();
+(writer as unknown as { templateCache: unknown }).templateCache = undefined;
+
+const noPartials = () => undefined;
+const plain = { escape: (value: unknown) => String(value) };
+const html = { escape: Mustache.escape };
+
+function render(template: string, variables: Record<string, unknown>, escaping: typeof plain): string {
+  return writer.render(template, variables, noPartials, escaping);
+}
+
+/** Renders a template's parts with `variables`; a part that is null stays null. */
+export function renderTemplate(
+  template: TemplateContent,
+  variables: Record<string, unknown>,
+): TemplateContent {
+  return {
+    subject: render(template.subject, variables, plain).replace(/\r\n|[\r\n]/g, ' '),
+    html: template.html === null ? null : render(template.html, variables, html),
+    text: template.text === null ? null : render(template.text, variables, plain),
+  };
+}
+
+/**
+ * Why a template text cannot be parsed (an unclosed section, an unclosed tag…), or null when it
+ * can. Checked when a template is saved, so rendering at send time never meets a syntax error.
+ */
+export function templateSyntaxError(template: string): string | null {
+  try {
+    writer.parse(template);
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}

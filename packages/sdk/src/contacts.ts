@@ -1,0 +1,146 @@
+import type { Send } from './client.js';
+import type { ListMeta, RequestOptions } from './types.js';
+
+/** A contact (SPEC §14). */
+export interface Contact {
+  id: string;
+  /** Stored lowercased. */
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  attributes: Record<string, string | number | boolean | null>;
+  subscribed: boolean;
+  /** When it last unsubscribed; null while subscribed. */
+  unsubscribedAt: string | null;
+  audiences: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CreateContactParams {
+  email: string;
+  firstName?: string | null;
+  lastName?: string | null;
+  attributes?: Record<string, string | number | boolean | null>;
+  /** Default true. */
+  subscribed?: boolean;
+  audiences?: string[];
+}
+
+/** Fields to change; `attributes` and `audiences` replace the whole value. */
+export type UpdateContactParams = Partial<CreateContactParams>;
+
+export interface ListContactsParams {
+  page?: number;
+  limit?: number;
+  /** Only the contacts of this audience. */
+  audience?: string;
+}
+
+export interface ContactList {
+  data: Contact[];
+  meta: ListMeta;
+}
+
+export interface Audience {
+  name: string;
+  contacts: number;
+  subscribed: number;
+}
+
+export interface AudienceList {
+  data: Audience[];
+  meta: ListMeta;
+}
+
+export interface ImportContactsResult {
+  rows: number;
+  created: number;
+  updated: number;
+  failed: number;
+  /** The first 1000 refused rows; `row` counts the header as row 1. */
+  errors: { row: number; message: string }[];
+}
+
+export interface ContactsApi {
+  create(params: CreateContactParams, options?: RequestOptions): Promise<Contact>;
+  list(params?: ListContactsParams, options?: RequestOptions): Promise<ContactList>;
+  get(id: string, options?: RequestOptions): Promise<Contact>;
+  update(id: string, params: UpdateContactParams, options?: RequestOptions): Promise<Contact>;
+  remove(id: string, options?: RequestOptions): Promise<void>;
+  /** Upserts the contacts of a CSV text (upsert on the address); `audience` joins each to it. */
+  importCsv(
+    csv: string,
+    params?: { audience?: string },
+    options?: RequestOptions,
+  ): Promise<ImportContactsResult>;
+  /** The tenant's contacts (or one audience's) as CSV text. */
+  exportCsv(params?: { audience?: string }, options?: RequestOptions): Promise<string>;
+  audiences(params?: { page?: number; limit?: number }, options?: RequestOptions): Promise<AudienceList>;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isContact = (value: unknown): value is Contact =>
+  isRecord(value) && typeof value.id === 'string' && typeof value.email === 'string';
+const isList = (value: unknown): value is { data: unknown[]; meta: ListMeta } =>
+  isRecord(value) &&
+  Array.isArray(value.data) &&
+  isRecord(value.meta) &&
+  typeof value.meta.total === 'number';
+const isContactList = (value: unknown): value is ContactList => isList(value) && value.data.every(isContact);
+const isAudienceList = (value: unknown): value is AudienceList =>
+  isList(value) && value.data.every((a) => isRecord(a) && typeof a.name === 'string');
+const isImportResult = (value: unknown): value is ImportContactsResult =>
+  isRecord(value) && typeof value.rows === 'number' && Array.isArray(value.errors);
+
+const path = (id: string) => `/contacts/${encodeURIComponent(id)}`;
+
+export function createContactsApi(send: Send): ContactsApi {
+  return {
+    create: (params, options = {}) =>
+      send(
+        '/contacts',
+        {},
+        { method: 'POST', body: JSON.stringify(params), read: 'json', check: isContact },
+        options,
+      ),
+    list: (params = {}, options = {}) =>
+      send(
+        '/contacts',
+        { page: params.page, limit: params.limit, audience: params.audience },
+        { method: 'GET', read: 'json', check: isContactList },
+        options,
+      ),
+    get: (id, options = {}) => send(path(id), {}, { method: 'GET', read: 'json', check: isContact }, options),
+    update: (id, params, options = {}) =>
+      send(
+        path(id),
+        {},
+        { method: 'PATCH', body: JSON.stringify(params), read: 'json', check: isContact },
+        options,
+      ),
+    remove: (id, options = {}) => send<void>(path(id), {}, { method: 'DELETE', read: 'none' }, options),
+    importCsv: (csv, params = {}, options = {}) =>
+      send(
+        '/contacts/import',
+        { audience: params.audience },
+        { method: 'POST', body: csv, contentType: 'text/csv', read: 'json', check: isImportResult },
+        options,
+      ),
+    exportCsv: (params = {}, options = {}) =>
+      send<string>(
+        '/contacts/export',
+        { audience: params.audience },
+        { method: 'GET', read: 'text' },
+        options,
+      ),
+    audiences: (params = {}, options = {}) =>
+      send(
+        '/audiences',
+        { page: params.page, limit: params.limit },
+        { method: 'GET', read: 'json', check: isAudienceList },
+        options,
+      ),
+  };
+}

@@ -1,0 +1,14 @@
+// Writes docs/api.md from the OpenAPI document of the query API (`npm run docs:api`). No store
+// is reached: pg and the ClickHouse client connect lazily, and only /docs/json is requested.
+import { writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { buildReferenceApp, renderApiReference } from '../src/index.js';
+
+const target = fileURLToPath(new URL('../../../docs/api.md', import.meta.url));
+const app = await buildReferenceApp();
+try {
+  await writeFile(target, renderApiReference((await app.inject('/docs/json')).json()));
+  console.log(`wrote ${target}`);
+} finally {
+  await app.close();
+}

@@ -1,0 +1,299 @@
+import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  audienceNameSchema,
+  CONTACT_CSV_COLUMNS,
+  type Contact,
+  type ContactAttributes,
+  CSV_AUDIENCE_SEPARATOR,
+  contactAttributesSchema,
+  contactEmailSchema,
+  type ImportResult,
+  MAX_AUDIENCES,
+  MAX_NAME_LENGTH,
+} from '@tern/contracts';
+import { httpError } from '@tern/http';
+import { CsvError, parse } from 'csv-parse';
+import { stringify } from 'csv-stringify/sync';
+import type pg from 'pg';
+import { type ImportedContact, upsertContacts } from './store.js';
+
+/** Content types `POST /contacts/import` reads. */
+export const CSV_CONTENT_TYPES = ['text/csv', 'application/csv'];
+export const DEFAULT_IMPORT_MAX_BYTES = 64 * 1024 * 1024;
+/** Rows per upsert statement: large enough to amortise the round trip, small enough to stay light. */
+export const IMPORT_BATCH_ROWS = 1000;
+/** Refused rows listed in the answer; the rest are only counted. */
+export const MAX_REPORTED_ERRORS = 1000;
+/** A single CSV field longer than this is refused (keeps one bad line from eating memory). */
+const MAX_FIELD_BYTES = 64 * 1024;
+
+type Field = 'email' | 'firstName' | 'lastName' | 'subscribed' | 'audiences' | 'attributes';
+
+/** Header names (case-insensitive) → field; `null` = read and ignored (export-only columns). */
+const HEADER_FIELDS: Record<string, Field | null> = {
+  email: 'email',
+  first_name: 'firstName',
+  firstname: 'firstName',
+  last_name: 'lastName',
+  lastname: 'lastName',
+  subscribed: 'subscribed',
+  audiences: 'audiences',
+  attributes: 'attributes',
+  id: null,
+  created_at: null,
+  createdat: null,
+  updated_at: null,
+  updatedat: null,
+  unsubscribed_at: null,
+  unsubscribedat: null,
+};
+
+const TRUE = new Set(['true', 'yes', '1']);
+const FALSE = new Set(['false', 'no', '0']);
+
+class RowError extends Error {}
+
+/** The columns of a header row; a 400 for a missing `email`, an unknown or a repeated column. */
+function readHeader(record: string[]): (Field | null)[] {
+  const seen = new Set<string>();
+  const fields = record.map((raw) => {
+    const name = raw.trim().toLowerCase();
+    if (!(name in HEADER_FIELDS)) {
+      throw httpError(
+        400,
+        `body: unknown column "${raw.slice(0, 64)}" in the header row; known columns: email, first_name, last_name, subscribed, audiences, attributes (id, created_at, updated_at are ignored)`,
+      );
+    }
+    const field = HEADER_FIELDS[name] ?? null;
+    const key = field ?? name;
+    if (seen.has(key))
+      throw httpError(400, `body: column "${raw.slice(0, 64)}" appears twice in the header row`);
+    seen.add(key);
+    return field;
+  });
+  if (!fields.includes('email')) throw httpError(400, 'body: the header row has no email column');
+  return fields;
+}
+
+/** One data row → the contact it names; throws a `RowError` saying what is wrong. */
+function readRow(fields: readonly (Field | null)[], record: readonly string[]): Omit<ImportedContact, 'id'> {
+  if (record.length !== fields.length) {
+    throw new RowError(`expected ${fields.length} columns, got ${record.length}`);
+  }
+  const cell = (field: Field): string | null => {
+    const i = fields.indexOf(field);
+    const value = i < 0 ? '' : (record[i] ?? '').trim();
+    return value === '' ? null : value;
+  };
+  const emailCell = cell('email');
+  if (emailCell === null) throw new RowError('email is empty');
+  const email = contactEmailSchema.safeParse(emailCell);
+  if (!email.success) throw new RowError(email.error.issues[0]?.message ?? 'email is invalid');
+
+  const name = (field: 'firstName' | 'lastName', label: string) => {
+    const value = cell(field);
+    if (value !== null && value.length > MAX_NAME_LENGTH) {
+      throw new RowError(`${label} must be at most ${MAX_NAME_LENGTH} characters`);
+    }
+    return value;
+  };
+
+  const subscribedCell = cell('subscribed');
+  let subscribed: boolean | null = null;
+  if (subscribedCell !== null) {
+    const v = subscribedCell.toLowerCase();
+    if (TRUE.has(v)) subscribed = true;
+    else if (FALSE.has(v)) subscribed = false;
+    else throw new RowError('subscribed must be true, false, yes, no, 1 or 0');
+  }
+
+  const audiencesCell = cell('audiences');
+  let audiences: string[] | null = null;
+  if (audiencesCell !== null) {
+    audiences = [];
+    for (const part of audiencesCell.split(CSV_AUDIENCE_SEPARATOR)) {
+      const audience = part.trim();
+      if (audience === '' || audiences.includes(audience)) continue;
+      const parsed = audienceNameSchema.safeParse(audience);
+      if (!parsed.success)
+        throw new RowError(`audiences: ${parsed.error.issues[0]?.message ?? 'invalid name'}`);
+      audiences.push(audience);
+    }
+    if (audiences.length > MAX_AUDIENCES)
+      throw new RowError(`audiences must have at most ${MAX_AUDIENCES} names`);
+  }
+
+  const attributesCell = cell('attributes');
+  let attributes: ContactAttributes | null = null;
+  if (attributesCell !== null) {
+    let json: unknown;
+    try {
+      json = JSON.parse(attributesCell);
+    } catch {
+      throw new RowError('attributes must be a JSON object');
+    }
+    const parsed = contactAttributesSchema.safeParse(json);
+    if (!parsed.success) throw new RowError(parsed.error.issues[0]?.message ?? 'attributes are invalid');
+    attributes = parsed.data;
+  }
+
+  return {
+    email: email.data,
+    firstName: name('firstName', 'first_name'),
+    lastName: name('lastName', 'last_name'),
+    subscribed,
+    audiences,
+    attributes,
+  };
+}
+
+/** Passes bytes through and stops the import with a 413 past `maxBytes`. */
+function byteLimit(maxBytes: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
+      seen += chunk.length;
+      if (seen > maxBytes) {
+        callback(httpError(413, `The CSV body is larger than ${maxBytes} bytes`));
+        return;
+      }
+      callback(null, chunk);
+    },
+  });
+}
+
+export interface ImportContactsOptions {
+  pool: Pick<pg.Pool, 'query'>;
+  tenantId: string;
+  body: Readable;
+  addAudience: string | null;
+  maxBytes: number;
+  now: () => Date;
+  newId: () => string;
+}
+
+/**
+ * Streams a CSV body into contacts: records are parsed as the bytes arrive and upserted
+ * `IMPORT_BATCH_ROWS` at a time; the parser waits while a batch is written (backpressure), so
+ * memory holds one batch whatever the file's size. Rows written before a fatal error (413, a
+ * dropped connection) stay written: every batch is an upsert, so sending the file again is safe.
+ */
+export async function importContacts(opts: ImportContactsOptions): Promise<ImportResult> {
+  const result: ImportResult = { rows: 0, created: 0, updated: 0, failed: 0, errors: [] };
+  const fail = (row: number, message: string) => {
+    result.failed++;
+    if (result.errors.length < MAX_REPORTED_ERRORS) result.errors.push({ row, message });
+  };
+
+  let batch: ImportedContact[] = [];
+  let batchRows = new Map<string, number>(); // email → row, for duplicates and raced rows
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const written = await upsertContacts(opts.pool, opts.tenantId, batch, opts.addAudience, opts.now());
+    result.created += written.created;
+    result.updated += written.updated;
+    for (const email of written.raced) {
+      fail(batchRows.get(email) ?? 0, 'another request created this contact meanwhile; import the row again');
+    }
+    batch = [];
+    batchRows = new Map();
+  };
+
+  // `row` is the line number in the file (the header is row 1; for a record spanning lines, its
+  // last line), as the parser counts it: deterministic whatever the chunking of the body.
+  let fields: (Field | null)[] | null = null;
+  const unreadable: { row: number; message: string; beforeHeader: boolean }[] = [];
+  let unreadableCount = 0;
+  const parser = parse({
+    bom: true,
+    info: true,
+    relax_column_count: true,
+    skip_empty_lines: true,
+    skip_records_with_error: true,
+    max_record_size: MAX_FIELD_BYTES,
+    on_skip: (error) => {
+      // A record the parser could not read (a stray quote…) is a refused row like any other. The
+      // parser runs ahead of the consumer, so these are merged in row order at the end.
+      unreadableCount++;
+      if (unreadable.length < MAX_REPORTED_ERRORS) {
+        const context = error as (CsvError & { lines?: number; records?: number }) | undefined;
+        unreadable.push({
+          row: context?.lines ?? 0,
+          message: `unreadable CSV: ${error?.message ?? 'malformed record'}`,
+          beforeHeader: (context?.records ?? 0) === 0,
+        });
+      }
+    },
+  });
+
+  const consume = async (records: AsyncIterable<{ record: string[]; info: { lines: number } }>) => {
+    for await (const { record, info } of records) {
+      const row = info.lines;
+      if (fields === null) {
+        const broken = unreadable.find((u) => u.beforeHeader);
+        if (broken) throw httpError(400, `body: the header row is ${broken.message}`);
+        fields = readHeader(record);
+        continue;
+      }
+      result.rows++;
+      let contact: Omit<ImportedContact, 'id'>;
+      try {
+        contact = readRow(fields, record);
+      } catch (error) {
+        if (error instanceof RowError) {
+          fail(row, error.message);
+          continue;
+        }
+        throw error;
+      }
+      // The same address twice in one statement cannot be upserted: write what came before first.
+      if (batchRows.has(contact.email)) await flush();
+      batch.push({ id: opts.newId(), ...contact });
+      batchRows.set(contact.email, row);
+      if (batch.length >= IMPORT_BATCH_ROWS) await flush();
+    }
+    await flush();
+  };
+
+  try {
+    await pipeline(opts.body, byteLimit(opts.maxBytes), parser, consume);
+  } catch (error) {
+    if (error instanceof CsvError) throw httpError(400, `body: unreadable CSV: ${error.message}`);
+    throw error;
+  }
+  if (fields === null && unreadableCount > 0) {
+    throw httpError(400, `body: the header row is ${unreadable[0]?.message ?? 'unreadable CSV'}`);
+  }
+  if (unreadableCount > 0) {
+    result.rows += unreadableCount;
+    result.failed += unreadableCount;
+    result.errors = [...result.errors, ...unreadable.map(({ row, message }) => ({ row, message }))]
+      .sort((a, b) => a.row - b.row)
+      .slice(0, MAX_REPORTED_ERRORS);
+  }
+  if (fields === null)
+    throw httpError(400, 'body: the CSV is empty; expected a header row with an email column');
+  return result;
+}
+
+/** A contact as an export row (the columns of `CONTACT_CSV_COLUMNS`). */
+function csvRow(c: Contact): string[] {
+  return [
+    c.id,
+    c.email,
+    c.firstName ?? '',
+    c.lastName ?? '',
+    String(c.subscribed),
+    c.audiences.join(CSV_AUDIENCE_SEPARATOR),
+    Object.keys(c.attributes).length === 0 ? '' : JSON.stringify(c.attributes),
+    c.createdAt,
+    c.updatedAt,
+  ];
+}
+
+/** The export as CSV text chunks: the header, then one chunk per batch of contacts. */
+export async function* contactsCsv(batches: AsyncIterable<Contact[]>): AsyncGenerator<string> {
+  yield stringify([[...CONTACT_CSV_COLUMNS]]);
+  for await (const contacts of batches) yield stringify(contacts.map(csvRow));
+}

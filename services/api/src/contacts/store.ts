@@ -1,0 +1,320 @@
+import type { Contact, ContactAttributes } from '@tern/contracts';
+import type pg from 'pg';
+
+/**
+ * Contacts in Postgres (SPEC §14): plain functions of a pool and the tenant id, no HTTP. Every
+ * query is scoped by `tenant_id`, so another tenant's id is simply not found.
+ */
+
+type Queryable = Pick<pg.Pool, 'query'>;
+
+interface ContactRow {
+  id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  attributes: ContactAttributes;
+  subscribed: boolean;
+  unsubscribed_at: Date | null;
+  audiences: string[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS =
+  'id, email, first_name, last_name, attributes, subscribed, unsubscribed_at, audiences, created_at, updated_at';
+
+export function toContact(r: ContactRow): Contact {
+  return {
+    id: r.id,
+    email: r.email,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    attributes: r.attributes,
+    subscribed: r.subscribed,
+    unsubscribedAt: r.unsubscribed_at === null ? null : r.unsubscribed_at.toISOString(),
+    audiences: r.audiences,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === '23505';
+
+export interface NewContact {
+  id: string;
+  email: string;
+  firstName?: string | null | undefined;
+  lastName?: string | null | undefined;
+  attributes?: ContactAttributes | undefined;
+  subscribed?: boolean | undefined;
+  audiences?: string[] | undefined;
+}
+
+/** Inserts a contact; `'exists'` when the tenant already has one with that address. */
+export async function insertContact(
+  db: Queryable,
+  tenantId: string,
+  c: NewContact,
+  now: Date,
+): Promise<Contact | 'exists'> {
+  const subscribed = c.subscribed ?? true;
+  try {
+    const { rows } = await db.query<ContactRow>(
+      `INSERT INTO contacts (tenant_id, id, email, first_name, last_name, attributes, subscribed,
+                             unsubscribed_at, audiences, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+       RETURNING ${COLUMNS}`,
+      [
+        tenantId,
+        c.id,
+        c.email,
+        c.firstName ?? null,
+        c.lastName ?? null,
+        JSON.stringify(c.attributes ?? {}),
+        subscribed,
+        subscribed ? null : now,
+        c.audiences ?? [],
+        now,
+      ],
+    );
+    return toContact(rows[0]!);
+  } catch (error) {
+    if (isUniqueViolation(error)) return 'exists';
+    throw error;
+  }
+}
+
+export async function getContact(db: Queryable, tenantId: string, id: string): Promise<Contact | null> {
+  const { rows } = await db.query<ContactRow>(
+    `SELECT ${COLUMNS} FROM contacts WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id],
+  );
+  return rows[0] ? toContact(rows[0]) : null;
+}
+
+/** One page, newest first (`created_at DESC, id DESC`); `audience` narrows to its members. */
+export async function listContacts(
+  db: Queryable,
+  tenantId: string,
+  q: { audience?: string | undefined; limit: number; offset: string },
+): Promise<{ data: Contact[]; total: number }> {
+  const audience = q.audience ?? null;
+  const where = 'tenant_id = $1 AND ($2::text IS NULL OR audiences @> ARRAY[$2::text])';
+  const [page, count] = await Promise.all([
+    db.query<ContactRow>(
+      `SELECT ${COLUMNS} FROM contacts WHERE ${where}
+       ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $3 OFFSET $4`,
+      [tenantId, audience, q.limit, q.offset],
+    ),
+    db.query<{ total: string }>(`SELECT count(*) AS total FROM contacts WHERE ${where}`, [
+      tenantId,
+      audience,
+    ]),
+  ]);
+  return { data: page.rows.map(toContact), total: Number(count.rows[0]?.total ?? 0) };
+}
+
+export type ContactPatch = Omit<Partial<NewContact>, 'id'>;
+
+/**
+ * Applies the given fields (absent = unchanged; `attributes` and `audiences` replace). `null` when
+ * the contact is not the tenant's, `'exists'` when the new address belongs to another contact.
+ */
+export async function updateContact(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  patch: ContactPatch,
+  now: Date,
+): Promise<Contact | null | 'exists'> {
+  const has = (k: keyof ContactPatch) => patch[k] !== undefined;
+  try {
+    const { rows } = await db.query<ContactRow>(
+      `UPDATE contacts SET
+         email       = CASE WHEN $3 THEN $4 ELSE email END,
+         first_name  = CASE WHEN $5 THEN $6 ELSE first_name END,
+         last_name   = CASE WHEN $7 THEN $8 ELSE last_name END,
+         attributes  = CASE WHEN $9 THEN $10::jsonb ELSE attributes END,
+         audiences   = CASE WHEN $11 THEN $12::text[] ELSE audiences END,
+         unsubscribed_at = CASE WHEN NOT $13 THEN unsubscribed_at
+                                WHEN $14 THEN NULL
+                                WHEN subscribed THEN $15
+                                ELSE unsubscribed_at END,
+         subscribed  = CASE WHEN $13 THEN $14 ELSE subscribed END,
+         updated_at  = $15
+       WHERE tenant_id = $1 AND id = $2
+       RETURNING ${COLUMNS}`,
+      [
+        tenantId,
+        id,
+        has('email'),
+        patch.email ?? null,
+        has('firstName'),
+        patch.firstName ?? null,
+        has('lastName'),
+        patch.lastName ?? null,
+        has('attributes'),
+        JSON.stringify(patch.attributes ?? {}),
+        has('audiences'),
+        patch.audiences ?? [],
+        has('subscribed'),
+        patch.subscribed ?? true,
+        now,
+      ],
+    );
+    return rows[0] ? toContact(rows[0]) : null;
+  } catch (error) {
+    if (isUniqueViolation(error)) return 'exists';
+    throw error;
+  }
+}
+
+export async function deleteContact(db: Queryable, tenantId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM contacts WHERE tenant_id = $1 AND id = $2', [
+    tenantId,
+    id,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** Audience names in use, with member and subscribed counts, by name (byte order). */
+export async function listAudiences(
+  db: Queryable,
+  tenantId: string,
+  q: { limit: number; offset: string },
+): Promise<{ data: { name: string; contacts: number; subscribed: number }[]; total: number }> {
+  const { rows } = await db.query<{ name: string; contacts: string; subscribed: string; total: string }>(
+    `SELECT name, count(*) AS contacts, count(*) FILTER (WHERE subscribed) AS subscribed,
+            count(*) OVER () AS total
+       FROM contacts, unnest(audiences) AS name
+      WHERE tenant_id = $1
+      GROUP BY name
+      ORDER BY name COLLATE "C"
+      LIMIT $2 OFFSET $3`,
+    [tenantId, q.limit, q.offset],
+  );
+  let total = Number(rows[0]?.total ?? 0);
+  if (rows.length === 0 && q.offset !== '0') {
+    const count = await db.query<{ total: string }>(
+      'SELECT count(DISTINCT name) AS total FROM contacts, unnest(audiences) AS name WHERE tenant_id = $1',
+      [tenantId],
+    );
+    total = Number(count.rows[0]?.total ?? 0);
+  }
+  return {
+    data: rows.map((r) => ({ name: r.name, contacts: Number(r.contacts), subscribed: Number(r.subscribed) })),
+    total,
+  };
+}
+
+/** One row of an import: `undefined`/`null` fields leave an existing contact's value as it is. */
+export interface ImportedContact {
+  id: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  attributes: ContactAttributes | null;
+  subscribed: boolean | null;
+  audiences: string[] | null;
+}
+
+/**
+ * Upserts a batch on `(tenant_id, email)` (addresses unique within the batch). A non-null field
+ * replaces the stored one, a null one leaves it; `subscribed: true` never resubscribes an existing
+ * contact that unsubscribed (only an explicit PATCH does); `addAudience` joins every row to it.
+ * `raced`: addresses another request created between this statement's update and insert (rare);
+ * they are not written and the caller reports them.
+ */
+export async function upsertContacts(
+  db: Queryable,
+  tenantId: string,
+  batch: readonly ImportedContact[],
+  addAudience: string | null,
+  now: Date,
+): Promise<{ created: number; updated: number; raced: string[] }> {
+  if (batch.length === 0) return { created: 0, updated: 0, raced: [] };
+  const { rows } = await db.query<{ email: string; inserted: boolean }>(
+    `WITH r AS (
+       SELECT r.id, r.email, r.first_name, r.last_name, r.attributes, r.subscribed,
+              CASE WHEN r.audiences IS NULL THEN NULL
+                   ELSE ARRAY(SELECT jsonb_array_elements_text(r.audiences)) END AS audiences
+         FROM jsonb_to_recordset($2::jsonb) AS r(id text, email text, first_name text, last_name text,
+                                                 attributes jsonb, subscribed boolean, audiences jsonb)
+     ),
+     upd AS (
+       UPDATE contacts c SET
+         first_name = COALESCE(r.first_name, c.first_name),
+         last_name  = COALESCE(r.last_name, c.last_name),
+         attributes = COALESCE(r.attributes, c.attributes),
+         unsubscribed_at = CASE WHEN c.subscribed AND r.subscribed = false THEN $3 ELSE c.unsubscribed_at END,
+         subscribed = c.subscribed AND COALESCE(r.subscribed, true),
+         audiences  = CASE WHEN $4::text IS NULL OR $4::text = ANY(COALESCE(r.audiences, c.audiences))
+                           THEN COALESCE(r.audiences, c.audiences)
+                           ELSE COALESCE(r.audiences, c.audiences) || $4::text END,
+         updated_at = $3
+         FROM r
+        WHERE c.tenant_id = $1 AND c.email = r.email
+       RETURNING c.email
+     ),
+     ins AS (
+       INSERT INTO contacts (tenant_id, id, email, first_name, last_name, attributes, subscribed,
+                             unsubscribed_at, audiences, created_at, updated_at)
+       SELECT $1, r.id, r.email, r.first_name, r.last_name, COALESCE(r.attributes, '{}'),
+              COALESCE(r.subscribed, true),
+              CASE WHEN r.subscribed = false THEN $3::timestamptz END,
+              CASE WHEN $4::text IS NULL OR $4::text = ANY(COALESCE(r.audiences, '{}'))
+                   THEN COALESCE(r.audiences, '{}') ELSE COALESCE(r.audiences, '{}') || $4::text END,
+              $3, $3
+         FROM r
+        WHERE r.email NOT IN (SELECT email FROM upd)
+       ON CONFLICT (tenant_id, email) DO NOTHING
+       RETURNING email
+     )
+     SELECT email, false AS inserted FROM upd
+     UNION ALL
+     SELECT email, true AS inserted FROM ins`,
+    [tenantId, JSON.stringify(batch.map(toRecord)), now, addAudience],
+  );
+  const created = rows.filter((r) => r.inserted).length;
+  const written = new Set(rows.map((r) => r.email));
+  return {
+    created,
+    updated: rows.length - created,
+    raced: batch.filter((c) => !written.has(c.email)).map((c) => c.email),
+  };
+}
+
+function toRecord(c: ImportedContact) {
+  return {
+    id: c.id,
+    email: c.email,
+    first_name: c.firstName,
+    last_name: c.lastName,
+    attributes: c.attributes,
+    subscribed: c.subscribed,
+    audiences: c.audiences,
+  };
+}
+
+/** Every contact of the tenant (or of one audience) in id order, `batchSize` rows per query. */
+export async function* exportContacts(
+  db: Queryable,
+  tenantId: string,
+  audience: string | undefined,
+  batchSize = 1000,
+): AsyncGenerator<Contact[], void, undefined> {
+  let after = '';
+  for (;;) {
+    const { rows } = await db.query<ContactRow>(
+      `SELECT ${COLUMNS} FROM contacts
+        WHERE tenant_id = $1 AND id > $2 AND ($3::text IS NULL OR audiences @> ARRAY[$3::text])
+        ORDER BY id LIMIT $4`,
+      [tenantId, after, audience ?? null, batchSize],
+    );
+    if (rows.length === 0) return;
+    yield rows.map(toContact);
+    after = rows[rows.length - 1]!.id;
+    if (rows.length < batchSize) return;
+  }
+}

@@ -1,0 +1,122 @@
+import type { Project } from '@tern/contracts';
+import type pg from 'pg';
+import { type PageQuery, pageWindow } from '../resource-kit.js';
+
+/** Projects in Postgres (`projects`, SPEC §16). */
+
+type Row = { id: string; name: string; created_at: Date; updated_at: Date };
+
+const toProject = (r: Row): Project => ({
+  id: r.id,
+  name: r.name,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+});
+
+export async function insertProject(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+  name: string,
+  at: Date,
+): Promise<Project> {
+  const { rows } = await pool.query<Row>(
+    `INSERT INTO projects (tenant_id, id, name, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+     RETURNING id, name, created_at, updated_at`,
+    [tenantId, id, name, at],
+  );
+  return toProject(rows[0]!);
+}
+
+export async function getProject(pool: pg.Pool, tenantId: string, id: string): Promise<Project | null> {
+  const { rows } = await pool.query<Row>(
+    'SELECT id, name, created_at, updated_at FROM projects WHERE tenant_id = $1 AND id = $2',
+    [tenantId, id],
+  );
+  return rows[0] ? toProject(rows[0]) : null;
+}
+
+/** One page, newest first; `only` narrows to one project (a project-bound key's view). */
+export async function listProjects(
+  pool: pg.Pool,
+  tenantId: string,
+  page: PageQuery,
+  only: string | null = null,
+): Promise<{ items: Project[]; total: number }> {
+  const { limit, offset } = pageWindow(page);
+  const where = 'tenant_id = $1 AND ($2::text IS NULL OR id = $2)';
+  const [count, list] = await Promise.all([
+    pool.query<{ total: string }>(`SELECT count(*) AS total FROM projects WHERE ${where}`, [tenantId, only]),
+    pool.query<Row>(
+      `SELECT id, name, created_at, updated_at FROM projects
+        WHERE ${where}
+        ORDER BY created_at DESC, id COLLATE "C" DESC
+        LIMIT $3 OFFSET $4::bigint`,
+      [tenantId, only, limit, offset],
+    ),
+  ]);
+  return { items: list.rows.map(toProject), total: Number(count.rows[0]?.total ?? 0) };
+}
+
+export async function renameProject(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+  name: string,
+  at: Date,
+): Promise<Project | null> {
+  const { rows } = await pool.query<Row>(
+    `UPDATE projects SET name = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2
+     RETURNING id, name, created_at, updated_at`,
+    [tenantId, id, name, at],
+  );
+  return rows[0] ? toProject(rows[0]) : null;
+}
+
+/** True when any email of the tenant names the project (index email_logs_tenant_project_created_idx). */
+export async function projectHasEmails(pool: pg.Pool, tenantId: string, id: string): Promise<boolean> {
+  const { rows } = await pool.query(
+    `SELECT 1 FROM email_logs
+      WHERE tenant_id = $1 AND project_id = $2 AND created_at IS NOT NULL
+      LIMIT 1`,
+    [tenantId, id],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * Deletes a project without emails: `not_found`, `has_emails` (nothing deleted), or `deleted`.
+ * The check and the delete share a transaction that locks the project row.
+ */
+export async function deleteProject(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+): Promise<'deleted' | 'not_found' | 'has_emails'> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const locked = await client.query('SELECT 1 FROM projects WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [
+      tenantId,
+      id,
+    ]);
+    let outcome: 'deleted' | 'not_found' | 'has_emails' = 'not_found';
+    if (locked.rows.length > 0) {
+      const used = await client.query(
+        `SELECT 1 FROM email_logs WHERE tenant_id = $1 AND project_id = $2 AND created_at IS NOT NULL LIMIT 1`,
+        [tenantId, id],
+      );
+      outcome = used.rows.length > 0 ? 'has_emails' : 'deleted';
+      if (outcome === 'deleted') {
+        await client.query('DELETE FROM projects WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+      }
+    }
+    await client.query('COMMIT');
+    return outcome;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,120 @@
+import type { Template, TemplateSummary } from '@tern/contracts';
+import type pg from 'pg';
+import type { PageQuery } from '../resource-kit.js';
+import { pageWindow } from '../resource-kit.js';
+
+/**
+ * Templates in Postgres (`templates`, SPEC §12). Plain functions of a pool and the tenant id: no
+ * HTTP here. Every statement names the tenant, so another tenant's id is simply not found.
+ */
+
+type Row = {
+  id: string;
+  name: string;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+const COLUMNS = 'id, name, subject, html, text, created_at, updated_at';
+
+const toTemplate = (r: Row): Template => ({
+  id: r.id,
+  name: r.name,
+  subject: r.subject,
+  html: r.html,
+  text: r.text,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+});
+
+export interface TemplateContentInput {
+  name: string;
+  subject: string;
+  html: string | null;
+  text: string | null;
+}
+
+/** Inserts a template; null when the tenant already has one with that id. */
+export async function insertTemplate(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+  input: TemplateContentInput,
+  at: Date,
+): Promise<Template | null> {
+  const { rows } = await pool.query<Row>(
+    `INSERT INTO templates (tenant_id, id, name, subject, html, text, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+     ON CONFLICT (tenant_id, id) DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [tenantId, id, input.name, input.subject, input.html, input.text, at],
+  );
+  return rows[0] ? toTemplate(rows[0]) : null;
+}
+
+/** Replaces name, subject and content; null when the tenant has no such template. */
+export async function replaceTemplate(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+  input: TemplateContentInput,
+  at: Date,
+): Promise<Template | null> {
+  const { rows } = await pool.query<Row>(
+    `UPDATE templates SET name = $3, subject = $4, html = $5, text = $6, updated_at = $7
+      WHERE tenant_id = $1 AND id = $2
+      RETURNING ${COLUMNS}`,
+    [tenantId, id, input.name, input.subject, input.html, input.text, at],
+  );
+  return rows[0] ? toTemplate(rows[0]) : null;
+}
+
+/** The template with its content, or null. The sender renders what this returns. */
+export async function getTemplate(pool: pg.Pool, tenantId: string, id: string): Promise<Template | null> {
+  const { rows } = await pool.query<Row>(
+    `SELECT ${COLUMNS} FROM templates WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id],
+  );
+  return rows[0] ? toTemplate(rows[0]) : null;
+}
+
+/** One page, newest first (`created_at DESC, id DESC`), without content; and the tenant's total. */
+export async function listTemplates(
+  pool: pg.Pool,
+  tenantId: string,
+  page: PageQuery,
+): Promise<{ items: TemplateSummary[]; total: number }> {
+  const { limit, offset } = pageWindow(page);
+  const [count, list] = await Promise.all([
+    pool.query<{ total: string }>('SELECT count(*) AS total FROM templates WHERE tenant_id = $1', [tenantId]),
+    pool.query<Omit<Row, 'html' | 'text'>>(
+      `SELECT id, name, subject, created_at, updated_at FROM templates
+        WHERE tenant_id = $1
+        ORDER BY created_at DESC, id COLLATE "C" DESC
+        LIMIT $2 OFFSET $3::bigint`,
+      [tenantId, limit, offset],
+    ),
+  ]);
+  return {
+    items: list.rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      subject: r.subject,
+      createdAt: r.created_at.toISOString(),
+      updatedAt: r.updated_at.toISOString(),
+    })),
+    total: Number(count.rows[0]?.total ?? 0),
+  };
+}
+
+/** False when the tenant has no such template. Its analytics stay (ClickHouse keeps the id). */
+export async function deleteTemplate(pool: pg.Pool, tenantId: string, id: string): Promise<boolean> {
+  const { rowCount } = await pool.query('DELETE FROM templates WHERE tenant_id = $1 AND id = $2', [
+    tenantId,
+    id,
+  ]);
+  return (rowCount ?? 0) > 0;
+}

@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import { MIN_TRACKING_SECRET_LENGTH, verifyUnsubscribeToken } from '@tern/domain';
+import { httpError } from '@tern/http';
+import type { FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { TAGS } from '../openapi.js';
+import type { ApiRouteDeps } from '../route-deps.js';
+import { errors } from '../schemas.js';
+import { unsubscribeAddress } from './store.js';
+
+/** The largest body a one-click POST may carry (`List-Unsubscribe=One-Click` is 26 bytes). */
+const MAX_BODY_BYTES = 8 * 1024;
+
+const STYLE =
+  'body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:10vh auto;padding:0 1rem;color:#1a1a1a}' +
+  'button{font:inherit;padding:.6rem 1.2rem;border:0;border-radius:.4rem;background:#1a1a1a;color:#fff;cursor:pointer}' +
+  'button:focus-visible{outline:3px solid #5b8def;outline-offset:2px}';
+const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+
+/**
+ * No script, inline style allowed by its hash only, the form may post only here, the page may not
+ * be framed (no clickjacked unsubscribes); no referrer, since the URL carries the token.
+ */
+const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy': `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+const page = (title: string, body: string) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
+  `<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex">` +
+  `<title>${title}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
+
+const confirmPage = (email: string) =>
+  page(
+    'Unsubscribe',
+    `<h1>Unsubscribe</h1><p>Stop receiving these emails at <strong>${escapeHtml(email)}</strong>?</p>` +
+      // The same body a mail client sends for RFC 8058 one-click, so both take one path.
+      `<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click">` +
+      `<button type="submit">Unsubscribe</button></form>`,
+  );
+
+const donePage = (email: string) =>
+  page(
+    'Unsubscribed',
+    `<h1>You are unsubscribed</h1><p><strong>${escapeHtml(email)}</strong> will not receive these emails any more.</p>`,
+  );
+
+const tokenParams = z.object({
+  token: z.string().min(1).max(2048).meta({ description: 'The signed token of the List-Unsubscribe link.' }),
+});
+const html = z.string().meta({
+  description: 'An HTML page (text/html).',
+  example: '<!doctype html><html lang="en">…<form method="post"><button>Unsubscribe</button></form>…</html>',
+});
+const unknownLink = errors.notFound.meta({
+  description: 'The token is forged, altered or truncated.',
+  examples: [{ statusCode: 404, error: 'Not Found', message: 'Unknown unsubscribe link' }],
+});
+
+export interface UnsubscribeRoutesOptions extends ApiRouteDeps {
+  /** TRACKING_SECRET: the key the tokens are signed with. */
+  trackingSecret: string;
+}
+
+/**
+ * `GET /u/:token` (a confirmation page whose button POSTs) and `POST /u/:token` (RFC 8058 one
+ * click; also what the page's button sends). Only the POST changes anything: link scanners and
+ * prefetchers follow GET links, and must never unsubscribe anyone.
+ */
+/** No credential header: the signed token in the path is one. */
+const TOKEN_CREDENTIAL = 'None: the signed token in the path is the credential (a forged one gets 404).';
+
+export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> = async (app, deps) => {
+  if (deps.trackingSecret.length < MIN_TRACKING_SECRET_LENGTH) {
+    throw new Error(`trackingSecret must be at least ${MIN_TRACKING_SECRET_LENGTH} characters`);
+  }
+  // Mail clients post `List-Unsubscribe=One-Click` as a form (urlencoded or multipart), browsers
+  // the page's form: whatever the type, the body says nothing the token does not, so it is read
+  // (bounded) and dropped.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, _body, done) =>
+    done(null, undefined),
+  );
+
+  const claimsOf = (token: string) => {
+    const claims = verifyUnsubscribeToken(deps.trackingSecret, token);
+    if (claims === null) throw httpError(404, 'Unknown unsubscribe link');
+    return claims;
+  };
+  const sendPage = (reply: FastifyReply, body: string) => reply.headers(PAGE_HEADERS).send(body);
+
+  app.get(
+    '/u/:token',
+    {
+      // The URL carries a token that can unsubscribe someone: keep it out of request logs.
+      logLevel: 'warn',
+      config: { publicCredential: TOKEN_CREDENTIAL },
+      schema: {
+        tags: [TAGS.unsubscribe],
+        operationId: 'showUnsubscribePage',
+        summary: 'Unsubscribe confirmation page',
+        description:
+          'An HTML page naming the address, with one button that POSTs to the same URL. Changes nothing by ' +
+          'itself (link scanners follow GET links). No script; a strict Content-Security-Policy.',
+        params: tokenParams,
+        response: { 200: html, 404: unknownLink },
+      },
+    },
+    async (request, reply) => sendPage(reply, confirmPage(claimsOf(request.params.token).email)),
+  );
+
+  app.post(
+    '/u/:token',
+    {
+      logLevel: 'warn',
+      config: { publicCredential: TOKEN_CREDENTIAL },
+      schema: {
+        tags: [TAGS.unsubscribe],
+        operationId: 'unsubscribe',
+        summary: 'Unsubscribe (one click)',
+        description:
+          'RFC 8058 one-click unsubscribe (body `List-Unsubscribe=One-Click`, any content type; the body is not ' +
+          'needed). The tenant’s contact with that address gets `subscribed: false` and the address joins the ' +
+          'suppression list (`reason: "unsubscribed"`). Idempotent. Answers 200 with a confirmation page.',
+        params: tokenParams,
+        response: { 200: html, 404: unknownLink },
+      },
+    },
+    async (request, reply) => {
+      const claims = claimsOf(request.params.token);
+      await unsubscribeAddress(deps.pool, claims.tenantId, claims.email, deps.now());
+      return sendPage(reply, donePage(claims.email));
+    },
+  );
+};

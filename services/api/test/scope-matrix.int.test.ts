@@ -1,0 +1,412 @@
+import { randomBytes } from 'node:crypto';
+import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
+import { createUnsubscribeToken } from '@tern/domain';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addSuppression,
+  insertContact,
+  insertProject,
+  insertTemplate,
+  JWT_REQUIRED_MESSAGE,
+  newResourceId,
+} from '../src/index.js';
+import {
+  bearer,
+  buildApp,
+  createClock,
+  createKey,
+  jwtFor,
+  NOW,
+  openStores,
+  type Stores,
+  suffix,
+  TRACKING_SECRET,
+} from './support.js';
+
+/**
+ * The scope matrix (SPEC §3, §4, part two preamble): every route of the OpenAPI document × every
+ * kind of credential, with the exact status SPEC gives. One row per route; a route added without
+ * a row fails the first test. Add your row next to the others of its resource.
+ *
+ * Credentials: none; an API key of the tenant holding every scope but the route's; a key holding
+ * only the route's scope (for routes no key may call: every scope); a member JWT; an admin JWT;
+ * an admin JWT of another tenant (its resources are not found, its lists are its own).
+ */
+
+type Rule =
+  /** Analytics: a dashboard JWT of any role; every key 403. */
+  | { kind: 'dashboard' }
+  /** `/tenants/:id/*`: a JWT of that tenant with role owner or admin; keys, members, other tenants 403. */
+  | { kind: 'tenantAdmin' }
+  /** An API key holding `scope`, or a JWT of any role. */
+  | { kind: 'scope'; scope: Scope }
+  /** A JWT with role owner or admin; no key, whatever its scopes (template writes, SPEC §12). */
+  | { kind: 'adminJwt' }
+  /** The signed token in the path is the credential: every caller gets the same answer (SPEC §14 unsubscribe). */
+  | { kind: 'token' };
+
+interface Row {
+  rule: Rule;
+  /** The success status for an allowed credential. */
+  ok: number;
+  /** True when the path names one of the tenant's resources: another tenant gets 404. */
+  resource?: boolean;
+  /** A fresh request for tenant A (resources it names are created here, so DELETE can succeed each time). */
+  request(): Promise<{
+    url: string;
+    payload?: Record<string, unknown>;
+    body?: string;
+    contentType?: string;
+  }>;
+}
+
+const clock = createClock(NOW);
+const run = suffix();
+const A = `matrix-a-${run}`;
+const B = `matrix-b-${run}`;
+let stores: Stores;
+let app: FastifyInstance;
+
+const fresh = () => randomBytes(6).toString('hex');
+const at = () => clock.now();
+const template = async () =>
+  (await insertTemplate(
+    stores.pool,
+    A,
+    newResourceId('template'),
+    { name: 'n', subject: 's', html: null, text: 't' },
+    at(),
+  ))!.id;
+const projectId = async () => (await insertProject(stores.pool, A, newResourceId('project'), 'p', at())).id;
+const suppressed = async () =>
+  (
+    await addSuppression(
+      stores.pool,
+      A,
+      { email: `${fresh()}@matrix.test`, reason: null, source: 'manual' },
+      at(),
+    )
+  ).suppression.email;
+
+const contactId = async () => {
+  const contact = await insertContact(
+    stores.pool,
+    A,
+    { id: newResourceId('contact'), email: `${fresh()}@matrix.test` },
+    at(),
+  );
+  if (contact === 'exists') throw new Error('fresh address exists');
+  return contact.id;
+};
+const unsubscribeToken = () =>
+  createUnsubscribeToken(TRACKING_SECRET, { tenantId: A, email: `${fresh()}@matrix.test`, source: 'matrix' });
+
+const ROWS: Record<string, Row> = {
+  // Analytics (SPEC §6)
+  'GET /analytics/summary': {
+    rule: { kind: 'dashboard' },
+    ok: 200,
+    request: async () => ({ url: '/analytics/summary' }),
+  },
+  'GET /analytics/daily': {
+    rule: { kind: 'dashboard' },
+    ok: 200,
+    request: async () => ({ url: '/analytics/daily' }),
+  },
+  'GET /analytics/top-templates': {
+    rule: { kind: 'dashboard' },
+    ok: 200,
+    request: async () => ({ url: '/analytics/top-templates' }),
+  },
+  // Logs (SPEC §7)
+  'GET /emails/logs': {
+    rule: { kind: 'scope', scope: 'email:read' },
+    ok: 200,
+    request: async () => ({ url: '/emails/logs' }),
+  },
+  // API keys and settings (SPEC §8, §9)
+  'POST /tenants/{id}/api-keys': {
+    rule: { kind: 'tenantAdmin' },
+    ok: 201,
+    request: async () => ({ url: `/tenants/${A}/api-keys`, payload: { name: 'k', scopes: ['email:read'] } }),
+  },
+  'GET /tenants/{id}/api-keys': {
+    rule: { kind: 'tenantAdmin' },
+    ok: 200,
+    request: async () => ({ url: `/tenants/${A}/api-keys` }),
+  },
+  'DELETE /tenants/{id}/api-keys/{keyId}': {
+    rule: { kind: 'tenantAdmin' },
+    ok: 204,
+    request: async () => ({
+      url: `/tenants/${A}/api-keys/${(await createKey(app, jwtFor(clock, A), A, { scopes: ['email:read'] })).id}`,
+    }),
+  },
+  'GET /tenants/{id}/settings': {
+    rule: { kind: 'tenantAdmin' },
+    ok: 200,
+    request: async () => ({ url: `/tenants/${A}/settings` }),
+  },
+  'PUT /tenants/{id}/settings': {
+    rule: { kind: 'tenantAdmin' },
+    ok: 200,
+    request: async () => ({ url: `/tenants/${A}/settings`, payload: { retentionDays: null } }),
+  },
+  // Templates (SPEC §12)
+  'POST /templates': {
+    rule: { kind: 'adminJwt' },
+    ok: 201,
+    request: async () => ({ url: '/templates', payload: { name: 'n', subject: 's', text: 't' } }),
+  },
+  'GET /templates': {
+    rule: { kind: 'scope', scope: 'templates:read' },
+    ok: 200,
+    request: async () => ({ url: '/templates' }),
+  },
+  'GET /templates/{id}': {
+    rule: { kind: 'scope', scope: 'templates:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/templates/${await template()}` }),
+  },
+  'PUT /templates/{id}': {
+    rule: { kind: 'adminJwt' },
+    ok: 200,
+    resource: true,
+    request: async () => ({
+      url: `/templates/${await template()}`,
+      payload: { name: 'n2', subject: 's', html: '<p/>' },
+    }),
+  },
+  'DELETE /templates/{id}': {
+    rule: { kind: 'adminJwt' },
+    ok: 204,
+    resource: true,
+    request: async () => ({ url: `/templates/${await template()}` }),
+  },
+  'POST /templates/{id}/render': {
+    rule: { kind: 'scope', scope: 'templates:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/templates/${await template()}/render`, payload: { variables: {} } }),
+  },
+  // Suppressions (SPEC §13)
+  'GET /suppressions': {
+    rule: { kind: 'scope', scope: 'suppressions:read' },
+    ok: 200,
+    request: async () => ({ url: '/suppressions' }),
+  },
+  'POST /suppressions': {
+    rule: { kind: 'scope', scope: 'suppressions:write' },
+    ok: 201,
+    request: async () => ({ url: '/suppressions', payload: { email: `${fresh()}@matrix.test` } }),
+  },
+  'DELETE /suppressions/{email}': {
+    rule: { kind: 'scope', scope: 'suppressions:write' },
+    ok: 204,
+    resource: true,
+    request: async () => ({ url: `/suppressions/${encodeURIComponent(await suppressed())}` }),
+  },
+  // Projects (SPEC §16)
+  'POST /projects': {
+    rule: { kind: 'scope', scope: 'projects:write' },
+    ok: 201,
+    request: async () => ({ url: '/projects', payload: { name: 'p' } }),
+  },
+  'GET /projects': {
+    rule: { kind: 'scope', scope: 'projects:read' },
+    ok: 200,
+    request: async () => ({ url: '/projects' }),
+  },
+  'GET /projects/{id}': {
+    rule: { kind: 'scope', scope: 'projects:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/projects/${await projectId()}` }),
+  },
+  'PATCH /projects/{id}': {
+    rule: { kind: 'scope', scope: 'projects:write' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/projects/${await projectId()}`, payload: { name: 'renamed' } }),
+  },
+  'DELETE /projects/{id}': {
+    rule: { kind: 'scope', scope: 'projects:write' },
+    ok: 204,
+    resource: true,
+    request: async () => ({ url: `/projects/${await projectId()}` }),
+  },
+  // Contacts and audiences (SPEC §14)
+  'POST /contacts': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 201,
+    request: async () => ({ url: '/contacts', payload: { email: `${fresh()}@matrix.test` } }),
+  },
+  'GET /contacts': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    request: async () => ({ url: '/contacts' }),
+  },
+  'GET /contacts/{id}': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/contacts/${await contactId()}` }),
+  },
+  'PATCH /contacts/{id}': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/contacts/${await contactId()}`, payload: { firstName: 'Ada' } }),
+  },
+  'DELETE /contacts/{id}': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 204,
+    resource: true,
+    request: async () => ({ url: `/contacts/${await contactId()}` }),
+  },
+  'POST /contacts/import': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 200,
+    request: async () => ({
+      url: '/contacts/import',
+      body: `email\n${fresh()}@matrix.test\n`,
+      contentType: 'text/csv',
+    }),
+  },
+  'GET /contacts/export': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    request: async () => ({ url: '/contacts/export' }),
+  },
+  'GET /audiences': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    request: async () => ({ url: '/audiences' }),
+  },
+  // Unsubscribe links (SPEC §14): the token is the credential
+  'GET /u/{token}': {
+    rule: { kind: 'token' },
+    ok: 200,
+    request: async () => ({ url: `/u/${unsubscribeToken()}` }),
+  },
+  'POST /u/{token}': {
+    rule: { kind: 'token' },
+    ok: 200,
+    request: async () => ({
+      url: `/u/${unsubscribeToken()}`,
+      body: 'List-Unsubscribe=One-Click',
+      contentType: 'application/x-www-form-urlencoded',
+    }),
+  },
+};
+
+type CredentialKind = 'none' | 'keyWithout' | 'keyWith' | 'member' | 'admin' | 'otherTenant';
+const CREDENTIALS: CredentialKind[] = ['none', 'keyWithout', 'keyWith', 'member', 'admin', 'otherTenant'];
+
+/** The status and (for 403) message SPEC gives to one credential on one route. */
+function expected(row: Row, credential: CredentialKind): { status: number; message?: string } {
+  const { rule } = row;
+  if (rule.kind === 'token') return { status: row.ok };
+  switch (credential) {
+    case 'none':
+      return { status: 401 };
+    case 'keyWithout':
+      return rule.kind === 'scope' || rule.kind === 'adminJwt'
+        ? { status: 403, message: MISSING_SCOPE_MESSAGE }
+        : { status: 403, message: JWT_REQUIRED_MESSAGE };
+    case 'keyWith':
+      if (rule.kind === 'scope') return { status: row.ok };
+      return rule.kind === 'adminJwt'
+        ? { status: 403, message: MISSING_SCOPE_MESSAGE }
+        : { status: 403, message: JWT_REQUIRED_MESSAGE };
+    case 'member':
+      return rule.kind === 'tenantAdmin' || rule.kind === 'adminJwt' ? { status: 403 } : { status: row.ok };
+    case 'admin':
+      return { status: row.ok };
+    case 'otherTenant':
+      if (rule.kind === 'tenantAdmin') return { status: 403 };
+      return row.resource ? { status: 404 } : { status: row.ok };
+  }
+}
+
+const keys = new Map<string, string>();
+/** A key of A holding exactly `scopes` (created once). */
+async function keyWith(scopes: readonly Scope[]): Promise<string> {
+  const name = scopes.join(',');
+  let key = keys.get(name);
+  if (key === undefined) {
+    key = (await createKey(app, jwtFor(clock, A), A, { scopes: [...scopes] })).key;
+    keys.set(name, key);
+  }
+  return key;
+}
+
+async function headersFor(row: Row, credential: CredentialKind): Promise<Record<string, string>> {
+  const scope = row.rule.kind === 'scope' ? row.rule.scope : null;
+  switch (credential) {
+    case 'none':
+      return {};
+    case 'keyWithout':
+      return { 'x-api-key': await keyWith(SCOPES.filter((s) => s !== scope)) };
+    case 'keyWith':
+      return bearer(await keyWith(scope === null ? SCOPES : [scope]));
+    case 'member':
+      return bearer(jwtFor(clock, A, 'member'));
+    case 'admin':
+      return bearer(jwtFor(clock, A, 'admin'));
+    case 'otherTenant':
+      return bearer(jwtFor(clock, B, 'admin'));
+  }
+}
+
+let documented: string[] = [];
+
+beforeAll(async () => {
+  stores = await openStores();
+  app = await buildApp(stores, clock, { rateLimit: false });
+  // biome-ignore lint/suspicious/noExplicitAny: the parsed OpenAPI document
+  const doc: any = (await app.inject('/docs/json')).json();
+  documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+    Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+  );
+});
+
+afterAll(async () => {
+  await app?.close();
+  await stores?.close();
+});
+
+describe('scope matrix', () => {
+  it('has exactly one row per route of the OpenAPI document', () => {
+    expect(documented.length).toBeGreaterThan(0);
+    expect([...documented].sort()).toEqual(Object.keys(ROWS).sort());
+  });
+
+  for (const [route, row] of Object.entries(ROWS)) {
+    const [method] = route.split(' ') as [string];
+    it.each(CREDENTIALS)(`${route} × %s`, async (credential) => {
+      const { url, payload, body, contentType } = await row.request();
+      const want = expected(row, credential);
+      const headers = await headersFor(row, credential);
+      if (contentType !== undefined) headers['content-type'] = contentType;
+      const res = await app.inject({
+        method: method as 'GET',
+        url,
+        headers,
+        ...(payload === undefined ? {} : { payload }),
+        ...(body === undefined ? {} : { body }),
+      });
+      expect(res.statusCode, `${route} as ${credential}: ${res.body}`).toBe(want.status);
+      if (want.status >= 400) {
+        expect(res.json()).toMatchObject({
+          statusCode: want.status,
+          error: expect.any(String),
+          message: expect.any(String),
+        });
+      }
+      if (want.message !== undefined) expect(res.json().message).toBe(want.message);
+    });
+  }
+});

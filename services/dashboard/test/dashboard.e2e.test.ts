@@ -1,0 +1,265 @@
+/// <reference lib="dom" />
+// The callbacks given to page.evaluate run in the browser: they see the DOM, not Node.
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  api,
+  type Browser,
+  buildAll,
+  checkPage,
+  expectPublicApiOnly,
+  launchBrowser,
+  newPage,
+  postEvents,
+  seedEvents,
+  signIn,
+  startDashboardTern,
+  type Tern,
+  waitProjected,
+} from './harness.js';
+
+const EMAILS = 45;
+
+interface Summary {
+  totals: Record<'total' | 'sent' | 'opened' | 'clicked' | 'bounced' | 'complained' | 'failed', number>;
+  rates: Record<'openRate' | 'clickRate' | 'bounceRate' | 'complaintRate', number>;
+}
+interface Logs {
+  data: { id: string; status: string }[];
+  meta: { total: number; totalPages: number };
+}
+
+/** A JWT of the demo tenant, well-formed and unexpired, signed with a key Tern does not know. */
+function forgedJwt(): string {
+  const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const body = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ tenantId: 'demo', role: 'owner', exp: Math.floor(Date.now() / 1000) + 3600 })}`;
+  return `${body}.${createHmac('sha256', 'not-the-secret').update(body).digest('base64url')}`;
+}
+
+describe('the dashboard in Chromium, against a running Tern', () => {
+  let tern: Tern;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    buildAll();
+    tern = await startDashboardTern();
+    await postEvents(tern, seedEvents(EMAILS));
+    await waitProjected(tern, EMAILS);
+    browser = await launchBrowser();
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await tern?.process.stop();
+  });
+
+  it('GET / is the dashboard, under a strict CSP; the banner prints the one-click link', async () => {
+    expect(tern.link).toBe(`${tern.url}/#token=${tern.jwt}`);
+    const res = await fetch(`${tern.url}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe');
+    expect(res.headers.get('cache-control')).toBe('no-cache');
+    const html = await res.text();
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(`${tern.url}${script}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+  });
+
+  it('signs in from the banner link: the token leaves the address bar for sessionStorage', async () => {
+    const w = await newPage(browser);
+    await w.page.goto(tern.link);
+    await expect.poll(() => w.page.getByTestId('tenant').textContent()).toBe('demo · owner');
+    expect(new URL(w.page.url()).hash).toBe('#/');
+    expect(await w.page.evaluate(() => sessionStorage.getItem('tern.jwt'))).toBe(tern.jwt);
+    // A reload keeps the session; signing out ends it.
+    await w.page.reload();
+    await w.page.getByTestId('tenant').waitFor();
+    await w.page.getByRole('button', { name: 'Sign out' }).click();
+    await w.page.getByRole('heading', { name: 'Sign in to Tern' }).waitFor();
+    expect(await w.page.evaluate(() => sessionStorage.getItem('tern.jwt'))).toBeNull();
+    expect(w.errors).toEqual([]);
+    await w.page.close();
+  });
+
+  it('a pasted token signs in; a malformed one is refused on the page', async () => {
+    const w = await newPage(browser);
+    await w.page.goto(`${tern.url}/`);
+    await w.page.getByLabel('Dashboard token (JWT)').fill('not a token');
+    await w.page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => w.page.getByRole('alert').textContent()).toContain('not a JWT');
+    await checkPage(w, 'sign-in');
+    await w.page.getByLabel('Dashboard token (JWT)').fill(tern.jwt);
+    await w.page.getByRole('button', { name: 'Sign in' }).click();
+    await w.page.getByRole('heading', { name: 'Overview' }).waitFor();
+    expect(w.errors).toEqual([]);
+    await w.page.close();
+  });
+
+  it('a 401 from the API takes the user back to sign-in', async () => {
+    const w = await newPage(browser);
+    await w.page.goto(`${tern.url}/#token=${forgedJwt()}`);
+    await w.page.getByRole('heading', { name: 'Sign in to Tern' }).waitFor();
+    await expect.poll(() => w.page.getByRole('status').first().textContent()).toContain('401');
+    expect(await w.page.evaluate(() => sessionStorage.getItem('tern.jwt'))).toBeNull();
+    // The browser reports the refused requests themselves, and nothing else.
+    expect(w.errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
+    await w.page.close();
+  });
+
+  it('overview: the cards equal the API summary for 7, 30 and 90 days; chart, top templates, as-of', async () => {
+    const w = await newPage(browser);
+    await signIn(w, tern);
+    for (const days of [7, 30, 90]) {
+      await w.page.getByRole('button', { name: `${days} days` }).click();
+      await w.page.locator(`[data-testid="overview"][data-days="${days}"][aria-busy="false"]`).waitFor();
+      expect(await w.page.getByRole('button', { name: `${days} days` }).getAttribute('aria-pressed')).toBe(
+        'true',
+      );
+      const summary = await api<Summary>(tern, `/analytics/summary?days=${days}`);
+      const shown = async (id: string) => (await w.page.getByTestId(id).textContent())?.trim();
+      for (const [k, v] of Object.entries(summary.totals))
+        expect(await shown(`total-${k}`), `${days}d ${k}`).toBe(String(v));
+      expect(await shown('rate-opened')).toBe(`${summary.rates.openRate.toFixed(1)}%`);
+      expect(await shown('rate-clicked')).toBe(`${summary.rates.clickRate.toFixed(1)}%`);
+      expect(await shown('rate-bounced')).toBe(`${summary.rates.bounceRate.toFixed(1)}%`);
+      expect(await shown('rate-complained')).toBe(`${summary.rates.complaintRate.toFixed(1)}%`);
+      const top = await api<{ top: { name: string }[] }>(tern, `/analytics/top-templates?days=${days}`);
+      const names = await w.page.locator('[data-testid="top-templates"] tbody th').allTextContents();
+      expect(names).toEqual(top.top.map((t) => t.name));
+    }
+    // The three periods really differ on this data, so the switch is seen to change the figures.
+    const totals = await Promise.all(
+      [7, 30, 90].map((d) => api<Summary>(tern, `/analytics/summary?days=${d}`)),
+    );
+    expect(new Set(totals.map((s) => s.totals.total)).size).toBe(3);
+    expect(await w.page.getByTestId('as-of').textContent()).toMatch(/as of \d{4}-\d{2}-\d{2} /);
+    expect(await w.page.locator('.chart canvas').count()).toBeGreaterThan(0);
+    await checkPage(w, 'overview');
+    await w.page.close();
+  });
+
+  it('logs: pages through every email newest first, exactly as the API pages them', async () => {
+    const w = await newPage(browser);
+    await signIn(w, tern, tern.jwt, '/logs');
+    const rows = w.page.locator('[data-testid="logs"] tbody tr');
+    const first = await api<Logs>(tern, '/emails/logs?page=1&limit=20');
+    expect(first.meta.totalPages).toBe(3);
+    for (let page = 1; page <= 3; page++) {
+      const expected = await api<Logs>(tern, `/emails/logs?page=${page}&limit=20`);
+      await expect.poll(() => w.page.getByText(`Page ${page} of 3`).count()).toBe(1);
+      await expect
+        .poll(() => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id'))))
+        .toEqual(expected.data.map((e) => e.id));
+      if (page < 3) await w.page.getByRole('button', { name: 'Older →' }).click();
+    }
+    expect(await w.page.getByRole('button', { name: 'Older →' }).isDisabled()).toBe(true);
+    await w.page.getByRole('button', { name: '← Newer' }).click();
+    await expect.poll(() => w.page.getByText('Page 2 of 3').count()).toBe(1);
+    // The page is in the address: a reload (or Back from an email) shows the same page.
+    expect(new URL(w.page.url()).hash).toBe('#/logs?page=2');
+    await w.page.reload();
+    await expect.poll(() => w.page.getByText('Page 2 of 3').count()).toBe(1);
+    await w.page.goBack();
+    await expect.poll(() => w.page.getByText('Page 3 of 3').count()).toBe(1);
+    expect(await w.page.getByTestId('logs-total').textContent()).toBe(`${EMAILS} emails`);
+    await checkPage(w, 'logs');
+    await w.page.close();
+  });
+
+  it('logs: the status filter is sent as `status`, and the page stays right whether or not the API applies it', async () => {
+    const w = await newPage(browser);
+    await signIn(w, tern, tern.jwt, '/logs');
+    await w.page.locator('[data-testid="logs"]').waitFor();
+    const request = w.page.waitForRequest(
+      (r) => r.url().includes('/emails/logs') && r.url().includes('status=BOUNCED'),
+    );
+    await w.page.getByLabel('Status').selectOption('BOUNCED');
+    const url = new URL((await request).url());
+    expect(url.searchParams.get('page')).toBe('1');
+    const answer = await api<Logs>(tern, `/emails/logs${url.search}`);
+    await expect
+      .poll(() =>
+        w.page
+          .locator('[data-testid="logs"] tbody tr')
+          .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id'))),
+      )
+      .toEqual(answer.data.map((e) => e.id));
+    const applied = answer.data.every((e) => e.status === 'BOUNCED');
+    // An API that ignores `status` gets a notice instead of rows passed off as filtered.
+    expect(await w.page.getByText('does not filter the log by status yet').count()).toBe(applied ? 0 : 1);
+    expect(w.errors).toEqual([]);
+    await w.page.close();
+  });
+
+  it('API keys: create one with chosen scopes, shown once; it works; revoke it and it is refused', async () => {
+    const w = await newPage(browser);
+    await signIn(w, tern, tern.jwt, '/api-keys');
+    await w.page.getByLabel('Name').fill('browser test key');
+    await w.page.getByRole('checkbox', { name: 'email:send' }).uncheck();
+    await w.page.getByRole('checkbox', { name: 'email:read' }).check();
+    await w.page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await w.page.getByTestId('shown-once').textContent())?.trim() ?? '';
+    expect(key).toMatch(/^tern_[A-Za-z0-9]{32,}$/);
+    const row = w.page.locator('[data-testid="api-keys"] tbody tr', { hasText: 'browser test key' });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('email:read');
+    expect(await row.textContent()).not.toContain('email:send');
+    // The key reads the logs through the public API, like a user's own program would.
+    const withKey = () =>
+      fetch(`${tern.url}/emails/logs`, { headers: { 'x-api-key': key } }).then((r) => r.status);
+    expect(await withKey()).toBe(200);
+    await checkPage(w, 'api-keys');
+    // Shown once: after "Done" the key is nowhere on the page, and the list has only its prefix.
+    await w.page.getByRole('button', { name: 'Done' }).click();
+    expect(await w.page.content()).not.toContain(key);
+    await row.getByRole('button', { name: 'Revoke browser test key' }).click();
+    await row.getByRole('button', { name: 'Confirm revoke' }).click();
+    await row.getByText('revoked').waitFor();
+    expect(await withKey()).toBe(401);
+    expect(w.calls).toContain(`DELETE /tenants/demo/api-keys/${await row.getAttribute('data-id')}`);
+    await expectPublicApiOnly(w, 'api-keys');
+    expect(w.errors).toEqual([]);
+    await w.page.close();
+  });
+
+  it('a member sees the figures but no admin action', async () => {
+    const w = await newPage(browser);
+    await signIn(w, tern, tern.token('member'));
+    expect(await w.page.getByTestId('tenant').textContent()).toBe('demo · member');
+    await w.page.getByTestId('total-total').waitFor();
+    await w.page.goto(`${tern.url}/#/api-keys`);
+    await w.page.getByText('Only a tenant owner or admin manages API keys').waitFor();
+    expect(await w.page.getByRole('button', { name: 'Create key' }).count()).toBe(0);
+    expect(await w.page.getByRole('button', { name: /Revoke/ }).count()).toBe(0);
+    expect(w.errors).toEqual([]);
+    await w.page.close();
+  });
+
+  it('works with the keyboard: skip link, then the navigation to the logs', async () => {
+    const w = await newPage(browser);
+    await signIn(w, tern);
+    await w.page.getByTestId('total-total').waitFor();
+    await w.page.keyboard.press('Tab');
+    expect(await w.page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await w.page.keyboard.press('Enter');
+    expect(await w.page.evaluate(() => document.activeElement?.id)).toBe('page-title');
+    // From the top again: Tab reaches the "Logs" link, Enter opens the page, focus lands on its title.
+    await w.page.keyboard.press('Shift+Tab');
+    let reached = false;
+    for (let i = 0; i < 12 && !reached; i++) {
+      await w.page.keyboard.press('Tab');
+      reached = (await w.page.evaluate(() => document.activeElement?.textContent)) === 'Logs';
+    }
+    expect(reached).toBe(true);
+    await w.page.keyboard.press('Enter');
+    await w.page.getByRole('heading', { name: 'Logs' }).waitFor();
+    await expect.poll(() => w.page.evaluate(() => document.activeElement?.id)).toBe('page-title');
+    expect(w.errors).toEqual([]);
+    await w.page.close();
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * The public API, as any client sees it: same paths, same JWT, same error shape (SPEC §4).
+ * A 401 ends the session (the app returns to sign-in); other refusals surface their message.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+  /** The route itself is absent from this Tern (an API version without the feature). */
+  get routeMissing(): boolean {
+    return this.status === 404 && /^Route \w+:/.test(this.message);
+  }
+}
+
+export interface ApiResult<T> {
+  body: T;
+  /** `X-Tern-As-Of`: when the projection last advanced (absent before the first batch). */
+  asOf: string | null;
+}
+
+type Listener = () => void;
+let onUnauthorized: Listener = () => {};
+let token: string | undefined;
+
+export function configureApi(opts: { token: string | undefined; onUnauthorized: Listener }): void {
+  token = opts.token;
+  onUnauthorized = opts.onUnauthorized;
+}
+
+export async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  extraHeaders?: Record<string, string>,
+): Promise<ApiResult<T>> {
+  const headers: Record<string, string> = { accept: 'application/json', ...extraHeaders };
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? null : JSON.stringify(body),
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiError(0, 'Tern cannot be reached. Check that it is running, then retry.');
+  }
+  const text = await res.text();
+  let parsed: unknown = null;
+  if (text) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = null;
+    }
+  }
+  if (!res.ok) {
+    const err = (parsed ?? {}) as { message?: unknown; code?: unknown };
+    const message = typeof err.message === 'string' ? err.message : `${res.status} ${res.statusText}`;
+    if (res.status === 401) onUnauthorized();
+    throw new ApiError(res.status, message, typeof err.code === 'string' ? err.code : undefined);
+  }
+  return { body: parsed as T, asOf: res.headers.get('x-tern-as-of') };
+}
+
+export const get = <T>(path: string) => request<T>('GET', path);
+export const post = <T>(path: string, body?: unknown) => request<T>('POST', path, body ?? {});
+export const put = <T>(path: string, body: unknown) => request<T>('PUT', path, body);
+export const patch = <T>(path: string, body: unknown) => request<T>('PATCH', path, body);
+export const del = (path: string) => request<null>('DELETE', path);
+
+/** `?a=1&b=x`, leaving out empty values. */
+export function query(params: Record<string, string | number | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}

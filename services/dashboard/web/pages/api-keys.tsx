@@ -1,0 +1,181 @@
+import { useState } from 'preact/hooks';
+import { ApiError, del, get, post } from '../api.js';
+import { isAdmin, type Session } from '../session.js';
+import { type ApiKey, type CreatedApiKey, SCOPES } from '../types.js';
+import { ErrorNotice, formatDate, Loading, Page, ShownOnce, TableWrap, useLoad } from '../ui.js';
+
+/** SPEC §8: create with scope checkboxes, the key shown once with copy, revoke. Owners and admins only. */
+export function ApiKeysPage({ session }: { session: Session }) {
+  if (!isAdmin(session)) {
+    return (
+      <Page title="API keys">
+        <p class="notice" role="status">
+          Only a tenant owner or admin manages API keys. You are signed in as a member.
+        </p>
+      </Page>
+    );
+  }
+  return <ApiKeysAdmin tenantId={session.tenantId} />;
+}
+
+function ApiKeysAdmin({ tenantId }: { tenantId: string }) {
+  const base = `/tenants/${encodeURIComponent(tenantId)}/api-keys`;
+  const keys = useLoad(() => get<{ data: ApiKey[] }>(base).then((r) => r.body.data), [base]);
+  const [created, setCreated] = useState<CreatedApiKey | undefined>();
+  const [name, setName] = useState('');
+  const [scopes, setScopes] = useState<string[]>(['email:send']);
+  const [expiresAt, setExpiresAt] = useState('');
+  const [formError, setFormError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const [confirming, setConfirming] = useState<string | undefined>();
+  const [actionError, setActionError] = useState<string | undefined>();
+
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setFormError(undefined);
+    if (scopes.length === 0) return setFormError('Choose at least one scope.');
+    setBusy(true);
+    try {
+      const body = {
+        name: name.trim(),
+        scopes,
+        ...(expiresAt ? { expiresAt: new Date(`${expiresAt}T23:59:59Z`).toISOString() } : {}),
+      };
+      const res = await post<CreatedApiKey>(base, body);
+      setCreated(res.body);
+      setName('');
+      setExpiresAt('');
+      keys.reload();
+    } catch (err) {
+      setFormError(err instanceof ApiError ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const revoke = async (id: string) => {
+    setActionError(undefined);
+    try {
+      await del(`${base}/${encodeURIComponent(id)}`);
+      setConfirming(undefined);
+      keys.reload();
+    } catch (err) {
+      setActionError(err instanceof ApiError ? err.message : String(err));
+    }
+  };
+
+  return (
+    <Page title="API keys">
+      {created && (
+        <ShownOnce label={`Key “${created.name}”`} value={created.key} onDone={() => setCreated(undefined)} />
+      )}
+      <form class="panel" onSubmit={create} aria-labelledby="new-key">
+        <h2 id="new-key">New key</h2>
+        <label for="key-name">Name</label>
+        <input
+          id="key-name"
+          required
+          maxLength={100}
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+        <fieldset class="scopes">
+          <legend>Scopes</legend>
+          {SCOPES.map((s) => (
+            <label key={s} class="check">
+              <input
+                type="checkbox"
+                name="scope"
+                value={s}
+                checked={scopes.includes(s)}
+                onChange={(e) =>
+                  setScopes((cur) => (e.currentTarget.checked ? [...cur, s] : cur.filter((x) => x !== s)))
+                }
+              />
+              {s}
+            </label>
+          ))}
+        </fieldset>
+        <label for="key-expires">Expires (optional, end of day UTC)</label>
+        <input
+          id="key-expires"
+          type="date"
+          value={expiresAt}
+          onInput={(e) => setExpiresAt(e.currentTarget.value)}
+        />
+        {formError && (
+          <p class="error" role="alert">
+            {formError}
+          </p>
+        )}
+        <button type="submit" disabled={busy}>
+          Create key
+        </button>
+      </form>
+
+      <h2>Keys</h2>
+      {actionError && (
+        <p class="error" role="alert">
+          {actionError}
+        </p>
+      )}
+      {keys.error && <ErrorNotice error={keys.error} what="API keys" />}
+      {!keys.data && keys.loading && <Loading />}
+      {keys.data &&
+        (keys.data.length === 0 ? (
+          <p class="muted">No key yet.</p>
+        ) : (
+          <TableWrap label="API keys">
+            <table data-testid="api-keys">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Prefix</th>
+                  <th scope="col">Scopes</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">State</th>
+                </tr>
+              </thead>
+              <tbody>
+                {keys.data.map((k) => (
+                  <tr key={k.id} data-id={k.id}>
+                    <th scope="row">{k.name}</th>
+                    <td>
+                      <code>{k.prefix}…</code>
+                    </td>
+                    <td class="scopes-cell">{k.scopes.join(', ')}</td>
+                    <td>{formatDate(k.createdAt)}</td>
+                    <td>{formatDate(k.lastUsedAt)}</td>
+                    <td>
+                      {k.revokedAt ? (
+                        <span class="badge badge-revoked">revoked</span>
+                      ) : confirming === k.id ? (
+                        <span class="row">
+                          <button type="button" class="danger" onClick={() => revoke(k.id)}>
+                            Confirm revoke
+                          </button>
+                          <button type="button" class="secondary" onClick={() => setConfirming(undefined)}>
+                            Keep
+                          </button>
+                        </span>
+                      ) : (
+                        <button
+                          type="button"
+                          class="secondary"
+                          aria-label={`Revoke ${k.name}`}
+                          onClick={() => setConfirming(k.id)}
+                        >
+                          Revoke
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        ))}
+    </Page>
+  );
+}

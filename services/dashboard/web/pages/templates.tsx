@@ -1,0 +1,234 @@
+import { useState } from 'preact/hooks';
+import { ApiError, del, get, post, put, query } from '../api.js';
+import { isAdmin, type Session } from '../session.js';
+import type { List, Rendered, Template } from '../types.js';
+import { ErrorNotice, HtmlPreview, Loading, Page, Pager, TableWrap, useLoad } from '../ui.js';
+
+const EMPTY = { id: '', name: '', subject: '', html: '', text: '' };
+
+/** SPEC §12: templates listed for everyone, edited by owners and admins, previewed through the API's renderer. */
+export function TemplatesPage({ session }: { session: Session }) {
+  const admin = isAdmin(session);
+  const [page, setPage] = useState(1);
+  const list = useLoad(
+    () => get<List<Template>>(`/templates${query({ page, limit: 20 })}`).then((r) => r.body),
+    [page],
+  );
+  const [editing, setEditing] = useState<typeof EMPTY & { existing: boolean }>();
+  const [error, setError] = useState<string | undefined>();
+  const [variables, setVariables] = useState('{\n  "name": "Ada"\n}');
+  const [preview, setPreview] = useState<Rendered | undefined>();
+  const [previewError, setPreviewError] = useState<string | undefined>();
+
+  const save = async (e: Event) => {
+    e.preventDefault();
+    if (!editing) return;
+    setError(undefined);
+    const body = {
+      name: editing.name,
+      subject: editing.subject,
+      ...(editing.html ? { html: editing.html } : {}),
+      ...(editing.text ? { text: editing.text } : {}),
+    };
+    try {
+      const saved = editing.existing
+        ? await put<Template>(`/templates/${encodeURIComponent(editing.id)}`, body)
+        : await post<Template>('/templates', editing.id ? { ...body, id: editing.id } : body);
+      setEditing({ ...EMPTY, ...nullsToEmpty(saved.body), existing: true });
+      list.reload();
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : String(err));
+    }
+  };
+
+  const renderPreview = async (id: string) => {
+    setPreviewError(undefined);
+    let vars: unknown;
+    try {
+      vars = JSON.parse(variables || '{}');
+    } catch {
+      return setPreviewError('Variables must be a JSON object.');
+    }
+    try {
+      const res = await post<Rendered>(`/templates/${encodeURIComponent(id)}/render`, { variables: vars });
+      setPreview(res.body);
+    } catch (err) {
+      setPreviewError(err instanceof ApiError ? err.message : String(err));
+    }
+  };
+
+  return (
+    <Page
+      title="Templates"
+      actions={
+        admin && (
+          <button
+            type="button"
+            onClick={() => {
+              setEditing({ ...EMPTY, existing: false });
+              setPreview(undefined);
+            }}
+          >
+            New template
+          </button>
+        )
+      }
+    >
+      {list.error && <ErrorNotice error={list.error} what="templates" />}
+      {!list.data && list.loading && <Loading />}
+      {list.data && (
+        <>
+          <TableWrap label="Templates">
+            <table data-testid="templates">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Subject</th>
+                  <th scope="col">Id</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.data.map((t) => (
+                  <tr key={t.id}>
+                    <th scope="row">{t.name}</th>
+                    <td>{t.subject}</td>
+                    <td>
+                      <code>{t.id}</code>
+                    </td>
+                    <td class="row">
+                      <button
+                        type="button"
+                        class="secondary"
+                        onClick={async () => {
+                          const full = await get<Template>(`/templates/${encodeURIComponent(t.id)}`);
+                          setEditing({ ...EMPTY, ...nullsToEmpty(full.body), existing: true });
+                          setPreview(undefined);
+                        }}
+                      >
+                        {admin ? 'Edit' : 'View'}
+                      </button>
+                      {admin && (
+                        <button
+                          type="button"
+                          class="secondary"
+                          aria-label={`Delete ${t.name}`}
+                          onClick={async () => {
+                            await del(`/templates/${encodeURIComponent(t.id)}`).catch(() => undefined);
+                            list.reload();
+                          }}
+                        >
+                          Delete
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+          <Pager
+            page={list.data.meta.page}
+            totalPages={list.data.meta.totalPages}
+            onPage={setPage}
+            label="Template pages"
+          />
+        </>
+      )}
+
+      {editing && (
+        <div class="split">
+          <form class="panel" onSubmit={save} aria-labelledby="tpl-form">
+            <h2 id="tpl-form">{editing.existing ? `Template ${editing.name}` : 'New template'}</h2>
+            <fieldset disabled={!admin}>
+              {!editing.existing && (
+                <>
+                  <label for="tpl-id">Id (optional)</label>
+                  <input
+                    id="tpl-id"
+                    value={editing.id}
+                    onInput={(e) => setEditing({ ...editing, id: e.currentTarget.value })}
+                  />
+                </>
+              )}
+              <label for="tpl-name">Name</label>
+              <input
+                id="tpl-name"
+                required
+                maxLength={100}
+                value={editing.name}
+                onInput={(e) => setEditing({ ...editing, name: e.currentTarget.value })}
+              />
+              <label for="tpl-subject">Subject</label>
+              <input
+                id="tpl-subject"
+                required
+                maxLength={998}
+                value={editing.subject}
+                onInput={(e) => setEditing({ ...editing, subject: e.currentTarget.value })}
+              />
+              <label for="tpl-html">HTML</label>
+              <textarea
+                id="tpl-html"
+                rows={8}
+                spellcheck={false}
+                value={editing.html}
+                onInput={(e) => setEditing({ ...editing, html: e.currentTarget.value })}
+              />
+              <label for="tpl-text">Text</label>
+              <textarea
+                id="tpl-text"
+                rows={4}
+                value={editing.text}
+                onInput={(e) => setEditing({ ...editing, text: e.currentTarget.value })}
+              />
+            </fieldset>
+            {error && (
+              <p class="error" role="alert">
+                {error}
+              </p>
+            )}
+            {admin && <button type="submit">Save</button>}
+          </form>
+          {editing.existing && (
+            <section class="panel" aria-labelledby="tpl-preview">
+              <h2 id="tpl-preview">Preview</h2>
+              <label for="tpl-vars">Variables (JSON)</label>
+              <textarea
+                id="tpl-vars"
+                rows={4}
+                spellcheck={false}
+                value={variables}
+                onInput={(e) => setVariables(e.currentTarget.value)}
+              />
+              <button type="button" onClick={() => renderPreview(editing.id)}>
+                Render preview
+              </button>
+              {previewError && (
+                <p class="error" role="alert">
+                  {previewError}
+                </p>
+              )}
+              {preview && (
+                <div data-testid="preview">
+                  <p>
+                    <strong>Subject:</strong> <span data-testid="preview-subject">{preview.subject}</span>
+                  </p>
+                  {preview.html ? (
+                    <HtmlPreview html={preview.html} title="Rendered template" />
+                  ) : (
+                    <pre class="text-body">{preview.text ?? ''}</pre>
+                  )}
+                </div>
+              )}
+            </section>
+          )}
+        </div>
+      )}
+    </Page>
+  );
+}
+
+function nullsToEmpty(t: Template) {
+  return { id: t.id, name: t.name, subject: t.subject, html: t.html ?? '', text: t.text ?? '' };
+}

@@ -1,0 +1,196 @@
+import { useState } from 'preact/hooks';
+import { ApiError, del, get, patch, post, query } from '../api.js';
+import { type Delivery, EVENT_TYPES, type List, type Webhook } from '../types.js';
+import { ErrorNotice, formatDate, Loading, Page, ShownOnce, TableWrap, useLoad } from '../ui.js';
+
+/** SPEC §17: endpoints (create with the secret shown once, enable/disable, delete), deliveries, replay. */
+export function WebhooksPage() {
+  const list = useLoad(() => get<List<Webhook>>(`/webhooks${query({ limit: 100 })}`).then((r) => r.body), []);
+  const [url, setUrl] = useState('');
+  const [description, setDescription] = useState('');
+  const [events, setEvents] = useState<string[]>([]);
+  const [secret, setSecret] = useState<string | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const [open, setOpen] = useState<string | undefined>();
+
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setError(undefined);
+    try {
+      const res = await post<Webhook>('/webhooks', {
+        url,
+        ...(events.length > 0 ? { events } : {}),
+        ...(description ? { description } : {}),
+      });
+      setSecret(res.body.secret);
+      setUrl('');
+      setDescription('');
+      setEvents([]);
+      list.reload();
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : String(err));
+    }
+  };
+
+  return (
+    <Page title="Webhooks">
+      {secret && <ShownOnce label="Signing secret" value={secret} onDone={() => setSecret(undefined)} />}
+      <form class="panel" onSubmit={create} aria-labelledby="new-webhook">
+        <h2 id="new-webhook">New endpoint</h2>
+        <label for="wh-url">URL</label>
+        <input id="wh-url" type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+        <label for="wh-desc">Description (optional)</label>
+        <input id="wh-desc" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        <fieldset class="scopes">
+          <legend>Events (none checked: all)</legend>
+          {EVENT_TYPES.map((t) => (
+            <label key={t} class="check">
+              <input
+                type="checkbox"
+                checked={events.includes(t)}
+                onChange={(e) =>
+                  setEvents((cur) => (e.currentTarget.checked ? [...cur, t] : cur.filter((x) => x !== t)))
+                }
+              />
+              {t}
+            </label>
+          ))}
+        </fieldset>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit">Create endpoint</button>
+      </form>
+      <h2>Endpoints</h2>
+      {list.error && <ErrorNotice error={list.error} what="webhooks" />}
+      {!list.data && list.loading && <Loading />}
+      {list.data &&
+        (list.data.data.length === 0 ? (
+          <p class="muted">No endpoint yet.</p>
+        ) : (
+          <ul class="plain" data-testid="webhooks">
+            {list.data.data.map((w) => (
+              <li key={w.id} class="panel">
+                <p>
+                  <strong class="break">{w.url}</strong>{' '}
+                  {w.enabled ? '' : <span class="badge">disabled</span>}
+                </p>
+                <p class="muted">
+                  {w.description ? `${w.description} · ` : ''}
+                  {w.events.length === 0 || w.events.length === EVENT_TYPES.length
+                    ? 'all events'
+                    : w.events.join(', ')}
+                </p>
+                <div class="row">
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={() => setOpen(open === w.id ? undefined : w.id)}
+                  >
+                    {open === w.id ? 'Hide deliveries' : 'Deliveries'}
+                  </button>
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={() =>
+                      patch(`/webhooks/${w.id}`, { enabled: !w.enabled }).then(list.reload, list.reload)
+                    }
+                  >
+                    {w.enabled ? 'Disable' : 'Enable'}
+                  </button>
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={() =>
+                      post<{ secret: string }>(`/webhooks/${w.id}/rotate-secret`).then((r) =>
+                        setSecret(r.body.secret),
+                      )
+                    }
+                  >
+                    Rotate secret
+                  </button>
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={() => del(`/webhooks/${w.id}`).then(list.reload, list.reload)}
+                  >
+                    Delete
+                  </button>
+                </div>
+                {open === w.id && <Deliveries id={w.id} />}
+              </li>
+            ))}
+          </ul>
+        ))}
+    </Page>
+  );
+}
+
+function Deliveries({ id }: { id: string }) {
+  const list = useLoad(
+    () =>
+      get<List<Delivery>>(`/webhooks/${encodeURIComponent(id)}/deliveries${query({ limit: 50 })}`).then(
+        (r) => r.body,
+      ),
+    [id],
+  );
+  const [since, setSince] = useState(() => new Date(Date.now() - 3600_000).toISOString().slice(0, 16));
+  const [note, setNote] = useState<string | undefined>();
+  return (
+    <div>
+      <form
+        class="row"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          try {
+            await post(`/webhooks/${encodeURIComponent(id)}/replay`, {
+              since: new Date(`${since}Z`).toISOString(),
+            });
+            setNote('Replay requested: past events are being delivered again.');
+          } catch (err) {
+            setNote(err instanceof ApiError ? err.message : String(err));
+          }
+        }}
+      >
+        <label for={`replay-${id}`}>Replay since (UTC)</label>
+        <input
+          id={`replay-${id}`}
+          type="datetime-local"
+          value={since}
+          onInput={(e) => setSince(e.currentTarget.value)}
+        />
+        <button type="submit">Replay</button>
+      </form>
+      {note && <p role="status">{note}</p>}
+      {list.error && <ErrorNotice error={list.error} what="deliveries" />}
+      {list.data && (
+        <TableWrap label="Deliveries">
+          <table data-testid="deliveries">
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Event</th>
+                <th scope="col">Status code</th>
+                <th scope="col">Duration</th>
+                <th scope="col">Error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.data.map((d) => (
+                <tr key={d.id}>
+                  <td>{formatDate(d.attemptedAt ?? d.createdAt)}</td>
+                  <td>{d.type ?? d.eventId ?? '—'}</td>
+                  <td>{d.statusCode ?? '—'}</td>
+                  <td>{d.durationMs === null ? '—' : `${d.durationMs} ms`}</td>
+                  <td>{d.error ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,183 @@
+// The answers the dashboard reads (SPEC §6–§8, §11–§17). The API's OpenAPI document at
+// /docs/json is their source; only the fields the pages use are named here.
+
+export interface ListMeta {
+  page: number;
+  limit: number;
+  total: number;
+  totalPages: number;
+}
+export interface List<T> {
+  data: T[];
+  meta: ListMeta;
+}
+
+export interface Summary {
+  period: { since: string; until: string; days: number };
+  totals: {
+    total: number;
+    sent: number;
+    opened: number;
+    clicked: number;
+    bounced: number;
+    complained: number;
+    failed: number;
+  };
+  rates: { openRate: number; clickRate: number; bounceRate: number; complaintRate: number };
+}
+export interface DailyBucket {
+  date: string;
+  sent: number;
+  opened: number;
+  clicked: number;
+  bounced: number;
+}
+export interface TopTemplate {
+  id: string;
+  name: string;
+  subject: string;
+  sent: number;
+  opened: number;
+  clicked: number;
+}
+
+export const STATUSES = [
+  'QUEUED',
+  'SCHEDULED',
+  'SENT',
+  'DELAYED',
+  'DELIVERED',
+  'BOUNCED',
+  'FAILED',
+  'SUPPRESSED',
+  'CANCELLED',
+] as const;
+
+export interface LogEntry {
+  id: string;
+  toEmail: string | null;
+  subject: string | null;
+  status: string;
+  provider: string | null;
+  messageId: string | null;
+  createdAt: string;
+  tags: string[];
+}
+export interface EmailDetail extends LogEntry {
+  from?: string | null;
+  cc?: string[] | null;
+  bcc?: string[] | null;
+  scheduledAt?: string | null;
+  projectId?: string | null;
+  opens?: number;
+  clicks?: number;
+  events: { type: string; occurredAt: string; data: Record<string, unknown> }[];
+}
+export interface EmailContent {
+  subject?: string | null;
+  html?: string | null;
+  text?: string | null;
+}
+
+export const SCOPES = [
+  'email:send',
+  'email:read',
+  'templates:read',
+  'contacts:read',
+  'contacts:write',
+  'campaigns:read',
+  'campaigns:write',
+  'sequences:read',
+  'sequences:write',
+  'suppressions:read',
+  'suppressions:write',
+  'projects:read',
+  'projects:write',
+  'webhooks:manage',
+] as const;
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  scopes: string[];
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+export interface CreatedApiKey {
+  id: string;
+  name: string;
+  scopes: string[];
+  key: string;
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+export interface Template {
+  id: string;
+  name: string;
+  subject: string;
+  html?: string | null;
+  text?: string | null;
+  createdAt?: string;
+  updatedAt?: string;
+}
+export interface Rendered {
+  subject: string;
+  html?: string | null;
+  text?: string | null;
+}
+
+export const EVENT_TYPES = [
+  'email.queued',
+  'email.sent',
+  'email.delayed',
+  'email.delivered',
+  'email.bounced',
+  'email.failed',
+  'email.suppressed',
+  'email.cancelled',
+  'email.opened',
+  'email.clicked',
+  'email.complained',
+] as const;
+
+export interface Webhook {
+  id: string;
+  url: string;
+  events: string[];
+  description?: string | null;
+  enabled: boolean;
+  createdAt: string;
+  secret?: string;
+}
+export interface Delivery {
+  id: string;
+  eventId?: string;
+  type?: string;
+  statusCode: number | null;
+  durationMs: number | null;
+  error: string | null;
+  attempt?: number;
+  createdAt?: string;
+  attemptedAt?: string;
+}
+
+export interface Suppression {
+  email: string;
+  reason: string | null;
+  source?: string;
+  createdAt: string;
+}
+
+export interface Contact {
+  id: string;
+  email: string;
+  firstName?: string | null;
+  lastName?: string | null;
+  subscribed: boolean;
+  audiences?: string[];
+  createdAt: string;
+}

@@ -1,0 +1,161 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from './api.js';
+
+export function formatDate(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d{3}Z$/, ' UTC');
+}
+
+export const formatNumber = (n: number) => n.toLocaleString('en-US');
+
+/** One async load with its state; `reload()` runs it again. Stale answers are dropped. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [state, setState] = useState<{ data?: T; error?: ApiError; loading: boolean }>({ loading: true });
+  const seq = useRef(0);
+  // The caller names what the load depends on (`deps`), like useEffect.
+  const run = useCallback(() => {
+    const mine = ++seq.current;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => mine === seq.current && setState({ data, loading: false }),
+      (error: unknown) =>
+        mine === seq.current &&
+        setState({
+          loading: false,
+          error: error instanceof ApiError ? error : new ApiError(0, String(error)),
+        }),
+    );
+  }, deps);
+  useEffect(run, [run]);
+  return { ...state, reload: run };
+}
+
+export function ErrorNotice({ error, what }: { error: ApiError; what: string }) {
+  if (error.routeMissing) {
+    return (
+      <p class="notice" role="status">
+        This Tern does not serve {what} yet (the API answered 404 for the route).
+      </p>
+    );
+  }
+  return (
+    <p class="error" role="alert">
+      {error.message}
+    </p>
+  );
+}
+
+export function Loading() {
+  return (
+    <p class="muted" aria-live="polite">
+      Loading…
+    </p>
+  );
+}
+
+export function Page({
+  title,
+  children,
+  actions,
+}: {
+  title: string;
+  children: ComponentChildren;
+  actions?: ComponentChildren;
+}) {
+  useEffect(() => {
+    document.title = `${title} · Tern`;
+  }, [title]);
+  return (
+    <section aria-labelledby="page-title">
+      <header class="page-head">
+        <h1 id="page-title" tabIndex={-1}>
+          {title}
+        </h1>
+        {actions}
+      </header>
+      {children}
+    </section>
+  );
+}
+
+/** A table that scrolls sideways on narrow screens; focusable so keyboard users can scroll it. */
+export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+    <section class="table-wrap" aria-label={label} tabIndex={0}>
+      {children}
+    </section>
+  );
+}
+
+export function Pager({
+  page,
+  totalPages,
+  onPage,
+  label,
+}: {
+  page: number;
+  totalPages: number;
+  onPage: (page: number) => void;
+  label: string;
+}) {
+  return (
+    <nav class="pager" aria-label={label}>
+      <button type="button" disabled={page <= 1} onClick={() => onPage(page - 1)}>
+        ← Newer
+      </button>
+      <span aria-live="polite">
+        Page {page} of {Math.max(totalPages, 1)}
+      </span>
+      <button type="button" disabled={page >= totalPages} onClick={() => onPage(page + 1)}>
+        Older →
+      </button>
+    </nav>
+  );
+}
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span class={`badge badge-${status.toLowerCase()}`}>{status}</span>;
+}
+
+/** A secret shown once (API key, webhook secret) with a copy button. */
+export function ShownOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div class="shown-once" role="status">
+      <p>
+        <strong>{label}</strong> — copy it now: it is shown only once.
+      </p>
+      <code class="secret" data-testid="shown-once">
+        {value}
+      </code>
+      <div class="row">
+        <button
+          type="button"
+          onClick={() =>
+            navigator.clipboard?.writeText(value).then(
+              () => setCopied(true),
+              () => setCopied(false),
+            )
+          }
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+        <button type="button" class="secondary" onClick={onDone}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** The rendered HTML of an email, isolated: no script, no same-origin access, no remote loads (CSP). */
+export function HtmlPreview({ html, title }: { html: string; title: string }) {
+  return <iframe class="preview" title={title} sandbox="" srcdoc={html} />;
+}
