@@ -1,5 +1,6 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
+import { createSecretBox } from '@tern/webhooks';
 import pg from 'pg';
 import { createApiApp } from './app.js';
 import { CREDENTIAL_EXTENSION } from './openapi.js';
@@ -302,6 +303,10 @@ export async function buildReferenceApp() {
     jwt: createJwtVerifier({ secret: 'api-reference' }),
     retentionDays: 90,
     trackingSecret: 'api-reference-tracking-secret',
+    webhooks: {
+      secretBox: createSecretBox('api-reference-webhook-secrets-key'),
+      urlPolicy: { allowPrivate: false },
+    },
     rateLimit: false,
   });
 }

@@ -1,5 +1,6 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
+import { createSecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,10 @@ beforeAll(async () => {
     jwt: createJwtVerifier({ secret: 'unit' }),
     retentionDays: 90,
     trackingSecret: 'unit-tracking-secret-0123456789',
+    webhooks: {
+      secretBox: createSecretBox('unit-webhook-secrets-key'),
+      urlPolicy: { allowPrivate: false },
+    },
   });
   const res = await app.inject('/docs/json');
   expect(res.statusCode).toBe(200);

@@ -2,6 +2,7 @@ import { createSecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_KEY_WEBHOOKS_MESSAGE } from '../src/index.js';
 import {
   bearer,
   buildApp,
@@ -118,6 +119,44 @@ describe('POST /webhooks', () => {
     const res = await create({ url: 'https://a.example' }, readKey);
     expect(res.statusCode).toBe(403);
     expect(res.json().message).toBe('Missing required API key scope');
+  });
+
+  it('403 on every /webhooks route for a project-bound key, even with webhooks:manage (tenant-wide)', async () => {
+    const project = await app.inject({
+      method: 'POST',
+      url: '/projects',
+      headers: bearer(jwt),
+      payload: { name: 'bound' },
+    });
+    expect(project.statusCode).toBe(201);
+    const keyRes = await app.inject({
+      method: 'POST',
+      url: `/tenants/${tenant}/api-keys`,
+      headers: bearer(jwt),
+      payload: { name: 'bound', scopes: ['webhooks:manage'], projectId: project.json().id },
+    });
+    expect(keyRes.statusCode, keyRes.body).toBe(201);
+    const bound = keyRes.json().key as string;
+    const id = (await create({ url: 'https://a.example/bound' })).json().id as string;
+    const calls: Array<{ method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; payload?: object }> = [
+      { method: 'POST', url: '/webhooks', payload: { url: 'https://a.example/2' } },
+      { method: 'GET', url: '/webhooks' },
+      { method: 'GET', url: `/webhooks/${id}` },
+      { method: 'PATCH', url: `/webhooks/${id}`, payload: { description: 'x' } },
+      { method: 'POST', url: `/webhooks/${id}/rotate-secret` },
+      { method: 'GET', url: `/webhooks/${id}/deliveries` },
+      { method: 'POST', url: `/webhooks/${id}/replay`, payload: { since: '2026-01-01T00:00:00Z' } },
+      { method: 'DELETE', url: `/webhooks/${id}` },
+    ];
+    for (const call of calls) {
+      const res = await app.inject({ ...call, headers: bearer(bound) });
+      expect(res.statusCode, `${call.method} ${call.url}`).toBe(403);
+      expect(res.json().message).toBe(PROJECT_KEY_WEBHOOKS_MESSAGE);
+    }
+    // Nothing changed: the endpoint is still there, with its description.
+    const still = await app.inject({ method: 'GET', url: `/webhooks/${id}`, headers: bearer(manageKey) });
+    expect(still.statusCode).toBe(200);
+    expect(still.json().description).toBeNull();
   });
 });
 

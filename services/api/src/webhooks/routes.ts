@@ -14,11 +14,11 @@ import {
 import { httpError } from '@tern/http';
 import { checkWebhookUrl, generateWebhookSecret, type SecretBox, type UrlPolicy } from '@tern/webhooks';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { type AuthConfig, credentialOf } from '../credentials.js';
+import { type AuthConfig, boundProject, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { newResourceId, notFound, pageQuerySchema, pageWindow, resourceIdParam } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errors, noContentSchema } from '../schemas.js';
+import { errorResponse, errors, noContentSchema } from '../schemas.js';
 import {
   deleteEndpoint,
   getEndpoint,
@@ -45,9 +45,26 @@ export const DEFAULT_ROTATION_OVERLAP_MS = 24 * 3_600_000;
 /** SPEC §17: an API key needs `webhooks:manage`; a tenant JWT of any role passes (SPEC part two). */
 const manage: AuthConfig = { auth: 'jwt_or_key', scope: 'webhooks:manage' };
 
-const params = resourceIdParam('webhook');
-const common = { 401: errors.unauthorized, 403: errors.forbiddenScope };
-const notFoundError = errors.notFound;
+const params = resourceIdParam('webhook', 'wh_7Gq2vN9xKp4sLm3Tz8Rb1Wc5');
+
+/**
+ * Webhook endpoints are tenant-wide: each receives every project's events, and its deliveries
+ * show them. A key bound to a project reads and sends only within it (SPEC §16), so it may not
+ * manage them (like `POST /projects`): 403 on every `/webhooks*` route.
+ */
+export const PROJECT_KEY_WEBHOOKS_MESSAGE =
+  "This API key is bound to a project: webhooks are tenant-wide (they receive every project's events); use a key without a project or a dashboard session";
+
+const common = {
+  401: errors.unauthorized,
+  403: errorResponse(
+    403,
+    'The API key lacks `webhooks:manage` (`missingScope`), or is bound to a project (webhooks are tenant-wide).',
+    'Missing required API key scope',
+    { missingScope: 'webhooks:manage' },
+  ),
+};
+const notFoundError = errorResponse(404, 'No such webhook endpoint for this tenant.', 'Webhook not found');
 
 const deliveriesQuerySchema = pageQuerySchema.extend({
   status: webhookDeliveryStatusSchema.optional().meta({ description: 'Only deliveries in this state.' }),
@@ -59,6 +76,13 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
   deps,
 ) => {
   const { secretBox, urlPolicy } = deps.webhooks;
+
+  // After the auth hook of `apiRoutes` (parent hooks run first): the credential is known here.
+  app.addHook('onRequest', async (request) => {
+    if (request.credential !== null && boundProject(request.credential) !== null) {
+      throw httpError(403, PROJECT_KEY_WEBHOOKS_MESSAGE);
+    }
+  });
   const overlapMs = deps.webhooks.rotationOverlapMs ?? DEFAULT_ROTATION_OVERLAP_MS;
 
   async function assertUrl(url: string): Promise<void> {
@@ -120,7 +144,10 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
         security: KEY_OR_DASHBOARD,
         querystring: pageQuerySchema,
         response: {
-          200: listResponseSchema(webhookSchema),
+          200: listResponseSchema(webhookSchema).meta({
+            description: 'One page of endpoints.',
+            examples: [{ data: webhookSchema.meta()?.examples ?? [], meta: listMeta(1, 20, 1) }],
+          }),
           400: errors.badRequest('querystring.limit: limit must be an integer from 1 to 100'),
           ...common,
         },
@@ -141,6 +168,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
         tags: [TAGS.webhooks],
         operationId: 'getWebhook',
         summary: 'Get a webhook endpoint',
+        description: 'The endpoint without its secret (shown only by create and rotate-secret).',
         security: KEY_OR_DASHBOARD,
         params,
         response: { 200: webhookSchema, ...common, 404: notFoundError },
@@ -256,7 +284,10 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
         params,
         querystring: deliveriesQuerySchema,
         response: {
-          200: listResponseSchema(webhookDeliverySchema),
+          200: listResponseSchema(webhookDeliverySchema).meta({
+            description: 'One page of deliveries.',
+            examples: [{ data: webhookDeliverySchema.meta()?.examples ?? [], meta: listMeta(1, 20, 1) }],
+          }),
           400: errors.badRequest('querystring.status: status must be one of pending, delivered, failed'),
           ...common,
           404: notFoundError,
