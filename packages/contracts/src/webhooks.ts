@@ -200,6 +200,8 @@ export interface WebhookPayload {
   data: {
     emailId: string;
     tenantId: string;
+    /** The project of the email's defining `email.queued`; null without one. */
+    projectId: string | null;
     to: string | null;
     subject: string | null;
     tags: string[];

@@ -3,7 +3,7 @@ import { type EmailState, evolve, initialEmailState } from '@tern/domain';
 
 /**
  * The body of a delivery (SPEC §17): `{ type, timestamp, data }`, `data` = the email's id,
- * tenant, recipient, subject, tags and status, plus the event's own fields. The email's part
+ * tenant, project, recipient, subject, tags and status, plus the event's own fields. The email's part
  * comes from its projected state (`email_logs.state`) folded with this event, so the status is
  * right even when the projector has not applied the event yet.
  */
@@ -17,6 +17,7 @@ export function buildPayload(event: DeliveryEvent, projected: EmailState | null)
       ...own,
       emailId: event.emailId,
       tenantId: event.tenantId,
+      projectId: state.queued?.projectId ?? null,
       to: state.queued?.toEmail ?? null,
       subject: state.queued?.subject ?? null,
       tags: state.queued?.tags ?? [],

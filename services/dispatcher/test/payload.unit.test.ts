@@ -30,12 +30,23 @@ describe('buildPayload', () => {
         reason: '550',
         emailId: 'em_1',
         tenantId: 'acme',
+        projectId: null,
         to: 'ada@example.com',
         subject: 'Welcome',
         tags: ['onboarding'],
         status: 'BOUNCED',
       },
     });
+  });
+
+  it('carries the project of the email’s email.queued on every later event', () => {
+    const inProject = ev('e4', 'email.queued', '2026-06-15T12:00:00.000Z', {
+      toEmail: 'ada@example.com',
+      subject: 'Welcome',
+      projectId: 'prj_4Hs9dK2mQ7wE1rT6yU3iO8pA',
+    });
+    expect(buildPayload(bounced, foldEmail([inProject])).data.projectId).toBe('prj_4Hs9dK2mQ7wE1rT6yU3iO8pA');
+    expect(buildPayload(inProject, null).data.projectId).toBe('prj_4Hs9dK2mQ7wE1rT6yU3iO8pA');
   });
 
   it('the status includes the event even when the projection has not applied it yet, and a later one wins', () => {
