@@ -116,6 +116,7 @@ describe('delivery', () => {
       data: {
         emailId: 'em-1',
         tenantId: tenant,
+        projectId: null,
         to: 'ada@example.com',
         subject: 'Welcome',
         tags: ['onboarding'],
