@@ -163,8 +163,8 @@ describe('npm start: ingest, projector and api in one process on embedded stores
     const { code, stderr } = await runTernToExit({
       DATA_DIR: tempDir('tern-e2e-prod-'),
       NODE_ENV: 'production',
-      JWT_SECRET: 'prod-e2e-jwt-secret-0123456789',
-      INGEST_TOKEN: 'prod-e2e-ingest-token',
+      JWT_SECRET: 'prod-e2e-jwt-secret-0123456789abcdef',
+      INGEST_TOKEN: 'prod-e2e-ingest-token-0123456789abcdef',
       TRACKING_SECRET: 'prod-e2e-tracking-secret-0123456789',
     });
     expect(code).toBe(1);

@@ -47,7 +47,7 @@ describe('dispatcher killed mid-delivery (kill -9)', () => {
       KAFKA_TOPIC: topic,
       KAFKA_PARTITIONS: '2',
       JWT_SECRET: 'dispatcher-e2e-jwt-secret-0123456789',
-      INGEST_TOKEN: 'dispatcher-e2e-ingest',
+      INGEST_TOKEN: 'dispatcher-e2e-ingest-token-0123456789abcdef',
       TRACKING_SECRET: 'dispatcher-e2e-tracking-secret-0123456789',
       WEBHOOK_SECRETS_KEY: key,
       WEBHOOK_ALLOW_PRIVATE: 'true',
