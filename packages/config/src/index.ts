@@ -41,7 +41,9 @@ export interface Config {
    * Unset: generated in development (kept in the dev secrets file); required in production.
    */
   webhookSecretsKey: string | undefined;
-  /** Base URL users reach Tern at (dashboard link, later tracking links); undefined → the listen URL. */
+  /** Mail relay of the sender (`smtp://` / `smtps://`); undefined → the sandbox provider (SPEC §11). */
+  smtpUrl: string | undefined;
+  /** Base URL users reach Tern at (dashboard link, tracking links); undefined → the listen URL. */
   publicUrl: string | undefined;
   nodeEnv: NodeEnv;
   logLevel: LogLevel;
@@ -160,6 +162,7 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
   WEBHOOK_ALLOW_PRIVATE: boolVar.optional(),
   WEBHOOK_SECRETS_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  SMTP_URL: urlVar(['smtp:', 'smtps:']).optional(),
   // A trailing slash is dropped so `${publicUrl}/path` is always one slash.
   PUBLIC_URL: urlVar(['http:', 'https:'])
     .transform((v) => v.replace(/\/+$/, ''))
@@ -234,6 +237,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     // SPEC §2: private targets are allowed in development, refused with NODE_ENV=production.
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV !== 'production',
     webhookSecretsKey: e.WEBHOOK_SECRETS_KEY,
+    smtpUrl: e.SMTP_URL,
     publicUrl: e.PUBLIC_URL,
     nodeEnv: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,

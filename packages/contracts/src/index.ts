@@ -1,4 +1,5 @@
 export * from './contacts.js';
+export * from './emails.js';
 export * from './events.js';
 export * from './http.js';
 export * from './ids.js';

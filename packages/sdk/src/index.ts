@@ -21,6 +21,9 @@ export {
   TernTimeoutError,
 } from './errors.js';
 export type {
+  BatchEmailResponse,
+  CancelEmailResponse,
+  EmailDetail,
   EmailLogEntry,
   EmailStatus,
   GetLogsParams,
@@ -29,6 +32,9 @@ export type {
   LogsMeta,
   LogsResponse,
   RequestOptions,
+  SendEmailParams,
+  SendEmailResponse,
+  SendOptions,
 } from './types.js';
 export { type VerifyWebhookOptions, verifyWebhook, WebhookVerificationError } from './verify-webhook.js';
 export type {

@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type pg from 'pg';
 import { apiRoutes } from './api-routes.js';
 import { registerApiDocs } from './openapi.js';
+import type { SendingDeps } from './route-deps.js';
 import type { WebhookRouteOptions } from './webhooks/routes.js';
 
 export interface ApiLoggerOptions {
@@ -33,8 +34,8 @@ export interface ApiDeps {
   /** Per-credential request limit (default 1200/min); false: none. */
   rateLimit?: { max: number; timeWindowMs: number } | false;
   /**
-   * TRACKING_SECRET: signs unsubscribe (and tracking) tokens; at least 16 characters. Without it
-   * the `/u/:token` routes are not mounted (the runtime always passes one).
+   * TRACKING_SECRET: signs unsubscribe and tracking tokens; at least 16 characters. Without it
+   * the `/u/:token` and `/t/*` routes are not mounted (the runtime always passes one).
    */
   trackingSecret?: string;
   /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
@@ -43,10 +44,15 @@ export interface ApiDeps {
   readiness?: readonly ReadinessCheck[];
   /** Outgoing webhooks (SPEC §17); absent → no `/webhooks*` routes. */
   webhooks?: WebhookRouteOptions;
+  /** Sending routes, and with `trackingSecret` the tracking routes (SPEC §11); absent → not mounted. */
+  sending?: SendingDeps;
 }
 
-/** Longest path parameter the router accepts (longer → 414). */
-export const MAX_PARAM_LENGTH = 2048;
+/**
+ * Longest path parameter the router accepts (longer → 414): a click-tracking token carries the
+ * signed URL (base64url), so it is longer than an unsubscribe token (at most 2048).
+ */
+export const MAX_PARAM_LENGTH = 8192;
 
 function isLoggerInstance(logger: ApiDeps['logger']): logger is FastifyBaseLogger {
   return typeof logger === 'object' && typeof (logger as Partial<FastifyBaseLogger>).child === 'function';
@@ -113,6 +119,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.lastUsedFlushMs !== undefined ? { lastUsedFlushMs: deps.lastUsedFlushMs } : {}),
     ...(deps.rateLimit !== undefined ? { rateLimit: deps.rateLimit } : {}),
     ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
+    ...(deps.sending ? { sending: deps.sending } : {}),
   });
   return app;
 }

@@ -16,6 +16,8 @@ export const TAGS = {
   projects: 'Projects',
   contacts: 'Contacts',
   unsubscribe: 'Unsubscribe',
+  emails: 'Emails',
+  tracking: 'Tracking',
 } as const;
 
 export const DOCS_PREFIX = '/docs';
@@ -102,6 +104,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
             'Outgoing webhook endpoints, their deliveries and replays (API key with `webhooks:manage`, or dashboard JWT).',
         },
         {
+          name: TAGS.emails,
+          description:
+            'Send, batch, schedule and cancel emails; an email’s timeline and sandbox content (SPEC §11).',
+        },
+        {
           name: TAGS.settings,
           description: 'Per-tenant settings such as retention (dashboard JWT, owner or admin).',
         },
@@ -127,6 +134,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.unsubscribe,
           description:
             'The links of `List-Unsubscribe` (RFC 8058): one-click `POST` and a confirmation page. No credential: the signed token is one.',
+        },
+        {
+          name: TAGS.tracking,
+          description:
+            'The open pixel and click redirect the sender puts in HTML mail (SPEC §11). No credential: the signed token is one.',
         },
       ],
       components: {

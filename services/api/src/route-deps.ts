@@ -1,3 +1,4 @@
+import type { EventLog } from '@tern/event-log';
 import type pg from 'pg';
 import type { AnalyticsQueries } from './analytics-queries.js';
 import type { ApiKeyStore } from './api-key-store.js';
@@ -14,4 +15,13 @@ export interface ApiRouteDeps {
   retentionDays: number;
   /** Secret sealing and URL policy of `/webhooks*`; the routes exist only when it is given. */
   webhooks?: WebhookRouteOptions | undefined;
+}
+
+/**
+ * What sending and tracking need (SPEC §11); without it those routes are not mounted. The tracking
+ * routes also need the one TRACKING_SECRET of `apiRoutes` (the key of unsubscribe tokens too).
+ */
+export interface SendingDeps {
+  /** The event log the sends, cancels and tracking events are appended to. */
+  log: EventLog;
 }

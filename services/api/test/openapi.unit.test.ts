@@ -1,5 +1,6 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
+import type { EventLog } from '@tern/event-log';
 import { createSecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
@@ -24,6 +25,8 @@ beforeAll(async () => {
       secretBox: createSecretBox('unit-webhook-secrets-key'),
       urlPolicy: { allowPrivate: false },
     },
+    // Only the document is read here: no request reaches the log.
+    sending: { log: {} as EventLog },
   });
   const res = await app.inject('/docs/json');
   expect(res.statusCode).toBe(200);

@@ -1,6 +1,12 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApiApp, createRetentionJob, type WebhookRouteOptions } from '@tern/api';
+import {
+  createApiApp,
+  createRetentionJob,
+  getTemplate,
+  isSuppressed,
+  type WebhookRouteOptions,
+} from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
@@ -9,6 +15,7 @@ import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@ter
 import { installErrorHandlers, NotReadyError, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
 import { createProjector, createPruneJob, type Projector } from '@tern/projector';
+import { createSandboxProvider, createSender, createSmtpProvider, type Sender } from '@tern/sender';
 import {
   type ClickHouseStore,
   createClickHouse,
@@ -22,7 +29,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createMetrics, installMetrics } from './metrics.js';
 
-export const SERVICES = ['ingest', 'projector', 'api', 'dispatcher'] as const;
+export const SERVICES = ['ingest', 'projector', 'api', 'sender', 'dispatcher'] as const;
 export type Service = (typeof SERVICES)[number];
 
 /** The projector's consumer group; every projector instance joins it. */
@@ -43,6 +50,11 @@ export interface RuntimeSecrets {
   trackingSecret?: string | undefined;
   /** Seals webhook secrets at rest; required by the api and the dispatcher. */
   webhookSecretsKey?: string | undefined;
+}
+
+/** Test and bench knobs of the sender (retry schedule, polling); production uses the defaults. */
+export interface RuntimeOptions {
+  sender?: { retryDelaysMs?: readonly number[]; pollIntervalMs?: number; leaseMs?: number };
 }
 
 export interface Runtime {
@@ -76,6 +88,7 @@ export async function startRuntime(
   config: Config,
   services: ReadonlySet<Service>,
   secrets: RuntimeSecrets,
+  options: RuntimeOptions = {},
 ): Promise<Runtime> {
   checkTopology(config, services);
   const logger = pino({ level: config.logLevel, redact: REDACT_OPTIONS });
@@ -87,6 +100,7 @@ export async function startRuntime(
   let chStore: ClickHouseStore | undefined;
   let log: EventLog | undefined;
   let projector: Projector | undefined;
+  let sender: Sender | undefined;
   let dispatcher: Dispatcher | undefined;
   try {
     pgStore = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
@@ -121,7 +135,15 @@ export async function startRuntime(
     }
     const runDispatcher = services.has('dispatcher');
 
-    if (services.has('ingest') || services.has('projector') || runDispatcher) {
+    // The API appends sends, cancels and tracking events; the sender appends outcomes; the
+    // dispatcher reads the log.
+    if (
+      services.has('ingest') ||
+      services.has('projector') ||
+      services.has('api') ||
+      services.has('sender') ||
+      runDispatcher
+    ) {
       if (config.kafkaBrokers) {
         log = createKafkaEventLog({
           brokers: config.kafkaBrokers,
@@ -142,6 +164,13 @@ export async function startRuntime(
       readiness.push({ name: 'event-log', check: () => eventLog.ping() });
     }
 
+    // SPEC §2: PUBLIC_URL defaults to this process's own address.
+    const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+    // One TRACKING_SECRET signs tracking links (sender) and unsubscribe links, and checks both (api).
+    const trackingSecret = secrets.trackingSecret;
+    if ((services.has('api') || services.has('sender')) && !trackingSecret)
+      throw new Error('TRACKING_SECRET is required to run api or sender');
+
     let app: FastifyInstance;
     if (services.has('api')) {
       const maxLifetimeMs = config.jwtMaxLifetimeDays * 24 * 3600 * 1000;
@@ -152,7 +181,6 @@ export async function startRuntime(
             ? { publicKey: config.jwtPublicKey, maxLifetimeMs }
             : { jwksUrl: config.jwtJwksUrl!, maxLifetimeMs },
       );
-      if (!secrets.trackingSecret) throw new Error('TRACKING_SECRET is required to run the api');
       const webhooks: WebhookRouteOptions = {
         secretBox: secretBox!,
         urlPolicy: { allowPrivate: config.webhookAllowPrivate },
@@ -160,7 +188,7 @@ export async function startRuntime(
       app = await createApiApp({
         webhooks,
         pool,
-        trackingSecret: secrets.trackingSecret,
+        trackingSecret: trackingSecret!,
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
@@ -168,6 +196,7 @@ export async function startRuntime(
           config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
         logger,
         readiness,
+        sending: { log: log! },
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
       const retention = createRetentionJob({
@@ -235,6 +264,26 @@ export async function startRuntime(
         },
       });
     }
+    if (services.has('sender')) {
+      const senderOptions = options.sender ?? {};
+      sender = createSender({
+        pool,
+        log: log!,
+        provider: config.smtpUrl
+          ? createSmtpProvider({ url: config.smtpUrl })
+          : createSandboxProvider({ pool }),
+        isSuppressed,
+        getTemplate,
+        tracking: { secret: trackingSecret!, publicUrl },
+        logger,
+        ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
+        ...(senderOptions.pollIntervalMs ? { pollIntervalMs: senderOptions.pollIntervalMs } : {}),
+        ...(senderOptions.leaseMs ? { leaseMs: senderOptions.leaseMs } : {}),
+      });
+      await sender.start();
+      const running = sender;
+      closers.unshift(() => running.stop());
+    }
     if (runDispatcher) {
       dispatcher = createDispatcher({
         pool,
@@ -254,7 +303,8 @@ export async function startRuntime(
       const running = dispatcher;
       closers.unshift(() => running.stop());
     }
-    // The HTTP server stops first (in-flight requests finish), then the projector, then stores.
+    // The HTTP server stops first (in-flight requests finish), then the dispatcher, sender and
+    // projector, then stores.
     closers.unshift(() => app.close());
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
