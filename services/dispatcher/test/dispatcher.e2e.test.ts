@@ -97,7 +97,7 @@ describe('dispatcher killed mid-delivery (kill -9)', () => {
 });
 
 describe('all-in-one (`npm start`, embedded stores)', () => {
-  it('a webhook created through the API receives signed deliveries within 2 s of the event', async () => {
+  it('a webhook created through the API receives signed deliveries within 2 s of an event, and of a sandbox send', async () => {
     const dataDir = tempDir();
     const tern = await startTern({ env: { DATA_DIR: dataDir } });
     procs.push(tern);
@@ -161,5 +161,43 @@ describe('all-in-one (`npm start`, embedded stores)', () => {
     const metrics = await (await fetch(`${tern.url}/metrics`)).text();
     expect(metrics).toMatch(/^dispatcher_attempts_total\{outcome="delivered"\} 2$/m);
     expect(metrics).toMatch(/^dispatcher_lag_events \d+$/m);
+
+    // Issue 13 done-when: a sandbox send (`POST /emails/send` → sender → sandbox provider) reaches
+    // the same endpoint as signed `email.queued` and `email.delivered` deliveries within 2 s.
+    const sendAt = Date.now();
+    const send = await fetch(`${tern.url}/emails/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        from: 'Acme <hello@acme.test>',
+        to: 'delivered@sandbox.test',
+        subject: 'Webhook e2e',
+        text: 'Hello',
+      }),
+    });
+    expect(send.status).toBe(202);
+    const { id: emailId } = (await send.json()) as { id: string };
+    const ofSend = () =>
+      receiver
+        .on(path)
+        .map((r) => ({ r, body: JSON.parse(r.body) as { type: string; data: Record<string, unknown> } }))
+        .filter(({ body }) => body.data.emailId === emailId);
+    await waitFor(() => ofSend().some(({ body }) => body.type === 'email.delivered'), {
+      timeoutMs: 10_000,
+      description: 'the sandbox send delivered to the webhook',
+    });
+    const sendDeliveries = ofSend();
+    // Only the subscribed types (email.sent is not one), each once, each signed.
+    expect(sendDeliveries.map(({ body }) => body.type).sort()).toEqual(['email.delivered', 'email.queued']);
+    expect(sendDeliveries.every(({ r }) => r.verifiedBy.includes(webhook.id))).toBe(true);
+    const delivered = sendDeliveries.find(({ body }) => body.type === 'email.delivered')!;
+    expect(delivered.body.data).toMatchObject({
+      emailId,
+      tenantId: 'demo',
+      to: 'delivered@sandbox.test',
+      subject: 'Webhook e2e',
+      status: 'DELIVERED',
+    });
+    expect(delivered.r.receivedAt - sendAt).toBeLessThan(2_000);
   }, 120_000);
 });
