@@ -167,6 +167,20 @@ describe('npm start: ingest, projector and api in one process on embedded stores
     expect(lines[0]).toMatch(/INGEST_TOKEN|JWT_SECRET/);
   });
 
+  it('in production, webhooks are never silently off: no WEBHOOK_SECRETS_KEY is a one-line start-up error', async () => {
+    const { code, stderr } = await runTernToExit({
+      DATA_DIR: tempDir('tern-e2e-prod-'),
+      NODE_ENV: 'production',
+      JWT_SECRET: 'prod-e2e-jwt-secret-0123456789abcdef',
+      INGEST_TOKEN: 'prod-e2e-ingest-token-0123456789abcdef',
+      TRACKING_SECRET: 'prod-e2e-tracking-secret-0123456789',
+    });
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual([
+      'Invalid configuration: WEBHOOK_SECRETS_KEY must be set in production (dev values are generated only outside production)',
+    ]);
+  });
+
   it('bad configuration fails at start with one line naming the variable', async () => {
     const { code, stderr } = await runTernToExit({ DATA_DIR: tempDir('tern-e2e-bad-'), PORT: 'abc' });
     expect(code).toBe(1);

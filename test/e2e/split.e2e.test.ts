@@ -6,6 +6,7 @@ import { buildTern, runTernToExit, startTern, type TernProcess } from './tern-pr
 const JWT_SECRET = 'split-e2e-secret-0123456789abcdef';
 const INGEST_TOKEN = 'split-e2e-ingest-token-0123456789abcdef';
 const TRACKING_SECRET = 'split-e2e-tracking-secret-0123456789';
+const WEBHOOK_SECRETS_KEY = 'split-e2e-webhook-secrets-key-0123456789';
 
 /**
  * Split mode on this machine (no ClickHouse server): two ingest processes alone, and projector +
@@ -28,6 +29,7 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
       JWT_SECRET,
       INGEST_TOKEN,
       TRACKING_SECRET,
+      WEBHOOK_SECRETS_KEY,
     };
   }, 120_000);
   afterAll(async () => {

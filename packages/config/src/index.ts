@@ -34,6 +34,13 @@ export interface Config {
   retentionDays: number;
   /** Query API requests per credential per minute; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** Webhook URLs may be http:// and reach loopback/private/link-local addresses (SPEC §17). */
+  webhookAllowPrivate: boolean;
+  /**
+   * Server key that seals webhook signing secrets at rest (AES-256-GCM, key derived with HKDF).
+   * Unset: generated in development (kept in the dev secrets file); required in production.
+   */
+  webhookSecretsKey: string | undefined;
   /** Mail relay of the sender (`smtp://` / `smtps://`); undefined → the sandbox provider (SPEC §11). */
   smtpUrl: string | undefined;
   /** Base URL users reach Tern at (dashboard link, tracking links); undefined → the listen URL. */
@@ -105,6 +112,11 @@ const urlVar = (protocols: readonly string[]) => {
   );
 };
 
+const boolVar = z
+  .string()
+  .regex(/^(true|false|1|0)$/i, { error: 'must be true or false' })
+  .transform((v) => v.toLowerCase() === 'true' || v === '1');
+
 const enumVar = <T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be one of ${values.join(', ')}` });
 
@@ -148,6 +160,8 @@ const envSchema = z.object({
   TRACKING_SECRET: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
+  WEBHOOK_ALLOW_PRIVATE: boolVar.optional(),
+  WEBHOOK_SECRETS_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   SMTP_URL: urlVar(['smtp:', 'smtps:']).optional(),
   // A trailing slash is dropped so `${publicUrl}/path` is always one slash.
   PUBLIC_URL: urlVar(['http:', 'https:'])
@@ -161,7 +175,13 @@ const envSchema = z.object({
 });
 
 // Values never echoed back in an error message.
-const SECRET_VARS = new Set(['JWT_SECRET', 'JWT_PUBLIC_KEY', 'INGEST_TOKEN', 'TRACKING_SECRET']);
+const SECRET_VARS = new Set([
+  'JWT_SECRET',
+  'JWT_PUBLIC_KEY',
+  'INGEST_TOKEN',
+  'TRACKING_SECRET',
+  'WEBHOOK_SECRETS_KEY',
+]);
 
 function shownValue(variable: string, raw: string | undefined): string {
   if (raw === undefined) return '';
@@ -214,6 +234,9 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     trackingSecret: e.TRACKING_SECRET,
     retentionDays: e.RETENTION_DAYS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    // SPEC §2: private targets are allowed in development, refused with NODE_ENV=production.
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV !== 'production',
+    webhookSecretsKey: e.WEBHOOK_SECRETS_KEY,
     smtpUrl: e.SMTP_URL,
     publicUrl: e.PUBLIC_URL,
     nodeEnv: e.NODE_ENV,
@@ -237,6 +260,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     if (!config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl) missing.push('JWT_SECRET');
     if (!config.ingestToken) missing.push('INGEST_TOKEN');
     if (!config.trackingSecret) missing.push('TRACKING_SECRET');
+    if (!config.webhookSecretsKey) missing.push('WEBHOOK_SECRETS_KEY');
     if (missing.length > 0) {
       const what = missing
         .map((v) =>

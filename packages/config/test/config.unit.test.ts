@@ -30,6 +30,8 @@ describe('loadConfig', () => {
       ingestToken: undefined,
       retentionDays: 90,
       rateLimitPerMinute: 1200,
+      webhookAllowPrivate: true,
+      webhookSecretsKey: undefined,
       publicUrl: undefined,
       nodeEnv: 'development',
       logLevel: 'info',
@@ -53,6 +55,8 @@ describe('loadConfig', () => {
       INGEST_TOKEN: 'token-token-token',
       RETENTION_DAYS: '30',
       RATE_LIMIT_PER_MINUTE: '0',
+      WEBHOOK_ALLOW_PRIVATE: 'false',
+      WEBHOOK_SECRETS_KEY: 'a-webhook-secrets-key',
       SMTP_URL: 'smtps://user:pw@relay.example.com:465',
       PUBLIC_URL: 'https://mail.example.com/',
       NODE_ENV: 'test',
@@ -76,6 +80,8 @@ describe('loadConfig', () => {
       ingestToken: 'token-token-token',
       retentionDays: 30,
       rateLimitPerMinute: 0,
+      webhookAllowPrivate: false,
+      webhookSecretsKey: 'a-webhook-secrets-key',
       smtpUrl: 'smtps://user:pw@relay.example.com:465',
       publicUrl: 'https://mail.example.com',
       nodeEnv: 'test',
@@ -172,20 +178,38 @@ describe('loadConfig', () => {
     expect(url.message).toContain('"mysql://tern:***@db/x"');
   });
 
-  it('requires a JWT key, an ingest token and a tracking secret in production', () => {
+  it('requires a JWT key, an ingest token, a tracking secret and a webhook secrets key in production', () => {
     const err = errorOf(() => loadConfig({ NODE_ENV: 'production' }));
-    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN', 'TRACKING_SECRET']);
+    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN', 'TRACKING_SECRET', 'WEBHOOK_SECRETS_KEY']);
     expect(err.message).toMatch(
-      /^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set; TRACKING_SECRET must be set/,
+      /^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set; TRACKING_SECRET must be set; WEBHOOK_SECRETS_KEY must be set in production/,
     );
+    expect(err.message).not.toContain('\n');
     const config = loadConfig({
       NODE_ENV: 'production',
       JWT_JWKS_URL: 'https://a.example/jwks',
       INGEST_TOKEN: LONG,
       TRACKING_SECRET: 'tracking-secret-0123456789',
+      WEBHOOK_SECRETS_KEY: 'webhook-secrets-key-0123456789',
     });
     expect(config.ingestToken).toBe(LONG);
     expect(config.trackingSecret).toBe('tracking-secret-0123456789');
+    expect(config.webhookSecretsKey).toBe('webhook-secrets-key-0123456789');
+  });
+
+  it('names WEBHOOK_SECRETS_KEY alone when it is the only production secret missing', () => {
+    const err = errorOf(() =>
+      loadConfig({
+        NODE_ENV: 'production',
+        JWT_SECRET: LONG,
+        INGEST_TOKEN: LONG,
+        TRACKING_SECRET: 'tracking-secret-0123456789',
+      }),
+    );
+    expect(err.variables).toEqual(['WEBHOOK_SECRETS_KEY']);
+    expect(err.message).toBe(
+      'Invalid configuration: WEBHOOK_SECRETS_KEY must be set in production (dev values are generated only outside production)',
+    );
   });
 
   it('refuses a TRACKING_SECRET shorter than 16 characters, without echoing it', () => {
@@ -197,7 +221,13 @@ describe('loadConfig', () => {
 
   it('refuses short secrets in production (issue 9, item 6)', () => {
     const err = errorOf(() =>
-      loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'a', INGEST_TOKEN: 'b', TRACKING_SECRET: LONG }),
+      loadConfig({
+        NODE_ENV: 'production',
+        JWT_SECRET: 'a',
+        INGEST_TOKEN: 'b',
+        TRACKING_SECRET: LONG,
+        WEBHOOK_SECRETS_KEY: LONG,
+      }),
     );
     expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN']);
     expect(err.message).toBe(
@@ -209,6 +239,7 @@ describe('loadConfig', () => {
       JWT_SECRET: LONG,
       INGEST_TOKEN: LONG,
       TRACKING_SECRET: LONG,
+      WEBHOOK_SECRETS_KEY: LONG,
     });
     expect(ok.jwtSecret).toBe(LONG);
     // Outside production, a short dev secret is allowed.
@@ -240,5 +271,28 @@ describe('loadConfig', () => {
   it('lets the caller choose whether secrets are required', () => {
     expect(() => loadConfig({}, { requireSecrets: true })).toThrow(ConfigError);
     expect(loadConfig({ NODE_ENV: 'production' }, { requireSecrets: false }).nodeEnv).toBe('production');
+  });
+
+  it('WEBHOOK_ALLOW_PRIVATE defaults to true, and to false with NODE_ENV=production (SPEC §2)', () => {
+    expect(loadConfig({ NODE_ENV: 'test' }).webhookAllowPrivate).toBe(true);
+    const prod = {
+      NODE_ENV: 'production',
+      JWT_SECRET: LONG,
+      INGEST_TOKEN: LONG,
+      TRACKING_SECRET: 'tracking-secret-0123456789',
+      WEBHOOK_SECRETS_KEY: 'webhook-secrets-key-0123456789',
+    };
+    expect(loadConfig(prod).webhookAllowPrivate).toBe(false);
+    expect(loadConfig({ ...prod, WEBHOOK_ALLOW_PRIVATE: 'true' }).webhookAllowPrivate).toBe(true);
+    expect(errorOf(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'yes' })).message).toBe(
+      'Invalid configuration: WEBHOOK_ALLOW_PRIVATE must be true or false (got "yes")',
+    );
+  });
+
+  it('WEBHOOK_SECRETS_KEY needs 16 characters and is never echoed', () => {
+    const err = errorOf(() => loadConfig({ WEBHOOK_SECRETS_KEY: 'short-secret' }));
+    expect(err.message).toBe(
+      'Invalid configuration: WEBHOOK_SECRETS_KEY must be at least 16 characters (value hidden)',
+    );
   });
 });

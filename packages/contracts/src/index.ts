@@ -9,3 +9,4 @@ export * from './scopes.js';
 export * from './status.js';
 export * from './suppressions.js';
 export * from './templates.js';
+export * from './webhooks.js';

@@ -16,6 +16,7 @@ import type {
   SendEmailResponse,
   SendOptions,
 } from './types.js';
+import { createWebhooksApi, type WebhooksApi } from './webhooks.js';
 
 export interface TernClient {
   /** The resolved API origin (and path prefix), without a trailing slash. */
@@ -29,6 +30,8 @@ export interface TernClient {
   logs(params?: IterateLogsParams, options?: RequestOptions): AsyncGenerator<EmailLogEntry, void, undefined>;
   /** Contacts and audiences (`contacts:read` / `contacts:write`). */
   readonly contacts: ContactsApi;
+  /** Outgoing webhook endpoints, their deliveries and replays (key scope `webhooks:manage`). */
+  readonly webhooks: WebhooksApi;
   /** Sending (SPEC §11); needs a key with `email:send` (send, batch) or `email:read` (get, cancel). */
   readonly emails: {
     /** `POST /emails/send` → `{ id }` once queued. Retries reuse one Idempotency-Key, so a retry never sends twice. */
@@ -304,7 +307,14 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
       send(`${emailPath(id)}/cancel`, {}, postJson(undefined, isCancelResponse), options),
   };
 
-  return { baseUrl: config.baseUrl, getLogs, logs, contacts: createContactsApi(send), emails };
+  return {
+    baseUrl: config.baseUrl,
+    getLogs,
+    logs,
+    contacts: createContactsApi(send),
+    emails,
+    webhooks: createWebhooksApi(send),
+  };
 }
 
 /** `sdk_` + 32 random base62 characters. */

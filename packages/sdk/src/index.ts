@@ -36,3 +36,17 @@ export type {
   SendEmailResponse,
   SendOptions,
 } from './types.js';
+export { type VerifyWebhookOptions, verifyWebhook, WebhookVerificationError } from './verify-webhook.js';
+export type {
+  CreateWebhookParams,
+  Page,
+  UpdateWebhookParams,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookDeliveryStatus,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookEventType,
+  WebhookReplay,
+  WebhooksApi,
+} from './webhooks.js';

@@ -6,8 +6,18 @@ import type {
   LogsMeta as ContractLogsMeta,
   LogsResponse as ContractLogsResponse,
   SendEmailBody as ContractSendEmailBody,
+  Webhook as ContractWebhook,
+  WebhookDelivery as ContractWebhookDelivery,
+  WebhookReplay as ContractWebhookReplay,
+  WebhookWithSecret as ContractWebhookWithSecret,
 } from '@tern/contracts';
 import type { Contact, ImportContactsResult } from './contacts.js';
+import type {
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookReplay,
+} from './webhooks.js';
 
 // The contract types are zod-inferred (`z.infer<…>`): re-exporting them as-is would make the
 // published `.d.ts` reference zod, which the SDK does not depend on. So the public types are
@@ -143,4 +153,8 @@ type _ContractChecks = [
   Assert<Equals<EmailLogEntry, ContractEmailLogEntry>>,
   Assert<Equals<LogsMeta, ContractLogsMeta>>,
   Assert<Equals<LogsResponse, ContractLogsResponse>>,
+  Assert<Equals<WebhookEndpoint, ContractWebhook>>,
+  Assert<Equals<WebhookEndpointWithSecret, ContractWebhookWithSecret>>,
+  Assert<Equals<WebhookDelivery, ContractWebhookDelivery>>,
+  Assert<Equals<WebhookReplay, ContractWebhookReplay>>,
 ];

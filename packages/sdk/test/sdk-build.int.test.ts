@@ -62,8 +62,10 @@ describe('published build', () => {
         'TernApiError',
         'TernConfigError',
         'TernTimeoutError',
+        'WebhookVerificationError',
         'init',
         'isTernApiError',
+        'verifyWebhook',
       ],
       message:
         'TernConfigError: Missing API key: pass init({ apiKey }) or set the TERN_API_KEY environment variable',

@@ -1,6 +1,7 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
 import type { EventLog } from '@tern/event-log';
+import { createSecretBox } from '@tern/webhooks';
 import pg from 'pg';
 import { createApiApp } from './app.js';
 import { CREDENTIAL_EXTENSION } from './openapi.js';
@@ -321,6 +322,10 @@ export async function buildReferenceApp() {
     jwt: createJwtVerifier({ secret: 'api-reference' }),
     retentionDays: 90,
     trackingSecret: 'api-reference-tracking-secret',
+    webhooks: {
+      secretBox: createSecretBox('api-reference-webhook-secrets-key'),
+      urlPolicy: { allowPrivate: false },
+    },
     rateLimit: false,
     // Only the document is read: no request reaches the log.
     sending: { log: UNUSED_LOG },

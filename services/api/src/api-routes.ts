@@ -20,6 +20,7 @@ import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
 import { trackingRoutes } from './tracking/routes.js';
 import { unsubscribeRoutes } from './unsubscribe/routes.js';
+import { type WebhookRouteOptions, webhookRoutes } from './webhooks/routes.js';
 
 export interface ApiRoutesOptions {
   pool: pg.Pool;
@@ -39,6 +40,8 @@ export interface ApiRoutesOptions {
    * 1200 per minute. Counters live in each instance's memory.
    */
   rateLimit?: { max: number; timeWindowMs: number } | false;
+  /** Outgoing webhooks (SPEC §17): secret sealing and URL policy. Absent → no `/webhooks*` routes. */
+  webhooks?: WebhookRouteOptions;
   /** TRACKING_SECRET: signs unsubscribe and tracking tokens. Absent: no `/u/:token` nor `/t/*` routes. */
   trackingSecret?: string;
   /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
@@ -189,6 +192,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     keys,
     now,
     retentionDays: opts.retentionDays,
+    webhooks: opts.webhooks,
   };
   await app.register(analyticsRoutes, deps);
   await app.register(logsRoutes, deps);
@@ -204,6 +208,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   if (opts.trackingSecret !== undefined) {
     await app.register(unsubscribeRoutes, { ...deps, trackingSecret: opts.trackingSecret });
   }
+  if (opts.webhooks) await app.register(webhookRoutes, { ...deps, webhooks: opts.webhooks });
   if (opts.sending) {
     await app.register(emailRoutes, { ...deps, sending: opts.sending });
     if (opts.trackingSecret !== undefined) {

@@ -6,6 +6,7 @@ import type pg from 'pg';
 import { apiRoutes } from './api-routes.js';
 import { registerApiDocs } from './openapi.js';
 import type { SendingDeps } from './route-deps.js';
+import type { WebhookRouteOptions } from './webhooks/routes.js';
 
 export interface ApiLoggerOptions {
   level?: string;
@@ -41,6 +42,8 @@ export interface ApiDeps {
   importMaxBytes?: number;
   /** Checks of `/ready`; default Postgres and ClickHouse. The all-in-one process adds the event log. */
   readiness?: readonly ReadinessCheck[];
+  /** Outgoing webhooks (SPEC §17); absent → no `/webhooks*` routes. */
+  webhooks?: WebhookRouteOptions;
   /** Sending routes, and with `trackingSecret` the tracking routes (SPEC §11); absent → not mounted. */
   sending?: SendingDeps;
 }
@@ -115,6 +118,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.keyCacheTtlMs !== undefined ? { keyCacheTtlMs: deps.keyCacheTtlMs } : {}),
     ...(deps.lastUsedFlushMs !== undefined ? { lastUsedFlushMs: deps.lastUsedFlushMs } : {}),
     ...(deps.rateLimit !== undefined ? { rateLimit: deps.rateLimit } : {}),
+    ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
     ...(deps.sending ? { sending: deps.sending } : {}),
   });
   return app;

@@ -22,3 +22,5 @@ export * from './templates/routes.js';
 export * from './templates/store.js';
 export * from './tenant-routes.js';
 export * from './unsubscribe/routes.js';
+export * from './webhooks/routes.js';
+export * as webhookStore from './webhooks/store.js';

@@ -10,6 +10,7 @@ export const TAGS = {
   logs: 'Logs',
   apiKeys: 'API keys',
   settings: 'Tenant settings',
+  webhooks: 'Webhooks',
   templates: 'Templates',
   suppressions: 'Suppressions',
   projects: 'Projects',
@@ -96,6 +97,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
         {
           name: TAGS.apiKeys,
           description: 'Create, list and revoke API keys (dashboard JWT, owner or admin).',
+        },
+        {
+          name: TAGS.webhooks,
+          description:
+            'Outgoing webhook endpoints, their deliveries and replays (API key with `webhooks:manage`, or dashboard JWT).',
         },
         {
           name: TAGS.emails,

@@ -1,6 +1,7 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
 import type { EventLog } from '@tern/event-log';
+import { createSecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,10 @@ beforeAll(async () => {
     jwt: createJwtVerifier({ secret: 'unit' }),
     retentionDays: 90,
     trackingSecret: 'unit-tracking-secret-0123456789',
+    webhooks: {
+      secretBox: createSecretBox('unit-webhook-secrets-key'),
+      urlPolicy: { allowPrivate: false },
+    },
     // Only the document is read here: no request reaches the log.
     sending: { log: {} as EventLog },
   });

@@ -103,6 +103,17 @@ const contactId = async () => {
   if (contact === 'exists') throw new Error('fresh address exists');
   return contact.id;
 };
+/** A webhook endpoint of A, created through the API (its secret is sealed like any other). */
+const webhookId = async () => {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/webhooks',
+    headers: bearer(jwtFor(clock, A)),
+    payload: { url: `http://127.0.0.1:9/${fresh()}` },
+  });
+  if (res.statusCode !== 201) throw new Error(`webhook create: ${res.statusCode} ${res.body}`);
+  return (res.json() as { id: string }).id;
+};
 const mail = () => ({ from: 'a@matrix.test', to: 'delivered@sandbox.test', subject: 's', text: 't' });
 /** An email of A, accepted by the real send route (scheduled, so it can still be cancelled). */
 const emailId = async () => {
@@ -327,6 +338,56 @@ const ROWS: Record<string, Row> = {
     rule: { kind: 'scope', scope: 'contacts:read' },
     ok: 200,
     request: async () => ({ url: '/audiences' }),
+  },
+  // Outgoing webhooks (SPEC §17)
+  'POST /webhooks': {
+    rule: { kind: 'scope', scope: 'webhooks:manage' },
+    ok: 201,
+    request: async () => ({ url: '/webhooks', payload: { url: `http://127.0.0.1:9/${fresh()}` } }),
+  },
+  'GET /webhooks': {
+    rule: { kind: 'scope', scope: 'webhooks:manage' },
+    ok: 200,
+    request: async () => ({ url: '/webhooks' }),
+  },
+  'GET /webhooks/{id}': {
+    rule: { kind: 'scope', scope: 'webhooks:manage' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/webhooks/${await webhookId()}` }),
+  },
+  'PATCH /webhooks/{id}': {
+    rule: { kind: 'scope', scope: 'webhooks:manage' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/webhooks/${await webhookId()}`, payload: { description: 'renamed' } }),
+  },
+  'DELETE /webhooks/{id}': {
+    rule: { kind: 'scope', scope: 'webhooks:manage' },
+    ok: 204,
+    resource: true,
+    request: async () => ({ url: `/webhooks/${await webhookId()}` }),
+  },
+  'POST /webhooks/{id}/rotate-secret': {
+    rule: { kind: 'scope', scope: 'webhooks:manage' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/webhooks/${await webhookId()}/rotate-secret` }),
+  },
+  'GET /webhooks/{id}/deliveries': {
+    rule: { kind: 'scope', scope: 'webhooks:manage' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/webhooks/${await webhookId()}/deliveries` }),
+  },
+  'POST /webhooks/{id}/replay': {
+    rule: { kind: 'scope', scope: 'webhooks:manage' },
+    ok: 202,
+    resource: true,
+    request: async () => ({
+      url: `/webhooks/${await webhookId()}/replay`,
+      payload: { since: '2026-01-01T00:00:00Z' },
+    }),
   },
   // Sending (SPEC §11)
   'POST /emails/send': {

@@ -7,6 +7,7 @@ import { createJwtVerifier, signDashboardToken } from '@tern/auth';
 import { type DeliveryEvent, deliveryEventSchema, type Role } from '@tern/contracts';
 import { applyBatchToPostgres, shipBatch } from '@tern/projector';
 import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
+import { createSecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { createFreshDatabase, tempDir } from '../../../test/support/services.js';
@@ -14,6 +15,8 @@ import { type ApiDeps, createApiApp } from '../src/index.js';
 
 export const JWT_SECRET = 'api-test-secret-that-is-long-enough';
 export const TRACKING_SECRET = 'api-test-tracking-secret-0123456789';
+/** WEBHOOK_SECRETS_KEY of the test apps; loopback webhook URLs are allowed (development default). */
+export const WEBHOOK_SECRETS_KEY = 'api-test-webhook-secrets-key';
 export const DEFAULT_RETENTION_DAYS = 90;
 /** The fixed "now" of the tests: a Monday noon UTC. */
 export const NOW = '2026-06-15T12:00:00.000Z';
@@ -82,6 +85,7 @@ export async function buildApp(
     now: clock.now,
     retentionDays: DEFAULT_RETENTION_DAYS,
     trackingSecret: TRACKING_SECRET,
+    webhooks: { secretBox: createSecretBox(WEBHOOK_SECRETS_KEY), urlPolicy: { allowPrivate: true } },
     ...overrides,
   });
   await app.ready();

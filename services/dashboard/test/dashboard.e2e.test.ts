@@ -245,6 +245,58 @@ describe('the dashboard in Chromium, against a running Tern', () => {
     await w.page.close();
   });
 
+  it('webhooks: create an endpoint (secret shown once), list it, replay, and read the deliveries as the API answers them', async () => {
+    const w = await newPage(browser);
+    await signIn(w, tern, tern.jwt, '/webhooks');
+    // Tern's own /health answers a POST with 404: every attempt fails with a known status code.
+    await w.page.getByLabel('URL').fill(`${tern.url}/health`);
+    await w.page.getByLabel('Description (optional)').fill('browser test');
+    await w.page.getByRole('button', { name: 'Create endpoint' }).click();
+    expect((await w.page.getByTestId('shown-once').textContent())?.trim()).toMatch(/^whsec_/);
+    await w.page.getByRole('button', { name: 'Done' }).click();
+    const item = w.page.locator('[data-testid="webhooks"] li', { hasText: 'browser test' });
+    await item.getByText('all events').waitFor();
+    await item.getByRole('button', { name: 'Deliveries' }).click();
+    await item.getByTestId('deliveries').waitFor();
+    // The newest seeded email (a minute old) has its events replayed from the log.
+    await item.getByRole('button', { name: 'Replay' }).click();
+    await item.getByText('Replay requested').waitFor();
+    const row = item.locator('[data-testid="deliveries"] tbody tr').first();
+    await expect
+      .poll(
+        async () => {
+          await item.getByRole('button', { name: 'Refresh' }).click();
+          return row.locator('td').nth(3).textContent();
+        },
+        { timeout: 30_000, interval: 500 },
+      )
+      .toBe('404');
+    // The row shows what the API answers for that delivery: event, state, status code, duration, error.
+    const id = (await row.getAttribute('data-id'))!;
+    const hooks = await api<{ data: { id: string; description: string }[] }>(tern, '/webhooks');
+    const hook = hooks.data.find((h) => h.description === 'browser test')!;
+    const page = await api<{
+      data: {
+        id: string;
+        eventType: string;
+        replayId: string | null;
+        lastStatusCode: number | null;
+        lastError: string | null;
+      }[];
+    }>(tern, `/webhooks/${hook.id}/deliveries?limit=100`);
+    const delivery = page.data.find((d) => d.id === id)!;
+    expect(delivery.replayId).not.toBeNull();
+    const cells = await row.locator('td').allTextContents();
+    expect(cells[1]).toBe(delivery.eventType);
+    expect(cells[2]).toContain('replay');
+    expect(cells[3]).toBe(String(delivery.lastStatusCode));
+    expect(cells[4]).toMatch(/^\d+ ms$/);
+    expect(cells[5]).toBe(delivery.lastError ?? '');
+    expect(cells[5]).not.toBe('');
+    await checkPage(w, 'webhooks');
+    await w.page.close();
+  });
+
   it('works with the keyboard: skip link, then the navigation to the logs', async () => {
     const w = await newPage(browser);
     await signIn(w, tern);

@@ -144,25 +144,44 @@ export const EVENT_TYPES = [
   'email.complained',
 ] as const;
 
+/** `/webhooks` (SPEC §17); `events: null` = every event type. */
 export interface Webhook {
   id: string;
   url: string;
-  events: string[];
-  description?: string | null;
+  events: string[] | null;
+  description: string | null;
   enabled: boolean;
+  /** Why Tern disabled it (failing for 5 days); null otherwise. */
+  disabledReason: string | null;
+  failingSince: string | null;
   createdAt: string;
+  updatedAt: string;
+  /** Create and rotate-secret answers only. */
   secret?: string;
 }
+export interface DeliveryAttempt {
+  attempt: number;
+  startedAt: string;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+}
+/** `GET /webhooks/:id/deliveries`: one per (event, endpoint), its attempts oldest first. */
 export interface Delivery {
   id: string;
-  eventId?: string;
-  type?: string;
-  statusCode: number | null;
-  durationMs: number | null;
-  error: string | null;
-  attempt?: number;
-  createdAt?: string;
-  attemptedAt?: string;
+  /** The `webhook-id` header (the event's id). */
+  webhookId: string;
+  eventType: string;
+  emailId: string;
+  replayId: string | null;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: DeliveryAttempt[];
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
 }
 
 export interface Suppression {

@@ -6,7 +6,7 @@ import { loadOrCreateDevSecrets } from './secrets.js';
 
 const DEMO_TENANT = 'demo';
 
-/** `--services=ingest,api` (default: all four — ingest, projector, api, sender — in one process). */
+/** `--services=ingest,api` (default: all five — ingest, projector, api, sender, dispatcher — in one process). */
 function servicesFromArgs(argv: readonly string[]): Set<Service> {
   const arg = argv.find((a) => a.startsWith('--services='));
   if (!arg) return new Set(SERVICES);
@@ -27,14 +27,18 @@ async function main(): Promise<void> {
     jwtSecret: config.jwtSecret,
     ingestToken: config.ingestToken,
     trackingSecret: config.trackingSecret,
+    webhookSecretsKey: config.webhookSecretsKey,
   };
   let generated = false;
   const noJwtKey = !config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl;
-  if ((noJwtKey || !config.ingestToken || !config.trackingSecret) && config.nodeEnv !== 'production') {
+  const devSecretMissing =
+    noJwtKey || !config.ingestToken || !config.trackingSecret || !config.webhookSecretsKey;
+  if (devSecretMissing && config.nodeEnv !== 'production') {
     const dev = loadOrCreateDevSecrets(config.dataDir);
     if (noJwtKey) secrets.jwtSecret = dev.jwtSecret;
     if (!config.ingestToken) secrets.ingestToken = dev.ingestToken;
     if (!config.trackingSecret) secrets.trackingSecret = dev.trackingSecret;
+    if (!config.webhookSecretsKey) secrets.webhookSecretsKey = dev.webhookSecretsKey;
     generated = noJwtKey || !config.ingestToken;
   }
   const runtime = await startRuntime(config, services, secrets);

@@ -34,7 +34,34 @@ export function createMetrics() {
     help: 'Records in the event log not yet committed by the projector',
     registers: [registry],
   });
-  return { registry, httpDuration, eventsIngested, batchDuration, eventsProjected, projectorLag };
+  const webhookAttempts = new Counter({
+    name: 'dispatcher_attempts_total',
+    help: 'Webhook HTTP attempts, by outcome (delivered, retry, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const webhookAttemptDuration = new Histogram({
+    name: 'dispatcher_attempt_duration_ms',
+    help: 'Duration of one webhook HTTP attempt',
+    buckets: [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000],
+    registers: [registry],
+  });
+  const dispatcherLag = new Gauge({
+    name: 'dispatcher_lag_events',
+    help: 'Records in the event log not yet committed by the webhook dispatcher',
+    registers: [registry],
+  });
+  return {
+    registry,
+    httpDuration,
+    eventsIngested,
+    batchDuration,
+    eventsProjected,
+    projectorLag,
+    webhookAttempts,
+    webhookAttemptDuration,
+    dispatcherLag,
+  };
 }
 export type Metrics = ReturnType<typeof createMetrics>;
 

@@ -1,9 +1,16 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApiApp, createRetentionJob, getTemplate, isSuppressed } from '@tern/api';
+import {
+  createApiApp,
+  createRetentionJob,
+  getTemplate,
+  isSuppressed,
+  type WebhookRouteOptions,
+} from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
+import { createDispatcher, DISPATCHER_GROUP, type Dispatcher } from '@tern/dispatcher';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { installErrorHandlers, NotReadyError, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
@@ -17,11 +24,12 @@ import {
   migratePostgres,
   type PostgresStore,
 } from '@tern/stores';
+import { createSecretBox, type SecretBox } from '@tern/webhooks';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createMetrics, installMetrics } from './metrics.js';
 
-export const SERVICES = ['ingest', 'projector', 'api', 'sender'] as const;
+export const SERVICES = ['ingest', 'projector', 'api', 'sender', 'dispatcher'] as const;
 export type Service = (typeof SERVICES)[number];
 
 /** The projector's consumer group; every projector instance joins it. */
@@ -40,6 +48,8 @@ export interface RuntimeSecrets {
   jwtSecret?: string | undefined;
   ingestToken?: string | undefined;
   trackingSecret?: string | undefined;
+  /** Seals webhook secrets at rest; required by the api and the dispatcher. */
+  webhookSecretsKey?: string | undefined;
 }
 
 /** Test and bench knobs of the sender (retry schedule, polling); production uses the defaults. */
@@ -91,6 +101,7 @@ export async function startRuntime(
   let log: EventLog | undefined;
   let projector: Projector | undefined;
   let sender: Sender | undefined;
+  let dispatcher: Dispatcher | undefined;
   try {
     pgStore = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
     closers.unshift(() => pgStore!.close());
@@ -112,12 +123,26 @@ export async function startRuntime(
       });
     }
 
-    // The API appends sends, cancels and tracking events; the sender appends outcomes.
+    // Webhook secrets are sealed at rest with this key: the api and the dispatcher need it
+    // (loadConfig already refuses a production start without it; dev generates one).
+    let secretBox: SecretBox | undefined;
+    if (services.has('api') || services.has('dispatcher')) {
+      if (!secrets.webhookSecretsKey) {
+        const who = services.has('api') ? 'api' : 'dispatcher';
+        throw new Error(`WEBHOOK_SECRETS_KEY is required to run the ${who}`);
+      }
+      secretBox = createSecretBox(secrets.webhookSecretsKey);
+    }
+    const runDispatcher = services.has('dispatcher');
+
+    // The API appends sends, cancels and tracking events; the sender appends outcomes; the
+    // dispatcher reads the log.
     if (
       services.has('ingest') ||
       services.has('projector') ||
       services.has('api') ||
-      services.has('sender')
+      services.has('sender') ||
+      runDispatcher
     ) {
       if (config.kafkaBrokers) {
         log = createKafkaEventLog({
@@ -156,7 +181,12 @@ export async function startRuntime(
             ? { publicKey: config.jwtPublicKey, maxLifetimeMs }
             : { jwksUrl: config.jwtJwksUrl!, maxLifetimeMs },
       );
+      const webhooks: WebhookRouteOptions = {
+        secretBox: secretBox!,
+        urlPolicy: { allowPrivate: config.webhookAllowPrivate },
+      };
       app = await createApiApp({
+        webhooks,
         pool,
         trackingSecret: trackingSecret!,
         ch: chStore!.client,
@@ -187,6 +217,7 @@ export async function startRuntime(
     }
     installMetrics(app, metrics, async () => {
       if (projector) metrics.projectorLag.set(await projector.lag());
+      if (dispatcher) metrics.dispatcherLag.set(await dispatcher.lag());
     });
     if (services.has('ingest')) {
       if (!secrets.ingestToken) throw new Error('INGEST_TOKEN is required to run ingest');
@@ -253,7 +284,27 @@ export async function startRuntime(
       const running = sender;
       closers.unshift(() => running.stop());
     }
-    // The HTTP server stops first (in-flight requests finish), then the sender and projector, then stores.
+    if (runDispatcher) {
+      dispatcher = createDispatcher({
+        pool,
+        log: log!,
+        group: DISPATCHER_GROUP,
+        secretBox: secretBox!,
+        allowPrivate: config.webhookAllowPrivate,
+        // Delivery records (request bodies hold personal data) live as long as the delivery log.
+        recordRetentionMs: config.retentionDays * 86_400_000,
+        logger,
+        onAttempt(attempt) {
+          metrics.webhookAttempts.inc({ outcome: attempt.outcome });
+          metrics.webhookAttemptDuration.observe(attempt.result.durationMs);
+        },
+      });
+      await dispatcher.start();
+      const running = dispatcher;
+      closers.unshift(() => running.stop());
+    }
+    // The HTTP server stops first (in-flight requests finish), then the dispatcher, sender and
+    // projector, then stores.
     closers.unshift(() => app.close());
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();

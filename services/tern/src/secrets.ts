@@ -6,6 +6,8 @@ export interface DevSecrets {
   jwtSecret: string;
   ingestToken: string;
   trackingSecret: string;
+  /** Seals webhook signing secrets (WEBHOOK_SECRETS_KEY). */
+  webhookSecretsKey: string;
 }
 
 /**
@@ -18,11 +20,12 @@ export function loadOrCreateDevSecrets(dataDir: string): DevSecrets & { created:
   let existing: Partial<DevSecrets> = {};
   if (existsSync(file)) {
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<DevSecrets>;
-    if (parsed.jwtSecret && parsed.ingestToken && parsed.trackingSecret) {
+    if (parsed.jwtSecret && parsed.ingestToken && parsed.trackingSecret && parsed.webhookSecretsKey) {
       return {
         jwtSecret: parsed.jwtSecret,
         ingestToken: parsed.ingestToken,
         trackingSecret: parsed.trackingSecret,
+        webhookSecretsKey: parsed.webhookSecretsKey,
         created: false,
       };
     }
@@ -34,6 +37,7 @@ export function loadOrCreateDevSecrets(dataDir: string): DevSecrets & { created:
     jwtSecret: existing.jwtSecret || randomBytes(32).toString('base64url'),
     ingestToken: existing.ingestToken || `ingest_${randomBytes(24).toString('base64url')}`,
     trackingSecret: existing.trackingSecret || randomBytes(32).toString('base64url'),
+    webhookSecretsKey: existing.webhookSecretsKey || randomBytes(32).toString('base64url'),
   };
   writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
   return { ...secrets, created: true };

@@ -79,10 +79,11 @@ export function WebhooksPage() {
                 </p>
                 <p class="muted">
                   {w.description ? `${w.description} · ` : ''}
-                  {w.events.length === 0 || w.events.length === EVENT_TYPES.length
+                  {w.events === null || w.events.length === EVENT_TYPES.length
                     ? 'all events'
                     : w.events.join(', ')}
                 </p>
+                {w.disabledReason && <p class="error">{w.disabledReason}</p>}
                 <div class="row">
                   <button
                     type="button"
@@ -149,6 +150,7 @@ function Deliveries({ id }: { id: string }) {
               since: new Date(`${since}Z`).toISOString(),
             });
             setNote('Replay requested: past events are being delivered again.');
+            list.reload();
           } catch (err) {
             setNote(err instanceof ApiError ? err.message : String(err));
           }
@@ -162,6 +164,9 @@ function Deliveries({ id }: { id: string }) {
           onInput={(e) => setSince(e.currentTarget.value)}
         />
         <button type="submit">Replay</button>
+        <button type="button" class="secondary" onClick={() => list.reload()}>
+          Refresh
+        </button>
       </form>
       {note && <p role="status">{note}</p>}
       {list.error && <ErrorNotice error={list.error} what="deliveries" />}
@@ -172,21 +177,31 @@ function Deliveries({ id }: { id: string }) {
               <tr>
                 <th scope="col">When</th>
                 <th scope="col">Event</th>
+                <th scope="col">Delivery</th>
                 <th scope="col">Status code</th>
                 <th scope="col">Duration</th>
                 <th scope="col">Error</th>
               </tr>
             </thead>
             <tbody>
-              {list.data.data.map((d) => (
-                <tr key={d.id}>
-                  <td>{formatDate(d.attemptedAt ?? d.createdAt)}</td>
-                  <td>{d.type ?? d.eventId ?? '—'}</td>
-                  <td>{d.statusCode ?? '—'}</td>
-                  <td>{d.durationMs === null ? '—' : `${d.durationMs} ms`}</td>
-                  <td>{d.error ?? ''}</td>
-                </tr>
-              ))}
+              {list.data.data.map((d) => {
+                // The last attempt tells how the delivery stands; none yet while it waits.
+                const last = d.attempts[d.attempts.length - 1];
+                return (
+                  <tr key={d.id} data-id={d.id}>
+                    <td>{formatDate(last?.startedAt ?? d.createdAt)}</td>
+                    <td>{d.eventType}</td>
+                    <td>
+                      {d.status}
+                      {d.attempts.length > 1 ? ` (${d.attempts.length} attempts)` : ''}
+                      {d.replayId ? ' · replay' : ''}
+                    </td>
+                    <td>{d.lastStatusCode ?? '—'}</td>
+                    <td>{last === undefined ? '—' : `${last.durationMs} ms`}</td>
+                    <td>{d.lastError ?? ''}</td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </TableWrap>

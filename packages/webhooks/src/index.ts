@@ -1,0 +1,3 @@
+export * from './secret-box.js';
+export * from './signing.js';
+export * from './url-guard.js';

@@ -1,0 +1,3 @@
+export * from './dispatcher.js';
+export * from './http-post.js';
+export * from './payload.js';
