@@ -87,13 +87,14 @@ describe('Postgres restarted during projection (a dedicated server)', () => {
         intervalMs: 20,
       });
       const pid1 = server.pid();
+      let at = await applied();
       let t = Date.now();
       await server.restart('fast');
       const pid2 = server.pid();
       expect(pid2).toBeDefined();
       expect(pid2).not.toBe(pid1);
       expect(processAlive(pid1!)).toBe(false);
-      outages.push(`restart-fast:${Date.now() - t}ms@${await applied()}`);
+      outages.push(`restart-fast:${Date.now() - t}ms@${at}`);
 
       // 2. A crash: no shutdown checkpoint, the next start replays the WAL.
       await waitFor(async () => (await applied()) > EVENTS * 0.6, {
@@ -101,7 +102,7 @@ describe('Postgres restarted during projection (a dedicated server)', () => {
         timeoutMs: 300_000,
         intervalMs: 20,
       });
-      const at = await applied();
+      at = await applied();
       t = Date.now();
       await server.stop('immediate');
       expect(processAlive(pid2!)).toBe(false);
