@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { createKafkaEventLog } from '@tern/event-log';
 import { createClickHouse } from '@tern/stores';
 import pg from 'pg';
@@ -115,6 +116,7 @@ describe('kill -9 of the projector during a large stream', () => {
       expect(killedAt).toHaveLength(KILLS);
     } finally {
       await ch.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
