@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 // The callbacks given to page.evaluate run in the browser: they see the DOM, not Node.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -25,9 +25,42 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const ARTIFACTS = resolve(dashboardRoot, 'artifacts');
 export const TENANT = 'demo';
 
+/**
+ * Builds the dashboard and Tern once per test run. Several browser test files run at once (one
+ * process each): the first builds under a lock, the others find the run's stamp and reuse the
+ * build, so no file's Tern starts while another file's `vite build` is emptying `dist/`.
+ */
 export function buildAll(): void {
-  execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: dashboardRoot, stdio: 'pipe' });
-  buildTern();
+  const run = process.env.TERN_TEST_RUN_ID;
+  const stamp = join(dashboardRoot, 'artifacts', '.build-run');
+  withLock(join(dashboardRoot, 'artifacts', '.build-lock'), () => {
+    if (run && existsSync(stamp) && readFileSync(stamp, 'utf8') === run) return;
+    execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: dashboardRoot, stdio: 'pipe' });
+    buildTern();
+    if (run) writeFileSync(stamp, run);
+  });
+}
+
+/** Runs `fn` holding a lock directory (mkdir is atomic); a lock older than 5 minutes is stale. */
+function withLock(dir: string, fn: () => void): void {
+  mkdirSync(dirname(dir), { recursive: true });
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    try {
+      mkdirSync(dir);
+      break;
+    } catch {
+      const age = existsSync(dir) ? Date.now() - statSync(dir).mtimeMs : 0;
+      if (age > 300_000) rmSync(dir, { recursive: true, force: true });
+      else if (Date.now() > deadline) throw new Error(`${dir}: still locked after 5 minutes`);
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+  try {
+    fn();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export interface Tern {

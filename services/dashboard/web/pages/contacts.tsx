@@ -13,6 +13,18 @@ export function ContactsPage() {
   );
   const [form, setForm] = useState({ email: '', firstName: '', lastName: '', audiences: '' });
   const [error, setError] = useState<string | undefined>();
+  const [actionError, setActionError] = useState<string | undefined>();
+
+  // A refusal is shown; the list is read again either way (a 404: someone else removed it first).
+  const remove = async (path: string) => {
+    setActionError(undefined);
+    try {
+      await del(path);
+    } catch (err) {
+      setActionError(err instanceof ApiError ? err.message : String(err));
+    }
+    list.reload();
+  };
 
   return (
     <Page title="Contacts">
@@ -86,6 +98,11 @@ export function ContactsPage() {
         />
       </div>
       {list.error && <ErrorNotice error={list.error} what="contacts" />}
+      {actionError && (
+        <p class="error" role="alert">
+          {actionError}
+        </p>
+      )}
       {!list.data && list.loading && <Loading />}
       {list.data && (
         <>
@@ -114,9 +131,7 @@ export function ContactsPage() {
                         type="button"
                         class="secondary"
                         aria-label={`Delete ${c.email}`}
-                        onClick={() =>
-                          del(`/contacts/${encodeURIComponent(c.id)}`).then(list.reload, list.reload)
-                        }
+                        onClick={() => remove(`/contacts/${encodeURIComponent(c.id)}`)}
                       >
                         Delete
                       </button>

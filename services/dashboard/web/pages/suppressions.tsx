@@ -13,6 +13,18 @@ export function SuppressionsPage() {
   const [email, setEmail] = useState('');
   const [reason, setReason] = useState('');
   const [error, setError] = useState<string | undefined>();
+  const [actionError, setActionError] = useState<string | undefined>();
+
+  // A refusal is shown; the list is read again either way (a 404: someone else removed it first).
+  const remove = async (path: string) => {
+    setActionError(undefined);
+    try {
+      await del(path);
+    } catch (err) {
+      setActionError(err instanceof ApiError ? err.message : String(err));
+    }
+    list.reload();
+  };
 
   return (
     <Page title="Suppressions">
@@ -51,6 +63,11 @@ export function SuppressionsPage() {
         <button type="submit">Add</button>
       </form>
       {list.error && <ErrorNotice error={list.error} what="suppressions" />}
+      {actionError && (
+        <p class="error" role="alert">
+          {actionError}
+        </p>
+      )}
       {!list.data && list.loading && <Loading />}
       {list.data && (
         <>
@@ -77,9 +94,7 @@ export function SuppressionsPage() {
                         type="button"
                         class="secondary"
                         aria-label={`Remove ${s.email}`}
-                        onClick={() =>
-                          del(`/suppressions/${encodeURIComponent(s.email)}`).then(list.reload, list.reload)
-                        }
+                        onClick={() => remove(`/suppressions/${encodeURIComponent(s.email)}`)}
                       >
                         Remove
                       </button>

@@ -19,6 +19,32 @@ export function TemplatesPage({ session }: { session: Session }) {
   const [variables, setVariables] = useState('{\n  "name": "Ada"\n}');
   const [preview, setPreview] = useState<Rendered | undefined>();
   const [previewError, setPreviewError] = useState<string | undefined>();
+  const [confirming, setConfirming] = useState<string | undefined>();
+  const [actionError, setActionError] = useState<string | undefined>();
+
+  const remove = async (id: string) => {
+    setActionError(undefined);
+    try {
+      await del(`/templates/${encodeURIComponent(id)}`);
+      setConfirming(undefined);
+      if (editing?.id === id) setEditing(undefined);
+      list.reload();
+    } catch (err) {
+      setActionError(err instanceof ApiError ? err.message : String(err));
+    }
+  };
+
+  const open = async (id: string) => {
+    setActionError(undefined);
+    try {
+      const full = await get<Template>(`/templates/${encodeURIComponent(id)}`);
+      setEditing({ ...EMPTY, ...nullsToEmpty(full.body), existing: true });
+      setPreview(undefined);
+      setPreviewError(undefined);
+    } catch (err) {
+      setActionError(err instanceof ApiError ? err.message : String(err));
+    }
+  };
 
   const save = async (e: Event) => {
     e.preventDefault();
@@ -75,6 +101,11 @@ export function TemplatesPage({ session }: { session: Session }) {
       }
     >
       {list.error && <ErrorNotice error={list.error} what="templates" />}
+      {actionError && (
+        <p class="error" role="alert">
+          {actionError}
+        </p>
+      )}
       {!list.data && list.loading && <Loading />}
       {list.data && (
         <>
@@ -97,29 +128,36 @@ export function TemplatesPage({ session }: { session: Session }) {
                       <code>{t.id}</code>
                     </td>
                     <td class="row">
-                      <button
-                        type="button"
-                        class="secondary"
-                        onClick={async () => {
-                          const full = await get<Template>(`/templates/${encodeURIComponent(t.id)}`);
-                          setEditing({ ...EMPTY, ...nullsToEmpty(full.body), existing: true });
-                          setPreview(undefined);
-                        }}
-                      >
-                        {admin ? 'Edit' : 'View'}
-                      </button>
-                      {admin && (
-                        <button
-                          type="button"
-                          class="secondary"
-                          aria-label={`Delete ${t.name}`}
-                          onClick={async () => {
-                            await del(`/templates/${encodeURIComponent(t.id)}`).catch(() => undefined);
-                            list.reload();
-                          }}
-                        >
-                          Delete
-                        </button>
+                      {confirming === t.id ? (
+                        <>
+                          <button type="button" class="danger" onClick={() => remove(t.id)}>
+                            Confirm delete
+                          </button>
+                          <button type="button" class="secondary" onClick={() => setConfirming(undefined)}>
+                            Keep
+                          </button>
+                        </>
+                      ) : (
+                        <>
+                          <button
+                            type="button"
+                            class="secondary"
+                            aria-label={`${admin ? 'Edit' : 'View'} ${t.name}`}
+                            onClick={() => open(t.id)}
+                          >
+                            {admin ? 'Edit' : 'View'}
+                          </button>
+                          {admin && (
+                            <button
+                              type="button"
+                              class="secondary"
+                              aria-label={`Delete ${t.name}`}
+                              onClick={() => setConfirming(t.id)}
+                            >
+                              Delete
+                            </button>
+                          )}
+                        </>
                       )}
                     </td>
                   </tr>
