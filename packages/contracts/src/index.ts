@@ -1,3 +1,4 @@
+export * from './campaigns.js';
 export * from './contacts.js';
 export * from './events.js';
 export * from './http.js';
