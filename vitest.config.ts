@@ -1,5 +1,23 @@
 import { defineConfig } from 'vitest/config';
 
+// `npm run test:faults` (docs/reliability.md): kill -9, outages and poison on ≥ 100 000 events.
+// Only when TERN_FAULTS=1 (the script sets it), so `npm test` never runs it; .ci/run runs it after.
+const faults =
+  process.env.TERN_FAULTS === '1'
+    ? [
+        {
+          extends: true as const,
+          test: {
+            name: 'faults',
+            include: ['test/faults/**/*.faults.test.ts'],
+            exclude: ['**/node_modules/**', '**/dist/**'],
+            globalSetup: ['test/setup/global-setup.ts'],
+            testTimeout: 600_000,
+          },
+        },
+      ]
+    : [];
+
 // Tiers by file suffix. Integration and e2e tests share a global setup that obtains real
 // services (env vars → testcontainers → native broker/cluster) and fails loudly otherwise.
 // Every test file runs in its own forked process: chDB binds one data directory per process.
@@ -31,6 +49,7 @@ export default defineConfig({
           globalSetup: ['test/setup/global-setup.ts'],
         },
       },
+      ...faults,
     ],
   },
 });

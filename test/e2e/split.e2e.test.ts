@@ -4,7 +4,7 @@ import { createFreshDatabase, tempDir, testServices, uniqueName, waitFor } from 
 import { buildTern, runTernToExit, startTern, type TernProcess } from './tern-process.js';
 
 const JWT_SECRET = 'split-e2e-secret-0123456789abcdef';
-const INGEST_TOKEN = 'split-e2e-ingest-token';
+const INGEST_TOKEN = 'split-e2e-ingest-token-0123456789abcdef';
 const TRACKING_SECRET = 'split-e2e-tracking-secret-0123456789';
 
 /**

@@ -9,6 +9,7 @@ export const AUTH_ERROR_REASONS = [
   'expired', // `exp` is past
   'not_yet_valid', // `nbf` is in the future
   'missing_exp', // no `exp` claim
+  'lifetime_too_long', // `exp` further ahead than the verifier's lifetime cap (JWT_MAX_LIFETIME_DAYS)
   'missing_tenant', // no `tenantId` claim
   'invalid_claims', // a claim has the wrong shape (tenant id, role, sub, exp type)
   'unknown_key', // JWKS mode: no key with the token's `kid`

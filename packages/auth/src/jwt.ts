@@ -24,6 +24,11 @@ export interface JwtVerifierOptions {
   clockTolerance?: number;
   /** Clock in milliseconds since the epoch. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Largest accepted `exp - now`: a token valid for longer is refused (a leaked long-lived
+   * token cannot be revoked). Default 30 days ({@link DEFAULT_JWT_MAX_LIFETIME_MS}).
+   */
+  maxLifetimeMs?: number;
   /** JWKS mode: the key set is re-fetched at most this often (unknown `kid`, stale set). Default 30 s. */
   jwksMinRefreshIntervalMs?: number;
   /** JWKS mode: a key set older than this is re-fetched before use. Default 10 min. */
@@ -36,6 +41,9 @@ export interface JwtVerifier {
   /** Resolves to the verified claims, or rejects with an {@link AuthError}. */
   verify(token: string): Promise<DashboardClaims>;
 }
+
+/** Default cap of a dashboard token's remaining lifetime: 30 days. */
+export const DEFAULT_JWT_MAX_LIFETIME_MS = 30 * 24 * 3600 * 1000;
 
 /** Longer than any sane dashboard token; refusing early bounds the work an attacker can ask for. */
 const MAX_TOKEN_LENGTH = 8192;
@@ -136,6 +144,8 @@ function messageFor(reason: AuthErrorReason): string {
       return 'Token not yet valid';
     case 'missing_exp':
       return 'Token has no exp claim';
+    case 'lifetime_too_long':
+      return 'Token lifetime too long: exp is further ahead than this server accepts';
     case 'missing_tenant':
       return 'Token has no tenantId claim';
     case 'invalid_claims':
@@ -161,7 +171,12 @@ const claimsSchema = z.object({
   nbf: z.number().finite().optional(),
 });
 
-function checkClaims(payload: unknown, nowMs: number, toleranceMs: number): DashboardClaims {
+function checkClaims(
+  payload: unknown,
+  nowMs: number,
+  toleranceMs: number,
+  maxLifetimeMs: number,
+): DashboardClaims {
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw fail('invalid_token');
   const raw = payload as Record<string, unknown>;
   if (raw.exp === undefined || raw.exp === null) throw fail('missing_exp');
@@ -174,6 +189,7 @@ function checkClaims(payload: unknown, nowMs: number, toleranceMs: number): Dash
   const { tenantId, sub, role, exp, nbf } = parsed.data;
   // RFC 7519: the token must not be accepted on or after `exp`.
   if (nowMs >= exp * 1000 + toleranceMs) throw fail('expired');
+  if (exp * 1000 - nowMs > maxLifetimeMs + toleranceMs) throw fail('lifetime_too_long');
   if (nbf !== undefined && nowMs < nbf * 1000 - toleranceMs) throw fail('not_yet_valid');
   return sub === undefined ? { tenantId, role, exp } : { tenantId, sub, role, exp };
 }
@@ -189,6 +205,8 @@ export function createJwtVerifier(opts: JwtVerifierOptions): JwtVerifier {
   const now = opts.now ?? Date.now;
   const toleranceMs = opts.clockTolerance ?? 0;
   if (!Number.isFinite(toleranceMs) || toleranceMs < 0) throw new Error('clockTolerance must be ≥ 0 ms');
+  const maxLifetimeMs = opts.maxLifetimeMs ?? DEFAULT_JWT_MAX_LIFETIME_MS;
+  if (!(maxLifetimeMs > 0)) throw new Error('maxLifetimeMs must be > 0');
   const sources = [opts.secret, opts.publicKey, opts.jwksUrl].filter((s) => s !== undefined);
   if (sources.length !== 1) throw new Error('exactly one of secret, publicKey or jwksUrl is required');
 
@@ -238,7 +256,7 @@ export function createJwtVerifier(opts: JwtVerifierOptions): JwtVerifier {
       } catch (error) {
         throw toAuthError(error);
       }
-      return checkClaims(payload, now(), toleranceMs);
+      return checkClaims(payload, now(), toleranceMs, maxLifetimeMs);
     },
   };
 }
@@ -333,6 +351,11 @@ export interface SignDashboardTokenOptions {
   expiresInSeconds: number;
   /** Clock in milliseconds since the epoch. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Largest accepted `exp - now`: a token valid for longer is refused (a leaked long-lived
+   * token cannot be revoked). Default 30 days ({@link DEFAULT_JWT_MAX_LIFETIME_MS}).
+   */
+  maxLifetimeMs?: number;
 }
 
 /** An HS256 dashboard token (tests, the dev banner, the demo). */

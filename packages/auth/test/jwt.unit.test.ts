@@ -239,3 +239,31 @@ describe('public keys', () => {
     expect(() => createJwtVerifier({ publicKey: 'not a pem' })).toThrow(/public key/);
   });
 });
+
+describe('lifetime cap (issue 9, item 6)', () => {
+  it('refuses a token whose exp is more than 30 days ahead by default, accepts one at 30 days', async () => {
+    const verifier = createJwtVerifier({ secret: SECRET, now });
+    const day = 24 * 3600;
+    expect(await reasonOf(verifier.verify(hs256({ tenantId: 'acme', exp: nowSec + 30 * day + 1 })))).toBe(
+      'lifetime_too_long',
+    );
+    expect(await reasonOf(verifier.verify(hs256({ tenantId: 'acme', exp: nowSec + 100 * 365 * day })))).toBe(
+      'lifetime_too_long',
+    );
+    await expect(verifier.verify(hs256({ tenantId: 'acme', exp: nowSec + 30 * day }))).resolves.toMatchObject(
+      {
+        tenantId: 'acme',
+      },
+    );
+  });
+
+  it('takes a configured cap', async () => {
+    const strict = createJwtVerifier({ secret: SECRET, now, maxLifetimeMs: 3600_000 });
+    expect(await reasonOf(strict.verify(hs256({ tenantId: 'acme', exp: nowSec + 3601 })))).toBe(
+      'lifetime_too_long',
+    );
+    await expect(strict.verify(hs256({ tenantId: 'acme', exp: nowSec + 3600 }))).resolves.toMatchObject({
+      tenantId: 'acme',
+    });
+  });
+});

@@ -38,7 +38,19 @@ export interface Config {
   publicUrl: string | undefined;
   nodeEnv: NodeEnv;
   logLevel: LogLevel;
+  /** Largest accepted remaining lifetime of a dashboard JWT (`exp - now`), in days. */
+  jwtMaxLifetimeDays: number;
+  /** `/ready` turns 503 when the projector made no progress this long while lag > 0. */
+  projectorStallSeconds: number;
+  /**
+   * How long an applied event id is remembered (a duplicate within it changes nothing), and how
+   * long a consumed record stays in the Postgres-table event log (docs/reliability.md).
+   */
+  dedupWindowDays: number;
 }
+
+/** Fewest bytes of `JWT_SECRET` and `INGEST_TOKEN` in production (HS256 wants ≥ 256 bits). */
+export const MIN_SECRET_BYTES = 32;
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 export type NodeEnv = (typeof NODE_ENVS)[number];
@@ -140,6 +152,9 @@ const envSchema = z.object({
     .optional(),
   NODE_ENV: enumVar(NODE_ENVS).default('development'),
   LOG_LEVEL: enumVar(LOG_LEVELS).default('info'),
+  JWT_MAX_LIFETIME_DAYS: intVar(1, 3650).default(30),
+  PROJECTOR_STALL_SECONDS: intVar(5, 86_400).default(60),
+  DEDUP_WINDOW_DAYS: intVar(1, 3650).default(7),
 });
 
 // Values never echoed back in an error message.
@@ -199,7 +214,19 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     publicUrl: e.PUBLIC_URL,
     nodeEnv: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
+    jwtMaxLifetimeDays: e.JWT_MAX_LIFETIME_DAYS,
+    projectorStallSeconds: e.PROJECTOR_STALL_SECONDS,
+    dedupWindowDays: e.DEDUP_WINDOW_DAYS,
   };
+
+  // One way to verify dashboard JWTs: two would make "which key signed this" ambiguous.
+  const keySources = (['JWT_SECRET', 'JWT_PUBLIC_KEY', 'JWT_JWKS_URL'] as const).filter((v) => cleaned[v]);
+  if (keySources.length > 1) {
+    throw new ConfigError(
+      `Invalid configuration: set only one of ${keySources.join(', ')} (each is a way to verify dashboard JWTs)`,
+      keySources,
+    );
+  }
 
   if (opts.requireSecrets ?? config.nodeEnv === 'production') {
     const missing: string[] = [];
@@ -217,6 +244,15 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
       throw new ConfigError(
         `Invalid configuration: ${what} in production (dev values are generated only outside production)`,
         missing,
+      );
+    }
+    const short = (['JWT_SECRET', 'INGEST_TOKEN'] as const).filter(
+      (v) => cleaned[v] !== undefined && Buffer.byteLength(cleaned[v]!, 'utf8') < MIN_SECRET_BYTES,
+    );
+    if (short.length > 0) {
+      throw new ConfigError(
+        `Invalid configuration: ${short.join(' and ')} must be at least ${MIN_SECRET_BYTES} bytes in production (value hidden); e.g. \`openssl rand -base64 32\``,
+        short,
       );
     }
   }

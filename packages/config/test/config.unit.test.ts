@@ -11,6 +11,8 @@ function errorOf(fn: () => unknown): ConfigError {
   throw new Error('expected a ConfigError');
 }
 
+const LONG = 'x'.repeat(32);
+
 describe('loadConfig', () => {
   it('applies the SPEC §2 defaults to an empty environment', () => {
     expect(loadConfig({})).toEqual({
@@ -31,6 +33,9 @@ describe('loadConfig', () => {
       publicUrl: undefined,
       nodeEnv: 'development',
       logLevel: 'info',
+      jwtMaxLifetimeDays: 30,
+      projectorStallSeconds: 60,
+      dedupWindowDays: 7,
     });
   });
 
@@ -45,14 +50,15 @@ describe('loadConfig', () => {
       KAFKA_TOPIC: 'events',
       KAFKA_PARTITIONS: '12',
       JWT_SECRET: 's3cret',
-      JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----',
-      JWT_JWKS_URL: 'https://auth.example.com/.well-known/jwks.json',
       INGEST_TOKEN: 'token-token-token',
       RETENTION_DAYS: '30',
       RATE_LIMIT_PER_MINUTE: '0',
       PUBLIC_URL: 'https://mail.example.com/',
       NODE_ENV: 'test',
       LOG_LEVEL: 'debug',
+      JWT_MAX_LIFETIME_DAYS: '7',
+      PROJECTOR_STALL_SECONDS: '30',
+      DEDUP_WINDOW_DAYS: '14',
     });
     expect(config).toEqual({
       port: 8080,
@@ -64,15 +70,25 @@ describe('loadConfig', () => {
       kafkaTopic: 'events',
       kafkaPartitions: 12,
       jwtSecret: 's3cret',
-      jwtPublicKey: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----',
-      jwtJwksUrl: 'https://auth.example.com/.well-known/jwks.json',
+      jwtPublicKey: undefined,
+      jwtJwksUrl: undefined,
       ingestToken: 'token-token-token',
       retentionDays: 30,
       rateLimitPerMinute: 0,
       publicUrl: 'https://mail.example.com',
       nodeEnv: 'test',
       logLevel: 'debug',
+      jwtMaxLifetimeDays: 7,
+      projectorStallSeconds: 30,
+      dedupWindowDays: 14,
     });
+    expect(
+      loadConfig({ JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----' })
+        .jwtPublicKey,
+    ).toBe('-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----');
+    expect(loadConfig({ JWT_JWKS_URL: 'https://auth.example.com/.well-known/jwks.json' }).jwtJwksUrl).toBe(
+      'https://auth.example.com/.well-known/jwks.json',
+    );
   });
 
   it('treats empty and blank values as unset', () => {
@@ -163,10 +179,10 @@ describe('loadConfig', () => {
     const config = loadConfig({
       NODE_ENV: 'production',
       JWT_JWKS_URL: 'https://a.example/jwks',
-      INGEST_TOKEN: 't',
+      INGEST_TOKEN: LONG,
       TRACKING_SECRET: 'tracking-secret-0123456789',
     });
-    expect(config.ingestToken).toBe('t');
+    expect(config.ingestToken).toBe(LONG);
     expect(config.trackingSecret).toBe('tracking-secret-0123456789');
   });
 
@@ -174,6 +190,40 @@ describe('loadConfig', () => {
     const err = errorOf(() => loadConfig({ TRACKING_SECRET: 'short-secret' }));
     expect(err.message).toBe(
       'Invalid configuration: TRACKING_SECRET must be at least 16 characters (value hidden)',
+    );
+  });
+
+  it('refuses short secrets in production (issue 9, item 6)', () => {
+    const err = errorOf(() =>
+      loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'a', INGEST_TOKEN: 'b', TRACKING_SECRET: LONG }),
+    );
+    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN']);
+    expect(err.message).toBe(
+      'Invalid configuration: JWT_SECRET and INGEST_TOKEN must be at least 32 bytes in production (value hidden); e.g. `openssl rand -base64 32`',
+    );
+    expect(err.message).not.toMatch(/\ba\b.*\bb\b/);
+    const ok = loadConfig({
+      NODE_ENV: 'production',
+      JWT_SECRET: LONG,
+      INGEST_TOKEN: LONG,
+      TRACKING_SECRET: LONG,
+    });
+    expect(ok.jwtSecret).toBe(LONG);
+    // Outside production, a short dev secret is allowed.
+    expect(loadConfig({ JWT_SECRET: 'a', INGEST_TOKEN: 'b' }).jwtSecret).toBe('a');
+  });
+
+  it('refuses two ways of verifying JWTs at once (issue 9, item 6)', () => {
+    const err = errorOf(() =>
+      loadConfig({
+        JWT_SECRET: LONG,
+        JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----',
+      }),
+    );
+    expect(err.variables).toEqual(['JWT_SECRET', 'JWT_PUBLIC_KEY']);
+    expect(err.message).toMatch(/set only one of JWT_SECRET, JWT_PUBLIC_KEY/);
+    expect(() => loadConfig({ JWT_SECRET: LONG, JWT_JWKS_URL: 'https://a.example/jwks' })).toThrow(
+      ConfigError,
     );
   });
 

@@ -78,27 +78,88 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * The range of `occurredAt` every store can hold: from 1970-01-01 (ClickHouse `Date` and
+ * `DateTime` start there) to before 2149-06-06 (the end of ClickHouse `Date`), and never more
+ * than a day ahead of the receiving clock (a clock that far off is a bug, not a fact).
+ */
+export const OCCURRED_AT_MIN_MS = Date.UTC(1970, 0, 1);
+export const OCCURRED_AT_MAX_MS = Date.UTC(2149, 5, 6);
+export const MAX_FUTURE_SKEW_MS = 24 * 3600 * 1000;
+
+/**
+ * Why no store could hold a string, or null: U+0000 (Postgres text and jsonb refuse it) and a
+ * lone UTF-16 surrogate (not valid Unicode: Postgres jsonb refuses it, UTF-8 cannot encode it).
+ */
+/** A UTF-16 surrogate without its partner (matched without the `u` flag, code unit by code unit). */
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export function unstorableText(value: string): string | null {
+  if (value.includes('\u0000')) return 'must not contain the control character U+0000';
+  if (LONE_SURROGATE.test(value)) return 'must not contain a lone UTF-16 surrogate (invalid Unicode)';
+  return null;
+}
+
+/** Every string of a parsed value with its path (keys included: a key is stored too). */
+function* strings(value: unknown, path: (string | number)[] = []): Generator<[string, (string | number)[]]> {
+  if (typeof value === 'string') yield [value, path];
+  else if (Array.isArray(value)) for (const [i, v] of value.entries()) yield* strings(v, [...path, i]);
+  else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      yield [k, [...path, k]];
+      yield* strings(v, [...path, k]);
+    }
+  }
+}
+
+/** Refuses what parses but no store can hold (issue 9, item 1): a poison event is stopped at ingest. */
+function checkStorable(event: { occurredAt: string }, ctx: z.RefinementCtx, now = Date.now()): void {
+  for (const [text, path] of strings(event)) {
+    const problem = unstorableText(text);
+    if (problem)
+      ctx.addIssue({ code: 'custom', path, message: `${String(path.at(-1) ?? 'value')} ${problem}` });
+  }
+  // A malformed timestamp already has its own issue.
+  if (!isoTimestamp('occurredAt').safeParse(event.occurredAt).success) return;
+  const at = Date.parse(event.occurredAt);
+  if (!(at >= OCCURRED_AT_MIN_MS && at < OCCURRED_AT_MAX_MS)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['occurredAt'],
+      message: 'occurredAt must be between 1970-01-01 and 2149-06-05 (UTC)',
+    });
+  } else if (at > now + MAX_FUTURE_SKEW_MS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['occurredAt'],
+      message: 'occurredAt must not be more than 1 day in the future',
+    });
+  }
+}
+
 /** Any delivery event; discriminated on `type` so an unknown type gets one precise error. */
-export const deliveryEventSchema = z.discriminatedUnion(
-  'type',
-  [
-    emailQueued,
-    emailSent,
-    emailDelayed,
-    emailDelivered,
-    emailBounced,
-    emailFailed,
-    emailSuppressed,
-    emailCancelled,
-    emailOpened,
-    emailClicked,
-    emailComplained,
-  ],
-  {
-    error: (issue) =>
-      issue.code === 'invalid_union' ? `type must be one of ${EVENT_TYPES.join(', ')}` : undefined,
-  },
-);
+export const deliveryEventSchema = z
+  .discriminatedUnion(
+    'type',
+    [
+      emailQueued,
+      emailSent,
+      emailDelayed,
+      emailDelivered,
+      emailBounced,
+      emailFailed,
+      emailSuppressed,
+      emailCancelled,
+      emailOpened,
+      emailClicked,
+      emailComplained,
+    ],
+    {
+      error: (issue) =>
+        issue.code === 'invalid_union' ? `type must be one of ${EVENT_TYPES.join(', ')}` : undefined,
+    },
+  )
+  .superRefine((event, ctx) => checkStorable(event, ctx));
 
 export type DeliveryEvent = z.infer<typeof deliveryEventSchema>;
 export type EmailQueued = z.infer<typeof emailQueued>;

@@ -257,3 +257,58 @@ describe('validateEvents: batches', () => {
     expect(r.ok && r.events.map((e) => e.id)).toEqual(raws.map((e) => e.id));
   });
 });
+
+describe('what no store can hold is refused with the field named (issue 9, item 1)', () => {
+  const issuesOf = (event: Record<string, unknown>) => {
+    const r = validateEvents([event]);
+    return r.ok ? [] : r.issues;
+  };
+
+  it('refuses U+0000 in any string, naming the field', () => {
+    const issues = issuesOf(
+      sample('email.queued', { data: { toEmail: 'a@example.com', subject: 'a\u0000b' } }),
+    );
+    expect(issues).toEqual([
+      { index: 0, path: 'data.subject', message: 'subject must not contain the control character U+0000' },
+    ]);
+    expect(
+      issuesOf(
+        sample('email.queued', { data: { toEmail: 'a@example.com', subject: 'x', tags: ['ok', '\u0000'] } }),
+      )[0]?.path,
+    ).toBe('data.tags.1');
+  });
+
+  it('refuses a lone surrogate (high or low), accepts a proper pair', () => {
+    for (const bad of ['\ud800', 'a\udc00b', 'x\ud83d']) {
+      const issues = issuesOf(sample('email.failed', { data: { reason: bad } }));
+      expect(issues.map((i) => i.path)).toEqual(['data.reason']);
+      expect(issues[0]?.message).toMatch(/lone UTF-16 surrogate/);
+    }
+    expect(issuesOf(sample('email.failed', { data: { reason: 'ok 😀' } }))).toEqual([]);
+  });
+
+  it('refuses occurredAt outside 1970..2149 and more than a day ahead', () => {
+    for (const at of [
+      '0000-01-01T00:00:00Z',
+      '1969-12-31T23:59:59Z',
+      '2149-06-06T00:00:00Z',
+      '9999-12-31T23:59:59Z',
+    ]) {
+      const issues = issuesOf(sample('email.delivered', { occurredAt: at }));
+      expect(issues, at).toEqual([
+        {
+          index: 0,
+          path: 'occurredAt',
+          message: 'occurredAt must be between 1970-01-01 and 2149-06-05 (UTC)',
+        },
+      ]);
+    }
+    const ahead = new Date(Date.now() + 25 * 3600_000).toISOString();
+    expect(issuesOf(sample('email.delivered', { occurredAt: ahead }))[0]?.message).toBe(
+      'occurredAt must not be more than 1 day in the future',
+    );
+    for (const ok of ['1970-01-01T00:00:00Z', new Date(Date.now() + 23 * 3600_000).toISOString()]) {
+      expect(issuesOf(sample('email.delivered', { occurredAt: ok })), ok).toEqual([]);
+    }
+  });
+});

@@ -2,6 +2,7 @@ import {
   type Admin,
   type Consumer,
   type EachBatchPayload,
+  type ISocketFactory,
   Kafka,
   type logCreator,
   logLevel,
@@ -41,6 +42,8 @@ export interface KafkaEventLogOptions {
    * Each partition's batches stay in order; handlers of different partitions run side by side.
    */
   partitionConcurrency?: number;
+  /** kafkajs socket factory (tests cut the network to the broker with it). Default: plain TCP. */
+  socketFactory?: ISocketFactory;
 }
 
 const DEFAULT_BATCH = 1000;
@@ -58,6 +61,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
     requestTimeout: 10_000,
     retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
     logLevel: logger ? logLevel.WARN : logLevel.ERROR,
+    ...(options.socketFactory ? { socketFactory: options.socketFactory } : {}),
     ...(logger ? { logCreator: toKafkaLogCreator(logger) } : {}),
   });
   const admin: Admin = kafka.admin();

@@ -81,6 +81,19 @@ export function installErrorHandlers(app: FastifyInstance): void {
       reply.headers(error.headers);
       return reply.status(error.statusCode).send(errorBody(error.statusCode, error.message, error.extra));
     }
+    // Postgres refusing the characters of a value (U+0000 22P05, bad encoding 22021) is the
+    // client's mistake: 400, never 500 (issue 9, item 5).
+    if ((error as { code?: unknown }).code === '22P05' || (error as { code?: unknown }).code === '22021') {
+      return reply
+        .status(400)
+        .send(
+          errorBody(
+            400,
+            'The request contains characters that cannot be stored (U+0000 or invalid Unicode)',
+            { code: 'INVALID_CHARACTERS' },
+          ),
+        );
+    }
     if (error.validation) {
       return reply.status(400).send(errorBody(400, validationMessage(error), { code: 'FST_ERR_VALIDATION' }));
     }

@@ -1,6 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from './errors.js';
 
+/** Thrown by a readiness check whose reason is safe to show (no address, no secret): `/ready` names it. */
+export class NotReadyError extends Error {
+  override name = 'NotReadyError';
+}
+
 export interface ReadinessCheck {
   name: string;
   check(): Promise<void>;
@@ -15,14 +20,24 @@ export function registerHealthRoutes(app: FastifyInstance, checks: readonly Read
         try {
           await withTimeout(c.check(), 3000);
           return { name: c.name, ok: true };
-        } catch {
-          return { name: c.name, ok: false };
+        } catch (error) {
+          return {
+            name: c.name,
+            ok: false,
+            reason: error instanceof NotReadyError ? error.message : undefined,
+          };
         }
       }),
     );
-    const failed = results.filter((r) => !r.ok).map((r) => r.name);
+    const failed = results.filter((r) => !r.ok);
     if (failed.length > 0) {
-      return reply.status(503).send(errorBody(503, `Not ready: ${failed.join(', ')} unavailable`));
+      const unavailable = failed.filter((r) => r.reason === undefined).map((r) => r.name);
+      const reasons = failed.flatMap((r) => (r.reason === undefined ? [] : [r.reason]));
+      const parts = [
+        ...(unavailable.length > 0 ? [`${unavailable.join(', ')} unavailable`] : []),
+        ...reasons,
+      ];
+      return reply.status(503).send(errorBody(503, `Not ready: ${parts.join('; ')}`));
     }
     return { status: 'ready', checks: Object.fromEntries(results.map((r) => [r.name, 'ok'])) };
   });

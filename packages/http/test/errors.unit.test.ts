@@ -86,3 +86,17 @@ describe('isDependencyUnavailable', () => {
     expect(isDependencyUnavailable(error)).toBe(expected);
   });
 });
+
+describe('Postgres character errors are the client’s mistake (issue 9, item 5)', () => {
+  it.each(['22P05', '22021'])('maps %s to 400', async (code) => {
+    const app = Fastify();
+    installErrorHandlers(app);
+    app.get('/x', async () => {
+      throw Object.assign(new Error('unsupported Unicode escape sequence'), { code });
+    });
+    const res = await app.inject('/x');
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ statusCode: 400, code: 'INVALID_CHARACTERS' });
+    await app.close();
+  });
+});

@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
 import { acquireDataDirLock } from './data-dir-lock.js';
 import { type StoreLogger, silentLogger } from './logger.js';
+import { PgliteWire } from './pglite-wire.js';
 
 export type PostgresKind = 'server' | 'pglite';
 
@@ -28,8 +28,9 @@ export interface CreatePostgresOptions {
 /**
  * Opens Postgres. Both kinds are reached through a `pg.Pool`, so the callers' SQL is the same.
  *
- * PGlite is in-process and single-session: it is served over the Postgres wire protocol on a
- * free loopback port by `PGLiteSocketServer`, and the pool holds one connection. Consequences
+ * PGlite is in-process and single-session: `pg` speaks the wire protocol to it through an
+ * in-process stream (`PgliteWire`) — no TCP port, no Unix socket, so no other local process can
+ * reach the database — and the pool holds one connection. Consequences
  * for callers in PGlite mode: do not hold a pool client while awaiting another pool query (it
  * would wait forever), and advisory locks do not exclude anyone (every "connection" is the one
  * session) — which is fine, as the data directory is locked to this one process.
@@ -57,6 +58,12 @@ export async function createPostgres(opts: CreatePostgresOptions): Promise<Postg
 // crash the process. The pool drops the client and the next query opens a new one.
 function watchPoolErrors(pool: pg.Pool, logger: StoreLogger): void {
   pool.on('error', (err) => logger.warn({ err: err.message }, 'postgres idle client error'));
+  // A checked-out client whose connection drops between two queries (a server restart while
+  // the projector folds a batch) emits 'error' too; unheard, that would crash the process. The
+  // query in flight or the next one fails instead, and the pool drops the broken client.
+  pool.on('connect', (client) => {
+    client.on('error', (err) => logger.warn({ err: err.message }, 'postgres client connection lost'));
+  });
 }
 
 async function openPglite(dataDir: string, logger: StoreLogger): Promise<PostgresStore> {
@@ -65,19 +72,12 @@ async function openPglite(dataDir: string, logger: StoreLogger): Promise<Postgre
   const release = acquireDataDirLock(join(dataDir, 'pglite.lock'), `PGlite data directory ${pgliteDir}`);
 
   let db: PGlite | undefined;
-  let server: PGLiteSocketServer | undefined;
   try {
     db = await PGlite.create({ dataDir: pgliteDir });
-    // Port 0: the OS picks a free port, read back through getServerConn(). Spare connection
-    // slots let the pool reconnect while a dropped socket is still being torn down; queries
-    // are serialized by the server's queue either way.
-    server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 4 });
-    await server.start();
-    const conn = server.getServerConn();
-    const port = Number(conn.slice(conn.lastIndexOf(':') + 1));
+    const wireDb = db;
     const pool = new pg.Pool({
-      host: '127.0.0.1',
-      port,
+      // In-process wire: nothing listens (issue 9, item 2). Host/port are never dialled.
+      stream: () => new PgliteWire(wireDb),
       user: 'postgres',
       database: 'postgres',
       max: 1,
@@ -85,10 +85,9 @@ async function openPglite(dataDir: string, logger: StoreLogger): Promise<Postgre
       idleTimeoutMillis: 0,
     });
     watchPoolErrors(pool, logger);
-    logger.info({ dataDir: pgliteDir, port }, 'embedded PGlite started');
+    logger.info({ dataDir: pgliteDir }, 'embedded PGlite started (in-process, no listener)');
 
     const openDb = db;
-    const openServer = server;
     let closing: Promise<void> | undefined;
     return {
       pool,
@@ -97,7 +96,6 @@ async function openPglite(dataDir: string, logger: StoreLogger): Promise<Postgre
         closing ??= (async () => {
           try {
             await pool.end();
-            await openServer.stop();
             await openDb.close();
           } finally {
             release();
@@ -107,7 +105,6 @@ async function openPglite(dataDir: string, logger: StoreLogger): Promise<Postgre
       },
     };
   } catch (err) {
-    await server?.stop().catch(() => {});
     await db?.close().catch(() => {});
     release();
     throw err;

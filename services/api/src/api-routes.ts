@@ -47,11 +47,74 @@ export interface ApiRoutesOptions {
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
 
+/**
+ * The credential a request presents, normalised so that every spelling of the same key or token
+ * (`X-API-Key` or `Authorization`, any scheme case, extra spaces) lands in one bucket.
+ */
+export function presentedCredential(headers: Record<string, string | string[] | undefined>): string | null {
+  const apiKey = headers['x-api-key'];
+  const fromKey =
+    typeof apiKey === 'string' ? apiKey.trim() : Array.isArray(apiKey) ? apiKey.join(',').trim() : '';
+  const authorization = headers.authorization;
+  const fromAuth =
+    typeof authorization === 'string'
+      ? (/^\s*\S+\s+(.*?)\s*$/.exec(authorization)?.[1] ?? authorization.trim())
+      : '';
+  return fromAuth || fromKey || null;
+}
+
 /** Whom a request is counted against: its credential (hashed, never kept in clear), else its address. */
 function rateLimitKey(headers: Record<string, string | string[] | undefined>, ip: string): string {
-  const credential = headers['x-api-key'] ?? headers.authorization;
-  const value = Array.isArray(credential) ? credential.join(',') : credential;
-  return value ? `c:${createHash('sha256').update(value).digest('base64url')}` : `ip:${ip}`;
+  const credential = presentedCredential(headers);
+  return credential ? `c:${createHash('sha256').update(credential).digest('base64url')}` : `ip:${ip}`;
+}
+
+/** "minute", "10 seconds", "hour": the window a 429 names (not the seconds left in it). */
+export function describeWindow(ms: number): string {
+  const units: [number, string][] = [
+    [3_600_000, 'hour'],
+    [60_000, 'minute'],
+    [1000, 'second'],
+  ];
+  for (const [size, name] of units) {
+    if (ms % size === 0) return ms === size ? name : `${ms / size} ${name}s`;
+  }
+  return `${ms} ms`;
+}
+
+/**
+ * Refused credentials counted per client address, checked BEFORE authentication: key guessing
+ * (or a flood without credential) gets 429 after `max` refusals per window, and no refused
+ * request costs a key lookup once the address is over. Fixed windows in memory, bounded size.
+ */
+export function createFailureLimiter(limit: { max: number; timeWindowMs: number }, now = Date.now) {
+  const windows = new Map<string, { count: number; resetAt: number }>();
+  const MAX_ADDRESSES = 100_000;
+  return {
+    /** Seconds until the address may try again, or 0 when it is under the limit. */
+    retryAfter(ip: string): number {
+      const w = windows.get(ip);
+      if (!w) return 0;
+      const t = now();
+      if (t >= w.resetAt) {
+        windows.delete(ip);
+        return 0;
+      }
+      return w.count >= limit.max ? Math.max(1, Math.ceil((w.resetAt - t) / 1000)) : 0;
+    },
+    fail(ip: string): void {
+      const t = now();
+      const w = windows.get(ip);
+      if (w && t < w.resetAt) w.count++;
+      else {
+        if (windows.size >= MAX_ADDRESSES) {
+          for (const [key, value] of windows) if (t >= value.resetAt) windows.delete(key);
+          if (windows.size >= MAX_ADDRESSES) windows.clear();
+        }
+        windows.set(ip, { count: 1, resetAt: t + limit.timeWindowMs });
+      }
+    },
+  };
 }
 
 export const DEFAULT_KEY_CACHE_TTL_MS = 2_000;
@@ -86,19 +149,31 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
 
   const limit = opts.rateLimit ?? DEFAULT_RATE_LIMIT;
   if (limit) {
-    // Before the auth hook: a flood is refused before any credential work (SPEC §4: 429 + Retry-After).
+    const window = describeWindow(limit.timeWindowMs);
+    const limited = (max: number) =>
+      httpError(429, `Rate limit exceeded: at most ${max} requests per ${window}; retry later`, {
+        code: 'RATE_LIMITED',
+      });
     await app.register(rateLimit, {
+      global: false,
       max: limit.max,
       timeWindow: limit.timeWindowMs,
       keyGenerator: (request) => rateLimitKey(request.headers, request.ip),
-      errorResponseBuilder: (_request, context) =>
-        httpError(
-          429,
-          `Rate limit exceeded: at most ${context.max} requests per ${context.after}; retry later`,
-          {
-            code: 'RATE_LIMITED',
-          },
-        ),
+      errorResponseBuilder: (_request, context) => limited(context.max),
+    });
+    // Hooks of this context run in the order added and before route-level ones: both limits
+    // count every request BEFORE the auth hook (issue 9, item 3), refused ones included.
+    const failures = createFailureLimiter(limit);
+    app.addHook('onRequest', async (request, reply) => {
+      const wait = failures.retryAfter(request.ip);
+      if (wait > 0) {
+        reply.header('retry-after', String(wait));
+        throw limited(limit.max);
+      }
+    });
+    app.addHook('onRequest', app.rateLimit());
+    app.addHook('onResponse', async (request, reply) => {
+      if (reply.statusCode === 401) failures.fail(request.ip);
     });
   }
   app.setValidatorCompiler(validatorCompiler);

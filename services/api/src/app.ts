@@ -77,8 +77,8 @@ export function apiLoggerOptions(opts: ApiLoggerOptions | false | undefined) {
  * and ClickHouse), OpenAPI at `/docs`, and the routes of `apiRoutes`.
  */
 export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
-  // Signed tokens in paths (`/u/:token`, tracking links) are longer than Fastify's 100-character
-  // default; ids are still bounded by their own schemas.
+  // Signed tokens in paths (`/u/:token`, tracking links) and 128-character tenant ids (SPEC §5) are
+  // longer than Fastify's 100-character default (→ 414); ids are still bounded by their own schemas.
   const common = { requestIdHeader: 'x-request-id', routerOptions: { maxParamLength: MAX_PARAM_LENGTH } };
   const app: FastifyInstance = isLoggerInstance(deps.logger)
     ? Fastify({ ...common, loggerInstance: deps.logger })

@@ -59,18 +59,49 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
     throw new Error('defaultRetentionDays must be a positive integer');
   }
 
-  /** Deletes in batches until a batch comes back short; every statement commits on its own. */
-  async function deleteBatches(client: pg.PoolClient, where: string, params: unknown[]): Promise<number> {
+  /**
+   * Runs `fn` in its own short transaction holding the job's transaction-scoped advisory lock,
+   * then releases the connection and yields, so other queries interleave — with an embedded
+   * single-connection PGlite, a log read waits for one batch at most, never the whole run
+   * (issue 9, item 8). Null when another instance holds the lock.
+   */
+  async function lockedStep<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T | null> {
+    const client = await opts.pool.connect();
+    let result: T | null;
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ locked: boolean }>(
+        'SELECT pg_try_advisory_xact_lock($1) AS locked',
+        [RETENTION_LOCK_KEY],
+      );
+      result = rows[0]?.locked ? await fn(client) : null;
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+    await new Promise((r) => setImmediate(r));
+    return result;
+  }
+
+  /** Deletes in batches until a batch comes back short; every batch is its own transaction. */
+  async function deleteBatches(where: string, params: unknown[]): Promise<number | null> {
     const limitParam = `$${params.length + 1}`;
     let deleted = 0;
     for (;;) {
-      const result = await client.query(
-        `DELETE FROM email_logs WHERE ctid IN (
-           SELECT ctid FROM email_logs e WHERE ${where} LIMIT ${limitParam})`,
-        [...params, batchSize],
-      );
-      deleted += result.rowCount ?? 0;
-      if ((result.rowCount ?? 0) < batchSize) return deleted;
+      const count = await lockedStep(async (client) => {
+        const result = await client.query(
+          `DELETE FROM email_logs WHERE ctid IN (
+             SELECT ctid FROM email_logs e WHERE ${where} LIMIT ${limitParam})`,
+          [...params, batchSize],
+        );
+        return result.rowCount ?? 0;
+      });
+      if (count === null) return deleted === 0 ? null : deleted;
+      deleted += count;
+      if (count < batchSize) return deleted;
     }
   }
 
@@ -98,7 +129,7 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
    * Tenants that have visible log rows, by a loose index scan of the `(tenant_id, created_at)`
    * index of 0001: one index probe per tenant instead of a scan of the table.
    */
-  async function tenantsWithLogs(client: pg.PoolClient): Promise<string[]> {
+  async function tenantsWithLogs(client: pg.PoolClient | pg.Pool): Promise<string[]> {
     const { rows } = await client.query<{ tenant_id: string }>(
       `WITH RECURSIVE t(tenant_id) AS (
          SELECT min(tenant_id) FROM email_logs WHERE created_at IS NOT NULL
@@ -111,23 +142,30 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
     return rows.map((r) => r.tenant_id);
   }
 
-  async function runLocked(client: pg.PoolClient): Promise<RetentionRunResult> {
+  async function runOnce(): Promise<RetentionRunResult> {
     const at = opts.now();
-    const { rows: overrides } = await client.query<{ tenant_id: string; retention_days: number }>(
-      'SELECT tenant_id, retention_days FROM tenant_settings WHERE retention_days IS NOT NULL ORDER BY tenant_id',
-    );
+    // The first step claims the run: when another instance holds the lock, nothing is done.
+    const plan = await lockedStep(async (client) => {
+      const { rows: overrides } = await client.query<{ tenant_id: string; retention_days: number }>(
+        'SELECT tenant_id, retention_days FROM tenant_settings WHERE retention_days IS NOT NULL ORDER BY tenant_id',
+      );
+      return { overrides, tenants: await tenantsWithLogs(client) };
+    });
+    if (plan === null) return { ran: false, deletedLogs: 0, clickhouseDeletes: 0 };
+    const { overrides, tenants } = plan;
     const overrideOf = new Map(overrides.map((o) => [o.tenant_id, o.retention_days]));
     let deletedLogs = 0;
     let clickhouseDeletes = 0;
 
-    // Postgres, tenant by tenant: every delete is a range of the (tenant_id, created_at) index.
-    for (const tenantId of await tenantsWithLogs(client)) {
+    // Postgres, tenant by tenant: every delete is a range of the (tenant_id, created_at) index,
+    // a batch per transaction. Another instance taking over mid-run is harmless (deletes are idempotent).
+    for (const tenantId of tenants) {
       const cutoff = retentionCutoff(at, overrideOf.get(tenantId) ?? opts.defaultRetentionDays);
-      deletedLogs += await deleteBatches(
-        client,
-        'e.tenant_id = $1 AND e.created_at IS NOT NULL AND e.created_at < $2',
-        [tenantId, cutoff],
-      );
+      deletedLogs +=
+        (await deleteBatches('e.tenant_id = $1 AND e.created_at IS NOT NULL AND e.created_at < $2', [
+          tenantId,
+          cutoff,
+        ])) ?? 0;
     }
 
     // ClickHouse: one DELETE per overriding tenant, one for everybody else.
@@ -144,29 +182,9 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
         overridden: overrides.map((o) => o.tenant_id),
       },
     );
-    return { ran: true, deletedLogs, clickhouseDeletes };
-  }
-
-  async function runOnce(): Promise<RetentionRunResult> {
-    // The whole run goes through one client: the advisory lock is held by its session (and an
-    // embedded PGlite pool has a single connection, so a second client would wait forever).
-    const client = await opts.pool.connect();
-    try {
-      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
-        RETENTION_LOCK_KEY,
-      ]);
-      if (!rows[0]?.locked) return { ran: false, deletedLogs: 0, clickhouseDeletes: 0 };
-      try {
-        const result = await runLocked(client);
-        if (result.deletedLogs > 0 || result.clickhouseDeletes > 0)
-          logger.info(result, 'retention: expired entries deleted');
-        return result;
-      } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [RETENTION_LOCK_KEY]);
-      }
-    } finally {
-      client.release();
-    }
+    const result = { ran: true, deletedLogs, clickhouseDeletes };
+    if (deletedLogs > 0 || clickhouseDeletes > 0) logger.info(result, 'retention: expired entries deleted');
+    return result;
   }
 
   let timer: NodeJS.Timeout | undefined;

@@ -2,6 +2,7 @@ import {
   emailLogEntrySchema,
   errorBodySchema,
   idSchema,
+  LONE_SURROGATE,
   logsMetaSchema,
   SCOPES,
   scopeSchema,
@@ -296,12 +297,21 @@ export const logsResponseSchema = z
 
 const isoTimestamp = z.iso.datetime({ offset: true, error: 'expiresAt must be an ISO 8601 timestamp' });
 
+/** C0 control characters and DEL (built from code points: the linter refuses them in a literal). */
+const CONTROL_CHARACTER = new RegExp(
+  `[${String.fromCharCode(0)}-${String.fromCharCode(0x1f)}${String.fromCharCode(0x7f)}]`,
+);
+
 export const createApiKeyBodySchema = z
   .strictObject({
     name: z
       .string({ error: 'name must be a string of 1 to 100 characters' })
       .min(1, { error: 'name must be a string of 1 to 100 characters' })
       .max(100, { error: 'name must be a string of 1 to 100 characters' })
+      // Control characters (U+0000 cannot even be stored) and lone surrogates (invalid Unicode).
+      .refine((v) => !CONTROL_CHARACTER.test(v) && !LONE_SURROGATE.test(v), {
+        error: 'name must not contain control characters or invalid Unicode',
+      })
       .meta({ description: 'A label for the key.', example: 'Production server' }),
     scopes: z
       .array(scopeSchema, { error: 'scopes must be an array of scopes' })

@@ -439,3 +439,24 @@ describe('PUT /tenants/:id/settings', () => {
     });
   });
 });
+
+describe('bad input is a 400, never a 500 or 414 (issue 9, item 5)', () => {
+  it('refuses a key name with U+0000, another control character or a lone surrogate', async () => {
+    for (const name of ['a\u0000b', 'tab\there', 'bad \ud800']) {
+      const res = await post(A, { name, scopes: ['email:read'] });
+      expect(res.statusCode, JSON.stringify(name)).toBe(400);
+      expect(res.json().message).toContain('name must not contain control characters or invalid Unicode');
+    }
+  });
+
+  it('serves a 128-character tenant id (SPEC §5) on /tenants/:id/api-keys', async () => {
+    const long = `t${'x'.repeat(127)}`;
+    expect(long).toHaveLength(128);
+    const owner = jwtFor(clock, long, 'owner');
+    const created = await post(long, { name: 'long tenant', scopes: ['email:read'] }, bearer(owner));
+    expect(created.statusCode, created.body).toBe(201);
+    const listed = await list(long, bearer(owner));
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json().data.map((k: { name: string }) => k.name)).toEqual(['long tenant']);
+  });
+});

@@ -58,3 +58,41 @@ describe('429', () => {
     expect(JSON.stringify(limited.headers) + limited.body).not.toContain(keyB);
   });
 });
+
+describe('counted before authentication (issue 9, item 3)', () => {
+  const from = (remoteAddress: string, headers: Record<string, string> = {}) =>
+    app.inject({ url: '/emails/logs', headers, remoteAddress });
+  const randomKey = () => `tern_${suffix()}${suffix()}${suffix()}${suffix()}`;
+
+  it('random keys from one address get 429 after the limit, not 401 forever', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++)
+      statuses.push((await from('10.0.0.1', { 'x-api-key': randomKey() })).statusCode);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+    const limited = await from('10.0.0.1', { 'x-api-key': randomKey() });
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.json().message).toBe('Rate limit exceeded: at most 5 requests per minute; retry later');
+    // Another address is not affected.
+    expect((await from('10.0.0.2', { 'x-api-key': randomKey() })).statusCode).toBe(401);
+  });
+
+  it('requests without any credential get 429 after the limit', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await from('10.0.0.3')).statusCode);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+  });
+
+  it('one key counts once whatever header or spelling carries it', async () => {
+    const owner = jwtFor(clock, tenant);
+    const { key } = await createKey(app, owner, tenant, { scopes: ['email:read'] });
+    const spellings: Record<string, string>[] = [
+      { 'x-api-key': key },
+      { authorization: `Bearer ${key}` },
+      { authorization: `bearer ${key}` },
+      { authorization: `BEARER   ${key}  ` },
+      { 'x-api-key': `  ${key} ` },
+    ];
+    for (const headers of spellings) expect((await from('10.0.0.4', headers)).statusCode).toBe(200);
+    expect((await from('10.0.0.5', { authorization: `Bearer  ${key}` })).statusCode).toBe(429);
+  });
+});

@@ -175,6 +175,87 @@ describe.each(adapters)('POST /events on the $name log', (adapter) => {
     });
   });
 
+  describe('issue 9, item 4: the token before the body; capped answers', () => {
+    it('refuses a request without a valid token before reading its body (401, not 400 or 413)', async () => {
+      const before = await appended();
+      const garbage = await app.inject({
+        method: 'POST',
+        url: '/events',
+        headers: { 'content-type': 'application/json' },
+        payload: '{"not json',
+      });
+      expect(garbage.statusCode).toBe(401);
+      const huge = await app.inject({
+        method: 'POST',
+        url: '/events',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer wrong' },
+        payload: `{"events":[${'0,'.repeat(INGEST_BODY_LIMIT / 2)}0]}`,
+      });
+      expect(huge.statusCode).toBe(401);
+      expect(huge.json().message).toBe('Invalid ingest token');
+      expect(await appended()).toBe(before);
+    });
+
+    it('accepts the Bearer scheme in any case', async () => {
+      for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
+        const res = await app.inject({
+          method: 'POST',
+          url: '/events',
+          headers: { authorization: `${scheme}  ${TOKEN}` },
+          payload: event(70),
+        });
+        expect(res.statusCode, scheme).toBe(202);
+      }
+    });
+
+    it('caps the issues of a 400 (1000 bad events answer a small body)', async () => {
+      const events = Array.from({ length: 1000 }, (_, i) =>
+        event(80_000 + i, {
+          type: 'email.sent',
+          data: { provider: 'x'.repeat(200), bogus: 'y'.repeat(3000) },
+        }),
+      );
+      const res = await post({ events });
+      expect(res.statusCode).toBe(400);
+      const body = res.json();
+      expect(body.issues).toHaveLength(20);
+      expect(body.issuesTotal).toBeGreaterThanOrEqual(1000);
+      expect(res.body.length).toBeLessThan(20_000);
+    });
+
+    it('refuses U+0000, a lone surrogate and a year-0000 occurredAt with 400 naming the field (issue 9, item 1)', async () => {
+      const before = await appended();
+      const res = await app.inject({
+        method: 'POST',
+        url: '/events',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          events: [
+            event(90, { data: { toEmail: 'a@example.com', subject: 'a\u0000b' } }),
+            event(91, { occurredAt: '0000-01-01T00:00:00Z' }),
+          ],
+        }),
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().message).toContain(
+        'events[0].data.subject: subject must not contain the control character U+0000',
+      );
+      expect(res.json().message).toContain('events[1].occurredAt: occurredAt must be between 1970-01-01');
+      const surrogate = await app.inject({
+        method: 'POST',
+        url: '/events',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        payload:
+          '{"id":"s1","type":"email.failed","tenantId":"t","emailId":"e","occurredAt":"2026-11-01T10:00:00Z","data":{"reason":"\\ud800"}}',
+      });
+      expect(surrogate.statusCode).toBe(400);
+      expect(surrogate.json().message).toContain(
+        'data.reason: reason must not contain a lone UTF-16 surrogate',
+      );
+      expect(await appended()).toBe(before);
+    });
+  });
+
   describe('health', () => {
     it('/health answers and /ready checks the log', async () => {
       expect((await app.inject('/health')).statusCode).toBe(200);

@@ -47,12 +47,19 @@ export async function shipBatch(
   });
 }
 
+export type ShipFn = (
+  ch: ClickHouseClient,
+  batchId: string,
+  rows: readonly AnalyticsDelta[],
+) => Promise<void>;
+
 /** Ships and deletes outbox rows; `olderThanMs` limits it to batches another run left behind. */
 export async function shipPendingOutbox(
   pool: pg.Pool,
   ch: ClickHouseClient,
-  opts: { olderThanMs?: number; limit?: number } = {},
+  opts: { olderThanMs?: number; limit?: number; ship?: ShipFn } = {},
 ): Promise<number> {
+  const ship = opts.ship ?? shipBatch;
   const pending = await pool.query<{ batch_id: string; rows: AnalyticsDelta[] }>(
     `SELECT batch_id, rows FROM analytics_outbox
       WHERE created_at <= now() - make_interval(secs => $1::double precision / 1000)
@@ -60,7 +67,7 @@ export async function shipPendingOutbox(
     [opts.olderThanMs ?? 0, opts.limit ?? 100],
   );
   for (const row of pending.rows) {
-    await shipBatch(ch, row.batch_id, row.rows);
+    await ship(ch, row.batch_id, row.rows);
     await pool.query('DELETE FROM analytics_outbox WHERE batch_id = $1', [row.batch_id]);
   }
   return pending.rows.length;

@@ -1,4 +1,5 @@
 export * from './ch-sink.js';
 export * from './pg-sink.js';
 export * from './projector.js';
+export * from './prune-job.js';
 export * from './rebuild.js';

@@ -67,6 +67,7 @@ export async function applyBatchToPostgres(
   newBatchId: () => string,
 ): Promise<PgBatchResult> {
   const client = await pool.connect();
+  const lost = watchConnection(client);
   try {
     await client.query('BEGIN');
     const result = await applyInTransaction(client, events, deadLetters, newBatchId);
@@ -76,7 +77,7 @@ export async function applyBatchToPostgres(
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
-    client.release();
+    lost.release();
   }
 }
 
@@ -88,8 +89,10 @@ async function applyInTransaction(
 ): Promise<PgBatchResult> {
   if (deadLetters.length > 0) {
     await client.query(
-      `INSERT INTO dead_letters (source, payload, reason)
-       SELECT 'projector', p, r FROM unnest($1::text[], $2::text[]) AS d(p, r)`,
+      `INSERT INTO dead_letters (source, payload, reason, payload_hash)
+       SELECT 'projector', p, r, encode(sha256(convert_to(p, 'UTF8')), 'hex')
+         FROM unnest($1::text[], $2::text[]) AS d(p, r)
+       ON CONFLICT (source, payload_hash) DO NOTHING`,
       [deadLetters.map((d) => d.payload), deadLetters.map((d) => d.reason)],
     );
   }
@@ -228,4 +231,60 @@ async function applyInTransaction(
     [new Date(newest).toISOString(), toApply.length],
   );
   return { applied: toApply.length, duplicates: events.length - toApply.length, outbox };
+}
+
+/**
+ * Dead-letters one event Postgres refused (and any parse dead letters of its batch) and claims
+ * its id in the same transaction: a redelivery of it is then a known duplicate, never retried.
+ */
+export async function deadLetterEvent(
+  pool: pg.Pool,
+  event: DeliveryEvent | undefined,
+  letters: readonly DeadLetter[],
+): Promise<void> {
+  const client = await pool.connect();
+  const lost = watchConnection(client);
+  try {
+    await client.query('BEGIN');
+    if (letters.length > 0) {
+      await client.query(
+        `INSERT INTO dead_letters (source, payload, reason, payload_hash)
+         SELECT 'projector', p, r, encode(sha256(convert_to(p, 'UTF8')), 'hex')
+           FROM unnest($1::text[], $2::text[]) AS d(p, r)
+         ON CONFLICT (source, payload_hash) DO NOTHING`,
+        [letters.map((d) => d.payload), letters.map((d) => d.reason)],
+      );
+    }
+    if (event) {
+      await client.query(
+        'INSERT INTO processed_events (tenant_id, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+        [event.tenantId, event.id],
+      );
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    lost.release();
+  }
+}
+
+/**
+ * Hears a checked-out client losing its connection between two queries (a Postgres restart
+ * while a batch is folded): without a listener the 'error' event would crash the process. The
+ * broken client is handed back with the error, so the pool drops it instead of reusing it.
+ */
+function watchConnection(client: pg.PoolClient): { release(): void } {
+  let lost: Error | undefined;
+  const onError = (error: Error) => {
+    lost = error;
+  };
+  client.on('error', onError);
+  return {
+    release() {
+      client.off('error', onError);
+      client.release(lost);
+    },
+  };
 }

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
+import { type DeliveryEvent, deliveryEventSchema, LONE_SURROGATE } from '@tern/contracts';
+import type { AnalyticsDelta } from '@tern/domain';
 import type { ConsumedRecord, EventLog, EventLogConsumer } from '@tern/event-log';
 import type pg from 'pg';
-import { shipBatch, shipPendingOutbox } from './ch-sink.js';
-import { applyBatchToPostgres, type DeadLetter } from './pg-sink.js';
+import { type ShipFn, shipBatch, shipPendingOutbox } from './ch-sink.js';
+import { applyBatchToPostgres, type DeadLetter, deadLetterEvent } from './pg-sink.js';
 
 export interface ProjectorLogger {
   info(obj: object, msg?: string): void;
@@ -33,6 +34,8 @@ export interface ProjectorOptions {
   newBatchId?: () => string;
   /** Backoff of transient store errors: first and largest wait. */
   retry?: { initialMs: number; maxMs: number };
+  /** No progress for this long while the log has a lag → `stalled()` names why (`/ready` 503). Default 60 s. */
+  stallAfterMs?: number;
 }
 
 export interface Projector {
@@ -41,9 +44,15 @@ export interface Projector {
   /** One batch through both sinks; exported for tests and rebuilds. */
   processBatch(records: readonly ConsumedRecord[]): Promise<BatchStats>;
   lag(): Promise<number>;
+  /** Why the projector is stalled (no progress for `stallAfterMs` while lag > 0), or null. */
+  stalled(): Promise<string | null>;
 }
 
 const silent: ProjectorLogger = { info() {}, warn() {}, error() {} };
+
+/** Text Postgres can store: U+0000 written as its escape, lone surrogates replaced (a dead letter must never fail). */
+export const storableText = (text: string): string =>
+  text.replaceAll('\u0000', '\\u0000').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
 
 /** Parses a record; anything that is not a valid event becomes a dead letter with the reason. */
 export function parseRecord(record: ConsumedRecord): { event: DeliveryEvent } | { dead: DeadLetter } {
@@ -51,12 +60,115 @@ export function parseRecord(record: ConsumedRecord): { event: DeliveryEvent } | 
   try {
     json = JSON.parse(record.value);
   } catch {
-    return { dead: { payload: record.value, reason: 'value is not JSON' } };
+    return { dead: { payload: storableText(record.value), reason: 'value is not JSON' } };
   }
   const parsed = deliveryEventSchema.safeParse(json);
   if (parsed.success) return { event: parsed.data };
   const reason = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-  return { dead: { payload: record.value, reason } };
+  return { dead: { payload: storableText(record.value), reason: storableText(reason) } };
+}
+
+/** ClickHouse error codes of data a retry cannot fix (parse, type, range). */
+const CLICKHOUSE_DATA_ERRORS = new Set(['6', '26', '27', '38', '41', '53', '69', '70', '72', '117', '321']);
+
+/**
+ * True when a store refused the data itself, so retrying the same data can never succeed:
+ * Postgres class 22 (data exception) or 23 (integrity constraint), a ClickHouse parse/type error.
+ * Connection loss, timeouts, shutdowns (08, 57P0x, 40001, …) stay transient and are retried.
+ */
+export function isPermanentDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code)) return true;
+  if (typeof code === 'string' && CLICKHOUSE_DATA_ERRORS.has(code)) return true;
+  const message = (error as { message?: unknown } | null)?.message;
+  return (
+    typeof message === 'string' &&
+    /Cannot parse|CANNOT_PARSE|TYPE_MISMATCH|VALUE_IS_OUT_OF_RANGE/.test(message)
+  );
+}
+
+const reasonOf = (store: string, error: unknown): string => {
+  const e = error as { code?: unknown; message?: unknown };
+  return storableText(
+    `${store} refused it${typeof e.code === 'string' ? ` (${e.code})` : ''}: ${String(e.message ?? error)}`,
+  );
+};
+
+/**
+ * Ships one outbox batch; when ClickHouse refuses its data (not its availability), each row is
+ * shipped alone under its own dedup token and the refused rows become dead letters, so one bad
+ * row never blocks the others (issue 9, item 1). Retried after a crash, the same tokens dedup.
+ */
+export function isolatingShip(pool: pg.Pool): ShipFn {
+  return async (ch, batchId, rows) => {
+    try {
+      await shipBatch(ch, batchId, rows);
+    } catch (error) {
+      if (!isPermanentDataError(error) || rows.length === 0) throw error;
+      for (const [i, row] of rows.entries()) {
+        try {
+          await shipBatch(ch, `${batchId}:${i}`, [row]);
+        } catch (rowError) {
+          if (!isPermanentDataError(rowError)) throw rowError;
+          await pool.query(
+            `INSERT INTO dead_letters (source, payload, reason, payload_hash)
+             VALUES ('clickhouse', $1, $2, encode(sha256(convert_to($1, 'UTF8')), 'hex'))
+             ON CONFLICT (source, payload_hash) DO NOTHING`,
+            [storableText(JSON.stringify(row satisfies AnalyticsDelta)), reasonOf('ClickHouse', rowError)],
+          );
+        }
+      }
+    }
+  };
+}
+
+interface PgStepResult {
+  applied: number;
+  duplicates: number;
+  deadLettered: number;
+  outboxes: { batchId: string; rows: AnalyticsDelta[] }[];
+}
+
+/**
+ * Applies events to Postgres; when Postgres refuses the data of the batch (class 22/23), the
+ * batch is split in halves until the refused event stands alone, which is dead-lettered with
+ * the reason (and its id claimed, so a redelivery is a known duplicate). Every good event of
+ * the batch is applied; a transient error is thrown for the caller's retry.
+ */
+export async function applyIsolating(
+  pool: pg.Pool,
+  events: readonly DeliveryEvent[],
+  dead: readonly DeadLetter[],
+  newBatchId: () => string,
+): Promise<PgStepResult> {
+  try {
+    const r = await applyBatchToPostgres(pool, events, dead, newBatchId);
+    return {
+      applied: r.applied,
+      duplicates: r.duplicates,
+      deadLettered: dead.length,
+      outboxes: r.outbox ? [r.outbox] : [],
+    };
+  } catch (error) {
+    if (!isPermanentDataError(error)) throw error;
+    if (events.length <= 1) {
+      const event = events[0];
+      const letters = event
+        ? [...dead, { payload: storableText(JSON.stringify(event)), reason: reasonOf('Postgres', error) }]
+        : dead.map((d) => ({ payload: storableText(d.payload), reason: storableText(d.reason) }));
+      await deadLetterEvent(pool, event, letters);
+      return { applied: 0, duplicates: 0, deadLettered: letters.length, outboxes: [] };
+    }
+    const half = Math.ceil(events.length / 2);
+    const a = await applyIsolating(pool, events.slice(0, half), dead, newBatchId);
+    const b = await applyIsolating(pool, events.slice(half), [], newBatchId);
+    return {
+      applied: a.applied + b.applied,
+      duplicates: a.duplicates + b.duplicates,
+      deadLettered: a.deadLettered + b.deadLettered,
+      outboxes: [...a.outboxes, ...b.outboxes],
+    };
+  }
 }
 
 /**
@@ -68,9 +180,17 @@ export function createProjector(opts: ProjectorOptions): Projector {
   const logger = opts.logger ?? silent;
   const newBatchId = opts.newBatchId ?? randomUUID;
   const retry = opts.retry ?? { initialMs: 100, maxMs: 30_000 };
+  const ship = isolatingShip(opts.pool);
+  const stallAfterMs = opts.stallAfterMs ?? 60_000;
   let consumer: EventLogConsumer | null = null;
   let stopping = false;
   let batchesSinceSweep = 0;
+  // Progress bookkeeping for `stalled()`: the last batch done (or lag seen at 0), when the
+  // current batch began failing, when a positive lag was first seen without progress since.
+  let lastProgressAt = Date.now();
+  let failingSince: number | null = null;
+  let lastError = '';
+  let lagSeenSince: number | null = null;
 
   async function processBatch(records: readonly ConsumedRecord[]): Promise<BatchStats> {
     const started = performance.now();
@@ -81,16 +201,16 @@ export function createProjector(opts: ProjectorOptions): Projector {
       if ('event' in p) events.push(p.event);
       else dead.push(p.dead);
     }
-    const result = await applyBatchToPostgres(opts.pool, events, dead, newBatchId);
-    if (result.outbox) {
-      await shipBatch(opts.ch, result.outbox.batchId, result.outbox.rows);
-      await opts.pool.query('DELETE FROM analytics_outbox WHERE batch_id = $1', [result.outbox.batchId]);
+    const result = await applyIsolating(opts.pool, events, dead, newBatchId);
+    for (const outbox of result.outboxes) {
+      await ship(opts.ch, outbox.batchId, outbox.rows);
+      await opts.pool.query('DELETE FROM analytics_outbox WHERE batch_id = $1', [outbox.batchId]);
     }
     return {
       records: records.length,
       applied: result.applied,
       duplicates: result.duplicates,
-      deadLettered: dead.length,
+      deadLettered: result.deadLettered,
       durationMs: performance.now() - started,
     };
   }
@@ -102,6 +222,10 @@ export function createProjector(opts: ProjectorOptions): Projector {
         return await fn();
       } catch (error) {
         if (stopping) throw error;
+        failingSince ??= Date.now();
+        lastError = `${(error as { code?: unknown }).code ?? ''} ${(error as Error).message ?? ''}`
+          .trim()
+          .slice(0, 200);
         logger.warn({ err: error, attempt, retryInMs: wait }, `${what} failed; retrying`);
         await new Promise((r) => setTimeout(r, wait * (0.5 + Math.random() / 2)));
         wait = Math.min(wait * 2, retry.maxMs);
@@ -112,15 +236,19 @@ export function createProjector(opts: ProjectorOptions): Projector {
   async function handle(batch: ConsumedRecord[]): Promise<void> {
     // Batches a crashed run left in the outbox are shipped before new work (and then now and then).
     if (batchesSinceSweep++ % 100 === 0) {
-      await withRetry('outbox sweep', () => shipPendingOutbox(opts.pool, opts.ch, { olderThanMs: 10_000 }));
+      await withRetry('outbox sweep', () =>
+        shipPendingOutbox(opts.pool, opts.ch, { olderThanMs: 10_000, ship }),
+      );
     }
     let attempt = 0;
     const stats = await withRetry('projection batch', async () => {
       // A failed attempt may have committed Postgres and left its outbox row unshipped: its events
       // are now known duplicates, so only the outbox still carries their figures.
-      if (attempt++ > 0) await shipPendingOutbox(opts.pool, opts.ch);
+      if (attempt++ > 0) await shipPendingOutbox(opts.pool, opts.ch, { ship });
       return processBatch(batch);
     });
+    failingSince = null;
+    lastProgressAt = Date.now();
     if (stats.deadLettered > 0) logger.warn({ count: stats.deadLettered }, 'records sent to dead_letters');
     opts.onBatch?.(stats);
   }
@@ -129,7 +257,8 @@ export function createProjector(opts: ProjectorOptions): Projector {
     processBatch,
     async start() {
       stopping = false;
-      await withRetry('outbox recovery', () => shipPendingOutbox(opts.pool, opts.ch));
+      lastProgressAt = Date.now();
+      await withRetry('outbox recovery', () => shipPendingOutbox(opts.pool, opts.ch, { ship }));
       consumer = await opts.log.consume({
         group: opts.group,
         fromBeginning: true,
@@ -145,5 +274,22 @@ export function createProjector(opts: ProjectorOptions): Projector {
       consumer = null;
     },
     lag: () => opts.log.lag(opts.group),
+    async stalled() {
+      const now = Date.now();
+      if (failingSince !== null && now - failingSince > stallAfterMs) {
+        return `projector stalled: a batch has failed for ${((now - failingSince) / 1000).toFixed(1)} s (${lastError})`;
+      }
+      const lag = await opts.log.lag(opts.group);
+      if (lag === 0) {
+        lagSeenSince = null;
+        lastProgressAt = now;
+        return null;
+      }
+      lagSeenSince ??= now;
+      const idleFor = now - Math.max(lastProgressAt, lagSeenSince);
+      return idleFor > stallAfterMs
+        ? `projector stalled: no progress for ${(idleFor / 1000).toFixed(1)} s with lag ${lag}`
+        : null;
+    },
   };
 }

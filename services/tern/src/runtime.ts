@@ -5,9 +5,9 @@ import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
-import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
+import { installErrorHandlers, NotReadyError, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
-import { createProjector, type Projector } from '@tern/projector';
+import { createProjector, createPruneJob, type Projector } from '@tern/projector';
 import {
   type ClickHouseStore,
   createClickHouse,
@@ -127,12 +127,13 @@ export async function startRuntime(
 
     let app: FastifyInstance;
     if (services.has('api')) {
+      const maxLifetimeMs = config.jwtMaxLifetimeDays * 24 * 3600 * 1000;
       const jwt = createJwtVerifier(
         secrets.jwtSecret
-          ? { secret: secrets.jwtSecret }
+          ? { secret: secrets.jwtSecret, maxLifetimeMs }
           : config.jwtPublicKey
-            ? { publicKey: config.jwtPublicKey }
-            : { jwksUrl: config.jwtJwksUrl! },
+            ? { publicKey: config.jwtPublicKey, maxLifetimeMs }
+            : { jwksUrl: config.jwtJwksUrl!, maxLifetimeMs },
       );
       if (!secrets.trackingSecret) throw new Error('TRACKING_SECRET is required to run the api');
       app = await createApiApp({
@@ -181,6 +182,7 @@ export async function startRuntime(
         log: log!,
         group: PROJECTOR_GROUP,
         logger,
+        stallAfterMs: config.projectorStallSeconds * 1000,
         onBatch(stats) {
           metrics.batchDuration.observe(stats.durationMs);
           metrics.eventsProjected.inc({ outcome: 'applied' }, stats.applied);
@@ -191,6 +193,24 @@ export async function startRuntime(
       await projector.start();
       const running = projector;
       closers.unshift(() => running.stop());
+      // processed_events and the Postgres-table log are pruned past the dedup window (issue 9, item 7).
+      const prune = createPruneJob({
+        pool,
+        group: PROJECTOR_GROUP,
+        dedupWindowMs: config.dedupWindowDays * 24 * 3600 * 1000,
+        eventLogTable: config.kafkaBrokers ? undefined : 'event_log',
+        logger,
+      });
+      prune.start();
+      closers.unshift(() => prune.stop());
+      // No progress while the log has a lag: /ready says so (issue 9, item 1).
+      readiness.push({
+        name: 'projector',
+        check: async () => {
+          const reason = await running.stalled();
+          if (reason) throw new NotReadyError(reason);
+        },
+      });
     }
     // The HTTP server stops first (in-flight requests finish), then the projector, then stores.
     closers.unshift(() => app.close());

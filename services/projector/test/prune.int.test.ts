@@ -1,0 +1,100 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { createPostgresEventLog, type EventLog } from '@tern/event-log';
+import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFreshDatabase, tempDir, testServices, waitFor } from '../../../test/support/services.js';
+import { createProjector, createPruneJob } from '../src/index.js';
+import { dailyFigures, scenario, suffix, visibleRows } from './pipeline.suite.js';
+
+const DAY = 24 * 3600 * 1000;
+
+/** Issue 9, item 7: processed_events and the Postgres-table log are pruned, keeping the dedup window. */
+describe('prune job: bounded growth, dedup guarantee kept for the window', () => {
+  let db: { url: string; drop(): Promise<void> };
+  let pool: pg.Pool;
+  let ch: { client: ClickHouseClient; close(): Promise<void> };
+  let log: EventLog;
+  const group = `prune-${suffix()}`;
+
+  const append = (events: object[]) =>
+    log.append(events.map((e) => ({ key: (e as { emailId: string }).emailId, value: JSON.stringify(e) })));
+  const project = async () => {
+    const projector = createProjector({ pool, ch: ch.client, log, group, maxWaitMs: 20 });
+    await projector.start();
+    try {
+      await waitFor(async () => (await log.lag(group)) === 0, { description: 'catch up', timeoutMs: 30_000 });
+    } finally {
+      await projector.stop();
+    }
+  };
+  const count = async (sql: string, params: unknown[] = []) =>
+    (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params)).rows[0]!.n;
+
+  beforeAll(async () => {
+    db = await createFreshDatabase();
+    pool = new pg.Pool({ connectionString: db.url, max: 4 });
+    pool.on('error', () => undefined);
+    await migratePostgres(pool);
+    ch = createClickHouse({
+      dataDir: tempDir('tern-prune-ch-'),
+      clickhouseUrl: testServices().clickhouseUrl,
+    });
+    await migrateClickHouse(ch.client);
+    const pgLog = createPostgresEventLog({ pool, pollIntervalMs: 20 });
+    await pgLog.ensureSchema();
+    log = pgLog;
+  });
+  afterAll(async () => {
+    await log?.close();
+    await ch?.close();
+    await pool?.end();
+    await db?.drop();
+  });
+
+  it('prunes what is older than the window and consumed; a duplicate within the window still changes nothing', async () => {
+    const old = `t-old-${suffix()}`;
+    const recent = `t-recent-${suffix()}`;
+    const pending = `t-pending-${suffix()}`;
+    await append(scenario(old));
+    await project();
+    // Ten days pass for the old tenant's ids and records.
+    await pool.query(
+      `UPDATE processed_events SET processed_at = now() - interval '10 days' WHERE tenant_id = $1`,
+      [old],
+    );
+    await pool.query(`UPDATE event_log SET appended_at = now() - interval '10 days'`);
+    await append(scenario(recent));
+    await project();
+    // Old but never consumed by the projector group: must survive any pruning.
+    const consumedUpTo = (await pool.query('SELECT max(seq)::int AS s FROM event_log')).rows[0].s as number;
+    await append(scenario(pending));
+    await pool.query(`UPDATE event_log SET appended_at = now() - interval '10 days' WHERE seq > $1`, [
+      consumedUpTo,
+    ]);
+
+    const events = scenario(old).length;
+    const job = createPruneJob({
+      pool,
+      group,
+      dedupWindowMs: 7 * DAY,
+      eventLogTable: 'event_log',
+      batchSize: 5,
+    });
+    expect(await job.runOnce()).toEqual({ processedEvents: events, eventLog: events });
+    expect(await count('processed_events WHERE tenant_id = $1', [old])).toBe(0);
+    expect(await count('processed_events WHERE tenant_id = $1', [recent])).toBe(events);
+    expect(await count('event_log')).toBe(2 * events); // recent (young) + pending (unconsumed)
+    expect(await job.runOnce()).toEqual({ processedEvents: 0, eventLog: 0 });
+
+    // Within the window: the recent tenant's events delivered again change nothing.
+    const rows = await visibleRows(pool, recent);
+    const figures = await dailyFigures(ch.client, recent);
+    await append(scenario(recent));
+    await project();
+    expect(await visibleRows(pool, recent)).toEqual(rows);
+    expect(await dailyFigures(ch.client, recent)).toEqual(figures);
+    // And the pending records were projected after the prune: nothing was lost.
+    expect(await visibleRows(pool, pending)).toHaveLength(5);
+  });
+});
