@@ -1,6 +1,12 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApiApp, createRetentionJob } from '@tern/api';
+import {
+  createApiApp,
+  createCampaignFanout,
+  createRetentionJob,
+  createSequenceScheduler,
+  eventLogMailer,
+} from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
@@ -104,7 +110,8 @@ export async function startRuntime(
       });
     }
 
-    if (services.has('ingest') || services.has('projector')) {
+    // The api's campaign fan-out and sequence scheduler append email.queued (SPEC §15).
+    if (services.has('ingest') || services.has('projector') || services.has('api')) {
       if (config.kafkaBrokers) {
         log = createKafkaEventLog({
           brokers: config.kafkaBrokers,
@@ -157,6 +164,22 @@ export async function startRuntime(
       });
       retention.start();
       closers.unshift(async () => retention.stop());
+      // Campaign fan-out and sequence steps (SPEC §15): durable jobs in Postgres, any number of
+      // instances (SKIP LOCKED + leases); their emails go to the log as email.queued.
+      const bulk = {
+        pool,
+        mailer: eventLogMailer(log!),
+        now: () => new Date(),
+        publicUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
+        trackingSecret: secrets.trackingSecret,
+        logger,
+      };
+      const fanout = createCampaignFanout(bulk);
+      const sequences = createSequenceScheduler(bulk);
+      fanout.start();
+      sequences.start();
+      closers.unshift(() => fanout.stop());
+      closers.unshift(() => sequences.stop());
       // The web dashboard (SPEC §18): static files over the same public API, on the same port.
       await app.register(dashboardRoutes, { dir: DASHBOARD_DIR });
     } else {

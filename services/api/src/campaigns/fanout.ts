@@ -26,6 +26,13 @@ import { type CampaignRow, campaignSource } from './store.js';
  * Memory is one chunk; a kill at any point repeats at most the chunk in flight, without effect.
  */
 
+/**
+ * How long a claimed job stays another worker's. Each chunk renews it; a worker killed mid-way
+ * hands its job over after this long. A worker slower than that loses the job to another, which
+ * repeats at most the chunk in flight (same email ids: no effect).
+ */
+export const DEFAULT_LEASE_MS = 15_000;
+
 export interface CampaignFanoutOptions {
   pool: pg.Pool;
   mailer: BulkMailer;
@@ -50,7 +57,7 @@ export interface CampaignFanout {
 export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanout {
   const { pool, mailer, now } = opts;
   const chunkSize = opts.chunkSize ?? 500;
-  const leaseMs = opts.leaseMs ?? 60_000;
+  const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   const owner = `fanout-${randomBytes(8).toString('hex')}`;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<unknown> = Promise.resolve();

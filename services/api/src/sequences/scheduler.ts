@@ -14,6 +14,13 @@ import { type StoredStep, sequenceSource } from './store.js';
  * downstream.
  */
 
+/**
+ * How long a claimed job stays another worker's. Each chunk renews it; a worker killed mid-way
+ * hands its job over after this long. A worker slower than that loses the job to another, which
+ * repeats at most the chunk in flight (same email ids: no effect).
+ */
+export const DEFAULT_SEQUENCE_LEASE_MS = 15_000;
+
 export interface SequenceSchedulerOptions {
   pool: pg.Pool;
   mailer: BulkMailer;
@@ -53,7 +60,7 @@ interface Claimed {
 export function createSequenceScheduler(opts: SequenceSchedulerOptions): SequenceScheduler {
   const { pool, mailer, now } = opts;
   const batchSize = opts.batchSize ?? 100;
-  const leaseMs = opts.leaseMs ?? 60_000;
+  const leaseMs = opts.leaseMs ?? DEFAULT_SEQUENCE_LEASE_MS;
   const owner = `sequences-${randomBytes(8).toString('hex')}`;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<unknown> = Promise.resolve();
