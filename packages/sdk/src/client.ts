@@ -1,8 +1,10 @@
+import { type CampaignsApi, createCampaignsApi } from './campaigns.js';
 import { type ResolvedConfig, readProcessEnv, resolveConfig, type TernOptions } from './config.js';
 import { ITERATOR_PAGE_LIMIT } from './constants.js';
 import { type ContactsApi, createContactsApi } from './contacts.js';
 import { TernApiError, TernTimeoutError } from './errors.js';
 import { type BackoffPolicy, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry.js';
+import { createSequencesApi, type SequencesApi } from './sequences.js';
 import type {
   EmailLogEntry,
   GetLogsParams,
@@ -23,6 +25,10 @@ export interface TernClient {
   logs(params?: IterateLogsParams, options?: RequestOptions): AsyncGenerator<EmailLogEntry, void, undefined>;
   /** Contacts and audiences (`contacts:read` / `contacts:write`). */
   readonly contacts: ContactsApi;
+  /** Campaigns (`campaigns:read` / `campaigns:write`). */
+  readonly campaigns: CampaignsApi;
+  /** Sequences and enrollments (`sequences:read` / `sequences:write`). */
+  readonly sequences: SequencesApi;
 }
 
 /** What the client needs from the outside world besides fetch; replaced in tests. */
@@ -250,5 +256,12 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     }
   }
 
-  return { baseUrl: config.baseUrl, getLogs, logs, contacts: createContactsApi(send) };
+  return {
+    baseUrl: config.baseUrl,
+    getLogs,
+    logs,
+    contacts: createContactsApi(send),
+    campaigns: createCampaignsApi(send),
+    sequences: createSequencesApi(send),
+  };
 }
