@@ -68,6 +68,7 @@ describe('npm start opens nothing but PORT (issue 9, item 2: the embedded Postgr
       NODE_ENV: 'production',
       JWT_SECRET: 'a',
       INGEST_TOKEN: 'b',
+      TRACKING_SECRET: 'listeners-e2e-tracking-secret-0123456789',
     });
     expect(code).toBe(1);
     expect(stderr.trim()).toBe(
