@@ -16,7 +16,7 @@ import { runTsx } from './lib/child.js';
 import { cpuBetween, cpuSnapshot } from './lib/cpu.js';
 import { type BenchResult, type Figure, formatTable, meets } from './lib/report.js';
 
-const BENCHES = ['ingest', 'projection', 'lag', 'analytics', 'campaigns'] as const;
+const BENCHES = ['ingest', 'projection', 'lag', 'analytics', 'send', 'campaigns'] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
 const TIMEOUT_MS: Record<BenchName, number> = {
@@ -24,6 +24,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   projection: 600_000,
   lag: 180_000,
   analytics: 300_000,
+  send: 300_000,
   campaigns: 600_000,
 };
 

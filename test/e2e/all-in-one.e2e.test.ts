@@ -56,7 +56,7 @@ describe('npm start: ingest, projector and api in one process on embedded stores
         .split('\n')
         .map((l) => l.trim())
         .filter((l) => l.startsWith('curl '));
-      expect(curls).toHaveLength(2);
+      expect(curls).toHaveLength(3);
       expect(JSON.parse(execSync(curls[0]!, { shell: '/bin/bash' }).toString())).toEqual({ accepted: 1 });
 
       // More events through the public endpoint.
@@ -85,7 +85,7 @@ describe('npm start: ingest, projector and api in one process on embedded stores
       expect(logs.data.map((d) => d.id)).toContain('email-demo-1');
 
       // The banner's analytics command, as printed.
-      const summary = JSON.parse(execSync(curls[1]!, { shell: '/bin/bash' }).toString());
+      const summary = JSON.parse(execSync(curls[2]!, { shell: '/bin/bash' }).toString());
       expect(summary.totals).toMatchObject({ total: 21, sent: 20 });
       expect(summary.period.days).toBe(30);
 
@@ -126,9 +126,16 @@ describe('npm start: ingest, projector and api in one process on embedded stores
 
       // seed:demo posts a 90-day stream through the public endpoint; the daily series shows it.
       const seeded = execFileSync(process.execPath, [SEED_DEMO], {
-        env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, TERN_URL: restarted.url, SEED_EMAILS: '300' },
+        env: {
+          PATH: process.env.PATH ?? '',
+          DATA_DIR: dataDir,
+          TERN_URL: restarted.url,
+          SEED_EMAILS: '300',
+          SEED_SENDS: '30',
+        },
       }).toString();
       expect(seeded).toMatch(/^seeded 300 emails \(\d+ events\) for tenant "demo"/);
+      expect(seeded).toMatch(/sent 30 emails through POST \/emails\/batch/);
       const restartedUrl = restarted.url;
       const daily = await waitFor(
         async () => {

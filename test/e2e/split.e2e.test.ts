@@ -93,6 +93,54 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
     for (const p of [ingestA, ingestB, worker]) expect(await p.stop()).toBe(0);
   }, 120_000);
 
+  it('npm run start:sender: two sender processes on Kafka deliver what the api process queued, each once', async () => {
+    const topic = { KAFKA_TOPIC: uniqueName('split-send') };
+    const worker = await startTern({
+      env: { ...common, ...topic, DATA_DIR: tempDir() },
+      args: ['--services=projector,api'],
+    });
+    procs.push(worker);
+    const senders = [];
+    for (let i = 0; i < 2; i++) {
+      const sender = await startTern({
+        env: { ...common, ...topic, DATA_DIR: tempDir() },
+        args: ['--services=sender'],
+      });
+      procs.push(sender);
+      senders.push(sender);
+    }
+    const tenant = 'split-send-tenant';
+    const auth = {
+      authorization: `Bearer ${signDashboardToken({ secret: JWT_SECRET, tenantId: tenant, role: 'owner', expiresInSeconds: 600 })}`,
+    };
+    const res = await fetch(`${worker.url}/emails/batch`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify(
+        Array.from({ length: 10 }, (_, i) => ({
+          from: 'hello@acme.test',
+          to: i === 0 ? 'bounced@sandbox.test' : 'delivered@sandbox.test',
+          subject: `S${i}`,
+          text: 'T',
+        })),
+      ),
+    });
+    expect(res.status).toBe(202);
+    const ids = ((await res.json()) as { data: { id: string }[] }).data.map((d) => d.id);
+    for (const [i, id] of ids.entries()) {
+      const email = await waitFor(
+        async () => {
+          const r = await fetch(`${worker.url}/emails/${id}`, { headers: auth });
+          const body = (await r.json()) as { status: string; events: { type: string }[] };
+          return body.status === (i === 0 ? 'BOUNCED' : 'DELIVERED') ? body : undefined;
+        },
+        { timeoutMs: 30_000, description: `${id} final` },
+      );
+      expect(email.events.filter((e) => e.type === 'email.sent')).toHaveLength(1);
+    }
+    for (const p of [worker, ...senders]) expect(await p.stop()).toBe(0);
+  }, 120_000);
+
   it('a service that would need an embedded store of another process refuses to start, in one line', async () => {
     const projectorAlone = await runTernToExit({ ...common, DATA_DIR: tempDir() }, ['--services=projector']);
     expect(projectorAlone.code).toBe(1);

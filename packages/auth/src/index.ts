@@ -3,3 +3,4 @@ export * from './errors.js';
 export * from './jwt.js';
 export * from './redact.js';
 export * from './scopes.js';
+export * from './tracking-token.js';

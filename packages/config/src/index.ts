@@ -34,7 +34,9 @@ export interface Config {
   retentionDays: number;
   /** Query API requests per credential per minute; 0 turns the limit off. */
   rateLimitPerMinute: number;
-  /** Base URL users reach Tern at (dashboard link, later tracking links); undefined → the listen URL. */
+  /** Mail relay of the sender (`smtp://` / `smtps://`); undefined → the sandbox provider (SPEC §11). */
+  smtpUrl: string | undefined;
+  /** Base URL users reach Tern at (dashboard link, tracking links); undefined → the listen URL. */
   publicUrl: string | undefined;
   nodeEnv: NodeEnv;
   logLevel: LogLevel;
@@ -146,6 +148,7 @@ const envSchema = z.object({
   TRACKING_SECRET: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
+  SMTP_URL: urlVar(['smtp:', 'smtps:']).optional(),
   // A trailing slash is dropped so `${publicUrl}/path` is always one slash.
   PUBLIC_URL: urlVar(['http:', 'https:'])
     .transform((v) => v.replace(/\/+$/, ''))
@@ -211,6 +214,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     trackingSecret: e.TRACKING_SECRET,
     retentionDays: e.RETENTION_DAYS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    smtpUrl: e.SMTP_URL,
     publicUrl: e.PUBLIC_URL,
     nodeEnv: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,

@@ -53,6 +53,7 @@ describe('loadConfig', () => {
       INGEST_TOKEN: 'token-token-token',
       RETENTION_DAYS: '30',
       RATE_LIMIT_PER_MINUTE: '0',
+      SMTP_URL: 'smtps://user:pw@relay.example.com:465',
       PUBLIC_URL: 'https://mail.example.com/',
       NODE_ENV: 'test',
       LOG_LEVEL: 'debug',
@@ -75,6 +76,7 @@ describe('loadConfig', () => {
       ingestToken: 'token-token-token',
       retentionDays: 30,
       rateLimitPerMinute: 0,
+      smtpUrl: 'smtps://user:pw@relay.example.com:465',
       publicUrl: 'https://mail.example.com',
       nodeEnv: 'test',
       logLevel: 'debug',
@@ -225,6 +227,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ JWT_SECRET: LONG, JWT_JWKS_URL: 'https://a.example/jwks' })).toThrow(
       ConfigError,
     );
+  });
+
+  it('checks SMTP_URL, PUBLIC_URL and TRACKING_SECRET, hiding the secret', () => {
+    expect(errorOf(() => loadConfig({ SMTP_URL: 'http://relay' })).variables).toEqual(['SMTP_URL']);
+    expect(errorOf(() => loadConfig({ PUBLIC_URL: 'ftp://x' })).variables).toEqual(['PUBLIC_URL']);
+    const short = errorOf(() => loadConfig({ TRACKING_SECRET: 'short-secret' }));
+    expect(short.message).toContain('TRACKING_SECRET must be at least 16 characters (value hidden)');
+    expect(short.message).not.toContain('short-secret');
   });
 
   it('lets the caller choose whether secrets are required', () => {

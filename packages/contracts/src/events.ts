@@ -37,8 +37,16 @@ export const emailBouncedData = z.strictObject({
 });
 export const emailFailedData = z.strictObject({ reason: nonEmpty('reason', 2000) });
 export const emailSuppressedData = z.strictObject({ reason: nonEmpty('reason', 2000) });
-export const emailOpenedData = z.strictObject({ userAgent: z.string().max(1000).optional() });
-export const emailClickedData = z.strictObject({ url: nonEmpty('url', 4000) });
+/** `bot: true` — a known link scanner or prefetcher (SPEC §11): kept on the timeline, never counted. */
+export const emailOpenedData = z.strictObject({
+  userAgent: z.string().max(1000).optional(),
+  bot: z.boolean().optional(),
+});
+export const emailClickedData = z.strictObject({
+  url: nonEmpty('url', 4000),
+  userAgent: z.string().max(1000).optional(),
+  bot: z.boolean().optional(),
+});
 export const emailComplainedData = z.strictObject({ feedbackType: z.string().max(200).optional() });
 
 const envelope = {

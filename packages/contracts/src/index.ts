@@ -1,5 +1,6 @@
 export * from './campaigns.js';
 export * from './contacts.js';
+export * from './emails.js';
 export * from './events.js';
 export * from './http.js';
 export * from './ids.js';

@@ -211,10 +211,11 @@ export function evolve(state: EmailState, event: DeliveryEvent): EmailState {
       return withStatus(state, 'SUPPRESSED', at);
     case 'email.cancelled':
       return withStatus(state, 'CANCELLED', at);
+    // A scanner's open or click (bot: true) stays on the timeline but is not a human one.
     case 'email.opened':
-      return onOpened(state, at);
+      return event.data.bot ? state : onOpened(state, at);
     case 'email.clicked':
-      return { ...state, clickCount: state.clickCount + 1 };
+      return event.data.bot ? state : { ...state, clickCount: state.clickCount + 1 };
     case 'email.complained':
       return { ...state, complaintCount: state.complaintCount + 1 };
     default: {

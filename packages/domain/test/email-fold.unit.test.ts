@@ -354,6 +354,42 @@ describe('foldEmail and evolve', () => {
   });
 });
 
+describe('bot opens and clicks (SPEC §11)', () => {
+  it('stay out of the counts', () => {
+    const q = {
+      id: 'q',
+      type: 'email.queued' as const,
+      tenantId: 't',
+      emailId: 'e',
+      occurredAt: '2026-01-01T00:00:00Z',
+      data: { toEmail: 'a@example.com', subject: 's' },
+    };
+    const at = '2026-01-01T01:00:00Z';
+    const state = foldEmail([
+      q,
+      { id: 'o1', type: 'email.opened', tenantId: 't', emailId: 'e', occurredAt: at, data: { bot: true } },
+      {
+        id: 'o2',
+        type: 'email.opened',
+        tenantId: 't',
+        emailId: 'e',
+        occurredAt: at,
+        data: { userAgent: 'Mail' },
+      },
+      {
+        id: 'c1',
+        type: 'email.clicked',
+        tenantId: 't',
+        emailId: 'e',
+        occurredAt: at,
+        data: { url: 'https://x.example', bot: true },
+      },
+    ]);
+    expect(state.openCount).toBe(1);
+    expect(state.clickCount).toBe(0);
+  });
+});
+
 describe('hard bounces (the suppression list, SPEC §13)', () => {
   const soft = (id: string, at: string) => event('email.bounced', id, at, { bounceType: 'soft' });
 

@@ -6,11 +6,17 @@ import { TernApiError, TernTimeoutError } from './errors.js';
 import { type BackoffPolicy, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry.js';
 import { createSequencesApi, type SequencesApi } from './sequences.js';
 import type {
+  BatchEmailResponse,
+  CancelEmailResponse,
+  EmailDetail,
   EmailLogEntry,
   GetLogsParams,
   IterateLogsParams,
   LogsResponse,
   RequestOptions,
+  SendEmailParams,
+  SendEmailResponse,
+  SendOptions,
 } from './types.js';
 
 export interface TernClient {
@@ -29,6 +35,17 @@ export interface TernClient {
   readonly campaigns: CampaignsApi;
   /** Sequences and enrollments (`sequences:read` / `sequences:write`). */
   readonly sequences: SequencesApi;
+  /** Sending (SPEC §11); needs a key with `email:send` (send, batch) or `email:read` (get, cancel). */
+  readonly emails: {
+    /** `POST /emails/send` → `{ id }` once queued. Retries reuse one Idempotency-Key, so a retry never sends twice. */
+    send(email: SendEmailParams, options?: SendOptions): Promise<SendEmailResponse>;
+    /** `POST /emails/batch` (1..100) → `{ data: [{ id }] }` in input order. */
+    batch(emails: SendEmailParams[], options?: SendOptions): Promise<BatchEmailResponse>;
+    /** `GET /emails/:id`: the log entry, details and timeline. */
+    get(id: string, options?: RequestOptions): Promise<EmailDetail>;
+    /** `POST /emails/:id/cancel`: a scheduled email → `{ id, status: 'CANCELLED' }`; 409 once handed to the provider. */
+    cancel(id: string, options?: RequestOptions): Promise<CancelEmailResponse>;
+  };
 }
 
 /** What the client needs from the outside world besides fetch; replaced in tests. */
@@ -75,6 +92,13 @@ export type SendSpec<T> = {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   body?: string;
   contentType?: string;
+  /** Extra request headers (e.g. `Idempotency-Key`). */
+  headers?: Record<string, string>;
+  /**
+   * The server answers a repeat of this write as it answered the first (an Idempotency-Key, or a
+   * cancel that is already done), so it is retried like a GET: on 429, 5xx, timeouts, network errors.
+   */
+  idempotent?: boolean;
 } & ({ read: 'json'; check: (value: unknown) => value is T } | { read: 'text' } | { read: 'none' });
 
 /** Sends one call (with the client's credential, timeout and retry policy); what resources use. */
@@ -156,10 +180,11 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     try {
       const res = await doFetch(url, {
         method: spec.method,
-        headers:
-          spec.body === undefined
-            ? headers
-            : { ...headers, 'Content-Type': spec.contentType ?? 'application/json' },
+        headers: {
+          ...headers,
+          ...(spec.body === undefined ? {} : { 'Content-Type': spec.contentType ?? 'application/json' }),
+          ...spec.headers,
+        },
         ...(spec.body === undefined ? {} : { body: spec.body }),
         signal: controller.signal,
       });
@@ -203,9 +228,9 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
   }
 
   /**
-   * One call, retried with back-off on 429, 5xx, timeouts and network errors when it is a GET;
-   * a write is retried only on 429 (the server refused it before doing anything), so a create is
-   * never sent twice by the SDK.
+   * One call, retried with back-off on 429, 5xx, timeouts and network errors when it is a GET or
+   * an idempotent write; any other write is retried only on 429 (the server refused it before doing
+   * anything), so a create is never sent twice by the SDK.
    */
   async function send<T>(
     path: string,
@@ -224,7 +249,8 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
       if (signal?.aborted) throw abortedError(signal);
       const result = await attempt(url, spec, signal);
       if (result.ok) return result.value;
-      const retryable = spec.method === 'GET' ? result.retryable : result.error.status === 429;
+      const retryable =
+        spec.method === 'GET' || spec.idempotent === true ? result.retryable : result.error.status === 429;
       if (!retryable || retry >= config.maxRetries) throw result.error;
       try {
         await deps.sleep(retryDelayMs(retry, result.error.retryAfterMs, policy, deps.random), signal);
@@ -256,12 +282,70 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     }
   }
 
+  /** One key per call, reused by its retries: the server then sends once whatever happens to an answer. */
+  const idempotencyHeader = (options: SendOptions) => ({
+    'Idempotency-Key': options.idempotencyKey ?? newIdempotencyKey(deps.random),
+  });
+  const emailPath = (id: string) => `/emails/${encodeURIComponent(id)}`;
+  const postJson = <T>(
+    body: unknown,
+    check: (value: unknown) => value is T,
+    headers?: Record<string, string>,
+  ): SendSpec<T> => ({
+    method: 'POST',
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    ...(headers === undefined ? {} : { headers }),
+    idempotent: true,
+    read: 'json',
+    check,
+  });
+
+  const emails: TernClient['emails'] = {
+    send: (email, options = {}) =>
+      send('/emails/send', {}, postJson(email, isIdResponse, idempotencyHeader(options)), options),
+    batch: (list, options = {}) =>
+      send('/emails/batch', {}, postJson(list, isBatchResponse, idempotencyHeader(options)), options),
+    get: (id, options = {}) => get(emailPath(id), {}, isEmailDetail, options),
+    cancel: (id, options = {}) =>
+      send(`${emailPath(id)}/cancel`, {}, postJson(undefined, isCancelResponse), options),
+  };
+
   return {
     baseUrl: config.baseUrl,
     getLogs,
     logs,
     contacts: createContactsApi(send),
+    emails,
     campaigns: createCampaignsApi(send),
     sequences: createSequencesApi(send),
   };
+}
+
+/** `sdk_` + 32 random base62 characters. */
+function newIdempotencyKey(random: () => number): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let key = 'sdk_';
+  for (let i = 0; i < 32; i++) key += alphabet[Math.floor(random() * alphabet.length)];
+  return key;
+}
+
+function isIdResponse(value: unknown): value is SendEmailResponse {
+  return isRecord(value) && typeof value.id === 'string';
+}
+
+function isBatchResponse(value: unknown): value is BatchEmailResponse {
+  return isRecord(value) && Array.isArray(value.data) && value.data.every(isIdResponse);
+}
+
+function isEmailDetail(value: unknown): value is EmailDetail {
+  return (
+    isRecord(value) &&
+    typeof value.id === 'string' &&
+    typeof value.status === 'string' &&
+    Array.isArray(value.events)
+  );
+}
+
+function isCancelResponse(value: unknown): value is CancelEmailResponse {
+  return isRecord(value) && typeof value.id === 'string' && value.status === 'CANCELLED';
 }

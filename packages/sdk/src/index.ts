@@ -39,6 +39,9 @@ export type {
   SequencesApi,
 } from './sequences.js';
 export type {
+  BatchEmailResponse,
+  CancelEmailResponse,
+  EmailDetail,
   EmailLogEntry,
   EmailStatus,
   GetLogsParams,
@@ -47,4 +50,7 @@ export type {
   LogsMeta,
   LogsResponse,
   RequestOptions,
+  SendEmailParams,
+  SendEmailResponse,
+  SendOptions,
 } from './types.js';

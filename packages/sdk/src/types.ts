@@ -5,6 +5,7 @@ import type {
   ImportResult as ContractImportResult,
   LogsMeta as ContractLogsMeta,
   LogsResponse as ContractLogsResponse,
+  SendEmailBody as ContractSendEmailBody,
 } from '@tern/contracts';
 import type { Contact, ImportContactsResult } from './contacts.js';
 
@@ -75,10 +76,67 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** `POST /emails/send` body (SPEC §11): `subject` + `html`/`text`, or a `templateId` with `variables`. */
+export interface SendEmailParams {
+  /** `addr@example.com` or `Name <addr@example.com>`. */
+  from: string;
+  /** One recipient: every status is this address's. */
+  to: string;
+  cc?: string[];
+  bcc?: string[];
+  replyTo?: string;
+  subject?: string;
+  html?: string;
+  text?: string;
+  templateId?: string;
+  variables?: Record<string, string | number | boolean | null>;
+  tags?: string[];
+  headers?: Record<string, string>;
+  /** ISO 8601, in the future and at most 30 days ahead. */
+  scheduledAt?: string;
+  projectId?: string;
+}
+
+export interface SendEmailResponse {
+  id: string;
+}
+
+export interface BatchEmailResponse {
+  data: SendEmailResponse[];
+}
+
+export interface CancelEmailResponse {
+  id: string;
+  status: 'CANCELLED';
+}
+
+/** `GET /emails/:id`: the log entry, the send's details and its timeline (oldest first). */
+export interface EmailDetail extends EmailLogEntry {
+  from: string | null;
+  cc: string[];
+  bcc: string[];
+  replyTo: string | null;
+  scheduledAt: string | null;
+  projectId: string | null;
+  templateId: string | null;
+  opens: number;
+  clicks: number;
+  events: { type: string; occurredAt: string; data: Record<string, unknown> }[];
+}
+
+export interface SendOptions extends RequestOptions {
+  /**
+   * Idempotency-Key (1..256 characters): the same key and body within 24 h send once. Default: a
+   * fresh key per call, reused by that call's retries.
+   */
+  idempotencyKey?: string;
+}
+
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Assert<T extends true> = T;
 
 type _ContractChecks = [
+  Assert<Equals<SendEmailParams, ContractSendEmailBody>>,
   Assert<Equals<Contact, ContractContact>>,
   Assert<Equals<ImportContactsResult, ContractImportResult>>,
   Assert<Equals<EmailStatus, ContractEmailStatus>>,

@@ -1,5 +1,6 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
+import type { EventLog } from '@tern/event-log';
 import pg from 'pg';
 import { createApiApp } from './app.js';
 import { CREDENTIAL_EXTENSION } from './openapi.js';
@@ -295,6 +296,17 @@ export function renderApiReference(doc: OpenApiDocument): string {
  * The query API as documented, without reachable stores: what `npm run docs:api` and the
  * freshness test render from.
  */
+const unused = (): never => {
+  throw new Error('the reference app has no event log');
+};
+const UNUSED_LOG: EventLog = {
+  append: unused,
+  consume: unused,
+  lag: unused,
+  ping: unused,
+  close: async () => {},
+};
+
 export async function buildReferenceApp() {
   return createApiApp({
     pool: new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:9/none' }),
@@ -303,5 +315,7 @@ export async function buildReferenceApp() {
     retentionDays: 90,
     trackingSecret: 'api-reference-tracking-secret',
     rateLimit: false,
+    // Only the document is read: no request reaches the log.
+    sending: { log: UNUSED_LOG },
   });
 }

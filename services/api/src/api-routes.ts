@@ -12,13 +12,15 @@ import { type ApiKeyStoreLogger, createApiKeyStore } from './api-key-store.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { createAuthHook } from './credentials.js';
+import { emailRoutes } from './emails/routes.js';
 import { logsRoutes } from './logs-routes.js';
 import { projectRoutes } from './projects/routes.js';
-import type { ApiRouteDeps } from './route-deps.js';
+import type { ApiRouteDeps, SendingDeps } from './route-deps.js';
 import { sequenceRoutes } from './sequences/routes.js';
 import { suppressionRoutes } from './suppressions/routes.js';
 import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
+import { trackingRoutes } from './tracking/routes.js';
 import { unsubscribeRoutes } from './unsubscribe/routes.js';
 
 export interface ApiRoutesOptions {
@@ -39,10 +41,12 @@ export interface ApiRoutesOptions {
    * 1200 per minute. Counters live in each instance's memory.
    */
   rateLimit?: { max: number; timeWindowMs: number } | false;
-  /** TRACKING_SECRET: signs unsubscribe (and tracking) tokens. Absent: no `/u/:token` routes. */
+  /** TRACKING_SECRET: signs unsubscribe and tracking tokens. Absent: no `/u/:token` nor `/t/*` routes. */
   trackingSecret?: string;
   /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
   importMaxBytes?: number;
+  /** Sending and tracking (SPEC §11): mounted only when given (they append to the event log). */
+  sending?: SendingDeps;
 }
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
@@ -203,5 +207,15 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   await app.register(sequenceRoutes, deps);
   if (opts.trackingSecret !== undefined) {
     await app.register(unsubscribeRoutes, { ...deps, trackingSecret: opts.trackingSecret });
+  }
+  if (opts.sending) {
+    await app.register(emailRoutes, { ...deps, sending: opts.sending });
+    if (opts.trackingSecret !== undefined) {
+      await app.register(trackingRoutes, {
+        ...deps,
+        sending: opts.sending,
+        trackingSecret: opts.trackingSecret,
+      });
+    }
   }
 };

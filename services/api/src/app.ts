@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type pg from 'pg';
 import { apiRoutes } from './api-routes.js';
 import { registerApiDocs } from './openapi.js';
+import type { SendingDeps } from './route-deps.js';
 
 export interface ApiLoggerOptions {
   level?: string;
@@ -32,18 +33,23 @@ export interface ApiDeps {
   /** Per-credential request limit (default 1200/min); false: none. */
   rateLimit?: { max: number; timeWindowMs: number } | false;
   /**
-   * TRACKING_SECRET: signs unsubscribe (and tracking) tokens; at least 16 characters. Without it
-   * the `/u/:token` routes are not mounted (the runtime always passes one).
+   * TRACKING_SECRET: signs unsubscribe and tracking tokens; at least 16 characters. Without it
+   * the `/u/:token` and `/t/*` routes are not mounted (the runtime always passes one).
    */
   trackingSecret?: string;
   /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
   importMaxBytes?: number;
   /** Checks of `/ready`; default Postgres and ClickHouse. The all-in-one process adds the event log. */
   readiness?: readonly ReadinessCheck[];
+  /** Sending routes, and with `trackingSecret` the tracking routes (SPEC §11); absent → not mounted. */
+  sending?: SendingDeps;
 }
 
-/** Longest path parameter the router accepts (longer → 414). */
-export const MAX_PARAM_LENGTH = 2048;
+/**
+ * Longest path parameter the router accepts (longer → 414): a click-tracking token carries the
+ * signed URL (base64url), so it is longer than an unsubscribe token (at most 2048).
+ */
+export const MAX_PARAM_LENGTH = 8192;
 
 function isLoggerInstance(logger: ApiDeps['logger']): logger is FastifyBaseLogger {
   return typeof logger === 'object' && typeof (logger as Partial<FastifyBaseLogger>).child === 'function';
@@ -109,6 +115,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.keyCacheTtlMs !== undefined ? { keyCacheTtlMs: deps.keyCacheTtlMs } : {}),
     ...(deps.lastUsedFlushMs !== undefined ? { lastUsedFlushMs: deps.lastUsedFlushMs } : {}),
     ...(deps.rateLimit !== undefined ? { rateLimit: deps.rateLimit } : {}),
+    ...(deps.sending ? { sending: deps.sending } : {}),
   });
   return app;
 }

@@ -5,6 +5,7 @@ export * from './api-reference.js';
 export * from './api-routes.js';
 export * from './app.js';
 export * from './bulk/mail.js';
+export * from './bulk/outgoing-mailer.js';
 export * from './bulk/stats.js';
 export * from './campaigns/fanout.js';
 export * from './campaigns/routes.js';

@@ -17,6 +17,8 @@ export const TAGS = {
   unsubscribe: 'Unsubscribe',
   campaigns: 'Campaigns',
   sequences: 'Sequences',
+  emails: 'Emails',
+  tracking: 'Tracking',
 } as const;
 
 export const DOCS_PREFIX = '/docs';
@@ -98,6 +100,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           description: 'Create, list and revoke API keys (dashboard JWT, owner or admin).',
         },
         {
+          name: TAGS.emails,
+          description:
+            'Send, batch, schedule and cancel emails; an email’s timeline and sandbox content (SPEC §11).',
+        },
+        {
           name: TAGS.settings,
           description: 'Per-tenant settings such as retention (dashboard JWT, owner or admin).',
         },
@@ -133,6 +140,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.sequences,
           description:
             'Drip sequences: steps sent at enrollment + the delays, stopped by unsubscribe, suppression, erasure or cancel (`sequences:read`, `sequences:write`).',
+        },
+        {
+          name: TAGS.tracking,
+          description:
+            'The open pixel and click redirect the sender puts in HTML mail (SPEC §11). No credential: the signed token is one.',
         },
       ],
       components: {

@@ -1,3 +1,4 @@
+import type { EventLog } from '@tern/event-log';
 import type pg from 'pg';
 import type { AnalyticsQueries } from './analytics-queries.js';
 import type { ApiKeyStore } from './api-key-store.js';
@@ -11,4 +12,13 @@ export interface ApiRouteDeps {
   now: () => Date;
   /** Server default retention (RETENTION_DAYS); a tenant may override it. */
   retentionDays: number;
+}
+
+/**
+ * What sending and tracking need (SPEC §11); without it those routes are not mounted. The tracking
+ * routes also need the one TRACKING_SECRET of `apiRoutes` (the key of unsubscribe tokens too).
+ */
+export interface SendingDeps {
+  /** The event log the sends, cancels and tracking events are appended to. */
+  log: EventLog;
 }

@@ -7,6 +7,7 @@ import {
   SCOPES,
   scopeSchema,
   tenantIdSchema,
+  trackingSettingsSchema,
 } from '@tern/contracts';
 import { z } from 'zod';
 
@@ -125,6 +126,8 @@ function reason(status: number): string {
       return 'Not Found';
     case 409:
       return 'Conflict';
+    case 503:
+      return 'Service Unavailable';
     default:
       return 'Error';
   }
@@ -150,6 +153,18 @@ export const errors = {
     { missingScope: 'email:read' },
   ),
   notFound: errorResponse(404, 'No such resource for this tenant.', 'API key not found'),
+  conflict: errorResponse(
+    409,
+    'The request conflicts with the resource’s state (e.g. an Idempotency-Key reused with another body).',
+    'Idempotency-Key was already used with a different request body',
+    { code: 'IDEMPOTENCY_KEY_REUSED' },
+  ),
+  unavailable: errorResponse(
+    503,
+    'The event log cannot take the request now; nothing was accepted. Retry after `Retry-After`.',
+    'Event log unavailable: nothing was queued, retry later',
+    { code: 'LOG_UNAVAILABLE' },
+  ),
 };
 
 // --- Freshness header ------------------------------------------------------------------------
@@ -430,10 +445,24 @@ const retentionDaysSchema = z
       'Older entries are hidden at once and deleted by the retention job.',
   });
 
+const trackingSchema = trackingSettingsSchema.meta({
+  description:
+    'Open and click tracking of sent mail (SPEC §11): a pixel and rewritten links. Default both on.',
+});
+
 export const tenantSettingsSchema = z
-  .strictObject({ retentionDays: retentionDaysSchema })
-  .meta({ examples: [{ retentionDays: 30 }] });
+  .strictObject({ retentionDays: retentionDaysSchema.optional(), tracking: trackingSchema.optional() })
+  .refine((b) => b.retentionDays !== undefined || b.tracking !== undefined, {
+    error: 'retentionDays or tracking is required',
+  })
+  .meta({
+    description: 'Fields left out keep their value.',
+    examples: [{ retentionDays: 30 }, { tracking: { opens: false, clicks: true } }],
+  });
 
 export const tenantSettingsResponseSchema = z
-  .object({ retentionDays: retentionDaysSchema })
-  .meta({ description: 'The tenant’s settings.', examples: [{ retentionDays: 30 }] });
+  .object({ retentionDays: retentionDaysSchema, tracking: trackingSchema })
+  .meta({
+    description: 'The tenant’s settings.',
+    examples: [{ retentionDays: 30, tracking: { opens: true, clicks: true } }],
+  });

@@ -3,6 +3,7 @@ import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { ApiKeyRecord } from './api-key-store.js';
 import type { AuthConfig } from './credentials.js';
+import { getTracking, setTracking } from './emails/store.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';
 import { getRetentionOverride, setRetentionOverride } from './pg-queries.js';
 import { getProject } from './projects/store.js';
@@ -153,7 +154,10 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
         response: { 200: tenantSettingsResponseSchema, ...adminErrors },
       },
     },
-    async (request) => ({ retentionDays: await getRetentionOverride(deps.pool, request.params.id) }),
+    async (request) => ({
+      retentionDays: await getRetentionOverride(deps.pool, request.params.id),
+      tracking: await getTracking(deps.pool, request.params.id),
+    }),
   );
 
   app.put(
@@ -165,8 +169,9 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
         operationId: 'putTenantSettings',
         summary: 'Change tenant settings',
         description:
-          'Sets the retention override (1..3650 days, or null for the server default). A shorter retention ' +
-          'hides older logs and analytics at once; the retention job deletes them later.',
+          'Sets the retention override (1..3650 days, or null for the server default) and/or open and click ' +
+          'tracking. A shorter retention hides older logs and analytics at once; the retention job deletes them ' +
+          'later. Fields left out keep their value.',
         security: DASHBOARD_ONLY,
         params: tenantParamsSchema,
         body: tenantSettingsSchema,
@@ -180,10 +185,20 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
       },
     },
     async (request) => {
-      const { retentionDays } = request.body;
-      await setRetentionOverride(deps.pool, request.params.id, retentionDays, deps.now());
-      request.log.info({ retentionDays }, 'tenant retention changed');
-      return { retentionDays };
+      const { retentionDays, tracking } = request.body;
+      const tenantId = request.params.id;
+      if (retentionDays !== undefined) {
+        await setRetentionOverride(deps.pool, tenantId, retentionDays, deps.now());
+        request.log.info({ retentionDays }, 'tenant retention changed');
+      }
+      if (tracking !== undefined) {
+        await setTracking(deps.pool, tenantId, tracking, deps.now());
+        request.log.info({ tracking }, 'tenant tracking changed');
+      }
+      return {
+        retentionDays: await getRetentionOverride(deps.pool, tenantId),
+        tracking: await getTracking(deps.pool, tenantId),
+      };
     },
   );
 };

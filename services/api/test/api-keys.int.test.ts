@@ -354,6 +354,7 @@ describe('GET /tenants/:id/settings', () => {
       const owner = bearer(jwtFor(clock, tenant));
       expect((await app.inject({ url: `/tenants/${tenant}/settings`, headers: owner })).json()).toEqual({
         retentionDays: null,
+        tracking: { opens: true, clicks: true },
       });
       await app.inject({
         method: 'PUT',
@@ -363,6 +364,7 @@ describe('GET /tenants/:id/settings', () => {
       });
       expect((await app.inject({ url: `/tenants/${tenant}/settings`, headers: owner })).json()).toEqual({
         retentionDays: 7,
+        tracking: { opens: true, clicks: true },
       });
     });
   });
@@ -394,7 +396,7 @@ describe('PUT /tenants/:id/settings', () => {
       for (const retentionDays of [1, 3650, null]) {
         const res = await put(tenant, { retentionDays }, admin);
         expect(res.statusCode, res.body).toBe(200);
-        expect(res.json()).toEqual({ retentionDays });
+        expect(res.json()).toEqual({ retentionDays, tracking: { opens: true, clicks: true } });
         const { rows } = await stores.pool.query(
           'SELECT retention_days FROM tenant_settings WHERE tenant_id = $1',
           [tenant],

@@ -1,5 +1,6 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
+import type { EventLog } from '@tern/event-log';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,8 @@ beforeAll(async () => {
     jwt: createJwtVerifier({ secret: 'unit' }),
     retentionDays: 90,
     trackingSecret: 'unit-tracking-secret-0123456789',
+    // Only the document is read here: no request reaches the log.
+    sending: { log: {} as EventLog },
   });
   const res = await app.inject('/docs/json');
   expect(res.statusCode).toBe(200);

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { signTrackingToken } from '@tern/auth';
 import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
 import { createUnsubscribeToken } from '@tern/domain';
+import { createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
+import { createSandboxProvider } from '@tern/sender';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -46,7 +49,7 @@ type Rule =
   | { kind: 'scope'; scope: Scope }
   /** A JWT with role owner or admin; no key, whatever its scopes (template writes, SPEC §12). */
   | { kind: 'adminJwt' }
-  /** The signed token in the path is the credential: every caller gets the same answer (SPEC §14 unsubscribe). */
+  /** The signed token in the path is the credential: every caller gets the same answer (SPEC §14 unsubscribe, §11 tracking). */
   | { kind: 'token' };
 
 interface Row {
@@ -58,7 +61,7 @@ interface Row {
   /** A fresh request for tenant A (resources it names are created here, so DELETE can succeed each time). */
   request(): Promise<{
     url: string;
-    payload?: Record<string, unknown>;
+    payload?: Record<string, unknown> | Record<string, unknown>[];
     body?: string;
     contentType?: string;
   }>;
@@ -70,6 +73,7 @@ const A = `matrix-a-${run}`;
 const B = `matrix-b-${run}`;
 let stores: Stores;
 let app: FastifyInstance;
+let log: PostgresEventLog;
 
 const fresh = () => randomBytes(6).toString('hex');
 const at = () => clock.now();
@@ -102,6 +106,45 @@ const contactId = async () => {
   if (contact === 'exists') throw new Error('fresh address exists');
   return contact.id;
 };
+const mail = () => ({ from: 'a@matrix.test', to: 'delivered@sandbox.test', subject: 's', text: 't' });
+/** An email of A, accepted by the real send route (scheduled, so it can still be cancelled). */
+const emailId = async () => {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/emails/send',
+    headers: bearer(jwtFor(clock, A)),
+    payload: { ...mail(), scheduledAt: new Date(at().getTime() + 3_600_000).toISOString() },
+  });
+  if (res.statusCode !== 202) throw new Error(`send: ${res.statusCode} ${res.body}`);
+  return (res.json() as { id: string }).id;
+};
+/** An email of A whose message the sandbox provider kept. */
+const sandboxEmailId = async () => {
+  const id = await emailId();
+  await createSandboxProvider({ pool: stores.pool }).send(
+    {
+      messageId: `<${id}@matrix.test>`,
+      from: 'a@matrix.test',
+      to: 'delivered@sandbox.test',
+      cc: [],
+      bcc: [],
+      replyTo: null,
+      subject: 's',
+      html: null,
+      text: 't',
+      headers: {},
+    },
+    { tenantId: A, emailId: id },
+  );
+  return id;
+};
+const trackingToken = (kind: 'open' | 'click') =>
+  signTrackingToken(
+    TRACKING_SECRET,
+    kind === 'open'
+      ? { kind, tenantId: A, emailId: `em_${fresh()}` }
+      : { kind, tenantId: A, emailId: `em_${fresh()}`, url: 'https://example.com/landing' },
+  );
 const unsubscribeToken = () =>
   createUnsubscribeToken(TRACKING_SECRET, { tenantId: A, email: `${fresh()}@matrix.test`, source: 'matrix' });
 
@@ -397,6 +440,46 @@ const ROWS: Record<string, Row> = {
       return { url: `/sequences/${seq}/enrollments/${outcome.enrollment.id}` };
     },
   },
+  // Sending (SPEC §11)
+  'POST /emails/send': {
+    rule: { kind: 'scope', scope: 'email:send' },
+    ok: 202,
+    request: async () => ({ url: '/emails/send', payload: mail() }),
+  },
+  'POST /emails/batch': {
+    rule: { kind: 'scope', scope: 'email:send' },
+    ok: 202,
+    request: async () => ({ url: '/emails/batch', payload: [mail(), mail()] }),
+  },
+  'GET /emails/{id}': {
+    rule: { kind: 'scope', scope: 'email:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/emails/${await emailId()}` }),
+  },
+  'GET /emails/{id}/content': {
+    rule: { kind: 'scope', scope: 'email:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/emails/${await sandboxEmailId()}/content` }),
+  },
+  'POST /emails/{id}/cancel': {
+    rule: { kind: 'scope', scope: 'email:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/emails/${await emailId()}/cancel` }),
+  },
+  // Tracking links (SPEC §11): the token is the credential
+  'GET /t/o/{token}': {
+    rule: { kind: 'token' },
+    ok: 200,
+    request: async () => ({ url: `/t/o/${trackingToken('open')}` }),
+  },
+  'GET /t/c/{token}': {
+    rule: { kind: 'token' },
+    ok: 302,
+    request: async () => ({ url: `/t/c/${trackingToken('click')}` }),
+  },
   // Unsubscribe links (SPEC §14): the token is the credential
   'GET /u/{token}': {
     rule: { kind: 'token' },
@@ -477,7 +560,9 @@ let documented: string[] = [];
 
 beforeAll(async () => {
   stores = await openStores();
-  app = await buildApp(stores, clock, { rateLimit: false });
+  log = createPostgresEventLog({ pool: stores.pool });
+  await log.ensureSchema();
+  app = await buildApp(stores, clock, { rateLimit: false, sending: { log } });
   // biome-ignore lint/suspicious/noExplicitAny: the parsed OpenAPI document
   const doc: any = (await app.inject('/docs/json')).json();
   documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
@@ -487,6 +572,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
+  await log?.close();
   await stores?.close();
 });
 

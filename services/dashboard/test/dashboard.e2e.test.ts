@@ -262,4 +262,45 @@ describe('the dashboard in Chromium, against a running Tern', () => {
     expect(w.errors).toEqual([]);
     await w.page.close();
   });
+
+  // The email pages (SPEC §11). Last: the send adds an email to the tenant the tests above count.
+  it('logs: a row opens the email and its timeline, oldest event first', async () => {
+    const w = await newPage(browser);
+    await signIn(w, tern, tern.jwt, '/logs');
+    const first = w.page.locator('[data-testid="logs"] tbody tr').first();
+    const id = await first.getAttribute('data-id');
+    await first.getByRole('link').click();
+    await w.page.getByRole('heading', { name: 'Email' }).waitFor();
+    expect(new URL(w.page.url()).hash).toBe(`#/emails/${encodeURIComponent(id!)}`);
+    // The heading shows before the email has loaded: wait for its timeline.
+    await w.page.locator('[data-testid="timeline"] li').first().waitFor();
+    const types = await w.page.locator('[data-testid="timeline"] li strong').allTextContents();
+    expect(types[0]).toBe('email.queued');
+    expect(types.length).toBeGreaterThan(1);
+    await checkPage(w, 'email');
+    await w.page.close();
+  });
+
+  it('send: a sandbox email is followed on its timeline until DELIVERED, with its content', async () => {
+    const w = await newPage(browser);
+    await signIn(w, tern, tern.jwt, '/send');
+    await w.page.getByLabel('To').fill('delivered@sandbox.test');
+    await w.page.getByLabel('Subject').fill('Browser test');
+    await w.page.getByLabel('Text').fill('Sent from the dashboard test.');
+    await w.page.getByRole('button', { name: 'Send' }).click();
+    // Not a bare heading 'Email' wait: the send page's own heading ("Send an email") would match it.
+    await w.page.waitForURL(/#\/emails\/em_/);
+    await w.page.getByRole('heading', { name: 'Email', exact: true }).waitFor();
+    await expect
+      .poll(() => w.page.getByTestId('email-status').textContent(), { timeout: 30_000 })
+      .toBe('DELIVERED');
+    const types = await w.page.locator('[data-testid="timeline"] li strong').allTextContents();
+    expect(types).toEqual(expect.arrayContaining(['email.queued', 'email.sent', 'email.delivered']));
+    await w.page.getByText('Sent from the dashboard test.').waitFor();
+    await checkPage(w, 'send-timeline');
+    await w.page.goto(`${tern.url}/#/send`);
+    await w.page.getByRole('heading', { name: 'Send an email' }).waitFor();
+    await checkPage(w, 'send');
+    await w.page.close();
+  });
 });

@@ -195,6 +195,7 @@ async function applyInTransaction(
     [JSON.stringify(updates)],
   );
 
+  await insertTimeline(client, toApply);
   if (suppressions.length > 0) {
     // In this transaction, and never twice (ON CONFLICT): a redelivered or replayed batch adds
     // nothing, and an address already listed (by hand or earlier) keeps its entry.
@@ -287,4 +288,21 @@ function watchConnection(client: pg.PoolClient): { release(): void } {
       client.release(lost);
     },
   };
+}
+
+/** The timeline of `GET /emails/:id` (SPEC §11): every folded event, in the fold's transaction. */
+async function insertTimeline(client: pg.PoolClient, events: readonly DeliveryEvent[]): Promise<void> {
+  await client.query(
+    `INSERT INTO email_events (tenant_id, email_id, event_id, type, occurred_at, data)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::jsonb[])
+     ON CONFLICT DO NOTHING`,
+    [
+      events.map((e) => e.tenantId),
+      events.map((e) => e.emailId),
+      events.map((e) => e.id),
+      events.map((e) => e.type),
+      events.map((e) => e.occurredAt),
+      events.map((e) => JSON.stringify(e.data ?? {})),
+    ],
+  );
 }

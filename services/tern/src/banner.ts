@@ -8,7 +8,7 @@ export interface BannerInput {
   stores: { postgres: string; clickhouse: string; eventLog: string };
 }
 
-/** The first-run banner: where Tern listens and two commands that work as printed. */
+/** The first-run banner: where Tern listens and three commands that work as printed. */
 export function renderBanner(b: BannerInput): string {
   const now = new Date().toISOString();
   const event = JSON.stringify({
@@ -18,6 +18,12 @@ export function renderBanner(b: BannerInput): string {
     emailId: 'email-demo-1',
     occurredAt: now,
     data: { toEmail: 'ada@example.com', subject: 'Hello from Tern' },
+  });
+  const send = JSON.stringify({
+    from: 'Tern <hello@example.com>',
+    to: 'delivered@sandbox.test',
+    subject: 'Hello from Tern',
+    html: '<p>It works. <a href="https://example.com">A tracked link</a></p>',
   });
   return [
     '',
@@ -32,6 +38,9 @@ export function renderBanner(b: BannerInput): string {
     '',
     '  Post a delivery event:',
     `    curl -s -X POST '${b.url}/events' -H 'Authorization: Bearer ${b.ingestToken}' -H 'Content-Type: application/json' -d '${event}'`,
+    '',
+    '  Send an email (sandbox provider: nothing leaves the machine; see GET /emails/:id):',
+    `    curl -s -X POST '${b.url}/emails/send' -H 'Authorization: Bearer ${b.dashboardJwt}' -H 'Content-Type: application/json' -d '${send}'`,
     '',
     '  Read analytics:',
     `    curl -s '${b.url}/analytics/summary?days=30' -H 'Authorization: Bearer ${b.dashboardJwt}'`,

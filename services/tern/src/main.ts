@@ -6,7 +6,7 @@ import { loadOrCreateDevSecrets } from './secrets.js';
 
 const DEMO_TENANT = 'demo';
 
-/** `--services=ingest,api` (default: all three in one process). */
+/** `--services=ingest,api` (default: all four — ingest, projector, api, sender — in one process). */
 function servicesFromArgs(argv: readonly string[]): Set<Service> {
   const arg = argv.find((a) => a.startsWith('--services='));
   if (!arg) return new Set(SERVICES);

@@ -5,7 +5,9 @@ import {
   createCampaignFanout,
   createRetentionJob,
   createSequenceScheduler,
-  eventLogMailer,
+  getTemplate,
+  isSuppressed,
+  outgoingMailer,
 } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
@@ -14,6 +16,7 @@ import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@ter
 import { installErrorHandlers, NotReadyError, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
 import { createProjector, createPruneJob, type Projector } from '@tern/projector';
+import { createSandboxProvider, createSender, createSmtpProvider, type Sender } from '@tern/sender';
 import {
   type ClickHouseStore,
   createClickHouse,
@@ -26,7 +29,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createMetrics, installMetrics } from './metrics.js';
 
-export const SERVICES = ['ingest', 'projector', 'api'] as const;
+export const SERVICES = ['ingest', 'projector', 'api', 'sender'] as const;
 export type Service = (typeof SERVICES)[number];
 
 /** The projector's consumer group; every projector instance joins it. */
@@ -45,6 +48,11 @@ export interface RuntimeSecrets {
   jwtSecret?: string | undefined;
   ingestToken?: string | undefined;
   trackingSecret?: string | undefined;
+}
+
+/** Test and bench knobs of the sender (retry schedule, polling); production uses the defaults. */
+export interface RuntimeOptions {
+  sender?: { retryDelaysMs?: readonly number[]; pollIntervalMs?: number; leaseMs?: number };
 }
 
 export interface Runtime {
@@ -78,6 +86,7 @@ export async function startRuntime(
   config: Config,
   services: ReadonlySet<Service>,
   secrets: RuntimeSecrets,
+  options: RuntimeOptions = {},
 ): Promise<Runtime> {
   checkTopology(config, services);
   const logger = pino({ level: config.logLevel, redact: REDACT_OPTIONS });
@@ -89,6 +98,7 @@ export async function startRuntime(
   let chStore: ClickHouseStore | undefined;
   let log: EventLog | undefined;
   let projector: Projector | undefined;
+  let sender: Sender | undefined;
   try {
     pgStore = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
     closers.unshift(() => pgStore!.close());
@@ -110,8 +120,13 @@ export async function startRuntime(
       });
     }
 
-    // The api's campaign fan-out and sequence scheduler append email.queued (SPEC §15).
-    if (services.has('ingest') || services.has('projector') || services.has('api')) {
+    // The API appends sends, cancels and tracking events; the sender appends outcomes.
+    if (
+      services.has('ingest') ||
+      services.has('projector') ||
+      services.has('api') ||
+      services.has('sender')
+    ) {
       if (config.kafkaBrokers) {
         log = createKafkaEventLog({
           brokers: config.kafkaBrokers,
@@ -132,6 +147,13 @@ export async function startRuntime(
       readiness.push({ name: 'event-log', check: () => eventLog.ping() });
     }
 
+    // SPEC §2: PUBLIC_URL defaults to this process's own address.
+    const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+    // One TRACKING_SECRET signs tracking links (sender) and unsubscribe links, and checks both (api).
+    const trackingSecret = secrets.trackingSecret;
+    if ((services.has('api') || services.has('sender')) && !trackingSecret)
+      throw new Error('TRACKING_SECRET is required to run api or sender');
+
     let app: FastifyInstance;
     if (services.has('api')) {
       const maxLifetimeMs = config.jwtMaxLifetimeDays * 24 * 3600 * 1000;
@@ -142,10 +164,9 @@ export async function startRuntime(
             ? { publicKey: config.jwtPublicKey, maxLifetimeMs }
             : { jwksUrl: config.jwtJwksUrl!, maxLifetimeMs },
       );
-      if (!secrets.trackingSecret) throw new Error('TRACKING_SECRET is required to run the api');
       app = await createApiApp({
         pool,
-        trackingSecret: secrets.trackingSecret,
+        trackingSecret: trackingSecret!,
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
@@ -153,6 +174,7 @@ export async function startRuntime(
           config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
         logger,
         readiness,
+        sending: { log: log! },
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
       const retention = createRetentionJob({
@@ -165,13 +187,14 @@ export async function startRuntime(
       retention.start();
       closers.unshift(async () => retention.stop());
       // Campaign fan-out and sequence steps (SPEC §15): durable jobs in Postgres, any number of
-      // instances (SKIP LOCKED + leases); their emails go to the log as email.queued.
+      // instances (SKIP LOCKED + leases); their emails take the send path of POST /emails/send
+      // (outgoing_emails, then email.queued; the sender does the rest).
       const bulk = {
         pool,
-        mailer: eventLogMailer(log!),
+        mailer: outgoingMailer(pool, log!),
         now: () => new Date(),
-        publicUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
-        trackingSecret: secrets.trackingSecret,
+        publicUrl,
+        trackingSecret: trackingSecret!,
         logger,
       };
       const fanout = createCampaignFanout(bulk);
@@ -235,7 +258,27 @@ export async function startRuntime(
         },
       });
     }
-    // The HTTP server stops first (in-flight requests finish), then the projector, then stores.
+    if (services.has('sender')) {
+      const senderOptions = options.sender ?? {};
+      sender = createSender({
+        pool,
+        log: log!,
+        provider: config.smtpUrl
+          ? createSmtpProvider({ url: config.smtpUrl })
+          : createSandboxProvider({ pool }),
+        isSuppressed,
+        getTemplate,
+        tracking: { secret: trackingSecret!, publicUrl },
+        logger,
+        ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
+        ...(senderOptions.pollIntervalMs ? { pollIntervalMs: senderOptions.pollIntervalMs } : {}),
+        ...(senderOptions.leaseMs ? { leaseMs: senderOptions.leaseMs } : {}),
+      });
+      await sender.start();
+      const running = sender;
+      closers.unshift(() => running.stop());
+    }
+    // The HTTP server stops first (in-flight requests finish), then the sender and projector, then stores.
     closers.unshift(() => app.close());
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();

@@ -1,23 +1,67 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { signDashboardToken } from '@tern/auth';
 
 /**
  * `npm run seed:demo`: posts a realistic 90-day stream of delivery events for the demo tenant
- * through the public ingest endpoint (never into the tables), so analytics have something to show.
+ * through the public ingest endpoint (never into the tables), so analytics have something to show,
+ * then sends real emails through `POST /emails/batch` (sandbox recipients with every outcome, a
+ * few scheduled) so the demo shows timelines the sender wrote.
  *
  * TERN_URL (default http://127.0.0.1:3000), INGEST_TOKEN (default: the dev secret in DATA_DIR),
- * SEED_EMAILS (default 3000), SEED_TENANT (default demo).
+ * TERN_API_KEY (a key with email:send; default: a dashboard JWT signed with the dev JWT secret),
+ * SEED_EMAILS (default 3000), SEED_SENDS (default 60), SEED_TENANT (default demo).
  */
 const url = process.env.TERN_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
 const tenantId = process.env.SEED_TENANT ?? 'demo';
 const emails = Number(process.env.SEED_EMAILS ?? 3000);
+const sends = Number(process.env.SEED_SENDS ?? 60);
+
+function devSecrets(): { ingestToken?: string; jwtSecret?: string } {
+  const file = join(process.env.DATA_DIR ?? './data', 'dev-secrets.json');
+  return existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as { ingestToken?: string; jwtSecret?: string })
+    : {};
+}
 
 function ingestToken(): string {
-  if (process.env.INGEST_TOKEN) return process.env.INGEST_TOKEN;
-  const file = join(process.env.DATA_DIR ?? './data', 'dev-secrets.json');
-  if (existsSync(file))
-    return (JSON.parse(readFileSync(file, 'utf8')) as { ingestToken: string }).ingestToken;
+  const token = process.env.INGEST_TOKEN ?? devSecrets().ingestToken;
+  if (token) return token;
   throw new Error('seed:demo needs INGEST_TOKEN (or the dev secrets that `npm start` writes to DATA_DIR)');
+}
+
+function sendCredential(): string {
+  if (process.env.TERN_API_KEY) return process.env.TERN_API_KEY;
+  const secret = devSecrets().jwtSecret;
+  if (!secret)
+    throw new Error('seed:demo needs TERN_API_KEY (or the dev secrets that `npm start` writes to DATA_DIR)');
+  return signDashboardToken({ secret, tenantId, role: 'owner', sub: 'seed-demo', expiresInSeconds: 600 });
+}
+
+const SANDBOX = [
+  'delivered',
+  'delivered',
+  'delivered',
+  'bounced',
+  'complained',
+  'delayed',
+  'failed',
+] as const;
+
+/** Sends through the API: sandbox recipients with every outcome, one in ten scheduled a few minutes ahead. */
+export function demoSends(count: number, now = Date.now()) {
+  return Array.from({ length: count }, (_, i) => {
+    const template = TEMPLATES[i % TEMPLATES.length]!;
+    return {
+      from: 'Acme <hello@acme.test>',
+      to: i % 3 === 0 ? `user${i}@example.com` : `${SANDBOX[i % SANDBOX.length]}@sandbox.test`,
+      subject: SUBJECTS[template]!,
+      html: `<p>${SUBJECTS[template]}</p><p><a href="https://example.com/${template}">Open</a></p>`,
+      text: SUBJECTS[template]!,
+      tags: [template, 'seed-send'],
+      ...(i % 10 === 9 ? { scheduledAt: new Date(now + (2 + (i % 5)) * 60_000).toISOString() } : {}),
+    };
+  });
 }
 
 /** Deterministic PRNG (mulberry32), so every seeded demo looks the same. */
@@ -121,8 +165,21 @@ async function main(): Promise<void> {
     if (res.status !== 202) throw new Error(`POST /events answered ${res.status}: ${await res.text()}`);
   }
   const ms = Math.round(performance.now() - started);
+  let sent = 0;
+  const credential = sends > 0 ? sendCredential() : '';
+  const outgoing = demoSends(sends);
+  for (let i = 0; i < outgoing.length; i += 100) {
+    const res = await fetch(`${url}/emails/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+      body: JSON.stringify(outgoing.slice(i, i + 100)),
+    });
+    if (res.status !== 202) throw new Error(`POST /emails/batch answered ${res.status}: ${await res.text()}`);
+    sent += ((await res.json()) as { data: unknown[] }).data.length;
+  }
   process.stdout.write(
-    `seeded ${emails} emails (${events.length} events) for tenant "${tenantId}" in ${ms} ms via ${url}/events\n`,
+    `seeded ${emails} emails (${events.length} events) for tenant "${tenantId}" in ${ms} ms via ${url}/events; ` +
+      `sent ${sent} emails through POST /emails/batch\n`,
   );
 }
 

@@ -1,0 +1,302 @@
+import { z } from 'zod';
+import { EVENT_TYPES } from './events.js';
+import { emailLogEntrySchema } from './http.js';
+import { idSchema } from './ids.js';
+
+/**
+ * Sending (SPEC §11): the bodies and answers of `POST /emails/send|batch`, `GET /emails/:id`,
+ * `POST /emails/:id/cancel`, `GET /emails/:id/content`.
+ */
+
+/** Largest content of one email: subject + html + text + headers + variables, UTF-8 bytes. */
+export const MAX_CONTENT_BYTES = 256 * 1024;
+export const MAX_BATCH = 100;
+export const MAX_CC = 50;
+/** `scheduledAt` may be at most this far ahead. */
+export const MAX_SCHEDULE_AHEAD_MS = 30 * 86_400_000;
+export const IDEMPOTENCY_KEY_MAX = 256;
+
+// The same rule as the events' toEmail (SPEC §5), so every accepted send is a valid email.queued.
+const plainAddress = z.email().max(320);
+const isAddress = (s: string) => plainAddress.safeParse(s).success;
+
+/** A bare address. */
+const address = (field: string) =>
+  z
+    .string({ error: `${field} must be an email address` })
+    .max(320, { error: `${field} must be at most 320 characters` })
+    .refine(isAddress, { error: `${field} must be an email address` });
+
+/** `addr@example.com` or `Display Name <addr@example.com>` (Resend's `from`). */
+const mailbox = (field: string) =>
+  z
+    .string({ error: `${field} must be an email address or "Name <address>"` })
+    .max(320, { error: `${field} must be at most 320 characters` })
+    .refine((v) => parseMailbox(v) !== null, {
+      error: `${field} must be an email address or "Name <address>"`,
+    });
+
+/** Splits `Name <addr>` into its parts; null when it is neither form or contains a line break. */
+export function parseMailbox(value: string): { name: string | null; address: string } | null {
+  if (/[\r\n]/.test(value)) return null;
+  const trimmed = value.trim();
+  if (isAddress(trimmed)) return { name: null, address: trimmed };
+  const m = /^(.*?)\s*<([^<>]+)>$/.exec(trimmed);
+  if (!m || !isAddress(m[2] ?? '')) return null;
+  const name = (m[1] ?? '').trim().replace(/^"(.*)"$/, '$1');
+  return { name: name === '' ? null : name, address: m[2]! };
+}
+
+const addressList = (field: string) =>
+  z
+    .array(address(`${field}[]`), { error: `${field} must be an array of email addresses` })
+    .max(MAX_CC, { error: `${field} must have at most ${MAX_CC} addresses` });
+
+/** Headers a caller may not set: Tern writes them (or they are recipients in disguise). */
+export const RESERVED_HEADERS = new Set([
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'reply-to',
+  'subject',
+  'message-id',
+  'date',
+  'sender',
+  'content-type',
+  'content-transfer-encoding',
+  'mime-version',
+]);
+
+const headersSchema = z
+  .record(
+    z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[!-9;-~]+$/, { error: 'header names are printable ASCII without ":"' }),
+    z
+      .string()
+      .max(998)
+      .refine((v) => !/[\r\n]/.test(v), { error: 'header values must not contain line breaks' }),
+  )
+  .refine((h) => Object.keys(h).length <= 50, { error: 'headers must have at most 50 entries' })
+  .refine((h) => Object.keys(h).every((k) => !RESERVED_HEADERS.has(k.toLowerCase())), {
+    error: `headers must not set ${[...RESERVED_HEADERS].join(', ')}`,
+  });
+
+const variablesSchema = z
+  .record(
+    z.string().max(200),
+    z.union([z.string(), z.number(), z.boolean(), z.null()], {
+      error: 'variables values must be strings, numbers, booleans or null',
+    }),
+  )
+  .refine((v) => Object.keys(v).length <= 500, { error: 'variables must have at most 500 entries' });
+
+const utf8 = (s: string | undefined) => (s === undefined ? 0 : Buffer.byteLength(s, 'utf8'));
+
+/** `POST /emails/send` body (SPEC §11). Clock-dependent checks (`scheduledAt`) happen in the route. */
+export const sendEmailBodySchema = z
+  .strictObject({
+    from: mailbox('from'),
+    to: address('to'),
+    cc: addressList('cc').optional(),
+    bcc: addressList('bcc').optional(),
+    replyTo: address('replyTo').optional(),
+    subject: z.string().max(998, { error: 'subject must be at most 998 characters' }).optional(),
+    html: z.string().optional(),
+    text: z.string().optional(),
+    templateId: idSchema('templateId').optional(),
+    variables: variablesSchema.optional(),
+    tags: z
+      .array(z.string().min(1).max(256), { error: 'tags must be an array of strings' })
+      .max(50, { error: 'tags must have at most 50 items' })
+      .optional(),
+    headers: headersSchema.optional(),
+    scheduledAt: z.iso
+      .datetime({ offset: true, error: 'scheduledAt must be an ISO 8601 timestamp' })
+      .optional(),
+    projectId: idSchema('projectId').optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.templateId === undefined) {
+      if (body.subject === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subject'],
+          message: 'subject is required without templateId',
+        });
+      }
+      if (body.html === undefined && body.text === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['html'],
+          message: 'html or text is required without templateId',
+        });
+      }
+    }
+    const size =
+      utf8(body.subject) +
+      utf8(body.html) +
+      utf8(body.text) +
+      utf8(body.headers && JSON.stringify(body.headers)) +
+      utf8(body.variables && JSON.stringify(body.variables));
+    if (size > MAX_CONTENT_BYTES) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['html'],
+        message: `content (subject, html, text, headers, variables) must be at most 256 KiB (got ${size} bytes)`,
+      });
+    }
+  })
+  .meta({
+    description:
+      'One email to one recipient. Needs `subject` and `html` or `text`, or a `templateId` rendered with `variables`.',
+    examples: [
+      {
+        from: 'Acme <hello@acme.test>',
+        to: 'delivered@sandbox.test',
+        subject: 'Welcome',
+        html: '<p>Hi there</p>',
+        tags: ['welcome'],
+      },
+    ],
+  });
+export type SendEmailBody = z.infer<typeof sendEmailBodySchema>;
+
+const EMAIL_ID = 'em_3kT9qLm2ZxV7bN4cR8sW1yPd';
+
+export const sendEmailResponseSchema = z
+  .object({ id: z.string() })
+  .meta({ description: 'Queued: `email.queued` is in the event log.', examples: [{ id: EMAIL_ID }] });
+export type SendEmailResponse = z.infer<typeof sendEmailResponseSchema>;
+
+export const batchEmailBodySchema = z
+  .array(sendEmailBodySchema)
+  .min(1, { error: 'the batch must contain at least 1 email' })
+  .max(MAX_BATCH, { error: `the batch must contain at most ${MAX_BATCH} emails` })
+  .meta({
+    description: '1..100 send bodies.',
+    examples: [
+      [
+        {
+          from: 'Acme <hello@acme.test>',
+          to: 'delivered@sandbox.test',
+          subject: 'Hi Ada',
+          text: 'Hello Ada',
+        },
+        { from: 'Acme <hello@acme.test>', to: 'bounced@sandbox.test', subject: 'Hi Bob', text: 'Hello Bob' },
+      ],
+    ],
+  });
+export type BatchEmailBody = z.infer<typeof batchEmailBodySchema>;
+
+export const batchEmailResponseSchema = z.object({ data: z.array(sendEmailResponseSchema) }).meta({
+  description: 'Every email queued; ids in input order.',
+  examples: [{ data: [{ id: EMAIL_ID }, { id: 'em_7Hc2WnQ5rT1vX9kL3mB6zYpa' }] }],
+});
+export type BatchEmailResponse = z.infer<typeof batchEmailResponseSchema>;
+
+export const cancelEmailResponseSchema = z.object({ id: z.string(), status: z.literal('CANCELLED') }).meta({
+  description: 'Cancelled: it will never be sent.',
+  examples: [{ id: EMAIL_ID, status: 'CANCELLED' }],
+});
+
+export const emailTimelineEventSchema = z.object({
+  type: z.enum(EVENT_TYPES),
+  occurredAt: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+/** `GET /emails/:id`: the log entry plus its details and its timeline, oldest event first. */
+export const emailDetailSchema = emailLogEntrySchema
+  .extend({
+    from: z.string().nullable(),
+    cc: z.array(z.string()),
+    bcc: z.array(z.string()),
+    replyTo: z.string().nullable(),
+    scheduledAt: z.string().nullable(),
+    projectId: z.string().nullable(),
+    templateId: z.string().nullable(),
+    opens: z.number().int(),
+    clicks: z.number().int(),
+    events: z.array(emailTimelineEventSchema),
+  })
+  .meta({
+    description: 'The log entry, the details of the send and the timeline (oldest first).',
+    examples: [
+      {
+        id: EMAIL_ID,
+        toEmail: 'delivered@sandbox.test',
+        subject: 'Welcome',
+        status: 'DELIVERED',
+        provider: 'sandbox',
+        messageId: `<${EMAIL_ID}@tern.example.com>`,
+        createdAt: '2026-06-15T12:00:00.000Z',
+        tags: ['welcome'],
+        from: 'Acme <hello@acme.test>',
+        cc: [],
+        bcc: [],
+        replyTo: null,
+        scheduledAt: null,
+        projectId: null,
+        templateId: null,
+        opens: 0,
+        clicks: 0,
+        events: [
+          {
+            type: 'email.queued',
+            occurredAt: '2026-06-15T12:00:00.000Z',
+            data: { toEmail: 'delivered@sandbox.test' },
+          },
+          { type: 'email.sent', occurredAt: '2026-06-15T12:00:00.210Z', data: { provider: 'sandbox' } },
+          { type: 'email.delivered', occurredAt: '2026-06-15T12:00:00.211Z', data: {} },
+        ],
+      },
+    ],
+  });
+export type EmailDetail = z.infer<typeof emailDetailSchema>;
+
+/** A message as handed to the provider (after rendering and tracking). */
+export const renderedMessageSchema = z.object({
+  messageId: z.string(),
+  from: z.string(),
+  to: z.string(),
+  cc: z.array(z.string()),
+  bcc: z.array(z.string()),
+  replyTo: z.string().nullable(),
+  subject: z.string(),
+  html: z.string().nullable(),
+  text: z.string().nullable(),
+  headers: z.record(z.string(), z.string()),
+});
+export type RenderedMessage = z.infer<typeof renderedMessageSchema>;
+
+export const emailContentSchema = renderedMessageSchema.extend({ id: z.string(), sentAt: z.string() }).meta({
+  description: 'The message as the sandbox received it: rendered, with tracking applied.',
+  examples: [
+    {
+      id: EMAIL_ID,
+      sentAt: '2026-06-15T12:00:00.210Z',
+      messageId: `<${EMAIL_ID}@tern.example.com>`,
+      from: 'Acme <hello@acme.test>',
+      to: 'delivered@sandbox.test',
+      cc: [],
+      bcc: [],
+      replyTo: null,
+      subject: 'Welcome',
+      html: '<p>Hi there</p><img src="https://tern.example.com/t/o/…" width="1" height="1" alt="" />',
+      text: null,
+      headers: { 'X-Tern-Email-Id': EMAIL_ID },
+    },
+  ],
+});
+
+/** `tracking` of the tenant settings (SPEC §11), default both on. */
+export const trackingSettingsSchema = z.strictObject({
+  opens: z.boolean({ error: 'tracking.opens must be a boolean' }),
+  clicks: z.boolean({ error: 'tracking.clicks must be a boolean' }),
+});
+export type TrackingSettings = z.infer<typeof trackingSettingsSchema>;
+export const DEFAULT_TRACKING: TrackingSettings = { opens: true, clicks: true };

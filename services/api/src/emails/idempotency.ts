@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto';
+import { IDEMPOTENCY_KEY_MAX } from '@tern/contracts';
+import { httpError } from '@tern/http';
+import type pg from 'pg';
+
+/**
+ * `Idempotency-Key` of POST /emails/send|batch (SPEC §11): per tenant, 24 h. The first request
+ * claims the key (a row without response); a repeat with the same body gets the stored answer,
+ * with another body a 409. A repeat that arrives while the first still runs waits for its
+ * answer (bounded), so concurrent duplicates send once and all get the same answer.
+ */
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+/** A claim without an answer this old belongs to a request that died: the key is free again. */
+const STALE_CLAIM_MS = 60_000;
+
+export interface StoredAnswer {
+  statusCode: number;
+  body: unknown;
+}
+
+export type Claim = { kind: 'claimed' } | { kind: 'replay'; answer: StoredAnswer };
+
+/** Key order does not change the body's meaning, so it does not change the hash either. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
+
+export function requestHash(route: string, body: unknown): string {
+  return createHash('sha256')
+    .update(route)
+    .update('\n')
+    .update(JSON.stringify(canonical(body)))
+    .digest('hex');
+}
+
+/** The header value, validated (1..256 printable characters), or undefined when absent. */
+export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const raw = headers['idempotency-key'];
+  if (raw === undefined) return undefined;
+  if (Array.isArray(raw)) throw httpError(400, 'headers.idempotency-key: send one Idempotency-Key header');
+  if (raw.length < 1 || raw.length > IDEMPOTENCY_KEY_MAX || !/^[\x21-\x7e]+$/.test(raw)) {
+    throw httpError(
+      400,
+      `headers.idempotency-key: Idempotency-Key must be 1..${IDEMPOTENCY_KEY_MAX} printable ASCII characters`,
+    );
+  }
+  return raw;
+}
+
+export async function claimKey(
+  pool: pg.Pool,
+  q: { tenantId: string; key: string; route: string; hash: string; now: () => Date; waitMs?: number },
+): Promise<Claim> {
+  const deadline = Date.now() + (q.waitMs ?? 10_000);
+  for (;;) {
+    const at = q.now();
+    const claimed = await pool.query(
+      `INSERT INTO idempotency_keys (tenant_id, key, route, request_hash, created_at)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (tenant_id, key) DO UPDATE
+         SET route = EXCLUDED.route, request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at,
+             status_code = NULL, response = NULL
+       WHERE idempotency_keys.created_at <= $6
+          OR (idempotency_keys.status_code IS NULL AND idempotency_keys.created_at <= $7)
+       RETURNING 1`,
+      [
+        q.tenantId,
+        q.key,
+        q.route,
+        q.hash,
+        at,
+        new Date(at.getTime() - IDEMPOTENCY_TTL_MS),
+        new Date(at.getTime() - STALE_CLAIM_MS),
+      ],
+    );
+    if ((claimed.rowCount ?? 0) > 0) return { kind: 'claimed' };
+    const { rows } = await pool.query<{
+      route: string;
+      request_hash: string;
+      status_code: number | null;
+      response: unknown;
+    }>(
+      'SELECT route, request_hash, status_code, response FROM idempotency_keys WHERE tenant_id = $1 AND key = $2',
+      [q.tenantId, q.key],
+    );
+    const row = rows[0];
+    if (row === undefined) continue; // released meanwhile: claim again
+    if (row.route !== q.route || row.request_hash !== q.hash) {
+      throw httpError(409, 'Idempotency-Key was already used with a different request body', {
+        code: 'IDEMPOTENCY_KEY_REUSED',
+      });
+    }
+    if (row.status_code !== null)
+      return { kind: 'replay', answer: { statusCode: row.status_code, body: row.response } };
+    if (Date.now() >= deadline) {
+      throw httpError(409, 'A request with this Idempotency-Key is still being processed; retry later', {
+        code: 'IDEMPOTENCY_KEY_IN_PROGRESS',
+      });
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export async function storeAnswer(
+  pool: pg.Pool,
+  q: { tenantId: string; key: string; answer: StoredAnswer },
+): Promise<void> {
+  await pool.query(
+    'UPDATE idempotency_keys SET status_code = $3, response = $4::jsonb WHERE tenant_id = $1 AND key = $2',
+    [q.tenantId, q.key, q.answer.statusCode, JSON.stringify(q.answer.body)],
+  );
+}
+
+/** The request failed before an answer: free the key so a retry can run. */
+export async function releaseKey(pool: pg.Pool, q: { tenantId: string; key: string }): Promise<void> {
+  await pool.query('DELETE FROM idempotency_keys WHERE tenant_id = $1 AND key = $2 AND status_code IS NULL', [
+    q.tenantId,
+    q.key,
+  ]);
+}

@@ -1,0 +1,412 @@
+import {
+  batchEmailBodySchema,
+  batchEmailResponseSchema,
+  cancelEmailResponseSchema,
+  type DeliveryEvent,
+  deliveryEventSchema,
+  emailContentSchema,
+  emailDetailSchema,
+  MAX_SCHEDULE_AHEAD_MS,
+  type SendEmailBody,
+  sendEmailBodySchema,
+  sendEmailResponseSchema,
+} from '@tern/contracts';
+import { renderTemplate } from '@tern/domain';
+import { EventLogUnavailableError } from '@tern/event-log';
+import { HttpError, httpError } from '@tern/http';
+import { cancelledEvent } from '@tern/sender';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { boundProject, type Credential, credentialOf } from '../credentials.js';
+import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
+import { newResourceId, notFound, resourceIdParam } from '../resource-kit.js';
+import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
+import { errors } from '../schemas.js';
+import { getTemplate } from '../templates/store.js';
+import { claimKey, idempotencyKeyOf, releaseKey, requestHash, storeAnswer } from './idempotency.js';
+import {
+  cancelOutgoing,
+  deleteOutgoing,
+  emailDetail,
+  emailProject,
+  insertOutgoing,
+  markCancelled,
+  type NewOutgoingEmail,
+  sandboxContent,
+} from './store.js';
+
+export const SEND_BODY_LIMIT = 1024 * 1024;
+export const BATCH_BODY_LIMIT = 10 * 1024 * 1024;
+
+const idempotencyHeader = z.object({
+  'idempotency-key': z
+    .string()
+    .optional()
+    .meta({
+      description:
+        '1..256 characters. The same key with the same body within 24 h answers the first response again and ' +
+        'sends nothing new; with another body → 409. Per tenant.',
+    }),
+});
+
+const sendErrors = {
+  400: errors.badRequest('body.to: to must be an email address'),
+  401: errors.unauthorized,
+  403: errors.forbiddenScope,
+  404: errors.notFound.meta({
+    description: 'A key bound to a project named another project in `projectId` (SPEC §16).',
+    examples: [{ statusCode: 404, error: 'Not Found', message: 'body.projectId: Project not found' }],
+  }),
+  409: errors.conflict,
+  503: errors.unavailable,
+};
+
+/** The part of a body that is the message; scheduling and project live in their own columns. */
+function storedMessage(body: SendEmailBody): Record<string, unknown> {
+  const { scheduledAt: _s, projectId: _p, ...message } = body;
+  return message;
+}
+
+/**
+ * `POST /emails/send|batch`, `GET /emails/:id`, `POST /emails/:id/cancel`, `GET /emails/:id/content`
+ * (SPEC §11). A send writes its content to `outgoing_emails`, appends `email.queued`, and answers
+ * 202 once the log has it; the sender does the rest.
+ */
+export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: SendingDeps }> = async (
+  app,
+  deps,
+) => {
+  const { sending } = deps;
+
+  /**
+   * The project of each send (SPEC §16): a project-bound key sends within its project only; the
+   * body may name it or leave it out, and naming another project → 404 (that project does not
+   * exist for this key), nothing queued.
+   */
+  function withProject(
+    credential: Credential,
+    bodies: readonly SendEmailBody[],
+    prefix: (i: number) => string,
+  ): SendEmailBody[] {
+    const bound = boundProject(credential);
+    if (bound === null) return [...bodies];
+    const foreign = bodies.flatMap((b, i) =>
+      b.projectId !== undefined && b.projectId !== bound ? [`${prefix(i)}projectId: Project not found`] : [],
+    );
+    if (foreign.length > 0) throw httpError(404, foreign.join('; '));
+    return bodies.map((b) => ({ ...b, projectId: bound }));
+  }
+
+  /** Clock-dependent and cross-resource checks of a whole batch; throws one 400 naming every field. */
+  async function prepare(tenantId: string, bodies: readonly SendEmailBody[], prefix: (i: number) => string) {
+    const at = deps.now();
+    const problems: string[] = [];
+    const templateIds = [
+      ...new Set(bodies.flatMap((b) => (b.templateId === undefined ? [] : [b.templateId]))),
+    ];
+    const templates = new Map(
+      await Promise.all(
+        templateIds.map(async (id) => [id, await getTemplate(deps.pool, tenantId, id)] as const),
+      ),
+    );
+    const prepared = bodies.map((body, i) => {
+      let scheduledAt: Date | null = null;
+      if (body.scheduledAt !== undefined) {
+        scheduledAt = new Date(body.scheduledAt);
+        if (scheduledAt.getTime() <= at.getTime())
+          problems.push(`${prefix(i)}scheduledAt: scheduledAt must be in the future`);
+        else if (scheduledAt.getTime() > at.getTime() + MAX_SCHEDULE_AHEAD_MS)
+          problems.push(`${prefix(i)}scheduledAt: scheduledAt must be at most 30 days ahead`);
+      }
+      let subject = body.subject ?? '';
+      if (body.templateId !== undefined) {
+        const template = templates.get(body.templateId);
+        if (!template) problems.push(`${prefix(i)}templateId: template ${body.templateId} not found`);
+        else
+          subject = renderTemplate(
+            { subject: body.subject ?? template.subject, html: template.html, text: template.text },
+            body.variables ?? {},
+          ).subject;
+      }
+      return { body, scheduledAt, subject: subject.slice(0, 998) };
+    });
+    if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
+    return { at, prepared };
+  }
+
+  /** Writes the rows, appends every email.queued in one append; nothing is kept when the log refuses. */
+  async function accept(
+    credential: Credential,
+    sent: readonly SendEmailBody[],
+    prefix: (i: number) => string,
+  ) {
+    const { tenantId } = credential;
+    const bodies = withProject(credential, sent, prefix);
+    const { at, prepared } = await prepare(tenantId, bodies, prefix);
+    const rows: NewOutgoingEmail[] = [];
+    const events: DeliveryEvent[] = [];
+    for (const { body, scheduledAt, subject } of prepared) {
+      const id = newResourceId('email');
+      rows.push({
+        id,
+        message: storedMessage(body),
+        dueAt: scheduledAt ?? at,
+        scheduledAt,
+        projectId: body.projectId ?? null,
+      });
+      events.push(
+        deliveryEventSchema.parse({
+          id: `${id}:queued`,
+          type: 'email.queued',
+          tenantId,
+          emailId: id,
+          occurredAt: at.toISOString(),
+          data: {
+            toEmail: body.to,
+            subject,
+            ...(body.templateId !== undefined ? { templateId: body.templateId } : {}),
+            ...(body.tags !== undefined ? { tags: body.tags } : {}),
+            from: body.from,
+            ...(scheduledAt !== null ? { scheduledAt: scheduledAt.toISOString() } : {}),
+            ...(body.projectId !== undefined ? { projectId: body.projectId } : {}),
+          },
+        }),
+      );
+    }
+    await insertOutgoing(deps.pool, tenantId, rows, at);
+    try {
+      await sending.log.append(events.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
+    } catch (error) {
+      await deleteOutgoing(
+        deps.pool,
+        tenantId,
+        rows.map((r) => r.id),
+      ).catch(() => undefined);
+      if (error instanceof EventLogUnavailableError) {
+        throw httpError(
+          503,
+          'Event log unavailable: nothing was queued, retry later',
+          { code: 'LOG_UNAVAILABLE' },
+          {
+            'retry-after': '5',
+          },
+        );
+      }
+      throw error;
+    }
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * False when a project-bound key asks about an email outside its project (or one without a
+   * project): such an email does not exist for it (404, SPEC §16).
+   */
+  async function visible(credential: Credential, id: string): Promise<boolean> {
+    const bound = boundProject(credential);
+    if (bound === null) return true;
+    return (await emailProject(deps.pool, credential.tenantId, id)) === bound;
+  }
+
+  /** Runs `produce` at most once per (tenant, Idempotency-Key) and body; replays its answer. */
+  async function idempotent<T>(
+    request: FastifyRequest,
+    route: string,
+    produce: () => Promise<T>,
+  ): Promise<{ statusCode: number; body: T }> {
+    const { tenantId } = credentialOf(request);
+    const key = idempotencyKeyOf(request.headers);
+    if (key === undefined) return { statusCode: 202, body: await produce() };
+    const claim = await claimKey(deps.pool, {
+      tenantId,
+      key,
+      route,
+      hash: requestHash(route, request.body),
+      now: deps.now,
+    });
+    if (claim.kind === 'replay') return { statusCode: claim.answer.statusCode, body: claim.answer.body as T };
+    try {
+      const body = await produce();
+      await storeAnswer(deps.pool, { tenantId, key, answer: { statusCode: 202, body } });
+      return { statusCode: 202, body };
+    } catch (error) {
+      await releaseKey(deps.pool, { tenantId, key }).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  app.post(
+    '/emails/send',
+    {
+      // 256 KiB of content may double when JSON-escaped.
+      bodyLimit: SEND_BODY_LIMIT,
+      config: { auth: 'jwt_or_key', scope: 'email:send' },
+      schema: {
+        tags: [TAGS.emails],
+        operationId: 'sendEmail',
+        summary: 'Send an email',
+        description:
+          'Queues one email to one recipient and answers 202 `{ id }` once `email.queued` is in the event log. ' +
+          'With `scheduledAt` (future, ≤ 30 days) it is SCHEDULED until then. API key with `email:send`, or a dashboard JWT. ' +
+          'A key bound to a project sends into its project (`projectId` may be left out; another project → 404).',
+        security: KEY_OR_DASHBOARD,
+        headers: idempotencyHeader,
+        body: sendEmailBodySchema,
+        response: { 202: sendEmailResponseSchema, ...sendErrors },
+      },
+    },
+    async (request, reply) => {
+      const answer = await idempotent(request, 'send', async () => {
+        const [id] = await accept(credentialOf(request), [request.body], () => 'body.');
+        return { id: id! };
+      });
+      return reply.status(answer.statusCode).send(answer.body);
+    },
+  );
+
+  app.post(
+    '/emails/batch',
+    {
+      // 100 emails of ordinary size; a larger request is a 413 (send big ones one by one).
+      bodyLimit: BATCH_BODY_LIMIT,
+      config: { auth: 'jwt_or_key', scope: 'email:send' },
+      schema: {
+        tags: [TAGS.emails],
+        operationId: 'sendEmailBatch',
+        summary: 'Send a batch of emails',
+        description:
+          '1..100 send bodies, validated as a whole: any invalid one → 400 listing the indexes, nothing queued. ' +
+          '202 `{ data: [{ id }] }` in input order. A key bound to a project: as for one send, and one email naming ' +
+          'another project → 404, nothing queued.',
+        security: KEY_OR_DASHBOARD,
+        headers: idempotencyHeader,
+        body: batchEmailBodySchema,
+        response: { 202: batchEmailResponseSchema, ...sendErrors },
+      },
+    },
+    async (request, reply) => {
+      const answer = await idempotent(request, 'batch', async () => {
+        const ids = await accept(credentialOf(request), request.body, (i) => `body.${i}.`);
+        return { data: ids.map((id) => ({ id })) };
+      });
+      return reply.status(answer.statusCode).send(answer.body);
+    },
+  );
+
+  app.get(
+    '/emails/:id',
+    {
+      config: { auth: 'jwt_or_key', scope: 'email:read' },
+      schema: {
+        tags: [TAGS.emails],
+        operationId: 'getEmail',
+        summary: 'Get an email and its timeline',
+        description:
+          'The log entry plus `from`, `cc`, `bcc`, `scheduledAt`, `projectId`, `opens`, `clicks` and `events` ' +
+          '(the timeline, oldest first). An email accepted but not yet projected shows QUEUED or SCHEDULED with no events. ' +
+          'A key bound to a project sees its project’s emails only (another → 404).',
+        security: KEY_OR_DASHBOARD,
+        params: resourceIdParam('email'),
+        response: {
+          200: emailDetailSchema,
+          401: errors.unauthorized,
+          403: errors.forbiddenScope,
+          404: errors.notFound,
+        },
+      },
+    },
+    async (request) => {
+      const credential = credentialOf(request);
+      const detail = await emailDetail(deps.pool, credential.tenantId, request.params.id);
+      // A project-bound key sees the emails of its project only (SPEC §16).
+      const bound = boundProject(credential);
+      if (!detail || (bound !== null && detail.projectId !== bound)) throw notFound('Email');
+      return detail;
+    },
+  );
+
+  app.get(
+    '/emails/:id/content',
+    {
+      config: { auth: 'jwt_or_key', scope: 'email:read' },
+      schema: {
+        tags: [TAGS.emails],
+        operationId: 'getEmailContent',
+        summary: 'Get the message the sandbox kept',
+        description:
+          'The message as the sandbox provider received it (rendered, tracking applied, with its Message-ID). ' +
+          'Only the sandbox keeps messages; other emails → 404, and so are another project’s for a project-bound key.',
+        security: KEY_OR_DASHBOARD,
+        params: resourceIdParam('email'),
+        response: {
+          200: emailContentSchema,
+          401: errors.unauthorized,
+          403: errors.forbiddenScope,
+          404: errors.notFound,
+        },
+      },
+    },
+    async (request) => {
+      const credential = credentialOf(request);
+      if (!(await visible(credential, request.params.id))) throw notFound('Email content');
+      const kept = await sandboxContent(deps.pool, credential.tenantId, request.params.id);
+      if (!kept) throw notFound('Email content');
+      return {
+        ...(kept.message as z.infer<typeof emailContentSchema>),
+        id: request.params.id,
+        sentAt: kept.createdAt.toISOString(),
+      };
+    },
+  );
+
+  app.post(
+    '/emails/:id/cancel',
+    {
+      config: { auth: 'jwt_or_key', scope: 'email:read' },
+      schema: {
+        tags: [TAGS.emails],
+        operationId: 'cancelEmail',
+        summary: 'Cancel a scheduled email',
+        description:
+          'An email not yet handed to the provider (SCHEDULED, or QUEUED and not yet picked up) → 200 CANCELLED; it ' +
+          'is never sent. Cancelling it again → 200. Already handed to the provider → 409. Scope `email:read`, as the seed says. ' +
+          'Another project’s email, for a project-bound key → 404.',
+        security: KEY_OR_DASHBOARD,
+        params: resourceIdParam('email'),
+        response: {
+          200: cancelEmailResponseSchema,
+          401: errors.unauthorized,
+          403: errors.forbiddenScope,
+          404: errors.notFound,
+          409: errors.conflict,
+        },
+      },
+    },
+    async (request) => {
+      const credential = credentialOf(request);
+      const { tenantId } = credential;
+      const { id } = request.params;
+      if (!(await visible(credential, id))) throw notFound('Email');
+      const at = deps.now();
+      const outcome = await cancelOutgoing(deps.pool, tenantId, id, at);
+      if (outcome === 'not_found') throw notFound('Email');
+      if (outcome === 'handed') {
+        throw httpError(409, 'The email was already handed to the provider; it can no longer be cancelled', {
+          code: 'ALREADY_SENT',
+        });
+      }
+      if (outcome === 'cancelled') {
+        // The row already says cancelled (never sent); if this append fails the sender's sweep appends it.
+        try {
+          const event = cancelledEvent(tenantId, id, at);
+          await sending.log.append([{ key: id, value: JSON.stringify(event) }]);
+          await markCancelled(deps.pool, tenantId, id);
+        } catch (error) {
+          if (error instanceof HttpError) throw error;
+          request.log.warn({ err: error }, 'email.cancelled not appended yet; the sender will');
+        }
+      }
+      return { id, status: 'CANCELLED' as const };
+    },
+  );
+};

@@ -1,0 +1,248 @@
+import {
+  DEFAULT_TRACKING,
+  type EmailDetail,
+  type EmailStatus,
+  type emailTimelineEventSchema,
+  type TrackingSettings,
+} from '@tern/contracts';
+import type { EmailState } from '@tern/domain';
+import type pg from 'pg';
+import type { z } from 'zod';
+
+/** SQL of sending (SPEC §11): plain functions over a pool and the tenant id; no HTTP here. */
+
+export interface NewOutgoingEmail {
+  id: string;
+  /** Content of the send (outgoing_emails.message): the one place that holds it. */
+  message: Record<string, unknown>;
+  dueAt: Date;
+  scheduledAt: Date | null;
+  projectId: string | null;
+}
+
+/** Writes the rows of a send before its email.queued events are appended; not claimable until consumed. */
+export async function insertOutgoing(
+  pool: pg.Pool,
+  tenantId: string,
+  emails: readonly NewOutgoingEmail[],
+  at: Date,
+): Promise<void> {
+  await pool.query(
+    `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, scheduled_at, project_id, created_at, updated_at)
+     SELECT $1, i, 'awaiting_log', d, m, s, p, $7, $7
+       FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[], $5::timestamptz[], $6::text[]) AS u(i, d, m, s, p)`,
+    [
+      tenantId,
+      emails.map((e) => e.id),
+      emails.map((e) => e.dueAt),
+      emails.map((e) => JSON.stringify(e.message)),
+      emails.map((e) => e.scheduledAt),
+      emails.map((e) => e.projectId),
+      at,
+    ],
+  );
+}
+
+/** Undoes `insertOutgoing` when the append failed (nothing was accepted). */
+export async function deleteOutgoing(pool: pg.Pool, tenantId: string, ids: readonly string[]): Promise<void> {
+  await pool.query(
+    `DELETE FROM outgoing_emails WHERE tenant_id = $1 AND id = ANY($2::text[]) AND state = 'awaiting_log'`,
+    [tenantId, ids],
+  );
+}
+
+export type CancelOutcome = 'cancelled' | 'already_cancelled' | 'handed' | 'not_found';
+
+/**
+ * Cancels an email not yet handed to the provider: its row becomes `cancelling` (never claimed
+ * again), then the caller appends email.cancelled and calls `markCancelled`.
+ */
+export async function cancelOutgoing(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+  at: Date,
+): Promise<CancelOutcome> {
+  const { rows } = await pool.query<{ before: string | null; after: string | null; attempts: number }>(
+    `WITH target AS (
+       SELECT state, attempts FROM outgoing_emails WHERE tenant_id = $1 AND id = $2
+     ), changed AS (
+       UPDATE outgoing_emails SET state = 'cancelling', updated_at = $3
+        WHERE tenant_id = $1 AND id = $2 AND state IN ('awaiting_log', 'pending') AND attempts = 0
+        RETURNING state
+     )
+     SELECT (SELECT state FROM target) AS before, (SELECT state FROM changed) AS after,
+            COALESCE((SELECT attempts FROM target), 0) AS attempts`,
+    [tenantId, id, at],
+  );
+  const r = rows[0];
+  if (!r || r.before === null) {
+    // An email Tern did not send itself (posted to POST /events) cannot be cancelled here.
+    const known = await pool.query(
+      'SELECT 1 FROM email_logs WHERE tenant_id = $1 AND id = $2 AND created_at IS NOT NULL',
+      [tenantId, id],
+    );
+    return (known.rowCount ?? 0) > 0 ? 'handed' : 'not_found';
+  }
+  if (r.after === 'cancelling') return 'cancelled';
+  if (r.before === 'cancelling' || r.before === 'cancelled') return 'already_cancelled';
+  return 'handed';
+}
+
+export async function markCancelled(pool: pg.Pool, tenantId: string, id: string): Promise<void> {
+  await pool.query(
+    `UPDATE outgoing_emails SET state = 'cancelled' WHERE tenant_id = $1 AND id = $2 AND state = 'cancelling'`,
+    [tenantId, id],
+  );
+}
+
+type DetailRow = {
+  id: string;
+  state: EmailState | Record<string, never> | null;
+  status: EmailStatus | null;
+  provider: string | null;
+  message_id: string | null;
+  created_at: Date | null;
+  o_message: Record<string, unknown> | null;
+  o_state: string | null;
+  o_scheduled_at: Date | null;
+  o_project_id: string | null;
+  o_created_at: Date | null;
+};
+
+const strings = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/**
+ * `GET /emails/:id`: the log entry, the send's details and the timeline. An email accepted but
+ * not yet projected is shown from its send row (QUEUED or SCHEDULED, no events yet).
+ */
+export async function emailDetail(pool: pg.Pool, tenantId: string, id: string): Promise<EmailDetail | null> {
+  const { rows } = await pool.query<DetailRow>(
+    `SELECT COALESCE(l.id, o.id) AS id, l.state, l.status, l.provider, l.message_id, l.created_at,
+            o.message AS o_message, o.state AS o_state, o.scheduled_at AS o_scheduled_at,
+            o.project_id AS o_project_id, o.created_at AS o_created_at
+       FROM (SELECT $1::text AS tenant_id, $2::text AS id) k
+       LEFT JOIN email_logs l ON l.tenant_id = k.tenant_id AND l.id = k.id AND l.created_at IS NOT NULL
+       LEFT JOIN outgoing_emails o ON o.tenant_id = k.tenant_id AND o.id = k.id`,
+    [tenantId, id],
+  );
+  const row = rows[0];
+  if (!row || row.id === null) return null;
+  const state = row.created_at !== null ? (row.state as EmailState) : null;
+  const m = row.o_message ?? {};
+  if (state === null || state.queued === null) {
+    if (row.o_created_at === null) return null;
+    const scheduled = row.o_scheduled_at;
+    return {
+      id,
+      toEmail: str(m.to) ?? '',
+      subject: str(m.subject) ?? '',
+      status: scheduled !== null && scheduled > row.o_created_at ? 'SCHEDULED' : 'QUEUED',
+      provider: null,
+      messageId: null,
+      createdAt: row.o_created_at.toISOString(),
+      tags: strings(m.tags),
+      from: str(m.from),
+      cc: strings(m.cc),
+      bcc: strings(m.bcc),
+      replyTo: str(m.replyTo),
+      scheduledAt: scheduled?.toISOString() ?? null,
+      projectId: row.o_project_id,
+      templateId: str(m.templateId),
+      opens: 0,
+      clicks: 0,
+      events: [],
+    };
+  }
+  const events = await pool.query<{ type: string; occurred_at: Date; data: Record<string, unknown> }>(
+    `SELECT type, occurred_at, data FROM email_events WHERE tenant_id = $1 AND email_id = $2
+      ORDER BY occurred_at, event_id COLLATE "C"`,
+    [tenantId, id],
+  );
+  const q = state.queued;
+  return {
+    id,
+    toEmail: q.toEmail,
+    subject: q.subject,
+    status: row.status ?? 'QUEUED',
+    provider: row.provider,
+    messageId: row.message_id,
+    createdAt: q.createdAt,
+    tags: [...q.tags],
+    from: q.from,
+    cc: strings(m.cc),
+    bcc: strings(m.bcc),
+    replyTo: str(m.replyTo),
+    scheduledAt: q.scheduledAt,
+    projectId: row.o_project_id ?? q.projectId ?? null,
+    templateId: q.templateId,
+    opens: state.openCount,
+    clicks: state.clickCount,
+    events: events.rows.map(
+      (e): z.infer<typeof emailTimelineEventSchema> => ({
+        type: e.type as z.infer<typeof emailTimelineEventSchema>['type'],
+        occurredAt: e.occurred_at.toISOString(),
+        data: e.data,
+      }),
+    ),
+  };
+}
+
+/**
+ * The project of an email the tenant knows (its send row, else its log entry), `null` when it has
+ * none; `undefined` when the tenant has no such email. What project-bound keys are checked against.
+ */
+export async function emailProject(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+): Promise<string | null | undefined> {
+  const { rows } = await pool.query<{ project_id: string | null }>(
+    `SELECT project_id FROM outgoing_emails WHERE tenant_id = $1 AND id = $2
+     UNION ALL
+     SELECT project_id FROM email_logs WHERE tenant_id = $1 AND id = $2 AND created_at IS NOT NULL
+     LIMIT 1`,
+    [tenantId, id],
+  );
+  return rows.length === 0 ? undefined : (rows[0]!.project_id ?? null);
+}
+
+/** The sandbox's kept message of an email, or null. */
+export async function sandboxContent(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+): Promise<{ message: Record<string, unknown>; createdAt: Date } | null> {
+  const { rows } = await pool.query<{ message: Record<string, unknown>; created_at: Date }>(
+    'SELECT message, created_at FROM sandbox_messages WHERE tenant_id = $1 AND email_id = $2',
+    [tenantId, id],
+  );
+  const r = rows[0];
+  return r ? { message: r.message, createdAt: r.created_at } : null;
+}
+
+export async function getTracking(pool: pg.Pool, tenantId: string): Promise<TrackingSettings> {
+  const { rows } = await pool.query<{ opens: boolean | null; clicks: boolean | null }>(
+    'SELECT tracking_opens AS opens, tracking_clicks AS clicks FROM tenant_settings WHERE tenant_id = $1',
+    [tenantId],
+  );
+  const r = rows[0];
+  return { opens: r?.opens ?? DEFAULT_TRACKING.opens, clicks: r?.clicks ?? DEFAULT_TRACKING.clicks };
+}
+
+export async function setTracking(
+  pool: pg.Pool,
+  tenantId: string,
+  tracking: TrackingSettings,
+  at: Date,
+): Promise<void> {
+  await pool.query(
+    `INSERT INTO tenant_settings (tenant_id, tracking_opens, tracking_clicks, updated_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (tenant_id) DO UPDATE
+       SET tracking_opens = EXCLUDED.tracking_opens, tracking_clicks = EXCLUDED.tracking_clicks,
+           updated_at = EXCLUDED.updated_at`,
+    [tenantId, tracking.opens, tracking.clicks, at],
+  );
+}

@@ -1,0 +1,143 @@
+// The sending pipeline of the tests, all real: Postgres (fresh database), chDB, an event log (the
+// Postgres table, or Kafka), the query API with its sending routes, the projector and the sender
+// with the sandbox provider. Only the clock of the API is the wall clock (scheduling is real time).
+import type { EventLog } from '@tern/event-log';
+import { createPostgresEventLog } from '@tern/event-log';
+import { createProjector, type Projector } from '@tern/projector';
+import {
+  createSandboxProvider,
+  createSender,
+  type MailProvider,
+  type Sender,
+  type SenderOptions,
+} from '@tern/sender';
+import type { FastifyInstance } from 'fastify';
+import { waitFor } from '../../../test/support/services.js';
+import { getTemplate, isSuppressed } from '../src/index.js';
+import { bearer, buildApp, openStores, type Stores, type TestClock, TRACKING_SECRET } from './support.js';
+
+export { TRACKING_SECRET };
+export const PUBLIC_URL = 'http://127.0.0.1:3999';
+
+/** The wall clock, shaped like the tests' settable one (the sender and the due-list run in real time). */
+export const wallClock: TestClock = {
+  now: () => new Date(),
+  set() {
+    throw new Error('the wall clock cannot be set');
+  },
+  advance() {
+    throw new Error('the wall clock cannot be moved');
+  },
+};
+
+export interface SendingWorld {
+  stores: Stores;
+  log: EventLog;
+  app: FastifyInstance;
+  projector: Projector;
+  senders: Sender[];
+  startSender(overrides?: Partial<SenderOptions> & { provider?: MailProvider }): Promise<Sender>;
+  close(): Promise<void>;
+}
+
+export async function openSendingWorld(
+  opts: { log?: (stores: Stores) => Promise<EventLog>; sender?: Partial<SenderOptions> | false } = {},
+): Promise<SendingWorld> {
+  const stores = await openStores();
+  const log =
+    (await opts.log?.(stores)) ??
+    (await (async () => {
+      const pgLog = createPostgresEventLog({ pool: stores.pool, pollIntervalMs: 20 });
+      await pgLog.ensureSchema();
+      return pgLog;
+    })());
+  const app = await buildApp(stores, wallClock, {
+    rateLimit: false,
+    sending: { log },
+  });
+  const projector = createProjector({
+    pool: stores.pool,
+    ch: stores.ch,
+    log,
+    group: 'projector',
+    maxWaitMs: 20,
+  });
+  await projector.start();
+  const senders: Sender[] = [];
+  async function startSender(overrides: Partial<SenderOptions> = {}): Promise<Sender> {
+    const sender = createSender({
+      pool: stores.pool,
+      log,
+      provider: createSandboxProvider({ pool: stores.pool, delayedRetryMs: 200 }),
+      isSuppressed,
+      getTemplate,
+      tracking: { secret: TRACKING_SECRET, publicUrl: PUBLIC_URL },
+      pollIntervalMs: 50,
+      retryDelaysMs: [100, 100, 100, 100, 100],
+      ...overrides,
+    });
+    await sender.start();
+    senders.push(sender);
+    return sender;
+  }
+  if (opts.sender !== false) await startSender(opts.sender ?? {});
+  return {
+    stores,
+    log,
+    app,
+    projector,
+    senders,
+    startSender,
+    async close() {
+      for (const s of senders.splice(0)) await s.stop();
+      await projector.stop();
+      await app.close();
+      await log.close();
+      await stores.close();
+    },
+  };
+}
+
+export type EmailDetailBody = {
+  id: string;
+  status: string;
+  toEmail: string;
+  subject: string;
+  provider: string | null;
+  messageId: string | null;
+  opens: number;
+  clicks: number;
+  from: string | null;
+  cc: string[];
+  bcc: string[];
+  scheduledAt: string | null;
+  projectId: string | null;
+  events: { type: string; occurredAt: string; data: Record<string, unknown> }[];
+};
+
+export async function getEmail(
+  app: FastifyInstance,
+  auth: string,
+  id: string,
+): Promise<EmailDetailBody | null> {
+  const res = await app.inject({ url: `/emails/${id}`, headers: bearer(auth) });
+  return res.statusCode === 200 ? (res.json() as EmailDetailBody) : null;
+}
+
+/** Waits until the email's timeline ends in `status` (and holds every type in `types`). */
+export async function waitForStatus(
+  app: FastifyInstance,
+  auth: string,
+  id: string,
+  status: string,
+  types: string[] = [],
+  timeoutMs = 15_000,
+): Promise<EmailDetailBody> {
+  return waitFor(
+    async () => {
+      const e = await getEmail(app, auth, id);
+      return e && e.status === status && types.every((t) => e.events.some((x) => x.type === t)) ? e : null;
+    },
+    { timeoutMs, description: `${id} ${status}` },
+  );
+}

@@ -1,0 +1,38 @@
+import type { RenderedMessage } from '@tern/contracts';
+import type pg from 'pg';
+
+/**
+ * True when the address is on the tenant's suppression list (SPEC §13): `isSuppressed` of the
+ * suppressions store (`@tern/api`), injected by whoever starts the sender (the sender is a
+ * dependency of the api package, so it cannot import it).
+ */
+export type IsSuppressed = (pool: pg.Pool, tenantId: string, email: string) => Promise<boolean>;
+
+/** A template's content, or null when the tenant has none with that id: `getTemplate` of the templates store. */
+export type GetTemplate = (
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+) => Promise<{ subject: string; html: string | null; text: string | null } | null>;
+
+/** Events a provider reports after accepting a message (the sandbox's simulated outcomes). */
+export type FollowUp =
+  | { type: 'email.delivered' }
+  | { type: 'email.bounced'; bounceType: 'hard' | 'soft'; reason: string }
+  | { type: 'email.complained'; feedbackType?: string };
+
+/** What a provider answered for one message. */
+export type ProviderResult =
+  | { kind: 'sent'; messageId: string; followUps?: FollowUp[] }
+  /** A temporary refusal (4xx, connection error): retried with backoff. */
+  | { kind: 'delayed'; reason: string; retryAfterMs?: number }
+  /** A permanent refusal (5xx): the address does not take mail. */
+  | { kind: 'bounced'; reason: string }
+  | { kind: 'failed'; reason: string };
+
+export interface MailProvider {
+  /** Stored as `provider` on `email.sent`. */
+  readonly name: string;
+  send(message: RenderedMessage, context: { tenantId: string; emailId: string }): Promise<ProviderResult>;
+  close?(): Promise<void>;
+}

@@ -1,0 +1,64 @@
+import type { RenderedMessage } from '@tern/contracts';
+import type pg from 'pg';
+import type { MailProvider, ProviderResult } from '../ports.js';
+
+export const SANDBOX_DOMAIN = 'sandbox.test';
+
+/**
+ * The embedded default provider (SPEC §11, like SES's mailbox simulator): nothing leaves the
+ * machine; the message is kept in `sandbox_messages` (GET /emails/:id/content) and the outcome
+ * follows the recipient. `delayed@` is refused once, then delivered on the retry.
+ */
+export function createSandboxProvider(opts: { pool: pg.Pool; delayedRetryMs?: number }): MailProvider {
+  const delayedRetryMs = opts.delayedRetryMs ?? 2_000;
+  const triedOnce = new Set<string>();
+
+  async function keep(message: RenderedMessage, tenantId: string, emailId: string): Promise<void> {
+    await opts.pool.query(
+      `INSERT INTO sandbox_messages (tenant_id, email_id, message) VALUES ($1, $2, $3::jsonb)
+       ON CONFLICT (tenant_id, email_id) DO UPDATE SET message = EXCLUDED.message, created_at = now()`,
+      [tenantId, emailId, JSON.stringify(message)],
+    );
+  }
+
+  return {
+    name: 'sandbox',
+    async send(message, { tenantId, emailId }): Promise<ProviderResult> {
+      const local = message.to.toLowerCase();
+      const sent = (followUps: Extract<ProviderResult, { kind: 'sent' }>['followUps']) =>
+        ({ kind: 'sent', messageId: message.messageId, followUps }) as const;
+      switch (local) {
+        case `failed@${SANDBOX_DOMAIN}`:
+          return { kind: 'failed', reason: 'sandbox: failed@sandbox.test always fails' };
+        case `delayed@${SANDBOX_DOMAIN}`: {
+          // The first try is refused (the retry may run on another sender instance: the kept
+          // message tells it the first try happened).
+          const key = `${tenantId}\u0000${emailId}`;
+          const kept = await opts.pool.query(
+            'SELECT 1 FROM sandbox_messages WHERE tenant_id = $1 AND email_id = $2',
+            [tenantId, emailId],
+          );
+          if (!triedOnce.has(key) && (kept.rowCount ?? 0) === 0) {
+            triedOnce.add(key);
+            await keep(message, tenantId, emailId);
+            return { kind: 'delayed', reason: 'sandbox: 451 try again later', retryAfterMs: delayedRetryMs };
+          }
+          triedOnce.delete(key);
+          await keep(message, tenantId, emailId);
+          return sent([{ type: 'email.delivered' }]);
+        }
+        case `bounced@${SANDBOX_DOMAIN}`:
+          await keep(message, tenantId, emailId);
+          return sent([
+            { type: 'email.bounced', bounceType: 'hard', reason: 'sandbox: 550 mailbox unavailable' },
+          ]);
+        case `complained@${SANDBOX_DOMAIN}`:
+          await keep(message, tenantId, emailId);
+          return sent([{ type: 'email.delivered' }, { type: 'email.complained', feedbackType: 'abuse' }]);
+        default:
+          await keep(message, tenantId, emailId);
+          return sent([{ type: 'email.delivered' }]);
+      }
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import type { RenderedMessage } from '@tern/contracts';
+import nodemailer from 'nodemailer';
+import type { MailProvider, ProviderResult } from '../ports.js';
+
+export interface SmtpProviderOptions {
+  /** `smtp://` or `smtps://user:pass@host:port` (SMTP_URL). */
+  url: string;
+  /** Per-connection timeouts; must stay well below the sender's lease. Default 30 s. */
+  timeoutMs?: number;
+}
+
+/** Connection-level failures: the relay could not be reached or dropped us, so try again later. */
+const TEMPORARY_CODES = new Set([
+  'ECONNECTION',
+  'ETIMEDOUT',
+  'ESOCKET',
+  'EDNS',
+  'ECONNREFUSED',
+  'ECONNRESET',
+]);
+
+/**
+ * Classifies a nodemailer error (SPEC §11): an SMTP 5xx is a permanent refusal (bounced hard),
+ * a 4xx or a connection error is temporary (delayed, retried); anything else is temporary too,
+ * since it says nothing about the recipient.
+ */
+export function classifySmtpError(error: unknown): ProviderResult {
+  const e = error as { responseCode?: number; code?: string; response?: string; message?: string };
+  const reason = (e.response ?? e.message ?? 'SMTP error').slice(0, 1000);
+  if (typeof e.responseCode === 'number') {
+    if (e.responseCode >= 500) return { kind: 'bounced', reason };
+    if (e.responseCode >= 400) return { kind: 'delayed', reason };
+  }
+  if (e.code && TEMPORARY_CODES.has(e.code)) return { kind: 'delayed', reason: `${e.code}: ${reason}` };
+  return { kind: 'delayed', reason };
+}
+
+/** The SMTP relay of `SMTP_URL`, through nodemailer. One transaction per message. */
+export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
+  const timeout = opts.timeoutMs ?? 30_000;
+  const url = new URL(opts.url);
+  url.searchParams.set('connectionTimeout', String(timeout));
+  url.searchParams.set('greetingTimeout', String(timeout));
+  url.searchParams.set('socketTimeout', String(timeout));
+  const transport = nodemailer.createTransport(url.toString());
+  return {
+    name: 'smtp',
+    async send(message: RenderedMessage): Promise<ProviderResult> {
+      try {
+        const info = await transport.sendMail({
+          messageId: message.messageId,
+          from: message.from,
+          to: message.to,
+          ...(message.cc.length > 0 ? { cc: message.cc } : {}),
+          ...(message.bcc.length > 0 ? { bcc: message.bcc } : {}),
+          ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+          subject: message.subject,
+          ...(message.html !== null ? { html: message.html } : {}),
+          ...(message.text !== null ? { text: message.text } : {}),
+          headers: message.headers,
+        });
+        // The status is the `to` recipient's (SPEC §11): cc/bcc accepted does not make it sent.
+        const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
+          (typeof r === 'string' ? r : r.address).toLowerCase(),
+        );
+        if (rejected.includes(message.to.toLowerCase())) {
+          const why = (info.rejectedErrors ?? []).find(
+            (e) =>
+              String((e as { recipient?: string }).recipient ?? '').toLowerCase() ===
+              message.to.toLowerCase(),
+          );
+          return classifySmtpError(why ?? { responseCode: 550, message: 'recipient rejected' });
+        }
+        return { kind: 'sent', messageId: info.messageId || message.messageId };
+      } catch (error) {
+        return classifySmtpError(error);
+      }
+    },
+    async close() {
+      transport.close();
+    },
+  };
+}

@@ -1,0 +1,425 @@
+import {
+  DEFAULT_TRACKING,
+  type DeliveryEvent,
+  parseMailbox,
+  type RenderedMessage,
+  type SendEmailBody,
+  type TrackingSettings,
+} from '@tern/contracts';
+import { renderTemplate } from '@tern/domain';
+import type { EventLog, EventLogConsumer } from '@tern/event-log';
+import type pg from 'pg';
+import type { FollowUp, GetTemplate, IsSuppressed, MailProvider, ProviderResult } from './ports.js';
+import { applyTracking } from './tracking.js';
+
+export interface SenderLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** SPEC §11: ≥ 5 retries over ≥ 1 h. Waits after the 1st, 2nd… refused attempt; then failed. */
+export const DEFAULT_RETRY_DELAYS_MS = [60_000, 5 * 60_000, 10 * 60_000, 20 * 60_000, 30 * 60_000] as const;
+
+export interface SenderOptions {
+  pool: pg.Pool;
+  log: EventLog;
+  provider: MailProvider;
+  /** Consumer group of the sender (its own, SPEC §11). */
+  group?: string;
+  /** PUBLIC_URL (tracking links) and TRACKING_SECRET. */
+  tracking: { secret: string; publicUrl: string };
+  /** Domain of the Message-ID `<emailId@domain>`; default PUBLIC_URL's host name. */
+  messageIdDomain?: string;
+  /** The suppression list (`isSuppressed` of `@tern/api`). */
+  isSuppressed: IsSuppressed;
+  /** Template lookup (`getTemplate` of `@tern/api`); rendering is `renderTemplate` of `@tern/domain`. */
+  getTemplate: GetTemplate;
+  /** Waits before retry 1, 2, …; after the last one the email fails. */
+  retryDelaysMs?: readonly number[];
+  /** How often the due-list is looked at when nothing woke the sender. Default 500 ms. */
+  pollIntervalMs?: number;
+  /** How long a claimed email belongs to this instance; a dead sender's claim is taken over after it. */
+  leaseMs?: number;
+  /** Emails handed to the provider at once (each is its own transaction, its outcome its own append). Default 32. */
+  concurrency?: number;
+  now?: () => Date;
+  logger?: SenderLogger;
+}
+
+export interface Sender {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** One pass over the due-list (claims and sends what is due); returns the emails handled. */
+  runOnce(): Promise<number>;
+  /** Marks the rows of these consumed email.queued events ready (the consumer's work); exported for tests. */
+  markQueued(events: readonly { tenantId: string; emailId: string }[]): Promise<number>;
+}
+
+export const SENDER_GROUP = 'tern-sender';
+
+type ClaimedRow = {
+  tenant_id: string;
+  id: string;
+  attempts: number;
+  message: StoredMessage;
+};
+
+/** The content of `outgoing_emails.message`: the send body minus scheduling fields. */
+export type StoredMessage = Omit<SendEmailBody, 'scheduledAt' | 'projectId'>;
+
+const silent: SenderLogger = { info() {}, warn() {}, error() {} };
+
+/**
+ * The sender (SPEC §11). Two loops:
+ * - a consumer of the log (its own group) that turns each `email.queued` of a send into a due
+ *   entry of `outgoing_emails` (the row was written by the API before it appended the event);
+ * - the due-list worker: claims due rows (`FOR UPDATE SKIP LOCKED`, with a lease, so several
+ *   instances never take the same row and a dead one's rows come back), renders, checks the
+ *   suppression list, adds tracking, hands each message to the provider in its own transaction,
+ *   and appends the outcome to the log before marking the row done.
+ * A crash repeats at most the provider transactions in flight (each with the same Message-ID).
+ */
+export function createSender(opts: SenderOptions): Sender {
+  const logger = opts.logger ?? silent;
+  const now = opts.now ?? (() => new Date());
+  const retryDelays = opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  const pollIntervalMs = opts.pollIntervalMs ?? 500;
+  const leaseMs = opts.leaseMs ?? 120_000;
+  const concurrency = opts.concurrency ?? 32;
+  const publicUrl = opts.tracking.publicUrl.replace(/\/+$/, '');
+  const messageIdDomain = opts.messageIdDomain ?? (new URL(publicUrl).hostname || 'tern');
+
+  let consumer: EventLogConsumer | null = null;
+  let running = false;
+  let timer: NodeJS.Timeout | null = null;
+  let wakeRequested = false;
+  let loop: Promise<void> | null = null;
+  let sweeps = 0;
+
+  async function markQueued(events: readonly { tenantId: string; emailId: string }[]): Promise<number> {
+    if (events.length === 0) return 0;
+    const { rowCount } = await opts.pool.query(
+      `UPDATE outgoing_emails o SET state = 'pending', updated_at = $3
+         FROM unnest($1::text[], $2::text[]) AS q(t, i)
+        WHERE o.tenant_id = q.t AND o.id = q.i AND o.state = 'awaiting_log'`,
+      [events.map((e) => e.tenantId), events.map((e) => e.emailId), now()],
+    );
+    return rowCount ?? 0;
+  }
+
+  async function claim(limit: number): Promise<ClaimedRow[]> {
+    const at = now();
+    const { rows } = await opts.pool.query<ClaimedRow>(
+      `UPDATE outgoing_emails o
+          SET state = 'sending', attempts = o.attempts + 1, lease_until = $2, updated_at = $1
+         FROM (SELECT tenant_id, id FROM outgoing_emails
+                WHERE (state = 'pending' AND due_at <= $1) OR (state = 'sending' AND lease_until < $1)
+                ORDER BY due_at
+                LIMIT $3
+                FOR UPDATE SKIP LOCKED) c
+        WHERE o.tenant_id = c.tenant_id AND o.id = c.id
+        RETURNING o.tenant_id, o.id, o.attempts, o.message`,
+      [at, new Date(at.getTime() + leaseMs), limit],
+    );
+    return rows;
+  }
+
+  /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */
+  async function append(events: DeliveryEvent[]): Promise<void> {
+    let wait = 100;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await opts.log.append(events.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
+        return;
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        logger.warn({ err: error, attempt }, 'sender: append failed; retrying');
+        await new Promise((r) => setTimeout(r, wait));
+        wait *= 2;
+      }
+    }
+  }
+
+  async function finish(
+    row: ClaimedRow,
+    state: 'done' | 'pending',
+    dueAt: Date | null,
+    error: string | null,
+  ) {
+    await opts.pool.query(
+      `UPDATE outgoing_emails SET state = $3, due_at = COALESCE($4, due_at), lease_until = NULL,
+              last_error = $5, updated_at = $6
+        WHERE tenant_id = $1 AND id = $2 AND state = 'sending'`,
+      [row.tenant_id, row.id, state, dueAt, error, now()],
+    );
+  }
+
+  async function stillMine(row: ClaimedRow): Promise<boolean> {
+    const { rowCount } = await opts.pool.query(
+      `SELECT 1 FROM outgoing_emails WHERE tenant_id = $1 AND id = $2 AND state = 'sending' AND attempts = $3`,
+      [row.tenant_id, row.id, row.attempts],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async function tenantTracking(tenantId: string): Promise<TrackingSettings> {
+    const { rows } = await opts.pool.query<{ opens: boolean | null; clicks: boolean | null }>(
+      'SELECT tracking_opens AS opens, tracking_clicks AS clicks FROM tenant_settings WHERE tenant_id = $1',
+      [tenantId],
+    );
+    const r = rows[0];
+    return { opens: r?.opens ?? DEFAULT_TRACKING.opens, clicks: r?.clicks ?? DEFAULT_TRACKING.clicks };
+  }
+
+  /** The message as the provider gets it, or the reason it cannot be built. */
+  async function build(row: ClaimedRow): Promise<RenderedMessage | { error: string }> {
+    const m = row.message;
+    let parts = { subject: m.subject ?? '', html: m.html ?? null, text: m.text ?? null };
+    if (m.templateId !== undefined) {
+      const template = await opts.getTemplate(opts.pool, row.tenant_id, m.templateId);
+      if (!template) return { error: `template ${m.templateId} not found` };
+      parts = renderTemplate(
+        {
+          subject: m.subject ?? template.subject,
+          html: m.html ?? template.html,
+          text: m.text ?? template.text,
+        },
+        m.variables ?? {},
+      );
+    }
+    if (parts.html !== null) {
+      const tracking = await tenantTracking(row.tenant_id);
+      parts.html = applyTracking(parts.html, tracking, {
+        secret: opts.tracking.secret,
+        publicUrl,
+        tenantId: row.tenant_id,
+        emailId: row.id,
+      });
+    }
+    return {
+      messageId: `<${row.id}@${messageIdDomain}>`,
+      from: m.from,
+      to: m.to,
+      cc: m.cc ?? [],
+      bcc: m.bcc ?? [],
+      replyTo: m.replyTo ?? null,
+      subject: parts.subject,
+      html: parts.html,
+      text: parts.text,
+      headers: { ...(m.headers ?? {}), 'X-Tern-Email-Id': row.id },
+    };
+  }
+
+  /** Event ids are derived from the email and the attempt, so a repeated append is a duplicate. */
+  function eventMaker(row: ClaimedRow) {
+    const base = now().getTime();
+    let n = 0;
+    return (type: DeliveryEvent['type'], data: Record<string, unknown>) =>
+      ({
+        id: `${row.id}:a${row.attempts}:${type.slice('email.'.length)}`,
+        type,
+        tenantId: row.tenant_id,
+        emailId: row.id,
+        // Spaced by 1 ms so the timeline keeps the order in which they happened.
+        occurredAt: new Date(base + n++).toISOString(),
+        data,
+      }) as DeliveryEvent;
+  }
+
+  function eventsFor(
+    row: ClaimedRow,
+    provider: string,
+    result: ProviderResult,
+    finalTry: boolean,
+  ): DeliveryEvent[] {
+    const event = eventMaker(row);
+    switch (result.kind) {
+      case 'sent':
+        return [
+          event('email.sent', { provider, messageId: result.messageId }),
+          ...(result.followUps ?? []).map((f: FollowUp) => {
+            const { type, ...data } = f;
+            return event(type, data);
+          }),
+        ];
+      case 'delayed':
+        return finalTry
+          ? [
+              event('email.delayed', { reason: result.reason }),
+              event('email.failed', { reason: `gave up after ${row.attempts} attempts: ${result.reason}` }),
+            ]
+          : [event('email.delayed', { reason: result.reason })];
+      case 'bounced':
+        return [event('email.bounced', { bounceType: 'hard', reason: result.reason })];
+      case 'failed':
+        return [event('email.failed', { reason: result.reason })];
+    }
+  }
+
+  async function handle(row: ClaimedRow): Promise<void> {
+    const to = parseMailbox(row.message.to)?.address ?? row.message.to;
+    if (await opts.isSuppressed(opts.pool, row.tenant_id, to)) {
+      await append([eventMaker(row)('email.suppressed', { reason: 'suppressed' })]);
+      await finish(row, 'done', null, 'suppressed');
+      return;
+    }
+    const message = await build(row);
+    if ('error' in message) {
+      await append(eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true));
+      await finish(row, 'done', null, message.error);
+      return;
+    }
+    let result: ProviderResult;
+    try {
+      result = await opts.provider.send(message, { tenantId: row.tenant_id, emailId: row.id });
+    } catch (error) {
+      result = { kind: 'delayed', reason: error instanceof Error ? error.message : String(error) };
+    }
+    const finalTry = row.attempts > retryDelays.length;
+    if (!(await stillMine(row))) {
+      // The provider took longer than the lease: another instance claimed the email again and
+      // owns its outcome. Appending ours too would put two answers on one timeline.
+      logger.warn(
+        { emailId: row.id, attempt: row.attempts },
+        'sender: lease lost while sending; outcome dropped',
+      );
+      return;
+    }
+    await append(eventsFor(row, opts.provider.name, result, finalTry));
+    if (result.kind === 'delayed' && !finalTry) {
+      const wait = result.retryAfterMs ?? retryDelays[row.attempts - 1] ?? 60_000;
+      await finish(row, 'pending', new Date(now().getTime() + wait), result.reason);
+    } else {
+      await finish(row, 'done', null, result.kind === 'sent' ? null : result.reason);
+    }
+  }
+
+  /** Cancelled rows whose email.cancelled did not reach the log (the API answered, then crashed or the log failed). */
+  async function sweepCancelling(): Promise<void> {
+    const { rows } = await opts.pool.query<{ tenant_id: string; id: string }>(
+      `SELECT tenant_id, id FROM outgoing_emails
+        WHERE state = 'cancelling' AND updated_at < $1 ORDER BY updated_at LIMIT 100`,
+      [new Date(now().getTime() - 5_000)],
+    );
+    if (rows.length === 0) return;
+    await append(rows.map((r) => cancelledEvent(r.tenant_id, r.id, now())));
+    await opts.pool.query(
+      `UPDATE outgoing_emails o SET state = 'cancelled' FROM unnest($1::text[], $2::text[]) AS c(t, i)
+        WHERE o.tenant_id = c.t AND o.id = c.i AND o.state = 'cancelling'`,
+      [rows.map((r) => r.tenant_id), rows.map((r) => r.id)],
+    );
+  }
+
+  /** Idempotency keys live 24 h (SPEC §11); older ones are dropped in small batches. */
+  async function pruneIdempotencyKeys(): Promise<void> {
+    await opts.pool.query(
+      `DELETE FROM idempotency_keys WHERE ctid IN (
+         SELECT ctid FROM idempotency_keys WHERE created_at < $1 LIMIT 1000)`,
+      [new Date(now().getTime() - 25 * 3600_000)],
+    );
+  }
+
+  async function runOnce(): Promise<number> {
+    if (sweeps % 20 === 0) await sweepCancelling();
+    if (sweeps % 1200 === 0) await pruneIdempotencyKeys();
+    sweeps++;
+    let handled = 0;
+    for (;;) {
+      const rows = await claim(concurrency);
+      if (rows.length === 0) return handled;
+      const results = await Promise.allSettled(rows.map((row) => handle(row)));
+      for (const r of results) {
+        if (r.status === 'rejected')
+          logger.error(
+            { err: r.reason },
+            'sender: email not finished; its lease will expire and it is retried',
+          );
+      }
+      handled += rows.length;
+    }
+  }
+
+  function schedule(delayMs: number): void {
+    if (!running) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = null;
+      loop = (async () => {
+        try {
+          do {
+            wakeRequested = false;
+            await runOnce();
+          } while (wakeRequested && running);
+        } catch (error) {
+          logger.warn({ err: error }, 'sender: due-list pass failed; trying again');
+        } finally {
+          loop = null;
+          schedule(pollIntervalMs);
+        }
+      })();
+    }, delayMs);
+  }
+
+  function wake(): void {
+    if (loop) wakeRequested = true;
+    else schedule(0);
+  }
+
+  return {
+    markQueued,
+    runOnce,
+    async start() {
+      running = true;
+      consumer = await opts.log.consume({
+        group: opts.group ?? SENDER_GROUP,
+        fromBeginning: true,
+        maxBatchSize: 1000,
+        maxWaitMs: 50,
+        async handle(batch) {
+          const queued: { tenantId: string; emailId: string }[] = [];
+          for (const record of batch) {
+            // Cheap prefilter: most records are not email.queued of a Tern send (em_ ids).
+            if (!record.value.includes('"email.queued"')) continue;
+            try {
+              const e = JSON.parse(record.value) as { type?: unknown; tenantId?: unknown; emailId?: unknown };
+              if (
+                e.type === 'email.queued' &&
+                typeof e.tenantId === 'string' &&
+                typeof e.emailId === 'string'
+              ) {
+                queued.push({ tenantId: e.tenantId, emailId: e.emailId });
+              }
+            } catch {
+              // Not JSON: the projector dead-letters it; nothing to send.
+            }
+          }
+          if ((await markQueued(queued)) > 0) wake();
+        },
+      });
+      schedule(0);
+      logger.info({ group: opts.group ?? SENDER_GROUP, provider: opts.provider.name }, 'sender started');
+    },
+    async stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await consumer?.stop();
+      consumer = null;
+      await loop;
+      await opts.provider.close?.();
+    },
+  };
+}
+
+/** `email.cancelled` of a cancel (API) or of the sweep: one id per email, so both are one event. */
+export function cancelledEvent(tenantId: string, emailId: string, at: Date): DeliveryEvent {
+  return {
+    id: `${emailId}:cancelled`,
+    type: 'email.cancelled',
+    tenantId,
+    emailId,
+    occurredAt: at.toISOString(),
+    data: {},
+  };
+}

@@ -1,0 +1,95 @@
+import { isBotUserAgent, signTrackingToken, verifyTrackingToken } from '@tern/auth';
+import { describe, expect, it } from 'vitest';
+import { applyTracking, classifySmtpError } from '../src/index.js';
+
+const SECRET = 'unit-tracking-secret-0123456789';
+const ctx = { secret: SECRET, publicUrl: 'https://t.example', tenantId: 'acme', emailId: 'em_1' };
+
+describe('tracking tokens', () => {
+  it('round-trips and refuses another kind, another secret or any altered byte', () => {
+    const click = signTrackingToken(SECRET, {
+      kind: 'click',
+      tenantId: 'acme',
+      emailId: 'em_1',
+      url: 'https://a.example/x',
+    });
+    expect(verifyTrackingToken(SECRET, click, 'click')).toEqual({
+      kind: 'click',
+      tenantId: 'acme',
+      emailId: 'em_1',
+      url: 'https://a.example/x',
+    });
+    expect(verifyTrackingToken(SECRET, click, 'open')).toBeNull();
+    expect(verifyTrackingToken('another-secret-0123456789', click, 'click')).toBeNull();
+    for (let i = 0; i < click.length; i += 7) {
+      const c = click[i] === 'A' ? 'B' : 'A';
+      const altered = `${click.slice(0, i)}${c}${click.slice(i + 1)}`;
+      if (altered !== click) expect(verifyTrackingToken(SECRET, altered, 'click'), `byte ${i}`).toBeNull();
+    }
+    for (const junk of ['', '.', 'a.b.c', 'x'.repeat(9000)])
+      expect(verifyTrackingToken(SECRET, junk, 'click')).toBeNull();
+  });
+
+  it('never signs a redirect to a non-http(s) URL into a valid click', () => {
+    const js = signTrackingToken(SECRET, {
+      kind: 'click',
+      tenantId: 'acme',
+      emailId: 'em_1',
+      url: 'javascript:alert(1)',
+    });
+    expect(verifyTrackingToken(SECRET, js, 'click')).toBeNull();
+  });
+});
+
+describe('isBotUserAgent', () => {
+  it.each([
+    ['Mozilla/5.0 (via ggpht.com GoogleImageProxy)', true],
+    ['Mozilla/5.0 (compatible; Barracuda Sentinel)', true],
+    ['curl/8.5.0', true],
+    ['Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15', false],
+    [undefined, false],
+  ])('%s → %s', (ua, bot) => expect(isBotUserAgent(ua)).toBe(bot));
+});
+
+describe('applyTracking', () => {
+  it('rewrites http(s) links of <a href> and adds the pixel before </body>', () => {
+    const html =
+      '<html><body><a href="https://a.example/x?y=1&amp;z=2">A</a> <a class="c" href=\'http://b.example\'>B</a> ' +
+      '<a href="mailto:x@y.z">M</a> <a href="#top">T</a></body></html>';
+    const out = applyTracking(html, { opens: true, clicks: true }, ctx);
+    const links = [...out.matchAll(/href=["']([^"']+)["']/g)].map((m) => m[1]!);
+    expect(links[2]).toBe('mailto:x@y.z');
+    expect(links[3]).toBe('#top');
+    const tokens = links.slice(0, 2).map((l) => {
+      expect(l.startsWith('https://t.example/t/c/')).toBe(true);
+      return verifyTrackingToken(SECRET, l.slice('https://t.example/t/c/'.length), 'click');
+    });
+    expect(tokens.map((t) => (t?.kind === 'click' ? t.url : null))).toEqual([
+      'https://a.example/x?y=1&z=2',
+      'http://b.example',
+    ]);
+    expect(out).toMatch(
+      /<img src="https:\/\/t\.example\/t\/o\/[^"]+" width="1" height="1"[^>]*\/><\/body><\/html>$/,
+    );
+  });
+
+  it('does nothing that the setting turns off', () => {
+    const html = '<p><a href="https://a.example">A</a></p>';
+    expect(applyTracking(html, { opens: false, clicks: false }, ctx)).toBe(html);
+    expect(applyTracking(html, { opens: true, clicks: false }, ctx)).toMatch(
+      /^<p><a href="https:\/\/a\.example">A<\/a><\/p><img /,
+    );
+  });
+});
+
+describe('classifySmtpError', () => {
+  it.each([
+    [{ responseCode: 550, response: '550 5.1.1 no such user' }, 'bounced'],
+    [{ responseCode: 554, message: 'rejected' }, 'bounced'],
+    [{ responseCode: 451, response: '451 4.7.1 greylisted' }, 'delayed'],
+    [{ responseCode: 421, response: '421 too busy' }, 'delayed'],
+    [{ code: 'ECONNECTION', message: 'connect ECONNREFUSED' }, 'delayed'],
+    [{ code: 'ETIMEDOUT', message: 'timeout' }, 'delayed'],
+    [new Error('something else'), 'delayed'],
+  ])('%j → %s', (error, kind) => expect(classifySmtpError(error).kind).toBe(kind));
+});

@@ -1,0 +1,257 @@
+// The SMTP provider and the sender against a real SMTP server in the test process (`smtp-server`,
+// the nodemailer project's server), with real Postgres and the Postgres-table event log.
+import { type AddressInfo, createServer } from 'node:net';
+import { getTemplate, isSuppressed } from '@tern/api';
+import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
+import { createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
+import { migratePostgres } from '@tern/stores';
+import { simpleParser } from 'mailparser';
+import pg from 'pg';
+import { SMTPServer, type SMTPServerAddress } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFreshDatabase, waitFor } from '../../../test/support/services.js';
+import { createSender, createSmtpProvider, type Sender } from '../src/index.js';
+
+type Received = { raw: string; envelopeTo: string[]; from: string };
+
+/** Recipient-driven behaviour, like the sandbox: the local part says what the server answers. */
+function startSmtp(): Promise<{
+  url: string;
+  received: Received[];
+  rcptCalls: Map<string, number>;
+  close(): Promise<void>;
+}> {
+  const received: Received[] = [];
+  const rcptCalls = new Map<string, number>();
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onRcptTo(address: SMTPServerAddress, _session, callback) {
+      const n = (rcptCalls.get(address.address) ?? 0) + 1;
+      rcptCalls.set(address.address, n);
+      const local = address.address.split('@')[0]!;
+      if (local.startsWith('reject')) {
+        const err = new Error('5.1.1 mailbox unavailable') as Error & { responseCode: number };
+        err.responseCode = 550;
+        return callback(err);
+      }
+      if (local.startsWith('greylist') && (local.includes('always') || n === 1)) {
+        const err = new Error('4.7.1 greylisted, try again later') as Error & { responseCode: number };
+        err.responseCode = 451;
+        return callback(err);
+      }
+      return callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        received.push({
+          raw: Buffer.concat(chunks).toString('utf8'),
+          envelopeTo: session.envelope.rcptTo.map((r) => r.address),
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+        });
+        callback();
+      });
+    },
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.server.address() as AddressInfo;
+      resolve({
+        url: `smtp://127.0.0.1:${port}`,
+        received,
+        rcptCalls,
+        close: () => new Promise<void>((r) => server.close(() => r())),
+      });
+    });
+  });
+}
+
+/** A loopback port with nothing listening: connection refused. */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+let smtp: Awaited<ReturnType<typeof startSmtp>>;
+let db: { url: string; drop(): Promise<void> };
+let pool: pg.Pool;
+let log: PostgresEventLog;
+const TENANT = 'smtp-tenant';
+
+const message = (id: string, to: string) => ({
+  messageId: `<${id}@tern.test>`,
+  from: 'Acme <hello@acme.test>',
+  to,
+  cc: ['cc@example.com'],
+  bcc: ['audit@example.com'],
+  replyTo: 'reply@acme.test',
+  subject: 'Héllo from Tern',
+  html: '<p>Hi</p>',
+  text: 'Hi',
+  headers: { 'X-Campaign': 'c-1', 'X-Tern-Email-Id': id },
+});
+
+beforeAll(async () => {
+  smtp = await startSmtp();
+  db = await createFreshDatabase();
+  pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  pool.on('error', () => undefined);
+  await migratePostgres(pool);
+  log = createPostgresEventLog({ pool, pollIntervalMs: 20 });
+  await log.ensureSchema();
+}, 60_000);
+
+afterAll(async () => {
+  await log?.close();
+  await pool?.end();
+  await db?.drop();
+  await smtp?.close();
+});
+
+describe('SMTP provider (nodemailer → smtp-server)', () => {
+  it('delivers the message with its headers and the Message-ID derived from the email id', async () => {
+    const provider = createSmtpProvider({ url: smtp.url });
+    const result = await provider.send(message('em_smtp1', 'ada@example.com'), {
+      tenantId: TENANT,
+      emailId: 'em_smtp1',
+    });
+    expect(result).toEqual({ kind: 'sent', messageId: '<em_smtp1@tern.test>' });
+    const got = smtp.received.at(-1)!;
+    expect(got.envelopeTo.sort()).toEqual(['ada@example.com', 'audit@example.com', 'cc@example.com']);
+    const parsed = await simpleParser(got.raw);
+    expect(parsed.messageId).toBe('<em_smtp1@tern.test>');
+    expect(parsed.subject).toBe('Héllo from Tern');
+    expect(parsed.from?.text).toBe('"Acme" <hello@acme.test>');
+    expect(parsed.headers.get('to')).toMatchObject({ text: 'ada@example.com' });
+    expect(parsed.headers.get('cc')).toMatchObject({ text: 'cc@example.com' });
+    expect(parsed.headers.has('bcc')).toBe(false);
+    expect(parsed.headers.get('reply-to')).toMatchObject({ text: 'reply@acme.test' });
+    expect(parsed.headers.get('x-campaign')).toBe('c-1');
+    expect(parsed.headers.get('x-tern-email-id')).toBe('em_smtp1');
+    expect(parsed.html).toContain('<p>Hi</p>');
+    expect(parsed.text?.trim()).toBe('Hi');
+    await provider.close?.();
+  });
+
+  it('5xx → bounced; 4xx → delayed; connection refused → delayed', async () => {
+    const provider = createSmtpProvider({ url: smtp.url });
+    const bounced = await provider.send(message('em_r', 'reject@example.com'), {
+      tenantId: TENANT,
+      emailId: 'em_r',
+    });
+    expect(bounced).toMatchObject({ kind: 'bounced', reason: expect.stringContaining('550') });
+    const delayed = await provider.send(message('em_g', 'greylist-always@example.com'), {
+      tenantId: TENANT,
+      emailId: 'em_g',
+    });
+    expect(delayed).toMatchObject({ kind: 'delayed', reason: expect.stringContaining('451') });
+    const refused = createSmtpProvider({ url: `smtp://127.0.0.1:${await closedPort()}`, timeoutMs: 2000 });
+    const down = await refused.send(message('em_d', 'ada@example.com'), {
+      tenantId: TENANT,
+      emailId: 'em_d',
+    });
+    expect(down).toMatchObject({
+      kind: 'delayed',
+      reason: expect.stringMatching(/ECONNECTION|ECONNREFUSED/),
+    });
+  });
+});
+
+describe('sender over SMTP: outcomes appended to the log, retries with backoff, then failed', () => {
+  let sender: Sender;
+  let counter = 0;
+
+  /** Writes a send the way the API does and appends its email.queued. */
+  async function queue(to: string): Promise<string> {
+    const id = `em_smtp_${++counter}_${Date.now()}`;
+    await pool.query(
+      `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message) VALUES ($1, $2, 'awaiting_log', now(), $3)`,
+      [TENANT, id, JSON.stringify({ from: 'hello@acme.test', to, subject: 'S', text: 'T' })],
+    );
+    const queued = deliveryEventSchema.parse({
+      id: `${id}:queued`,
+      type: 'email.queued',
+      tenantId: TENANT,
+      emailId: id,
+      occurredAt: new Date().toISOString(),
+      data: { toEmail: to, subject: 'S' },
+    });
+    await log.append([{ key: id, value: JSON.stringify(queued) }]);
+    return id;
+  }
+
+  /** Every event of the email in the log, in log order. */
+  async function eventsOf(id: string): Promise<DeliveryEvent[]> {
+    const { rows } = await pool.query<{ value: string }>(
+      'SELECT value FROM event_log WHERE key = $1 ORDER BY seq',
+      [id],
+    );
+    return rows.map((r) => deliveryEventSchema.parse(JSON.parse(r.value)));
+  }
+
+  const finalTypes = (id: string, last: string) =>
+    waitFor(
+      async () => {
+        const events = await eventsOf(id);
+        return events.at(-1)?.type === last ? events.map((e) => e.type) : null;
+      },
+      { timeoutMs: 20_000, description: `${id} ends with ${last}` },
+    );
+
+  beforeAll(async () => {
+    sender = createSender({
+      pool,
+      log,
+      provider: createSmtpProvider({ url: smtp.url, timeoutMs: 2000 }),
+      isSuppressed,
+      getTemplate,
+      tracking: { secret: 'smtp-tracking-secret-0123456789', publicUrl: 'http://127.0.0.1:3000' },
+      messageIdDomain: 'tern.test',
+      pollIntervalMs: 50,
+      retryDelaysMs: [100, 150, 200, 250, 300],
+    });
+    await sender.start();
+  });
+  afterAll(async () => {
+    await sender?.stop();
+  });
+
+  it('accepted → email.sent {provider: smtp, messageId}', async () => {
+    const id = await queue('grace@example.com');
+    expect(await finalTypes(id, 'email.sent')).toEqual(['email.queued', 'email.sent']);
+    const sent = (await eventsOf(id)).at(-1)!;
+    expect(sent.data).toEqual({ provider: 'smtp', messageId: `<${id}@tern.test>` });
+    const parsed = await simpleParser(smtp.received.find((r) => r.raw.includes(id))!.raw);
+    expect(parsed.messageId).toBe(`<${id}@tern.test>`);
+  });
+
+  it('5xx → email.bounced hard, never retried', async () => {
+    const id = await queue('reject-me@example.com');
+    expect(await finalTypes(id, 'email.bounced')).toEqual(['email.queued', 'email.bounced']);
+    expect((await eventsOf(id)).at(-1)!.data).toMatchObject({ bounceType: 'hard' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(smtp.rcptCalls.get('reject-me@example.com')).toBe(1);
+  });
+
+  it('4xx → email.delayed, then retried and sent', async () => {
+    const id = await queue('greylist-once@example.com');
+    expect(await finalTypes(id, 'email.sent')).toEqual(['email.queued', 'email.delayed', 'email.sent']);
+    expect(smtp.rcptCalls.get('greylist-once@example.com')).toBe(2);
+  });
+
+  it('still refused after every retry (6 attempts) → email.failed', async () => {
+    const id = await queue('greylist-always@example.com');
+    const before = smtp.rcptCalls.get('greylist-always@example.com') ?? 0;
+    const types = await finalTypes(id, 'email.failed');
+    expect(types).toEqual(['email.queued', ...Array(6).fill('email.delayed'), 'email.failed']);
+    expect((smtp.rcptCalls.get('greylist-always@example.com') ?? 0) - before).toBe(6);
+    const { rows } = await pool.query('SELECT state, attempts FROM outgoing_emails WHERE id = $1', [id]);
+    expect(rows[0]).toEqual({ state: 'done', attempts: 6 });
+  });
+});
