@@ -14,7 +14,8 @@ const CONTACTS = 10_000;
  * SPEC §15: "sent exactly once per contact even if the send is retried or the process restarts".
  * The all-in-one process on Kafka and the Postgres server fans a 10 000-contact campaign out and is
  * killed with SIGKILL in the middle of it; a new process takes the job over when its lease lapses
- * and finishes it. Exactly one email per contact results.
+ * and finishes it. Exactly one email per contact results: in the log, in the projection and in the
+ * sender's due-list (`outgoing_emails`).
  */
 describe('campaign fan-out across a kill -9', () => {
   let db: { url: string; drop(): Promise<void> };
@@ -135,5 +136,22 @@ describe('campaign fan-out across a kill -9', () => {
       stats: { recipients: number };
     };
     expect(body.stats.recipients).toBe(CONTACTS);
+    // The send path holds one row per contact (the sender's due-list), and the sender delivers them.
+    const outgoing = await pool.query<{ n: number; ids: number; addresses: number }>(
+      `SELECT count(*)::int AS n, count(DISTINCT id)::int AS ids, count(DISTINCT message->>'to')::int AS addresses
+         FROM outgoing_emails WHERE tenant_id = $1 AND message->'tags' ? $2`,
+      [TENANT, `campaign:${id}`],
+    );
+    expect(outgoing.rows[0]).toEqual({ n: CONTACTS, ids: CONTACTS, addresses: CONTACTS });
+    await waitFor(
+      async () => {
+        const { rows } = await pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM email_logs WHERE tenant_id = $1 AND tags ? $2 AND status = 'DELIVERED'`,
+          [TENANT, `campaign:${id}`],
+        );
+        return rows[0]!.n > 0;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, description: 'the sender to deliver campaign mail' },
+    );
   }, 300_000);
 });
