@@ -1,11 +1,13 @@
 /**
- * Campaign fan-out (SPEC §15): emails/s of `createCampaignFanout` for one campaign to a
- * 100 000-contact audience (BENCH_CAMPAIGN_CONTACTS), per log adapter, next to its ceiling from the
- * same run: the same number of email.queued events appended to the same log in the same chunk
- * size, with nothing else (no contact scan, rendering, unsubscribe tokens or bulk_emails rows).
+ * Campaign fan-out (SPEC §15): emails/s of `createCampaignFanout` on the real send path
+ * (`outgoingMailer`: due-list rows, then email.queued) for one campaign to a 100 000-contact
+ * audience (BENCH_CAMPAIGN_CONTACTS), per log adapter, next to its ceiling from the same run: the
+ * same number of email.queued events appended to the same log in the same chunk size, with nothing
+ * else (no contact scan, rendering, unsubscribe tokens, bulk_emails or outgoing_emails rows). No
+ * sender runs: this is the fan-out, not the provider.
  */
 import { randomBytes } from 'node:crypto';
-import { createCampaignFanout, eventLogMailer, queuedEvent } from '@tern/api';
+import { createCampaignFanout, outgoingMailer, queuedEvent } from '@tern/api';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import pg from 'pg';
 import { openProjectionDatabase } from '../lib/projection-stores.js';
@@ -65,7 +67,7 @@ async function measure(variant: string, log: EventLog, pool: pg.Pool) {
   );
   const fanout = createCampaignFanout({
     pool,
-    mailer: eventLogMailer(log),
+    mailer: outgoingMailer(pool, log),
     now: () => new Date(),
     publicUrl: 'http://127.0.0.1:3000',
     trackingSecret: SECRET,
