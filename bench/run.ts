@@ -17,7 +17,16 @@ import { runTsx } from './lib/child.js';
 import { cpuBetween, cpuSnapshot } from './lib/cpu.js';
 import { type BenchResult, type Figure, formatTable, meets } from './lib/report.js';
 
-const BENCHES = ['ingest', 'projection', 'lag', 'analytics', 'webhooks', 'send', 'readpath'] as const;
+const BENCHES = [
+  'ingest',
+  'projection',
+  'lag',
+  'analytics',
+  'webhooks',
+  'send',
+  'readpath',
+  'campaigns',
+] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
 const TIMEOUT_MS: Record<BenchName, number> = {
@@ -28,6 +37,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   webhooks: 300_000,
   send: 300_000,
   readpath: 900_000,
+  campaigns: 600_000,
 };
 
 const here = fileURLToPath(new URL('.', import.meta.url));

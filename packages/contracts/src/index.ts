@@ -1,3 +1,4 @@
+export * from './campaigns.js';
 export * from './contacts.js';
 export * from './emails.js';
 export * from './events.js';

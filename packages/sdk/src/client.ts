@@ -1,8 +1,10 @@
+import { type CampaignsApi, createCampaignsApi } from './campaigns.js';
 import { type ResolvedConfig, readProcessEnv, resolveConfig, type TernOptions } from './config.js';
 import { ITERATOR_PAGE_LIMIT } from './constants.js';
 import { type ContactsApi, createContactsApi } from './contacts.js';
 import { TernApiError, TernTimeoutError } from './errors.js';
 import { type BackoffPolicy, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry.js';
+import { createSequencesApi, type SequencesApi } from './sequences.js';
 import type {
   BatchEmailResponse,
   CancelEmailResponse,
@@ -32,6 +34,10 @@ export interface TernClient {
   readonly contacts: ContactsApi;
   /** Outgoing webhook endpoints, their deliveries and replays (key scope `webhooks:manage`). */
   readonly webhooks: WebhooksApi;
+  /** Campaigns (`campaigns:read` / `campaigns:write`). */
+  readonly campaigns: CampaignsApi;
+  /** Sequences and enrollments (`sequences:read` / `sequences:write`). */
+  readonly sequences: SequencesApi;
   /** Sending (SPEC §11); needs a key with `email:send` (send, batch) or `email:read` (get, cancel). */
   readonly emails: {
     /** `POST /emails/send` → `{ id }` once queued. Retries reuse one Idempotency-Key, so a retry never sends twice. */
@@ -314,6 +320,8 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     contacts: createContactsApi(send),
     emails,
     webhooks: createWebhooksApi(send),
+    campaigns: createCampaignsApi(send),
+    sequences: createSequencesApi(send),
   };
 }
 

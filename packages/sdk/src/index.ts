@@ -1,3 +1,12 @@
+export type {
+  Campaign,
+  CampaignList,
+  CampaignStatus,
+  CampaignsApi,
+  CreateCampaignParams,
+  MailStats,
+  UpdateCampaignParams,
+} from './campaigns.js';
 export { init, type TernClient } from './client.js';
 export type { FetchLike, TernOptions } from './config.js';
 export { API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL } from './constants.js';
@@ -20,6 +29,15 @@ export {
   type TernErrorCode,
   TernTimeoutError,
 } from './errors.js';
+export type {
+  CreateSequenceParams,
+  Enrollment,
+  Sequence,
+  SequenceList,
+  SequenceStep,
+  SequenceStepParams,
+  SequencesApi,
+} from './sequences.js';
 export type {
   BatchEmailResponse,
   CancelEmailResponse,

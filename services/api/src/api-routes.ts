@@ -9,12 +9,14 @@ import type pg from 'pg';
 import { createAnalyticsQueries } from './analytics-queries.js';
 import { analyticsRoutes } from './analytics-routes.js';
 import { type ApiKeyStoreLogger, createApiKeyStore } from './api-key-store.js';
+import { campaignRoutes } from './campaigns/routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { createAuthHook } from './credentials.js';
 import { emailRoutes } from './emails/routes.js';
 import { logsRoutes } from './logs-routes.js';
 import { projectRoutes } from './projects/routes.js';
 import type { ApiRouteDeps, SendingDeps } from './route-deps.js';
+import { sequenceRoutes } from './sequences/routes.js';
 import { suppressionRoutes } from './suppressions/routes.js';
 import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
@@ -205,6 +207,8 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     ...deps,
     ...(opts.importMaxBytes === undefined ? {} : { importMaxBytes: opts.importMaxBytes }),
   });
+  await app.register(campaignRoutes, deps);
+  await app.register(sequenceRoutes, deps);
   if (opts.trackingSecret !== undefined) {
     await app.register(unsubscribeRoutes, { ...deps, trackingSecret: opts.trackingSecret });
   }

@@ -16,6 +16,8 @@ export const TAGS = {
   projects: 'Projects',
   contacts: 'Contacts',
   unsubscribe: 'Unsubscribe',
+  campaigns: 'Campaigns',
+  sequences: 'Sequences',
   emails: 'Emails',
   tracking: 'Tracking',
 } as const;
@@ -134,6 +136,16 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.unsubscribe,
           description:
             'The links of `List-Unsubscribe` (RFC 8058): one-click `POST` and a confirmation page. No credential: the signed token is one.',
+        },
+        {
+          name: TAGS.campaigns,
+          description:
+            'One message to every subscribed contact of an audience, sent exactly once per contact (`campaigns:read`, `campaigns:write`).',
+        },
+        {
+          name: TAGS.sequences,
+          description:
+            'Drip sequences: steps sent at enrollment + the delays, stopped by unsubscribe, suppression, erasure or cancel (`sequences:read`, `sequences:write`).',
         },
         {
           name: TAGS.tracking,

@@ -8,8 +8,11 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addSuppression,
+  enroll,
+  insertCampaign,
   insertContact,
   insertProject,
+  insertSequence,
   insertTemplate,
   JWT_REQUIRED_MESSAGE,
   newResourceId,
@@ -155,6 +158,34 @@ const trackingToken = (kind: 'open' | 'click') =>
   );
 const unsubscribeToken = () =>
   createUnsubscribeToken(TRACKING_SECRET, { tenantId: A, email: `${fresh()}@matrix.test`, source: 'matrix' });
+
+const CAMPAIGN_BODY = { name: 'c', from: 'news@matrix.test', audience: 'matrix', subject: 's', text: 't' };
+const campaignId = async () =>
+  (
+    await insertCampaign(
+      stores.pool,
+      A,
+      {
+        id: newResourceId('campaign'),
+        name: 'c',
+        from: 'news@matrix.test',
+        audience: 'matrix',
+        templateId: null,
+        subject: 's',
+        html: null,
+        text: 't',
+        scheduledAt: null,
+      },
+      at(),
+    )
+  ).id;
+const SEQUENCE_BODY = {
+  name: 's',
+  from: 'news@matrix.test',
+  steps: [{ delayMinutes: 0, subject: 's', text: 't' }],
+};
+const sequenceId = async () =>
+  (await insertSequence(stores.pool, A, newResourceId('sequence'), SEQUENCE_BODY, at())).id;
 
 const ROWS: Record<string, Row> = {
   // Analytics (SPEC §6)
@@ -388,6 +419,87 @@ const ROWS: Record<string, Row> = {
       url: `/webhooks/${await webhookId()}/replay`,
       payload: { since: '2026-01-01T00:00:00Z' },
     }),
+  },
+  // Campaigns (SPEC §15)
+  'POST /campaigns': {
+    rule: { kind: 'scope', scope: 'campaigns:write' },
+    ok: 201,
+    request: async () => ({ url: '/campaigns', payload: CAMPAIGN_BODY }),
+  },
+  'GET /campaigns': {
+    rule: { kind: 'scope', scope: 'campaigns:read' },
+    ok: 200,
+    request: async () => ({ url: '/campaigns' }),
+  },
+  'GET /campaigns/{id}': {
+    rule: { kind: 'scope', scope: 'campaigns:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/campaigns/${await campaignId()}` }),
+  },
+  'PATCH /campaigns/{id}': {
+    rule: { kind: 'scope', scope: 'campaigns:write' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/campaigns/${await campaignId()}`, payload: { name: 'renamed' } }),
+  },
+  'DELETE /campaigns/{id}': {
+    rule: { kind: 'scope', scope: 'campaigns:write' },
+    ok: 204,
+    resource: true,
+    request: async () => ({ url: `/campaigns/${await campaignId()}` }),
+  },
+  'POST /campaigns/{id}/send': {
+    rule: { kind: 'scope', scope: 'campaigns:write' },
+    ok: 202,
+    resource: true,
+    request: async () => ({ url: `/campaigns/${await campaignId()}/send` }),
+  },
+  'POST /campaigns/{id}/cancel': {
+    rule: { kind: 'scope', scope: 'campaigns:write' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/campaigns/${await campaignId()}/cancel` }),
+  },
+  // Sequences (SPEC §15)
+  'POST /sequences': {
+    rule: { kind: 'scope', scope: 'sequences:write' },
+    ok: 201,
+    request: async () => ({ url: '/sequences', payload: SEQUENCE_BODY }),
+  },
+  'GET /sequences': {
+    rule: { kind: 'scope', scope: 'sequences:read' },
+    ok: 200,
+    request: async () => ({ url: '/sequences' }),
+  },
+  'GET /sequences/{id}': {
+    rule: { kind: 'scope', scope: 'sequences:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/sequences/${await sequenceId()}` }),
+  },
+  'POST /sequences/{id}/enrollments': {
+    rule: { kind: 'scope', scope: 'sequences:write' },
+    ok: 201,
+    resource: true,
+    request: async () => {
+      const email = `${fresh()}@matrix.test`;
+      await insertContact(stores.pool, A, { id: newResourceId('contact'), email }, at());
+      return { url: `/sequences/${await sequenceId()}/enrollments`, payload: { email } };
+    },
+  },
+  'DELETE /sequences/{id}/enrollments/{enrollmentId}': {
+    rule: { kind: 'scope', scope: 'sequences:write' },
+    ok: 204,
+    resource: true,
+    request: async () => {
+      const email = `${fresh()}@matrix.test`;
+      await insertContact(stores.pool, A, { id: newResourceId('contact'), email }, at());
+      const seq = await sequenceId();
+      const outcome = await enroll(stores.pool, A, seq, `enr_${fresh()}`, email, at());
+      if (outcome.kind !== 'ok') throw new Error(outcome.kind);
+      return { url: `/sequences/${seq}/enrollments/${outcome.enrollment.id}` };
+    },
   },
   // Sending (SPEC §11)
   'POST /emails/send': {

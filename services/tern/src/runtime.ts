@@ -2,9 +2,12 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   createApiApp,
+  createCampaignFanout,
   createRetentionJob,
+  createSequenceScheduler,
   getTemplate,
   isSuppressed,
+  outgoingMailer,
   type WebhookRouteOptions,
 } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
@@ -208,6 +211,23 @@ export async function startRuntime(
       });
       retention.start();
       closers.unshift(async () => retention.stop());
+      // Campaign fan-out and sequence steps (SPEC §15): durable jobs in Postgres, any number of
+      // instances (SKIP LOCKED + leases); their emails take the send path of POST /emails/send
+      // (outgoing_emails, then email.queued; the sender does the rest).
+      const bulk = {
+        pool,
+        mailer: outgoingMailer(pool, log!),
+        now: () => new Date(),
+        publicUrl,
+        trackingSecret: trackingSecret!,
+        logger,
+      };
+      const fanout = createCampaignFanout(bulk);
+      const sequences = createSequenceScheduler(bulk);
+      fanout.start();
+      sequences.start();
+      closers.unshift(() => fanout.stop());
+      closers.unshift(() => sequences.stop());
       // The web dashboard (SPEC §18): static files over the same public API, on the same port.
       await app.register(dashboardRoutes, { dir: DASHBOARD_DIR });
     } else {

@@ -136,7 +136,7 @@ export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> 
     },
     async (request, reply) => {
       const claims = claimsOf(request.params.token);
-      await unsubscribeAddress(deps.pool, claims.tenantId, claims.email, deps.now());
+      await unsubscribeAddress(deps.pool, claims.tenantId, claims.email, deps.now(), claims.source);
       return sendPage(reply, donePage(claims.email));
     },
   );

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 
 /**
@@ -11,7 +12,19 @@ export async function unsubscribeAddress(
   tenantId: string,
   email: string,
   now: Date,
+  source?: string,
 ): Promise<void> {
+  const address = email.toLowerCase();
+  // Campaign and sequence mail count their unsubscribes (SPEC §15 stats) by a hash of the address.
+  if (source !== undefined && /^(campaign|sequence):/.test(source)) {
+    await db.query(
+      `INSERT INTO unsubscribe_sources (tenant_id, source, email_hash, created_at)
+       SELECT $1, $2, $3, $4
+        WHERE EXISTS (SELECT 1 FROM contacts WHERE tenant_id = $1 AND email = $5 AND subscribed)
+       ON CONFLICT DO NOTHING`,
+      [tenantId, source, createHash('sha256').update(address).digest('hex'), now, address],
+    );
+  }
   await db.query(
     `WITH contact AS (
        UPDATE contacts SET subscribed = false, unsubscribed_at = $3, updated_at = $3
@@ -21,6 +34,6 @@ export async function unsubscribeAddress(
      INSERT INTO suppressions (tenant_id, email, reason, source, created_at)
      VALUES ($1, $2, 'unsubscribed', 'unsubscribe', $3)
      ON CONFLICT (tenant_id, email) DO NOTHING`,
-    [tenantId, email.toLowerCase(), now],
+    [tenantId, address, now],
   );
 }

@@ -1,0 +1,342 @@
+import { z } from 'zod';
+import { audienceNameSchema } from './contacts.js';
+
+/**
+ * Campaigns and sequences (SPEC §15): bodies and answers of `/campaigns` and `/sequences`.
+ * Content is either a template of the tenant (`templateId`, rendered per recipient with the
+ * contact's `email`, `firstName`, `lastName` and attributes) or its own `subject` + `html`/`text`.
+ */
+
+export const MAX_CONTENT_PART = 256 * 1024;
+export const MAX_SEQUENCE_STEPS = 20;
+/** A delay of at most one year between two steps. */
+export const MAX_DELAY_MINUTES = 525_600;
+
+const name = z
+  .string({ error: 'name must be a string of 1 to 100 characters' })
+  .min(1, { error: 'name must be a string of 1 to 100 characters' })
+  .max(100, { error: 'name must be a string of 1 to 100 characters' })
+  .meta({ description: 'Display name.', example: 'June newsletter' });
+
+/** `addr` or `Name <addr>` (the sender of every email). */
+const FROM_PATTERN = /^(?:[^<>\r\n]{0,200}<[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+)$/;
+export const fromAddressSchema = z
+  .string({ error: 'from must be an address or `Name <address>`' })
+  .max(320, { error: 'from must be at most 320 characters' })
+  .regex(FROM_PATTERN, { error: 'from must be an address or `Name <address>`' })
+  .meta({ description: 'Sender: `addr` or `Name <addr>`.', example: 'Acme <news@acme.test>' });
+
+const templateId = z
+  .string({ error: 'templateId must be a string' })
+  .min(1, { error: 'templateId must be a template id' })
+  .max(128, { error: 'templateId must be a template id' })
+  .meta({
+    description: 'A template of the tenant; rendered per contact.',
+    example: 'tpl_4Hs9dK2mQ7wE1rT6yU3iO8pA',
+  });
+
+const subject = z
+  .string({ error: 'subject must be a string of 1 to 998 characters' })
+  .min(1, { error: 'subject must be a string of 1 to 998 characters' })
+  .max(998, { error: 'subject must be a string of 1 to 998 characters' })
+  .meta({ description: 'Subject (overrides the template’s); Mustache.', example: 'News for {{firstName}}' });
+
+const part = (field: 'html' | 'text', example: string) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .max(MAX_CONTENT_PART, { error: `${field} must be at most ${MAX_CONTENT_PART} characters` })
+    .meta({ description: `${field === 'html' ? 'HTML' : 'Plain-text'} body; Mustache.`, example });
+
+const content = {
+  templateId: templateId.optional(),
+  subject: subject.optional(),
+  html: part('html', '<p>Hi {{firstName}}</p>').optional(),
+  text: part('text', 'Hi {{firstName}}').optional(),
+};
+
+interface ContentFields {
+  templateId?: string | undefined;
+  subject?: string | undefined;
+  html?: string | undefined;
+  text?: string | undefined;
+}
+
+/** A template, or a subject with a body (SPEC §15: `templateId | (subject, html?, text?)`). */
+export function contentProblem(c: ContentFields): { path: string; message: string } | null {
+  if (c.templateId !== undefined) return null;
+  if (c.subject === undefined) return { path: 'subject', message: 'subject is required without templateId' };
+  if (c.html === undefined && c.text === undefined)
+    return { path: 'html', message: 'html or text is required without templateId' };
+  return null;
+}
+
+const scheduledAt = z.iso
+  .datetime({ offset: true, error: 'scheduledAt must be an ISO 8601 date-time with offset' })
+  .meta({ description: 'When to send (future, ≤ 30 days ahead).', example: '2026-06-20T09:00:00Z' });
+
+export const createCampaignBodySchema = z
+  .strictObject({
+    name,
+    from: fromAddressSchema,
+    audience: audienceNameSchema,
+    ...content,
+    scheduledAt: scheduledAt.optional(),
+  })
+  .superRefine((body, ctx) => {
+    const problem = contentProblem(body);
+    if (problem) ctx.addIssue({ code: 'custom', path: [problem.path], message: problem.message });
+  })
+  .meta({
+    examples: [
+      {
+        name: 'June newsletter',
+        from: 'Acme <news@acme.test>',
+        audience: 'newsletter',
+        subject: 'June news for {{firstName}}',
+        html: '<p>Hi {{firstName}}, here is what is new.</p>',
+      },
+    ],
+  });
+export type CreateCampaignBody = z.infer<typeof createCampaignBodySchema>;
+
+export const updateCampaignBodySchema = z
+  .strictObject({
+    name: name.optional(),
+    from: fromAddressSchema.optional(),
+    audience: audienceNameSchema.optional(),
+    templateId: templateId.nullable().optional(),
+    subject: subject.nullable().optional(),
+    html: part('html', '<p>Hi {{firstName}}</p>').nullable().optional(),
+    text: part('text', 'Hi {{firstName}}').nullable().optional(),
+    scheduledAt: scheduledAt.nullable().optional(),
+  })
+  .meta({
+    description: 'Fields to change (null clears an optional one); the result must still have content.',
+    examples: [{ subject: 'June news, revised', scheduledAt: '2026-06-20T09:00:00Z' }],
+  });
+export type UpdateCampaignBody = z.infer<typeof updateCampaignBodySchema>;
+
+export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'sent', 'cancelled'] as const;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+
+export const mailStatsSchema = z
+  .object({
+    recipients: z.number().int().meta({ description: 'Emails created for this mail (one per contact).' }),
+    sent: z
+      .number()
+      .int()
+      .meta({ description: 'Handed to the provider (SENT, DELAYED, DELIVERED, BOUNCED).' }),
+    delivered: z.number().int(),
+    opened: z.number().int().meta({ description: 'Emails opened at least once (bots excluded).' }),
+    clicked: z.number().int().meta({ description: 'Emails clicked at least once (bots excluded).' }),
+    bounced: z.number().int(),
+    complained: z.number().int(),
+    unsubscribed: z.number().int().meta({ description: 'Recipients who unsubscribed through this mail.' }),
+  })
+  .meta({
+    description: 'Counts from the projection (exact; they follow the log within a batch).',
+    example: {
+      recipients: 3,
+      sent: 3,
+      delivered: 2,
+      opened: 1,
+      clicked: 1,
+      bounced: 1,
+      complained: 0,
+      unsubscribed: 0,
+    },
+  });
+export type MailStats = z.infer<typeof mailStatsSchema>;
+
+const EXAMPLE_STATS: MailStats = {
+  recipients: 3,
+  sent: 3,
+  delivered: 2,
+  opened: 1,
+  clicked: 1,
+  bounced: 1,
+  complained: 0,
+  unsubscribed: 0,
+};
+
+export const campaignSchema = z
+  .object({
+    id: z.string().meta({ description: 'Campaign id, `cmp_…`.' }),
+    name: z.string(),
+    from: z.string(),
+    audience: z.string(),
+    templateId: z.string().nullable(),
+    subject: z.string().nullable(),
+    html: z.string().nullable(),
+    text: z.string().nullable(),
+    status: z
+      .enum(CAMPAIGN_STATUSES)
+      .meta({ description: 'draft → scheduled → sending → sent, or cancelled.' }),
+    scheduledAt: z.string().nullable().meta({ description: 'ISO 8601, or null.' }),
+    sentAt: z.string().nullable().meta({ description: 'When the fan-out finished (ISO 8601), or null.' }),
+    createdAt: z.string().meta({ description: 'ISO 8601.' }),
+    updatedAt: z.string().meta({ description: 'ISO 8601.' }),
+    stats: mailStatsSchema,
+  })
+  .meta({
+    description: 'A campaign and its counts.',
+    examples: [
+      {
+        id: 'cmp_4Hs9dK2mQ7wE1rT6yU3iO8pA',
+        name: 'June newsletter',
+        from: 'Acme <news@acme.test>',
+        audience: 'newsletter',
+        templateId: null,
+        subject: 'June news for {{firstName}}',
+        html: '<p>Hi {{firstName}}, here is what is new.</p>',
+        text: null,
+        status: 'sent',
+        scheduledAt: null,
+        sentAt: '2026-06-15T12:00:02.000Z',
+        createdAt: '2026-06-15T11:58:00.000Z',
+        updatedAt: '2026-06-15T12:00:02.000Z',
+        stats: EXAMPLE_STATS,
+      },
+    ],
+  });
+export type Campaign = z.infer<typeof campaignSchema>;
+
+export const campaignStatusAnswerSchema = z
+  .object({ id: z.string(), status: z.enum(CAMPAIGN_STATUSES) })
+  .meta({ examples: [{ id: 'cmp_4Hs9dK2mQ7wE1rT6yU3iO8pA', status: 'sending' }] });
+
+// ---- sequences -------------------------------------------------------------------------------
+
+export const sequenceStepBodySchema = z
+  .strictObject({
+    delayMinutes: z
+      .number({ error: 'delayMinutes must be an integer from 0 to 525600' })
+      .int({ error: 'delayMinutes must be an integer from 0 to 525600' })
+      .min(0, { error: 'delayMinutes must be an integer from 0 to 525600' })
+      .max(MAX_DELAY_MINUTES, { error: 'delayMinutes must be an integer from 0 to 525600' })
+      .meta({ description: 'Minutes after the previous step (after enrollment for the first).', example: 0 }),
+    ...content,
+  })
+  .superRefine((step, ctx) => {
+    const problem = contentProblem(step);
+    if (problem) ctx.addIssue({ code: 'custom', path: [problem.path], message: problem.message });
+  });
+export type SequenceStepBody = z.infer<typeof sequenceStepBodySchema>;
+
+export const createSequenceBodySchema = z
+  .strictObject({
+    name,
+    from: fromAddressSchema,
+    steps: z
+      .array(sequenceStepBodySchema, { error: 'steps must be an array of 1 to 20 steps' })
+      .min(1, { error: 'steps must be an array of 1 to 20 steps' })
+      .max(MAX_SEQUENCE_STEPS, { error: 'steps must be an array of 1 to 20 steps' }),
+  })
+  .meta({
+    examples: [
+      {
+        name: 'Onboarding',
+        from: 'Acme <hello@acme.test>',
+        steps: [
+          { delayMinutes: 0, subject: 'Welcome, {{firstName}}', text: 'Glad to have you.' },
+          { delayMinutes: 1440, subject: 'Getting started', html: '<p>Three tips…</p>' },
+        ],
+      },
+    ],
+  });
+export type CreateSequenceBody = z.infer<typeof createSequenceBodySchema>;
+
+export const sequenceSchema = z
+  .object({
+    id: z.string().meta({ description: 'Sequence id, `seq_…`.' }),
+    name: z.string(),
+    from: z.string(),
+    steps: z.array(
+      z.object({
+        delayMinutes: z.number().int(),
+        templateId: z.string().nullable(),
+        subject: z.string().nullable(),
+        html: z.string().nullable(),
+        text: z.string().nullable(),
+        stats: mailStatsSchema,
+      }),
+    ),
+    enrollments: z
+      .object({
+        active: z.number().int(),
+        completed: z.number().int(),
+        stopped: z.number().int(),
+        cancelled: z.number().int(),
+      })
+      .meta({ description: 'Enrollments by state.' }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({
+    description: 'A sequence, its steps with per-step counts, and its enrollments by state.',
+    examples: [
+      {
+        id: 'seq_4Hs9dK2mQ7wE1rT6yU3iO8pA',
+        name: 'Onboarding',
+        from: 'Acme <hello@acme.test>',
+        steps: [
+          {
+            delayMinutes: 0,
+            templateId: null,
+            subject: 'Welcome, {{firstName}}',
+            html: null,
+            text: 'Glad to have you.',
+            stats: EXAMPLE_STATS,
+          },
+        ],
+        enrollments: { active: 1, completed: 2, stopped: 0, cancelled: 0 },
+        createdAt: '2026-06-15T12:00:00.000Z',
+        updatedAt: '2026-06-15T12:00:00.000Z',
+      },
+    ],
+  });
+export type Sequence = z.infer<typeof sequenceSchema>;
+
+export const enrollBodySchema = z
+  .strictObject({
+    email: z
+      .string({ error: 'email must be a string' })
+      .trim()
+      .max(254, { error: 'email must be at most 254 characters' })
+      .pipe(z.email({ error: 'email must be a valid email address' }))
+      .transform((v) => v.toLowerCase())
+      .meta({ description: 'Address of an existing contact of the tenant.', example: 'ada@example.com' }),
+  })
+  .meta({ examples: [{ email: 'ada@example.com' }] });
+export type EnrollBody = z.infer<typeof enrollBodySchema>;
+
+export const ENROLLMENT_STATES = ['active', 'completed', 'stopped', 'cancelled'] as const;
+export const enrollmentSchema = z
+  .object({
+    id: z.string().meta({ description: 'Enrollment id, `enr_…`.' }),
+    sequenceId: z.string(),
+    contactId: z.string(),
+    state: z.enum(ENROLLMENT_STATES),
+    stopReason: z
+      .string()
+      .nullable()
+      .meta({ description: 'unsubscribed | suppressed | erased, when stopped.' }),
+    nextStep: z.number().int().meta({ description: 'Index (0-based) of the next step to send.' }),
+    nextDueAt: z.string().nullable().meta({ description: 'When the next step falls due (ISO 8601).' }),
+    enrolledAt: z.string(),
+  })
+  .meta({
+    examples: [
+      {
+        id: 'enr_4Hs9dK2mQ7wE1rT6yU3iO8pA',
+        sequenceId: 'seq_4Hs9dK2mQ7wE1rT6yU3iO8pA',
+        contactId: 'ct_4Hs9dK2mQ7wE1rT6yU3iO8pA',
+        state: 'active',
+        stopReason: null,
+        nextStep: 0,
+        nextDueAt: '2026-06-15T12:00:00.000Z',
+        enrolledAt: '2026-06-15T12:00:00.000Z',
+      },
+    ],
+  });
+export type Enrollment = z.infer<typeof enrollmentSchema>;

@@ -1,0 +1,118 @@
+import type { Send } from './client.js';
+import type { ListMeta, RequestOptions } from './types.js';
+
+/** Counts of a campaign's (or a sequence step's) emails, from the delivery log (SPEC §15). */
+export interface MailStats {
+  recipients: number;
+  sent: number;
+  delivered: number;
+  opened: number;
+  clicked: number;
+  bounced: number;
+  complained: number;
+  unsubscribed: number;
+}
+
+export type CampaignStatus = 'draft' | 'scheduled' | 'sending' | 'sent' | 'cancelled';
+
+/** A campaign (SPEC §15). */
+export interface Campaign {
+  id: string;
+  name: string;
+  from: string;
+  audience: string;
+  templateId: string | null;
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+  status: CampaignStatus;
+  scheduledAt: string | null;
+  sentAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  stats: MailStats;
+}
+
+/** A template of the tenant (`templateId`), or own `subject` with `html` and/or `text`. */
+export interface CreateCampaignParams {
+  name: string;
+  /** `addr` or `Name <addr>`. */
+  from: string;
+  audience: string;
+  templateId?: string;
+  subject?: string;
+  html?: string;
+  text?: string;
+  /** ISO 8601; the campaign waits as `scheduled` until then once sent. */
+  scheduledAt?: string;
+}
+
+/** Fields to change while draft; `null` clears an optional one. */
+export type UpdateCampaignParams = {
+  [K in keyof CreateCampaignParams]?: K extends 'name' | 'from' | 'audience'
+    ? CreateCampaignParams[K]
+    : CreateCampaignParams[K] | null;
+};
+
+export interface CampaignList {
+  data: Campaign[];
+  meta: ListMeta;
+}
+
+export interface CampaignsApi {
+  create(params: CreateCampaignParams, options?: RequestOptions): Promise<Campaign>;
+  list(params?: { page?: number; limit?: number }, options?: RequestOptions): Promise<CampaignList>;
+  get(id: string, options?: RequestOptions): Promise<Campaign>;
+  update(id: string, params: UpdateCampaignParams, options?: RequestOptions): Promise<Campaign>;
+  remove(id: string, options?: RequestOptions): Promise<void>;
+  /** Starts the fan-out (or schedules it): `{ id, status: 'sending' | 'scheduled' }`. */
+  send(id: string, options?: RequestOptions): Promise<{ id: string; status: CampaignStatus }>;
+  cancel(id: string, options?: RequestOptions): Promise<{ id: string; status: CampaignStatus }>;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isCampaign = (value: unknown): value is Campaign =>
+  isRecord(value) &&
+  typeof value.id === 'string' &&
+  typeof value.status === 'string' &&
+  isRecord(value.stats);
+const isCampaignList = (value: unknown): value is CampaignList =>
+  isRecord(value) && Array.isArray(value.data) && isRecord(value.meta) && value.data.every(isCampaign);
+const isStatus = (value: unknown): value is { id: string; status: CampaignStatus } =>
+  isRecord(value) && typeof value.id === 'string' && typeof value.status === 'string';
+
+const path = (id: string) => `/campaigns/${encodeURIComponent(id)}`;
+
+export function createCampaignsApi(send: Send): CampaignsApi {
+  return {
+    create: (params, options = {}) =>
+      send(
+        '/campaigns',
+        {},
+        { method: 'POST', body: JSON.stringify(params), read: 'json', check: isCampaign },
+        options,
+      ),
+    list: (params = {}, options = {}) =>
+      send(
+        '/campaigns',
+        { page: params.page, limit: params.limit },
+        { method: 'GET', read: 'json', check: isCampaignList },
+        options,
+      ),
+    get: (id, options = {}) =>
+      send(path(id), {}, { method: 'GET', read: 'json', check: isCampaign }, options),
+    update: (id, params, options = {}) =>
+      send(
+        path(id),
+        {},
+        { method: 'PATCH', body: JSON.stringify(params), read: 'json', check: isCampaign },
+        options,
+      ),
+    remove: (id, options = {}) => send<void>(path(id), {}, { method: 'DELETE', read: 'none' }, options),
+    send: (id, options = {}) =>
+      send(`${path(id)}/send`, {}, { method: 'POST', read: 'json', check: isStatus }, options),
+    cancel: (id, options = {}) =>
+      send(`${path(id)}/cancel`, {}, { method: 'POST', read: 'json', check: isStatus }, options),
+  };
+}

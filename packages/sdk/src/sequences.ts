@@ -1,0 +1,112 @@
+import type { MailStats } from './campaigns.js';
+import type { Send } from './client.js';
+import type { ListMeta, RequestOptions } from './types.js';
+
+/** One step: sent `delayMinutes` after the previous one (after enrollment for the first). */
+export interface SequenceStepParams {
+  delayMinutes: number;
+  templateId?: string;
+  subject?: string;
+  html?: string;
+  text?: string;
+}
+
+export interface SequenceStep {
+  delayMinutes: number;
+  templateId: string | null;
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+  stats: MailStats;
+}
+
+/** A sequence (SPEC §15). */
+export interface Sequence {
+  id: string;
+  name: string;
+  from: string;
+  steps: SequenceStep[];
+  enrollments: { active: number; completed: number; stopped: number; cancelled: number };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CreateSequenceParams {
+  name: string;
+  from: string;
+  /** 1..20 steps. */
+  steps: SequenceStepParams[];
+}
+
+export interface Enrollment {
+  id: string;
+  sequenceId: string;
+  contactId: string;
+  state: 'active' | 'completed' | 'stopped' | 'cancelled';
+  /** `unsubscribed`, `suppressed` or `erased` when stopped. */
+  stopReason: string | null;
+  nextStep: number;
+  nextDueAt: string | null;
+  enrolledAt: string;
+}
+
+export interface SequenceList {
+  data: Sequence[];
+  meta: ListMeta;
+}
+
+export interface SequencesApi {
+  create(params: CreateSequenceParams, options?: RequestOptions): Promise<Sequence>;
+  list(params?: { page?: number; limit?: number }, options?: RequestOptions): Promise<SequenceList>;
+  get(id: string, options?: RequestOptions): Promise<Sequence>;
+  /** Enrolls the tenant's contact with this address (it must exist). */
+  enroll(id: string, params: { email: string }, options?: RequestOptions): Promise<Enrollment>;
+  /** Stops an enrollment: no further step is sent. */
+  unenroll(id: string, enrollmentId: string, options?: RequestOptions): Promise<void>;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isSequence = (value: unknown): value is Sequence =>
+  isRecord(value) && typeof value.id === 'string' && Array.isArray(value.steps);
+const isSequenceList = (value: unknown): value is SequenceList =>
+  isRecord(value) && Array.isArray(value.data) && isRecord(value.meta) && value.data.every(isSequence);
+const isEnrollment = (value: unknown): value is Enrollment =>
+  isRecord(value) && typeof value.id === 'string' && typeof value.state === 'string';
+
+const path = (id: string) => `/sequences/${encodeURIComponent(id)}`;
+
+export function createSequencesApi(send: Send): SequencesApi {
+  return {
+    create: (params, options = {}) =>
+      send(
+        '/sequences',
+        {},
+        { method: 'POST', body: JSON.stringify(params), read: 'json', check: isSequence },
+        options,
+      ),
+    list: (params = {}, options = {}) =>
+      send(
+        '/sequences',
+        { page: params.page, limit: params.limit },
+        { method: 'GET', read: 'json', check: isSequenceList },
+        options,
+      ),
+    get: (id, options = {}) =>
+      send(path(id), {}, { method: 'GET', read: 'json', check: isSequence }, options),
+    enroll: (id, params, options = {}) =>
+      send(
+        `${path(id)}/enrollments`,
+        {},
+        { method: 'POST', body: JSON.stringify(params), read: 'json', check: isEnrollment },
+        options,
+      ),
+    unenroll: (id, enrollmentId, options = {}) =>
+      send<void>(
+        `${path(id)}/enrollments/${encodeURIComponent(enrollmentId)}`,
+        {},
+        { method: 'DELETE', read: 'none' },
+        options,
+      ),
+  };
+}

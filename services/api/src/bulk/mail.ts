@@ -1,0 +1,165 @@
+import { createHash } from 'node:crypto';
+import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
+import { listUnsubscribeHeaders, renderTemplate, type TemplateContent } from '@tern/domain';
+import type pg from 'pg';
+
+/**
+ * What campaigns and sequences share (SPEC §15): one message per contact, rendered with the
+ * contact's fields, carrying the RFC 8058 unsubscribe headers, under an email id derived from what
+ * it is for — so a retried or restarted fan-out produces the same ids, and the log, the projection
+ * and the send path drop the repeats.
+ */
+
+/** One email of a campaign or sequence step, ready for the send path. */
+export interface BulkMail {
+  id: string;
+  to: string;
+  from: string;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  /** For analytics (top-templates); the parts above are already rendered. */
+  templateId: string | null;
+  tags: string[];
+  headers: Record<string, string>;
+}
+
+/**
+ * The send path as campaigns and sequences see it. `enqueue` must be idempotent per email id: the
+ * same ids again (a redo after a crash) change nothing and send nothing twice.
+ */
+export interface BulkMailer {
+  enqueue(tenantId: string, mails: readonly BulkMail[], at: Date): Promise<void>;
+}
+
+/** The event log as a mailer needs it (the `EventLog` port's `append`). */
+export interface AppendOnlyLog {
+  append(records: { key: string; value: string }[]): Promise<void>;
+}
+
+/** The `email.queued` event of a bulk mail; its id is derived from the email id (a repeat is a duplicate). */
+export function queuedEvent(tenantId: string, mail: BulkMail, at: Date): DeliveryEvent {
+  return deliveryEventSchema.parse({
+    id: `${mail.id}:queued`,
+    type: 'email.queued',
+    tenantId,
+    emailId: mail.id,
+    occurredAt: at.toISOString(),
+    data: {
+      toEmail: mail.to,
+      subject: mail.subject,
+      ...(mail.templateId !== null ? { templateId: mail.templateId } : {}),
+      tags: mail.tags,
+      from: mail.from,
+    },
+  });
+}
+
+/**
+ * A mailer that appends only the `email.queued` events: the log entries (and so counts, stats and
+ * analytics) without a sender behind them. Used where no send path is mounted.
+ */
+export function eventLogMailer(log: AppendOnlyLog): BulkMailer {
+  return {
+    async enqueue(tenantId, mails, at) {
+      if (mails.length === 0) return;
+      await log.append(
+        mails.map((m) => ({ key: m.id, value: JSON.stringify(queuedEvent(tenantId, m, at)) })),
+      );
+    },
+  };
+}
+
+/** `em_` + 32 hex characters of SHA-256 over the parts: the same parts, the same id. */
+export function derivedEmailId(...parts: string[]): string {
+  return `em_${createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32)}`;
+}
+
+/** SHA-256 hex of a lowercased address (unsubscribe counts keep no address). */
+export const addressHash = (email: string) => createHash('sha256').update(email.toLowerCase()).digest('hex');
+
+/** The content of a campaign or step: a template of the tenant with its own parts on top. */
+export interface MailContent {
+  templateId: string | null;
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+}
+
+/** The recipient fields a template may use: `{{email}}`, `{{firstName}}`, `{{lastName}}`, attributes. */
+export interface Recipient {
+  id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  attributes: Record<string, unknown>;
+}
+
+/**
+ * The Mustache source of a content: the template's parts (if it still exists) under the content's
+ * own. Null when nothing is left to send (a template deleted since and no own subject/body).
+ */
+export async function resolveContent(
+  pool: Pick<pg.Pool, 'query'>,
+  tenantId: string,
+  content: MailContent,
+): Promise<TemplateContent | null> {
+  let base: TemplateContent = { subject: '', html: null, text: null };
+  if (content.templateId !== null) {
+    const { rows } = await pool.query<{ subject: string; html: string | null; text: string | null }>(
+      'SELECT subject, html, text FROM templates WHERE tenant_id = $1 AND id = $2',
+      [tenantId, content.templateId],
+    );
+    if (rows[0]) base = rows[0];
+  }
+  const source = {
+    subject: content.subject ?? base.subject,
+    html: content.html ?? base.html,
+    text: content.text ?? base.text,
+  };
+  if (source.html === null && source.text === null) return null;
+  return source;
+}
+
+export interface ComposeOptions {
+  tenantId: string;
+  id: string;
+  from: string;
+  /** `campaign:<id>` or `sequence:<id>:<step>`: the unsubscribe token's source. */
+  unsubscribeSource: string;
+  tags: string[];
+  templateId: string | null;
+  source: TemplateContent;
+  recipient: Recipient;
+  publicUrl: string;
+  trackingSecret: string;
+}
+
+/** One rendered message for one contact, with its `List-Unsubscribe` headers. */
+export function composeMail(o: ComposeOptions): BulkMail {
+  const r = o.recipient;
+  const variables = {
+    ...r.attributes,
+    email: r.email,
+    firstName: r.first_name ?? '',
+    lastName: r.last_name ?? '',
+  };
+  const rendered = renderTemplate(o.source, variables);
+  return {
+    id: o.id,
+    to: r.email,
+    from: o.from,
+    subject: rendered.subject.slice(0, 998),
+    html: rendered.html,
+    text: rendered.text,
+    templateId: o.templateId,
+    tags: o.tags,
+    headers: listUnsubscribeHeaders({
+      tenantId: o.tenantId,
+      email: r.email,
+      source: o.unsubscribeSource,
+      publicUrl: o.publicUrl,
+      secret: o.trackingSecret,
+    }),
+  };
+}

@@ -1,0 +1,192 @@
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import {
+  type BulkMailer,
+  composeMail,
+  derivedEmailId,
+  type Recipient,
+  resolveContent,
+} from '../bulk/mail.js';
+import { type CampaignRow, campaignSource } from './store.js';
+
+/**
+ * The campaign fan-out (SPEC §15): a durable job on the campaign's own row.
+ *
+ * - **claim**: one statement takes a campaign that fell due (`scheduled` with `scheduled_at <= now`,
+ *   or `sending` whose lease lapsed — its worker died) with `FOR UPDATE SKIP LOCKED` and a lease;
+ *   the first claim stamps `snapshot_at` (the audience "at that moment": later contacts are out).
+ * - **chunk**: the next `chunkSize` contacts after `fanout_cursor` (keyset on the contact id) that
+ *   are in the audience, subscribed and not suppressed — or that already got this campaign's email
+ *   (a redo after a crash keeps the same recipients); one `bulk_emails` row each (`ON CONFLICT DO
+ *   NOTHING`), then the mails go to the send path, then the cursor moves (only while the lease is
+ *   ours). The email id is derived from (tenant, campaign, contact): a chunk done twice produces
+ *   the same ids, which the log, the projection and the sender drop.
+ * - **finish**: a short chunk ends it: `sent`, `sent_at`.
+ *
+ * Memory is one chunk; a kill at any point repeats at most the chunk in flight, without effect.
+ */
+
+/**
+ * How long a claimed job stays another worker's. Each chunk renews it; a worker killed mid-way
+ * hands its job over after this long. A worker slower than that loses the job to another, which
+ * repeats at most the chunk in flight (same email ids: no effect).
+ */
+export const DEFAULT_LEASE_MS = 15_000;
+
+export interface CampaignFanoutOptions {
+  pool: pg.Pool;
+  mailer: BulkMailer;
+  now: () => Date;
+  publicUrl: string;
+  trackingSecret: string;
+  chunkSize?: number;
+  leaseMs?: number;
+  pollIntervalMs?: number;
+  logger?: { error(obj: object, msg: string): void; info?(obj: object, msg: string): void };
+  /** Called after each chunk is handed over (tests kill the process here). */
+  onChunk?: (info: { campaignId: string; emails: number }) => void;
+}
+
+export interface CampaignFanout {
+  /** Fans out every campaign that is due now; resolves with the emails handed over. */
+  runOnce(): Promise<number>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanout {
+  const { pool, mailer, now } = opts;
+  const chunkSize = opts.chunkSize ?? 500;
+  const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+  const owner = `fanout-${randomBytes(8).toString('hex')}`;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<unknown> = Promise.resolve();
+  let stopped = false;
+
+  async function claim(): Promise<CampaignRow | null> {
+    const at = now();
+    const { rows } = await pool.query<CampaignRow>(
+      `UPDATE campaigns c
+          SET status = 'sending', lease_owner = $1, lease_until = $2, snapshot_at = COALESCE(c.snapshot_at, $3),
+              updated_at = $3
+         FROM (SELECT tenant_id, id FROM campaigns
+                WHERE ((status = 'scheduled' AND scheduled_at <= $3) OR status = 'sending')
+                  AND (lease_until IS NULL OR lease_until < $3)
+                ORDER BY scheduled_at NULLS FIRST
+                LIMIT 1
+                FOR UPDATE SKIP LOCKED) d
+        WHERE c.tenant_id = d.tenant_id AND c.id = d.id
+        RETURNING c.*`,
+      [owner, new Date(at.getTime() + leaseMs), at],
+    );
+    return rows[0] ?? null;
+  }
+
+  async function fanOut(c: CampaignRow): Promise<number> {
+    const source = campaignSource(c.id);
+    const content = await resolveContent(pool, c.tenant_id, {
+      templateId: c.template_id,
+      subject: c.subject,
+      html: c.html,
+      text: c.text,
+    });
+    let cursor = c.fanout_cursor;
+    let total = 0;
+    for (;;) {
+      const { rows } = await pool.query<Recipient>(
+        `SELECT ct.id, ct.email, ct.first_name, ct.last_name, ct.attributes
+           FROM contacts ct
+          WHERE ct.tenant_id = $1 AND ct.audiences @> ARRAY[$2::text] AND ct.created_at <= $3
+            AND ($4::text IS NULL OR ct.id > $4)
+            AND ((ct.subscribed AND NOT EXISTS (SELECT 1 FROM suppressions s
+                                                 WHERE s.tenant_id = ct.tenant_id AND s.email = ct.email))
+                 OR EXISTS (SELECT 1 FROM bulk_emails b
+                             WHERE b.tenant_id = ct.tenant_id AND b.source = $5 AND b.contact_id = ct.id))
+          ORDER BY ct.id
+          LIMIT $6`,
+        [c.tenant_id, c.audience, c.snapshot_at, cursor, source, chunkSize],
+      );
+      const at = now();
+      if (rows.length > 0 && content !== null) {
+        const mails = rows.map((r) =>
+          composeMail({
+            tenantId: c.tenant_id,
+            id: derivedEmailId(c.tenant_id, source, r.id),
+            from: c.from_address,
+            unsubscribeSource: source,
+            tags: [source],
+            templateId: c.template_id,
+            source: content,
+            recipient: r,
+            publicUrl: opts.publicUrl,
+            trackingSecret: opts.trackingSecret,
+          }),
+        );
+        await pool.query(
+          `INSERT INTO bulk_emails (tenant_id, email_id, source, step, contact_id, created_at)
+           SELECT $1, e, $2, 0, ct, $3 FROM unnest($4::text[], $5::text[]) AS u(e, ct)
+           ON CONFLICT (tenant_id, email_id) DO NOTHING`,
+          [c.tenant_id, source, at, mails.map((m) => m.id), rows.map((r) => r.id)],
+        );
+        await mailer.enqueue(c.tenant_id, mails, at);
+        total += mails.length;
+      }
+      const done = rows.length < chunkSize;
+      const last = rows.at(-1)?.id ?? cursor;
+      const { rowCount } = await pool.query(
+        done
+          ? `UPDATE campaigns SET fanout_cursor = $3, status = 'sent', sent_at = $4, lease_owner = NULL,
+                    lease_until = NULL, updated_at = $4
+              WHERE tenant_id = $1 AND id = $2 AND lease_owner = $5 AND status = 'sending'`
+          : `UPDATE campaigns SET fanout_cursor = $3, lease_until = $6, updated_at = $4
+              WHERE tenant_id = $1 AND id = $2 AND lease_owner = $5 AND status = 'sending'`,
+        done
+          ? [c.tenant_id, c.id, last, at, owner]
+          : [c.tenant_id, c.id, last, at, owner, new Date(at.getTime() + leaseMs)],
+      );
+      // Lease lost (this worker stalled past it and another took over): stop, the other goes on.
+      if ((rowCount ?? 0) === 0) return total;
+      opts.onChunk?.({ campaignId: c.id, emails: rows.length });
+      if (done) return total;
+      cursor = last;
+      if (stopped) return total;
+    }
+  }
+
+  async function runOnce(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      if (stopped) return total;
+      const campaign = await claim();
+      if (campaign === null) return total;
+      total += await fanOut(campaign);
+    }
+  }
+
+  function schedule() {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = runOnce()
+        .catch((error: unknown) => opts.logger?.error({ err: error }, 'campaign fan-out failed; retried'))
+        .finally(schedule);
+    }, opts.pollIntervalMs ?? 1000);
+    timer.unref?.();
+  }
+
+  return {
+    runOnce,
+    start() {
+      stopped = false;
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+      // A graceful stop hands its campaigns back at once (a killed worker's lease simply lapses).
+      await pool
+        .query(`UPDATE campaigns SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1`, [owner])
+        .catch(() => undefined);
+    },
+  };
+}

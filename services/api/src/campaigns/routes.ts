@@ -1,0 +1,315 @@
+import {
+  type CampaignStatus,
+  campaignSchema,
+  campaignStatusAnswerSchema,
+  contentProblem,
+  createCampaignBodySchema,
+  listResponseSchema,
+  updateCampaignBodySchema,
+} from '@tern/contracts';
+import { httpError } from '@tern/http';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type pg from 'pg';
+import { type AuthConfig, credentialOf } from '../credentials.js';
+import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
+import {
+  conflict,
+  listAnswer,
+  newResourceId,
+  notFound,
+  pageQuerySchema,
+  resourceErrors,
+  resourceIdParam,
+} from '../resource-kit.js';
+import type { ApiRouteDeps } from '../route-deps.js';
+import { errors, noContentSchema } from '../schemas.js';
+import {
+  type CampaignRow,
+  campaignOf,
+  cancelCampaign,
+  deleteDraft,
+  getCampaign,
+  insertCampaign,
+  listCampaigns,
+  requestSend,
+  templateExists,
+  updateDraft,
+} from './store.js';
+
+const read: AuthConfig = { auth: 'jwt_or_key', scope: 'campaigns:read' };
+const write: AuthConfig = { auth: 'jwt_or_key', scope: 'campaigns:write' };
+const EXAMPLE_ID = 'cmp_4Hs9dK2mQ7wE1rT6yU3iO8pA';
+const params = resourceIdParam('campaign', EXAMPLE_ID);
+const EXAMPLE = campaignSchema.meta()?.examples;
+/** SPEC §11's bound on `scheduledAt`, applied to campaigns too. */
+export const MAX_SCHEDULE_AHEAD_MS = 30 * 86_400_000;
+
+const bad = (message: string) => httpError(400, message, { code: 'FST_ERR_VALIDATION' });
+const notDraft = (id: string, status: CampaignStatus) =>
+  conflict(`Campaign ${id} is ${status}: only a draft can be changed, deleted or sent`);
+
+/** `/campaigns` (SPEC §15). The fan-out itself is `createCampaignFanout` (fanout.ts). */
+export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  function checkSchedule(value: string | null | undefined) {
+    if (value === undefined || value === null) return;
+    const at = new Date(value).getTime();
+    const now = deps.now().getTime();
+    if (at <= now) throw bad('body.scheduledAt: scheduledAt must be in the future');
+    if (at > now + MAX_SCHEDULE_AHEAD_MS)
+      throw bad('body.scheduledAt: scheduledAt must be at most 30 days ahead');
+  }
+
+  async function checkTemplate(pool: pg.Pool, tenantId: string, id: string | null | undefined) {
+    if (id === undefined || id === null) return;
+    if (!(await templateExists(pool, tenantId, id))) throw bad(`body.templateId: template ${id} not found`);
+  }
+
+  app.post(
+    '/campaigns',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.campaigns],
+        operationId: 'createCampaign',
+        summary: 'Create a campaign',
+        description:
+          'A draft: one message for every subscribed, non-suppressed contact of `audience`, sent by `POST /campaigns/:id/send`. Content is a template of the tenant or own `subject` + `html`/`text`, rendered per contact (`{{email}}`, `{{firstName}}`, `{{lastName}}`, attributes).',
+        security: KEY_OR_DASHBOARD,
+        body: createCampaignBodySchema,
+        response: {
+          201: campaignSchema.meta({ description: 'The draft.' }),
+          400: errors.badRequest('body.subject: subject is required without templateId'),
+          ...resourceErrors('campaign'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const tenantId = credentialOf(request).tenantId;
+      const b = request.body;
+      checkSchedule(b.scheduledAt);
+      await checkTemplate(deps.pool, tenantId, b.templateId);
+      const campaign = await insertCampaign(
+        deps.pool,
+        tenantId,
+        {
+          id: newResourceId('campaign'),
+          name: b.name,
+          from: b.from,
+          audience: b.audience,
+          templateId: b.templateId ?? null,
+          subject: b.subject ?? null,
+          html: b.html ?? null,
+          text: b.text ?? null,
+          scheduledAt: b.scheduledAt === undefined ? null : new Date(b.scheduledAt),
+        },
+        deps.now(),
+      );
+      return reply.status(201).send(campaign);
+    },
+  );
+
+  app.get(
+    '/campaigns',
+    {
+      config: read,
+      schema: {
+        tags: [TAGS.campaigns],
+        operationId: 'listCampaigns',
+        summary: 'List campaigns',
+        description: 'Newest first, each with its stats.',
+        security: KEY_OR_DASHBOARD,
+        querystring: pageQuerySchema,
+        response: {
+          200: listResponseSchema(campaignSchema).meta({
+            description: 'One page of campaigns.',
+            examples: [{ data: EXAMPLE ?? [], meta: { page: 1, limit: 20, total: 1, totalPages: 1 } }],
+          }),
+          400: errors.badRequest('querystring.limit: limit must be an integer from 1 to 100'),
+          ...resourceErrors('campaign'),
+        },
+      },
+    },
+    async (request) => {
+      const { items, total } = await listCampaigns(deps.pool, credentialOf(request).tenantId, request.query);
+      return listAnswer(items, request.query, total);
+    },
+  );
+
+  app.get(
+    '/campaigns/:id',
+    {
+      config: read,
+      schema: {
+        tags: [TAGS.campaigns],
+        operationId: 'getCampaign',
+        summary: 'Get a campaign',
+        description:
+          '`stats` counts its emails from the delivery log: `recipients` (emails created), `sent`, `delivered`, `opened`, `clicked`, `bounced`, `complained`, `unsubscribed`.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        response: { 200: campaignSchema, ...resourceErrors('Campaign', { notFound: true }) },
+      },
+    },
+    async (request) => {
+      const found = await getCampaign(deps.pool, credentialOf(request).tenantId, request.params.id);
+      if (found === null) throw notFound('Campaign');
+      return found;
+    },
+  );
+
+  app.patch(
+    '/campaigns/:id',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.campaigns],
+        operationId: 'updateCampaign',
+        summary: 'Change a draft campaign',
+        description:
+          'Only while `draft` (else 409). `null` clears an optional field; the result must keep content.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        body: updateCampaignBodySchema,
+        response: {
+          200: campaignSchema,
+          400: errors.badRequest('body.scheduledAt: scheduledAt must be in the future'),
+          ...resourceErrors('Campaign', {
+            notFound: true,
+            conflict: `Campaign ${EXAMPLE_ID} is sent: only a draft can be changed, deleted or sent`,
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const tenantId = credentialOf(request).tenantId;
+      const { id } = request.params;
+      const b = request.body;
+      checkSchedule(b.scheduledAt);
+      await checkTemplate(deps.pool, tenantId, b.templateId);
+      const client = await deps.pool.connect();
+      try {
+        await client.query('BEGIN');
+        const outcome = await updateDraft(client, tenantId, id, b, deps.now());
+        if (outcome.kind === 'ok') {
+          const r: CampaignRow = outcome.row;
+          const problem = contentProblem({
+            templateId: r.template_id ?? undefined,
+            subject: r.subject ?? undefined,
+            html: r.html ?? undefined,
+            text: r.text ?? undefined,
+          });
+          if (problem) {
+            await client.query('ROLLBACK');
+            throw bad(`body.${problem.path}: ${problem.message}`);
+          }
+        }
+        await client.query('COMMIT');
+        if (outcome.kind === 'not_found') throw notFound('Campaign');
+        if (outcome.kind === 'not_draft') throw notDraft(id, outcome.status);
+        return await campaignOf(deps.pool, outcome.row);
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+  );
+
+  app.delete(
+    '/campaigns/:id',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.campaigns],
+        operationId: 'deleteCampaign',
+        summary: 'Delete a draft campaign',
+        description: 'Only while `draft` (else 409).',
+        security: KEY_OR_DASHBOARD,
+        params,
+        response: {
+          204: noContentSchema.meta({ description: 'Deleted.' }),
+          ...resourceErrors('Campaign', {
+            notFound: true,
+            conflict: `Campaign ${EXAMPLE_ID} is sent: only a draft can be changed, deleted or sent`,
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const outcome = await deleteDraft(deps.pool, credentialOf(request).tenantId, id);
+      if (outcome === 'not_found') throw notFound('Campaign');
+      if (outcome !== 'deleted') throw notDraft(id, outcome);
+      return reply.status(204).send();
+    },
+  );
+
+  app.post(
+    '/campaigns/:id/send',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.campaigns],
+        operationId: 'sendCampaign',
+        summary: 'Send a campaign',
+        description:
+          'A draft becomes `sending` (or `scheduled` until its `scheduledAt`); the fan-out creates one email per subscribed, non-suppressed contact of the audience at that moment, tagged `campaign:<id>`, exactly once per contact even across retries and restarts, then the campaign is `sent`. Not a draft → 409.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        response: {
+          202: campaignStatusAnswerSchema.meta({
+            description: 'Accepted: the fan-out runs in the background.',
+          }),
+          ...resourceErrors('Campaign', {
+            notFound: true,
+            conflict: `Campaign ${EXAMPLE_ID} is sent: only a draft can be changed, deleted or sent`,
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const outcome = await requestSend(deps.pool, credentialOf(request).tenantId, id, deps.now());
+      if (outcome.kind === 'not_found') throw notFound('Campaign');
+      if (outcome.kind === 'not_draft') throw notDraft(id, outcome.status);
+      return reply.status(202).send({ id, status: outcome.row.status });
+    },
+  );
+
+  app.post(
+    '/campaigns/:id/cancel',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.campaigns],
+        operationId: 'cancelCampaign',
+        summary: 'Cancel a campaign',
+        description:
+          'A draft, or a scheduled campaign that has not fallen due, becomes `cancelled` and never sends. Already sending or sent → 409; cancelled again → 200.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        response: {
+          200: campaignStatusAnswerSchema.meta({
+            description: 'Cancelled.',
+            examples: [{ id: EXAMPLE_ID, status: 'cancelled' }],
+          }),
+          ...resourceErrors('Campaign', {
+            notFound: true,
+            conflict: `Campaign ${EXAMPLE_ID} is sending: it can no longer be cancelled`,
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const outcome = await cancelCampaign(deps.pool, credentialOf(request).tenantId, id, deps.now());
+      if (outcome.kind === 'not_found') throw notFound('Campaign');
+      if (outcome.kind === 'not_draft') {
+        if (outcome.status === 'cancelled') return { id, status: 'cancelled' as const };
+        throw conflict(`Campaign ${id} is ${outcome.status}: it can no longer be cancelled`);
+      }
+      return { id, status: outcome.row.status };
+    },
+  );
+};

@@ -1,0 +1,238 @@
+import type { Campaign, CampaignStatus, MailStats, UpdateCampaignBody } from '@tern/contracts';
+import type pg from 'pg';
+import { mailStats, statsKey, ZERO_STATS } from '../bulk/stats.js';
+import { type PageQuery, pageWindow } from '../resource-kit.js';
+
+/** Campaigns in Postgres (`campaigns`, SPEC §15): plain functions of a pool and the tenant id. */
+
+type Queryable = Pick<pg.Pool, 'query'>;
+
+export interface CampaignRow {
+  tenant_id: string;
+  id: string;
+  name: string;
+  from_address: string;
+  audience: string;
+  template_id: string | null;
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+  status: CampaignStatus;
+  scheduled_at: Date | null;
+  snapshot_at: Date | null;
+  fanout_cursor: string | null;
+  sent_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = `tenant_id, id, name, from_address, audience, template_id, subject, html, text, status,
+  scheduled_at, snapshot_at, fanout_cursor, sent_at, created_at, updated_at`;
+
+export const campaignSource = (id: string) => `campaign:${id}`;
+
+function toCampaign(r: CampaignRow, stats: MailStats): Campaign {
+  return {
+    id: r.id,
+    name: r.name,
+    from: r.from_address,
+    audience: r.audience,
+    templateId: r.template_id,
+    subject: r.subject,
+    html: r.html,
+    text: r.text,
+    status: r.status,
+    scheduledAt: r.scheduled_at?.toISOString() ?? null,
+    sentAt: r.sent_at?.toISOString() ?? null,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+    stats,
+  };
+}
+
+async function withStats(db: Queryable, tenantId: string, rows: CampaignRow[]): Promise<Campaign[]> {
+  const stats = await mailStats(
+    db,
+    tenantId,
+    rows.filter((r) => r.status === 'sending' || r.status === 'sent').map((r) => campaignSource(r.id)),
+  );
+  return rows.map((r) => toCampaign(r, stats.get(statsKey(campaignSource(r.id), 0)) ?? { ...ZERO_STATS }));
+}
+
+export interface NewCampaign {
+  id: string;
+  name: string;
+  from: string;
+  audience: string;
+  templateId: string | null;
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+  scheduledAt: Date | null;
+}
+
+export async function insertCampaign(
+  db: Queryable,
+  tenantId: string,
+  c: NewCampaign,
+  at: Date,
+): Promise<Campaign> {
+  const { rows } = await db.query<CampaignRow>(
+    `INSERT INTO campaigns (tenant_id, id, name, from_address, audience, template_id, subject, html, text,
+                            status, scheduled_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'draft', $10, $11, $11)
+     RETURNING ${COLUMNS}`,
+    [tenantId, c.id, c.name, c.from, c.audience, c.templateId, c.subject, c.html, c.text, c.scheduledAt, at],
+  );
+  return toCampaign(rows[0]!, { ...ZERO_STATS });
+}
+
+export async function getCampaignRow(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+): Promise<CampaignRow | null> {
+  const { rows } = await db.query<CampaignRow>(
+    `SELECT ${COLUMNS} FROM campaigns WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function getCampaign(db: Queryable, tenantId: string, id: string): Promise<Campaign | null> {
+  const row = await getCampaignRow(db, tenantId, id);
+  if (row === null) return null;
+  return (await withStats(db, tenantId, [row]))[0]!;
+}
+
+/** One page, newest first, with stats. */
+export async function listCampaigns(
+  db: Queryable,
+  tenantId: string,
+  page: PageQuery,
+): Promise<{ items: Campaign[]; total: number }> {
+  const { limit, offset } = pageWindow(page);
+  const [count, list] = await Promise.all([
+    db.query<{ total: string }>('SELECT count(*) AS total FROM campaigns WHERE tenant_id = $1', [tenantId]),
+    db.query<CampaignRow>(
+      `SELECT ${COLUMNS} FROM campaigns WHERE tenant_id = $1
+        ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2 OFFSET $3::bigint`,
+      [tenantId, limit, offset],
+    ),
+  ]);
+  return { items: await withStats(db, tenantId, list.rows), total: Number(count.rows[0]?.total ?? 0) };
+}
+
+export type DraftOutcome =
+  | { kind: 'not_found' }
+  | { kind: 'not_draft'; status: CampaignStatus }
+  | { kind: 'ok'; row: CampaignRow };
+
+/** Applies a patch to a draft (the caller checks the result still has content). */
+export async function updateDraft(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  patch: UpdateCampaignBody,
+  at: Date,
+): Promise<DraftOutcome> {
+  const set: string[] = [];
+  const values: unknown[] = [tenantId, id, at];
+  const column = {
+    name: 'name',
+    from: 'from_address',
+    audience: 'audience',
+    templateId: 'template_id',
+    subject: 'subject',
+    html: 'html',
+    text: 'text',
+    scheduledAt: 'scheduled_at',
+  } as const;
+  for (const [field, col] of Object.entries(column) as [keyof typeof column, string][]) {
+    const value = patch[field];
+    if (value === undefined) continue;
+    values.push(field === 'scheduledAt' && value !== null ? new Date(value) : value);
+    set.push(`${col} = $${values.length}`);
+  }
+  const { rows } = await db.query<CampaignRow>(
+    `UPDATE campaigns SET ${[...set, 'updated_at = $3'].join(', ')}
+      WHERE tenant_id = $1 AND id = $2 AND status = 'draft' RETURNING ${COLUMNS}`,
+    values,
+  );
+  if (rows[0]) return { kind: 'ok', row: rows[0] };
+  const existing = await getCampaignRow(db, tenantId, id);
+  return existing === null ? { kind: 'not_found' } : { kind: 'not_draft', status: existing.status };
+}
+
+export async function campaignOf(db: Queryable, row: CampaignRow): Promise<Campaign> {
+  return (await withStats(db, row.tenant_id, [row]))[0]!;
+}
+
+/** Deletes a draft. */
+export async function deleteDraft(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+): Promise<'deleted' | 'not_found' | CampaignStatus> {
+  const { rowCount } = await db.query(
+    `DELETE FROM campaigns WHERE tenant_id = $1 AND id = $2 AND status = 'draft'`,
+    [tenantId, id],
+  );
+  if ((rowCount ?? 0) > 0) return 'deleted';
+  const existing = await getCampaignRow(db, tenantId, id);
+  return existing === null ? 'not_found' : existing.status;
+}
+
+/**
+ * `POST /campaigns/:id/send`: a draft becomes `scheduled` (its `scheduledAt` still ahead) or
+ * `sending` (the fan-out worker picks it up). Anything else stays as it is.
+ */
+export async function requestSend(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  at: Date,
+): Promise<DraftOutcome> {
+  const { rows } = await db.query<CampaignRow>(
+    `UPDATE campaigns
+        SET status = CASE WHEN scheduled_at IS NOT NULL AND scheduled_at > $3 THEN 'scheduled' ELSE 'sending' END,
+            updated_at = $3
+      WHERE tenant_id = $1 AND id = $2 AND status = 'draft'
+      RETURNING ${COLUMNS}`,
+    [tenantId, id, at],
+  );
+  if (rows[0]) return { kind: 'ok', row: rows[0] };
+  const existing = await getCampaignRow(db, tenantId, id);
+  return existing === null ? { kind: 'not_found' } : { kind: 'not_draft', status: existing.status };
+}
+
+/**
+ * `POST /campaigns/:id/cancel`: a draft, or a scheduled campaign the worker has not taken yet,
+ * becomes `cancelled`. The worker takes a campaign in one statement with the same condition, so
+ * the two never both win.
+ */
+export async function cancelCampaign(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  at: Date,
+): Promise<DraftOutcome> {
+  const { rows } = await db.query<CampaignRow>(
+    `UPDATE campaigns SET status = 'cancelled', cancelled_at = $3, updated_at = $3
+      WHERE tenant_id = $1 AND id = $2 AND status IN ('draft', 'scheduled')
+      RETURNING ${COLUMNS}`,
+    [tenantId, id, at],
+  );
+  if (rows[0]) return { kind: 'ok', row: rows[0] };
+  const existing = await getCampaignRow(db, tenantId, id);
+  return existing === null ? { kind: 'not_found' } : { kind: 'not_draft', status: existing.status };
+}
+
+/** Whether the tenant has this template. */
+export async function templateExists(db: Queryable, tenantId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM templates WHERE tenant_id = $1 AND id = $2', [
+    tenantId,
+    id,
+  ]);
+  return (rowCount ?? 0) > 0;
+}

@@ -1,0 +1,199 @@
+import { randomBase62 } from '@tern/auth';
+import {
+  createSequenceBodySchema,
+  enrollBodySchema,
+  enrollmentSchema,
+  listResponseSchema,
+  sequenceSchema,
+} from '@tern/contracts';
+import { httpError } from '@tern/http';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { templateExists } from '../campaigns/store.js';
+import { type AuthConfig, credentialOf } from '../credentials.js';
+import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
+import {
+  conflict,
+  listAnswer,
+  newResourceId,
+  notFound,
+  pageQuerySchema,
+  resourceErrors,
+  resourceIdParam,
+} from '../resource-kit.js';
+import type { ApiRouteDeps } from '../route-deps.js';
+import { errors, noContentSchema } from '../schemas.js';
+import { cancelEnrollment, enroll, getSequence, insertSequence, listSequences } from './store.js';
+
+const read: AuthConfig = { auth: 'jwt_or_key', scope: 'sequences:read' };
+const write: AuthConfig = { auth: 'jwt_or_key', scope: 'sequences:write' };
+const EXAMPLE_ID = 'seq_4Hs9dK2mQ7wE1rT6yU3iO8pA';
+const params = resourceIdParam('sequence', EXAMPLE_ID);
+const enrollmentParams = params.extend({
+  enrollmentId: z
+    .string()
+    .min(1)
+    .max(200)
+    .meta({ description: 'Id of the enrollment.', example: 'enr_4Hs9dK2mQ7wE1rT6yU3iO8pA' }),
+});
+const EXAMPLE = sequenceSchema.meta()?.examples;
+
+/** `/sequences` (SPEC §15). The schedule itself is `createSequenceScheduler` (scheduler.ts). */
+export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  app.post(
+    '/sequences',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.sequences],
+        operationId: 'createSequence',
+        summary: 'Create a sequence',
+        description:
+          '1..20 steps; step *k* is sent at enrollment + the sum of `delayMinutes` up to *k*. Each step is a template of the tenant or own `subject` + `html`/`text`, rendered per contact.',
+        security: KEY_OR_DASHBOARD,
+        body: createSequenceBodySchema,
+        response: {
+          201: sequenceSchema,
+          400: errors.badRequest('body.steps.0.subject: subject is required without templateId'),
+          ...resourceErrors('sequence'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const tenantId = credentialOf(request).tenantId;
+      const problems: string[] = [];
+      for (const [i, step] of request.body.steps.entries()) {
+        if (step.templateId !== undefined && !(await templateExists(deps.pool, tenantId, step.templateId)))
+          problems.push(`body.steps.${i}.templateId: template ${step.templateId} not found`);
+      }
+      if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
+      const sequence = await insertSequence(
+        deps.pool,
+        tenantId,
+        newResourceId('sequence'),
+        request.body,
+        deps.now(),
+      );
+      return reply.status(201).send(sequence);
+    },
+  );
+
+  app.get(
+    '/sequences',
+    {
+      config: read,
+      schema: {
+        tags: [TAGS.sequences],
+        operationId: 'listSequences',
+        summary: 'List sequences',
+        description: 'Newest first, each with per-step stats and enrollment counts.',
+        security: KEY_OR_DASHBOARD,
+        querystring: pageQuerySchema,
+        response: {
+          200: listResponseSchema(sequenceSchema).meta({
+            description: 'One page of sequences.',
+            examples: [{ data: EXAMPLE ?? [], meta: { page: 1, limit: 20, total: 1, totalPages: 1 } }],
+          }),
+          400: errors.badRequest('querystring.limit: limit must be an integer from 1 to 100'),
+          ...resourceErrors('sequence'),
+        },
+      },
+    },
+    async (request) => {
+      const { items, total } = await listSequences(deps.pool, credentialOf(request).tenantId, request.query);
+      return listAnswer(items, request.query, total);
+    },
+  );
+
+  app.get(
+    '/sequences/:id',
+    {
+      config: read,
+      schema: {
+        tags: [TAGS.sequences],
+        operationId: 'getSequence',
+        summary: 'Get a sequence',
+        description: 'Its steps, each with `stats` like a campaign’s, and its enrollments by state.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        response: { 200: sequenceSchema, ...resourceErrors('Sequence', { notFound: true }) },
+      },
+    },
+    async (request) => {
+      const found = await getSequence(deps.pool, credentialOf(request).tenantId, request.params.id);
+      if (found === null) throw notFound('Sequence');
+      return found;
+    },
+  );
+
+  app.post(
+    '/sequences/:id/enrollments',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.sequences],
+        operationId: 'enrollInSequence',
+        summary: 'Enroll a contact',
+        description:
+          'The tenant’s contact with that address starts the sequence now (404 `Contact not found` when there is none). A contact already going through it → 409. Unsubscribing, a suppression or erasure stops the rest.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        body: enrollBodySchema,
+        response: {
+          201: enrollmentSchema,
+          400: errors.badRequest('body.email: email must be a valid email address'),
+          ...resourceErrors('Sequence', {
+            notFound: true,
+            conflict: 'This contact is already enrolled in the sequence',
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const outcome = await enroll(
+        deps.pool,
+        credentialOf(request).tenantId,
+        request.params.id,
+        `enr_${randomBase62(24)}`,
+        request.body.email,
+        deps.now(),
+      );
+      if (outcome.kind === 'no_sequence') throw notFound('Sequence');
+      if (outcome.kind === 'no_contact') throw notFound('Contact');
+      if (outcome.kind === 'already_enrolled')
+        throw conflict('This contact is already enrolled in the sequence');
+      return reply.status(201).send(outcome.enrollment);
+    },
+  );
+
+  app.delete(
+    '/sequences/:id/enrollments/:enrollmentId',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.sequences],
+        operationId: 'cancelEnrollment',
+        summary: 'Stop an enrollment',
+        description: 'No further step is sent (`cancelled`); again → 204.',
+        security: KEY_OR_DASHBOARD,
+        params: enrollmentParams,
+        response: {
+          204: noContentSchema.meta({ description: 'Stopped.' }),
+          ...resourceErrors('Enrollment', { notFound: true }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id, enrollmentId } = request.params;
+      const found = await cancelEnrollment(
+        deps.pool,
+        credentialOf(request).tenantId,
+        id,
+        enrollmentId,
+        deps.now(),
+      );
+      if (!found) throw notFound('Enrollment');
+      return reply.status(204).send();
+    },
+  );
+};

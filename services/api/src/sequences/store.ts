@@ -1,0 +1,204 @@
+import type { CreateSequenceBody, Enrollment, Sequence } from '@tern/contracts';
+import type pg from 'pg';
+import { mailStats, statsKey, ZERO_STATS } from '../bulk/stats.js';
+import { type PageQuery, pageWindow } from '../resource-kit.js';
+
+/** Sequences and their enrollments in Postgres (SPEC §15). */
+
+type Queryable = Pick<pg.Pool, 'query'>;
+
+export interface StoredStep {
+  delayMinutes: number;
+  templateId: string | null;
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+}
+
+interface SequenceRow {
+  id: string;
+  name: string;
+  from_address: string;
+  steps: StoredStep[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const sequenceSource = (id: string) => `sequence:${id}`;
+
+export const toStoredSteps = (steps: CreateSequenceBody['steps']): StoredStep[] =>
+  steps.map((s) => ({
+    delayMinutes: s.delayMinutes,
+    templateId: s.templateId ?? null,
+    subject: s.subject ?? null,
+    html: s.html ?? null,
+    text: s.text ?? null,
+  }));
+
+async function toSequences(db: Queryable, tenantId: string, rows: SequenceRow[]): Promise<Sequence[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const [stats, states] = await Promise.all([
+    mailStats(db, tenantId, ids.map(sequenceSource)),
+    db.query<{ sequence_id: string; state: string; n: string }>(
+      `SELECT sequence_id, state, count(*) AS n FROM sequence_enrollments
+        WHERE tenant_id = $1 AND sequence_id = ANY($2::text[]) GROUP BY sequence_id, state`,
+      [tenantId, ids],
+    ),
+  ]);
+  return rows.map((r) => {
+    const enrollments = { active: 0, completed: 0, stopped: 0, cancelled: 0 };
+    for (const s of states.rows) {
+      if (s.sequence_id === r.id) enrollments[s.state as keyof typeof enrollments] = Number(s.n);
+    }
+    return {
+      id: r.id,
+      name: r.name,
+      from: r.from_address,
+      steps: r.steps.map((step, i) => ({
+        ...step,
+        stats: stats.get(statsKey(sequenceSource(r.id), i)) ?? { ...ZERO_STATS },
+      })),
+      enrollments,
+      createdAt: r.created_at.toISOString(),
+      updatedAt: r.updated_at.toISOString(),
+    };
+  });
+}
+
+export async function insertSequence(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  body: CreateSequenceBody,
+  at: Date,
+): Promise<Sequence> {
+  const { rows } = await db.query<SequenceRow>(
+    `INSERT INTO sequences (tenant_id, id, name, from_address, steps, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id, name, from_address, steps, created_at, updated_at`,
+    [tenantId, id, body.name, body.from, JSON.stringify(toStoredSteps(body.steps)), at],
+  );
+  return (await toSequences(db, tenantId, rows))[0]!;
+}
+
+export async function getSequence(db: Queryable, tenantId: string, id: string): Promise<Sequence | null> {
+  const { rows } = await db.query<SequenceRow>(
+    'SELECT id, name, from_address, steps, created_at, updated_at FROM sequences WHERE tenant_id = $1 AND id = $2',
+    [tenantId, id],
+  );
+  return rows[0] ? (await toSequences(db, tenantId, rows))[0]! : null;
+}
+
+export async function listSequences(
+  db: Queryable,
+  tenantId: string,
+  page: PageQuery,
+): Promise<{ items: Sequence[]; total: number }> {
+  const { limit, offset } = pageWindow(page);
+  const [count, list] = await Promise.all([
+    db.query<{ total: string }>('SELECT count(*) AS total FROM sequences WHERE tenant_id = $1', [tenantId]),
+    db.query<SequenceRow>(
+      `SELECT id, name, from_address, steps, created_at, updated_at FROM sequences WHERE tenant_id = $1
+        ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2 OFFSET $3::bigint`,
+      [tenantId, limit, offset],
+    ),
+  ]);
+  return { items: await toSequences(db, tenantId, list.rows), total: Number(count.rows[0]?.total ?? 0) };
+}
+
+interface EnrollmentRow {
+  id: string;
+  sequence_id: string;
+  contact_id: string;
+  state: Enrollment['state'];
+  stop_reason: string | null;
+  next_step: number;
+  next_due_at: Date | null;
+  enrolled_at: Date;
+}
+
+const ENROLLMENT_COLUMNS =
+  'id, sequence_id, contact_id, state, stop_reason, next_step, next_due_at, enrolled_at';
+
+const toEnrollment = (r: EnrollmentRow): Enrollment => ({
+  id: r.id,
+  sequenceId: r.sequence_id,
+  contactId: r.contact_id,
+  state: r.state,
+  stopReason: r.stop_reason,
+  nextStep: r.next_step,
+  nextDueAt: r.next_due_at?.toISOString() ?? null,
+  enrolledAt: r.enrolled_at.toISOString(),
+});
+
+export type EnrollOutcome =
+  | { kind: 'no_sequence' }
+  | { kind: 'no_contact' }
+  | { kind: 'already_enrolled' }
+  | { kind: 'ok'; enrollment: Enrollment };
+
+/** Enrolls the tenant's contact with that address; its first step falls due after the first delay. */
+export async function enroll(
+  db: Queryable,
+  tenantId: string,
+  sequenceId: string,
+  enrollmentId: string,
+  email: string,
+  at: Date,
+): Promise<EnrollOutcome> {
+  const { rows } = await db.query<{ steps: StoredStep[] | null; contact_id: string | null }>(
+    `SELECT (SELECT steps FROM sequences WHERE tenant_id = $1 AND id = $2) AS steps,
+            (SELECT id FROM contacts WHERE tenant_id = $1 AND email = $3) AS contact_id`,
+    [tenantId, sequenceId, email],
+  );
+  const { steps, contact_id } = rows[0] ?? { steps: null, contact_id: null };
+  if (steps === null) return { kind: 'no_sequence' };
+  if (contact_id === null) return { kind: 'no_contact' };
+  const due = new Date(at.getTime() + steps[0]!.delayMinutes * 60_000);
+  const inserted = await db.query<EnrollmentRow>(
+    `INSERT INTO sequence_enrollments (tenant_id, id, sequence_id, contact_id, state, next_step, next_due_at,
+                                       enrolled_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'active', 0, $5, $6, $6)
+     ON CONFLICT (tenant_id, sequence_id, contact_id) WHERE state = 'active' DO NOTHING
+     RETURNING ${ENROLLMENT_COLUMNS}`,
+    [tenantId, enrollmentId, sequenceId, contact_id, due, at],
+  );
+  if (!inserted.rows[0]) return { kind: 'already_enrolled' };
+  return { kind: 'ok', enrollment: toEnrollment(inserted.rows[0]) };
+}
+
+/** `DELETE …/enrollments/:id`: an active enrollment stops (`cancelled`); again → true; unknown → false. */
+export async function cancelEnrollment(
+  db: Queryable,
+  tenantId: string,
+  sequenceId: string,
+  enrollmentId: string,
+  at: Date,
+): Promise<boolean> {
+  const { rows } = await db.query<{ state: string }>(
+    `WITH target AS (
+       SELECT state FROM sequence_enrollments WHERE tenant_id = $1 AND sequence_id = $2 AND id = $3
+     ), changed AS (
+       UPDATE sequence_enrollments SET state = 'cancelled', next_due_at = NULL, lease_owner = NULL,
+              lease_until = NULL, updated_at = $4
+        WHERE tenant_id = $1 AND sequence_id = $2 AND id = $3 AND state = 'active'
+       RETURNING state
+     )
+     SELECT state FROM target`,
+    [tenantId, sequenceId, enrollmentId, at],
+  );
+  return rows.length > 0;
+}
+
+export async function getEnrollment(
+  db: Queryable,
+  tenantId: string,
+  sequenceId: string,
+  enrollmentId: string,
+): Promise<Enrollment | null> {
+  const { rows } = await db.query<EnrollmentRow>(
+    `SELECT ${ENROLLMENT_COLUMNS} FROM sequence_enrollments WHERE tenant_id = $1 AND sequence_id = $2 AND id = $3`,
+    [tenantId, sequenceId, enrollmentId],
+  );
+  return rows[0] ? toEnrollment(rows[0]) : null;
+}

@@ -1,0 +1,82 @@
+// The campaign fan-out on the real send path (SPEC §11 + §15): rows in the sender's due-list
+// (`outgoing_emails`) and email.queued in the log, once per contact even when the fan-out is redone.
+import type { DeliveryEvent } from '@tern/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCampaignFanout, insertContact, newResourceId, outgoingMailer } from '../src/index.js';
+import { createClock, NOW, openStores, project, type Stores, suffix, TRACKING_SECRET } from './support.js';
+
+const clock = createClock(NOW);
+const A = `send-path-${suffix()}`;
+let stores: Stores;
+
+beforeAll(async () => {
+  stores = await openStores();
+});
+afterAll(async () => {
+  await stores?.close();
+});
+
+describe('campaign fan-out into outgoing_emails', () => {
+  it('one due-list row and one log entry per contact, rendered, with unsubscribe headers; a redo adds nothing', async () => {
+    for (let i = 0; i < 5; i++) {
+      await insertContact(
+        stores.pool,
+        A,
+        { id: newResourceId('contact'), email: `p${i}@example.com`, firstName: `P${i}`, audiences: ['news'] },
+        clock.now(),
+      );
+    }
+    const id = newResourceId('campaign');
+    await stores.pool.query(
+      `INSERT INTO campaigns (tenant_id, id, name, from_address, audience, subject, html, status, created_at, updated_at)
+       VALUES ($1, $2, 'n', 'news@acme.test', 'news', 'Hi {{firstName}}', '<p>{{firstName}}</p>', 'sending', $3, $3)`,
+      [A, id, clock.now()],
+    );
+    const appended: DeliveryEvent[] = [];
+    const mailer = outgoingMailer(stores.pool, {
+      append: async (records) => {
+        const events = records.map((r) => JSON.parse(r.value) as DeliveryEvent);
+        appended.push(...events);
+        await project(stores, events);
+      },
+    });
+    const fanout = createCampaignFanout({
+      pool: stores.pool,
+      mailer,
+      now: clock.now,
+      publicUrl: 'http://127.0.0.1:3000',
+      trackingSecret: TRACKING_SECRET,
+      chunkSize: 2,
+    });
+    expect(await fanout.runOnce()).toBe(5);
+    const rows = async () =>
+      (
+        await stores.pool.query<{ id: string; state: string; message: Record<string, unknown> }>(
+          `SELECT id, state, message FROM outgoing_emails WHERE tenant_id = $1 AND message->'tags' ? $2 ORDER BY id`,
+          [A, `campaign:${id}`],
+        )
+      ).rows;
+    const first = await rows();
+    expect(first).toHaveLength(5);
+    expect(first.every((r) => r.state === 'awaiting_log')).toBe(true);
+    const p0 = first.find((r) => r.message.to === 'p0@example.com')!;
+    expect(p0.message).toMatchObject({ from: 'news@acme.test', subject: 'Hi P0', html: '<p>P0</p>' });
+    expect(p0.message.templateId).toBeUndefined();
+    expect((p0.message.headers as Record<string, string>)['List-Unsubscribe-Post']).toBe(
+      'List-Unsubscribe=One-Click',
+    );
+    expect(appended.map((e) => e.id).sort()).toEqual(first.map((r) => `${r.id}:queued`).sort());
+
+    await stores.pool.query(
+      `UPDATE campaigns SET status = 'sending', fanout_cursor = NULL WHERE tenant_id = $1 AND id = $2`,
+      [A, id],
+    );
+    expect(await fanout.runOnce()).toBe(5);
+    expect((await rows()).map((r) => r.id)).toEqual(first.map((r) => r.id));
+    const logged = await stores.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM email_logs WHERE tenant_id = $1 AND tags ? $2 AND created_at IS NOT NULL`,
+      [A, `campaign:${id}`],
+    );
+    expect(logged.rows[0]!.n).toBe(5);
+  });
+});

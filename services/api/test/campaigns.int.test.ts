@@ -1,0 +1,394 @@
+import type { DeliveryEvent } from '@tern/contracts';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type BulkMail,
+  type BulkMailer,
+  type CampaignFanout,
+  createCampaignFanout,
+  eventLogMailer,
+  insertContact,
+  newResourceId,
+} from '../src/index.js';
+import {
+  bearer,
+  buildApp,
+  createClock,
+  createKey,
+  eventsOf,
+  jwtFor,
+  NOW,
+  openStores,
+  project,
+  type Stores,
+  suffix,
+  TRACKING_SECRET,
+} from './support.js';
+
+const clock = createClock(NOW);
+const run = suffix();
+const A = `campaigns-a-${run}`;
+const B = `campaigns-b-${run}`;
+const PUBLIC_URL = 'http://127.0.0.1:3000';
+
+let stores: Stores;
+let app: FastifyInstance;
+let ownerA: string;
+let ownerB: string;
+let writeKeyA: string;
+let readKeyA: string;
+
+/** Every mail handed to the send path, and the log: the projector's own Postgres sink. */
+const handed: BulkMail[] = [];
+let failAfterEnqueue = 0;
+const mailer: BulkMailer = {
+  async enqueue(tenantId, mails, at) {
+    handed.push(...mails);
+    await eventLogMailer({
+      append: (records) =>
+        project(
+          stores,
+          records.map((r) => JSON.parse(r.value) as DeliveryEvent),
+        ),
+    }).enqueue(tenantId, mails, at);
+    if (failAfterEnqueue > 0) {
+      failAfterEnqueue--;
+      throw new Error('worker died after the append, before its cursor moved');
+    }
+  },
+};
+let fanout: CampaignFanout;
+
+type Headers = Record<string, string>;
+const key = (k: string) => ({ 'x-api-key': k });
+const post = (url: string, payload?: unknown, headers: Headers = key(writeKeyA)) =>
+  app.inject({
+    method: 'POST',
+    url,
+    headers,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
+const get = (url: string, headers: Headers = key(readKeyA)) => app.inject({ method: 'GET', url, headers });
+
+const SENT = { provider: 'sandbox', messageId: '<m@acme.test>' };
+const BODY = {
+  name: 'June newsletter',
+  from: 'Acme <news@acme.test>',
+  audience: 'news',
+  subject: 'Hello {{firstName}}',
+  html: '<p>Hi {{firstName}} ({{plan}})</p>',
+};
+
+async function addContact(tenant: string, email: string, extra: Record<string, unknown> = {}) {
+  const c = await insertContact(
+    stores.pool,
+    tenant,
+    { id: newResourceId('contact'), email, audiences: ['news'], ...extra },
+    clock.now(),
+  );
+  if (c === 'exists') throw new Error('exists');
+  return c;
+}
+
+async function logCount(tenant: string, campaignId: string): Promise<number> {
+  const { rows } = await stores.pool.query<{ n: string }>(
+    `SELECT count(*) AS n FROM email_logs WHERE tenant_id = $1 AND created_at IS NOT NULL AND tags ? $2`,
+    [tenant, `campaign:${campaignId}`],
+  );
+  return Number(rows[0]!.n);
+}
+
+beforeAll(async () => {
+  stores = await openStores();
+  app = await buildApp(stores, clock);
+  ownerA = jwtFor(clock, A, 'owner');
+  ownerB = jwtFor(clock, B, 'owner');
+  writeKeyA = (await createKey(app, ownerA, A, { scopes: ['campaigns:write'] })).key;
+  readKeyA = (await createKey(app, ownerA, A, { scopes: ['campaigns:read'] })).key;
+  fanout = createCampaignFanout({
+    pool: stores.pool,
+    mailer,
+    now: clock.now,
+    publicUrl: PUBLIC_URL,
+    trackingSecret: TRACKING_SECRET,
+    chunkSize: 3,
+  });
+});
+
+afterAll(async () => {
+  await fanout?.stop();
+  await app?.close();
+  await stores?.close();
+});
+
+describe('POST /campaigns', () => {
+  it('201: a draft with zero stats', async () => {
+    const res = await post('/campaigns', BODY);
+    expect(res.statusCode).toBe(201);
+    const body = res.json();
+    expect(body.id).toMatch(/^cmp_[A-Za-z0-9]{24}$/);
+    expect(body).toMatchObject({ status: 'draft', audience: 'news', templateId: null, sentAt: null });
+    expect(body.stats).toEqual({
+      recipients: 0,
+      sent: 0,
+      delivered: 0,
+      opened: 0,
+      clicked: 0,
+      bounced: 0,
+      complained: 0,
+      unsubscribed: 0,
+    });
+  });
+
+  it('400 naming the field: no content, unknown template, past or far schedule, unknown field', async () => {
+    const cases: [unknown, string][] = [
+      [{ ...BODY, subject: undefined }, 'subject'],
+      [{ ...BODY, html: undefined }, 'html'],
+      [{ ...BODY, templateId: 'tpl_missing' }, 'templateId'],
+      [{ ...BODY, scheduledAt: '2026-06-15T11:00:00Z' }, 'scheduledAt'],
+      [{ ...BODY, scheduledAt: '2026-08-15T11:00:00Z' }, 'scheduledAt'],
+      [{ ...BODY, from: 'not an address' }, 'from'],
+      [{ ...BODY, extra: 1 }, 'extra'],
+    ];
+    for (const [payload, field] of cases) {
+      const res = await post('/campaigns', JSON.parse(JSON.stringify(payload)));
+      expect(res.statusCode, field).toBe(400);
+      expect(res.json().message).toContain(field);
+    }
+    const list = await get('/campaigns');
+    expect(list.json().data.every((c: { name: string }) => c.name === BODY.name)).toBe(true);
+  });
+
+  it('403 for a key without campaigns:write', async () => {
+    const res = await post('/campaigns', BODY, key(readKeyA));
+    expect(res.statusCode).toBe(403);
+    expect(res.json().message).toBe('Missing required API key scope');
+  });
+});
+
+describe('draft lifecycle', () => {
+  it('PATCH changes a draft; a patch that leaves no content is a 400; another tenant gets 404', async () => {
+    const id = (await post('/campaigns', BODY)).json().id;
+    const changed = await app.inject({
+      method: 'PATCH',
+      url: `/campaigns/${id}`,
+      headers: key(writeKeyA),
+      payload: { name: 'Renamed', text: 'plain' },
+    });
+    expect(changed.statusCode).toBe(200);
+    expect(changed.json()).toMatchObject({ name: 'Renamed', text: 'plain', subject: BODY.subject });
+    const empty = await app.inject({
+      method: 'PATCH',
+      url: `/campaigns/${id}`,
+      headers: key(writeKeyA),
+      payload: { html: null, text: null },
+    });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json().message).toContain('html');
+    expect((await get(`/campaigns/${id}`)).json().text).toBe('plain');
+    const other = await app.inject({
+      method: 'PATCH',
+      url: `/campaigns/${id}`,
+      headers: bearer(ownerB),
+      payload: { name: 'x' },
+    });
+    expect(other.statusCode).toBe(404);
+    expect(other.body).not.toContain('Renamed');
+    expect((await get(`/campaigns/${id}`, bearer(ownerB))).statusCode).toBe(404);
+  });
+
+  it('DELETE removes a draft (204, then 404); a sent campaign cannot be changed or deleted (409)', async () => {
+    const id = (await post('/campaigns', BODY)).json().id;
+    expect(
+      (await app.inject({ method: 'DELETE', url: `/campaigns/${id}`, headers: key(writeKeyA) })).statusCode,
+    ).toBe(204);
+    expect((await get(`/campaigns/${id}`)).statusCode).toBe(404);
+    const sent = (await post('/campaigns', { ...BODY, audience: 'nobody' })).json().id;
+    expect((await post(`/campaigns/${sent}/send`)).statusCode).toBe(202);
+    await fanout.runOnce();
+    expect((await get(`/campaigns/${sent}`)).json().status).toBe('sent');
+    const del = await app.inject({ method: 'DELETE', url: `/campaigns/${sent}`, headers: key(writeKeyA) });
+    expect(del.statusCode).toBe(409);
+    const patch = await app.inject({
+      method: 'PATCH',
+      url: `/campaigns/${sent}`,
+      headers: key(writeKeyA),
+      payload: { name: 'x' },
+    });
+    expect(patch.statusCode).toBe(409);
+    expect((await post(`/campaigns/${sent}/send`)).statusCode).toBe(409);
+    expect((await post(`/campaigns/${sent}/cancel`)).statusCode).toBe(409);
+  });
+});
+
+describe('fan-out', () => {
+  it('one email per subscribed, non-suppressed contact of the audience, tagged, with unsubscribe headers', async () => {
+    const eligible: { email: string }[] = [];
+    for (let i = 0; i < 7; i++)
+      eligible.push(
+        await addContact(A, `reader${i}-${run}@example.com`, {
+          firstName: `R${i}`,
+          attributes: { plan: 'pro' },
+        }),
+      );
+    await addContact(A, `gone-${run}@example.com`, { subscribed: false });
+    const blocked = await addContact(A, `blocked-${run}@example.com`);
+    await stores.pool.query(
+      `INSERT INTO suppressions (tenant_id, email, reason, source, created_at) VALUES ($1, $2, 'hard_bounce', 'bounce', $3)`,
+      [A, blocked.email, clock.now()],
+    );
+    await insertContact(
+      stores.pool,
+      A,
+      { id: newResourceId('contact'), email: `other-${run}@example.com`, audiences: ['other'] },
+      clock.now(),
+    );
+    await addContact(B, `reader0-${run}@example.com`);
+
+    const id = (await post('/campaigns', BODY)).json().id;
+    const send = await post(`/campaigns/${id}/send`);
+    expect(send.statusCode).toBe(202);
+    expect(send.json()).toEqual({ id, status: 'sending' });
+    handed.length = 0;
+    expect(await fanout.runOnce()).toBe(7);
+
+    const mine = handed.filter((m) => m.tags.includes(`campaign:${id}`));
+    expect(mine.map((m) => m.to).sort()).toEqual(eligible.map((c) => c.email).sort());
+    expect(new Set(mine.map((m) => m.id)).size).toBe(7);
+    const first = mine.find((m) => m.to === eligible[0]!.email)!;
+    expect(first.subject).toBe('Hello R0');
+    expect(first.html).toBe('<p>Hi R0 (pro)</p>');
+    expect(first.from).toBe(BODY.from);
+    expect(first.headers['List-Unsubscribe']).toMatch(
+      /^<http:\/\/127\.0\.0\.1:3000\/u\/[A-Za-z0-9_-]+>, <mailto:/,
+    );
+    expect(first.headers['List-Unsubscribe-Post']).toBe('List-Unsubscribe=One-Click');
+
+    expect(await logCount(A, id)).toBe(7);
+    const campaign = (await get(`/campaigns/${id}`)).json();
+    expect(campaign.status).toBe('sent');
+    expect(campaign.sentAt).toBe(clock.now().toISOString());
+    expect(campaign.stats.recipients).toBe(7);
+  });
+
+  it('a redo of the whole fan-out (cursor reset) creates no second email', async () => {
+    const id = (await post('/campaigns', BODY)).json().id;
+    await post(`/campaigns/${id}/send`);
+    await fanout.runOnce();
+    const before = await logCount(A, id);
+    expect(before).toBe(7);
+    await stores.pool.query(
+      `UPDATE campaigns SET status = 'sending', fanout_cursor = NULL, sent_at = NULL WHERE tenant_id = $1 AND id = $2`,
+      [A, id],
+    );
+    handed.length = 0;
+    expect(await fanout.runOnce()).toBe(7); // handed again, under the same ids…
+    expect(await logCount(A, id)).toBe(7); // …and dropped as duplicates
+    expect((await get(`/campaigns/${id}`)).json().stats.recipients).toBe(7);
+  });
+
+  it('a worker that dies after an append, before its cursor moved: another takes over after the lease, exact count', async () => {
+    const id = (await post('/campaigns', BODY)).json().id;
+    await post(`/campaigns/${id}/send`);
+    failAfterEnqueue = 2; // the first two chunks die after their append
+    await expect(fanout.runOnce()).rejects.toThrow('worker died');
+    expect((await get(`/campaigns/${id}`)).json().status).toBe('sending');
+    // Within the lease nobody takes it over.
+    expect(await fanout.runOnce()).toBe(0);
+    clock.advance(16_000);
+    await expect(fanout.runOnce()).rejects.toThrow('worker died');
+    clock.advance(16_000);
+    await fanout.runOnce();
+    expect(await logCount(A, id)).toBe(7);
+    const campaign = (await get(`/campaigns/${id}`)).json();
+    expect(campaign.status).toBe('sent');
+    expect(campaign.stats.recipients).toBe(7);
+  });
+
+  it('scheduled: waits for scheduledAt; cancel before it falls due sends nothing', async () => {
+    const at = new Date(clock.now().getTime() + 3_600_000).toISOString();
+    const later = (await post('/campaigns', { ...BODY, scheduledAt: at })).json().id;
+    const cancelled = (await post('/campaigns', { ...BODY, scheduledAt: at })).json().id;
+    expect((await post(`/campaigns/${later}/send`)).json()).toEqual({ id: later, status: 'scheduled' });
+    expect((await post(`/campaigns/${cancelled}/send`)).json()).toEqual({
+      id: cancelled,
+      status: 'scheduled',
+    });
+    expect(await fanout.runOnce()).toBe(0);
+    const cancel = await post(`/campaigns/${cancelled}/cancel`);
+    expect(cancel.statusCode).toBe(200);
+    expect(cancel.json()).toEqual({ id: cancelled, status: 'cancelled' });
+    expect((await post(`/campaigns/${cancelled}/cancel`)).statusCode).toBe(200);
+    clock.advance(3_600_000);
+    expect(await fanout.runOnce()).toBe(7);
+    expect(await logCount(A, later)).toBe(7);
+    expect(await logCount(A, cancelled)).toBe(0);
+    expect((await get(`/campaigns/${cancelled}`)).json().status).toBe('cancelled');
+    expect((await post('/campaigns/cmp_unknown/cancel')).statusCode).toBe(404);
+  });
+
+  it('stats follow the projection; an unsubscribe through the campaign link counts', async () => {
+    const id = (await post('/campaigns', BODY)).json().id;
+    await post(`/campaigns/${id}/send`);
+    handed.length = 0;
+    await fanout.runOnce();
+    const [a, b, c] = handed;
+    const t = clock.now().getTime();
+    await project(stores, [
+      ...eventsOf(A, a!.id, [
+        { type: 'email.sent', occurredAt: new Date(t + 1).toISOString(), data: SENT },
+        { type: 'email.delivered', occurredAt: new Date(t + 2).toISOString(), data: {} },
+        { type: 'email.opened', occurredAt: new Date(t + 3).toISOString(), data: {} },
+        {
+          type: 'email.clicked',
+          occurredAt: new Date(t + 4).toISOString(),
+          data: { url: 'https://acme.test' },
+        },
+      ]),
+      ...eventsOf(A, b!.id, [
+        { type: 'email.sent', occurredAt: new Date(t + 1).toISOString(), data: SENT },
+        { type: 'email.bounced', occurredAt: new Date(t + 2).toISOString(), data: { bounceType: 'hard' } },
+      ]),
+      ...eventsOf(A, c!.id, [
+        { type: 'email.sent', occurredAt: new Date(t + 1).toISOString(), data: SENT },
+        { type: 'email.delivered', occurredAt: new Date(t + 2).toISOString(), data: {} },
+        { type: 'email.complained', occurredAt: new Date(t + 3).toISOString(), data: {} },
+      ]),
+    ]);
+    const link = /<(http[^>]+)>/.exec(a!.headers['List-Unsubscribe']!)![1]!;
+    const unsubscribe = await app.inject({
+      method: 'POST',
+      url: new URL(link).pathname,
+      payload: 'List-Unsubscribe=One-Click',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(unsubscribe.statusCode).toBe(200);
+    const { stats } = (await get(`/campaigns/${id}`)).json();
+    expect(stats).toEqual({
+      recipients: 7,
+      sent: 3,
+      delivered: 2,
+      opened: 1,
+      clicked: 1,
+      bounced: 1,
+      complained: 1,
+      unsubscribed: 1,
+    });
+    // The next campaign leaves out the unsubscribed, the bounced and the complaining contacts
+    // (the projection suppressed the last two).
+    const next = (await post('/campaigns', BODY)).json().id;
+    await post(`/campaigns/${next}/send`);
+    expect(await fanout.runOnce()).toBe(4);
+  });
+
+  it('GET /campaigns lists newest first with stats; another tenant sees none of them', async () => {
+    const list = await get('/campaigns?limit=2');
+    expect(list.statusCode).toBe(200);
+    expect(list.json().data).toHaveLength(2);
+    expect(list.json().meta).toMatchObject({ page: 1, limit: 2 });
+    expect(list.json().data[0].stats).toBeDefined();
+    const other = await get('/campaigns', bearer(jwtFor(clock, B)));
+    expect(other.statusCode, other.body).toBe(200);
+    expect(other.json().data).toEqual([]);
+  });
+});

@@ -1,0 +1,307 @@
+import type { DeliveryEvent } from '@tern/contracts';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type BulkMail,
+  type BulkMailer,
+  createSequenceScheduler,
+  eventLogMailer,
+  insertContact,
+  newResourceId,
+  type SequenceScheduler,
+} from '../src/index.js';
+import {
+  bearer,
+  buildApp,
+  createClock,
+  createKey,
+  jwtFor,
+  NOW,
+  openStores,
+  project,
+  type Stores,
+  suffix,
+  TRACKING_SECRET,
+} from './support.js';
+
+const clock = createClock(NOW);
+const run = suffix();
+const A = `sequences-a-${run}`;
+const B = `sequences-b-${run}`;
+const MIN = 60_000;
+
+let stores: Stores;
+let app: FastifyInstance;
+let ownerA: string;
+let writeKeyA: string;
+let readKeyA: string;
+let scheduler: SequenceScheduler;
+
+const handed: BulkMail[] = [];
+const mailer: BulkMailer = {
+  async enqueue(tenantId, mails, at) {
+    handed.push(...mails);
+    await eventLogMailer({
+      append: (records) =>
+        project(
+          stores,
+          records.map((r) => JSON.parse(r.value) as DeliveryEvent),
+        ),
+    }).enqueue(tenantId, mails, at);
+  },
+};
+
+type Headers = Record<string, string>;
+const key = (k: string) => ({ 'x-api-key': k });
+const post = (url: string, payload: unknown, headers: Headers = key(writeKeyA)) =>
+  app.inject({ method: 'POST', url, headers, payload: payload as object });
+const get = (url: string, headers: Headers = key(readKeyA)) => app.inject({ method: 'GET', url, headers });
+
+/** Three steps: at once, after 60 minutes, then 120 minutes later. */
+const BODY = {
+  name: 'Onboarding',
+  from: 'Acme <hello@acme.test>',
+  steps: [
+    { delayMinutes: 0, subject: 'Welcome {{firstName}}', text: 'one' },
+    { delayMinutes: 60, subject: 'Tips', html: '<p>two</p>' },
+    { delayMinutes: 120, subject: 'Last', text: 'three' },
+  ],
+};
+
+async function contact(email: string, tenant = A) {
+  const c = await insertContact(
+    stores.pool,
+    tenant,
+    { id: newResourceId('contact'), email, firstName: 'Ada' },
+    clock.now(),
+  );
+  if (c === 'exists') throw new Error('exists');
+  return c;
+}
+
+const to = (email: string) => handed.filter((m) => m.to === email);
+
+beforeAll(async () => {
+  stores = await openStores();
+  app = await buildApp(stores, clock);
+  ownerA = jwtFor(clock, A, 'owner');
+  writeKeyA = (await createKey(app, ownerA, A, { scopes: ['sequences:write'] })).key;
+  readKeyA = (await createKey(app, ownerA, A, { scopes: ['sequences:read'] })).key;
+  scheduler = createSequenceScheduler({
+    pool: stores.pool,
+    mailer,
+    now: clock.now,
+    publicUrl: 'http://127.0.0.1:3000',
+    trackingSecret: TRACKING_SECRET,
+  });
+});
+
+afterAll(async () => {
+  await scheduler?.stop();
+  await app?.close();
+  await stores?.close();
+});
+
+describe('POST /sequences', () => {
+  it('201 with its steps and zero stats', async () => {
+    const res = await post('/sequences', BODY);
+    expect(res.statusCode).toBe(201);
+    const seq = res.json();
+    expect(seq.id).toMatch(/^seq_[A-Za-z0-9]{24}$/);
+    expect(seq.steps).toHaveLength(3);
+    expect(seq.steps[1]).toMatchObject({ delayMinutes: 60, subject: 'Tips', html: '<p>two</p>', text: null });
+    expect(seq.steps[2].stats.recipients).toBe(0);
+    expect(seq.enrollments).toEqual({ active: 0, completed: 0, stopped: 0, cancelled: 0 });
+  });
+
+  it('400 naming the field: no steps, 21 steps, a step without content, a negative delay, an unknown template', async () => {
+    const step = { delayMinutes: 0, subject: 's', text: 't' };
+    const cases: [unknown, string][] = [
+      [{ ...BODY, steps: [] }, 'steps'],
+      [{ ...BODY, steps: Array.from({ length: 21 }, () => step) }, 'steps'],
+      [{ ...BODY, steps: [{ delayMinutes: 0, subject: 's' }] }, 'steps.0.html'],
+      [{ ...BODY, steps: [{ ...step, delayMinutes: -1 }] }, 'delayMinutes'],
+      [{ ...BODY, steps: [step, { delayMinutes: 5, templateId: 'tpl_nope' }] }, 'steps.1.templateId'],
+    ];
+    for (const [payload, field] of cases) {
+      const res = await post('/sequences', payload);
+      expect(res.statusCode, field).toBe(400);
+      expect(res.json().message).toContain(field);
+    }
+  });
+});
+
+describe('enrollments', () => {
+  it('201; the same contact again → 409; an unknown address or another tenant’s sequence → 404', async () => {
+    const seq = (await post('/sequences', BODY)).json().id;
+    const ada = await contact(`enroll-${run}@example.com`);
+    const res = await post(`/sequences/${seq}/enrollments`, { email: ada.email.toUpperCase() });
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toMatchObject({
+      sequenceId: seq,
+      contactId: ada.id,
+      state: 'active',
+      nextStep: 0,
+      nextDueAt: clock.now().toISOString(),
+    });
+    expect((await post(`/sequences/${seq}/enrollments`, { email: ada.email })).statusCode).toBe(409);
+    const unknown = await post(`/sequences/${seq}/enrollments`, { email: `nobody-${run}@example.com` });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().message).toBe('Contact not found');
+    const ownerB = jwtFor(clock, B, 'owner');
+    await contact(ada.email, B);
+    expect(
+      (await post(`/sequences/${seq}/enrollments`, { email: ada.email }, bearer(ownerB))).statusCode,
+    ).toBe(404);
+    expect((await get(`/sequences/${seq}`, bearer(ownerB))).statusCode).toBe(404);
+    await app.inject({
+      method: 'DELETE',
+      url: `/sequences/${seq}/enrollments/${res.json().id}`,
+      headers: key(writeKeyA),
+    });
+  });
+});
+
+describe('the schedule (controllable clock)', () => {
+  it('step k at enrollment + Σ delays; an unsubscribe in the middle stops the rest', async () => {
+    const seq = (await post('/sequences', BODY)).json().id;
+    const ada = await contact(`drip-${run}@example.com`);
+    const bob = await contact(`drip-bob-${run}@example.com`);
+    const start = clock.now().getTime();
+    await post(`/sequences/${seq}/enrollments`, { email: ada.email });
+    await post(`/sequences/${seq}/enrollments`, { email: bob.email });
+
+    await scheduler.runOnce();
+    expect(to(ada.email).map((m) => m.subject)).toEqual(['Welcome Ada']);
+    expect(to(ada.email)[0]!.tags).toEqual([`sequence:${seq}`, 'step:1']);
+    expect(to(ada.email)[0]!.headers['List-Unsubscribe-Post']).toBe('List-Unsubscribe=One-Click');
+
+    clock.set(new Date(start + 59 * MIN).toISOString());
+    await scheduler.runOnce();
+    expect(to(ada.email)).toHaveLength(1);
+
+    clock.set(new Date(start + 60 * MIN).toISOString());
+    await scheduler.runOnce();
+    expect(to(ada.email).map((m) => m.subject)).toEqual(['Welcome Ada', 'Tips']);
+    expect(to(bob.email)).toHaveLength(2);
+
+    // Bob unsubscribes through the link of step 2.
+    const link = /<(http[^>]+)>/.exec(to(bob.email)[1]!.headers['List-Unsubscribe']!)![1]!;
+    const click = await app.inject({
+      method: 'POST',
+      url: new URL(link).pathname,
+      payload: 'List-Unsubscribe=One-Click',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(click.statusCode).toBe(200);
+
+    clock.set(new Date(start + 179 * MIN).toISOString());
+    await scheduler.runOnce();
+    expect(to(ada.email)).toHaveLength(2);
+    clock.set(new Date(start + 180 * MIN).toISOString());
+    await scheduler.runOnce();
+    expect(to(ada.email).map((m) => m.subject)).toEqual(['Welcome Ada', 'Tips', 'Last']);
+    expect(to(bob.email)).toHaveLength(2);
+    // Nothing more, ever.
+    clock.set(new Date(start + 10_000 * MIN).toISOString());
+    expect(await scheduler.runOnce()).toBe(0);
+
+    const body = (await get(`/sequences/${seq}`)).json();
+    expect(body.enrollments).toEqual({ active: 0, completed: 1, stopped: 1, cancelled: 0 });
+    expect(body.steps.map((s: { stats: { recipients: number } }) => s.stats.recipients)).toEqual([2, 2, 1]);
+    expect(body.steps[1].stats.unsubscribed).toBe(1);
+    expect(body.steps[0].stats.unsubscribed).toBe(0);
+    const { rows } = await stores.pool.query(
+      `SELECT stop_reason FROM sequence_enrollments WHERE tenant_id = $1 AND sequence_id = $2 AND state = 'stopped'`,
+      [A, seq],
+    );
+    expect(rows).toEqual([{ stop_reason: 'unsubscribed' }]);
+    // Every step email is in the log under its own id.
+    const logged = await stores.pool.query(
+      `SELECT count(*)::int AS n FROM email_logs WHERE tenant_id = $1 AND tags ? $2 AND created_at IS NOT NULL`,
+      [A, `sequence:${seq}`],
+    );
+    expect(logged.rows[0].n).toBe(5);
+  });
+
+  it('a suppression, a deleted contact and DELETE of the enrollment each stop the rest', async () => {
+    const seq = (await post('/sequences', BODY)).json().id;
+    const sup = await contact(`sup-${run}@example.com`);
+    const del = await contact(`del-${run}@example.com`);
+    const can = await contact(`can-${run}@example.com`);
+    const start = clock.now().getTime();
+    const ids: Record<string, string> = {};
+    for (const c of [sup, del, can]) {
+      ids[c.email] = (await post(`/sequences/${seq}/enrollments`, { email: c.email })).json().id;
+    }
+    await scheduler.runOnce();
+    for (const c of [sup, del, can]) expect(to(c.email)).toHaveLength(1);
+
+    await stores.pool.query(
+      `INSERT INTO suppressions (tenant_id, email, reason, source, created_at) VALUES ($1, $2, 'manual', 'manual', $3)`,
+      [A, sup.email, clock.now()],
+    );
+    await stores.pool.query('DELETE FROM contacts WHERE tenant_id = $1 AND id = $2', [A, del.id]);
+    const cancel = await app.inject({
+      method: 'DELETE',
+      url: `/sequences/${seq}/enrollments/${ids[can.email]}`,
+      headers: key(writeKeyA),
+    });
+    expect(cancel.statusCode).toBe(204);
+    const again = await app.inject({
+      method: 'DELETE',
+      url: `/sequences/${seq}/enrollments/${ids[can.email]}`,
+      headers: key(writeKeyA),
+    });
+    expect(again.statusCode).toBe(204);
+    const unknown = await app.inject({
+      method: 'DELETE',
+      url: `/sequences/${seq}/enrollments/enr_unknown`,
+      headers: key(writeKeyA),
+    });
+    expect(unknown.statusCode).toBe(404);
+
+    clock.set(new Date(start + 1000 * MIN).toISOString());
+    await scheduler.runOnce();
+    for (const c of [sup, del, can]) expect(to(c.email)).toHaveLength(1);
+    const { rows } = await stores.pool.query(
+      `SELECT contact_id, state, stop_reason FROM sequence_enrollments WHERE tenant_id = $1 AND sequence_id = $2`,
+      [A, seq],
+    );
+    const byContact = Object.fromEntries(rows.map((r) => [r.contact_id, [r.state, r.stop_reason]]));
+    expect(byContact).toEqual({
+      [sup.id]: ['stopped', 'suppressed'],
+      [del.id]: ['stopped', 'erased'],
+      [can.id]: ['cancelled', null],
+    });
+  });
+
+  it('a step sent twice (a redo after a crash) is one email', async () => {
+    const seq = (await post('/sequences', { ...BODY, steps: [BODY.steps[0]] })).json().id;
+    const eve = await contact(`redo-${run}@example.com`);
+    const enrollment = (await post(`/sequences/${seq}/enrollments`, { email: eve.email })).json().id;
+    await scheduler.runOnce();
+    // As if the worker died after its send, before the enrollment moved on.
+    await stores.pool.query(
+      `UPDATE sequence_enrollments SET state = 'active', next_step = 0, next_due_at = $3 WHERE tenant_id = $1 AND id = $2`,
+      [A, enrollment, clock.now()],
+    );
+    await scheduler.runOnce();
+    const sent = to(eve.email);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]!.id).toBe(sent[1]!.id);
+    const logged = await stores.pool.query(
+      `SELECT count(*)::int AS n FROM email_logs WHERE tenant_id = $1 AND tags ? $2 AND created_at IS NOT NULL`,
+      [A, `sequence:${seq}`],
+    );
+    expect(logged.rows[0].n).toBe(1);
+    expect((await get(`/sequences/${seq}`)).json().steps[0].stats.recipients).toBe(1);
+  });
+
+  it('GET /sequences lists newest first', async () => {
+    const res = await get('/sequences?limit=2');
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toHaveLength(2);
+    expect(res.json().meta.total).toBeGreaterThanOrEqual(5);
+  });
+});
