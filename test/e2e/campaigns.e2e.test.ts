@@ -7,6 +7,7 @@ import { buildTern, startTern, type TernProcess } from './tern-process.js';
 const JWT_SECRET = 'campaigns-e2e-secret-0123456789abcdef';
 const INGEST_TOKEN = 'campaigns-e2e-ingest-token-0123456789';
 const TRACKING_SECRET = 'campaigns-e2e-tracking-secret-0123456789';
+const WEBHOOK_SECRETS_KEY = 'campaigns-e2e-webhook-secrets-key-0123456789';
 const TENANT = 'campaigns-e2e';
 const CONTACTS = 10_000;
 
@@ -37,6 +38,7 @@ describe('campaign fan-out across a kill -9', () => {
       JWT_SECRET,
       INGEST_TOKEN,
       TRACKING_SECRET,
+      WEBHOOK_SECRETS_KEY,
       DATA_DIR: tempDir('tern-e2e-campaigns-'),
     };
   }, 120_000);
