@@ -1,6 +1,7 @@
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import type { EmailState } from '@tern/domain';
 import type { ConsumedRecord, EventLog, EventLogConsumer } from '@tern/event-log';
+import { createPoller } from '@tern/jobs';
 import { type SecretBox, webhookHeaders } from '@tern/webhooks';
 import type pg from 'pg';
 import { type PostResult, postWebhook } from './http-post.js';
@@ -178,26 +179,12 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   const graceMs = opts.projectionGraceMs ?? 30_000;
   const retentionMs = opts.recordRetentionMs ?? 30 * 86_400_000;
   const sweepIntervalMs = opts.sweepIntervalMs ?? 600_000;
-  let sweepTimer: NodeJS.Timeout | null = null;
 
   let consumer: EventLogConsumer | null = null;
   let running = false;
-  let workerLoop: Promise<void> | null = null;
-  let replayLoop: Promise<void> | null = null;
-  let wake: (() => void) | null = null;
   const inFlight = new Set<Promise<void>>();
 
-  const wakeWorkers = () => wake?.();
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = null;
-        resolve();
-      }
-      wake = done;
-    });
+  const wakeWorkers = () => workers.wake();
 
   /** Deliveries of the events for the tenant's endpoints (or one endpoint, for a replay). */
   async function deliveriesFor(
@@ -427,21 +414,24 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     return claimed.length;
   }
 
+  /** Claims until nothing is due or every slot is taken; then the poller waits (or is woken). */
   async function runWorkers(): Promise<void> {
     while (running) {
-      let claimed = 0;
-      try {
-        claimed = await runDue();
-      } catch (error) {
-        logger.warn(
-          { err: error instanceof Error ? error.message : String(error) },
-          'webhook claim failed; retrying',
-        );
-      }
-      if (!running) break;
-      if (claimed === 0 || inFlight.size >= concurrency) await sleep(pollIntervalMs);
+      const claimed = await runDue();
+      if (claimed === 0 || inFlight.size >= concurrency) return;
     }
   }
+
+  const workers = createPoller({
+    name: 'webhook-workers',
+    intervalMs: pollIntervalMs,
+    run: runWorkers,
+    onError: (error) =>
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'webhook claim failed; retrying',
+      ),
+  });
 
   interface ReplayRow {
     id: string;
@@ -507,21 +497,22 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
 
   async function runReplays(): Promise<void> {
     while (running) {
-      try {
-        const replay = await claimReplay();
-        if (replay) {
-          await runReplay(replay);
-          continue;
-        }
-      } catch (error) {
-        logger.warn(
-          { err: error instanceof Error ? error.message : String(error) },
-          'webhook replay failed; retrying',
-        );
-      }
-      await new Promise((r) => setTimeout(r, replayPollMs));
+      const replay = await claimReplay();
+      if (!replay) return;
+      await runReplay(replay);
     }
   }
+
+  const replays = createPoller({
+    name: 'webhook-replays',
+    intervalMs: replayPollMs,
+    run: runReplays,
+    onError: (error) =>
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'webhook replay failed; retrying',
+      ),
+  });
 
   /** Small batches, so the sweep never holds many row locks or a long transaction. */
   async function sweep(): Promise<number> {
@@ -540,6 +531,18 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     return deleted;
   }
 
+  const sweeper = createPoller({
+    name: 'webhook-sweep',
+    intervalMs: sweepIntervalMs,
+    firstRunMs: sweepIntervalMs,
+    run: sweep,
+    onError: (error) =>
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'webhook record sweep failed',
+      ),
+  });
+
   return {
     async start() {
       running = true;
@@ -552,26 +555,16 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
           await enqueue(batch);
         },
       });
-      workerLoop = runWorkers();
-      replayLoop = runReplays();
-      sweepTimer = setInterval(() => {
-        sweep().catch((error: unknown) =>
-          logger.warn(
-            { err: error instanceof Error ? error.message : String(error) },
-            'webhook record sweep failed',
-          ),
-        );
-      }, sweepIntervalMs);
-      sweepTimer.unref();
+      workers.start();
+      replays.start();
+      sweeper.start();
     },
     async stop() {
       running = false;
-      if (sweepTimer) clearInterval(sweepTimer);
-      wakeWorkers();
+      const stopping = Promise.all([workers.stop(), replays.stop(), sweeper.stop()]);
       await consumer?.stop();
       consumer = null;
-      await workerLoop;
-      await replayLoop;
+      await stopping;
       await Promise.allSettled([...inFlight]);
     },
     sweep,

@@ -8,6 +8,7 @@ import {
 } from '@tern/contracts';
 import { renderTemplate } from '@tern/domain';
 import type { EventLog, EventLogConsumer } from '@tern/event-log';
+import { createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import type { FollowUp, GetTemplate, IsSuppressed, MailProvider, ProviderResult } from './ports.js';
 import { applyTracking } from './tracking.js';
@@ -91,10 +92,6 @@ export function createSender(opts: SenderOptions): Sender {
   const messageIdDomain = opts.messageIdDomain ?? (new URL(publicUrl).hostname || 'tern');
 
   let consumer: EventLogConsumer | null = null;
-  let running = false;
-  let timer: NodeJS.Timeout | null = null;
-  let wakeRequested = false;
-  let loop: Promise<void> | null = null;
   let sweeps = 0;
 
   async function markQueued(events: readonly { tenantId: string; emailId: string }[]): Promise<number> {
@@ -340,37 +337,18 @@ export function createSender(opts: SenderOptions): Sender {
     }
   }
 
-  function schedule(delayMs: number): void {
-    if (!running) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => {
-      timer = null;
-      loop = (async () => {
-        try {
-          do {
-            wakeRequested = false;
-            await runOnce();
-          } while (wakeRequested && running);
-        } catch (error) {
-          logger.warn({ err: error }, 'sender: due-list pass failed; trying again');
-        } finally {
-          loop = null;
-          schedule(pollIntervalMs);
-        }
-      })();
-    }, delayMs);
-  }
-
-  function wake(): void {
-    if (loop) wakeRequested = true;
-    else schedule(0);
-  }
+  const poller = createPoller({
+    name: 'sender',
+    intervalMs: pollIntervalMs,
+    run: runOnce,
+    onError: (error) => logger.warn({ err: error }, 'sender: due-list pass failed; trying again'),
+  });
+  const wake = () => poller.wake();
 
   return {
     markQueued,
     runOnce,
     async start() {
-      running = true;
       consumer = await opts.log.consume({
         group: opts.group ?? SENDER_GROUP,
         fromBeginning: true,
@@ -397,16 +375,14 @@ export function createSender(opts: SenderOptions): Sender {
           if ((await markQueued(queued)) > 0) wake();
         },
       });
-      schedule(0);
+      poller.start();
       logger.info({ group: opts.group ?? SENDER_GROUP, provider: opts.provider.name }, 'sender started');
     },
     async stop() {
-      running = false;
-      if (timer) clearTimeout(timer);
-      timer = null;
+      const stopping = poller.stop();
       await consumer?.stop();
       consumer = null;
-      await loop;
+      await stopping;
       await opts.provider.close?.();
     },
   };

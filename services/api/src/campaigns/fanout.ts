@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import {
   type BulkMailer,
@@ -59,8 +60,6 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
   const chunkSize = opts.chunkSize ?? 500;
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   const owner = `fanout-${randomBytes(8).toString('hex')}`;
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<unknown> = Promise.resolve();
   let stopped = false;
 
   async function claim(): Promise<CampaignRow | null> {
@@ -163,26 +162,24 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
     }
   }
 
-  function schedule() {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = runOnce()
-        .catch((error: unknown) => opts.logger?.error({ err: error }, 'campaign fan-out failed; retried'))
-        .finally(schedule);
-    }, opts.pollIntervalMs ?? 1000);
-    timer.unref?.();
-  }
+  const pollIntervalMs = opts.pollIntervalMs ?? 1000;
+  const poller = createPoller({
+    name: 'campaign-fanout',
+    intervalMs: pollIntervalMs,
+    firstRunMs: pollIntervalMs,
+    run: runOnce,
+    onError: (error) => opts.logger?.error({ err: error }, 'campaign fan-out failed; retried'),
+  });
 
   return {
     runOnce,
     start() {
       stopped = false;
-      schedule();
+      poller.start();
     },
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
+      await poller.stop();
       // A graceful stop hands its campaigns back at once (a killed worker's lease simply lapses).
       await pool
         .query(`UPDATE campaigns SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1`, [owner])

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import { type BulkMailer, composeMail, derivedEmailId, resolveContent } from '../bulk/mail.js';
 import { type StoredStep, sequenceSource } from './store.js';
@@ -62,8 +63,6 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
   const batchSize = opts.batchSize ?? 100;
   const leaseMs = opts.leaseMs ?? DEFAULT_SEQUENCE_LEASE_MS;
   const owner = `sequences-${randomBytes(8).toString('hex')}`;
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<unknown> = Promise.resolve();
   let stopped = false;
 
   async function claim(at: Date): Promise<Claimed[]> {
@@ -175,26 +174,24 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
     }
   }
 
-  function schedule() {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = runOnce()
-        .catch((error: unknown) => opts.logger?.error({ err: error }, 'sequence scheduler failed; retried'))
-        .finally(schedule);
-    }, opts.pollIntervalMs ?? 1000);
-    timer.unref?.();
-  }
+  const pollIntervalMs = opts.pollIntervalMs ?? 1000;
+  const poller = createPoller({
+    name: 'sequence-scheduler',
+    intervalMs: pollIntervalMs,
+    firstRunMs: pollIntervalMs,
+    run: runOnce,
+    onError: (error) => opts.logger?.error({ err: error }, 'sequence scheduler failed; retried'),
+  });
 
   return {
     runOnce,
     start() {
       stopped = false;
-      schedule();
+      poller.start();
     },
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
+      await poller.stop();
       await pool
         .query(
           `UPDATE sequence_enrollments SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1`,

@@ -1,0 +1,1 @@
+export { createPoller, type Poller, type PollerLogger, type PollerOptions } from './poller.js';
