@@ -1,7 +1,7 @@
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import type { EmailState } from '@tern/domain';
 import type { ConsumedRecord, EventLog, EventLogConsumer } from '@tern/event-log';
-import { createPoller } from '@tern/jobs';
+import { claimDue, claimDueSql, createPoller } from '@tern/jobs';
 import { type SecretBox, webhookHeaders } from '@tern/webhooks';
 import type pg from 'pg';
 import { type PostResult, postWebhook } from './http-post.js';
@@ -236,18 +236,16 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   async function claim(limit: number): Promise<ClaimedDelivery[]> {
     const at = now();
     const { rows } = await pool.query<ClaimedDelivery>(
-      `WITH due AS (
-         SELECT id FROM webhook_deliveries
-         WHERE status = 'pending' AND next_attempt_at <= $1
-         ORDER BY next_attempt_at
-         LIMIT $3
-         FOR UPDATE SKIP LOCKED
-       ), claimed AS (
-         UPDATE webhook_deliveries d SET next_attempt_at = $2
-         FROM due WHERE d.id = due.id
-         RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_id, d.email_id, d.event, d.request_body, d.attempts,
-                   d.created_at
-       )
+      `WITH claimed AS (${claimDueSql({
+        table: 'webhook_deliveries',
+        alias: 'd',
+        due: `status = 'pending' AND next_attempt_at <= $1`,
+        orderBy: 'next_attempt_at',
+        limit: '$3',
+        set: 'next_attempt_at = $2',
+        returning: `d.id, d.tenant_id, d.endpoint_id, d.event_id, d.email_id, d.event, d.request_body, d.attempts,
+                    d.created_at`,
+      })})
        SELECT c.*, e.url, e.enabled, e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at,
               l.state AS email_state, l.version AS email_version
        FROM claimed c
@@ -443,12 +441,17 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
 
   async function claimReplay(): Promise<ReplayRow | null> {
     const at = now();
-    const { rows } = await pool.query<ReplayRow>(
-      `UPDATE webhook_replays r SET status = 'running', claimed_until = $2
-       WHERE r.id = (SELECT id FROM webhook_replays
-                     WHERE status <> 'done' AND (claimed_until IS NULL OR claimed_until < $1)
-                     ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-       RETURNING r.id, r.tenant_id, r.endpoint_id, r.since, r.until`,
+    const rows = await claimDue<ReplayRow>(
+      pool,
+      {
+        table: 'webhook_replays',
+        alias: 'r',
+        due: `status <> 'done' AND (claimed_until IS NULL OR claimed_until < $1)`,
+        orderBy: 'created_at',
+        limit: 1,
+        set: `status = 'running', claimed_until = $2`,
+        returning: 'r.id, r.tenant_id, r.endpoint_id, r.since, r.until',
+      },
       [at, new Date(at.getTime() + 60_000)],
     );
     return rows[0] ?? null;

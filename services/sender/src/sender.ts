@@ -8,7 +8,7 @@ import {
 } from '@tern/contracts';
 import { renderTemplate } from '@tern/domain';
 import type { EventLog, EventLogConsumer } from '@tern/event-log';
-import { createPoller } from '@tern/jobs';
+import { claimDue, createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import type { FollowUp, GetTemplate, IsSuppressed, MailProvider, ProviderResult } from './ports.js';
 import { applyTracking } from './tracking.js';
@@ -107,19 +107,20 @@ export function createSender(opts: SenderOptions): Sender {
 
   async function claim(limit: number): Promise<ClaimedRow[]> {
     const at = now();
-    const { rows } = await opts.pool.query<ClaimedRow>(
-      `UPDATE outgoing_emails o
-          SET state = 'sending', attempts = o.attempts + 1, lease_until = $2, updated_at = $1
-         FROM (SELECT tenant_id, id FROM outgoing_emails
-                WHERE (state = 'pending' AND due_at <= $1) OR (state = 'sending' AND lease_until < $1)
-                ORDER BY due_at
-                LIMIT $3
-                FOR UPDATE SKIP LOCKED) c
-        WHERE o.tenant_id = c.tenant_id AND o.id = c.id
-        RETURNING o.tenant_id, o.id, o.attempts, o.message`,
+    return claimDue<ClaimedRow>(
+      opts.pool,
+      {
+        table: 'outgoing_emails',
+        alias: 'o',
+        keys: ['tenant_id', 'id'],
+        due: `(state = 'pending' AND due_at <= $1) OR (state = 'sending' AND lease_until < $1)`,
+        orderBy: 'due_at',
+        limit: '$3',
+        set: `state = 'sending', attempts = o.attempts + 1, lease_until = $2, updated_at = $1`,
+        returning: 'o.tenant_id, o.id, o.attempts, o.message',
+      },
       [at, new Date(at.getTime() + leaseMs), limit],
     );
-    return rows;
   }
 
   /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */

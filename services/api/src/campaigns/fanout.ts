@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createPoller } from '@tern/jobs';
+import { claimDue, createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import {
   type BulkMailer,
@@ -64,18 +64,19 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
 
   async function claim(): Promise<CampaignRow | null> {
     const at = now();
-    const { rows } = await pool.query<CampaignRow>(
-      `UPDATE campaigns c
-          SET status = 'sending', lease_owner = $1, lease_until = $2, snapshot_at = COALESCE(c.snapshot_at, $3),
-              updated_at = $3
-         FROM (SELECT tenant_id, id FROM campaigns
-                WHERE ((status = 'scheduled' AND scheduled_at <= $3) OR status = 'sending')
-                  AND (lease_until IS NULL OR lease_until < $3)
-                ORDER BY scheduled_at NULLS FIRST
-                LIMIT 1
-                FOR UPDATE SKIP LOCKED) d
-        WHERE c.tenant_id = d.tenant_id AND c.id = d.id
-        RETURNING c.*`,
+    const rows = await claimDue<CampaignRow>(
+      pool,
+      {
+        table: 'campaigns',
+        alias: 'c',
+        keys: ['tenant_id', 'id'],
+        due: `((status = 'scheduled' AND scheduled_at <= $3) OR status = 'sending')
+              AND (lease_until IS NULL OR lease_until < $3)`,
+        orderBy: 'scheduled_at NULLS FIRST',
+        limit: 1,
+        set: `status = 'sending', lease_owner = $1, lease_until = $2, snapshot_at = COALESCE(c.snapshot_at, $3),
+              updated_at = $3`,
+      },
       [owner, new Date(at.getTime() + leaseMs), at],
     );
     return rows[0] ?? null;
