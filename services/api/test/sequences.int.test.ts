@@ -1,11 +1,7 @@
-import type { DeliveryEvent } from '@tern/contracts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  type BulkMail,
-  type BulkMailer,
   createSequenceScheduler,
-  eventLogMailer,
   insertContact,
   newResourceId,
   type SequenceScheduler,
@@ -18,7 +14,7 @@ import {
   jwtFor,
   NOW,
   openStores,
-  project,
+  projectingMailer,
   type Stores,
   suffix,
   TRACKING_SECRET,
@@ -37,19 +33,8 @@ let writeKeyA: string;
 let readKeyA: string;
 let scheduler: SequenceScheduler;
 
-const handed: BulkMail[] = [];
-const mailer: BulkMailer = {
-  async enqueue(tenantId, mails, at) {
-    handed.push(...mails);
-    await eventLogMailer({
-      append: (records) =>
-        project(
-          stores,
-          records.map((r) => JSON.parse(r.value) as DeliveryEvent),
-        ),
-    }).enqueue(tenantId, mails, at);
-  },
-};
+const mailer = projectingMailer(() => stores);
+const { handed } = mailer;
 
 type Headers = Record<string, string>;
 const key = (k: string) => ({ 'x-api-key': k });
