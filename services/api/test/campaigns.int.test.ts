@@ -4,23 +4,18 @@ import { type CampaignFanout, createCampaignFanout, insertContact, newResourceId
 import {
   bearer,
   buildApp,
-  createClock,
   createKey,
   eventsOf,
   jwtFor,
-  NOW,
   openStores,
   project,
   projectingMailer,
   type Stores,
-  suffix,
   TRACKING_SECRET,
+  testTenants,
 } from './support.js';
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `campaigns-a-${run}`;
-const B = `campaigns-b-${run}`;
+const { clock, run, A, B } = testTenants('campaigns');
 const PUBLIC_URL = 'http://127.0.0.1:3000';
 
 let stores: Stores;

@@ -9,21 +9,16 @@ import {
 import {
   bearer,
   buildApp,
-  createClock,
   createKey,
   jwtFor,
-  NOW,
   openStores,
   projectingMailer,
   type Stores,
-  suffix,
   TRACKING_SECRET,
+  testTenants,
 } from './support.js';
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `sequences-a-${run}`;
-const B = `sequences-b-${run}`;
+const { clock, run, A, B } = testTenants('sequences');
 const MIN = 60_000;
 
 let stores: Stores;

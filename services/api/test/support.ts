@@ -44,6 +44,15 @@ export function createClock(iso = NOW): TestClock {
   };
 }
 
+/**
+ * A test file's two tenants, `<prefix>-a-<run>` and `<prefix>-b-<run>` (`run` unique to the file's
+ * run), and its clock at `iso`.
+ */
+export function testTenants(prefix: string, iso = NOW) {
+  const run = suffix();
+  return { clock: createClock(iso), run, A: `${prefix}-a-${run}`, B: `${prefix}-b-${run}` };
+}
+
 export interface Stores {
   pool: pg.Pool;
   ch: ClickHouseClient;
