@@ -5,15 +5,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
+import type { EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
-import pg from 'pg';
+import type pg from 'pg';
 import { generateTraffic } from '../lib/events.js';
-import { expectedTotals, openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
-import { benchEnv, deleteTopic, pollUntil, runTag } from '../lib/services.js';
-import { distribution, round, rssMiB } from '../lib/stats.js';
+import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
+import { expectedTotals } from '../lib/projection-stores.js';
+import type { Figure } from '../lib/report.js';
+import { benchEnv, pollUntil, runTag } from '../lib/services.js';
+import { distribution, round } from '../lib/stats.js';
 
 const env = benchEnv(process.env);
 const samples = Number(process.env.BENCH_LAG_SAMPLES ?? 20);
@@ -145,61 +146,11 @@ async function measure(
   };
 }
 
-async function kafka(ch: import('@clickhouse/client').ClickHouseClient) {
-  const topic = `tern-bench.lag-${runTag()}`;
-  const log = createKafkaEventLog({ brokers: env.kafkaBrokers, topic, partitions: 6 });
-  const store = await openProjectionDatabase(env.databaseUrl);
-  try {
-    await log.ping();
-    return await measure('kafka', log, store.pool, ch);
-  } finally {
-    await log.close();
-    await store.close();
-    await deleteTopic(env.kafkaBrokers, topic);
-  }
-}
-
-async function postgresTable(ch: import('@clickhouse/client').ClickHouseClient) {
-  const store = await openProjectionDatabase(env.databaseUrl);
-  const logPool = new pg.Pool({ connectionString: store.db.url, max: 4 });
-  logPool.on('error', () => {});
-  const log = createPostgresEventLog({ pool: logPool });
-  try {
-    await log.ensureSchema();
-    return await measure('postgres-table', log, store.pool, ch);
-  } finally {
-    await log.close();
-    await logPool.end().catch(() => {});
-    await store.close();
-  }
-}
-
-const started = performance.now();
-const which = (process.env.BENCH_LOGS ?? 'kafka,postgres').split(',');
-const chdb = await openChdb();
-// chDB runs in this process: its engine alone accounts for much of the RSS printed at the end.
-const rssAfterChdbOpenMiB = rssMiB();
-const figures: Figure[] = [];
-const details: Record<string, unknown> = {};
-try {
-  if (which.includes('kafka')) {
-    const r = await kafka(chdb.ch);
-    figures.push(...r.figures);
-    details.kafka = r.details;
-  }
-  if (which.includes('postgres')) {
-    const r = await postgresTable(chdb.ch);
-    figures.push(...r.figures);
-    details.postgresTable = r.details;
-  }
-} finally {
-  await chdb.close();
-}
-const result: BenchResult = {
+await runOnLogs({
   bench: 'lag',
-  figures,
-  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1), rssAfterChdbOpenMiB },
-  rssMiB: rssMiB(),
-  wallMs: Math.round(performance.now() - started),
-};
-emitResult(result);
+  defaultLogs: 'kafka,postgres',
+  kafka: (ch) => onKafkaLog(env, ch, measure, { topicPrefix: 'tern-bench.lag' }),
+  postgres: (ch) => onPostgresTableLog(env, ch, measure, { logPoolMax: 4 }),
+  // chDB runs in this process: its engine alone accounts for much of the RSS printed at the end.
+  details: ({ rssAfterChdbOpenMiB }) => ({ rssAfterChdbOpenMiB }),
+});

@@ -13,15 +13,15 @@ import type { AddressInfo } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { createApiApp, getTemplate, isSuppressed } from '@tern/api';
 import { createJwtVerifier, signDashboardToken } from '@tern/auth';
-import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
+import type { EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
 import { createSandboxProvider, createSender } from '@tern/sender';
 import type pg from 'pg';
-import { openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
-import { benchEnv, deleteTopic, pollUntil, runTag } from '../lib/services.js';
-import { distribution, round, rssMiB } from '../lib/stats.js';
+import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
+import type { Figure } from '../lib/report.js';
+import { benchEnv, pollUntil, runTag } from '../lib/services.js';
+import { distribution, round } from '../lib/stats.js';
 
 const env = benchEnv(process.env);
 const samples = Number(process.env.BENCH_SEND_SAMPLES ?? 30);
@@ -223,61 +223,9 @@ async function measure(variant: string, log: EventLog, pool: pg.Pool, ch: ClickH
   }
 }
 
-async function postgresTable(ch: ClickHouseClient) {
-  const store = await openProjectionDatabase(env.databaseUrl);
-  const log = createPostgresEventLog({ pool: store.pool, pollIntervalMs: 100 });
-  try {
-    await log.ensureSchema();
-    return await measure('postgres-table', log, store.pool, ch);
-  } finally {
-    await log.close();
-    await store.close();
-  }
-}
-
-async function kafka(ch: ClickHouseClient) {
-  const topic = `tern-bench.send-${runTag()}`;
-  const log = createKafkaEventLog({
-    brokers: env.kafkaBrokers,
-    topic,
-    partitions: 6,
-    partitionConcurrency: 2,
-  });
-  const store = await openProjectionDatabase(env.databaseUrl);
-  try {
-    await log.ping();
-    return await measure('kafka', log, store.pool, ch);
-  } finally {
-    await log.close();
-    await store.close();
-    await deleteTopic(env.kafkaBrokers, topic);
-  }
-}
-
-const started = performance.now();
-const which = (process.env.BENCH_LOGS ?? 'postgres,kafka').split(',');
-const chdb = await openChdb();
-const figures: Figure[] = [];
-const details: Record<string, unknown> = {};
-try {
-  if (which.includes('postgres')) {
-    const r = await postgresTable(chdb.ch);
-    figures.push(...r.figures);
-    details.postgresTable = r.details;
-  }
-  if (which.includes('kafka')) {
-    const r = await kafka(chdb.ch);
-    figures.push(...r.figures);
-    details.kafka = r.details;
-  }
-} finally {
-  await chdb.close();
-}
-const result: BenchResult = {
+await runOnLogs({
   bench: 'send',
-  figures,
-  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1) },
-  rssMiB: rssMiB(),
-  wallMs: Math.round(performance.now() - started),
-};
-emitResult(result);
+  defaultLogs: 'postgres,kafka',
+  postgres: (ch) => onPostgresTableLog(env, ch, measure, { pollIntervalMs: 100 }),
+  kafka: (ch) => onKafkaLog(env, ch, measure, { topicPrefix: 'tern-bench.send', partitionConcurrency: 2 }),
+});

@@ -6,6 +6,7 @@ import { decodeLogsCursor, encodeLogsCursor } from './logs/cursor.js';
 import { logsPage } from './logs/store.js';
 import { KEY_OR_DASHBOARD, TAGS } from './openapi.js';
 import { tenantReadContext } from './pg-queries.js';
+import { resourceErrors } from './resource-kit.js';
 import type { ApiRouteDeps } from './route-deps.js';
 import { AS_OF_HEADER, errors, logsQuerySchema, logsResponseSchema } from './schemas.js';
 
@@ -33,8 +34,7 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
         response: {
           200: logsResponseSchema,
           400: errors.badRequest('querystring.limit: limit must be an integer from 1 to 100'),
-          401: errors.unauthorized,
-          403: errors.forbiddenScope,
+          ...resourceErrors('log'),
         },
       },
     },

@@ -41,16 +41,33 @@ export const conflict = (message: string) => httpError(409, message);
 
 /**
  * The documented error answers of a resource route: 401 always, 403 (a key lacking the scope, a
- * JWT lacking the role), 404 when the route names a resource, 409 with its example message.
+ * JWT lacking the role — or the route's own `forbidden` answer), 404 when the route names a
+ * resource (`notFound: true`, or the noun its description uses when it is not `what`), 409 with
+ * its example message (or the route's own `conflict` schema).
  */
-export function resourceErrors(what: string, opts: { notFound?: boolean; conflict?: string } = {}) {
+export function resourceErrors(
+  what: string,
+  opts: {
+    notFound?: boolean | string;
+    conflict?: string | ReturnType<typeof errorResponse>;
+    forbidden?: ReturnType<typeof errorResponse>;
+  } = {},
+) {
+  const noun = typeof opts.notFound === 'string' ? opts.notFound : what;
   return {
     401: errors.unauthorized,
-    403: errors.forbiddenScope,
+    403: opts.forbidden ?? errors.forbiddenScope,
     ...(opts.notFound
-      ? { 404: errorResponse(404, `No such ${what} for this tenant.`, `${what} not found`) }
+      ? { 404: errorResponse(404, `No such ${noun} for this tenant.`, `${what} not found`) }
       : {}),
-    ...(opts.conflict ? { 409: errorResponse(409, 'Conflicts with what exists.', opts.conflict) } : {}),
+    ...(opts.conflict === undefined
+      ? {}
+      : {
+          409:
+            typeof opts.conflict === 'string'
+              ? errorResponse(409, 'Conflicts with what exists.', opts.conflict)
+              : opts.conflict,
+        }),
   };
 }
 

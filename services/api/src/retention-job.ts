@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { retentionCutoff, utcDay } from '@tern/domain';
+import { createPoller } from '@tern/jobs';
 import type pg from 'pg';
 
 /**
@@ -205,34 +206,16 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
     return result;
   }
 
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let started = false;
-
-  function schedule(delayMs: number): void {
-    timer = setTimeout(() => {
-      running = runOnce()
-        .catch((error: unknown) => logger.error({ err: error }, 'retention run failed'))
-        .finally(() => {
-          running = undefined;
-          if (started) schedule(intervalMs);
-        });
-    }, delayMs);
-    timer.unref();
-  }
+  const poller = createPoller({
+    name: 'retention',
+    intervalMs,
+    run: runOnce,
+    onError: (error) => logger.error({ err: error }, 'retention run failed'),
+  });
 
   return {
     runOnce,
-    start() {
-      if (started) return;
-      started = true;
-      schedule(0);
-    },
-    async stop() {
-      started = false;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      await running;
-    },
+    start: () => poller.start(),
+    stop: () => poller.stop(),
   };
 }

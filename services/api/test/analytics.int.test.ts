@@ -14,7 +14,6 @@ import {
 import {
   bearer,
   buildApp,
-  createClock,
   createKey,
   DEFAULT_RETENTION_DAYS,
   insertTemplate,
@@ -24,13 +23,10 @@ import {
   project,
   rawJwt,
   type Stores,
-  suffix,
+  testTenants,
 } from './support.js';
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `tenant-a-${run}`;
-const B = `tenant-b-${run}`;
+const { clock, run, A, B } = testTenants('tenant');
 /** Has a retention override of 10 days, shorter than most periods. */
 const C = `tenant-c-${run}`;
 const C_RETENTION = 10;

@@ -4,22 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
-import {
-  bearer,
-  buildApp,
-  createClock,
-  createKey,
-  jwtFor,
-  NOW,
-  openStores,
-  type Stores,
-  suffix,
-} from './support.js';
+import { bearer, buildApp, createKey, jwtFor, NOW, openStores, type Stores, testTenants } from './support.js';
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `keys-a-${run}`;
-const B = `keys-b-${run}`;
+const { clock, run, A, B } = testTenants('keys');
 
 let stores: Stores;
 let app: FastifyInstance;

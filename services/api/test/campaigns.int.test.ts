@@ -1,34 +1,21 @@
-import type { DeliveryEvent } from '@tern/contracts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type BulkMail,
-  type BulkMailer,
-  type CampaignFanout,
-  createCampaignFanout,
-  eventLogMailer,
-  insertContact,
-  newResourceId,
-} from '../src/index.js';
+import { type CampaignFanout, createCampaignFanout, insertContact, newResourceId } from '../src/index.js';
 import {
   bearer,
   buildApp,
-  createClock,
   createKey,
   eventsOf,
   jwtFor,
-  NOW,
   openStores,
   project,
+  projectingMailer,
   type Stores,
-  suffix,
   TRACKING_SECRET,
+  testTenants,
 } from './support.js';
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `campaigns-a-${run}`;
-const B = `campaigns-b-${run}`;
+const { clock, run, A, B } = testTenants('campaigns');
 const PUBLIC_URL = 'http://127.0.0.1:3000';
 
 let stores: Stores;
@@ -39,24 +26,17 @@ let writeKeyA: string;
 let readKeyA: string;
 
 /** Every mail handed to the send path, and the log: the projector's own Postgres sink. */
-const handed: BulkMail[] = [];
 let failAfterEnqueue = 0;
-const mailer: BulkMailer = {
-  async enqueue(tenantId, mails, at) {
-    handed.push(...mails);
-    await eventLogMailer({
-      append: (records) =>
-        project(
-          stores,
-          records.map((r) => JSON.parse(r.value) as DeliveryEvent),
-        ),
-    }).enqueue(tenantId, mails, at);
+const mailer = projectingMailer(
+  () => stores,
+  () => {
     if (failAfterEnqueue > 0) {
       failAfterEnqueue--;
       throw new Error('worker died after the append, before its cursor moved');
     }
   },
-};
+);
+const { handed } = mailer;
 let fanout: CampaignFanout;
 
 type Headers = Record<string, string>;

@@ -1,21 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  bearer,
-  buildApp,
-  createClock,
-  createKey,
-  jwtFor,
-  NOW,
-  openStores,
-  type Stores,
-  suffix,
-} from './support.js';
+import { bearer, buildApp, createKey, jwtFor, NOW, openStores, type Stores, testTenants } from './support.js';
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `contacts-a-${run}`;
-const B = `contacts-b-${run}`;
+const { clock, run, A, B } = testTenants('contacts');
 
 let stores: Stores;
 let app: FastifyInstance;

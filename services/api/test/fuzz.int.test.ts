@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
   buildApp,
-  createClock,
   createKey,
   eventsOf,
   jwtFor,
@@ -14,7 +13,7 @@ import {
   openStores,
   project,
   type Stores,
-  suffix,
+  testTenants,
 } from './support.js';
 
 /**
@@ -26,10 +25,7 @@ import {
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const INGEST_TOKEN = 'fuzz-ingest-token-0123456789abcdef';
-const clock = createClock(NOW);
-const run = suffix();
-const A = `fuzz-a-${run}`;
-const B = `fuzz-b-${run}`;
+const { clock, run, A, B } = testTenants('fuzz');
 /**
  * Strings only tenant B's data holds, never sent by A's requests (an error message may echo what
  * A sent, which is no leak): any of them in an answer to A is a leak.

@@ -8,7 +8,6 @@ import { eventsFor, expectedLog, type GeneratedEmail, generateEmails } from './d
 import {
   bearer,
   buildApp,
-  createClock,
   createKey,
   DAY_MS,
   DEFAULT_RETENTION_DAYS,
@@ -18,12 +17,10 @@ import {
   openStores,
   type Stores,
   suffix,
+  testTenants,
 } from './support.js';
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `logf-a-${run}`;
-const B = `logf-b-${run}`;
+const { clock, A, B } = testTenants('logf');
 
 let stores: Stores;
 let app: FastifyInstance;

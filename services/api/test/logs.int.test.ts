@@ -12,13 +12,10 @@ import {
   openStores,
   project,
   type Stores,
-  suffix,
+  testTenants,
 } from './support.js';
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `logs-a-${run}`;
-const B = `logs-b-${run}`;
+const { clock, A, B } = testTenants('logs');
 
 let stores: Stores;
 let app: FastifyInstance;

@@ -2,20 +2,22 @@ import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
 import type { EventLog } from '@tern/event-log';
 import { createSecretBox } from '@tern/webhooks';
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiApp } from '../src/index.js';
+import { apiRoutes, createApiApp } from '../src/index.js';
 
 // The document is generated from the route schemas; no store is reached (pg and the ClickHouse
 // client connect lazily), so this runs without services.
 
 let app: FastifyInstance;
+/** Each route's `config`, by `METHOD /open/api/{path}`, as the routes declare it. */
+const routeConfigs = new Map<string, { publicCredential?: string }>();
 // biome-ignore lint/suspicious/noExplicitAny: a parsed OpenAPI document, inspected field by field
 let doc: any;
 
 beforeAll(async () => {
-  app = await createApiApp({
+  const deps = {
     pool: new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:9/none' }),
     ch: createClient({ url: 'http://127.0.0.1:9' }),
     jwt: createJwtVerifier({ secret: 'unit' }),
@@ -27,7 +29,16 @@ beforeAll(async () => {
     },
     // Only the document is read here: no request reaches the log.
     sending: { log: {} as EventLog },
+  };
+  app = await createApiApp(deps);
+  // The same routes in a bare instance whose onRoute hook sees each route's config.
+  const probe = Fastify();
+  probe.addHook('onRoute', (route) => {
+    const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    for (const method of [route.method].flat()) routeConfigs.set(`${method} ${path}`, route.config ?? {});
   });
+  await probe.register(apiRoutes, deps);
+  await probe.close();
   const res = await app.inject('/docs/json');
   expect(res.statusCode).toBe(200);
   doc = res.json();
@@ -48,11 +59,15 @@ describe('OpenAPI', () => {
     expect(doc.openapi).toBe('3.1.0');
     // Which routes exist, and who may call them, is the scope matrix's job (scope-matrix.int.test.ts).
     expect(Object.keys(doc.paths).length).toBeGreaterThan(10);
+    let publicRoutes = 0;
     for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
       for (const method of Object.keys(methods)) {
         const op = doc.paths[path][method];
-        if (op.tags?.[0] === 'Unsubscribe' || op.tags?.[0] === 'Tracking') {
-          // Public routes: the signed token in their path is their credential.
+        const config = routeConfigs.get(`${method.toUpperCase()} ${path}`);
+        expect(config, `${method} ${path}`).toBeDefined();
+        if (config?.publicCredential) {
+          // Public routes (they declare `config.publicCredential`): the signed token in their path is their credential.
+          publicRoutes++;
           expect(op.summary && op.description && op.operationId, `${method} ${path}`).toBeTruthy();
           expect(op.security, `${method} ${path}`).toBeUndefined();
           expect(Object.keys(op.responses), `${method} ${path}`).toContain('404');
@@ -68,6 +83,8 @@ describe('OpenAPI', () => {
         expect(error.required).toEqual(expect.arrayContaining(['statusCode', 'error', 'message']));
       }
     }
+    // The unsubscribe page (GET, POST) and the two tracking links.
+    expect(publicRoutes).toBe(4);
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual([
       'apiKey',
       'apiKeyHeader',

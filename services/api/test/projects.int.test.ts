@@ -14,7 +14,6 @@ import {
 import {
   bearer,
   buildApp,
-  createClock,
   createKey,
   DEFAULT_RETENTION_DAYS,
   dayStart,
@@ -26,16 +25,13 @@ import {
   prng,
   project,
   type Stores,
-  suffix,
+  testTenants,
 } from './support.js';
 
 // SPEC §16: project CRUD, projectId on events, the logs and analytics narrowed to a project
 // (checked against figures computed straight from the generated emails), and project-bound keys.
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `prj-a-${run}`;
-const B = `prj-b-${run}`;
+const { clock, run, A, B } = testTenants('prj');
 const TEMPLATES = ['tpl-1', 'tpl-2', 'tpl-3'];
 
 let stores: Stores;

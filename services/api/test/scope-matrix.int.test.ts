@@ -20,14 +20,12 @@ import {
 import {
   bearer,
   buildApp,
-  createClock,
   createKey,
   jwtFor,
-  NOW,
   openStores,
   type Stores,
-  suffix,
   TRACKING_SECRET,
+  testTenants,
 } from './support.js';
 
 /**
@@ -67,10 +65,7 @@ interface Row {
   }>;
 }
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `matrix-a-${run}`;
-const B = `matrix-b-${run}`;
+const { clock, A, B } = testTenants('matrix');
 let stores: Stores;
 let app: FastifyInstance;
 let log: PostgresEventLog;

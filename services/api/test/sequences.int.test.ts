@@ -1,11 +1,7 @@
-import type { DeliveryEvent } from '@tern/contracts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  type BulkMail,
-  type BulkMailer,
   createSequenceScheduler,
-  eventLogMailer,
   insertContact,
   newResourceId,
   type SequenceScheduler,
@@ -13,21 +9,16 @@ import {
 import {
   bearer,
   buildApp,
-  createClock,
   createKey,
   jwtFor,
-  NOW,
   openStores,
-  project,
+  projectingMailer,
   type Stores,
-  suffix,
   TRACKING_SECRET,
+  testTenants,
 } from './support.js';
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `sequences-a-${run}`;
-const B = `sequences-b-${run}`;
+const { clock, run, A, B } = testTenants('sequences');
 const MIN = 60_000;
 
 let stores: Stores;
@@ -37,19 +28,8 @@ let writeKeyA: string;
 let readKeyA: string;
 let scheduler: SequenceScheduler;
 
-const handed: BulkMail[] = [];
-const mailer: BulkMailer = {
-  async enqueue(tenantId, mails, at) {
-    handed.push(...mails);
-    await eventLogMailer({
-      append: (records) =>
-        project(
-          stores,
-          records.map((r) => JSON.parse(r.value) as DeliveryEvent),
-        ),
-    }).enqueue(tenantId, mails, at);
-  },
-};
+const mailer = projectingMailer(() => stores);
+const { handed } = mailer;
 
 type Headers = Record<string, string>;
 const key = (k: string) => ({ 'x-api-key': k });

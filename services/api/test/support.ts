@@ -11,7 +11,7 @@ import { createSecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { createFreshDatabase, tempDir } from '../../../test/support/services.js';
-import { type ApiDeps, createApiApp } from '../src/index.js';
+import { type ApiDeps, type BulkMail, type BulkMailer, createApiApp, eventLogMailer } from '../src/index.js';
 
 export const JWT_SECRET = 'api-test-secret-that-is-long-enough';
 export const TRACKING_SECRET = 'api-test-tracking-secret-0123456789';
@@ -42,6 +42,15 @@ export function createClock(iso = NOW): TestClock {
       current = new Date(current.getTime() + ms);
     },
   };
+}
+
+/**
+ * A test file's two tenants, `<prefix>-a-<run>` and `<prefix>-b-<run>` (`run` unique to the file's
+ * run), and its clock at `iso`.
+ */
+export function testTenants(prefix: string, iso = NOW) {
+  const run = suffix();
+  return { clock: createClock(iso), run, A: `${prefix}-a-${run}`, B: `${prefix}-b-${run}` };
 }
 
 export interface Stores {
@@ -176,6 +185,32 @@ export async function project(
       await stores.pool.query('DELETE FROM analytics_outbox WHERE batch_id = $1', [result.outbox.batchId]);
     }
   }
+}
+
+/**
+ * The send path of the bulk jobs (campaigns, sequences) in tests: every mail handed over is kept
+ * in `handed`, and its events are folded into `stores()` through the projector's own sinks.
+ * `afterEnqueue` runs after each hand-over (a test makes the worker die there by throwing).
+ */
+export function projectingMailer(
+  stores: () => Pick<Stores, 'pool' | 'ch'>,
+  afterEnqueue?: () => void,
+): BulkMailer & { handed: BulkMail[] } {
+  const handed: BulkMail[] = [];
+  return {
+    handed,
+    async enqueue(tenantId, mails, at) {
+      handed.push(...mails);
+      await eventLogMailer({
+        append: (records) =>
+          project(
+            stores(),
+            records.map((r) => JSON.parse(r.value) as DeliveryEvent),
+          ),
+      }).enqueue(tenantId, mails, at);
+      afterEnqueue?.();
+    },
+  };
 }
 
 export async function insertTemplate(

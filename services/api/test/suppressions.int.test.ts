@@ -4,7 +4,6 @@ import { isSuppressed } from '../src/index.js';
 import {
   bearer,
   buildApp,
-  createClock,
   createKey,
   eventsOf,
   jwtFor,
@@ -12,15 +11,12 @@ import {
   openStores,
   project,
   type Stores,
-  suffix,
+  testTenants,
 } from './support.js';
 
 // SPEC §13 on the real app and Postgres; the automatic entries through the projector's own sink.
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `sup-a-${run}`;
-const B = `sup-b-${run}`;
+const { clock, run, A, B } = testTenants('sup');
 
 let stores: Stores;
 let app: FastifyInstance;

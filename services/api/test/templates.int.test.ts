@@ -4,7 +4,6 @@ import { getTemplate } from '../src/index.js';
 import {
   bearer,
   buildApp,
-  createClock,
   createKey,
   eventsOf,
   jwtFor,
@@ -12,15 +11,12 @@ import {
   openStores,
   project,
   type Stores,
-  suffix,
+  testTenants,
 } from './support.js';
 
 // SPEC §12 on the real app, real Postgres and chDB: one block per status per route.
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `tpl-a-${run}`;
-const B = `tpl-b-${run}`;
+const { clock, run, A, B } = testTenants('tpl');
 
 let stores: Stores;
 let app: FastifyInstance;

@@ -5,19 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
   buildApp,
-  createClock,
   jwtFor,
   NOW,
   openStores,
   type Stores,
-  suffix,
   TRACKING_SECRET,
+  testTenants,
 } from './support.js';
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `unsub-a-${run}`;
-const B = `unsub-b-${run}`;
+const { clock, A, B } = testTenants('unsub');
 const SOURCE = 'campaign:cmp_spring';
 
 let stores: Stores;

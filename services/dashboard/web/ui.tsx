@@ -159,3 +159,117 @@ export function ShownOnce({ label, value, onDone }: { label: string; value: stri
 export function HtmlPreview({ html, title }: { html: string; title: string }) {
   return <iframe class="preview" title={title} sandbox="" srcdoc={html} />;
 }
+
+/** The message of what an API call threw. */
+export const errorMessage = (err: unknown) => (err instanceof ApiError ? err.message : String(err));
+
+/** An error for the user (a refused form, a failed action), announced; nothing when there is none. */
+export function Alert({ message }: { message: string | undefined }) {
+  if (!message) return null;
+  return (
+    <p class="error" role="alert">
+      {message}
+    </p>
+  );
+}
+
+/**
+ * The error of a form or of row actions: `run(action)` clears it, awaits the action and keeps
+ * the message of what it threw; it resolves with whether the action succeeded.
+ */
+export function useActionError() {
+  const [error, setError] = useState<string | undefined>();
+  const run = async (action: () => Promise<unknown>): Promise<boolean> => {
+    setError(undefined);
+    try {
+      await action();
+      return true;
+    } catch (err) {
+      setError(errorMessage(err));
+      return false;
+    }
+  };
+  return { error, setError, run };
+}
+
+/** The confirm step of a destructive row action: the action, or keep. */
+export function ConfirmButtons({
+  label,
+  onConfirm,
+  onKeep,
+}: {
+  label: string;
+  onConfirm: () => void;
+  onKeep: () => void;
+}) {
+  return (
+    <>
+      <button type="button" class="danger" onClick={onConfirm}>
+        {label}
+      </button>
+      <button type="button" class="secondary" onClick={onKeep}>
+        Keep
+      </button>
+    </>
+  );
+}
+
+/**
+ * The list of a list page: the load's error (or "not served yet"), the error of a row action,
+ * "Loading…" before the first answer, then the table — a header cell per column, `row` per
+ * item — or `empty` when there is no item, and the pager of a paged list.
+ */
+export function ListTable<T>({
+  load,
+  items,
+  what,
+  label,
+  testId,
+  columns,
+  row,
+  actionError,
+  empty,
+  pager,
+}: {
+  load: { data?: unknown; error?: ApiError | undefined; loading: boolean };
+  items: readonly T[] | undefined;
+  what: string;
+  label: string;
+  testId: string;
+  columns: readonly string[];
+  row: (item: T) => ComponentChildren;
+  actionError?: string | undefined;
+  empty?: ComponentChildren;
+  pager?: { page: number; totalPages: number; onPage: (page: number) => void; label: string } | undefined;
+}) {
+  return (
+    <>
+      {load.error && <ErrorNotice error={load.error} what={what} />}
+      <Alert message={actionError} />
+      {!load.data && load.loading && <Loading />}
+      {items && (
+        <>
+          {items.length === 0 && empty !== undefined ? (
+            empty
+          ) : (
+            <TableWrap label={label}>
+              <table data-testid={testId}>
+                <thead>
+                  <tr>
+                    {columns.map((c) => (
+                      <th key={c} scope="col">
+                        {c}
+                      </th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>{items.map(row)}</tbody>
+              </table>
+            </TableWrap>
+          )}
+          {pager && <Pager {...pager} />}
+        </>
+      )}
+    </>
+  );
+}

@@ -1,6 +1,7 @@
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import type { EmailState } from '@tern/domain';
 import type { ConsumedRecord, EventLog, EventLogConsumer } from '@tern/event-log';
+import { claimDue, claimDueSql, createPoller } from '@tern/jobs';
 import { type SecretBox, webhookHeaders } from '@tern/webhooks';
 import type pg from 'pg';
 import { type PostResult, postWebhook } from './http-post.js';
@@ -178,26 +179,12 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   const graceMs = opts.projectionGraceMs ?? 30_000;
   const retentionMs = opts.recordRetentionMs ?? 30 * 86_400_000;
   const sweepIntervalMs = opts.sweepIntervalMs ?? 600_000;
-  let sweepTimer: NodeJS.Timeout | null = null;
 
   let consumer: EventLogConsumer | null = null;
   let running = false;
-  let workerLoop: Promise<void> | null = null;
-  let replayLoop: Promise<void> | null = null;
-  let wake: (() => void) | null = null;
   const inFlight = new Set<Promise<void>>();
 
-  const wakeWorkers = () => wake?.();
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = null;
-        resolve();
-      }
-      wake = done;
-    });
+  const wakeWorkers = () => workers.wake();
 
   /** Deliveries of the events for the tenant's endpoints (or one endpoint, for a replay). */
   async function deliveriesFor(
@@ -249,18 +236,16 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   async function claim(limit: number): Promise<ClaimedDelivery[]> {
     const at = now();
     const { rows } = await pool.query<ClaimedDelivery>(
-      `WITH due AS (
-         SELECT id FROM webhook_deliveries
-         WHERE status = 'pending' AND next_attempt_at <= $1
-         ORDER BY next_attempt_at
-         LIMIT $3
-         FOR UPDATE SKIP LOCKED
-       ), claimed AS (
-         UPDATE webhook_deliveries d SET next_attempt_at = $2
-         FROM due WHERE d.id = due.id
-         RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_id, d.email_id, d.event, d.request_body, d.attempts,
-                   d.created_at
-       )
+      `WITH claimed AS (${claimDueSql({
+        table: 'webhook_deliveries',
+        alias: 'd',
+        due: `status = 'pending' AND next_attempt_at <= $1`,
+        orderBy: 'next_attempt_at',
+        limit: '$3',
+        set: 'next_attempt_at = $2',
+        returning: `d.id, d.tenant_id, d.endpoint_id, d.event_id, d.email_id, d.event, d.request_body, d.attempts,
+                    d.created_at`,
+      })})
        SELECT c.*, e.url, e.enabled, e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at,
               l.state AS email_state, l.version AS email_version
        FROM claimed c
@@ -427,21 +412,24 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     return claimed.length;
   }
 
+  /** Claims until nothing is due or every slot is taken; then the poller waits (or is woken). */
   async function runWorkers(): Promise<void> {
     while (running) {
-      let claimed = 0;
-      try {
-        claimed = await runDue();
-      } catch (error) {
-        logger.warn(
-          { err: error instanceof Error ? error.message : String(error) },
-          'webhook claim failed; retrying',
-        );
-      }
-      if (!running) break;
-      if (claimed === 0 || inFlight.size >= concurrency) await sleep(pollIntervalMs);
+      const claimed = await runDue();
+      if (claimed === 0 || inFlight.size >= concurrency) return;
     }
   }
+
+  const workers = createPoller({
+    name: 'webhook-workers',
+    intervalMs: pollIntervalMs,
+    run: runWorkers,
+    onError: (error) =>
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'webhook claim failed; retrying',
+      ),
+  });
 
   interface ReplayRow {
     id: string;
@@ -453,12 +441,17 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
 
   async function claimReplay(): Promise<ReplayRow | null> {
     const at = now();
-    const { rows } = await pool.query<ReplayRow>(
-      `UPDATE webhook_replays r SET status = 'running', claimed_until = $2
-       WHERE r.id = (SELECT id FROM webhook_replays
-                     WHERE status <> 'done' AND (claimed_until IS NULL OR claimed_until < $1)
-                     ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-       RETURNING r.id, r.tenant_id, r.endpoint_id, r.since, r.until`,
+    const rows = await claimDue<ReplayRow>(
+      pool,
+      {
+        table: 'webhook_replays',
+        alias: 'r',
+        due: `status <> 'done' AND (claimed_until IS NULL OR claimed_until < $1)`,
+        orderBy: 'created_at',
+        limit: 1,
+        set: `status = 'running', claimed_until = $2`,
+        returning: 'r.id, r.tenant_id, r.endpoint_id, r.since, r.until',
+      },
       [at, new Date(at.getTime() + 60_000)],
     );
     return rows[0] ?? null;
@@ -507,21 +500,22 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
 
   async function runReplays(): Promise<void> {
     while (running) {
-      try {
-        const replay = await claimReplay();
-        if (replay) {
-          await runReplay(replay);
-          continue;
-        }
-      } catch (error) {
-        logger.warn(
-          { err: error instanceof Error ? error.message : String(error) },
-          'webhook replay failed; retrying',
-        );
-      }
-      await new Promise((r) => setTimeout(r, replayPollMs));
+      const replay = await claimReplay();
+      if (!replay) return;
+      await runReplay(replay);
     }
   }
+
+  const replays = createPoller({
+    name: 'webhook-replays',
+    intervalMs: replayPollMs,
+    run: runReplays,
+    onError: (error) =>
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'webhook replay failed; retrying',
+      ),
+  });
 
   /** Small batches, so the sweep never holds many row locks or a long transaction. */
   async function sweep(): Promise<number> {
@@ -540,6 +534,18 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     return deleted;
   }
 
+  const sweeper = createPoller({
+    name: 'webhook-sweep',
+    intervalMs: sweepIntervalMs,
+    firstRunMs: sweepIntervalMs,
+    run: sweep,
+    onError: (error) =>
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'webhook record sweep failed',
+      ),
+  });
+
   return {
     async start() {
       running = true;
@@ -552,26 +558,16 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
           await enqueue(batch);
         },
       });
-      workerLoop = runWorkers();
-      replayLoop = runReplays();
-      sweepTimer = setInterval(() => {
-        sweep().catch((error: unknown) =>
-          logger.warn(
-            { err: error instanceof Error ? error.message : String(error) },
-            'webhook record sweep failed',
-          ),
-        );
-      }, sweepIntervalMs);
-      sweepTimer.unref();
+      workers.start();
+      replays.start();
+      sweeper.start();
     },
     async stop() {
       running = false;
-      if (sweepTimer) clearInterval(sweepTimer);
-      wakeWorkers();
+      const stopping = Promise.all([workers.stop(), replays.stop(), sweeper.stop()]);
       await consumer?.stop();
       consumer = null;
-      await workerLoop;
-      await replayLoop;
+      await stopping;
       await Promise.allSettled([...inFlight]);
     },
     sweep,

@@ -1,3 +1,4 @@
+import { createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import type { ProjectorLogger } from './projector.js';
 
@@ -82,32 +83,15 @@ export function createPruneJob(opts: PruneJobOptions): PruneJob {
     return result;
   }
 
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let started = false;
-  function schedule(delayMs: number): void {
-    timer = setTimeout(() => {
-      running = runOnce()
-        .catch((error: unknown) => opts.logger?.error({ err: error }, 'prune run failed'))
-        .finally(() => {
-          running = undefined;
-          if (started) schedule(intervalMs);
-        });
-    }, delayMs);
-    timer.unref();
-  }
+  const poller = createPoller({
+    name: 'prune',
+    intervalMs,
+    run: runOnce,
+    onError: (error) => opts.logger?.error({ err: error }, 'prune run failed'),
+  });
   return {
     runOnce,
-    start() {
-      if (started) return;
-      started = true;
-      schedule(0);
-    },
-    async stop() {
-      started = false;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      await running;
-    },
+    start: () => poller.start(),
+    stop: () => poller.stop(),
   };
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { EventLog } from '@tern/event-log';
+import { createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
 import type { FastifyInstance } from 'fastify';
@@ -218,11 +218,51 @@ function shuffle<T>(items: T[], seed: number): T[] {
 }
 
 /** The end-to-end pipeline suite, run once per event-log adapter (one file each: chDB is per process). */
+export interface ProjectionStores {
+  pool: pg.Pool;
+  ch: { client: ClickHouseClient; close(): Promise<void> };
+  /** Closes ClickHouse and the pool, and drops the database (close the log first). */
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh migrated Postgres database (a pool of `max` clients) and a migrated ClickHouse (embedded
+ * chDB in a temp dir, or the run's server when one is configured).
+ */
+export async function openProjectionStores(name: string, max = 4): Promise<ProjectionStores> {
+  const db = await createFreshDatabase();
+  const pool = new pg.Pool({ connectionString: db.url, max });
+  // The run's teardown drops databases WITH (FORCE): an idle client it kills is no test failure.
+  pool.on('error', () => undefined);
+  await migratePostgres(pool);
+  const ch = createClickHouse({
+    dataDir: tempDir(`tern-${name}-ch-`),
+    clickhouseUrl: testServices().clickhouseUrl,
+  });
+  await migrateClickHouse(ch.client);
+  return {
+    pool,
+    ch,
+    async close() {
+      await ch.close();
+      await pool.end();
+      await db.drop();
+    },
+  };
+}
+
+/** The Postgres-table log on `pool`, its schema made, polling every 20 ms. */
+export async function openPostgresTableLog(pool: pg.Pool): Promise<EventLog> {
+  const log = createPostgresEventLog({ pool, pollIntervalMs: 20 });
+  await log.ensureSchema();
+  return log;
+}
+
 export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promise<EventLog>) {
   describe(`pipeline on the ${name} log`, () => {
-    let db: { url: string; drop(): Promise<void> };
+    let stores: ProjectionStores;
     let pool: pg.Pool;
-    let ch: { client: ClickHouseClient; close(): Promise<void> };
+    let ch: ProjectionStores['ch'];
     let log: EventLog;
     let ingest: FastifyInstance;
     let projector: Projector;
@@ -242,16 +282,8 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
     const caughtUp = () => waitUntil('projector to catch up', async () => (await projector.lag()) === 0);
 
     beforeAll(async () => {
-      db = await createFreshDatabase();
-      pool = new pg.Pool({ connectionString: db.url, max: 6 });
-      // The run's teardown drops databases WITH (FORCE): an idle client it kills is no test failure.
-      pool.on('error', () => undefined);
-      await migratePostgres(pool);
-      ch = createClickHouse({
-        dataDir: tempDir('tern-pipeline-ch-'),
-        clickhouseUrl: testServices().clickhouseUrl,
-      });
-      await migrateClickHouse(ch.client);
+      stores = await openProjectionStores('pipeline', 6);
+      ({ pool, ch } = stores);
       log = await makeLog(pool);
       ingest = await createIngestApp({ log, ingestToken: TOKEN });
       projector = createProjector({ pool, ch: ch.client, log, group, maxWaitMs: 20 });
@@ -261,9 +293,7 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
       await projector?.stop();
       await ingest?.close();
       await log?.close();
-      await ch?.close();
-      await pool?.end();
-      await db?.drop();
+      await stores?.close();
     });
 
     it('posted events end up in Postgres and ClickHouse with the expected rows and figures', async () => {

@@ -1,11 +1,17 @@
-import type { ClickHouseClient } from '@clickhouse/client';
-import { createPostgresEventLog, type EventLog } from '@tern/event-log';
-import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
-import pg from 'pg';
+import type { EventLog } from '@tern/event-log';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase, tempDir, testServices, waitFor } from '../../../test/support/services.js';
+import { waitFor } from '../../../test/support/services.js';
 import { createProjector, isPermanentDataError } from '../src/index.js';
-import { dailyFigures, scenario, suffix, visibleRows } from './pipeline.suite.js';
+import {
+  dailyFigures,
+  openPostgresTableLog,
+  openProjectionStores,
+  type ProjectionStores,
+  scenario,
+  suffix,
+  visibleRows,
+} from './pipeline.suite.js';
 
 /**
  * Issue 9, item 1: one event no store can hold must never stall the projector. Records are
@@ -13,9 +19,9 @@ import { dailyFigures, scenario, suffix, visibleRows } from './pipeline.suite.js
  * version's log, would) between good events of two tenants.
  */
 describe('poison events: isolated, dead-lettered, and the projector goes on', () => {
-  let db: { url: string; drop(): Promise<void> };
+  let stores: ProjectionStores;
   let pool: pg.Pool;
-  let ch: { client: ClickHouseClient; close(): Promise<void> };
+  let ch: ProjectionStores['ch'];
   let log: EventLog;
 
   const append = (events: object[]) =>
@@ -34,24 +40,13 @@ describe('poison events: isolated, dead-lettered, and the projector goes on', ()
     ).rows;
 
   beforeAll(async () => {
-    db = await createFreshDatabase();
-    pool = new pg.Pool({ connectionString: db.url, max: 4 });
-    pool.on('error', () => undefined);
-    await migratePostgres(pool);
-    ch = createClickHouse({
-      dataDir: tempDir('tern-poison-ch-'),
-      clickhouseUrl: testServices().clickhouseUrl,
-    });
-    await migrateClickHouse(ch.client);
-    const pgLog = createPostgresEventLog({ pool, pollIntervalMs: 20 });
-    await pgLog.ensureSchema();
-    log = pgLog;
+    stores = await openProjectionStores('poison');
+    ({ pool, ch } = stores);
+    log = await openPostgresTableLog(pool);
   });
   afterAll(async () => {
     await log?.close();
-    await ch?.close();
-    await pool?.end();
-    await db?.drop();
+    await stores?.close();
   });
 
   it('U+0000, a lone surrogate and year 0000 between good events of two tenants: good ones visible, bad ones dead-lettered', async () => {

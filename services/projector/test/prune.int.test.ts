@@ -1,19 +1,25 @@
-import type { ClickHouseClient } from '@clickhouse/client';
-import { createPostgresEventLog, type EventLog } from '@tern/event-log';
-import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
-import pg from 'pg';
+import type { EventLog } from '@tern/event-log';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase, tempDir, testServices, waitFor } from '../../../test/support/services.js';
+import { waitFor } from '../../../test/support/services.js';
 import { createProjector, createPruneJob } from '../src/index.js';
-import { dailyFigures, scenario, suffix, visibleRows } from './pipeline.suite.js';
+import {
+  dailyFigures,
+  openPostgresTableLog,
+  openProjectionStores,
+  type ProjectionStores,
+  scenario,
+  suffix,
+  visibleRows,
+} from './pipeline.suite.js';
 
 const DAY = 24 * 3600 * 1000;
 
 /** Issue 9, item 7: processed_events and the Postgres-table log are pruned, keeping the dedup window. */
 describe('prune job: bounded growth, dedup guarantee kept for the window', () => {
-  let db: { url: string; drop(): Promise<void> };
+  let stores: ProjectionStores;
   let pool: pg.Pool;
-  let ch: { client: ClickHouseClient; close(): Promise<void> };
+  let ch: ProjectionStores['ch'];
   let log: EventLog;
   const group = `prune-${suffix()}`;
 
@@ -32,24 +38,13 @@ describe('prune job: bounded growth, dedup guarantee kept for the window', () =>
     (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params)).rows[0]!.n;
 
   beforeAll(async () => {
-    db = await createFreshDatabase();
-    pool = new pg.Pool({ connectionString: db.url, max: 4 });
-    pool.on('error', () => undefined);
-    await migratePostgres(pool);
-    ch = createClickHouse({
-      dataDir: tempDir('tern-prune-ch-'),
-      clickhouseUrl: testServices().clickhouseUrl,
-    });
-    await migrateClickHouse(ch.client);
-    const pgLog = createPostgresEventLog({ pool, pollIntervalMs: 20 });
-    await pgLog.ensureSchema();
-    log = pgLog;
+    stores = await openProjectionStores('prune');
+    ({ pool, ch } = stores);
+    log = await openPostgresTableLog(pool);
   });
   afterAll(async () => {
     await log?.close();
-    await ch?.close();
-    await pool?.end();
-    await db?.drop();
+    await stores?.close();
   });
 
   it('prunes what is older than the window and consumed; a duplicate within the window still changes nothing', async () => {

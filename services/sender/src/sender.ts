@@ -8,6 +8,7 @@ import {
 } from '@tern/contracts';
 import { renderTemplate } from '@tern/domain';
 import type { EventLog, EventLogConsumer } from '@tern/event-log';
+import { claimDue, createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import type { FollowUp, GetTemplate, IsSuppressed, MailProvider, ProviderResult } from './ports.js';
 import { applyTracking } from './tracking.js';
@@ -91,10 +92,6 @@ export function createSender(opts: SenderOptions): Sender {
   const messageIdDomain = opts.messageIdDomain ?? (new URL(publicUrl).hostname || 'tern');
 
   let consumer: EventLogConsumer | null = null;
-  let running = false;
-  let timer: NodeJS.Timeout | null = null;
-  let wakeRequested = false;
-  let loop: Promise<void> | null = null;
   let sweeps = 0;
 
   async function markQueued(events: readonly { tenantId: string; emailId: string }[]): Promise<number> {
@@ -110,19 +107,20 @@ export function createSender(opts: SenderOptions): Sender {
 
   async function claim(limit: number): Promise<ClaimedRow[]> {
     const at = now();
-    const { rows } = await opts.pool.query<ClaimedRow>(
-      `UPDATE outgoing_emails o
-          SET state = 'sending', attempts = o.attempts + 1, lease_until = $2, updated_at = $1
-         FROM (SELECT tenant_id, id FROM outgoing_emails
-                WHERE (state = 'pending' AND due_at <= $1) OR (state = 'sending' AND lease_until < $1)
-                ORDER BY due_at
-                LIMIT $3
-                FOR UPDATE SKIP LOCKED) c
-        WHERE o.tenant_id = c.tenant_id AND o.id = c.id
-        RETURNING o.tenant_id, o.id, o.attempts, o.message`,
+    return claimDue<ClaimedRow>(
+      opts.pool,
+      {
+        table: 'outgoing_emails',
+        alias: 'o',
+        keys: ['tenant_id', 'id'],
+        due: `(state = 'pending' AND due_at <= $1) OR (state = 'sending' AND lease_until < $1)`,
+        orderBy: 'due_at',
+        limit: '$3',
+        set: `state = 'sending', attempts = o.attempts + 1, lease_until = $2, updated_at = $1`,
+        returning: 'o.tenant_id, o.id, o.attempts, o.message',
+      },
       [at, new Date(at.getTime() + leaseMs), limit],
     );
-    return rows;
   }
 
   /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */
@@ -340,37 +338,18 @@ export function createSender(opts: SenderOptions): Sender {
     }
   }
 
-  function schedule(delayMs: number): void {
-    if (!running) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => {
-      timer = null;
-      loop = (async () => {
-        try {
-          do {
-            wakeRequested = false;
-            await runOnce();
-          } while (wakeRequested && running);
-        } catch (error) {
-          logger.warn({ err: error }, 'sender: due-list pass failed; trying again');
-        } finally {
-          loop = null;
-          schedule(pollIntervalMs);
-        }
-      })();
-    }, delayMs);
-  }
-
-  function wake(): void {
-    if (loop) wakeRequested = true;
-    else schedule(0);
-  }
+  const poller = createPoller({
+    name: 'sender',
+    intervalMs: pollIntervalMs,
+    run: runOnce,
+    onError: (error) => logger.warn({ err: error }, 'sender: due-list pass failed; trying again'),
+  });
+  const wake = () => poller.wake();
 
   return {
     markQueued,
     runOnce,
     async start() {
-      running = true;
       consumer = await opts.log.consume({
         group: opts.group ?? SENDER_GROUP,
         fromBeginning: true,
@@ -397,16 +376,14 @@ export function createSender(opts: SenderOptions): Sender {
           if ((await markQueued(queued)) > 0) wake();
         },
       });
-      schedule(0);
+      poller.start();
       logger.info({ group: opts.group ?? SENDER_GROUP, provider: opts.provider.name }, 'sender started');
     },
     async stop() {
-      running = false;
-      if (timer) clearTimeout(timer);
-      timer = null;
+      const stopping = poller.stop();
       await consumer?.stop();
       consumer = null;
-      await loop;
+      await stopping;
       await opts.provider.close?.();
     },
   };

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { claimDue, createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import {
   type BulkMailer,
@@ -59,24 +60,23 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
   const chunkSize = opts.chunkSize ?? 500;
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   const owner = `fanout-${randomBytes(8).toString('hex')}`;
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<unknown> = Promise.resolve();
   let stopped = false;
 
   async function claim(): Promise<CampaignRow | null> {
     const at = now();
-    const { rows } = await pool.query<CampaignRow>(
-      `UPDATE campaigns c
-          SET status = 'sending', lease_owner = $1, lease_until = $2, snapshot_at = COALESCE(c.snapshot_at, $3),
-              updated_at = $3
-         FROM (SELECT tenant_id, id FROM campaigns
-                WHERE ((status = 'scheduled' AND scheduled_at <= $3) OR status = 'sending')
-                  AND (lease_until IS NULL OR lease_until < $3)
-                ORDER BY scheduled_at NULLS FIRST
-                LIMIT 1
-                FOR UPDATE SKIP LOCKED) d
-        WHERE c.tenant_id = d.tenant_id AND c.id = d.id
-        RETURNING c.*`,
+    const rows = await claimDue<CampaignRow>(
+      pool,
+      {
+        table: 'campaigns',
+        alias: 'c',
+        keys: ['tenant_id', 'id'],
+        due: `((status = 'scheduled' AND scheduled_at <= $3) OR status = 'sending')
+              AND (lease_until IS NULL OR lease_until < $3)`,
+        orderBy: 'scheduled_at NULLS FIRST',
+        limit: 1,
+        set: `status = 'sending', lease_owner = $1, lease_until = $2, snapshot_at = COALESCE(c.snapshot_at, $3),
+              updated_at = $3`,
+      },
       [owner, new Date(at.getTime() + leaseMs), at],
     );
     return rows[0] ?? null;
@@ -163,26 +163,24 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
     }
   }
 
-  function schedule() {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = runOnce()
-        .catch((error: unknown) => opts.logger?.error({ err: error }, 'campaign fan-out failed; retried'))
-        .finally(schedule);
-    }, opts.pollIntervalMs ?? 1000);
-    timer.unref?.();
-  }
+  const pollIntervalMs = opts.pollIntervalMs ?? 1000;
+  const poller = createPoller({
+    name: 'campaign-fanout',
+    intervalMs: pollIntervalMs,
+    firstRunMs: pollIntervalMs,
+    run: runOnce,
+    onError: (error) => opts.logger?.error({ err: error }, 'campaign fan-out failed; retried'),
+  });
 
   return {
     runOnce,
     start() {
       stopped = false;
-      schedule();
+      poller.start();
     },
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
+      await poller.stop();
       // A graceful stop hands its campaigns back at once (a killed worker's lease simply lapses).
       await pool
         .query(`UPDATE campaigns SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1`, [owner])

@@ -14,7 +14,14 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
-import { newResourceId, notFound, pageQuerySchema, pageWindow, resourceIdParam } from '../resource-kit.js';
+import {
+  newResourceId,
+  notFound,
+  pageQuerySchema,
+  pageWindow,
+  resourceErrors,
+  resourceIdParam,
+} from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 import { CSV_CONTENT_TYPES, contactsCsv, DEFAULT_IMPORT_MAX_BYTES, importContacts } from './csv.js';
@@ -47,11 +54,8 @@ const conflictSchema = errors.badRequest('').meta({
   description: 'Another contact of the tenant has this address.',
   examples: [{ statusCode: 409, error: 'Conflict', message: 'A contact with this email already exists' }],
 });
-const readErrors = { 401: errors.unauthorized, 403: errors.forbiddenScope };
-const contactNotFound = errors.notFound.meta({
-  description: 'No such contact for this tenant.',
-  examples: [{ statusCode: 404, error: 'Not Found', message: 'Contact not found' }],
-});
+const readErrors = resourceErrors('contact');
+const withNotFound = resourceErrors('Contact', { notFound: 'contact' });
 
 export interface ContactRoutesOptions extends ApiRouteDeps {
   /** Largest CSV body `POST /contacts/import` reads (default 64 MiB); more → 413. */
@@ -81,8 +85,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
         response: {
           201: contactSchema,
           400: errors.badRequest('body.email: email must be a valid email address'),
-          ...readErrors,
-          409: conflictSchema,
+          ...resourceErrors('contact', { conflict: conflictSchema }),
         },
       },
     },
@@ -245,7 +248,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
           '`contacts:read`, or a dashboard JWT.',
         security: KEY_OR_DASHBOARD,
         params: resourceIdParam('contact'),
-        response: { 200: contactSchema, ...readErrors, 404: contactNotFound },
+        response: { 200: contactSchema, ...withNotFound },
       },
     },
     async (request) => {
@@ -274,9 +277,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
         response: {
           200: contactSchema,
           400: errors.badRequest('body.audiences: audiences must not repeat a name'),
-          ...readErrors,
-          404: contactNotFound,
-          409: conflictSchema,
+          ...resourceErrors('Contact', { notFound: 'contact', conflict: conflictSchema }),
         },
       },
     },
@@ -302,7 +303,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
           'everywhere is `POST /contacts/erase`.',
         security: KEY_OR_DASHBOARD,
         params: resourceIdParam('contact'),
-        response: { 204: noContentSchema, ...readErrors, 404: contactNotFound },
+        response: { 204: noContentSchema, ...withNotFound },
       },
     },
     async (request, reply) => {

@@ -20,7 +20,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { boundProject, type Credential, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
-import { newResourceId, notFound, resourceIdParam } from '../resource-kit.js';
+import { newResourceId, notFound, resourceErrors, resourceIdParam } from '../resource-kit.js';
 import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
 import { errors } from '../schemas.js';
 import { getTemplate } from '../templates/store.js';
@@ -52,8 +52,7 @@ const idempotencyHeader = z.object({
 
 const sendErrors = {
   400: errors.badRequest('body.to: to must be an email address'),
-  401: errors.unauthorized,
-  403: errors.forbiddenScope,
+  ...resourceErrors('email'),
   404: errors.notFound.meta({
     description: 'A key bound to a project named another project in `projectId` (SPEC §16).',
     examples: [{ statusCode: 404, error: 'Not Found', message: 'body.projectId: Project not found' }],
@@ -309,8 +308,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         params: resourceIdParam('email'),
         response: {
           200: emailDetailSchema,
-          401: errors.unauthorized,
-          403: errors.forbiddenScope,
+          ...resourceErrors('email'),
           404: errors.notFound,
         },
       },
@@ -340,8 +338,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         params: resourceIdParam('email'),
         response: {
           200: emailContentSchema,
-          401: errors.unauthorized,
-          403: errors.forbiddenScope,
+          ...resourceErrors('email'),
           404: errors.notFound,
         },
       },
@@ -375,8 +372,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         params: resourceIdParam('email'),
         response: {
           200: cancelEmailResponseSchema,
-          401: errors.unauthorized,
-          403: errors.forbiddenScope,
+          ...resourceErrors('email'),
           404: errors.notFound,
           409: errors.conflict,
         },

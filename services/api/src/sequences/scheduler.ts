@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { claimDueSql, createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import { type BulkMailer, composeMail, derivedEmailId, resolveContent } from '../bulk/mail.js';
 import { type StoredStep, sequenceSource } from './store.js';
@@ -62,20 +63,20 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
   const batchSize = opts.batchSize ?? 100;
   const leaseMs = opts.leaseMs ?? DEFAULT_SEQUENCE_LEASE_MS;
   const owner = `sequences-${randomBytes(8).toString('hex')}`;
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<unknown> = Promise.resolve();
   let stopped = false;
 
   async function claim(at: Date): Promise<Claimed[]> {
     const { rows } = await pool.query<Claimed>(
-      `WITH claimed AS (
-         UPDATE sequence_enrollments e SET lease_owner = $1, lease_until = $2
-           FROM (SELECT tenant_id, id FROM sequence_enrollments
-                  WHERE state = 'active' AND next_due_at <= $3 AND (lease_until IS NULL OR lease_until < $3)
-                  ORDER BY next_due_at LIMIT $4 FOR UPDATE SKIP LOCKED) d
-          WHERE e.tenant_id = d.tenant_id AND e.id = d.id
-          RETURNING e.tenant_id, e.id, e.sequence_id, e.contact_id, e.next_step, e.next_due_at
-       )
+      `WITH claimed AS (${claimDueSql({
+        table: 'sequence_enrollments',
+        alias: 'e',
+        keys: ['tenant_id', 'id'],
+        due: `state = 'active' AND next_due_at <= $3 AND (lease_until IS NULL OR lease_until < $3)`,
+        orderBy: 'next_due_at',
+        limit: '$4',
+        set: 'lease_owner = $1, lease_until = $2',
+        returning: 'e.tenant_id, e.id, e.sequence_id, e.contact_id, e.next_step, e.next_due_at',
+      })})
        SELECT c.*, s.steps, s.from_address, ct.email, ct.first_name, ct.last_name, ct.attributes, ct.subscribed,
               EXISTS (SELECT 1 FROM suppressions x WHERE x.tenant_id = ct.tenant_id AND x.email = ct.email) AS suppressed
          FROM claimed c
@@ -175,26 +176,24 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
     }
   }
 
-  function schedule() {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = runOnce()
-        .catch((error: unknown) => opts.logger?.error({ err: error }, 'sequence scheduler failed; retried'))
-        .finally(schedule);
-    }, opts.pollIntervalMs ?? 1000);
-    timer.unref?.();
-  }
+  const pollIntervalMs = opts.pollIntervalMs ?? 1000;
+  const poller = createPoller({
+    name: 'sequence-scheduler',
+    intervalMs: pollIntervalMs,
+    firstRunMs: pollIntervalMs,
+    run: runOnce,
+    onError: (error) => opts.logger?.error({ err: error }, 'sequence scheduler failed; retried'),
+  });
 
   return {
     runOnce,
     start() {
       stopped = false;
-      schedule();
+      poller.start();
     },
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
+      await poller.stop();
       await pool
         .query(
           `UPDATE sequence_enrollments SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1`,

@@ -40,14 +40,12 @@ const read: AuthConfig = { auth: 'jwt_or_key', scope: 'templates:read' };
 const ADMINS: readonly Role[] = ['owner', 'admin'];
 const write: AuthConfig = { auth: 'jwt_or_key', denyKeys: true, roles: ADMINS };
 
-const writeErrors = {
-  401: errors.unauthorized,
-  403: errorResponse(
-    403,
-    'Any API key (keys only read templates), or a dashboard JWT whose role is not owner or admin.',
-    'Missing required API key scope',
-  ),
-};
+const writeForbidden = errorResponse(
+  403,
+  'Any API key (keys only read templates), or a dashboard JWT whose role is not owner or admin.',
+  'Missing required API key scope',
+);
+const writeErrors = resourceErrors('template', { forbidden: writeForbidden });
 
 const params = resourceIdParam('template', 'tpl_8Zc1qW4rT7yU2iO5pA3sD6fG');
 
@@ -184,8 +182,7 @@ export const templateRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
         response: {
           200: templateSchema,
           400: errors.badRequest('body.html: html or text is required'),
-          ...writeErrors,
-          404: errorResponse(404, 'No such template for this tenant.', 'Template not found'),
+          ...resourceErrors('Template', { notFound: 'template', forbidden: writeForbidden }),
         },
       },
     },
@@ -218,8 +215,7 @@ export const templateRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
         params,
         response: {
           204: noContentSchema.meta({ description: 'Deleted.' }),
-          ...writeErrors,
-          404: errorResponse(404, 'No such template for this tenant.', 'Template not found'),
+          ...resourceErrors('Template', { notFound: 'template', forbidden: writeForbidden }),
         },
       },
     },

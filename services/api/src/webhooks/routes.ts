@@ -16,7 +16,14 @@ import { checkWebhookUrl, generateWebhookSecret, type SecretBox, type UrlPolicy 
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { type AuthConfig, boundProject, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
-import { newResourceId, notFound, pageQuerySchema, pageWindow, resourceIdParam } from '../resource-kit.js';
+import {
+  newResourceId,
+  notFound,
+  pageQuerySchema,
+  pageWindow,
+  resourceErrors,
+  resourceIdParam,
+} from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errorResponse, errors, noContentSchema } from '../schemas.js';
 import {
@@ -55,16 +62,14 @@ const params = resourceIdParam('webhook', 'wh_7Gq2vN9xKp4sLm3Tz8Rb1Wc5');
 export const PROJECT_KEY_WEBHOOKS_MESSAGE =
   "This API key is bound to a project: webhooks are tenant-wide (they receive every project's events); use a key without a project or a dashboard session";
 
-const common = {
-  401: errors.unauthorized,
-  403: errorResponse(
-    403,
-    'The API key lacks `webhooks:manage` (`missingScope`), or is bound to a project (webhooks are tenant-wide).',
-    'Missing required API key scope',
-    { missingScope: 'webhooks:manage' },
-  ),
-};
-const notFoundError = errorResponse(404, 'No such webhook endpoint for this tenant.', 'Webhook not found');
+const forbidden = errorResponse(
+  403,
+  'The API key lacks `webhooks:manage` (`missingScope`), or is bound to a project (webhooks are tenant-wide).',
+  'Missing required API key scope',
+  { missingScope: 'webhooks:manage' },
+);
+const common = resourceErrors('Webhook', { forbidden });
+const withNotFound = resourceErrors('Webhook', { notFound: 'webhook endpoint', forbidden });
 
 const deliveriesQuerySchema = pageQuerySchema.extend({
   status: webhookDeliveryStatusSchema.optional().meta({ description: 'Only deliveries in this state.' }),
@@ -171,7 +176,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
         description: 'The endpoint without its secret (shown only by create and rotate-secret).',
         security: KEY_OR_DASHBOARD,
         params,
-        response: { 200: webhookSchema, ...common, 404: notFoundError },
+        response: { 200: webhookSchema, ...withNotFound },
       },
     },
     async (request) => {
@@ -199,8 +204,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
         response: {
           200: webhookSchema,
           400: errors.badRequest('body.enabled: enabled must be a boolean'),
-          ...common,
-          404: notFoundError,
+          ...withNotFound,
         },
       },
     },
@@ -225,7 +229,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
         description: 'Deletes the endpoint and its delivery records; pending retries stop.',
         security: KEY_OR_DASHBOARD,
         params,
-        response: { 204: noContentSchema, ...common, 404: notFoundError },
+        response: { 204: noContentSchema, ...withNotFound },
       },
     },
     async (request, reply) => {
@@ -249,7 +253,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
           'signatures (space-separated), so receivers can switch without losing a delivery.',
         security: KEY_OR_DASHBOARD,
         params,
-        response: { 200: webhookWithSecretSchema, ...common, 404: notFoundError },
+        response: { 200: webhookWithSecretSchema, ...withNotFound },
       },
     },
     async (request) => {
@@ -289,8 +293,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
             examples: [{ data: webhookDeliverySchema.meta()?.examples ?? [], meta: listMeta(1, 20, 1) }],
           }),
           400: errors.badRequest('querystring.status: status must be one of pending, delivered, failed'),
-          ...common,
-          404: notFoundError,
+          ...withNotFound,
         },
       },
     },
@@ -324,8 +327,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
         response: {
           202: webhookReplaySchema,
           400: errors.badRequest('body.since: since must be an ISO 8601 timestamp with a zone'),
-          ...common,
-          404: notFoundError,
+          ...withNotFound,
         },
       },
     },

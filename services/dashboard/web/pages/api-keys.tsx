@@ -1,8 +1,17 @@
 import { useState } from 'preact/hooks';
-import { ApiError, del, get, post } from '../api.js';
+import { del, get, post } from '../api.js';
 import { isAdmin, type Session } from '../session.js';
 import { type ApiKey, type CreatedApiKey, SCOPES } from '../types.js';
-import { ErrorNotice, formatDate, Loading, Page, ShownOnce, TableWrap, useLoad } from '../ui.js';
+import {
+  Alert,
+  ConfirmButtons,
+  formatDate,
+  ListTable,
+  Page,
+  ShownOnce,
+  useActionError,
+  useLoad,
+} from '../ui.js';
 
 /** SPEC §8: create with scope checkboxes, the key shown once with copy, revoke. Owners and admins only. */
 export function ApiKeysPage({ session }: { session: Session }) {
@@ -25,17 +34,16 @@ function ApiKeysAdmin({ tenantId }: { tenantId: string }) {
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['email:send']);
   const [expiresAt, setExpiresAt] = useState('');
-  const [formError, setFormError] = useState<string | undefined>();
+  const form = useActionError();
   const [busy, setBusy] = useState(false);
   const [confirming, setConfirming] = useState<string | undefined>();
-  const [actionError, setActionError] = useState<string | undefined>();
+  const action = useActionError();
 
   const create = async (e: Event) => {
     e.preventDefault();
-    setFormError(undefined);
-    if (scopes.length === 0) return setFormError('Choose at least one scope.');
+    if (scopes.length === 0) return form.setError('Choose at least one scope.');
     setBusy(true);
-    try {
+    await form.run(async () => {
       const body = {
         name: name.trim(),
         scopes,
@@ -46,23 +54,16 @@ function ApiKeysAdmin({ tenantId }: { tenantId: string }) {
       setName('');
       setExpiresAt('');
       keys.reload();
-    } catch (err) {
-      setFormError(err instanceof ApiError ? err.message : String(err));
-    } finally {
-      setBusy(false);
-    }
+    });
+    setBusy(false);
   };
 
-  const revoke = async (id: string) => {
-    setActionError(undefined);
-    try {
+  const revoke = (id: string) =>
+    action.run(async () => {
       await del(`${base}/${encodeURIComponent(id)}`);
       setConfirming(undefined);
       keys.reload();
-    } catch (err) {
-      setActionError(err instanceof ApiError ? err.message : String(err));
-    }
-  };
+    });
 
   return (
     <Page title="API keys">
@@ -103,79 +104,56 @@ function ApiKeysAdmin({ tenantId }: { tenantId: string }) {
           value={expiresAt}
           onInput={(e) => setExpiresAt(e.currentTarget.value)}
         />
-        {formError && (
-          <p class="error" role="alert">
-            {formError}
-          </p>
-        )}
+        <Alert message={form.error} />
         <button type="submit" disabled={busy}>
           Create key
         </button>
       </form>
 
       <h2>Keys</h2>
-      {actionError && (
-        <p class="error" role="alert">
-          {actionError}
-        </p>
-      )}
-      {keys.error && <ErrorNotice error={keys.error} what="API keys" />}
-      {!keys.data && keys.loading && <Loading />}
-      {keys.data &&
-        (keys.data.length === 0 ? (
-          <p class="muted">No key yet.</p>
-        ) : (
-          <TableWrap label="API keys">
-            <table data-testid="api-keys">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">State</th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.data.map((k) => (
-                  <tr key={k.id} data-id={k.id}>
-                    <th scope="row">{k.name}</th>
-                    <td>
-                      <code>{k.prefix}…</code>
-                    </td>
-                    <td class="scopes-cell">{k.scopes.join(', ')}</td>
-                    <td>{formatDate(k.createdAt)}</td>
-                    <td>{formatDate(k.lastUsedAt)}</td>
-                    <td>
-                      {k.revokedAt ? (
-                        <span class="badge badge-revoked">revoked</span>
-                      ) : confirming === k.id ? (
-                        <span class="row">
-                          <button type="button" class="danger" onClick={() => revoke(k.id)}>
-                            Confirm revoke
-                          </button>
-                          <button type="button" class="secondary" onClick={() => setConfirming(undefined)}>
-                            Keep
-                          </button>
-                        </span>
-                      ) : (
-                        <button
-                          type="button"
-                          class="secondary"
-                          aria-label={`Revoke ${k.name}`}
-                          onClick={() => setConfirming(k.id)}
-                        >
-                          Revoke
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-        ))}
+      <ListTable
+        load={keys}
+        items={keys.data}
+        what="API keys"
+        label="API keys"
+        testId="api-keys"
+        columns={['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'State']}
+        actionError={action.error}
+        empty={<p class="muted">No key yet.</p>}
+        row={(k) => (
+          <tr key={k.id} data-id={k.id}>
+            <th scope="row">{k.name}</th>
+            <td>
+              <code>{k.prefix}…</code>
+            </td>
+            <td class="scopes-cell">{k.scopes.join(', ')}</td>
+            <td>{formatDate(k.createdAt)}</td>
+            <td>{formatDate(k.lastUsedAt)}</td>
+            <td>
+              {k.revokedAt ? (
+                <span class="badge badge-revoked">revoked</span>
+              ) : confirming === k.id ? (
+                <span class="row">
+                  <ConfirmButtons
+                    label="Confirm revoke"
+                    onConfirm={() => revoke(k.id)}
+                    onKeep={() => setConfirming(undefined)}
+                  />
+                </span>
+              ) : (
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`Revoke ${k.name}`}
+                  onClick={() => setConfirming(k.id)}
+                >
+                  Revoke
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
     </Page>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
-import { ApiError, del, get, post, query } from '../api.js';
+import { del, get, post, query } from '../api.js';
 import type { Contact, List } from '../types.js';
-import { ErrorNotice, formatDate, Loading, Page, Pager, TableWrap, useLoad } from '../ui.js';
+import { Alert, formatDate, ListTable, Page, useActionError, useLoad } from '../ui.js';
 
 /** SPEC §14: contacts, by audience; add and delete. */
 export function ContactsPage() {
@@ -12,17 +12,12 @@ export function ContactsPage() {
     [page, audience],
   );
   const [form, setForm] = useState({ email: '', firstName: '', lastName: '', audiences: '' });
-  const [error, setError] = useState<string | undefined>();
-  const [actionError, setActionError] = useState<string | undefined>();
+  const submit = useActionError();
+  const action = useActionError();
 
   // A refusal is shown; the list is read again either way (a 404: someone else removed it first).
   const remove = async (path: string) => {
-    setActionError(undefined);
-    try {
-      await del(path);
-    } catch (err) {
-      setActionError(err instanceof ApiError ? err.message : String(err));
-    }
+    await action.run(() => del(path));
     list.reload();
   };
 
@@ -33,12 +28,11 @@ export function ContactsPage() {
         aria-labelledby="new-contact"
         onSubmit={async (e) => {
           e.preventDefault();
-          setError(undefined);
           const audiences = form.audiences
             .split(',')
             .map((a) => a.trim())
             .filter(Boolean);
-          try {
+          await submit.run(async () => {
             await post('/contacts', {
               email: form.email,
               ...(form.firstName ? { firstName: form.firstName } : {}),
@@ -47,9 +41,7 @@ export function ContactsPage() {
             });
             setForm({ email: '', firstName: '', lastName: '', audiences: '' });
             list.reload();
-          } catch (err) {
-            setError(err instanceof ApiError ? err.message : String(err));
-          }
+          });
         }}
       >
         <h2 id="new-contact">New contact</h2>
@@ -79,11 +71,7 @@ export function ContactsPage() {
           value={form.audiences}
           onInput={(e) => setForm({ ...form, audiences: e.currentTarget.value })}
         />
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
+        <Alert message={submit.error} />
         <button type="submit">Add contact</button>
       </form>
       <div class="filters">
@@ -97,58 +85,42 @@ export function ContactsPage() {
           }}
         />
       </div>
-      {list.error && <ErrorNotice error={list.error} what="contacts" />}
-      {actionError && (
-        <p class="error" role="alert">
-          {actionError}
-        </p>
-      )}
-      {!list.data && list.loading && <Loading />}
-      {list.data && (
-        <>
-          <TableWrap label="Contacts">
-            <table data-testid="contacts">
-              <thead>
-                <tr>
-                  <th scope="col">Email</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Subscribed</th>
-                  <th scope="col">Audiences</th>
-                  <th scope="col">Added</th>
-                  <th scope="col">Action</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.data.map((c) => (
-                  <tr key={c.id}>
-                    <th scope="row">{c.email}</th>
-                    <td>{[c.firstName, c.lastName].filter(Boolean).join(' ') || '—'}</td>
-                    <td>{c.subscribed ? 'yes' : 'no'}</td>
-                    <td>{c.audiences?.join(', ') ?? ''}</td>
-                    <td>{formatDate(c.createdAt)}</td>
-                    <td>
-                      <button
-                        type="button"
-                        class="secondary"
-                        aria-label={`Delete ${c.email}`}
-                        onClick={() => remove(`/contacts/${encodeURIComponent(c.id)}`)}
-                      >
-                        Delete
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-          <Pager
-            page={list.data.meta.page}
-            totalPages={list.data.meta.totalPages}
-            onPage={setPage}
-            label="Contact pages"
-          />
-        </>
-      )}
+      <ListTable
+        load={list}
+        items={list.data?.data}
+        what="contacts"
+        label="Contacts"
+        testId="contacts"
+        columns={['Email', 'Name', 'Subscribed', 'Audiences', 'Added', 'Action']}
+        actionError={action.error}
+        pager={
+          list.data && {
+            page: list.data.meta.page,
+            totalPages: list.data.meta.totalPages,
+            onPage: setPage,
+            label: 'Contact pages',
+          }
+        }
+        row={(c) => (
+          <tr key={c.id}>
+            <th scope="row">{c.email}</th>
+            <td>{[c.firstName, c.lastName].filter(Boolean).join(' ') || '—'}</td>
+            <td>{c.subscribed ? 'yes' : 'no'}</td>
+            <td>{c.audiences?.join(', ') ?? ''}</td>
+            <td>{formatDate(c.createdAt)}</td>
+            <td>
+              <button
+                type="button"
+                class="secondary"
+                aria-label={`Delete ${c.email}`}
+                onClick={() => remove(`/contacts/${encodeURIComponent(c.id)}`)}
+              >
+                Delete
+              </button>
+            </td>
+          </tr>
+        )}
+      />
     </Page>
   );
 }

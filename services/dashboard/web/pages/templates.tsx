@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
-import { ApiError, del, get, post, put, query } from '../api.js';
+import { del, get, post, put, query } from '../api.js';
 import { isAdmin, type Session } from '../session.js';
 import type { List, Rendered, Template } from '../types.js';
-import { ErrorNotice, HtmlPreview, Loading, Page, Pager, TableWrap, useLoad } from '../ui.js';
+import { Alert, ConfirmButtons, HtmlPreview, ListTable, Page, useActionError, useLoad } from '../ui.js';
 
 const EMPTY = { id: '', name: '', subject: '', html: '', text: '' };
 
@@ -15,72 +15,58 @@ export function TemplatesPage({ session }: { session: Session }) {
     [page],
   );
   const [editing, setEditing] = useState<typeof EMPTY & { existing: boolean }>();
-  const [error, setError] = useState<string | undefined>();
+  const saving = useActionError();
   const [variables, setVariables] = useState('{\n  "name": "Ada"\n}');
   const [preview, setPreview] = useState<Rendered | undefined>();
-  const [previewError, setPreviewError] = useState<string | undefined>();
+  const previewing = useActionError();
   const [confirming, setConfirming] = useState<string | undefined>();
-  const [actionError, setActionError] = useState<string | undefined>();
+  const action = useActionError();
 
-  const remove = async (id: string) => {
-    setActionError(undefined);
-    try {
+  const remove = (id: string) =>
+    action.run(async () => {
       await del(`/templates/${encodeURIComponent(id)}`);
       setConfirming(undefined);
       if (editing?.id === id) setEditing(undefined);
       list.reload();
-    } catch (err) {
-      setActionError(err instanceof ApiError ? err.message : String(err));
-    }
-  };
+    });
 
-  const open = async (id: string) => {
-    setActionError(undefined);
-    try {
+  const open = (id: string) =>
+    action.run(async () => {
       const full = await get<Template>(`/templates/${encodeURIComponent(id)}`);
       setEditing({ ...EMPTY, ...nullsToEmpty(full.body), existing: true });
       setPreview(undefined);
-      setPreviewError(undefined);
-    } catch (err) {
-      setActionError(err instanceof ApiError ? err.message : String(err));
-    }
-  };
+      previewing.setError(undefined);
+    });
 
   const save = async (e: Event) => {
     e.preventDefault();
     if (!editing) return;
-    setError(undefined);
     const body = {
       name: editing.name,
       subject: editing.subject,
       ...(editing.html ? { html: editing.html } : {}),
       ...(editing.text ? { text: editing.text } : {}),
     };
-    try {
+    await saving.run(async () => {
       const saved = editing.existing
         ? await put<Template>(`/templates/${encodeURIComponent(editing.id)}`, body)
         : await post<Template>('/templates', editing.id ? { ...body, id: editing.id } : body);
       setEditing({ ...EMPTY, ...nullsToEmpty(saved.body), existing: true });
       list.reload();
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : String(err));
-    }
+    });
   };
 
   const renderPreview = async (id: string) => {
-    setPreviewError(undefined);
     let vars: unknown;
     try {
       vars = JSON.parse(variables || '{}');
     } catch {
-      return setPreviewError('Variables must be a JSON object.');
+      return previewing.setError('Variables must be a JSON object.');
     }
-    try {
+    await previewing.run(async () => {
       const res = await post<Rendered>(`/templates/${encodeURIComponent(id)}/render`, { variables: vars });
       setPreview(res.body);
-    } catch (err) {
-      setPreviewError(err instanceof ApiError ? err.message : String(err));
-    }
+    });
   };
 
   return (
@@ -100,79 +86,62 @@ export function TemplatesPage({ session }: { session: Session }) {
         )
       }
     >
-      {list.error && <ErrorNotice error={list.error} what="templates" />}
-      {actionError && (
-        <p class="error" role="alert">
-          {actionError}
-        </p>
-      )}
-      {!list.data && list.loading && <Loading />}
-      {list.data && (
-        <>
-          <TableWrap label="Templates">
-            <table data-testid="templates">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Subject</th>
-                  <th scope="col">Id</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.data.map((t) => (
-                  <tr key={t.id}>
-                    <th scope="row">{t.name}</th>
-                    <td>{t.subject}</td>
-                    <td>
-                      <code>{t.id}</code>
-                    </td>
-                    <td class="row">
-                      {confirming === t.id ? (
-                        <>
-                          <button type="button" class="danger" onClick={() => remove(t.id)}>
-                            Confirm delete
-                          </button>
-                          <button type="button" class="secondary" onClick={() => setConfirming(undefined)}>
-                            Keep
-                          </button>
-                        </>
-                      ) : (
-                        <>
-                          <button
-                            type="button"
-                            class="secondary"
-                            aria-label={`${admin ? 'Edit' : 'View'} ${t.name}`}
-                            onClick={() => open(t.id)}
-                          >
-                            {admin ? 'Edit' : 'View'}
-                          </button>
-                          {admin && (
-                            <button
-                              type="button"
-                              class="secondary"
-                              aria-label={`Delete ${t.name}`}
-                              onClick={() => setConfirming(t.id)}
-                            >
-                              Delete
-                            </button>
-                          )}
-                        </>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-          <Pager
-            page={list.data.meta.page}
-            totalPages={list.data.meta.totalPages}
-            onPage={setPage}
-            label="Template pages"
-          />
-        </>
-      )}
+      <ListTable
+        load={list}
+        items={list.data?.data}
+        what="templates"
+        label="Templates"
+        testId="templates"
+        columns={['Name', 'Subject', 'Id', 'Actions']}
+        actionError={action.error}
+        pager={
+          list.data && {
+            page: list.data.meta.page,
+            totalPages: list.data.meta.totalPages,
+            onPage: setPage,
+            label: 'Template pages',
+          }
+        }
+        row={(t) => (
+          <tr key={t.id}>
+            <th scope="row">{t.name}</th>
+            <td>{t.subject}</td>
+            <td>
+              <code>{t.id}</code>
+            </td>
+            <td class="row">
+              {confirming === t.id ? (
+                <ConfirmButtons
+                  label="Confirm delete"
+                  onConfirm={() => remove(t.id)}
+                  onKeep={() => setConfirming(undefined)}
+                />
+              ) : (
+                <>
+                  <button
+                    type="button"
+                    class="secondary"
+                    aria-label={`${admin ? 'Edit' : 'View'} ${t.name}`}
+                    onClick={() => open(t.id)}
+                  >
+                    {admin ? 'Edit' : 'View'}
+                  </button>
+                  {admin && (
+                    <button
+                      type="button"
+                      class="secondary"
+                      aria-label={`Delete ${t.name}`}
+                      onClick={() => setConfirming(t.id)}
+                    >
+                      Delete
+                    </button>
+                  )}
+                </>
+              )}
+            </td>
+          </tr>
+        )}
+      />
 
       {editing && (
         <div class="split">
@@ -221,11 +190,7 @@ export function TemplatesPage({ session }: { session: Session }) {
                 onInput={(e) => setEditing({ ...editing, text: e.currentTarget.value })}
               />
             </fieldset>
-            {error && (
-              <p class="error" role="alert">
-                {error}
-              </p>
-            )}
+            <Alert message={saving.error} />
             {admin && <button type="submit">Save</button>}
           </form>
           {editing.existing && (
@@ -242,11 +207,7 @@ export function TemplatesPage({ session }: { session: Session }) {
               <button type="button" onClick={() => renderPreview(editing.id)}>
                 Render preview
               </button>
-              {previewError && (
-                <p class="error" role="alert">
-                  {previewError}
-                </p>
-              )}
+              <Alert message={previewing.error} />
               {preview && (
                 <div data-testid="preview">
                   <p>

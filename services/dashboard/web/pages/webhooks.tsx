@@ -1,7 +1,18 @@
 import { useState } from 'preact/hooks';
-import { ApiError, del, get, patch, post, query } from '../api.js';
+import { del, get, patch, post, query } from '../api.js';
 import { type Delivery, EVENT_TYPES, type List, type Webhook } from '../types.js';
-import { ErrorNotice, formatDate, Loading, Page, ShownOnce, TableWrap, useLoad } from '../ui.js';
+import {
+  Alert,
+  ErrorNotice,
+  errorMessage,
+  formatDate,
+  Loading,
+  Page,
+  ShownOnce,
+  TableWrap,
+  useActionError,
+  useLoad,
+} from '../ui.js';
 
 /** SPEC §17: endpoints (create with the secret shown once, enable/disable, delete), deliveries, replay. */
 export function WebhooksPage() {
@@ -10,13 +21,12 @@ export function WebhooksPage() {
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<string[]>([]);
   const [secret, setSecret] = useState<string | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const form = useActionError();
   const [open, setOpen] = useState<string | undefined>();
 
   const create = async (e: Event) => {
     e.preventDefault();
-    setError(undefined);
-    try {
+    await form.run(async () => {
       const res = await post<Webhook>('/webhooks', {
         url,
         ...(events.length > 0 ? { events } : {}),
@@ -27,9 +37,7 @@ export function WebhooksPage() {
       setDescription('');
       setEvents([]);
       list.reload();
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : String(err));
-    }
+    });
   };
 
   return (
@@ -56,11 +64,7 @@ export function WebhooksPage() {
             </label>
           ))}
         </fieldset>
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
+        <Alert message={form.error} />
         <button type="submit">Create endpoint</button>
       </form>
       <h2>Endpoints</h2>
@@ -152,7 +156,7 @@ function Deliveries({ id }: { id: string }) {
             setNote('Replay requested: past events are being delivered again.');
             list.reload();
           } catch (err) {
-            setNote(err instanceof ApiError ? err.message : String(err));
+            setNote(errorMessage(err));
           }
         }}
       >
