@@ -108,27 +108,50 @@ export function unstorableText(value: string): string | null {
   return null;
 }
 
-/** Every string of a parsed value with its path (keys included: a key is stored too). */
-function* strings(value: unknown, path: (string | number)[] = []): Generator<[string, (string | number)[]]> {
-  if (typeof value === 'string') yield [value, path];
-  else if (Array.isArray(value)) for (const [i, v] of value.entries()) yield* strings(v, [...path, i]);
-  else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      yield [k, [...path, k]];
-      yield* strings(v, [...path, k]);
+/**
+ * Calls `found` for every string of a parsed value (keys included: a key is stored too) that no
+ * store can hold, with its path. The walk allocates no path unless a string is refused: it runs on
+ * every event at ingest and again in the projector.
+ */
+function unstorableStrings(
+  value: unknown,
+  found: (problem: string, path: (string | number)[]) => void,
+  path: readonly (string | number)[] = [],
+): void {
+  if (typeof value === 'string') {
+    const problem = unstorableText(value);
+    if (problem) found(problem, [...path]);
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'string') {
+        const problem = unstorableText(item);
+        if (problem) found(problem, [...path, i]);
+      } else if (item !== null && typeof item === 'object') unstorableStrings(item, found, [...path, i]);
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const k in value) {
+      if (!Object.hasOwn(value, k)) continue;
+      const keyProblem = unstorableText(k);
+      if (keyProblem) found(keyProblem, [...path, k]);
+      const item: unknown = (value as Record<string, unknown>)[k];
+      if (typeof item === 'string') {
+        const problem = unstorableText(item);
+        if (problem) found(problem, [...path, k]);
+      } else if (item !== null && typeof item === 'object') unstorableStrings(item, found, [...path, k]);
     }
   }
 }
 
+const occurredAtSchema = isoTimestamp('occurredAt');
+
 /** Refuses what parses but no store can hold (issue 9, item 1): a poison event is stopped at ingest. */
 function checkStorable(event: { occurredAt: string }, ctx: z.RefinementCtx, now = Date.now()): void {
-  for (const [text, path] of strings(event)) {
-    const problem = unstorableText(text);
-    if (problem)
-      ctx.addIssue({ code: 'custom', path, message: `${String(path.at(-1) ?? 'value')} ${problem}` });
-  }
+  unstorableStrings(event, (problem, path) =>
+    ctx.addIssue({ code: 'custom', path, message: `${String(path.at(-1) ?? 'value')} ${problem}` }),
+  );
   // A malformed timestamp already has its own issue.
-  if (!isoTimestamp('occurredAt').safeParse(event.occurredAt).success) return;
+  if (!occurredAtSchema.safeParse(event.occurredAt).success) return;
   const at = Date.parse(event.occurredAt);
   if (!(at >= OCCURRED_AT_MIN_MS && at < OCCURRED_AT_MAX_MS)) {
     ctx.addIssue({
