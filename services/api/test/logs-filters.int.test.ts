@@ -27,10 +27,13 @@ const clock = createClock(NOW);
 const run = suffix();
 const A = `logf-a-${run}`;
 const B = `logf-b-${run}`;
+/** Entries exactly on, just before and just after hour and day boundaries (the hour counters). */
+const C = `logf-c-${run}`;
 
 let stores: Stores;
 let app: FastifyInstance;
 let emailsA: GeneratedEmail[];
+let emailsC: GeneratedEmail[];
 let keyA: string;
 /** A's two projects (created through the API, so a key can be bound to one). */
 let P1: string;
@@ -103,8 +106,18 @@ beforeAll(async () => {
     ...e,
     projectId: P1,
   }));
+  // Three days back, hours 0, 1, 2, 13, 23 and the next day's 0 and 1: at each boundary, 1 ms
+  // before and 1 ms after, two entries per instant.
+  const base = Date.parse(`${NOW.slice(0, 10)}T00:00:00.000Z`) - 3 * DAY_MS;
+  const instants = [0, 1, 2, 13, 23, 24, 25].flatMap((h) =>
+    [-1, 0, 1].map((ms) => base + h * 3_600_000 + ms),
+  );
+  emailsC = generateEmails({ ...common, tenantId: C, count: instants.length * 2, seed: 24 }).map((e, i) => ({
+    ...e,
+    createdAt: new Date(instants[i % instants.length]!),
+  }));
   // Shuffled events in batches of 7: most entries are created, moved and re-counted across batches.
-  await projectInSmallBatches(eventsFor([...emailsA, ...emailsB], 23), 7);
+  await projectInSmallBatches(eventsFor([...emailsA, ...emailsB, ...emailsC], 23), 7);
   keyA = (await createKey(app, owner, A, { scopes: ['email:read'] })).key;
   const bound = await app.inject({
     method: 'POST',
@@ -275,6 +288,49 @@ describe('GET /emails/logs filters and cursor (SPEC §19)', () => {
         expect(result.total).toBe(expected.length);
       }
     }
+  });
+
+  it('the counter-guided walk is exact across hour and day boundaries (entries on, before and after them)', async () => {
+    const cutoff = retentionCutoff(clock.now(), DEFAULT_RETENTION_DAYS);
+    const all = expectedLog(emailsC, NOW, DEFAULT_RETENTION_DAYS);
+    expect(all).toHaveLength(emailsC.length);
+    const statuses = [...new Set(all.map((e) => e.status))];
+    const cases: [Parameters<typeof logsPage>[1]['filter'], Entry[]][] = [
+      [{}, all],
+      ...statuses.map((status): [{ status: typeof status }, Entry[]] => [
+        { status },
+        all.filter((e) => e.status === status),
+      ]),
+    ];
+    for (const [filter, expected] of cases) {
+      for (const limit of [1, 2, 5]) {
+        for (let page = 1; (page - 1) * limit <= expected.length; page++) {
+          const result = await logsPage(stores.pool, {
+            tenantId: C,
+            cutoff,
+            limit,
+            filter,
+            page,
+            cursor: null,
+            shortWalk: 0n,
+          });
+          expect(result.entries, `${JSON.stringify(filter)} limit ${limit} page ${page}`).toEqual(
+            expected.slice((page - 1) * limit, page * limit),
+          );
+          expect(result.total).toBe(expected.length);
+        }
+      }
+    }
+    // The hour counters agree with the rows they count.
+    const { rows } = await stores.pool.query<{ hour: Date; n: string; actual: string }>(
+      `SELECT h.hour, sum(h.n)::text AS n,
+              (SELECT count(*) FROM email_logs e WHERE e.tenant_id = $1 AND e.created_at >= h.hour
+                  AND e.created_at < h.hour + interval '1 hour')::text AS actual
+         FROM email_log_hour_counts h WHERE h.tenant_id = $1 AND h.project_id = '' GROUP BY h.hour`,
+      [C],
+    );
+    expect(rows.length).toBeGreaterThan(7);
+    for (const r of rows) expect(r.n, r.hour.toISOString()).toBe(r.actual);
   });
 
   it('a project-bound key: its project only, exact totals with every filter, pages and cursor', async () => {

@@ -31,8 +31,16 @@ beforeAll(async () => {
      SELECT tenant_id, project_id, (created_at AT TIME ZONE 'UTC')::date, status, count(*) FROM email_logs
       WHERE project_id IS NOT NULL GROUP BY 1, 2, 3, 4`,
   );
+  await stores.pool.query(
+    `INSERT INTO email_log_hour_counts (tenant_id, project_id, hour, status, n)
+     SELECT tenant_id, '', date_trunc('hour', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', status, count(*) FROM email_logs GROUP BY 1, 3, 4
+     UNION ALL
+     SELECT tenant_id, project_id, date_trunc('hour', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', status, count(*) FROM email_logs
+      WHERE project_id IS NOT NULL GROUP BY 1, 2, 3, 4`,
+  );
   await stores.pool.query('ANALYZE email_logs');
   await stores.pool.query('ANALYZE email_log_counts');
+  await stores.pool.query('ANALYZE email_log_hour_counts');
 }, 120_000);
 
 afterAll(async () => {
@@ -134,7 +142,7 @@ describe('logs statement plans (EXPLAIN)', () => {
       const indexes = all.map((n) => n.node['Index Name']).filter((name) => name !== undefined);
       for (const name of indexes)
         expect(name).toMatch(
-          /^(email_logs_tenant_(status_)?order_idx|email_logs_tenant_project_created_idx|email_logs_pkey|email_log_counts_pkey)$/,
+          /^(email_logs_tenant_(status_)?order_idx|email_logs_tenant_project_created_idx|email_logs_pkey|email_log_counts_pkey|email_log_hour_counts_pkey)$/,
         );
       for (const n of onLogs)
         expect(n.node['Node Type']).toMatch(/^(Index Scan|Index Only Scan|Bitmap Heap Scan)$/);

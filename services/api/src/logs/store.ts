@@ -16,9 +16,9 @@ import type { LogsCursor } from './cursor.js';
  * - `meta.total` without `tag`/`q`/`from`/`to` is Σ `email_log_counts` over the days from the
  *   retention cut-off (≤ days × statuses rows), exact because the projector keeps the counters in
  *   the transaction that changes the rows;
- * - a deep `page` without those filters starts at the right day: the same counters say how many
- *   entries are newer than each day, so the index walk skips whole days and only steps over the
- *   entries of one day;
+ * - a deep `page` without those filters starts at the right hour: the same counters say how many
+ *   entries are newer than each day, the hour counters (`email_log_hour_counts`) the same within
+ *   that day, so the index walk skips whole days and hours and only steps over one hour's entries;
  * - a `cursor` is a keyset position: one index descent whatever the depth.
  *
  * With `tag`, `q`, `from` or `to`, the total is an exact `count(*)` over the index range, costing
@@ -147,16 +147,22 @@ export function logsStatement(q: LogsPageQuery): { text: string; values: unknown
     `c.tenant_id = ${tenant}`,
     `c.day >= (${cutoff}::timestamptz AT TIME ZONE 'UTC')::date`,
   ];
+  // The hour counters (migration 0042) have the day counters' columns, hour for day.
+  const hourWhere = [`h.tenant_id = ${tenant}`];
   for (const { key, column, everyValueSql } of EQUALITY_FILTERS) {
     const value = q.filter[key];
     if (value === undefined) {
       // A literal, not a parameter: the statement may not read the counters at all.
-      if (everyValueSql !== undefined) countWhere.push(`c.${column} = ${everyValueSql}`);
+      if (everyValueSql !== undefined) {
+        countWhere.push(`c.${column} = ${everyValueSql}`);
+        hourWhere.push(`h.${column} = ${everyValueSql}`);
+      }
       continue;
     }
     const p = sql.param(value);
     rowWhere.push(`e.${column} = ${p}`);
     countWhere.push(`c.${column} = ${p}`);
+    hourWhere.push(`h.${column} = ${p}`);
   }
   const { from, to, tag, q: recipient } = q.filter;
   if (from !== undefined) rowWhere.push(`e.created_at >= ${sql.param(storableBound(from))}::timestamptz`);
@@ -187,22 +193,34 @@ export function logsStatement(q: LogsPageQuery): { text: string; values: unknown
     const skip = (BigInt(q.page) - 1n) * BigInt(q.limit);
     const offset = sql.param(skip.toString());
     if (counted && skip >= (q.shortWalk ?? SHORT_WALK)) {
-      // The day holding entry number `offset` (0-based, newest first) and how many are newer.
+      // The day holding entry number `offset` (0-based, newest first) and how many are newer; then
+      // the hour of that day holding it, and how many are newer than that hour.
       statement = `WITH days AS (
           SELECT c.day, sum(c.n) AS n FROM email_log_counts c WHERE ${countWhere.join(' AND ')} GROUP BY c.day
         ), target AS (
           SELECT day, before FROM (
             SELECT day, n, sum(n) OVER (ORDER BY day DESC) - n AS before FROM days) AS cum
            WHERE n > 0 AND before <= ${offset}::bigint AND before + n > ${offset}::bigint
+        ), hours AS (
+          SELECT h.hour, sum(h.n) AS n FROM email_log_hour_counts h
+           WHERE ${hourWhere.join(' AND ')}
+             AND h.hour >= (SELECT day::timestamp AT TIME ZONE 'UTC' FROM target)
+             AND h.hour < (SELECT (day + 1)::timestamp AT TIME ZONE 'UTC' FROM target)
+           GROUP BY h.hour
+        ), target_hour AS (
+          SELECT hour, before FROM (
+            SELECT hour, n, (SELECT before FROM target) + sum(n) OVER (ORDER BY hour DESC) - n AS before
+              FROM hours) AS cum
+           WHERE n > 0 AND before <= ${offset}::bigint AND before + n > ${offset}::bigint
         ), anchor AS (
-          -- The first entry of the page, found by stepping over the entries of one day in the
+          -- The first entry of the page, found by stepping over the entries of one hour in the
           -- index alone (an index-only scan: no row is read for the entries skipped).
           SELECT e.created_at, e.id COLLATE "C" AS id FROM email_logs e
            WHERE ${where}
              -- A row comparison, not a second bound on created_at: the planner would take the
              -- pair for a narrow range of unknown width, expect a handful of rows and sort them.
-             AND (e.created_at, e.id COLLATE "C") < ((SELECT (day + 1)::timestamp AT TIME ZONE 'UTC' FROM target), '')
-           ${ORDER} LIMIT 1 OFFSET (SELECT ${offset}::bigint - before FROM target)
+             AND (e.created_at, e.id COLLATE "C") < ((SELECT hour + interval '1 hour' FROM target_hour), '')
+           ${ORDER} LIMIT 1 OFFSET (SELECT ${offset}::bigint - before FROM target_hour)
         )
         SELECT (SELECT coalesce(sum(n), 0) FROM days)::text AS total, p.* FROM (SELECT 1) AS one
           LEFT JOIN LATERAL (
