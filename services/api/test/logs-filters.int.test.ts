@@ -396,36 +396,53 @@ describe('GET /emails/logs filters and cursor (SPEC §19)', () => {
 });
 
 describe('email_log_counts (the counters behind meta.total)', () => {
-  /** Counter rows that differ from count(*): over every project (project_id '') and per project. */
-  const drift = async () =>
+  /**
+   * Counter rows that differ from count(*): over every project (project_id '') and per project,
+   * of the day counters and of the hour counters (migration 0042).
+   */
+  const driftOf = async (table: string, bucket: string) =>
     (
       await stores.pool.query<{
         tenant_id: string;
         project_id: string;
-        day: string;
+        at: string;
         status: string;
         counted: string;
         actual: string;
       }>(
         `WITH visible AS (
-           SELECT tenant_id, project_id, (created_at AT TIME ZONE 'UTC')::date AS day, status
+           SELECT tenant_id, project_id, ${bucket} AS at, status
              FROM email_logs WHERE created_at IS NOT NULL),
          actual AS (
-           SELECT tenant_id, '' AS project_id, day, status, count(*) AS n FROM visible GROUP BY 1, 3, 4
+           SELECT tenant_id, '' AS project_id, at, status, count(*) AS n FROM visible GROUP BY 1, 3, 4
            UNION ALL
-           SELECT tenant_id, project_id, day, status, count(*) FROM visible
+           SELECT tenant_id, project_id, at, status, count(*) FROM visible
             WHERE project_id IS NOT NULL GROUP BY 1, 2, 3, 4),
-         counted AS (SELECT tenant_id, project_id, day, status, n FROM email_log_counts WHERE n <> 0)
-         SELECT coalesce(a.tenant_id, c.tenant_id) AS tenant_id,
-                coalesce(a.project_id, c.project_id) AS project_id, coalesce(a.day, c.day)::text AS day,
+         counted AS (SELECT tenant_id, project_id, ${table === 'email_log_counts' ? 'day' : 'hour'} AS at, status, n
+                       FROM ${table} WHERE n <> 0)
+         SELECT '${table}' AS table, coalesce(a.tenant_id, c.tenant_id) AS tenant_id,
+                coalesce(a.project_id, c.project_id) AS project_id, coalesce(a.at, c.at)::text AS at,
                 coalesce(a.status, c.status) AS status, c.n::text AS counted, a.n::text AS actual
-           FROM actual a FULL JOIN counted c USING (tenant_id, project_id, day, status)
+           FROM actual a FULL JOIN counted c USING (tenant_id, project_id, at, status)
           WHERE a.n IS DISTINCT FROM c.n`,
       )
     ).rows;
-  const allCounters = async () =>
-    (await stores.pool.query('SELECT * FROM email_log_counts ORDER BY tenant_id, project_id, day, status'))
-      .rows;
+  const drift = async () => [
+    ...(await driftOf('email_log_counts', "(created_at AT TIME ZONE 'UTC')::date")),
+    ...(await driftOf(
+      'email_log_hour_counts',
+      "date_trunc('hour', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
+    )),
+  ];
+  const allCounters = async () => [
+    ...(await stores.pool.query('SELECT * FROM email_log_counts ORDER BY tenant_id, project_id, day, status'))
+      .rows,
+    ...(
+      await stores.pool.query(
+        'SELECT * FROM email_log_hour_counts ORDER BY tenant_id, project_id, hour, status',
+      )
+    ).rows,
+  ];
 
   it('equal count(*) per tenant, project, day and status after shuffled small batches', async () => {
     expect(await drift()).toEqual([]);
