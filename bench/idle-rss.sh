@@ -14,7 +14,8 @@ for _ in $(seq 1 120); do sleep 1; grep -q "Tern is running" "$DIR/out.log" && b
 echo "started: VmRSS $(awk '/VmRSS/{print $2}' /proc/$PID/status) kB"
 TOKEN=$(grep -o "ingest_[A-Za-z0-9_-]*" "$DIR/out.log" | head -1)
 JWT=$(grep -o "eyJ[A-Za-z0-9_.-]*" "$DIR/out.log" | head -1)
-TERN_URL="http://127.0.0.1:$PORT" INGEST_TOKEN="$TOKEN" node services/tern/dist/seed-demo.js | tail -1
+# DATA_DIR: seed:demo reads the dev secrets (JWT secret, ingest token) npm start wrote there.
+DATA_DIR="$DIR" TERN_URL="http://127.0.0.1:$PORT" INGEST_TOKEN="$TOKEN" node services/tern/dist/seed-demo.js | tail -1
 for d in 7 30 90; do
   for r in summary daily top-templates; do
     curl -s -o /dev/null "http://127.0.0.1:$PORT/analytics/$r?days=$d" -H "Authorization: Bearer $JWT"
@@ -25,3 +26,7 @@ for i in 1 2 3 4 5 6; do
   sleep 5
   echo "idle +$((i * 5)) s: $(grep -E 'VmRSS|RssAnon|RssFile' /proc/$PID/status | tr -s ' \t\n' ' ')"
 done
+# Where the resident pages are: the whole process (smaps_rollup), and libchdb.so's file pages.
+grep -E '^(Rss|Anonymous|Shared_Clean|Private_Clean):' /proc/$PID/smaps_rollup | tr -s ' \t\n' ' '
+echo
+awk '/libchdb/ {lib=1; next} /^[0-9a-f]+-[0-9a-f]+ / {lib=0} lib && /^Rss:/ {kb+=$2} END {printf "libchdb.so resident: %d MiB\n", kb/1024}' /proc/$PID/smaps

@@ -114,8 +114,14 @@ try {
     `INSERT INTO email_log_counts (tenant_id, project_id, day, status, n)
      SELECT tenant_id, '', (created_at AT TIME ZONE 'UTC')::date, status, count(*) FROM email_logs GROUP BY 1, 3, 4`,
   );
+  await pg.pool.query(
+    `INSERT INTO email_log_hour_counts (tenant_id, project_id, hour, status, n)
+     SELECT tenant_id, '', date_trunc('hour', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', status, count(*)
+       FROM email_logs GROUP BY 1, 3, 4`,
+  );
   await pg.pool.query('VACUUM ANALYZE email_logs');
   await pg.pool.query('ANALYZE email_log_counts');
+  await pg.pool.query('ANALYZE email_log_hour_counts');
   // chDB: one row per (day, template), the sums of the entries above (shape of a merged table).
   await chdb.ch.command({
     query: `INSERT INTO email_daily_v2 (tenant_id, day, template_id, total, sent, opened, clicked, bounced, complained, failed)

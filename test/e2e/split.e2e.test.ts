@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { signDashboardToken } from '@tern/auth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFreshDatabase, tempDir, testServices, uniqueName, waitFor } from '../support/services.js';
@@ -7,6 +8,10 @@ const JWT_SECRET = 'split-e2e-secret-0123456789abcdef';
 const INGEST_TOKEN = 'split-e2e-ingest-token-0123456789abcdef';
 const TRACKING_SECRET = 'split-e2e-tracking-secret-0123456789';
 const WEBHOOK_SECRETS_KEY = 'split-e2e-webhook-secrets-key-0123456789';
+
+/** The child processes of `pid` (Linux /proc). */
+const childrenOf = (pid: number): number[] =>
+  readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
 
 /**
  * Split mode on this machine (no ClickHouse server): two ingest processes alone, and projector +
@@ -38,10 +43,22 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
   });
 
   it('events posted to either ingest process are read back from the api process', async () => {
-    const ingestA = await startTern({ env: { ...common, DATA_DIR: tempDir() }, args: ['--services=ingest'] });
+    // A: INGEST_WORKERS=2, one port served by two forked workers (node:cluster); B: one process.
+    const ingestA = await startTern({
+      env: { ...common, DATA_DIR: tempDir(), INGEST_WORKERS: '2' },
+      args: ['--services=ingest'],
+    });
     procs.push(ingestA);
-    const ingestB = await startTern({ env: { ...common, DATA_DIR: tempDir() }, args: ['--services=ingest'] });
+    const ingestB = await startTern({
+      env: { ...common, DATA_DIR: tempDir(), INGEST_WORKERS: '1' },
+      args: ['--services=ingest'],
+    });
     procs.push(ingestB);
+    await waitFor(async () => childrenOf(ingestA.child.pid!).length === 2, {
+      timeoutMs: 60_000,
+      description: 'two ingest workers forked',
+    });
+    expect(childrenOf(ingestB.child.pid!)).toEqual([]);
     const worker = await startTern({
       env: { ...common, DATA_DIR: tempDir() },
       args: ['--services=projector,api'],
@@ -93,7 +110,10 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
       headers: { authorization: `Bearer ${jwt}` },
     });
     expect(((await summary.json()) as { totals: { sent: number } }).totals.sent).toBe(2);
+    const workersOfA = childrenOf(ingestA.child.pid!);
     for (const p of [ingestA, ingestB, worker]) expect(await p.stop()).toBe(0);
+    // The primary exits only once its workers have.
+    for (const pid of workersOfA) expect(existsSync(`/proc/${pid}`)).toBe(false);
   }, 240_000);
 
   it('npm run start:sender: two sender processes on Kafka deliver what the api process queued, each once', async () => {

@@ -56,6 +56,11 @@ export interface Config {
    * long a consumed record stays in the Postgres-table event log (docs/reliability.md).
    */
   dedupWindowDays: number;
+  /**
+   * Processes serving `--services=ingest` (node:cluster, one port): undefined → one per core.
+   * Only an ingest-only process forks; every other topology stays one process.
+   */
+  ingestWorkers: number | undefined;
 }
 
 /** Fewest bytes of `JWT_SECRET` and `INGEST_TOKEN` in production (HS256 wants ≥ 256 bits). */
@@ -172,6 +177,7 @@ const envSchema = z.object({
   JWT_MAX_LIFETIME_DAYS: intVar(1, 3650).default(30),
   PROJECTOR_STALL_SECONDS: intVar(5, 86_400).default(60),
   DEDUP_WINDOW_DAYS: intVar(1, 3650).default(7),
+  INGEST_WORKERS: intVar(1, 256).optional(),
 });
 
 // Values never echoed back in an error message.
@@ -244,6 +250,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     jwtMaxLifetimeDays: e.JWT_MAX_LIFETIME_DAYS,
     projectorStallSeconds: e.PROJECTOR_STALL_SECONDS,
     dedupWindowDays: e.DEDUP_WINDOW_DAYS,
+    ingestWorkers: e.INGEST_WORKERS,
   };
 
   // One way to verify dashboard JWTs: two would make "which key signed this" ambiguous.

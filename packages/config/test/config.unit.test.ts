@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       jwtMaxLifetimeDays: 30,
       projectorStallSeconds: 60,
       dedupWindowDays: 7,
+      ingestWorkers: undefined,
     });
   });
 
@@ -64,6 +65,7 @@ describe('loadConfig', () => {
       JWT_MAX_LIFETIME_DAYS: '7',
       PROJECTOR_STALL_SECONDS: '30',
       DEDUP_WINDOW_DAYS: '14',
+      INGEST_WORKERS: '3',
     });
     expect(config).toEqual({
       port: 8080,
@@ -89,6 +91,7 @@ describe('loadConfig', () => {
       jwtMaxLifetimeDays: 7,
       projectorStallSeconds: 30,
       dedupWindowDays: 14,
+      ingestWorkers: 3,
     });
     expect(
       loadConfig({ JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----' })

@@ -108,27 +108,50 @@ export function unstorableText(value: string): string | null {
   return null;
 }
 
-/** Every string of a parsed value with its path (keys included: a key is stored too). */
-function* strings(value: unknown, path: (string | number)[] = []): Generator<[string, (string | number)[]]> {
-  if (typeof value === 'string') yield [value, path];
-  else if (Array.isArray(value)) for (const [i, v] of value.entries()) yield* strings(v, [...path, i]);
-  else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      yield [k, [...path, k]];
-      yield* strings(v, [...path, k]);
+/**
+ * Calls `found` for every string of a parsed value (keys included: a key is stored too) that no
+ * store can hold, with its path. The walk allocates no path unless a string is refused: it runs on
+ * every event at ingest and again in the projector.
+ */
+function unstorableStrings(
+  value: unknown,
+  found: (problem: string, path: (string | number)[]) => void,
+  path: readonly (string | number)[] = [],
+): void {
+  if (typeof value === 'string') {
+    const problem = unstorableText(value);
+    if (problem) found(problem, [...path]);
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'string') {
+        const problem = unstorableText(item);
+        if (problem) found(problem, [...path, i]);
+      } else if (item !== null && typeof item === 'object') unstorableStrings(item, found, [...path, i]);
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const k in value) {
+      if (!Object.hasOwn(value, k)) continue;
+      const keyProblem = unstorableText(k);
+      if (keyProblem) found(keyProblem, [...path, k]);
+      const item: unknown = (value as Record<string, unknown>)[k];
+      if (typeof item === 'string') {
+        const problem = unstorableText(item);
+        if (problem) found(problem, [...path, k]);
+      } else if (item !== null && typeof item === 'object') unstorableStrings(item, found, [...path, k]);
     }
   }
 }
 
+const occurredAtSchema = isoTimestamp('occurredAt');
+
 /** Refuses what parses but no store can hold (issue 9, item 1): a poison event is stopped at ingest. */
 function checkStorable(event: { occurredAt: string }, ctx: z.RefinementCtx, now = Date.now()): void {
-  for (const [text, path] of strings(event)) {
-    const problem = unstorableText(text);
-    if (problem)
-      ctx.addIssue({ code: 'custom', path, message: `${String(path.at(-1) ?? 'value')} ${problem}` });
-  }
+  unstorableStrings(event, (problem, path) =>
+    ctx.addIssue({ code: 'custom', path, message: `${String(path.at(-1) ?? 'value')} ${problem}` }),
+  );
   // A malformed timestamp already has its own issue.
-  if (!isoTimestamp('occurredAt').safeParse(event.occurredAt).success) return;
+  if (!occurredAtSchema.safeParse(event.occurredAt).success) return;
   const at = Date.parse(event.occurredAt);
   if (!(at >= OCCURRED_AT_MIN_MS && at < OCCURRED_AT_MAX_MS)) {
     ctx.addIssue({
@@ -246,4 +269,120 @@ function isAbsent(item: unknown, path: readonly string[]): boolean {
     value = (value as Record<string, unknown>)[key];
   }
   return value === undefined;
+}
+
+/**
+ * What a field of an event's `data` may hold, in the canonical form Tern's writers append (every
+ * field zod accepted, `data` present). Mirrors the `data` schemas above; the unit tests check the
+ * two agree field by field and that anything accepted here parses to itself with zod.
+ */
+type FieldRule =
+  | { kind: 'string'; max: number; min?: 1 }
+  | { kind: 'id' | 'email' | 'timestamp' | 'tags' | 'bool' | 'bounceType' };
+
+const text = (max: number, min?: 1): FieldRule =>
+  min ? { kind: 'string', max, min } : { kind: 'string', max };
+const USER_AGENT = text(1000);
+
+/** `data` fields per event type: `[rule, required]`. */
+export const CANONICAL_DATA_FIELDS: Readonly<
+  Record<EventType, Readonly<Record<string, [FieldRule, boolean]>>>
+> = {
+  'email.queued': {
+    toEmail: [{ kind: 'email' }, true],
+    subject: [text(998), true],
+    templateId: [{ kind: 'id' }, false],
+    tags: [{ kind: 'tags' }, false],
+    from: [text(320), false],
+    scheduledAt: [{ kind: 'timestamp' }, false],
+    projectId: [{ kind: 'id' }, false],
+  },
+  'email.sent': { provider: [text(128, 1), true], messageId: [text(998, 1), true] },
+  'email.delayed': { reason: [text(2000), false] },
+  'email.delivered': {},
+  'email.bounced': { bounceType: [{ kind: 'bounceType' }, true], reason: [text(2000), false] },
+  'email.failed': { reason: [text(2000, 1), true] },
+  'email.suppressed': { reason: [text(2000, 1), true] },
+  'email.cancelled': {},
+  'email.opened': { userAgent: [USER_AGENT, false], bot: [{ kind: 'bool' }, false] },
+  'email.clicked': {
+    url: [text(4000, 1), true],
+    userAgent: [USER_AGENT, false],
+    bot: [{ kind: 'bool' }, false],
+  },
+  'email.complained': { feedbackType: [text(200), false] },
+};
+
+const ENVELOPE_KEYS = new Set(['id', 'tenantId', 'emailId', 'occurredAt', 'type', 'data']);
+const ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+const EMAIL_RE = z.regexes.email;
+/** The pattern of `isoTimestamp` (z.iso.datetime with offsets, any precision). */
+const TIMESTAMP_RE = z.regexes.datetime({ offset: true, local: false, precision: null });
+
+const storable = (s: string) => unstorableText(s) === null;
+
+function fieldOk(rule: FieldRule, value: unknown): boolean {
+  switch (rule.kind) {
+    case 'string':
+      return (
+        typeof value === 'string' &&
+        value.length <= rule.max &&
+        value.length >= (rule.min ?? 0) &&
+        storable(value)
+      );
+    case 'id':
+      return typeof value === 'string' && ID_RE.test(value);
+    case 'email':
+      return typeof value === 'string' && value.length <= 320 && EMAIL_RE.test(value);
+    case 'timestamp':
+      return typeof value === 'string' && TIMESTAMP_RE.test(value);
+    case 'bool':
+      return typeof value === 'boolean';
+    case 'bounceType':
+      return value === 'hard' || value === 'soft';
+    case 'tags':
+      return (
+        Array.isArray(value) &&
+        value.length <= 50 &&
+        value.every((t) => typeof t === 'string' && t.length >= 1 && t.length <= 256 && storable(t))
+      );
+  }
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+
+/**
+ * A cheap check that a parsed log record is already a canonical event — what ingest, the api and
+ * the sender append after validating it with {@link deliveryEventSchema} — so the projector can
+ * trust it without a second zod parse. True only for values zod accepts unchanged (the unit tests
+ * check this on valid and mutated events); anything else (an older or foreign producer, a poison
+ * record) returns false and goes through the schema, which names the reason.
+ */
+export function isCanonicalDeliveryEvent(value: unknown, now = Date.now()): value is DeliveryEvent {
+  if (!isPlainObject(value)) return false;
+  let keys = 0;
+  for (const k in value) {
+    if (!ENVELOPE_KEYS.has(k)) return false;
+    keys++;
+  }
+  if (keys !== ENVELOPE_KEYS.size) return false;
+  const { id, tenantId, emailId, occurredAt, type, data } = value;
+  if (typeof type !== 'string' || !Object.hasOwn(CANONICAL_DATA_FIELDS, type)) return false;
+  if (typeof id !== 'string' || !ID_RE.test(id)) return false;
+  if (typeof tenantId !== 'string' || !ID_RE.test(tenantId)) return false;
+  if (typeof emailId !== 'string' || !ID_RE.test(emailId)) return false;
+  if (typeof occurredAt !== 'string' || !TIMESTAMP_RE.test(occurredAt)) return false;
+  const at = Date.parse(occurredAt);
+  if (!(at >= OCCURRED_AT_MIN_MS && at < OCCURRED_AT_MAX_MS) || at > now + MAX_FUTURE_SKEW_MS) return false;
+  if (!isPlainObject(data)) return false;
+  const fields = CANONICAL_DATA_FIELDS[type as EventType];
+  for (const k in data) {
+    const field = fields[k];
+    // zod treats an undefined optional field as absent; JSON never yields one.
+    if (field === undefined || data[k] === undefined || !fieldOk(field[0], data[k])) return false;
+  }
+  for (const [k, [, required]] of Object.entries(fields))
+    if (required && !Object.hasOwn(data, k)) return false;
+  return true;
 }

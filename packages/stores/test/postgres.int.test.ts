@@ -28,6 +28,7 @@ const EXPECTED_TABLES = [
   'contacts',
   'dead_letters',
   'email_log_counts',
+  'email_log_hour_counts',
   'email_logs',
   'event_log',
   'event_log_offsets',

@@ -1,4 +1,21 @@
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
+
+const names = new Map<string, string>();
+
+/**
+ * The name of a prepared statement for `text` (pg's `name:`): Postgres then parses and plans it
+ * once per connection instead of per request. Derived from the text, so a name always denotes the
+ * same text (pg refuses a name reused for another text). Callers pass a bounded set of texts.
+ */
+export function preparedName(prefix: string, text: string): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `${prefix}_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    if (names.size < 1000) names.set(text, name);
+  }
+  return name;
+}
 
 /** What every read of a tenant needs besides its data: its retention and the projection's freshness. */
 export interface TenantReadContext {
@@ -21,16 +38,17 @@ export async function tenantReadContext(pool: pg.Pool, tenantId: string): Promis
     retention_days: number | null;
     last_batch_at: Date | null;
     watermark: string | null;
-  }>(
-    `SELECT (SELECT retention_days FROM tenant_settings WHERE tenant_id = $1) AS retention_days,
+  }>({
+    name: 'tenant_read_context',
+    text: `SELECT (SELECT retention_days FROM tenant_settings WHERE tenant_id = $1) AS retention_days,
             s.last_batch_at,
             CASE WHEN EXISTS (SELECT 1 FROM analytics_outbox) THEN NULL
                  ELSE coalesce(s.events_total, 0)::text || '@' || coalesce(s.last_batch_at::text, '-') END
               AS watermark
        FROM (SELECT 1) AS one
        LEFT JOIN projection_status s ON s.name = 'projector'`,
-    [tenantId],
-  );
+    values: [tenantId],
+  });
   const row = rows[0];
   return {
     retentionOverride: row?.retention_days ?? null,

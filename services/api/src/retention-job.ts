@@ -172,18 +172,35 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
     // The log counters (email_log_counts, summed from the cut-off day on): the days before it.
     // The logs query never reads them (it sums from the cut-off day), so this is clean-up only: a
     // short step per overriding tenant and one for everybody else (a day's rows per daily run).
+    // The hour counters (migration 0042) likewise: the hours before the cut-off day.
     for (const { tenant_id: tenantId, retention_days: days } of overrides) {
+      const cutoffDay = utcDay(retentionCutoff(at, days).getTime());
       await lockedStep((client) =>
         client.query('DELETE FROM email_log_counts WHERE tenant_id = $1 AND day < $2::date', [
           tenantId,
-          utcDay(retentionCutoff(at, days).getTime()),
+          cutoffDay,
         ]),
       );
+      await lockedStep((client) =>
+        client.query(
+          `DELETE FROM email_log_hour_counts WHERE tenant_id = $1 AND hour < ($2::date)::timestamp AT TIME ZONE 'UTC'`,
+          [tenantId, cutoffDay],
+        ),
+      );
     }
+    const defaultCutoffDay = utcDay(retentionCutoff(at, opts.defaultRetentionDays).getTime());
+    const overriding = overrides.map((o) => o.tenant_id);
     await lockedStep((client) =>
       client.query(
         'DELETE FROM email_log_counts WHERE day < $1::date AND NOT (tenant_id = ANY($2::text[]))',
-        [utcDay(retentionCutoff(at, opts.defaultRetentionDays).getTime()), overrides.map((o) => o.tenant_id)],
+        [defaultCutoffDay, overriding],
+      ),
+    );
+    await lockedStep((client) =>
+      client.query(
+        `DELETE FROM email_log_hour_counts
+          WHERE hour < ($1::date)::timestamp AT TIME ZONE 'UTC' AND NOT (tenant_id = ANY($2::text[]))`,
+        [defaultCutoffDay, overriding],
       ),
     );
 

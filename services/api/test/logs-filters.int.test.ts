@@ -1,9 +1,12 @@
 // SPEC §19 on the real API: every filter and the cursor against an independent in-memory
 // filter of the generated emails; the per-day counters behind meta.total against count(*).
+
+import { retentionCutoff } from '@tern/domain';
 import { applyBatchToPostgres } from '@tern/projector';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRetentionJob } from '../src/index.js';
+import { logsPage } from '../src/logs/store.js';
 import { eventsFor, expectedLog, type GeneratedEmail, generateEmails } from './dataset.js';
 import {
   bearer,
@@ -20,11 +23,14 @@ import {
   testTenants,
 } from './support.js';
 
-const { clock, A, B } = testTenants('logf');
+const { clock, A, B, run } = testTenants('logf');
+/** Entries exactly on, just before and just after hour and day boundaries (the hour counters). */
+const C = `logf-c-${run}`;
 
 let stores: Stores;
 let app: FastifyInstance;
 let emailsA: GeneratedEmail[];
+let emailsC: GeneratedEmail[];
 let keyA: string;
 /** A's two projects (created through the API, so a key can be bound to one). */
 let P1: string;
@@ -97,8 +103,18 @@ beforeAll(async () => {
     ...e,
     projectId: P1,
   }));
+  // Three days back, hours 0, 1, 2, 13, 23 and the next day's 0 and 1: at each boundary, 1 ms
+  // before and 1 ms after, two entries per instant.
+  const base = Date.parse(`${NOW.slice(0, 10)}T00:00:00.000Z`) - 3 * DAY_MS;
+  const instants = [0, 1, 2, 13, 23, 24, 25].flatMap((h) =>
+    [-1, 0, 1].map((ms) => base + h * 3_600_000 + ms),
+  );
+  emailsC = generateEmails({ ...common, tenantId: C, count: instants.length * 2, seed: 24 }).map((e, i) => ({
+    ...e,
+    createdAt: new Date(instants[i % instants.length]!),
+  }));
   // Shuffled events in batches of 7: most entries are created, moved and re-counted across batches.
-  await projectInSmallBatches(eventsFor([...emailsA, ...emailsB], 23), 7);
+  await projectInSmallBatches(eventsFor([...emailsA, ...emailsB, ...emailsC], 23), 7);
   keyA = (await createKey(app, owner, A, { scopes: ['email:read'] })).key;
   const bound = await app.inject({
     method: 'POST',
@@ -239,6 +255,81 @@ describe('GET /emails/logs filters and cursor (SPEC §19)', () => {
     }
   });
 
+  it('the counter-guided walk from the first page on equals the same slices (every equality filter)', async () => {
+    // The route walks offsets below 200 entry by entry; here every offset takes the counters' way.
+    const cutoff = retentionCutoff(clock.now(), DEFAULT_RETENTION_DAYS);
+    const all = visible();
+    const filters: [Parameters<typeof logsPage>[1]['filter'], Entry[]][] = [
+      [{}, all],
+      [{ status: 'SENT' }, all.filter((e) => e.status === 'SENT')],
+      [{ projectId: P1 }, all.filter((e) => projectOf(e) === P1)],
+      [
+        { projectId: P2, status: 'DELIVERED' },
+        all.filter((e) => projectOf(e) === P2 && e.status === 'DELIVERED'),
+      ],
+    ];
+    for (const [filter, expected] of filters) {
+      expect(expected.length).toBeGreaterThan(10);
+      const limit = 4;
+      for (let page = 1; (page - 1) * limit <= expected.length; page++) {
+        const result = await logsPage(stores.pool, {
+          tenantId: A,
+          cutoff,
+          limit,
+          filter,
+          page,
+          cursor: null,
+          shortWalk: 0n,
+        });
+        expect(result.entries).toEqual(expected.slice((page - 1) * limit, page * limit));
+        expect(result.total).toBe(expected.length);
+      }
+    }
+  });
+
+  it('the counter-guided walk is exact across hour and day boundaries (entries on, before and after them)', async () => {
+    const cutoff = retentionCutoff(clock.now(), DEFAULT_RETENTION_DAYS);
+    const all = expectedLog(emailsC, NOW, DEFAULT_RETENTION_DAYS);
+    expect(all).toHaveLength(emailsC.length);
+    const statuses = [...new Set(all.map((e) => e.status))];
+    const cases: [Parameters<typeof logsPage>[1]['filter'], Entry[]][] = [
+      [{}, all],
+      ...statuses.map((status): [{ status: typeof status }, Entry[]] => [
+        { status },
+        all.filter((e) => e.status === status),
+      ]),
+    ];
+    for (const [filter, expected] of cases) {
+      for (const limit of [1, 2, 5]) {
+        for (let page = 1; (page - 1) * limit <= expected.length; page++) {
+          const result = await logsPage(stores.pool, {
+            tenantId: C,
+            cutoff,
+            limit,
+            filter,
+            page,
+            cursor: null,
+            shortWalk: 0n,
+          });
+          expect(result.entries, `${JSON.stringify(filter)} limit ${limit} page ${page}`).toEqual(
+            expected.slice((page - 1) * limit, page * limit),
+          );
+          expect(result.total).toBe(expected.length);
+        }
+      }
+    }
+    // The hour counters agree with the rows they count.
+    const { rows } = await stores.pool.query<{ hour: Date; n: string; actual: string }>(
+      `SELECT h.hour, sum(h.n)::text AS n,
+              (SELECT count(*) FROM email_logs e WHERE e.tenant_id = $1 AND e.created_at >= h.hour
+                  AND e.created_at < h.hour + interval '1 hour')::text AS actual
+         FROM email_log_hour_counts h WHERE h.tenant_id = $1 AND h.project_id = '' GROUP BY h.hour`,
+      [C],
+    );
+    expect(rows.length).toBeGreaterThan(7);
+    for (const r of rows) expect(r.n, r.hour.toISOString()).toBe(r.actual);
+  });
+
   it('a project-bound key: its project only, exact totals with every filter, pages and cursor', async () => {
     for (const [filter, keep] of [
       ['', (e: Entry) => projectOf(e) === P1],
@@ -302,36 +393,53 @@ describe('GET /emails/logs filters and cursor (SPEC §19)', () => {
 });
 
 describe('email_log_counts (the counters behind meta.total)', () => {
-  /** Counter rows that differ from count(*): over every project (project_id '') and per project. */
-  const drift = async () =>
+  /**
+   * Counter rows that differ from count(*): over every project (project_id '') and per project,
+   * of the day counters and of the hour counters (migration 0042).
+   */
+  const driftOf = async (table: string, bucket: string) =>
     (
       await stores.pool.query<{
         tenant_id: string;
         project_id: string;
-        day: string;
+        at: string;
         status: string;
         counted: string;
         actual: string;
       }>(
         `WITH visible AS (
-           SELECT tenant_id, project_id, (created_at AT TIME ZONE 'UTC')::date AS day, status
+           SELECT tenant_id, project_id, ${bucket} AS at, status
              FROM email_logs WHERE created_at IS NOT NULL),
          actual AS (
-           SELECT tenant_id, '' AS project_id, day, status, count(*) AS n FROM visible GROUP BY 1, 3, 4
+           SELECT tenant_id, '' AS project_id, at, status, count(*) AS n FROM visible GROUP BY 1, 3, 4
            UNION ALL
-           SELECT tenant_id, project_id, day, status, count(*) FROM visible
+           SELECT tenant_id, project_id, at, status, count(*) FROM visible
             WHERE project_id IS NOT NULL GROUP BY 1, 2, 3, 4),
-         counted AS (SELECT tenant_id, project_id, day, status, n FROM email_log_counts WHERE n <> 0)
-         SELECT coalesce(a.tenant_id, c.tenant_id) AS tenant_id,
-                coalesce(a.project_id, c.project_id) AS project_id, coalesce(a.day, c.day)::text AS day,
+         counted AS (SELECT tenant_id, project_id, ${table === 'email_log_counts' ? 'day' : 'hour'} AS at, status, n
+                       FROM ${table} WHERE n <> 0)
+         SELECT '${table}' AS table, coalesce(a.tenant_id, c.tenant_id) AS tenant_id,
+                coalesce(a.project_id, c.project_id) AS project_id, coalesce(a.at, c.at)::text AS at,
                 coalesce(a.status, c.status) AS status, c.n::text AS counted, a.n::text AS actual
-           FROM actual a FULL JOIN counted c USING (tenant_id, project_id, day, status)
+           FROM actual a FULL JOIN counted c USING (tenant_id, project_id, at, status)
           WHERE a.n IS DISTINCT FROM c.n`,
       )
     ).rows;
-  const allCounters = async () =>
-    (await stores.pool.query('SELECT * FROM email_log_counts ORDER BY tenant_id, project_id, day, status'))
-      .rows;
+  const drift = async () => [
+    ...(await driftOf('email_log_counts', "(created_at AT TIME ZONE 'UTC')::date")),
+    ...(await driftOf(
+      'email_log_hour_counts',
+      "date_trunc('hour', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
+    )),
+  ];
+  const allCounters = async () => [
+    ...(await stores.pool.query('SELECT * FROM email_log_counts ORDER BY tenant_id, project_id, day, status'))
+      .rows,
+    ...(
+      await stores.pool.query(
+        'SELECT * FROM email_log_hour_counts ORDER BY tenant_id, project_id, hour, status',
+      )
+    ).rows,
+  ];
 
   it('equal count(*) per tenant, project, day and status after shuffled small batches', async () => {
     expect(await drift()).toEqual([]);

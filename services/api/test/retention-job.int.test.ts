@@ -137,6 +137,13 @@ describe('retention job', () => {
       expect(days).toEqual(before[tenant]!.days.filter((d) => d.day! >= cutoffDay));
       // Query-time cut-off and physical deletion agree: the API shows the same before and after.
       expect(await apiView(tenant)).toEqual(before[tenant]!.view);
+      // The log counters of days and hours before the cut-off went with the rows.
+      const { rows: counters } = await stores.pool.query<{ days: string; hours: string }>(
+        `SELECT (SELECT count(*) FROM email_log_counts WHERE tenant_id = $1 AND day < $2::date)::text AS days,
+                (SELECT count(*) FROM email_log_hour_counts WHERE tenant_id = $1 AND hour < $3::timestamptz)::text AS hours`,
+        [tenant, isoDay(cutoff), cutoff.toISOString()],
+      );
+      expect(counters[0]).toEqual({ days: '0', hours: '0' });
     }
     // The long override kept more than the default would have.
     expect(emails[L]!.some((e) => e.createdAt < cutoffOf(D) && e.createdAt >= cutoffOf(L))).toBe(true);

@@ -34,15 +34,17 @@ interface Counted {
 /** `email_log_counts.project_id` of the rows over every project of the tenant (migration 0041). */
 const ALL_PROJECTS = '';
 
-type CountRow = { tenantId: string; projectId: string; day: string; status: string; n: number };
+/** `at`: the UTC day (`email_log_counts`) or the UTC hour (`email_log_hour_counts`, migration 0042). */
+type CountRow = { tenantId: string; projectId: string; at: string; status: string; n: number };
 
 /**
- * Changes of `email_log_counts` in one batch: an entry leaves its old (day, status, project) and
- * joins its new one, in the rows over all projects and in its project's rows. Only visible entries
- * (`createdAt` known) count, as in the logs query.
+ * Changes of `email_log_counts` and `email_log_hour_counts` in one batch: an entry leaves its old
+ * (day and hour, status, project) and joins its new one, in the rows over all projects and in its
+ * project's rows. Only visible entries (`createdAt` known) count, as in the logs query.
  */
 class LogCountDeltas {
   private readonly byKey = new Map<string, CountRow>();
+  private readonly byHourKey = new Map<string, CountRow>();
 
   move(tenantId: string, before: Counted | null, after: Counted | null): void {
     if (
@@ -58,26 +60,39 @@ class LogCountDeltas {
   }
 
   private add(tenantId: string, entry: Counted, n: number): void {
-    const day = new Date(entry.createdAt).toISOString().slice(0, 10);
-    this.bump({ tenantId, projectId: ALL_PROJECTS, day, status: entry.status, n });
-    if (entry.projectId !== null)
-      this.bump({ tenantId, projectId: entry.projectId, day, status: entry.status, n });
+    const iso = new Date(entry.createdAt).toISOString();
+    const day = iso.slice(0, 10);
+    const hour = `${iso.slice(0, 13)}:00:00Z`;
+    const { status } = entry;
+    for (const projectId of entry.projectId === null ? [ALL_PROJECTS] : [ALL_PROJECTS, entry.projectId]) {
+      bump(this.byKey, { tenantId, projectId, at: day, status, n });
+      bump(this.byHourKey, { tenantId, projectId, at: hour, status, n });
+    }
   }
 
-  private bump(change: CountRow): void {
-    const key = `${change.tenantId}\u0000${change.projectId}\u0000${change.day}\u0000${change.status}`;
-    const row = this.byKey.get(key);
-    if (row) row.n += change.n;
-    else this.byKey.set(key, change);
-  }
-
-  /** Non-zero changes in key order: concurrent batches lock the counter rows in the same order. */
+  /** Non-zero day changes in key order: concurrent batches lock the counter rows in the same order. */
   rows(): CountRow[] {
-    return [...this.byKey.entries()]
-      .filter(([, row]) => row.n !== 0)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([, row]) => row);
+    return sortedChanges(this.byKey);
   }
+
+  /** The same for the hour counters. */
+  hourRows(): CountRow[] {
+    return sortedChanges(this.byHourKey);
+  }
+}
+
+function bump(byKey: Map<string, CountRow>, change: CountRow): void {
+  const key = `${change.tenantId}\u0000${change.projectId}\u0000${change.at}\u0000${change.status}`;
+  const row = byKey.get(key);
+  if (row) row.n += change.n;
+  else byKey.set(key, change);
+}
+
+function sortedChanges(byKey: Map<string, CountRow>): CountRow[] {
+  return [...byKey.entries()]
+    .filter(([, row]) => row.n !== 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, row]) => row);
 }
 
 /** The counted view of an email, or null while it is not visible (no email.queued yet). */
@@ -88,19 +103,27 @@ function counted(state: EmailState): Counted | null {
 }
 
 async function applyLogCounts(client: pg.PoolClient, counts: LogCountDeltas): Promise<void> {
-  const rows = counts.rows();
-  if (rows.length === 0) return;
+  const days = counts.rows();
+  const hours = counts.hourRows();
+  if (days.length === 0 && hours.length === 0) return;
+  const columns = (rows: CountRow[]) => [
+    rows.map((r) => r.tenantId),
+    rows.map((r) => r.projectId),
+    rows.map((r) => r.at),
+    rows.map((r) => r.status),
+    rows.map((r) => r.n),
+  ];
+  // One round trip for both tables (a data-modifying CTE); each in its own key order.
   await client.query(
-    `INSERT INTO email_log_counts (tenant_id, project_id, day, status, n)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::date[], $4::text[], $5::bigint[])
-     ON CONFLICT (tenant_id, project_id, day, status) DO UPDATE SET n = email_log_counts.n + EXCLUDED.n`,
-    [
-      rows.map((r) => r.tenantId),
-      rows.map((r) => r.projectId),
-      rows.map((r) => r.day),
-      rows.map((r) => r.status),
-      rows.map((r) => r.n),
-    ],
+    `WITH days AS (
+       INSERT INTO email_log_counts (tenant_id, project_id, day, status, n)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::date[], $4::text[], $5::bigint[])
+       ON CONFLICT (tenant_id, project_id, day, status) DO UPDATE SET n = email_log_counts.n + EXCLUDED.n
+     )
+     INSERT INTO email_log_hour_counts (tenant_id, project_id, hour, status, n)
+     SELECT * FROM unnest($6::text[], $7::text[], $8::timestamptz[], $9::text[], $10::bigint[])
+     ON CONFLICT (tenant_id, project_id, hour, status) DO UPDATE SET n = email_log_hour_counts.n + EXCLUDED.n`,
+    [...columns(days), ...columns(hours)],
   );
 }
 

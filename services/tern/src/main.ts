@@ -1,6 +1,8 @@
 import { signDashboardToken } from '@tern/auth';
 import { ConfigError, loadConfig } from '@tern/config';
+import { pino } from 'pino';
 import { renderBanner } from './banner.js';
+import { ingestWorkerCount, isClusterPrimary, superviseIngestWorkers } from './ingest-cluster.js';
 import { type RuntimeSecrets, SERVICES, type Service, startRuntime } from './runtime.js';
 import { loadOrCreateDevSecrets } from './secrets.js';
 
@@ -40,6 +42,12 @@ async function main(): Promise<void> {
     if (!config.trackingSecret) secrets.trackingSecret = dev.trackingSecret;
     if (!config.webhookSecretsKey) secrets.webhookSecretsKey = dev.webhookSecretsKey;
     generated = noJwtKey || !config.ingestToken;
+  }
+  const workers = ingestWorkerCount(services, config.ingestWorkers);
+  if (isClusterPrimary(workers)) {
+    // The dev secrets file (if any) was written above, before the workers read it.
+    superviseIngestWorkers(workers, pino({ level: config.logLevel }));
+    return;
   }
   const runtime = await startRuntime(config, services, secrets);
   const startMs = Math.round(performance.now() - started);
