@@ -39,8 +39,10 @@ export type EmailStatus =
 /** One entry of `GET /emails/logs` (SPEC §7). */
 export interface EmailLogEntry {
   id: string;
-  toEmail: string;
-  subject: string;
+  /** Null once the recipient was erased (`contacts.erase`). */
+  toEmail: string | null;
+  /** Null once the recipient was erased (`contacts.erase`). */
+  subject: string | null;
   status: EmailStatus;
   /** null until the email was sent. */
   provider: string | null;

@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { type JwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
+import type { Keyring } from '@tern/privacy';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { apiRoutes } from './api-routes.js';
@@ -46,6 +47,8 @@ export interface ApiDeps {
   webhooks?: WebhookRouteOptions;
   /** Sending routes, and with `trackingSecret` the tracking routes (SPEC §11); absent → not mounted. */
   sending?: SendingDeps;
+  /** Data keys of personal fields (SPEC §14); absent → no `POST /contacts/erase`. */
+  keyring?: Keyring;
 }
 
 /**
@@ -120,6 +123,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.rateLimit !== undefined ? { rateLimit: deps.rateLimit } : {}),
     ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
     ...(deps.sending ? { sending: deps.sending } : {}),
+    ...(deps.keyring ? { keyring: deps.keyring } : {}),
   });
   return app;
 }
