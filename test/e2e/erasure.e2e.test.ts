@@ -43,7 +43,12 @@ describe.each([
   let hooks: Server;
   const received: string[] = [];
   const topic = uniqueName('erasure-e2e');
-  const jwt = signDashboardToken({ secret: JWT_SECRET, tenantId: TENANT, role: 'owner', expiresInSeconds: 3600 });
+  const jwt = signDashboardToken({
+    secret: JWT_SECRET,
+    tenantId: TENANT,
+    role: 'owner',
+    expiresInSeconds: 3600,
+  });
   const headers = { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' };
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${tern!.url}${path}`, {
@@ -97,7 +102,10 @@ describe.each([
   async function logsByRecipient() {
     const page = await api('GET', '/emails/logs?limit=100');
     expect(page.status).toBe(200);
-    return page.body as { data: { id: string; toEmail: string | null; subject: string | null; status: string }[]; meta: { total: number } };
+    return page.body as {
+      data: { id: string; toEmail: string | null; subject: string | null; status: string }[];
+      meta: { total: number };
+    };
   }
 
   /** The analytics answers without their clock-dependent period (`until` is now). */
@@ -154,9 +162,9 @@ describe.each([
     const address = hooks.address();
     const hookUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hook`;
     expect((await api('POST', '/webhooks', { url: hookUrl })).status).toBe(201);
-    expect((await api('POST', '/contacts', { email: ERASED, firstName: 'Erin', audiences: ['vip'] })).status).toBe(
-      201,
-    );
+    expect(
+      (await api('POST', '/contacts', { email: ERASED, firstName: 'Erin', audiences: ['vip'] })).status,
+    ).toBe(201);
 
     const recipients = [ERASED, ...KEPT];
     const idsOf = new Map<string, string[]>();
@@ -242,9 +250,12 @@ describe.each([
         expect(detail.body.toEmail).toBeNull();
       }
       for (const to of [...KEPT, OUTSIDE])
-        expect(logs.data.filter((e) => e.toEmail === to).map((e) => e.subject).sort()).toEqual(
-          to === OUTSIDE ? [subjectOf(to, 1)] : [subjectOf(to, 1), subjectOf(to, 2)],
-        );
+        expect(
+          logs.data
+            .filter((e) => e.toEmail === to)
+            .map((e) => e.subject)
+            .sort(),
+        ).toEqual(to === OUTSIDE ? [subjectOf(to, 1)] : [subjectOf(to, 1), subjectOf(to, 2)]);
       const text = await databaseText();
       expect(text).not.toContain(ERASED);
       for (const n of [1, 2]) expect(text).not.toContain(subjectOf(ERASED, n));
@@ -273,9 +284,10 @@ describe.each([
       text: 'Hi',
     });
     expect(later.status).toBe(202);
-    await waitFor(
-      async () => (await api('GET', `/emails/${later.body.id}`)).body?.status === 'SUPPRESSED',
-      { timeoutMs: 60_000, intervalMs: 250, description: 'the later send suppressed' },
-    );
+    await waitFor(async () => (await api('GET', `/emails/${later.body.id}`)).body?.status === 'SUPPRESSED', {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      description: 'the later send suppressed',
+    });
   }, 300_000);
 });
