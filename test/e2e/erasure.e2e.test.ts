@@ -50,6 +50,18 @@ describe.each([
     expiresInSeconds: 3600,
   });
   const headers = { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' };
+  /** The answers this test reads, loosely: each field is checked by the assertions. */
+  type Answer = {
+    id: string;
+    status: string;
+    toEmail: string | null;
+    counts: Record<string, number>;
+    totals: Record<string, number>;
+    rates: unknown;
+    daily: unknown;
+    data: { id: string; toEmail: string | null; subject: string | null; status: string }[];
+    meta: { total: number };
+  };
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${tern!.url}${path}`, {
       method,
@@ -57,7 +69,7 @@ describe.each([
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as any) : null };
+    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Answer };
   };
 
   /** Every row of every table of the public schema, as text (the whole Postgres read side). */
