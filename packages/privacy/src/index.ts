@@ -9,4 +9,4 @@ export {
   type Sealed,
   type SealedFields,
 } from './keyring.js';
-export { openRecords, SEALED_FIELDS, sealingEventLog, sealRecord } from './sealing-log.js';
+export { openRecords, SEALED_FIELDS, sealingEventLog, sealRecord, sealRecords } from './sealing-log.js';

@@ -40,6 +40,11 @@ export interface Keyring {
   seal(tenantId: string, emailId: string, email: string, at: Date, fields: SealedFields): Promise<Sealed>;
   /** The fields, or null when the key is gone (erased, past retention) or the value is not genuine. */
   open(tenantId: string, emailId: string, sealed: Sealed): Promise<SealedFields | null>;
+  /**
+   * Creates or loads the keys of many (tenant, recipient, month) in two statements (an appended
+   * batch); seal() then hits the cache.
+   */
+  prepare(items: readonly { tenantId: string; email: string; at: Date }[]): Promise<void>;
   /** Loads the keys of many sealed values in one query (a consumed batch); open() then hits the cache. */
   prefetch(items: readonly { tenantId: string; sealed: Sealed }[]): Promise<void>;
   /** Deletes every key of the recipient (all months); returns how many were deleted. */
@@ -169,8 +174,40 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     }
   }
 
+  async function prepare(items: readonly { tenantId: string; email: string; at: Date }[]): Promise<void> {
+    const missing = new Map<string, { tenantId: string; rh: string; p: string }>();
+    for (const item of items) {
+      const rh = recipientHash(item.tenantId, item.email);
+      const p = periodOf(item.at);
+      const id = cacheKey(item.tenantId, rh, p);
+      if (!cache.has(id)) missing.set(id, { tenantId: item.tenantId, rh, p });
+    }
+    if (missing.size <= 1) return; // one key: seal() creates it with the same two statements
+    const list = [...missing.values()];
+    const fresh = list.map(() => randomBytes(32));
+    const { rows } = await pool.query<{ tenant_id: string; recipient_hash: string; period: string }>(
+      `INSERT INTO data_keys (tenant_id, recipient_hash, period, wrapped_key)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[])
+       ON CONFLICT DO NOTHING RETURNING tenant_id, recipient_hash, period`,
+      [
+        list.map((i) => i.tenantId),
+        list.map((i) => i.rh),
+        list.map((i) => i.p),
+        list.map((i, n) => wrap(i.tenantId, i.rh, i.p, fresh[n]!)),
+      ],
+    );
+    const created = new Set(rows.map((r) => cacheKey(r.tenant_id, r.recipient_hash, r.period)));
+    for (const [n, i] of list.entries()) {
+      const id = cacheKey(i.tenantId, i.rh, i.p);
+      if (created.has(id)) cache.set(id, fresh[n]!);
+    }
+    // The keys others created first (or that existed): read them.
+    await load(list.filter((i) => !created.has(cacheKey(i.tenantId, i.rh, i.p))));
+  }
+
   return {
     recipientHash,
+    prepare,
 
     async seal(tenantId, emailId, email, at, fields) {
       const rh = recipientHash(tenantId, email);

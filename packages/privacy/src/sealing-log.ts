@@ -25,12 +25,7 @@ function parse(value: string): QueuedShape | null {
 }
 
 /** An email.queued with a clear recipient (what Tern's own writers and outside pipelines produce). */
-function clearQueued(e: QueuedShape | null): e is QueuedShape & {
-  tenantId: string;
-  emailId: string;
-  occurredAt: string;
-  data: Record<string, unknown> & { toEmail: string };
-} {
+function clearQueued(e: QueuedShape | null): e is ClearQueued {
   return (
     e !== null &&
     e.type === 'email.queued' &&
@@ -45,14 +40,14 @@ function clearQueued(e: QueuedShape | null): e is QueuedShape & {
   );
 }
 
-/**
- * Seals one record's personal fields; a record that is not a clear email.queued (or that the
- * schema will refuse anyway) passes unchanged.
- */
-export async function sealRecord(keyring: Keyring, record: EventLogRecord): Promise<EventLogRecord> {
-  if (!record.value.includes('"email.queued"')) return record;
-  const e = parse(record.value);
-  if (!clearQueued(e)) return record;
+type ClearQueued = QueuedShape & {
+  tenantId: string;
+  emailId: string;
+  occurredAt: string;
+  data: Record<string, unknown> & { toEmail: string };
+};
+
+async function sealParsed(keyring: Keyring, record: EventLogRecord, e: ClearQueued): Promise<EventLogRecord> {
   const fields: Record<string, string | null> = {};
   const rest: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(e.data)) {
@@ -61,6 +56,31 @@ export async function sealRecord(keyring: Keyring, record: EventLogRecord): Prom
   }
   const sealed = await keyring.seal(e.tenantId, e.emailId, e.data.toEmail, new Date(e.occurredAt), fields);
   return { key: record.key, value: JSON.stringify({ ...e, data: { ...rest, sealed } }) };
+}
+
+/**
+ * Seals one record's personal fields; a record that is not a clear email.queued (or that the
+ * schema will refuse anyway) passes unchanged.
+ */
+export async function sealRecord(keyring: Keyring, record: EventLogRecord): Promise<EventLogRecord> {
+  if (!record.value.includes('"email.queued"')) return record;
+  const e = parse(record.value);
+  return clearQueued(e) ? sealParsed(keyring, record, e) : record;
+}
+
+/** Seals a batch: the keys it needs are created or read in two statements, then each record is sealed. */
+export async function sealRecords(keyring: Keyring, records: EventLogRecord[]): Promise<EventLogRecord[]> {
+  const parsed = records.map((r) => {
+    if (!r.value.includes('"email.queued"')) return null;
+    const e = parse(r.value);
+    return clearQueued(e) ? e : null;
+  });
+  const needed = parsed.flatMap((e) =>
+    e === null ? [] : [{ tenantId: e.tenantId, email: e.data.toEmail, at: new Date(e.occurredAt) }],
+  );
+  if (needed.length === 0) return records;
+  await keyring.prepare(needed);
+  return Promise.all(records.map((r, i) => (parsed[i] ? sealParsed(keyring, r, parsed[i]) : r)));
 }
 
 /**
@@ -102,8 +122,7 @@ export async function openRecords<R extends EventLogRecord>(keyring: Keyring, ba
 export function sealingEventLog(inner: EventLog, keyring: Keyring): EventLog {
   return {
     async append(records) {
-      const sealed = await Promise.all(records.map((r) => sealRecord(keyring, r)));
-      await inner.append(sealed);
+      await inner.append(await sealRecords(keyring, records));
     },
     consume(opts) {
       return inner.consume({

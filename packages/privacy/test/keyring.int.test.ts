@@ -10,6 +10,7 @@ import {
   periodOf,
   sealingEventLog,
   sealRecord,
+  sealRecords,
 } from '../src/index.js';
 
 const KEY = 'privacy-test-encryption-key-0123456789abcdef';
@@ -107,6 +108,30 @@ describe('keyring and sealing event log (real Postgres)', () => {
     // Whoever sealed, anyone opens: every racer ended with the stored key.
     for (const [i, s] of all.entries())
       expect(await keyring.open('t1', `em_r${i}`, s)).toEqual({ toEmail: 'race@example.com' });
+  });
+
+  it('a batch of new recipients gets its keys in one go, race-safe against another instance sealing the same batch', async () => {
+    const records = Array.from({ length: 40 }, (_, i) => ({
+      key: `em_b${i}`,
+      value: JSON.stringify(
+        queued({ id: `b${i}`, emailId: `em_b${i}` }, { toEmail: `batch${i % 20}@example.com` }),
+      ),
+    }));
+    const a = createKeyring({ pool, encryptionKey: KEY });
+    const b = createKeyring({ pool, encryptionKey: KEY });
+    const [sealedA, sealedB] = await Promise.all([sealRecords(a, records), sealRecords(b, records)]);
+    const { rows } = await pool.query(
+      "SELECT count(*)::int AS n FROM data_keys WHERE tenant_id = 't1' AND period = '2026-03' AND recipient_hash = ANY($1)",
+      [Array.from({ length: 20 }, (_, i) => keyring.recipientHash('t1', `batch${i}@example.com`))],
+    );
+    expect(rows[0].n).toBe(20);
+    const opened = await openRecords(
+      keyring,
+      [...sealedA, ...sealedB].map((r, i) => ({ ...r, partition: 0, offset: String(i) })),
+    );
+    expect(opened.map((r) => JSON.parse(r.value).data.toEmail)).toEqual(
+      [...records, ...records].map((r) => JSON.parse(r.value).data.toEmail),
+    );
   });
 
   it('erasing the keys makes every sealed copy unreadable, in this process at once and elsewhere after the cache TTL', async () => {
