@@ -260,6 +260,7 @@ describe.each([
         const detail = await api('GET', `/emails/${id}`);
         expect(detail.status).toBe(200);
         expect(detail.body.toEmail).toBeNull();
+        expect((await api('GET', `/emails/${id}/content`)).status).toBe(404);
       }
       for (const to of [...KEPT, OUTSIDE])
         expect(

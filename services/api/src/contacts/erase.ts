@@ -15,7 +15,8 @@ import type pg from 'pg';
  *   audience memberships), the log entries (`to_email`, `subject`, the fold state), the timeline's
  *   `email.queued` data, the content of sends (`outgoing_emails.message`), sandbox messages,
  *   webhook delivery records (body, recipient, the stored event), the clear suppression entry,
- *   and re-keys campaign unsubscribe records to the keyed hash (their count stays).
+ *   and re-keys campaign unsubscribe records to the keyed hash (their count stays); dead letters
+ *   naming the address in this tenant lose their payload.
  *
  * Counters (`email_log_counts`) and ClickHouse rollups hold no personal field: they are left
  * alone, so counts and analytics stay as they were.
@@ -101,6 +102,13 @@ export async function eraseRecipient(
     const unsubscribes = await client.query(
       `UPDATE unsubscribe_sources SET email_hash = $3 WHERE tenant_id = $1 AND email_hash = $2`,
       [tenantId, createHash('sha256').update(address).digest('hex'), `erased:${rh}`],
+    );
+    // A record the projector refused keeps its raw (opened) value: scrubbed when it names the
+    // address in this tenant (dead letters have no tenant column; the JSON names it).
+    await client.query(
+      `UPDATE dead_letters SET payload = '[erased: the record named an erased recipient]'
+        WHERE strpos(lower(payload), $2) > 0 AND strpos(payload, $1) > 0`,
+      [JSON.stringify({ tenantId }).slice(1, -1), address],
     );
     await client.query('COMMIT');
     keyring.invalidate(tenantId, rh);
