@@ -54,6 +54,8 @@ export interface ApiRoutesOptions {
   sending?: SendingDeps;
   /** Data keys of personal fields (SPEC §14): `POST /contacts/erase` is mounted only when given. */
   keyring?: Keyring;
+  /** When an erasure's scrub runs again (default 45 s). */
+  erasureRescrubMs?: number;
 }
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
@@ -211,7 +213,13 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     ...deps,
     ...(opts.importMaxBytes === undefined ? {} : { importMaxBytes: opts.importMaxBytes }),
   });
-  if (opts.keyring) await app.register(eraseRoutes, { ...deps, keyring: opts.keyring });
+  if (opts.keyring) {
+    await app.register(eraseRoutes, {
+      ...deps,
+      keyring: opts.keyring,
+      ...(opts.erasureRescrubMs !== undefined ? { rescrubAfterMs: opts.erasureRescrubMs } : {}),
+    });
+  }
   await app.register(campaignRoutes, deps);
   await app.register(sequenceRoutes, deps);
   if (opts.trackingSecret !== undefined) {

@@ -49,6 +49,8 @@ export interface ApiDeps {
   sending?: SendingDeps;
   /** Data keys of personal fields (SPEC §14); absent → no `POST /contacts/erase`. */
   keyring?: Keyring;
+  /** When an erasure's scrub runs again (default 45 s; tests shorten it). */
+  erasureRescrubMs?: number;
 }
 
 /**
@@ -124,6 +126,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
     ...(deps.sending ? { sending: deps.sending } : {}),
     ...(deps.keyring ? { keyring: deps.keyring } : {}),
+    ...(deps.erasureRescrubMs !== undefined ? { erasureRescrubMs: deps.erasureRescrubMs } : {}),
   });
   return app;
 }

@@ -1,6 +1,7 @@
 import { createKeyring } from '@tern/privacy';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../test/support/services.js';
 import { suppressionCheck } from '../src/index.js';
 import {
   buildApp,
@@ -157,5 +158,46 @@ describe('POST /contacts/erase', () => {
     const again = await erase({ email: ADA });
     expect(again.statusCode).toBe(200);
     expect(Object.values(again.json().counts)).toEqual([0, 0, 0, 0, 0, 0, 0]);
+  });
+
+  it('scrubs again after the rescrub delay: what a process with the key still cached wrote meanwhile is removed', async () => {
+    const quick = await buildApp(stores, clock, { erasureRescrubMs: 300 });
+    try {
+      const T = `erase-r-${run}`;
+      const owner = jwtFor(clock, T, 'owner');
+      await project(
+        stores,
+        eventsOf(T, `em_rescrub_${T}`, [
+          { type: 'email.queued', occurredAt: NOW, data: { toEmail: 'late@example.com', subject: 'Late' } },
+        ]),
+      );
+      const res = await quick.inject({
+        method: 'POST',
+        url: '/contacts/erase',
+        headers: { authorization: `Bearer ${owner}` },
+        payload: { email: 'late@example.com' },
+      });
+      expect(res.statusCode).toBe(202);
+      // A projector elsewhere, its key cache not yet expired, folds an in-flight event with the
+      // opened address after the erasure committed:
+      await stores.pool.query(
+        `UPDATE email_logs SET to_email = 'late@example.com', subject = 'Late',
+                state = jsonb_set(state, '{queued,toEmail}', '"late@example.com"')
+          WHERE tenant_id = $1`,
+        [T],
+      );
+      await waitFor(
+        async () => {
+          const { rows } = await stores.pool.query(
+            'SELECT to_email, state FROM email_logs WHERE tenant_id = $1',
+            [T],
+          );
+          return rows[0].to_email === null && rows[0].state.queued.toEmail === null;
+        },
+        { timeoutMs: 5000, description: 'the second scrub' },
+      );
+    } finally {
+      await quick.close();
+    }
   });
 });
