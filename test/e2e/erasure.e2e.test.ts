@@ -106,7 +106,7 @@ describe.each([
         chunks.push(message.key ?? Buffer.alloc(0), message.value ?? Buffer.alloc(0));
       },
     });
-    await waitFor(() => chunks.length / 2 >= total, { timeoutMs: 60_000, description: 'raw topic read' });
+    await waitFor(() => chunks.length / 2 >= total, { timeoutMs: 90_000, description: 'raw topic read' });
     await consumer.disconnect();
     return Buffer.concat(chunks.flatMap((c) => [c, Buffer.from('\n')])).toString('latin1');
   }
@@ -224,7 +224,8 @@ describe.each([
         );
         return rows[0].n >= 6; // queued, sent, delivered × 2
       },
-      { timeoutMs: 60_000, intervalMs: 250, description: 'webhook deliveries recorded' },
+      // Bounds of 90 s like the split-mode waits: room for a consumer-group rebalance on a busy broker.
+      { timeoutMs: 90_000, intervalMs: 250, description: 'webhook deliveries recorded' },
     );
     const before = await logsByRecipient();
     const beforeAnalytics = await analytics();
@@ -302,5 +303,5 @@ describe.each([
       intervalMs: 250,
       description: 'the later send suppressed',
     });
-  }, 300_000);
+  }, 540_000);
 });
