@@ -299,7 +299,7 @@ describe.each([
     });
     expect(later.status).toBe(202);
     await waitFor(async () => (await api('GET', `/emails/${later.body.id}`)).body?.status === 'SUPPRESSED', {
-      timeoutMs: 60_000,
+      timeoutMs: 90_000,
       intervalMs: 250,
       description: 'the later send suppressed',
     });
