@@ -26,6 +26,7 @@ const BENCHES = [
   'send',
   'readpath',
   'campaigns',
+  'privacy',
 ] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
@@ -38,6 +39,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   send: 300_000,
   readpath: 900_000,
   campaigns: 600_000,
+  privacy: 300_000,
 };
 
 const here = fileURLToPath(new URL('.', import.meta.url));

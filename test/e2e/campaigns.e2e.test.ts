@@ -39,6 +39,7 @@ describe('campaign fan-out across a kill -9', () => {
       INGEST_TOKEN,
       TRACKING_SECRET,
       WEBHOOK_SECRETS_KEY,
+      ENCRYPTION_KEY: 'campaigns-e2e-encryption-key-0123456789abcdef',
       DATA_DIR: tempDir('tern-e2e-campaigns-'),
     };
   }, 120_000);

@@ -70,6 +70,7 @@ describe('npm start opens nothing but PORT (issue 9, item 2: the embedded Postgr
       INGEST_TOKEN: 'b',
       TRACKING_SECRET: 'listeners-e2e-tracking-secret-0123456789',
       WEBHOOK_SECRETS_KEY: 'listeners-e2e-webhook-secrets-key-0123456789',
+      ENCRYPTION_KEY: 'listeners-e2e-encryption-key-0123456789abcdef',
     });
     expect(code).toBe(1);
     expect(stderr.trim()).toBe(

@@ -35,6 +35,7 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
       INGEST_TOKEN,
       TRACKING_SECRET,
       WEBHOOK_SECRETS_KEY,
+      ENCRYPTION_KEY: 'split-e2e-encryption-key-0123456789abcdef',
     };
   }, 120_000);
   afterAll(async () => {

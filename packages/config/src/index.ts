@@ -41,6 +41,12 @@ export interface Config {
    * Unset: generated in development (kept in the dev secrets file); required in production.
    */
   webhookSecretsKey: string | undefined;
+  /**
+   * Server key of crypto-shredding (SPEC §14): HKDF derives the key that wraps the per-recipient
+   * data keys and the key of recipient hashes. ≥ 32 bytes. Unset: generated in development (kept
+   * in the dev secrets file); required in production. Losing it makes every sealed field unreadable.
+   */
+  encryptionKey: string | undefined;
   /** Mail relay of the sender (`smtp://` / `smtps://`); undefined → the sandbox provider (SPEC §11). */
   smtpUrl: string | undefined;
   /** Base URL users reach Tern at (dashboard link, tracking links); undefined → the listen URL. */
@@ -167,6 +173,12 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
   WEBHOOK_ALLOW_PRIVATE: boolVar.optional(),
   WEBHOOK_SECRETS_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  ENCRYPTION_KEY: z
+    .string()
+    .refine((v) => Buffer.byteLength(v, 'utf8') >= MIN_SECRET_BYTES, {
+      error: `must be at least ${MIN_SECRET_BYTES} bytes`,
+    })
+    .optional(),
   SMTP_URL: urlVar(['smtp:', 'smtps:']).optional(),
   // A trailing slash is dropped so `${publicUrl}/path` is always one slash.
   PUBLIC_URL: urlVar(['http:', 'https:'])
@@ -187,6 +199,7 @@ const SECRET_VARS = new Set([
   'INGEST_TOKEN',
   'TRACKING_SECRET',
   'WEBHOOK_SECRETS_KEY',
+  'ENCRYPTION_KEY',
 ]);
 
 function shownValue(variable: string, raw: string | undefined): string {
@@ -243,6 +256,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     // SPEC §2: private targets are allowed in development, refused with NODE_ENV=production.
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV !== 'production',
     webhookSecretsKey: e.WEBHOOK_SECRETS_KEY,
+    encryptionKey: e.ENCRYPTION_KEY,
     smtpUrl: e.SMTP_URL,
     publicUrl: e.PUBLIC_URL,
     nodeEnv: e.NODE_ENV,
@@ -268,6 +282,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     if (!config.ingestToken) missing.push('INGEST_TOKEN');
     if (!config.trackingSecret) missing.push('TRACKING_SECRET');
     if (!config.webhookSecretsKey) missing.push('WEBHOOK_SECRETS_KEY');
+    if (!config.encryptionKey) missing.push('ENCRYPTION_KEY');
     if (missing.length > 0) {
       const what = missing
         .map((v) =>

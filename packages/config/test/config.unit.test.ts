@@ -58,6 +58,7 @@ describe('loadConfig', () => {
       RATE_LIMIT_PER_MINUTE: '0',
       WEBHOOK_ALLOW_PRIVATE: 'false',
       WEBHOOK_SECRETS_KEY: 'a-webhook-secrets-key',
+      ENCRYPTION_KEY: 'an-encryption-key-of-32-bytes-or-more',
       SMTP_URL: 'smtps://user:pw@relay.example.com:465',
       PUBLIC_URL: 'https://mail.example.com/',
       NODE_ENV: 'test',
@@ -84,6 +85,7 @@ describe('loadConfig', () => {
       rateLimitPerMinute: 0,
       webhookAllowPrivate: false,
       webhookSecretsKey: 'a-webhook-secrets-key',
+      encryptionKey: 'an-encryption-key-of-32-bytes-or-more',
       smtpUrl: 'smtps://user:pw@relay.example.com:465',
       publicUrl: 'https://mail.example.com',
       nodeEnv: 'test',
@@ -181,11 +183,17 @@ describe('loadConfig', () => {
     expect(url.message).toContain('"mysql://tern:***@db/x"');
   });
 
-  it('requires a JWT key, an ingest token, a tracking secret and a webhook secrets key in production', () => {
+  it('requires a JWT key, an ingest token, a tracking secret, a webhook secrets key and an encryption key in production', () => {
     const err = errorOf(() => loadConfig({ NODE_ENV: 'production' }));
-    expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN', 'TRACKING_SECRET', 'WEBHOOK_SECRETS_KEY']);
+    expect(err.variables).toEqual([
+      'JWT_SECRET',
+      'INGEST_TOKEN',
+      'TRACKING_SECRET',
+      'WEBHOOK_SECRETS_KEY',
+      'ENCRYPTION_KEY',
+    ]);
     expect(err.message).toMatch(
-      /^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set; TRACKING_SECRET must be set; WEBHOOK_SECRETS_KEY must be set in production/,
+      /^Invalid configuration: JWT_SECRET .* INGEST_TOKEN must be set; TRACKING_SECRET must be set; WEBHOOK_SECRETS_KEY must be set; ENCRYPTION_KEY must be set in production/,
     );
     expect(err.message).not.toContain('\n');
     const config = loadConfig({
@@ -194,8 +202,10 @@ describe('loadConfig', () => {
       INGEST_TOKEN: LONG,
       TRACKING_SECRET: 'tracking-secret-0123456789',
       WEBHOOK_SECRETS_KEY: 'webhook-secrets-key-0123456789',
+      ENCRYPTION_KEY: LONG,
     });
     expect(config.ingestToken).toBe(LONG);
+    expect(config.encryptionKey).toBe(LONG);
     expect(config.trackingSecret).toBe('tracking-secret-0123456789');
     expect(config.webhookSecretsKey).toBe('webhook-secrets-key-0123456789');
   });
@@ -207,12 +217,22 @@ describe('loadConfig', () => {
         JWT_SECRET: LONG,
         INGEST_TOKEN: LONG,
         TRACKING_SECRET: 'tracking-secret-0123456789',
+        ENCRYPTION_KEY: LONG,
       }),
     );
     expect(err.variables).toEqual(['WEBHOOK_SECRETS_KEY']);
     expect(err.message).toBe(
       'Invalid configuration: WEBHOOK_SECRETS_KEY must be set in production (dev values are generated only outside production)',
     );
+  });
+
+  it('refuses an ENCRYPTION_KEY shorter than 32 bytes in any environment, without echoing it', () => {
+    const err = errorOf(() => loadConfig({ ENCRYPTION_KEY: 'only-31-bytes-of-key-material!!' }));
+    expect(err.variables).toEqual(['ENCRYPTION_KEY']);
+    expect(err.message).toBe(
+      'Invalid configuration: ENCRYPTION_KEY must be at least 32 bytes (value hidden)',
+    );
+    expect(loadConfig({ ENCRYPTION_KEY: 'exactly-32-bytes-of-key-material' }).encryptionKey).toHaveLength(32);
   });
 
   it('refuses a TRACKING_SECRET shorter than 16 characters, without echoing it', () => {
@@ -230,6 +250,7 @@ describe('loadConfig', () => {
         INGEST_TOKEN: 'b',
         TRACKING_SECRET: LONG,
         WEBHOOK_SECRETS_KEY: LONG,
+        ENCRYPTION_KEY: LONG,
       }),
     );
     expect(err.variables).toEqual(['JWT_SECRET', 'INGEST_TOKEN']);
@@ -243,6 +264,7 @@ describe('loadConfig', () => {
       INGEST_TOKEN: LONG,
       TRACKING_SECRET: LONG,
       WEBHOOK_SECRETS_KEY: LONG,
+      ENCRYPTION_KEY: LONG,
     });
     expect(ok.jwtSecret).toBe(LONG);
     // Outside production, a short dev secret is allowed.
@@ -284,6 +306,7 @@ describe('loadConfig', () => {
       INGEST_TOKEN: LONG,
       TRACKING_SECRET: 'tracking-secret-0123456789',
       WEBHOOK_SECRETS_KEY: 'webhook-secrets-key-0123456789',
+      ENCRYPTION_KEY: LONG,
     };
     expect(loadConfig(prod).webhookAllowPrivate).toBe(false);
     expect(loadConfig({ ...prod, WEBHOOK_ALLOW_PRIVATE: 'true' }).webhookAllowPrivate).toBe(true);

@@ -185,3 +185,49 @@ export const CONTACT_CSV_COLUMNS = [
 ] as const;
 /** Separator of audience names inside the `audiences` cell (names never contain it). */
 export const CSV_AUDIENCE_SEPARATOR = ';';
+
+/** `POST /contacts/erase` (SPEC §14): the address whose personal data is erased everywhere. */
+export const eraseContactBodySchema = z
+  .strictObject({ email: contactEmailSchema })
+  .meta({ examples: [{ email: 'ada@example.com' }] });
+export type EraseContactBody = z.infer<typeof eraseContactBodySchema>;
+
+const count = (description: string) => z.number().int().min(0).meta({ description });
+
+/** What one erasure removed; a repeat finds nothing left (every count 0). */
+export const erasureResultSchema = z
+  .object({
+    erased: z.literal(true),
+    counts: z
+      .object({
+        dataKeys: count(
+          'Data keys deleted: the event log’s sealed copies of this recipient are unreadable from now on.',
+        ),
+        contacts: count('Contacts deleted (their audience memberships with them).'),
+        emails: count('Delivery log entries whose recipient, subject and content became null.'),
+        sandboxMessages: count('Messages kept by the sandbox provider, deleted.'),
+        webhookDeliveries: count('Webhook delivery records whose body and recipient were removed.'),
+        suppressions: count('Clear suppression entries replaced by the keyed hash.'),
+        unsubscribes: count(
+          'Campaign/sequence unsubscribe records re-keyed to the keyed hash (counts unchanged).',
+        ),
+      })
+      .meta({ description: 'What this call erased (all 0 on a repeat: nothing left to do).' }),
+  })
+  .meta({
+    examples: [
+      {
+        erased: true,
+        counts: {
+          dataKeys: 1,
+          contacts: 1,
+          emails: 3,
+          sandboxMessages: 3,
+          webhookDeliveries: 6,
+          suppressions: 0,
+          unsubscribes: 0,
+        },
+      },
+    ],
+  });
+export type ErasureResult = z.infer<typeof erasureResultSchema>;

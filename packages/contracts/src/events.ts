@@ -15,9 +15,15 @@ const nonEmpty = (what: string, max = 1000) =>
     .min(1, { error: `${what} must not be empty` })
     .max(max, { error: `${what} must be at most ${max} characters` });
 
+/**
+ * `email.queued` as consumers read it. `toEmail` and `subject` are personal data: in the event log
+ * they travel sealed (`emailQueuedSealedData`); a consumer gets them opened, or `null` once the
+ * recipient was erased or the month's key expired (SPEC §14, crypto-shredding). Ingest refuses
+ * `null` (`validateEvents`): only erasure makes them null.
+ */
 export const emailQueuedData = z.strictObject({
-  toEmail: z.email({ error: 'toEmail must be an email address' }).max(320),
-  subject: z.string({ error: 'subject must be a string' }).max(998),
+  toEmail: z.email({ error: 'toEmail must be an email address' }).max(320).nullable(),
+  subject: z.string({ error: 'subject must be a string' }).max(998).nullable(),
   templateId: idSchema('templateId').optional(),
   tags: z.array(nonEmpty('tag', 256)).max(50, { error: 'tags must have at most 50 items' }).optional(),
   from: z.string().max(320).optional(),
@@ -25,6 +31,20 @@ export const emailQueuedData = z.strictObject({
   /** The email's project (SPEC §16); logs and analytics can be narrowed to it. */
   projectId: idSchema('projectId').optional(),
 });
+/** Personal fields sealed with AES-256-GCM under the (tenant, recipient hash `rh`, UTC month `p`) data key. */
+export const sealedFieldsSchema = z.strictObject({
+  v: z.literal(1),
+  rh: z.string().min(1).max(64),
+  p: z.string().regex(/^\d{4}-\d{2}$/),
+  iv: z.string().max(32),
+  ct: z.string().max(16_000),
+  tag: z.string().max(32),
+});
+/** `email.queued` data as the event log holds it: `toEmail` and `subject` only inside `sealed`. */
+export const emailQueuedSealedData = emailQueuedData.omit({ toEmail: true, subject: true }).extend({
+  sealed: sealedFieldsSchema,
+});
+
 export const emailSentData = z.strictObject({
   provider: nonEmpty('provider', 128),
   messageId: nonEmpty('messageId', 998),
@@ -229,8 +249,18 @@ export function validateEvents(
   const issues: EventIssue[] = [];
   raw.forEach((item, index) => {
     const r = deliveryEventSchema.safeParse(item);
-    if (r.success) events.push(r.data);
-    else
+    if (r.success) {
+      // null recipient/subject mean "erased" (a consumer's view); a sender always knows both.
+      if (r.data.type === 'email.queued' && (r.data.data.toEmail === null || r.data.data.subject === null)) {
+        for (const field of ['toEmail', 'subject'] as const)
+          if (r.data.data[field] === null)
+            issues.push({
+              index,
+              path: `data.${field}`,
+              message: field === 'toEmail' ? 'toEmail must be an email address' : 'subject must be a string',
+            });
+      } else events.push(r.data);
+    } else
       for (const i of r.error.issues)
         for (const issue of describeIssue(item, i)) issues.push({ index, ...issue });
   });

@@ -14,8 +14,14 @@ export type ErrorBody = z.infer<typeof errorBodySchema>;
 /** One entry of `GET /emails/logs` (SPEC §7). */
 export const emailLogEntrySchema = z.object({
   id: z.string(),
-  toEmail: z.string(),
-  subject: z.string(),
+  toEmail: z
+    .string()
+    .nullable()
+    .meta({ description: 'Recipient; null once the address was erased (SPEC §14).' }),
+  subject: z
+    .string()
+    .nullable()
+    .meta({ description: 'Subject; null once the recipient was erased (SPEC §14).' }),
   status: emailStatusSchema,
   provider: z.string().nullable(),
   messageId: z.string().nullable(),

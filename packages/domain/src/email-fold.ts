@@ -15,8 +15,9 @@ import { instant, normaliseTimestamp } from './time.js';
 export type QueuedInfo = {
   /** `occurredAt` of the defining `email.queued`, normalised to `…Z`. */
   createdAt: string;
-  toEmail: string;
-  subject: string;
+  /** Null once the recipient was erased (its data key is gone, SPEC §14). */
+  toEmail: string | null;
+  subject: string | null;
   templateId: string | null;
   tags: string[];
   from: string | null;

@@ -62,6 +62,22 @@ export interface ImportContactsResult {
   errors: { row: number; message: string }[];
 }
 
+/** What `contacts.erase` removed (SPEC §14); every count is 0 when the address was already erased. */
+export interface ErasureResult {
+  erased: true;
+  counts: {
+    /** Data keys deleted: the event log's encrypted copies can no longer be read. */
+    dataKeys: number;
+    contacts: number;
+    /** Log entries whose recipient, subject and content became null. */
+    emails: number;
+    sandboxMessages: number;
+    webhookDeliveries: number;
+    suppressions: number;
+    unsubscribes: number;
+  };
+}
+
 export interface ContactsApi {
   create(params: CreateContactParams, options?: RequestOptions): Promise<Contact>;
   list(params?: ListContactsParams, options?: RequestOptions): Promise<ContactList>;
@@ -77,6 +93,12 @@ export interface ContactsApi {
   /** The tenant's contacts (or one audience's) as CSV text. */
   exportCsv(params?: { audience?: string }, options?: RequestOptions): Promise<string>;
   audiences(params?: { page?: number; limit?: number }, options?: RequestOptions): Promise<AudienceList>;
+  /**
+   * Erases every personal datum of the address in the tenant (`POST /contacts/erase`,
+   * `contacts:write`): contact, log entries' recipient/subject/content, sandbox messages, webhook
+   * records; counts and analytics stay, the address stays suppressed as a keyed hash. Idempotent.
+   */
+  erase(email: string, options?: RequestOptions): Promise<ErasureResult>;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -93,6 +115,9 @@ const isAudienceList = (value: unknown): value is AudienceList =>
   isList(value) && value.data.every((a) => isRecord(a) && typeof a.name === 'string');
 const isImportResult = (value: unknown): value is ImportContactsResult =>
   isRecord(value) && typeof value.rows === 'number' && Array.isArray(value.errors);
+
+const isErasureResult = (value: unknown): value is ErasureResult =>
+  isRecord(value) && value.erased === true && isRecord(value.counts);
 
 const path = (id: string) => `/contacts/${encodeURIComponent(id)}`;
 
@@ -140,6 +165,13 @@ export function createContactsApi(send: Send): ContactsApi {
         '/audiences',
         { page: params.page, limit: params.limit },
         { method: 'GET', read: 'json', check: isAudienceList },
+        options,
+      ),
+    erase: (email, options = {}) =>
+      send(
+        '/contacts/erase',
+        {},
+        { method: 'POST', body: JSON.stringify({ email }), read: 'json', check: isErasureResult },
         options,
       ),
   };

@@ -17,6 +17,7 @@ export type {
   ContactList,
   ContactsApi,
   CreateContactParams,
+  ErasureResult,
   ImportContactsResult,
   ListContactsParams,
   UpdateContactParams,

@@ -2,6 +2,7 @@ import type {
   Contact as ContractContact,
   EmailLogEntry as ContractEmailLogEntry,
   EmailStatus as ContractEmailStatus,
+  ErasureResult as ContractErasureResult,
   ImportResult as ContractImportResult,
   LogsMeta as ContractLogsMeta,
   LogsResponse as ContractLogsResponse,
@@ -11,7 +12,7 @@ import type {
   WebhookReplay as ContractWebhookReplay,
   WebhookWithSecret as ContractWebhookWithSecret,
 } from '@tern/contracts';
-import type { Contact, ImportContactsResult } from './contacts.js';
+import type { Contact, ErasureResult, ImportContactsResult } from './contacts.js';
 import type {
   WebhookDelivery,
   WebhookEndpoint,
@@ -39,8 +40,10 @@ export type EmailStatus =
 /** One entry of `GET /emails/logs` (SPEC §7). */
 export interface EmailLogEntry {
   id: string;
-  toEmail: string;
-  subject: string;
+  /** Null once the recipient was erased (`contacts.erase`). */
+  toEmail: string | null;
+  /** Null once the recipient was erased (`contacts.erase`). */
+  subject: string | null;
   status: EmailStatus;
   /** null until the email was sent. */
   provider: string | null;
@@ -149,6 +152,7 @@ type _ContractChecks = [
   Assert<Equals<SendEmailParams, ContractSendEmailBody>>,
   Assert<Equals<Contact, ContractContact>>,
   Assert<Equals<ImportContactsResult, ContractImportResult>>,
+  Assert<Equals<ErasureResult, ContractErasureResult>>,
   Assert<Equals<EmailStatus, ContractEmailStatus>>,
   Assert<Equals<EmailLogEntry, ContractEmailLogEntry>>,
   Assert<Equals<LogsMeta, ContractLogsMeta>>,

@@ -437,3 +437,45 @@ describe('logs() iterator paging', () => {
     expect(calls[0]?.url).toBe('http://127.0.0.1:3000/emails/logs?page=1&limit=100');
   });
 });
+
+describe('contacts.erase()', () => {
+  const result = {
+    erased: true,
+    counts: {
+      dataKeys: 1,
+      contacts: 1,
+      emails: 3,
+      sandboxMessages: 3,
+      webhookDeliveries: 0,
+      suppressions: 0,
+      unsubscribes: 0,
+    },
+  };
+
+  it('POSTs { email } to /contacts/erase and resolves with the counts (202 and a repeat’s 200 alike)', async () => {
+    const repeat = { ...result, counts: Object.fromEntries(Object.keys(result.counts).map((k) => [k, 0])) };
+    const { client: c, calls } = client([json(202, result), json(200, repeat)]);
+    await expect(c.contacts.erase('Ada@Example.com')).resolves.toEqual(result);
+    await expect(c.contacts.erase('ada@example.com')).resolves.toEqual(repeat);
+    expect(calls[0]?.url).toBe('http://127.0.0.1:3000/contacts/erase');
+    expect(calls[0]?.init.method).toBe('POST');
+    expect(JSON.parse(String(calls[0]?.init.body))).toEqual({ email: 'Ada@Example.com' });
+    expect(new Headers(calls[0]?.init.headers).get('content-type')).toBe('application/json');
+  });
+
+  it('a 400 for a bad address is a validation error naming the field, not retried', async () => {
+    const { client: c, calls } = client([
+      json(400, problem(400, 'Bad Request', 'body.email: email must be a valid email address')),
+    ]);
+    await expect(c.contacts.erase('nope')).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('body.email'),
+    });
+    expect(calls).toHaveLength(1);
+  });
+
+  it('an answer that is not an erasure result is refused', async () => {
+    const { client: c } = client([json(202, { erased: false })]);
+    await expect(c.contacts.erase('ada@example.com')).rejects.toThrow();
+  });
+});

@@ -1,6 +1,7 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
 import type { EventLog } from '@tern/event-log';
+import { createKeyring } from '@tern/privacy';
 import { createSecretBox } from '@tern/webhooks';
 import pg from 'pg';
 import { createApiApp } from './app.js';
@@ -316,8 +317,9 @@ const UNUSED_LOG: EventLog = {
 };
 
 export async function buildReferenceApp() {
+  const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:9/none' });
   return createApiApp({
-    pool: new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:9/none' }),
+    pool,
     ch: createClient({ url: 'http://127.0.0.1:9' }),
     jwt: createJwtVerifier({ secret: 'api-reference' }),
     retentionDays: 90,
@@ -329,5 +331,7 @@ export async function buildReferenceApp() {
     rateLimit: false,
     // Only the document is read: no request reaches the log.
     sending: { log: UNUSED_LOG },
+    // Creating the keyring reaches no store either (keys are read on use).
+    keyring: createKeyring({ pool, encryptionKey: 'api-reference-encryption-key-0123456789' }),
   });
 }

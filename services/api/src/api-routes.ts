@@ -3,6 +3,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import rateLimit from '@fastify/rate-limit';
 import type { JwtVerifier } from '@tern/auth';
 import { httpError } from '@tern/http';
+import type { Keyring } from '@tern/privacy';
 import type { FastifyPluginAsync } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type pg from 'pg';
@@ -10,6 +11,7 @@ import { createAnalyticsQueries } from './analytics-queries.js';
 import { analyticsRoutes } from './analytics-routes.js';
 import { type ApiKeyStoreLogger, createApiKeyStore } from './api-key-store.js';
 import { campaignRoutes } from './campaigns/routes.js';
+import { eraseRoutes } from './contacts/erase-routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { createAuthHook } from './credentials.js';
 import { emailRoutes } from './emails/routes.js';
@@ -50,6 +52,10 @@ export interface ApiRoutesOptions {
   importMaxBytes?: number;
   /** Sending and tracking (SPEC §11): mounted only when given (they append to the event log). */
   sending?: SendingDeps;
+  /** Data keys of personal fields (SPEC §14): `POST /contacts/erase` is mounted only when given. */
+  keyring?: Keyring;
+  /** When an erasure's scrub runs again (default 45 s). */
+  erasureRescrubMs?: number;
 }
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
@@ -207,6 +213,13 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     ...deps,
     ...(opts.importMaxBytes === undefined ? {} : { importMaxBytes: opts.importMaxBytes }),
   });
+  if (opts.keyring) {
+    await app.register(eraseRoutes, {
+      ...deps,
+      keyring: opts.keyring,
+      ...(opts.erasureRescrubMs !== undefined ? { rescrubAfterMs: opts.erasureRescrubMs } : {}),
+    });
+  }
   await app.register(campaignRoutes, deps);
   await app.register(sequenceRoutes, deps);
   if (opts.trackingSecret !== undefined) {

@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { type JwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
+import type { Keyring } from '@tern/privacy';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { apiRoutes } from './api-routes.js';
@@ -46,6 +47,10 @@ export interface ApiDeps {
   webhooks?: WebhookRouteOptions;
   /** Sending routes, and with `trackingSecret` the tracking routes (SPEC §11); absent → not mounted. */
   sending?: SendingDeps;
+  /** Data keys of personal fields (SPEC §14); absent → no `POST /contacts/erase`. */
+  keyring?: Keyring;
+  /** When an erasure's scrub runs again (default 45 s; tests shorten it). */
+  erasureRescrubMs?: number;
 }
 
 /**
@@ -120,6 +125,8 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.rateLimit !== undefined ? { rateLimit: deps.rateLimit } : {}),
     ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
     ...(deps.sending ? { sending: deps.sending } : {}),
+    ...(deps.keyring ? { keyring: deps.keyring } : {}),
+    ...(deps.erasureRescrubMs !== undefined ? { erasureRescrubMs: deps.erasureRescrubMs } : {}),
   });
   return app;
 }

@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { retentionCutoff, utcDay } from '@tern/domain';
 import { createPoller } from '@tern/jobs';
+import type { Keyring } from '@tern/privacy';
 import type pg from 'pg';
 
 /**
@@ -26,6 +27,11 @@ export interface RetentionJobOptions {
   /** Pause between runs when started. Default 1 h. */
   intervalMs?: number;
   logger?: RetentionJobLogger;
+  /**
+   * Data keys of personal fields (SPEC §14): the keys of months wholly before a tenant's cut-off
+   * are deleted, so the event log's sealed copies of old content become unreadable like an erasure.
+   */
+  keyring?: Pick<Keyring, 'dropPeriodsBefore'>;
 }
 
 export interface RetentionRunResult {
@@ -35,6 +41,8 @@ export interface RetentionRunResult {
   deletedLogs: number;
   /** ClickHouse DELETE statements issued (one per rule that had expired days). */
   clickhouseDeletes: number;
+  /** Data keys deleted (months before the cut-off); present when the job has a keyring. */
+  deletedKeys?: number;
 }
 
 export interface RetentionJob {
@@ -218,8 +226,28 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
         overridden: overrides.map((o) => o.tenant_id),
       },
     );
-    const result = { ran: true, deletedLogs, clickhouseDeletes };
-    if (deletedLogs > 0 || clickhouseDeletes > 0) logger.info(result, 'retention: expired entries deleted');
+    // Data keys: a month's key goes once the whole month is before the cut-off (an email of the
+    // month still visible keeps it), per overriding tenant and for everybody else.
+    let deletedKeys: number | undefined;
+    if (opts.keyring) {
+      const keyring = opts.keyring;
+      deletedKeys = 0;
+      for (const { tenant_id: tenantId, retention_days: days } of overrides)
+        deletedKeys += await keyring.dropPeriodsBefore(retentionCutoff(at, days), tenantId);
+      deletedKeys += await keyring.dropPeriodsBefore(
+        retentionCutoff(at, opts.defaultRetentionDays),
+        undefined,
+        overrides.map((o) => o.tenant_id),
+      );
+    }
+    const result: RetentionRunResult = {
+      ran: true,
+      deletedLogs,
+      clickhouseDeletes,
+      ...(deletedKeys === undefined ? {} : { deletedKeys }),
+    };
+    if (deletedLogs > 0 || clickhouseDeletes > 0 || (deletedKeys ?? 0) > 0)
+      logger.info(result, 'retention: expired entries deleted');
     return result;
   }
 

@@ -126,6 +126,50 @@ describe('POST /emails/send', () => {
       expect(content.statusCode).toBe(404);
     });
 
+    it('a scheduled send whose recipient is erased before it is due is never handed to the provider', async () => {
+      const id = await sent(
+        body({ to: 'Later.Erased@example.com', scheduledAt: new Date(Date.now() + 2000).toISOString() }),
+      );
+      // Projected (this world's log is not sealed: the entry must exist before the erasure).
+      await waitFor(
+        async () =>
+          (
+            await world.stores.pool.query(
+              'SELECT 1 FROM email_logs WHERE tenant_id = $1 AND id = $2 AND created_at IS NOT NULL',
+              [A, id],
+            )
+          ).rowCount === 1,
+      );
+      const erased = await world.app.inject({
+        method: 'POST',
+        url: '/contacts/erase',
+        headers: bearer(ownerA),
+        payload: { email: 'later.erased@example.com' },
+      });
+      expect(erased.statusCode).toBe(202);
+      expect(erased.json().counts).toMatchObject({ emails: 1 });
+      const email = await waitForStatus(world.app, readKeyA, id, 'SUPPRESSED');
+      expect(email.events.at(-1)).toMatchObject({
+        type: 'email.suppressed',
+        data: { reason: 'recipient erased' },
+      });
+      expect(email).toMatchObject({ toEmail: null, subject: null });
+      const { rows } = await world.stores.pool.query(
+        'SELECT message FROM outgoing_emails WHERE tenant_id = $1 AND id = $2',
+        [A, id],
+      );
+      // The content is gone; the sender (the tenant's own address) stays.
+      expect(rows[0].message).toEqual({ erased: true, from: FROM });
+      // The sandbox provider keeps every message handed to it: none for this email.
+      const handed = await world.stores.pool.query(
+        'SELECT 1 FROM sandbox_messages WHERE tenant_id = $1 AND email_id = $2',
+        [A, id],
+      );
+      expect(handed.rowCount).toBe(0);
+      const content = await world.app.inject({ url: `/emails/${id}/content`, headers: bearer(readKeyA) });
+      expect(content.statusCode).toBe(404);
+    });
+
     it('a hard bounce puts the address on the suppression list; the next send to it is SUPPRESSED', async () => {
       const first = await sent(body({ to: 'bounced@sandbox.test' }), ownerB);
       await waitForStatus(world.app, ownerB, first, 'BOUNCED');

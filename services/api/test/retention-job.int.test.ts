@@ -1,3 +1,4 @@
+import { createKeyring, type Sealed } from '@tern/privacy';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
@@ -9,6 +10,7 @@ import {
   createClock,
   DEFAULT_RETENTION_DAYS,
   dayStart,
+  ENCRYPTION_KEY,
   isoDay,
   jwtFor,
   NOW,
@@ -198,5 +200,47 @@ describe('retention job', () => {
     }
     const cutoffDay = Number(isoDay(cutoffOf(S)).replaceAll('-', ''));
     expect((await chDays(S)).every((d) => d.day! >= cutoffDay)).toBe(true);
+  });
+
+  it('deletes the data keys of months wholly before each tenant’s cut-off: old sealed content is unreadable (SPEC §14)', async () => {
+    const keyring = createKeyring({ pool: stores.pool, encryptionKey: ENCRYPTION_KEY });
+    const months = ['2025-10', '2026-02', '2026-03', '2026-05', '2026-06'];
+    const sealed: Record<string, Sealed> = {};
+    for (const tenant of [D, S, L])
+      for (const m of months)
+        sealed[`${tenant} ${m}`] = await keyring.seal(
+          tenant,
+          `em_${m}`,
+          'old@example.com',
+          new Date(`${m}-01T00:00:00Z`),
+          {
+            subject: `subject of ${m}`,
+          },
+        );
+    const result = await createRetentionJob({
+      pool: stores.pool,
+      ch: stores.ch,
+      now: clock.now,
+      defaultRetentionDays: DEFAULT_RETENTION_DAYS,
+      keyring,
+    }).runOnce();
+    // Cut-offs: D 2026-03-17, S 2026-06-05, L 2025-11-27; a month partly inside the window keeps its key.
+    const kept: Record<string, string[]> = {
+      [D]: ['2026-03', '2026-05', '2026-06'],
+      [S]: ['2026-06'],
+      [L]: ['2026-02', '2026-03', '2026-05', '2026-06'],
+    };
+    expect(result.deletedKeys).toBe(15 - 3 - 1 - 4);
+    for (const tenant of [D, S, L]) {
+      const { rows } = await stores.pool.query<{ period: string }>(
+        'SELECT period FROM data_keys WHERE tenant_id = $1 ORDER BY period',
+        [tenant],
+      );
+      expect(rows.map((r) => r.period)).toEqual(kept[tenant]);
+      for (const m of months) {
+        const opened = await keyring.open(tenant, `em_${m}`, sealed[`${tenant} ${m}`]!);
+        expect(opened).toEqual(kept[tenant]!.includes(m) ? { subject: `subject of ${m}` } : null);
+      }
+    }
   });
 });

@@ -355,6 +355,11 @@ const ROWS: Record<string, Row> = {
       contentType: 'text/csv',
     }),
   },
+  'POST /contacts/erase': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 202,
+    request: async () => ({ url: '/contacts/erase', payload: { email: `${fresh()}@matrix.test` } }),
+  },
   'GET /contacts/export': {
     rule: { kind: 'scope', scope: 'contacts:read' },
     ok: 200,

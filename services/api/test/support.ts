@@ -5,6 +5,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { createJwtVerifier, signDashboardToken } from '@tern/auth';
 import { type DeliveryEvent, deliveryEventSchema, type Role } from '@tern/contracts';
+import { createKeyring } from '@tern/privacy';
 import { applyBatchToPostgres, shipBatch } from '@tern/projector';
 import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
 import { createSecretBox } from '@tern/webhooks';
@@ -17,6 +18,8 @@ export const JWT_SECRET = 'api-test-secret-that-is-long-enough';
 export const TRACKING_SECRET = 'api-test-tracking-secret-0123456789';
 /** WEBHOOK_SECRETS_KEY of the test apps; loopback webhook URLs are allowed (development default). */
 export const WEBHOOK_SECRETS_KEY = 'api-test-webhook-secrets-key';
+/** ENCRYPTION_KEY of the test apps (≥ 32 bytes): the keyring behind `POST /contacts/erase`. */
+export const ENCRYPTION_KEY = 'api-test-encryption-key-0123456789abcdef';
 export const DEFAULT_RETENTION_DAYS = 90;
 /** The fixed "now" of the tests: a Monday noon UTC. */
 export const NOW = '2026-06-15T12:00:00.000Z';
@@ -95,6 +98,7 @@ export async function buildApp(
     retentionDays: DEFAULT_RETENTION_DAYS,
     trackingSecret: TRACKING_SECRET,
     webhooks: { secretBox: createSecretBox(WEBHOOK_SECRETS_KEY), urlPolicy: { allowPrivate: true } },
+    keyring: createKeyring({ pool: stores.pool, encryptionKey: ENCRYPTION_KEY }),
     ...overrides,
   });
   await app.ready();

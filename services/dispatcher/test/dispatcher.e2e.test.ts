@@ -50,6 +50,7 @@ describe('dispatcher killed mid-delivery (kill -9)', () => {
       INGEST_TOKEN: 'dispatcher-e2e-ingest-token-0123456789abcdef',
       TRACKING_SECRET: 'dispatcher-e2e-tracking-secret-0123456789',
       WEBHOOK_SECRETS_KEY: key,
+      ENCRYPTION_KEY: 'dispatcher-e2e-encryption-key-0123456789abcdef',
       WEBHOOK_ALLOW_PRIVATE: 'true',
     };
     const tenant = `kill-${suffix()}`;

@@ -144,7 +144,8 @@ interface AutomaticSuppression {
  * second complaint). States stored before `hardBounced` existed read it as false.
  */
 export function newSuppressions(before: EmailState | null, after: EmailState): AutomaticSuppression[] {
-  const email = after.queued?.toEmail.toLowerCase();
+  // An erased recipient (null) is suppressed by its keyed hash already (erased_recipients).
+  const email = after.queued?.toEmail?.toLowerCase();
   if (email === undefined) return [];
   const known = before?.queued != null;
   const out: AutomaticSuppression[] = [];

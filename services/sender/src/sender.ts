@@ -67,7 +67,10 @@ type ClaimedRow = {
 };
 
 /** The content of `outgoing_emails.message`: the send body minus scheduling fields. */
-export type StoredMessage = Omit<SendEmailBody, 'scheduledAt' | 'projectId'>;
+export type StoredMessage = Omit<SendEmailBody, 'scheduledAt' | 'projectId'> & {
+  /** Set by an erasure of the recipient (SPEC §14): the content is gone, the email is never sent. */
+  erased?: true;
+};
 
 const silent: SenderLogger = { info() {}, warn() {}, error() {} };
 
@@ -256,6 +259,11 @@ export function createSender(opts: SenderOptions): Sender {
   }
 
   async function handle(row: ClaimedRow): Promise<void> {
+    if (row.message.erased === true) {
+      await append([eventMaker(row)('email.suppressed', { reason: 'recipient erased' })]);
+      await finish(row, 'done', null, 'recipient erased');
+      return;
+    }
     const to = parseMailbox(row.message.to)?.address ?? row.message.to;
     if (await opts.isSuppressed(opts.pool, row.tenant_id, to)) {
       await append([eventMaker(row)('email.suppressed', { reason: 'suppressed' })]);

@@ -30,17 +30,23 @@ async function main(): Promise<void> {
     ingestToken: config.ingestToken,
     trackingSecret: config.trackingSecret,
     webhookSecretsKey: config.webhookSecretsKey,
+    encryptionKey: config.encryptionKey,
   };
   let generated = false;
   const noJwtKey = !config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl;
   const devSecretMissing =
-    noJwtKey || !config.ingestToken || !config.trackingSecret || !config.webhookSecretsKey;
+    noJwtKey ||
+    !config.ingestToken ||
+    !config.trackingSecret ||
+    !config.webhookSecretsKey ||
+    !config.encryptionKey;
   if (devSecretMissing && config.nodeEnv !== 'production') {
     const dev = loadOrCreateDevSecrets(config.dataDir);
     if (noJwtKey) secrets.jwtSecret = dev.jwtSecret;
     if (!config.ingestToken) secrets.ingestToken = dev.ingestToken;
     if (!config.trackingSecret) secrets.trackingSecret = dev.trackingSecret;
     if (!config.webhookSecretsKey) secrets.webhookSecretsKey = dev.webhookSecretsKey;
+    if (!config.encryptionKey) secrets.encryptionKey = dev.encryptionKey;
     generated = noJwtKey || !config.ingestToken;
   }
   const workers = ingestWorkerCount(services, config.ingestWorkers);

@@ -1,9 +1,11 @@
 import { ConfigError, loadConfig } from '@tern/config';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
+import { createKeyring, sealingEventLog } from '@tern/privacy';
 import { rebuildProjections } from '@tern/projector';
 import { createClickHouse, createPostgres, migrateClickHouse, migratePostgres } from '@tern/stores';
 import { pino } from 'pino';
 import { MIGRATIONS, PROJECTOR_GROUP } from './runtime.js';
+import { loadOrCreateDevSecrets } from './secrets.js';
 
 /**
  * `npm run rebuild`: replays the whole event log into fresh projections. Stop the projectors
@@ -25,6 +27,14 @@ async function main(): Promise<void> {
       await pgLog.ensureSchema();
       log = pgLog;
     }
+    // Sealed fields are opened with the keys still there: an erased recipient's (or a month past
+    // retention) stay null, so the rebuilt read models are as scrubbed as before (SPEC §14).
+    const encryptionKey =
+      config.encryptionKey ??
+      (config.nodeEnv === 'production' ? undefined : loadOrCreateDevSecrets(config.dataDir).encryptionKey);
+    if (!encryptionKey)
+      throw new ConfigError('Invalid configuration: ENCRYPTION_KEY must be set', ['ENCRYPTION_KEY']);
+    log = sealingEventLog(log, createKeyring({ pool: pg.pool, encryptionKey }));
     const group = `${PROJECTOR_GROUP}.rebuild.${Date.now()}`;
     logger.info({ group }, 'rebuilding projections from the beginning of the log');
     const { events, durationMs } = await rebuildProjections({

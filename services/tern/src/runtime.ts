@@ -6,8 +6,8 @@ import {
   createRetentionJob,
   createSequenceScheduler,
   getTemplate,
-  isSuppressed,
   outgoingMailer,
+  suppressionCheck,
   type WebhookRouteOptions,
 } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
@@ -17,6 +17,7 @@ import { createDispatcher, DISPATCHER_GROUP, type Dispatcher } from '@tern/dispa
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { installErrorHandlers, NotReadyError, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
+import { createKeyring, type Keyring, sealingEventLog } from '@tern/privacy';
 import { createProjector, createPruneJob, type Projector } from '@tern/projector';
 import { createSandboxProvider, createSender, createSmtpProvider, type Sender } from '@tern/sender';
 import {
@@ -53,6 +54,8 @@ export interface RuntimeSecrets {
   trackingSecret?: string | undefined;
   /** Seals webhook secrets at rest; required by the api and the dispatcher. */
   webhookSecretsKey?: string | undefined;
+  /** ENCRYPTION_KEY: wraps the data keys of personal fields in the event log (SPEC §14). */
+  encryptionKey?: string | undefined;
 }
 
 /** Test and bench knobs of the sender (retry schedule, polling); production uses the defaults. */
@@ -138,6 +141,11 @@ export async function startRuntime(
     }
     const runDispatcher = services.has('dispatcher');
 
+    // Crypto-shredding (SPEC §14): every service reads and writes the log through the keyring, so
+    // personal fields are sealed on append and opened on consume (docs/architecture.md).
+    if (!secrets.encryptionKey) throw new Error('ENCRYPTION_KEY is required to run Tern');
+    const keyring: Keyring = createKeyring({ pool, encryptionKey: secrets.encryptionKey });
+
     // The API appends sends, cancels and tracking events; the sender appends outcomes; the
     // dispatcher reads the log.
     if (
@@ -164,6 +172,7 @@ export async function startRuntime(
       }
       closers.unshift(() => log!.close());
       const eventLog = log;
+      log = sealingEventLog(log, keyring);
       readiness.push({ name: 'event-log', check: () => eventLog.ping() });
     }
 
@@ -200,6 +209,7 @@ export async function startRuntime(
         logger,
         readiness,
         sending: { log: log! },
+        keyring,
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
       const retention = createRetentionJob({
@@ -207,6 +217,7 @@ export async function startRuntime(
         ch: chStore!.client,
         now: () => new Date(),
         defaultRetentionDays: config.retentionDays,
+        keyring,
         logger,
       });
       retention.start();
@@ -292,7 +303,7 @@ export async function startRuntime(
         provider: config.smtpUrl
           ? createSmtpProvider({ url: config.smtpUrl })
           : createSandboxProvider({ pool }),
-        isSuppressed,
+        isSuppressed: suppressionCheck(keyring),
         getTemplate,
         tracking: { secret: trackingSecret!, publicUrl },
         logger,

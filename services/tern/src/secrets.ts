@@ -8,6 +8,8 @@ export interface DevSecrets {
   trackingSecret: string;
   /** Seals webhook signing secrets (WEBHOOK_SECRETS_KEY). */
   webhookSecretsKey: string;
+  /** Wraps the data keys of personal fields and keys recipient hashes (ENCRYPTION_KEY). */
+  encryptionKey: string;
 }
 
 /**
@@ -20,12 +22,19 @@ export function loadOrCreateDevSecrets(dataDir: string): DevSecrets & { created:
   let existing: Partial<DevSecrets> = {};
   if (existsSync(file)) {
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<DevSecrets>;
-    if (parsed.jwtSecret && parsed.ingestToken && parsed.trackingSecret && parsed.webhookSecretsKey) {
+    if (
+      parsed.jwtSecret &&
+      parsed.ingestToken &&
+      parsed.trackingSecret &&
+      parsed.webhookSecretsKey &&
+      parsed.encryptionKey
+    ) {
       return {
         jwtSecret: parsed.jwtSecret,
         ingestToken: parsed.ingestToken,
         trackingSecret: parsed.trackingSecret,
         webhookSecretsKey: parsed.webhookSecretsKey,
+        encryptionKey: parsed.encryptionKey,
         created: false,
       };
     }
@@ -38,6 +47,7 @@ export function loadOrCreateDevSecrets(dataDir: string): DevSecrets & { created:
     ingestToken: existing.ingestToken || `ingest_${randomBytes(24).toString('base64url')}`,
     trackingSecret: existing.trackingSecret || randomBytes(32).toString('base64url'),
     webhookSecretsKey: existing.webhookSecretsKey || randomBytes(32).toString('base64url'),
+    encryptionKey: existing.encryptionKey || randomBytes(32).toString('base64url'),
   };
   writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
   return { ...secrets, created: true };

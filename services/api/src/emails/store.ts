@@ -137,8 +137,9 @@ export async function emailDetail(pool: pg.Pool, tenantId: string, id: string): 
     const scheduled = row.o_scheduled_at;
     return {
       id,
-      toEmail: str(m.to) ?? '',
-      subject: str(m.subject) ?? '',
+      // An erased recipient's send keeps no content (null), SPEC §14.
+      toEmail: str(m.to),
+      subject: str(m.subject),
       status: scheduled !== null && scheduled > row.o_created_at ? 'SCHEDULED' : 'QUEUED',
       provider: null,
       messageId: null,

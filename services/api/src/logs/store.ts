@@ -78,8 +78,9 @@ type LogRow = {
 
 const toEntry = (r: LogRow): EmailLogEntry => ({
   id: r.id ?? '',
-  toEmail: r.to_email ?? '',
-  subject: r.subject ?? '',
+  // null once the recipient was erased (SPEC §14).
+  toEmail: r.to_email,
+  subject: r.subject,
   status: r.status,
   provider: r.provider,
   messageId: r.message_id,

@@ -1,4 +1,5 @@
 import type { Suppression, SuppressionSource } from '@tern/contracts';
+import type { Keyring } from '@tern/privacy';
 import type pg from 'pg';
 import { type PageQuery, pageWindow } from '../resource-kit.js';
 
@@ -34,6 +35,23 @@ export async function isSuppressed(
     normaliseAddress(email),
   ]);
   return rows.length > 0;
+}
+
+/**
+ * The sender's suppression check (SPEC §11, §14): the clear list, and the addresses erased from
+ * the tenant, which are kept only as their keyed hash (`erased_recipients`).
+ */
+export function suppressionCheck(keyring: Pick<Keyring, 'recipientHash'>) {
+  return async (pool: pg.Pool | pg.PoolClient, tenantId: string, email: string): Promise<boolean> => {
+    const { rows } = await pool.query(
+      `SELECT 1 FROM suppressions WHERE tenant_id = $1 AND email = lower($2)
+       UNION ALL
+       SELECT 1 FROM erased_recipients WHERE tenant_id = $1 AND recipient_hash = $3
+       LIMIT 1`,
+      [tenantId, normaliseAddress(email), keyring.recipientHash(tenantId, email)],
+    );
+    return rows.length > 0;
+  };
 }
 
 /**

@@ -1,0 +1,12 @@
+export {
+  createKeyring,
+  deriveKeys,
+  firstKeptPeriod,
+  type Keyring,
+  type KeyringOptions,
+  MIN_ENCRYPTION_KEY_BYTES,
+  periodOf,
+  type Sealed,
+  type SealedFields,
+} from './keyring.js';
+export { openRecords, SEALED_FIELDS, sealingEventLog, sealRecord, sealRecords } from './sealing-log.js';

@@ -1,0 +1,284 @@
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type pg from 'pg';
+
+/**
+ * Crypto-shredding (SPEC §14, issue 14 part 2; docs/architecture.md § "Personal data and
+ * erasure"). Personal fields are sealed with AES-256-GCM under a data key per (tenant,
+ * recipient, UTC month); the keys live in Postgres (`data_keys`) wrapped under a key derived from
+ * `ENCRYPTION_KEY`. Erasure deletes a recipient's keys and retention deletes old months: every
+ * copy sealed under them (event log included) is unreadable from then on.
+ */
+
+/** The sealed form carried in an event: version, recipient hash, period, iv, ciphertext, GCM tag (base64url). */
+export interface Sealed {
+  v: 1;
+  rh: string;
+  p: string;
+  iv: string;
+  ct: string;
+  tag: string;
+}
+
+/** The fields a sealed value holds (personal data of `email.queued`). */
+export type SealedFields = Record<string, string | null>;
+
+export interface KeyringOptions {
+  pool: pg.Pool;
+  /** `ENCRYPTION_KEY`: ≥ 32 bytes; HKDF derives the wrapping key and the recipient-hash key. */
+  encryptionKey: string;
+  /** How long an unwrapped data key is reused without asking Postgres (default 30 s, the erasure budget is 60 s). */
+  cacheTtlMs?: number;
+  /** Most data keys kept unwrapped in memory (default 10 000). */
+  cacheMax?: number;
+}
+
+export interface Keyring {
+  /** HMAC-SHA256(hmac key, tenant + "\n" + lowercased address), base64url: the recipient's key id and erased-address hash. */
+  recipientHash(tenantId: string, email: string): string;
+  /** Seals `fields` for one email; creates the (tenant, recipient, month of `at`) key when missing. */
+  seal(tenantId: string, emailId: string, email: string, at: Date, fields: SealedFields): Promise<Sealed>;
+  /** The fields, or null when the key is gone (erased, past retention) or the value is not genuine. */
+  open(tenantId: string, emailId: string, sealed: Sealed): Promise<SealedFields | null>;
+  /**
+   * Creates or loads the keys of many (tenant, recipient, month) in two statements (an appended
+   * batch); seal() then hits the cache.
+   */
+  prepare(items: readonly { tenantId: string; email: string; at: Date }[]): Promise<void>;
+  /** Loads the keys of many sealed values in one query (a consumed batch); open() then hits the cache. */
+  prefetch(items: readonly { tenantId: string; sealed: Sealed }[]): Promise<void>;
+  /** Deletes every key of the recipient (all months); returns how many were deleted. */
+  eraseKeys(tenantId: string, email: string, client?: pg.ClientBase): Promise<number>;
+  /** Deletes the keys of months that ended before `cutoff` (whole months only); per tenant when given. */
+  dropPeriodsBefore(cutoff: Date, tenantId?: string, exceptTenants?: readonly string[]): Promise<number>;
+  /** Forgets cached keys (all, or one tenant's recipient). */
+  invalidate(tenantId?: string, recipientHash?: string): void;
+}
+
+/** Fewest bytes of ENCRYPTION_KEY (AES-256 wants 256 bits of input keying material). */
+export const MIN_ENCRYPTION_KEY_BYTES = 32;
+
+const WRAP_INFO = 'tern data-key wrapping v1';
+const HMAC_INFO = 'tern recipient hash v1';
+
+/** 'YYYY-MM' of a date in UTC: the period of a data key. */
+export function periodOf(at: Date): string {
+  return at.toISOString().slice(0, 7);
+}
+
+/** The first period still (partly) inside a retention window starting at `cutoff`: keys of earlier months hold only expired content. */
+export function firstKeptPeriod(cutoff: Date): string {
+  return periodOf(cutoff);
+}
+
+const b64 = (b: Buffer) => b.toString('base64url');
+const unb64 = (s: string) => Buffer.from(s, 'base64url');
+const cacheKey = (tenantId: string, rh: string, p: string) => `${tenantId}\n${rh}\n${p}`;
+
+function aad(tenantId: string, emailId: string, rh: string, p: string): Buffer {
+  return Buffer.from(`tern sealed v1\n${tenantId}\n${emailId}\n${rh}\n${p}`, 'utf8');
+}
+
+export function deriveKeys(encryptionKey: string): { wrapKey: Buffer; hmacKey: Buffer } {
+  if (Buffer.byteLength(encryptionKey, 'utf8') < MIN_ENCRYPTION_KEY_BYTES) {
+    throw new Error(`ENCRYPTION_KEY must be at least ${MIN_ENCRYPTION_KEY_BYTES} bytes`);
+  }
+  const derive = (info: string) =>
+    Buffer.from(hkdfSync('sha256', encryptionKey, Buffer.from('tern'), info, 32));
+  return { wrapKey: derive(WRAP_INFO), hmacKey: derive(HMAC_INFO) };
+}
+
+export function createKeyring(opts: KeyringOptions): Keyring {
+  const { wrapKey, hmacKey } = deriveKeys(opts.encryptionKey);
+  const cache = new LRUCache<string, Buffer>({
+    max: opts.cacheMax ?? 10_000,
+    ttl: opts.cacheTtlMs ?? 30_000,
+  });
+  const pool = opts.pool;
+
+  const wrapAad = (tenantId: string, rh: string, p: string) =>
+    Buffer.from(`tern data key v1\n${tenantId}\n${rh}\n${p}`, 'utf8');
+
+  function wrap(tenantId: string, rh: string, p: string, key: Buffer): Buffer {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', wrapKey, iv);
+    cipher.setAAD(wrapAad(tenantId, rh, p));
+    const ct = Buffer.concat([cipher.update(key), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), ct]);
+  }
+
+  function unwrap(tenantId: string, rh: string, p: string, wrapped: Buffer): Buffer {
+    const decipher = createDecipheriv('aes-256-gcm', wrapKey, wrapped.subarray(0, 12));
+    decipher.setAAD(wrapAad(tenantId, rh, p));
+    decipher.setAuthTag(wrapped.subarray(12, 28));
+    return Buffer.concat([decipher.update(wrapped.subarray(28)), decipher.final()]);
+  }
+
+  function recipientHash(tenantId: string, email: string): string {
+    return b64(createHmac('sha256', hmacKey).update(`${tenantId}\n${email.trim().toLowerCase()}`).digest());
+  }
+
+  /** The key, created when missing: INSERT … ON CONFLICT DO NOTHING RETURNING, else the row a racer wrote. */
+  async function keyForSeal(tenantId: string, rh: string, p: string): Promise<Buffer> {
+    const id = cacheKey(tenantId, rh, p);
+    const cached = cache.get(id);
+    if (cached) return cached;
+    const fresh = randomBytes(32);
+    const inserted = await pool.query<{ wrapped_key: Buffer }>(
+      `INSERT INTO data_keys (tenant_id, recipient_hash, period, wrapped_key) VALUES ($1, $2, $3, $4)
+       ON CONFLICT DO NOTHING RETURNING wrapped_key`,
+      [tenantId, rh, p, wrap(tenantId, rh, p, fresh)],
+    );
+    let key: Buffer = fresh;
+    if (inserted.rowCount === 0) {
+      const existing = await pool.query<{ wrapped_key: Buffer }>(
+        'SELECT wrapped_key FROM data_keys WHERE tenant_id = $1 AND recipient_hash = $2 AND period = $3',
+        [tenantId, rh, p],
+      );
+      // Deleted between the two statements (an erasure raced this send): seal under a new key.
+      if (existing.rows[0]) key = unwrap(tenantId, rh, p, existing.rows[0].wrapped_key);
+      else return keyForSeal(tenantId, rh, p);
+    }
+    cache.set(id, key);
+    return key;
+  }
+
+  async function load(items: readonly { tenantId: string; rh: string; p: string }[]): Promise<void> {
+    const missing = new Map<string, { tenantId: string; rh: string; p: string }>();
+    for (const item of items) {
+      const id = cacheKey(item.tenantId, item.rh, item.p);
+      if (!cache.has(id)) missing.set(id, item);
+    }
+    if (missing.size === 0) return;
+    const list = [...missing.values()];
+    const { rows } = await pool.query<{
+      tenant_id: string;
+      recipient_hash: string;
+      period: string;
+      wrapped_key: Buffer;
+    }>(
+      `SELECT k.tenant_id, k.recipient_hash, k.period, k.wrapped_key
+         FROM unnest($1::text[], $2::text[], $3::text[]) AS w(tenant_id, recipient_hash, period)
+         JOIN data_keys k USING (tenant_id, recipient_hash, period)`,
+      [list.map((i) => i.tenantId), list.map((i) => i.rh), list.map((i) => i.p)],
+    );
+    for (const r of rows) {
+      try {
+        cache.set(
+          cacheKey(r.tenant_id, r.recipient_hash, r.period),
+          unwrap(r.tenant_id, r.recipient_hash, r.period, r.wrapped_key),
+        );
+      } catch {
+        // Wrapped under another ENCRYPTION_KEY: as good as gone.
+      }
+    }
+  }
+
+  async function prepare(items: readonly { tenantId: string; email: string; at: Date }[]): Promise<void> {
+    const missing = new Map<string, { tenantId: string; rh: string; p: string }>();
+    for (const item of items) {
+      const rh = recipientHash(item.tenantId, item.email);
+      const p = periodOf(item.at);
+      const id = cacheKey(item.tenantId, rh, p);
+      if (!cache.has(id)) missing.set(id, { tenantId: item.tenantId, rh, p });
+    }
+    if (missing.size <= 1) return; // one key: seal() creates it with the same two statements
+    const list = [...missing.values()];
+    const fresh = list.map(() => randomBytes(32));
+    const { rows } = await pool.query<{ tenant_id: string; recipient_hash: string; period: string }>(
+      `INSERT INTO data_keys (tenant_id, recipient_hash, period, wrapped_key)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[])
+       ON CONFLICT DO NOTHING RETURNING tenant_id, recipient_hash, period`,
+      [
+        list.map((i) => i.tenantId),
+        list.map((i) => i.rh),
+        list.map((i) => i.p),
+        list.map((i, n) => wrap(i.tenantId, i.rh, i.p, fresh[n]!)),
+      ],
+    );
+    const created = new Set(rows.map((r) => cacheKey(r.tenant_id, r.recipient_hash, r.period)));
+    for (const [n, i] of list.entries()) {
+      const id = cacheKey(i.tenantId, i.rh, i.p);
+      if (created.has(id)) cache.set(id, fresh[n]!);
+    }
+    // The keys others created first (or that existed): read them.
+    await load(list.filter((i) => !created.has(cacheKey(i.tenantId, i.rh, i.p))));
+  }
+
+  return {
+    recipientHash,
+    prepare,
+
+    async seal(tenantId, emailId, email, at, fields) {
+      const rh = recipientHash(tenantId, email);
+      const p = periodOf(at);
+      const key = await keyForSeal(tenantId, rh, p);
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      cipher.setAAD(aad(tenantId, emailId, rh, p));
+      const ct = Buffer.concat([cipher.update(JSON.stringify(fields), 'utf8'), cipher.final()]);
+      return { v: 1, rh, p, iv: b64(iv), ct: b64(ct), tag: b64(cipher.getAuthTag()) };
+    },
+
+    async open(tenantId, emailId, sealed) {
+      if (sealed?.v !== 1 || typeof sealed.rh !== 'string' || typeof sealed.p !== 'string') return null;
+      await load([{ tenantId, rh: sealed.rh, p: sealed.p }]);
+      // Misses are never cached: a key created later (a new send) must be found at once.
+      const key = cache.get(cacheKey(tenantId, sealed.rh, sealed.p));
+      if (!key) return null;
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, unb64(sealed.iv));
+        decipher.setAAD(aad(tenantId, emailId, sealed.rh, sealed.p));
+        decipher.setAuthTag(unb64(sealed.tag));
+        const clear = Buffer.concat([decipher.update(unb64(sealed.ct)), decipher.final()]).toString('utf8');
+        const fields = JSON.parse(clear) as unknown;
+        return fields !== null && typeof fields === 'object' ? (fields as SealedFields) : null;
+      } catch {
+        // Another key of the same (recipient, month) — the old one was erased — or altered bytes.
+        return null;
+      }
+    },
+
+    async prefetch(items) {
+      await load(
+        items
+          .filter(
+            (i) => i.sealed?.v === 1 && typeof i.sealed.rh === 'string' && typeof i.sealed.p === 'string',
+          )
+          .map((i) => ({ tenantId: i.tenantId, rh: i.sealed.rh, p: i.sealed.p })),
+      );
+    },
+
+    async eraseKeys(tenantId, email, client) {
+      const rh = recipientHash(tenantId, email);
+      const result = await (client ?? pool).query(
+        'DELETE FROM data_keys WHERE tenant_id = $1 AND recipient_hash = $2',
+        [tenantId, rh],
+      );
+      this.invalidate(tenantId, rh);
+      return result.rowCount ?? 0;
+    },
+
+    async dropPeriodsBefore(cutoff, tenantId, exceptTenants = []) {
+      const first = firstKeptPeriod(cutoff);
+      const result =
+        tenantId === undefined
+          ? await pool.query('DELETE FROM data_keys WHERE period < $1 AND tenant_id <> ALL($2::text[])', [
+              first,
+              exceptTenants,
+            ])
+          : await pool.query('DELETE FROM data_keys WHERE period < $1 AND tenant_id = $2', [first, tenantId]);
+      if ((result.rowCount ?? 0) > 0) this.invalidate();
+      return result.rowCount ?? 0;
+    },
+
+    invalidate(tenantId, rh) {
+      if (tenantId === undefined) {
+        cache.clear();
+        return;
+      }
+      const prefix = rh === undefined ? `${tenantId}\n` : `${tenantId}\n${rh}\n`;
+      for (const id of [...cache.keys()]) if (id.startsWith(prefix)) cache.delete(id);
+    },
+  };
+}

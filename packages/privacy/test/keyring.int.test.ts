@@ -1,0 +1,215 @@
+import { createPostgresEventLog } from '@tern/event-log';
+import { migratePostgres } from '@tern/stores';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFreshDatabase, waitFor } from '../../../test/support/services.js';
+import {
+  createKeyring,
+  type Keyring,
+  openRecords,
+  periodOf,
+  sealingEventLog,
+  sealRecord,
+  sealRecords,
+} from '../src/index.js';
+
+const KEY = 'privacy-test-encryption-key-0123456789abcdef';
+const queued = (over: Record<string, unknown> = {}, data: Record<string, unknown> = {}) => ({
+  id: 'em_1:queued',
+  type: 'email.queued',
+  tenantId: 't1',
+  emailId: 'em_1',
+  occurredAt: '2026-03-15T10:00:00.000Z',
+  data: { toEmail: 'Ada@Example.com', subject: 'Hello Ada', tags: ['x'], ...data },
+  ...over,
+});
+
+describe('keyring and sealing event log (real Postgres)', () => {
+  let db: { url: string; drop(): Promise<void> };
+  let pool: pg.Pool;
+  let keyring: Keyring;
+
+  beforeAll(async () => {
+    db = await createFreshDatabase();
+    pool = new pg.Pool({ connectionString: db.url, max: 8 });
+    pool.on('error', () => undefined);
+    await migratePostgres(pool);
+    keyring = createKeyring({ pool, encryptionKey: KEY });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await db?.drop();
+  });
+
+  it('refuses an ENCRYPTION_KEY under 32 bytes', () => {
+    expect(() => createKeyring({ pool, encryptionKey: 'x'.repeat(31) })).toThrow(/at least 32 bytes/);
+  });
+
+  it('recipient hashes are keyed, per tenant, case-insensitive', () => {
+    const other = createKeyring({ pool, encryptionKey: `${KEY}-other` });
+    expect(keyring.recipientHash('t1', 'Ada@Example.com ')).toBe(
+      keyring.recipientHash('t1', 'ada@example.com'),
+    );
+    expect(keyring.recipientHash('t2', 'ada@example.com')).not.toBe(
+      keyring.recipientHash('t1', 'ada@example.com'),
+    );
+    expect(other.recipientHash('t1', 'ada@example.com')).not.toBe(
+      keyring.recipientHash('t1', 'ada@example.com'),
+    );
+  });
+
+  it('seals an email.queued (no clear field left) and opens it back; other events pass untouched', async () => {
+    const record = { key: 'em_1', value: JSON.stringify(queued()) };
+    const sealed = await sealRecord(keyring, record);
+    expect(sealed.value).not.toMatch(/ada|hello/i);
+    const parsed = JSON.parse(sealed.value);
+    expect(parsed.data).toMatchObject({ tags: ['x'], sealed: { v: 1, p: '2026-03' } });
+    expect(parsed.data.toEmail).toBeUndefined();
+    const [opened] = await openRecords(keyring, [{ ...sealed, partition: 0, offset: '0' }]);
+    expect(JSON.parse(opened!.value)).toEqual(queued());
+    const sent = {
+      key: 'em_1',
+      value: JSON.stringify({ ...queued(), type: 'email.sent', data: { provider: 'p', messageId: 'm' } }),
+    };
+    expect(await sealRecord(keyring, sent)).toBe(sent);
+    const garbage = { key: 'k', value: '{"type":"email.queued", not json' };
+    expect(await sealRecord(keyring, garbage)).toBe(garbage);
+  });
+
+  it('a sealed value moved to another email or tenant does not open (additional data binds them)', async () => {
+    const sealed = JSON.parse(
+      (await sealRecord(keyring, { key: 'em_1', value: JSON.stringify(queued()) })).value,
+    );
+    expect(await keyring.open('t1', 'em_2', sealed.data.sealed)).toBeNull();
+    expect(await keyring.open('t2', 'em_1', sealed.data.sealed)).toBeNull();
+    expect(
+      await keyring.open('t1', 'em_1', { ...sealed.data.sealed, tag: 'AAAAAAAAAAAAAAAAAAAAAA' }),
+    ).toBeNull();
+    expect(await keyring.open('t1', 'em_1', sealed.data.sealed)).toEqual({
+      toEmail: 'Ada@Example.com',
+      subject: 'Hello Ada',
+    });
+  });
+
+  it('one key per (tenant, recipient, month), created once under concurrent seals', async () => {
+    const fresh = createKeyring({ pool, encryptionKey: KEY });
+    const others = Array.from({ length: 5 }, () => createKeyring({ pool, encryptionKey: KEY }));
+    const at = new Date('2026-04-02T00:00:00Z');
+    const all = await Promise.all(
+      [fresh, ...others].map((k, i) =>
+        k.seal('t1', `em_r${i}`, 'race@example.com', at, { toEmail: 'race@example.com' }),
+      ),
+    );
+    const { rows } = await pool.query(
+      'SELECT count(*)::int AS n FROM data_keys WHERE tenant_id = $1 AND recipient_hash = $2',
+      ['t1', fresh.recipientHash('t1', 'race@example.com')],
+    );
+    expect(rows[0].n).toBe(1);
+    // Whoever sealed, anyone opens: every racer ended with the stored key.
+    for (const [i, s] of all.entries())
+      expect(await keyring.open('t1', `em_r${i}`, s)).toEqual({ toEmail: 'race@example.com' });
+  });
+
+  it('a batch of new recipients gets its keys in one go, race-safe against another instance sealing the same batch', async () => {
+    const records = Array.from({ length: 40 }, (_, i) => ({
+      key: `em_b${i}`,
+      value: JSON.stringify(
+        queued({ id: `b${i}`, emailId: `em_b${i}` }, { toEmail: `batch${i % 20}@example.com` }),
+      ),
+    }));
+    const a = createKeyring({ pool, encryptionKey: KEY });
+    const b = createKeyring({ pool, encryptionKey: KEY });
+    const [sealedA, sealedB] = await Promise.all([sealRecords(a, records), sealRecords(b, records)]);
+    const { rows } = await pool.query(
+      "SELECT count(*)::int AS n FROM data_keys WHERE tenant_id = 't1' AND period = '2026-03' AND recipient_hash = ANY($1)",
+      [Array.from({ length: 20 }, (_, i) => keyring.recipientHash('t1', `batch${i}@example.com`))],
+    );
+    expect(rows[0].n).toBe(20);
+    const opened = await openRecords(
+      keyring,
+      [...sealedA, ...sealedB].map((r, i) => ({ ...r, partition: 0, offset: String(i) })),
+    );
+    expect(opened.map((r) => JSON.parse(r.value).data.toEmail)).toEqual(
+      [...records, ...records].map((r) => JSON.parse(r.value).data.toEmail),
+    );
+  });
+
+  it('erasing the keys makes every sealed copy unreadable, in this process at once and elsewhere after the cache TTL', async () => {
+    const elsewhere = createKeyring({ pool, encryptionKey: KEY, cacheTtlMs: 200 });
+    const march = await keyring.seal('t1', 'em_e1', 'eve@example.com', new Date('2026-03-01T00:00:00Z'), {
+      toEmail: 'eve@example.com',
+    });
+    const may = await keyring.seal('t1', 'em_e2', 'eve@example.com', new Date('2026-05-31T23:59:59Z'), {
+      toEmail: 'eve@example.com',
+    });
+    expect(await elsewhere.open('t1', 'em_e1', march)).not.toBeNull();
+    expect(await keyring.eraseKeys('t1', 'EVE@example.com')).toBe(2);
+    expect(await keyring.open('t1', 'em_e1', march)).toBeNull();
+    expect(await keyring.open('t1', 'em_e2', may)).toBeNull();
+    await waitFor(async () => (await elsewhere.open('t1', 'em_e1', march)) === null, { timeoutMs: 2000 });
+    // A new send after the erasure gets a new key; the old copies stay unreadable.
+    const again = await keyring.seal('t1', 'em_e3', 'eve@example.com', new Date('2026-03-02T00:00:00Z'), {
+      toEmail: 'eve@example.com',
+    });
+    expect(await keyring.open('t1', 'em_e3', again)).toEqual({ toEmail: 'eve@example.com' });
+    expect(await keyring.open('t1', 'em_e1', march)).toBeNull();
+  });
+
+  it('retention drops whole months before the cut-off, per tenant or for all but the overriding ones', async () => {
+    const seal = (tenant: string, month: string) =>
+      keyring.seal(tenant, `em_${tenant}_${month}`, 'ret@example.com', new Date(`${month}-10T00:00:00Z`), {
+        toEmail: 'x',
+      });
+    const jan = await seal('rt1', '2025-01');
+    const feb = await seal('rt1', '2025-02');
+    const febOther = await seal('rt2', '2025-02');
+    // Cut-off inside February: January goes, February stays (some of it is still visible).
+    expect(await keyring.dropPeriodsBefore(new Date('2025-02-20T00:00:00Z'), 'rt1')).toBe(1);
+    expect(await keyring.open('rt1', 'em_rt1_2025-01', jan)).toBeNull();
+    expect(await keyring.open('rt1', 'em_rt1_2025-02', feb)).not.toBeNull();
+    expect(
+      await keyring.dropPeriodsBefore(new Date('2025-03-01T00:00:00Z'), undefined, ['rt1']),
+    ).toBeGreaterThanOrEqual(1);
+    expect(await keyring.open('rt2', 'em_rt2_2025-02', febOther)).toBeNull();
+    expect(await keyring.open('rt1', 'em_rt1_2025-02', feb)).not.toBeNull();
+    expect(periodOf(new Date('2025-12-31T23:59:59.999Z'))).toBe('2025-12');
+  });
+
+  it('the sealing log: the table holds no clear field, a consumer reads them opened, an erased one as null', async () => {
+    const raw = createPostgresEventLog({ pool, table: 'privacy_log' });
+    await raw.ensureSchema();
+    const log = sealingEventLog(raw, keyring);
+    await log.append([
+      {
+        key: 'em_l1',
+        value: JSON.stringify(
+          queued({ id: 'l1', emailId: 'em_l1' }, { toEmail: 'lia@example.com', subject: 'For Lia' }),
+        ),
+      },
+      {
+        key: 'em_l2',
+        value: JSON.stringify(
+          queued({ id: 'l2', emailId: 'em_l2' }, { toEmail: 'max@example.com', subject: 'For Max' }),
+        ),
+      },
+    ]);
+    const { rows } = await pool.query<{ value: string }>('SELECT value FROM privacy_log');
+    expect(rows.map((r) => r.value).join('\n')).not.toMatch(/lia|max|For /i);
+    await keyring.eraseKeys('t1', 'lia@example.com');
+    const seen: Record<string, unknown>[] = [];
+    const consumer = await log.consume({
+      group: 'privacy-test',
+      fromBeginning: true,
+      handle: async (batch) => {
+        for (const r of batch) seen.push(JSON.parse(r.value).data);
+      },
+    });
+    await waitFor(() => seen.length === 2, { timeoutMs: 10_000 });
+    await consumer.stop();
+    await raw.close();
+    expect(seen).toEqual([
+      { toEmail: null, subject: null, tags: ['x'] },
+      { toEmail: 'max@example.com', subject: 'For Max', tags: ['x'] },
+    ]);
+  });
+});
