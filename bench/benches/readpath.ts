@@ -186,6 +186,48 @@ try {
   await measure('bare route, summary body', `${bareUrl}/summary`, {});
   await measure('summary, repeated', `${apiUrl}/analytics/summary?days=${DAYS}`, headers);
 
+  // The other ceiling of the logs route: its two statements (read context, then the page) run
+  // straight on the same pool, 32 in flight, no HTTP — what Postgres on these cores serves.
+  const { retentionCutoff } = await import('@tern/domain');
+  const pgAlone = async (page: number) => {
+    const until = performance.now() + SECONDS * 1000;
+    let done = 0;
+    const worker = async () => {
+      while (performance.now() < until) {
+        const context = await api.tenantReadContext(pg.pool, TENANT);
+        const cutoff = retentionCutoff(new Date(), context.retentionOverride ?? DAYS);
+        await api.logsPage(pg.pool, { tenantId: TENANT, cutoff, limit: 20, page, cursor: null, filter: {} });
+        done++;
+      }
+    };
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: 32 }, worker));
+    return done / ((performance.now() - t0) / 1000);
+  };
+  for (const [name, page] of [
+    ['logs page 1', 1],
+    [`logs page ${deepPage}`, deepPage],
+  ] as const) {
+    const alone = await pgAlone(page);
+    console.error(`[readpath] ${name}, its statements alone on the pool: ${Math.round(alone)} /s`);
+    figures.push(
+      {
+        bench: 'readpath',
+        variant: name,
+        metric: 'its statements alone on the pool, 32 in flight',
+        value: alone,
+        unit: 'req/s',
+      },
+      {
+        bench: 'readpath',
+        variant: name,
+        metric: 'ratio to its statements alone',
+        value: (measured[name]!.c32.reqPerSec / alone) * 100,
+        unit: '%',
+      },
+    );
+  }
+
   const ceilingLogs = measured['bare route, logs body']!.c32.reqPerSec;
   const ceilingSummary = measured['bare route, summary body']!.c32.reqPerSec;
   const variant = `servers, ${ENTRIES.toLocaleString('en-US')} entries`;

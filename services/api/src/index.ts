@@ -15,6 +15,7 @@ export * from './contacts/erase-routes.js';
 export * from './contacts/routes.js';
 export * from './contacts/store.js';
 export * from './credentials.js';
+export * from './logs/store.js';
 export * from './logs-routes.js';
 export * from './openapi.js';
 export * from './pg-queries.js';
