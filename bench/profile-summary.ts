@@ -4,6 +4,10 @@
  *   npx tsx bench/profile-summary.ts <file.cpuprofile> [top=25]
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The repository's root as it appears in a profile's script URLs (`file:///…/`). */
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 interface ProfileNode {
   id: number;
@@ -30,8 +34,8 @@ export function origin(url: string, withFile = false): string {
     return withFile ? `pkg:${name}/${rest.slice(scoped ? 2 : 1).join('/')}` : `pkg:${name}`;
   }
   if (url.startsWith('node:')) return url;
-  const repo = url.indexOf('/work/main/');
-  return repo >= 0 ? `tern:${url.slice(repo + '/work/main/'.length)}` : url;
+  const repo = url.indexOf(REPO_ROOT);
+  return repo >= 0 ? `tern:${url.slice(repo + REPO_ROOT.length)}` : url;
 }
 
 function summarise(path: string, top: number): void {
