@@ -323,7 +323,8 @@ export async function expectPublicApiOnly(w: WatchedPage, name: string): Promise
 
 /** Accessibility, console, public API only, 360 px and screenshots: the checks every page passes. */
 export async function checkPage(w: WatchedPage, name: string): Promise<void> {
-  await w.page.waitForLoadState('networkidle');
+  // A bound for a machine busy with the whole suite (the context's 15 s default was once too short).
+  await w.page.waitForLoadState('networkidle', { timeout: 30_000 });
   await expectPublicApiOnly(w, name);
   expect(await seriousA11yViolations(w.page), `${name}: serious accessibility violations`).toEqual([]);
   await screenshot(w.page, `${name}-1280`);
