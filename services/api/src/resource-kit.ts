@@ -1,5 +1,5 @@
 import { randomBase62 } from '@tern/auth';
-import { listMeta, RESOURCE_ID_PREFIXES, type ResourceKind } from '@tern/contracts';
+import { listMeta, listResponseSchema, RESOURCE_ID_PREFIXES, type ResourceKind } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import { z } from 'zod';
 import { errorResponse, errors, pageQuerySchema } from './schemas.js';
@@ -68,6 +68,24 @@ export function resourceErrors(
               ? errorResponse(409, 'Conflicts with what exists.', opts.conflict)
               : opts.conflict,
         }),
+  };
+}
+
+/**
+ * The documented answers of a resource's list route: 200 with one page of `item` (its `examples`
+ * as that page), the 400 of a bad page or limit, and {@link resourceErrors}.
+ */
+export function listResponses<T extends z.ZodType>(
+  item: T,
+  opts: { what: string; description: string; examples: unknown; badRequest?: string },
+) {
+  return {
+    200: listResponseSchema(item).meta({
+      description: opts.description,
+      examples: [{ data: opts.examples, meta: { page: 1, limit: 20, total: 1, totalPages: 1 } }],
+    }),
+    400: errors.badRequest(opts.badRequest ?? 'querystring.limit: limit must be an integer from 1 to 100'),
+    ...resourceErrors(opts.what),
   };
 }
 

@@ -4,7 +4,6 @@ import {
   campaignStatusAnswerSchema,
   contentProblem,
   createCampaignBodySchema,
-  listResponseSchema,
   updateCampaignBodySchema,
 } from '@tern/contracts';
 import { httpError } from '@tern/http';
@@ -15,6 +14,7 @@ import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
   listAnswer,
+  listResponses,
   newResourceId,
   notFound,
   pageQuerySchema,
@@ -119,14 +119,11 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
         description: 'Newest first, each with its stats.',
         security: KEY_OR_DASHBOARD,
         querystring: pageQuerySchema,
-        response: {
-          200: listResponseSchema(campaignSchema).meta({
-            description: 'One page of campaigns.',
-            examples: [{ data: EXAMPLE ?? [], meta: { page: 1, limit: 20, total: 1, totalPages: 1 } }],
-          }),
-          400: errors.badRequest('querystring.limit: limit must be an integer from 1 to 100'),
-          ...resourceErrors('campaign'),
-        },
+        response: listResponses(campaignSchema, {
+          what: 'campaign',
+          description: 'One page of campaigns.',
+          examples: EXAMPLE ?? [],
+        }),
       },
     },
     async (request) => {

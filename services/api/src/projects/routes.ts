@@ -1,9 +1,4 @@
-import {
-  createProjectBodySchema,
-  listResponseSchema,
-  projectSchema,
-  updateProjectBodySchema,
-} from '@tern/contracts';
+import { createProjectBodySchema, projectSchema, updateProjectBodySchema } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { type AuthConfig, boundProject, credentialOf } from '../credentials.js';
@@ -11,6 +6,7 @@ import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
   listAnswer,
+  listResponses,
   newResourceId,
   notFound,
   pageQuerySchema,
@@ -79,14 +75,11 @@ export const projectRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, de
         description: 'Newest first. A project-bound key sees its own project only.',
         security: KEY_OR_DASHBOARD,
         querystring: pageQuerySchema,
-        response: {
-          200: listResponseSchema(projectSchema).meta({
-            description: 'One page of projects.',
-            examples: [{ data: EXAMPLE ?? [], meta: { page: 1, limit: 20, total: 1, totalPages: 1 } }],
-          }),
-          400: errors.badRequest('querystring.limit: limit must be an integer from 1 to 100'),
-          ...resourceErrors('project'),
-        },
+        response: listResponses(projectSchema, {
+          what: 'project',
+          description: 'One page of projects.',
+          examples: EXAMPLE ?? [],
+        }),
       },
     },
     async (request) => {

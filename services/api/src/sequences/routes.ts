@@ -3,7 +3,6 @@ import {
   createSequenceBodySchema,
   enrollBodySchema,
   enrollmentSchema,
-  listResponseSchema,
   sequenceSchema,
 } from '@tern/contracts';
 import { httpError } from '@tern/http';
@@ -15,6 +14,7 @@ import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
   listAnswer,
+  listResponses,
   newResourceId,
   notFound,
   pageQuerySchema,
@@ -89,14 +89,11 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
         description: 'Newest first, each with per-step stats and enrollment counts.',
         security: KEY_OR_DASHBOARD,
         querystring: pageQuerySchema,
-        response: {
-          200: listResponseSchema(sequenceSchema).meta({
-            description: 'One page of sequences.',
-            examples: [{ data: EXAMPLE ?? [], meta: { page: 1, limit: 20, total: 1, totalPages: 1 } }],
-          }),
-          400: errors.badRequest('querystring.limit: limit must be an integer from 1 to 100'),
-          ...resourceErrors('sequence'),
-        },
+        response: listResponses(sequenceSchema, {
+          what: 'sequence',
+          description: 'One page of sequences.',
+          examples: EXAMPLE ?? [],
+        }),
       },
     },
     async (request) => {

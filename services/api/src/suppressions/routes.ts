@@ -1,9 +1,9 @@
-import { addSuppressionBodySchema, listResponseSchema, suppressionSchema } from '@tern/contracts';
+import { addSuppressionBodySchema, suppressionSchema } from '@tern/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
-import { listAnswer, notFound, pageQuerySchema, resourceErrors } from '../resource-kit.js';
+import { listAnswer, listResponses, notFound, pageQuerySchema, resourceErrors } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 import { addSuppression, listSuppressions, removeSuppression } from './store.js';
@@ -31,14 +31,12 @@ export const suppressionRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app
         description: 'Newest first. Entries come from you (`manual`) or from hard bounces and complaints.',
         security: KEY_OR_DASHBOARD,
         querystring: pageQuerySchema,
-        response: {
-          200: listResponseSchema(suppressionSchema).meta({
-            description: 'One page of suppressed addresses.',
-            examples: [{ data: [EXAMPLE], meta: { page: 1, limit: 20, total: 1, totalPages: 1 } }],
-          }),
-          400: errors.badRequest('querystring.page: page must be an integer ≥ 1'),
-          ...resourceErrors('suppression'),
-        },
+        response: listResponses(suppressionSchema, {
+          what: 'suppression',
+          description: 'One page of suppressed addresses.',
+          examples: [EXAMPLE],
+          badRequest: 'querystring.page: page must be an integer ≥ 1',
+        }),
       },
     },
     async (request) => {

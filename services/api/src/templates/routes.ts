@@ -1,6 +1,5 @@
 import {
   createTemplateBodySchema,
-  listResponseSchema,
   type Role,
   renderedTemplateSchema,
   renderTemplateBodySchema,
@@ -17,6 +16,7 @@ import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
   listAnswer,
+  listResponses,
   newResourceId,
   notFound,
   pageQuerySchema,
@@ -114,27 +114,19 @@ export const templateRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
         description: 'Newest first, without content (`GET /templates/:id` has it).',
         security: KEY_OR_DASHBOARD,
         querystring: pageQuerySchema,
-        response: {
-          200: listResponseSchema(templateSummarySchema).meta({
-            description: 'One page of templates.',
-            examples: [
-              {
-                data: [
-                  {
-                    id: 'tpl_8Zc1qW4rT7yU2iO5pA3sD6fG',
-                    name: 'Welcome',
-                    subject: 'Welcome, {{firstName}}',
-                    createdAt: '2026-06-15T12:00:00.000Z',
-                    updatedAt: '2026-06-15T12:00:00.000Z',
-                  },
-                ],
-                meta: { page: 1, limit: 20, total: 1, totalPages: 1 },
-              },
-            ],
-          }),
-          400: errors.badRequest('querystring.limit: limit must be an integer from 1 to 100'),
-          ...resourceErrors('template'),
-        },
+        response: listResponses(templateSummarySchema, {
+          what: 'template',
+          description: 'One page of templates.',
+          examples: [
+            {
+              id: 'tpl_8Zc1qW4rT7yU2iO5pA3sD6fG',
+              name: 'Welcome',
+              subject: 'Welcome, {{firstName}}',
+              createdAt: '2026-06-15T12:00:00.000Z',
+              updatedAt: '2026-06-15T12:00:00.000Z',
+            },
+          ],
+        }),
       },
     },
     async (request) => {
