@@ -24,3 +24,15 @@ export {
   type PostgresKind,
   type PostgresStore,
 } from './postgres.js';
+export {
+  createReadModelFeed,
+  notifyReadModel,
+  READ_MODEL_APPLICATION_NAME,
+  READ_MODEL_CHANNEL,
+  READ_MODEL_KINDS,
+  type ReadModelChange,
+  type ReadModelFeed,
+  type ReadModelFeedOptions,
+  type ReadModelKind,
+  readModelPayload,
+} from './read-model-feed.js';

@@ -1,0 +1,177 @@
+// The read-model feed (issue 10): what the api memoises on. On a real Postgres server (a listening
+// connection of its own) and on PGlite (the one session hears its own commits). A version must move
+// for every change committed for a tenant, only at commit, and be null whenever a change could go
+// unheard.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFreshDatabase, tempDir, waitFor } from '../../../test/support/services.js';
+import {
+  createPostgres,
+  createReadModelFeed,
+  migratePostgres,
+  notifyReadModel,
+  type PostgresStore,
+  READ_MODEL_APPLICATION_NAME,
+  READ_MODEL_CHANNEL,
+  type ReadModelFeed,
+  readModelPayload,
+} from '../src/index.js';
+
+describe('readModelPayload', () => {
+  it('keeps a payload under the 8000 bytes of a NOTIFY: a long tenant list becomes every tenant', () => {
+    expect(JSON.parse(readModelPayload({ kind: 'logs', tenants: ['a', 'b', 'a'] }))).toEqual({
+      kind: 'logs',
+      tenants: ['a', 'b'],
+    });
+    const many = Array.from({ length: 200 }, (_, i) => `tenant-${'x'.repeat(100)}-${i}`);
+    const payload = readModelPayload({ kind: 'analytics', tenants: many });
+    expect(JSON.parse(payload)).toEqual({ kind: 'analytics', tenants: null });
+    expect(Buffer.byteLength(payload)).toBeLessThan(8000);
+  });
+});
+
+describe('on a Postgres server (a connection of its own)', () => {
+  let db: { url: string; drop(): Promise<void> };
+  let pool: pg.Pool;
+  let feed: ReadModelFeed;
+
+  beforeAll(async () => {
+    db = await createFreshDatabase();
+    pool = new pg.Pool({ connectionString: db.url, max: 4 });
+    pool.on('error', () => undefined);
+    await migratePostgres(pool);
+    await pool.query(
+      `INSERT INTO projection_status (name, last_batch_at) VALUES ('projector', '2026-06-15T10:00:00Z')`,
+    );
+    feed = createReadModelFeed({ pool, connection: 'dedicated', checkIntervalMs: 100 });
+  });
+
+  afterAll(async () => {
+    await feed?.close();
+    await pool?.end();
+    await db?.drop();
+  });
+
+  it('is live once it listens, with the last batch time as its first freshness', async () => {
+    expect(await feed.ready()).toBe(true);
+    expect(feed.live).toBe(true);
+    expect(feed.asOf()?.toISOString()).toBe('2026-06-15T10:00:00.000Z');
+    expect(feed.version('logs', 'a')).toEqual(expect.any(String));
+  });
+
+  it('moves a tenant’s version at the commit of its change, never before, and only its own', async () => {
+    const a = feed.version('logs', 'a');
+    const b = feed.version('logs', 'b');
+    const analyticsA = feed.version('analytics', 'a');
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await notifyReadModel(client, { kind: 'logs', tenants: ['a'], asOf: '2026-06-15T11:00:00.000Z' });
+      // Uncommitted: nothing may be heard (a memoised answer stays right).
+      await new Promise((r) => setTimeout(r, 200));
+      expect(feed.version('logs', 'a')).toBe(a);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    await waitFor(() => feed.version('logs', 'a') !== a, { timeoutMs: 5000 });
+    expect(feed.version('logs', 'b')).toBe(b);
+    expect(feed.version('analytics', 'a')).toBe(analyticsA);
+    expect(feed.asOf()?.toISOString()).toBe('2026-06-15T11:00:00.000Z');
+  });
+
+  it('never hears a rolled-back change', async () => {
+    const a = feed.version('logs', 'a');
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await notifyReadModel(client, { kind: 'logs', tenants: ['a'] });
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
+    // A later committed notice of another tenant proves the earlier one would have arrived by now.
+    const c = feed.version('logs', 'c');
+    await notifyReadModel(pool, { kind: 'logs', tenants: ['c'] });
+    await waitFor(() => feed.version('logs', 'c') !== c, { timeoutMs: 5000 });
+    expect(feed.version('logs', 'a')).toBe(a);
+  });
+
+  it('every tenant, a reset and an unreadable notice move every version; asOf never goes back', async () => {
+    for (const change of [
+      () => notifyReadModel(pool, { kind: 'settings', tenants: null }),
+      () => notifyReadModel(pool, { kind: 'reset' }),
+      () => pool.query('SELECT pg_notify($1, $2)', [READ_MODEL_CHANNEL, 'not json']),
+    ]) {
+      const before = ['a', 'b', 'zz'].map((t) => feed.version('settings', t));
+      await change();
+      await waitFor(() => feed.version('settings', 'a') !== before[0], { timeoutMs: 5000 });
+      expect(['a', 'b', 'zz'].map((t) => feed.version('settings', t))).toEqual(
+        before.map((v) => expect.not.stringMatching(`^${v?.replaceAll('.', '\\.')}$`)),
+      );
+    }
+    const b = feed.version('logs', 'b');
+    await notifyReadModel(pool, { kind: 'logs', tenants: ['b'], asOf: '2026-06-15T09:00:00.000Z' });
+    await waitFor(() => feed.version('logs', 'b') !== b, { timeoutMs: 5000 });
+    expect(feed.asOf()?.toISOString()).toBe('2026-06-15T11:00:00.000Z');
+  });
+
+  it('a change of this process is seen at once, before its notice arrives', () => {
+    const a = feed.version('logs', 'a');
+    feed.changed({ kind: 'logs', tenants: ['a'] });
+    expect(feed.version('logs', 'a')).not.toBe(a);
+  });
+
+  it('has no version while its connection is lost, and a new epoch once back', async () => {
+    const before = feed.version('logs', 'a');
+    const killed = await pool.query<{ ok: boolean }>(
+      `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = $1`,
+      [READ_MODEL_APPLICATION_NAME],
+    );
+    expect(killed.rows.some((r) => r.ok)).toBe(true);
+    await waitFor(() => feed.version('logs', 'a') === null, { timeoutMs: 5000, intervalMs: 5 });
+    expect(feed.live).toBe(false);
+    await waitFor(() => feed.live, { timeoutMs: 10_000 });
+    const after = feed.version('logs', 'a');
+    expect(after).not.toBeNull();
+    expect(after).not.toBe(before);
+  });
+});
+
+describe('on PGlite (one session: the committing connection hears it)', () => {
+  let store: PostgresStore;
+  let feed: ReadModelFeed;
+
+  beforeAll(async () => {
+    store = await createPostgres({ dataDir: tempDir('tern-feed-pglite-') });
+    await migratePostgres(store.pool);
+    feed = createReadModelFeed({ pool: store.pool, connection: 'shared' });
+  });
+
+  afterAll(async () => {
+    await feed?.close();
+    await store?.close();
+  });
+
+  it('moves the version by the time COMMIT returns, and not for a rollback', async () => {
+    expect(await feed.ready()).toBe(true);
+    const a = feed.version('logs', 'a');
+    const b = feed.version('logs', 'b');
+    const client = await store.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await notifyReadModel(client, { kind: 'logs', tenants: ['a'] });
+      await client.query('ROLLBACK');
+      expect(feed.version('logs', 'a')).toBe(a);
+      await client.query('BEGIN');
+      await notifyReadModel(client, { kind: 'logs', tenants: ['a'] });
+      expect(feed.version('logs', 'a')).toBe(a);
+      await client.query('COMMIT');
+      expect(feed.version('logs', 'a')).not.toBe(a);
+      expect(feed.version('logs', 'b')).toBe(b);
+    } finally {
+      client.release();
+    }
+  });
+});
