@@ -1,10 +1,10 @@
 import { analyticsPeriod, dayRange, rates, retentionCutoff, utcDay } from '@tern/domain';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { createAnalyticsMemo } from './analytics-memo.js';
 import type { DayRangeParams } from './analytics-queries.js';
 import { credentialOf } from './credentials.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';
-import { templateNames, tenantReadContext } from './pg-queries.js';
+import { templateNames } from './pg-queries.js';
+import { createReadMemo } from './read-memo.js';
 import type { ApiRouteDeps } from './route-deps.js';
 import {
   AS_OF_HEADER,
@@ -40,7 +40,7 @@ const analyticsErrors = {
 
 /** `/analytics/summary|daily|top-templates` (SPEC §6): dashboard sessions only, from ClickHouse. */
 export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
-  const memo = createAnalyticsMemo();
+  const memo = createReadMemo<unknown>({ maxEntries: 5000 });
   // Every field of the range is in the key: the whole tenant and each project are separate answers.
   const keyOf = (kind: string, r: DayRangeParams) =>
     `${kind}\u0000${r.tenantId}\u0000${r.fromDay}\u0000${r.toDay}\u0000${r.projectId ?? ''}`;
@@ -53,7 +53,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
   ) {
     const at = deps.now();
     const period = analyticsPeriod(at, days);
-    const context = await tenantReadContext(deps.pool, tenantId);
+    const context = await deps.readModel.get(tenantId);
     if (context.asOf !== null) setAsOf(context.asOf.toISOString());
     const range: DayRangeParams = {
       tenantId,

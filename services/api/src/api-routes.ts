@@ -4,6 +4,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { JwtVerifier } from '@tern/auth';
 import { httpError } from '@tern/http';
 import type { Keyring } from '@tern/privacy';
+import type { ReadModelFeed } from '@tern/stores';
 import type { FastifyPluginAsync } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type pg from 'pg';
@@ -17,6 +18,7 @@ import { createAuthHook } from './credentials.js';
 import { emailRoutes } from './emails/routes.js';
 import { logsRoutes } from './logs-routes.js';
 import { projectRoutes } from './projects/routes.js';
+import { createReadContexts } from './read-context.js';
 import type { ApiRouteDeps, SendingDeps } from './route-deps.js';
 import { sequenceRoutes } from './sequences/routes.js';
 import { suppressionRoutes } from './suppressions/routes.js';
@@ -56,6 +58,11 @@ export interface ApiRoutesOptions {
   keyring?: Keyring;
   /** When an erasure's scrub runs again (default 45 s). */
   erasureRescrubMs?: number;
+  /**
+   * Changes of the read models, heard from Postgres: with it, repeated reads (logs pages, analytics)
+   * are memoised and cost no query (`read-context.ts`). Absent: every read queries the stores.
+   */
+  readModel?: ReadModelFeed;
 }
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
@@ -200,6 +207,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     keys,
     now,
     retentionDays: opts.retentionDays,
+    readModel: createReadContexts(opts.pool, opts.readModel),
     webhooks: opts.webhooks,
   };
   await app.register(analyticsRoutes, deps);

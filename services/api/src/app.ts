@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { type JwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import type { Keyring } from '@tern/privacy';
+import type { ReadModelFeed } from '@tern/stores';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { apiRoutes } from './api-routes.js';
@@ -51,6 +52,8 @@ export interface ApiDeps {
   keyring?: Keyring;
   /** When an erasure's scrub runs again (default 45 s; tests shorten it). */
   erasureRescrubMs?: number;
+  /** Changes of the read models (`createReadModelFeed`): repeated reads are then memoised. */
+  readModel?: ReadModelFeed;
 }
 
 /**
@@ -127,6 +130,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.sending ? { sending: deps.sending } : {}),
     ...(deps.keyring ? { keyring: deps.keyring } : {}),
     ...(deps.erasureRescrubMs !== undefined ? { erasureRescrubMs: deps.erasureRescrubMs } : {}),
+    ...(deps.readModel ? { readModel: deps.readModel } : {}),
   });
   return app;
 }

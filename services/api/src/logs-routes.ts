@@ -5,13 +5,15 @@ import { boundProject, credentialOf } from './credentials.js';
 import { decodeLogsCursor, encodeLogsCursor } from './logs/cursor.js';
 import { logsPage } from './logs/store.js';
 import { KEY_OR_DASHBOARD, TAGS } from './openapi.js';
-import { tenantReadContext } from './pg-queries.js';
+import { createReadMemo } from './read-memo.js';
 import { resourceErrors } from './resource-kit.js';
 import type { ApiRouteDeps } from './route-deps.js';
 import { AS_OF_HEADER, errors, logsQuerySchema, logsResponseSchema } from './schemas.js';
 
 /** `GET /emails/logs` (SPEC §7, §19): the caller's tenant only, newest first, never an expired entry. */
 export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  // Pages memoised on the tenant's logs version (`read-context.ts`): ≤ 8 MiB of answers.
+  const pages = createReadMemo<Buffer>({ maxEntries: 5000, maxBytes: 8 * 2 ** 20, sizeOf: (b) => b.length });
   app.get(
     '/emails/logs',
     {
@@ -56,29 +58,51 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
       const empty =
         bound !== null && request.query.projectId !== undefined && request.query.projectId !== bound;
       const at = deps.now();
-      const context = await tenantReadContext(deps.pool, tenantId);
+      const context = await deps.readModel.get(tenantId);
       if (context.asOf !== null) reply.header(AS_OF_HEADER, context.asOf.toISOString());
       const cutoff = retentionCutoff(at, context.retentionOverride ?? deps.retentionDays);
-      const result = empty
-        ? { entries: [], total: 0, next: null, page: cursor?.page ?? page }
-        : await logsPage(deps.pool, {
-            tenantId,
-            cutoff,
+      const answer = async () => {
+        const result = empty
+          ? { entries: [], total: 0, next: null, page: cursor?.page ?? page }
+          : await logsPage(deps.pool, {
+              tenantId,
+              cutoff,
+              limit,
+              page,
+              cursor,
+              filter: { status, from, to, tag, q, projectId },
+            });
+        return {
+          data: result.entries,
+          meta: {
+            page: result.page,
             limit,
-            page,
-            cursor,
-            filter: { status, from, to, tag, q, projectId },
-          });
-      return {
-        data: result.entries,
-        meta: {
-          page: result.page,
-          limit,
-          total: result.total,
-          totalPages: Math.ceil(result.total / limit),
-          nextCursor: result.next ? encodeLogsCursor(result.next) : null,
-        },
+            total: result.total,
+            totalPages: Math.ceil(result.total / limit),
+            nextCursor: result.next ? encodeLogsCursor(result.next) : null,
+          },
+        };
       };
+      if (context.logsVersion === null) return answer();
+      // Memoised as the bytes sent: a repeated page costs neither a query nor a serialisation.
+      const key = JSON.stringify([
+        tenantId,
+        cutoff.getTime(),
+        empty,
+        projectId ?? null,
+        page,
+        limit,
+        request.query.cursor ?? null,
+        status ?? null,
+        from ?? null,
+        to ?? null,
+        tag ?? null,
+        q ?? null,
+      ]);
+      const body = await pages.get(key, context.logsVersion, async () =>
+        Buffer.from(reply.serialize(await answer()) as string),
+      );
+      return reply.type('application/json; charset=utf-8').send(body);
     },
   );
 };

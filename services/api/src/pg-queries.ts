@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
 import type pg from 'pg';
 
 const names = new Map<string, string>();
@@ -71,10 +72,20 @@ export async function setRetentionOverride(
   retentionDays: number | null,
   at: Date,
 ): Promise<void> {
+  // One statement: the api processes hear of the new retention when it commits.
   await pool.query(
-    `INSERT INTO tenant_settings (tenant_id, retention_days, updated_at) VALUES ($1, $2, $3)
-     ON CONFLICT (tenant_id) DO UPDATE SET retention_days = EXCLUDED.retention_days, updated_at = EXCLUDED.updated_at`,
-    [tenantId, retentionDays, at],
+    `WITH saved AS (
+       INSERT INTO tenant_settings (tenant_id, retention_days, updated_at) VALUES ($1, $2, $3)
+       ON CONFLICT (tenant_id) DO UPDATE SET retention_days = EXCLUDED.retention_days, updated_at = EXCLUDED.updated_at
+     )
+     SELECT pg_notify($4, $5)`,
+    [
+      tenantId,
+      retentionDays,
+      at,
+      READ_MODEL_CHANNEL,
+      readModelPayload({ kind: 'settings', tenants: [tenantId] }),
+    ],
   );
 }
 

@@ -2,6 +2,7 @@ import type { EventLog } from '@tern/event-log';
 import type pg from 'pg';
 import type { AnalyticsQueries } from './analytics-queries.js';
 import type { ApiKeyStore } from './api-key-store.js';
+import type { ReadContexts } from './read-context.js';
 import type { WebhookRouteOptions } from './webhooks/routes.js';
 
 /** What the route plugins of the query API share; built once by `apiRoutes`. */
@@ -13,6 +14,8 @@ export interface ApiRouteDeps {
   now: () => Date;
   /** Server default retention (RETENTION_DAYS); a tenant may override it. */
   retentionDays: number;
+  /** A tenant's retention, freshness and memo versions; told of the changes routes commit. */
+  readModel: ReadContexts;
   /** Secret sealing and URL policy of `/webhooks*`; the routes exist only when it is given. */
   webhooks?: WebhookRouteOptions | undefined;
 }

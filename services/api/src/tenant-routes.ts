@@ -189,6 +189,7 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
       const tenantId = request.params.id;
       if (retentionDays !== undefined) {
         await setRetentionOverride(deps.pool, tenantId, retentionDays, deps.now());
+        deps.readModel.changed({ kind: 'settings', tenants: [tenantId] });
         request.log.info({ retentionDays }, 'tenant retention changed');
       }
       if (tracking !== undefined) {

@@ -5,7 +5,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { applyBatchToPostgres, shipBatch } from '@tern/projector';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAnalyticsMemo } from '../src/analytics-memo.js';
+import { createReadMemo } from '../src/read-memo.js';
 import {
   cohort,
   eventsFor,
@@ -192,9 +192,9 @@ describe('analytics memoised on the projection watermark', () => {
   });
 });
 
-describe('createAnalyticsMemo', () => {
+describe('createReadMemo', () => {
   it('shares one computation between concurrent calls, forgets failures, stays bounded', async () => {
-    const memo = createAnalyticsMemo(2);
+    const memo = createReadMemo<number>({ maxEntries: 2 });
     let calls = 0;
     const compute = async () => ++calls;
     const [a, b] = await Promise.all([memo.get('k', 'w1', compute), memo.get('k', 'w1', compute)]);

@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { AnalyticsDelta } from '@tern/domain';
+import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
 import type pg from 'pg';
 
 export const DAILY_TABLE = 'email_daily_v2';
@@ -68,7 +69,26 @@ export async function shipPendingOutbox(
   );
   for (const row of pending.rows) {
     await ship(ch, row.batch_id, row.rows);
-    await pool.query('DELETE FROM analytics_outbox WHERE batch_id = $1', [row.batch_id]);
+    await completeOutbox(pool, row.batch_id, row.rows);
   }
   return pending.rows.length;
+}
+
+/**
+ * Deletes a shipped outbox batch and tells the api processes that these tenants' analytics
+ * changed (one statement: the notice is sent when the delete commits).
+ */
+export async function completeOutbox(
+  pool: pg.Pool,
+  batchId: string,
+  rows: readonly AnalyticsDelta[],
+): Promise<void> {
+  await pool.query(
+    'WITH shipped AS (DELETE FROM analytics_outbox WHERE batch_id = $1) SELECT pg_notify($2, $3)',
+    [
+      batchId,
+      READ_MODEL_CHANNEL,
+      readModelPayload({ kind: 'analytics', tenants: rows.map((r) => r.tenantId) }),
+    ],
+  );
 }

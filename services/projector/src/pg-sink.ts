@@ -8,6 +8,7 @@ import {
   initialEmailState,
   toLogEntry,
 } from '@tern/domain';
+import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
 import type pg from 'pg';
 
 /** A record that could not be parsed: kept in `dead_letters` with the reason, never retried. */
@@ -330,14 +331,25 @@ async function applyInTransaction(
     ]);
   }
   const newest = toApply.reduce((max, e) => Math.max(max, Date.parse(e.occurredAt)), 0);
+  // The batch's progress, and its notice to the api processes (delivered at commit): these
+  // tenants' log entries changed, as of this `last_batch_at` (packages/stores read-model-feed).
   await client.query(
-    `INSERT INTO projection_status (name, last_event_at, last_batch_at, events_total)
-     VALUES ('projector', $1, now(), $2)
-     ON CONFLICT (name) DO UPDATE
-        SET last_event_at = GREATEST(projection_status.last_event_at, EXCLUDED.last_event_at),
-            last_batch_at = now(),
-            events_total = projection_status.events_total + EXCLUDED.events_total`,
-    [new Date(newest).toISOString(), toApply.length],
+    `WITH status AS (
+       INSERT INTO projection_status (name, last_event_at, last_batch_at, events_total)
+       VALUES ('projector', $1, now(), $2)
+       ON CONFLICT (name) DO UPDATE
+          SET last_event_at = GREATEST(projection_status.last_event_at, EXCLUDED.last_event_at),
+              last_batch_at = now(),
+              events_total = projection_status.events_total + EXCLUDED.events_total
+       RETURNING last_batch_at
+     )
+     SELECT pg_notify($3, jsonb_set($4::jsonb, '{asOf}', to_jsonb((SELECT last_batch_at FROM status)))::text)`,
+    [
+      new Date(newest).toISOString(),
+      toApply.length,
+      READ_MODEL_CHANNEL,
+      readModelPayload({ kind: 'logs', tenants: emails.map((e) => e.tenantId) }),
+    ],
   );
   return { applied: toApply.length, duplicates: events.length - toApply.length, outbox };
 }

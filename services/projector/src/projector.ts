@@ -9,7 +9,7 @@ import {
 import type { AnalyticsDelta } from '@tern/domain';
 import type { ConsumedRecord, EventLog, EventLogConsumer } from '@tern/event-log';
 import type pg from 'pg';
-import { type ShipFn, shipBatch, shipPendingOutbox } from './ch-sink.js';
+import { completeOutbox, type ShipFn, shipBatch, shipPendingOutbox } from './ch-sink.js';
 import { applyBatchToPostgres, type DeadLetter, deadLetterEvent } from './pg-sink.js';
 
 export interface ProjectorLogger {
@@ -211,7 +211,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
     const result = await applyIsolating(opts.pool, events, dead, newBatchId);
     for (const outbox of result.outboxes) {
       await ship(opts.ch, outbox.batchId, outbox.rows);
-      await opts.pool.query('DELETE FROM analytics_outbox WHERE batch_id = $1', [outbox.batchId]);
+      await completeOutbox(opts.pool, outbox.batchId, outbox.rows);
     }
     return {
       records: records.length,

@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { EventLog } from '@tern/event-log';
+import { notifyReadModel } from '@tern/stores';
 import type pg from 'pg';
 import { DAILY_TABLE, PROJECT_DAILY_TABLE } from './ch-sink.js';
 import { type BatchStats, createProjector, type ProjectorLogger } from './projector.js';
@@ -36,6 +37,8 @@ export async function rebuildProjections(
   for (const table of [DAILY_TABLE, PROJECT_DAILY_TABLE]) {
     await opts.ch.command({ query: `TRUNCATE TABLE IF EXISTS ${table}` });
   }
+  // Running api processes forget every answer they memoised (packages/stores read-model-feed).
+  await notifyReadModel(opts.pool, { kind: 'reset' });
   let events = 0;
   const projector = createProjector({
     pool: opts.pool,

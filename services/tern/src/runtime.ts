@@ -24,6 +24,7 @@ import {
   type ClickHouseStore,
   createClickHouse,
   createPostgres,
+  createReadModelFeed,
   migrateClickHouse,
   migratePostgres,
   type PostgresStore,
@@ -197,7 +198,16 @@ export async function startRuntime(
         secretBox: secretBox!,
         urlPolicy: { allowPrivate: config.webhookAllowPrivate },
       };
+      // Repeated reads are memoised on what the read models' writers announce (issue 10): a
+      // connection of its own on a server; PGlite's one session hears its own commits.
+      const readModel = createReadModelFeed({
+        pool,
+        connection: pgStore.kind === 'pglite' ? 'shared' : 'dedicated',
+        logger,
+      });
+      closers.unshift(() => readModel.close());
       app = await createApiApp({
+        readModel,
         webhooks,
         pool,
         trackingSecret: trackingSecret!,

@@ -58,12 +58,13 @@ export const eraseRoutes: FastifyPluginAsyncZod<EraseRoutesOptions> = async (app
       const { tenantId } = credentialOf(request);
       const { email } = request.body;
       const { firstTime, ...result } = await eraseRecipient(deps.pool, deps.keyring, tenantId, email);
+      deps.readModel.changed({ kind: 'logs', tenants: [tenantId] });
       const touched = Object.values(result.counts).some((n) => n > 0);
       const timer = setTimeout(() => {
         timers.delete(timer);
-        eraseRecipient(deps.pool, deps.keyring, tenantId, email).catch((error: unknown) =>
-          app.log.error({ err: error, tenantId }, 'erasure rescrub failed'),
-        );
+        eraseRecipient(deps.pool, deps.keyring, tenantId, email)
+          .then(() => deps.readModel.changed({ kind: 'logs', tenants: [tenantId] }))
+          .catch((error: unknown) => app.log.error({ err: error, tenantId }, 'erasure rescrub failed'));
       }, deps.rescrubAfterMs ?? DEFAULT_RESCRUB_AFTER_MS);
       timer.unref();
       timers.add(timer);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ErasureResult } from '@tern/contracts';
 import type { Keyring } from '@tern/privacy';
+import { notifyReadModel } from '@tern/stores';
 import type pg from 'pg';
 
 /**
@@ -110,6 +111,8 @@ export async function eraseRecipient(
         WHERE strpos(lower(payload), $2) > 0 AND strpos(payload, $1) > 0`,
       [JSON.stringify({ tenantId }).slice(1, -1), address],
     );
+    // The api processes' memoised log pages of this tenant may hold the address (delivered at commit).
+    await notifyReadModel(client, { kind: 'logs', tenants: [tenantId] });
     await client.query('COMMIT');
     keyring.invalidate(tenantId, rh);
     return {
