@@ -1,6 +1,7 @@
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { ROLES, type Role, tenantIdSchema } from '@tern/contracts';
 import { type Algorithm, createDecoder, createSigner, createVerifier } from 'fast-jwt';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { AuthError, type AuthErrorReason } from './errors.js';
 
@@ -171,12 +172,10 @@ const claimsSchema = z.object({
   nbf: z.number().finite().optional(),
 });
 
-function checkClaims(
-  payload: unknown,
-  nowMs: number,
-  toleranceMs: number,
-  maxLifetimeMs: number,
-): DashboardClaims {
+type Claims = z.infer<typeof claimsSchema>;
+
+/** The claims of a verified payload, before any check against the clock. */
+function parseClaims(payload: unknown): Claims {
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw fail('invalid_token');
   const raw = payload as Record<string, unknown>;
   if (raw.exp === undefined || raw.exp === null) throw fail('missing_exp');
@@ -186,7 +185,17 @@ function checkClaims(
     const fields = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? 'claims')))];
     throw fail('invalid_claims', `Token claims are invalid: ${fields.join(', ')}`);
   }
-  const { tenantId, sub, role, exp, nbf } = parsed.data;
+  return parsed.data;
+}
+
+/** The time checks of the claims, against the injected clock: run on every use of a token. */
+function checkClaims(
+  claims: Claims,
+  nowMs: number,
+  toleranceMs: number,
+  maxLifetimeMs: number,
+): DashboardClaims {
+  const { tenantId, sub, role, exp, nbf } = claims;
   // RFC 7519: the token must not be accepted on or after `exp`.
   if (nowMs >= exp * 1000 + toleranceMs) throw fail('expired');
   if (exp * 1000 - nowMs > maxLifetimeMs + toleranceMs) throw fail('lifetime_too_long');
@@ -236,11 +245,18 @@ export function createJwtVerifier(opts: JwtVerifierOptions): JwtVerifier {
     });
   }
 
+  // Tokens whose signature and claims were verified already (a dashboard sends the same token on
+  // every request): the signature cannot stop being valid under a key fixed for the process, so
+  // only the time checks run again. Not with a JWKS, whose keys may be withdrawn.
+  const verified = opts.jwksUrl === undefined ? new LRUCache<string, Claims>({ max: 1000 }) : null;
+
   return {
     async verify(token) {
       if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
         throw fail('invalid_token');
       }
+      const known = verified?.get(token);
+      if (known !== undefined) return checkClaims(known, now(), toleranceMs, maxLifetimeMs);
       let header: Record<string, unknown>;
       try {
         header = decodeComplete(token).header;
@@ -256,7 +272,9 @@ export function createJwtVerifier(opts: JwtVerifierOptions): JwtVerifier {
       } catch (error) {
         throw toAuthError(error);
       }
-      return checkClaims(payload, now(), toleranceMs, maxLifetimeMs);
+      const claims = parseClaims(payload);
+      verified?.set(token, claims);
+      return checkClaims(claims, now(), toleranceMs, maxLifetimeMs);
     },
   };
 }

@@ -74,6 +74,23 @@ describe('HS256 secret', () => {
     expect(await reasonOf(verifier.verify(hs256({ tenantId: 'acme', exp: nowSec })))).toBe('expired');
   });
 
+  it('checks the clock again on every use of a token it verified before', async () => {
+    let at = NOW;
+    const clocked = createJwtVerifier({ secret: SECRET, now: () => at });
+    const token = hs256({ tenantId: 'acme', exp: nowSec + 60, nbf: nowSec + 10 });
+    expect(await reasonOf(clocked.verify(token))).toBe('not_yet_valid');
+    at = NOW + 10_000;
+    await expect(clocked.verify(token)).resolves.toMatchObject({ tenantId: 'acme' });
+    await expect(clocked.verify(token)).resolves.toMatchObject({ tenantId: 'acme' });
+    at = NOW + 60_000;
+    expect(await reasonOf(clocked.verify(token))).toBe('expired');
+    // A forged twin of a verified token is another string: verified afresh, refused.
+    const [header, payload] = token.split('.');
+    expect(await reasonOf(clocked.verify(`${header}.${payload}.${'A'.repeat(43)}`))).toBe(
+      'invalid_signature',
+    );
+  });
+
   it('honours clockTolerance (milliseconds) on exp', async () => {
     const lenient = createJwtVerifier({ secret: SECRET, now, clockTolerance: 5_000 });
     const token = hs256({ tenantId: 'acme', exp: nowSec - 2 });
