@@ -10,6 +10,8 @@ import { resourceErrors } from './resource-kit.js';
 import type { ApiRouteDeps } from './route-deps.js';
 import { AS_OF_HEADER, errors, logsQuerySchema, logsResponseSchema } from './schemas.js';
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 /** `GET /emails/logs` (SPEC §7, §19): the caller's tenant only, newest first, never an expired entry. */
 export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
   // Pages memoised on the tenant's logs version (`read-context.ts`): ≤ 8 MiB of answers.
@@ -44,14 +46,6 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
       const credential = credentialOf(request);
       const { tenantId } = credential;
       const { page, limit, status, from, to, tag, q } = request.query;
-      let cursor = null;
-      if (request.query.cursor !== undefined) {
-        cursor = decodeLogsCursor(request.query.cursor);
-        if (cursor === null)
-          throw httpError(400, 'querystring.cursor: cursor is not one of meta.nextCursor', {
-            code: 'invalid_cursor',
-          });
-      }
       // A project-bound key sees its project only: another project's filter finds nothing.
       const bound = boundProject(credential);
       const projectId = bound ?? request.query.projectId;
@@ -61,6 +55,35 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
       const context = await deps.readModel.get(tenantId);
       if (context.asOf !== null) reply.header(AS_OF_HEADER, context.asOf.toISOString());
       const cutoff = retentionCutoff(at, context.retentionOverride ?? deps.retentionDays);
+      // Memoised as the bytes sent: a repeated page costs neither a query nor a serialisation.
+      const key =
+        context.logsVersion === null
+          ? ''
+          : JSON.stringify([
+              tenantId,
+              cutoff.getTime(),
+              empty,
+              projectId ?? null,
+              page,
+              limit,
+              request.query.cursor ?? null,
+              status ?? null,
+              from ?? null,
+              to ?? null,
+              tag ?? null,
+              q ?? null,
+            ]);
+      // Only answers to valid queries are memoised: a known key needs no further check.
+      const known = pages.peek(key, context.logsVersion);
+      if (known !== undefined) return reply.type(JSON_TYPE).send(known);
+      let cursor = null;
+      if (request.query.cursor !== undefined) {
+        cursor = decodeLogsCursor(request.query.cursor);
+        if (cursor === null)
+          throw httpError(400, 'querystring.cursor: cursor is not one of meta.nextCursor', {
+            code: 'invalid_cursor',
+          });
+      }
       const answer = async () => {
         const result = empty
           ? { entries: [], total: 0, next: null, page: cursor?.page ?? page }
@@ -84,25 +107,10 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
         };
       };
       if (context.logsVersion === null) return answer();
-      // Memoised as the bytes sent: a repeated page costs neither a query nor a serialisation.
-      const key = JSON.stringify([
-        tenantId,
-        cutoff.getTime(),
-        empty,
-        projectId ?? null,
-        page,
-        limit,
-        request.query.cursor ?? null,
-        status ?? null,
-        from ?? null,
-        to ?? null,
-        tag ?? null,
-        q ?? null,
-      ]);
       const body = await pages.get(key, context.logsVersion, async () =>
         Buffer.from(reply.serialize(await answer()) as string),
       );
-      return reply.type('application/json; charset=utf-8').send(body);
+      return reply.type(JSON_TYPE).send(body);
     },
   );
 };

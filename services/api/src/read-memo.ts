@@ -14,6 +14,8 @@ import { LRUCache } from 'lru-cache';
  */
 export interface ReadMemo<T> {
   get<U extends T>(key: string, version: string | null, compute: () => Promise<U>): Promise<U>;
+  /** The answer already computed for (key, version), without computing it. */
+  peek(key: string, version: string | null): T | undefined;
   /** Entries held, computed or in flight (for tests and metrics). */
   readonly size: number;
 }
@@ -52,6 +54,9 @@ export function createReadMemo<T>(opts: ReadMemoOptions<T>): ReadMemo<T> {
         () => inFlight.delete(full),
       );
       return pending;
+    },
+    peek(key, version) {
+      return version === null ? undefined : done.get(`${version}\u0000${key}`)?.value;
     },
     get size() {
       return done.size + inFlight.size;
