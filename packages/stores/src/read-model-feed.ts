@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { z } from 'zod';
 import { type StoreLogger, silentLogger } from './logger.js';
@@ -37,6 +38,8 @@ const changeSchema = z.union([
     asOf: z.string().optional(),
   }),
   z.object({ kind: z.literal('reset') }),
+  // The feed's own check that notices reach it (never sent by a writer).
+  z.object({ kind: z.literal('probe'), id: z.string() }),
 ]);
 
 /** A NOTIFY payload must stay under 8000 bytes; a longer tenant list becomes "any tenant". */
@@ -149,8 +152,35 @@ export function createReadModelFeed(opts: ReadModelFeedOptions): ReadModelFeed {
     } catch {
       // not JSON: below
     }
+    if (parsed?.kind === 'probe') {
+      probes.get(parsed.id)?.();
+      return;
+    }
     // A notice this version cannot read still says something changed: forget everything.
     apply(parsed ?? { kind: 'reset' });
+  }
+
+  const probes = new Map<string, () => void>();
+  /** Sends a probe notice through `via` and tells whether it was heard within `withinMs`. */
+  async function probe(via: pg.ClientBase | pg.Pool, withinMs: number): Promise<boolean> {
+    const id = randomUUID();
+    let timer: NodeJS.Timeout | undefined;
+    const heard = new Promise<boolean>((resolve) => {
+      probes.set(id, () => resolve(true));
+      timer = setTimeout(() => resolve(false), withinMs);
+    });
+    try {
+      await via.query('SELECT pg_notify($1, $2)', [
+        READ_MODEL_CHANNEL,
+        JSON.stringify({ kind: 'probe', id }),
+      ]);
+      return await heard;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      probes.delete(id);
+    }
   }
 
   const onNotification = (msg: pg.Notification) => {
@@ -187,6 +217,13 @@ export function createReadModelFeed(opts: ReadModelFeedOptions): ReadModelFeed {
         await next.connect();
         await next.query(`LISTEN ${READ_MODEL_CHANNEL}`);
         const at = await lastBatchAt(next);
+        // A notice committed on another connection must arrive here. It does not through a
+        // transaction-mode pooler, where LISTEN stays on whichever server connection ran it.
+        if (!(await probe(pool, checkIntervalMs))) {
+          throw new Error(
+            'a notice sent through the pool did not arrive on the listening connection (a transaction-mode pooler in DATABASE_URL?)',
+          );
+        }
         if (closed) {
           await next.end();
           return;
@@ -206,16 +243,9 @@ export function createReadModelFeed(opts: ReadModelFeedOptions): ReadModelFeed {
         });
         return;
       }
-      // A connection that stopped answering may also have stopped hearing.
+      // Still answering, still listening: it hears its own probe.
       const checked = client;
-      const timeout = new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error('liveness check timed out')), checkIntervalMs).unref(),
-      );
-      try {
-        await Promise.race([checked.query('SELECT 1'), timeout]);
-      } catch (error) {
-        lost(checked, error);
-      }
+      if (!(await probe(checked, checkIntervalMs))) lost(checked, new Error('probe not heard in time'));
     };
     void tick();
     const timer = setInterval(() => void tick(), checkIntervalMs);

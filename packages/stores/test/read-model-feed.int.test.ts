@@ -139,6 +139,35 @@ describe('on a Postgres server (a connection of its own)', () => {
   });
 });
 
+describe('where notices do not reach the listening connection', () => {
+  it('never goes live (what a transaction-mode pooler in DATABASE_URL would do)', async () => {
+    // The feed listens on database X (its pool's options) while the pool's own queries — and so
+    // its probe notice — run on database Y: a notice committed elsewhere never arrives.
+    const x = await createFreshDatabase();
+    const y = await createFreshDatabase();
+    const poolX = new pg.Pool({ connectionString: x.url, max: 1 });
+    const poolY = new pg.Pool({ connectionString: y.url, max: 1 });
+    for (const p of [poolX, poolY]) {
+      p.on('error', () => undefined);
+      await migratePostgres(p);
+    }
+    const misrouted = new Proxy(poolX, {
+      get: (target, prop) => (prop === 'query' ? poolY.query.bind(poolY) : Reflect.get(target, prop)),
+    });
+    const feed = createReadModelFeed({ pool: misrouted, connection: 'dedicated', checkIntervalMs: 300 });
+    try {
+      expect(await feed.ready(2_000)).toBe(false);
+      expect(feed.version('logs', 'a')).toBeNull();
+    } finally {
+      await feed.close();
+      await poolX.end();
+      await poolY.end();
+      await x.drop();
+      await y.drop();
+    }
+  });
+});
+
 describe('on PGlite (one session: the committing connection hears it)', () => {
   let store: PostgresStore;
   let feed: ReadModelFeed;
