@@ -8,6 +8,11 @@ export {
 export { DataDirLockedError } from './data-dir-lock.js';
 export { type StoreLogger, silentLogger } from './logger.js';
 export {
+  type ReleasedMemory,
+  releaseIdleMemory,
+  rssKiB,
+} from './memory.js';
+export {
   DEFAULT_CLICKHOUSE_MIGRATIONS_DIR,
   DEFAULT_POSTGRES_MIGRATIONS_DIR,
   type Migration,
