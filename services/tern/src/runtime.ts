@@ -28,10 +28,12 @@ import {
   migrateClickHouse,
   migratePostgres,
   type PostgresStore,
+  releaseIdleMemory,
 } from '@tern/stores';
 import { createSecretBox, type SecretBox } from '@tern/webhooks';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import { createIdleMemoryRelease } from './idle-memory.js';
 import { createMetrics, installMetrics } from './metrics.js';
 
 export const SERVICES = ['ingest', 'projector', 'api', 'sender', 'dispatcher'] as const;
@@ -109,6 +111,8 @@ export async function startRuntime(
   let projector: Projector | undefined;
   let sender: Sender | undefined;
   let dispatcher: Dispatcher | undefined;
+  // Work the idle memory release must wait for (below); set once it exists.
+  let activity = () => {};
   try {
     pgStore = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
     closers.unshift(() => pgStore!.close());
@@ -277,6 +281,7 @@ export async function startRuntime(
         logger,
         stallAfterMs: config.projectorStallSeconds * 1000,
         onBatch(stats) {
+          activity();
           metrics.batchDuration.observe(stats.durationMs);
           metrics.eventsProjected.inc({ outcome: 'applied' }, stats.applied);
           metrics.eventsProjected.inc({ outcome: 'duplicate' }, stats.duplicates);
@@ -343,6 +348,25 @@ export async function startRuntime(
       await dispatcher.start();
       const running = dispatcher;
       closers.unshift(() => running.stop());
+    }
+    // With the embedded engine, an idle process gives back the memory it does not use (issue 10:
+    // idle RSS): glibc's free memory and the pages chDB's library touched once at load.
+    if (chStore?.kind === 'chdb') {
+      const idle = createIdleMemoryRelease({
+        idleMs: 15_000,
+        checkMs: 5_000,
+        now: Date.now,
+        release: () => releaseIdleMemory(undefined, logger),
+        onRelease: (released) =>
+          logger.debug(
+            { rssKiB: released.rssKiB, libraryBytes: released.libraryBytes, trimmed: released.trimmed },
+            'idle: memory released',
+          ),
+      });
+      app.addHook('onRequest', async () => idle.touch());
+      activity = () => idle.touch();
+      idle.start();
+      closers.unshift(async () => idle.stop());
     }
     // The HTTP server stops first (in-flight requests finish), then the dispatcher, sender and
     // projector, then stores.
