@@ -33,20 +33,37 @@ export interface KeyringOptions {
   cacheMax?: number;
 }
 
+/** One value to seal: the fields of one email, under its (tenant, recipient, month of `at`) key. */
+export interface SealItem {
+  tenantId: string;
+  emailId: string;
+  /** The recipient: names the key (keyed hash), never stored. */
+  email: string;
+  at: Date;
+  fields: SealedFields;
+}
+
+/** One sealed value to open, of one email. */
+export interface OpenItem {
+  tenantId: string;
+  emailId: string;
+  sealed: Sealed;
+}
+
 export interface Keyring {
   /** HMAC-SHA256(hmac key, tenant + "\n" + lowercased address), base64url: the recipient's key id and erased-address hash. */
   recipientHash(tenantId: string, email: string): string;
   /** Seals `fields` for one email; creates the (tenant, recipient, month of `at`) key when missing. */
   seal(tenantId: string, emailId: string, email: string, at: Date, fields: SealedFields): Promise<Sealed>;
+  /**
+   * Seals many values (an appended batch): the missing keys are created or read in two statements
+   * whatever their number, then every value is sealed without further I/O.
+   */
+  sealMany(items: readonly SealItem[]): Promise<Sealed[]>;
   /** The fields, or null when the key is gone (erased, past retention) or the value is not genuine. */
   open(tenantId: string, emailId: string, sealed: Sealed): Promise<SealedFields | null>;
-  /**
-   * Creates or loads the keys of many (tenant, recipient, month) in two statements (an appended
-   * batch); seal() then hits the cache.
-   */
-  prepare(items: readonly { tenantId: string; email: string; at: Date }[]): Promise<void>;
-  /** Loads the keys of many sealed values in one query (a consumed batch); open() then hits the cache. */
-  prefetch(items: readonly { tenantId: string; sealed: Sealed }[]): Promise<void>;
+  /** Opens many values (a consumed batch): the keys not cached are read in one query. */
+  openMany(items: readonly OpenItem[]): Promise<(SealedFields | null)[]>;
   /** Deletes every key of the recipient (all months); returns how many were deleted. */
   eraseKeys(tenantId: string, email: string, client?: pg.ClientBase): Promise<number>;
   /** Deletes the keys of months that ended before `cutoff` (whole months only); per tenant when given. */
@@ -143,13 +160,24 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     return key;
   }
 
-  async function load(items: readonly { tenantId: string; rh: string; p: string }[]): Promise<void> {
-    const missing = new Map<string, { tenantId: string; rh: string; p: string }>();
-    for (const item of items) {
-      const id = cacheKey(item.tenantId, item.rh, item.p);
-      if (!cache.has(id)) missing.set(id, item);
+  type KeyRef = { tenantId: string; rh: string; p: string };
+
+  /**
+   * The keys of `refs` by cache key: cached ones, then the rest read in one query (and cached).
+   * Returned as a map of this batch's own, so a batch with more keys than the cache holds still
+   * finds every one. A key not found is absent (erased, past retention, never created).
+   */
+  async function load(refs: Iterable<KeyRef>): Promise<Map<string, Buffer>> {
+    const keys = new Map<string, Buffer>();
+    const missing = new Map<string, KeyRef>();
+    for (const ref of refs) {
+      const id = cacheKey(ref.tenantId, ref.rh, ref.p);
+      if (keys.has(id) || missing.has(id)) continue;
+      const cached = cache.get(id);
+      if (cached) keys.set(id, cached);
+      else missing.set(id, ref);
     }
-    if (missing.size === 0) return;
+    if (missing.size === 0) return keys;
     const list = [...missing.values()];
     const { rows } = await pool.query<{
       tenant_id: string;
@@ -164,25 +192,33 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     );
     for (const r of rows) {
       try {
-        cache.set(
-          cacheKey(r.tenant_id, r.recipient_hash, r.period),
-          unwrap(r.tenant_id, r.recipient_hash, r.period, r.wrapped_key),
-        );
+        const key = unwrap(r.tenant_id, r.recipient_hash, r.period, r.wrapped_key);
+        const id = cacheKey(r.tenant_id, r.recipient_hash, r.period);
+        keys.set(id, key);
+        cache.set(id, key);
       } catch {
         // Wrapped under another ENCRYPTION_KEY: as good as gone.
       }
     }
+    return keys;
   }
 
-  async function prepare(items: readonly { tenantId: string; email: string; at: Date }[]): Promise<void> {
-    const missing = new Map<string, { tenantId: string; rh: string; p: string }>();
-    for (const item of items) {
-      const rh = recipientHash(item.tenantId, item.email);
-      const p = periodOf(item.at);
-      const id = cacheKey(item.tenantId, rh, p);
-      if (!cache.has(id)) missing.set(id, { tenantId: item.tenantId, rh, p });
+  /**
+   * The keys of `refs`, created where missing: the cached ones, then one INSERT … ON CONFLICT DO
+   * NOTHING for the rest, then one SELECT for those another instance created first. A key deleted
+   * between the two statements (an erasure racing the send) is created again, alone.
+   */
+  async function keysForSeal(refs: readonly KeyRef[]): Promise<Map<string, Buffer>> {
+    const keys = new Map<string, Buffer>();
+    const missing = new Map<string, KeyRef>();
+    for (const ref of refs) {
+      const id = cacheKey(ref.tenantId, ref.rh, ref.p);
+      if (keys.has(id) || missing.has(id)) continue;
+      const cached = cache.get(id);
+      if (cached) keys.set(id, cached);
+      else missing.set(id, ref);
     }
-    if (missing.size <= 1) return; // one key: seal() creates it with the same two statements
+    if (missing.size === 0) return keys;
     const list = [...missing.values()];
     const fresh = list.map(() => randomBytes(32));
     const { rows } = await pool.query<{ tenant_id: string; recipient_hash: string; period: string }>(
@@ -197,34 +233,55 @@ export function createKeyring(opts: KeyringOptions): Keyring {
       ],
     );
     const created = new Set(rows.map((r) => cacheKey(r.tenant_id, r.recipient_hash, r.period)));
-    for (const [n, i] of list.entries()) {
-      const id = cacheKey(i.tenantId, i.rh, i.p);
-      if (created.has(id)) cache.set(id, fresh[n]!);
+    const others: KeyRef[] = [];
+    for (const [n, ref] of list.entries()) {
+      const id = cacheKey(ref.tenantId, ref.rh, ref.p);
+      if (created.has(id)) {
+        keys.set(id, fresh[n]!);
+        cache.set(id, fresh[n]!);
+      } else others.push(ref);
     }
-    // The keys others created first (or that existed): read them.
-    await load(list.filter((i) => !created.has(cacheKey(i.tenantId, i.rh, i.p))));
+    for (const [id, key] of await load(others)) keys.set(id, key);
+    for (const ref of others) {
+      const id = cacheKey(ref.tenantId, ref.rh, ref.p);
+      if (!keys.has(id)) keys.set(id, await keyForSeal(ref.tenantId, ref.rh, ref.p));
+    }
+    return keys;
   }
 
-  return {
-    recipientHash,
-    prepare,
-
-    async seal(tenantId, emailId, email, at, fields) {
-      const rh = recipientHash(tenantId, email);
-      const p = periodOf(at);
-      const key = await keyForSeal(tenantId, rh, p);
-      const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      cipher.setAAD(aad(tenantId, emailId, rh, p));
-      const ct = Buffer.concat([cipher.update(JSON.stringify(fields), 'utf8'), cipher.final()]);
+  async function sealMany(items: readonly SealItem[]): Promise<Sealed[]> {
+    // One HMAC per item, and one draw of randomness for every IV of the batch.
+    const refs = items.map((i) => ({
+      tenantId: i.tenantId,
+      rh: recipientHash(i.tenantId, i.email),
+      p: periodOf(i.at),
+    }));
+    const keys = await keysForSeal(refs);
+    const ivs = randomBytes(12 * items.length);
+    return items.map((item, n) => {
+      const { tenantId, rh, p } = refs[n]!;
+      const iv = ivs.subarray(12 * n, 12 * n + 12);
+      const cipher = createCipheriv('aes-256-gcm', keys.get(cacheKey(tenantId, rh, p))!, iv);
+      cipher.setAAD(aad(tenantId, item.emailId, rh, p));
+      const ct = Buffer.concat([cipher.update(JSON.stringify(item.fields), 'utf8'), cipher.final()]);
       return { v: 1, rh, p, iv: b64(iv), ct: b64(ct), tag: b64(cipher.getAuthTag()) };
-    },
+    });
+  }
 
-    async open(tenantId, emailId, sealed) {
-      if (sealed?.v !== 1 || typeof sealed.rh !== 'string' || typeof sealed.p !== 'string') return null;
-      await load([{ tenantId, rh: sealed.rh, p: sealed.p }]);
-      // Misses are never cached: a key created later (a new send) must be found at once.
-      const key = cache.get(cacheKey(tenantId, sealed.rh, sealed.p));
+  /** A value that can name its key; anything else opens to null. */
+  const wellFormed = (sealed: Sealed | undefined): boolean =>
+    sealed?.v === 1 && typeof sealed.rh === 'string' && typeof sealed.p === 'string';
+
+  async function openMany(items: readonly OpenItem[]): Promise<(SealedFields | null)[]> {
+    // Misses are never cached: a key created later (a new send) must be found at once.
+    const keys = await load(
+      items
+        .filter((i) => wellFormed(i.sealed))
+        .map((i) => ({ tenantId: i.tenantId, rh: i.sealed.rh, p: i.sealed.p })),
+    );
+    return items.map(({ tenantId, emailId, sealed }) => {
+      if (!wellFormed(sealed)) return null;
+      const key = keys.get(cacheKey(tenantId, sealed.rh, sealed.p));
       if (!key) return null;
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, unb64(sealed.iv));
@@ -237,16 +294,22 @@ export function createKeyring(opts: KeyringOptions): Keyring {
         // Another key of the same (recipient, month) — the old one was erased — or altered bytes.
         return null;
       }
+    });
+  }
+
+  return {
+    recipientHash,
+    sealMany,
+    openMany,
+
+    async seal(tenantId, emailId, email, at, fields) {
+      const [sealed] = await sealMany([{ tenantId, emailId, email, at, fields }]);
+      return sealed!;
     },
 
-    async prefetch(items) {
-      await load(
-        items
-          .filter(
-            (i) => i.sealed?.v === 1 && typeof i.sealed.rh === 'string' && typeof i.sealed.p === 'string',
-          )
-          .map((i) => ({ tenantId: i.tenantId, rh: i.sealed.rh, p: i.sealed.p })),
-      );
+    async open(tenantId, emailId, sealed) {
+      const [fields] = await openMany([{ tenantId, emailId, sealed }]);
+      return fields ?? null;
     },
 
     async eraseKeys(tenantId, email, client) {

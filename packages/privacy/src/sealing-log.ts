@@ -1,5 +1,5 @@
 import type { ConsumedRecord, EventLog, EventLogRecord } from '@tern/event-log';
-import type { Keyring, Sealed } from './keyring.js';
+import type { Keyring, Sealed, SealItem } from './keyring.js';
 
 /**
  * The personal fields of an event, sealed before it reaches the log. Only `email.queued` names a
@@ -47,15 +47,29 @@ type ClearQueued = QueuedShape & {
   data: Record<string, unknown> & { toEmail: string };
 };
 
-async function sealParsed(keyring: Keyring, record: EventLogRecord, e: ClearQueued): Promise<EventLogRecord> {
-  const fields: Record<string, string | null> = {};
+/** The event with its personal fields taken out of `data` and `sealed` put in their place. */
+function withSealed(e: ClearQueued, sealed: Sealed): string {
   const rest: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(e.data)) {
-    if ((SEALED_FIELDS as readonly string[]).includes(k)) fields[k] = typeof v === 'string' ? v : null;
-    else rest[k] = v;
+  for (const [k, v] of Object.entries(e.data)) if (!isSealedField(k)) rest[k] = v;
+  return JSON.stringify({ ...e, data: { ...rest, sealed } });
+}
+
+const isSealedField = (k: string): boolean => k === 'toEmail' || k === 'subject';
+
+function sealItem(e: ClearQueued): SealItem {
+  const fields: Record<string, string | null> = {};
+  for (const name of SEALED_FIELDS) {
+    if (!(name in e.data)) continue;
+    const v = e.data[name];
+    fields[name] = typeof v === 'string' ? v : null;
   }
-  const sealed = await keyring.seal(e.tenantId, e.emailId, e.data.toEmail, new Date(e.occurredAt), fields);
-  return { key: record.key, value: JSON.stringify({ ...e, data: { ...rest, sealed } }) };
+  return {
+    tenantId: e.tenantId,
+    emailId: e.emailId,
+    email: e.data.toEmail,
+    at: new Date(e.occurredAt),
+    fields,
+  };
 }
 
 /**
@@ -63,30 +77,34 @@ async function sealParsed(keyring: Keyring, record: EventLogRecord, e: ClearQueu
  * schema will refuse anyway) passes unchanged.
  */
 export async function sealRecord(keyring: Keyring, record: EventLogRecord): Promise<EventLogRecord> {
-  if (!record.value.includes('"email.queued"')) return record;
-  const e = parse(record.value);
-  return clearQueued(e) ? sealParsed(keyring, record, e) : record;
+  const [sealed] = await sealRecords(keyring, [record]);
+  return sealed!;
 }
 
-/** Seals a batch: the keys it needs are created or read in two statements, then each record is sealed. */
+/**
+ * Seals a batch: the keys it needs are created or read in two statements (`Keyring.sealMany`),
+ * then each clear email.queued is sealed and written out again; every other record passes as is.
+ */
 export async function sealRecords(keyring: Keyring, records: EventLogRecord[]): Promise<EventLogRecord[]> {
-  const parsed = records.map((r) => {
-    if (!r.value.includes('"email.queued"')) return null;
-    const e = parse(r.value);
-    return clearQueued(e) ? e : null;
-  });
-  const needed = parsed.flatMap((e) =>
-    e === null ? [] : [{ tenantId: e.tenantId, email: e.data.toEmail, at: new Date(e.occurredAt) }],
-  );
-  if (needed.length === 0) return records;
-  await keyring.prepare(needed);
-  return Promise.all(records.map((r, i) => (parsed[i] ? sealParsed(keyring, r, parsed[i]) : r)));
+  const found: { index: number; event: ClearQueued }[] = [];
+  for (const [index, record] of records.entries()) {
+    if (!record.value.includes('"email.queued"')) continue;
+    const e = parse(record.value);
+    if (clearQueued(e)) found.push({ index, event: e });
+  }
+  if (found.length === 0) return records;
+  const sealed = await keyring.sealMany(found.map((f) => sealItem(f.event)));
+  const out = records.slice();
+  for (const [n, { index, event }] of found.entries()) {
+    out[index] = { key: records[index]!.key, value: withSealed(event, sealed[n]!) };
+  }
+  return out;
 }
 
 /**
  * Opens the sealed fields of a consumed batch: `data.sealed` is replaced by the clear fields, or
  * by nulls when the key is gone (erased, past retention). The keys of the batch are read in one
- * query.
+ * query (`Keyring.openMany`).
  */
 export async function openRecords<R extends EventLogRecord>(keyring: Keyring, batch: R[]): Promise<R[]> {
   const found: {
@@ -102,10 +120,12 @@ export async function openRecords<R extends EventLogRecord>(keyring: Keyring, ba
     found.push({ index, event: e as QueuedShape & { tenantId: string; emailId: string }, sealed });
   }
   if (found.length === 0) return batch;
-  await keyring.prefetch(found.map((f) => ({ tenantId: f.event.tenantId, sealed: f.sealed })));
+  const opened = await keyring.openMany(
+    found.map((f) => ({ tenantId: f.event.tenantId, emailId: f.event.emailId, sealed: f.sealed })),
+  );
   const out = batch.slice();
-  for (const { index, event, sealed } of found) {
-    const fields = await keyring.open(event.tenantId, event.emailId, sealed);
+  for (const [n, { index, event }] of found.entries()) {
+    const fields = opened[n];
     const { sealed: _sealed, ...rest } = event.data ?? {};
     const clear: Record<string, string | null> = {};
     for (const name of SEALED_FIELDS) clear[name] = fields?.[name] ?? null;

@@ -134,6 +134,40 @@ describe('keyring and sealing event log (real Postgres)', () => {
     );
   });
 
+  it('a batch with more recipients than the key cache holds is sealed in two statements and opened in one', async () => {
+    // A pool that counts what it is asked: the batch paths must not fall back to a query per record.
+    let statements = 0;
+    const counting = new Proxy(pool, {
+      get(target, prop, receiver) {
+        if (prop === 'query')
+          return (...args: Parameters<pg.Pool['query']>) => {
+            statements++;
+            return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const small = createKeyring({ pool: counting, encryptionKey: KEY, cacheMax: 5 });
+    const records = Array.from({ length: 30 }, (_, i) => ({
+      key: `em_c${i}`,
+      value: JSON.stringify(
+        queued({ id: `c${i}`, emailId: `em_c${i}` }, { toEmail: `cache${i}@example.com`, subject: `S${i}` }),
+      ),
+    }));
+    const sealed = await sealRecords(small, records);
+    expect(statements).toBeLessThanOrEqual(2);
+    const reader = createKeyring({ pool: counting, encryptionKey: KEY, cacheMax: 5 });
+    statements = 0;
+    const opened = await openRecords(
+      reader,
+      sealed.map((r, i) => ({ ...r, partition: 0, offset: String(i) })),
+    );
+    expect(statements).toBe(1);
+    expect(opened.map((r) => JSON.parse(r.value).data)).toEqual(
+      records.map((r) => ({ ...JSON.parse(r.value).data })),
+    );
+  });
+
   it('erasing the keys makes every sealed copy unreadable, in this process at once and elsewhere after the cache TTL', async () => {
     const elsewhere = createKeyring({ pool, encryptionKey: KEY, cacheTtlMs: 200 });
     const march = await keyring.seal('t1', 'em_e1', 'eve@example.com', new Date('2026-03-01T00:00:00Z'), {
