@@ -2,8 +2,10 @@
 # Idle RSS of the all-in-one process (issue 10): `npm start` on a fresh DATA_DIR with embedded
 # stores, `npm run seed:demo`, a few analytics and logs requests, then /proc samples every 5 s.
 #   npm run build && bash bench/idle-rss.sh [port]
+#   IDLE_SECONDS=600 bash bench/idle-rss.sh   # watch longer (default 45 s)
 set -euo pipefail
 PORT=${1:-39517}
+IDLE_SECONDS=${IDLE_SECONDS:-45}
 DIR=$(mktemp -d -t tern-idle-rss-XXXX)
 cd "$(dirname "$0")/.."
 env -u DATABASE_URL -u KAFKA_BROKERS -u CLICKHOUSE_URL DATA_DIR="$DIR" PORT="$PORT" \
@@ -26,7 +28,7 @@ curl -s -o /dev/null "http://127.0.0.1:$PORT/emails/logs?limit=100" -H "Authoriz
 timed() { curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$PORT/analytics/summary?days=$1" -H "Authorization: Bearer $JWT"; }
 echo "summary of a new period, active: $(timed 14) s"
 # The process releases memory after 15 s without a request or a batch (services/tern/src/idle-memory.ts).
-for i in 1 2 3 4 5 6 7 8 9; do
+for i in $(seq 1 $((IDLE_SECONDS / 5))); do
   sleep 5
   echo "idle +$((i * 5)) s: $(grep -E 'VmRSS|RssAnon|RssFile' /proc/$PID/status | tr -s ' \t\n' ' ')"
 done
