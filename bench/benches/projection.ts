@@ -2,7 +2,9 @@
  * Projection throughput: a log pre-filled with realistic traffic (several tenants, ≈ 3.9 events
  * per email, events of neighbouring emails interleaved) is folded by the real projector into a
  * fresh Postgres database and embedded chDB; timed from start until every record is handled,
- * then checked against the in-memory fold. Per log adapter and per maxBatchSize.
+ * then checked against the in-memory fold. Per log adapter and per maxBatchSize, and at the
+ * runtime's batch size (10 000) `sealed` as servers mode and `npm start` run it: the log filled
+ * through the sealing log, the projector opening email.queued's personal fields (SPEC §14).
  * Target (project issues): ≥ 25 000 events/s.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
@@ -15,6 +17,7 @@ import { projectionStages } from '../lib/cpu-stages.js';
 import { fillLog, generateTraffic } from '../lib/events.js';
 import { actualTotals, expectedTotals, openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { sealedAsRuntime } from '../lib/sealing.js';
 import { benchEnv, deleteTopic, runTag } from '../lib/services.js';
 import { Spans, timedClickHouse, timedPgClient } from '../lib/spans.js';
 import { distribution, round, rssMiB } from '../lib/stats.js';
@@ -25,6 +28,8 @@ const total = Number(process.env.BENCH_PROJECTION_EVENTS ?? 100_000);
 const batchSizes = (process.env.BENCH_BATCH_SIZES ?? '1000,5000,10000').split(',').map(Number);
 const maxSeconds = Number(process.env.BENCH_PROJECTION_SECONDS ?? 60);
 const projectorCount = Number(process.env.BENCH_PROJECTORS ?? 2);
+/** The projector's default `maxBatchSize` (services/projector), the size of the sealed runs. */
+const RUNTIME_BATCH_SIZE = 10_000;
 // Statement and ClickHouse call timings of the projector (a few µs of overhead per call).
 const spans = new Spans();
 const TimedClient = timedPgClient(spans);
@@ -212,22 +217,58 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
     await log.close();
     await deleteTopic(env.kafkaBrokers, topic);
   }
+  await kafkaSealed(ch, outcomes);
+}
+
+/** As servers mode runs it: a topic filled through the sealing log, the projector opening it. */
+async function kafkaSealed(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void> {
+  const tag = `pks${runTag()}`;
+  const events = generateTraffic({ events: total, tag, endMs: Date.now() });
+  const topic = `tern-bench.projection-${tag}`;
+  const log = createKafkaEventLog({
+    brokers: env.kafkaBrokers,
+    topic,
+    partitions: 6,
+    partitionConcurrency: 2,
+  });
+  await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
+  const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
+  try {
+    // The ingest side's keyring creates the keys; the projector's own (cold) one reads them.
+    const fillRate = await fillLog(sealedAsRuntime(log, store.pool), events);
+    console.error(`[projection] kafka sealed: filled ${events.length} events at ${fillRate} events/s`);
+    const opened = sealedAsRuntime(log, store.pool);
+    const outcome = await project('kafka sealed', opened, store.pool, ch, RUNTIME_BATCH_SIZE, events, tag);
+    outcome.details.fillEventsPerSec = fillRate;
+    outcomes.push(outcome);
+  } finally {
+    await store.close();
+    await log.close();
+    await deleteTopic(env.kafkaBrokers, topic);
+  }
 }
 
 async function postgresTable(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void> {
   const tag = `pp${runTag()}`;
   const events = generateTraffic({ events: total, tag, endMs: Date.now() });
-  for (const size of batchSizes) {
+  const runs = [
+    ...batchSizes.map((size) => ({ size, sealed: false })),
+    { size: RUNTIME_BATCH_SIZE, sealed: true },
+  ];
+  for (const { size, sealed } of runs) {
     await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
     // The log table lives in the projection's own database, as in the all-in-one deployment.
     const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
     const logPool = new pg.Pool({ connectionString: store.db.url, max: 4 });
     logPool.on('error', () => {});
     const log = createPostgresEventLog({ pool: logPool });
+    const variant = sealed ? 'postgres-table sealed' : 'postgres-table';
     try {
-      const fillRate = await fillLog(log, events);
-      console.error(`[projection] postgres-table: filled ${events.length} events at ${fillRate} events/s`);
-      const outcome = await project('postgres-table', log, store.pool, ch, size, events, tag);
+      // Sealed: the keys in the same database, as the embedded deployment keeps them.
+      const fillRate = await fillLog(sealed ? sealedAsRuntime(log, store.pool) : log, events);
+      console.error(`[projection] ${variant}: filled ${events.length} events at ${fillRate} events/s`);
+      const consumed = sealed ? sealedAsRuntime(log, store.pool) : log;
+      const outcome = await project(variant, consumed, store.pool, ch, size, events, tag);
       outcome.details.fillEventsPerSec = fillRate;
       outcomes.push(outcome);
     } finally {
