@@ -1,7 +1,7 @@
 /**
  * End-to-end lag: with the projector running (default options) and the ingest app listening,
  * `POST /events` a batch of a new tenant's traffic, then poll until every event of it is folded
- * in Postgres (processed_events of the tenant) and its totals are in ClickHouse. Per log adapter.
+ * in Postgres (its timeline rows, `email_events`) and its totals are in ClickHouse. Per log adapter.
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -68,7 +68,7 @@ async function measure(
       const inPostgres = pollUntil(
         async () => {
           const { rows } = await pool.query<{ n: string }>(
-            'SELECT count(*) AS n FROM processed_events WHERE tenant_id = $1',
+            'SELECT count(*) AS n FROM email_events WHERE tenant_id = $1',
             [tenantId],
           );
           return Number(rows[0]?.n) === events.length;

@@ -228,8 +228,8 @@ export function evolve(state: EmailState, event: DeliveryEvent): EmailState {
 
 /**
  * Fold a list of events of one email from the initial state: duplicates (same id) count once,
- * the first occurrence wins. For tests and rebuild checks; the projector dedupes through
- * `processed_events` and calls `evolve` itself.
+ * the first occurrence wins. For tests and rebuild checks; the projector dedupes through its
+ * timeline's key (`email_events`) and calls `evolve` itself.
  */
 export function foldEmail(events: readonly DeliveryEvent[]): EmailState {
   const first = events[0];

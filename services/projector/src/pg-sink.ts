@@ -161,8 +161,8 @@ export function newSuppressions(before: EmailState | null, after: EmailState): A
 }
 
 /**
- * Folds one batch into Postgres in ONE transaction: claims the event ids (a duplicate changes
- * nothing), locks and loads the affected emails, folds, writes the rows, writes the analytics
+ * Folds one batch into Postgres in ONE transaction: claims the event ids by writing their
+ * timeline rows (a duplicate changes nothing), locks and loads the affected emails, folds, writes the rows, writes the analytics
  * deltas to the outbox and any dead letters. Either all of it is committed or none.
  */
 export async function applyBatchToPostgres(
@@ -208,13 +208,7 @@ async function applyInTransaction(
   if (unique.size === 0) return { applied: 0, duplicates: events.length, outbox: null };
 
   const candidates = [...unique.values()];
-  const claimed = await client.query<{ tenant_id: string; event_id: string }>(
-    `INSERT INTO processed_events (tenant_id, event_id)
-     SELECT * FROM unnest($1::text[], $2::text[])
-     ON CONFLICT DO NOTHING
-     RETURNING tenant_id, event_id`,
-    [candidates.map((e) => e.tenantId), candidates.map((e) => e.id)],
-  );
+  const claimed = await claimIntoTimeline(client, candidates);
   const fresh = new Set(claimed.rows.map((r) => emailKey(r.tenant_id, r.event_id)));
   const toApply = candidates.filter((e) => fresh.has(emailKey(e.tenantId, e.id)));
   if (toApply.length === 0) return { applied: 0, duplicates: events.length, outbox: null };
@@ -302,7 +296,6 @@ async function applyInTransaction(
     [JSON.stringify(updates)],
   );
 
-  await insertTimeline(client, toApply);
   await applyLogCounts(client, counts);
 
   if (suppressions.length > 0) {
@@ -410,12 +403,24 @@ function watchConnection(client: pg.PoolClient): { release(): void } {
   };
 }
 
-/** The timeline of `GET /emails/:id` (SPEC §11): every folded event, in the fold's transaction. */
-async function insertTimeline(client: pg.PoolClient, events: readonly DeliveryEvent[]): Promise<void> {
-  await client.query(
+/**
+ * Claims the events and writes the timeline of `GET /emails/:id` (SPEC §11) in one statement: an
+ * event id already in `email_events` (folded before) or in `processed_events` (dead-lettered) is
+ * not inserted, and only the ids inserted here come back — the events to fold (migration 0095).
+ * Concurrent batches holding the same id wait on each other's unique index entry; one wins.
+ */
+async function claimIntoTimeline(
+  client: pg.PoolClient,
+  events: readonly DeliveryEvent[],
+): Promise<pg.QueryResult<{ tenant_id: string; event_id: string }>> {
+  return client.query<{ tenant_id: string; event_id: string }>(
     `INSERT INTO email_events (tenant_id, email_id, event_id, type, occurred_at, data)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::jsonb[])
-     ON CONFLICT DO NOTHING`,
+     SELECT u.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::jsonb[])
+              AS u(tenant_id, email_id, event_id, type, occurred_at, data)
+      WHERE NOT EXISTS (SELECT 1 FROM processed_events p
+                         WHERE p.tenant_id = u.tenant_id AND p.event_id = u.event_id)
+     ON CONFLICT (tenant_id, event_id) DO NOTHING
+     RETURNING tenant_id, event_id`,
     [
       events.map((e) => e.tenantId),
       events.map((e) => e.emailId),

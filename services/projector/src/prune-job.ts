@@ -6,8 +6,9 @@ import type { ProjectorLogger } from './projector.js';
  * Bounds the growth of the projector's bookkeeping (issue 9, item 7), keeping the dedup
  * guarantee for a stated window (docs/reliability.md "Deduplication window"):
  *
- * - `processed_events`: an applied event id is remembered for `dedupWindowMs` after it was
- *   applied; a duplicate arriving within that window changes nothing.
+ * - `processed_events`: the id of a dead-lettered event is remembered for `dedupWindowMs` after
+ *   it was claimed (folded ids are claimed by their timeline rows, which retention removes with
+ *   their email: migration 0095).
  * - the Postgres-table event log (`eventLogTable`, when that log is used): a record is deleted
  *   once the projector group has committed past it AND it is older than the same window, so a
  *   record is never pruned before the projector applied it, and a redelivery of it (a crash
