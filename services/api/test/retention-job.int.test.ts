@@ -125,14 +125,35 @@ describe('retention job', () => {
       expectedDeleted += emails[tenant]!.filter((e) => e.createdAt < cutoffOf(tenant)).length;
     }
     expect(expectedDeleted).toBeGreaterThan(50);
+    // Their timelines go with them (nothing else holds these emails).
+    let expectedContent = 0;
+    for (const tenant of [D, S, L]) {
+      const expired = emails[tenant]!.filter((e) => e.createdAt < cutoffOf(tenant)).map((e) => e.id);
+      const { rows } = await stores.pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM email_events WHERE tenant_id = $1 AND email_id = ANY($2::text[])',
+        [tenant, expired],
+      );
+      expectedContent += rows[0]!.n;
+    }
+    expect(expectedContent).toBeGreaterThan(expectedDeleted);
 
     const result = await job(7).runOnce();
-    expect(result).toEqual({ ran: true, deletedLogs: expectedDeleted, clickhouseDeletes: 3 });
+    expect(result).toEqual({
+      ran: true,
+      deletedLogs: expectedDeleted,
+      deletedContent: expectedContent,
+      clickhouseDeletes: 3,
+    });
 
     for (const tenant of [D, S, L]) {
       const cutoff = cutoffOf(tenant);
       const kept = emails[tenant]!.filter((e) => e.createdAt >= cutoff).map((e) => e.id);
       expect(await pgIds(tenant)).toEqual(kept.sort());
+      const { rows: timelines } = await stores.pool.query<{ id: string }>(
+        'SELECT DISTINCT email_id AS id FROM email_events WHERE tenant_id = $1 ORDER BY 1',
+        [tenant],
+      );
+      expect(timelines.map((r) => r.id)).toEqual(kept);
       const cutoffDay = Number(isoDay(cutoff).replaceAll('-', ''));
       const days = await chDays(tenant);
       expect(days.every((d) => d.day! >= cutoffDay)).toBe(true);
@@ -150,7 +171,12 @@ describe('retention job', () => {
     // The long override kept more than the default would have.
     expect(emails[L]!.some((e) => e.createdAt < cutoffOf(D) && e.createdAt >= cutoffOf(L))).toBe(true);
 
-    expect(await job(7).runOnce()).toEqual({ ran: true, deletedLogs: 0, clickhouseDeletes: 0 });
+    expect(await job(7).runOnce()).toEqual({
+      ran: true,
+      deletedLogs: 0,
+      deletedContent: 0,
+      clickhouseDeletes: 0,
+    });
   });
 
   it('runs on one instance at a time (advisory lock)', async () => {
@@ -168,7 +194,12 @@ describe('retention job', () => {
     const holder = await stores.pool.connect();
     try {
       await holder.query('SELECT pg_advisory_lock($1)', [RETENTION_LOCK_KEY]);
-      expect(await job().runOnce()).toEqual({ ran: false, deletedLogs: 0, clickhouseDeletes: 0 });
+      expect(await job().runOnce()).toEqual({
+        ran: false,
+        deletedLogs: 0,
+        deletedContent: 0,
+        clickhouseDeletes: 0,
+      });
       expect((await pgIds(D)).filter((id) => id.startsWith('lock-'))).toHaveLength(5);
     } finally {
       await holder.query('SELECT pg_advisory_unlock($1)', [RETENTION_LOCK_KEY]);
