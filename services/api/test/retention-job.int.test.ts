@@ -11,6 +11,7 @@ import {
   DEFAULT_RETENTION_DAYS,
   dayStart,
   ENCRYPTION_KEY,
+  eventsOf,
   isoDay,
   jwtFor,
   NOW,
@@ -76,6 +77,104 @@ async function apiView(tenant: string) {
   return out;
 }
 
+/** The rows of one email in every table that holds its content. */
+async function rowsOf(tenant: string, id: string): Promise<Record<string, number>> {
+  const { rows } = await stores.pool.query<Record<string, number>>(
+    `SELECT (SELECT count(*) FROM email_logs WHERE tenant_id = $1 AND id = $2)::int AS logs,
+            (SELECT count(*) FROM email_events WHERE tenant_id = $1 AND email_id = $2)::int AS events,
+            (SELECT count(*) FROM outgoing_emails WHERE tenant_id = $1 AND id = $2)::int AS sends,
+            (SELECT count(*) FROM sandbox_messages WHERE tenant_id = $1 AND email_id = $2)::int AS sandbox,
+            (SELECT count(*) FROM webhook_deliveries WHERE tenant_id = $1 AND email_id = $2)::int AS deliveries,
+            (SELECT count(*) FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+              WHERE d.tenant_id = $1 AND d.email_id = $2)::int AS attempts`,
+    [tenant, id],
+  );
+  return rows[0]!;
+}
+
+const minutesAfter = (iso: string, minutes: number) =>
+  new Date(Date.parse(iso) + minutes * 60_000).toISOString();
+
+/**
+ * An email sent through Tern as the services leave it: its timeline (queued, sent, delivered, an
+ * open, `lateOpenAt` when given), its send row, the sandbox's copy and a delivered webhook (with
+ * its attempt); `pending` leaves it a scheduled send the sender has not handed over yet.
+ */
+async function sentEmail(
+  tenant: string,
+  id: string,
+  createdAt: string,
+  opts: { lateOpenAt?: string; pending?: boolean; pendingDelivery?: boolean } = {},
+): Promise<void> {
+  const to = `${id}@example.com`;
+  const events = opts.pending
+    ? [
+        {
+          type: 'email.queued',
+          occurredAt: createdAt,
+          data: { toEmail: to, subject: `About ${id}`, scheduledAt: '2026-06-20T00:00:00.000Z' },
+        },
+      ]
+    : [
+        { type: 'email.queued', occurredAt: createdAt, data: { toEmail: to, subject: `About ${id}` } },
+        {
+          type: 'email.sent',
+          occurredAt: minutesAfter(createdAt, 1),
+          data: { provider: 'sandbox', messageId: `<${id}@tern>` },
+        },
+        { type: 'email.delivered', occurredAt: minutesAfter(createdAt, 2) },
+        { type: 'email.opened', occurredAt: opts.lateOpenAt ?? minutesAfter(createdAt, 10) },
+      ];
+  await project(stores, eventsOf(tenant, id, events));
+  await stores.pool.query(
+    `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, attempts, message, scheduled_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+    [
+      tenant,
+      id,
+      opts.pending ? 'pending' : 'done',
+      opts.pending ? '2026-06-20T00:00:00.000Z' : createdAt,
+      opts.pending ? 0 : 1,
+      { from: 'app@tern.test', to, subject: `About ${id}`, html: `<p>Hello ${to}</p>` },
+      opts.pending ? '2026-06-20T00:00:00.000Z' : null,
+      createdAt,
+    ],
+  );
+  if (opts.pending) return;
+  await keptBySandbox(tenant, id, minutesAfter(createdAt, 1));
+  const { rows } = await stores.pool.query<{ id: string }>(
+    `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, email_id, event, request_body,
+                                     recipient, status, attempts, next_attempt_at, created_at, updated_at)
+     VALUES ($1, 'wh_ret', $2 || ':sent', 'email.sent', $2, '{}', $3, $4, 'delivered', 1, $5, $5, $5)
+     RETURNING id`,
+    [tenant, id, JSON.stringify({ data: { to, subject: `About ${id}` } }), to, minutesAfter(createdAt, 1)],
+  );
+  await stores.pool.query(
+    `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code)
+     VALUES ($1, 1, $2, 12, 200)`,
+    [rows[0]!.id, minutesAfter(createdAt, 1)],
+  );
+  if (opts.pendingDelivery) {
+    // Still being retried by the dispatcher: its queue, not this job's to delete.
+    await stores.pool.query(
+      `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, email_id, event, recipient,
+                                       status, attempts, next_attempt_at, created_at, updated_at)
+       VALUES ($1, 'wh_ret', $2 || ':opened', 'email.opened', $2, '{}', $3, 'pending', 3, $4, $5, $5)`,
+      [tenant, id, to, '2026-06-15T13:00:00.000Z', minutesAfter(createdAt, 10)],
+    );
+  }
+}
+
+async function keptBySandbox(tenant: string, id: string, at: string): Promise<void> {
+  await stores.pool.query(
+    'INSERT INTO sandbox_messages (tenant_id, email_id, message, created_at) VALUES ($1, $2, $3, $4)',
+    [tenant, id, { to: `${id}@example.com`, subject: `About ${id}`, html: '<p>Hello</p>' }, at],
+  );
+}
+
+const ALL = { logs: 1, events: 4, sends: 1, sandbox: 1, deliveries: 1, attempts: 1 };
+const NONE = { logs: 0, events: 0, sends: 0, sandbox: 0, deliveries: 0, attempts: 0 };
+
 const job = (batchSize = 7) =>
   createRetentionJob({
     pool: stores.pool,
@@ -125,14 +224,35 @@ describe('retention job', () => {
       expectedDeleted += emails[tenant]!.filter((e) => e.createdAt < cutoffOf(tenant)).length;
     }
     expect(expectedDeleted).toBeGreaterThan(50);
+    // Their timelines go with them (nothing else holds these emails).
+    let expectedContent = 0;
+    for (const tenant of [D, S, L]) {
+      const expired = emails[tenant]!.filter((e) => e.createdAt < cutoffOf(tenant)).map((e) => e.id);
+      const { rows } = await stores.pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM email_events WHERE tenant_id = $1 AND email_id = ANY($2::text[])',
+        [tenant, expired],
+      );
+      expectedContent += rows[0]!.n;
+    }
+    expect(expectedContent).toBeGreaterThan(expectedDeleted);
 
     const result = await job(7).runOnce();
-    expect(result).toEqual({ ran: true, deletedLogs: expectedDeleted, clickhouseDeletes: 3 });
+    expect(result).toEqual({
+      ran: true,
+      deletedLogs: expectedDeleted,
+      deletedContent: expectedContent,
+      clickhouseDeletes: 3,
+    });
 
     for (const tenant of [D, S, L]) {
       const cutoff = cutoffOf(tenant);
       const kept = emails[tenant]!.filter((e) => e.createdAt >= cutoff).map((e) => e.id);
       expect(await pgIds(tenant)).toEqual(kept.sort());
+      const { rows: timelines } = await stores.pool.query<{ id: string }>(
+        'SELECT DISTINCT email_id AS id FROM email_events WHERE tenant_id = $1 ORDER BY 1',
+        [tenant],
+      );
+      expect(timelines.map((r) => r.id)).toEqual(kept);
       const cutoffDay = Number(isoDay(cutoff).replaceAll('-', ''));
       const days = await chDays(tenant);
       expect(days.every((d) => d.day! >= cutoffDay)).toBe(true);
@@ -150,7 +270,12 @@ describe('retention job', () => {
     // The long override kept more than the default would have.
     expect(emails[L]!.some((e) => e.createdAt < cutoffOf(D) && e.createdAt >= cutoffOf(L))).toBe(true);
 
-    expect(await job(7).runOnce()).toEqual({ ran: true, deletedLogs: 0, clickhouseDeletes: 0 });
+    expect(await job(7).runOnce()).toEqual({
+      ran: true,
+      deletedLogs: 0,
+      deletedContent: 0,
+      clickhouseDeletes: 0,
+    });
   });
 
   it('runs on one instance at a time (advisory lock)', async () => {
@@ -168,7 +293,12 @@ describe('retention job', () => {
     const holder = await stores.pool.connect();
     try {
       await holder.query('SELECT pg_advisory_lock($1)', [RETENTION_LOCK_KEY]);
-      expect(await job().runOnce()).toEqual({ ran: false, deletedLogs: 0, clickhouseDeletes: 0 });
+      expect(await job().runOnce()).toEqual({
+        ran: false,
+        deletedLogs: 0,
+        deletedContent: 0,
+        clickhouseDeletes: 0,
+      });
       expect((await pgIds(D)).filter((id) => id.startsWith('lock-'))).toHaveLength(5);
     } finally {
       await holder.query('SELECT pg_advisory_unlock($1)', [RETENTION_LOCK_KEY]);
@@ -242,5 +372,98 @@ describe('retention job', () => {
         expect(opened).toEqual(kept[tenant]!.includes(m) ? { subject: `subject of ${m}` } : null);
       }
     }
+  });
+
+  it('deletes an expired email’s timeline, send, sandbox message and webhook deliveries with its log row, and keeps a visible email’s and other tenants’ (SPEC §14)', async () => {
+    // D: expired (late open after the cut-off: it goes too, by email id), visible, and expired
+    // but scheduled for later; S: visible under the default, expired under its 10 days; L: expired
+    // under the default, visible under its 200 days.
+    await sentEmail(D, 'em_exp', '2026-03-01T08:00:00.000Z', {
+      lateOpenAt: '2026-06-10T08:00:00.000Z',
+      pendingDelivery: true,
+    });
+    await sentEmail(D, 'em_vis', '2026-06-01T08:00:00.000Z');
+    await sentEmail(D, 'em_sched', '2026-03-01T09:00:00.000Z', { pending: true });
+    await sentEmail(S, 'em_short', '2026-05-20T08:00:00.000Z');
+    await sentEmail(L, 'em_long', '2026-01-01T08:00:00.000Z');
+    const scheduled = await rowsOf(D, 'em_sched');
+    expect(scheduled).toEqual({ ...NONE, logs: 1, events: 1, sends: 1 });
+
+    const result = await job(7).runOnce();
+    // Two emails, each with 4 events, its send, its sandbox copy and one finished delivery.
+    expect(result).toMatchObject({ ran: true, deletedLogs: 2, deletedContent: 2 * 7 });
+    // The pending delivery stays the dispatcher's until it is finished (then swept, see below).
+    expect(await rowsOf(D, 'em_exp')).toEqual({ ...NONE, deliveries: 1 });
+    expect(await rowsOf(S, 'em_short')).toEqual(NONE);
+    expect(await rowsOf(D, 'em_vis')).toEqual(ALL);
+    expect(await rowsOf(L, 'em_long')).toEqual(ALL);
+    // A send still due keeps everything (the sender needs its content), its log row too.
+    expect(await rowsOf(D, 'em_sched')).toEqual(scheduled);
+    const { rows: content } = await stores.pool.query<{ n: number }>(
+      `SELECT ((SELECT count(*) FROM email_events WHERE data::text LIKE '%em_exp@%' OR data::text LIKE '%em_short@%')
+             + (SELECT count(*) FROM webhook_deliveries WHERE recipient IN ('em_exp@example.com', 'em_short@example.com')
+                  AND status <> 'pending'))::int AS n`,
+    );
+    expect(content[0]!.n).toBe(0);
+
+    // The sender hands it over and finishes: the next run takes the whole email.
+    await project(
+      stores,
+      eventsOf(D, 'em_sched', [
+        {
+          type: 'email.sent',
+          occurredAt: '2026-06-15T11:00:00.000Z',
+          data: { provider: 'sandbox', messageId: '<em_sched@tern>' },
+        },
+        { type: 'email.delivered', occurredAt: '2026-06-15T11:00:01.000Z' },
+      ]),
+    );
+    await stores.pool.query(
+      `UPDATE outgoing_emails SET state = 'done', attempts = 1 WHERE tenant_id = $1 AND id = 'em_sched'`,
+      [D],
+    );
+    await keptBySandbox(D, 'em_sched', '2026-06-15T11:00:00.000Z');
+    expect(await job(7).runOnce()).toMatchObject({ ran: true, deletedLogs: 1, deletedContent: 3 + 1 + 1 });
+    expect(await rowsOf(D, 'em_sched')).toEqual(NONE);
+    expect(await rowsOf(D, 'em_vis')).toEqual(ALL);
+  });
+
+  it('sweeps what an earlier job left behind: content older than each tenant’s cut-off whose log row is gone, never a visible email’s or a pending send’s', async () => {
+    // The delivery left pending above has finished since: the sweep takes it (its email is gone).
+    await stores.pool.query(
+      `UPDATE webhook_deliveries SET status = 'delivered' WHERE tenant_id = $1 AND email_id = 'em_exp'`,
+      [D],
+    );
+    // What the job did before it deleted content: the log rows went, the rest stayed.
+    await sentEmail(D, 'em_orphan', '2026-03-02T08:00:00.000Z', { lateOpenAt: '2026-06-12T08:00:00.000Z' });
+    await sentEmail(S, 'em_orphan_short', '2026-05-25T08:00:00.000Z');
+    await sentEmail(D, 'em_orphan_young', '2026-05-25T08:00:00.000Z');
+    await sentEmail(D, 'em_orphan_sched', '2026-03-02T09:00:00.000Z', { pending: true });
+    await stores.pool.query(
+      `DELETE FROM email_logs WHERE (tenant_id = $1 AND id IN ('em_orphan', 'em_orphan_young', 'em_orphan_sched'))
+          OR (tenant_id = $2 AND id = 'em_orphan_short')`,
+      [D, S],
+    );
+    // A visible email whose outside pipeline posted an event dated before its queued one.
+    await project(
+      stores,
+      eventsOf(D, 'em_vis', [{ type: 'email.delivered', occurredAt: '2026-03-01T00:00:00.000Z' }]),
+    );
+
+    const result = await job(2).runOnce();
+    // em_orphan: 3 events before the cut-off, send, sandbox, delivery; em_orphan_short: 4 events,
+    // send, sandbox, delivery; em_exp: its finished delivery.
+    expect(result).toMatchObject({ ran: true, deletedLogs: 0, deletedContent: 6 + 7 + 1 });
+    // The open after D's cut-off is younger than it: it goes once it is older, like every row.
+    expect(await rowsOf(D, 'em_orphan')).toEqual({ ...NONE, events: 1 });
+    expect(await rowsOf(S, 'em_orphan_short')).toEqual(NONE);
+    expect(await rowsOf(D, 'em_exp')).toEqual(NONE);
+    // Younger than D's cut-off (older than S's): kept. A send still due: kept with its timeline.
+    expect(await rowsOf(D, 'em_orphan_young')).toEqual({ ...ALL, logs: 0 });
+    expect(await rowsOf(D, 'em_orphan_sched')).toEqual({ ...NONE, events: 1, sends: 1 });
+    expect(await rowsOf(D, 'em_vis')).toEqual({ ...ALL, events: 5 });
+    expect(await rowsOf(L, 'em_long')).toEqual(ALL);
+
+    expect(await job(2).runOnce()).toMatchObject({ ran: true, deletedLogs: 0, deletedContent: 0 });
   });
 });
