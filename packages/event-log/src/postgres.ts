@@ -19,6 +19,13 @@ export interface PostgresEventLogOptions {
   /** How often an idle consumer looks for new records. Default 500 ms. */
   pollIntervalMs?: number;
   /**
+   * Every append to the table is made through this object (one process holds the store: the
+   * embedded PGlite locks its data directory). Each append then wakes this process's consumers, so
+   * an idle consumer looks again only every `pollIntervalMs` (a safety net), not every `maxWaitMs`
+   * of its own: an idle embedded Tern would otherwise query the table dozens of times a second.
+   */
+  singleWriter?: boolean;
+  /**
    * Wake consumers with LISTEN/NOTIFY. It holds one pooled connection for as long as a consumer
    * runs, so the default is on only when the pool has more than 2 connections.
    */
@@ -193,7 +200,9 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     if (closed) throw new Error('event log is closed');
     const maxBatchSize = opts.maxBatchSize ?? DEFAULT_BATCH;
     if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) throw new Error('maxBatchSize must be ≥ 1');
-    const idleWaitMs = Math.min(pollIntervalMs, opts.maxWaitMs ?? pollIntervalMs);
+    const idleWaitMs = options.singleWriter
+      ? pollIntervalMs
+      : Math.min(pollIntervalMs, opts.maxWaitMs ?? pollIntervalMs);
     const { group } = opts;
     const owner = randomUUID();
     await ensureSchema();

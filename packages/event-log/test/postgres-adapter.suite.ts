@@ -102,6 +102,49 @@ export function runPostgresAdapterSuite(
       }
     });
 
+    it('single writer: an idle consumer looks again only every pollIntervalMs, and an append wakes it at once', async () => {
+      // The pool as the log sees it, counting its reads of the table.
+      let reads = 0;
+      const target = getPool();
+      const counting = new Proxy(target, {
+        get(t, prop) {
+          const value = Reflect.get(t, prop, t) as unknown;
+          if (prop === 'query')
+            return (...args: unknown[]) => {
+              if (
+                String((args[0] as { text?: string })?.text ?? args[0]).startsWith('SELECT seq, key, value')
+              )
+                reads++;
+              return (value as (...a: unknown[]) => unknown).apply(t, args);
+            };
+          return typeof value === 'function' ? value.bind(t) : value;
+        },
+      });
+      const table = `el_${randomSuffix()}`;
+      const log = createPostgresEventLog({
+        pool: counting,
+        table,
+        pollIntervalMs: 60_000,
+        singleWriter: true,
+      });
+      await log.ensureSchema();
+      try {
+        // maxWaitMs 10 would mean a read every 10 ms; a single writer's appends wake it instead.
+        const c = await collect(log, { group: 'g', fromBeginning: true, maxWaitMs: 10 });
+        await new Promise((r) => setTimeout(r, 600));
+        expect(reads).toBeLessThanOrEqual(2);
+        const records = makeRecords('s', 6, 2);
+        await log.append(records);
+        await c.waitForValues(
+          records.map((r) => r.value),
+          5_000,
+        );
+      } finally {
+        await log.close();
+        await target.query(`DROP TABLE IF EXISTS ${table}, ${table}_offsets, ${table}_leases`);
+      }
+    });
+
     // Only where the pool can spare the listening connection (not PGlite's pool of one).
     if (opts.listens) {
       it('wakes consumers through LISTEN/NOTIFY, without waiting for a poll', async () => {

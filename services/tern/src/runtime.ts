@@ -171,7 +171,12 @@ export async function startRuntime(
           logger,
         });
       } else {
-        const pgLog = createPostgresEventLog({ pool, pollIntervalMs: 100 });
+        // Embedded, every append is this process's own and wakes its consumers at once: an idle
+        // consumer need not look more than once a second (issue 10: an idle `npm start`).
+        const pgLog =
+          pgStore.kind === 'pglite'
+            ? createPostgresEventLog({ pool, pollIntervalMs: 1_000, singleWriter: true })
+            : createPostgresEventLog({ pool, pollIntervalMs: 100 });
         await pgLog.ensureSchema();
         log = pgLog;
       }
