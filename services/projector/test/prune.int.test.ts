@@ -65,6 +65,7 @@ describe('prune job: bounded growth, dedup guarantee kept for the window', () =>
           tenantId,
           emailId: 'em_poison',
           occurredAt: new Date().toISOString(),
+          data: {},
         },
         [],
       );
