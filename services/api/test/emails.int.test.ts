@@ -517,6 +517,26 @@ describe('GET /emails/:id', () => {
       403,
     );
   });
+
+  it('404 for an email created before the retention cut-off, its content too, before any job deletes it (SPEC §9)', async () => {
+    const id = await sent(body());
+    await waitForStatus(world.app, readKeyA, id, 'DELIVERED');
+    const get = (path: string) =>
+      world.app.inject({ url: `/emails/${id}${path}`, headers: bearer(readKeyA) });
+    expect((await get('/content')).statusCode).toBe(200);
+    // Created 200 days ago: past the default retention (90 days); its rows are all still there.
+    const old = "now() - interval '200 days'";
+    await world.stores.pool.query(
+      `UPDATE email_logs SET created_at = ${old} WHERE tenant_id = $1 AND id = $2`,
+      [A, id],
+    );
+    await world.stores.pool.query(
+      `UPDATE outgoing_emails SET created_at = ${old} WHERE tenant_id = $1 AND id = $2`,
+      [A, id],
+    );
+    expect((await get('')).statusCode).toBe(404);
+    expect((await get('/content')).statusCode).toBe(404);
+  });
 });
 
 describe('a key bound to a project (SPEC §16)', () => {

@@ -11,7 +11,7 @@ import {
   sendEmailBodySchema,
   sendEmailResponseSchema,
 } from '@tern/contracts';
-import { renderTemplate } from '@tern/domain';
+import { renderTemplate, retentionCutoff } from '@tern/domain';
 import { EventLogUnavailableError } from '@tern/event-log';
 import { HttpError, httpError } from '@tern/http';
 import { cancelledEvent } from '@tern/sender';
@@ -201,6 +201,12 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
    * False when a project-bound key asks about an email outside its project (or one without a
    * project): such an email does not exist for it (404, SPEC §16).
    */
+  /** The tenant's retention cut-off now (SPEC §9): an email created before it is not found. */
+  async function cutoffOf(tenantId: string): Promise<Date> {
+    const context = await deps.readModel.get(tenantId);
+    return retentionCutoff(deps.now(), context.retentionOverride ?? deps.retentionDays);
+  }
+
   async function visible(credential: Credential, id: string): Promise<boolean> {
     const bound = boundProject(credential);
     if (bound === null) return true;
@@ -303,6 +309,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         description:
           'The log entry plus `from`, `cc`, `bcc`, `scheduledAt`, `projectId`, `opens`, `clicks` and `events` ' +
           '(the timeline, oldest first). An email accepted but not yet projected shows QUEUED or SCHEDULED with no events. ' +
+          'An email created before the tenant’s retention cut-off → 404, as in the logs. ' +
           'A key bound to a project sees its project’s emails only (another → 404).',
         security: KEY_OR_DASHBOARD,
         params: resourceIdParam('email'),
@@ -315,7 +322,12 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
     },
     async (request) => {
       const credential = credentialOf(request);
-      const detail = await emailDetail(deps.pool, credential.tenantId, request.params.id);
+      const detail = await emailDetail(
+        deps.pool,
+        credential.tenantId,
+        request.params.id,
+        await cutoffOf(credential.tenantId),
+      );
       // A project-bound key sees the emails of its project only (SPEC §16).
       const bound = boundProject(credential);
       if (!detail || (bound !== null && detail.projectId !== bound)) throw notFound('Email');
@@ -333,7 +345,8 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         summary: 'Get the message the sandbox kept',
         description:
           'The message as the sandbox provider received it (rendered, tracking applied, with its Message-ID). ' +
-          'Only the sandbox keeps messages; other emails → 404, and so are another project’s for a project-bound key.',
+          'Only the sandbox keeps messages; other emails → 404, and so are another project’s for a project-bound key ' +
+          'and an email created before the tenant’s retention cut-off.',
         security: KEY_OR_DASHBOARD,
         params: resourceIdParam('email'),
         response: {
@@ -346,7 +359,12 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
     async (request) => {
       const credential = credentialOf(request);
       if (!(await visible(credential, request.params.id))) throw notFound('Email content');
-      const kept = await sandboxContent(deps.pool, credential.tenantId, request.params.id);
+      const kept = await sandboxContent(
+        deps.pool,
+        credential.tenantId,
+        request.params.id,
+        await cutoffOf(credential.tenantId),
+      );
       if (!kept) throw notFound('Email content');
       return {
         ...(kept.message as z.infer<typeof emailContentSchema>),

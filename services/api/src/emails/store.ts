@@ -116,9 +116,15 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /**
  * `GET /emails/:id`: the log entry, the send's details and the timeline. An email accepted but
- * not yet projected is shown from its send row (QUEUED or SCHEDULED, no events yet).
+ * not yet projected is shown from its send row (QUEUED or SCHEDULED, no events yet). An email
+ * created before `cutoff` (the tenant's retention, SPEC §9) is not found, as in the logs.
  */
-export async function emailDetail(pool: pg.Pool, tenantId: string, id: string): Promise<EmailDetail | null> {
+export async function emailDetail(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+  cutoff: Date,
+): Promise<EmailDetail | null> {
   const { rows } = await pool.query<DetailRow>(
     `SELECT COALESCE(l.id, o.id) AS id, l.state, l.status, l.provider, l.message_id, l.created_at,
             o.message AS o_message, o.state AS o_state, o.scheduled_at AS o_scheduled_at,
@@ -133,7 +139,7 @@ export async function emailDetail(pool: pg.Pool, tenantId: string, id: string): 
   const state = row.created_at !== null ? (row.state as EmailState) : null;
   const m = row.o_message ?? {};
   if (state === null || state.queued === null) {
-    if (row.o_created_at === null) return null;
+    if (row.o_created_at === null || row.o_created_at < cutoff) return null;
     const scheduled = row.o_scheduled_at;
     return {
       id,
@@ -157,6 +163,7 @@ export async function emailDetail(pool: pg.Pool, tenantId: string, id: string): 
       events: [],
     };
   }
+  if (row.created_at !== null && row.created_at < cutoff) return null;
   const events = await pool.query<{ type: string; occurred_at: Date; data: Record<string, unknown> }>(
     `SELECT type, occurred_at, data FROM email_events WHERE tenant_id = $1 AND email_id = $2
       ORDER BY occurred_at, event_id COLLATE "C"`,
@@ -210,15 +217,24 @@ export async function emailProject(
   return rows.length === 0 ? undefined : (rows[0]!.project_id ?? null);
 }
 
-/** The sandbox's kept message of an email, or null. */
+/**
+ * The sandbox's kept message of an email, or null — also when the email was created before
+ * `cutoff` (its log entry's `created_at`, else its send's).
+ */
 export async function sandboxContent(
   pool: pg.Pool,
   tenantId: string,
   id: string,
+  cutoff: Date,
 ): Promise<{ message: Record<string, unknown>; createdAt: Date } | null> {
   const { rows } = await pool.query<{ message: Record<string, unknown>; created_at: Date }>(
-    'SELECT message, created_at FROM sandbox_messages WHERE tenant_id = $1 AND email_id = $2',
-    [tenantId, id],
+    `SELECT s.message, s.created_at FROM sandbox_messages s
+      WHERE s.tenant_id = $1 AND s.email_id = $2
+        AND COALESCE(
+              (SELECT l.created_at FROM email_logs l WHERE l.tenant_id = $1 AND l.id = $2),
+              (SELECT o.created_at FROM outgoing_emails o WHERE o.tenant_id = $1 AND o.id = $2),
+              s.created_at) >= $3`,
+    [tenantId, id, cutoff],
   );
   const r = rows[0];
   return r ? { message: r.message, createdAt: r.created_at } : null;
