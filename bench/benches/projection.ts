@@ -177,17 +177,23 @@ function best(prefix: string): unknown {
     .sort((a, b) => b.figures[0]!.value - a.figures[0]!.value)[0]?.details.maxBatchSize;
 }
 
-async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void> {
-  const tag = `pk${runTag()}`;
+/** A fresh topic of the run's traffic under `tag`, as the runtime reads it (services/tern/src/runtime.ts). */
+function kafkaRun(tag: string) {
   const events = generateTraffic({ events: total, tag, endMs: Date.now() });
   const topic = `tern-bench.projection-${tag}`;
-  // As the runtime does (services/tern/src/runtime.ts): two partitions folded side by side.
+  // Six partitions, two folded side by side, as the runtime does.
   const log = createKafkaEventLog({
     brokers: env.kafkaBrokers,
     topic,
     partitions: 6,
     partitionConcurrency: 2,
   });
+  return { events, topic, log };
+}
+
+async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void> {
+  const tag = `pk${runTag()}`;
+  const { events, topic, log } = kafkaRun(tag);
   try {
     const fillRate = await fillLog(log, events);
     console.error(`[projection] kafka: filled ${events.length} events at ${fillRate} events/s`);
@@ -223,14 +229,7 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
 /** As servers mode runs it: a topic filled through the sealing log, the projector opening it. */
 async function kafkaSealed(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void> {
   const tag = `pks${runTag()}`;
-  const events = generateTraffic({ events: total, tag, endMs: Date.now() });
-  const topic = `tern-bench.projection-${tag}`;
-  const log = createKafkaEventLog({
-    brokers: env.kafkaBrokers,
-    topic,
-    partitions: 6,
-    partitionConcurrency: 2,
-  });
+  const { events, topic, log } = kafkaRun(tag);
   await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
   const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
   try {

@@ -161,12 +161,8 @@ export function createKeyring(opts: KeyringOptions): Keyring {
 
   type KeyRef = { tenantId: string; rh: string; p: string };
 
-  /**
-   * The keys of `refs` by cache key: cached ones, then the rest read in one query (and cached).
-   * Returned as a map of this batch's own, so a batch with more keys than the cache holds still
-   * finds every one. A key not found is absent (erased, past retention, never created).
-   */
-  async function load(refs: Iterable<KeyRef>): Promise<Map<string, Buffer>> {
+  /** The cached keys of `refs` (a map of the batch's own), and the distinct ones not cached. */
+  function fromCache(refs: Iterable<KeyRef>): { keys: Map<string, Buffer>; missing: Map<string, KeyRef> } {
     const keys = new Map<string, Buffer>();
     const missing = new Map<string, KeyRef>();
     for (const ref of refs) {
@@ -176,6 +172,16 @@ export function createKeyring(opts: KeyringOptions): Keyring {
       if (cached) keys.set(id, cached);
       else missing.set(id, ref);
     }
+    return { keys, missing };
+  }
+
+  /**
+   * The keys of `refs` by cache key: cached ones, then the rest read in one query (and cached).
+   * Returned as a map of this batch's own, so a batch with more keys than the cache holds still
+   * finds every one. A key not found is absent (erased, past retention, never created).
+   */
+  async function load(refs: Iterable<KeyRef>): Promise<Map<string, Buffer>> {
+    const { keys, missing } = fromCache(refs);
     if (missing.size === 0) return keys;
     const list = [...missing.values()];
     const { rows } = await pool.query<{
@@ -208,15 +214,7 @@ export function createKeyring(opts: KeyringOptions): Keyring {
    * between the two statements (an erasure racing the send) is created again, alone.
    */
   async function keysForSeal(refs: readonly KeyRef[]): Promise<Map<string, Buffer>> {
-    const keys = new Map<string, Buffer>();
-    const missing = new Map<string, KeyRef>();
-    for (const ref of refs) {
-      const id = cacheKey(ref.tenantId, ref.rh, ref.p);
-      if (keys.has(id) || missing.has(id)) continue;
-      const cached = cache.get(id);
-      if (cached) keys.set(id, cached);
-      else missing.set(id, ref);
-    }
+    const { keys, missing } = fromCache(refs);
     if (missing.size === 0) return keys;
     const list = [...missing.values()];
     // One draw of randomness for the batch's new keys and their wrapping IVs (32 + 12 bytes each):
