@@ -162,8 +162,9 @@ export function newSuppressions(before: EmailState | null, after: EmailState): A
 
 /**
  * Folds one batch into Postgres in ONE transaction: claims the event ids by writing their
- * timeline rows (a duplicate changes nothing), locks and loads the affected emails, folds, writes the rows, writes the analytics
- * deltas to the outbox and any dead letters. Either all of it is committed or none.
+ * timeline rows (a duplicate changes nothing), locks and loads the affected emails, folds, writes
+ * the rows, writes the analytics deltas to the outbox and any dead letters. Either all of it is
+ * committed or none.
  */
 export async function applyBatchToPostgres(
   pool: pg.Pool,

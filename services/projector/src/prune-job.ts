@@ -9,6 +9,9 @@ import type { ProjectorLogger } from './projector.js';
  * - `processed_events`: the id of a dead-lettered event is remembered for `dedupWindowMs` after
  *   it was claimed (folded ids are claimed by their timeline rows, which retention removes with
  *   their email: migration 0095).
+ * - `dead_letters`: kept for the same window, then deleted. A dead letter holds the record as the
+ *   projector received it, opened (an `email.queued` names its recipient and subject in clear),
+ *   and names no tenant the retention job could go by: the window bounds how long it keeps them.
  * - the Postgres-table event log (`eventLogTable`, when that log is used): a record is deleted
  *   once the projector group has committed past it AND it is older than the same window, so a
  *   record is never pruned before the projector applied it, and a redelivery of it (a crash
@@ -34,6 +37,7 @@ export interface PruneJobOptions {
 export interface PruneRunResult {
   processedEvents: number;
   eventLog: number;
+  deadLetters: number;
 }
 
 export interface PruneJob {
@@ -79,8 +83,14 @@ export function createPruneJob(opts: PruneJobOptions): PruneJob {
         [opts.group, cutoff],
       );
     }
-    const result = { processedEvents, eventLog };
-    if (processedEvents > 0 || eventLog > 0) opts.logger?.info(result, 'pruned past the dedup window');
+    const deadLetters = await deleteInBatches(
+      `DELETE FROM dead_letters WHERE id IN (
+         SELECT id FROM dead_letters WHERE created_at < $1 ORDER BY id LIMIT $2)`,
+      [cutoff],
+    );
+    const result = { processedEvents, eventLog, deadLetters };
+    if (processedEvents > 0 || eventLog > 0 || deadLetters > 0)
+      opts.logger?.info(result, 'pruned past the dedup window');
     return result;
   }
 

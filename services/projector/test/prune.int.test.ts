@@ -51,24 +51,23 @@ describe('prune job: bounded growth, dedup guarantee kept for the window', () =>
     await stores?.close();
   });
 
-  it('prunes what is older than the window and consumed; a duplicate, within the window or after it, changes nothing', async () => {
+  it('prunes what is older than the window and consumed, dead letters too; a duplicate, within the window or after it, changes nothing', async () => {
     const old = `t-old-${suffix()}`;
     const recent = `t-recent-${suffix()}`;
     const pending = `t-pending-${suffix()}`;
-    // A dead-lettered event of each tenant: its id is claimed in processed_events.
-    const poison = (tenantId: string) =>
-      deadLetterEvent(
-        pool,
-        {
-          id: `poison-${tenantId}`,
-          type: 'email.opened',
-          tenantId,
-          emailId: 'em_poison',
-          occurredAt: new Date().toISOString(),
-          data: {},
-        },
-        [],
-      );
+    // A dead-lettered event of each tenant: its id is claimed in processed_events, its record
+    // kept in dead_letters.
+    const poison = (tenantId: string) => {
+      const event = {
+        id: `poison-${tenantId}`,
+        type: 'email.opened' as const,
+        tenantId,
+        emailId: 'em_poison',
+        occurredAt: new Date().toISOString(),
+        data: {},
+      };
+      return deadLetterEvent(pool, event, [{ payload: JSON.stringify(event), reason: 'test poison' }]);
+    };
     await append(scenario(old));
     await project();
     await poison(old);
@@ -78,6 +77,10 @@ describe('prune job: bounded growth, dedup guarantee kept for the window', () =>
       [old],
     );
     await pool.query(`UPDATE event_log SET appended_at = now() - interval '10 days'`);
+    await pool.query(
+      `UPDATE dead_letters SET created_at = now() - interval '10 days' WHERE payload LIKE $1`,
+      [`%${old}%`],
+    );
     await append(scenario(recent));
     await project();
     await poison(recent);
@@ -96,11 +99,13 @@ describe('prune job: bounded growth, dedup guarantee kept for the window', () =>
       eventLogTable: 'event_log',
       batchSize: 5,
     });
-    expect(await job.runOnce()).toEqual({ processedEvents: 1, eventLog: events });
+    expect(await job.runOnce()).toEqual({ processedEvents: 1, eventLog: events, deadLetters: 1 });
     expect(await count('processed_events WHERE tenant_id = $1', [old])).toBe(0);
     expect(await count('processed_events WHERE tenant_id = $1', [recent])).toBe(1);
+    expect(await count('dead_letters WHERE payload LIKE $1', [`%${old}%`])).toBe(0);
+    expect(await count('dead_letters WHERE payload LIKE $1', [`%${recent}%`])).toBe(1);
     expect(await count('event_log')).toBe(2 * events); // recent (young) + pending (unconsumed)
-    expect(await job.runOnce()).toEqual({ processedEvents: 0, eventLog: 0 });
+    expect(await job.runOnce()).toEqual({ processedEvents: 0, eventLog: 0, deadLetters: 0 });
 
     // The events of both tenants delivered again change nothing: the old tenant's are past the
     // window but still claimed by their timeline rows, which live as long as their emails.
