@@ -339,4 +339,18 @@ describe('GET /webhooks/:id/deliveries and POST /webhooks/:id/replay', () => {
       expect(r.json().message).toContain('since');
     }
   });
+
+  it('replay: expired events are not delivered again — since starts at the retention cut-off, a window wholly before it is 400', async () => {
+    const id = (await create({ url: 'https://a.example/r' })).json().id as string;
+    const replay = (payload: object) =>
+      app.inject({ method: 'POST', url: `/webhooks/${id}/replay`, headers: bearer(manageKey), payload });
+    // Now is 2026-06-15T12:00Z, retention 90 days: the cut-off is 2026-03-17T00:00Z.
+    const clamped = await replay({ since: '2026-01-01T00:00:00Z' });
+    expect(clamped.statusCode).toBe(202);
+    expect(clamped.json().since).toBe('2026-03-17T00:00:00.000Z');
+    const expired = await replay({ since: '2026-01-01T00:00:00Z', until: '2026-03-17T00:00:00Z' });
+    expect(expired.statusCode).toBe(400);
+    expect(expired.json().message).toContain('body.until');
+    expect(expired.json().message).toContain('retention cut-off (2026-03-17T00:00:00.000Z)');
+  });
 });

@@ -11,6 +11,7 @@ import {
   webhookSchema,
   webhookWithSecretSchema,
 } from '@tern/contracts';
+import { retentionCutoff } from '@tern/domain';
 import { httpError } from '@tern/http';
 import { checkWebhookUrl, generateWebhookSecret, type SecretBox, type UrlPolicy } from '@tern/webhooks';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -320,7 +321,8 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
         description:
           'Re-reads the event log and delivers to this endpoint every event of the tenant with `occurredAt` in ' +
           '[`since`, `until`) (default until now) that its filter matches, with the original `webhook-id`s. ' +
-          'Runs in the background (202).',
+          'Runs in the background (202). Expired events are not delivered again: a `since` before the tenant’s ' +
+          'retention cut-off starts at the cut-off (the answer says so), an `until` at or before it → 400.',
         security: KEY_OR_DASHBOARD,
         params,
         body: replayWebhookBodySchema,
@@ -339,11 +341,26 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
       if (since.getTime() >= until.getTime()) {
         throw httpError(400, 'body.since: since must be before until', { code: 'FST_ERR_VALIDATION' });
       }
+      // SPEC §9: what retention expired is gone for every reader, a replayed webhook included.
+      const { retentionOverride } = await deps.readModel.get(tenantId);
+      const cutoff = retentionCutoff(now, retentionOverride ?? deps.retentionDays);
+      if (until.getTime() <= cutoff.getTime()) {
+        throw httpError(
+          400,
+          `body.until: the window ends before the retention cut-off (${cutoff.toISOString()}): its events have expired`,
+          { code: 'FST_ERR_VALIDATION' },
+        );
+      }
       if (!(await getEndpoint(deps.pool, tenantId, request.params.id))) throw notFound('Webhook');
       const replay = await insertReplay(
         deps.pool,
         tenantId,
-        { id: `rpl_${randomBase62(24)}`, endpointId: request.params.id, since, until },
+        {
+          id: `rpl_${randomBase62(24)}`,
+          endpointId: request.params.id,
+          since: since < cutoff ? cutoff : since,
+          until,
+        },
         now,
       );
       request.log.info({ webhookId: request.params.id, replayId: replay.id }, 'webhook replay requested');
