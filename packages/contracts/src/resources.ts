@@ -14,6 +14,7 @@ export const RESOURCE_ID_PREFIXES = {
   sequence: 'seq',
   project: 'prj',
   webhook: 'wh',
+  domain: 'dom',
 } as const;
 export type ResourceKind = keyof typeof RESOURCE_ID_PREFIXES;
 

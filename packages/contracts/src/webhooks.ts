@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import { EVENT_TYPES } from './events.js';
+import type { DomainEvent, DomainEventType } from './domains.js';
+import { WEBHOOK_EVENT_TYPES } from './log-events.js';
 
 /** Outgoing webhooks (SPEC §17): bodies and answers of `/webhooks*`. */
 
-export const webhookEventTypeSchema = z.enum(EVENT_TYPES, {
-  error: `events must contain only ${EVENT_TYPES.join(', ')}`,
+/** Delivery events (SPEC §5) and sending-domain events (SPEC §20). */
+export const webhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES, {
+  error: `events must contain only ${WEBHOOK_EVENT_TYPES.join(', ')}`,
 });
 
 const urlField = z
@@ -192,7 +194,7 @@ export const webhookReplaySchema = z
   });
 export type WebhookReplay = z.infer<typeof webhookReplaySchema>;
 
-/** The JSON body of a delivery (Standard Webhooks: `{ type, timestamp, data }`). */
+/** The JSON body of a delivery of an email's event (Standard Webhooks: `{ type, timestamp, data }`). */
 export interface WebhookPayload {
   type: string;
   /** The event's `occurredAt`. */
@@ -209,4 +211,11 @@ export interface WebhookPayload {
     /** The event's own `data` fields, merged in. */
     [field: string]: unknown;
   };
+}
+
+/** The body of a delivery of `domain.verified` / `domain.failed` (SPEC §20): the domain as it was found. */
+export interface DomainWebhookPayload {
+  type: DomainEventType;
+  timestamp: string;
+  data: { domainId: string; tenantId: string } & DomainEvent['data'];
 }

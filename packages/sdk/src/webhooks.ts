@@ -15,7 +15,9 @@ export type WebhookEventType =
   | 'email.cancelled'
   | 'email.opened'
   | 'email.clicked'
-  | 'email.complained';
+  | 'email.complained'
+  | 'domain.verified'
+  | 'domain.failed';
 
 export interface WebhookEndpoint {
   id: string;

@@ -1,11 +1,11 @@
-import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
+import { isDomainEvent, type LogEvent, logEventKey, parseLogEvent } from '@tern/contracts';
 import type { EmailState } from '@tern/domain';
 import type { ConsumedRecord, EventLog, EventLogConsumer } from '@tern/event-log';
 import { claimDue, claimDueSql, createPoller } from '@tern/jobs';
 import { type SecretBox, webhookHeaders } from '@tern/webhooks';
 import type pg from 'pg';
 import { type PostResult, postWebhook } from './http-post.js';
-import { buildPayload } from './payload.js';
+import { buildDomainPayload, buildPayload } from './payload.js';
 
 /**
  * The dispatcher (SPEC §17): reads the event log in its own consumer group and turns each event
@@ -95,11 +95,11 @@ export const DISPATCHER_GROUP = 'tern-dispatcher';
 
 const silent: DispatcherLogger = { info() {}, warn() {}, error() {} };
 
-function parseEvent(record: ConsumedRecord): DeliveryEvent | null {
+/** An email's delivery event or a domain's verification event (SPEC §20); null for anything else. */
+function parseEvent(record: ConsumedRecord): LogEvent | null {
   try {
-    const parsed = deliveryEventSchema.safeParse(JSON.parse(record.value));
     // Invalid records are the projector's dead letters; the dispatcher only skips them.
-    return parsed.success ? parsed.data : null;
+    return parseLogEvent(JSON.parse(record.value));
   } catch {
     return null;
   }
@@ -117,7 +117,7 @@ const matches = (endpoint: Pick<EndpointFilter, 'event_types'>, type: string) =>
 interface NewDelivery {
   tenantId: string;
   endpointId: string;
-  event: DeliveryEvent;
+  event: LogEvent;
   replayId: string;
 }
 
@@ -136,7 +136,8 @@ async function insertDeliveries(db: Pick<pg.Pool, 'query'>, rows: readonly NewDe
       rows.map((r) => r.endpointId),
       rows.map((r) => r.event.id),
       rows.map((r) => r.event.type),
-      rows.map((r) => r.event.emailId),
+      // An email's id, or a domain's for domain events (the subject the event is about).
+      rows.map((r) => logEventKey(r.event)),
       rows.map((r) => r.replayId),
       rows.map((r) => JSON.stringify(r.event)),
       now,
@@ -150,7 +151,7 @@ interface ClaimedDelivery {
   tenant_id: string;
   endpoint_id: string;
   event_id: string;
-  event: DeliveryEvent;
+  event: LogEvent;
   request_body: string | null;
   attempts: number;
   created_at: Date;
@@ -188,7 +189,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
 
   /** Deliveries of the events for the tenant's endpoints (or one endpoint, for a replay). */
   async function deliveriesFor(
-    events: readonly DeliveryEvent[],
+    events: readonly LogEvent[],
     only?: { endpointId: string; replayId: string; since: Date; until: Date; tenantId: string },
   ): Promise<NewDelivery[]> {
     const wanted = only
@@ -227,7 +228,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   }
 
   async function enqueue(records: readonly ConsumedRecord[]): Promise<number> {
-    const events = records.map(parseEvent).filter((e): e is DeliveryEvent => e !== null);
+    const events = records.map(parseEvent).filter((e): e is LogEvent => e !== null);
     const made = await insertDeliveries(pool, await deliveriesFor(events), now());
     if (made > 0) wakeWorkers();
     return made;
@@ -277,6 +278,13 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     for (const d of claimed) {
       if (d.request_body !== null || d.url === null || !d.enabled) {
         ready.push(d);
+        continue;
+      }
+      if (isDomainEvent(d.event)) {
+        // A domain event carries everything its body needs: no projection to wait for.
+        const body = JSON.stringify(buildDomainPayload(d.event));
+        fixed.push({ id: d.id, body, recipient: null });
+        ready.push({ ...d, request_body: body });
         continue;
       }
       const projected = d.email_state !== null && (d.email_version ?? 0) > 0 ? d.email_state : null;
@@ -474,7 +482,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
       maxBatchSize: 1000,
       maxWaitMs: 200,
       handle: async (batch) => {
-        const events = batch.map(parseEvent).filter((e): e is DeliveryEvent => e !== null);
+        const events = batch.map(parseEvent).filter((e): e is LogEvent => e !== null);
         const made = await insertDeliveries(pool, await deliveriesFor(events, only), now());
         enqueued += made;
         if (made > 0) wakeWorkers();

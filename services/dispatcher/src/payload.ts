@@ -1,4 +1,4 @@
-import type { DeliveryEvent, WebhookPayload } from '@tern/contracts';
+import type { DeliveryEvent, DomainEvent, DomainWebhookPayload, WebhookPayload } from '@tern/contracts';
 import { type EmailState, evolve, initialEmailState } from '@tern/domain';
 
 /**
@@ -23,5 +23,14 @@ export function buildPayload(event: DeliveryEvent, projected: EmailState | null)
       tags: state.queued?.tags ?? [],
       status: state.status,
     },
+  };
+}
+
+/** The body of a domain event's delivery (SPEC §20): the domain as its check found it. */
+export function buildDomainPayload(event: DomainEvent): DomainWebhookPayload {
+  return {
+    type: event.type,
+    timestamp: event.occurredAt,
+    data: { domainId: event.domainId, tenantId: event.tenantId, ...event.data },
   };
 }

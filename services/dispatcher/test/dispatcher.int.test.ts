@@ -1,4 +1,5 @@
 import { webhookStore } from '@tern/api';
+import { domainEventSchema } from '@tern/contracts';
 import { createKafkaEventLog, type EventLog } from '@tern/event-log';
 import { createSecretBox } from '@tern/webhooks';
 import type pg from 'pg';
@@ -169,6 +170,50 @@ describe('delivery', () => {
     const record = { key: 'em-3', value: JSON.stringify(events[0]), partition: 0, offset: '0' };
     expect(await dispatcher.enqueue([record, record])).toBe(0);
     expect(await deliveriesOf(endpoint.id)).toHaveLength(1);
+  });
+
+  it('a sending domain’s event (SPEC §20) goes out at once with the domain as data, to endpoints that want it', async () => {
+    const tenant = `t-${suffix()}`;
+    const all = await createEndpoint(pool, box, tenant, receiver.url(`/dom-all-${tenant}`));
+    const domainsOnly = await createEndpoint(pool, box, tenant, receiver.url(`/dom-only-${tenant}`), [
+      'domain.failed',
+    ]);
+    receiver.secrets.set(all.id, all.secret);
+    const records = [
+      {
+        purpose: 'dkim' as const,
+        type: 'TXT' as const,
+        name: 'tern202606._domainkey.example.test',
+        value: 'v=DKIM1; k=rsa; p=AAAA',
+        status: 'verified' as const,
+      },
+    ];
+    const event = domainEventSchema.parse({
+      id: `dom_${suffix()}:verified:1`,
+      type: 'domain.verified',
+      tenantId: tenant,
+      domainId: `dom_${suffix()}`,
+      occurredAt: new Date().toISOString(),
+      data: {
+        name: 'example.test',
+        status: 'verified',
+        records,
+        reason: null,
+        verifiedAt: new Date().toISOString(),
+      },
+    });
+    // No projection to wait for: nothing is written to email_logs for it.
+    await log.append([{ key: event.domainId, value: JSON.stringify(event) }]);
+    await waitFor(() => receiver.on(`/dom-all-${tenant}`).length >= 1, { timeoutMs: 20_000 });
+    const got = receiver.on(`/dom-all-${tenant}`)[0]!;
+    expect(got.verifiedBy).toEqual([all.id]);
+    expect(got.headers['webhook-id']).toBe(event.id);
+    expect(JSON.parse(got.body)).toEqual({
+      type: 'domain.verified',
+      timestamp: event.occurredAt,
+      data: { domainId: event.domainId, tenantId: tenant, ...event.data },
+    });
+    expect(await deliveriesOf(domainsOnly.id)).toHaveLength(0);
   });
 });
 

@@ -3,8 +3,10 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import {
   type DeliveryEvent,
   deliveryEventSchema,
+  domainEventSchema,
   isCanonicalDeliveryEvent,
   LONE_SURROGATE,
+  looksLikeDomainEvent,
 } from '@tern/contracts';
 import type { AnalyticsDelta } from '@tern/domain';
 import type { ConsumedRecord, EventLog, EventLogConsumer } from '@tern/event-log';
@@ -59,8 +61,13 @@ const silent: ProjectorLogger = { info() {}, warn() {}, error() {} };
 export const storableText = (text: string): string =>
   text.replaceAll('\u0000', '\\u0000').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
 
-/** Parses a record; anything that is not a valid event becomes a dead letter with the reason. */
-export function parseRecord(record: ConsumedRecord): { event: DeliveryEvent } | { dead: DeadLetter } {
+/**
+ * Parses a record; anything that is not a valid event becomes a dead letter with the reason. A
+ * sending domain's event (SPEC §20) is skipped: no read model folds it, the dispatcher delivers it.
+ */
+export function parseRecord(
+  record: ConsumedRecord,
+): { event: DeliveryEvent } | { dead: DeadLetter } | { skip: 'domain' } {
   let json: unknown;
   try {
     json = JSON.parse(record.value);
@@ -69,10 +76,16 @@ export function parseRecord(record: ConsumedRecord): { event: DeliveryEvent } | 
   }
   // Records Tern appended were validated then: a cheap check trusts them, zod runs only for the rest.
   if (isCanonicalDeliveryEvent(json)) return { event: json };
+  const dead = (issues: readonly { path: PropertyKey[]; message: string }[]) => {
+    const reason = issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    return { dead: { payload: storableText(record.value), reason: storableText(reason) } };
+  };
+  if (looksLikeDomainEvent(json)) {
+    const domain = domainEventSchema.safeParse(json);
+    return domain.success ? { skip: 'domain' } : dead(domain.error.issues);
+  }
   const parsed = deliveryEventSchema.safeParse(json);
-  if (parsed.success) return { event: parsed.data };
-  const reason = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-  return { dead: { payload: storableText(record.value), reason: storableText(reason) } };
+  return parsed.success ? { event: parsed.data } : dead(parsed.error.issues);
 }
 
 /** ClickHouse error codes of data a retry cannot fix (parse, type, range). */
@@ -206,7 +219,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
     for (const r of records) {
       const p = parseRecord(r);
       if ('event' in p) events.push(p.event);
-      else dead.push(p.dead);
+      else if ('dead' in p) dead.push(p.dead);
     }
     const result = await applyIsolating(opts.pool, events, dead, newBatchId);
     for (const outbox of result.outboxes) {

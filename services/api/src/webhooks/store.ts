@@ -1,8 +1,8 @@
 import type {
-  EventType,
   Webhook,
   WebhookDelivery,
   WebhookDeliveryStatus,
+  WebhookEventType,
   WebhookReplay,
 } from '@tern/contracts';
 import type pg from 'pg';
@@ -32,7 +32,7 @@ function toWebhook(r: EndpointRow): Webhook {
   return {
     id: r.id,
     url: r.url,
-    events: r.event_types as EventType[] | null,
+    events: r.event_types as WebhookEventType[] | null,
     description: r.description,
     enabled: r.enabled,
     disabledReason: r.disabled_reason,

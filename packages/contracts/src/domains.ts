@@ -1,0 +1,197 @@
+import { z } from 'zod';
+import { idSchema } from './ids.js';
+
+/**
+ * Sending domains (SPEC §20): the bodies and answers of `/domains*`, and the two events a domain's
+ * verification appends to the log (`domain.verified`, `domain.failed`) for the webhook dispatcher.
+ */
+
+export const DOMAIN_STATUSES = ['pending', 'verified', 'failed'] as const;
+export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
+
+/** What each published record is for, in the order Tern lists them. */
+export const DOMAIN_RECORD_PURPOSES = ['dkim', 'return_path_mx', 'return_path_spf', 'dmarc'] as const;
+export type DomainRecordPurpose = (typeof DOMAIN_RECORD_PURPOSES)[number];
+
+/** The records a domain needs for `verified`; DMARC is advice and never blocks sending. */
+export const REQUIRED_RECORD_PURPOSES: readonly DomainRecordPurpose[] = [
+  'dkim',
+  'return_path_mx',
+  'return_path_spf',
+];
+
+const NAME_MESSAGE = 'name must be a domain name such as example.com (an IDN in its xn-- form)';
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/**
+ * A domain name as Tern stores it: lowercase, no trailing dot. Null when it is not a name mail can
+ * come from — at least two labels of letters, digits and inner hyphens (≤ 63 each, ≤ 253 in all),
+ * a top-level label that is not all digits (so no IP address).
+ */
+export function normalizeDomainName(raw: string): string | null {
+  const name = raw.trim().toLowerCase().replace(/\.$/, '');
+  if (name.length === 0 || name.length > 253) return null;
+  const labels = name.split('.');
+  if (labels.length < 2 || !labels.every((l) => LABEL.test(l))) return null;
+  if (/^\d+$/.test(labels.at(-1)!)) return null;
+  return name;
+}
+
+/** The domain part of an address (`a@Mail.Example.com` → `mail.example.com`), or null. */
+export function addressDomain(address: string): string | null {
+  const at = address.lastIndexOf('@');
+  return at < 0 ? null : normalizeDomainName(address.slice(at + 1));
+}
+
+/**
+ * The name and each parent that could sign for it, most specific first, down to two labels:
+ * `a.mail.example.com` → `[a.mail.example.com, mail.example.com, example.com]`.
+ */
+export function signingCandidates(name: string): string[] {
+  const labels = name.split('.');
+  const out: string[] = [];
+  for (let i = 0; i <= labels.length - 2; i++) out.push(labels.slice(i).join('.'));
+  return out;
+}
+
+export const createDomainBodySchema = z
+  .strictObject({
+    name: z
+      .string({ error: NAME_MESSAGE })
+      .max(254, { error: NAME_MESSAGE })
+      .refine((v) => normalizeDomainName(v) !== null, { error: NAME_MESSAGE })
+      .meta({
+        description:
+          'The domain mail will come from (the `From` domain, or a parent of it). Stored lowercase without a trailing dot.',
+        example: 'example.com',
+      }),
+  })
+  .meta({ examples: [{ name: 'example.com' }] });
+export type CreateDomainBody = z.infer<typeof createDomainBodySchema>;
+
+export const domainRecordSchema = z
+  .object({
+    purpose: z.enum(DOMAIN_RECORD_PURPOSES).meta({
+      description:
+        '`dkim`: the public key receivers check signatures with; `return_path_mx` / `return_path_spf`: the bounce ' +
+        'subdomain the envelope sender uses (its MX brings bounces back, its SPF authorises the relay); `dmarc`: a ' +
+        'suggested policy, `verified` once any DMARC record exists.',
+    }),
+    type: z.enum(['TXT', 'MX']),
+    name: z.string().meta({ description: 'The full DNS name to publish the record at.' }),
+    value: z.string().meta({
+      description:
+        'The exact value (TXT: the text, split into 255-character strings by the DNS provider if needed; MX: the mail ' +
+        'host, any priority — 10 is usual).',
+    }),
+    status: z.enum(DOMAIN_STATUSES).meta({
+      description:
+        '`verified`: found with exactly this value; `pending`: not found (yet); `failed`: found with another value.',
+    }),
+  })
+  .meta({ description: 'A DNS record to publish.' });
+export type DomainRecord = z.infer<typeof domainRecordSchema>;
+
+const EXAMPLE_KEY =
+  'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxKLxoS2tFczGkPLPgizskuemMghRniWaoLcyehkd3qqGElvW/VDL5AaWTg0nLVkjRo9z+40RQzuVaE8AkAFmxZzow3x+VJYKdjykkJ0iT9wCS0DRTXu269V264Vf/3jvredZiKRkgwlL9xNAwxXFg0x/XFw005UWVRIkdgcKWTjpBP2dPwVZ4WWC+9aGVd+Gyn1o0CLelf4rEjGoXbAAEgAqeGUxrcIlbjXfbcmwIDAQAB';
+
+export const domainSchema = z
+  .object({
+    id: z.string().meta({ description: 'Domain id, `dom_…`.' }),
+    name: z.string(),
+    status: z.enum(DOMAIN_STATUSES).meta({
+      description:
+        '`pending` until the DKIM and return-path records match (re-checked with backoff for 72 h, then `failed`); ' +
+        '`verified` (re-checked daily; a record gone or changed → `failed`).',
+    }),
+    records: z.array(domainRecordSchema),
+    /** Why the domain is not verified: the records not found or with another value, by name; null when verified. */
+    reason: z.string().nullable().meta({
+      description:
+        'Why it is not verified, naming each record that is missing or has another value; null when verified.',
+    }),
+    createdAt: z.string().meta({ description: 'ISO 8601.' }),
+    verifiedAt: z
+      .string()
+      .nullable()
+      .meta({ description: 'When it was last found verified after not being so; null until then.' }),
+    lastCheckedAt: z.string().nullable().meta({ description: 'When the DNS was last read; null before.' }),
+  })
+  .meta({
+    description: 'A sending domain and the records to publish for it.',
+    examples: [
+      {
+        id: 'dom_8Kd2mQ7wE1rT6yU3iO9pAs4L',
+        name: 'example.com',
+        status: 'pending',
+        records: [
+          {
+            purpose: 'dkim',
+            type: 'TXT',
+            name: 'tern202606._domainkey.example.com',
+            value: `v=DKIM1; k=rsa; p=${EXAMPLE_KEY}`,
+            status: 'pending',
+          },
+          {
+            purpose: 'return_path_mx',
+            type: 'MX',
+            name: 'tern-bounces.example.com',
+            value: 'bounces.tern.example.net',
+            status: 'pending',
+          },
+          {
+            purpose: 'return_path_spf',
+            type: 'TXT',
+            name: 'tern-bounces.example.com',
+            value: 'v=spf1 include:spf.tern.example.net ~all',
+            status: 'pending',
+          },
+          {
+            purpose: 'dmarc',
+            type: 'TXT',
+            name: '_dmarc.example.com',
+            value: 'v=DMARC1; p=none;',
+            status: 'pending',
+          },
+        ],
+        reason:
+          'not found: tern202606._domainkey.example.com (TXT), tern-bounces.example.com (MX), tern-bounces.example.com (TXT)',
+        createdAt: '2026-06-15T12:00:00.000Z',
+        verifiedAt: null,
+        lastCheckedAt: '2026-06-15T12:00:00.000Z',
+      },
+    ],
+  });
+export type Domain = z.infer<typeof domainSchema>;
+
+// --- Events ------------------------------------------------------------------------------------
+
+export const DOMAIN_EVENT_TYPES = ['domain.verified', 'domain.failed'] as const;
+export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
+
+/** What a domain event carries: the domain as it was found (no key material beyond the public DKIM record). */
+export const domainEventData = z.strictObject({
+  name: z.string().max(253),
+  status: z.enum(DOMAIN_STATUSES),
+  records: z.array(domainRecordSchema.strict()).max(10),
+  reason: z.string().max(2000).nullable(),
+  verifiedAt: z.iso.datetime({ offset: true }).nullable(),
+});
+
+const domainEnvelope = {
+  id: idSchema('id'),
+  tenantId: idSchema('tenantId'),
+  domainId: idSchema('domainId'),
+  occurredAt: z.iso.datetime({ offset: true, error: 'occurredAt must be an ISO 8601 timestamp' }),
+  data: domainEventData,
+};
+
+export const domainVerified = z.strictObject({ ...domainEnvelope, type: z.literal('domain.verified') });
+export const domainFailed = z.strictObject({ ...domainEnvelope, type: z.literal('domain.failed') });
+
+/**
+ * A domain's verification outcome. Only Tern appends these (ingest's `POST /events` takes delivery
+ * events only); the projector leaves them alone and the dispatcher delivers them to webhooks.
+ */
+export const domainEventSchema = z.discriminatedUnion('type', [domainVerified, domainFailed]);
+export type DomainEvent = z.infer<typeof domainEventSchema>;
