@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -67,6 +68,14 @@ export interface Config {
    * Only an ingest-only process forks; every other topology stays one process.
    */
   ingestWorkers: number | undefined;
+  /** DNS_SERVERS: resolvers of sending-domain checks (`ip:port`, SPEC §20); undefined → the system's. */
+  dnsServers: string[] | undefined;
+  /** BOUNCE_SUBDOMAIN: label(s) under a sending domain that carry the envelope sender. */
+  bounceSubdomain: string;
+  /** BOUNCE_MX_HOST: the MX of every bounce subdomain; undefined → the host of PUBLIC_URL. */
+  bounceMxHost: string | undefined;
+  /** SPF_INCLUDE: the domain the bounce subdomain's SPF includes; undefined → the relay's own address. */
+  spfInclude: string | undefined;
 }
 
 /** Fewest bytes of `JWT_SECRET` and `INGEST_TOKEN` in production (HS256 wants ≥ 256 bits). */
@@ -134,6 +143,45 @@ const enumVar = <T extends readonly [string, ...string[]]>(values: T) =>
 // `host:port`, host being a name, an IPv4 address or a bracketed IPv6 address.
 const BROKER = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
 
+// A DNS host name: labels of letters, digits and inner hyphens, at least two.
+const HOST_LABEL = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
+const hostVar = (min: number) =>
+  z
+    .string()
+    .transform((v) => v.toLowerCase().replace(/\.$/, ''))
+    .refine(
+      (v) => v.length <= 253 && v.split('.').length >= min && v.split('.').every((l) => HOST_LABEL.test(l)),
+      {
+        error:
+          min > 1 ? 'must be a host name such as mx.example.com' : 'must be a DNS label such as tern-bounces',
+      },
+    );
+
+// Resolver addresses as node:dns takes them: an IP, with a port (`[v6]:port` for IPv6).
+const dnsServer = (entry: string): boolean => {
+  const v6 = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
+  if (v6) return isIP(v6[1]!) === 6 && (v6[2] === undefined || Number(v6[2]) <= 65535);
+  if (isIP(entry) === 6) return true;
+  const [host = '', port, ...rest] = entry.split(':');
+  return (
+    rest.length === 0 &&
+    isIP(host) === 4 &&
+    (port === undefined || (/^\d{1,5}$/.test(port) && Number(port) <= 65535))
+  );
+};
+
+const dnsServersVar = z
+  .string()
+  .transform((value) =>
+    value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
+  )
+  .refine((list) => list.length > 0 && list.every(dnsServer), {
+    error: 'must be a comma list of ip:port (e.g. 127.0.0.1:5353; [::1]:53 for IPv6)',
+  });
+
 const brokersVar = z
   .string()
   .transform((value) =>
@@ -190,6 +238,10 @@ const envSchema = z.object({
   PROJECTOR_STALL_SECONDS: intVar(5, 86_400).default(60),
   DEDUP_WINDOW_DAYS: intVar(1, 3650).default(7),
   INGEST_WORKERS: intVar(1, 256).optional(),
+  DNS_SERVERS: dnsServersVar.optional(),
+  BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),
+  BOUNCE_MX_HOST: hostVar(2).optional(),
+  SPF_INCLUDE: hostVar(2).optional(),
 });
 
 // Values never echoed back in an error message.
@@ -265,6 +317,10 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     projectorStallSeconds: e.PROJECTOR_STALL_SECONDS,
     dedupWindowDays: e.DEDUP_WINDOW_DAYS,
     ingestWorkers: e.INGEST_WORKERS,
+    dnsServers: e.DNS_SERVERS,
+    bounceSubdomain: e.BOUNCE_SUBDOMAIN,
+    bounceMxHost: e.BOUNCE_MX_HOST,
+    spfInclude: e.SPF_INCLUDE,
   };
 
   // One way to verify dashboard JWTs: two would make "which key signed this" ambiguous.

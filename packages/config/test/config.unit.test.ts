@@ -39,6 +39,10 @@ describe('loadConfig', () => {
       projectorStallSeconds: 60,
       dedupWindowDays: 7,
       ingestWorkers: undefined,
+      dnsServers: undefined,
+      bounceSubdomain: 'tern-bounces',
+      bounceMxHost: undefined,
+      spfInclude: undefined,
     });
   });
 
@@ -67,6 +71,10 @@ describe('loadConfig', () => {
       PROJECTOR_STALL_SECONDS: '30',
       DEDUP_WINDOW_DAYS: '14',
       INGEST_WORKERS: '3',
+      DNS_SERVERS: '127.0.0.1:5353, 10.0.0.2,[::1]:53',
+      BOUNCE_SUBDOMAIN: 'Bounces',
+      BOUNCE_MX_HOST: 'feedback.tern.example.net.',
+      SPF_INCLUDE: 'spf.tern.example.net',
     });
     expect(config).toEqual({
       port: 8080,
@@ -94,6 +102,10 @@ describe('loadConfig', () => {
       projectorStallSeconds: 30,
       dedupWindowDays: 14,
       ingestWorkers: 3,
+      dnsServers: ['127.0.0.1:5353', '10.0.0.2', '[::1]:53'],
+      bounceSubdomain: 'bounces',
+      bounceMxHost: 'feedback.tern.example.net',
+      spfInclude: 'spf.tern.example.net',
     });
     expect(
       loadConfig({ JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----' })
@@ -320,5 +332,19 @@ describe('loadConfig', () => {
     expect(err.message).toBe(
       'Invalid configuration: WEBHOOK_SECRETS_KEY must be at least 16 characters (value hidden)',
     );
+  });
+
+  it('checks DNS_SERVERS, BOUNCE_SUBDOMAIN, BOUNCE_MX_HOST and SPF_INCLUDE (SPEC §20), naming each', () => {
+    expect(errorOf(() => loadConfig({ DNS_SERVERS: 'dns.example.com:53' })).message).toBe(
+      'Invalid configuration: DNS_SERVERS must be a comma list of ip:port (e.g. 127.0.0.1:5353; [::1]:53 for IPv6) (got "dns.example.com:53")',
+    );
+    expect(errorOf(() => loadConfig({ DNS_SERVERS: '127.0.0.1:99999' })).variables).toEqual(['DNS_SERVERS']);
+    expect(errorOf(() => loadConfig({ BOUNCE_SUBDOMAIN: '-bad-' })).message).toBe(
+      'Invalid configuration: BOUNCE_SUBDOMAIN must be a DNS label such as tern-bounces (got "-bad-")',
+    );
+    expect(errorOf(() => loadConfig({ BOUNCE_MX_HOST: 'localhost' })).message).toBe(
+      'Invalid configuration: BOUNCE_MX_HOST must be a host name such as mx.example.com (got "localhost")',
+    );
+    expect(errorOf(() => loadConfig({ SPF_INCLUDE: 'spf include' })).variables).toEqual(['SPF_INCLUDE']);
   });
 });
