@@ -15,15 +15,21 @@ export interface SecretBox {
 }
 
 const VERSION = 'v1:';
-const INFO = 'tern webhook secrets v1';
 
 export const MIN_SECRETS_KEY_LENGTH = 16;
 
-export function createSecretBox(serverKey: string): SecretBox {
+/**
+ * What a box seals; each purpose gets its own AES key from the one server key (HKDF `info`), so a
+ * value sealed for one purpose never opens as another: webhook signing secrets, and the DKIM
+ * private keys of sending domains (SPEC §20).
+ */
+export type SecretPurpose = 'webhook secrets' | 'dkim keys';
+
+export function createSecretBox(serverKey: string, purpose: SecretPurpose = 'webhook secrets'): SecretBox {
   if (serverKey.length < MIN_SECRETS_KEY_LENGTH) {
     throw new Error(`the webhook secrets key must be at least ${MIN_SECRETS_KEY_LENGTH} characters`);
   }
-  const key = Buffer.from(hkdfSync('sha256', serverKey, Buffer.alloc(0), INFO, 32));
+  const key = Buffer.from(hkdfSync('sha256', serverKey, Buffer.alloc(0), `tern ${purpose} v1`, 32));
   return {
     encrypt(clear) {
       const iv = randomBytes(12);

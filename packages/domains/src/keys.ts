@@ -1,0 +1,33 @@
+import { generateKeyPair } from 'node:crypto';
+import { promisify } from 'node:util';
+
+const generate = promisify(generateKeyPair);
+
+/** RSA-2048 (SPEC §20): what every receiver verifies and fits one TXT record in two strings. */
+export const DKIM_KEY_BITS = 2048;
+
+export interface DkimKeyPair {
+  /** PKCS#8 PEM. Sealed before it is stored; never in an answer, a log line or the event log. */
+  privateKeyPem: string;
+  /** The DER SubjectPublicKeyInfo in base64: the `p=` of the DKIM record. */
+  publicKeyBase64: string;
+}
+
+/** A fresh key pair per domain. Generated off the event loop (node's thread pool), ~50–200 ms. */
+export async function generateDkimKey(): Promise<DkimKeyPair> {
+  const { privateKey, publicKey } = await generate('rsa', {
+    modulusLength: DKIM_KEY_BITS,
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  return { privateKeyPem: privateKey, publicKeyBase64: publicKey.toString('base64') };
+}
+
+/**
+ * The selector Tern picks for a new key: `tern<yyyymm>` of its creation (UTC). A key rotated later
+ * gets the selector of its own month, so the old record can stay published while mail signed with
+ * it is still in flight.
+ */
+export function dkimSelector(at: Date): string {
+  return `tern${at.getUTCFullYear()}${String(at.getUTCMonth() + 1).padStart(2, '0')}`;
+}

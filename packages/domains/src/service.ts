@@ -1,0 +1,213 @@
+import {
+  type Domain,
+  type DomainEvent,
+  type DomainEventType,
+  type DomainRecord,
+  domainEventSchema,
+  normalizeDomainName,
+} from '@tern/contracts';
+import type { EventLog } from '@tern/event-log';
+import { createPoller } from '@tern/jobs';
+import type pg from 'pg';
+import type { DnsChecker } from './dns-check.js';
+import { dkimSelector, generateDkimKey } from './keys.js';
+import { expectedRecords, type RecordSettings } from './records.js';
+import { applyCheck, type CheckOutcome, type CheckSchedule, DEFAULT_CHECK_SCHEDULE } from './status.js';
+import {
+  claimDueDomains,
+  clearEvents,
+  type DomainRow,
+  deleteDomain,
+  eventsToAppend,
+  getDomain,
+  insertDomain,
+  listDomains,
+  saveCheck,
+  toDomain,
+} from './store.js';
+
+/** Seals the private keys at rest (`createSecretBox` of `@tern/webhooks`, under its own HKDF label). */
+export interface KeySealer {
+  encrypt(clear: string): string;
+  decrypt(sealed: string): string;
+}
+
+export interface DomainsLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface SendingDomainsOptions {
+  pool: pg.Pool;
+  /** Where `domain.verified` / `domain.failed` go (the dispatcher reads them from there). */
+  log: EventLog;
+  dns: DnsChecker;
+  sealer: KeySealer;
+  /** The return path of new domains (BOUNCE_SUBDOMAIN, BOUNCE_MX_HOST, the SPF value). */
+  records: RecordSettings;
+  now: () => Date;
+  schedule?: CheckSchedule;
+  logger?: DomainsLogger;
+  /** How often the poller looks for due checks and unsent events. Default 30 s. */
+  pollIntervalMs?: number;
+}
+
+export interface SendingDomains {
+  /** A new pending domain with a fresh key; `exists` when the tenant already has that name. */
+  add(tenantId: string, id: string, name: string): Promise<Domain | 'exists'>;
+  get(tenantId: string, id: string): Promise<Domain | null>;
+  list(
+    tenantId: string,
+    window: { limit: number; offset: string },
+  ): Promise<{ items: Domain[]; total: number }>;
+  remove(tenantId: string, id: string): Promise<boolean>;
+  /** Checks the DNS now and answers the new state (SPEC §20 `POST /domains/:id/verify`); null when unknown. */
+  verify(tenantId: string, id: string): Promise<Domain | null>;
+  /** One poller pass: appends saved events, then checks every due domain. Resolves with the domains checked. */
+  runDue(): Promise<number>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+const silent: DomainsLogger = { info() {}, warn() {} };
+
+/** Domains checked at once by one pass (each check is four small DNS queries). */
+const CHECKS_PER_CLAIM = 8;
+/** A claimed check belongs to its checker this long (DNS timeouts are a few seconds). */
+const CHECK_LEASE_MS = 2 * 60_000;
+
+/**
+ * Sending domains (SPEC §20): adding one (key pair, records), checking its DNS now or on schedule,
+ * and the events of its changes. One poller re-checks pending domains with backoff and verified
+ * ones daily, in any number of processes (claims with SKIP LOCKED); a check that raced another is
+ * dropped (version), and an event is saved with its change and appended after (outbox), so a
+ * crash between the two appends it later — once per change, by its derived id.
+ */
+export function createSendingDomains(opts: SendingDomainsOptions): SendingDomains {
+  const { pool, now } = opts;
+  const schedule = opts.schedule ?? DEFAULT_CHECK_SCHEDULE;
+  const logger = opts.logger ?? silent;
+
+  /** The event of a change, named after the domain as the check found it. */
+  function eventOf(row: DomainRow, outcome: CheckOutcome, type: DomainEventType, at: Date): DomainEvent {
+    return domainEventSchema.parse({
+      // One id per change: a repeated append (crash, retry) is the same event downstream.
+      id: `${row.id}:${type.slice('domain.'.length)}:${row.transitions + 1}`,
+      type,
+      tenantId: row.tenantId,
+      domainId: row.id,
+      occurredAt: at.toISOString(),
+      data: {
+        name: row.name,
+        status: outcome.status,
+        records: outcome.records,
+        reason: outcome.reason,
+        verifiedAt: outcome.verifiedAt?.toISOString() ?? null,
+      },
+    });
+  }
+
+  async function append(events: DomainEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await opts.log.append(events.map((e) => ({ key: e.domainId, value: JSON.stringify(e) })));
+    await clearEvents(pool, events);
+    for (const e of events)
+      logger.info({ domainId: e.domainId, tenantId: e.tenantId, type: e.type }, 'sending domain changed');
+  }
+
+  /** Appends what a crash or an unavailable log left in the outbox. */
+  async function flushEvents(): Promise<void> {
+    for (;;) {
+      const pending = await eventsToAppend(pool, 100);
+      if (pending.length === 0) return;
+      await append(pending);
+      if (pending.length < 100) return;
+    }
+  }
+
+  /** Checks one domain and saves the outcome (and its event, in the same statement); null when another check saved first. */
+  async function check(row: DomainRow, manual: boolean): Promise<DomainRow | null> {
+    const results = await opts.dns.check(row.records);
+    const at = now();
+    const outcome = applyCheck(row, results, at, { manual, schedule });
+    const event = outcome.event === null ? null : eventOf(row, outcome, outcome.event, at);
+    const saved = await saveCheck(pool, row, outcome, event, at);
+    if (saved !== null && event !== null) {
+      await append([event]).catch((error: unknown) =>
+        logger.warn(
+          { err: String(error), domainId: row.id },
+          'domain event not appended yet; the poller retries',
+        ),
+      );
+    }
+    return saved;
+  }
+
+  async function runDue(): Promise<number> {
+    await flushEvents();
+    let checked = 0;
+    for (;;) {
+      const at = now();
+      const due = await claimDueDomains(pool, at, new Date(at.getTime() + CHECK_LEASE_MS), CHECKS_PER_CLAIM);
+      if (due.length === 0) return checked;
+      await Promise.all(due.map((row) => check(row, false)));
+      checked += due.length;
+    }
+  }
+
+  const poller = createPoller({
+    name: 'domain-checks',
+    intervalMs: opts.pollIntervalMs ?? 30_000,
+    run: runDue,
+    onError: (error) => logger.warn({ err: String(error) }, 'domain checks failed; retrying'),
+  });
+
+  return {
+    async add(tenantId, id, rawName) {
+      const name = normalizeDomainName(rawName);
+      if (name === null) throw new Error('add: invalid domain name (the body schema checks it first)');
+      const at = now();
+      const key = await generateDkimKey();
+      const selector = dkimSelector(at);
+      const records: DomainRecord[] = expectedRecords(
+        name,
+        { selector, publicKeyBase64: key.publicKeyBase64 },
+        opts.records,
+      ).map((r) => ({ ...r, status: 'pending' }));
+      const row = await insertDomain(
+        pool,
+        {
+          tenantId,
+          id,
+          name,
+          selector,
+          privateKeyEnc: opts.sealer.encrypt(key.privateKeyPem),
+          records,
+          nextCheckAt: new Date(at.getTime() + schedule.minPendingDelayMs),
+        },
+        at,
+      );
+      return row === null ? 'exists' : toDomain(row);
+    },
+    async get(tenantId, id) {
+      const row = await getDomain(pool, tenantId, id);
+      return row && toDomain(row);
+    },
+    async list(tenantId, window) {
+      const { items, total } = await listDomains(pool, tenantId, window);
+      return { items: items.map(toDomain), total };
+    },
+    remove: (tenantId, id) => deleteDomain(pool, tenantId, id),
+    async verify(tenantId, id) {
+      const row = await getDomain(pool, tenantId, id);
+      if (row === null) return null;
+      const saved = await check(row, true);
+      // Another check saved first: answer what it found.
+      const current = saved ?? (await getDomain(pool, tenantId, id));
+      return current && toDomain(current);
+    },
+    runDue,
+    start: () => poller.start(),
+    stop: () => poller.stop(),
+  };
+}

@@ -1,0 +1,274 @@
+import type { Domain, DomainEvent, DomainRecord, DomainStatus } from '@tern/contracts';
+import { claimDue } from '@tern/jobs';
+import type pg from 'pg';
+import type { CheckOutcome } from './status.js';
+
+/**
+ * The one owner of `sending_domains` (SPEC §20; migration 0100): every statement on the table is
+ * here. The sealed private key is read by {@link findSigningKey} only; every other read leaves
+ * that column out, so no route, log line or event can carry it by accident.
+ */
+
+type Queryable = Pick<pg.Pool, 'query'>;
+
+/** A domain as the verification reads and writes it (no key material). */
+export interface DomainRow {
+  tenantId: string;
+  id: string;
+  name: string;
+  selector: string;
+  status: DomainStatus;
+  records: DomainRecord[];
+  reason: string | null;
+  createdAt: Date;
+  pendingSince: Date;
+  verifiedAt: Date | null;
+  lastCheckedAt: Date | null;
+  nextCheckAt: Date | null;
+  /** Bumped by every saved check: a check computed on an older version is not saved. */
+  version: number;
+  /** Changes to verified or failed so far: numbers the events' ids. */
+  transitions: number;
+}
+
+interface Row {
+  tenant_id: string;
+  id: string;
+  name: string;
+  selector: string;
+  status: DomainStatus;
+  records: DomainRecord[];
+  reason: string | null;
+  created_at: Date;
+  pending_since: Date;
+  verified_at: Date | null;
+  last_checked_at: Date | null;
+  next_check_at: Date | null;
+  version: number;
+  transitions: number;
+}
+
+const COLUMNS = `tenant_id, id, name, selector, status, records, reason, created_at, pending_since, verified_at,
+  last_checked_at, next_check_at, version, transitions`;
+
+const toRow = (r: Row): DomainRow => ({
+  tenantId: r.tenant_id,
+  id: r.id,
+  name: r.name,
+  selector: r.selector,
+  status: r.status,
+  records: r.records,
+  reason: r.reason,
+  createdAt: r.created_at,
+  pendingSince: r.pending_since,
+  verifiedAt: r.verified_at,
+  lastCheckedAt: r.last_checked_at,
+  nextCheckAt: r.next_check_at,
+  version: r.version,
+  transitions: r.transitions,
+});
+
+/** The API's view of a domain. */
+export const toDomain = (r: DomainRow): Domain => ({
+  id: r.id,
+  name: r.name,
+  status: r.status,
+  records: r.records.map((x) => ({
+    purpose: x.purpose,
+    type: x.type,
+    name: x.name,
+    value: x.value,
+    status: x.status,
+  })),
+  reason: r.reason,
+  createdAt: r.createdAt.toISOString(),
+  verifiedAt: r.verifiedAt?.toISOString() ?? null,
+  lastCheckedAt: r.lastCheckedAt?.toISOString() ?? null,
+});
+
+export interface NewDomain {
+  tenantId: string;
+  id: string;
+  name: string;
+  selector: string;
+  /** The sealed PKCS#8 PEM (SecretBox). */
+  privateKeyEnc: string;
+  records: DomainRecord[];
+  nextCheckAt: Date;
+}
+
+/** Inserts a pending domain; null when the tenant already has one of that name (SPEC §20: 409). */
+export async function insertDomain(db: Queryable, d: NewDomain, now: Date): Promise<DomainRow | null> {
+  const { rows } = await db.query<Row>(
+    `INSERT INTO sending_domains
+       (tenant_id, id, name, selector, private_key_enc, records, status, created_at, updated_at, pending_since,
+        next_check_at)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'pending', $7, $7, $7, $8)
+     ON CONFLICT (tenant_id, name) DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [d.tenantId, d.id, d.name, d.selector, d.privateKeyEnc, JSON.stringify(d.records), now, d.nextCheckAt],
+  );
+  return rows[0] ? toRow(rows[0]) : null;
+}
+
+export async function getDomain(db: Queryable, tenantId: string, id: string): Promise<DomainRow | null> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM sending_domains WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id],
+  );
+  return rows[0] ? toRow(rows[0]) : null;
+}
+
+/** One page, newest first. */
+export async function listDomains(
+  db: Queryable,
+  tenantId: string,
+  window: { limit: number; offset: string },
+): Promise<{ items: DomainRow[]; total: number }> {
+  const [page, count] = await Promise.all([
+    db.query<Row>(
+      `SELECT ${COLUMNS} FROM sending_domains WHERE tenant_id = $1
+       ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2 OFFSET $3::bigint`,
+      [tenantId, window.limit, window.offset],
+    ),
+    db.query<{ n: string }>('SELECT count(*) AS n FROM sending_domains WHERE tenant_id = $1', [tenantId]),
+  ]);
+  return { items: page.rows.map(toRow), total: Number(count.rows[0]?.n ?? 0) };
+}
+
+/** Deletes the domain and its sealed key; its mail is no longer signed from the next lookup on. */
+export async function deleteDomain(db: Queryable, tenantId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM sending_domains WHERE tenant_id = $1 AND id = $2', [
+    tenantId,
+    id,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * Claims domains whose check is due (`FOR UPDATE SKIP LOCKED`): their next check moves to
+ * `leaseUntil`, so a checker that dies mid-check leaves them due again then.
+ */
+export async function claimDueDomains(
+  db: Queryable,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+): Promise<DomainRow[]> {
+  const rows = await claimDue<Row>(
+    db,
+    {
+      table: 'sending_domains',
+      alias: 'd',
+      keys: ['tenant_id', 'id'],
+      due: 'next_check_at <= $1',
+      orderBy: 'next_check_at',
+      limit: '$3',
+      set: 'next_check_at = $2',
+      returning: COLUMNS.split(',')
+        .map((c) => `d.${c.trim()}`)
+        .join(', '),
+    },
+    [now, leaseUntil, limit],
+  );
+  return rows.map(toRow);
+}
+
+/**
+ * Saves a check if nobody saved another since `version` was read, with the event it emits queued
+ * in `pending_events` in the same statement (an outbox: appended to the log, then removed by
+ * {@link clearEvents}). Null when another check won; the caller reads the domain again.
+ */
+export async function saveCheck(
+  db: Queryable,
+  row: Pick<DomainRow, 'tenantId' | 'id' | 'version'>,
+  outcome: CheckOutcome,
+  event: DomainEvent | null,
+  now: Date,
+): Promise<DomainRow | null> {
+  const { rows } = await db.query<Row>(
+    `UPDATE sending_domains SET
+       status = $4, records = $5::jsonb, reason = $6, pending_since = $7, verified_at = $8, next_check_at = $9,
+       last_checked_at = $10, updated_at = $10, version = version + 1,
+       transitions = transitions + CASE WHEN $11::jsonb IS NULL THEN 0 ELSE 1 END,
+       pending_events = CASE WHEN $11::jsonb IS NULL THEN pending_events ELSE pending_events || jsonb_build_array($11::jsonb) END
+     WHERE tenant_id = $1 AND id = $2 AND version = $3
+     RETURNING ${COLUMNS}`,
+    [
+      row.tenantId,
+      row.id,
+      row.version,
+      outcome.status,
+      JSON.stringify(outcome.records),
+      outcome.reason,
+      outcome.pendingSince,
+      outcome.verifiedAt,
+      outcome.nextCheckAt,
+      now,
+      event === null ? null : JSON.stringify(event),
+    ],
+  );
+  return rows[0] ? toRow(rows[0]) : null;
+}
+
+/** Domain events saved but not yet known to be in the log (oldest first). */
+export async function eventsToAppend(db: Queryable, limit: number): Promise<DomainEvent[]> {
+  const { rows } = await db.query<{ e: DomainEvent }>(
+    `SELECT e FROM (SELECT pending_events, updated_at FROM sending_domains
+                     WHERE pending_events <> '[]'::jsonb ORDER BY updated_at LIMIT $1) d,
+            jsonb_array_elements(d.pending_events) AS e`,
+    [limit],
+  );
+  return rows.map((r) => r.e);
+}
+
+/** Removes appended events from their domains' outbox. */
+export async function clearEvents(db: Queryable, events: readonly DomainEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await db.query(
+    `UPDATE sending_domains d SET pending_events = COALESCE(
+       (SELECT jsonb_agg(e) FROM jsonb_array_elements(d.pending_events) e WHERE NOT (e->>'id' = ANY($3::text[]))),
+       '[]'::jsonb)
+     FROM unnest($1::text[], $2::text[]) AS u(t, i)
+     WHERE d.tenant_id = u.t AND d.id = u.i`,
+    [events.map((e) => e.tenantId), events.map((e) => e.domainId), events.map((e) => e.id)],
+  );
+}
+
+/** The verified domain that signs for these names (most specific first), with its sealed key. */
+export async function findSigningKey(
+  db: Queryable,
+  tenantId: string,
+  candidates: readonly string[],
+): Promise<{ name: string; selector: string; privateKeyEnc: string; records: DomainRecord[] } | null> {
+  if (candidates.length === 0) return null;
+  const { rows } = await db.query<{
+    name: string;
+    selector: string;
+    private_key_enc: string;
+    records: DomainRecord[];
+  }>(
+    `SELECT name, selector, private_key_enc, records FROM sending_domains
+      WHERE tenant_id = $1 AND name = ANY($2::text[]) AND status = 'verified'
+      ORDER BY length(name) DESC LIMIT 1`,
+    [tenantId, candidates],
+  );
+  const r = rows[0];
+  return r
+    ? { name: r.name, selector: r.selector, privateKeyEnc: r.private_key_enc, records: r.records }
+    : null;
+}
+
+/** Which of these names the tenant has verified. */
+export async function verifiedNames(
+  db: Queryable,
+  tenantId: string,
+  names: readonly string[],
+): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT name FROM sending_domains WHERE tenant_id = $1 AND name = ANY($2::text[]) AND status = 'verified'`,
+    [tenantId, names],
+  );
+  return new Set(rows.map((r) => r.name));
+}
