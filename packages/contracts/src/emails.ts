@@ -66,6 +66,9 @@ export const RESERVED_HEADERS = new Set([
   'content-type',
   'content-transfer-encoding',
   'mime-version',
+  // Tern signs and sets the return path itself (SPEC §20).
+  'dkim-signature',
+  'return-path',
 ]);
 
 const headersSchema = z
@@ -270,6 +273,14 @@ export const renderedMessageSchema = z.object({
   html: z.string().nullable(),
   text: z.string().nullable(),
   headers: z.record(z.string(), z.string()),
+  /**
+   * The DKIM signature the message carries (SMTP) or would carry (the sandbox keeps it unsigned):
+   * the verified domain (`d=`) and selector (`s=`) — null when no verified domain covers the From
+   * address (SPEC §20). Absent on messages kept before domains existed.
+   */
+  dkim: z.object({ domain: z.string(), selector: z.string() }).nullable().optional().meta({
+    description: 'DKIM `d=` and `s=` it is (or, in the sandbox, would be) signed with; null: unsigned.',
+  }),
 });
 export type RenderedMessage = z.infer<typeof renderedMessageSchema>;
 

@@ -1,5 +1,6 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
+import { createDnsChecker, createSendingDomains } from '@tern/domains';
 import type { EventLog } from '@tern/event-log';
 import { createKeyring } from '@tern/privacy';
 import { createSecretBox } from '@tern/webhooks';
@@ -333,5 +334,20 @@ export async function buildReferenceApp() {
     sending: { log: UNUSED_LOG },
     // Creating the keyring reaches no store either (keys are read on use).
     keyring: createKeyring({ pool, encryptionKey: 'api-reference-encryption-key-0123456789' }),
+    // Nor the sending domains (no check runs: the poller is not started).
+    domains: {
+      domains: createSendingDomains({
+        pool,
+        log: UNUSED_LOG,
+        dns: createDnsChecker(),
+        sealer: createSecretBox('api-reference-webhook-secrets-key', 'dkim keys'),
+        records: {
+          bounceSubdomain: 'tern-bounces',
+          bounceMxHost: 'bounces.tern.example.net',
+          spf: 'v=spf1 ~all',
+        },
+        now: () => new Date(),
+      }),
+    },
   });
 }

@@ -15,6 +15,8 @@ import { campaignRoutes } from './campaigns/routes.js';
 import { eraseRoutes } from './contacts/erase-routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { createAuthHook } from './credentials.js';
+import type { DomainPolicy } from './domains/policy.js';
+import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
 import { emailRoutes } from './emails/routes.js';
 import { logsRoutes } from './logs-routes.js';
 import { projectRoutes } from './projects/routes.js';
@@ -63,6 +65,10 @@ export interface ApiRoutesOptions {
    * are memoised and cost no query (`read-context.ts`). Absent: every read queries the stores.
    */
   readModel?: ReadModelFeed;
+  /** Sending domains (SPEC §20): `/domains*` are mounted only when given. */
+  domains?: DomainRouteOptions;
+  /** Whether a send's From domain must be verified (SPEC §20); absent → any domain. */
+  domainPolicy?: DomainPolicy;
 }
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
@@ -209,6 +215,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     retentionDays: opts.retentionDays,
     readModel: createReadContexts(opts.pool, opts.readModel),
     webhooks: opts.webhooks,
+    domainPolicy: opts.domainPolicy,
   };
   await app.register(analyticsRoutes, deps);
   await app.register(logsRoutes, deps);
@@ -234,6 +241,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     await app.register(unsubscribeRoutes, { ...deps, trackingSecret: opts.trackingSecret });
   }
   if (opts.webhooks) await app.register(webhookRoutes, { ...deps, webhooks: opts.webhooks });
+  if (opts.domains) await app.register(domainRoutes, { ...deps, domains: opts.domains });
   if (opts.sending) {
     await app.register(emailRoutes, { ...deps, sending: opts.sending });
     if (opts.trackingSecret !== undefined) {

@@ -6,6 +6,8 @@ import type { ReadModelFeed } from '@tern/stores';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { apiRoutes } from './api-routes.js';
+import type { DomainPolicy } from './domains/policy.js';
+import type { DomainRouteOptions } from './domains/routes.js';
 import { registerApiDocs } from './openapi.js';
 import type { SendingDeps } from './route-deps.js';
 import type { WebhookRouteOptions } from './webhooks/routes.js';
@@ -54,6 +56,10 @@ export interface ApiDeps {
   erasureRescrubMs?: number;
   /** Changes of the read models (`createReadModelFeed`): repeated reads are then memoised. */
   readModel?: ReadModelFeed;
+  /** Sending domains (SPEC §20); absent → no `/domains*` routes. */
+  domains?: DomainRouteOptions;
+  /** Whether a send's From domain must be verified (production with a real provider). */
+  domainPolicy?: DomainPolicy;
 }
 
 /**
@@ -131,6 +137,8 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.keyring ? { keyring: deps.keyring } : {}),
     ...(deps.erasureRescrubMs !== undefined ? { erasureRescrubMs: deps.erasureRescrubMs } : {}),
     ...(deps.readModel ? { readModel: deps.readModel } : {}),
+    ...(deps.domains ? { domains: deps.domains } : {}),
+    ...(deps.domainPolicy ? { domainPolicy: deps.domainPolicy } : {}),
   });
   return app;
 }

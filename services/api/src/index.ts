@@ -15,6 +15,8 @@ export * from './contacts/erase-routes.js';
 export * from './contacts/routes.js';
 export * from './contacts/store.js';
 export * from './credentials.js';
+export * from './domains/policy.js';
+export * from './domains/routes.js';
 export * from './logs/store.js';
 export * from './logs-routes.js';
 export * from './openapi.js';

@@ -20,6 +20,7 @@ export const TAGS = {
   sequences: 'Sequences',
   emails: 'Emails',
   tracking: 'Tracking',
+  domains: 'Domains',
 } as const;
 
 export const DOCS_PREFIX = '/docs';
@@ -146,6 +147,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.sequences,
           description:
             'Drip sequences: steps sent at enrollment + the delays, stopped by unsubscribe, suppression, erasure or cancel (`sequences:read`, `sequences:write`).',
+        },
+        {
+          name: TAGS.domains,
+          description:
+            'Sending domains: the DNS records that verify them, DKIM signing of their mail (read: `email:send` or any dashboard JWT; write: dashboard JWT, owner or admin).',
         },
         {
           name: TAGS.tracking,

@@ -2,6 +2,7 @@ import type { EventLog } from '@tern/event-log';
 import type pg from 'pg';
 import type { AnalyticsQueries } from './analytics-queries.js';
 import type { ApiKeyStore } from './api-key-store.js';
+import type { DomainPolicy } from './domains/policy.js';
 import type { ReadContexts } from './read-context.js';
 import type { WebhookRouteOptions } from './webhooks/routes.js';
 
@@ -18,6 +19,8 @@ export interface ApiRouteDeps {
   readModel: ReadContexts;
   /** Secret sealing and URL policy of `/webhooks*`; the routes exist only when it is given. */
   webhooks?: WebhookRouteOptions | undefined;
+  /** Whether a send's From domain must be verified (SPEC §20); absent → any domain. */
+  domainPolicy?: DomainPolicy | undefined;
 }
 
 /**

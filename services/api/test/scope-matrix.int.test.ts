@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { signTrackingToken } from '@tern/auth';
 import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
 import { createUnsubscribeToken } from '@tern/domain';
+import type { SendingDomains } from '@tern/domains';
 import { createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
 import { createSandboxProvider } from '@tern/sender';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
 import {
   addSuppression,
   enroll,
@@ -17,6 +19,7 @@ import {
   JWT_REQUIRED_MESSAGE,
   newResourceId,
 } from '../src/index.js';
+import { testDomains } from './domains-support.js';
 import {
   bearer,
   buildApp,
@@ -69,6 +72,8 @@ const { clock, A, B } = testTenants('matrix');
 let stores: Stores;
 let app: FastifyInstance;
 let log: PostgresEventLog;
+let dns: TestDnsServer;
+let domains: SendingDomains;
 
 const fresh = () => randomBytes(6).toString('hex');
 const at = () => clock.now();
@@ -178,6 +183,12 @@ const SEQUENCE_BODY = {
   name: 's',
   from: 'news@matrix.test',
   steps: [{ delayMinutes: 0, subject: 's', text: 't' }],
+};
+/** A domain of A (nothing published: a check answers it pending). */
+const domainId = async () => {
+  const d = await domains.add(A, newResourceId('domain'), `${fresh()}.matrix.test`);
+  if (d === 'exists') throw new Error('fresh domain exists');
+  return d.id;
 };
 const sequenceId = async () =>
   (await insertSequence(stores.pool, A, newResourceId('sequence'), SEQUENCE_BODY, at())).id;
@@ -369,6 +380,35 @@ const ROWS: Record<string, Row> = {
     rule: { kind: 'scope', scope: 'contacts:read' },
     ok: 200,
     request: async () => ({ url: '/audiences' }),
+  },
+  // Sending domains (SPEC §20): keys read with email:send; writes need an owner/admin JWT
+  'POST /domains': {
+    rule: { kind: 'adminJwt' },
+    ok: 201,
+    request: async () => ({ url: '/domains', payload: { name: `${fresh()}.matrix.test` } }),
+  },
+  'GET /domains': {
+    rule: { kind: 'scope', scope: 'email:send' },
+    ok: 200,
+    request: async () => ({ url: '/domains' }),
+  },
+  'GET /domains/{id}': {
+    rule: { kind: 'scope', scope: 'email:send' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/domains/${await domainId()}` }),
+  },
+  'POST /domains/{id}/verify': {
+    rule: { kind: 'adminJwt' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/domains/${await domainId()}/verify` }),
+  },
+  'DELETE /domains/{id}': {
+    rule: { kind: 'adminJwt' },
+    ok: 204,
+    resource: true,
+    request: async () => ({ url: `/domains/${await domainId()}` }),
   },
   // Outgoing webhooks (SPEC §17)
   'POST /webhooks': {
@@ -623,7 +663,9 @@ beforeAll(async () => {
   stores = await openStores();
   log = createPostgresEventLog({ pool: stores.pool });
   await log.ensureSchema();
-  app = await buildApp(stores, clock, { rateLimit: false, sending: { log } });
+  dns = await startTestDnsServer();
+  domains = testDomains(stores.pool, log, dns, clock.now);
+  app = await buildApp(stores, clock, { rateLimit: false, sending: { log }, domains: { domains } });
   // biome-ignore lint/suspicious/noExplicitAny: the parsed OpenAPI document
   const doc: any = (await app.inject('/docs/json')).json();
   documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
@@ -634,6 +676,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await log?.close();
+  await dns?.close();
   await stores?.close();
 });
 

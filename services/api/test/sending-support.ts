@@ -13,7 +13,7 @@ import {
 } from '@tern/sender';
 import type { FastifyInstance } from 'fastify';
 import { waitFor } from '../../../test/support/services.js';
-import { getTemplate, isSuppressed } from '../src/index.js';
+import { type ApiDeps, getTemplate, isSuppressed } from '../src/index.js';
 import { bearer, buildApp, openStores, type Stores, type TestClock, TRACKING_SECRET } from './support.js';
 
 export { TRACKING_SECRET };
@@ -41,7 +41,12 @@ export interface SendingWorld {
 }
 
 export async function openSendingWorld(
-  opts: { log?: (stores: Stores) => Promise<EventLog>; sender?: Partial<SenderOptions> | false } = {},
+  opts: {
+    log?: (stores: Stores) => Promise<EventLog>;
+    sender?: Partial<SenderOptions> | false;
+    /** More of the app's deps, built once the stores and the log exist (e.g. sending domains). */
+    app?: (stores: Stores, log: EventLog) => Partial<ApiDeps>;
+  } = {},
 ): Promise<SendingWorld> {
   const stores = await openStores();
   const log =
@@ -54,6 +59,7 @@ export async function openSendingWorld(
   const app = await buildApp(stores, wallClock, {
     rateLimit: false,
     sending: { log },
+    ...opts.app?.(stores, log),
   });
   const projector = createProjector({
     pool: stores.pool,

@@ -1,6 +1,20 @@
-export type { FollowUp, GetTemplate, IsSuppressed, MailProvider, ProviderResult } from './ports.js';
+export { envelopeSender } from './envelope.js';
+export type {
+  FollowUp,
+  GetTemplate,
+  IsSuppressed,
+  MailProvider,
+  ProviderResult,
+  SendContext,
+  Signing,
+} from './ports.js';
 export { createSandboxProvider, SANDBOX_DOMAIN } from './providers/sandbox.js';
-export { classifySmtpError, createSmtpProvider, type SmtpProviderOptions } from './providers/smtp.js';
+export {
+  classifySmtpError,
+  createSmtpProvider,
+  DKIM_SIGNED_HEADERS,
+  type SmtpProviderOptions,
+} from './providers/smtp.js';
 export {
   cancelledEvent,
   createSender,

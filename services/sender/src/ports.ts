@@ -30,9 +30,23 @@ export type ProviderResult =
   | { kind: 'bounced'; reason: string }
   | { kind: 'failed'; reason: string };
 
+/** How a provider signs and addresses one message (SPEC §20); absent for mail of an unverified domain. */
+export interface Signing {
+  /** DKIM `d=`, `s=` and the private key (PKCS#8 PEM; in memory only, never logged or kept). */
+  dkim: { domain: string; selector: string; privateKey: string };
+  /** The envelope sender (MAIL FROM) on the domain's bounce subdomain. */
+  envelopeFrom: string;
+}
+
+export interface SendContext {
+  tenantId: string;
+  emailId: string;
+  signing?: Signing;
+}
+
 export interface MailProvider {
   /** Stored as `provider` on `email.sent`. */
   readonly name: string;
-  send(message: RenderedMessage, context: { tenantId: string; emailId: string }): Promise<ProviderResult>;
+  send(message: RenderedMessage, context: SendContext): Promise<ProviderResult>;
   close?(): Promise<void>;
 }

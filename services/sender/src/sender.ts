@@ -7,10 +7,12 @@ import {
   type TrackingSettings,
 } from '@tern/contracts';
 import { renderTemplate } from '@tern/domain';
+import { DkimKeyUnreadableError, type SigningKeys } from '@tern/domains';
 import type { EventLog, EventLogConsumer } from '@tern/event-log';
 import { claimDue, createPoller } from '@tern/jobs';
 import type pg from 'pg';
-import type { FollowUp, GetTemplate, IsSuppressed, MailProvider, ProviderResult } from './ports.js';
+import { envelopeSender } from './envelope.js';
+import type { FollowUp, GetTemplate, IsSuppressed, MailProvider, ProviderResult, Signing } from './ports.js';
 import { applyTracking } from './tracking.js';
 
 export interface SenderLogger {
@@ -36,6 +38,17 @@ export interface SenderOptions {
   isSuppressed: IsSuppressed;
   /** Template lookup (`getTemplate` of `@tern/api`); rendering is `renderTemplate` of `@tern/domain`. */
   getTemplate: GetTemplate;
+  /**
+   * The DKIM keys of the tenants' verified domains (SPEC §20, `createSigningKeys` of
+   * `@tern/domains`): a message whose From domain (or a parent) is verified is signed and its
+   * envelope sender is on the bounce subdomain. Absent: nothing is signed.
+   */
+  signingKeys?: SigningKeys;
+  /**
+   * Production with a real provider: a message whose From domain is no longer verified when it is
+   * due (a scheduled send, a retry, a campaign's mail) fails with `DOMAIN_NOT_VERIFIED` unsent.
+   */
+  requireVerifiedDomain?: boolean;
   /** Waits before retry 1, 2, …; after the last one the email fails. */
   retryDelaysMs?: readonly number[];
   /** How often the due-list is looked at when nothing woke the sender. Default 500 ms. */
@@ -173,8 +186,37 @@ export function createSender(opts: SenderOptions): Sender {
     return { opens: r?.opens ?? DEFAULT_TRACKING.opens, clicks: r?.clicks ?? DEFAULT_TRACKING.clicks };
   }
 
+  /**
+   * How the message is signed: the verified domain covering its From address, or null. A key that
+   * cannot be unsealed (another WEBHOOK_SECRETS_KEY) is an error no retry mends.
+   */
+  async function signingOf(row: ClaimedRow): Promise<{ signing: Signing | null } | { error: string }> {
+    const from = parseMailbox(row.message.from)?.address ?? row.message.from;
+    let key: Awaited<ReturnType<SigningKeys['find']>> = null;
+    try {
+      key = opts.signingKeys ? await opts.signingKeys.find(row.tenant_id, from) : null;
+    } catch (error) {
+      if (error instanceof DkimKeyUnreadableError) return { error: error.message };
+      throw error;
+    }
+    if (key === null) {
+      return opts.requireVerifiedDomain
+        ? { error: `DOMAIN_NOT_VERIFIED: no verified domain of the tenant covers ${from}` }
+        : { signing: null };
+    }
+    return {
+      signing: {
+        dkim: { domain: key.domain, selector: key.selector, privateKey: key.privateKey },
+        envelopeFrom: envelopeSender(key.bounceDomain, row.id),
+      },
+    };
+  }
+
   /** The message as the provider gets it, or the reason it cannot be built. */
-  async function build(row: ClaimedRow): Promise<RenderedMessage | { error: string }> {
+  async function build(
+    row: ClaimedRow,
+    signing: Signing | null,
+  ): Promise<RenderedMessage | { error: string }> {
     const m = row.message;
     let parts = { subject: m.subject ?? '', html: m.html ?? null, text: m.text ?? null };
     if (m.templateId !== undefined) {
@@ -209,6 +251,7 @@ export function createSender(opts: SenderOptions): Sender {
       html: parts.html,
       text: parts.text,
       headers: { ...(m.headers ?? {}), 'X-Tern-Email-Id': row.id },
+      dkim: signing && { domain: signing.dkim.domain, selector: signing.dkim.selector },
     };
   }
 
@@ -270,7 +313,9 @@ export function createSender(opts: SenderOptions): Sender {
       await finish(row, 'done', null, 'suppressed');
       return;
     }
-    const message = await build(row);
+    const signed = await signingOf(row);
+    const signing = 'signing' in signed ? signed.signing : null;
+    const message = 'error' in signed ? signed : await build(row, signing);
     if ('error' in message) {
       await append(eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true));
       await finish(row, 'done', null, message.error);
@@ -278,7 +323,11 @@ export function createSender(opts: SenderOptions): Sender {
     }
     let result: ProviderResult;
     try {
-      result = await opts.provider.send(message, { tenantId: row.tenant_id, emailId: row.id });
+      result = await opts.provider.send(message, {
+        tenantId: row.tenant_id,
+        emailId: row.id,
+        ...(signing ? { signing } : {}),
+      });
     } catch (error) {
       result = { kind: 'delayed', reason: error instanceof Error ? error.message : String(error) };
     }

@@ -14,6 +14,14 @@ import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
 import { createDispatcher, DISPATCHER_GROUP, type Dispatcher } from '@tern/dispatcher';
+import {
+  createDnsChecker,
+  createSendingDomains,
+  createSigningKeys,
+  type KeySealer,
+  type SendingDomains,
+  spfRecord,
+} from '@tern/domains';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { installErrorHandlers, NotReadyError, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
@@ -136,14 +144,20 @@ export async function startRuntime(
 
     // Webhook secrets are sealed at rest with this key: the api and the dispatcher need it
     // (loadConfig already refuses a production start without it; dev generates one).
+    // The same key seals the DKIM private keys of sending domains (its own derived AES key): the
+    // api generates them, the sender signs with them (SPEC §20).
     let secretBox: SecretBox | undefined;
-    if (services.has('api') || services.has('dispatcher')) {
+    let dkimSealer: KeySealer | undefined;
+    if (services.has('api') || services.has('dispatcher') || services.has('sender')) {
       if (!secrets.webhookSecretsKey) {
-        const who = services.has('api') ? 'api' : 'dispatcher';
+        const who = services.has('api') ? 'api' : services.has('dispatcher') ? 'dispatcher' : 'sender';
         throw new Error(`WEBHOOK_SECRETS_KEY is required to run the ${who}`);
       }
       secretBox = createSecretBox(secrets.webhookSecretsKey);
+      dkimSealer = createSecretBox(secrets.webhookSecretsKey, 'dkim keys');
     }
+    // SPEC §20: in production with a real provider, mail must come from a verified domain.
+    const requireVerifiedDomains = config.nodeEnv === 'production' && config.smtpUrl !== undefined;
     const runDispatcher = services.has('dispatcher');
 
     // Crypto-shredding (SPEC §14): every service reads and writes the log through the keyring, so
@@ -194,7 +208,31 @@ export async function startRuntime(
       throw new Error('TRACKING_SECRET is required to run api or sender');
 
     let app: FastifyInstance;
+    let domains: SendingDomains | undefined;
     if (services.has('api')) {
+      // Sending domains (SPEC §20): records fixed when a domain is added; one poller re-checks them
+      // (any number of instances share it through claims).
+      const bounceMxHost = config.bounceMxHost ?? new URL(publicUrl).hostname;
+      domains = createSendingDomains({
+        pool,
+        log: log!,
+        dns: createDnsChecker({ servers: config.dnsServers }),
+        sealer: dkimSealer!,
+        records: {
+          bounceSubdomain: config.bounceSubdomain,
+          bounceMxHost,
+          spf: spfRecord({
+            spfInclude: config.spfInclude,
+            relayHost: config.smtpUrl ? new URL(config.smtpUrl).hostname : undefined,
+            fallbackHost: bounceMxHost,
+          }),
+        },
+        now: () => new Date(),
+        logger,
+      });
+      domains.start();
+      const checks = domains;
+      closers.unshift(() => checks.stop());
       const maxLifetimeMs = config.jwtMaxLifetimeDays * 24 * 3600 * 1000;
       const jwt = createJwtVerifier(
         secrets.jwtSecret
@@ -229,6 +267,8 @@ export async function startRuntime(
         readiness,
         sending: { log: log! },
         keyring,
+        domains: { domains: domains! },
+        domainPolicy: { requireVerified: requireVerifiedDomains },
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
       const retention = createRetentionJob({
@@ -325,6 +365,8 @@ export async function startRuntime(
           : createSandboxProvider({ pool }),
         isSuppressed: suppressionCheck(keyring),
         getTemplate,
+        signingKeys: createSigningKeys({ pool, sealer: dkimSealer! }),
+        requireVerifiedDomain: requireVerifiedDomains,
         tracking: { secret: trackingSecret!, publicUrl },
         logger,
         ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),

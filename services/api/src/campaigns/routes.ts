@@ -10,6 +10,7 @@ import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type pg from 'pg';
 import { type AuthConfig, credentialOf } from '../credentials.js';
+import { assertFromVerified } from '../domains/policy.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
@@ -29,6 +30,7 @@ import {
   cancelCampaign,
   deleteDraft,
   getCampaign,
+  getCampaignRow,
   insertCampaign,
   listCampaigns,
   requestSend,
@@ -88,6 +90,9 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       const b = request.body;
       checkSchedule(b.scheduledAt);
       await checkTemplate(deps.pool, tenantId, b.templateId);
+      await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
+        { field: 'body.from', from: b.from },
+      ]);
       const campaign = await insertCampaign(
         deps.pool,
         tenantId,
@@ -183,6 +188,10 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       const b = request.body;
       checkSchedule(b.scheduledAt);
       await checkTemplate(deps.pool, tenantId, b.templateId);
+      if (b.from !== undefined)
+        await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
+          { field: 'body.from', from: b.from },
+        ]);
       const client = await deps.pool.connect();
       try {
         await client.query('BEGIN');
@@ -267,7 +276,14 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     },
     async (request, reply) => {
       const { id } = request.params;
-      const outcome = await requestSend(deps.pool, credentialOf(request).tenantId, id, deps.now());
+      const { tenantId } = credentialOf(request);
+      // SPEC §20: a campaign whose From domain is not verified sends nothing (production, real provider).
+      const draft = deps.domainPolicy?.requireVerified ? await getCampaignRow(deps.pool, tenantId, id) : null;
+      if (draft !== null)
+        await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
+          { field: `campaign ${id} from`, from: draft.from_address },
+        ]);
+      const outcome = await requestSend(deps.pool, tenantId, id, deps.now());
       if (outcome.kind === 'not_found') throw notFound('Campaign');
       if (outcome.kind === 'not_draft') throw notDraft(id, outcome.status);
       return reply.status(202).send({ id, status: outcome.row.status });

@@ -19,10 +19,11 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { boundProject, type Credential, credentialOf } from '../credentials.js';
+import { assertFromVerified } from '../domains/policy.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { newResourceId, notFound, resourceErrors, resourceIdParam } from '../resource-kit.js';
 import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
-import { errors } from '../schemas.js';
+import { errorResponse, errors } from '../schemas.js';
 import { getTemplate } from '../templates/store.js';
 import { claimKey, idempotencyKeyOf, releaseKey, requestHash, storeAnswer } from './idempotency.js';
 import {
@@ -51,7 +52,12 @@ const idempotencyHeader = z.object({
 });
 
 const sendErrors = {
-  400: errors.badRequest('body.to: to must be an email address'),
+  400: errorResponse(
+    400,
+    'Invalid request: the message names the field. In production with a real provider, a `from` whose domain is not ' +
+      'verified (SPEC §20) → `code: DOMAIN_NOT_VERIFIED` naming the domain; nothing is queued.',
+    'body.to: to must be an email address',
+  ),
   ...resourceErrors('email'),
   404: errors.notFound.meta({
     description: 'A key bound to a project named another project in `projectId` (SPEC §16).',
@@ -131,6 +137,8 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
       return { body, scheduledAt, subject: subject.slice(0, 998) };
     });
     if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
+    const froms = bodies.map((b, i) => ({ field: `${prefix(i)}from`, from: b.from }));
+    await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, froms);
     return { at, prepared };
   }
 

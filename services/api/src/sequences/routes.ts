@@ -10,6 +10,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { templateExists } from '../campaigns/store.js';
 import { type AuthConfig, credentialOf } from '../credentials.js';
+import { assertFromVerified } from '../domains/policy.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
@@ -67,6 +68,9 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
           problems.push(`body.steps.${i}.templateId: template ${step.templateId} not found`);
       }
       if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
+      await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
+        { field: 'body.from', from: request.body.from },
+      ]);
       const sequence = await insertSequence(
         deps.pool,
         tenantId,
@@ -147,9 +151,18 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       },
     },
     async (request, reply) => {
+      const { tenantId } = credentialOf(request);
+      // SPEC §20: enrolling queues mail from the sequence's From domain (production, real provider).
+      const sequence = deps.domainPolicy?.requireVerified
+        ? await getSequence(deps.pool, tenantId, request.params.id)
+        : null;
+      if (sequence !== null)
+        await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
+          { field: `sequence ${sequence.id} from`, from: sequence.from },
+        ]);
       const outcome = await enroll(
         deps.pool,
-        credentialOf(request).tenantId,
+        tenantId,
         request.params.id,
         `enr_${randomBase62(24)}`,
         request.body.email,

@@ -1,6 +1,25 @@
 import type { RenderedMessage } from '@tern/contracts';
 import nodemailer from 'nodemailer';
-import type { MailProvider, ProviderResult } from '../ports.js';
+import type { MailProvider, ProviderResult, SendContext } from '../ports.js';
+
+/**
+ * The headers a signature covers (SPEC §20, relaxed/relaxed, rsa-sha256): the addresses, subject,
+ * date and id, the MIME structure, and the one-click unsubscribe pair (RFC 8058 asks that it be
+ * signed). Only the ones present are listed in `h=`.
+ */
+export const DKIM_SIGNED_HEADERS = [
+  'From',
+  'To',
+  'Cc',
+  'Subject',
+  'Date',
+  'Message-ID',
+  'MIME-Version',
+  'Content-Type',
+  'Content-Transfer-Encoding',
+  'List-Unsubscribe',
+  'List-Unsubscribe-Post',
+].join(':');
 
 export interface SmtpProviderOptions {
   /** `smtp://` or `smtps://user:pass@host:port` (SMTP_URL). */
@@ -45,9 +64,23 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
   const transport = nodemailer.createTransport(url.toString());
   return {
     name: 'smtp',
-    async send(message: RenderedMessage): Promise<ProviderResult> {
+    async send(message: RenderedMessage, context?: SendContext): Promise<ProviderResult> {
+      const signing = context?.signing;
       try {
         const info = await transport.sendMail({
+          ...(signing
+            ? {
+                // nodemailer signs relaxed/relaxed with rsa-sha256.
+                dkim: {
+                  domainName: signing.dkim.domain,
+                  keySelector: signing.dkim.selector,
+                  privateKey: signing.dkim.privateKey,
+                  headerFieldNames: DKIM_SIGNED_HEADERS,
+                },
+                // A custom envelope lists every recipient itself.
+                envelope: { from: signing.envelopeFrom, to: [message.to, ...message.cc, ...message.bcc] },
+              }
+            : {}),
           messageId: message.messageId,
           from: message.from,
           to: message.to,

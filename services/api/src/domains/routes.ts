@@ -1,0 +1,195 @@
+import { createDomainBodySchema, domainSchema, normalizeDomainName, type Role } from '@tern/contracts';
+import type { SendingDomains } from '@tern/domains';
+import { httpError } from '@tern/http';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { type AuthConfig, credentialOf } from '../credentials.js';
+import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
+import {
+  listAnswer,
+  listResponses,
+  newResourceId,
+  notFound,
+  pageQuerySchema,
+  pageWindow,
+  resourceErrors,
+  resourceIdParam,
+} from '../resource-kit.js';
+import type { ApiRouteDeps } from '../route-deps.js';
+import { errorResponse, errors, noContentSchema } from '../schemas.js';
+
+/** What the domain routes need beyond the shared deps; the runtime builds it from the config. */
+export interface DomainRouteOptions {
+  domains: SendingDomains;
+}
+
+/**
+ * Reads: a dashboard JWT of any role, or an API key with `email:send` — a program that sends may
+ * see which From domains are verified (as Resend lets a key list domains); the records hold only
+ * what is published in the DNS anyway.
+ */
+const read: AuthConfig = { auth: 'jwt_or_key', scope: 'email:send' };
+/** Writes (add, verify now, delete): a dashboard JWT with role owner or admin; no API key (SPEC §20). */
+const ADMINS: readonly Role[] = ['owner', 'admin'];
+const write: AuthConfig = { auth: 'jwt_or_key', denyKeys: true, roles: ADMINS };
+
+const writeForbidden = errorResponse(
+  403,
+  'Any API key (keys only read domains), or a dashboard JWT whose role is not owner or admin.',
+  'Missing required API key scope',
+);
+const params = resourceIdParam('domain', 'dom_8Kd2mQ7wE1rT6yU3iO9pAs4L');
+const EXAMPLE = domainSchema.meta()?.examples;
+
+/** `/domains` (SPEC §20): sending domains and the DNS records that verify them. */
+export const domainRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { domains: DomainRouteOptions }> = async (
+  app,
+  deps,
+) => {
+  const { domains } = deps.domains;
+
+  app.post(
+    '/domains',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.domains],
+        operationId: 'createDomain',
+        summary: 'Add a sending domain',
+        description:
+          'Dashboard JWT with role owner or admin. Generates an RSA-2048 DKIM key for the domain (its private key ' +
+          'never leaves Tern) and answers the records to publish: DKIM, the return path (MX and SPF of the bounce ' +
+          'subdomain) and a suggested DMARC. The domain is `pending` until the DNS shows them; then its mail is ' +
+          'signed. The same name twice in a tenant → 409; another tenant may add it too.',
+        security: KEY_OR_DASHBOARD,
+        body: createDomainBodySchema,
+        response: {
+          201: domainSchema,
+          400: errors.badRequest(
+            'body.name: name must be a domain name such as example.com (an IDN in its xn-- form)',
+          ),
+          ...resourceErrors('domain', {
+            forbidden: writeForbidden,
+            conflict: errorResponse(
+              409,
+              'The tenant already added this domain.',
+              'Domain example.com already exists',
+              {
+                code: 'DOMAIN_EXISTS',
+              },
+            ),
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = credentialOf(request);
+      const added = await domains.add(tenantId, newResourceId('domain'), request.body.name);
+      if (added === 'exists') {
+        const name = normalizeDomainName(request.body.name) ?? request.body.name;
+        throw httpError(409, `Domain ${name} already exists`, { code: 'DOMAIN_EXISTS' });
+      }
+      request.log.info({ domainId: added.id }, 'sending domain added');
+      return reply.status(201).send(added);
+    },
+  );
+
+  app.get(
+    '/domains',
+    {
+      config: read,
+      schema: {
+        tags: [TAGS.domains],
+        operationId: 'listDomains',
+        summary: 'List sending domains',
+        description: 'Newest first, each with its records and their status.',
+        security: KEY_OR_DASHBOARD,
+        querystring: pageQuerySchema,
+        response: listResponses(domainSchema, {
+          what: 'domain',
+          description: 'One page of domains.',
+          examples: EXAMPLE ?? [],
+        }),
+      },
+    },
+    async (request) => {
+      const { tenantId } = credentialOf(request);
+      const { items, total } = await domains.list(tenantId, pageWindow(request.query));
+      return listAnswer(items, request.query, total);
+    },
+  );
+
+  app.get(
+    '/domains/:id',
+    {
+      config: read,
+      schema: {
+        tags: [TAGS.domains],
+        operationId: 'getDomain',
+        summary: 'Get a sending domain',
+        description: 'The domain, its records and the status of each as last checked.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        response: { 200: domainSchema, ...resourceErrors('Domain', { notFound: true }) },
+      },
+    },
+    async (request) => {
+      const found = await domains.get(credentialOf(request).tenantId, request.params.id);
+      if (found === null) throw notFound('Domain');
+      return found;
+    },
+  );
+
+  app.post(
+    '/domains/:id/verify',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.domains],
+        operationId: 'verifyDomain',
+        summary: 'Check a domain’s DNS now',
+        description:
+          'Dashboard JWT with role owner or admin. Reads the records now and answers the new state: `verified` when ' +
+          'DKIM and the return path match exactly; otherwise `reason` names each record not found or with another ' +
+          'value. A `failed` domain that does not match yet becomes `pending` again for 72 h.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        response: {
+          200: domainSchema,
+          ...resourceErrors('Domain', { notFound: true, forbidden: writeForbidden }),
+        },
+      },
+    },
+    async (request) => {
+      const checked = await domains.verify(credentialOf(request).tenantId, request.params.id);
+      if (checked === null) throw notFound('Domain');
+      return checked;
+    },
+  );
+
+  app.delete(
+    '/domains/:id',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.domains],
+        operationId: 'deleteDomain',
+        summary: 'Delete a sending domain',
+        description:
+          'Dashboard JWT with role owner or admin. Deletes the domain and its key: its mail is no longer signed ' +
+          '(within 30 s on every sender), and in production no longer accepted.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        response: {
+          204: noContentSchema.meta({ description: 'Deleted.' }),
+          ...resourceErrors('Domain', { notFound: true, forbidden: writeForbidden }),
+        },
+      },
+    },
+    async (request, reply) => {
+      if (!(await domains.remove(credentialOf(request).tenantId, request.params.id)))
+        throw notFound('Domain');
+      request.log.info({ domainId: request.params.id }, 'sending domain deleted');
+      return reply.status(204).send();
+    },
+  );
+};
