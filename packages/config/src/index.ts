@@ -195,6 +195,7 @@ const brokersVar = z
   });
 
 // Keys are the variable names, so a zod issue path names the variable directly.
+// Every key has a row in `CONFIG_DOCS` (docs.ts), which the README's configuration table is made from.
 const envSchema = z.object({
   PORT: intVar(1, 65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -243,6 +244,10 @@ const envSchema = z.object({
   BOUNCE_MX_HOST: hostVar(2).optional(),
   SPF_INCLUDE: hostVar(2).optional(),
 });
+
+/** Every environment variable `loadConfig` reads. */
+export type EnvVar = keyof typeof envSchema.shape;
+export const ENV_VARS = Object.keys(envSchema.shape) as EnvVar[];
 
 // Values never echoed back in an error message.
 const SECRET_VARS = new Set([
@@ -365,3 +370,13 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
 
   return config;
 }
+
+export {
+  CONFIG_DOCS,
+  CONFIG_TABLE_END,
+  CONFIG_TABLE_START,
+  renderConfigTables,
+  TOOL_VARIABLES,
+  type VariableDoc,
+  withConfigTables,
+} from './docs.js';

@@ -59,10 +59,11 @@ const sendErrors = {
     'body.to: to must be an email address',
   ),
   ...resourceErrors('email'),
-  404: errors.notFound.meta({
-    description: 'A key bound to a project named another project in `projectId` (SPEC §16).',
-    examples: [{ statusCode: 404, error: 'Not Found', message: 'body.projectId: Project not found' }],
-  }),
+  404: errorResponse(
+    404,
+    'A key bound to a project named another project in `projectId` (SPEC §16).',
+    'body.projectId: Project not found',
+  ),
   409: errors.conflict,
   503: errors.unavailable,
 };
@@ -99,7 +100,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
     const foreign = bodies.flatMap((b, i) =>
       b.projectId !== undefined && b.projectId !== bound ? [`${prefix(i)}projectId: Project not found`] : [],
     );
-    if (foreign.length > 0) throw httpError(404, foreign.join('; '));
+    if (foreign.length > 0) throw httpError(404, foreign.join('; '), { code: 'NOT_FOUND' });
     return bodies.map((b) => ({ ...b, projectId: bound }));
   }
 
