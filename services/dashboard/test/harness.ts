@@ -74,10 +74,10 @@ export interface Tern {
   token(role: 'owner' | 'admin' | 'member'): string;
 }
 
-/** Starts the built all-in-one process in development mode and reads its banner. */
-export async function startDashboardTern(): Promise<Tern> {
+/** Starts the built all-in-one process in development mode (plus `env`) and reads its banner. */
+export async function startDashboardTern(env: Record<string, string> = {}): Promise<Tern> {
   const dataDir = tempDir('tern-dashboard-');
-  const tern = await startTern({ env: { DATA_DIR: dataDir, NODE_ENV: 'development' } });
+  const tern = await startTern({ env: { DATA_DIR: dataDir, NODE_ENV: 'development', ...env } });
   const lines = tern.stdout().split('\n');
   const after = (pattern: RegExp) => {
     const i = lines.findIndex((l) => pattern.test(l));

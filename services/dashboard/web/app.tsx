@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { configureApi } from './api.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { ContactsPage } from './pages/contacts.js';
+import { DomainsPage } from './pages/domains.js';
 import { EmailPage } from './pages/email.js';
 import { LogsPage } from './pages/logs.js';
 import { OverviewPage } from './pages/overview.js';
@@ -22,6 +23,7 @@ const NAV = [
   { path: '/webhooks', label: 'Webhooks' },
   { path: '/suppressions', label: 'Suppressions' },
   { path: '/contacts', label: 'Contacts' },
+  { path: '/domains', label: 'Domains' },
 ];
 
 function initial(): { session: Session | undefined; notice: string | undefined } {
@@ -86,6 +88,7 @@ export function App() {
   else if (route.path === '/webhooks') page = <WebhooksPage />;
   else if (route.path === '/suppressions') page = <SuppressionsPage />;
   else if (route.path === '/contacts') page = <ContactsPage />;
+  else if (route.path === '/domains') page = <DomainsPage session={session} />;
   else
     page = (
       <section aria-labelledby="page-title">

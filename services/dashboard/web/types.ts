@@ -142,6 +142,8 @@ export const EVENT_TYPES = [
   'email.opened',
   'email.clicked',
   'email.complained',
+  'domain.verified',
+  'domain.failed',
 ] as const;
 
 /** `/webhooks` (SPEC §17); `events: null` = every event type. */
