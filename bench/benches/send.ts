@@ -7,17 +7,26 @@
  * Each is printed next to its ceiling measured in the same run on the same stores: the same
  * three events per email posted to `POST /events` (no sender in the path), so the ratio is the
  * sender's own cost, whatever the machine's load.
+ *
+ * DKIM (SPEC §20), in the same run: the signing cost per message (nodemailer composing a message
+ * signed and unsigned, `BENCH_SEND_DKIM_MESSAGES` each), and sends/s over SMTP to a sink
+ * (`smtp-server` in this process) from a verified domain (signed) ÷ from an unverified one
+ * (unsigned), `BENCH_SEND_DKIM_EMAILS` each, the two runs alternated twice.
  */
-import { randomBytes } from 'node:crypto';
+import { type KeyObject, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { createApiApp, getTemplate, isSuppressed } from '@tern/api';
 import { createJwtVerifier, signDashboardToken } from '@tern/auth';
+import { createSendingDomains, createSigningKeys, type DnsChecker } from '@tern/domains';
 import type { EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
-import { createSandboxProvider, createSender } from '@tern/sender';
+import { createSandboxProvider, createSender, createSmtpProvider, DKIM_SIGNED_HEADERS } from '@tern/sender';
+import { createSecretBox } from '@tern/webhooks';
+import nodemailer from 'nodemailer';
 import type pg from 'pg';
+import { SMTPServer } from 'smtp-server';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
 import type { Figure } from '../lib/report.js';
 import { benchEnv, pollUntil, runTag } from '../lib/services.js';
@@ -26,6 +35,8 @@ import { distribution, round } from '../lib/stats.js';
 const env = benchEnv(process.env);
 const samples = Number(process.env.BENCH_SEND_SAMPLES ?? 30);
 const emails = Number(process.env.BENCH_SEND_EMAILS ?? 1000);
+const dkimMessages = Number(process.env.BENCH_SEND_DKIM_MESSAGES ?? 300);
+const dkimEmails = Number(process.env.BENCH_SEND_DKIM_EMAILS ?? 200);
 const POLL_MS = 5;
 const JWT_SECRET = randomBytes(32).toString('base64url');
 
@@ -60,6 +71,71 @@ function ingestEvents(tenantId: string, emailId: string) {
     },
     { ...base, id: `${emailId}:d`, type: 'email.delivered', occurredAt: at(2) },
   ];
+}
+
+/** An SMTP relay that accepts everything and counts the messages (the sink of the DKIM runs). */
+function startSink(): Promise<{ url: string; count: () => number; close(): Promise<void> }> {
+  let count = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, callback) {
+      stream.on('data', () => undefined);
+      stream.on('end', () => {
+        count++;
+        callback();
+      });
+    },
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.server.address() as AddressInfo;
+      resolve({
+        url: `smtp://127.0.0.1:${port}`,
+        count: () => count,
+        close: () => new Promise<void>((r) => server.close(() => r())),
+      });
+    });
+  });
+}
+
+/** The DNS says yes to every record: the bench measures signing, not DNS. */
+const allVerified: DnsChecker = {
+  check: async (records) => records.map(() => ({ status: 'verified' as const })),
+};
+
+/** µs per message nodemailer spends composing a message (and signing it, with `dkim`), best of 3 rounds. */
+async function composeMicros(
+  n: number,
+  dkim: { domainName: string; keySelector: string; privateKey: KeyObject } | null,
+) {
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true });
+  let best = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < 3; round++) {
+    const started = performance.now();
+    for (let i = 0; i < n; i++) {
+      await transport.sendMail({
+        from: 'Bench <bench@acme.test>',
+        to: 'delivered@example.com',
+        subject: `Bench ${i}`,
+        html: `<p>Bench ${i} <a href="https://example.com/${i}">link</a></p>`,
+        messageId: `<bench-${i}@tern.test>`,
+        ...(dkim
+          ? {
+              dkim: {
+                ...dkim,
+                // A parsed key, as the SMTP provider passes it (nodemailer's types say string).
+                privateKey: dkim.privateKey as unknown as string,
+                headerFieldNames: DKIM_SIGNED_HEADERS,
+              },
+            }
+          : {}),
+      });
+    }
+    best = Math.min(best, ((performance.now() - started) * 1000) / n);
+  }
+  return best;
 }
 
 async function measure(variant: string, log: EventLog, pool: pg.Pool, ch: ClickHouseClient) {
@@ -176,6 +252,10 @@ async function measure(variant: string, log: EventLog, pool: pg.Pool, ch: ClickH
       throw new Error('ceiling run not DELIVERED within 120 s');
     const ingestRunMs = performance.now() - started;
 
+    // DKIM: the sandbox sender leaves; an SMTP sender with the signing keys takes the due-list.
+    await sender.stop();
+    const dkim = await measureDkim(tag, tenantId, log, pool, apiUrl, auth, mail, post);
+
     const send = distribution(sendMs);
     const ceiling = distribution(ingestMs);
     const sendsPerSecond = emails / (sendRunMs / 1000);
@@ -204,6 +284,11 @@ async function measure(variant: string, log: EventLog, pool: pg.Pool, ch: ClickH
         fig(`ceiling: emails/s via POST /events → DELIVERED`, ceilingPerSecond, '/s'),
         fig('throughput ratio sends / ceiling', sendsPerSecond / ceilingPerSecond, '×'),
         fig(`sends accepted/s (202)`, emails / (acceptedMs / 1000), '/s'),
+        fig('DKIM signing cost per message (compose signed − unsigned)', dkim.signingMicros, 'µs'),
+        fig('compose µs/message, unsigned (nodemailer)', dkim.composeUnsigned, 'µs'),
+        fig(`SMTP sends/s, unsigned (${dkimEmails} via batch → relay)`, dkim.unsignedPerSecond, '/s'),
+        fig(`SMTP sends/s, DKIM-signed (${dkimEmails} via batch → relay)`, dkim.signedPerSecond, '/s'),
+        fig('throughput ratio signed / unsigned', dkim.signedPerSecond / dkim.unsignedPerSecond, '×'),
       ],
       details: {
         samples,
@@ -213,6 +298,7 @@ async function measure(variant: string, log: EventLog, pool: pg.Pool, ch: ClickH
         sendRunMs: round(sendRunMs, 0),
         ingestRunMs: round(ingestRunMs, 0),
         acceptedMs: round(acceptedMs, 0),
+        dkim: { messages: dkimMessages, emails: dkimEmails, runs: dkim.runs },
       },
     };
   } finally {
@@ -229,3 +315,101 @@ await runOnLogs({
   postgres: (ch) => onPostgresTableLog(env, ch, measure, { pollIntervalMs: 100 }),
   kafka: (ch) => onKafkaLog(env, ch, measure, { topicPrefix: 'tern-bench.send', partitionConcurrency: 2 }),
 });
+
+/**
+ * DKIM (SPEC §20): the signing cost per message, and sends/s over SMTP signed ÷ unsigned. One
+ * verified domain (through the domains service; a DNS that says yes), one SMTP sender with the
+ * signing keys, a sink relay; unsigned and signed runs alternate twice, the best of each counts.
+ */
+async function measureDkim(
+  tag: string,
+  tenantId: string,
+  log: EventLog,
+  pool: pg.Pool,
+  apiUrl: string,
+  auth: Record<string, string>,
+  mail: (i: number) => Record<string, unknown>,
+  post: (url: string, body: unknown, headers: Record<string, string>) => Promise<unknown>,
+) {
+  const sealer = createSecretBox(JWT_SECRET, 'dkim keys');
+  const domains = createSendingDomains({
+    pool,
+    log,
+    dns: allVerified,
+    sealer,
+    records: { bounceSubdomain: 'tern-bounces', bounceMxHost: 'bounces.tern.test', spf: 'v=spf1 ~all' },
+    now: () => new Date(),
+  });
+  const domainName = `bench-${tag}.example.test`;
+  const added = await domains.add(tenantId, `dom_bench${tag}`, domainName);
+  if (added === 'exists' || (await domains.verify(tenantId, added.id))?.status !== 'verified')
+    throw new Error('bench domain not verified');
+  const key = await createSigningKeys({ pool, sealer }).find(tenantId, `x@${domainName}`);
+  if (!key) throw new Error('no signing key for the bench domain');
+
+  const composeUnsigned = await composeMicros(dkimMessages, null);
+  const composeSigned = await composeMicros(dkimMessages, {
+    domainName: key.domain,
+    keySelector: key.selector,
+    privateKey: key.privateKey,
+  });
+
+  const sink = await startSink();
+  const sender = createSender({
+    pool,
+    log,
+    group: `tern-bench.send-smtp-${tag}`,
+    provider: createSmtpProvider({ url: sink.url }),
+    signingKeys: createSigningKeys({ pool, sealer }),
+    isSuppressed,
+    getTemplate,
+    tracking: { secret: JWT_SECRET, publicUrl: 'http://127.0.0.1:3000' },
+  });
+  await sender.start();
+  const runs: { signed: boolean; perSecond: number }[] = [];
+  try {
+    for (const signed of [false, true, false, true]) {
+      const from = signed ? `bench@${domainName}` : 'bench@unverified.example.test';
+      const before = sink.count();
+      const started = performance.now();
+      const batches = [];
+      for (let i = 0; i < dkimEmails; i += 100) {
+        const size = Math.min(100, dkimEmails - i);
+        batches.push(
+          post(
+            `${apiUrl}/emails/batch`,
+            Array.from({ length: size }, (_, k) => ({ ...mail(i + k), from })),
+            auth,
+          ),
+        );
+      }
+      await Promise.all(batches);
+      if (
+        !(await pollUntil(async () => sink.count() >= before + dkimEmails, {
+          intervalMs: POLL_MS,
+          timeoutMs: 120_000,
+        }))
+      )
+        throw new Error(`DKIM run (${signed ? 'signed' : 'unsigned'}) not at the relay within 120 s`);
+      runs.push({ signed, perSecond: dkimEmails / ((performance.now() - started) / 1000) });
+    }
+  } finally {
+    await sender.stop();
+    await sink.close();
+  }
+  const best = (signed: boolean) =>
+    Math.max(...runs.filter((r) => r.signed === signed).map((r) => r.perSecond));
+  const result = {
+    signingMicros: composeSigned - composeUnsigned,
+    composeUnsigned,
+    unsignedPerSecond: best(false),
+    signedPerSecond: best(true),
+    runs: runs.map((r) => ({ signed: r.signed, perSecond: round(r.perSecond, 1) })),
+  };
+  console.error(
+    `[send] DKIM: signing ${result.signingMicros.toFixed(0)} µs/message (compose ${composeUnsigned.toFixed(0)} µs unsigned), ` +
+      `SMTP ${result.signedPerSecond.toFixed(0)} signed vs ${result.unsignedPerSecond.toFixed(0)} unsigned sends/s ` +
+      `(ratio ${(result.signedPerSecond / result.unsignedPerSecond).toFixed(2)})`,
+  );
+  return result;
+}

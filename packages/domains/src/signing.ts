@@ -1,3 +1,4 @@
+import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { addressDomain, signingCandidates } from '@tern/contracts';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
@@ -11,8 +12,11 @@ export interface SigningKey {
   domain: string;
   /** `s=`. */
   selector: string;
-  /** PKCS#8 PEM, unsealed in memory only; never logged, never kept with the message. */
-  privateKey: string;
+  /**
+   * The private key, unsealed and parsed once per cache fill (parsing the PEM costs about as much
+   * as the signature itself); in memory only — a KeyObject logs as `{}` and is never kept.
+   */
+  privateKey: KeyObject;
   /** The domain's bounce subdomain: the envelope sender's domain. */
   bounceDomain: string;
 }
@@ -61,9 +65,9 @@ export function createSigningKeys(opts: {
       const found = await findSigningKey(opts.pool, tenantId, signingCandidates(fromDomain));
       let key: SigningKey | null = null;
       if (found) {
-        let privateKey: string;
+        let privateKey: KeyObject;
         try {
-          privateKey = opts.sealer.decrypt(found.privateKeyEnc);
+          privateKey = createPrivateKey(opts.sealer.decrypt(found.privateKeyEnc));
         } catch {
           throw new DkimKeyUnreadableError(found.name);
         }

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { RenderedMessage } from '@tern/contracts';
 import type pg from 'pg';
 
@@ -32,8 +33,8 @@ export type ProviderResult =
 
 /** How a provider signs and addresses one message (SPEC §20); absent for mail of an unverified domain. */
 export interface Signing {
-  /** DKIM `d=`, `s=` and the private key (PKCS#8 PEM; in memory only, never logged or kept). */
-  dkim: { domain: string; selector: string; privateKey: string };
+  /** DKIM `d=`, `s=` and the private key (parsed; in memory only, never logged or kept). */
+  dkim: { domain: string; selector: string; privateKey: KeyObject };
   /** The envelope sender (MAIL FROM) on the domain's bounce subdomain. */
   envelopeFrom: string;
 }

@@ -74,7 +74,8 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
                 dkim: {
                   domainName: signing.dkim.domain,
                   keySelector: signing.dkim.selector,
-                  privateKey: signing.dkim.privateKey,
+                  // A parsed key: node's signer takes it as well as a PEM (nodemailer's types say string).
+                  privateKey: signing.dkim.privateKey as unknown as string,
                   headerFieldNames: DKIM_SIGNED_HEADERS,
                 },
                 // A custom envelope lists every recipient itself.
