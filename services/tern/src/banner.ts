@@ -45,6 +45,11 @@ export function renderBanner(b: BannerInput): string {
     '  Read analytics:',
     `    curl -s '${b.url}/analytics/summary?days=30' -H 'Authorization: Bearer ${b.dashboardJwt}'`,
     '',
+    '  Send from your own domain (DKIM-signed): add it, publish the records it answers, then verify',
+    `  (or use the dashboard's Domains page, ${b.publicUrl}/#/domains):`,
+    `    curl -s -X POST '${b.url}/domains' -H 'Authorization: Bearer ${b.dashboardJwt}' -H 'Content-Type: application/json' -d '{"name":"example.com"}'`,
+    `    curl -s -X POST '${b.url}/domains/<id>/verify' -H 'Authorization: Bearer ${b.dashboardJwt}'`,
+    '',
     `  API docs: ${b.url}/docs     Generated dev secrets are kept in DATA_DIR/dev-secrets.json.`,
     '',
   ].join('\n');
