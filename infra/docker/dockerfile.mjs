@@ -65,9 +65,10 @@ function logicalLines(text) {
       if (trimmed === '') continue;
       start = i + 1;
     }
-    const body = line.replace(/\s+$/, '');
+    // A continued line joins the previous one with one space (the shell splits words the same).
+    const body = current === '' ? line.trimEnd() : line.trim();
     if (body.endsWith(escapeChar)) {
-      current += `${body.slice(0, -escapeChar.length)} `;
+      current += `${body.slice(0, -escapeChar.length).trimEnd()} `;
       continue;
     }
     current += body;
