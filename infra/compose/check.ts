@@ -56,8 +56,8 @@ const SELF_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]', '0.0.0.0']
 const LOOPBACK = new Set(['127.0.0.1', '::1', '[::1]']);
 const WORKDIR = '/app';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
 
 const isObject = (v: Json | undefined): v is JsonObject =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -437,18 +437,36 @@ function portProblems(service: JsonObject, port: number | undefined): string[] {
 
 // ---------------------------------------------------------------------------------------------
 
-/** Every problem of a compose file; empty when it passes. */
-export async function checkCompose(opts: CheckComposeOptions): Promise<ComposeProblem[]> {
-  const root = opts.repoRoot ?? REPO_ROOT;
-  const df = opts.dockerfile ?? parseDockerfile(readFileSync(DOCKERFILE, 'utf8'));
-  const problems: ComposeProblem[] = [];
+/** A Tern service of a compose file, as its container would start. */
+export interface TernService {
+  name: string;
+  service: JsonObject;
+  /** The command, else the image's CMD (exec form); undefined when neither gives one. */
+  argv: string[] | undefined;
+  /** The image's ENV under the service's `environment`. */
+  env: Record<string, string>;
+  /** The Dockerfile stage it runs. */
+  stage: string;
+}
 
+interface LoadedCompose {
+  problems: ComposeProblem[];
+  services: JsonObject;
+  tern: TernService[];
+}
+
+function loadCompose(opts: CheckComposeOptions, df: Dockerfile): LoadedCompose {
+  const problems: ComposeProblem[] = [];
   let raw: Json;
   try {
     // Compose reads YAML 1.1 merge keys (`<<: *anchor`).
     raw = parse(opts.text, { merge: true }) as Json;
   } catch (error) {
-    return [{ check: 'schema', message: `not YAML: ${(error as Error).message}` }];
+    return {
+      problems: [{ check: 'schema', message: `not YAML: ${(error as Error).message}` }],
+      services: {},
+      tern: [],
+    };
   }
   // Compose interpolates first, then validates (compose-go's loader does the same).
   const doc = interpolate(raw, opts.hostEnv ?? {}, problems, '');
@@ -461,12 +479,10 @@ export async function checkCompose(opts: CheckComposeOptions): Promise<ComposePr
         message: `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${extra}`,
       });
     }
-    return problems;
+    return { problems, services: {}, tern: [] };
   }
-  if (!isObject(doc) || !isObject(doc.services)) return problems;
-
+  if (!isObject(doc) || !isObject(doc.services)) return { problems, services: {}, tern: [] };
   const services = doc.services;
-  const serviceNames = new Set(Object.keys(services));
   const lastStage = df.stages.at(-1)?.name ?? '';
   // Tern's services are the ones built from this repository, and those running an image one of
   // them builds.
@@ -475,37 +491,64 @@ export async function checkCompose(opts: CheckComposeOptions): Promise<ComposePr
       .filter((s): s is JsonObject => isObject(s) && s.build !== undefined && typeof s.image === 'string')
       .map((s) => s.image as string),
   );
-
+  const tern: TernService[] = [];
   for (const [name, service] of Object.entries(services)) {
     if (!isObject(service)) continue;
-    const add = (check: CheckName, message: string) => problems.push({ check, service: name, message });
-    const tern =
-      service.build !== undefined || (typeof service.image === 'string' && builtImages.has(service.image));
-    let port: number | undefined;
-    if (tern) {
-      const target =
-        isObject(service.build) && typeof service.build.target === 'string'
-          ? service.build.target
-          : lastStage;
-      const copied = imagePaths(df, target);
-      const cmd = getStage(df, target).instructions.findLast((i) => i.keyword === 'CMD');
-      const argv = commandArgv(service.command) ?? cmd?.exec;
-      if (service.entrypoint !== undefined) add('command', 'entrypoint is set: the image runs node itself');
-      let roles: Set<Service> | undefined;
-      if (!argv) add('command', 'no command, and the image has no exec-form CMD');
-      else {
-        const result = await commandProblems(name, argv, root, copied);
-        for (const p of result.problems) add('command', p);
-        roles = result.roles;
-      }
-      const env = { ...imageEnvironment(df, target), ...environmentOf(service) };
-      for (const p of environmentProblems(env, roles, service, serviceNames)) add('environment', p);
-      const parsedPort = Number(env.PORT);
-      port = Number.isInteger(parsedPort) ? parsedPort : undefined;
+    if (service.build === undefined && !(typeof service.image === 'string' && builtImages.has(service.image)))
+      continue;
+    const stage =
+      isObject(service.build) && typeof service.build.target === 'string' ? service.build.target : lastStage;
+    const cmd = getStage(df, stage).instructions.findLast((i) => i.keyword === 'CMD');
+    tern.push({
+      name,
+      service,
+      argv: commandArgv(service.command) ?? cmd?.exec,
+      env: { ...imageEnvironment(df, stage), ...environmentOf(service) },
+      stage,
+    });
+  }
+  return { problems, services, tern };
+}
+
+/** Every problem of a compose file; empty when it passes. */
+export async function checkCompose(opts: CheckComposeOptions): Promise<ComposeProblem[]> {
+  const root = opts.repoRoot ?? REPO_ROOT;
+  const df = opts.dockerfile ?? parseDockerfile(readFileSync(DOCKERFILE, 'utf8'));
+  const { problems, services, tern } = loadCompose(opts, df);
+  const serviceNames = new Set(Object.keys(services));
+  const ports = new Map<string, number | undefined>();
+  for (const t of tern) {
+    const add = (check: CheckName, message: string) => problems.push({ check, service: t.name, message });
+    if (t.service.entrypoint !== undefined) add('command', 'entrypoint is set: the image runs node itself');
+    let roles: Set<Service> | undefined;
+    if (!t.argv) add('command', 'no command, and the image has no exec-form CMD');
+    else {
+      const result = await commandProblems(t.name, t.argv, root, imagePaths(df, t.stage));
+      for (const p of result.problems) add('command', p);
+      roles = result.roles;
     }
-    for (const p of portProblems(service, port)) add('ports', p);
+    for (const p of environmentProblems(t.env, roles, t.service, serviceNames)) add('environment', p);
+    const port = Number(t.env.PORT);
+    ports.set(t.name, Number.isInteger(port) ? port : undefined);
+  }
+  for (const [name, service] of Object.entries(services)) {
+    if (!isObject(service)) continue;
+    for (const p of portProblems(service, ports.get(name)))
+      problems.push({ check: 'ports', service: name, message: p });
   }
   return problems;
+}
+
+/**
+ * The Tern services of a compose file the checks pass, as their containers would start: for
+ * tests that run them outside Docker. Throws the problems otherwise.
+ */
+export async function ternServices(opts: CheckComposeOptions): Promise<TernService[]> {
+  const problems = await checkCompose(opts);
+  if (problems.length > 0)
+    throw new Error(`compose file refused:\n${problems.map((p) => p.message).join('\n')}`);
+  const df = opts.dockerfile ?? parseDockerfile(readFileSync(DOCKERFILE, 'utf8'));
+  return loadCompose(opts, df).tern;
 }
 
 async function main(): Promise<void> {
