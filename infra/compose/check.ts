@@ -341,6 +341,7 @@ function environmentProblems(
   roles: Set<Service> | undefined,
   service: JsonObject,
   serviceNames: Set<string>,
+  embeddedClickHouse: boolean,
 ): string[] {
   const problems: string[] = [];
   if (service.env_file !== undefined) {
@@ -358,6 +359,15 @@ function environmentProblems(
   try {
     const config = loadConfig(env);
     if (roles) checkTopology(config, roles);
+    if (
+      !embeddedClickHouse &&
+      !config.clickhouseUrl &&
+      (!roles || roles.has('projector') || roles.has('api'))
+    ) {
+      problems.push(
+        'the image is built with EMBEDDED_CLICKHOUSE=false (no chDB): a projector or api needs CLICKHOUSE_URL',
+      );
+    }
   } catch (error) {
     problems.push(error instanceof ConfigError || error instanceof Error ? error.message : String(error));
   }
@@ -447,12 +457,24 @@ export interface TernService {
   env: Record<string, string>;
   /** The Dockerfile stage it runs. */
   stage: string;
+  /** Whether its image carries chDB: not when built with EMBEDDED_CLICKHOUSE=false. */
+  embeddedClickHouse: boolean;
 }
 
 interface LoadedCompose {
   problems: ComposeProblem[];
   services: JsonObject;
   tern: TernService[];
+}
+
+/** A `build.args` value, from the map or the `KEY=value` list form. */
+function buildArg(build: Json, name: string): string | undefined {
+  const args = isObject(build) ? build.args : undefined;
+  if (Array.isArray(args)) {
+    const entry = args.map(String).find((a) => a.startsWith(`${name}=`));
+    return entry?.slice(name.length + 1);
+  }
+  return isObject(args) && args[name] !== undefined && args[name] !== null ? String(args[name]) : undefined;
 }
 
 function loadCompose(opts: CheckComposeOptions, df: Dockerfile): LoadedCompose {
@@ -486,18 +508,18 @@ function loadCompose(opts: CheckComposeOptions, df: Dockerfile): LoadedCompose {
   const lastStage = df.stages.at(-1)?.name ?? '';
   // Tern's services are the ones built from this repository, and those running an image one of
   // them builds.
-  const builtImages = new Set(
+  const builtImages = new Map(
     Object.values(services)
       .filter((s): s is JsonObject => isObject(s) && s.build !== undefined && typeof s.image === 'string')
-      .map((s) => s.image as string),
+      .map((s) => [s.image as string, s.build] as const),
   );
   const tern: TernService[] = [];
   for (const [name, service] of Object.entries(services)) {
     if (!isObject(service)) continue;
-    if (service.build === undefined && !(typeof service.image === 'string' && builtImages.has(service.image)))
-      continue;
-    const stage =
-      isObject(service.build) && typeof service.build.target === 'string' ? service.build.target : lastStage;
+    const build =
+      service.build ?? (typeof service.image === 'string' ? builtImages.get(service.image) : undefined);
+    if (build === undefined) continue;
+    const stage = isObject(build) && typeof build.target === 'string' ? build.target : lastStage;
     const cmd = getStage(df, stage).instructions.findLast((i) => i.keyword === 'CMD');
     tern.push({
       name,
@@ -505,6 +527,7 @@ function loadCompose(opts: CheckComposeOptions, df: Dockerfile): LoadedCompose {
       argv: commandArgv(service.command) ?? cmd?.exec,
       env: { ...imageEnvironment(df, stage), ...environmentOf(service) },
       stage,
+      embeddedClickHouse: buildArg(build, 'EMBEDDED_CLICKHOUSE') !== 'false',
     });
   }
   return { problems, services, tern };
@@ -527,7 +550,8 @@ export async function checkCompose(opts: CheckComposeOptions): Promise<ComposePr
       for (const p of result.problems) add('command', p);
       roles = result.roles;
     }
-    for (const p of environmentProblems(t.env, roles, t.service, serviceNames)) add('environment', p);
+    for (const p of environmentProblems(t.env, roles, t.service, serviceNames, t.embeddedClickHouse))
+      add('environment', p);
     const port = Number(t.env.PORT);
     ports.set(t.name, Number.isInteger(port) ? port : undefined);
   }
