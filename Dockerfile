@@ -6,9 +6,11 @@
 #   prod-deps  the production dependencies alone
 #   runtime    node, those node_modules, the bundles, the dashboard and the migrations; user `node`
 #
-# .ci/run and test/e2e/image.e2e.test.ts run this file's `npm ci` lines as they are, outside
-# Docker, in a clean clone (infra/docker/dockerfile.mjs reads them from here): keep each install
-# on one `RUN` line of its own.
+# .ci/run, infra/docker/lockfile.int.test.ts and test/e2e/image.e2e.test.ts run this file's
+# `npm ci` lines as they are, outside Docker, on a clean clone (infra/docker/dockerfile.mjs reads
+# them from here): keep each install on a `RUN` line of its own. Both install stages copy the
+# whole context (a clean clone, .dockerignore) for that reason; the npm cache mount keeps a
+# rebuild after a source change from downloading the packages again.
 
 # The Node and npm CI runs with. npm ci's lockfile check is npm's: a different npm may accept or
 # refuse a lockfile differently, so the image installs with the same one.

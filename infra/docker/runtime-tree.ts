@@ -2,7 +2,7 @@
 // clean clone has it, the prod-deps stage's RUN lines run in it as the Dockerfile has them, then
 // the runtime stage's COPY lines carried out (from prod-deps: that directory; from build: this
 // checkout, built by `npm run build`). test/e2e/image.e2e.test.ts starts Tern's roles from the
-// result; `npx tsx infra/docker/runtime-tree.ts` prints its size (the README's image size).
+// result; `npx tsx infra/docker/runtime-tree.ts [--keep]` prints its size (the README's image size).
 import { execFileSync } from 'node:child_process';
 import {
   cpSync,
@@ -13,6 +13,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix, resolve } from 'node:path';
@@ -145,7 +146,8 @@ function main(): void {
     ['/app in all', treeBytes(tree.dir)],
   ];
   for (const [what, bytes] of rows) process.stdout.write(`${what.padEnd(40)} ${mb(bytes).padStart(10)}\n`);
-  process.stdout.write(`(assembled in ${tree.dir}; delete it when done)\n`);
+  if (process.argv.includes('--keep')) process.stdout.write(`(kept in ${tree.dir})\n`);
+  else rmSync(dirname(tree.dir), { recursive: true, force: true });
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
