@@ -1,10 +1,19 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../../test/support/services.js';
 import {
   DOCKERFILE,
   installCommands,
@@ -77,6 +86,7 @@ describe("the Dockerfile's npm ci on a registry that serves every platform's pac
   const path = pathWithNpm(pinnedNpmVersion(df), () => {});
   const asked: string[] = [];
   let extra = new Map<string, string>();
+  const dirs: string[] = [];
   let server: Server;
   let registry: string;
 
@@ -89,11 +99,15 @@ describe("the Dockerfile's npm ci on a registry that serves every platform's pac
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     registry = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   });
-  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+  afterAll(async () => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    await new Promise<void>((r) => server.close(() => r()));
+  });
 
   /** The manifests npm ci reads (every package.json and the lockfile) in a fresh directory. */
   function project(lockfile: Lockfile): string {
-    const dir = tempDir('tern-lockfile-');
+    const dir = mkdtempSync(join(tmpdir(), 'tern-lockfile-'));
+    dirs.push(dir);
     for (const file of ['package.json', '.npmrc']) cpSync(join(REPO_ROOT, file), join(dir, file));
     for (const parent of ['packages', 'services']) {
       for (const name of readdirSync(join(REPO_ROOT, parent))) {
