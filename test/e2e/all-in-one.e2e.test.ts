@@ -44,7 +44,7 @@ describe('npm start: ingest, projector and api in one process on embedded stores
     const tern = await startTern({ env: { DATA_DIR: dataDir, NODE_ENV: 'development' } });
     let restarted: Awaited<ReturnType<typeof startTern>> | undefined;
     try {
-      // The banner: URL, a dashboard JWT, the ingest token and two curl commands.
+      // The banner: URL, a dashboard JWT, the ingest token and its curl commands.
       const stdout = tern.stdout();
       expect(stdout).toContain(`Tern is running at ${tern.url}`);
       const jwt = bannerLine(stdout, /Dashboard JWT/, 1);
@@ -56,7 +56,7 @@ describe('npm start: ingest, projector and api in one process on embedded stores
         .split('\n')
         .map((l) => l.trim())
         .filter((l) => l.startsWith('curl '));
-      expect(curls).toHaveLength(3);
+      expect(curls).toHaveLength(4);
       expect(JSON.parse(execSync(curls[0]!, { shell: '/bin/bash' }).toString())).toEqual({ accepted: 1 });
 
       // More events through the public endpoint.
@@ -88,6 +88,16 @@ describe('npm start: ingest, projector and api in one process on embedded stores
       const summary = JSON.parse(execSync(curls[2]!, { shell: '/bin/bash' }).toString());
       expect(summary.totals).toMatchObject({ total: 21, sent: 20 });
       expect(summary.period.days).toBe(30);
+
+      // The banner's domain command, as printed (SPEC §20): a pending domain and its four records.
+      const domain = JSON.parse(execSync(curls[3]!, { shell: '/bin/bash' }).toString());
+      expect(domain).toMatchObject({ name: 'example.com', status: 'pending' });
+      expect(domain.records.map((r: { purpose: string }) => r.purpose)).toEqual([
+        'dkim',
+        'return_path_mx',
+        'return_path_spf',
+        'dmarc',
+      ]);
 
       // An API key reads the same log.
       const created = await fetch(`${tern.url}/tenants/${TENANT}/api-keys`, {
