@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 const generate = promisify(generateKeyPair);
 
 /** RSA-2048 (SPEC §20): what every receiver verifies and fits one TXT record in two strings. */
-export const DKIM_KEY_BITS = 2048;
+const DKIM_KEY_BITS = 2048;
 
 export interface DkimKeyPair {
   /** PKCS#8 PEM. Sealed before it is stored; never in an answer, a log line or the event log. */

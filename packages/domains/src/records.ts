@@ -14,10 +14,8 @@ export interface RecordSettings {
   spf: string;
 }
 
-export const DEFAULT_BOUNCE_SUBDOMAIN = 'tern-bounces';
-
 /** What Tern suggests for `_dmarc.<domain>`: report-free monitoring, which never blocks mail. */
-export const DMARC_SUGGESTION = 'v=DMARC1; p=none;';
+const DMARC_SUGGESTION = 'v=DMARC1; p=none;';
 
 /**
  * The SPF value of the bounce subdomain: `include:` of SPF_INCLUDE when set (a relay's published
