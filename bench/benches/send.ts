@@ -19,7 +19,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { createApiApp, getTemplate, isSuppressed } from '@tern/api';
 import { createJwtVerifier, signDashboardToken } from '@tern/auth';
 import { createSendingDomains, createSigningKeys, type DnsChecker } from '@tern/domains';
-import type { EventLog } from '@tern/event-log';
+import { createEventStream, type EventLog, type EventStream } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
 import { createSandboxProvider, createSender, createSmtpProvider, DKIM_SIGNED_HEADERS } from '@tern/sender';
@@ -138,7 +138,8 @@ async function composeMicros(
   return best;
 }
 
-async function measure(variant: string, log: EventLog, pool: pg.Pool, ch: ClickHouseClient) {
+async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickHouseClient) {
+  const log = createEventStream(raw);
   const tag = runTag();
   const projector = createProjector({ pool, ch, log, group: `tern-bench.send-projector-${tag}` });
   await projector.start();
@@ -324,7 +325,7 @@ await runOnLogs({
 async function measureDkim(
   tag: string,
   tenantId: string,
-  log: EventLog,
+  log: EventStream,
   pool: pg.Pool,
   apiUrl: string,
   auth: Record<string, string>,

@@ -6,7 +6,7 @@ import {
   domainEventSchema,
   normalizeDomainName,
 } from '@tern/contracts';
-import type { EventLog } from '@tern/event-log';
+import type { EventStream } from '@tern/event-log';
 import { createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import type { DnsChecker } from './dns-check.js';
@@ -40,7 +40,7 @@ export interface DomainsLogger {
 export interface SendingDomainsOptions {
   pool: pg.Pool;
   /** Where `domain.verified` / `domain.failed` go (the dispatcher reads them from there). */
-  log: EventLog;
+  log: EventStream;
   dns: DnsChecker;
   sealer: KeySealer;
   /** The return path of new domains (BOUNCE_SUBDOMAIN, BOUNCE_MX_HOST, the SPF value). */
@@ -109,7 +109,7 @@ export function createSendingDomains(opts: SendingDomainsOptions): SendingDomain
 
   async function append(events: DomainEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await opts.log.append(events.map((e) => ({ key: e.domainId, value: JSON.stringify(e) })));
+    await opts.log.append(events);
     await clearEvents(pool, events);
     for (const e of events)
       logger.info({ domainId: e.domainId, tenantId: e.tenantId, type: e.type }, 'sending domain changed');

@@ -1,5 +1,10 @@
 import type { Domain, DomainEvent } from '@tern/contracts';
-import { createPostgresEventLog, type EventLog, type PostgresEventLog } from '@tern/event-log';
+import {
+  createEventStream,
+  createPostgresEventLog,
+  type EventStream,
+  type PostgresEventLog,
+} from '@tern/event-log';
 import { migratePostgres } from '@tern/stores';
 import { createSecretBox } from '@tern/webhooks';
 import pg from 'pg';
@@ -29,10 +34,10 @@ const tenant = `dom-t-${process.pid}`;
 const nextId = () => `dom_test${process.pid}x${++n}`;
 const fresh = () => `d${++n}-${process.pid}.example.test`;
 
-function service(overrides: { log?: EventLog } = {}): SendingDomains {
+function service(overrides: { log?: EventStream } = {}): SendingDomains {
   return createSendingDomains({
     pool,
-    log: overrides.log ?? log,
+    log: overrides.log ?? createEventStream(log),
     dns: createDnsChecker({ servers: [dns.server], timeoutMs: 500, tries: 1 }),
     sealer: createSecretBox('domains-test-secrets-key', 'dkim keys'),
     records: { bounceSubdomain: 'tern-bounces', bounceMxHost: BOUNCE_MX, spf: SPF },
@@ -297,11 +302,12 @@ describe('sending domains: DNS verification (SPEC §20)', () => {
 
   it('an event the log refused is appended by the next pass, once', async () => {
     let refuse = true;
-    const flaky: EventLog = {
-      ...log,
-      append: async (records) => {
+    const stream = createEventStream(log);
+    const flaky: EventStream = {
+      ...stream,
+      append: async (events) => {
         if (refuse) throw new Error('log unavailable');
-        return log.append(records);
+        return stream.append(events);
       },
     };
     const domains = service({ log: flaky });

@@ -7,7 +7,7 @@ import {
   createSigningKeys,
   type SendingDomains,
 } from '@tern/domains';
-import type { EventLog } from '@tern/event-log';
+import type { EventStream } from '@tern/event-log';
 import { createSecretBox } from '@tern/webhooks';
 import type pg from 'pg';
 import type { TestDnsServer } from '../../../test/support/dns-server.js';
@@ -21,7 +21,7 @@ export const dkimSealer = () => createSecretBox(WEBHOOK_SECRETS_KEY, 'dkim keys'
 
 export function testDomains(
   pool: pg.Pool,
-  log: EventLog,
+  log: EventStream,
   dns: TestDnsServer,
   now: () => Date = () => new Date(),
   logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void },

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import type { Domain } from '@tern/contracts';
 import type { SendingDomains } from '@tern/domains';
-import { createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
+import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
@@ -66,7 +66,7 @@ beforeAll(async () => {
     info: (obj: object, msg?: string) => logLines.push(JSON.stringify({ ...obj, msg })),
     warn: (obj: object, msg?: string) => logLines.push(JSON.stringify({ ...obj, msg })),
   };
-  domains = testDomains(stores.pool, log, dns, clock.now, logger);
+  domains = testDomains(stores.pool, createEventStream(log), dns, clock.now, logger);
   app = await buildApp(stores, clock, {
     logger: { level: 'trace', stream: sink },
     rateLimit: false,

@@ -3,7 +3,7 @@ import { signTrackingToken } from '@tern/auth';
 import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
 import { createUnsubscribeToken } from '@tern/domain';
 import type { SendingDomains } from '@tern/domains';
-import { createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
+import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
 import { createSandboxProvider } from '@tern/sender';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -664,8 +664,9 @@ beforeAll(async () => {
   log = createPostgresEventLog({ pool: stores.pool });
   await log.ensureSchema();
   dns = await startTestDnsServer();
-  domains = testDomains(stores.pool, log, dns, clock.now);
-  app = await buildApp(stores, clock, { rateLimit: false, sending: { log }, domains: { domains } });
+  const stream = createEventStream(log);
+  domains = testDomains(stores.pool, stream, dns, clock.now);
+  app = await buildApp(stores, clock, { rateLimit: false, sending: { log: stream }, domains: { domains } });
   // biome-ignore lint/suspicious/noExplicitAny: the parsed OpenAPI document
   const doc: any = (await app.inject('/docs/json')).json();
   documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>

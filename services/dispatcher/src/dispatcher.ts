@@ -1,6 +1,6 @@
-import { isDomainEvent, type LogEvent, logEventKey, parseLogEvent } from '@tern/contracts';
+import { isDomainEvent, type LogEvent, logEventKey } from '@tern/contracts';
 import type { EmailState } from '@tern/domain';
-import type { ConsumedRecord, EventLog, EventLogConsumer } from '@tern/event-log';
+import type { EventLogConsumer, EventStream } from '@tern/event-log';
 import { claimDue, claimDueSql, createPoller } from '@tern/jobs';
 import { type SecretBox, webhookHeaders } from '@tern/webhooks';
 import type pg from 'pg';
@@ -25,7 +25,7 @@ export interface DispatcherLogger {
 
 export interface DispatcherOptions {
   pool: pg.Pool;
-  log: EventLog;
+  log: EventStream;
   /** Consumer group of the live deliveries; replays use `<group>.replay.<id>`. */
   group: string;
   secretBox: SecretBox;
@@ -72,8 +72,8 @@ export interface Dispatcher {
   stop(): Promise<void>;
   /** Deletes finished records older than the retention, in batches; resolves with how many deliveries went. */
   sweep(): Promise<number>;
-  /** Turns consumed records into deliveries (what the consumer does with a batch). */
-  enqueue(records: readonly ConsumedRecord[]): Promise<number>;
+  /** Turns consumed events into deliveries (what the consumer does with a batch). */
+  enqueue(events: readonly LogEvent[]): Promise<number>;
   /** Claims and attempts the due deliveries once; resolves with how many were attempted. */
   runDue(): Promise<number>;
   lag(): Promise<number>;
@@ -94,16 +94,6 @@ export const DEFAULT_DISABLE_AFTER_MS = 5 * 86_400_000;
 export const DISPATCHER_GROUP = 'tern-dispatcher';
 
 const silent: DispatcherLogger = { info() {}, warn() {}, error() {} };
-
-/** An email's delivery event or a domain's verification event (SPEC §20); null for anything else. */
-function parseEvent(record: ConsumedRecord): LogEvent | null {
-  try {
-    // Invalid records are the projector's dead letters; the dispatcher only skips them.
-    return parseLogEvent(JSON.parse(record.value));
-  } catch {
-    return null;
-  }
-}
 
 interface EndpointFilter {
   tenant_id: string;
@@ -227,8 +217,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     return out;
   }
 
-  async function enqueue(records: readonly ConsumedRecord[]): Promise<number> {
-    const events = records.map(parseEvent).filter((e): e is LogEvent => e !== null);
+  async function enqueue(events: readonly LogEvent[]): Promise<number> {
     const made = await insertDeliveries(pool, await deliveriesFor(events), now());
     if (made > 0) wakeWorkers();
     return made;
@@ -481,9 +470,13 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
       fromBeginning: true,
       maxBatchSize: 1000,
       maxWaitMs: 200,
-      handle: async (batch) => {
-        const events = batch.map(parseEvent).filter((e): e is LogEvent => e !== null);
-        const made = await insertDeliveries(pool, await deliveriesFor(events, only), now());
+      // Dead letters are the projector's; the dispatcher only skips them.
+      handle: async ({ events, domainEvents }) => {
+        const made = await insertDeliveries(
+          pool,
+          await deliveriesFor([...events, ...domainEvents], only),
+          now(),
+        );
         enqueued += made;
         if (made > 0) wakeWorkers();
         await pool.query(
@@ -562,8 +555,9 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
         fromBeginning: false,
         maxBatchSize: opts.maxBatchSize ?? 1000,
         maxWaitMs: opts.maxWaitMs ?? 100,
-        handle: async (batch) => {
-          await enqueue(batch);
+        // Delivery events and sending domains' events (SPEC §20) alike.
+        handle: async ({ events, domainEvents }) => {
+          await enqueue([...events, ...domainEvents]);
         },
       });
       workers.start();

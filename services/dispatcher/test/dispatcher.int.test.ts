@@ -1,6 +1,6 @@
 import { webhookStore } from '@tern/api';
 import { domainEventSchema } from '@tern/contracts';
-import { createKafkaEventLog, type EventLog } from '@tern/event-log';
+import { createEventStream, createKafkaEventLog, type EventLog } from '@tern/event-log';
 import { createSecretBox } from '@tern/webhooks';
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -32,7 +32,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   dispatcher = createDispatcher({
     pool,
-    log,
+    log: createEventStream(log),
     group: uniqueName('dispatcher-group'),
     secretBox: box,
     allowPrivate: true,
@@ -167,8 +167,7 @@ describe('delivery', () => {
     const events = emailEvents(tenant, 'em-3', [queued()]);
     await publish(log, pool, events);
     await waitFor(async () => (await deliveriesOf(endpoint.id)).length === 1, { timeoutMs: 20_000 });
-    const record = { key: 'em-3', value: JSON.stringify(events[0]), partition: 0, offset: '0' };
-    expect(await dispatcher.enqueue([record, record])).toBe(0);
+    expect(await dispatcher.enqueue([events[0]!, events[0]!])).toBe(0);
     expect(await deliveriesOf(endpoint.id)).toHaveLength(1);
   });
 
@@ -203,7 +202,7 @@ describe('delivery', () => {
       },
     });
     // No projection to wait for: nothing is written to email_logs for it.
-    await log.append([{ key: event.domainId, value: JSON.stringify(event) }]);
+    await createEventStream(log).append([event]);
     await waitFor(() => receiver.on(`/dom-all-${tenant}`).length >= 1, { timeoutMs: 20_000 });
     const got = receiver.on(`/dom-all-${tenant}`)[0]!;
     expect(got.verifiedBy).toEqual([all.id]);

@@ -16,13 +16,11 @@ export {
   type SmtpProviderOptions,
 } from './providers/smtp.js';
 export {
-  cancelledEvent,
   createSender,
   DEFAULT_RETRY_DELAYS_MS,
   SENDER_GROUP,
   type Sender,
   type SenderLogger,
   type SenderOptions,
-  type StoredMessage,
 } from './sender.js';
 export { applyTracking, type TrackingContext } from './tracking.js';
