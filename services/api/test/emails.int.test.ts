@@ -696,7 +696,7 @@ describe('tracking', () => {
     const settings = (
       await world.app.inject({ url: `/tenants/${A}/settings`, headers: bearer(ownerA) })
     ).json();
-    expect(settings).toEqual({ retentionDays: null, tracking: { opens: true, clicks: true } });
+    expect(settings).toMatchObject({ retentionDays: null, tracking: { opens: true, clicks: true } });
     const put = await world.app.inject({
       method: 'PUT',
       url: `/tenants/${A}/settings`,
