@@ -147,6 +147,7 @@ const brokersVar = z
   });
 
 // Keys are the variable names, so a zod issue path names the variable directly.
+// Every key has a row in `CONFIG_DOCS` (docs.ts), which the README's configuration table is made from.
 const envSchema = z.object({
   PORT: intVar(1, 65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -191,6 +192,10 @@ const envSchema = z.object({
   DEDUP_WINDOW_DAYS: intVar(1, 3650).default(7),
   INGEST_WORKERS: intVar(1, 256).optional(),
 });
+
+/** Every environment variable `loadConfig` reads. */
+export type EnvVar = keyof typeof envSchema.shape;
+export const ENV_VARS = Object.keys(envSchema.shape) as EnvVar[];
 
 // Values never echoed back in an error message.
 const SECRET_VARS = new Set([
@@ -309,3 +314,13 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
 
   return config;
 }
+
+export {
+  CONFIG_DOCS,
+  CONFIG_TABLE_END,
+  CONFIG_TABLE_START,
+  renderConfigTables,
+  TOOL_VARIABLES,
+  type VariableDoc,
+  withConfigTables,
+} from './docs.js';

@@ -2,15 +2,6 @@ import { z } from 'zod';
 import { listMetaSchema } from './resources.js';
 import { emailStatusSchema } from './status.js';
 
-/** Error body of every 4xx/5xx (SPEC §4, Fastify's shape). */
-export const errorBodySchema = z.object({
-  statusCode: z.number().int(),
-  error: z.string(),
-  message: z.string(),
-  code: z.string().optional(),
-});
-export type ErrorBody = z.infer<typeof errorBodySchema>;
-
 /** One entry of `GET /emails/logs` (SPEC §7). */
 export const emailLogEntrySchema = z.object({
   id: z.string(),

@@ -1,6 +1,7 @@
 export * from './campaigns.js';
 export * from './contacts.js';
 export * from './emails.js';
+export * from './errors.js';
 export * from './events.js';
 export * from './http.js';
 export * from './ids.js';

@@ -80,17 +80,20 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
   function init(): Promise<void> {
     ready ??= (async () => {
       await admin.connect();
-      // false when the topic exists already; a concurrent creator is fine too.
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: [
-          {
-            topic,
-            numPartitions: options.partitions ?? 6,
-            replicationFactor: options.replicationFactor ?? 1,
-          },
-        ],
-      });
+      // Every start after the first finds the topic there. Asking the broker to create it anyway
+      // makes kafkajs log the refusal at error level, so look first; a concurrent creator between
+      // the two calls is still fine (createTopics answers false).
+      if (!(await admin.listTopics()).includes(topic))
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: [
+            {
+              topic,
+              numPartitions: options.partitions ?? 6,
+              replicationFactor: options.replicationFactor ?? 1,
+            },
+          ],
+        });
       await producer.connect();
     })().catch((error: unknown) => {
       ready = null; // the next call tries again

@@ -1,12 +1,26 @@
 import { STATUS_CODES } from 'node:http';
+import {
+  ERROR_CODES_BY_STATUS,
+  type ErrorBody,
+  type ErrorCode,
+  type ErrorCodeOf,
+  type ErrorStatus,
+  GENERAL_ERROR_CODE,
+  isErrorCode,
+  isErrorStatus,
+} from '@tern/contracts';
+import { classifyStoreError, isUnstorableCharacterError } from '@tern/stores/errors';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-/** An error that becomes a 4xx/5xx body of SPEC §4: `{ statusCode, error, message, ...extra }`. */
-export class HttpError extends Error {
+/** The fields of an error body beyond SPEC §4's three: the code, always, and any a route adds. */
+export type ErrorExtra<S extends ErrorStatus> = { code: ErrorCodeOf<S> } & Record<string, unknown>;
+
+/** An error that becomes a 4xx/5xx body of SPEC §4: `{ statusCode, error, message, code, ...extra }`. */
+export class HttpError<S extends ErrorStatus = ErrorStatus> extends Error {
   constructor(
-    readonly statusCode: number,
+    readonly statusCode: S,
     message: string,
-    readonly extra: Record<string, unknown> = {},
+    readonly extra: ErrorExtra<S>,
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
@@ -14,14 +28,19 @@ export class HttpError extends Error {
   }
 }
 
-export const httpError = (
-  statusCode: number,
+/** An error answer; its code must be one of its status (`ERROR_CODES_BY_STATUS` of @tern/contracts). */
+export const httpError = <S extends ErrorStatus>(
+  statusCode: S,
   message: string,
-  extra?: Record<string, unknown>,
+  extra: ErrorExtra<S>,
   headers?: Record<string, string>,
 ) => new HttpError(statusCode, message, extra, headers);
 
-export function errorBody(statusCode: number, message: string, extra: Record<string, unknown> = {}) {
+export function errorBody<S extends ErrorStatus>(
+  statusCode: S,
+  message: string,
+  extra: ErrorExtra<S>,
+): ErrorBody & Record<string, unknown> {
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, ...extra };
 }
 
@@ -43,37 +62,26 @@ function validationMessage(error: FastifyError): string {
   return parts.length > 0 ? parts.join('; ') : error.message;
 }
 
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENOTFOUND',
-]);
-
 /**
- * A store that cannot be reached (connection refused or dropped, Postgres class 08 or admin
- * shutdown 57P0x): the request may succeed later, so it is a 503, not a 500.
+ * The body of a 4xx raised by Fastify or a plugin (bad JSON, body too large, media type): its own
+ * code where that is one of its status's in the contract, else the status's general code.
  */
-export function isDependencyUnavailable(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || /^08|^57P0/.test(code))) return true;
-    const message = (e as { message?: unknown }).message;
-    if (
-      typeof message === 'string' &&
-      /Connection terminated|connection timeout|socket hang up/i.test(message)
-    ) {
-      return true;
-    }
-  }
-  return false;
+function clientErrorBody(status: number, error: FastifyError): ErrorBody {
+  const codes: readonly string[] = isErrorStatus(status) ? ERROR_CODES_BY_STATUS[status] : [];
+  const code: ErrorCode =
+    isErrorCode(error.code) && codes.includes(error.code)
+      ? error.code
+      : isErrorStatus(status)
+        ? GENERAL_ERROR_CODE[status]
+        : 'BAD_REQUEST';
+  return { statusCode: status, error: STATUS_CODES[status] ?? 'Error', message: error.message, code };
 }
 
 /**
- * The one error handler of every service: client mistakes keep their 4xx and a clear message,
- * anything else is logged and answered as a bare 500 (its message hidden).
+ * The one error handler of every service: client mistakes keep their 4xx and a clear message;
+ * an error of a store is answered by what it means (`classifyStoreError`): unreachable → 503
+ * with Retry-After, refused data → 400, anything else is logged and answered as a bare 500
+ * (its message hidden). Every body carries a `code` of the contract.
  */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | HttpError, request: FastifyRequest, reply: FastifyReply) => {
@@ -81,41 +89,49 @@ export function installErrorHandlers(app: FastifyInstance): void {
       reply.headers(error.headers);
       return reply.status(error.statusCode).send(errorBody(error.statusCode, error.message, error.extra));
     }
-    // Postgres refusing the characters of a value (U+0000 22P05, bad encoding 22021) is the
-    // client's mistake: 400, never 500 (issue 9, item 5).
-    if ((error as { code?: unknown }).code === '22P05' || (error as { code?: unknown }).code === '22021') {
-      return reply
-        .status(400)
-        .send(
-          errorBody(
-            400,
-            'The request contains characters that cannot be stored (U+0000 or invalid Unicode)',
-            { code: 'INVALID_CHARACTERS' },
-          ),
-        );
-    }
     if (error.validation) {
       return reply.status(400).send(errorBody(400, validationMessage(error), { code: 'FST_ERR_VALIDATION' }));
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      return reply
-        .status(status)
-        .send(errorBody(status, error.message, error.code ? { code: error.code } : {}));
+      return reply.status(status).send(clientErrorBody(status, error));
+    }
+    switch (classifyStoreError(error)) {
+      case 'data':
+        // A store refusing a value of the request is the client's mistake: 400, never 500
+        // (issue 9, item 5).
+        return reply.status(400).send(
+          isUnstorableCharacterError(error)
+            ? errorBody(
+                400,
+                'The request contains characters that cannot be stored (U+0000 or invalid Unicode)',
+                {
+                  code: 'INVALID_CHARACTERS',
+                },
+              )
+            : errorBody(400, 'The request contains a value that cannot be stored', { code: 'INVALID_DATA' }),
+        );
+      case 'unavailable':
+        request.log.error({ err: error }, 'request failed: a store is unavailable');
+        reply.header('retry-after', '5');
+        return reply.status(503).send(
+          errorBody(503, 'Service Unavailable: a data store cannot be reached, retry later', {
+            code: 'UNAVAILABLE',
+          }),
+        );
+      case 'bug':
+        break;
     }
     request.log.error({ err: error }, 'request failed');
-    if (isDependencyUnavailable(error)) {
-      reply.header('retry-after', '5');
-      return reply
-        .status(503)
-        .send(errorBody(503, 'Service Unavailable: a data store cannot be reached, retry later'));
-    }
-    const code = status >= 500 && status < 600 ? status : 500;
-    return reply
-      .status(code)
-      .send(errorBody(code, code === 503 ? 'Service Unavailable' : 'Internal Server Error'));
+    if (status === 503)
+      return reply.status(503).send(errorBody(503, 'Service Unavailable', { code: 'UNAVAILABLE' }));
+    return reply.status(500).send(errorBody(500, 'Internal Server Error', { code: 'INTERNAL_ERROR' }));
   });
   app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`));
+    reply.status(404).send(
+      errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, {
+        code: 'ROUTE_NOT_FOUND',
+      }),
+    );
   });
 }

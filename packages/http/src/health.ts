@@ -37,7 +37,7 @@ export function registerHealthRoutes(app: FastifyInstance, checks: readonly Read
         ...(unavailable.length > 0 ? [`${unavailable.join(', ')} unavailable`] : []),
         ...reasons,
       ];
-      return reply.status(503).send(errorBody(503, `Not ready: ${parts.join('; ')}`));
+      return reply.status(503).send(errorBody(503, `Not ready: ${parts.join('; ')}`, { code: 'NOT_READY' }));
     }
     return { status: 'ready', checks: Object.fromEntries(results.map((r) => [r.name, 'ok'])) };
   });

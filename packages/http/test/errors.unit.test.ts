@@ -1,6 +1,7 @@
+import { errorBodySchema } from '@tern/contracts';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { httpError, installErrorHandlers, isDependencyUnavailable } from '../src/index.js';
+import { httpError, installErrorHandlers } from '../src/index.js';
 
 async function appThrowing(error: unknown) {
   const app = Fastify();
@@ -14,7 +15,7 @@ async function appThrowing(error: unknown) {
 describe('installErrorHandlers', () => {
   it('answers an HttpError with its status, SPEC §4 body and extra fields', async () => {
     const app = await appThrowing(
-      httpError(403, 'Missing required API key scope', { missingScope: 'email:read' }),
+      httpError(403, 'Missing required API key scope', { code: 'MISSING_SCOPE', missingScope: 'email:read' }),
     );
     const res = await app.inject('/boom');
     expect(res.statusCode).toBe(403);
@@ -22,6 +23,7 @@ describe('installErrorHandlers', () => {
       statusCode: 403,
       error: 'Forbidden',
       message: 'Missing required API key scope',
+      code: 'MISSING_SCOPE',
       missingScope: 'email:read',
     });
   });
@@ -34,6 +36,7 @@ describe('installErrorHandlers', () => {
       statusCode: 500,
       error: 'Internal Server Error',
       message: 'Internal Server Error',
+      code: 'INTERNAL_ERROR',
     });
   });
 
@@ -44,6 +47,7 @@ describe('installErrorHandlers', () => {
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBe('5');
     expect(res.json().message).toContain('retry later');
+    expect(res.json().code).toBe('UNAVAILABLE');
   });
 
   it('answers an unknown route with a 404 body naming it', async () => {
@@ -54,6 +58,7 @@ describe('installErrorHandlers', () => {
       statusCode: 404,
       error: 'Not Found',
       message: 'Route GET /nope not found',
+      code: 'ROUTE_NOT_FOUND',
     });
   });
 
@@ -68,22 +73,42 @@ describe('installErrorHandlers', () => {
       payload: '{',
     });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+    expect(res.json()).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'BAD_REQUEST' });
   });
-});
 
-describe('isDependencyUnavailable', () => {
+  it('gives a 4xx raised by Fastify the general code of its status (413 body too large)', async () => {
+    const app = Fastify({ bodyLimit: 10 });
+    installErrorHandlers(app);
+    app.post('/in', async () => ({ ok: true }));
+    const res = await app.inject({
+      method: 'POST',
+      url: '/in',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ much: 'more than ten bytes' }),
+    });
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toMatchObject({ statusCode: 413, code: 'PAYLOAD_TOO_LARGE' });
+  });
+
+  it('answers a store refusing the data with 400 INVALID_DATA, never 500', async () => {
+    const app = await appThrowing(
+      Object.assign(new Error('value too long for type character varying(5)'), { code: '22001' }),
+    );
+    const res = await app.inject('/boom');
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ statusCode: 400, code: 'INVALID_DATA' });
+    expect(res.json().message).not.toContain('varying');
+  });
+
   it.each([
-    [{ code: 'ECONNREFUSED' }, true],
-    [{ code: '08006' }, true],
-    [{ code: '57P01' }, true],
-    [new Error('Connection terminated unexpectedly'), true],
-    [Object.assign(new Error('wrapped'), { cause: { code: 'ECONNRESET' } }), true],
-    [{ code: '23505' }, false],
-    [new Error('syntax error'), false],
-    [undefined, false],
-  ])('%o → %s', (error, expected) => {
-    expect(isDependencyUnavailable(error)).toBe(expected);
+    ['an HttpError', httpError(409, 'taken', { code: 'CONFLICT' })],
+    ['a plain Error', new Error('boom')],
+    ['a refused connection', Object.assign(new Error('x'), { code: 'ECONNREFUSED' })],
+    ['a data error', { code: '23505', message: 'duplicate' }],
+  ])('every body of %s matches the contract (code of the closed enum)', async (_what, error) => {
+    const app = await appThrowing(error);
+    const res = await app.inject('/boom');
+    expect(errorBodySchema.safeParse(res.json()).success).toBe(true);
   });
 });
 

@@ -6,6 +6,7 @@ export {
   createClickHouse,
 } from './clickhouse.js';
 export { DataDirLockedError } from './data-dir-lock.js';
+export { classifyStoreError, isUnstorableCharacterError, type StoreErrorClass } from './errors.js';
 export { type StoreLogger, silentLogger } from './logger.js';
 export {
   type ReleasedMemory,

@@ -1,5 +1,6 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
+import { ERROR_CODES_BY_STATUS, ERROR_STATUSES } from '@tern/contracts';
 import type { EventLog } from '@tern/event-log';
 import { createKeyring } from '@tern/privacy';
 import { createSecretBox } from '@tern/webhooks';
@@ -277,7 +278,14 @@ export function renderApiReference(doc: OpenApiDocument): string {
     'the contract: [`spec.md`](spec.md).',
     '',
     'Examples use `TERN_URL` (e.g. `http://127.0.0.1:3000`), `TERN_API_KEY` (a `tern_…` key) and `TERN_JWT` (a',
-    'dashboard session). Every error answers `{ statusCode, error, message }` (SPEC §4).',
+    'dashboard session). Every error answers `{ statusCode, error, message, code }` (SPEC §4); `code` is one of',
+    '`ERROR_CODES` (`packages/contracts/src/errors.ts`):',
+    '',
+    '| status | codes |',
+    '| --- | --- |',
+    ...ERROR_STATUSES.map(
+      (status) => `| ${status} | ${ERROR_CODES_BY_STATUS[status].map((c) => `\`${c}\``).join(', ')} |`,
+    ),
     '',
     '## Routes',
     '',

@@ -1,5 +1,5 @@
 import { classifyBearer, isAuthError, type JwtVerifier } from '@tern/auth';
-import { MISSING_SCOPE_MESSAGE, type Role, type Scope } from '@tern/contracts';
+import { type ErrorCodeOf, MISSING_SCOPE_MESSAGE, type Role, type Scope } from '@tern/contracts';
 import { HttpError, httpError } from '@tern/http';
 import type { FastifyRequest } from 'fastify';
 import type { ApiKeyStore } from './api-key-store.js';
@@ -51,8 +51,8 @@ const INVALID_KEY_MESSAGE = 'Invalid API key';
 const INVALID_CREDENTIAL_MESSAGE = 'Invalid credential: expected a dashboard JWT or an API key';
 const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="tern"' };
 
-const unauthorized = (message: string, code?: string) =>
-  httpError(401, message, code === undefined ? {} : { code }, WWW_AUTHENTICATE);
+const unauthorized = (message: string, code: ErrorCodeOf<401> = 'INVALID_CREDENTIAL') =>
+  httpError(401, message, { code }, WWW_AUTHENTICATE);
 
 /** The presented credential string and the header it came in. */
 function presented(request: FastifyRequest): { value: string; via: 'authorization' | 'x-api-key' } | null {
@@ -84,7 +84,7 @@ export async function verifyCredential(
   deps: { jwt: JwtVerifier; keys: ApiKeyStore },
 ): Promise<Credential> {
   const found = presented(request);
-  if (found === null) throw unauthorized(MISSING_CREDENTIAL_MESSAGE);
+  if (found === null) throw unauthorized(MISSING_CREDENTIAL_MESSAGE, 'MISSING_CREDENTIAL');
   const kind = classifyBearer(found.value);
   if (kind === 'api_key') {
     const key = await deps.keys.authenticate(found.value);
@@ -107,7 +107,11 @@ export async function verifyCredential(
         ...(claims.sub === undefined ? {} : { sub: claims.sub }),
       };
     } catch (error) {
-      if (isAuthError(error)) throw unauthorized(error.message, error.code);
+      if (isAuthError(error))
+        throw unauthorized(
+          error.message,
+          error.reason === 'expired' ? 'EXPIRED_CREDENTIAL' : 'INVALID_CREDENTIAL',
+        );
       throw error;
     }
   }
@@ -117,23 +121,25 @@ export async function verifyCredential(
 
 /** Checks a verified credential against the route's requirement; throws the 403. */
 export function authorize(credential: Credential, config: AuthConfig, params: unknown): void {
-  if (config.auth === 'jwt' && credential.kind !== 'jwt') throw httpError(403, JWT_REQUIRED_MESSAGE);
+  if (config.auth === 'jwt' && credential.kind !== 'jwt')
+    throw httpError(403, JWT_REQUIRED_MESSAGE, { code: 'FORBIDDEN' });
   if (config.tenantParam !== undefined) {
     const wanted = (params as Record<string, unknown> | undefined)?.[config.tenantParam];
-    if (wanted !== credential.tenantId) throw httpError(403, 'This credential belongs to another tenant');
+    if (wanted !== credential.tenantId)
+      throw httpError(403, 'This credential belongs to another tenant', { code: 'FORBIDDEN' });
   }
   if (credential.kind === 'jwt' && config.roles !== undefined && !config.roles.includes(credential.role)) {
-    throw httpError(403, `Requires the role ${config.roles.join(' or ')}`);
+    throw httpError(403, `Requires the role ${config.roles.join(' or ')}`, { code: 'FORBIDDEN' });
   }
   if (credential.kind === 'api_key' && config.denyKeys === true) {
-    throw httpError(403, MISSING_SCOPE_MESSAGE);
+    throw httpError(403, MISSING_SCOPE_MESSAGE, { code: 'MISSING_SCOPE' });
   }
   if (
     credential.kind === 'api_key' &&
     config.scope !== undefined &&
     !credential.scopes.includes(config.scope)
   ) {
-    throw httpError(403, MISSING_SCOPE_MESSAGE, { missingScope: config.scope });
+    throw httpError(403, MISSING_SCOPE_MESSAGE, { code: 'MISSING_SCOPE', missingScope: config.scope });
   }
 }
 
@@ -160,6 +166,7 @@ export const boundProject = (credential: Credential): string | null =>
 
 /** The credential of an authenticated route (the hook ran). */
 export function credentialOf(request: FastifyRequest): Credential {
-  if (request.credential === null) throw new HttpError(500, 'route has no auth config');
+  if (request.credential === null)
+    throw new HttpError(500, 'route has no auth config', { code: 'INTERNAL_ERROR' });
   return request.credential;
 }

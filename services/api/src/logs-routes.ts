@@ -81,7 +81,7 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
         cursor = decodeLogsCursor(request.query.cursor);
         if (cursor === null)
           throw httpError(400, 'querystring.cursor: cursor is not one of meta.nextCursor', {
-            code: 'invalid_cursor',
+            code: 'INVALID_CURSOR',
           });
       }
       const answer = async () => {

@@ -34,10 +34,10 @@ export const pageWindow = ({ page, limit }: PageQuery) => ({
  * Unknown id, or another tenant's: the same 404 either way (SPEC part two: never 403, never its
  * data).
  */
-export const notFound = (what: string) => httpError(404, `${what} not found`);
+export const notFound = (what: string) => httpError(404, `${what} not found`, { code: 'NOT_FOUND' });
 
 /** A write that contradicts what exists (an id taken, a project still holding emails). */
-export const conflict = (message: string) => httpError(409, message);
+export const conflict = (message: string) => httpError(409, message, { code: 'CONFLICT' });
 
 /**
  * The documented error answers of a resource route: 401 always, 403 (a key lacking the scope, a

@@ -1,7 +1,10 @@
+import { STATUS_CODES } from 'node:http';
 import {
+  type ErrorStatus,
   emailLogEntrySchema,
   emailStatusSchema,
-  errorBodySchema,
+  errorBodySchemaFor,
+  GENERAL_ERROR_CODE,
   idSchema,
   LONE_SURROGATE,
   logsPageMetaSchema,
@@ -10,6 +13,7 @@ import {
   tenantIdSchema,
   trackingSettingsSchema,
 } from '@tern/contracts';
+import type { ErrorExtra } from '@tern/http';
 import { z } from 'zod';
 import { encodeLogsCursor } from './logs/cursor.js';
 
@@ -153,54 +157,48 @@ export const apiKeyParamsSchema = tenantParamsSchema.extend({
 
 // --- Errors ----------------------------------------------------------------------------------
 
-/** Error body (SPEC §4). Loose: some errors add fields (`missingScope`, `code`). */
-export const apiErrorSchema = errorBodySchema
-  .extend({
-    code: z.string().optional().meta({ description: 'Machine-readable reason, when there is one.' }),
-    missingScope: scopeSchema
-      .optional()
-      .meta({ description: 'On a 403 for a key lacking a scope: the scope the route requires.' }),
-  })
-  .loose();
-
-/** An error answer of one status, documented with an example body (for route `response` maps). */
-export const errorResponse = (
-  status: number,
+/**
+ * An error answer of one status for route `response` maps, derived from the contract's
+ * `ERROR_CODES_BY_STATUS`: `statusCode` that status, `code` one of its codes, documented with an
+ * example body (its `code` the status's general one unless `extra` names another). Loose: some
+ * errors add fields (`missingScope`, `issues`).
+ */
+export const errorResponse = <S extends ErrorStatus>(
+  status: S,
   description: string,
   message: string,
-  extra: Record<string, unknown> = {},
+  extra: Partial<ErrorExtra<S>> = {},
 ) =>
-  apiErrorSchema.meta({
-    description,
-    examples: [{ statusCode: status, error: reason(status), message, ...extra }],
-  });
-
-function reason(status: number): string {
-  switch (status) {
-    case 400:
-      return 'Bad Request';
-    case 401:
-      return 'Unauthorized';
-    case 403:
-      return 'Forbidden';
-    case 404:
-      return 'Not Found';
-    case 409:
-      return 'Conflict';
-    case 503:
-      return 'Service Unavailable';
-    default:
-      return 'Error';
-  }
-}
+  errorBodySchemaFor(status)
+    .extend({
+      missingScope: scopeSchema
+        .optional()
+        .meta({ description: 'On a 403 for a key lacking a scope: the scope the route requires.' }),
+    })
+    .loose()
+    .meta({
+      description,
+      examples: [
+        {
+          statusCode: status,
+          error: STATUS_CODES[status],
+          message,
+          code: GENERAL_ERROR_CODE[status],
+          ...extra,
+        },
+      ],
+    });
 
 export const errors = {
   badRequest: (message: string) =>
-    errorResponse(400, 'Invalid request: the message names the field.', message),
+    errorResponse(400, 'Invalid request: the message names the field.', message, {
+      code: 'FST_ERR_VALIDATION',
+    }),
   unauthorized: errorResponse(
     401,
     'No credential, or an invalid, expired or revoked one.',
     'Missing credential: send Authorization: Bearer <token> or X-API-Key: <key>',
+    { code: 'MISSING_CREDENTIAL' },
   ),
   forbiddenKind: errorResponse(
     403,
@@ -211,7 +209,7 @@ export const errors = {
     403,
     'The API key lacks the scope this route requires (`missingScope`).',
     'Missing required API key scope',
-    { missingScope: 'email:read' },
+    { code: 'MISSING_SCOPE', missingScope: 'email:read' },
   ),
   notFound: errorResponse(404, 'No such resource for this tenant.', 'API key not found'),
   conflict: errorResponse(

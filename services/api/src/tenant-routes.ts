@@ -142,7 +142,8 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
     },
     async (request, reply) => {
       const { id, keyId } = request.params;
-      if (!(await deps.keys.revoke(id, keyId))) throw httpError(404, 'API key not found');
+      if (!(await deps.keys.revoke(id, keyId)))
+        throw httpError(404, 'API key not found', { code: 'NOT_FOUND' });
       request.log.info({ revokedKeyId: keyId }, 'api key revoked');
       return reply.status(204).send();
     },

@@ -185,7 +185,12 @@ describe('GET /contacts and GET /contacts/:id', () => {
     expect(res.json()).toMatchObject({ id: ids[1], email: 'p1@example.com', audiences: ['odd'] });
     const other = await get(`/contacts/${ids[1]}`, bearer(ownerA));
     expect(other.statusCode).toBe(404);
-    expect(other.json()).toEqual({ statusCode: 404, error: 'Not Found', message: 'Contact not found' });
+    expect(other.json()).toEqual({
+      statusCode: 404,
+      error: 'Not Found',
+      message: 'Contact not found',
+      code: 'NOT_FOUND',
+    });
     expect((await get('/contacts/ct_unknown', bearer(owner))).statusCode).toBe(404);
   });
 });

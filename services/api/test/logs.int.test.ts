@@ -266,6 +266,7 @@ describe('GET /emails/logs', () => {
         statusCode: 403,
         error: 'Forbidden',
         message: 'Missing required API key scope',
+        code: 'MISSING_SCOPE',
         missingScope: 'email:read',
       });
     });

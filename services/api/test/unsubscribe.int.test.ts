@@ -107,6 +107,7 @@ describe('GET /u/:token', () => {
         statusCode: 404,
         error: 'Not Found',
         message: 'Unknown unsubscribe link',
+        code: 'NOT_FOUND',
       });
     }
   });

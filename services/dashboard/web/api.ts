@@ -12,7 +12,7 @@ export class ApiError extends Error {
   }
   /** The route itself is absent from this Tern (an API version without the feature). */
   get routeMissing(): boolean {
-    return this.status === 404 && /^Route \w+:/.test(this.message);
+    return this.status === 404 && this.code === 'ROUTE_NOT_FOUND';
   }
 }
 

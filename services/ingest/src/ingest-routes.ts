@@ -65,26 +65,33 @@ export const ingestRoutes: FastifyPluginAsync<IngestRoutesOptions> = async (app,
 function authenticate(header: string | undefined, token: string): void {
   // RFC 7235: the scheme is case-insensitive (`bearer`, `BEARER` are the same).
   const presented = header === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-  if (!presented) throw httpError(401, 'Missing ingest token: send Authorization: Bearer <INGEST_TOKEN>');
-  if (!timingSafeEqualStr(presented, token)) throw httpError(401, 'Invalid ingest token');
+  if (!presented)
+    throw httpError(401, 'Missing ingest token: send Authorization: Bearer <INGEST_TOKEN>', {
+      code: 'MISSING_CREDENTIAL',
+    });
+  if (!timingSafeEqualStr(presented, token))
+    throw httpError(401, 'Invalid ingest token', { code: 'INVALID_CREDENTIAL' });
 }
 
 /** The body is one event, or `{ events: [...] }` with 1..1000 events. */
 function eventsOf(body: unknown): unknown[] {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw httpError(400, 'Body must be one event object or { "events": [...] }');
+    throw httpError(400, 'Body must be one event object or { "events": [...] }', { code: 'INVALID_EVENTS' });
   }
   if (!('events' in body)) return [body];
   const { events } = body as { events: unknown };
-  if (!Array.isArray(events)) throw httpError(400, 'events must be an array');
-  if (events.length === 0) throw httpError(400, 'events must contain at least 1 event');
+  if (!Array.isArray(events)) throw httpError(400, 'events must be an array', { code: 'INVALID_EVENTS' });
+  if (events.length === 0)
+    throw httpError(400, 'events must contain at least 1 event', { code: 'INVALID_EVENTS' });
   if (events.length > MAX_EVENTS_PER_REQUEST) {
     throw httpError(
       400,
       `events must contain at most ${MAX_EVENTS_PER_REQUEST} events (got ${events.length})`,
+      { code: 'INVALID_EVENTS' },
     );
   }
-  if (Object.keys(body).length > 1) throw httpError(400, 'Body { events } must have no other field');
+  if (Object.keys(body).length > 1)
+    throw httpError(400, 'Body { events } must have no other field', { code: 'INVALID_EVENTS' });
   return events;
 }
 

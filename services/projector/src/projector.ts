@@ -8,6 +8,7 @@ import {
 } from '@tern/contracts';
 import type { AnalyticsDelta } from '@tern/domain';
 import type { ConsumedRecord, EventLog, EventLogConsumer } from '@tern/event-log';
+import { classifyStoreError } from '@tern/stores';
 import type pg from 'pg';
 import { completeOutbox, type ShipFn, shipBatch, shipPendingOutbox } from './ch-sink.js';
 import { applyBatchToPostgres, type DeadLetter, deadLetterEvent } from './pg-sink.js';
@@ -75,24 +76,8 @@ export function parseRecord(record: ConsumedRecord): { event: DeliveryEvent } | 
   return { dead: { payload: storableText(record.value), reason: storableText(reason) } };
 }
 
-/** ClickHouse error codes of data a retry cannot fix (parse, type, range). */
-const CLICKHOUSE_DATA_ERRORS = new Set(['6', '26', '27', '38', '41', '53', '69', '70', '72', '117', '321']);
-
-/**
- * True when a store refused the data itself, so retrying the same data can never succeed:
- * Postgres class 22 (data exception) or 23 (integrity constraint), a ClickHouse parse/type error.
- * Connection loss, timeouts, shutdowns (08, 57P0x, 40001, …) stay transient and are retried.
- */
-export function isPermanentDataError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code)) return true;
-  if (typeof code === 'string' && CLICKHOUSE_DATA_ERRORS.has(code)) return true;
-  const message = (error as { message?: unknown } | null)?.message;
-  return (
-    typeof message === 'string' &&
-    /Cannot parse|CANNOT_PARSE|TYPE_MISMATCH|VALUE_IS_OUT_OF_RANGE/.test(message)
-  );
-}
+/** The store refused the data itself: retrying the same data can never succeed (`classifyStoreError`). */
+const isDataError = (error: unknown): boolean => classifyStoreError(error) === 'data';
 
 const reasonOf = (store: string, error: unknown): string => {
   const e = error as { code?: unknown; message?: unknown };
@@ -111,12 +96,12 @@ export function isolatingShip(pool: pg.Pool): ShipFn {
     try {
       await shipBatch(ch, batchId, rows);
     } catch (error) {
-      if (!isPermanentDataError(error) || rows.length === 0) throw error;
+      if (!isDataError(error) || rows.length === 0) throw error;
       for (const [i, row] of rows.entries()) {
         try {
           await shipBatch(ch, `${batchId}:${i}`, [row]);
         } catch (rowError) {
-          if (!isPermanentDataError(rowError)) throw rowError;
+          if (!isDataError(rowError)) throw rowError;
           await pool.query(
             `INSERT INTO dead_letters (source, payload, reason, payload_hash)
              VALUES ('clickhouse', $1, $2, encode(sha256(convert_to($1, 'UTF8')), 'hex'))
@@ -157,7 +142,7 @@ export async function applyIsolating(
       outboxes: r.outbox ? [r.outbox] : [],
     };
   } catch (error) {
-    if (!isPermanentDataError(error)) throw error;
+    if (!isDataError(error)) throw error;
     if (events.length <= 1) {
       const event = events[0];
       const letters = event
@@ -222,18 +207,34 @@ export function createProjector(opts: ProjectorOptions): Projector {
     };
   }
 
+  /**
+   * Runs `fn` until it succeeds while the only errors are of an unavailable store (retried with
+   * backoff here). Refused data never reaches this point (`applyIsolating` dead-letters it); any
+   * other error is a bug: it is logged and thrown, the log delivers the batch again after its
+   * own backoff, and `stalled()` names it meanwhile.
+   */
   async function withRetry<T>(what: string, fn: () => Promise<T>): Promise<T> {
     let wait = retry.initialMs;
     for (let attempt = 1; ; attempt++) {
       try {
         return await fn();
       } catch (error) {
-        if (stopping) throw error;
         failingSince ??= Date.now();
         lastError = `${(error as { code?: unknown }).code ?? ''} ${(error as Error).message ?? ''}`
           .trim()
           .slice(0, 200);
-        logger.warn({ err: error, attempt, retryInMs: wait }, `${what} failed; retrying`);
+        if (stopping) throw error;
+        if (classifyStoreError(error) !== 'unavailable') {
+          logger.error(
+            { err: error, attempt },
+            `${what} failed: not a store outage; redelivered after a backoff`,
+          );
+          throw error;
+        }
+        logger.warn(
+          { err: error, attempt, retryInMs: wait },
+          `${what} failed: a store is unavailable; retrying`,
+        );
         await new Promise((r) => setTimeout(r, wait * (0.5 + Math.random() / 2)));
         wait = Math.min(wait * 2, retry.maxMs);
       }

@@ -1,8 +1,9 @@
 import type { EventLog } from '@tern/event-log';
+import { classifyStoreError } from '@tern/stores';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
-import { createProjector, isPermanentDataError } from '../src/index.js';
+import { createProjector } from '../src/index.js';
 import {
   dailyFigures,
   openPostgresTableLog,
@@ -218,12 +219,12 @@ describe('poison events: isolated, dead-lettered, and the projector goes on', ()
   });
 
   it('classifies data errors as permanent and connection errors as transient', () => {
-    expect(isPermanentDataError({ code: '22021' })).toBe(true);
-    expect(isPermanentDataError({ code: '23505' })).toBe(true);
-    expect(isPermanentDataError({ code: '22P05' })).toBe(true);
-    expect(isPermanentDataError({ code: '08006' })).toBe(false);
-    expect(isPermanentDataError({ code: '57P01' })).toBe(false);
-    expect(isPermanentDataError({ code: 'ECONNRESET' })).toBe(false);
-    expect(isPermanentDataError({ code: '27', message: 'Cannot parse input' })).toBe(true);
+    expect(classifyStoreError({ code: '22021' })).toBe('data');
+    expect(classifyStoreError({ code: '23505' })).toBe('data');
+    expect(classifyStoreError({ code: '22P05' })).toBe('data');
+    expect(classifyStoreError({ code: '08006' })).toBe('unavailable');
+    expect(classifyStoreError({ code: '57P01' })).toBe('unavailable');
+    expect(classifyStoreError({ code: 'ECONNRESET' })).toBe('unavailable');
+    expect(classifyStoreError({ code: '27', message: 'Cannot parse input' })).toBe('data');
   });
 });

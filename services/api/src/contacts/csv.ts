@@ -63,16 +63,20 @@ function readHeader(record: string[]): (Field | null)[] {
       throw httpError(
         400,
         `body: unknown column "${raw.slice(0, 64)}" in the header row; known columns: email, first_name, last_name, subscribed, audiences, attributes (id, created_at, updated_at are ignored)`,
+        { code: 'INVALID_CSV' },
       );
     }
     const field = HEADER_FIELDS[name] ?? null;
     const key = field ?? name;
     if (seen.has(key))
-      throw httpError(400, `body: column "${raw.slice(0, 64)}" appears twice in the header row`);
+      throw httpError(400, `body: column "${raw.slice(0, 64)}" appears twice in the header row`, {
+        code: 'INVALID_CSV',
+      });
     seen.add(key);
     return field;
   });
-  if (!fields.includes('email')) throw httpError(400, 'body: the header row has no email column');
+  if (!fields.includes('email'))
+    throw httpError(400, 'body: the header row has no email column', { code: 'INVALID_CSV' });
   return fields;
 }
 
@@ -155,7 +159,9 @@ function byteLimit(maxBytes: number): Transform {
     transform(chunk: Buffer, _encoding, callback: TransformCallback) {
       seen += chunk.length;
       if (seen > maxBytes) {
-        callback(httpError(413, `The CSV body is larger than ${maxBytes} bytes`));
+        callback(
+          httpError(413, `The CSV body is larger than ${maxBytes} bytes`, { code: 'PAYLOAD_TOO_LARGE' }),
+        );
         return;
       }
       callback(null, chunk);
@@ -232,7 +238,8 @@ export async function importContacts(opts: ImportContactsOptions): Promise<Impor
       const row = info.lines;
       if (fields === null) {
         const broken = unreadable.find((u) => u.beforeHeader);
-        if (broken) throw httpError(400, `body: the header row is ${broken.message}`);
+        if (broken)
+          throw httpError(400, `body: the header row is ${broken.message}`, { code: 'INVALID_CSV' });
         fields = readHeader(record);
         continue;
       }
@@ -259,11 +266,14 @@ export async function importContacts(opts: ImportContactsOptions): Promise<Impor
   try {
     await pipeline(opts.body, byteLimit(opts.maxBytes), parser, consume);
   } catch (error) {
-    if (error instanceof CsvError) throw httpError(400, `body: unreadable CSV: ${error.message}`);
+    if (error instanceof CsvError)
+      throw httpError(400, `body: unreadable CSV: ${error.message}`, { code: 'INVALID_CSV' });
     throw error;
   }
   if (fields === null && unreadableCount > 0) {
-    throw httpError(400, `body: the header row is ${unreadable[0]?.message ?? 'unreadable CSV'}`);
+    throw httpError(400, `body: the header row is ${unreadable[0]?.message ?? 'unreadable CSV'}`, {
+      code: 'INVALID_CSV',
+    });
   }
   if (unreadableCount > 0) {
     result.rows += unreadableCount;
@@ -273,7 +283,9 @@ export async function importContacts(opts: ImportContactsOptions): Promise<Impor
       .slice(0, MAX_REPORTED_ERRORS);
   }
   if (fields === null)
-    throw httpError(400, 'body: the CSV is empty; expected a header row with an email column');
+    throw httpError(400, 'body: the CSV is empty; expected a header row with an email column', {
+      code: 'INVALID_CSV',
+    });
   return result;
 }
 

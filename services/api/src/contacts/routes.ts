@@ -23,7 +23,7 @@ import {
   resourceIdParam,
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errors, noContentSchema } from '../schemas.js';
+import { errorResponse, errors, noContentSchema } from '../schemas.js';
 import { CSV_CONTENT_TYPES, contactsCsv, DEFAULT_IMPORT_MAX_BYTES, importContacts } from './csv.js';
 import {
   deleteContact,
@@ -55,10 +55,12 @@ const importQuerySchema = z.object({
 });
 
 const conflict = () => httpError(409, 'A contact with this email already exists', { code: 'CONTACT_EXISTS' });
-const conflictSchema = errors.badRequest('').meta({
-  description: 'Another contact of the tenant has this address.',
-  examples: [{ statusCode: 409, error: 'Conflict', message: 'A contact with this email already exists' }],
-});
+const conflictSchema = errorResponse(
+  409,
+  'Another contact of the tenant has this address.',
+  'A contact with this email already exists',
+  { code: 'CONTACT_EXISTS' },
+);
 const readErrors = resourceErrors('contact');
 const withNotFound = resourceErrors('Contact', { notFound: 'contact' });
 
@@ -200,29 +202,24 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
         querystring: importQuerySchema,
         response: {
           200: importResultSchema,
-          400: errors.badRequest('body: the header row has no email column'),
+          400: errorResponse(400, 'The CSV cannot be read.', 'body: the header row has no email column', {
+            code: 'INVALID_CSV',
+          }),
           ...readErrors,
-          413: errors.badRequest('').meta({
-            description: 'The CSV is larger than the server accepts.',
-            examples: [{ statusCode: 413, error: 'Payload Too Large', message: 'The CSV body is too large' }],
-          }),
-          415: errors.badRequest('').meta({
-            description: 'The body is not `text/csv`.',
-            examples: [
-              {
-                statusCode: 415,
-                error: 'Unsupported Media Type',
-                message: 'Send the contacts as text/csv',
-              },
-            ],
-          }),
+          413: errorResponse(
+            413,
+            'The CSV is larger than the server accepts.',
+            'The CSV body is larger than 67108864 bytes',
+          ),
+          415: errorResponse(415, 'The body is not `text/csv`.', 'Send the contacts as text/csv'),
         },
       },
     },
     async (request) => {
       const { tenantId } = credentialOf(request);
       const body: unknown = request.body;
-      if (!(body instanceof Readable)) throw httpError(415, 'Send the contacts as text/csv');
+      if (!(body instanceof Readable))
+        throw httpError(415, 'Send the contacts as text/csv', { code: 'UNSUPPORTED_MEDIA_TYPE' });
       const result = await importContacts({
         pool: deps.pool,
         tenantId,

@@ -46,11 +46,15 @@ export function requestHash(route: string, body: unknown): string {
 export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string | undefined {
   const raw = headers['idempotency-key'];
   if (raw === undefined) return undefined;
-  if (Array.isArray(raw)) throw httpError(400, 'headers.idempotency-key: send one Idempotency-Key header');
+  if (Array.isArray(raw))
+    throw httpError(400, 'headers.idempotency-key: send one Idempotency-Key header', {
+      code: 'FST_ERR_VALIDATION',
+    });
   if (raw.length < 1 || raw.length > IDEMPOTENCY_KEY_MAX || !/^[\x21-\x7e]+$/.test(raw)) {
     throw httpError(
       400,
       `headers.idempotency-key: Idempotency-Key must be 1..${IDEMPOTENCY_KEY_MAX} printable ASCII characters`,
+      { code: 'FST_ERR_VALIDATION' },
     );
   }
   return raw;

@@ -22,7 +22,7 @@ import { boundProject, type Credential, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { newResourceId, notFound, resourceErrors, resourceIdParam } from '../resource-kit.js';
 import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
-import { errors } from '../schemas.js';
+import { errorResponse, errors } from '../schemas.js';
 import { getTemplate } from '../templates/store.js';
 import { claimKey, idempotencyKeyOf, releaseKey, requestHash, storeAnswer } from './idempotency.js';
 import {
@@ -53,10 +53,11 @@ const idempotencyHeader = z.object({
 const sendErrors = {
   400: errors.badRequest('body.to: to must be an email address'),
   ...resourceErrors('email'),
-  404: errors.notFound.meta({
-    description: 'A key bound to a project named another project in `projectId` (SPEC §16).',
-    examples: [{ statusCode: 404, error: 'Not Found', message: 'body.projectId: Project not found' }],
-  }),
+  404: errorResponse(
+    404,
+    'A key bound to a project named another project in `projectId` (SPEC §16).',
+    'body.projectId: Project not found',
+  ),
   409: errors.conflict,
   503: errors.unavailable,
 };
@@ -93,7 +94,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
     const foreign = bodies.flatMap((b, i) =>
       b.projectId !== undefined && b.projectId !== bound ? [`${prefix(i)}projectId: Project not found`] : [],
     );
-    if (foreign.length > 0) throw httpError(404, foreign.join('; '));
+    if (foreign.length > 0) throw httpError(404, foreign.join('; '), { code: 'NOT_FOUND' });
     return bodies.map((b) => ({ ...b, projectId: bound }));
   }
 

@@ -51,7 +51,9 @@ export const projectRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, de
     async (request, reply) => {
       const credential = credentialOf(request);
       if (boundProject(credential) !== null) {
-        throw httpError(403, 'This API key is bound to a project: it cannot create projects');
+        throw httpError(403, 'This API key is bound to a project: it cannot create projects', {
+          code: 'FORBIDDEN',
+        });
       }
       const project = await insertProject(
         deps.pool,

@@ -44,6 +44,7 @@ const writeForbidden = errorResponse(
   403,
   'Any API key (keys only read templates), or a dashboard JWT whose role is not owner or admin.',
   'Missing required API key scope',
+  { code: 'MISSING_SCOPE' },
 );
 const writeErrors = resourceErrors('template', { forbidden: writeForbidden });
 

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { TAGS } from '../openapi.js';
 import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
-import { errors } from '../schemas.js';
+import { errorResponse } from '../schemas.js';
 
 /** The 1×1 transparent GIF of the open pixel. */
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -33,10 +33,11 @@ const pixel = z
 const redirect = z.null().meta({
   description: 'Redirect (`Location`) to the URL signed in the token; never to any other.',
 });
-const unknownLink = errors.notFound.meta({
-  description: 'The token is forged, altered, truncated or of the other kind: no event, no redirect.',
-  examples: [{ statusCode: 404, error: 'Not Found', message: 'Not found' }],
-});
+const unknownLink = errorResponse(
+  404,
+  'The token is forged, altered, truncated or of the other kind: no event, no redirect.',
+  'Not found',
+);
 
 /** No credential header: the signed token in the path is one. */
 const TOKEN_CREDENTIAL = 'None: the signed token in the path is the credential (a forged one gets 404).';
@@ -105,7 +106,7 @@ export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = asyn
     },
     async (request, reply) => {
       const payload = verifyTrackingToken(trackingSecret, request.params.token, 'open');
-      if (payload === null) throw httpError(404, 'Not found');
+      if (payload === null) throw httpError(404, 'Not found', { code: 'NOT_FOUND' });
       await record(
         'email.opened',
         payload.tenantId,
@@ -139,7 +140,8 @@ export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = asyn
     },
     async (request, reply) => {
       const payload = verifyTrackingToken(trackingSecret, request.params.token, 'click');
-      if (payload === null || payload.kind !== 'click') throw httpError(404, 'Not found');
+      if (payload === null || payload.kind !== 'click')
+        throw httpError(404, 'Not found', { code: 'NOT_FOUND' });
       await record(
         'email.clicked',
         payload.tenantId,

@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { TAGS } from '../openapi.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errors } from '../schemas.js';
+import { errorResponse } from '../schemas.js';
 import { unsubscribeAddress } from './store.js';
 
 /** The largest body a one-click POST may carry (`List-Unsubscribe=One-Click` is 26 bytes). */
@@ -60,10 +60,11 @@ const html = z.string().meta({
   description: 'An HTML page (text/html).',
   example: '<!doctype html><html lang="en">…<form method="post"><button>Unsubscribe</button></form>…</html>',
 });
-const unknownLink = errors.notFound.meta({
-  description: 'The token is forged, altered or truncated.',
-  examples: [{ statusCode: 404, error: 'Not Found', message: 'Unknown unsubscribe link' }],
-});
+const unknownLink = errorResponse(
+  404,
+  'The token is forged, altered or truncated.',
+  'Unknown unsubscribe link',
+);
 
 export interface UnsubscribeRoutesOptions extends ApiRouteDeps {
   /** TRACKING_SECRET: the key the tokens are signed with. */
@@ -92,7 +93,7 @@ export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> 
 
   const claimsOf = (token: string) => {
     const claims = verifyUnsubscribeToken(deps.trackingSecret, token);
-    if (claims === null) throw httpError(404, 'Unknown unsubscribe link');
+    if (claims === null) throw httpError(404, 'Unknown unsubscribe link', { code: 'NOT_FOUND' });
     return claims;
   };
   const sendPage = (reply: FastifyReply, body: string) => reply.headers(PAGE_HEADERS).send(body);

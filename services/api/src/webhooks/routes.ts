@@ -67,7 +67,7 @@ const forbidden = errorResponse(
   403,
   'The API key lacks `webhooks:manage` (`missingScope`), or is bound to a project (webhooks are tenant-wide).',
   'Missing required API key scope',
-  { missingScope: 'webhooks:manage' },
+  { code: 'MISSING_SCOPE', missingScope: 'webhooks:manage' },
 );
 const common = resourceErrors('Webhook', { forbidden });
 const withNotFound = resourceErrors('Webhook', { notFound: 'webhook endpoint', forbidden });
@@ -86,7 +86,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
   // After the auth hook of `apiRoutes` (parent hooks run first): the credential is known here.
   app.addHook('onRequest', async (request) => {
     if (request.credential !== null && boundProject(request.credential) !== null) {
-      throw httpError(403, PROJECT_KEY_WEBHOOKS_MESSAGE);
+      throw httpError(403, PROJECT_KEY_WEBHOOKS_MESSAGE, { code: 'FORBIDDEN' });
     }
   });
   const overlapMs = deps.webhooks.rotationOverlapMs ?? DEFAULT_ROTATION_OVERLAP_MS;

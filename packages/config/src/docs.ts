@@ -1,0 +1,160 @@
+import type { EnvVar } from './index.js';
+
+/** One row of the README's configuration table. */
+export interface VariableDoc {
+  /** Markdown: what the variable does. */
+  meaning: string;
+  /** Markdown: the value when unset. */
+  default: string;
+}
+
+/**
+ * The meaning and default of every variable `loadConfig` reads: the one source of the README's
+ * configuration table (`npm run docs:config`). Typed over the schema's keys, so a new variable
+ * without a row here does not compile.
+ */
+export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
+  PORT: {
+    meaning: 'HTTP port of the all-in-one process (`npm start`) and of each split-mode process',
+    default: '3000',
+  },
+  HOST: { meaning: 'interface the HTTP servers bind to', default: '`127.0.0.1`' },
+  DATA_DIR: { meaning: 'where embedded stores keep data', default: '`./data`' },
+  DATABASE_URL: { meaning: 'Postgres server; unset → embedded PGlite', default: 'unset' },
+  CLICKHOUSE_URL: { meaning: 'ClickHouse HTTP URL; unset → embedded chDB', default: 'unset' },
+  KAFKA_BROKERS: { meaning: 'comma list of `host:port`; unset → Postgres-table log', default: 'unset' },
+  KAFKA_TOPIC: {
+    meaning: 'the event log topic (1..249 characters of `[A-Za-z0-9._-]`)',
+    default: '`tern.email-events`',
+  },
+  KAFKA_PARTITIONS: {
+    meaning: 'partitions of the topic when Tern creates it (an existing topic keeps its own)',
+    default: '6',
+  },
+  JWT_SECRET: {
+    meaning:
+      'HS256 secret for dashboard JWTs (≥ 32 bytes in production); set only one of it, `JWT_PUBLIC_KEY`, `JWT_JWKS_URL`',
+    default: 'dev: generated and printed',
+  },
+  JWT_PUBLIC_KEY: {
+    meaning: 'PEM public key of dashboard JWTs (RS256/ES256/…); literal `\\n` are read as line breaks',
+    default: 'unset',
+  },
+  JWT_JWKS_URL: {
+    meaning: 'JWKS endpoint of an identity provider that signs dashboard JWTs',
+    default: 'unset',
+  },
+  INGEST_TOKEN: {
+    meaning: 'bearer token of the sending pipeline on `POST /events` (≥ 32 bytes in production)',
+    default: 'dev: generated and printed',
+  },
+  TRACKING_SECRET: {
+    meaning: 'HMAC key of tracking and unsubscribe tokens (≥ 16 characters)',
+    default: 'dev: generated and kept',
+  },
+  RETENTION_DAYS: { meaning: 'default log retention in days (1..3650); per-tenant override', default: '90' },
+  RATE_LIMIT_PER_MINUTE: {
+    meaning:
+      'query API requests per credential (else per client address) per minute; `0` turns the limit off',
+    default: '1200',
+  },
+  WEBHOOK_ALLOW_PRIVATE: {
+    meaning: 'webhook URLs may be `http://` and reach loopback/private/link-local addresses',
+    default: '`true`, `false` with `NODE_ENV=production`',
+  },
+  WEBHOOK_SECRETS_KEY: {
+    meaning:
+      'server key sealing webhook signing secrets (AES-256-GCM, ≥ 16 characters); required in production',
+    default: 'dev: generated and kept',
+  },
+  ENCRYPTION_KEY: {
+    meaning:
+      'server key of crypto-shredding: wraps the per-recipient data keys of personal fields in the event log (≥ 32 bytes; [architecture](docs/architecture.md#personal-data-and-erasure-spec-14)); required in production',
+    default: 'dev: generated and kept',
+  },
+  SMTP_URL: {
+    meaning:
+      'mail relay of the sender (`smtp://` or `smtps://user:pass@host:port`); unset → the built-in sandbox provider',
+    default: 'unset',
+  },
+  PUBLIC_URL: {
+    meaning: 'base URL users reach Tern at: dashboard link, tracking and unsubscribe links',
+    default: '`http://127.0.0.1:$PORT`',
+  },
+  NODE_ENV: {
+    meaning: '`development`, `production` (secrets required, private webhook targets refused) or `test`',
+    default: '`development`',
+  },
+  LOG_LEVEL: {
+    meaning: 'pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
+    default: '`info`',
+  },
+  JWT_MAX_LIFETIME_DAYS: {
+    meaning: 'dashboard JWTs whose `exp` is further ahead are refused',
+    default: '30',
+  },
+  PROJECTOR_STALL_SECONDS: {
+    meaning: '`/ready` 503 when the projector made no progress this long while lag > 0',
+    default: '60',
+  },
+  DEDUP_WINDOW_DAYS: {
+    meaning:
+      'how long applied event ids (and consumed Postgres-table log records) are kept ([reliability](docs/reliability.md))',
+    default: '7',
+  },
+  INGEST_WORKERS: {
+    meaning:
+      'processes of `npm run start:ingest` (node:cluster, one port); the all-in-one `npm start` stays one process',
+    default: 'one per core',
+  },
+};
+
+/**
+ * Variables read by tools rather than by the services (`loadConfig`): the demo seeder and the SDK.
+ * Listed in a table of their own so the README names every variable the code reads.
+ */
+export const TOOL_VARIABLES = {
+  TERN_URL: { meaning: '`npm run seed:demo`: the Tern it posts to', default: '`http://127.0.0.1:$PORT`' },
+  SEED_TENANT: { meaning: '`npm run seed:demo`: the tenant of the seeded stream', default: '`demo`' },
+  SEED_EMAILS: { meaning: '`npm run seed:demo`: emails posted through `POST /events`', default: '3000' },
+  SEED_SENDS: { meaning: '`npm run seed:demo`: emails sent through `POST /emails/batch`', default: '60' },
+  TERN_API_KEY: {
+    meaning: '`npm run seed:demo` and the SDK (`init()` without `apiKey`): an API key of the tenant',
+    default: 'unset',
+  },
+  TERN_BASE_URL: { meaning: 'the SDK: base URL when `init()` is given none', default: 'unset' },
+} as const satisfies Record<string, VariableDoc>;
+
+function escapeCell(text: string): string {
+  return text.replaceAll('|', '\\|');
+}
+
+function table(rows: [string, VariableDoc][]): string {
+  const lines = ['| var | meaning | default |', '| --- | --- | --- |'];
+  for (const [name, doc] of rows)
+    lines.push(`| \`${name}\` | ${escapeCell(doc.meaning)} | ${escapeCell(doc.default)} |`);
+  return lines.join('\n');
+}
+
+/** The configuration section's tables, in Markdown (the README holds them between markers). */
+export function renderConfigTables(): string {
+  return [
+    table(Object.entries(CONFIG_DOCS) as [string, VariableDoc][]),
+    '',
+    'Read by the tools, not by the services:',
+    '',
+    table(Object.entries(TOOL_VARIABLES)),
+  ].join('\n');
+}
+
+export const CONFIG_TABLE_START = '<!-- config-table:start (npm run docs:config writes this part) -->';
+export const CONFIG_TABLE_END = '<!-- config-table:end -->';
+
+/** `readme` with the part between the markers replaced by the tables; throws when a marker is missing. */
+export function withConfigTables(readme: string): string {
+  const start = readme.indexOf(CONFIG_TABLE_START);
+  const end = readme.indexOf(CONFIG_TABLE_END);
+  if (start < 0 || end < start)
+    throw new Error(`README.md lacks the markers ${CONFIG_TABLE_START} … ${CONFIG_TABLE_END}`);
+  return `${readme.slice(0, start + CONFIG_TABLE_START.length)}\n\n${renderConfigTables()}\n\n${readme.slice(end)}`;
+}
