@@ -188,7 +188,9 @@ describe('the campaigns page, in Chromium', () => {
     expect(after.stats).toMatchObject({ opened: 12, clicked: 5 });
     await checkPage(w, 'campaign-sent');
     // The README's picture of the page (docs/dashboard-campaign.png is copied from this one).
+    await w.page.setViewportSize({ width: 1280, height: 1160 });
     await screenshot(w.page, 'campaign-sent-window', false);
+    await w.page.setViewportSize({ width: 1280, height: 900 });
 
     // The daily chart: its table is the API's answer, day by day (7 days, then 30).
     await w.page.getByRole('button', { name: '30 days' }).click();
