@@ -46,12 +46,12 @@ export const PAGES: readonly PageDef[] = [
   {
     path: '/campaigns',
     label: 'Campaigns',
-    render: ({ rest, route }) => <CampaignsPage id={rest} route={route} />,
+    render: ({ rest }) => <CampaignsPage id={rest} />,
   },
   {
     path: '/sequences',
     label: 'Sequences',
-    render: ({ rest, route }) => <SequencesPage id={rest} route={route} />,
+    render: ({ rest }) => <SequencesPage id={rest} />,
   },
   { path: '/templates', label: 'Templates', render: ({ session }) => <TemplatesPage session={session} /> },
   { path: '/contacts', label: 'Contacts', render: () => <ContactsPage /> },

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { del, get, patch, post, query } from '../api.js';
 import { DailyChart } from '../chart.js';
 import { TenantWide } from '../project.js';
-import { navigate, type Route, routeHref } from '../router.js';
+import { navigate, routeHref } from '../router.js';
 import type { Audience, Campaign, CampaignDay, List, Rendered, Template } from '../types.js';
 import {
   Alert,
@@ -40,7 +40,7 @@ const DAILY_SERIES = [
 ] as const;
 
 /** SPEC §15 campaigns: `#/campaigns` (list), `#/campaigns/new`, `#/campaigns/<id>`. */
-export function CampaignsPage({ id }: { id: string; route: Route }) {
+export function CampaignsPage({ id }: { id: string }) {
   if (id === '') return <CampaignList />;
   if (id === 'new') return <NewCampaign />;
   return <CampaignDetail id={id} />;

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, query } from '../api.js';
 import { TenantWide } from '../project.js';
-import { navigate, type Route, routeHref } from '../router.js';
+import { navigate, routeHref } from '../router.js';
 import { ENROLLMENT_STATES, type Enrollment, type List, type Sequence, type Template } from '../types.js';
 import {
   Alert,
@@ -35,7 +35,7 @@ const whenOf = (delayMinutes: number, i: number) =>
     : `${formatDelay(delayMinutes)} after ${i === 0 ? 'enrollment' : `step ${i}`}`;
 
 /** SPEC §15 sequences: `#/sequences` (list), `#/sequences/new`, `#/sequences/<id>`. */
-export function SequencesPage({ id }: { id: string; route: Route }) {
+export function SequencesPage({ id }: { id: string }) {
   if (id === '') return <SequenceList />;
   if (id === 'new') return <NewSequence />;
   return <SequenceDetail id={id} />;
