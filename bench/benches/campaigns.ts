@@ -7,8 +7,14 @@
  * sender runs: this is the fan-out, not the provider.
  */
 import { randomBytes } from 'node:crypto';
-import { createCampaignFanout, outgoingMailer, queuedEvent } from '@tern/api';
-import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
+import { createCampaignFanout, outgoingMailer } from '@tern/api';
+import { queuedEvent } from '@tern/domain';
+import {
+  createEventStream,
+  createKafkaEventLog,
+  createPostgresEventLog,
+  type EventLog,
+} from '@tern/event-log';
 import pg from 'pg';
 import { openProjectionDatabase } from '../lib/projection-stores.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
@@ -21,7 +27,8 @@ const chunkSize = 500;
 const SECRET = randomBytes(24).toString('base64url');
 const TENANT = 'bench-campaigns';
 
-async function measure(variant: string, log: EventLog, pool: pg.Pool) {
+async function measure(variant: string, raw: EventLog, pool: pg.Pool) {
+  const log = createEventStream(raw);
   await pool.query(
     `INSERT INTO contacts (tenant_id, id, email, first_name, audiences, created_at, updated_at)
      SELECT $1, 'ct_' || lpad(g::text, 24, '0'), 'reader' || g || '@example.com', 'R' || g, ARRAY['bench'],
@@ -35,27 +42,21 @@ async function measure(variant: string, log: EventLog, pool: pg.Pool) {
   const at = new Date();
   const ceilingStart = performance.now();
   for (let i = 0; i < contacts; i += chunkSize) {
-    const records = [];
+    const events = [];
     for (let j = i; j < Math.min(contacts, i + chunkSize); j++) {
-      const id = `em_ceiling${String(j).padStart(24, '0')}`;
-      const event = queuedEvent(
-        TENANT,
-        {
-          id,
-          to: `reader${j}@example.com`,
+      events.push(
+        queuedEvent({
+          tenantId: TENANT,
+          emailId: `em_ceiling${String(j).padStart(24, '0')}`,
+          at,
+          toEmail: `reader${j}@example.com`,
           from: 'Acme <news@acme.test>',
           subject: `Hello R${j}`,
-          html: null,
-          text: 'We launched.',
-          templateId: null,
           tags: ['campaign:cmp_ceiling'],
-          headers: {},
-        },
-        at,
+        }),
       );
-      records.push({ key: id, value: JSON.stringify(event) });
     }
-    await log.append(records);
+    await log.append(events);
   }
   const ceilingS = (performance.now() - ceilingStart) / 1000;
 

@@ -7,7 +7,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
+import {
+  createEventStream,
+  createKafkaEventLog,
+  createPostgresEventLog,
+  type EventLog,
+  type EventStream,
+} from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { runTsx, startTsx } from '../lib/child.js';
 import { type CpuSnapshot, cpuBetween, cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
@@ -36,7 +42,7 @@ const serverFile = new URL('../lib/ingest-server.ts', import.meta.url).pathname;
  */
 async function measure(
   variant: string,
-  log: EventLog,
+  log: EventStream,
   appendRate: number | undefined,
   servers?: { token: string; ports: number[]; pids: number[] },
 ): Promise<{ figures: Figure[]; details: unknown }> {
@@ -150,7 +156,7 @@ async function kafka() {
   try {
     await log.ping(); // creates the topic before the clock starts
     const appendRate = await ceiling('kafka', log);
-    const plain = await measure('kafka', log, appendRate);
+    const plain = await measure('kafka', createEventStream(log), appendRate);
     const sealed = await measure('kafka, sealed', sealedAsRuntime(log, keys.pool), appendRate);
     const several = ingestProcesses > 1 ? await kafkaProcesses(log, topic, keys.db.url) : undefined;
     return {
@@ -179,11 +185,16 @@ async function kafkaProcesses(log: EventLog, topic: string, keysUrl: string) {
     const ports = await Promise.all(
       children.map(async (c) => (JSON.parse(await c.line) as { port: number }).port),
     );
-    return await measure(`kafka, sealed, ${ingestProcesses} ingest processes`, log, undefined, {
-      token,
-      ports,
-      pids: children.map((c) => c.pid),
-    });
+    return await measure(
+      `kafka, sealed, ${ingestProcesses} ingest processes`,
+      createEventStream(log),
+      undefined,
+      {
+        token,
+        ports,
+        pids: children.map((c) => c.pid),
+      },
+    );
   } finally {
     await Promise.all(children.map((c) => c.stop()));
   }
@@ -197,7 +208,7 @@ async function postgresTable() {
     await log.ensureSchema();
     try {
       const appendRate = await ceiling('postgres-table', log);
-      const plain = await measure('postgres-table', log, appendRate);
+      const plain = await measure('postgres-table', createEventStream(log), appendRate);
       const sealed = await measure('postgres-table, sealed', sealedAsRuntime(log, store.pool), appendRate);
       return {
         figures: [...plain.figures, ...sealed.figures],

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { EventLog } from '@tern/event-log';
+import { createEventStream, type EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
 import type pg from 'pg';
@@ -29,10 +29,11 @@ interface Sample {
 
 async function measure(
   variant: string,
-  log: EventLog,
+  raw: EventLog,
   pool: pg.Pool,
   ch: import('@clickhouse/client').ClickHouseClient,
 ): Promise<{ figures: Figure[]; details: unknown }> {
+  const log = createEventStream(raw);
   const projector = createProjector({ pool, ch, log, group: `tern-bench.lag-${runTag()}` });
   await projector.start();
   const token = randomBytes(24).toString('base64url');

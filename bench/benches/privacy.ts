@@ -12,9 +12,15 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { DeliveryEvent } from '@tern/contracts';
-import { createPostgresEventLog, type EventLog } from '@tern/event-log';
+import {
+  createEventStream,
+  createPostgresEventLog,
+  decodeBatch,
+  type EventStream,
+  encodeEvents,
+} from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
-import { createKeyring, openRecords, sealingEventLog, sealRecords } from '@tern/privacy';
+import { createKeyring, createSealer, sealedEventStream } from '@tern/privacy';
 import { createProjector } from '@tern/projector';
 import type pg from 'pg';
 import { chunks, generateTraffic } from '../lib/events.js';
@@ -41,7 +47,7 @@ function traffic(tag: string): DeliveryEvent[] {
 }
 
 /** events/s through the real ingest app: batches of 1000, 4 requests in flight. */
-async function ingest(log: EventLog, events: readonly DeliveryEvent[]): Promise<number> {
+async function ingest(log: EventStream, events: readonly DeliveryEvent[]): Promise<number> {
   const app = await createIngestApp({ log, ingestToken: TOKEN });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/events`;
@@ -67,7 +73,7 @@ async function ingest(log: EventLog, events: readonly DeliveryEvent[]): Promise<
 
 /** events/s of the real projector over the whole log (maxBatchSize 5000). */
 async function project(
-  log: EventLog,
+  log: EventStream,
   pool: pg.Pool,
   ch: Awaited<ReturnType<typeof openChdb>>['ch'],
   n: number,
@@ -110,9 +116,9 @@ try {
   await plainLog.ensureSchema();
   await rawSealedLog.ensureSchema();
 
-  const ingestPlain = await ingest(plainLog, plainEvents);
+  const ingestPlain = await ingest(createEventStream(plainLog), plainEvents);
   const ingestSealed = await ingest(
-    sealingEventLog(rawSealedLog, createKeyring({ pool: sealedDb.pool, encryptionKey: ENCRYPTION_KEY })),
+    sealedEventStream(rawSealedLog, createKeyring({ pool: sealedDb.pool, encryptionKey: ENCRYPTION_KEY })),
     sealedEvents,
   );
   const { rows: keys } = await sealedDb.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM data_keys');
@@ -125,13 +131,13 @@ try {
   const warmLog = createPostgresEventLog({ pool: plainDb.pool, table: 'warm_log', pollIntervalMs: 20 });
   await warmLog.ensureSchema();
   const warm = traffic(`pw${runTag()}`).slice(0, 5000);
-  await warmLog.append(warm.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
-  await project(warmLog, plainDb.pool, chdb.ch, warm.length);
+  await createEventStream(warmLog).append(warm);
+  await project(createEventStream(warmLog), plainDb.pool, chdb.ch, warm.length);
   await warmLog.close();
 
-  const projectPlain = await project(plainLog, plainDb.pool, chdb.ch, plainEvents.length);
+  const projectPlain = await project(createEventStream(plainLog), plainDb.pool, chdb.ch, plainEvents.length);
   const projectSealed = await project(
-    sealingEventLog(rawSealedLog, createKeyring({ pool: sealedDb.pool, encryptionKey: ENCRYPTION_KEY })),
+    sealedEventStream(rawSealedLog, createKeyring({ pool: sealedDb.pool, encryptionKey: ENCRYPTION_KEY })),
     sealedDb.pool,
     chdb.ch,
     sealedEvents.length,
@@ -143,24 +149,34 @@ try {
   await rawSealedLog.close();
 
   // The CPU of sealing and opening alone (keys cached, no I/O): µs per email.queued.
-  const keyring = createKeyring({ pool: sealedDb.pool, encryptionKey: ENCRYPTION_KEY });
-  const queued = sealedEvents
-    .filter((e) => e.type === 'email.queued')
-    .map((e) => ({ key: e.emailId, value: JSON.stringify(e) }));
-  await sealRecords(keyring, queued); // loads the keys
+  // Encoding and decoding with and without the sealer: the difference is the sealing's own cost.
+  const sealer = createSealer(createKeyring({ pool: sealedDb.pool, encryptionKey: ENCRYPTION_KEY }));
+  const queued = sealedEvents.filter((e) => e.type === 'email.queued');
+  await encodeEvents(queued, sealer); // loads the keys
   let t = performance.now();
-  const sealedRecords = await sealRecords(keyring, queued);
+  const sealedRecords = await encodeEvents(queued, sealer);
   const sealMicros = ((performance.now() - t) * 1000) / queued.length;
-  const consumed = sealedRecords.map((r, i) => ({ ...r, partition: 0, offset: String(i) }));
-  await openRecords(keyring, consumed.slice(0, 1));
   t = performance.now();
-  await openRecords(keyring, consumed);
+  await encodeEvents(queued);
+  const plainEncodeMicros = ((performance.now() - t) * 1000) / queued.length;
+  const consumed = sealedRecords.map((r, i) => ({ ...r, partition: 0, offset: String(i) }));
+  await decodeBatch(consumed.slice(0, 1), sealer);
+  t = performance.now();
+  await decodeBatch(consumed, sealer);
   const openMicros = ((performance.now() - t) * 1000) / queued.length;
+  const plainConsumed = (await encodeEvents(queued)).map((r, i) => ({
+    ...r,
+    partition: 0,
+    offset: String(i),
+  }));
+  t = performance.now();
+  await decodeBatch(plainConsumed);
+  const plainDecodeMicros = ((performance.now() - t) * 1000) / queued.length;
 
   console.error(
     `[privacy] ${total} events, ${recipients} recipients, ${keys[0]!.n} data keys; ingest plain ${Math.round(ingestPlain)} ev/s, sealed ${Math.round(ingestSealed)} ev/s (${round((ingestSealed / ingestPlain) * 100)} %); ` +
       `projection plain ${Math.round(projectPlain)} ev/s, opened ${Math.round(projectSealed)} ev/s (${round((projectSealed / projectPlain) * 100)} %); ${opened[0]!.n} entries with their recipient opened; ` +
-      `CPU alone: seal ${round(sealMicros, 1)} µs, open ${round(openMicros, 1)} µs per email.queued`,
+      `CPU alone: encode sealed ${round(sealMicros, 1)} µs (plain ${round(plainEncodeMicros, 1)}), decode opened ${round(openMicros, 1)} µs (plain ${round(plainDecodeMicros, 1)}) per email.queued`,
   );
   const fig = (variant: string, metric: string, value: number, unit: string): Figure => ({
     bench: 'privacy',
@@ -178,8 +194,10 @@ try {
       fig('projection, batch 5000', 'plain', projectPlain, 'events/s'),
       fig('projection, batch 5000', 'opened', projectSealed, 'events/s'),
       fig('projection, batch 5000', 'opened / plain', (projectSealed / projectPlain) * 100, '%'),
-      fig('CPU alone, keys cached', 'seal per email.queued', sealMicros, 'µs'),
-      fig('CPU alone, keys cached', 'open per email.queued', openMicros, 'µs'),
+      fig('CPU alone, keys cached', 'encode sealed per email.queued', sealMicros, 'µs'),
+      fig('CPU alone, keys cached', 'encode plain per email.queued', plainEncodeMicros, 'µs'),
+      fig('CPU alone, keys cached', 'decode opened per email.queued', openMicros, 'µs'),
+      fig('CPU alone, keys cached', 'decode plain per email.queued', plainDecodeMicros, 'µs'),
     ],
     details: {
       events: total,

@@ -9,12 +9,17 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { DeliveryEvent } from '@tern/contracts';
-import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
+import {
+  createEventStream,
+  createKafkaEventLog,
+  createPostgresEventLog,
+  type EventStream,
+} from '@tern/event-log';
 import { type BatchStats, createProjector } from '@tern/projector';
 import pg from 'pg';
 import { type CpuSnapshot, cpuBetween, cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
 import { projectionStages } from '../lib/cpu-stages.js';
-import { fillLog, generateTraffic } from '../lib/events.js';
+import { fillLog, fillStream, generateTraffic } from '../lib/events.js';
 import { actualTotals, expectedTotals, openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
 import { sealedAsRuntime } from '../lib/sealing.js';
@@ -42,7 +47,7 @@ interface RunOutcome {
 /** Runs the projector over the filled log until it handled `events.length` records (or the deadline). */
 async function project(
   variant: string,
-  log: EventLog,
+  log: EventStream,
   pool: pg.Pool,
   ch: ClickHouseClient,
   maxBatchSize: number,
@@ -201,7 +206,7 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
       await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
       const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
       try {
-        const outcome = await project('kafka', log, store.pool, ch, size, events, tag);
+        const outcome = await project('kafka', createEventStream(log), store.pool, ch, size, events, tag);
         outcome.details.fillEventsPerSec = fillRate;
         outcomes.push(outcome);
       } finally {
@@ -214,7 +219,9 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
       await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
       const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
       try {
-        outcomes.push(await project('kafka', log, store.pool, ch, size, events, tag, projectorCount));
+        outcomes.push(
+          await project('kafka', createEventStream(log), store.pool, ch, size, events, tag, projectorCount),
+        );
       } finally {
         await store.close();
       }
@@ -234,7 +241,7 @@ async function kafkaSealed(ch: ClickHouseClient, outcomes: RunOutcome[]): Promis
   const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
   try {
     // The ingest side's keyring creates the keys; the projector's own (cold) one reads them.
-    const fillRate = await fillLog(sealedAsRuntime(log, store.pool), events);
+    const fillRate = await fillStream(sealedAsRuntime(log, store.pool), events);
     console.error(`[projection] kafka sealed: filled ${events.length} events at ${fillRate} events/s`);
     const opened = sealedAsRuntime(log, store.pool);
     const outcome = await project('kafka sealed', opened, store.pool, ch, RUNTIME_BATCH_SIZE, events, tag);
@@ -264,9 +271,11 @@ async function postgresTable(ch: ClickHouseClient, outcomes: RunOutcome[]): Prom
     const variant = sealed ? 'postgres-table sealed' : 'postgres-table';
     try {
       // Sealed: the keys in the same database, as the embedded deployment keeps them.
-      const fillRate = await fillLog(sealed ? sealedAsRuntime(log, store.pool) : log, events);
+      const fillRate = sealed
+        ? await fillStream(sealedAsRuntime(log, store.pool), events)
+        : await fillLog(log, events);
       console.error(`[projection] ${variant}: filled ${events.length} events at ${fillRate} events/s`);
-      const consumed = sealed ? sealedAsRuntime(log, store.pool) : log;
+      const consumed = sealed ? sealedAsRuntime(log, store.pool) : createEventStream(log);
       const outcome = await project(variant, consumed, store.pool, ch, size, events, tag);
       outcome.details.fillEventsPerSec = fillRate;
       outcomes.push(outcome);

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { createApiApp, getTemplate, isSuppressed } from '@tern/api';
 import { createJwtVerifier, signDashboardToken } from '@tern/auth';
-import type { EventLog } from '@tern/event-log';
+import { createEventStream, type EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
 import { createSandboxProvider, createSender } from '@tern/sender';
@@ -62,7 +62,8 @@ function ingestEvents(tenantId: string, emailId: string) {
   ];
 }
 
-async function measure(variant: string, log: EventLog, pool: pg.Pool, ch: ClickHouseClient) {
+async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickHouseClient) {
+  const log = createEventStream(raw);
   const tag = runTag();
   const projector = createProjector({ pool, ch, log, group: `tern-bench.send-projector-${tag}` });
   await projector.start();

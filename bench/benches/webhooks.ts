@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { webhookStore } from '@tern/api';
 import type { DeliveryEvent } from '@tern/contracts';
 import { createDispatcher, postWebhook } from '@tern/dispatcher';
-import { createKafkaEventLog } from '@tern/event-log';
+import { createEventStream, createKafkaEventLog } from '@tern/event-log';
 import { createSecretBox, generateWebhookSecret, webhookHeaders } from '@tern/webhooks';
 import { openProjectionDatabase } from '../lib/projection-stores.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
@@ -52,9 +52,10 @@ await webhookStore.insertEndpoint(
   { id: `wh_bench${tag}`, url, events: null, description: null, secretEnc: box.encrypt(secret) },
   new Date(),
 );
+const stream = createEventStream(log);
 const dispatcher = createDispatcher({
   pool: store.pool,
-  log,
+  log: stream,
   group,
   secretBox: box,
   allowPrivate: true,
@@ -75,8 +76,7 @@ const queuedEvent = (): DeliveryEvent => {
     data: { toEmail: `user${seq}@example.com`, subject: `Subject ${seq}`, tags: ['bench'] },
   };
 };
-const append = (events: DeliveryEvent[]) =>
-  log.append(events.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
+const append = (events: DeliveryEvent[]) => stream.append(events);
 
 const figures: Figure[] = [];
 const details: Record<string, unknown> = { burst, samples, concurrency: CONCURRENCY };

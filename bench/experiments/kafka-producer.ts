@@ -4,6 +4,7 @@
  * flight of 1000 realistic records. Backs the ingest proposal in bench/README.md.
  *   npx tsx bench/experiments/kafka-producer.ts
  */
+import { encodeRecords } from '@tern/event-log';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { chunks, generateTraffic } from '../lib/events.js';
 import { benchEnv, deleteTopic, runTag } from '../lib/services.js';
@@ -18,10 +19,7 @@ await admin.createTopics({
   waitForLeaders: true,
   topics: [{ topic, numPartitions: 6, replicationFactor: 1 }],
 });
-const records = generateTraffic({ events: EVENTS, tag: 'producer', endMs: Date.now() }).map((e) => ({
-  key: e.emailId,
-  value: JSON.stringify(e),
-}));
+const records = encodeRecords(generateTraffic({ events: EVENTS, tag: 'producer', endMs: Date.now() }));
 try {
   // Round 0 warms the JIT and is not printed; rounds 1 and 2 show the spread.
   for (const round of [0, 1, 2]) {

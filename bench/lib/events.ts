@@ -1,5 +1,5 @@
 import type { DeliveryEvent } from '@tern/contracts';
-import type { EventLog } from '@tern/event-log';
+import { type EventLog, type EventStream, encodeRecords } from '@tern/event-log';
 
 const DAY_MS = 86_400_000;
 
@@ -166,18 +166,26 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-/** Appends events to a log in batches of 1000 from 4 concurrent appenders; returns events/s. */
-export async function fillLog(log: EventLog, events: readonly DeliveryEvent[]): Promise<number> {
-  const batches = chunks(
-    events.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })),
-    1000,
-  );
+/** 4 appenders taking batches in turn until none is left; returns events/s over `count` events. */
+async function appendAll<T>(
+  batches: T[],
+  count: number,
+  append: (batch: T) => Promise<void>,
+): Promise<number> {
   const started = performance.now();
   let next = 0;
   await Promise.all(
     Array.from({ length: 4 }, async () => {
-      while (next < batches.length) await log.append(batches[next++]!);
+      while (next < batches.length) await append(batches[next++]!);
     }),
   );
-  return Math.round((events.length / (performance.now() - started)) * 1000);
+  return Math.round((count / (performance.now() - started)) * 1000);
 }
+
+/** Appends events to a log in batches of 1000 from 4 concurrent appenders, encoded before the clock starts (the log's own ceiling); returns events/s. */
+export const fillLog = (log: EventLog, events: readonly DeliveryEvent[]): Promise<number> =>
+  appendAll(chunks(encodeRecords(events), 1000), events.length, (batch) => log.append(batch));
+
+/** The same through a stream: each batch encoded (and sealed) as a service appends it. */
+export const fillStream = (stream: EventStream, events: readonly DeliveryEvent[]): Promise<number> =>
+  appendAll(chunks(events, 1000), events.length, (batch) => stream.append(batch));

@@ -5,7 +5,7 @@
  * listening on 127.0.0.1; closes on SIGTERM.
  */
 import type { AddressInfo } from 'node:net';
-import { createKafkaEventLog } from '@tern/event-log';
+import { createEventStream, createKafkaEventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import pg from 'pg';
 import { sealedAsRuntime } from './sealing.js';
@@ -17,7 +17,10 @@ const log = createKafkaEventLog({ brokers: opts.brokers, topic: opts.topic, part
 await log.ping();
 const keys = opts.keysUrl ? new pg.Pool({ connectionString: opts.keysUrl, max: 4 }) : undefined;
 keys?.on('error', () => {});
-const app = await createIngestApp({ log: keys ? sealedAsRuntime(log, keys) : log, ingestToken: opts.token });
+const app = await createIngestApp({
+  log: keys ? sealedAsRuntime(log, keys) : createEventStream(log),
+  ingestToken: opts.token,
+});
 await app.listen({ host: '127.0.0.1', port: 0 });
 process.stdout.write(`${JSON.stringify({ port: (app.server.address() as AddressInfo).port })}\n`);
 process.once('SIGTERM', () => {

@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createKafkaEventLog, type EventLog } from '@tern/event-log';
+import type { DeliveryEvent } from '@tern/contracts';
+import { createEventStream, createKafkaEventLog, type EventLog, encodeRecords } from '@tern/event-log';
 import { createProjector } from '@tern/projector';
 import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
 import pg from 'pg';
@@ -58,7 +59,7 @@ describe('ClickHouse failing under the projector (in process)', () => {
     });
   const appendAll = async (log: EventLog, events: RawEvent[]) => {
     for (let i = 0; i < events.length; i += 1000)
-      await log.append(events.slice(i, i + 1000).map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
+      await log.append(encodeRecords(events.slice(i, i + 1000) as DeliveryEvent[]));
   };
 
   it('ClickHouse writes failing for a while, plus poison records: 0 lost, 0 double-counted, poison dead-lettered', async () => {
@@ -88,7 +89,7 @@ describe('ClickHouse failing under the projector (in process)', () => {
     const projector = createProjector({
       pool: direct,
       ch: flaky,
-      log,
+      log: createEventStream(log),
       group,
       maxBatchSize: 2000,
       retry: { initialMs: 50, maxMs: 500 },

@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { createKafkaEventLog, type EventLog } from '@tern/event-log';
+import { createEventStream, createKafkaEventLog, type EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
 import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
@@ -62,12 +62,12 @@ describe('Kafka broker stopped during ingest (a dedicated broker)', () => {
     const chDir = tempDir('tern-faults-kafka-ch-');
     const ch = createClickHouse({ dataDir: chDir });
     await migrateClickHouse(ch.client);
-    const ingest = await createIngestApp({ log: ingestLog, ingestToken: TOKEN });
+    const ingest = await createIngestApp({ log: createEventStream(ingestLog), ingestToken: TOKEN });
     const group = uniqueName('faults-kafka-group');
     const projector = createProjector({
       pool: direct,
       ch: ch.client,
-      log: projectorLog,
+      log: createEventStream(projectorLog),
       group,
       maxBatchSize: 2000,
       retry: { initialMs: 50, maxMs: 500 },

@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
-import { createKafkaEventLog } from '@tern/event-log';
+import type { DeliveryEvent } from '@tern/contracts';
+import { createKafkaEventLog, encodeRecords } from '@tern/event-log';
 import { createClickHouse } from '@tern/stores';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,7 +51,7 @@ describe('kill -9 of the projector during a large stream', () => {
     });
     const all = [...stream.events, ...duplicatesOf(stream, 0.01, SEED + 1)];
     for (let i = 0; i < all.length; i += 1000)
-      await log.append(all.slice(i, i + 1000).map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
+      await log.append(encodeRecords(all.slice(i, i + 1000) as DeliveryEvent[]));
 
     const dataDir = tempDir('tern-faults-kill9-');
     const env = {

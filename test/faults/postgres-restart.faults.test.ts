@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
-import { createKafkaEventLog } from '@tern/event-log';
+import type { DeliveryEvent } from '@tern/contracts';
+import { createEventStream, createKafkaEventLog, encodeRecords } from '@tern/event-log';
 import { createProjector } from '@tern/projector';
 import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
 import pg from 'pg';
@@ -57,7 +58,7 @@ describe('Postgres restarted during projection (a dedicated server)', () => {
     const projector = createProjector({
       pool,
       ch: ch.client,
-      log,
+      log: createEventStream(log),
       group,
       maxBatchSize: 2000,
       retry: { initialMs: 50, maxMs: 500 },
@@ -77,7 +78,7 @@ describe('Postgres restarted during projection (a dedicated server)', () => {
     try {
       const all = [...stream.events, ...duplicatesOf(stream, 0.02, 12)];
       for (let i = 0; i < all.length; i += 1000)
-        await log.append(all.slice(i, i + 1000).map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
+        await log.append(encodeRecords(all.slice(i, i + 1000) as DeliveryEvent[]));
       await projector.start();
 
       // 1. A clean restart: sessions terminated, in-flight transaction rolled back.

@@ -128,6 +128,10 @@ export function unstorableText(value: string): string | null {
   return null;
 }
 
+/** Text any store can hold: U+0000 written as its escape, lone surrogates replaced (a dead letter must never fail). */
+export const storableText = (text: string): string =>
+  text.replaceAll('\u0000', '\\u0000').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
+
 /**
  * Calls `found` for every string of a parsed value (keys included: a key is stored too) that no
  * store can hold, with its path. The walk allocates no path unless a string is refused: it runs on

@@ -9,3 +9,15 @@ export {
   EventLogUnavailableError,
 } from './port.js';
 export { createPostgresEventLog, type PostgresEventLog, type PostgresEventLogOptions } from './postgres.js';
+export {
+  createEventStream,
+  type DeadLetter,
+  decodeBatch,
+  decodeRecords,
+  type EventBatch,
+  type EventSealer,
+  type EventStream,
+  encodeEvents,
+  encodeRecords,
+  type StreamConsumeOptions,
+} from './stream.js';

@@ -11,4 +11,4 @@ export {
   type SealedFields,
   type SealItem,
 } from './keyring.js';
-export { openRecords, SEALED_FIELDS, sealingEventLog, sealRecord, sealRecords } from './sealing-log.js';
+export { createSealer, SEALED_FIELDS, sealedEventStream } from './sealer.js';

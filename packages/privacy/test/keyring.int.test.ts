@@ -1,28 +1,26 @@
-import { createPostgresEventLog } from '@tern/event-log';
+import type { DeliveryEvent } from '@tern/contracts';
+import { type ConsumedRecord, createPostgresEventLog, decodeBatch, encodeEvents } from '@tern/event-log';
 import { migratePostgres } from '@tern/stores';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFreshDatabase, waitFor } from '../../../test/support/services.js';
-import {
-  createKeyring,
-  type Keyring,
-  openRecords,
-  periodOf,
-  sealingEventLog,
-  sealRecord,
-  sealRecords,
-} from '../src/index.js';
+import { createKeyring, createSealer, type Keyring, periodOf, sealedEventStream } from '../src/index.js';
 
 const KEY = 'privacy-test-encryption-key-0123456789abcdef';
-const queued = (over: Record<string, unknown> = {}, data: Record<string, unknown> = {}) => ({
-  id: 'em_1:queued',
-  type: 'email.queued',
-  tenantId: 't1',
-  emailId: 'em_1',
-  occurredAt: '2026-03-15T10:00:00.000Z',
-  data: { toEmail: 'Ada@Example.com', subject: 'Hello Ada', tags: ['x'], ...data },
-  ...over,
-});
+const queued = (over: Record<string, unknown> = {}, data: Record<string, unknown> = {}) =>
+  ({
+    id: 'em_1:queued',
+    type: 'email.queued',
+    tenantId: 't1',
+    emailId: 'em_1',
+    occurredAt: '2026-03-15T10:00:00.000Z',
+    data: { toEmail: 'Ada@Example.com', subject: 'Hello Ada', tags: ['x'], ...data },
+    ...over,
+  }) as DeliveryEvent;
+
+/** Records as a log hands them to a consumer. */
+const consumed = (records: { key: string; value: string }[]): ConsumedRecord[] =>
+  records.map((r, i) => ({ ...r, partition: 0, offset: String(i) }));
 
 describe('keyring and sealing event log (real Postgres)', () => {
   let db: { url: string; drop(): Promise<void> };
@@ -59,27 +57,27 @@ describe('keyring and sealing event log (real Postgres)', () => {
   });
 
   it('seals an email.queued (no clear field left) and opens it back; other events pass untouched', async () => {
-    const record = { key: 'em_1', value: JSON.stringify(queued()) };
-    const sealed = await sealRecord(keyring, record);
-    expect(sealed.value).not.toMatch(/ada|hello/i);
-    const parsed = JSON.parse(sealed.value);
+    const sealer = createSealer(keyring);
+    const sent = {
+      ...queued(),
+      type: 'email.sent',
+      data: { provider: 'p', messageId: 'm' },
+    } as DeliveryEvent;
+    const records = await encodeEvents([queued(), sent], sealer);
+    expect(records[0]!.value).not.toMatch(/ada|hello/i);
+    const parsed = JSON.parse(records[0]!.value);
     expect(parsed.data).toMatchObject({ tags: ['x'], sealed: { v: 1, p: '2026-03' } });
     expect(parsed.data.toEmail).toBeUndefined();
-    const [opened] = await openRecords(keyring, [{ ...sealed, partition: 0, offset: '0' }]);
-    expect(JSON.parse(opened!.value)).toEqual(queued());
-    const sent = {
-      key: 'em_1',
-      value: JSON.stringify({ ...queued(), type: 'email.sent', data: { provider: 'p', messageId: 'm' } }),
-    };
-    expect(await sealRecord(keyring, sent)).toBe(sent);
+    expect(records[1]!.value).toBe(JSON.stringify(sent));
     const garbage = { key: 'k', value: '{"type":"email.queued", not json' };
-    expect(await sealRecord(keyring, garbage)).toBe(garbage);
+    const batch = await decodeBatch(consumed([...records, garbage]), sealer);
+    expect(batch.events).toEqual([queued(), sent]);
+    expect(batch.deadLetters).toEqual([{ payload: garbage.value, reason: 'value is not JSON' }]);
   });
 
   it('a sealed value moved to another email or tenant does not open (additional data binds them)', async () => {
-    const sealed = JSON.parse(
-      (await sealRecord(keyring, { key: 'em_1', value: JSON.stringify(queued()) })).value,
-    );
+    const [record] = await encodeEvents([queued()], createSealer(keyring));
+    const sealed = JSON.parse(record!.value);
     expect(await keyring.open('t1', 'em_2', sealed.data.sealed)).toBeNull();
     expect(await keyring.open('t2', 'em_1', sealed.data.sealed)).toBeNull();
     expect(
@@ -111,27 +109,19 @@ describe('keyring and sealing event log (real Postgres)', () => {
   });
 
   it('a batch of new recipients gets its keys in one go, race-safe against another instance sealing the same batch', async () => {
-    const records = Array.from({ length: 40 }, (_, i) => ({
-      key: `em_b${i}`,
-      value: JSON.stringify(
-        queued({ id: `b${i}`, emailId: `em_b${i}` }, { toEmail: `batch${i % 20}@example.com` }),
-      ),
-    }));
-    const a = createKeyring({ pool, encryptionKey: KEY });
-    const b = createKeyring({ pool, encryptionKey: KEY });
-    const [sealedA, sealedB] = await Promise.all([sealRecords(a, records), sealRecords(b, records)]);
+    const events = Array.from({ length: 40 }, (_, i) =>
+      queued({ id: `b${i}`, emailId: `em_b${i}` }, { toEmail: `batch${i % 20}@example.com` }),
+    );
+    const a = createSealer(createKeyring({ pool, encryptionKey: KEY }));
+    const b = createSealer(createKeyring({ pool, encryptionKey: KEY }));
+    const [sealedA, sealedB] = await Promise.all([encodeEvents(events, a), encodeEvents(events, b)]);
     const { rows } = await pool.query(
       "SELECT count(*)::int AS n FROM data_keys WHERE tenant_id = 't1' AND period = '2026-03' AND recipient_hash = ANY($1)",
       [Array.from({ length: 20 }, (_, i) => keyring.recipientHash('t1', `batch${i}@example.com`))],
     );
     expect(rows[0].n).toBe(20);
-    const opened = await openRecords(
-      keyring,
-      [...sealedA, ...sealedB].map((r, i) => ({ ...r, partition: 0, offset: String(i) })),
-    );
-    expect(opened.map((r) => JSON.parse(r.value).data.toEmail)).toEqual(
-      [...records, ...records].map((r) => JSON.parse(r.value).data.toEmail),
-    );
+    const opened = await decodeBatch(consumed([...sealedA, ...sealedB]), createSealer(keyring));
+    expect(opened.events).toEqual([...events, ...events]);
   });
 
   it('a batch with more recipients than the key cache holds is sealed in two statements and opened in one', async () => {
@@ -148,24 +138,16 @@ describe('keyring and sealing event log (real Postgres)', () => {
       },
     });
     const small = createKeyring({ pool: counting, encryptionKey: KEY, cacheMax: 5 });
-    const records = Array.from({ length: 30 }, (_, i) => ({
-      key: `em_c${i}`,
-      value: JSON.stringify(
-        queued({ id: `c${i}`, emailId: `em_c${i}` }, { toEmail: `cache${i}@example.com`, subject: `S${i}` }),
-      ),
-    }));
-    const sealed = await sealRecords(small, records);
+    const events = Array.from({ length: 30 }, (_, i) =>
+      queued({ id: `c${i}`, emailId: `em_c${i}` }, { toEmail: `cache${i}@example.com`, subject: `S${i}` }),
+    );
+    const sealed = await encodeEvents(events, createSealer(small));
     expect(statements).toBeLessThanOrEqual(2);
     const reader = createKeyring({ pool: counting, encryptionKey: KEY, cacheMax: 5 });
     statements = 0;
-    const opened = await openRecords(
-      reader,
-      sealed.map((r, i) => ({ ...r, partition: 0, offset: String(i) })),
-    );
+    const opened = await decodeBatch(consumed(sealed), createSealer(reader));
     expect(statements).toBe(1);
-    expect(opened.map((r) => JSON.parse(r.value).data)).toEqual(
-      records.map((r) => ({ ...JSON.parse(r.value).data })),
-    );
+    expect(opened.events).toEqual(events);
   });
 
   it('erasing the keys makes every sealed copy unreadable, in this process at once and elsewhere after the cache TTL', async () => {
@@ -209,23 +191,13 @@ describe('keyring and sealing event log (real Postgres)', () => {
     expect(periodOf(new Date('2025-12-31T23:59:59.999Z'))).toBe('2025-12');
   });
 
-  it('the sealing log: the table holds no clear field, a consumer reads them opened, an erased one as null', async () => {
+  it('the sealed stream: the table holds no clear field, a consumer reads them opened, an erased one as null', async () => {
     const raw = createPostgresEventLog({ pool, table: 'privacy_log' });
     await raw.ensureSchema();
-    const log = sealingEventLog(raw, keyring);
+    const log = sealedEventStream(raw, keyring);
     await log.append([
-      {
-        key: 'em_l1',
-        value: JSON.stringify(
-          queued({ id: 'l1', emailId: 'em_l1' }, { toEmail: 'lia@example.com', subject: 'For Lia' }),
-        ),
-      },
-      {
-        key: 'em_l2',
-        value: JSON.stringify(
-          queued({ id: 'l2', emailId: 'em_l2' }, { toEmail: 'max@example.com', subject: 'For Max' }),
-        ),
-      },
+      queued({ id: 'l1', emailId: 'em_l1' }, { toEmail: 'lia@example.com', subject: 'For Lia' }),
+      queued({ id: 'l2', emailId: 'em_l2' }, { toEmail: 'max@example.com', subject: 'For Max' }),
     ]);
     const { rows } = await pool.query<{ value: string }>('SELECT value FROM privacy_log');
     expect(rows.map((r) => r.value).join('\n')).not.toMatch(/lia|max|For /i);
@@ -234,8 +206,8 @@ describe('keyring and sealing event log (real Postgres)', () => {
     const consumer = await log.consume({
       group: 'privacy-test',
       fromBeginning: true,
-      handle: async (batch) => {
-        for (const r of batch) seen.push(JSON.parse(r.value).data);
+      handle: async ({ events }) => {
+        for (const e of events) seen.push(e.data);
       },
     });
     await waitFor(() => seen.length === 2, { timeoutMs: 10_000 });

@@ -1,12 +1,12 @@
 // client.campaigns.* and client.sequences.* against the real query service (createApiApp on a
 // fresh Postgres database, listening on a loopback port), with the real fan-out and scheduler.
-import type { DeliveryEvent } from '@tern/contracts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type BulkMailer,
   createCampaignFanout,
   createSequenceScheduler,
-  eventLogMailer,
+  outgoingMailer,
 } from '../../../services/api/src/index.js';
 import {
   buildApp,
@@ -44,13 +44,11 @@ afterAll(async () => {
   await stores?.close();
 });
 
-const mailer = eventLogMailer({
-  append: (records) =>
-    project(
-      stores,
-      records.map((r) => JSON.parse(r.value) as DeliveryEvent),
-    ),
-});
+// The real send path, its events folded straight into the stores (`stores` is open by then).
+const mailer: BulkMailer = {
+  enqueue: (tenantId, mails, at) =>
+    outgoingMailer(stores.pool, { append: (events) => project(stores, events) }).enqueue(tenantId, mails, at),
+};
 const workerOptions = () => ({
   pool: stores.pool,
   mailer,

@@ -1,7 +1,15 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { type ClickHouseClient, type ClickHouseClientConfigOptions, createClient } from '@clickhouse/client';
-import { createChdbConnection } from 'chdb/connection';
+
+// chDB loads its native engine (libchdb.so, ≈ 570 MB mapped) the moment `chdb/connection` is
+// imported. Required only when a process opens the embedded engine: a process on a ClickHouse
+// server, or one that needs no ClickHouse at all (ingest, sender, dispatcher), never maps it, and
+// runs from an image built without it (Dockerfile, EMBEDDED_CLICKHOUSE=false).
+const loadChdb = () =>
+  (createRequire(import.meta.url)('chdb/connection') as typeof import('chdb/connection'))
+    .createChdbConnection;
 
 export type ClickHouseKind = 'server' | 'chdb';
 
@@ -57,7 +65,7 @@ export function createClickHouse(opts: CreateClickHouseOptions): ClickHouseStore
     mkdirSync(path, { recursive: true });
     // chdb types its connection against @clickhouse/client-common 1.23.0, the client against its
     // own vendored copy of that contract; same shape at run time, ClickHouseSettings differ.
-    const chdb = createChdbConnection({ path }) as unknown as ClientConnection;
+    const chdb = loadChdb()({ path }) as unknown as ClientConnection;
     const connection = new SettingsIsolatingConnection(chdb);
     shared = { path, client: createClient({ connection }), refs: 0 };
   }

@@ -1,7 +1,7 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
 import { ERROR_CODES_BY_STATUS, ERROR_STATUSES } from '@tern/contracts';
-import type { EventLog } from '@tern/event-log';
+import type { EventStream } from '@tern/event-log';
 import { createKeyring } from '@tern/privacy';
 import { createSecretBox } from '@tern/webhooks';
 import pg from 'pg';
@@ -316,7 +316,7 @@ export function renderApiReference(doc: OpenApiDocument): string {
 const unused = (): never => {
   throw new Error('the reference app has no event log');
 };
-const UNUSED_LOG: EventLog = {
+const UNUSED_LOG: EventStream = {
   append: unused,
   consume: unused,
   lag: unused,

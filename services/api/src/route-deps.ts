@@ -1,4 +1,4 @@
-import type { EventLog } from '@tern/event-log';
+import type { EventStream } from '@tern/event-log';
 import type pg from 'pg';
 import type { AnalyticsQueries } from './analytics-queries.js';
 import type { ApiKeyStore } from './api-key-store.js';
@@ -26,5 +26,5 @@ export interface ApiRouteDeps {
  */
 export interface SendingDeps {
   /** The event log the sends, cancels and tracking events are appended to. */
-  log: EventLog;
+  log: EventStream;
 }

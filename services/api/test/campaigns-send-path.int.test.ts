@@ -34,8 +34,7 @@ describe('campaign fan-out into outgoing_emails', () => {
     );
     const appended: DeliveryEvent[] = [];
     const mailer = outgoingMailer(stores.pool, {
-      append: async (records) => {
-        const events = records.map((r) => JSON.parse(r.value) as DeliveryEvent);
+      append: async (events) => {
         appended.push(...events);
         await project(stores, events);
       },

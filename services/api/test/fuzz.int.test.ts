@@ -1,4 +1,4 @@
-import { createPostgresEventLog, type EventLog } from '@tern/event-log';
+import { createEventStream, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
@@ -183,7 +183,7 @@ beforeAll(async () => {
   const pgLog = createPostgresEventLog({ pool: stores.pool, table: `fuzz_log_${run}` });
   await pgLog.ensureSchema();
   log = pgLog;
-  ingest = await createIngestApp({ log, ingestToken: INGEST_TOKEN });
+  ingest = await createIngestApp({ log: createEventStream(log), ingestToken: INGEST_TOKEN });
   const ownerA = jwtFor(clock, A);
   const ownerB = jwtFor(clock, B);
   creds.jwtA = bearer(ownerA);

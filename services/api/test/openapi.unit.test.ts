@@ -1,6 +1,6 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
-import type { EventLog } from '@tern/event-log';
+import type { EventStream } from '@tern/event-log';
 import { createSecretBox } from '@tern/webhooks';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pg from 'pg';
@@ -28,7 +28,7 @@ beforeAll(async () => {
       urlPolicy: { allowPrivate: false },
     },
     // Only the document is read here: no request reaches the log.
-    sending: { log: {} as EventLog },
+    sending: { log: {} as EventStream },
   };
   app = await createApiApp(deps);
   // The same routes in a bare instance whose onRoute hook sees each route's config.

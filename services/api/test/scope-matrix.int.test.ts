@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { signTrackingToken } from '@tern/auth';
 import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
 import { createUnsubscribeToken } from '@tern/domain';
-import { createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
+import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
 import { createSandboxProvider } from '@tern/sender';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -643,7 +643,7 @@ beforeAll(async () => {
   stores = await openStores();
   log = createPostgresEventLog({ pool: stores.pool });
   await log.ensureSchema();
-  app = await buildApp(stores, clock, { rateLimit: false, sending: { log } });
+  app = await buildApp(stores, clock, { rateLimit: false, sending: { log: createEventStream(log) } });
   // biome-ignore lint/suspicious/noExplicitAny: the parsed OpenAPI document
   const doc: any = (await app.inject('/docs/json')).json();
   documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>

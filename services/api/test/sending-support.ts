@@ -1,8 +1,7 @@
 // The sending pipeline of the tests, all real: Postgres (fresh database), chDB, an event log (the
 // Postgres table, or Kafka), the query API with its sending routes, the projector and the sender
 // with the sandbox provider. Only the clock of the API is the wall clock (scheduling is real time).
-import type { EventLog } from '@tern/event-log';
-import { createPostgresEventLog } from '@tern/event-log';
+import { createEventStream, createPostgresEventLog, type EventLog, type EventStream } from '@tern/event-log';
 import { createProjector, type Projector } from '@tern/projector';
 import {
   createSandboxProvider,
@@ -32,7 +31,7 @@ export const wallClock: TestClock = {
 
 export interface SendingWorld {
   stores: Stores;
-  log: EventLog;
+  log: EventStream;
   app: FastifyInstance;
   projector: Projector;
   senders: Sender[];
@@ -44,13 +43,15 @@ export async function openSendingWorld(
   opts: { log?: (stores: Stores) => Promise<EventLog>; sender?: Partial<SenderOptions> | false } = {},
 ): Promise<SendingWorld> {
   const stores = await openStores();
-  const log =
+  const rawLog =
     (await opts.log?.(stores)) ??
     (await (async () => {
       const pgLog = createPostgresEventLog({ pool: stores.pool, pollIntervalMs: 20 });
       await pgLog.ensureSchema();
       return pgLog;
     })());
+  // Not sealed: these tests read the log's content as sent.
+  const log = createEventStream(rawLog);
   const app = await buildApp(stores, wallClock, {
     rateLimit: false,
     sending: { log },

@@ -12,7 +12,7 @@ import { createSecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { createFreshDatabase, tempDir } from '../../../test/support/services.js';
-import { type ApiDeps, type BulkMail, type BulkMailer, createApiApp, eventLogMailer } from '../src/index.js';
+import { type ApiDeps, type BulkMail, type BulkMailer, createApiApp, outgoingMailer } from '../src/index.js';
 
 export const JWT_SECRET = 'api-test-secret-that-is-long-enough';
 export const TRACKING_SECRET = 'api-test-tracking-secret-0123456789';
@@ -205,13 +205,11 @@ export function projectingMailer(
     handed,
     async enqueue(tenantId, mails, at) {
       handed.push(...mails);
-      await eventLogMailer({
-        append: (records) =>
-          project(
-            stores(),
-            records.map((r) => JSON.parse(r.value) as DeliveryEvent),
-          ),
-      }).enqueue(tenantId, mails, at);
+      await outgoingMailer(stores().pool, { append: (events) => project(stores(), events) }).enqueue(
+        tenantId,
+        mails,
+        at,
+      );
       afterEnqueue?.();
     },
   };

@@ -6,14 +6,13 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import type { TestProject } from 'vitest/node';
-import { buildTern, startTern } from '../../../test/e2e/tern-process.js';
+import { startTern } from '../../../test/e2e/tern-process.js';
+import { buildAll } from './build.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const dashboardRoot = resolve(here, '..');
 const BROWSER_SETUP = fileURLToPath(new URL('../../../infra/browser.sh', import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -51,9 +50,12 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const started = Date.now();
-  // The dashboard's build and the all-in-one bundle, as `npm run build` makes them.
-  execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: dashboardRoot, stdio: 'pipe' });
-  buildTern();
+  // The dashboard's build and the all-in-one bundle, as `npm run build` makes them, once for the
+  // run: the id goes to every test process, so a test that also wants the build (the image test)
+  // finds it made and does not rebuild under this run's Tern.
+  const ownBuildId = process.env.TERN_DASHBOARD_BUILD_ID === undefined;
+  process.env.TERN_DASHBOARD_BUILD_ID ??= `dashboard-${started}-${process.pid}`;
+  buildAll();
   if (!existsSync(CHROMIUM)) {
     // The project's set-up installs the browser itself (Debian's chromium), once.
     execFileSync('bash', [BROWSER_SETUP], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000 });
@@ -98,5 +100,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await browser?.close();
     await tern.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    if (ownBuildId) delete process.env.TERN_DASHBOARD_BUILD_ID;
   };
 }

@@ -20,6 +20,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 const dashboardRoot = resolve(here, '..');
 /** Screenshots of every page (gitignored); `docs/dashboard-*.png` are copied from here. */
 export const ARTIFACTS = resolve(dashboardRoot, 'artifacts');
+/** The run's one build of the dashboard and Tern (also used by the image test). */
+export { buildAll } from './build.js';
+
 /** The banner's tenant. */
 export const TENANT = 'demo';
 

@@ -1,6 +1,6 @@
-import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
+import type { DeliveryEvent } from '@tern/contracts';
 import type { EmailState } from '@tern/domain';
-import type { ConsumedRecord, EventLog, EventLogConsumer } from '@tern/event-log';
+import type { EventLogConsumer, EventStream } from '@tern/event-log';
 import { claimDue, claimDueSql, createPoller } from '@tern/jobs';
 import { type SecretBox, webhookHeaders } from '@tern/webhooks';
 import type pg from 'pg';
@@ -25,7 +25,7 @@ export interface DispatcherLogger {
 
 export interface DispatcherOptions {
   pool: pg.Pool;
-  log: EventLog;
+  log: EventStream;
   /** Consumer group of the live deliveries; replays use `<group>.replay.<id>`. */
   group: string;
   secretBox: SecretBox;
@@ -72,8 +72,8 @@ export interface Dispatcher {
   stop(): Promise<void>;
   /** Deletes finished records older than the retention, in batches; resolves with how many deliveries went. */
   sweep(): Promise<number>;
-  /** Turns consumed records into deliveries (what the consumer does with a batch). */
-  enqueue(records: readonly ConsumedRecord[]): Promise<number>;
+  /** Turns consumed events into deliveries (what the consumer does with a batch). */
+  enqueue(events: readonly DeliveryEvent[]): Promise<number>;
   /** Claims and attempts the due deliveries once; resolves with how many were attempted. */
   runDue(): Promise<number>;
   lag(): Promise<number>;
@@ -94,16 +94,6 @@ export const DEFAULT_DISABLE_AFTER_MS = 5 * 86_400_000;
 export const DISPATCHER_GROUP = 'tern-dispatcher';
 
 const silent: DispatcherLogger = { info() {}, warn() {}, error() {} };
-
-function parseEvent(record: ConsumedRecord): DeliveryEvent | null {
-  try {
-    const parsed = deliveryEventSchema.safeParse(JSON.parse(record.value));
-    // Invalid records are the projector's dead letters; the dispatcher only skips them.
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
 
 interface EndpointFilter {
   tenant_id: string;
@@ -226,8 +216,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     return out;
   }
 
-  async function enqueue(records: readonly ConsumedRecord[]): Promise<number> {
-    const events = records.map(parseEvent).filter((e): e is DeliveryEvent => e !== null);
+  async function enqueue(events: readonly DeliveryEvent[]): Promise<number> {
     const made = await insertDeliveries(pool, await deliveriesFor(events), now());
     if (made > 0) wakeWorkers();
     return made;
@@ -473,8 +462,8 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
       fromBeginning: true,
       maxBatchSize: 1000,
       maxWaitMs: 200,
-      handle: async (batch) => {
-        const events = batch.map(parseEvent).filter((e): e is DeliveryEvent => e !== null);
+      // Dead letters are the projector's; the dispatcher only skips them.
+      handle: async ({ events }) => {
         const made = await insertDeliveries(pool, await deliveriesFor(events, only), now());
         enqueued += made;
         if (made > 0) wakeWorkers();
@@ -554,8 +543,8 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
         fromBeginning: false,
         maxBatchSize: opts.maxBatchSize ?? 1000,
         maxWaitMs: opts.maxWaitMs ?? 100,
-        handle: async (batch) => {
-          await enqueue(batch);
+        handle: async ({ events }) => {
+          await enqueue(events);
         },
       });
       workers.start();

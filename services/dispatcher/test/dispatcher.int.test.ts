@@ -1,5 +1,5 @@
 import { webhookStore } from '@tern/api';
-import { createKafkaEventLog, type EventLog } from '@tern/event-log';
+import { createEventStream, createKafkaEventLog, type EventLog } from '@tern/event-log';
 import { createSecretBox } from '@tern/webhooks';
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -31,7 +31,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   dispatcher = createDispatcher({
     pool,
-    log,
+    log: createEventStream(log),
     group: uniqueName('dispatcher-group'),
     secretBox: box,
     allowPrivate: true,
@@ -166,8 +166,7 @@ describe('delivery', () => {
     const events = emailEvents(tenant, 'em-3', [queued()]);
     await publish(log, pool, events);
     await waitFor(async () => (await deliveriesOf(endpoint.id)).length === 1, { timeoutMs: 20_000 });
-    const record = { key: 'em-3', value: JSON.stringify(events[0]), partition: 0, offset: '0' };
-    expect(await dispatcher.enqueue([record, record])).toBe(0);
+    expect(await dispatcher.enqueue([events[0]!, events[0]!])).toBe(0);
     expect(await deliveriesOf(endpoint.id)).toHaveLength(1);
   });
 });

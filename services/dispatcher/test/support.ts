@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { webhookStore } from '@tern/api';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
-import type { EventLog } from '@tern/event-log';
+import { createEventStream, type EventLog } from '@tern/event-log';
 import { applyBatchToPostgres } from '@tern/projector';
 import { migratePostgres } from '@tern/stores';
 import { generateWebhookSecret, type SecretBox } from '@tern/webhooks';
@@ -73,6 +73,6 @@ export const queued = (to = 'user@example.com', subject = 'Hello', tags = ['welc
 
 /** Appends like ingest does (key = emailId), then projects like the projector's Postgres sink. */
 export async function publish(log: EventLog, pool: pg.Pool, events: readonly DeliveryEvent[]): Promise<void> {
-  await log.append(events.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
+  await createEventStream(log).append(events);
   await applyBatchToPostgres(pool, events, [], () => `b-${suffix()}`);
 }

@@ -1,10 +1,10 @@
-import type { EventLog } from '@tern/event-log';
+import type { EventStream } from '@tern/event-log';
 import { installErrorHandlers, registerHealthRoutes } from '@tern/http';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { ingestRoutes } from './ingest-routes.js';
 
 export interface IngestAppOptions {
-  log: EventLog;
+  log: EventStream;
   ingestToken: string;
   logger?: FastifyServerOptions['logger'];
   onAccepted?: (count: number) => void;

@@ -1,7 +1,6 @@
 import { timingSafeEqualStr } from '@tern/auth';
 import { type DeliveryEvent, MAX_EVENTS_PER_REQUEST, validateEvents } from '@tern/contracts';
-import type { EventLog } from '@tern/event-log';
-import { EventLogUnavailableError } from '@tern/event-log';
+import { EventLogUnavailableError, type EventStream } from '@tern/event-log';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsync } from 'fastify';
 
@@ -9,7 +8,7 @@ import type { FastifyPluginAsync } from 'fastify';
 export const INGEST_BODY_LIMIT = 5 * 1024 * 1024;
 
 export interface IngestRoutesOptions {
-  log: EventLog;
+  log: EventStream;
   ingestToken: string;
   /** Called after the log acknowledged a batch (metrics). */
   onAccepted?: (count: number) => void;
@@ -95,9 +94,9 @@ function eventsOf(body: unknown): unknown[] {
   return events;
 }
 
-async function append(log: EventLog, events: DeliveryEvent[]): Promise<void> {
+async function append(log: EventStream, events: DeliveryEvent[]): Promise<void> {
   try {
-    await log.append(events.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
+    await log.append(events);
   } catch (error) {
     if (error instanceof EventLogUnavailableError) {
       throw httpError(

@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
+import {
+  createEventStream,
+  createKafkaEventLog,
+  createPostgresEventLog,
+  type EventLog,
+} from '@tern/event-log';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,7 +72,7 @@ describe.each(adapters)('POST /events on the $name log', (adapter) => {
 
   beforeAll(async () => {
     ({ log, cleanup } = await adapter.make());
-    app = await createIngestApp({ log, ingestToken: TOKEN });
+    app = await createIngestApp({ log: createEventStream(log), ingestToken: TOKEN });
   });
   afterAll(async () => {
     await app?.close();
@@ -271,7 +276,7 @@ describe('POST /events while the log is unavailable', () => {
     // A closed port: the broker "is down".
     const quiet = { info() {}, warn() {}, error() {} };
     const log = createKafkaEventLog({ brokers: ['127.0.0.1:1'], topic: `down-${suffix()}`, logger: quiet });
-    const app = await createIngestApp({ log, ingestToken: TOKEN });
+    const app = await createIngestApp({ log: createEventStream(log), ingestToken: TOKEN });
     try {
       const res = await app.inject({
         method: 'POST',

@@ -8,14 +8,9 @@ import {
   initialEmailState,
   toLogEntry,
 } from '@tern/domain';
+import type { DeadLetter } from '@tern/event-log';
 import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
 import type pg from 'pg';
-
-/** A record that could not be parsed: kept in `dead_letters` with the reason, never retried. */
-export interface DeadLetter {
-  payload: string;
-  reason: string;
-}
 
 export interface PgBatchResult {
   /** Events folded for the first time (duplicates excluded). */

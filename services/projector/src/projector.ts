@@ -1,17 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import {
-  type DeliveryEvent,
-  deliveryEventSchema,
-  isCanonicalDeliveryEvent,
-  LONE_SURROGATE,
-} from '@tern/contracts';
+import { type DeliveryEvent, storableText } from '@tern/contracts';
 import type { AnalyticsDelta } from '@tern/domain';
-import type { ConsumedRecord, EventLog, EventLogConsumer } from '@tern/event-log';
+import type { DeadLetter, EventBatch, EventLogConsumer, EventStream } from '@tern/event-log';
 import { classifyStoreError } from '@tern/stores';
 import type pg from 'pg';
 import { completeOutbox, type ShipFn, shipBatch, shipPendingOutbox } from './ch-sink.js';
-import { applyBatchToPostgres, type DeadLetter, deadLetterEvent } from './pg-sink.js';
+import { applyBatchToPostgres, deadLetterEvent } from './pg-sink.js';
 
 export interface ProjectorLogger {
   info(obj: object, msg?: string): void;
@@ -30,7 +25,7 @@ export interface BatchStats {
 export interface ProjectorOptions {
   pool: pg.Pool;
   ch: ClickHouseClient;
-  log: EventLog;
+  log: EventStream;
   /** Consumer group; a rebuild uses a new one. */
   group: string;
   maxBatchSize?: number;
@@ -48,33 +43,13 @@ export interface Projector {
   start(): Promise<void>;
   stop(): Promise<void>;
   /** One batch through both sinks; exported for tests and rebuilds. */
-  processBatch(records: readonly ConsumedRecord[]): Promise<BatchStats>;
+  processBatch(batch: EventBatch): Promise<BatchStats>;
   lag(): Promise<number>;
   /** Why the projector is stalled (no progress for `stallAfterMs` while lag > 0), or null. */
   stalled(): Promise<string | null>;
 }
 
 const silent: ProjectorLogger = { info() {}, warn() {}, error() {} };
-
-/** Text Postgres can store: U+0000 written as its escape, lone surrogates replaced (a dead letter must never fail). */
-export const storableText = (text: string): string =>
-  text.replaceAll('\u0000', '\\u0000').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
-
-/** Parses a record; anything that is not a valid event becomes a dead letter with the reason. */
-export function parseRecord(record: ConsumedRecord): { event: DeliveryEvent } | { dead: DeadLetter } {
-  let json: unknown;
-  try {
-    json = JSON.parse(record.value);
-  } catch {
-    return { dead: { payload: storableText(record.value), reason: 'value is not JSON' } };
-  }
-  // Records Tern appended were validated then: a cheap check trusts them, zod runs only for the rest.
-  if (isCanonicalDeliveryEvent(json)) return { event: json };
-  const parsed = deliveryEventSchema.safeParse(json);
-  if (parsed.success) return { event: parsed.data };
-  const reason = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-  return { dead: { payload: storableText(record.value), reason: storableText(reason) } };
-}
 
 /** The store refused the data itself: retrying the same data can never succeed (`classifyStoreError`). */
 const isDataError = (error: unknown): boolean => classifyStoreError(error) === 'data';
@@ -184,22 +159,15 @@ export function createProjector(opts: ProjectorOptions): Projector {
   let lastError = '';
   let lagSeenSince: number | null = null;
 
-  async function processBatch(records: readonly ConsumedRecord[]): Promise<BatchStats> {
+  async function processBatch({ events, deadLetters }: EventBatch): Promise<BatchStats> {
     const started = performance.now();
-    const events: DeliveryEvent[] = [];
-    const dead: DeadLetter[] = [];
-    for (const r of records) {
-      const p = parseRecord(r);
-      if ('event' in p) events.push(p.event);
-      else dead.push(p.dead);
-    }
-    const result = await applyIsolating(opts.pool, events, dead, newBatchId);
+    const result = await applyIsolating(opts.pool, events, deadLetters, newBatchId);
     for (const outbox of result.outboxes) {
       await ship(opts.ch, outbox.batchId, outbox.rows);
       await completeOutbox(opts.pool, outbox.batchId, outbox.rows);
     }
     return {
-      records: records.length,
+      records: events.length + deadLetters.length,
       applied: result.applied,
       duplicates: result.duplicates,
       deadLettered: result.deadLettered,
@@ -241,7 +209,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
     }
   }
 
-  async function handle(batch: ConsumedRecord[]): Promise<void> {
+  async function handle(batch: EventBatch): Promise<void> {
     // Batches a crashed run left in the outbox are shipped before new work (and then now and then).
     if (batchesSinceSweep++ % 100 === 0) {
       await withRetry('outbox sweep', () =>

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { EventLog } from '@tern/event-log';
+import type { EventStream } from '@tern/event-log';
 import { notifyReadModel } from '@tern/stores';
 import type pg from 'pg';
 import { DAILY_TABLE, PROJECT_DAILY_TABLE } from './ch-sink.js';
@@ -8,7 +8,7 @@ import { type BatchStats, createProjector, type ProjectorLogger } from './projec
 export interface RebuildOptions {
   pool: pg.Pool;
   ch: ClickHouseClient;
-  log: EventLog;
+  log: EventStream;
   /** The replay's consumer group: new, so it starts at the first record of the log. */
   group: string;
   maxBatchSize?: number;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createPostgresEventLog, type EventLog } from '@tern/event-log';
+import { createEventStream, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
 import type { FastifyInstance } from 'fastify';
@@ -285,8 +285,8 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
       stores = await openProjectionStores('pipeline', 6);
       ({ pool, ch } = stores);
       log = await makeLog(pool);
-      ingest = await createIngestApp({ log, ingestToken: TOKEN });
-      projector = createProjector({ pool, ch: ch.client, log, group, maxWaitMs: 20 });
+      ingest = await createIngestApp({ log: createEventStream(log), ingestToken: TOKEN });
+      projector = createProjector({ pool, ch: ch.client, log: createEventStream(log), group, maxWaitMs: 20 });
       await projector.start();
     });
     afterAll(async () => {
@@ -393,7 +393,7 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
       const restarted = createProjector({
         pool,
         ch: ch.client,
-        log,
+        log: createEventStream(log),
         group: `${group}-restart`,
         maxWaitMs: 20,
       });
@@ -430,7 +430,7 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
       const flakyProjector = createProjector({
         pool,
         ch: flaky,
-        log,
+        log: createEventStream(log),
         group: flakyGroup,
         maxWaitMs: 20,
         retry: { initialMs: 10, maxMs: 50 },
@@ -468,7 +468,7 @@ export function runPipelineSuite(name: string, makeLog: (pool: pg.Pool) => Promi
       const { events } = await rebuildProjections({
         pool,
         ch: ch.client,
-        log,
+        log: createEventStream(log),
         group: `${group}-rebuild-${suffix()}`,
       });
       expect(events).toBeGreaterThan(0);

@@ -1,4 +1,4 @@
-import type { EventLog } from '@tern/event-log';
+import { createEventStream, type EventLog } from '@tern/event-log';
 import { classifyStoreError } from '@tern/stores';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,7 +87,14 @@ describe('poison events: isolated, dead-lettered, and the projector goes on', ()
     ]);
     await append([...scenario(a).slice(9), ...scenario(b).slice(9)]);
     const group = `poison-${suffix()}`;
-    const projector = createProjector({ pool, ch: ch.client, log, group, maxWaitMs: 20, maxBatchSize: 50 });
+    const projector = createProjector({
+      pool,
+      ch: ch.client,
+      log: createEventStream(log),
+      group,
+      maxWaitMs: 20,
+      maxBatchSize: 50,
+    });
     await projector.start();
     try {
       await waitFor(async () => (await log.lag(group)) === 0, {
@@ -139,7 +146,7 @@ describe('poison events: isolated, dead-lettered, and the projector goes on', ()
       const projector = createProjector({
         pool,
         ch: ch.client,
-        log,
+        log: createEventStream(log),
         group,
         maxWaitMs: 20,
         maxBatchSize: 1000,
@@ -193,7 +200,7 @@ describe('poison events: isolated, dead-lettered, and the projector goes on', ()
     const projector = createProjector({
       pool,
       ch: flaky,
-      log,
+      log: createEventStream(log),
       group,
       maxWaitMs: 20,
       stallAfterMs: 300,

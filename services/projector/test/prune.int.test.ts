@@ -1,4 +1,5 @@
-import type { EventLog } from '@tern/event-log';
+import type { DeliveryEvent } from '@tern/contracts';
+import { createEventStream, type EventLog, encodeRecords } from '@tern/event-log';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
@@ -27,10 +28,15 @@ describe('prune job: bounded growth, dedup guarantee kept for the window', () =>
   let log: EventLog;
   const group = `prune-${suffix()}`;
 
-  const append = (events: object[]) =>
-    log.append(events.map((e) => ({ key: (e as { emailId: string }).emailId, value: JSON.stringify(e) })));
+  const append = (events: object[]) => log.append(encodeRecords(events as DeliveryEvent[]));
   const project = async () => {
-    const projector = createProjector({ pool, ch: ch.client, log, group, maxWaitMs: 20 });
+    const projector = createProjector({
+      pool,
+      ch: ch.client,
+      log: createEventStream(log),
+      group,
+      maxWaitMs: 20,
+    });
     await projector.start();
     try {
       await waitFor(async () => (await log.lag(group)) === 0, { description: 'catch up', timeoutMs: 30_000 });

@@ -2,13 +2,11 @@ export type { FollowUp, GetTemplate, IsSuppressed, MailProvider, ProviderResult 
 export { createSandboxProvider, SANDBOX_DOMAIN } from './providers/sandbox.js';
 export { classifySmtpError, createSmtpProvider, type SmtpProviderOptions } from './providers/smtp.js';
 export {
-  cancelledEvent,
   createSender,
   DEFAULT_RETRY_DELAYS_MS,
   SENDER_GROUP,
   type Sender,
   type SenderLogger,
   type SenderOptions,
-  type StoredMessage,
 } from './sender.js';
 export { applyTracking, type TrackingContext } from './tracking.js';

@@ -3,12 +3,12 @@ import {
   type DeliveryEvent,
   parseMailbox,
   type RenderedMessage,
-  type SendEmailBody,
   type TrackingSettings,
 } from '@tern/contracts';
-import { renderTemplate } from '@tern/domain';
-import type { EventLog, EventLogConsumer } from '@tern/event-log';
+import { type AttemptEvents, attemptEvents, cancelledEvent, renderTemplate } from '@tern/domain';
+import type { EventLogConsumer, EventStream } from '@tern/event-log';
 import { claimDue, createPoller } from '@tern/jobs';
+import type { StoredMessage } from '@tern/sending';
 import type pg from 'pg';
 import type { FollowUp, GetTemplate, IsSuppressed, MailProvider, ProviderResult } from './ports.js';
 import { applyTracking } from './tracking.js';
@@ -24,7 +24,7 @@ export const DEFAULT_RETRY_DELAYS_MS = [60_000, 5 * 60_000, 10 * 60_000, 20 * 60
 
 export interface SenderOptions {
   pool: pg.Pool;
-  log: EventLog;
+  log: EventStream;
   provider: MailProvider;
   /** Consumer group of the sender (its own, SPEC §11). */
   group?: string;
@@ -66,13 +66,23 @@ type ClaimedRow = {
   message: StoredMessage;
 };
 
-/** The content of `outgoing_emails.message`: the send body minus scheduling fields. */
-export type StoredMessage = Omit<SendEmailBody, 'scheduledAt' | 'projectId'> & {
-  /** Set by an erasure of the recipient (SPEC §14): the content is gone, the email is never sent. */
-  erased?: true;
-};
-
 const silent: SenderLogger = { info() {}, warn() {}, error() {} };
+
+/** A provider's reported outcome as this attempt's event. */
+function followUp(event: AttemptEvents, f: FollowUp): DeliveryEvent {
+  switch (f.type) {
+    case 'email.delivered':
+      return event.delivered();
+    case 'email.bounced':
+      return event.bounced({ bounceType: f.bounceType, reason: f.reason });
+    case 'email.complained':
+      return event.complained(f.feedbackType !== undefined ? { feedbackType: f.feedbackType } : {});
+    default: {
+      const exhaustive: never = f;
+      return exhaustive;
+    }
+  }
+}
 
 /**
  * The sender (SPEC §11). Two loops:
@@ -131,7 +141,7 @@ export function createSender(opts: SenderOptions): Sender {
     let wait = 100;
     for (let attempt = 1; ; attempt++) {
       try {
-        await opts.log.append(events.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
+        await opts.log.append(events);
         return;
       } catch (error) {
         if (attempt >= 5) throw error;
@@ -212,21 +222,8 @@ export function createSender(opts: SenderOptions): Sender {
     };
   }
 
-  /** Event ids are derived from the email and the attempt, so a repeated append is a duplicate. */
-  function eventMaker(row: ClaimedRow) {
-    const base = now().getTime();
-    let n = 0;
-    return (type: DeliveryEvent['type'], data: Record<string, unknown>) =>
-      ({
-        id: `${row.id}:a${row.attempts}:${type.slice('email.'.length)}`,
-        type,
-        tenantId: row.tenant_id,
-        emailId: row.id,
-        // Spaced by 1 ms so the timeline keeps the order in which they happened.
-        occurredAt: new Date(base + n++).toISOString(),
-        data,
-      }) as DeliveryEvent;
-  }
+  /** The outcomes of this attempt (`attemptEvents` of @tern/domain: ids derived from the email and the attempt). */
+  const outcomesOf = (row: ClaimedRow) => attemptEvents(row.tenant_id, row.id, row.attempts, now());
 
   function eventsFor(
     row: ClaimedRow,
@@ -234,39 +231,36 @@ export function createSender(opts: SenderOptions): Sender {
     result: ProviderResult,
     finalTry: boolean,
   ): DeliveryEvent[] {
-    const event = eventMaker(row);
+    const event = outcomesOf(row);
     switch (result.kind) {
       case 'sent':
         return [
-          event('email.sent', { provider, messageId: result.messageId }),
-          ...(result.followUps ?? []).map((f: FollowUp) => {
-            const { type, ...data } = f;
-            return event(type, data);
-          }),
+          event.sent({ provider, messageId: result.messageId }),
+          ...(result.followUps ?? []).map((f) => followUp(event, f)),
         ];
       case 'delayed':
         return finalTry
           ? [
-              event('email.delayed', { reason: result.reason }),
-              event('email.failed', { reason: `gave up after ${row.attempts} attempts: ${result.reason}` }),
+              event.delayed({ reason: result.reason }),
+              event.failed({ reason: `gave up after ${row.attempts} attempts: ${result.reason}` }),
             ]
-          : [event('email.delayed', { reason: result.reason })];
+          : [event.delayed({ reason: result.reason })];
       case 'bounced':
-        return [event('email.bounced', { bounceType: 'hard', reason: result.reason })];
+        return [event.bounced({ bounceType: 'hard', reason: result.reason })];
       case 'failed':
-        return [event('email.failed', { reason: result.reason })];
+        return [event.failed({ reason: result.reason })];
     }
   }
 
   async function handle(row: ClaimedRow): Promise<void> {
     if (row.message.erased === true) {
-      await append([eventMaker(row)('email.suppressed', { reason: 'recipient erased' })]);
+      await append([outcomesOf(row).suppressed({ reason: 'recipient erased' })]);
       await finish(row, 'done', null, 'recipient erased');
       return;
     }
     const to = parseMailbox(row.message.to)?.address ?? row.message.to;
     if (await opts.isSuppressed(opts.pool, row.tenant_id, to)) {
-      await append([eventMaker(row)('email.suppressed', { reason: 'suppressed' })]);
+      await append([outcomesOf(row).suppressed({ reason: 'suppressed' })]);
       await finish(row, 'done', null, 'suppressed');
       return;
     }
@@ -363,24 +357,9 @@ export function createSender(opts: SenderOptions): Sender {
         fromBeginning: true,
         maxBatchSize: 1000,
         maxWaitMs: 50,
-        async handle(batch) {
-          const queued: { tenantId: string; emailId: string }[] = [];
-          for (const record of batch) {
-            // Cheap prefilter: most records are not email.queued of a Tern send (em_ ids).
-            if (!record.value.includes('"email.queued"')) continue;
-            try {
-              const e = JSON.parse(record.value) as { type?: unknown; tenantId?: unknown; emailId?: unknown };
-              if (
-                e.type === 'email.queued' &&
-                typeof e.tenantId === 'string' &&
-                typeof e.emailId === 'string'
-              ) {
-                queued.push({ tenantId: e.tenantId, emailId: e.emailId });
-              }
-            } catch {
-              // Not JSON: the projector dead-letters it; nothing to send.
-            }
-          }
+        async handle({ events }) {
+          // Dead letters are the projector's; an email.queued that is not Tern's send moves no row.
+          const queued = events.filter((e) => e.type === 'email.queued');
           if ((await markQueued(queued)) > 0) wake();
         },
       });
@@ -394,17 +373,5 @@ export function createSender(opts: SenderOptions): Sender {
       await stopping;
       await opts.provider.close?.();
     },
-  };
-}
-
-/** `email.cancelled` of a cancel (API) or of the sweep: one id per email, so both are one event. */
-export function cancelledEvent(tenantId: string, emailId: string, at: Date): DeliveryEvent {
-  return {
-    id: `${emailId}:cancelled`,
-    type: 'email.cancelled',
-    tenantId,
-    emailId,
-    occurredAt: at.toISOString(),
-    data: {},
   };
 }

@@ -3,7 +3,8 @@
 import { type AddressInfo, createServer } from 'node:net';
 import { getTemplate, isSuppressed } from '@tern/api';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
-import { createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
+import { queuedEvent } from '@tern/domain';
+import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
 import { migratePostgres } from '@tern/stores';
 import { simpleParser } from 'mailparser';
 import pg from 'pg';
@@ -174,15 +175,9 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
       `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message) VALUES ($1, $2, 'awaiting_log', now(), $3)`,
       [TENANT, id, JSON.stringify({ from: 'hello@acme.test', to, subject: 'S', text: 'T' })],
     );
-    const queued = deliveryEventSchema.parse({
-      id: `${id}:queued`,
-      type: 'email.queued',
-      tenantId: TENANT,
-      emailId: id,
-      occurredAt: new Date().toISOString(),
-      data: { toEmail: to, subject: 'S' },
-    });
-    await log.append([{ key: id, value: JSON.stringify(queued) }]);
+    await createEventStream(log).append([
+      queuedEvent({ tenantId: TENANT, emailId: id, at: new Date(), toEmail: to, subject: 'S' }),
+    ]);
     return id;
   }
 
@@ -207,7 +202,7 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
   beforeAll(async () => {
     sender = createSender({
       pool,
-      log,
+      log: createEventStream(log),
       provider: createSmtpProvider({ url: smtp.url, timeoutMs: 2000 }),
       isSuppressed,
       getTemplate,

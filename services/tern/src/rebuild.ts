@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '@tern/config';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
-import { createKeyring, sealingEventLog } from '@tern/privacy';
+import { createKeyring, sealedEventStream } from '@tern/privacy';
 import { rebuildProjections } from '@tern/projector';
 import { createClickHouse, createPostgres, migrateClickHouse, migratePostgres } from '@tern/stores';
 import { pino } from 'pino';
@@ -34,13 +34,13 @@ async function main(): Promise<void> {
       (config.nodeEnv === 'production' ? undefined : loadOrCreateDevSecrets(config.dataDir).encryptionKey);
     if (!encryptionKey)
       throw new ConfigError('Invalid configuration: ENCRYPTION_KEY must be set', ['ENCRYPTION_KEY']);
-    log = sealingEventLog(log, createKeyring({ pool: pg.pool, encryptionKey }));
+    const stream = sealedEventStream(log, createKeyring({ pool: pg.pool, encryptionKey }));
     const group = `${PROJECTOR_GROUP}.rebuild.${Date.now()}`;
     logger.info({ group }, 'rebuilding projections from the beginning of the log');
     const { events, durationMs } = await rebuildProjections({
       pool: pg.pool,
       ch: ch.client,
-      log,
+      log: stream,
       group,
       logger,
     });

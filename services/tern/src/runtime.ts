@@ -14,10 +14,15 @@ import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
 import { createDispatcher, DISPATCHER_GROUP, type Dispatcher } from '@tern/dispatcher';
-import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
+import {
+  createKafkaEventLog,
+  createPostgresEventLog,
+  type EventLog,
+  type EventStream,
+} from '@tern/event-log';
 import { installErrorHandlers, NotReadyError, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { ingestRoutes } from '@tern/ingest';
-import { createKeyring, type Keyring, sealingEventLog } from '@tern/privacy';
+import { createKeyring, type Keyring, sealedEventStream } from '@tern/privacy';
 import { createProjector, createPruneJob, type Projector } from '@tern/projector';
 import { createSandboxProvider, createSender, createSmtpProvider, type Sender } from '@tern/sender';
 import {
@@ -108,6 +113,8 @@ export async function startRuntime(
   let pgStore: PostgresStore | undefined;
   let chStore: ClickHouseStore | undefined;
   let log: EventLog | undefined;
+  // The typed, sealing stream over `log` every service reads and writes (docs/architecture.md).
+  let stream: EventStream | undefined;
   let projector: Projector | undefined;
   let sender: Sender | undefined;
   let dispatcher: Dispatcher | undefined;
@@ -182,7 +189,7 @@ export async function startRuntime(
       }
       closers.unshift(() => log!.close());
       const eventLog = log;
-      log = sealingEventLog(log, keyring);
+      stream = sealedEventStream(log, keyring);
       readiness.push({ name: 'event-log', check: () => eventLog.ping() });
     }
 
@@ -227,7 +234,7 @@ export async function startRuntime(
           config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
         logger,
         readiness,
-        sending: { log: log! },
+        sending: { log: stream! },
         keyring,
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
@@ -246,7 +253,7 @@ export async function startRuntime(
       // (outgoing_emails, then email.queued; the sender does the rest).
       const bulk = {
         pool,
-        mailer: outgoingMailer(pool, log!),
+        mailer: outgoingMailer(pool, stream!),
         now: () => new Date(),
         publicUrl,
         trackingSecret: trackingSecret!,
@@ -272,7 +279,7 @@ export async function startRuntime(
     if (services.has('ingest')) {
       if (!secrets.ingestToken) throw new Error('INGEST_TOKEN is required to run ingest');
       await app.register(ingestRoutes, {
-        log: log!,
+        log: stream!,
         ingestToken: secrets.ingestToken,
         onAccepted: (n) => metrics.eventsIngested.inc(n),
       });
@@ -281,7 +288,7 @@ export async function startRuntime(
       projector = createProjector({
         pool,
         ch: chStore!.client,
-        log: log!,
+        log: stream!,
         group: PROJECTOR_GROUP,
         logger,
         stallAfterMs: config.projectorStallSeconds * 1000,
@@ -319,7 +326,7 @@ export async function startRuntime(
       const senderOptions = options.sender ?? {};
       sender = createSender({
         pool,
-        log: log!,
+        log: stream!,
         provider: config.smtpUrl
           ? createSmtpProvider({ url: config.smtpUrl })
           : createSandboxProvider({ pool }),
@@ -338,7 +345,7 @@ export async function startRuntime(
     if (runDispatcher) {
       dispatcher = createDispatcher({
         pool,
-        log: log!,
+        log: stream!,
         group: DISPATCHER_GROUP,
         secretBox: secretBox!,
         allowPrivate: config.webhookAllowPrivate,

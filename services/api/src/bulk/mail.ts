@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import { listUnsubscribeHeaders, renderTemplate, type TemplateContent } from '@tern/domain';
 import type pg from 'pg';
 
@@ -30,44 +29,6 @@ export interface BulkMail {
  */
 export interface BulkMailer {
   enqueue(tenantId: string, mails: readonly BulkMail[], at: Date): Promise<void>;
-}
-
-/** The event log as a mailer needs it (the `EventLog` port's `append`). */
-export interface AppendOnlyLog {
-  append(records: { key: string; value: string }[]): Promise<void>;
-}
-
-/** The `email.queued` event of a bulk mail; its id is derived from the email id (a repeat is a duplicate). */
-export function queuedEvent(tenantId: string, mail: BulkMail, at: Date): DeliveryEvent {
-  return deliveryEventSchema.parse({
-    id: `${mail.id}:queued`,
-    type: 'email.queued',
-    tenantId,
-    emailId: mail.id,
-    occurredAt: at.toISOString(),
-    data: {
-      toEmail: mail.to,
-      subject: mail.subject,
-      ...(mail.templateId !== null ? { templateId: mail.templateId } : {}),
-      tags: mail.tags,
-      from: mail.from,
-    },
-  });
-}
-
-/**
- * A mailer that appends only the `email.queued` events: the log entries (and so counts, stats and
- * analytics) without a sender behind them. Used where no send path is mounted.
- */
-export function eventLogMailer(log: AppendOnlyLog): BulkMailer {
-  return {
-    async enqueue(tenantId, mails, at) {
-      if (mails.length === 0) return;
-      await log.append(
-        mails.map((m) => ({ key: m.id, value: JSON.stringify(queuedEvent(tenantId, m, at)) })),
-      );
-    },
-  };
 }
 
 /** `em_` + 32 hex characters of SHA-256 over the parts: the same parts, the same id. */

@@ -2,8 +2,6 @@ import {
   batchEmailBodySchema,
   batchEmailResponseSchema,
   cancelEmailResponseSchema,
-  type DeliveryEvent,
-  deliveryEventSchema,
   emailContentSchema,
   emailDetailSchema,
   MAX_SCHEDULE_AHEAD_MS,
@@ -11,10 +9,10 @@ import {
   sendEmailBodySchema,
   sendEmailResponseSchema,
 } from '@tern/contracts';
-import { renderTemplate, retentionCutoff } from '@tern/domain';
+import { cancelledEvent, renderTemplate, retentionCutoff } from '@tern/domain';
 import { EventLogUnavailableError } from '@tern/event-log';
 import { HttpError, httpError } from '@tern/http';
-import { cancelledEvent } from '@tern/sender';
+import { enqueueSends, type NewSend, type StoredMessage } from '@tern/sending';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -25,16 +23,7 @@ import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
 import { errorResponse, errors } from '../schemas.js';
 import { getTemplate } from '../templates/store.js';
 import { claimKey, idempotencyKeyOf, releaseKey, requestHash, storeAnswer } from './idempotency.js';
-import {
-  cancelOutgoing,
-  deleteOutgoing,
-  emailDetail,
-  emailProject,
-  insertOutgoing,
-  markCancelled,
-  type NewOutgoingEmail,
-  sandboxContent,
-} from './store.js';
+import { cancelOutgoing, emailDetail, emailProject, markCancelled, sandboxContent } from './store.js';
 
 export const SEND_BODY_LIMIT = 1024 * 1024;
 export const BATCH_BODY_LIMIT = 10 * 1024 * 1024;
@@ -63,7 +52,7 @@ const sendErrors = {
 };
 
 /** The part of a body that is the message; scheduling and project live in their own columns. */
-function storedMessage(body: SendEmailBody): Record<string, unknown> {
+function storedMessage(body: SendEmailBody): StoredMessage {
   const { scheduledAt: _s, projectId: _p, ...message } = body;
   return message;
 }
@@ -144,45 +133,18 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
     const { tenantId } = credential;
     const bodies = withProject(credential, sent, prefix);
     const { at, prepared } = await prepare(tenantId, bodies, prefix);
-    const rows: NewOutgoingEmail[] = [];
-    const events: DeliveryEvent[] = [];
-    for (const { body, scheduledAt, subject } of prepared) {
-      const id = newResourceId('email');
-      rows.push({
-        id,
-        message: storedMessage(body),
-        dueAt: scheduledAt ?? at,
-        scheduledAt,
-        projectId: body.projectId ?? null,
-      });
-      events.push(
-        deliveryEventSchema.parse({
-          id: `${id}:queued`,
-          type: 'email.queued',
-          tenantId,
-          emailId: id,
-          occurredAt: at.toISOString(),
-          data: {
-            toEmail: body.to,
-            subject,
-            ...(body.templateId !== undefined ? { templateId: body.templateId } : {}),
-            ...(body.tags !== undefined ? { tags: body.tags } : {}),
-            from: body.from,
-            ...(scheduledAt !== null ? { scheduledAt: scheduledAt.toISOString() } : {}),
-            ...(body.projectId !== undefined ? { projectId: body.projectId } : {}),
-          },
-        }),
-      );
-    }
-    await insertOutgoing(deps.pool, tenantId, rows, at);
+    const sends: NewSend[] = prepared.map(({ body, scheduledAt, subject }) => ({
+      id: newResourceId('email'),
+      message: storedMessage(body),
+      subject,
+      templateId: body.templateId ?? null,
+      dueAt: scheduledAt ?? at,
+      scheduledAt,
+      projectId: body.projectId ?? null,
+    }));
     try {
-      await sending.log.append(events.map((e) => ({ key: e.emailId, value: JSON.stringify(e) })));
+      await enqueueSends(deps.pool, sending.log, tenantId, sends, at);
     } catch (error) {
-      await deleteOutgoing(
-        deps.pool,
-        tenantId,
-        rows.map((r) => r.id),
-      ).catch(() => undefined);
       if (error instanceof EventLogUnavailableError) {
         throw httpError(
           503,
@@ -195,7 +157,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
       }
       throw error;
     }
-    return rows.map((r) => r.id);
+    return sends.map((s) => s.id);
   }
 
   /**
@@ -413,8 +375,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
       if (outcome === 'cancelled') {
         // The row already says cancelled (never sent); if this append fails the sender's sweep appends it.
         try {
-          const event = cancelledEvent(tenantId, id, at);
-          await sending.log.append([{ key: id, value: JSON.stringify(event) }]);
+          await sending.log.append([cancelledEvent(tenantId, id, at)]);
           await markCancelled(deps.pool, tenantId, id);
         } catch (error) {
           if (error instanceof HttpError) throw error;

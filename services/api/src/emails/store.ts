@@ -11,46 +11,6 @@ import type { z } from 'zod';
 
 /** SQL of sending (SPEC §11): plain functions over a pool and the tenant id; no HTTP here. */
 
-export interface NewOutgoingEmail {
-  id: string;
-  /** Content of the send (outgoing_emails.message): the one place that holds it. */
-  message: Record<string, unknown>;
-  dueAt: Date;
-  scheduledAt: Date | null;
-  projectId: string | null;
-}
-
-/** Writes the rows of a send before its email.queued events are appended; not claimable until consumed. */
-export async function insertOutgoing(
-  pool: pg.Pool,
-  tenantId: string,
-  emails: readonly NewOutgoingEmail[],
-  at: Date,
-): Promise<void> {
-  await pool.query(
-    `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, scheduled_at, project_id, created_at, updated_at)
-     SELECT $1, i, 'awaiting_log', d, m, s, p, $7, $7
-       FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[], $5::timestamptz[], $6::text[]) AS u(i, d, m, s, p)`,
-    [
-      tenantId,
-      emails.map((e) => e.id),
-      emails.map((e) => e.dueAt),
-      emails.map((e) => JSON.stringify(e.message)),
-      emails.map((e) => e.scheduledAt),
-      emails.map((e) => e.projectId),
-      at,
-    ],
-  );
-}
-
-/** Undoes `insertOutgoing` when the append failed (nothing was accepted). */
-export async function deleteOutgoing(pool: pg.Pool, tenantId: string, ids: readonly string[]): Promise<void> {
-  await pool.query(
-    `DELETE FROM outgoing_emails WHERE tenant_id = $1 AND id = ANY($2::text[]) AND state = 'awaiting_log'`,
-    [tenantId, ids],
-  );
-}
-
 export type CancelOutcome = 'cancelled' | 'already_cancelled' | 'handed' | 'not_found';
 
 /**

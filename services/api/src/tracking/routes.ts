@@ -1,5 +1,5 @@
 import { isBotUserAgent, randomBase62, verifyTrackingToken } from '@tern/auth';
-import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
+import { clickedEvent, openedEvent } from '@tern/domain';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -61,19 +61,14 @@ export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = asyn
     type: 'email.opened' | 'email.clicked',
     tenantId: string,
     emailId: string,
-    data: Record<string, unknown>,
+    data: { url?: string; userAgent?: string; bot?: boolean },
     log: { warn(obj: object, msg?: string): void },
   ): Promise<void> {
     try {
-      const event: DeliveryEvent = deliveryEventSchema.parse({
-        id: `${emailId}:${type === 'email.opened' ? 'open' : 'click'}:${randomBase62(16)}`,
-        type,
-        tenantId,
-        emailId,
-        occurredAt: deps.now().toISOString(),
-        data,
-      });
-      await sending.log.append([{ key: emailId, value: JSON.stringify(event) }]);
+      const input = { tenantId, emailId, at: deps.now(), nonce: randomBase62(16), ...data };
+      await sending.log.append([
+        type === 'email.opened' ? openedEvent(input) : clickedEvent({ ...input, url: data.url ?? '' }),
+      ]);
     } catch (error) {
       log.warn({ err: error, type }, 'tracking event not recorded');
     }

@@ -1,0 +1,383 @@
+#!/usr/bin/env node
+// Reads the repository's Dockerfile so that what runs outside Docker is what the image runs:
+// `.ci/run` installs with the build stage's `npm ci` line, test/e2e/image.e2e.test.ts assembles
+// the runtime stage's files with the prod-deps stage's lines, and the compose checks read the
+// runtime stage's ENV and CMD. Plain JavaScript without dependencies: `.ci/run` runs it before
+// anything is installed. Types: dockerfile.d.mts.
+//
+//   node infra/docker/dockerfile.mjs install <stage>   run the stage's `npm ci` lines here, with
+//                                                      the npm version the Dockerfile pins
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const DOCKERFILE = resolve(dirname(fileURLToPath(import.meta.url)), '../../Dockerfile');
+
+/** Instructions whose arguments are kept as raw text; the others are parsed further below. */
+const KNOWN = new Set([
+  'FROM',
+  'ARG',
+  'ENV',
+  'RUN',
+  'COPY',
+  'ADD',
+  'WORKDIR',
+  'USER',
+  'EXPOSE',
+  'HEALTHCHECK',
+  'CMD',
+  'ENTRYPOINT',
+  'LABEL',
+  'STOPSIGNAL',
+  'SHELL',
+  'VOLUME',
+  'ONBUILD',
+]);
+
+/**
+ * Logical lines: parser directives read, comments dropped, continuations joined (the escape
+ * character at a line's end, `\` unless `# escape=` says otherwise). Heredocs are refused: this
+ * reader does not follow them and must not pretend to.
+ * @param {string} text
+ */
+function logicalLines(text) {
+  const raw = text.split(/\r?\n/);
+  let escapeChar = '\\';
+  let i = 0;
+  // Parser directives: `# key=value` lines before anything else.
+  for (; i < raw.length; i++) {
+    const m = /^#\s*([a-z]+)\s*=\s*(\S+)\s*$/i.exec(raw[i] ?? '');
+    if (!m) break;
+    if (m[1]?.toLowerCase() === 'escape') escapeChar = m[2] ?? '\\';
+  }
+  /** @type {{ text: string; line: number }[]} */
+  const lines = [];
+  let current = '';
+  let start = 0;
+  for (; i < raw.length; i++) {
+    const line = raw[i] ?? '';
+    const trimmed = line.trim();
+    // Comment lines are removed, also inside a continued instruction.
+    if (trimmed.startsWith('#')) continue;
+    if (current === '') {
+      if (trimmed === '') continue;
+      start = i + 1;
+    }
+    // A continued line joins the previous one with one space (the shell splits words the same).
+    const body = current === '' ? line.trimEnd() : line.trim();
+    if (body.endsWith(escapeChar)) {
+      current += `${body.slice(0, -escapeChar.length).trimEnd()} `;
+      continue;
+    }
+    current += body;
+    lines.push({ text: current.trim(), line: start });
+    current = '';
+  }
+  if (current.trim() !== '') lines.push({ text: current.trim(), line: start });
+  return lines;
+}
+
+/**
+ * Leading `--name=value` flags of an instruction (RUN --mount=…, COPY --from=…).
+ * @param {string} args
+ */
+function splitFlags(args) {
+  /** @type {Record<string, string>} */
+  const flags = {};
+  let rest = args;
+  for (;;) {
+    const m = /^--([a-z-]+)(?:=(\S*))?\s*/.exec(rest);
+    if (!m) break;
+    flags[m[1] ?? ''] = m[2] ?? 'true';
+    rest = rest.slice(m[0].length);
+  }
+  return { flags, rest };
+}
+
+/**
+ * `["a", "b"]` (exec form) → the array; anything else → undefined (shell form).
+ * @param {string} text
+ */
+function execForm(text) {
+  if (!text.startsWith('[')) return undefined;
+  try {
+    const parsed = JSON.parse(text);
+    return Array.isArray(parsed) && parsed.every((p) => typeof p === 'string') ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `K=V K2="V 2"` (and the legacy `K V`) → pairs. Quotes are removed; `\` escapes the next character.
+ * @param {string} text
+ * @param {boolean} allowLegacy
+ */
+function keyValues(text, allowLegacy) {
+  /** @type {[string, string | undefined][]} */
+  const pairs = [];
+  if (allowLegacy && !/^[^\s=]+=/.test(text)) {
+    const m = /^(\S+)\s+(.*)$/s.exec(text);
+    if (m) return [[m[1] ?? '', m[2] ?? '']];
+  }
+  let i = 0;
+  while (i < text.length) {
+    while (i < text.length && /\s/.test(text[i] ?? '')) i++;
+    if (i >= text.length) break;
+    let key = '';
+    while (i < text.length && !/[\s=]/.test(text[i] ?? '')) key += text[i++];
+    if (text[i] !== '=') {
+      pairs.push([key, undefined]);
+      continue;
+    }
+    i++;
+    let value = '';
+    let quote = '';
+    while (i < text.length) {
+      const c = text[i] ?? '';
+      if (quote) {
+        if (c === quote) quote = '';
+        else if (c === '\\' && quote === '"' && i + 1 < text.length) value += text[++i];
+        else value += c;
+      } else if (c === '"' || c === "'") quote = c;
+      else if (c === '\\' && i + 1 < text.length) value += text[++i];
+      else if (/\s/.test(c)) break;
+      else value += c;
+      i++;
+    }
+    pairs.push([key, value]);
+  }
+  return pairs;
+}
+
+/**
+ * @param {string} text  the Dockerfile
+ * @returns {import('./dockerfile.d.mts').Dockerfile}
+ */
+export function parseDockerfile(text) {
+  /** @type {Record<string, string | undefined>} */
+  const globalArgs = {};
+  /** @type {import('./dockerfile.d.mts').Stage[]} */
+  const stages = [];
+  /** @type {import('./dockerfile.d.mts').Stage | undefined} */
+  let stage;
+  for (const { text: lineText, line } of logicalLines(text)) {
+    if (/^RUN\s+<</i.test(lineText) || /^COPY\s+<</i.test(lineText)) {
+      throw new Error(`Dockerfile line ${line}: heredocs are not supported by this reader`);
+    }
+    const m = /^([A-Za-z]+)(?:\s+(.*))?$/s.exec(lineText);
+    if (!m) throw new Error(`Dockerfile line ${line}: cannot read "${lineText}"`);
+    const keyword = (m[1] ?? '').toUpperCase();
+    const args = m[2] ?? '';
+    if (!KNOWN.has(keyword)) throw new Error(`Dockerfile line ${line}: unknown instruction ${keyword}`);
+    if (keyword === 'FROM') {
+      const { flags, rest } = splitFlags(args);
+      const from = /^(\S+)(?:\s+AS\s+(\S+))?\s*$/i.exec(rest);
+      if (!from) throw new Error(`Dockerfile line ${line}: cannot read FROM "${args}"`);
+      stage = {
+        name: from[2] ?? String(stages.length),
+        from: from[1] ?? '',
+        platform: flags.platform,
+        line,
+        instructions: [],
+      };
+      stages.push(stage);
+      continue;
+    }
+    if (!stage) {
+      if (keyword !== 'ARG') throw new Error(`Dockerfile line ${line}: ${keyword} before the first FROM`);
+      for (const [k, v] of keyValues(args, false)) globalArgs[k] = v;
+      continue;
+    }
+    const { flags, rest } = splitFlags(args);
+    /** @type {import('./dockerfile.d.mts').Instruction} */
+    const instruction = { keyword, args, flags, rest, line };
+    if (keyword === 'RUN' || keyword === 'CMD' || keyword === 'ENTRYPOINT') {
+      instruction.exec = execForm(rest);
+    }
+    if (keyword === 'HEALTHCHECK') {
+      const hc = /^CMD\s+(.*)$/is.exec(rest);
+      if (hc) {
+        instruction.command = hc[1] ?? '';
+        instruction.exec = execForm(instruction.command);
+      }
+    }
+    if (keyword === 'ENV' || keyword === 'ARG') instruction.pairs = keyValues(rest, keyword === 'ENV');
+    stage.instructions.push(instruction);
+  }
+  return { globalArgs, stages };
+}
+
+/**
+ * @param {import('./dockerfile.d.mts').Dockerfile} df
+ * @param {string} name
+ */
+export function getStage(df, name) {
+  const stage = df.stages.find((s) => s.name === name);
+  if (!stage)
+    throw new Error(`Dockerfile has no stage "${name}" (stages: ${df.stages.map((s) => s.name).join(', ')})`);
+  return stage;
+}
+
+/**
+ * The stage and the stages it is built FROM, outermost first (`FROM base AS build` → base, build).
+ * @param {import('./dockerfile.d.mts').Dockerfile} df
+ * @param {string} name
+ */
+export function stageChain(df, name) {
+  /** @type {import('./dockerfile.d.mts').Stage[]} */
+  const chain = [];
+  let stage = getStage(df, name);
+  for (;;) {
+    chain.unshift(stage);
+    const parentName = stage.from;
+    const parent = df.stages.find((s) => s.name === parentName);
+    if (!parent) return chain;
+    stage = parent;
+  }
+}
+
+/**
+ * The environment a RUN of `name` sees, image environment aside: the ENV of its stage chain and
+ * the ARGs in scope (an ARG lives in the stage that declares it; a global ARG only where a stage
+ * re-declares it), with `buildArgs` overriding ARG defaults as `--build-arg` does.
+ * @param {import('./dockerfile.d.mts').Dockerfile} df
+ * @param {string} name
+ * @param {Record<string, string>} [buildArgs]
+ */
+export function runEnvironment(df, name, buildArgs = {}) {
+  /** @type {Record<string, string>} */
+  const env = {};
+  for (const stage of stageChain(df, name)) {
+    /** @type {Record<string, string>} */
+    const args = {};
+    for (const i of stage.instructions) {
+      if (i.keyword === 'ARG') {
+        for (const [k, v] of i.pairs ?? []) {
+          const value = buildArgs[k] ?? v ?? df.globalArgs[k];
+          if (value !== undefined) args[k] = value;
+        }
+      }
+      if (i.keyword === 'ENV') for (const [k, v] of i.pairs ?? []) env[k] = v ?? '';
+    }
+    if (stage.name === name) Object.assign(env, args);
+  }
+  return env;
+}
+
+/**
+ * The image environment of `name` (ENV of its stage chain): what the container's process sees
+ * before compose adds its own.
+ * @param {import('./dockerfile.d.mts').Dockerfile} df
+ * @param {string} name
+ */
+export function imageEnvironment(df, name) {
+  /** @type {Record<string, string>} */
+  const env = {};
+  for (const stage of stageChain(df, name)) {
+    for (const i of stage.instructions)
+      if (i.keyword === 'ENV') for (const [k, v] of i.pairs ?? []) env[k] = v ?? '';
+  }
+  return env;
+}
+
+/**
+ * The shell-form RUN commands of one stage (its own, not its parents'), in order.
+ * @param {import('./dockerfile.d.mts').Dockerfile} df
+ * @param {string} name
+ */
+export function runCommands(df, name) {
+  return getStage(df, name)
+    .instructions.filter((i) => i.keyword === 'RUN')
+    .map((i) => {
+      if (i.exec) throw new Error(`Dockerfile line ${i.line}: exec-form RUN is not supported by this reader`);
+      return i.rest;
+    });
+}
+
+/**
+ * The stage's `npm ci` command lines. Throws when there is none: the checks built on this must
+ * not pass because the Dockerfile changed shape.
+ * @param {import('./dockerfile.d.mts').Dockerfile} df
+ * @param {string} name
+ */
+export function installCommands(df, name) {
+  const commands = runCommands(df, name).filter((c) => /^npm\s+ci(\s|$)/.test(c));
+  if (commands.length === 0) throw new Error(`Dockerfile stage "${name}" has no RUN npm ci line`);
+  return commands;
+}
+
+/**
+ * The npm version the image installs with (`ARG NPM_VERSION=…`), if the Dockerfile pins one.
+ * @param {import('./dockerfile.d.mts').Dockerfile} df
+ */
+export function pinnedNpmVersion(df) {
+  for (const stage of df.stages) {
+    for (const i of stage.instructions) {
+      if (i.keyword !== 'ARG') continue;
+      const pin = (i.pairs ?? []).find(([k]) => k === 'NPM_VERSION');
+      if (pin?.[1]) return pin[1];
+    }
+  }
+  return df.globalArgs.NPM_VERSION;
+}
+
+/**
+ * PATH under which `npm` is the pinned version: this machine's when it matches, else that
+ * version installed once into a temporary prefix (what the image's `npm install --global` does).
+ * @param {string | undefined} version
+ * @param {(message: string) => void} say
+ */
+export function pathWithNpm(version, say) {
+  const current = execFileSync('npm', ['--version'], { encoding: 'utf8' }).trim();
+  const path = process.env.PATH ?? '';
+  if (!version || version === current) return path;
+  say(
+    `npm ${current} here, the Dockerfile pins ${version}: installing npm ${version} into a temporary prefix`,
+  );
+  const prefix = mkdtempSync(join(tmpdir(), 'tern-npm-'));
+  execFileSync(
+    'npm',
+    ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', `npm@${version}`],
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
+  return `${join(prefix, 'bin')}:${path}`;
+}
+
+/**
+ * Runs shell commands as a RUN does (`/bin/sh -c`), in `cwd`, stopping at the first failure.
+ * @param {readonly string[]} commands
+ * @param {{ cwd: string; env: Record<string, string | undefined>; say: (message: string) => void }} opts
+ * @returns {number} the exit code of the failed command, or 0
+ */
+export function runShell(commands, opts) {
+  for (const command of commands) {
+    opts.say(`RUN ${command}`);
+    const result = spawnSync('/bin/sh', ['-c', command], { cwd: opts.cwd, env: opts.env, stdio: 'inherit' });
+    if (result.status !== 0) return result.status ?? 1;
+  }
+  return 0;
+}
+
+function main() {
+  const [command, stageName] = process.argv.slice(2);
+  if (command !== 'install' || !stageName) {
+    process.stderr.write('usage: node infra/docker/dockerfile.mjs install <stage>\n');
+    process.exit(2);
+  }
+  const say = (/** @type {string} */ message) => process.stderr.write(`dockerfile: ${message}\n`);
+  const df = parseDockerfile(readFileSync(DOCKERFILE, 'utf8'));
+  const nodePin = df.globalArgs.NODE_VERSION;
+  if (nodePin && nodePin !== process.versions.node) {
+    say(`warning: node ${process.versions.node} here, the image runs node ${nodePin}`);
+  }
+  const path = pathWithNpm(pinnedNpmVersion(df), say);
+  const env = { ...process.env, ...runEnvironment(df, stageName), PATH: path };
+  process.exit(runShell(installCommands(df, stageName), { cwd: process.cwd(), env, say }));
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -1,0 +1,153 @@
+import {
+  type DeliveryEvent,
+  deliveryEventSchema,
+  type EmailCancelled,
+  type EmailQueued,
+  type EventType,
+  isCanonicalDeliveryEvent,
+} from '@tern/contracts';
+
+/**
+ * The events Tern writes itself, built in one place next to the fold that reads them. Every id is
+ * derived from what the event is about (the email, the attempt, the outcome), so writing the same
+ * fact twice — a retried request, a restarted job, a redone attempt — gives the same id, and the
+ * projector folds it once (SPEC §5: idempotency by `(tenantId, id)`). Only tracking events, each
+ * a distinct fact, take a caller-drawn `nonce`.
+ */
+
+/** What the log must never hold: an event the contract refuses (the projector would dead-letter it). */
+function checked<E extends DeliveryEvent>(event: E): E {
+  return isCanonicalDeliveryEvent(event) ? event : (deliveryEventSchema.parse(event) as E);
+}
+
+/** Longest `reason` of an outcome (the contract's bound): a provider's message may be longer. */
+const MAX_REASON = 2000;
+const reason = (text: string) => text.slice(0, MAX_REASON);
+
+export interface QueuedInput {
+  tenantId: string;
+  emailId: string;
+  at: Date;
+  toEmail: string;
+  subject: string;
+  from?: string | undefined;
+  templateId?: string | null | undefined;
+  tags?: readonly string[] | undefined;
+  scheduledAt?: Date | null | undefined;
+  projectId?: string | null | undefined;
+}
+
+/** `email.queued` of a send (single, batch, campaign or sequence mail): id `<emailId>:queued`. */
+export function queuedEvent(input: QueuedInput): EmailQueued {
+  return checked({
+    id: `${input.emailId}:queued`,
+    type: 'email.queued',
+    tenantId: input.tenantId,
+    emailId: input.emailId,
+    occurredAt: input.at.toISOString(),
+    data: {
+      toEmail: input.toEmail,
+      subject: input.subject.slice(0, 998),
+      ...(input.templateId != null ? { templateId: input.templateId } : {}),
+      ...(input.tags !== undefined ? { tags: [...input.tags] } : {}),
+      ...(input.from !== undefined ? { from: input.from } : {}),
+      ...(input.scheduledAt != null ? { scheduledAt: input.scheduledAt.toISOString() } : {}),
+      ...(input.projectId != null ? { projectId: input.projectId } : {}),
+    },
+  });
+}
+
+/** `email.cancelled` of a cancel (API) or of the sender's sweep: one id per email, so both are one event. */
+export function cancelledEvent(tenantId: string, emailId: string, at: Date): EmailCancelled {
+  return {
+    id: `${emailId}:cancelled`,
+    type: 'email.cancelled',
+    tenantId,
+    emailId,
+    occurredAt: at.toISOString(),
+    data: {},
+  };
+}
+
+/** The outcome events of one delivery attempt. */
+export interface AttemptEvents {
+  sent(data: { provider: string; messageId: string }): DeliveryEvent;
+  delivered(): DeliveryEvent;
+  delayed(data: { reason: string }): DeliveryEvent;
+  bounced(data: { bounceType: 'hard' | 'soft'; reason?: string }): DeliveryEvent;
+  complained(data?: { feedbackType?: string }): DeliveryEvent;
+  failed(data: { reason: string }): DeliveryEvent;
+  suppressed(data: { reason: string }): DeliveryEvent;
+}
+
+/**
+ * The sender's outcomes of attempt `attempt` of an email, at `at`: id `<emailId>:a<attempt>:<kind>`
+ * (a redone attempt after a crash appends the same ids), and `occurredAt` spaced by 1 ms in the
+ * order they are built, so the timeline keeps the order in which they happened.
+ */
+export function attemptEvents(tenantId: string, emailId: string, attempt: number, at: Date): AttemptEvents {
+  const base = at.getTime();
+  let n = 0;
+  const make = <T extends EventType>(type: T, data: Record<string, unknown>): DeliveryEvent =>
+    ({
+      id: `${emailId}:a${attempt}:${type.slice('email.'.length)}`,
+      type,
+      tenantId,
+      emailId,
+      occurredAt: new Date(base + n++).toISOString(),
+      data,
+    }) as DeliveryEvent;
+  return {
+    sent: (data) => make('email.sent', { provider: data.provider, messageId: data.messageId }),
+    delivered: () => make('email.delivered', {}),
+    delayed: (data) => make('email.delayed', { reason: reason(data.reason) }),
+    bounced: (data) =>
+      make('email.bounced', {
+        bounceType: data.bounceType,
+        ...(data.reason !== undefined ? { reason: reason(data.reason) } : {}),
+      }),
+    complained: (data = {}) =>
+      make('email.complained', data.feedbackType !== undefined ? { feedbackType: data.feedbackType } : {}),
+    failed: (data) => make('email.failed', { reason: reason(data.reason) || 'failed' }),
+    suppressed: (data) => make('email.suppressed', { reason: reason(data.reason) }),
+  };
+}
+
+export interface TrackingInput {
+  tenantId: string;
+  emailId: string;
+  at: Date;
+  /** Random: every open and click is a fact of its own. */
+  nonce: string;
+  userAgent?: string | undefined;
+  bot?: boolean | undefined;
+}
+
+const agent = (input: TrackingInput) => ({
+  ...(input.userAgent ? { userAgent: input.userAgent.slice(0, 1000) } : {}),
+  ...(input.bot ? { bot: true } : {}),
+});
+
+/** `email.opened` of the open pixel: id `<emailId>:open:<nonce>`. */
+export function openedEvent(input: TrackingInput): DeliveryEvent {
+  return checked({
+    id: `${input.emailId}:open:${input.nonce}`,
+    type: 'email.opened',
+    tenantId: input.tenantId,
+    emailId: input.emailId,
+    occurredAt: input.at.toISOString(),
+    data: agent(input),
+  });
+}
+
+/** `email.clicked` of a tracked link: id `<emailId>:click:<nonce>`. */
+export function clickedEvent(input: TrackingInput & { url: string }): DeliveryEvent {
+  return checked({
+    id: `${input.emailId}:click:${input.nonce}`,
+    type: 'email.clicked',
+    tenantId: input.tenantId,
+    emailId: input.emailId,
+    occurredAt: input.at.toISOString(),
+    data: { url: input.url, ...agent(input) },
+  });
+}

@@ -1,0 +1,157 @@
+import {
+  type DeliveryEvent,
+  deliveryEventSchema,
+  isCanonicalDeliveryEvent,
+  storableText,
+} from '@tern/contracts';
+import type { ConsumedRecord, EventLog, EventLogConsumer, EventLogRecord } from './port.js';
+
+/**
+ * The event log as every Tern service uses it: typed delivery events in, typed delivery events
+ * out. The records underneath (`EventLog`, a Kafka topic or a Postgres table) are this module's
+ * business: nobody else encodes an event, parses a record or seals a field.
+ */
+
+/** A record no store can hold as an event: kept in `dead_letters` by the projector, skipped by the others. */
+export interface DeadLetter {
+  /** The record as received (its sealed fields opened), made storable. */
+  payload: string;
+  /** Why it is not an event: the schema's issues, "value is not JSON". */
+  reason: string;
+}
+
+/** One consumed batch: every record of it, either a parsed event or a dead letter, in log order. */
+export interface EventBatch {
+  events: DeliveryEvent[];
+  deadLetters: DeadLetter[];
+}
+
+export interface StreamConsumeOptions {
+  /** Named consumer group: positions are committed per group. */
+  group: string;
+  /** Where a group without a committed position starts: the first record (true) or the end (false, default). */
+  fromBeginning?: boolean;
+  maxBatchSize?: number;
+  maxWaitMs?: number;
+  /** Resolve → the batch is committed. Throw → nothing is committed and the batch comes again (after a backoff). */
+  handle(batch: EventBatch): Promise<void>;
+}
+
+export interface EventStream {
+  /** Resolves once the log durably holds every event; rejects with EventLogUnavailableError when it cannot. */
+  append(events: readonly DeliveryEvent[]): Promise<void>;
+  consume(opts: StreamConsumeOptions): Promise<EventLogConsumer>;
+  /** Records not yet committed by the group. */
+  lag(group: string): Promise<number>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Seals the personal fields of events before they reach the log and opens them when a batch is
+ * consumed (crypto-shredding, SPEC §14: `sealer` of `packages/privacy`). Works on the JSON values
+ * of the records, so a record is parsed once.
+ */
+export interface EventSealer {
+  /** The values to append, one per event and in order: a copy with `sealed` where the event names a person. */
+  seal(events: readonly DeliveryEvent[]): Promise<readonly unknown[]>;
+  /** Opens, in place, the sealed fields of a consumed batch's values; returns the indexes it opened. */
+  open(values: unknown[]): Promise<ReadonlySet<number>>;
+}
+
+const UNPARSED = Symbol('unparsed');
+
+/** A parsed value as an event, or the reason it is none (the schema's issues). */
+function asEvent(value: unknown): { event: DeliveryEvent } | { reason: string } {
+  // Records Tern appended were validated then: a cheap check trusts them, zod runs only for the rest.
+  if (isCanonicalDeliveryEvent(value)) return { event: value };
+  const parsed = deliveryEventSchema.safeParse(value);
+  if (parsed.success) return { event: parsed.data };
+  return {
+    reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
+  };
+}
+
+function parseValues(records: readonly ConsumedRecord[]): unknown[] {
+  return records.map((r) => {
+    try {
+      return JSON.parse(r.value) as unknown;
+    } catch {
+      return UNPARSED;
+    }
+  });
+}
+
+/** The parsed values of a batch as events and dead letters; `opened`: the values whose sealed fields were opened. */
+function toBatch(
+  records: readonly ConsumedRecord[],
+  values: readonly unknown[],
+  opened: ReadonlySet<number>,
+): EventBatch {
+  const events: DeliveryEvent[] = [];
+  const deadLetters: DeadLetter[] = [];
+  for (const [i, value] of values.entries()) {
+    const raw = records[i]!.value;
+    if (value === UNPARSED) {
+      deadLetters.push({ payload: storableText(raw), reason: 'value is not JSON' });
+      continue;
+    }
+    const found = asEvent(value);
+    if ('event' in found) events.push(found.event);
+    else
+      deadLetters.push({
+        payload: storableText(opened.has(i) ? JSON.stringify(value) : raw),
+        reason: storableText(found.reason),
+      });
+  }
+  return { events, deadLetters };
+}
+
+/** A batch of records that hold no sealed field, read synchronously (benches measure this stage alone). */
+export const decodeRecords = (records: readonly ConsumedRecord[]): EventBatch =>
+  toBatch(records, parseValues(records), new Set());
+
+/**
+ * Reads a consumed batch: each record is parsed once, its sealed fields opened (one keyring
+ * query for the batch), and checked against the contract; whatever is not an event becomes a
+ * dead letter naming why.
+ */
+export async function decodeBatch(
+  records: readonly ConsumedRecord[],
+  sealer?: EventSealer,
+): Promise<EventBatch> {
+  if (!sealer) return decodeRecords(records);
+  const values = parseValues(records);
+  return toBatch(records, values, await sealer.open(values));
+}
+
+/** The records of events: key = emailId (an email's events keep their order), value = JSON. */
+export const encodeRecords = (
+  events: readonly DeliveryEvent[],
+  values: readonly unknown[] = events,
+): EventLogRecord[] => events.map((e, i) => ({ key: e.emailId, value: JSON.stringify(values[i]) }));
+
+/** The records of events, their personal fields sealed when a `sealer` is given. */
+export async function encodeEvents(
+  events: readonly DeliveryEvent[],
+  sealer?: EventSealer,
+): Promise<EventLogRecord[]> {
+  return encodeRecords(events, sealer ? await sealer.seal(events) : events);
+}
+
+/** The typed stream over a log of records; with a `sealer`, personal fields are sealed on the way in and opened on the way out. */
+export function createEventStream(log: EventLog, opts: { sealer?: EventSealer } = {}): EventStream {
+  const { sealer } = opts;
+  return {
+    async append(events) {
+      if (events.length === 0) return;
+      await log.append(await encodeEvents(events, sealer));
+    },
+    consume({ handle, ...rest }) {
+      return log.consume({ ...rest, handle: async (records) => handle(await decodeBatch(records, sealer)) });
+    },
+    lag: (group) => log.lag(group),
+    ping: () => log.ping(),
+    close: () => log.close(),
+  };
+}

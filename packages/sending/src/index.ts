@@ -1,0 +1,1 @@
+export { enqueueSends, type NewSend, type StoredMessage } from './outgoing.js';

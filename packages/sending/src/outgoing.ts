@@ -1,0 +1,87 @@
+import type { SendEmailBody } from '@tern/contracts';
+import { queuedEvent } from '@tern/domain';
+import type { EventStream } from '@tern/event-log';
+import type pg from 'pg';
+
+/** The content of `outgoing_emails.message`: the send body minus scheduling fields. */
+export type StoredMessage = Omit<SendEmailBody, 'scheduledAt' | 'projectId'> & {
+  /** Set by an erasure of the recipient (SPEC §14): the content is gone, the email is never sent. */
+  erased?: true;
+};
+
+/** One email to send, from `POST /emails/send|batch`, a campaign or a sequence step. */
+export interface NewSend {
+  id: string;
+  /** The content of the send (`outgoing_emails.message`): the one place that holds it. */
+  message: StoredMessage;
+  /** The subject as the recipient will read it (rendered), for the log entry. */
+  subject: string;
+  /** The template the content comes from, for analytics (the message may already be rendered). */
+  templateId: string | null;
+  dueAt: Date;
+  scheduledAt: Date | null;
+  projectId: string | null;
+}
+
+/**
+ * The one send path (SPEC §11, §15): the content goes to `outgoing_emails` first (state
+ * `awaiting_log`: not claimable), then `email.queued` is appended; the sender consumes it, marks
+ * the row due, sends and appends the outcome. Idempotent per email id: a row that exists is left
+ * alone, and a re-appended `email.queued` (same event id) is a duplicate for the projector and
+ * moves nothing for the sender (it only moves rows still `awaiting_log`). When the log refuses
+ * the append, the rows this call wrote are deleted (nothing was accepted) and the error is thrown.
+ */
+export async function enqueueSends(
+  pool: Pick<pg.Pool, 'query'>,
+  stream: Pick<EventStream, 'append'>,
+  tenantId: string,
+  sends: readonly NewSend[],
+  at: Date,
+): Promise<void> {
+  if (sends.length === 0) return;
+  // Built first: an event the contract refuses throws before any row is written.
+  const events = sends.map((s) =>
+    queuedEvent({
+      tenantId,
+      emailId: s.id,
+      at,
+      toEmail: s.message.to,
+      subject: s.subject,
+      from: s.message.from,
+      templateId: s.templateId,
+      tags: s.message.tags,
+      scheduledAt: s.scheduledAt,
+      projectId: s.projectId,
+    }),
+  );
+  const { rows } = await pool.query<{ id: string }>(
+    `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, scheduled_at, project_id, created_at, updated_at)
+     SELECT $1, i, 'awaiting_log', d, m, s, p, $7, $7
+       FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[], $5::timestamptz[], $6::text[]) AS u(i, d, m, s, p)
+     ON CONFLICT (tenant_id, id) DO NOTHING
+     RETURNING id`,
+    [
+      tenantId,
+      sends.map((s) => s.id),
+      sends.map((s) => s.dueAt),
+      sends.map((s) => JSON.stringify(s.message)),
+      sends.map((s) => s.scheduledAt),
+      sends.map((s) => s.projectId),
+      at,
+    ],
+  );
+  try {
+    await stream.append(events);
+  } catch (error) {
+    const written = rows.map((r) => r.id);
+    if (written.length > 0) {
+      await pool
+        .query(
+          `DELETE FROM outgoing_emails WHERE tenant_id = $1 AND id = ANY($2::text[]) AND state = 'awaiting_log'`,
+          [tenantId, written],
+        )
+        .catch(() => undefined);
+    }
+    throw error;
+  }
+}
