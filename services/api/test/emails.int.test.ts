@@ -704,7 +704,11 @@ describe('tracking', () => {
       payload: { tracking: { opens: false, clicks: false } },
     });
     expect(put.statusCode, put.body).toBe(200);
-    expect(put.json()).toEqual({ retentionDays: null, tracking: { opens: false, clicks: false } });
+    expect(put.json()).toEqual({
+      retentionDays: null,
+      defaultRetentionDays: 90,
+      tracking: { opens: false, clicks: false },
+    });
     const bad = await world.app.inject({
       method: 'PUT',
       url: `/tenants/${A}/settings`,
