@@ -45,8 +45,20 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['**/*.e2e.test.ts'],
-          exclude: ['**/node_modules/**', '**/dist/**'],
+          exclude: ['**/node_modules/**', '**/dist/**', 'services/dashboard/**'],
           globalSetup: ['test/setup/global-setup.ts'],
+        },
+      },
+      // The dashboard's browser tests (e2e tier): one Tern and one Chromium for all their files,
+      // started by their own global setup (embedded stores: no broker or database of the run).
+      {
+        extends: true,
+        test: {
+          name: 'browser',
+          include: ['services/dashboard/test/**/*.e2e.test.ts'],
+          exclude: ['**/node_modules/**', '**/dist/**'],
+          globalSetup: ['services/dashboard/test/global-setup.ts'],
+          testTimeout: 120_000,
         },
       },
       ...faults,

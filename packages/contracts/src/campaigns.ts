@@ -205,6 +205,41 @@ export const campaignStatusAnswerSchema = z
   .object({ id: z.string(), status: z.enum(CAMPAIGN_STATUSES) })
   .meta({ examples: [{ id: 'cmp_4Hs9dK2mQ7wE1rT6yU3iO8pA', status: 'sending' }] });
 
+/**
+ * `GET /campaigns/:id/daily`: the campaign's emails per UTC day of what happened to them. Each
+ * email counts once per kind, on the day of its first such event (a human open or click: bots are
+ * left out, as in `stats`), so over a period that holds the whole campaign the buckets add up to
+ * `stats.delivered`, `opened`, `clicked` and `bounced`; `sent` counts `email.sent` events (an email
+ * still DELAYED at its first attempt has none yet).
+ */
+export const campaignDailySchema = z
+  .object({
+    days: z.number().int(),
+    daily: z.array(
+      z.object({
+        date: z.string().meta({ description: 'UTC date, `YYYY-MM-DD`.' }),
+        sent: z.number().int(),
+        delivered: z.number().int(),
+        opened: z.number().int(),
+        clicked: z.number().int(),
+        bounced: z.number().int(),
+      }),
+    ),
+  })
+  .meta({
+    description: 'Exactly `days` buckets, oldest first, zero-filled, ending today (UTC).',
+    examples: [
+      {
+        days: 2,
+        daily: [
+          { date: '2026-06-14', sent: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0 },
+          { date: '2026-06-15', sent: 3, delivered: 2, opened: 1, clicked: 1, bounced: 1 },
+        ],
+      },
+    ],
+  });
+export type CampaignDaily = z.infer<typeof campaignDailySchema>;
+
 // ---- sequences -------------------------------------------------------------------------------
 
 export const sequenceStepBodySchema = z
@@ -245,6 +280,35 @@ export const createSequenceBodySchema = z
     ],
   });
 export type CreateSequenceBody = z.infer<typeof createSequenceBodySchema>;
+
+/**
+ * `PATCH /sequences/:id`: the fields to change; `steps` replaces the whole list. Enrollments keep
+ * their place (the index of their next step) and its due time.
+ */
+export const updateSequenceBodySchema = z
+  .strictObject({
+    name: name.optional(),
+    from: fromAddressSchema.optional(),
+    steps: z
+      .array(sequenceStepBodySchema, { error: 'steps must be an array of 1 to 20 steps' })
+      .min(1, { error: 'steps must be an array of 1 to 20 steps' })
+      .max(MAX_SEQUENCE_STEPS, { error: 'steps must be an array of 1 to 20 steps' })
+      .optional(),
+  })
+  .refine((b) => b.name !== undefined || b.from !== undefined || b.steps !== undefined, {
+    error: 'name, from or steps is required',
+  })
+  .meta({
+    examples: [
+      {
+        steps: [
+          { delayMinutes: 0, subject: 'Welcome, {{firstName}}', text: 'Glad to have you.' },
+          { delayMinutes: 2880, subject: 'Getting started', html: '<p>Three tips…</p>' },
+        ],
+      },
+    ],
+  });
+export type UpdateSequenceBody = z.infer<typeof updateSequenceBodySchema>;
 
 export const sequenceSchema = z
   .object({
@@ -311,11 +375,16 @@ export const enrollBodySchema = z
 export type EnrollBody = z.infer<typeof enrollBodySchema>;
 
 export const ENROLLMENT_STATES = ['active', 'completed', 'stopped', 'cancelled'] as const;
+export type EnrollmentState = (typeof ENROLLMENT_STATES)[number];
 export const enrollmentSchema = z
   .object({
     id: z.string().meta({ description: 'Enrollment id, `enr_…`.' }),
     sequenceId: z.string(),
     contactId: z.string(),
+    email: z
+      .string()
+      .nullable()
+      .meta({ description: 'The contact’s address; null once the contact is deleted or erased.' }),
     state: z.enum(ENROLLMENT_STATES),
     stopReason: z
       .string()
@@ -331,6 +400,7 @@ export const enrollmentSchema = z
         id: 'enr_4Hs9dK2mQ7wE1rT6yU3iO8pA',
         sequenceId: 'seq_4Hs9dK2mQ7wE1rT6yU3iO8pA',
         contactId: 'ct_4Hs9dK2mQ7wE1rT6yU3iO8pA',
+        email: 'ada@example.com',
         state: 'active',
         stopReason: null,
         nextStep: 0,

@@ -136,11 +136,15 @@ export const audienceSchema = z.object({
   name: z.string(),
   contacts: z.number().int().meta({ description: 'Contacts in the audience.' }),
   subscribed: z.number().int().meta({ description: 'Of those, the subscribed ones.' }),
+  reachable: z.number().int().meta({
+    description:
+      'Of those, the subscribed ones not on the suppression list: whom a campaign to this audience reaches now.',
+  }),
 });
 export const audienceListSchema = listResponseSchema(audienceSchema).meta({
   examples: [
     {
-      data: [{ name: 'newsletter', contacts: 1200, subscribed: 1130 }],
+      data: [{ name: 'newsletter', contacts: 1200, subscribed: 1130, reachable: 1121 }],
       meta: { page: 1, limit: 20, total: 1, totalPages: 1 },
     },
   ],

@@ -59,6 +59,16 @@ export interface CampaignList {
   meta: ListMeta;
 }
 
+/** One UTC day of a campaign's emails: each counted once per kind, on the day of its first such event. */
+export interface CampaignDay {
+  date: string;
+  sent: number;
+  delivered: number;
+  opened: number;
+  clicked: number;
+  bounced: number;
+}
+
 export interface CampaignsApi {
   create(params: CreateCampaignParams, options?: RequestOptions): Promise<Campaign>;
   list(params?: { page?: number; limit?: number }, options?: RequestOptions): Promise<CampaignList>;
@@ -68,6 +78,12 @@ export interface CampaignsApi {
   /** Starts the fan-out (or schedules it): `{ id, status: 'sending' | 'scheduled' }`. */
   send(id: string, options?: RequestOptions): Promise<{ id: string; status: CampaignStatus }>;
   cancel(id: string, options?: RequestOptions): Promise<{ id: string; status: CampaignStatus }>;
+  /** The campaign's emails per UTC day over the last `days` (1..90, default 30), oldest first. */
+  daily(
+    id: string,
+    params?: { days?: number },
+    options?: RequestOptions,
+  ): Promise<{ days: number; daily: CampaignDay[] }>;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -81,6 +97,9 @@ const isCampaignList = (value: unknown): value is CampaignList =>
   isRecord(value) && Array.isArray(value.data) && isRecord(value.meta) && value.data.every(isCampaign);
 const isStatus = (value: unknown): value is { id: string; status: CampaignStatus } =>
   isRecord(value) && typeof value.id === 'string' && typeof value.status === 'string';
+
+const isDaily = (value: unknown): value is { days: number; daily: CampaignDay[] } =>
+  isRecord(value) && typeof value.days === 'number' && Array.isArray(value.daily);
 
 const path = (id: string) => `/campaigns/${encodeURIComponent(id)}`;
 
@@ -114,5 +133,12 @@ export function createCampaignsApi(send: Send): CampaignsApi {
       send(`${path(id)}/send`, {}, { method: 'POST', read: 'json', check: isStatus }, options),
     cancel: (id, options = {}) =>
       send(`${path(id)}/cancel`, {}, { method: 'POST', read: 'json', check: isStatus }, options),
+    daily: (id, params = {}, options = {}) =>
+      send(
+        `${path(id)}/daily`,
+        { days: params.days },
+        { method: 'GET', read: 'json', check: isDaily },
+        options,
+      ),
   };
 }

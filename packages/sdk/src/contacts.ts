@@ -46,6 +46,8 @@ export interface Audience {
   name: string;
   contacts: number;
   subscribed: number;
+  /** Subscribed and not suppressed: whom a campaign to this audience reaches now. */
+  reachable: number;
 }
 
 export interface AudienceList {
@@ -92,7 +94,11 @@ export interface ContactsApi {
   ): Promise<ImportContactsResult>;
   /** The tenant's contacts (or one audience's) as CSV text. */
   exportCsv(params?: { audience?: string }, options?: RequestOptions): Promise<string>;
-  audiences(params?: { page?: number; limit?: number }, options?: RequestOptions): Promise<AudienceList>;
+  /** The audiences with their counts; `name` reads one. */
+  audiences(
+    params?: { page?: number; limit?: number; name?: string },
+    options?: RequestOptions,
+  ): Promise<AudienceList>;
   /**
    * Erases every personal datum of the address in the tenant (`POST /contacts/erase`,
    * `contacts:write`): contact, log entries' recipient/subject/content, sandbox messages, webhook
@@ -163,7 +169,7 @@ export function createContactsApi(send: Send): ContactsApi {
     audiences: (params = {}, options = {}) =>
       send(
         '/audiences',
-        { page: params.page, limit: params.limit },
+        { page: params.page, limit: params.limit, name: params.name },
         { method: 'GET', read: 'json', check: isAudienceList },
         options,
       ),

@@ -1,5 +1,6 @@
 export type {
   Campaign,
+  CampaignDay,
   CampaignList,
   CampaignStatus,
   CampaignsApi,
@@ -33,11 +34,13 @@ export {
 export type {
   CreateSequenceParams,
   Enrollment,
+  EnrollmentList,
   Sequence,
   SequenceList,
   SequenceStep,
   SequenceStepParams,
   SequencesApi,
+  UpdateSequenceParams,
 } from './sequences.js';
 export type {
   BatchEmailResponse,

@@ -42,6 +42,8 @@ export interface Enrollment {
   id: string;
   sequenceId: string;
   contactId: string;
+  /** The contact's address; null once the contact is deleted or erased. */
+  email: string | null;
   state: 'active' | 'completed' | 'stopped' | 'cancelled';
   /** `unsubscribed`, `suppressed` or `erased` when stopped. */
   stopReason: string | null;
@@ -55,10 +57,29 @@ export interface SequenceList {
   meta: ListMeta;
 }
 
+/** Fields to change; `steps` replaces the list (enrollments keep their place). */
+export interface UpdateSequenceParams {
+  name?: string;
+  from?: string;
+  steps?: SequenceStepParams[];
+}
+
+export interface EnrollmentList {
+  data: Enrollment[];
+  meta: ListMeta;
+}
+
 export interface SequencesApi {
   create(params: CreateSequenceParams, options?: RequestOptions): Promise<Sequence>;
   list(params?: { page?: number; limit?: number }, options?: RequestOptions): Promise<SequenceList>;
   get(id: string, options?: RequestOptions): Promise<Sequence>;
+  update(id: string, params: UpdateSequenceParams, options?: RequestOptions): Promise<Sequence>;
+  /** The sequence's enrollments, newest first, optionally of one state. */
+  enrollments(
+    id: string,
+    params?: { state?: Enrollment['state']; page?: number; limit?: number },
+    options?: RequestOptions,
+  ): Promise<EnrollmentList>;
   /** Enrolls the tenant's contact with this address (it must exist). */
   enroll(id: string, params: { email: string }, options?: RequestOptions): Promise<Enrollment>;
   /** Stops an enrollment: no further step is sent. */
@@ -73,6 +94,9 @@ const isSequenceList = (value: unknown): value is SequenceList =>
   isRecord(value) && Array.isArray(value.data) && isRecord(value.meta) && value.data.every(isSequence);
 const isEnrollment = (value: unknown): value is Enrollment =>
   isRecord(value) && typeof value.id === 'string' && typeof value.state === 'string';
+
+const isEnrollmentList = (value: unknown): value is EnrollmentList =>
+  isRecord(value) && Array.isArray(value.data) && isRecord(value.meta) && value.data.every(isEnrollment);
 
 const path = (id: string) => `/sequences/${encodeURIComponent(id)}`;
 
@@ -94,6 +118,20 @@ export function createSequencesApi(send: Send): SequencesApi {
       ),
     get: (id, options = {}) =>
       send(path(id), {}, { method: 'GET', read: 'json', check: isSequence }, options),
+    update: (id, params, options = {}) =>
+      send(
+        path(id),
+        {},
+        { method: 'PATCH', body: JSON.stringify(params), read: 'json', check: isSequence },
+        options,
+      ),
+    enrollments: (id, params = {}, options = {}) =>
+      send(
+        `${path(id)}/enrollments`,
+        { state: params.state, page: params.page, limit: params.limit },
+        { method: 'GET', read: 'json', check: isEnrollmentList },
+        options,
+      ),
     enroll: (id, params, options = {}) =>
       send(
         `${path(id)}/enrollments`,

@@ -76,6 +76,11 @@ describe('client.campaigns', () => {
     const sent = await client.campaigns.get(draft.id);
     expect(sent.status).toBe('sent');
     expect(sent.stats.recipients).toBe(2);
+    // Queued, not yet sent by anyone: seven empty days ending today.
+    const daily = await client.campaigns.daily(draft.id, { days: 7 });
+    expect(daily.days).toBe(7);
+    expect(daily.daily).toHaveLength(7);
+    expect(daily.daily.every((d) => d.sent === 0 && d.delivered === 0)).toBe(true);
     expect((await client.campaigns.list({ limit: 10 })).data.map((c) => c.id)).toEqual([draft.id]);
 
     const other = await client.campaigns.create({
@@ -126,5 +131,24 @@ describe('client.sequences', () => {
       .enroll(seq.id, { email: 'nobody@example.com' })
       .catch((e: unknown) => e);
     expect(missing).toMatchObject({ status: 404, message: 'Contact not found' });
+    // The enrollments, with their address and place; the steps edited.
+    const listed = await client.sequences.enrollments(seq.id, { state: 'cancelled' });
+    expect(listed.data).toEqual([
+      expect.objectContaining({
+        id: enrollment.id,
+        email: 'eve@example.com',
+        state: 'cancelled',
+        nextStep: 1,
+      }),
+    ]);
+    expect((await client.sequences.enrollments(seq.id, { state: 'active' })).meta.total).toBe(0);
+    const edited = await client.sequences.update(seq.id, {
+      name: 'Onboarding v2',
+      steps: [{ delayMinutes: 0, subject: 'Welcome!', text: 'one' }],
+    });
+    expect(edited).toMatchObject({
+      name: 'Onboarding v2',
+      steps: [expect.objectContaining({ subject: 'Welcome!' })],
+    });
   });
 });

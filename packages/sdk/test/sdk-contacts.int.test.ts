@@ -51,9 +51,10 @@ describe('client.contacts', () => {
     const updated = await contacts.update(created.id, { subscribed: false, audiences: ['news', 'vip'] });
     expect(updated).toMatchObject({ subscribed: false, audiences: ['news', 'vip'] });
     expect((await contacts.audiences()).data).toEqual([
-      { name: 'news', contacts: 1, subscribed: 0 },
-      { name: 'vip', contacts: 1, subscribed: 0 },
+      { name: 'news', contacts: 1, subscribed: 0, reachable: 0 },
+      { name: 'vip', contacts: 1, subscribed: 0, reachable: 0 },
     ]);
+    expect((await contacts.audiences({ name: 'vip' })).data.map((a) => a.name)).toEqual(['vip']);
     await contacts.remove(created.id);
     const err = await contacts.get(created.id).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TernApiError);

@@ -521,8 +521,14 @@ export const tenantSettingsSchema = z
   });
 
 export const tenantSettingsResponseSchema = z
-  .object({ retentionDays: retentionDaysSchema, tracking: trackingSchema })
+  .object({
+    retentionDays: retentionDaysSchema,
+    defaultRetentionDays: z.number().int().meta({
+      description: 'The server default (RETENTION_DAYS): the retention while `retentionDays` is null.',
+    }),
+    tracking: trackingSchema,
+  })
   .meta({
     description: 'The tenant’s settings.',
-    examples: [{ retentionDays: 30, tracking: { opens: true, clicks: true } }],
+    examples: [{ retentionDays: 30, defaultRetentionDays: 90, tracking: { opens: true, clicks: true } }],
   });

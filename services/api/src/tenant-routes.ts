@@ -24,6 +24,8 @@ const TENANT_ADMINS: readonly Role[] = ['owner', 'admin'];
 
 /** Dashboard JWT of the tenant in `:id`, with role owner or admin (SPEC §8). */
 const tenantAdmin: AuthConfig = { auth: 'jwt', tenantParam: 'id', roles: TENANT_ADMINS };
+/** Dashboard JWT of the tenant in `:id`, any role: members read the settings admins change. */
+const tenantMember: AuthConfig = { auth: 'jwt', tenantParam: 'id' };
 
 const adminErrors = {
   401: errors.unauthorized,
@@ -46,6 +48,12 @@ const metadata = (r: ApiKeyRecord) => ({
 
 /** `/tenants/:id/api-keys` (SPEC §8) and `/tenants/:id/settings` (SPEC §9 retention override). */
 export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  const settingsOf = async (tenantId: string) => ({
+    retentionDays: await getRetentionOverride(deps.pool, tenantId),
+    defaultRetentionDays: deps.retentionDays,
+    tracking: await getTracking(deps.pool, tenantId),
+  });
+
   app.post(
     '/tenants/:id/api-keys',
     {
@@ -144,21 +152,20 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
   app.get(
     '/tenants/:id/settings',
     {
-      config: tenantAdmin,
+      config: tenantMember,
       schema: {
         tags: [TAGS.settings],
         operationId: 'getTenantSettings',
         summary: 'Get tenant settings',
-        description: 'A tenant that never changed its settings has the defaults (`retentionDays: null`).',
+        description:
+          'Any role of the tenant reads them (only an owner or admin changes them). A tenant that never ' +
+          'changed its settings has the defaults (`retentionDays: null`: `defaultRetentionDays` applies).',
         security: DASHBOARD_ONLY,
         params: tenantParamsSchema,
         response: { 200: tenantSettingsResponseSchema, ...adminErrors },
       },
     },
-    async (request) => ({
-      retentionDays: await getRetentionOverride(deps.pool, request.params.id),
-      tracking: await getTracking(deps.pool, request.params.id),
-    }),
+    async (request) => settingsOf(request.params.id),
   );
 
   app.put(
@@ -197,10 +204,7 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
         await setTracking(deps.pool, tenantId, tracking, deps.now());
         request.log.info({ tracking }, 'tenant tracking changed');
       }
-      return {
-        retentionDays: await getRetentionOverride(deps.pool, tenantId),
-        tracking: await getTracking(deps.pool, tenantId),
-      };
+      return settingsOf(tenantId);
     },
   );
 };

@@ -4,7 +4,17 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
-import { bearer, buildApp, createKey, jwtFor, NOW, openStores, type Stores, testTenants } from './support.js';
+import {
+  bearer,
+  buildApp,
+  createKey,
+  DEFAULT_RETENTION_DAYS,
+  jwtFor,
+  NOW,
+  openStores,
+  type Stores,
+  testTenants,
+} from './support.js';
 
 const { clock, run, A, B } = testTenants('keys');
 
@@ -341,6 +351,7 @@ describe('GET /tenants/:id/settings', () => {
       const owner = bearer(jwtFor(clock, tenant));
       expect((await app.inject({ url: `/tenants/${tenant}/settings`, headers: owner })).json()).toEqual({
         retentionDays: null,
+        defaultRetentionDays: DEFAULT_RETENTION_DAYS,
         tracking: { opens: true, clicks: true },
       });
       await app.inject({
@@ -351,8 +362,25 @@ describe('GET /tenants/:id/settings', () => {
       });
       expect((await app.inject({ url: `/tenants/${tenant}/settings`, headers: owner })).json()).toEqual({
         retentionDays: 7,
+        defaultRetentionDays: DEFAULT_RETENTION_DAYS,
         tracking: { opens: true, clicks: true },
       });
+    });
+
+    it('a member reads them too (only owners and admins change them)', async () => {
+      const tenant = `settings-member-${run}`;
+      await app.inject({
+        method: 'PUT',
+        url: `/tenants/${tenant}/settings`,
+        headers: bearer(jwtFor(clock, tenant)),
+        payload: { retentionDays: 12 },
+      });
+      const res = await app.inject({
+        url: `/tenants/${tenant}/settings`,
+        headers: bearer(jwtFor(clock, tenant, 'member')),
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ retentionDays: 12, defaultRetentionDays: DEFAULT_RETENTION_DAYS });
     });
   });
 
@@ -363,9 +391,9 @@ describe('GET /tenants/:id/settings', () => {
   });
 
   describe('403', () => {
-    it('for a member, another tenant or an API key', async () => {
+    it('for another tenant or an API key', async () => {
       const key = (await createKey(app, ownerA, A, { scopes: [...SCOPES] })).key;
-      for (const headers of [bearer(memberA), bearer(ownerB), { 'x-api-key': key }]) {
+      for (const headers of [bearer(ownerB), { 'x-api-key': key }]) {
         expect((await app.inject({ url: `/tenants/${A}/settings`, headers })).statusCode).toBe(403);
       }
     });
@@ -383,7 +411,11 @@ describe('PUT /tenants/:id/settings', () => {
       for (const retentionDays of [1, 3650, null]) {
         const res = await put(tenant, { retentionDays }, admin);
         expect(res.statusCode, res.body).toBe(200);
-        expect(res.json()).toEqual({ retentionDays, tracking: { opens: true, clicks: true } });
+        expect(res.json()).toEqual({
+          retentionDays,
+          defaultRetentionDays: DEFAULT_RETENTION_DAYS,
+          tracking: { opens: true, clicks: true },
+        });
         const { rows } = await stores.pool.query(
           'SELECT retention_days FROM tenant_settings WHERE tenant_id = $1',
           [tenant],

@@ -361,6 +361,70 @@ describe('fan-out', () => {
     expect(await fanout.runOnce()).toBe(4);
   });
 
+  it('GET /campaigns/:id/daily: each email once per kind on the day of its first such event; sums are the stats', async () => {
+    // Sent two days ago (the audience is the contacts created before the send), read today.
+    const DAY = 86_400_000;
+    const before = clock.now();
+    const id = (await post('/campaigns', BODY)).json().id;
+    await post(`/campaigns/${id}/send`);
+    handed.length = 0;
+    await fanout.runOnce();
+    const today = new Date(before.getTime() + 2 * DAY);
+    clock.set(today.toISOString());
+    const [a, b, c] = handed;
+    const at = (day: number, ms: number) => new Date(today.getTime() + day * DAY + ms).toISOString();
+    await project(stores, [
+      ...eventsOf(A, a!.id, [
+        { type: 'email.sent', occurredAt: at(-2, 1), data: SENT },
+        { type: 'email.delivered', occurredAt: at(-2, 2), data: {} },
+        { type: 'email.opened', occurredAt: at(-1, 0), data: {} },
+        { type: 'email.clicked', occurredAt: at(-1, 1), data: { url: 'https://acme.test' } },
+        { type: 'email.opened', occurredAt: at(0, 0), data: {} },
+      ]),
+      ...eventsOf(A, b!.id, [
+        { type: 'email.sent', occurredAt: at(-2, 1), data: SENT },
+        { type: 'email.delivered', occurredAt: at(-2, 2), data: {} },
+        // A link scanner's open is no human one: b is opened on the day of its human open.
+        { type: 'email.opened', occurredAt: at(-1, 0), data: { bot: true } },
+        { type: 'email.opened', occurredAt: at(0, 0), data: {} },
+      ]),
+      ...eventsOf(A, c!.id, [
+        { type: 'email.sent', occurredAt: at(-2, 1), data: SENT },
+        { type: 'email.bounced', occurredAt: at(-2, 2), data: { bounceType: 'hard' } },
+      ]),
+    ]);
+    const res = await get(`/campaigns/${id}/daily?days=3`);
+    expect(res.statusCode, res.body).toBe(200);
+    const day = (n: number) => new Date(today.getTime() + n * DAY).toISOString().slice(0, 10);
+    expect(res.json()).toEqual({
+      days: 3,
+      daily: [
+        { date: day(-2), sent: 3, delivered: 2, opened: 0, clicked: 0, bounced: 1 },
+        { date: day(-1), sent: 0, delivered: 0, opened: 1, clicked: 1, bounced: 0 },
+        { date: day(0), sent: 0, delivered: 0, opened: 1, clicked: 0, bounced: 0 },
+      ],
+    });
+    const { stats } = (await get(`/campaigns/${id}`)).json();
+    const sum = (k: string) =>
+      (res.json().daily as Record<string, number>[]).reduce((n, d) => n + (d[k] ?? 0), 0);
+    for (const k of ['sent', 'delivered', 'opened', 'clicked', 'bounced']) expect(sum(k), k).toBe(stats[k]);
+    // The default period is 30 days; one day is today alone.
+    expect((await get(`/campaigns/${id}/daily`)).json().daily).toHaveLength(30);
+    expect((await get(`/campaigns/${id}/daily?days=1`)).json().daily).toEqual([
+      { date: day(0), sent: 0, delivered: 0, opened: 1, clicked: 0, bounced: 0 },
+    ]);
+    // Another tenant's campaign, or none: 404. Over a real socket, a bad period is a 400 naming it.
+    expect((await get(`/campaigns/${id}/daily`, bearer(jwtFor(clock, B)))).statusCode).toBe(404);
+    expect((await get('/campaigns/cmp_unknown/daily')).statusCode).toBe(404);
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    for (const days of ['0', '91', '1e1']) {
+      const bad = await fetch(`${url}/campaigns/${id}/daily?days=${days}`, { headers: key(readKeyA) });
+      expect(bad.status, days).toBe(400);
+      expect(((await bad.json()) as { message: string }).message).toMatch(/querystring\.days/);
+    }
+    clock.set(before.toISOString());
+  });
+
   it('GET /campaigns lists newest first with stats; another tenant sees none of them', async () => {
     const list = await get('/campaigns?limit=2');
     expect(list.statusCode).toBe(200);

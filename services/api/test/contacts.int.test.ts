@@ -266,24 +266,54 @@ describe('DELETE /contacts/:id', () => {
 });
 
 describe('GET /audiences', () => {
-  it('200: names in use with member and subscribed counts, by name; tenant only', async () => {
+  it('200: names in use with member, subscribed and reachable counts, by name; tenant only', async () => {
     const T = `aud-${run}`;
     const owner = jwtFor(clock, T);
     await create({ email: 'x1@example.com', audiences: ['news', 'beta'] }, bearer(owner));
     await create({ email: 'x2@example.com', audiences: ['news'], subscribed: false }, bearer(owner));
     await create({ email: 'x3@example.com' }, bearer(owner));
+    await create({ email: 'x4@example.com', audiences: ['news'] }, bearer(owner));
+    // Suppressed (any case: addresses are compared lowercased): subscribed, yet not reached.
+    const suppressed = await app.inject({
+      method: 'POST',
+      url: '/suppressions',
+      headers: bearer(owner),
+      payload: { email: 'X4@example.com' },
+    });
+    expect(suppressed.statusCode, suppressed.body).toBe(201);
     const res = await get('/audiences', bearer(owner));
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({
       data: [
-        { name: 'beta', contacts: 1, subscribed: 1 },
-        { name: 'news', contacts: 2, subscribed: 1 },
+        { name: 'beta', contacts: 1, subscribed: 1, reachable: 1 },
+        { name: 'news', contacts: 3, subscribed: 2, reachable: 1 },
       ],
       meta: { page: 1, limit: 20, total: 2, totalPages: 1 },
     });
     const page2 = await get('/audiences?limit=1&page=2', bearer(owner));
-    expect(page2.json().data).toEqual([{ name: 'news', contacts: 2, subscribed: 1 }]);
+    expect(page2.json().data).toEqual([{ name: 'news', contacts: 3, subscribed: 2, reachable: 1 }]);
     expect((await get('/audiences?page=5', bearer(owner))).json().meta.total).toBe(2);
     expect((await get('/audiences', key(otherKeyA))).statusCode).toBe(403);
+  });
+
+  it('?name= narrows to one audience (none when no contact carries it); a bad name is a 400', async () => {
+    const T = `aud-name-${run}`;
+    const owner = jwtFor(clock, T);
+    await create({ email: 'n1@example.com', audiences: ['news', 'beta'] }, bearer(owner));
+    await create({ email: 'n2@example.com', audiences: ['news'] }, bearer(owner));
+    const one = await get('/audiences?name=news', bearer(owner));
+    expect(one.json()).toEqual({
+      data: [{ name: 'news', contacts: 2, subscribed: 2, reachable: 2 }],
+      meta: { page: 1, limit: 20, total: 1, totalPages: 1 },
+    });
+    const none = await get('/audiences?name=nobody&page=2', bearer(owner));
+    expect(none.json()).toEqual({ data: [], meta: { page: 2, limit: 20, total: 0, totalPages: 0 } });
+    // Over a real socket too: the 400 names the field.
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const bad = await fetch(`${url}/audiences?name=${encodeURIComponent(' padded')}`, {
+      headers: bearer(owner),
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toMatch(/querystring\.name/);
   });
 });

@@ -696,7 +696,7 @@ describe('tracking', () => {
     const settings = (
       await world.app.inject({ url: `/tenants/${A}/settings`, headers: bearer(ownerA) })
     ).json();
-    expect(settings).toEqual({ retentionDays: null, tracking: { opens: true, clicks: true } });
+    expect(settings).toMatchObject({ retentionDays: null, tracking: { opens: true, clicks: true } });
     const put = await world.app.inject({
       method: 'PUT',
       url: `/tenants/${A}/settings`,
@@ -704,7 +704,11 @@ describe('tracking', () => {
       payload: { tracking: { opens: false, clicks: false } },
     });
     expect(put.statusCode, put.body).toBe(200);
-    expect(put.json()).toEqual({ retentionDays: null, tracking: { opens: false, clicks: false } });
+    expect(put.json()).toEqual({
+      retentionDays: null,
+      defaultRetentionDays: 90,
+      tracking: { opens: false, clicks: false },
+    });
     const bad = await world.app.inject({
       method: 'PUT',
       url: `/tenants/${A}/settings`,

@@ -46,6 +46,8 @@ type Rule =
   | { kind: 'dashboard' }
   /** `/tenants/:id/*`: a JWT of that tenant with role owner or admin; keys, members, other tenants 403. */
   | { kind: 'tenantAdmin' }
+  /** `/tenants/:id/*` reads: a JWT of that tenant, any role; keys and other tenants 403. */
+  | { kind: 'tenantMember' }
   /** An API key holding `scope`, or a JWT of any role. */
   | { kind: 'scope'; scope: Scope }
   /** A JWT with role owner or admin; no key, whatever its scopes (template writes, SPEC §12). */
@@ -235,7 +237,7 @@ const ROWS: Record<string, Row> = {
     }),
   },
   'GET /tenants/{id}/settings': {
-    rule: { kind: 'tenantAdmin' },
+    rule: { kind: 'tenantMember' },
     ok: 200,
     request: async () => ({ url: `/tenants/${A}/settings` }),
   },
@@ -489,6 +491,12 @@ const ROWS: Record<string, Row> = {
     resource: true,
     request: async () => ({ url: `/campaigns/${await campaignId()}` }),
   },
+  'GET /campaigns/{id}/daily': {
+    rule: { kind: 'scope', scope: 'campaigns:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/campaigns/${await campaignId()}/daily` }),
+  },
   'POST /campaigns/{id}/send': {
     rule: { kind: 'scope', scope: 'campaigns:write' },
     ok: 202,
@@ -517,6 +525,18 @@ const ROWS: Record<string, Row> = {
     ok: 200,
     resource: true,
     request: async () => ({ url: `/sequences/${await sequenceId()}` }),
+  },
+  'PATCH /sequences/{id}': {
+    rule: { kind: 'scope', scope: 'sequences:write' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/sequences/${await sequenceId()}`, payload: { name: 'renamed' } }),
+  },
+  'GET /sequences/{id}/enrollments': {
+    rule: { kind: 'scope', scope: 'sequences:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/sequences/${await sequenceId()}/enrollments` }),
   },
   'POST /sequences/{id}/enrollments': {
     rule: { kind: 'scope', scope: 'sequences:write' },
@@ -622,7 +642,7 @@ function expected(row: Row, credential: CredentialKind): { status: number; messa
     case 'admin':
       return { status: row.ok };
     case 'otherTenant':
-      if (rule.kind === 'tenantAdmin') return { status: 403 };
+      if (rule.kind === 'tenantAdmin' || rule.kind === 'tenantMember') return { status: 403 };
       return row.resource ? { status: 404 } : { status: row.ok };
   }
 }

@@ -285,3 +285,129 @@ describe('the schedule (controllable clock)', () => {
     expect(res.json().meta.total).toBeGreaterThanOrEqual(5);
   });
 });
+
+describe('PATCH /sequences/:id and GET /sequences/:id/enrollments', () => {
+  const patch = (id: string, payload: unknown, headers: Headers = key(writeKeyA)) =>
+    app.inject({ method: 'PATCH', url: `/sequences/${id}`, headers, payload: payload as object });
+
+  it('lists the enrollments newest first with their address and next step, by state; another tenant 404', async () => {
+    const seq = (await post('/sequences', BODY)).json().id;
+    const first = await contact(`list-1-${run}@example.com`);
+    const second = await contact(`list-2-${run}@example.com`);
+    const start = clock.now().getTime();
+    const e1 = (await post(`/sequences/${seq}/enrollments`, { email: first.email })).json().id;
+    clock.set(new Date(start + 1000).toISOString());
+    const e2 = (await post(`/sequences/${seq}/enrollments`, { email: second.email })).json().id;
+    await scheduler.runOnce();
+    await app.inject({
+      method: 'DELETE',
+      url: `/sequences/${seq}/enrollments/${e1}`,
+      headers: key(writeKeyA),
+    });
+
+    const res = await get(`/sequences/${seq}/enrollments`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({
+      data: [
+        {
+          id: e2,
+          sequenceId: seq,
+          contactId: second.id,
+          email: second.email,
+          state: 'active',
+          stopReason: null,
+          nextStep: 1,
+          // Step 2 is 60 minutes after step 1, which fell due at enrollment.
+          nextDueAt: new Date(start + 1000 + 60 * MIN).toISOString(),
+          enrolledAt: new Date(start + 1000).toISOString(),
+        },
+        expect.objectContaining({ id: e1, email: first.email, state: 'cancelled', nextDueAt: null }),
+      ],
+      meta: { page: 1, limit: 20, total: 2, totalPages: 1 },
+    });
+    const cancelled = (await get(`/sequences/${seq}/enrollments?state=cancelled`)).json();
+    expect(cancelled.data.map((e: { id: string }) => e.id)).toEqual([e1]);
+    expect(cancelled.meta.total).toBe(1);
+    expect((await get(`/sequences/${seq}/enrollments?limit=1&page=2`)).json().data[0].id).toBe(e1);
+    // A deleted contact leaves its enrollment without an address.
+    await stores.pool.query('DELETE FROM contacts WHERE tenant_id = $1 AND id = $2', [A, first.id]);
+    expect((await get(`/sequences/${seq}/enrollments?state=cancelled`)).json().data[0].email).toBeNull();
+    expect((await get(`/sequences/${seq}/enrollments`, bearer(jwtFor(clock, B)))).statusCode).toBe(404);
+    expect((await get('/sequences/seq_unknown/enrollments')).statusCode).toBe(404);
+  });
+
+  it('changes name, from and steps; enrollments keep their place and follow the new steps', async () => {
+    const seq = (await post('/sequences', BODY)).json().id;
+    const ada = await contact(`edit-${run}@example.com`);
+    const start = clock.now().getTime();
+    await post(`/sequences/${seq}/enrollments`, { email: ada.email });
+    await scheduler.runOnce();
+    expect(to(ada.email).map((m) => m.subject)).toEqual(['Welcome Ada']);
+
+    const res = await patch(seq, {
+      name: 'Onboarding v2',
+      steps: [BODY.steps[0], { delayMinutes: 60, subject: 'Tips, revised', text: 'two' }],
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ id: seq, name: 'Onboarding v2', from: BODY.from });
+    expect(res.json().steps.map((s: { subject: string }) => s.subject)).toEqual([
+      'Welcome {{firstName}}',
+      'Tips, revised',
+    ]);
+    // Step 1 already went out (its stats stay); step 2 is the revised one, at its due time; no step 3.
+    expect(res.json().steps[0].stats.recipients).toBe(1);
+    clock.set(new Date(start + 60 * MIN).toISOString());
+    await scheduler.runOnce();
+    clock.set(new Date(start + 1000 * MIN).toISOString());
+    await scheduler.runOnce();
+    expect(to(ada.email).map((m) => m.subject)).toEqual(['Welcome Ada', 'Tips, revised']);
+    expect((await get(`/sequences/${seq}`)).json().enrollments).toEqual({
+      active: 0,
+      completed: 1,
+      stopped: 0,
+      cancelled: 0,
+    });
+    expect((await patch(seq, { from: 'Acme <team@acme.test>' })).json().from).toBe('Acme <team@acme.test>');
+    expect((await patch('seq_unknown', { name: 'x' })).statusCode).toBe(404);
+    expect((await patch(seq, { name: 'x' }, bearer(jwtFor(clock, B)))).statusCode).toBe(404);
+    expect((await patch(seq, { name: 'x' }, key(readKeyA))).statusCode).toBe(403);
+  });
+
+  it('bad input over a real socket: a 400 naming the field, nothing changed', async () => {
+    const seq = (await post('/sequences', BODY)).json().id;
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const send = (method: string, path: string, body?: unknown) =>
+      fetch(`${url}${path}`, {
+        method,
+        headers: { ...key(writeKeyA), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      });
+    const cases: [string, string, unknown, RegExp][] = [
+      ['PATCH', `/sequences/${seq}`, {}, /name, from or steps is required/],
+      ['PATCH', `/sequences/${seq}`, { steps: [] }, /body\.steps/],
+      [
+        'PATCH',
+        `/sequences/${seq}`,
+        { steps: [{ delayMinutes: -1, subject: 's', text: 't' }] },
+        /delayMinutes/,
+      ],
+      [
+        'PATCH',
+        `/sequences/${seq}`,
+        { steps: [{ delayMinutes: 0, templateId: 'tpl_nope' }] },
+        /steps\.0\.templateId/,
+      ],
+      ['PATCH', `/sequences/${seq}`, { name: 'x', extra: 1 }, /extra/],
+      ['PATCH', `/sequences/${seq}`, '{"name":', /JSON|body/i],
+    ];
+    for (const [method, path, body, message] of cases) {
+      const res = await send(method, path, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(((await res.json()) as { message: string }).message).toMatch(message);
+    }
+    const list = await fetch(`${url}/sequences/${seq}/enrollments?state=paused`, { headers: key(readKeyA) });
+    expect(list.status).toBe(400);
+    expect(((await list.json()) as { message: string }).message).toMatch(/querystring\.state/);
+    expect((await get(`/sequences/${seq}`)).json()).toMatchObject({ name: BODY.name, from: BODY.from });
+  });
+});

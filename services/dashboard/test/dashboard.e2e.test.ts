@@ -5,15 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   api,
   type Browser,
-  buildAll,
   checkPage,
   expectPublicApiOnly,
   launchBrowser,
   newPage,
   postEvents,
   seedEvents,
+  sharedTern,
   signIn,
-  startDashboardTern,
   type Tern,
   waitProjected,
 } from './harness.js';
@@ -41,8 +40,7 @@ describe('the dashboard in Chromium, against a running Tern', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    buildAll();
-    tern = await startDashboardTern();
+    tern = sharedTern();
     await postEvents(tern, seedEvents(EMAILS));
     await waitProjected(tern, EMAILS);
     browser = await launchBrowser();
@@ -50,7 +48,6 @@ describe('the dashboard in Chromium, against a running Tern', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await tern?.process.stop();
   });
 
   it('GET / is the dashboard, under a strict CSP; the banner prints the one-click link', async () => {

@@ -1,23 +1,59 @@
 /// <reference lib="dom" />
 // The callbacks given to page.evaluate run in the browser: they see the DOM, not Node.
 /**
- * The Domains page (SPEC §20) in Chromium, against a built Tern process whose DNS checks resolve
- * through a DNS server in this test process (DNS_SERVERS): what a new user does — add a domain,
- * copy the records, publish them, verify — and what the API then holds.
+ * The Domains page (SPEC §20) in Chromium (the run's shared browser), against a built Tern process
+ * of this file's own — its DNS checks resolve through a DNS server in this test process
+ * (`DNS_SERVERS`) — doing what a new user does: add a domain, copy the records, publish them,
+ * verify; and what the API then holds.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { signDashboardToken } from '@tern/auth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTern, type TernProcess } from '../../../test/e2e/tern-process.js';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
-import {
-  api,
-  type Browser,
-  buildAll,
-  checkPage,
-  launchBrowser,
-  newPage,
-  signIn,
-  startDashboardTern,
-  type Tern,
-} from './harness.js';
+import { tempDir } from '../../../test/support/services.js';
+import { api, type Browser, checkPage, launchBrowser, newPage, signIn, type Tern } from './harness.js';
+
+const TENANT = 'domains';
+
+/** A Tern of this file's own (the shared one resolves through the system's DNS), as the harness sees one. */
+async function startDomainsTern(dnsServer: string): Promise<{ tern: Tern; process: TernProcess }> {
+  const dataDir = tempDir('tern-dashboard-domains-');
+  const proc = await startTern({
+    // A second Tern next to the run's shared one: on a busy machine its start takes a while.
+    readyTimeoutMs: 180_000,
+    env: {
+      DATA_DIR: dataDir,
+      NODE_ENV: 'development',
+      DNS_SERVERS: dnsServer,
+      BOUNCE_MX_HOST: 'bounces.tern.test',
+    },
+  });
+  const { jwtSecret, ingestToken } = JSON.parse(readFileSync(join(dataDir, 'dev-secrets.json'), 'utf8')) as {
+    jwtSecret: string;
+    ingestToken: string;
+  };
+  const token = (role: 'owner' | 'admin' | 'member') =>
+    signDashboardToken({
+      secret: jwtSecret,
+      tenantId: TENANT,
+      role,
+      sub: `${role}-user`,
+      expiresInSeconds: 3600,
+    });
+  return {
+    process: proc,
+    tern: {
+      url: proc.url,
+      link: `${proc.url}/#token=${token('owner')}`,
+      tenant: TENANT,
+      jwt: token('owner'),
+      ingestToken,
+      token,
+    },
+  };
+}
 
 interface Domain {
   id: string;
@@ -29,19 +65,19 @@ interface Domain {
 
 describe('the Domains page, in Chromium', () => {
   let tern: Tern;
+  let proc: TernProcess;
   let browser: Browser;
   let dns: TestDnsServer;
 
   beforeAll(async () => {
-    buildAll();
     dns = await startTestDnsServer();
-    tern = await startDashboardTern({ DNS_SERVERS: dns.server, BOUNCE_MX_HOST: 'bounces.tern.test' });
+    ({ tern, process: proc } = await startDomainsTern(dns.server));
     browser = await launchBrowser();
   }, 180_000);
 
   afterAll(async () => {
     await browser?.close();
-    await tern?.process.stop();
+    await proc?.stop();
     await dns?.close();
   });
 

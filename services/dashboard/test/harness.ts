@@ -1,112 +1,65 @@
 /// <reference lib="dom" />
 // The callbacks given to page.evaluate run in the browser: they see the DOM, not Node.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { signDashboardToken } from '@tern/auth';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { expect } from 'vitest';
-import { buildTern, startTern, type TernProcess } from '../../../test/e2e/tern-process.js';
-import { tempDir, waitFor } from '../../../test/support/services.js';
+import { expect, inject } from 'vitest';
+import { waitFor } from '../../../test/support/services.js';
+import type {} from './global-setup.js';
 
 /**
  * Browser tests of the dashboard: a real `npm start`-like process on embedded stores, data posted
- * through `POST /events`, and Debian's Chromium driven by playwright-core. `bash infra/browser.sh`
- * installs Chromium when it is missing (`.ci/run` calls it).
+ * through `POST /events` and the public API, and Debian's Chromium driven by playwright-core. One
+ * process and one browser serve every browser test file of a run (`global-setup.ts`); each file
+ * works in its own tenant.
  */
 const here = dirname(fileURLToPath(import.meta.url));
 const dashboardRoot = resolve(here, '..');
-const BROWSER_SETUP = fileURLToPath(new URL('../../../infra/browser.sh', import.meta.url));
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** Screenshots of every page (gitignored); `docs/dashboard-overview.png` is copied from here. */
+/** Screenshots of every page (gitignored); `docs/dashboard-*.png` are copied from here. */
 export const ARTIFACTS = resolve(dashboardRoot, 'artifacts');
+/** The run's one build of the dashboard and Tern (also used by the image test). */
+export { buildAll } from './build.js';
+
+/** The banner's tenant. */
 export const TENANT = 'demo';
 
-/**
- * Builds the dashboard and Tern once per test run. Several browser test files run at once (one
- * process each): the first builds under a lock, the others find the run's stamp and reuse the
- * build, so no file's Tern starts while another file's `vite build` is emptying `dist/`.
- */
-export function buildAll(): void {
-  const run = process.env.TERN_TEST_RUN_ID;
-  const stamp = join(dashboardRoot, 'artifacts', '.build-run');
-  withLock(join(dashboardRoot, 'artifacts', '.build-lock'), () => {
-    if (run && existsSync(stamp) && readFileSync(stamp, 'utf8') === run) return;
-    execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: dashboardRoot, stdio: 'pipe' });
-    buildTern();
-    if (run) writeFileSync(stamp, run);
-  });
-}
-
-/** Runs `fn` holding a lock directory (mkdir is atomic); a lock older than 5 minutes is stale. */
-function withLock(dir: string, fn: () => void): void {
-  mkdirSync(dirname(dir), { recursive: true });
-  const deadline = Date.now() + 300_000;
-  for (;;) {
-    try {
-      mkdirSync(dir);
-      break;
-    } catch {
-      const age = existsSync(dir) ? Date.now() - statSync(dir).mtimeMs : 0;
-      if (age > 300_000) rmSync(dir, { recursive: true, force: true });
-      else if (Date.now() > deadline) throw new Error(`${dir}: still locked after 5 minutes`);
-      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
-    }
-  }
-  try {
-    fn();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 export interface Tern {
-  process: TernProcess;
   url: string;
-  /** The banner's one-click link: `PUBLIC_URL/#token=<owner JWT>`. */
+  /** The banner's one-click link: `PUBLIC_URL/#token=<owner JWT of demo>`. */
   link: string;
+  /** The tenant this test file works in. */
+  tenant: string;
+  /** An owner JWT of that tenant (for `demo`, the banner's own). */
   jwt: string;
   ingestToken: string;
-  /** A JWT of the demo tenant with another role, signed with the process's dev secret. */
+  /** A JWT of the tenant with another role, signed with the process's dev secret. */
   token(role: 'owner' | 'admin' | 'member'): string;
 }
 
-/** Starts the built all-in-one process in development mode (plus `env`) and reads its banner. */
-export async function startDashboardTern(env: Record<string, string> = {}): Promise<Tern> {
-  const dataDir = tempDir('tern-dashboard-');
-  const tern = await startTern({ env: { DATA_DIR: dataDir, NODE_ENV: 'development', ...env } });
-  const lines = tern.stdout().split('\n');
-  const after = (pattern: RegExp) => {
-    const i = lines.findIndex((l) => pattern.test(l));
-    expect(i, `banner line ${pattern}`).toBeGreaterThanOrEqual(0);
-    return lines[i + 1]!.trim();
-  };
-  const jwt = after(/Dashboard JWT/);
-  const link = after(/Open the dashboard/);
-  const ingestToken = lines
-    .find((l) => l.includes('Ingest token:'))!
-    .split(':')[1]!
-    .trim();
-  const secrets = JSON.parse(readFileSync(join(dataDir, 'dev-secrets.json'), 'utf8')) as {
-    jwtSecret: string;
-  };
+/**
+ * The run's shared Tern as one tenant sees it. `demo` is the banner's tenant; any other name is a
+ * fresh tenant of the test file's own (no data until the file adds some).
+ */
+export function sharedTern(tenant = TENANT): Tern {
+  const env = inject('dashboard');
+  const token = (role: 'owner' | 'admin' | 'member') =>
+    signDashboardToken({
+      secret: env.jwtSecret,
+      tenantId: tenant,
+      role,
+      sub: `${role}-user`,
+      expiresInSeconds: 3600,
+    });
   return {
-    process: tern,
-    url: tern.url,
-    link,
-    jwt,
-    ingestToken,
-    token: (role) =>
-      signDashboardToken({
-        secret: secrets.jwtSecret,
-        tenantId: TENANT,
-        role,
-        sub: `${role}-user`,
-        expiresInSeconds: 3600,
-      }),
+    url: env.url,
+    link: env.link,
+    tenant,
+    jwt: tenant === TENANT ? env.bannerJwt : token('owner'),
+    ingestToken: env.ingestToken,
+    token,
   };
 }
 
@@ -117,14 +70,14 @@ const TEMPLATES = ['welcome', 'receipt', 'password-reset'];
  * `n` emails spread over the last ~80 days (so 7, 30 and 90 days differ), with every outcome the
  * overview counts: sent, delivered, bounced, failed, opened, clicked, complained.
  */
-export function seedEvents(n: number, now = Date.now()) {
+export function seedEvents(n: number, now = Date.now(), tenantId = TENANT) {
   return Array.from({ length: n }, (_, i) => {
     const emailId = `dash-${String(i).padStart(3, '0')}`;
     const at = now - i * 1.8 * DAY - 60_000;
     const ev = (type: string, offsetMs: number, data: Record<string, unknown> = {}) => ({
       id: `${emailId}-${type}`,
       type,
-      tenantId: TENANT,
+      tenantId,
       emailId,
       occurredAt: new Date(at + offsetMs).toISOString(),
       data,
@@ -168,6 +121,28 @@ export async function api<T>(tern: Tern, path: string, headers?: Record<string, 
   return (await res.json()) as T;
 }
 
+/** A write on the public API with the file tenant's owner JWT; expects `status`, answers the body. */
+export async function apiWrite<T>(
+  tern: Tern,
+  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+  status = method === 'POST' ? 201 : method === 'DELETE' ? 204 : 200,
+): Promise<T> {
+  const csv = typeof body === 'string';
+  const res = await fetch(`${tern.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${tern.jwt}`,
+      ...(body === undefined ? {} : { 'content-type': csv ? 'text/csv' : 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: csv ? body : JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  expect(res.status, `${method} ${path}: ${text}`).toBe(status);
+  return (text ? JSON.parse(text) : null) as T;
+}
+
 /** Waits until both read models (logs and analytics) hold `n` emails. */
 export async function waitProjected(tern: Tern, n: number): Promise<void> {
   await waitFor(
@@ -180,42 +155,24 @@ export async function waitProjected(tern: Tern, n: number): Promise<void> {
   );
 }
 
-export const BROWSER_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-];
-
 export interface Browser {
   context: BrowserContext;
   close(): Promise<void>;
 }
 
-/** Headless Chromium with a fresh user-data-dir (removed on close). */
+/**
+ * A browser context of this file (its own cookies and storage) in the run's shared Chromium: each
+ * page opened in it is a tab with its own sessionStorage, as a user's tabs are.
+ */
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    // The project's set-up installs the browser itself (Debian's chromium), once.
-    execFileSync('bash', [BROWSER_SETUP], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000 });
-  }
-  const profile = mkdtempSync(join(tmpdir(), 'tern-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: BROWSER_ARGS,
-    viewport: { width: 1280, height: 900 },
-    timeout: 60_000,
-  });
+  const browser = await chromium.connect(inject('dashboard').wsEndpoint, { timeout: 60_000 });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   context.setDefaultTimeout(15_000);
   return {
     context,
     async close() {
       await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      await browser.close();
     },
   };
 }
@@ -226,6 +183,8 @@ export interface WatchedPage {
   errors: string[];
   /** `METHOD /path` of every fetch the page made (the API calls). */
   calls: string[];
+  /** The page's requests still in flight (`METHOD /path?query`), to say what kept a page busy. */
+  pending: Set<string>;
 }
 
 /** A new tab (its own sessionStorage) that records console errors and page exceptions. */
@@ -234,16 +193,35 @@ export async function newPage(browser: Browser, width = 1280): Promise<WatchedPa
   await page.setViewportSize({ width, height: 900 });
   const errors: string[] = [];
   const calls: string[] = [];
+  const pending = new Set<string>();
+  const label = (r: { method(): string; url(): string }) => {
+    const u = new URL(r.url());
+    return `${r.method()} ${u.pathname}${u.search}`;
+  };
   page.on('request', (r) => {
+    pending.add(label(r));
     if (r.resourceType() === 'fetch' || r.resourceType() === 'xhr') {
       calls.push(`${r.method()} ${new URL(r.url()).pathname}`);
     }
   });
+  page.on('requestfinished', (r) => pending.delete(label(r)));
+  page.on('requestfailed', (r) => pending.delete(label(r)));
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(`console: ${m.text()}`);
   });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  return { page, errors, calls };
+  return { page, errors, calls, pending };
+}
+
+/**
+ * The browser reports a request the API refused (a 4xx the test provoked on purpose) as a console
+ * error of its own: takes exactly those reports of `status` off the page's errors, so that every
+ * other console error still fails the test.
+ */
+export function expectRefusalsLogged(w: WatchedPage, status: number, count = 1): void {
+  const refused = w.errors.filter((e) => e.includes(`status of ${status}`));
+  expect(refused, `the browser's reports of the ${status}`).toHaveLength(count);
+  for (const e of refused) w.errors.splice(w.errors.indexOf(e), 1);
 }
 
 /** Opens the dashboard signed in through `#token=` and waits for the first page to render. */
@@ -289,10 +267,11 @@ export async function pageOverflow(page: Page): Promise<number> {
   return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 }
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** A PNG of the page under `artifacts/`: the whole page, or what the window shows (`fullPage: false`). */
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const path = join(ARTIFACTS, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  await page.screenshot({ path, fullPage });
   return path;
 }
 
@@ -321,10 +300,28 @@ export async function expectPublicApiOnly(w: WatchedPage, name: string): Promise
   expect(unlisted, `${name}: calls outside the public API (/docs/json)`).toEqual([]);
 }
 
+/**
+ * Waits until the page has had no request in flight for 500 ms (bounded for a machine busy with
+ * the whole suite). Counted here rather than by Playwright's `networkidle`, which a sandboxed
+ * `srcdoc` preview frame re-rendered as the user types never reaches.
+ */
+export async function waitIdle(w: WatchedPage, name: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let quietSince = Date.now();
+  for (;;) {
+    if (w.pending.size > 0) quietSince = Date.now();
+    else if (Date.now() - quietSince >= 500) return;
+    if (Date.now() > deadline) {
+      throw new Error(`${name}: the page never went idle; in flight: ${[...w.pending].join(', ')}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Accessibility, console, public API only, 360 px and screenshots: the checks every page passes. */
 export async function checkPage(w: WatchedPage, name: string): Promise<void> {
   // A bound for a machine busy with the whole suite (the context's 15 s default was once too short).
-  await w.page.waitForLoadState('networkidle', { timeout: 30_000 });
+  await waitIdle(w, name);
   await expectPublicApiOnly(w, name);
   expect(await seriousA11yViolations(w.page), `${name}: serious accessibility violations`).toEqual([]);
   await screenshot(w.page, `${name}-1280`);
@@ -335,7 +332,21 @@ export async function checkPage(w: WatchedPage, name: string): Promise<void> {
       timeout: 3000,
     })
     .catch(() => undefined);
-  expect(await pageOverflow(w.page), `${name}: page wider than 360 px`).toBeLessThanOrEqual(0);
+  const overflow = await pageOverflow(w.page);
+  const culprits =
+    overflow > 0
+      ? await w.page.evaluate(() =>
+          Array.from(document.querySelectorAll('body *'))
+            .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1)
+            .filter((el) => getComputedStyle(el).position === 'absolute' || !el.closest('.table-wrap'))
+            .slice(0, 5)
+            .map(
+              (el) =>
+                `${el.tagName.toLowerCase()}.${el.className} (${Math.round(el.getBoundingClientRect().right)} px)`,
+            ),
+        )
+      : [];
+  expect(overflow, `${name}: page wider than 360 px: ${culprits.join(', ')}`).toBeLessThanOrEqual(0);
   expect(await seriousA11yViolations(w.page), `${name} at 360 px: serious accessibility violations`).toEqual(
     [],
   );

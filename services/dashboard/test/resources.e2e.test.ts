@@ -9,14 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   api,
   type Browser,
-  buildAll,
   checkPage,
   launchBrowser,
   newPage,
   postEvents,
   seedEvents,
+  sharedTern,
   signIn,
-  startDashboardTern,
   type Tern,
   waitProjected,
 } from './harness.js';
@@ -31,16 +30,14 @@ describe('the tenant-resource pages (templates, suppressions, contacts), in Chro
   let browser: Browser;
 
   beforeAll(async () => {
-    buildAll();
-    tern = await startDashboardTern();
-    await postEvents(tern, seedEvents(10));
+    tern = sharedTern('resources');
+    await postEvents(tern, seedEvents(10, Date.now(), tern.tenant));
     await waitProjected(tern, 10);
     browser = await launchBrowser();
   }, 180_000);
 
   afterAll(async () => {
     await browser?.close();
-    await tern?.process.stop();
   });
 
   it('templates: an admin creates one and sees the rendered preview; a member views it, no write action', async () => {

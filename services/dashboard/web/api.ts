@@ -83,3 +83,91 @@ export function query(params: Record<string, string | number | undefined>): stri
   const s = q.toString();
   return s ? `?${s}` : '';
 }
+
+/** How far an upload is: bytes sent of the body's size. */
+export interface UploadProgress {
+  loaded: number;
+  total: number;
+}
+
+/**
+ * POST of a file with upload progress (`fetch` reports none): XMLHttpRequest's `upload.onprogress`.
+ * Same credential, same error shape and same 401 handling as `request`.
+ */
+export function upload<T>(
+  path: string,
+  body: Blob,
+  contentType: string,
+  onProgress: (p: UploadProgress) => void,
+): Promise<ApiResult<T>> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', path);
+    xhr.setRequestHeader('accept', 'application/json');
+    xhr.setRequestHeader('content-type', contentType);
+    if (token) xhr.setRequestHeader('authorization', `Bearer ${token}`);
+    xhr.upload.onprogress = (e) =>
+      onProgress({ loaded: e.loaded, total: e.lengthComputable ? e.total : body.size });
+    xhr.onerror = () =>
+      reject(new ApiError(0, 'Tern cannot be reached. Check that it is running, then retry.'));
+    xhr.onload = () => {
+      let parsed: unknown = null;
+      try {
+        parsed = xhr.responseText ? JSON.parse(xhr.responseText) : null;
+      } catch {
+        parsed = null;
+      }
+      if (xhr.status >= 200 && xhr.status < 300) {
+        resolve({ body: parsed as T, asOf: xhr.getResponseHeader('x-tern-as-of') });
+        return;
+      }
+      const err = (parsed ?? {}) as { message?: unknown; code?: unknown };
+      if (xhr.status === 401) onUnauthorized();
+      reject(
+        new ApiError(
+          xhr.status,
+          typeof err.message === 'string' ? err.message : `${xhr.status} ${xhr.statusText}`,
+          typeof err.code === 'string' ? err.code : undefined,
+        ),
+      );
+    };
+    xhr.send(body);
+  });
+}
+
+/**
+ * A file from the API saved by the browser: read with the credential (a plain link could not send
+ * it), then handed to the browser's download through an object URL of the bytes.
+ */
+export async function download(path: string, filename: string): Promise<number> {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  let res: Response;
+  try {
+    res = await fetch(path, { headers, credentials: 'omit', cache: 'no-store' });
+  } catch {
+    throw new ApiError(0, 'Tern cannot be reached. Check that it is running, then retry.');
+  }
+  if (!res.ok) {
+    let message = `${res.status} ${res.statusText}`;
+    try {
+      const err = (await res.json()) as { message?: unknown };
+      if (typeof err.message === 'string') message = err.message;
+    } catch {
+      // Not JSON: keep the status line.
+    }
+    if (res.status === 401) onUnauthorized();
+    throw new ApiError(res.status, message);
+  }
+  const blob = await res.blob();
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  // The browser has taken the bytes once the click is handled.
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  return blob.size;
+}

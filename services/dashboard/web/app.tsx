@@ -1,30 +1,10 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { configureApi } from './api.js';
-import { ApiKeysPage } from './pages/api-keys.js';
-import { ContactsPage } from './pages/contacts.js';
-import { DomainsPage } from './pages/domains.js';
-import { EmailPage } from './pages/email.js';
-import { LogsPage } from './pages/logs.js';
-import { OverviewPage } from './pages/overview.js';
-import { SendPage } from './pages/send.js';
 import { SignInPage } from './pages/sign-in.js';
-import { SuppressionsPage } from './pages/suppressions.js';
-import { TemplatesPage } from './pages/templates.js';
-import { WebhooksPage } from './pages/webhooks.js';
-import { useRoute } from './router.js';
+import { ProjectProvider, ProjectSwitcher } from './project.js';
+import { routeHref, useRoute } from './router.js';
+import { PAGES, pageOf } from './routes.js';
 import { adoptFragmentToken, clearSession, loadSession, type Session, saveSession } from './session.js';
-
-const NAV = [
-  { path: '/', label: 'Overview' },
-  { path: '/logs', label: 'Logs' },
-  { path: '/send', label: 'Send' },
-  { path: '/templates', label: 'Templates' },
-  { path: '/api-keys', label: 'API keys' },
-  { path: '/webhooks', label: 'Webhooks' },
-  { path: '/suppressions', label: 'Suppressions' },
-  { path: '/contacts', label: 'Contacts' },
-  { path: '/domains', label: 'Domains' },
-];
 
 function initial(): { session: Session | undefined; notice: string | undefined } {
   const refused = adoptFragmentToken();
@@ -76,33 +56,23 @@ export function App() {
     );
   }
 
-  const section = `/${route.path.split('/')[1] ?? ''}`;
-  let page: preact.JSX.Element;
-  if (route.path === '/') page = <OverviewPage />;
-  else if (route.path === '/logs') page = <LogsPage route={route} />;
-  else if (route.path.startsWith('/emails/'))
-    page = <EmailPage id={decodeURIComponent(route.path.slice('/emails/'.length))} />;
-  else if (route.path === '/send') page = <SendPage />;
-  else if (route.path === '/templates') page = <TemplatesPage session={session} />;
-  else if (route.path === '/api-keys') page = <ApiKeysPage session={session} />;
-  else if (route.path === '/webhooks') page = <WebhooksPage />;
-  else if (route.path === '/suppressions') page = <SuppressionsPage />;
-  else if (route.path === '/contacts') page = <ContactsPage />;
-  else if (route.path === '/domains') page = <DomainsPage session={session} />;
-  else
-    page = (
-      <section aria-labelledby="page-title">
-        <h1 id="page-title" tabIndex={-1}>
-          Not found
-        </h1>
-        <p>
-          No page at <code>{route.path}</code>. <a href="#/">Go to the overview.</a>
-        </p>
-      </section>
-    );
+  const found = pageOf(route.path);
+  const lit = found ? (found.page.navPath ?? found.page.path) : undefined;
+  const page = found ? (
+    found.page.render({ route, session, rest: found.rest })
+  ) : (
+    <section aria-labelledby="page-title">
+      <h1 id="page-title" tabIndex={-1}>
+        Not found
+      </h1>
+      <p>
+        No page at <code>{route.path}</code>. <a href={routeHref('/')}>Go to the overview.</a>
+      </p>
+    </section>
+  );
 
   return (
-    <>
+    <ProjectProvider route={route}>
       {/* A button, not an anchor: `#main` would be taken for a route by the hash router. */}
       <button type="button" class="skip" onClick={() => document.getElementById('page-title')?.focus()}>
         Skip to content
@@ -113,20 +83,16 @@ export function App() {
         </div>
         <nav aria-label="Dashboard">
           <ul>
-            {NAV.map((n) => (
-              <li key={n.path}>
-                <a
-                  href={`#${n.path}`}
-                  aria-current={
-                    section === n.path || (n.path === '/logs' && section === '/emails') ? 'page' : undefined
-                  }
-                >
-                  {n.label}
+            {PAGES.filter((p) => p.label !== undefined).map((p) => (
+              <li key={p.path}>
+                <a href={routeHref(p.path)} aria-current={lit === p.path ? 'page' : undefined}>
+                  {p.label}
                 </a>
               </li>
             ))}
           </ul>
         </nav>
+        <ProjectSwitcher route={route} />
         <div class="who">
           <span data-testid="tenant">
             {session.tenantId} · {session.role}
@@ -137,6 +103,6 @@ export function App() {
         </div>
       </header>
       <main id="main">{page}</main>
-    </>
+    </ProjectProvider>
   );
 }

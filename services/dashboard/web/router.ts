@@ -6,6 +6,12 @@ export interface Route {
   params: URLSearchParams;
 }
 
+/**
+ * The one parameter every route carries on: the project the views are narrowed to
+ * (`#/logs?project=prj_…`), so a link shares the view it was copied from.
+ */
+export const PROJECT_PARAM = 'project';
+
 function current(): Route {
   const raw = window.location.hash.replace(/^#/, '') || '/';
   const [path = '/', search = ''] = raw.split('?');
@@ -22,6 +28,25 @@ export function useRoute(): Route {
   return route;
 }
 
+/** The project of the current address, or undefined for the whole tenant. */
+export const currentProject = (): string | undefined => current().params.get(PROJECT_PARAM) || undefined;
+
+/**
+ * `path` (`/logs?page=2`) with the current project added unless it names one itself: every link
+ * and every navigation of the app goes through this, so the project follows the user around.
+ */
+export function withProject(path: string, project = currentProject()): string {
+  if (project === undefined) return path;
+  const [base = '/', search = ''] = path.split('?');
+  const params = new URLSearchParams(search);
+  if (params.has(PROJECT_PARAM)) return path;
+  params.set(PROJECT_PARAM, project);
+  return `${base}?${params.toString()}`;
+}
+
+/** The `href` of an in-app link (`#/…`), keeping the project. */
+export const routeHref = (path: string) => `#${withProject(path)}`;
+
 export function navigate(path: string): void {
-  window.location.hash = path;
+  window.location.hash = withProject(path);
 }

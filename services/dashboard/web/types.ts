@@ -105,6 +105,8 @@ export interface ApiKey {
   lastUsedAt: string | null;
   expiresAt: string | null;
   revokedAt: string | null;
+  /** The project the key is bound to; null = every project. */
+  projectId: string | null;
 }
 export interface CreatedApiKey {
   id: string;
@@ -201,4 +203,115 @@ export interface Contact {
   subscribed: boolean;
   audiences?: string[];
   createdAt: string;
+}
+
+/** `GET /emails/logs` pages carry the cursor of the next one (SPEC §19). */
+export interface LogsMeta extends ListMeta {
+  nextCursor: string | null;
+}
+
+/** `/projects` (SPEC §16). */
+export interface Project {
+  id: string;
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** `GET /audiences`: `reachable` is whom a campaign to it reaches now (subscribed, not suppressed). */
+export interface Audience {
+  name: string;
+  contacts: number;
+  subscribed: number;
+  reachable: number;
+}
+
+export interface ImportResult {
+  rows: number;
+  created: number;
+  updated: number;
+  failed: number;
+  errors: { row: number; message: string }[];
+}
+
+/** SPEC §15 `stats` of a campaign or a sequence step. */
+export interface MailStats {
+  recipients: number;
+  sent: number;
+  delivered: number;
+  opened: number;
+  clicked: number;
+  bounced: number;
+  complained: number;
+  unsubscribed: number;
+}
+
+export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'sent', 'cancelled'] as const;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+
+export interface Campaign {
+  id: string;
+  name: string;
+  from: string;
+  audience: string;
+  templateId: string | null;
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+  status: CampaignStatus;
+  scheduledAt: string | null;
+  sentAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  stats: MailStats;
+}
+
+/** `GET /campaigns/:id/daily`: per UTC day of the first event of each kind. */
+export interface CampaignDay {
+  date: string;
+  sent: number;
+  delivered: number;
+  opened: number;
+  clicked: number;
+  bounced: number;
+}
+
+export interface SequenceStep {
+  delayMinutes: number;
+  templateId: string | null;
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+  stats: MailStats;
+}
+
+export interface Sequence {
+  id: string;
+  name: string;
+  from: string;
+  steps: SequenceStep[];
+  enrollments: { active: number; completed: number; stopped: number; cancelled: number };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const ENROLLMENT_STATES = ['active', 'completed', 'stopped', 'cancelled'] as const;
+
+export interface Enrollment {
+  id: string;
+  sequenceId: string;
+  contactId: string;
+  email: string | null;
+  state: (typeof ENROLLMENT_STATES)[number];
+  stopReason: string | null;
+  nextStep: number;
+  nextDueAt: string | null;
+  enrolledAt: string;
+}
+
+/** `GET /tenants/:id/settings` (any role reads; owners and admins change). */
+export interface TenantSettings {
+  retentionDays: number | null;
+  defaultRetentionDays: number;
+  tracking: { opens: boolean; clicks: boolean };
 }

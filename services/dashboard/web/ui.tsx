@@ -94,17 +94,19 @@ export function TableWrap({ label, children }: { label: string; children: Compon
   );
 }
 
-export function Pager({
-  page,
-  totalPages,
-  onPage,
-  label,
-}: {
+export interface PagerProps {
   page: number;
   totalPages: number;
   onPage: (page: number) => void;
   label: string;
-}) {
+  /**
+   * The next page by the API's cursor (`meta.nextCursor`, SPEC §19: constant cost however deep),
+   * where the list has one; without it "Older" asks for `page + 1`.
+   */
+  onNext?: (() => void) | undefined;
+}
+
+export function Pager({ page, totalPages, onPage, label, onNext }: PagerProps) {
   return (
     <nav class="pager" aria-label={label}>
       <button type="button" disabled={page <= 1} onClick={() => onPage(page - 1)}>
@@ -113,11 +115,125 @@ export function Pager({
       <span aria-live="polite">
         Page {page} of {Math.max(totalPages, 1)}
       </span>
-      <button type="button" disabled={page >= totalPages} onClick={() => onPage(page + 1)}>
+      <button
+        type="button"
+        disabled={page >= totalPages}
+        onClick={() => (onNext ? onNext() : onPage(page + 1))}
+      >
         Older →
       </button>
     </nav>
   );
+}
+
+/** The pager of a `{ data, meta }` list answer, or nothing before the first answer. */
+export const pagerOf = (
+  meta: { page: number; totalPages: number } | undefined,
+  onPage: (page: number) => void,
+  label: string,
+): PagerProps | undefined => meta && { page: meta.page, totalPages: meta.totalPages, onPage, label };
+
+/** What an empty list shows: that it is empty, and what to do first. */
+export function EmptyState({ title, children }: { title: string; children?: ComponentChildren }) {
+  return (
+    <div class="empty" data-testid="empty">
+      <p>
+        <strong>{title}</strong>
+      </p>
+      {children}
+    </div>
+  );
+}
+
+/**
+ * A labelled progress bar with its figures in words ("12 of 50 sent"); without `max` it is
+ * indeterminate (work going on whose size is unknown).
+ */
+export function ProgressBar({
+  id,
+  label,
+  value,
+  max,
+  text,
+}: {
+  id: string;
+  label: string;
+  value?: number | undefined;
+  max?: number | undefined;
+  text: string;
+}) {
+  return (
+    <div class="progress" data-testid={id}>
+      <label for={id}>{label}</label>
+      {max === undefined ? (
+        <progress id={id} />
+      ) : (
+        <progress id={id} value={Math.min(value ?? 0, max)} max={Math.max(max, 1)} />
+      )}
+      <span class="muted" aria-live="polite">
+        {text}
+      </span>
+    </div>
+  );
+}
+
+/**
+ * Runs `tick` every `ms` while `active` (and the tab is visible): a view that follows work in
+ * progress without a reload. Each answer re-renders; the timer stops once `active` turns false.
+ */
+export function usePoll(active: boolean, ms: number, tick: () => void) {
+  const latest = useRef(tick);
+  latest.current = tick;
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') latest.current();
+    }, ms);
+    return () => clearInterval(timer);
+  }, [active, ms]);
+}
+
+const STAT_LABELS = [
+  ['recipients', 'Recipients'],
+  ['sent', 'Sent'],
+  ['delivered', 'Delivered'],
+  ['opened', 'Opened'],
+  ['clicked', 'Clicked'],
+  ['bounced', 'Bounced'],
+  ['complained', 'Complaints'],
+  ['unsubscribed', 'Unsubscribed'],
+] as const;
+
+/** SPEC §15 `stats` of a campaign or a sequence step, as figures (`data-testid="stat-<key>"`). */
+export function StatsCards({ stats }: { stats: Record<(typeof STAT_LABELS)[number][0], number> }) {
+  return (
+    <dl class="cards" data-testid="stats">
+      {STAT_LABELS.map(([key, label]) => (
+        <div class="card" key={key}>
+          <dt>{label}</dt>
+          <dd>
+            <span class="figure" data-testid={`stat-${key}`}>
+              {formatNumber(stats[key])}
+            </span>
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** Minutes as a person says them: `0` → "at once", `90` → "1 h 30 min", `2880` → "2 days". */
+export function formatDelay(minutes: number): string {
+  if (minutes === 0) return 'at once';
+  const days = Math.floor(minutes / 1440);
+  const hours = Math.floor((minutes % 1440) / 60);
+  const mins = minutes % 60;
+  const parts = [
+    days ? `${days} day${days === 1 ? '' : 's'}` : '',
+    hours ? `${hours} h` : '',
+    mins ? `${mins} min` : '',
+  ];
+  return parts.filter(Boolean).join(' ');
 }
 
 export function StatusBadge({ status }: { status: string }) {
@@ -240,7 +356,7 @@ export function ListTable<T>({
   row: (item: T) => ComponentChildren;
   actionError?: string | undefined;
   empty?: ComponentChildren;
-  pager?: { page: number; totalPages: number; onPage: (page: number) => void; label: string } | undefined;
+  pager?: PagerProps | undefined;
 }) {
   return (
     <>
@@ -271,5 +387,27 @@ export function ListTable<T>({
         </>
       )}
     </>
+  );
+}
+
+/** The 7 / 30 / 90-day switch of a period (SPEC §6's periods), `aria-pressed` on the chosen one. */
+export function PeriodSwitch({
+  days,
+  onChange,
+  periods = [7, 30, 90],
+}: {
+  days: number;
+  onChange: (days: number) => void;
+  periods?: readonly number[];
+}) {
+  return (
+    <fieldset class="segmented">
+      <legend class="sr-only">Period</legend>
+      {periods.map((p) => (
+        <button key={p} type="button" aria-pressed={days === p} onClick={() => onChange(p)}>
+          {p} days
+        </button>
+      ))}
+    </fieldset>
   );
 }

@@ -85,3 +85,44 @@ export async function mailStats(
 }
 
 export const statsKey = (source: string, step: number) => `${source}#${step}`;
+
+/** The kinds of `mailDaily`'s buckets and the event that marks each. */
+export const DAILY_EVENTS = {
+  sent: 'email.sent',
+  delivered: 'email.delivered',
+  opened: 'email.opened',
+  clicked: 'email.clicked',
+  bounced: 'email.bounced',
+} as const;
+export type DailyKind = keyof typeof DAILY_EVENTS;
+
+/**
+ * The mail of `source` per UTC day of what happened to it, from the timeline (`email_events`):
+ * each email counts once per kind, on the day of its first such event — a scanner's open or click
+ * (`bot: true`) is not one, as in `mailStats` — so over a period holding all of it the days add up
+ * to the stats. Days before `since` are left out. One scan of the source's emails' timelines.
+ */
+export async function mailDaily(
+  pool: Pick<pg.Pool, 'query'>,
+  tenantId: string,
+  source: string,
+  since: Date,
+): Promise<{ day: string; kind: DailyKind; n: number }[]> {
+  const kinds = Object.keys(DAILY_EVENTS) as DailyKind[];
+  const { rows } = await pool.query<{ day: string; type: string; n: string }>(
+    `WITH firsts AS (
+       SELECT e.type, min(e.occurred_at) AS at
+         FROM bulk_emails b
+         JOIN email_events e ON e.tenant_id = b.tenant_id AND e.email_id = b.email_id
+        WHERE b.tenant_id = $1 AND b.source = $2 AND e.type = ANY($3::text[])
+          AND NOT (e.type IN ('email.opened', 'email.clicked') AND COALESCE(e.data->>'bot', '') = 'true')
+        GROUP BY b.email_id, e.type
+     )
+     SELECT to_char((at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, type, count(*) AS n
+       FROM firsts WHERE at >= $4
+      GROUP BY 1, 2`,
+    [tenantId, source, kinds.map((k) => DAILY_EVENTS[k]), since],
+  );
+  const kindOf = new Map(kinds.map((k) => [DAILY_EVENTS[k] as string, k]));
+  return rows.map((r) => ({ day: r.day, kind: kindOf.get(r.type)!, n: Number(r.n) }));
+}

@@ -8,6 +8,7 @@ import {
   type Recipient,
   resolveContent,
 } from '../bulk/mail.js';
+import { reachableContactSql } from '../contacts/store.js';
 import { type CampaignRow, campaignSource } from './store.js';
 
 /**
@@ -98,8 +99,7 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
            FROM contacts ct
           WHERE ct.tenant_id = $1 AND ct.audiences @> ARRAY[$2::text] AND ct.created_at <= $3
             AND ($4::text IS NULL OR ct.id > $4)
-            AND ((ct.subscribed AND NOT EXISTS (SELECT 1 FROM suppressions s
-                                                 WHERE s.tenant_id = ct.tenant_id AND s.email = ct.email))
+            AND (${reachableContactSql('ct')}
                  OR EXISTS (SELECT 1 FROM bulk_emails b
                              WHERE b.tenant_id = ct.tenant_id AND b.source = $5 AND b.contact_id = ct.id))
           ORDER BY ct.id

@@ -1,14 +1,17 @@
 import {
   type CampaignStatus,
+  campaignDailySchema,
   campaignSchema,
   campaignStatusAnswerSchema,
   contentProblem,
   createCampaignBodySchema,
   updateCampaignBodySchema,
 } from '@tern/contracts';
+import { analyticsPeriod, dayRange } from '@tern/domain';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type pg from 'pg';
+import { DAILY_EVENTS, type DailyKind, mailDaily } from '../bulk/stats.js';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { assertFromVerified } from '../domains/policy.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
@@ -23,10 +26,11 @@ import {
   resourceIdParam,
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errors, noContentSchema } from '../schemas.js';
+import { analyticsQuerySchema, errors, noContentSchema } from '../schemas.js';
 import {
   type CampaignRow,
   campaignOf,
+  campaignSource,
   cancelCampaign,
   deleteDraft,
   getCampaign,
@@ -156,6 +160,53 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       const found = await getCampaign(deps.pool, credentialOf(request).tenantId, request.params.id);
       if (found === null) throw notFound('Campaign');
       return found;
+    },
+  );
+
+  app.get(
+    '/campaigns/:id/daily',
+    {
+      config: read,
+      schema: {
+        tags: [TAGS.campaigns],
+        operationId: 'getCampaignDaily',
+        summary: 'A campaign’s emails per day',
+        description:
+          'The campaign’s emails per UTC day of what happened to them, over the last `days` days (1..90, ' +
+          'default 30): each email counts once per kind on the day of its first `email.sent`, ' +
+          '`email.delivered`, human `email.opened`, human `email.clicked` or `email.bounced` (scanners left ' +
+          'out, as in `stats`). Over a period holding the whole campaign, `delivered`, `opened`, `clicked` ' +
+          'and `bounced` add up to its `stats`. The analytics rollups count emails by the day they were ' +
+          'created, which for a campaign is one day; this is its timeline.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        querystring: analyticsQuerySchema.pick({ days: true }),
+        response: {
+          200: campaignDailySchema,
+          400: errors.badRequest('querystring.days: days must be an integer from 1 to 90'),
+          ...resourceErrors('Campaign', { notFound: true }),
+        },
+      },
+    },
+    async (request) => {
+      const tenantId = credentialOf(request).tenantId;
+      const { id } = request.params;
+      const { days } = request.query;
+      if ((await getCampaignRow(deps.pool, tenantId, id)) === null) throw notFound('Campaign');
+      const period = analyticsPeriod(deps.now(), days);
+      const rows = await mailDaily(deps.pool, tenantId, campaignSource(id), new Date(period.since));
+      const zero = () =>
+        Object.fromEntries(Object.keys(DAILY_EVENTS).map((k) => [k, 0])) as Record<DailyKind, number>;
+      const byDay = new Map<string, Record<DailyKind, number>>();
+      for (const r of rows) {
+        const bucket = byDay.get(r.day) ?? zero();
+        bucket[r.kind] = r.n;
+        byDay.set(r.day, bucket);
+      }
+      return {
+        days,
+        daily: dayRange(period.since, days).map((date) => ({ date, ...(byDay.get(date) ?? zero()) })),
+      };
     },
   );
 

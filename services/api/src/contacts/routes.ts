@@ -42,6 +42,11 @@ const audienceQuery = audienceNameSchema
   .optional()
   .meta({ description: 'Only the contacts of this audience.', example: 'newsletter' });
 const listQuerySchema = pageQuerySchema.extend({ audience: audienceQuery });
+const audiencesQuerySchema = pageQuerySchema.extend({
+  name: audienceNameSchema
+    .optional()
+    .meta({ description: 'Only this audience (none when no contact carries it).', example: 'newsletter' }),
+});
 const exportQuerySchema = z.object({ audience: audienceQuery });
 const importQuerySchema = z.object({
   audience: audienceNameSchema
@@ -320,10 +325,12 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
         operationId: 'listAudiences',
         summary: 'List audiences',
         description:
-          'The audience names the tenant’s contacts carry, by name, with how many contacts each has and how ' +
-          'many of them are subscribed. An audience exists while a contact is in it.',
+          'The audience names the tenant’s contacts carry, by name, with how many contacts each has, how ' +
+          'many of them are subscribed, and how many a campaign would reach now (`reachable`: subscribed and ' +
+          'not suppressed, the fan-out’s own rule). An audience exists while a contact is in it; `name` ' +
+          'narrows to one.',
         security: KEY_OR_DASHBOARD,
-        querystring: pageQuerySchema,
+        querystring: audiencesQuerySchema,
         response: {
           200: audienceListSchema,
           400: errors.badRequest('querystring.page: page must be an integer ≥ 1'),
@@ -333,8 +340,11 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
     },
     async (request) => {
       const { tenantId } = credentialOf(request);
-      const { page, limit } = request.query;
-      const { data, total } = await listAudiences(deps.pool, tenantId, pageWindow({ page, limit }));
+      const { page, limit, name } = request.query;
+      const { data, total } = await listAudiences(deps.pool, tenantId, {
+        ...pageWindow({ page, limit }),
+        name,
+      });
       return { data, meta: listMeta(page, limit, total) };
     },
   );

@@ -179,31 +179,63 @@ export async function deleteContact(db: Queryable, tenantId: string, id: string)
 }
 
 /** Audience names in use, with member and subscribed counts, by name (byte order). */
+/**
+ * A contact a campaign reaches (SPEC §15): subscribed and not on the tenant's suppression list.
+ * One predicate for the fan-out and for the audience counts, so the count the dashboard shows
+ * before a send is the fan-out's own.
+ */
+export const reachableContactSql = (alias: string) =>
+  `(${alias}.subscribed AND NOT EXISTS (SELECT 1 FROM suppressions s
+                                      WHERE s.tenant_id = ${alias}.tenant_id AND s.email = ${alias}.email))`;
+
+export interface AudienceCounts {
+  name: string;
+  contacts: number;
+  subscribed: number;
+  reachable: number;
+}
+
+/** The audiences by name with their counts; `name` narrows to that one audience (its GIN index). */
 export async function listAudiences(
   db: Queryable,
   tenantId: string,
-  q: { limit: number; offset: string },
-): Promise<{ data: { name: string; contacts: number; subscribed: number }[]; total: number }> {
-  const { rows } = await db.query<{ name: string; contacts: string; subscribed: string; total: string }>(
-    `SELECT name, count(*) AS contacts, count(*) FILTER (WHERE subscribed) AS subscribed,
+  q: { limit: number; offset: string; name?: string | undefined },
+): Promise<{ data: AudienceCounts[]; total: number }> {
+  const name = q.name ?? null;
+  const { rows } = await db.query<{
+    name: string;
+    contacts: string;
+    subscribed: string;
+    reachable: string;
+    total: string;
+  }>(
+    `SELECT name, count(*) AS contacts, count(*) FILTER (WHERE c.subscribed) AS subscribed,
+            count(*) FILTER (WHERE ${reachableContactSql('c')}) AS reachable,
             count(*) OVER () AS total
-       FROM contacts, unnest(audiences) AS name
-      WHERE tenant_id = $1
+       FROM contacts c, unnest(c.audiences) AS name
+      WHERE c.tenant_id = $1
+        AND ($4::text IS NULL OR (c.audiences @> ARRAY[$4::text] AND name = $4::text))
       GROUP BY name
       ORDER BY name COLLATE "C"
       LIMIT $2 OFFSET $3`,
-    [tenantId, q.limit, q.offset],
+    [tenantId, q.limit, q.offset, name],
   );
   let total = Number(rows[0]?.total ?? 0);
   if (rows.length === 0 && q.offset !== '0') {
     const count = await db.query<{ total: string }>(
-      'SELECT count(DISTINCT name) AS total FROM contacts, unnest(audiences) AS name WHERE tenant_id = $1',
-      [tenantId],
+      `SELECT count(DISTINCT name) AS total FROM contacts c, unnest(c.audiences) AS name
+        WHERE c.tenant_id = $1 AND ($2::text IS NULL OR (c.audiences @> ARRAY[$2::text] AND name = $2::text))`,
+      [tenantId, name],
     );
     total = Number(count.rows[0]?.total ?? 0);
   }
   return {
-    data: rows.map((r) => ({ name: r.name, contacts: Number(r.contacts), subscribed: Number(r.subscribed) })),
+    data: rows.map((r) => ({
+      name: r.name,
+      contacts: Number(r.contacts),
+      subscribed: Number(r.subscribed),
+      reachable: Number(r.reachable),
+    })),
     total,
   };
 }

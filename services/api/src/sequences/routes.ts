@@ -1,9 +1,11 @@
 import { randomBase62 } from '@tern/auth';
 import {
   createSequenceBodySchema,
+  ENROLLMENT_STATES,
   enrollBodySchema,
   enrollmentSchema,
   sequenceSchema,
+  updateSequenceBodySchema,
 } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -24,7 +26,15 @@ import {
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
-import { cancelEnrollment, enroll, getSequence, insertSequence, listSequences } from './store.js';
+import {
+  cancelEnrollment,
+  enroll,
+  getSequence,
+  insertSequence,
+  listEnrollments,
+  listSequences,
+  updateSequence,
+} from './store.js';
 
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'sequences:read' };
 const write: AuthConfig = { auth: 'jwt_or_key', scope: 'sequences:write' };
@@ -38,9 +48,25 @@ const enrollmentParams = params.extend({
     .meta({ description: 'Id of the enrollment.', example: 'enr_4Hs9dK2mQ7wE1rT6yU3iO8pA' }),
 });
 const EXAMPLE = sequenceSchema.meta()?.examples;
+const enrollmentsQuerySchema = pageQuerySchema.extend({
+  state: z
+    .enum(ENROLLMENT_STATES, { error: `state must be one of ${ENROLLMENT_STATES.join(', ')}` })
+    .optional()
+    .meta({ description: 'Only the enrollments in this state.', example: 'active' }),
+});
 
 /** `/sequences` (SPEC §15). The schedule itself is `createSequenceScheduler` (scheduler.ts). */
 export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  /** Every step's template must be the tenant's: a 400 naming each one that is not. */
+  async function checkTemplates(tenantId: string, steps: readonly { templateId?: string | undefined }[]) {
+    const problems: string[] = [];
+    for (const [i, step] of steps.entries()) {
+      if (step.templateId !== undefined && !(await templateExists(deps.pool, tenantId, step.templateId)))
+        problems.push(`body.steps.${i}.templateId: template ${step.templateId} not found`);
+    }
+    if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
+  }
+
   app.post(
     '/sequences',
     {
@@ -62,12 +88,7 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     },
     async (request, reply) => {
       const tenantId = credentialOf(request).tenantId;
-      const problems: string[] = [];
-      for (const [i, step] of request.body.steps.entries()) {
-        if (step.templateId !== undefined && !(await templateExists(deps.pool, tenantId, step.templateId)))
-          problems.push(`body.steps.${i}.templateId: template ${step.templateId} not found`);
-      }
-      if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
+      await checkTemplates(tenantId, request.body.steps);
       await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
         { field: 'body.from', from: request.body.from },
       ]);
@@ -124,6 +145,80 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       const found = await getSequence(deps.pool, credentialOf(request).tenantId, request.params.id);
       if (found === null) throw notFound('Sequence');
       return found;
+    },
+  );
+
+  app.patch(
+    '/sequences/:id',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.sequences],
+        operationId: 'updateSequence',
+        summary: 'Change a sequence',
+        description:
+          '`name`, `from` and/or `steps` (the whole list, 1..20). Enrollments keep their place: the index ' +
+          'of their next step and its due time; the delays after it follow the new steps. An enrollment ' +
+          'whose next step no longer exists completes when it falls due. Mail already sent is not changed.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        body: updateSequenceBodySchema,
+        response: {
+          200: sequenceSchema,
+          400: errors.badRequest(
+            'body.steps.0.delayMinutes: delayMinutes must be an integer from 0 to 525600',
+          ),
+          ...resourceErrors('Sequence', { notFound: true }),
+        },
+      },
+    },
+    async (request) => {
+      const tenantId = credentialOf(request).tenantId;
+      if (request.body.steps !== undefined) await checkTemplates(tenantId, request.body.steps);
+      if (request.body.from !== undefined)
+        await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
+          { field: 'body.from', from: request.body.from },
+        ]);
+      const updated = await updateSequence(deps.pool, tenantId, request.params.id, request.body, deps.now());
+      if (updated === null) throw notFound('Sequence');
+      return updated;
+    },
+  );
+
+  app.get(
+    '/sequences/:id/enrollments',
+    {
+      config: read,
+      schema: {
+        tags: [TAGS.sequences],
+        operationId: 'listEnrollments',
+        summary: 'List a sequence’s enrollments',
+        description:
+          'Newest first, each with its contact’s address, state, and next step (0-based `nextStep`, due at ' +
+          '`nextDueAt` while active); `state` narrows to one state.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        querystring: enrollmentsQuerySchema,
+        response: {
+          ...listResponses(enrollmentSchema, {
+            what: 'Sequence',
+            description: 'One page of enrollments.',
+            examples: enrollmentSchema.meta()?.examples ?? [],
+            badRequest: 'querystring.state: state must be one of active, completed, stopped, cancelled',
+          }),
+          ...resourceErrors('Sequence', { notFound: true }),
+        },
+      },
+    },
+    async (request) => {
+      const found = await listEnrollments(
+        deps.pool,
+        credentialOf(request).tenantId,
+        request.params.id,
+        request.query,
+      );
+      if (found === null) throw notFound('Sequence');
+      return listAnswer(found.items, request.query, found.total);
     },
   );
 

@@ -1,4 +1,10 @@
-import type { CreateSequenceBody, Enrollment, Sequence } from '@tern/contracts';
+import type {
+  CreateSequenceBody,
+  Enrollment,
+  EnrollmentState,
+  Sequence,
+  UpdateSequenceBody,
+} from '@tern/contracts';
 import type pg from 'pg';
 import { mailStats, statsKey, ZERO_STATS } from '../bulk/stats.js';
 import { type PageQuery, pageWindow } from '../resource-kit.js';
@@ -89,6 +95,36 @@ export async function getSequence(db: Queryable, tenantId: string, id: string): 
   return rows[0] ? (await toSequences(db, tenantId, rows))[0]! : null;
 }
 
+/**
+ * `PATCH /sequences/:id`: the given fields; `steps` replaces the list. Enrollments keep their next
+ * step's index and due time: a step added after it is sent in turn, one removed is skipped (past
+ * the last step an enrollment completes when it falls due).
+ */
+export async function updateSequence(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  patch: UpdateSequenceBody,
+  at: Date,
+): Promise<Sequence | null> {
+  const { rows } = await db.query<SequenceRow>(
+    `UPDATE sequences
+        SET name = COALESCE($3, name), from_address = COALESCE($4, from_address),
+            steps = COALESCE($5::jsonb, steps), updated_at = $6
+      WHERE tenant_id = $1 AND id = $2
+      RETURNING id, name, from_address, steps, created_at, updated_at`,
+    [
+      tenantId,
+      id,
+      patch.name ?? null,
+      patch.from ?? null,
+      patch.steps === undefined ? null : JSON.stringify(toStoredSteps(patch.steps)),
+      at,
+    ],
+  );
+  return rows[0] ? (await toSequences(db, tenantId, rows))[0]! : null;
+}
+
 export async function listSequences(
   db: Queryable,
   tenantId: string,
@@ -110,6 +146,7 @@ interface EnrollmentRow {
   id: string;
   sequence_id: string;
   contact_id: string;
+  email: string | null;
   state: Enrollment['state'];
   stop_reason: string | null;
   next_step: number;
@@ -119,11 +156,16 @@ interface EnrollmentRow {
 
 const ENROLLMENT_COLUMNS =
   'id, sequence_id, contact_id, state, stop_reason, next_step, next_due_at, enrolled_at';
+/** The same columns on `sequence_enrollments e` joined to its contact (`ct`, gone once deleted or erased). */
+const ENROLLMENT_JOINED = `e.id, e.sequence_id, e.contact_id, ct.email, e.state, e.stop_reason, e.next_step,
+  e.next_due_at, e.enrolled_at`;
+const CONTACT_JOIN = 'LEFT JOIN contacts ct ON ct.tenant_id = e.tenant_id AND ct.id = e.contact_id';
 
 const toEnrollment = (r: EnrollmentRow): Enrollment => ({
   id: r.id,
   sequenceId: r.sequence_id,
   contactId: r.contact_id,
+  email: r.email,
   state: r.state,
   stopReason: r.stop_reason,
   nextStep: r.next_step,
@@ -155,7 +197,7 @@ export async function enroll(
   if (steps === null) return { kind: 'no_sequence' };
   if (contact_id === null) return { kind: 'no_contact' };
   const due = new Date(at.getTime() + steps[0]!.delayMinutes * 60_000);
-  const inserted = await db.query<EnrollmentRow>(
+  const inserted = await db.query<Omit<EnrollmentRow, 'email'>>(
     `INSERT INTO sequence_enrollments (tenant_id, id, sequence_id, contact_id, state, next_step, next_due_at,
                                        enrolled_at, updated_at)
      VALUES ($1, $2, $3, $4, 'active', 0, $5, $6, $6)
@@ -164,7 +206,7 @@ export async function enroll(
     [tenantId, enrollmentId, sequenceId, contact_id, due, at],
   );
   if (!inserted.rows[0]) return { kind: 'already_enrolled' };
-  return { kind: 'ok', enrollment: toEnrollment(inserted.rows[0]) };
+  return { kind: 'ok', enrollment: toEnrollment({ ...inserted.rows[0], email }) };
 }
 
 /** `DELETE …/enrollments/:id`: an active enrollment stops (`cancelled`); again → true; unknown → false. */
@@ -197,8 +239,39 @@ export async function getEnrollment(
   enrollmentId: string,
 ): Promise<Enrollment | null> {
   const { rows } = await db.query<EnrollmentRow>(
-    `SELECT ${ENROLLMENT_COLUMNS} FROM sequence_enrollments WHERE tenant_id = $1 AND sequence_id = $2 AND id = $3`,
+    `SELECT ${ENROLLMENT_JOINED} FROM sequence_enrollments e ${CONTACT_JOIN}
+      WHERE e.tenant_id = $1 AND e.sequence_id = $2 AND e.id = $3`,
     [tenantId, sequenceId, enrollmentId],
   );
   return rows[0] ? toEnrollment(rows[0]) : null;
+}
+
+/**
+ * One page of a sequence's enrollments, newest first (`enrolled_at` desc, then id), optionally of
+ * one state; null when the tenant has no such sequence.
+ */
+export async function listEnrollments(
+  db: Queryable,
+  tenantId: string,
+  sequenceId: string,
+  q: PageQuery & { state?: EnrollmentState | undefined },
+): Promise<{ items: Enrollment[]; total: number } | null> {
+  const { limit, offset } = pageWindow(q);
+  const state = q.state ?? null;
+  const [exists, count, list] = await Promise.all([
+    db.query('SELECT 1 FROM sequences WHERE tenant_id = $1 AND id = $2', [tenantId, sequenceId]),
+    db.query<{ total: string }>(
+      `SELECT count(*) AS total FROM sequence_enrollments
+        WHERE tenant_id = $1 AND sequence_id = $2 AND ($3::text IS NULL OR state = $3)`,
+      [tenantId, sequenceId, state],
+    ),
+    db.query<EnrollmentRow>(
+      `SELECT ${ENROLLMENT_JOINED} FROM sequence_enrollments e ${CONTACT_JOIN}
+        WHERE e.tenant_id = $1 AND e.sequence_id = $2 AND ($3::text IS NULL OR e.state = $3)
+        ORDER BY e.enrolled_at DESC, e.id COLLATE "C" DESC LIMIT $4 OFFSET $5::bigint`,
+      [tenantId, sequenceId, state, limit, offset],
+    ),
+  ]);
+  if ((exists.rowCount ?? 0) === 0) return null;
+  return { items: list.rows.map(toEnrollment), total: Number(count.rows[0]?.total ?? 0) };
 }

@@ -1,10 +1,12 @@
 import { useState } from 'preact/hooks';
 import { del, get, post } from '../api.js';
+import { useProject } from '../project.js';
 import { isAdmin, type Session } from '../session.js';
 import { type ApiKey, type CreatedApiKey, SCOPES } from '../types.js';
 import {
   Alert,
   ConfirmButtons,
+  EmptyState,
   formatDate,
   ListTable,
   Page,
@@ -34,6 +36,9 @@ function ApiKeysAdmin({ tenantId }: { tenantId: string }) {
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['email:send']);
   const [expiresAt, setExpiresAt] = useState('');
+  const project = useProject();
+  // With a project chosen, a new key is bound to it unless unticked (SPEC §16).
+  const [bind, setBind] = useState(true);
   const form = useActionError();
   const [busy, setBusy] = useState(false);
   const [confirming, setConfirming] = useState<string | undefined>();
@@ -48,6 +53,7 @@ function ApiKeysAdmin({ tenantId }: { tenantId: string }) {
         name: name.trim(),
         scopes,
         ...(expiresAt ? { expiresAt: new Date(`${expiresAt}T23:59:59Z`).toISOString() } : {}),
+        ...(project.id !== undefined && bind ? { projectId: project.id } : {}),
       };
       const res = await post<CreatedApiKey>(base, body);
       setCreated(res.body);
@@ -104,6 +110,12 @@ function ApiKeysAdmin({ tenantId }: { tenantId: string }) {
           value={expiresAt}
           onInput={(e) => setExpiresAt(e.currentTarget.value)}
         />
+        {project.id !== undefined && (
+          <label class="check">
+            <input type="checkbox" checked={bind} onChange={(e) => setBind(e.currentTarget.checked)} />
+            Bind to the project “{project.name}” (the key then sends and reads only within it)
+          </label>
+        )}
         <Alert message={form.error} />
         <button type="submit" disabled={busy}>
           Create key
@@ -111,15 +123,27 @@ function ApiKeysAdmin({ tenantId }: { tenantId: string }) {
       </form>
 
       <h2>Keys</h2>
+      {project.id !== undefined && (
+        <p class="muted" data-testid="keys-scope">
+          Keys bound to the project “{project.name}”. Choose “All projects” in the header to see every key.
+        </p>
+      )}
       <ListTable
         load={keys}
-        items={keys.data}
+        items={project.id === undefined ? keys.data : keys.data?.filter((k) => k.projectId === project.id)}
         what="API keys"
         label="API keys"
         testId="api-keys"
         columns={['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'State']}
         actionError={action.error}
-        empty={<p class="muted">No key yet.</p>}
+        empty={
+          <EmptyState title={project.id === undefined ? 'No key yet.' : 'No key is bound to this project.'}>
+            <p>
+              Create one above: programs send with <code>email:send</code> and read the log with{' '}
+              <code>email:read</code>. The key is shown once.
+            </p>
+          </EmptyState>
+        }
         row={(k) => (
           <tr key={k.id} data-id={k.id}>
             <th scope="row">{k.name}</th>

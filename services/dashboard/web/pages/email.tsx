@@ -1,5 +1,6 @@
 import { useEffect } from 'preact/hooks';
 import { get } from '../api.js';
+import { routeHref } from '../router.js';
 import type { EmailContent, EmailDetail } from '../types.js';
 import { ErrorNotice, formatDate, HtmlPreview, Loading, Page, StatusBadge, useLoad } from '../ui.js';
 
@@ -33,7 +34,7 @@ export function EmailPage({ id }: { id: string }) {
   }, [data, reload]);
 
   return (
-    <Page title="Email" actions={<a href="#/logs">← Logs</a>}>
+    <Page title="Email" actions={<a href={routeHref('/logs')}>← Logs</a>}>
       {email.error && <ErrorNotice error={email.error} what="email details" />}
       {!email.data && email.loading && <Loading />}
       {email.data && (

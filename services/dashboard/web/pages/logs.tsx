@@ -1,7 +1,9 @@
 import { get, query } from '../api.js';
-import { navigate, type Route } from '../router.js';
-import { type List, type LogEntry, STATUSES } from '../types.js';
+import { useProject } from '../project.js';
+import { navigate, type Route, routeHref } from '../router.js';
+import { type List, type LogEntry, type LogsMeta, STATUSES } from '../types.js';
 import {
+  EmptyState,
   ErrorNotice,
   formatDate,
   formatNumber,
@@ -16,21 +18,33 @@ import {
 const LIMIT = 20;
 
 /**
- * The delivery log (SPEC §7), newest first. The status filter is SPEC §19's `status` parameter,
- * applied by the API: the rows, the total and the pages are those of that status.
+ * The delivery log (SPEC §7), newest first. The status filter is SPEC §19's `status` parameter and
+ * the project switcher its `projectId`, both applied by the API: the rows, the total and the pages
+ * are those of the filter. "Older" follows `meta.nextCursor` (SPEC §19: the next page at constant
+ * cost however deep); "Newer" and a typed page number ask for the page by number.
  */
 export function LogsPage({ route }: { route: Route }) {
-  // Page and filter live in the address (`#/logs?page=2&status=SENT`): Back from an email returns
-  // to the same page, and a view can be bookmarked.
+  // Page, cursor and filter live in the address (`#/logs?page=2&status=SENT`): Back from an email
+  // returns to the same page, and a view can be bookmarked or shared.
   const page = positive(route.params.get('page'));
+  const cursor = route.params.get('cursor') ?? '';
   const status = route.params.get('status') ?? '';
-  const go = (next: { page?: number; status?: string }) =>
-    navigate(`/logs${query({ page: next.page ?? page, status: next.status ?? status })}`);
-  const setPage = (p: number) => go({ page: p });
+  const project = useProject();
+  const go = (next: { page?: number; status?: string; cursor?: string }) =>
+    navigate(
+      `/logs${query({
+        ...(next.cursor ? { cursor: next.cursor } : { page: next.page ?? page }),
+        status: next.status ?? status,
+      })}`,
+    );
   const { data, error, loading } = useLoad(
-    () => get<List<LogEntry>>(`/emails/logs${query({ page, limit: LIMIT, status })}`).then((r) => r.body),
-    [page, status],
+    () =>
+      get<List<LogEntry> & { meta: LogsMeta }>(
+        `/emails/logs${query({ ...(cursor ? { cursor } : { page }), limit: LIMIT, status, projectId: project.id })}`,
+      ).then((r) => r.body),
+    [page, cursor, status, project.id],
   );
+  const filtered = status !== '' || project.id !== undefined;
 
   return (
     <Page title="Logs">
@@ -51,6 +65,7 @@ export function LogsPage({ route }: { route: Route }) {
         {data && (
           <span class="muted" data-testid="logs-total">
             {formatNumber(data.meta.total)} emails
+            {project.id !== undefined && ` in project “${project.name}”`}
           </span>
         )}
       </div>
@@ -59,7 +74,19 @@ export function LogsPage({ route }: { route: Route }) {
       {data && (
         <>
           {data.data.length === 0 ? (
-            <p class="muted">No email on this page.</p>
+            data.meta.total === 0 ? (
+              <EmptyState title={filtered ? 'No email matches this view.' : 'No email yet.'}>
+                <p>
+                  {filtered
+                    ? 'Choose another status or project, or send one that matches. '
+                    : 'Every email Tern sends or is told about appears here. '}
+                  Send one from the <a href={routeHref('/send')}>Send</a> page, or call{' '}
+                  <code>POST /emails/send</code> with an <a href={routeHref('/api-keys')}>API key</a>.
+                </p>
+              </EmptyState>
+            ) : (
+              <p class="muted">No email on this page.</p>
+            )
           ) : (
             <TableWrap label="Emails">
               <table data-testid="logs" aria-busy={loading}>
@@ -75,7 +102,9 @@ export function LogsPage({ route }: { route: Route }) {
                   {data.data.map((e) => (
                     <tr key={e.id} data-id={e.id}>
                       <th scope="row">
-                        <a href={`#/emails/${encodeURIComponent(e.id)}`}>{e.toEmail ?? '(erased)'}</a>
+                        <a href={routeHref(`/emails/${encodeURIComponent(e.id)}`)}>
+                          {e.toEmail ?? '(erased)'}
+                        </a>
                       </th>
                       <td>{e.subject ?? '—'}</td>
                       <td>
@@ -90,7 +119,13 @@ export function LogsPage({ route }: { route: Route }) {
               </table>
             </TableWrap>
           )}
-          <Pager page={data.meta.page} totalPages={data.meta.totalPages} onPage={setPage} label="Log pages" />
+          <Pager
+            page={data.meta.page}
+            totalPages={data.meta.totalPages}
+            onPage={(p) => go({ page: p })}
+            onNext={data.meta.nextCursor ? () => go({ cursor: data.meta.nextCursor ?? '' }) : undefined}
+            label="Log pages"
+          />
         </>
       )}
     </Page>

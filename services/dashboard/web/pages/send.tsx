@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, post } from '../api.js';
+import { useProject } from '../project.js';
 import { navigate } from '../router.js';
 import { Page } from '../ui.js';
 
@@ -19,6 +20,7 @@ export function SendPage() {
     subject: 'Hello from Tern',
     text: 'It works.',
   });
+  const project = useProject();
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const field = (k: keyof typeof form) => ({
@@ -33,6 +35,11 @@ export function SendPage() {
         Without <code>SMTP_URL</code>, Tern sends through its sandbox: nothing leaves the machine, and the
         recipient decides the outcome ({SANDBOX.join(', ')}).
       </p>
+      {project.id !== undefined && (
+        <p class="notice" data-testid="send-project">
+          The email belongs to the project “{project.name}” (chosen in the header).
+        </p>
+      )}
       <form
         class="panel"
         onSubmit={async (e) => {
@@ -40,7 +47,11 @@ export function SendPage() {
           setError(undefined);
           setBusy(true);
           try {
-            const res = await post<{ id: string }>('/emails/send', form);
+            // The chosen project (the header's switcher) is the email's: SPEC §16 `projectId`.
+            const res = await post<{ id: string }>('/emails/send', {
+              ...form,
+              ...(project.id !== undefined ? { projectId: project.id } : {}),
+            });
             navigate(`/emails/${encodeURIComponent(res.body.id)}`);
           } catch (err) {
             setError(err instanceof ApiError ? err.message : String(err));

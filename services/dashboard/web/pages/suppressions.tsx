@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, query } from '../api.js';
+import { TenantWide } from '../project.js';
 import type { List, Suppression } from '../types.js';
-import { Alert, formatDate, ListTable, Page, useActionError, useLoad } from '../ui.js';
+import { Alert, EmptyState, formatDate, ListTable, Page, pagerOf, useActionError, useLoad } from '../ui.js';
 
 /** SPEC §13: the addresses Tern never sends to, added by hand or by bounces and complaints. */
 export function SuppressionsPage() {
@@ -23,6 +24,7 @@ export function SuppressionsPage() {
 
   return (
     <Page title="Suppressions">
+      <TenantWide what="Suppressions" />
       <form
         class="panel"
         aria-labelledby="new-suppression"
@@ -58,13 +60,14 @@ export function SuppressionsPage() {
         testId="suppressions"
         columns={['Address', 'Reason', 'Source', 'Added', 'Action']}
         actionError={action.error}
-        pager={
-          list.data && {
-            page: list.data.meta.page,
-            totalPages: list.data.meta.totalPages,
-            onPage: setPage,
-            label: 'Suppression pages',
-          }
+        pager={pagerOf(list.data?.meta, setPage, 'Suppression pages')}
+        empty={
+          <EmptyState title="No suppressed address.">
+            <p>
+              Tern adds hard bounces, complaints and unsubscribes here on its own and never sends to them
+              again. Add an address above to stop mail to it by hand.
+            </p>
+          </EmptyState>
         }
         row={(s) => (
           <tr key={s.email}>

@@ -1,8 +1,19 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, put, query } from '../api.js';
+import { TenantWide } from '../project.js';
 import { isAdmin, type Session } from '../session.js';
 import type { List, Rendered, Template } from '../types.js';
-import { Alert, ConfirmButtons, HtmlPreview, ListTable, Page, useActionError, useLoad } from '../ui.js';
+import {
+  Alert,
+  ConfirmButtons,
+  EmptyState,
+  HtmlPreview,
+  ListTable,
+  Page,
+  pagerOf,
+  useActionError,
+  useLoad,
+} from '../ui.js';
 
 const EMPTY = { id: '', name: '', subject: '', html: '', text: '' };
 
@@ -86,6 +97,7 @@ export function TemplatesPage({ session }: { session: Session }) {
         )
       }
     >
+      <TenantWide what="Templates" />
       <ListTable
         load={list}
         items={list.data?.data}
@@ -94,13 +106,15 @@ export function TemplatesPage({ session }: { session: Session }) {
         testId="templates"
         columns={['Name', 'Subject', 'Id', 'Actions']}
         actionError={action.error}
-        pager={
-          list.data && {
-            page: list.data.meta.page,
-            totalPages: list.data.meta.totalPages,
-            onPage: setPage,
-            label: 'Template pages',
-          }
+        pager={pagerOf(list.data?.meta, setPage, 'Template pages')}
+        empty={
+          <EmptyState title="No template yet.">
+            <p>
+              {admin
+                ? 'Create one with “New template”: a subject and an HTML or text body with {{variables}}, then send it by id or use it in a campaign.'
+                : 'An owner or admin of the tenant creates them; you can then preview and use them.'}
+            </p>
+          </EmptyState>
         }
         row={(t) => (
           <tr key={t.id}>

@@ -1,13 +1,16 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, query } from '../api.js';
+import { TenantWide } from '../project.js';
 import { type Delivery, EVENT_TYPES, type List, type Webhook } from '../types.js';
 import {
   Alert,
+  EmptyState,
   ErrorNotice,
   errorMessage,
   formatDate,
   Loading,
   Page,
+  Pager,
   ShownOnce,
   TableWrap,
   useActionError,
@@ -16,7 +19,11 @@ import {
 
 /** SPEC §17: endpoints (create with the secret shown once, enable/disable, delete), deliveries, replay. */
 export function WebhooksPage() {
-  const list = useLoad(() => get<List<Webhook>>(`/webhooks${query({ limit: 100 })}`).then((r) => r.body), []);
+  const [page, setPage] = useState(1);
+  const list = useLoad(
+    () => get<List<Webhook>>(`/webhooks${query({ page, limit: 20 })}`).then((r) => r.body),
+    [page],
+  );
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<string[]>([]);
@@ -42,6 +49,7 @@ export function WebhooksPage() {
 
   return (
     <Page title="Webhooks">
+      <TenantWide what="Webhook endpoints" />
       {secret && <ShownOnce label="Signing secret" value={secret} onDone={() => setSecret(undefined)} />}
       <form class="panel" onSubmit={create} aria-labelledby="new-webhook">
         <h2 id="new-webhook">New endpoint</h2>
@@ -72,7 +80,12 @@ export function WebhooksPage() {
       {!list.data && list.loading && <Loading />}
       {list.data &&
         (list.data.data.length === 0 ? (
-          <p class="muted">No endpoint yet.</p>
+          <EmptyState title="No endpoint yet.">
+            <p>
+              Add the URL of your server above: Tern then POSTs it every event of your mail (queued, sent,
+              delivered, bounced, opened…), signed with the secret shown once.
+            </p>
+          </EmptyState>
         ) : (
           <ul class="plain" data-testid="webhooks">
             {list.data.data.map((w) => (
@@ -129,17 +142,26 @@ export function WebhooksPage() {
             ))}
           </ul>
         ))}
+      {list.data && (
+        <Pager
+          page={list.data.meta.page}
+          totalPages={list.data.meta.totalPages}
+          onPage={setPage}
+          label="Endpoint pages"
+        />
+      )}
     </Page>
   );
 }
 
 function Deliveries({ id }: { id: string }) {
+  const [page, setPage] = useState(1);
   const list = useLoad(
     () =>
-      get<List<Delivery>>(`/webhooks/${encodeURIComponent(id)}/deliveries${query({ limit: 50 })}`).then(
+      get<List<Delivery>>(`/webhooks/${encodeURIComponent(id)}/deliveries${query({ page, limit: 50 })}`).then(
         (r) => r.body,
       ),
-    [id],
+    [id, page],
   );
   const [since, setSince] = useState(() => new Date(Date.now() - 3600_000).toISOString().slice(0, 16));
   const [note, setNote] = useState<string | undefined>();
@@ -209,6 +231,19 @@ function Deliveries({ id }: { id: string }) {
             </tbody>
           </table>
         </TableWrap>
+      )}
+      {list.data?.data.length === 0 && (
+        <p class="muted">
+          No delivery yet: events of mail sent from now on are delivered here (or replay past ones).
+        </p>
+      )}
+      {list.data && (
+        <Pager
+          page={list.data.meta.page}
+          totalPages={list.data.meta.totalPages}
+          onPage={setPage}
+          label="Delivery pages"
+        />
       )}
     </div>
   );

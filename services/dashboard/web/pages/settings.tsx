@@ -1,0 +1,126 @@
+import { useEffect, useState } from 'preact/hooks';
+import { get, put } from '../api.js';
+import { TenantWide } from '../project.js';
+import { isAdmin, type Session } from '../session.js';
+import type { TenantSettings } from '../types.js';
+import { Alert, ErrorNotice, Loading, Page, useActionError, useLoad } from '../ui.js';
+
+/**
+ * The tenant's settings (SPEC §9 retention, §11 tracking): every role reads them, owners and
+ * admins change them (the API enforces the same; a member's form is read-only).
+ */
+export function SettingsPage({ session }: { session: Session }) {
+  const admin = isAdmin(session);
+  const path = `/tenants/${encodeURIComponent(session.tenantId)}/settings`;
+  const settings = useLoad(() => get<TenantSettings>(path).then((r) => r.body), [path]);
+  const [form, setForm] = useState<{ opens: boolean; clicks: boolean; retention: string }>();
+  const save = useActionError();
+  const [saved, setSaved] = useState(false);
+
+  useEffect(() => {
+    const s = settings.data;
+    if (s)
+      setForm({
+        opens: s.tracking.opens,
+        clicks: s.tracking.clicks,
+        retention: s.retentionDays === null ? '' : String(s.retentionDays),
+      });
+  }, [settings.data]);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (!form) return;
+    setSaved(false);
+    const retention = form.retention.trim();
+    const days = retention === '' ? null : Number(retention);
+    if (days !== null && !(Number.isInteger(days) && days >= 1 && days <= 3650)) {
+      save.setError('Retention must be a whole number of days from 1 to 3650, or empty for the default.');
+      return;
+    }
+    const ok = await save.run(() =>
+      put(path, { retentionDays: days, tracking: { opens: form.opens, clicks: form.clicks } }),
+    );
+    if (ok) {
+      setSaved(true);
+      settings.reload();
+    }
+  };
+
+  return (
+    <Page title="Settings">
+      <TenantWide what="Settings" />
+      {!admin && (
+        <p class="notice" role="status">
+          Only a tenant owner or admin changes the settings. You are signed in as a member: you can read them.
+        </p>
+      )}
+      {settings.error && <ErrorNotice error={settings.error} what="tenant settings" />}
+      {!settings.data && settings.loading && <Loading />}
+      {settings.data && form && (
+        <form class="panel" onSubmit={submit} aria-labelledby="settings-form" data-testid="settings">
+          <h2 id="settings-form">Tenant {session.tenantId}</h2>
+          <fieldset disabled={!admin}>
+            <legend>Tracking of sent mail</legend>
+            <p class="muted">
+              Opens: a 1×1 image in the HTML part. Clicks: links rewritten through Tern. Scanners are recorded
+              but not counted.
+            </p>
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={form.opens}
+                onChange={(e) => setForm({ ...form, opens: e.currentTarget.checked })}
+              />
+              Track opens
+            </label>
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={form.clicks}
+                onChange={(e) => setForm({ ...form, clicks: e.currentTarget.checked })}
+              />
+              Track clicks
+            </label>
+          </fieldset>
+          <fieldset disabled={!admin}>
+            <legend>Retention</legend>
+            <label for="set-retention">Keep logs and analytics for (days)</label>
+            <input
+              id="set-retention"
+              type="number"
+              inputMode="numeric"
+              min={1}
+              max={3650}
+              placeholder={`${settings.data.defaultRetentionDays} (server default)`}
+              aria-describedby="set-retention-help"
+              value={form.retention}
+              onInput={(e) => setForm({ ...form, retention: e.currentTarget.value })}
+            />
+            <p class="muted" id="set-retention-help">
+              Empty: the server default, {settings.data.defaultRetentionDays} days (now{' '}
+              <span data-testid="retention-now">
+                {settings.data.retentionDays ?? settings.data.defaultRetentionDays} days
+              </span>
+              ). A shorter period hides older emails at once; the retention job deletes them later.
+            </p>
+          </fieldset>
+          {/*
+            Sending limits: the tenant's send rate limit arrives with the throughput work (SPEC §23).
+            Its field goes in this fieldset, read from and saved with the same settings answer.
+          */}
+          <fieldset disabled data-testid="send-limits">
+            <legend>Sending limits</legend>
+            <p class="muted">This Tern has no per-tenant send rate limit to set yet.</p>
+          </fieldset>
+          <Alert message={save.error} />
+          {saved && (
+            <p class="muted" role="status">
+              Saved.
+            </p>
+          )}
+          {admin && <button type="submit">Save settings</button>}
+        </form>
+      )}
+    </Page>
+  );
+}
