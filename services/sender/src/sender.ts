@@ -492,7 +492,10 @@ export function createSender(opts: SenderOptions): Sender {
     for (const r of settled) {
       if (r.status === 'fulfilled') outcomes.push(r.value);
       else
-        logger.error({ err: r.reason }, 'sender: email not finished; its lease will expire and it is retried');
+        logger.error(
+          { err: r.reason },
+          'sender: email not finished; its lease will expire and it is retried',
+        );
     }
     const handed = outcomes.filter((o) => o.handed);
     const mine = await stillMine(handed.map((o) => o.row));
