@@ -48,9 +48,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createIdleMemoryRelease } from './idle-memory.js';
 import { createMetrics, installMetrics } from './metrics.js';
+import { resolvePublicUrl } from './public-url.js';
+import { SERVICES, type Service } from './services.js';
 
-export const SERVICES = ['ingest', 'projector', 'api', 'sender', 'dispatcher'] as const;
-export type Service = (typeof SERVICES)[number];
+export { resolvePublicUrl, SERVICES, type Service };
 
 /** The projector's consumer group; every projector instance joins it. */
 export const PROJECTOR_GROUP = 'tern-projector';
@@ -113,7 +114,14 @@ export async function startRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   checkTopology(config, services);
+  const publicUrl = resolvePublicUrl(config, services);
   const logger = pino({ level: config.logLevel, redact: REDACT_OPTIONS });
+  if (!config.publicUrl && services.has('sender') && !services.has('api')) {
+    logger.warn(
+      { publicUrl },
+      'PUBLIC_URL unset: tracking and unsubscribe links point at the default api address',
+    );
+  }
   const metrics = createMetrics();
   const closers: (() => Promise<unknown>)[] = [];
   const readiness: ReadinessCheck[] = [];
@@ -207,8 +215,6 @@ export async function startRuntime(
       readiness.push({ name: 'event-log', check: () => eventLog.ping() });
     }
 
-    // SPEC §2: PUBLIC_URL defaults to this process's own address.
-    const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
     // One TRACKING_SECRET signs tracking links (sender) and unsubscribe links, and checks both (api).
     const trackingSecret = secrets.trackingSecret;
     if ((services.has('api') || services.has('sender')) && !trackingSecret)
