@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -52,6 +53,9 @@ import { resolvePublicUrl } from './public-url.js';
 import { SERVICES, type Service } from './services.js';
 
 export { resolvePublicUrl, SERVICES, type Service };
+
+/** Requests an ingest worker serves on one keep-alive connection before asking the client to reconnect. */
+export const CLUSTER_REQUESTS_PER_CONNECTION = 100;
 
 /** The projector's consumer group; every projector instance joins it. */
 export const PROJECTOR_GROUP = 'tern-projector';
@@ -314,7 +318,14 @@ export async function startRuntime(
       // The web dashboard (SPEC §18): static files over the same public API, on the same port.
       await app.register(dashboardRoutes, { dir: DASHBOARD_DIR });
     } else {
-      app = Fastify({ loggerInstance: logger as FastifyBaseLogger, requestIdHeader: 'x-request-id' });
+      app = Fastify({
+        loggerInstance: logger as FastifyBaseLogger,
+        requestIdHeader: 'x-request-id',
+        // node:cluster hands out connections, not requests, round-robin: a keep-alive client would
+        // stay with one worker for good. Renewing each connection after this many requests lets
+        // the next one go to the next worker (issue 32; docs/deploy.md).
+        ...(cluster.isWorker ? { maxRequestsPerSocket: CLUSTER_REQUESTS_PER_CONNECTION } : {}),
+      });
       installErrorHandlers(app);
       registerHealthRoutes(app, readiness);
     }
