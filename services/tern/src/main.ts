@@ -97,6 +97,15 @@ async function main(): Promise<void> {
     );
   }
 
+  runtime.started.then(
+    () => undefined,
+    (error: unknown) => {
+      // The projector could not join its group (Kafka gone for good): exit, the supervisor restarts.
+      runtime.app.log.error({ err: error }, 'a background start failed; exiting');
+      void runtime.close().finally(() => process.exit(1));
+    },
+  );
+
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -88,6 +88,11 @@ export interface Runtime {
   app: FastifyInstance;
   url: string;
   stores: { postgres: string; clickhouse: string; eventLog: string };
+  /**
+   * Settles once what starts after the server listens has started (the projector's consumer
+   * group join); rejects if it failed — the process should then exit.
+   */
+  started: Promise<void>;
   /** Graceful stop: no new requests, in-flight ones finish, the current batch commits, stores close. */
   close(): Promise<void>;
 }
@@ -129,6 +134,8 @@ export async function startRuntime(
   const metrics = createMetrics();
   const closers: (() => Promise<unknown>)[] = [];
   const readiness: ReadinessCheck[] = [];
+  // Starts that go on after the server listens (the projector's group join).
+  const background: Promise<void>[] = [];
 
   let pgStore: PostgresStore | undefined;
   let chStore: ClickHouseStore | undefined;
@@ -357,9 +364,31 @@ export async function startRuntime(
           metrics.eventsProjected.inc({ outcome: 'dead_letter' }, stats.deadLettered);
         },
       });
-      await projector.start();
+      // The projector joins its consumer group in the background (issue 32, item 2): after a
+      // kill -9 the group waits out the dead member's session (up to sessionTimeout, 30 s), and the
+      // api must not wait with it. Reads answer from the last committed projection meanwhile
+      // (X-Tern-As-Of says how old), and /ready says the projection is catching up.
       const running = projector;
-      closers.unshift(() => running.stop());
+      const startedAt = performance.now();
+      let joined = false;
+      const starting = running.start().then(
+        () => {
+          joined = true;
+          logger.info(
+            { joinMs: Math.round(performance.now() - startedAt) },
+            'projector joined its consumer group',
+          );
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'projector failed to start');
+          throw error;
+        },
+      );
+      background.push(starting);
+      closers.unshift(async () => {
+        await starting.catch(() => undefined);
+        await running.stop();
+      });
       // processed_events and the Postgres-table log are pruned past the dedup window (issue 9, item 7).
       const prune = createPruneJob({
         pool,
@@ -374,6 +403,8 @@ export async function startRuntime(
       readiness.push({
         name: 'projector',
         check: async () => {
+          if (!joined)
+            return 'catching up: joining the consumer group; reads answer the last committed projection (X-Tern-As-Of)';
           const reason = await running.stalled();
           if (reason) throw new NotReadyError(reason);
         },
@@ -453,6 +484,7 @@ export async function startRuntime(
         clickhouse: chStore ? (chStore.kind === 'chdb' ? 'chDB' : 'ClickHouse server') : 'none',
         eventLog: log ? (config.kafkaBrokers ? 'Kafka' : 'Postgres-table') : 'none',
       },
+      started: Promise.all(background).then(() => undefined),
       close: () => closeAll(closers),
     };
   } catch (error) {
