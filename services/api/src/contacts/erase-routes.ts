@@ -57,12 +57,16 @@ export const eraseRoutes: FastifyPluginAsyncZod<EraseRoutesOptions> = async (app
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
       const { email } = request.body;
-      const { firstTime, ...result } = await eraseRecipient(deps.pool, deps.keyring, tenantId, email);
+      const log = (error: unknown) =>
+        app.log.error({ err: error, tenantId }, 'erasure: rewriting data_keys failed (the rescrub retries)');
+      const { firstTime, ...result } = await eraseRecipient(deps.pool, deps.keyring, tenantId, email, {
+        log,
+      });
       deps.readModel.changed({ kind: 'logs', tenants: [tenantId] });
       const touched = Object.values(result.counts).some((n) => n > 0);
       const timer = setTimeout(() => {
         timers.delete(timer);
-        eraseRecipient(deps.pool, deps.keyring, tenantId, email)
+        eraseRecipient(deps.pool, deps.keyring, tenantId, email, { rewriteKeys: true, log })
           .then(() => deps.readModel.changed({ kind: 'logs', tenants: [tenantId] }))
           .catch((error: unknown) => app.log.error({ err: error, tenantId }, 'erasure rescrub failed'));
       }, deps.rescrubAfterMs ?? DEFAULT_RESCRUB_AFTER_MS);
