@@ -241,7 +241,12 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   await app.register(campaignRoutes, deps);
   await app.register(sequenceRoutes, deps);
   if (opts.trackingSecret !== undefined) {
-    await app.register(unsubscribeRoutes, { ...deps, trackingSecret: opts.trackingSecret });
+    const keyring = opts.keyring;
+    await app.register(unsubscribeRoutes, {
+      ...deps,
+      trackingSecret: opts.trackingSecret,
+      ...(keyring ? { recipientHash: (t: string, e: string) => keyring.recipientHash(t, e) } : {}),
+    });
   }
   if (opts.webhooks) await app.register(webhookRoutes, { ...deps, webhooks: opts.webhooks });
   if (opts.domains) await app.register(domainRoutes, { ...deps, domains: opts.domains });
