@@ -17,8 +17,9 @@ const tokenParam = z.object({
     // The router's MAX_PARAM_LENGTH (app.ts): a click token carries its URL.
     .max(8192)
     .meta({
-      description: 'The signed token the sender put in the email (HMAC-SHA256 with TRACKING_SECRET).',
-      example: 'eyJrIjoibyIsInQiOiJhY21lIiwiZSI6ImVtXzEifQ.3q2-7wAAAAAAAAAAAAAAAA',
+      description:
+        'The opaque token the sender put in the email (AES-256-GCM under a key derived from TRACKING_SECRET; links of mail sent before v2, HMAC-SHA256 signed, are still accepted).',
+      example: 'AlZ8ZrK7Rwq1jd_rTxZoTbmPVV_bEDNX1U101n9ccQjWsw8EevqnKM0OWmG60JLW',
     }),
 });
 // A Buffer is sent as is (Fastify serialises no Buffer); documented as a binary string.
@@ -38,6 +39,22 @@ const unknownLink = errorResponse(
   'The token is forged, altered, truncated or of the other kind: no event, no redirect.',
   'Not found',
 );
+
+/**
+ * The `Location` of a signed URL: a header carries only visible ASCII, so a URL with other
+ * characters (`/€`, `?q=日本`, an IDN host) is written as a browser would request it — WHATWG
+ * serialisation (percent-encoded UTF-8, punycode host). A URL the parser refuses keeps its text
+ * with every byte outside visible ASCII percent-encoded, so the header is always valid.
+ */
+export function locationOf(url: string): string {
+  try {
+    return new URL(url).href;
+  } catch {
+    return url.replace(/[^\x21-\x7e]+/g, (run) =>
+      [...Buffer.from(run, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+    );
+  }
+}
 
 /** No credential header: the signed token in the path is one. */
 const TOKEN_CREDENTIAL = 'None: the signed token in the path is the credential (a forged one gets 404).';
@@ -144,7 +161,7 @@ export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = asyn
         { url: payload.url.slice(0, 4000), ...agent(request.headers['user-agent']) },
         request.log,
       );
-      return reply.header('cache-control', 'no-store').redirect(payload.url, 302);
+      return reply.header('cache-control', 'no-store').redirect(locationOf(payload.url), 302);
     },
   );
 };
