@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     trackingSecret: config.trackingSecret,
     webhookSecretsKey: config.webhookSecretsKey,
     encryptionKey: config.encryptionKey,
+    metricsToken: config.metricsToken,
   };
   let generated = false;
   const noJwtKey = !config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl;

@@ -1,3 +1,5 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { httpError } from '@tern/http';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -65,16 +67,51 @@ export function createMetrics() {
 }
 export type Metrics = ReturnType<typeof createMetrics>;
 
-/** Times every request and serves `/metrics`. */
-export function installMetrics(app: FastifyInstance, metrics: Metrics, refresh?: () => Promise<void>): void {
+/** Who may read `/metrics`. */
+export interface MetricsAccess {
+  /** METRICS_TOKEN: when set, `/metrics` answers only `Authorization: Bearer <token>`. */
+  token?: string | undefined;
+  /** NODE_ENV=production: without a token, `/metrics` is not served at all. */
+  production: boolean;
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** True when the request carries the bearer token (compared in constant time, any header case). */
+export function hasMetricsToken(authorization: string | undefined, token: string): boolean {
+  const match = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), digest(token));
+}
+
+/**
+ * Times every request and serves `/metrics`: to anyone in development, to the holder of
+ * METRICS_TOKEN when it is set, and not at all in production without one (the route does not
+ * exist: 404), since process and traffic figures are no one else's business.
+ * Returns whether `/metrics` is served.
+ */
+export function installMetrics(
+  app: FastifyInstance,
+  metrics: Metrics,
+  refresh?: () => Promise<void>,
+  access: MetricsAccess = { production: false },
+): boolean {
   app.addHook('onResponse', async (request, reply) => {
     metrics.httpDuration
       .labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode))
       .observe(reply.elapsedTime / 1000);
   });
-  app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) => {
+  const { token } = access;
+  if (token === undefined && access.production) return false;
+  app.get('/metrics', { logLevel: 'warn' }, async (request, reply) => {
+    if (token !== undefined && !hasMetricsToken(request.headers.authorization, token)) {
+      reply.header('www-authenticate', 'Bearer realm="metrics"');
+      throw httpError(401, 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>', {
+        code: request.headers.authorization ? 'INVALID_CREDENTIAL' : 'MISSING_CREDENTIAL',
+      });
+    }
     await refresh?.().catch(() => undefined);
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });
+  return true;
 }
