@@ -57,6 +57,11 @@ export interface SenderOptions {
   leaseMs?: number;
   /** Emails handed to the provider at once (each is its own transaction, its outcome its own append). Default 32. */
   concurrency?: number;
+  /**
+   * SPEC §23: emails per second a tenant's mail is handed to the provider at most, when its
+   * settings name no `sendRatePerSecond` (SEND_RATE_PER_SECOND). 0 or absent: unlimited.
+   */
+  defaultSendRatePerSecond?: number;
   now?: () => Date;
   logger?: SenderLogger;
 }
@@ -77,6 +82,7 @@ type ClaimedRow = {
   id: string;
   attempts: number;
   message: StoredMessage;
+  bulk: boolean;
 };
 
 const silent: SenderLogger = { info() {}, warn() {}, error() {} };
@@ -114,6 +120,7 @@ export function createSender(opts: SenderOptions): Sender {
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
   const leaseMs = opts.leaseMs ?? 120_000;
   const concurrency = opts.concurrency ?? 32;
+  const defaultRate = opts.defaultSendRatePerSecond ?? 0;
   const publicUrl = opts.tracking.publicUrl.replace(/\/+$/, '');
   const messageIdDomain = opts.messageIdDomain ?? (new URL(publicUrl).hostname || 'tern');
 
@@ -131,7 +138,11 @@ export function createSender(opts: SenderOptions): Sender {
     return rowCount ?? 0;
   }
 
-  async function claim(limit: number): Promise<ClaimedRow[]> {
+  /**
+   * Claims due rows (SPEC §23): transactional mail of every tenant ahead of campaign and sequence
+   * mail, then by due time; tenants whose send rate is used up for this second are left out.
+   */
+  async function claim(limit: number, exhausted: ReadonlySet<string>): Promise<ClaimedRow[]> {
     const at = now();
     return claimDue<ClaimedRow>(
       opts.pool,
@@ -139,14 +150,102 @@ export function createSender(opts: SenderOptions): Sender {
         table: 'outgoing_emails',
         alias: 'o',
         keys: ['tenant_id', 'id'],
-        due: `(state = 'pending' AND due_at <= $1) OR (state = 'sending' AND lease_until < $1)`,
-        orderBy: 'due_at',
+        due: `((state = 'pending' AND due_at <= $1) OR (state = 'sending' AND lease_until < $1))
+              AND NOT (tenant_id = ANY($4::text[]))`,
+        orderBy: 'bulk, due_at',
         limit: '$3',
         set: `state = 'sending', attempts = o.attempts + 1, lease_until = $2, updated_at = $1`,
-        returning: 'o.tenant_id, o.id, o.attempts, o.message',
+        returning: 'o.tenant_id, o.id, o.attempts, o.message, o.bulk',
       },
-      [at, new Date(at.getTime() + leaseMs), limit],
+      [at, new Date(at.getTime() + leaseMs), limit, [...exhausted]],
     );
+  }
+
+  /**
+   * The claimed rows the tenants' send rates allow this second (SPEC §23). The allowance is a
+   * counter per tenant and second shared by every sender instance; rows past it go back to the
+   * due-list (unclaimed, due at the next second) and their tenants join `exhausted`.
+   */
+  async function withinRate(rows: ClaimedRow[], exhausted: Set<string>): Promise<ClaimedRow[]> {
+    const tenants = [...new Set(rows.map((r) => r.tenant_id))];
+    const { rows: rates } = await opts.pool.query<{ tenant_id: string; rate: number }>(
+      `SELECT t.tenant_id, COALESCE(s.send_rate_per_second, $2::int) AS rate
+         FROM unnest($1::text[]) AS t(tenant_id)
+         LEFT JOIN tenant_settings s ON s.tenant_id = t.tenant_id`,
+      [tenants, defaultRate],
+    );
+    const limited = new Map(rates.filter((r) => r.rate > 0).map((r) => [r.tenant_id, r.rate]));
+    if (limited.size === 0) return rows;
+    const at = now();
+    const second = new Date(Math.floor(at.getTime() / 1000) * 1000);
+    const wanted = new Map<string, number>();
+    for (const r of rows)
+      if (limited.has(r.tenant_id)) wanted.set(r.tenant_id, (wanted.get(r.tenant_id) ?? 0) + 1);
+    const ids = [...wanted.keys()];
+    const granted = new Map<string, number>();
+    const client = await opts.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO send_rate_counters (tenant_id, second, sent)
+         SELECT t, $2, 0 FROM unnest($1::text[]) AS t ON CONFLICT DO NOTHING`,
+        [ids, second],
+      );
+      const { rows: used } = await client.query<{ tenant_id: string; sent: number }>(
+        `SELECT tenant_id, sent FROM send_rate_counters WHERE second = $2 AND tenant_id = ANY($1::text[])
+          ORDER BY tenant_id FOR UPDATE`,
+        [ids, second],
+      );
+      for (const u of used) {
+        const want = wanted.get(u.tenant_id) ?? 0;
+        granted.set(u.tenant_id, Math.max(0, Math.min(want, (limited.get(u.tenant_id) ?? 0) - u.sent)));
+      }
+      await client.query(
+        `UPDATE send_rate_counters c SET sent = c.sent + g.n
+           FROM unnest($1::text[], $3::int[]) AS g(t, n) WHERE c.tenant_id = g.t AND c.second = $2`,
+        [ids, second, ids.map((t) => granted.get(t) ?? 0)],
+      );
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+    const keep: ClaimedRow[] = [];
+    const back: ClaimedRow[] = [];
+    // Transactional rows first within a tenant (the claim returns them in no particular order).
+    const ordered = [...rows].sort((a, b) => Number(a.bulk) - Number(b.bulk));
+    for (const r of ordered) {
+      if (!limited.has(r.tenant_id)) keep.push(r);
+      else {
+        const left = granted.get(r.tenant_id) ?? 0;
+        if (left > 0) {
+          granted.set(r.tenant_id, left - 1);
+          keep.push(r);
+        } else {
+          back.push(r);
+          exhausted.add(r.tenant_id);
+        }
+      }
+    }
+    if (back.length > 0) {
+      await opts.pool.query(
+        `UPDATE outgoing_emails o
+            SET state = 'pending', attempts = o.attempts - 1, lease_until = NULL, due_at = $3, updated_at = $4
+           FROM unnest($1::text[], $2::text[]) AS r(t, i)
+          WHERE o.tenant_id = r.t AND o.id = r.i AND o.state = 'sending'`,
+        [back.map((r) => r.tenant_id), back.map((r) => r.id), new Date(second.getTime() + 1000), at],
+      );
+    }
+    return keep;
+  }
+
+  /** Counters of seconds long past. */
+  async function pruneRateCounters(): Promise<void> {
+    await opts.pool.query('DELETE FROM send_rate_counters WHERE second < $1', [
+      new Date(now().getTime() - 60_000),
+    ]);
   }
 
   /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */
@@ -371,12 +470,15 @@ export function createSender(opts: SenderOptions): Sender {
 
   async function runOnce(): Promise<number> {
     if (sweeps % 20 === 0) await sweepCancelling();
+    if (sweeps % 120 === 0) await pruneRateCounters();
     if (sweeps % 1200 === 0) await pruneIdempotencyKeys();
     sweeps++;
     let handled = 0;
+    const exhausted = new Set<string>();
     for (;;) {
-      const rows = await claim(concurrency);
-      if (rows.length === 0) return handled;
+      const claimed = await claim(concurrency, exhausted);
+      if (claimed.length === 0) return handled;
+      const rows = await withinRate(claimed, exhausted);
       const results = await Promise.allSettled(rows.map((row) => handle(row)));
       for (const r of results) {
         if (r.status === 'rejected')
