@@ -54,6 +54,8 @@ export interface ApiRoutesOptions {
   webhooks?: WebhookRouteOptions;
   /** TRACKING_SECRET: signs unsubscribe and tracking tokens. Absent: no `/u/:token` nor `/t/*` routes. */
   trackingSecret?: string;
+  /** OPEN_DEDUP_SECONDS: one open per email and reader within this window (default 3600). */
+  openDedupSeconds?: number;
   /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
   importMaxBytes?: number;
   /** Sending and tracking (SPEC §11): mounted only when given (they append to the event log). */
@@ -257,6 +259,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
         ...deps,
         sending: opts.sending,
         trackingSecret: opts.trackingSecret,
+        ...(opts.openDedupSeconds !== undefined ? { openDedupSeconds: opts.openDedupSeconds } : {}),
       });
     }
   }
