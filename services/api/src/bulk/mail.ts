@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { unstorableText } from '@tern/contracts';
 import { listUnsubscribeHeaders, renderTemplate, type TemplateContent } from '@tern/domain';
 import type pg from 'pg';
 
@@ -110,7 +111,7 @@ export function composeMail(o: ComposeOptions): BulkMail {
     id: o.id,
     to: r.email,
     from: o.from,
-    subject: rendered.subject.slice(0, 998),
+    subject: cutSubject(rendered.subject),
     html: rendered.html,
     text: rendered.text,
     templateId: o.templateId,
@@ -123,4 +124,49 @@ export function composeMail(o: ComposeOptions): BulkMail {
       secret: o.trackingSecret,
     }),
   };
+}
+
+/** The longest subject a bulk mail gets (RFC 5322's line length, as `POST /emails/send`). */
+export const MAX_SUBJECT = 998;
+
+/**
+ * `subject` cut to `MAX_SUBJECT` UTF-16 units on a code point boundary: a cut between the two
+ * halves of a surrogate pair (an emoji at 997–998) would leave a lone surrogate, which neither
+ * Postgres nor a mail header can carry (issue 24, item 3).
+ */
+export function cutSubject(subject: string): string {
+  if (subject.length <= MAX_SUBJECT) return subject;
+  const last = subject.charCodeAt(MAX_SUBJECT - 1);
+  return subject.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_SUBJECT - 1 : MAX_SUBJECT);
+}
+
+/** Why a recipient's message could not be composed (kept in `bulk_emails.failed_reason`). */
+export type ComposeFailure = 'render_failed' | 'invalid_characters';
+
+/** A storable, sendable string: well-formed UTF-16 (no lone surrogate) and no U+0000. */
+const storable = (s: string | null) => s === null || unstorableText(s) === null;
+
+/**
+ * `composeMail`, or why this recipient's message cannot be sent: rendering threw, or a part holds
+ * what Postgres and SMTP refuse (U+0000, a lone surrogate). The fan-outs skip such a recipient and
+ * count it (`stats.failed`) instead of failing the chunk for everyone, forever (issue 24, item 3).
+ */
+export function tryComposeMail(o: ComposeOptions): { mail: BulkMail } | { failure: ComposeFailure } {
+  let mail: BulkMail;
+  try {
+    mail = composeMail(o);
+  } catch {
+    return { failure: 'render_failed' };
+  }
+  const parts = [
+    mail.to,
+    mail.from,
+    mail.subject,
+    mail.html,
+    mail.text,
+    ...mail.tags,
+    ...Object.values(mail.headers),
+  ];
+  if (!parts.every(storable)) return { failure: 'invalid_characters' };
+  return { mail };
 }
