@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { unstorableText } from '@tern/contracts';
-import { listUnsubscribeHeaders, renderTemplate, type TemplateContent } from '@tern/domain';
+import { cutSubject, listUnsubscribeHeaders, renderTemplate, type TemplateContent } from '@tern/domain';
+
+export { cutSubject };
+
 import type pg from 'pg';
 
 /**
@@ -124,20 +127,6 @@ export function composeMail(o: ComposeOptions): BulkMail {
       secret: o.trackingSecret,
     }),
   };
-}
-
-/** The longest subject a bulk mail gets (RFC 5322's line length, as `POST /emails/send`). */
-export const MAX_SUBJECT = 998;
-
-/**
- * `subject` cut to `MAX_SUBJECT` UTF-16 units on a code point boundary: a cut between the two
- * halves of a surrogate pair (an emoji at 997–998) would leave a lone surrogate, which neither
- * Postgres nor a mail header can carry (issue 24, item 3).
- */
-export function cutSubject(subject: string): string {
-  if (subject.length <= MAX_SUBJECT) return subject;
-  const last = subject.charCodeAt(MAX_SUBJECT - 1);
-  return subject.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_SUBJECT - 1 : MAX_SUBJECT);
 }
 
 /** Why a recipient's message could not be composed (kept in `bulk_emails.failed_reason`). */

@@ -9,7 +9,7 @@ import {
   sendEmailBodySchema,
   sendEmailResponseSchema,
 } from '@tern/contracts';
-import { cancelledEvent, renderTemplate, retentionCutoff } from '@tern/domain';
+import { cancelledEvent, cutSubject, renderTemplate, retentionCutoff } from '@tern/domain';
 import { EventLogUnavailableError } from '@tern/event-log';
 import { HttpError, httpError } from '@tern/http';
 import { enqueueSends, type NewSend, type StoredMessage } from '@tern/sending';
@@ -124,7 +124,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
             body.variables ?? {},
           ).subject;
       }
-      return { body, scheduledAt, subject: subject.slice(0, 998) };
+      return { body, scheduledAt, subject: cutSubject(subject) };
     });
     if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
     const froms = bodies.map((b, i) => ({ field: `${prefix(i)}from`, from: b.from }));
