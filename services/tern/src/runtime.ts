@@ -268,6 +268,7 @@ export async function startRuntime(
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
+        sendRatePerSecond: config.sendRatePerSecond,
         rateLimit:
           config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
         logger,
@@ -376,6 +377,7 @@ export async function startRuntime(
         requireVerifiedDomain: requireVerifiedDomains,
         tracking: { secret: trackingSecret!, publicUrl },
         logger,
+        defaultSendRatePerSecond: config.sendRatePerSecond,
         ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
         ...(senderOptions.pollIntervalMs ? { pollIntervalMs: senderOptions.pollIntervalMs } : {}),
         ...(senderOptions.leaseMs ? { leaseMs: senderOptions.leaseMs } : {}),

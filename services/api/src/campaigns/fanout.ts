@@ -26,6 +26,9 @@ import { type CampaignRow, campaignSource } from './store.js';
  *   ours). The email id is derived from (tenant, campaign, contact): a chunk done twice produces
  *   the same ids, which the log, the projection and the sender drop.
  * - **finish**: a short chunk ends it: `sent`, `sent_at`.
+ * - **pace** (SPEC §23): a campaign with `send_rate_per_minute` gives its emails due times
+ *   `60 000 / rate` ms apart, continuing from `next_due_at`, which moves with the cursor (a redone
+ *   chunk gets the same times; its rows exist already and keep theirs).
  *
  * Memory is one chunk; a kill at any point repeats at most the chunk in flight, without effect.
  */
@@ -98,6 +101,8 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
       text: c.text,
     });
     let cursor = c.fanout_cursor;
+    let nextDue = c.next_due_at;
+    const spacingMs = c.send_rate_per_minute === null ? null : 60_000 / c.send_rate_per_minute;
     let total = 0;
     for (;;) {
       const { rows } = await pool.query<Recipient>(
@@ -113,11 +118,12 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
         [c.tenant_id, c.audience, c.snapshot_at, cursor, source, chunkSize],
       );
       const at = now();
+      const base = nextDue === null || nextDue < at ? at : nextDue;
       if (rows.length > 0 && content !== null) {
         const mails: BulkMail[] = [];
         const mailContacts: string[] = [];
         const failed: { id: string; contact: string; reason: ComposeFailure }[] = [];
-        for (const r of rows) {
+        for (const [i, r] of rows.entries()) {
           const id = derivedEmailId(c.tenant_id, source, r.id);
           const composed = tryComposeMail({
             tenantId: c.tenant_id,
@@ -132,7 +138,10 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
             trackingSecret: opts.trackingSecret,
           });
           if ('mail' in composed) {
-            mails.push(composed.mail);
+            mails.push({
+              ...composed.mail,
+              ...(spacingMs === null ? {} : { dueAt: new Date(base.getTime() + Math.floor(i * spacingMs)) }),
+            });
             mailContacts.push(r.id);
           } else {
             // Skipped and counted (stats.failed); the rest of the chunk goes out (issue 24, item 3).
@@ -161,16 +170,17 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
       }
       const done = rows.length < chunkSize;
       const last = rows.at(-1)?.id ?? cursor;
+      if (spacingMs !== null) nextDue = new Date(base.getTime() + Math.floor(rows.length * spacingMs));
       const { rowCount } = await pool.query(
         done
           ? `UPDATE campaigns SET fanout_cursor = $3, status = 'sent', sent_at = $4, lease_owner = NULL,
                     lease_until = NULL, updated_at = $4
               WHERE tenant_id = $1 AND id = $2 AND lease_owner = $5 AND status = 'sending'`
-          : `UPDATE campaigns SET fanout_cursor = $3, lease_until = $6, updated_at = $4
+          : `UPDATE campaigns SET fanout_cursor = $3, lease_until = $6, next_due_at = $7, updated_at = $4
               WHERE tenant_id = $1 AND id = $2 AND lease_owner = $5 AND status = 'sending'`,
         done
           ? [c.tenant_id, c.id, last, at, owner]
-          : [c.tenant_id, c.id, last, at, owner, new Date(at.getTime() + leaseMs)],
+          : [c.tenant_id, c.id, last, at, owner, new Date(at.getTime() + leaseMs), nextDue],
       );
       // Lease lost (this worker stalled past it and another took over): stop, the other goes on.
       if ((rowCount ?? 0) === 0) return total;
