@@ -68,7 +68,10 @@ async function blocks(pool: pg.Pool): Promise<{ hit: number; read: number }> {
 }
 
 /** Postgres's autovacuum rule, run by hand on this database (the server's launcher is off). */
-function emulateAutovacuum(pool: pg.Pool, log: { vacuums: number; analyzes: number; ms: number }) {
+function emulateAutovacuum(
+  pool: pg.Pool,
+  log: { vacuums: number; analyzes: number; ms: number; tables: Record<string, string[]> },
+) {
   let stopped = false;
   const done = (async () => {
     while (!stopped) {
@@ -88,6 +91,7 @@ function emulateAutovacuum(pool: pg.Pool, log: { vacuums: number; analyzes: numb
         log.ms += performance.now() - t;
         if (vacuum) log.vacuums++;
         else log.analyzes++;
+        (log.tables[r.relname] ??= []).push(vacuum ? 'vacuum' : 'analyze');
       }
     }
   })();
@@ -229,7 +233,7 @@ async function variant(
           await sleep(500);
         }
       })();
-      const autovacuum = { vacuums: 0, analyzes: 0, ms: 0 };
+      const autovacuum = { vacuums: 0, analyzes: 0, ms: 0, tables: {} as Record<string, string[]> };
       const stopVacuum = vacuum === 'on' ? emulateAutovacuum(pool, autovacuum) : async () => {};
       const blocksAt: Record<string, { hit: number; read: number }> = { start: await blocks(pool) };
       const deadAt: Record<string, unknown> = {};
