@@ -91,7 +91,7 @@ function emulateAutovacuum(
         log.ms += performance.now() - t;
         if (vacuum) log.vacuums++;
         else log.analyzes++;
-        (log.tables[r.relname] ??= []).push(vacuum ? 'vacuum' : 'analyze');
+        log.tables[r.relname] = [...(log.tables[r.relname] ?? []), vacuum ? 'vacuum' : 'analyze'];
       }
     }
   })();
