@@ -35,6 +35,7 @@ function post(url: URL, agent: Agent, body: string): Promise<{ status: number; s
   });
 }
 
+const METRICS_TOKEN = 'ingest-cluster-e2e-metrics-token';
 const accepted = (metrics: string): number => {
   const line = metrics.split('\n').find((l) => l.startsWith('ingest_events_accepted_total '));
   return Number(line?.split(' ')[1]);
@@ -73,6 +74,8 @@ describe('the ingest cluster as one process: metrics and connection spread', () 
         TRACKING_SECRET: 'ingest-cluster-e2e-tracking-secret',
         WEBHOOK_SECRETS_KEY: 'ingest-cluster-e2e-webhook-secrets-key',
         ENCRYPTION_KEY: 'ingest-cluster-e2e-encryption-key-0123456789ab',
+        // Production serves /metrics only to the holder of METRICS_TOKEN.
+        METRICS_TOKEN,
       },
       args: ['--services=ingest'],
     });
@@ -109,7 +112,9 @@ describe('the ingest cluster as one process: metrics and connection spread', () 
     // Whichever worker takes a scrape, it answers the whole cluster's count.
     const total = REQUESTS * EVENTS_PER_REQUEST;
     for (let i = 0; i < 6; i++) {
-      const res = await fetch(`${ingest.url}/metrics`, { headers: { connection: 'close' } });
+      const res = await fetch(`${ingest.url}/metrics`, {
+        headers: { connection: 'close', authorization: `Bearer ${METRICS_TOKEN}` },
+      });
       expect(res.status).toBe(200);
       expect(accepted(await res.text()), `scrape ${i}`).toBe(total);
     }

@@ -38,6 +38,7 @@ async function main(): Promise<void> {
     trackingSecret: config.trackingSecret,
     webhookSecretsKey: config.webhookSecretsKey,
     encryptionKey: config.encryptionKey,
+    metricsToken: config.metricsToken,
   };
   let generated = false;
   const noJwtKey = !config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl;

@@ -1,4 +1,6 @@
 import cluster from 'node:cluster';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { httpError } from '@tern/http';
 import type { FastifyInstance } from 'fastify';
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -70,12 +72,36 @@ export function createMetrics() {
 }
 export type Metrics = ReturnType<typeof createMetrics>;
 
+/** Who may read `/metrics`. */
+export interface MetricsAccess {
+  /** METRICS_TOKEN: when set, `/metrics` answers only `Authorization: Bearer <token>`. */
+  token?: string | undefined;
+  /** NODE_ENV=production: without a token, `/metrics` is not served at all. */
+  production: boolean;
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** True when the request carries the bearer token (compared in constant time, any header case). */
+export function hasMetricsToken(authorization: string | undefined, token: string): boolean {
+  const match = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), digest(token));
+}
+
 /**
- * Times every request and serves `/metrics`. In a cluster worker (the ingest workers sharing one
- * port), a scrape reaches one worker at a time, so `/metrics` answers the primary's aggregate of
- * every worker's registry (counters and histograms summed): one scrape sees the whole process.
+ * Times every request and serves `/metrics`: to anyone in development, to the holder of
+ * METRICS_TOKEN when it is set, and not at all in production without one (the route does not
+ * exist: 404), since process and traffic figures are no one else's business. In a cluster worker
+ * (the ingest workers sharing one port), a scrape reaches one worker at a time, so `/metrics`
+ * answers the primary's aggregate of every worker's registry: one scrape sees the whole process.
+ * Returns whether `/metrics` is served.
  */
-export function installMetrics(app: FastifyInstance, metrics: Metrics, refresh?: () => Promise<void>): void {
+export function installMetrics(
+  app: FastifyInstance,
+  metrics: Metrics,
+  refresh?: () => Promise<void>,
+  access: MetricsAccess = { production: false },
+): boolean {
   app.addHook('onResponse', async (request, reply) => {
     metrics.httpDuration
       .labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode))
@@ -87,7 +113,15 @@ export function installMetrics(app: FastifyInstance, metrics: Metrics, refresh?:
     new AggregatorRegistry();
     AggregatorRegistry.setRegistries([metrics.registry]);
   }
-  app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) => {
+  const { token } = access;
+  if (token === undefined && access.production) return false;
+  app.get('/metrics', { logLevel: 'warn' }, async (request, reply) => {
+    if (token !== undefined && !hasMetricsToken(request.headers.authorization, token)) {
+      reply.header('www-authenticate', 'Bearer realm="metrics"');
+      throw httpError(401, 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>', {
+        code: request.headers.authorization ? 'INVALID_CREDENTIAL' : 'MISSING_CREDENTIAL',
+      });
+    }
     await refresh?.().catch(() => undefined);
     reply.header('content-type', metrics.registry.contentType);
     if (!clustered) return metrics.registry.metrics();
@@ -99,6 +133,7 @@ export function installMetrics(app: FastifyInstance, metrics: Metrics, refresh?:
       return `metrics of the ingest workers unavailable: ${error instanceof Error ? error.message : String(error)}\n`;
     }
   });
+  return true;
 }
 
 let nextRequest = 0;

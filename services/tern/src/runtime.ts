@@ -11,7 +11,7 @@ import {
   suppressionCheck,
   type WebhookRouteOptions,
 } from '@tern/api';
-import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
+import { createJwtVerifier, REDACT_OPTIONS, requestLogFields } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
 import { createDispatcher, DISPATCHER_GROUP, type Dispatcher } from '@tern/dispatcher';
@@ -77,6 +77,8 @@ export interface RuntimeSecrets {
   webhookSecretsKey?: string | undefined;
   /** ENCRYPTION_KEY: wraps the data keys of personal fields in the event log (SPEC §14). */
   encryptionKey?: string | undefined;
+  /** METRICS_TOKEN: bearer token of `GET /metrics`; unset in production → no `/metrics`. */
+  metricsToken?: string | undefined;
 }
 
 /** Test and bench knobs of the sender (retry schedule, polling); production uses the defaults. */
@@ -124,7 +126,12 @@ export async function startRuntime(
 ): Promise<Runtime> {
   checkTopology(config, services);
   const publicUrl = resolvePublicUrl(config, services);
-  const logger = pino({ level: config.logLevel, redact: REDACT_OPTIONS });
+  // Request lines keep Fastify's fields, with addresses in the URL masked (no personal datum in logs).
+  const logger = pino({
+    level: config.logLevel,
+    redact: REDACT_OPTIONS,
+    serializers: { req: requestLogFields },
+  });
   if (!config.publicUrl && services.has('sender') && !services.has('api')) {
     logger.warn(
       { publicUrl },
@@ -282,6 +289,7 @@ export async function startRuntime(
         webhooks,
         pool,
         trackingSecret: trackingSecret!,
+        openDedupSeconds: config.openDedupSeconds,
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
@@ -337,10 +345,16 @@ export async function startRuntime(
       installErrorHandlers(app);
       registerHealthRoutes(app, readiness);
     }
-    installMetrics(app, metrics, async () => {
-      if (projector) metrics.projectorLag.set(await projector.lag());
-      if (dispatcher) metrics.dispatcherLag.set(await dispatcher.lag());
-    });
+    const metricsServed = installMetrics(
+      app,
+      metrics,
+      async () => {
+        if (projector) metrics.projectorLag.set(await projector.lag());
+        if (dispatcher) metrics.dispatcherLag.set(await dispatcher.lag());
+      },
+      { token: secrets.metricsToken, production: config.nodeEnv === 'production' },
+    );
+    if (!metricsServed) logger.warn('GET /metrics is off: set METRICS_TOKEN to serve it in production');
     if (services.has('ingest')) {
       if (!secrets.ingestToken) throw new Error('INGEST_TOKEN is required to run ingest');
       await app.register(ingestRoutes, {
