@@ -74,7 +74,12 @@ export interface AttemptEvents {
   sent(data: { provider: string; messageId: string }): DeliveryEvent;
   delivered(): DeliveryEvent;
   delayed(data: { reason: string }): DeliveryEvent;
-  bounced(data: { bounceType: 'hard' | 'soft'; reason?: string }): DeliveryEvent;
+  bounced(data: {
+    bounceType: 'hard' | 'soft';
+    reason?: string;
+    smtpStatus?: string | undefined;
+    diagnostic?: string | undefined;
+  }): DeliveryEvent;
   complained(data?: { feedbackType?: string }): DeliveryEvent;
   failed(data: { reason: string }): DeliveryEvent;
   suppressed(data: { reason: string }): DeliveryEvent;
@@ -105,6 +110,8 @@ export function attemptEvents(tenantId: string, emailId: string, attempt: number
       make('email.bounced', {
         bounceType: data.bounceType,
         ...(data.reason !== undefined ? { reason: reason(data.reason) } : {}),
+        ...(data.smtpStatus ? { smtpStatus: data.smtpStatus.slice(0, 32) } : {}),
+        ...(data.diagnostic !== undefined ? { diagnostic: reason(data.diagnostic) } : {}),
       }),
     complained: (data = {}) =>
       make('email.complained', data.feedbackType !== undefined ? { feedbackType: data.feedbackType } : {}),
