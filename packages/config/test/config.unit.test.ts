@@ -361,6 +361,8 @@ describe('loadConfig', () => {
     // SPEC §21: the bounce mailbox.
     expect(errorOf(() => loadConfig({ BOUNCE_SMTP_PORT: '70000' })).variables).toEqual(['BOUNCE_SMTP_PORT']);
     expect(errorOf(() => loadConfig({ BOUNCE_DOMAIN: 'localhost' })).variables).toEqual(['BOUNCE_DOMAIN']);
-    expect(errorOf(() => loadConfig({ BOUNCE_SMTP_MAX_BYTES: '10' })).variables).toEqual(['BOUNCE_SMTP_MAX_BYTES']);
+    expect(errorOf(() => loadConfig({ BOUNCE_SMTP_MAX_BYTES: '10' })).variables).toEqual([
+      'BOUNCE_SMTP_MAX_BYTES',
+    ]);
   });
 });

@@ -11,6 +11,7 @@ import {
   type WebhookRouteOptions,
 } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
+import { type BounceMailbox, createBounceMailbox } from '@tern/bounce';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
 import { createDispatcher, DISPATCHER_GROUP, type Dispatcher } from '@tern/dispatcher';
@@ -49,7 +50,8 @@ import { pino } from 'pino';
 import { createIdleMemoryRelease } from './idle-memory.js';
 import { createMetrics, installMetrics } from './metrics.js';
 
-export const SERVICES = ['ingest', 'projector', 'api', 'sender', 'dispatcher'] as const;
+/** `bounce`: the bounce mailbox (SPEC §21), started only when BOUNCE_SMTP_PORT is set. */
+export const SERVICES = ['ingest', 'projector', 'api', 'sender', 'dispatcher', 'bounce'] as const;
 export type Service = (typeof SERVICES)[number];
 
 /** The projector's consumer group; every projector instance joins it. */
@@ -83,6 +85,8 @@ export interface Runtime {
   app: FastifyInstance;
   url: string;
   stores: { postgres: string; clickhouse: string; eventLog: string };
+  /** The bounce mailbox's SMTP port (SPEC §21), when it runs. */
+  bouncePort?: number;
   /** Graceful stop: no new requests, in-flight ones finish, the current batch commits, stores close. */
   close(): Promise<void>;
 }
@@ -126,6 +130,8 @@ export async function startRuntime(
   let projector: Projector | undefined;
   let sender: Sender | undefined;
   let dispatcher: Dispatcher | undefined;
+  let bounce: BounceMailbox | undefined;
+  let bouncePort: number | undefined;
   // Work the idle memory release must wait for (below); set once it exists.
   let activity = () => {};
   try {
@@ -172,9 +178,19 @@ export async function startRuntime(
     if (!secrets.encryptionKey) throw new Error('ENCRYPTION_KEY is required to run Tern');
     const keyring: Keyring = createKeyring({ pool, encryptionKey: secrets.encryptionKey });
 
-    // The API appends sends, cancels and tracking events; the sender appends outcomes; the
-    // dispatcher reads the log.
+    // The bounce mailbox runs where it is asked for and has a port (SPEC §21: off unless set).
+    const runBounce = services.has('bounce') && config.bounceSmtpPort !== undefined;
     if (
+      services.has('bounce') &&
+      config.bounceSmtpPort === undefined &&
+      !SERVICES.every((s) => services.has(s))
+    )
+      throw new Error('BOUNCE_SMTP_PORT is required to run the bounce mailbox (--services=bounce)');
+
+    // The API appends sends, cancels and tracking events; the sender appends outcomes; the
+    // dispatcher reads the log; the bounce mailbox appends delivery feedback.
+    if (
+      runBounce ||
       services.has('ingest') ||
       services.has('projector') ||
       services.has('api') ||
@@ -211,8 +227,8 @@ export async function startRuntime(
     const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
     // One TRACKING_SECRET signs tracking links (sender) and unsubscribe links, and checks both (api).
     const trackingSecret = secrets.trackingSecret;
-    if ((services.has('api') || services.has('sender')) && !trackingSecret)
-      throw new Error('TRACKING_SECRET is required to run api or sender');
+    if ((services.has('api') || services.has('sender') || runBounce) && !trackingSecret)
+      throw new Error('TRACKING_SECRET is required to run api, sender or bounce');
 
     let app: FastifyInstance;
     let domains: SendingDomains | undefined;
@@ -375,6 +391,7 @@ export async function startRuntime(
         signingKeys: createSigningKeys({ pool, sealer: dkimSealer! }),
         requireVerifiedDomain: requireVerifiedDomains,
         tracking: { secret: trackingSecret!, publicUrl },
+        bounceDomain: config.bounceDomain,
         logger,
         ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
         ...(senderOptions.pollIntervalMs ? { pollIntervalMs: senderOptions.pollIntervalMs } : {}),
@@ -402,6 +419,24 @@ export async function startRuntime(
       await dispatcher.start();
       const running = dispatcher;
       closers.unshift(() => running.stop());
+    }
+    if (runBounce) {
+      bounce = createBounceMailbox({
+        pool,
+        log: stream!,
+        secret: trackingSecret!,
+        bounceDomain: config.bounceDomain,
+        host: config.host,
+        port: config.bounceSmtpPort!,
+        maxBytes: config.bounceSmtpMaxBytes,
+        ratePerMinute: config.bounceSmtpRatePerMinute,
+        hostname: config.bounceMxHost ?? new URL(publicUrl).hostname,
+        logger,
+      });
+      bouncePort = await bounce.start();
+      const running = bounce;
+      closers.unshift(() => running.stop());
+      logger.info({ port: bouncePort }, 'bounce mailbox listening');
     }
     // With the embedded engine, an idle process gives back the memory it does not use (issue 10:
     // idle RSS): glibc's free memory and the pages chDB's library touched once at load.
@@ -431,6 +466,7 @@ export async function startRuntime(
     return {
       app,
       url: `http://${config.host}:${port}`,
+      ...(bouncePort !== undefined ? { bouncePort } : {}),
       stores: {
         postgres: pgStore.kind === 'pglite' ? 'PGlite' : 'Postgres server',
         clickhouse: chStore ? (chStore.kind === 'chdb' ? 'chDB' : 'ClickHouse server') : 'none',

@@ -96,6 +96,8 @@ export async function eraseRecipient(
                OR coalesce(event->'data'->'toEmail', 'null'::jsonb) <> 'null'::jsonb)`,
       [tenantId, address, ids],
     );
+    // The soft bounces counted toward the soft-bounce rule name the address (SPEC §21).
+    await client.query('DELETE FROM soft_bounces WHERE tenant_id = $1 AND email = $2', [tenantId, address]);
     const suppressions = await client.query('DELETE FROM suppressions WHERE tenant_id = $1 AND email = $2', [
       tenantId,
       address,
