@@ -284,6 +284,7 @@ export async function startRuntime(
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
+        sendRatePerSecond: config.sendRatePerSecond,
         rateLimit:
           config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
         logger,
@@ -393,6 +394,7 @@ export async function startRuntime(
         tracking: { secret: trackingSecret!, publicUrl },
         bounceDomain: config.bounceDomain,
         logger,
+        defaultSendRatePerSecond: config.sendRatePerSecond,
         ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
         ...(senderOptions.pollIntervalMs ? { pollIntervalMs: senderOptions.pollIntervalMs } : {}),
         ...(senderOptions.leaseMs ? { leaseMs: senderOptions.leaseMs } : {}),
