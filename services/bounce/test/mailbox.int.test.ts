@@ -237,6 +237,26 @@ describe('ARF complaints (RFC 5965)', () => {
   });
 });
 
+describe('ARF without Original-Mail-From', () => {
+  it('a JMRP-style report: the VERP address of the returned message names the email; a forged one there is dropped', async () => {
+    await insertEmail(T1, 'em_jmrp', 'ada@hotmail.example');
+    const report = (verp: string, id: string) =>
+      readFileSync(new URL('./fixtures/jmrp-redacted.eml', import.meta.url), 'utf8')
+        .replaceAll('{{VERP}}', verp)
+        .replaceAll('{{EMAIL}}', 'em_jmrp')
+        .replace('Subject: complaint', `Message-ID: <${id}@hotmail.example>\nSubject: complaint`)
+        .replace(/\r?\n/g, '\r\n');
+    const forged = `b+em_jmrp.0123456789abcdef@tern-bounces.${VERIFIED}`;
+    expect((await deliver([`jmrp@tern-bounces.${VERIFIED}`], report(forged, 'j0'))).ok).toBe(true);
+    expect(await logged('em_jmrp')).toEqual([]);
+    const genuine = verpAddress(SECRET, T1, 'em_jmrp', `tern-bounces.${VERIFIED}`);
+    expect((await deliver([`jmrp@tern-bounces.${VERIFIED}`], report(genuine, 'j1'))).ok).toBe(true);
+    expect(await logged('em_jmrp')).toMatchObject([
+      { type: 'email.complained', data: { feedbackType: 'abuse' } },
+    ]);
+  });
+});
+
 describe('limits and hostile input', () => {
   it('a message over BOUNCE_SMTP_MAX_BYTES → 552; malformed MIME is answered and the mailbox keeps working', async () => {
     const big = await deliver([`x@${BOUNCE_DOMAIN}`], `Subject: big\r\n\r\n${'x'.repeat(100 * 1024)}\r\n`);
