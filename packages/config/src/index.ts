@@ -86,6 +86,10 @@ export interface Config {
   bounceSmtpMaxBytes: number;
   /** BOUNCE_SMTP_RATE_PER_MINUTE: messages one client address may deliver per minute (421 past it). */
   bounceSmtpRatePerMinute: number;
+  /** METRICS_TOKEN: bearer token of `GET /metrics`; undefined in production → `/metrics` not served. */
+  metricsToken: string | undefined;
+  /** OPEN_DEDUP_SECONDS: one open counted per email and reader within this window; 0 → every open. */
+  openDedupSeconds: number;
 }
 
 /** Fewest bytes of `JWT_SECRET` and `INGEST_TOKEN` in production (HS256 wants ≥ 256 bits). */
@@ -261,6 +265,8 @@ const envSchema = z.object({
   BOUNCE_DOMAIN: hostVar(2).optional(),
   BOUNCE_SMTP_MAX_BYTES: intVar(1024, 50 * 1024 * 1024).default(10 * 1024 * 1024),
   BOUNCE_SMTP_RATE_PER_MINUTE: intVar(1, 1_000_000).default(300),
+  METRICS_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  OPEN_DEDUP_SECONDS: intVar(0, 86_400).default(3600),
 });
 
 /** Every environment variable `loadConfig` reads. */
@@ -275,6 +281,7 @@ const SECRET_VARS = new Set([
   'TRACKING_SECRET',
   'WEBHOOK_SECRETS_KEY',
   'ENCRYPTION_KEY',
+  'METRICS_TOKEN',
 ]);
 
 function shownValue(variable: string, raw: string | undefined): string {
@@ -351,6 +358,8 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     bounceDomain: e.BOUNCE_DOMAIN,
     bounceSmtpMaxBytes: e.BOUNCE_SMTP_MAX_BYTES,
     bounceSmtpRatePerMinute: e.BOUNCE_SMTP_RATE_PER_MINUTE,
+    metricsToken: e.METRICS_TOKEN,
+    openDedupSeconds: e.OPEN_DEDUP_SECONDS,
   };
 
   // One way to verify dashboard JWTs: two would make "which key signed this" ambiguous.

@@ -48,6 +48,8 @@ describe('loadConfig', () => {
       bounceDomain: undefined,
       bounceSmtpMaxBytes: 10 * 1024 * 1024,
       bounceSmtpRatePerMinute: 300,
+      metricsToken: undefined,
+      openDedupSeconds: 3600,
     });
   });
 
@@ -85,6 +87,8 @@ describe('loadConfig', () => {
       BOUNCE_DOMAIN: 'Bounces.Tern.Example.NET',
       BOUNCE_SMTP_MAX_BYTES: '2048',
       BOUNCE_SMTP_RATE_PER_MINUTE: '10',
+      METRICS_TOKEN: 'metrics-token-0123456789',
+      OPEN_DEDUP_SECONDS: '600',
     });
     expect(config).toEqual({
       port: 8080,
@@ -121,6 +125,8 @@ describe('loadConfig', () => {
       bounceDomain: 'bounces.tern.example.net',
       bounceSmtpMaxBytes: 2048,
       bounceSmtpRatePerMinute: 10,
+      metricsToken: 'metrics-token-0123456789',
+      openDedupSeconds: 600,
     });
     expect(
       loadConfig({ JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----' })
@@ -349,6 +355,16 @@ describe('loadConfig', () => {
     expect(err.message).toBe(
       'Invalid configuration: WEBHOOK_SECRETS_KEY must be at least 16 characters (value hidden)',
     );
+  });
+
+  it('METRICS_TOKEN needs 16 characters and is never echoed; OPEN_DEDUP_SECONDS is 0..86400', () => {
+    expect(errorOf(() => loadConfig({ METRICS_TOKEN: 'short-token' })).message).toBe(
+      'Invalid configuration: METRICS_TOKEN must be at least 16 characters (value hidden)',
+    );
+    expect(loadConfig({ OPEN_DEDUP_SECONDS: '0' }).openDedupSeconds).toBe(0);
+    expect(errorOf(() => loadConfig({ OPEN_DEDUP_SECONDS: '86401' })).variables).toEqual([
+      'OPEN_DEDUP_SECONDS',
+    ]);
   });
 
   it('checks DNS_SERVERS, BOUNCE_SUBDOMAIN, BOUNCE_MX_HOST and SPF_INCLUDE (SPEC §20), naming each', () => {
