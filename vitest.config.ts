@@ -10,7 +10,7 @@ const faults =
           test: {
             name: 'faults',
             include: ['test/faults/**/*.faults.test.ts'],
-            exclude: ['**/node_modules/**', '**/dist/**'],
+            exclude: ['**/node_modules/**', '**/dist/**', '**/.stryker-tmp/**'],
             globalSetup: ['test/setup/global-setup.ts'],
             testTimeout: 600_000,
           },
@@ -29,14 +29,18 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['**/*.unit.test.ts'], exclude: ['**/node_modules/**', '**/dist/**'] },
+        test: {
+          name: 'unit',
+          include: ['**/*.unit.test.ts'],
+          exclude: ['**/node_modules/**', '**/dist/**', '**/.stryker-tmp/**'],
+        },
       },
       {
         extends: true,
         test: {
           name: 'int',
           include: ['**/*.int.test.ts'],
-          exclude: ['**/node_modules/**', '**/dist/**'],
+          exclude: ['**/node_modules/**', '**/dist/**', '**/.stryker-tmp/**'],
           globalSetup: ['test/setup/global-setup.ts'],
         },
       },
@@ -45,7 +49,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['**/*.e2e.test.ts'],
-          exclude: ['**/node_modules/**', '**/dist/**', 'services/dashboard/**'],
+          exclude: ['**/node_modules/**', '**/dist/**', '**/.stryker-tmp/**', 'services/dashboard/**'],
           globalSetup: ['test/setup/global-setup.ts'],
         },
       },
@@ -56,7 +60,7 @@ export default defineConfig({
         test: {
           name: 'browser',
           include: ['services/dashboard/test/**/*.e2e.test.ts'],
-          exclude: ['**/node_modules/**', '**/dist/**'],
+          exclude: ['**/node_modules/**', '**/dist/**', '**/.stryker-tmp/**'],
           globalSetup: ['services/dashboard/test/global-setup.ts'],
           testTimeout: 120_000,
         },

@@ -50,7 +50,6 @@ export const DEFAULT_JWT_MAX_LIFETIME_MS = 30 * 24 * 3600 * 1000;
 const MAX_TOKEN_LENGTH = 8192;
 
 const RSA_ALGORITHMS: readonly Algorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
-const PSS_ALGORITHMS: readonly Algorithm[] = ['PS256', 'PS384', 'PS512'];
 const EC_ALGORITHM_BY_CURVE: Readonly<Record<string, Algorithm>> = {
   prime256v1: 'ES256',
   secp384r1: 'ES384',
@@ -68,7 +67,10 @@ export function algorithmsForPublicKey(key: KeyObject): Algorithm[] {
     case 'rsa':
       return [...RSA_ALGORITHMS];
     case 'rsa-pss':
-      return [...PSS_ALGORITHMS];
+      // fast-jwt reads no id-RSASSA-PSS key; the plain RSA key of the same pair verifies PS* too.
+      throw new Error(
+        'RSA-PSS (id-RSASSA-PSS) keys are not supported: give the plain RSA public key, which verifies PS256/PS384/PS512 too',
+      );
     case 'ec': {
       const curve = key.asymmetricKeyDetails?.namedCurve;
       const alg = curve === undefined ? undefined : EC_ALGORITHM_BY_CURVE[curve];

@@ -37,7 +37,8 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     default: 'dev: generated and printed',
   },
   JWT_PUBLIC_KEY: {
-    meaning: 'PEM public key of dashboard JWTs (RS256/ES256/…); literal `\\n` are read as line breaks',
+    meaning:
+      'PEM public key of dashboard JWTs: RSA (RS256/384/512, PS256/384/512), EC P-256/P-384/P-521 (ES256/384/512), Ed25519/Ed448 (EdDSA); an RSA-PSS-only key is refused at start; literal `\\n` are read as line breaks',
     default: 'unset',
   },
   JWT_JWKS_URL: {

@@ -99,3 +99,101 @@ describe('listUnsubscribeHeaders', () => {
     expect(own['List-Unsubscribe']).toContain('<mailto:leave@acme.example?subject=unsubscribe%20');
   });
 });
+
+// Issue 33: pinned values and the edges no test held.
+describe('unsubscribe tokens: fixed expected value and edges', () => {
+  const PINNED_SECRET = 'pinned-tracking-secret-0123456789';
+  // A change to the format or the key derivation would void every link already mailed.
+  const PINNED =
+    'ATaO7kRvhAn46pcEOIrquLY-2hZrZJWA7u5oLrsUxl6TXXTDx2E1sA9qUD2kBODWz9rbX1F6U_fn_vNtx2VtFEM9fpCnQaIfzUoj3D8o5fZNWd2xAmjqPh75';
+
+  it('the token of a fixed (tenant, address, source) and secret is exactly the pinned one, and verifies', () => {
+    expect(createUnsubscribeToken(PINNED_SECRET, claims)).toBe(PINNED);
+    expect(verifyUnsubscribeToken(PINNED_SECRET, PINNED)).toEqual({ ...claims, email: 'ada@example.com' });
+  });
+
+  it('junk around a genuine token is refused', () => {
+    for (const junk of [
+      ` ${PINNED}`,
+      `${PINNED} `,
+      `${PINNED}\n`,
+      `${PINNED}=`,
+      `.${PINNED}`,
+      `${PINNED}.`,
+      `${PINNED}/`,
+    ]) {
+      expect(verifyUnsubscribeToken(PINNED_SECRET, junk), JSON.stringify(junk)).toBeNull();
+    }
+  });
+
+  it('short tokens starting with the version byte are null, never a throw', () => {
+    const version = Buffer.from([0x01]);
+    // Shortest that could hold a version, a nonce, one byte, the GCM tag and the signature: 46 bytes.
+    for (let length = 1; length <= 46; length++) {
+      const raw = Buffer.concat([version, Buffer.alloc(length - 1, 0x41)]).toString('base64url');
+      expect(() => verifyUnsubscribeToken(PINNED_SECRET, raw), `${length} bytes`).not.toThrow();
+      expect(verifyUnsubscribeToken(PINNED_SECRET, raw), `${length} bytes`).toBeNull();
+    }
+    const genuine = Buffer.from(PINNED, 'base64url');
+    for (let cut = 1; cut < genuine.length; cut++) {
+      expect(
+        verifyUnsubscribeToken(PINNED_SECRET, genuine.subarray(0, cut).toString('base64url')),
+      ).toBeNull();
+    }
+  });
+
+  it('another version byte with a valid signature is still refused', () => {
+    const raw = Buffer.from(PINNED, 'base64url');
+    raw[0] = 0x02;
+    expect(verifyUnsubscribeToken(PINNED_SECRET, raw.toString('base64url'))).toBeNull();
+  });
+
+  it('takes tokens up to 2048 characters and refuses longer ones', () => {
+    const long = { ...claims, source: `campaign:${'x'.repeat(1400)}` };
+    const token = createUnsubscribeToken(PINNED_SECRET, long);
+    expect(token.length).toBeLessThanOrEqual(2048);
+    expect(verifyUnsubscribeToken(PINNED_SECRET, token)).toEqual({ ...long, email: 'ada@example.com' });
+    const tooLong = createUnsubscribeToken(PINNED_SECRET, {
+      ...claims,
+      source: `campaign:${'x'.repeat(1600)}`,
+    });
+    expect(tooLong.length).toBeGreaterThan(2048);
+    expect(verifyUnsubscribeToken(PINNED_SECRET, tooLong)).toBeNull();
+  });
+
+  it('a secret of exactly 16 characters is accepted; keys differ per secret', () => {
+    const sixteen = '0123456789abcdef';
+    const token = createUnsubscribeToken(sixteen, claims);
+    expect(verifyUnsubscribeToken(sixteen, token)).toEqual({ ...claims, email: 'ada@example.com' });
+    expect(() => createUnsubscribeToken('0123456789abcde', claims)).toThrow(
+      'the tracking secret must be at least 16 characters',
+    );
+    expect(verifyUnsubscribeToken(`${sixteen}x`, token)).toBeNull();
+  });
+});
+
+describe('listUnsubscribeHeaders: PUBLIC_URL with a path', () => {
+  it.each([
+    ['https://x.example/tern', 'https://x.example/tern/u/'],
+    ['https://x.example/tern/', 'https://x.example/tern/u/'],
+    ['https://x.example/a/b', 'https://x.example/a/b/u/'],
+    ['https://x.example', 'https://x.example/u/'],
+    ['https://x.example/', 'https://x.example/u/'],
+  ])('%s → links under %s', (publicUrl, prefix) => {
+    const headers = listUnsubscribeHeaders({ ...claims, secret: SECRET, publicUrl });
+    const token = createUnsubscribeToken(SECRET, claims);
+    expect(headers['List-Unsubscribe']).toBe(
+      `<${prefix}${token}>, <mailto:unsubscribe@x.example?subject=unsubscribe%20${token}>`,
+    );
+  });
+
+  it('brackets IPv4 and IPv6 hosts in the mailto, not names', () => {
+    const mailbox = (publicUrl: string) =>
+      /<mailto:([^?]+)\?/.exec(
+        listUnsubscribeHeaders({ ...claims, secret: SECRET, publicUrl })['List-Unsubscribe'],
+      )![1];
+    expect(mailbox('http://10.0.0.1:3000')).toBe('unsubscribe@[10.0.0.1]');
+    expect(mailbox('http://[::1]:3000/')).toBe('unsubscribe@[::1]');
+    expect(mailbox('https://mail1.example.com')).toBe('unsubscribe@mail1.example.com');
+  });
+});

@@ -2,7 +2,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { checkWebhookUrl, ForbiddenAddressError, guardedLookup, isForbiddenAddress } from '../src/index.js';
-import type { LookupAll } from '../src/url-guard.js';
+import { type LookupAll, resolveAll } from '../src/url-guard.js';
 
 const resolveTo = (addresses: string[]) => async () => addresses;
 
@@ -236,7 +236,7 @@ describe('guardedLookup', () => {
       );
       expect(error).toBeInstanceOf(ForbiddenAddressError);
       expect(error).toMatchObject({ code: 'EWEBHOOKFORBIDDEN', name: 'ForbiddenAddressError' });
-      expect(error?.message).not.toMatch(/\d+\.\d+/);
+      expect(error?.message).toBe('the webhook host resolves to a forbidden address');
       expect(address).toBe('');
     }
   });
@@ -285,5 +285,13 @@ describe('guardedLookup', () => {
     } finally {
       await new Promise((r) => server.close(r));
     }
+  });
+});
+
+describe('resolveAll (the system resolver)', () => {
+  it('gives every address of a name as strings, and rejects a name that does not exist', async () => {
+    expect(await resolveAll('localhost')).toContain('127.0.0.1');
+    expect((await resolveAll('localhost')).every((a) => typeof a === 'string')).toBe(true);
+    await expect(resolveAll('no-such-host.invalid')).rejects.toThrow();
   });
 });
