@@ -107,7 +107,12 @@ export const sendEmailBodySchema = z
     cc: addressList('cc').optional(),
     bcc: addressList('bcc').optional(),
     replyTo: address('replyTo').optional(),
-    subject: z.string().max(998, { error: 'subject must be at most 998 characters' }).optional(),
+    subject: z
+      .string()
+      .max(998, { error: 'subject must be at most 998 characters' })
+      // A header value: a line break would end it (issue 24, item 15).
+      .refine((v) => !/[\r\n]/.test(v), { error: 'subject must not contain line breaks' })
+      .optional(),
     html: z.string().optional(),
     text: z.string().optional(),
     templateId: idSchema('templateId').optional(),

@@ -109,6 +109,18 @@ describe('U+0000 and lone surrogates → 400 with a code, over a real socket', (
   });
 });
 
+describe('a subject with a line break → 400 (issue 24, item 15)', () => {
+  it('refuses CR, LF and CRLF in subject on send and batch', async () => {
+    for (const subject of ['Hello\r\nBcc: victim@example.com', 'Hello\nX-Evil: 1', 'Hello\rthere']) {
+      const one = await json('POST', '/emails/send', { ...SEND, subject });
+      expect400(one, 'subject must not contain line breaks');
+      expect(one.json().code).toBe('FST_ERR_VALIDATION');
+      expect400(await json('POST', '/emails/batch', [SEND, { ...SEND, subject }]), 'body.1.subject');
+    }
+    expect((await json('POST', '/emails/send', { ...SEND, subject: 'Hello there' })).status).toBe(202);
+  });
+});
+
 describe('CSV import: header mistakes → 400 INVALID_CSV over a real socket', () => {
   const csv = (text: string) => call('POST', '/contacts/import', { body: text, contentType: 'text/csv' });
   for (const [name, text] of [
