@@ -109,6 +109,18 @@ describe('U+0000 and lone surrogates → 400 with a code, over a real socket', (
   });
 });
 
+describe('from and reserved headers → 400 over a real socket (issue 24, item 9)', () => {
+  it('refuses a from that is not one mailbox and an X-Tern-Email-Id header in any case', async () => {
+    for (const from of ['a@evil.test, <hello@acme.test>', 'a@evil.test <hello@acme.test>'])
+      expect400(await json('POST', '/emails/send', { ...SEND, from }), 'from');
+    for (const name of ['x-tern-email-id', 'X-TERN-EMAIL-ID'])
+      expect400(await json('POST', '/emails/send', { ...SEND, headers: { [name]: 'em_spoof' } }), 'headers');
+    expect(
+      (await json('POST', '/emails/send', { ...SEND, from: '"Acme, Inc." <hello@acme.test>' })).status,
+    ).toBe(202);
+  });
+});
+
 describe('a subject with a line break → 400 (issue 24, item 15)', () => {
   it('refuses CR, LF and CRLF in subject on send and batch', async () => {
     for (const subject of ['Hello\r\nBcc: victim@example.com', 'Hello\nX-Evil: 1', 'Hello\rthere']) {
