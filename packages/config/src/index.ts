@@ -78,6 +78,10 @@ export interface Config {
   bounceMxHost: string | undefined;
   /** SPF_INCLUDE: the domain the bounce subdomain's SPF includes; undefined → the relay's own address. */
   spfInclude: string | undefined;
+  /** METRICS_TOKEN: bearer token of `GET /metrics`; undefined in production → `/metrics` not served. */
+  metricsToken: string | undefined;
+  /** OPEN_DEDUP_SECONDS: one open counted per email and reader within this window; 0 → every open. */
+  openDedupSeconds: number;
 }
 
 /** Fewest bytes of `JWT_SECRET` and `INGEST_TOKEN` in production (HS256 wants ≥ 256 bits). */
@@ -249,6 +253,8 @@ const envSchema = z.object({
   BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),
   BOUNCE_MX_HOST: hostVar(2).optional(),
   SPF_INCLUDE: hostVar(2).optional(),
+  METRICS_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  OPEN_DEDUP_SECONDS: intVar(0, 86_400).default(3600),
 });
 
 /** Every environment variable `loadConfig` reads. */
@@ -263,6 +269,7 @@ const SECRET_VARS = new Set([
   'TRACKING_SECRET',
   'WEBHOOK_SECRETS_KEY',
   'ENCRYPTION_KEY',
+  'METRICS_TOKEN',
 ]);
 
 function shownValue(variable: string, raw: string | undefined): string {
@@ -335,6 +342,8 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     bounceSubdomain: e.BOUNCE_SUBDOMAIN,
     bounceMxHost: e.BOUNCE_MX_HOST,
     spfInclude: e.SPF_INCLUDE,
+    metricsToken: e.METRICS_TOKEN,
+    openDedupSeconds: e.OPEN_DEDUP_SECONDS,
   };
 
   // One way to verify dashboard JWTs: two would make "which key signed this" ambiguous.

@@ -44,6 +44,8 @@ describe('loadConfig', () => {
       bounceSubdomain: 'tern-bounces',
       bounceMxHost: undefined,
       spfInclude: undefined,
+      metricsToken: undefined,
+      openDedupSeconds: 3600,
     });
   });
 
@@ -77,6 +79,8 @@ describe('loadConfig', () => {
       BOUNCE_SUBDOMAIN: 'Bounces',
       BOUNCE_MX_HOST: 'feedback.tern.example.net.',
       SPF_INCLUDE: 'spf.tern.example.net',
+      METRICS_TOKEN: 'metrics-token-0123456789',
+      OPEN_DEDUP_SECONDS: '600',
     });
     expect(config).toEqual({
       port: 8080,
@@ -109,6 +113,8 @@ describe('loadConfig', () => {
       bounceSubdomain: 'bounces',
       bounceMxHost: 'feedback.tern.example.net',
       spfInclude: 'spf.tern.example.net',
+      metricsToken: 'metrics-token-0123456789',
+      openDedupSeconds: 600,
     });
     expect(
       loadConfig({ JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----' })
@@ -337,6 +343,16 @@ describe('loadConfig', () => {
     expect(err.message).toBe(
       'Invalid configuration: WEBHOOK_SECRETS_KEY must be at least 16 characters (value hidden)',
     );
+  });
+
+  it('METRICS_TOKEN needs 16 characters and is never echoed; OPEN_DEDUP_SECONDS is 0..86400', () => {
+    expect(errorOf(() => loadConfig({ METRICS_TOKEN: 'short-token' })).message).toBe(
+      'Invalid configuration: METRICS_TOKEN must be at least 16 characters (value hidden)',
+    );
+    expect(loadConfig({ OPEN_DEDUP_SECONDS: '0' }).openDedupSeconds).toBe(0);
+    expect(errorOf(() => loadConfig({ OPEN_DEDUP_SECONDS: '86401' })).variables).toEqual([
+      'OPEN_DEDUP_SECONDS',
+    ]);
   });
 
   it('checks DNS_SERVERS, BOUNCE_SUBDOMAIN, BOUNCE_MX_HOST and SPF_INCLUDE (SPEC §20), naming each', () => {
