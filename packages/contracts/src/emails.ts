@@ -1,3 +1,4 @@
+import emailAddresses from 'email-addresses';
 import { z } from 'zod';
 import { EVENT_TYPES } from './events.js';
 import { emailLogEntrySchema } from './http.js';
@@ -36,15 +37,28 @@ const mailbox = (field: string) =>
       error: `${field} must be an email address or "Name <address>"`,
     });
 
-/** Splits `Name <addr>` into its parts; null when it is neither form or contains a line break. */
+/**
+ * Splits a mailbox — `addr@example.com` or `Display Name <addr@example.com>` (the name may be
+ * quoted, RFC 5322) — into its parts; null for anything else: a list (`a@evil.test,
+ * <hello@acme.test>`), a group, two addresses, a line break. The one parser of `from` everywhere
+ * (the API's check, the sender, the domain policy, the SMTP provider): RFC 5322 by
+ * `email-addresses`, so what is checked is what is sent (issue 24, item 9).
+ */
 export function parseMailbox(value: string): { name: string | null; address: string } | null {
   if (/[\r\n]/.test(value)) return null;
-  const trimmed = value.trim();
-  if (isAddress(trimmed)) return { name: null, address: trimmed };
-  const m = /^(.*?)\s*<([^<>]+)>$/.exec(trimmed);
-  if (!m || !isAddress(m[2] ?? '')) return null;
-  const name = (m[1] ?? '').trim().replace(/^"(.*)"$/, '$1');
-  return { name: name === '' ? null : name, address: m[2]! };
+  const parsed = emailAddresses.parseOneAddress({ input: value.trim(), rfc6532: true });
+  if (parsed === null || parsed.type !== 'mailbox' || !isAddress(parsed.address)) return null;
+  const name = parsed.name?.trim() ?? '';
+  return { name: name === '' ? null : name, address: parsed.address };
+}
+
+/**
+ * A mailbox written back as one unambiguous header value: the name quoted (`"` and `\` escaped),
+ * so no mail library can read a comma, `@` or `<` in it as another address.
+ */
+export function formatMailbox(mailbox: { name: string | null; address: string }): string {
+  if (mailbox.name === null) return mailbox.address;
+  return `"${mailbox.name.replace(/[\\"]/g, (c) => `\\${c}`)}" <${mailbox.address}>`;
 }
 
 const addressList = (field: string) =>
@@ -71,6 +85,16 @@ export const RESERVED_HEADERS = new Set([
   'return-path',
 ]);
 
+/**
+ * Whether a caller may not set header `name`: one of `RESERVED_HEADERS` or Tern's own `X-Tern-*`
+ * (e.g. `X-Tern-Email-Id`, which the sender sets), compared case-insensitively (issue 24, item 9:
+ * `x-tern-email-id` gave a message two such headers, the spoofed one first).
+ */
+export const isReservedHeader = (name: string): boolean => {
+  const lower = name.toLowerCase();
+  return RESERVED_HEADERS.has(lower) || lower.startsWith('x-tern-');
+};
+
 const headersSchema = z
   .record(
     z
@@ -84,8 +108,8 @@ const headersSchema = z
       .refine((v) => !/[\r\n]/.test(v), { error: 'header values must not contain line breaks' }),
   )
   .refine((h) => Object.keys(h).length <= 50, { error: 'headers must have at most 50 entries' })
-  .refine((h) => Object.keys(h).every((k) => !RESERVED_HEADERS.has(k.toLowerCase())), {
-    error: `headers must not set ${[...RESERVED_HEADERS].join(', ')}`,
+  .refine((h) => Object.keys(h).every((k) => !isReservedHeader(k)), {
+    error: `headers must not set ${[...RESERVED_HEADERS].join(', ')} or any X-Tern-* header (in any case)`,
   });
 
 const variablesSchema = z
@@ -107,7 +131,12 @@ export const sendEmailBodySchema = z
     cc: addressList('cc').optional(),
     bcc: addressList('bcc').optional(),
     replyTo: address('replyTo').optional(),
-    subject: z.string().max(998, { error: 'subject must be at most 998 characters' }).optional(),
+    subject: z
+      .string()
+      .max(998, { error: 'subject must be at most 998 characters' })
+      // A header value: a line break would end it (issue 24, item 15).
+      .refine((v) => !/[\r\n]/.test(v), { error: 'subject must not contain line breaks' })
+      .optional(),
     html: z.string().optional(),
     text: z.string().optional(),
     templateId: idSchema('templateId').optional(),

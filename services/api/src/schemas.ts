@@ -525,10 +525,21 @@ const sendRatePerSecondSchema = z
       'default (SEND_RATE_PER_SECOND, `defaultSendRatePerSecond`).',
   });
 
+/** `tracking` of a PUT: either field alone is merged into the current settings (issue 24, item 16). */
+const trackingChangeSchema = trackingSettingsSchema
+  .partial()
+  .refine((t) => t.opens !== undefined || t.clicks !== undefined, {
+    error: 'tracking needs opens, clicks or both',
+  })
+  .meta({
+    description:
+      'Open and click tracking of sent mail (SPEC §11): a pixel and rewritten links. Either field alone; the other keeps its value.',
+  });
+
 export const tenantSettingsSchema = z
   .strictObject({
     retentionDays: retentionDaysSchema.optional(),
-    tracking: trackingSchema.optional(),
+    tracking: trackingChangeSchema.optional(),
     sendRatePerSecond: sendRatePerSecondSchema.optional(),
   })
   .refine(
@@ -540,6 +551,7 @@ export const tenantSettingsSchema = z
     examples: [
       { retentionDays: 30 },
       { tracking: { opens: false, clicks: true } },
+      { tracking: { opens: false } },
       { sendRatePerSecond: 20 },
     ],
   });

@@ -109,6 +109,30 @@ describe('U+0000 and lone surrogates → 400 with a code, over a real socket', (
   });
 });
 
+describe('from and reserved headers → 400 over a real socket (issue 24, item 9)', () => {
+  it('refuses a from that is not one mailbox and an X-Tern-Email-Id header in any case', async () => {
+    for (const from of ['a@evil.test, <hello@acme.test>', 'a@evil.test <hello@acme.test>'])
+      expect400(await json('POST', '/emails/send', { ...SEND, from }), 'from');
+    for (const name of ['x-tern-email-id', 'X-TERN-EMAIL-ID'])
+      expect400(await json('POST', '/emails/send', { ...SEND, headers: { [name]: 'em_spoof' } }), 'headers');
+    expect(
+      (await json('POST', '/emails/send', { ...SEND, from: '"Acme, Inc." <hello@acme.test>' })).status,
+    ).toBe(202);
+  });
+});
+
+describe('a subject with a line break → 400 (issue 24, item 15)', () => {
+  it('refuses CR, LF and CRLF in subject on send and batch', async () => {
+    for (const subject of ['Hello\r\nBcc: victim@example.com', 'Hello\nX-Evil: 1', 'Hello\rthere']) {
+      const one = await json('POST', '/emails/send', { ...SEND, subject });
+      expect400(one, 'subject must not contain line breaks');
+      expect(one.json().code).toBe('FST_ERR_VALIDATION');
+      expect400(await json('POST', '/emails/batch', [SEND, { ...SEND, subject }]), 'body.1.subject');
+    }
+    expect((await json('POST', '/emails/send', { ...SEND, subject: 'Hello there' })).status).toBe(202);
+  });
+});
+
 describe('CSV import: header mistakes → 400 INVALID_CSV over a real socket', () => {
   const csv = (text: string) => call('POST', '/contacts/import', { body: text, contentType: 'text/csv' });
   for (const [name, text] of [

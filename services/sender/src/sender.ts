@@ -1,6 +1,8 @@
 import {
   DEFAULT_TRACKING,
   type DeliveryEvent,
+  formatMailbox,
+  isReservedHeader,
   parseMailbox,
   type RenderedMessage,
   type TrackingSettings,
@@ -379,7 +381,8 @@ export function createSender(opts: SenderOptions): Sender {
     }
     return {
       messageId: `<${row.id}@${messageIdDomain}>`,
-      from: m.from,
+      // One canonical mailbox (issue 24, item 9): what the API checked is what the provider reads.
+      from: canonicalFrom(m.from),
       to: m.to,
       cc: m.cc ?? [],
       bcc: m.bcc ?? [],
@@ -387,7 +390,11 @@ export function createSender(opts: SenderOptions): Sender {
       subject: parts.subject,
       html: parts.html,
       text: parts.text,
-      headers: { ...(m.headers ?? {}), 'X-Tern-Email-Id': row.id },
+      // Tern's own headers replace a caller's in any case (a row stored before the API refused them).
+      headers: {
+        ...Object.fromEntries(Object.entries(m.headers ?? {}).filter(([name]) => !isReservedHeader(name))),
+        'X-Tern-Email-Id': row.id,
+      },
       dkim: signing && { domain: signing.dkim.domain, selector: signing.dkim.selector },
     };
   }
@@ -599,4 +606,10 @@ export function createSender(opts: SenderOptions): Sender {
       await opts.provider.close?.();
     },
   };
+}
+
+/** `from` as one unambiguous mailbox; a value no parser reads (never accepted by the API) is kept as it is. */
+function canonicalFrom(from: string): string {
+  const mailbox = parseMailbox(from);
+  return mailbox === null ? from : formatMailbox(mailbox);
 }

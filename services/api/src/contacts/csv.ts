@@ -87,7 +87,7 @@ function readRow(fields: readonly (Field | null)[], record: readonly string[]): 
   }
   const cell = (field: Field): string | null => {
     const i = fields.indexOf(field);
-    const value = i < 0 ? '' : (record[i] ?? '').trim();
+    const value = i < 0 ? '' : restoreCell((record[i] ?? '').trim());
     return value === '' ? null : value;
   };
   const emailCell = cell('email');
@@ -323,8 +323,27 @@ export async function importContacts(opts: ImportContactsOptions): Promise<Impor
   return result;
 }
 
-/** A contact as an export row (the columns of `CONTACT_CSV_COLUMNS`). */
+/**
+ * CSV injection (OWASP): a cell a spreadsheet would run as a formula starts with `=`, `+`, `-`, `@`,
+ * TAB or CR. The export prefixes such a cell — and one that already starts with quotes before
+ * such a character — with a single quote, which spreadsheets show as text; the import removes
+ * exactly that one quote again, so an export still imports back unchanged (issue 24, item 8).
+ */
+const FORMULA_CELL = /^'*[=+\-@\t\r]/;
+const NEUTRALISED_CELL = /^'+[=+\-@\t\r]/;
+
+/** The export's form of a cell: never read as a formula. */
+export const neutraliseCell = (value: string): string => (FORMULA_CELL.test(value) ? `'${value}` : value);
+
+/** The import's reading of a cell the export neutralised. */
+export const restoreCell = (value: string): string => (NEUTRALISED_CELL.test(value) ? value.slice(1) : value);
+
+/** A contact as an export row (the columns of `CONTACT_CSV_COLUMNS`), formula cells neutralised. */
 function csvRow(c: Contact): string[] {
+  return rawCsvRow(c).map(neutraliseCell);
+}
+
+function rawCsvRow(c: Contact): string[] {
   return [
     c.id,
     c.email,

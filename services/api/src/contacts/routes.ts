@@ -152,7 +152,9 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
         description:
           'Every contact of the tenant (or of `audience`) as `text/csv`, streamed, in id order. Columns: ' +
           '`id,email,first_name,last_name,subscribed,audiences,attributes,created_at,updated_at` ' +
-          '(audiences joined by `;`, attributes as JSON). The file imports back unchanged.',
+          '(audiences joined by `;`, attributes as JSON). A cell that a spreadsheet would run as a formula ' +
+          "(starting with `=`, `+`, `-`, `@`, TAB or CR) is prefixed with `'` (OWASP CSV injection rule); the import " +
+          'removes that quote, so the file imports back unchanged.',
         security: KEY_OR_DASHBOARD,
         querystring: exportQuerySchema,
         response: {

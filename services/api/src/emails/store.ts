@@ -209,17 +209,22 @@ export async function getTracking(pool: pg.Pool, tenantId: string): Promise<Trac
   return { opens: r?.opens ?? DEFAULT_TRACKING.opens, clicks: r?.clicks ?? DEFAULT_TRACKING.clicks };
 }
 
+/**
+ * Merges the given tracking fields into the tenant's settings (issue 24, item 16): a field left
+ * out keeps its value (null in the row = the default), in one statement.
+ */
 export async function setTracking(
   pool: pg.Pool,
   tenantId: string,
-  tracking: TrackingSettings,
+  tracking: Partial<TrackingSettings>,
   at: Date,
 ): Promise<void> {
   await pool.query(
     `INSERT INTO tenant_settings (tenant_id, tracking_opens, tracking_clicks, updated_at) VALUES ($1, $2, $3, $4)
      ON CONFLICT (tenant_id) DO UPDATE
-       SET tracking_opens = EXCLUDED.tracking_opens, tracking_clicks = EXCLUDED.tracking_clicks,
+       SET tracking_opens = COALESCE(EXCLUDED.tracking_opens, tenant_settings.tracking_opens),
+           tracking_clicks = COALESCE(EXCLUDED.tracking_clicks, tenant_settings.tracking_clicks),
            updated_at = EXCLUDED.updated_at`,
-    [tenantId, tracking.opens, tracking.clicks, at],
+    [tenantId, tracking.opens ?? null, tracking.clicks ?? null, at],
   );
 }

@@ -1,4 +1,4 @@
-import type { RenderedMessage } from '@tern/contracts';
+import { parseMailbox, type RenderedMessage } from '@tern/contracts';
 import nodemailer from 'nodemailer';
 import type { MailProvider, ProviderResult, SendContext } from '../ports.js';
 
@@ -67,6 +67,10 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
     async send(message: RenderedMessage, context?: SendContext): Promise<ProviderResult> {
       const signing = context?.signing;
       const envelopeFrom = context?.envelopeFrom;
+      const from = nodemailerFrom(message.from);
+      // Not one mailbox (a row stored before the API parsed `from` with RFC 5322): never sent, as
+      // nodemailer would read a list in it and send MAIL FROM the first one (issue 24, item 9).
+      if (from === null) return { kind: 'failed', reason: 'from is not a single mailbox' };
       try {
         const info = await transport.sendMail({
           ...(signing
@@ -95,7 +99,9 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
               }
             : {}),
           messageId: message.messageId,
-          from: message.from,
+          // Parsed once (RFC 5322, `parseMailbox`) and handed over as name + address: nodemailer
+          // never re-reads the string, so it cannot find a second mailbox in it (issue 24, item 9).
+          from,
           to: message.to,
           ...(message.cc.length > 0 ? { cc: message.cc } : {}),
           ...(message.bcc.length > 0 ? { bcc: message.bcc } : {}),
@@ -126,4 +132,11 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
       transport.close();
     },
   };
+}
+
+/** `from` as nodemailer's name + address (no name: the bare address), or null when it is not one mailbox. */
+function nodemailerFrom(from: string): string | { name: string; address: string } | null {
+  const mailbox = parseMailbox(from);
+  if (mailbox === null) return null;
+  return mailbox.name === null ? mailbox.address : { name: mailbox.name, address: mailbox.address };
 }
