@@ -142,3 +142,39 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
   });
   return app;
 }
+
+/** A ClickHouse client for an app that must never query ClickHouse: any use throws. */
+const NO_CLICKHOUSE = new Proxy({} as ClickHouseClient, {
+  get(_target, name) {
+    throw new Error(`this process has no ClickHouse (sending surface): ${String(name)}`);
+  },
+});
+
+/**
+ * The sending routes alone (`POST /emails/send|batch`, `/emails/:id*`) behind the same guards as the
+ * full API (failed-credential limiter, rate limit, API keys): what a process serving SMTP submission
+ * alone (`--services=submission`, SPEC §22) injects each message into. It is not listened on.
+ */
+export async function createSendingApp(
+  deps: Pick<ApiDeps, 'pool' | 'jwt' | 'now' | 'retentionDays' | 'rateLimit' | 'logger' | 'domainPolicy'> & {
+    sending: NonNullable<ApiDeps['sending']>;
+  },
+): Promise<FastifyInstance> {
+  const app: FastifyInstance = isLoggerInstance(deps.logger)
+    ? Fastify({ loggerInstance: deps.logger })
+    : Fastify({ logger: apiLoggerOptions(deps.logger) });
+  installErrorHandlers(app);
+  await app.register(apiRoutes, {
+    pool: deps.pool,
+    ch: NO_CLICKHOUSE,
+    jwt: deps.jwt,
+    retentionDays: deps.retentionDays,
+    surface: 'sending',
+    sending: deps.sending,
+    ...(deps.now ? { now: deps.now } : {}),
+    ...(deps.rateLimit !== undefined ? { rateLimit: deps.rateLimit } : {}),
+    ...(deps.domainPolicy ? { domainPolicy: deps.domainPolicy } : {}),
+  });
+  await app.ready();
+  return app;
+}

@@ -1,12 +1,17 @@
+import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   createApiApp,
   createCampaignFanout,
   createRetentionJob,
+  createSendingApp,
   createSequenceScheduler,
+  devTlsPair,
   getTemplate,
   outgoingMailer,
+  type SubmissionServer,
+  startSubmissionServer,
   suppressionCheck,
   type WebhookRouteOptions,
 } from '@tern/api';
@@ -49,8 +54,10 @@ import { pino } from 'pino';
 import { createIdleMemoryRelease } from './idle-memory.js';
 import { createMetrics, installMetrics } from './metrics.js';
 
-export const SERVICES = ['ingest', 'projector', 'api', 'sender', 'dispatcher'] as const;
+export const SERVICES = ['ingest', 'projector', 'api', 'sender', 'dispatcher', 'submission'] as const;
 export type Service = (typeof SERVICES)[number];
+/** The services of one all-in-one process; `submission` runs too when SMTP_SUBMISSION_PORT is set. */
+const CORE_SERVICES: readonly Service[] = ['ingest', 'projector', 'api', 'sender', 'dispatcher'];
 
 /** The projector's consumer group; every projector instance joins it. */
 export const PROJECTOR_GROUP = 'tern-projector';
@@ -83,6 +90,8 @@ export interface Runtime {
   app: FastifyInstance;
   url: string;
   stores: { postgres: string; clickhouse: string; eventLog: string };
+  /** The SMTP submission port (SPEC §22), when it runs. */
+  smtpSubmissionPort?: number;
   /** Graceful stop: no new requests, in-flight ones finish, the current batch commits, stores close. */
   close(): Promise<void>;
 }
@@ -92,10 +101,15 @@ export interface Runtime {
  * process, so services split across processes need the servers.
  */
 export function checkTopology(config: Config, services: ReadonlySet<Service>): void {
-  const all = SERVICES.every((s) => services.has(s));
+  const all = CORE_SERVICES.every((s) => services.has(s));
   if (!all && !config.databaseUrl) {
     throw new Error(
       `Starting ${[...services].join('+')} alone needs DATABASE_URL: the embedded Postgres (PGlite) belongs to one process; run \`npm start\` for everything in one process`,
+    );
+  }
+  if (services.has('submission') && config.smtpSubmissionPort === undefined && services.size === 1) {
+    throw new Error(
+      'Starting submission needs SMTP_SUBMISSION_PORT (SMTP submission is off unless it is set)',
     );
   }
   const chUsers = ['projector', 'api'].filter((s) => services.has(s as Service));
@@ -179,6 +193,7 @@ export async function startRuntime(
       services.has('projector') ||
       services.has('api') ||
       services.has('sender') ||
+      services.has('submission') ||
       runDispatcher
     ) {
       if (config.kafkaBrokers) {
@@ -240,14 +255,7 @@ export async function startRuntime(
       domains.start();
       const checks = domains;
       closers.unshift(() => checks.stop());
-      const maxLifetimeMs = config.jwtMaxLifetimeDays * 24 * 3600 * 1000;
-      const jwt = createJwtVerifier(
-        secrets.jwtSecret
-          ? { secret: secrets.jwtSecret, maxLifetimeMs }
-          : config.jwtPublicKey
-            ? { publicKey: config.jwtPublicKey, maxLifetimeMs }
-            : { jwksUrl: config.jwtJwksUrl!, maxLifetimeMs },
-      );
+      const jwt = jwtVerifierOf(config, secrets);
       const webhooks: WebhookRouteOptions = {
         secretBox: secretBox!,
         urlPolicy: { allowPrivate: config.webhookAllowPrivate },
@@ -422,10 +430,47 @@ export async function startRuntime(
       idle.start();
       closers.unshift(async () => idle.stop());
     }
-    // The HTTP server stops first (in-flight requests finish), then the dispatcher, sender and
-    // projector, then stores.
-    closers.unshift(() => app.close());
+    // SMTP submission (SPEC §22): each message goes through POST /emails/send of the api app in
+    // this process, or — run alone — of a sending-only app with the same guards (never listened on).
+    let submission: SubmissionServer | undefined;
+    if (services.has('submission') && config.smtpSubmissionPort !== undefined) {
+      let target = app;
+      if (!services.has('api')) {
+        const sendingApp = await createSendingApp({
+          pool,
+          jwt: jwtVerifierOf(config, secrets),
+          retentionDays: config.retentionDays,
+          rateLimit:
+            config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
+          logger,
+          sending: { log: stream! },
+          domainPolicy: { requireVerified: requireVerifiedDomains },
+        });
+        closers.unshift(() => sendingApp.close());
+        target = sendingApp;
+      }
+      const tls =
+        config.smtpTlsCert !== undefined && config.smtpTlsKey !== undefined
+          ? { cert: readFileSync(config.smtpTlsCert), key: readFileSync(config.smtpTlsKey) }
+          : await devTlsPair(config.dataDir, new URL(publicUrl).hostname);
+      submission = await startSubmissionServer({
+        app: target,
+        port: config.smtpSubmissionPort,
+        host: config.host,
+        tls,
+        requireTls: config.nodeEnv === 'production',
+        hostname: new URL(publicUrl).hostname,
+        logger,
+      });
+      const running = submission;
+      closers.unshift(() => running.close());
+    }
+    // The SMTP server stops taking mail first, then the HTTP server (in-flight requests finish), then
+    // the dispatcher, sender and projector, then stores. SMTP starts before HTTP listens, so a
+    // process whose /health answers takes mail too.
+    closers.splice(submission ? 1 : 0, 0, () => app.close());
     await app.listen({ port: config.port, host: config.host });
+
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     return {
@@ -436,12 +481,24 @@ export async function startRuntime(
         clickhouse: chStore ? (chStore.kind === 'chdb' ? 'chDB' : 'ClickHouse server') : 'none',
         eventLog: log ? (config.kafkaBrokers ? 'Kafka' : 'Postgres-table') : 'none',
       },
+      ...(submission ? { smtpSubmissionPort: submission.port } : {}),
       close: () => closeAll(closers),
     };
   } catch (error) {
     await closeAll(closers);
     throw error;
   }
+}
+
+function jwtVerifierOf(config: Config, secrets: RuntimeSecrets) {
+  const maxLifetimeMs = config.jwtMaxLifetimeDays * 24 * 3600 * 1000;
+  return createJwtVerifier(
+    secrets.jwtSecret
+      ? { secret: secrets.jwtSecret, maxLifetimeMs }
+      : config.jwtPublicKey
+        ? { publicKey: config.jwtPublicKey, maxLifetimeMs }
+        : { jwksUrl: config.jwtJwksUrl!, maxLifetimeMs },
+  );
 }
 
 async function closeAll(closers: (() => Promise<unknown>)[]): Promise<void> {
