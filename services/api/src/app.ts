@@ -6,6 +6,7 @@ import type { ReadModelFeed } from '@tern/stores';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { apiRoutes } from './api-routes.js';
+import { resendCompatRoutes } from './compat/resend.js';
 import type { DomainPolicy } from './domains/policy.js';
 import type { DomainRouteOptions } from './domains/routes.js';
 import { registerApiDocs } from './openapi.js';
@@ -140,6 +141,8 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.domains ? { domains: deps.domains } : {}),
     ...(deps.domainPolicy ? { domainPolicy: deps.domainPolicy } : {}),
   });
+  // Resend's API over Tern's routes (SPEC §22): the `resend` package with its base URL set here.
+  await app.register(resendCompatRoutes, { prefix: '/compat/resend' });
   return app;
 }
 

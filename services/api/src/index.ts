@@ -10,6 +10,7 @@ export * from './bulk/stats.js';
 export * from './campaigns/fanout.js';
 export * from './campaigns/routes.js';
 export * from './campaigns/store.js';
+export * from './compat/resend.js';
 export * from './contacts/erase.js';
 export * from './contacts/erase-routes.js';
 export * from './contacts/routes.js';
