@@ -216,3 +216,98 @@ describe('domains through the resend package', () => {
     expect((await resend.domains.get(id)).error).toMatchObject({ statusCode: 404, name: 'not_found' });
   });
 });
+
+describe('audiences and contacts through the resend package', () => {
+  it('audience create; contacts create (twice: added to the audience), list, get by id and email, update, remove', async () => {
+    const name = `news-${run}`;
+    const audience = await resend.audiences.create({ name });
+    expect(audience.error).toBeNull();
+    const audienceId = audience.data!.id;
+    expect(audience.data).toMatchObject({ name });
+    const ada = await resend.contacts.create({
+      audienceId,
+      email: `Ada-${run}@example.com`,
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      unsubscribed: false,
+    });
+    expect(ada.error).toBeNull();
+    expect(ada.data).toMatchObject({ object: 'contact' });
+    const bob = await resend.contacts.create({ audienceId, email: `bob-${run}@example.com` });
+    // The same address again (another audience): the same contact, now in both.
+    const other = await resend.audiences.create({ name: `other-${run}` });
+    const again = await resend.contacts.create({
+      audienceId: other.data!.id,
+      email: `ada-${run}@example.com`,
+    });
+    expect(again.data!.id).toBe(ada.data!.id);
+
+    const listed = await resend.contacts.list({ audienceId });
+    expect(listed.error).toBeNull();
+    expect(listed.data).toMatchObject({ object: 'list', has_more: false });
+    expect(listed.data!.data.map((c) => c.id).sort()).toEqual([ada.data!.id, bob.data!.id].sort());
+    const page1 = await resend.contacts.list({ audienceId, limit: 1 });
+    expect(page1.data!.has_more).toBe(true);
+    const page2 = await resend.contacts.list({ audienceId, limit: 1, after: page1.data!.data[0]!.id });
+    expect(page2.data!.data[0]!.id).not.toBe(page1.data!.data[0]!.id);
+    expect(page2.data!.has_more).toBe(false);
+
+    const byId = await resend.contacts.get(ada.data!.id);
+    expect(byId.data).toMatchObject({
+      object: 'contact',
+      id: ada.data!.id,
+      email: `ada-${run}@example.com`,
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      unsubscribed: false,
+    });
+    const byEmail = await resend.contacts.get({ audienceId, email: `ada-${run}@example.com` });
+    expect(byEmail.data!.id).toBe(ada.data!.id);
+
+    const updated = await resend.contacts.update({
+      audienceId,
+      email: `ada-${run}@example.com`,
+      unsubscribed: true,
+    });
+    expect(updated).toMatchObject({ error: null, data: { object: 'contact', id: ada.data!.id } });
+    expect((await resend.contacts.get(ada.data!.id)).data!.unsubscribed).toBe(true);
+
+    expect((await resend.audiences.get(audienceId)).data).toMatchObject({ id: audienceId, name });
+    expect((await resend.audiences.list()).data!.data.map((a) => a.name)).toContain(name);
+
+    // Removing from an audience: the contact leaves it; removing by id deletes it.
+    const left = await resend.contacts.remove({ audienceId, email: `bob-${run}@example.com` });
+    expect(left).toMatchObject({
+      error: null,
+      data: { object: 'contact', contact: bob.data!.id, deleted: true },
+    });
+    expect((await resend.contacts.list({ audienceId })).data!.data.map((c) => c.id)).toEqual([ada.data!.id]);
+    expect((await resend.contacts.remove(bob.data!.id)).error).toBeNull();
+    expect((await resend.contacts.get(bob.data!.id)).error).toMatchObject({
+      statusCode: 404,
+      name: 'not_found',
+    });
+
+    // Deleting the audience takes it off its contacts; the contacts stay.
+    expect(await resend.audiences.remove(audienceId)).toMatchObject({ error: null, data: { deleted: true } });
+    expect((await resend.audiences.get(audienceId)).error).toMatchObject({
+      statusCode: 404,
+      name: 'not_found',
+    });
+    expect((await resend.contacts.get(ada.data!.id)).error).toBeNull();
+  });
+
+  it('contacts errors in Resend’s shape: bad address, unknown audience id, key without contacts scopes', async () => {
+    const audienceId = (await resend.audiences.create({ name: `e-${run}` })).data!.id;
+    const bad = await resend.contacts.create({ audienceId, email: 'not-an-address' });
+    expect(bad.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect((await resend.contacts.list({ audienceId: '!!' })).error).toMatchObject({ statusCode: 404 });
+    const restricted = await new Resend(readKey, { baseUrl: base }).contacts.create({
+      audienceId,
+      email: `x-${run}@example.com`,
+    });
+    expect(restricted.error).toMatchObject({ statusCode: 401, name: 'restricted_api_key' });
+    const badName = await resend.audiences.create({ name: 'no/slash' });
+    expect(badName.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+  });
+});
