@@ -35,6 +35,8 @@ export interface Config {
   retentionDays: number;
   /** Query API requests per credential per minute; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** SPEC §23: a tenant's default send rate (emails/s handed to the provider); 0 = unlimited. */
+  sendRatePerSecond: number;
   /** Webhook URLs may be http:// and reach loopback/private/link-local addresses (SPEC §17). */
   webhookAllowPrivate: boolean;
   /**
@@ -81,10 +83,17 @@ export interface Config {
   /** PEM files of STARTTLS of SMTP submission; unset → a generated self-signed pair (development only). */
   smtpTlsCert: string | undefined;
   smtpTlsKey: string | undefined;
+  /** METRICS_TOKEN: bearer token of `GET /metrics`; undefined in production → `/metrics` not served. */
+  metricsToken: string | undefined;
+  /** OPEN_DEDUP_SECONDS: one open counted per email and reader within this window; 0 → every open. */
+  openDedupSeconds: number;
 }
 
 /** Fewest bytes of `JWT_SECRET` and `INGEST_TOKEN` in production (HS256 wants ≥ 256 bits). */
 export const MIN_SECRET_BYTES = 32;
+
+/** SPEC §23: a tenant's send rate in production when neither its settings nor SEND_RATE_PER_SECOND name one. */
+export const DEFAULT_PRODUCTION_SEND_RATE = 100;
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 export type NodeEnv = (typeof NODE_ENVS)[number];
@@ -225,6 +234,7 @@ const envSchema = z.object({
   TRACKING_SECRET: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
+  SEND_RATE_PER_SECOND: intVar(0, 1_000_000).optional(),
   WEBHOOK_ALLOW_PRIVATE: boolVar.optional(),
   WEBHOOK_SECRETS_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   ENCRYPTION_KEY: z
@@ -251,6 +261,8 @@ const envSchema = z.object({
   SMTP_SUBMISSION_PORT: intVar(1, 65535).optional(),
   SMTP_TLS_CERT: z.string().optional(),
   SMTP_TLS_KEY: z.string().optional(),
+  METRICS_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  OPEN_DEDUP_SECONDS: intVar(0, 86_400).default(3600),
 });
 
 /** Every environment variable `loadConfig` reads. */
@@ -265,6 +277,7 @@ const SECRET_VARS = new Set([
   'TRACKING_SECRET',
   'WEBHOOK_SECRETS_KEY',
   'ENCRYPTION_KEY',
+  'METRICS_TOKEN',
 ]);
 
 function shownValue(variable: string, raw: string | undefined): string {
@@ -318,6 +331,9 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     trackingSecret: e.TRACKING_SECRET,
     retentionDays: e.RETENTION_DAYS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    // SPEC §23: unlimited in development, DEFAULT_PRODUCTION_SEND_RATE with NODE_ENV=production.
+    sendRatePerSecond:
+      e.SEND_RATE_PER_SECOND ?? (e.NODE_ENV === 'production' ? DEFAULT_PRODUCTION_SEND_RATE : 0),
     // SPEC §2: private targets are allowed in development, refused with NODE_ENV=production.
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV !== 'production',
     webhookSecretsKey: e.WEBHOOK_SECRETS_KEY,
@@ -337,6 +353,8 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     smtpSubmissionPort: e.SMTP_SUBMISSION_PORT,
     smtpTlsCert: e.SMTP_TLS_CERT,
     smtpTlsKey: e.SMTP_TLS_KEY,
+    metricsToken: e.METRICS_TOKEN,
+    openDedupSeconds: e.OPEN_DEDUP_SECONDS,
   };
 
   // STARTTLS of SMTP submission (SPEC §22): a pair or nothing; in production a real pair.
