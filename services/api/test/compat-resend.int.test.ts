@@ -311,3 +311,49 @@ describe('audiences and contacts through the resend package', () => {
     expect(badName.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
   });
 });
+
+describe('the Tern routes added for the compat surface, over a real socket', () => {
+  const root = () => base.replace(/\/compat\/resend$/, '');
+  it('PATCH /emails/:id: bad scheduledAt → 400 naming the field; a sent email → 409 ALREADY_SENT', async () => {
+    const { data } = await resend.emails.send({
+      from: FROM,
+      to: 'delivered@sandbox.test',
+      subject: 'S',
+      text: 't',
+    });
+    const id = data!.id;
+    const patch = (body: unknown) =>
+      fetch(`${root()}/emails/${id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const bad = await patch({ scheduledAt: 'tomorrow' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({
+      code: 'FST_ERR_VALIDATION',
+      message: expect.stringMatching(/scheduledAt/),
+    });
+    const past = await patch({ scheduledAt: new Date(Date.now() - 1000).toISOString() });
+    expect(past.status).toBe(400);
+    await waitForStatus(world.app, key, id, 'DELIVERED');
+    const sent = await patch({ scheduledAt: new Date(Date.now() + 3600_000).toISOString() });
+    expect(sent.status).toBe(409);
+    expect(await sent.json()).toMatchObject({ code: 'ALREADY_SENT' });
+  });
+
+  it('GET /contacts?email= finds one contact (any case); a too long address → 400', async () => {
+    const created = await resend.contacts.create({ email: `find-${run}@example.com` });
+    expect(created.error).toBeNull();
+    const found = await fetch(`${root()}/contacts?email=${encodeURIComponent(`FIND-${run}@example.com`)}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(found.status).toBe(200);
+    const body = (await found.json()) as { data: { id: string }[] };
+    expect(body.data.map((c) => c.id)).toEqual([created.data!.id]);
+    const long = await fetch(`${root()}/contacts?email=${'a'.repeat(321)}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(long.status).toBe(400);
+  });
+});
