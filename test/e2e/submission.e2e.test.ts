@@ -49,7 +49,8 @@ async function sendAndDeliver(opts: { url: string; tenant: string; port: number;
     async () => {
       const r = await fetch(`${opts.url}/emails/${id}`, { headers: auth });
       const body = (await r.json()) as { status: string; subject: string };
-      return body.status === 'DELIVERED' ? body : undefined;
+      if (body.status !== 'DELIVERED') throw new Error(`status ${body.status}: ${JSON.stringify(body)}`);
+      return body;
     },
     { timeoutMs: 60_000, description: `${id} delivered` },
   );
@@ -69,9 +70,13 @@ describe('SMTP submission as a process role (SPEC §22)', () => {
       env: { ...secrets, DATA_DIR: dataDir, SMTP_SUBMISSION_PORT: String(port) },
     });
     procs.push(tern);
+    await waitFor(async () => (await fetch(`${tern.url}/ready`)).ok, {
+      timeoutMs: 90_000,
+      description: 'ready',
+    });
     const ca = readFileSync(join(dataDir, 'smtp-tls', 'cert.pem'), 'utf8');
     await sendAndDeliver({ url: tern.url, tenant: 'smtp-all-in-one', port, ca });
-  }, 120_000);
+  }, 240_000);
 
   it('--services=submission alone in production (its own TLS pair) next to a worker, on Kafka and Postgres', async () => {
     const db = await createFreshDatabase();
@@ -87,12 +92,21 @@ describe('SMTP submission as a process role (SPEC §22)', () => {
         KAFKA_BROKERS: testServices().kafkaBrokers.join(','),
         KAFKA_TOPIC: uniqueName('smtp-events'),
         KAFKA_PARTITIONS: '2',
+        // Split mode in production: tracking links must name where the api is reached.
+        PUBLIC_URL: 'http://127.0.0.1:3999',
       };
       const worker = await startTern({
         env: { ...common, DATA_DIR: tempDir() },
         args: ['--services=projector,api,sender'],
+        readyTimeoutMs: 150_000,
       });
       procs.push(worker);
+      // The projector joins its consumer group after the server listens; a new group starts at the
+      // log's end, so mail is sent once /ready says it joined.
+      await waitFor(async () => (await fetch(`${worker.url}/ready`)).ok, {
+        timeoutMs: 90_000,
+        description: 'worker ready',
+      });
       const port = await freePort();
       const submission = await startTern({
         env: {
@@ -119,5 +133,5 @@ describe('SMTP submission as a process role (SPEC §22)', () => {
       for (const p of procs.splice(0)) await p.stop();
       await db.drop();
     }
-  }, 180_000);
+  }, 300_000);
 });
