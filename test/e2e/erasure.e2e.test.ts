@@ -447,6 +447,10 @@ describe.each([
     expect(rebuilt.stdout).toMatch(/rebuilt from \d+ records/);
     tern = await startTern({ env });
     await checkScrubbed();
+    // The log itself, after the rebuild: still no address, subject, diagnostic or URL in clear.
+    const rawAfter = await rawLog();
+    for (const text of [ERASED, subjectOf(ERASED, 1), 'mailbox full', 'preferences?email', 'Erin laptop'])
+      expect(rawAfter).not.toContain(text);
 
     // A later send to the erased address is suppressed (its keyed hash is on the list).
     const later = await api('POST', '/emails/send', {

@@ -83,6 +83,14 @@ export interface Config {
   /** PEM files of STARTTLS of SMTP submission; unset → a generated self-signed pair (development only). */
   smtpTlsCert: string | undefined;
   smtpTlsKey: string | undefined;
+  /** BOUNCE_SMTP_PORT: the bounce mailbox's SMTP port (SPEC §21); undefined → no listener (0: any free port). */
+  bounceSmtpPort: number | undefined;
+  /** BOUNCE_DOMAIN: bounce host of mail no verified domain signs, accepted by the bounce mailbox. */
+  bounceDomain: string | undefined;
+  /** BOUNCE_SMTP_MAX_BYTES: largest message the bounce mailbox takes (552 past it). */
+  bounceSmtpMaxBytes: number;
+  /** BOUNCE_SMTP_RATE_PER_MINUTE: messages one client address may deliver per minute (421 past it). */
+  bounceSmtpRatePerMinute: number;
   /** METRICS_TOKEN: bearer token of `GET /metrics`; undefined in production → `/metrics` not served. */
   metricsToken: string | undefined;
   /** OPEN_DEDUP_SECONDS: one open counted per email and reader within this window; 0 → every open. */
@@ -261,6 +269,10 @@ const envSchema = z.object({
   SMTP_SUBMISSION_PORT: intVar(1, 65535).optional(),
   SMTP_TLS_CERT: z.string().optional(),
   SMTP_TLS_KEY: z.string().optional(),
+  BOUNCE_SMTP_PORT: intVar(0, 65535).optional(),
+  BOUNCE_DOMAIN: hostVar(2).optional(),
+  BOUNCE_SMTP_MAX_BYTES: intVar(1024, 50 * 1024 * 1024).default(10 * 1024 * 1024),
+  BOUNCE_SMTP_RATE_PER_MINUTE: intVar(1, 1_000_000).default(300),
   METRICS_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   OPEN_DEDUP_SECONDS: intVar(0, 86_400).default(3600),
 });
@@ -353,6 +365,10 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     smtpSubmissionPort: e.SMTP_SUBMISSION_PORT,
     smtpTlsCert: e.SMTP_TLS_CERT,
     smtpTlsKey: e.SMTP_TLS_KEY,
+    bounceSmtpPort: e.BOUNCE_SMTP_PORT,
+    bounceDomain: e.BOUNCE_DOMAIN,
+    bounceSmtpMaxBytes: e.BOUNCE_SMTP_MAX_BYTES,
+    bounceSmtpRatePerMinute: e.BOUNCE_SMTP_RATE_PER_MINUTE,
     metricsToken: e.METRICS_TOKEN,
     openDedupSeconds: e.OPEN_DEDUP_SECONDS,
   };

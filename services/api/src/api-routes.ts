@@ -27,6 +27,7 @@ import { suppressionRoutes } from './suppressions/routes.js';
 import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
 import { trackingRoutes } from './tracking/routes.js';
+import { refuseUnstorableInput } from './unstorable-input.js';
 import { unsubscribeRoutes } from './unsubscribe/routes.js';
 import { type WebhookRouteOptions, webhookRoutes } from './webhooks/routes.js';
 
@@ -215,6 +216,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('credential', null);
   app.addHook('onRequest', createAuthHook({ jwt: opts.jwt, keys }));
+  app.addHook('preHandler', refuseUnstorableInput);
 
   const deps: ApiRouteDeps = {
     pool: opts.pool,

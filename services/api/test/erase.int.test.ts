@@ -1,3 +1,4 @@
+import { createUnsubscribeToken } from '@tern/domain';
 import { createKeyring } from '@tern/privacy';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ import {
   project,
   type Stores,
   suffix,
+  TRACKING_SECRET,
 } from './support.js';
 
 const clock = createClock(NOW);
@@ -199,5 +201,126 @@ describe('POST /contacts/erase', () => {
     } finally {
       await quick.close();
     }
+  });
+
+  it('reaches every copy: other mail’s cc/bcc/replyTo, every event’s personal fields, webhook answers; a stale unsubscribe link writes no address (issue 24)', async () => {
+    const T = `erase-c-${run}`;
+    const owner = jwtFor(clock, T, 'owner');
+    const EVE = 'eve.copied@example.com';
+    const own = `em_own_${run}`;
+    const other = `em_other_${run}`;
+    await project(
+      stores,
+      eventsOf(T, own, [
+        { type: 'email.queued', occurredAt: NOW, data: { toEmail: EVE, subject: 'For Eve' } },
+        { type: 'email.bounced', occurredAt: NOW, data: { bounceType: 'soft', reason: `552 <${EVE}> full` } },
+        {
+          type: 'email.clicked',
+          occurredAt: NOW,
+          data: { url: `https://a.test/?e=${EVE}`, userAgent: 'EveUA' },
+        },
+      ]),
+    );
+    await project(
+      stores,
+      eventsOf(T, other, [
+        { type: 'email.queued', occurredAt: NOW, data: { toEmail: 'bo@example.com', subject: 'B' } },
+      ]),
+    );
+    const message = (to: string) => ({
+      from: 'a@acme.test',
+      to,
+      cc: [EVE.toUpperCase(), 'kim@example.com'],
+      bcc: [EVE],
+      replyTo: EVE,
+      subject: 'B',
+      text: 't',
+    });
+    await stores.pool.query(
+      `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, last_error)
+       VALUES ($1, $2, 'done', now(), $3, $4), ($1, $5, 'done', now(), $6, NULL)`,
+      [T, own, message(EVE), `550 <${EVE}> unknown`, other, message('bo@example.com')],
+    );
+    await stores.pool.query(
+      `INSERT INTO sandbox_messages (tenant_id, email_id, message) VALUES ($1, $2, $3)`,
+      [T, other, { ...message('bo@example.com'), messageId: '<m@x>', html: null, headers: {} }],
+    );
+    const { rows: delivery } = await stores.pool.query<{ id: string }>(
+      `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, email_id, event, request_body,
+         recipient, status, attempts, next_attempt_at, created_at, updated_at)
+       VALUES ($1, 'wh_1', 'ev_b', 'email.bounced', $2, $3, $4, $5, 'delivered', 1, now(), now(), now()) RETURNING id`,
+      [
+        T,
+        own,
+        { type: 'email.bounced', data: { bounceType: 'soft', reason: `552 <${EVE}> full` } },
+        `{"reason":"552 <${EVE}> full"}`,
+        EVE,
+      ],
+    );
+    await stores.pool.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, response_excerpt)
+       VALUES ($1, 1, now(), 5, 200, $2)`,
+      [delivery[0]!.id, `ok, got ${EVE}`],
+    );
+    const tenantText = async () => {
+      const parts: string[] = [];
+      for (const [table, where] of [
+        ['email_events', 'tenant_id = $1'],
+        ['outgoing_emails', 'tenant_id = $1'],
+        ['sandbox_messages', 'tenant_id = $1'],
+        ['webhook_deliveries', 'tenant_id = $1'],
+        ['webhook_attempts', 'delivery_id IN (SELECT id FROM webhook_deliveries WHERE tenant_id = $1)'],
+        ['suppressions', 'tenant_id = $1'],
+      ]) {
+        const { rows } = await stores.pool.query<{ t: string }>(
+          `SELECT x::text AS t FROM ${table} x WHERE ${where}`,
+          [T],
+        );
+        parts.push(...rows.map((r) => r.t));
+      }
+      return parts.join('\n').toLowerCase();
+    };
+    expect(await tenantText()).toContain(EVE);
+
+    const res = await app.inject({
+      method: 'POST',
+      url: '/contacts/erase',
+      headers: { authorization: `Bearer ${owner}` },
+      payload: { email: EVE },
+    });
+    expect(res.statusCode).toBe(202);
+    // An old unsubscribe link of the erased address, used afterwards.
+    const token = createUnsubscribeToken(TRACKING_SECRET, {
+      tenantId: T,
+      email: EVE,
+      source: 'campaign:cmp_1',
+    });
+    expect((await app.inject({ method: 'POST', url: `/u/${token}` })).statusCode).toBe(200);
+
+    const text = await tenantText();
+    expect(text).not.toContain(EVE);
+    expect(text).not.toContain('eveua');
+    // The other mail keeps its other recipients; the timeline keeps the events, not their personal fields.
+    const { rows: kept } = await stores.pool.query('SELECT message FROM outgoing_emails WHERE id = $1', [
+      other,
+    ]);
+    expect(kept[0].message).toMatchObject({
+      to: 'bo@example.com',
+      cc: ['kim@example.com'],
+      bcc: [],
+      replyTo: null,
+    });
+    const { rows: events } = await stores.pool.query(
+      'SELECT type, data FROM email_events WHERE email_id = $1 ORDER BY type',
+      [own],
+    );
+    expect(events.map((e) => [e.type, e.data])).toEqual([
+      ['email.bounced', { bounceType: 'soft' }],
+      ['email.clicked', { url: '[erased]' }],
+      ['email.queued', { toEmail: null, subject: null }],
+    ]);
+    expect(
+      (await stores.pool.query('SELECT 1 FROM erased_recipients WHERE tenant_id = $1', [T])).rowCount,
+    ).toBe(1);
   });
 });

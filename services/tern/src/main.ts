@@ -16,8 +16,8 @@ import { loadOrCreateDevSecrets } from './secrets.js';
 const DEMO_TENANT = 'demo';
 
 /**
- * `--services=ingest,api` (default: all — ingest, projector, api, sender, dispatcher, and submission
- * when SMTP_SUBMISSION_PORT is set — in one process).
+ * `--services=ingest,api` (default: all — ingest, projector, api, sender, dispatcher, bounce, and
+ * submission when SMTP_SUBMISSION_PORT is set — in one process).
  */
 function servicesFromArgs(argv: readonly string[]): Set<Service> {
   const arg = argv.find((a) => a.startsWith('--services='));

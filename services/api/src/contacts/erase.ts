@@ -122,6 +122,8 @@ export async function eraseRecipient(
           AND (request_body IS NOT NULL OR recipient IS NOT NULL OR event IS DISTINCT FROM ${eventScrubbed})`,
       [tenantId, address, ids, SCRUB_SPEC],
     );
+    // The soft bounces counted toward the soft-bounce rule name the address (SPEC §21).
+    await client.query('DELETE FROM soft_bounces WHERE tenant_id = $1 AND email = $2', [tenantId, address]);
     const suppressions = await client.query('DELETE FROM suppressions WHERE tenant_id = $1 AND email = $2', [
       tenantId,
       address,
@@ -139,9 +141,12 @@ export async function eraseRecipient(
     );
     // The api processes' memoised log pages of this tenant may hold the address (delivered at commit).
     await notifyReadModel(client, { kind: 'logs', tenants: [tenantId] });
+    // This transaction's id: the rewrite waits for every snapshot older than it (below).
+    const { rows: xact } = await client.query<{ xid: string }>('SELECT txid_current()::text AS xid');
     await client.query('COMMIT');
     keyring.invalidate(tenantId, rh);
-    if ((dataKeys.rowCount ?? 0) > 0 || opts.rewriteKeys) await rewriteDataKeys(client, opts.log);
+    if ((dataKeys.rowCount ?? 0) > 0 || opts.rewriteKeys)
+      await rewriteDataKeys(client, xidOf(xact[0]!.xid), opts.log);
     return {
       erased: true,
       firstTime: (first.rowCount ?? 0) > 0,
@@ -241,15 +246,40 @@ async function scrubCopies(client: pg.ClientBase, tenantId: string, address: str
   }
 }
 
+/** The 32-bit `xid` of a 64-bit `txid_current()` (what `pg_stat_activity` shows). */
+const xidOf = (txid: string) => (BigInt(txid) & 0xffffffffn).toString();
+
+/** How long the rewrite waits for older snapshots to end (then it rewrites anyway; the rescrub redoes it). */
+const SNAPSHOT_WAIT_MS = 15_000;
+
 /**
  * Rewrites `data_keys` into new files (VACUUM FULL): a deleted row's bytes — the wrapped key —
  * stay in the table's data file until its page is reused, so the erased key would survive in the
- * file otherwise. The table is small (one row per recipient and month); the rewrite holds its lock
- * for at most `lock_timeout` waiting, and a failure is logged and retried by the rescrub.
- * The WAL and backups keep it longer: docs/architecture.md § "What WAL and backups keep".
+ * file otherwise. VACUUM FULL copies a deleted row that a snapshot older than the delete may still
+ * see ("recently dead"), so it first waits (bounded) until no session of the database holds a
+ * snapshot or transaction older than the erasure's. The table is small (one row per recipient and
+ * month); the rewrite waits at most `lock_timeout` for its lock, and a failure is logged and
+ * redone by the rescrub. The WAL and backups keep the key longer: docs/architecture.md § "What WAL
+ * and backups keep".
  */
-async function rewriteDataKeys(client: pg.ClientBase, log?: (error: unknown) => void): Promise<void> {
+async function rewriteDataKeys(
+  client: pg.ClientBase,
+  erasureXid: string,
+  log?: (error: unknown) => void,
+): Promise<void> {
   try {
+    const until = Date.now() + SNAPSHOT_WAIT_MS;
+    for (;;) {
+      const { rows } = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid()
+            AND ((backend_xmin IS NOT NULL AND age(backend_xmin) >= age($1::text::xid))
+              OR (backend_xid IS NOT NULL AND age(backend_xid) >= age($1::text::xid)))`,
+        [erasureXid],
+      );
+      if ((rows[0]?.n ?? 0) === 0 || Date.now() >= until) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     await client.query("SET lock_timeout = '10s'");
     await client.query('VACUUM FULL data_keys');
   } catch (error) {
