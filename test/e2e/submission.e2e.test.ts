@@ -68,6 +68,8 @@ describe('SMTP submission as a process role (SPEC §22)', () => {
     const port = await freePort();
     const tern = await startTern({
       env: { ...secrets, DATA_DIR: dataDir, SMTP_SUBMISSION_PORT: String(port) },
+      // The first start on embedded stores migrates PGlite and opens chDB: slow on a busy machine.
+      readyTimeoutMs: 150_000,
     });
     procs.push(tern);
     await waitFor(async () => (await fetch(`${tern.url}/ready`)).ok, {
