@@ -27,6 +27,7 @@ const BENCHES = [
   'readpath',
   'campaigns',
   'privacy',
+  'smtp-in',
   'soak',
 ] as const;
 type BenchName = (typeof BENCHES)[number];
@@ -41,6 +42,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   readpath: 900_000,
   campaigns: 600_000,
   privacy: 300_000,
+  'smtp-in': 300_000,
   soak: 600_000,
 };
 

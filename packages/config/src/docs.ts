@@ -143,6 +143,20 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
       "domain the bounce subdomain's SPF record includes (your relay's SPF, e.g. `amazonses.com`); unset → the relay of `SMTP_URL` itself (`ip4:`/`a:`)",
     default: 'unset',
   },
+  SMTP_SUBMISSION_PORT: {
+    meaning:
+      'port of SMTP submission ([sending](docs/sending.md#smtp-submission-spec-22)): STARTTLS, AUTH PLAIN/LOGIN with an API key holding `email:send` as password; served by `npm start` and `--services=submission`',
+    default: 'unset (off)',
+  },
+  SMTP_TLS_CERT: {
+    meaning:
+      'PEM certificate (chain) file of SMTP submission’s STARTTLS; required with `SMTP_SUBMISSION_PORT` in production',
+    default: 'dev: a self-signed pair kept under `DATA_DIR/smtp-tls/`',
+  },
+  SMTP_TLS_KEY: {
+    meaning: 'PEM private key file of SMTP submission’s STARTTLS (with `SMTP_TLS_CERT`)',
+    default: 'dev: generated with the certificate',
+  },
   BOUNCE_SMTP_PORT: {
     meaning:
       'port of the bounce mailbox (SPEC §21): an SMTP listener on `HOST` taking DSNs and ARF complaints for the bounce subdomains of verified domains and `BOUNCE_DOMAIN` ([feedback](docs/feedback.md)); `0` = any free port',

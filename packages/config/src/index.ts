@@ -78,6 +78,11 @@ export interface Config {
   bounceMxHost: string | undefined;
   /** SPF_INCLUDE: the domain the bounce subdomain's SPF includes; undefined → the relay's own address. */
   spfInclude: string | undefined;
+  /** SMTP submission port (SPEC §22); undefined → no SMTP submission. */
+  smtpSubmissionPort: number | undefined;
+  /** PEM files of STARTTLS of SMTP submission; unset → a generated self-signed pair (development only). */
+  smtpTlsCert: string | undefined;
+  smtpTlsKey: string | undefined;
   /** BOUNCE_SMTP_PORT: the bounce mailbox's SMTP port (SPEC §21); undefined → no listener (0: any free port). */
   bounceSmtpPort: number | undefined;
   /** BOUNCE_DOMAIN: bounce host of mail no verified domain signs, accepted by the bounce mailbox. */
@@ -261,6 +266,9 @@ const envSchema = z.object({
   BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),
   BOUNCE_MX_HOST: hostVar(2).optional(),
   SPF_INCLUDE: hostVar(2).optional(),
+  SMTP_SUBMISSION_PORT: intVar(1, 65535).optional(),
+  SMTP_TLS_CERT: z.string().optional(),
+  SMTP_TLS_KEY: z.string().optional(),
   BOUNCE_SMTP_PORT: intVar(0, 65535).optional(),
   BOUNCE_DOMAIN: hostVar(2).optional(),
   BOUNCE_SMTP_MAX_BYTES: intVar(1024, 50 * 1024 * 1024).default(10 * 1024 * 1024),
@@ -354,6 +362,9 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     bounceSubdomain: e.BOUNCE_SUBDOMAIN,
     bounceMxHost: e.BOUNCE_MX_HOST,
     spfInclude: e.SPF_INCLUDE,
+    smtpSubmissionPort: e.SMTP_SUBMISSION_PORT,
+    smtpTlsCert: e.SMTP_TLS_CERT,
+    smtpTlsKey: e.SMTP_TLS_KEY,
     bounceSmtpPort: e.BOUNCE_SMTP_PORT,
     bounceDomain: e.BOUNCE_DOMAIN,
     bounceSmtpMaxBytes: e.BOUNCE_SMTP_MAX_BYTES,
@@ -361,6 +372,23 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     metricsToken: e.METRICS_TOKEN,
     openDedupSeconds: e.OPEN_DEDUP_SECONDS,
   };
+
+  // STARTTLS of SMTP submission (SPEC §22): a pair or nothing; in production a real pair.
+  if ((config.smtpTlsCert === undefined) !== (config.smtpTlsKey === undefined)) {
+    throw new ConfigError('Invalid configuration: set both SMTP_TLS_CERT and SMTP_TLS_KEY, or neither', [
+      config.smtpTlsCert === undefined ? 'SMTP_TLS_CERT' : 'SMTP_TLS_KEY',
+    ]);
+  }
+  if (
+    config.nodeEnv === 'production' &&
+    config.smtpSubmissionPort !== undefined &&
+    config.smtpTlsCert === undefined
+  ) {
+    throw new ConfigError(
+      'Invalid configuration: SMTP_SUBMISSION_PORT needs SMTP_TLS_CERT and SMTP_TLS_KEY in production (no submission without TLS; the self-signed pair is for development only)',
+      ['SMTP_TLS_CERT', 'SMTP_TLS_KEY'],
+    );
+  }
 
   // One way to verify dashboard JWTs: two would make "which key signed this" ambiguous.
   const keySources = (['JWT_SECRET', 'JWT_PUBLIC_KEY', 'JWT_JWKS_URL'] as const).filter((v) => cleaned[v]);

@@ -386,4 +386,28 @@ describe('loadConfig', () => {
       'BOUNCE_SMTP_MAX_BYTES',
     ]);
   });
+
+  it('SMTP submission (SPEC §22): off unless SMTP_SUBMISSION_PORT; a TLS pair or none; no submission without TLS in production', () => {
+    expect(loadConfig({}).smtpSubmissionPort).toBeUndefined();
+    expect(loadConfig({ SMTP_SUBMISSION_PORT: '2587' }).smtpSubmissionPort).toBe(2587);
+    expect(errorOf(() => loadConfig({ SMTP_SUBMISSION_PORT: '70000' })).variables).toEqual([
+      'SMTP_SUBMISSION_PORT',
+    ]);
+    expect(errorOf(() => loadConfig({ SMTP_TLS_CERT: '/c.pem' })).message).toBe(
+      'Invalid configuration: set both SMTP_TLS_CERT and SMTP_TLS_KEY, or neither',
+    );
+    const prod = {
+      NODE_ENV: 'production',
+      JWT_SECRET: LONG,
+      INGEST_TOKEN: LONG,
+      TRACKING_SECRET: 'tracking-secret-0123456789',
+      WEBHOOK_SECRETS_KEY: 'webhook-secrets-key-0123456789',
+      ENCRYPTION_KEY: LONG,
+      SMTP_SUBMISSION_PORT: '587',
+    };
+    expect(errorOf(() => loadConfig(prod)).variables).toEqual(['SMTP_TLS_CERT', 'SMTP_TLS_KEY']);
+    expect(loadConfig({ ...prod, SMTP_TLS_CERT: '/c.pem', SMTP_TLS_KEY: '/k.pem' }).smtpTlsKey).toBe(
+      '/k.pem',
+    );
+  });
 });

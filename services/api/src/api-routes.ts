@@ -74,6 +74,11 @@ export interface ApiRoutesOptions {
   domains?: DomainRouteOptions;
   /** Whether a send's From domain must be verified (SPEC §20); absent → any domain. */
   domainPolicy?: DomainPolicy;
+  /**
+   * `sending`: only `POST /emails/send|batch` and `/emails/:id*` (with the same guards), for a process
+   * that serves SMTP submission alone (SPEC §22) and has no ClickHouse. Default `full`.
+   */
+  surface?: 'full' | 'sending';
 }
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
@@ -224,6 +229,11 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     webhooks: opts.webhooks,
     domainPolicy: opts.domainPolicy,
   };
+  if (opts.surface === 'sending') {
+    if (!opts.sending) throw new Error('surface "sending" needs the sending deps');
+    await app.register(emailRoutes, { ...deps, sending: opts.sending });
+    return;
+  }
   await app.register(analyticsRoutes, deps);
   await app.register(logsRoutes, deps);
   await app.register(tenantRoutes, deps);

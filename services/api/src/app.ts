@@ -6,6 +6,7 @@ import type { ReadModelFeed } from '@tern/stores';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { apiRoutes } from './api-routes.js';
+import { resendCompatRoutes } from './compat/resend.js';
 import type { DomainPolicy } from './domains/policy.js';
 import type { DomainRouteOptions } from './domains/routes.js';
 import { registerApiDocs } from './openapi.js';
@@ -148,5 +149,43 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.domains ? { domains: deps.domains } : {}),
     ...(deps.domainPolicy ? { domainPolicy: deps.domainPolicy } : {}),
   });
+  // Resend's API over Tern's routes (SPEC §22): the `resend` package with its base URL set here.
+  await app.register(resendCompatRoutes, { prefix: '/compat/resend' });
+  return app;
+}
+
+/** A ClickHouse client for an app that must never query ClickHouse: any use throws. */
+const NO_CLICKHOUSE = new Proxy({} as ClickHouseClient, {
+  get(_target, name) {
+    throw new Error(`this process has no ClickHouse (sending surface): ${String(name)}`);
+  },
+});
+
+/**
+ * The sending routes alone (`POST /emails/send|batch`, `/emails/:id*`) behind the same guards as the
+ * full API (failed-credential limiter, rate limit, API keys): what a process serving SMTP submission
+ * alone (`--services=submission`, SPEC §22) injects each message into. It is not listened on.
+ */
+export async function createSendingApp(
+  deps: Pick<ApiDeps, 'pool' | 'jwt' | 'now' | 'retentionDays' | 'rateLimit' | 'logger' | 'domainPolicy'> & {
+    sending: NonNullable<ApiDeps['sending']>;
+  },
+): Promise<FastifyInstance> {
+  const app: FastifyInstance = isLoggerInstance(deps.logger)
+    ? Fastify({ loggerInstance: deps.logger })
+    : Fastify({ logger: apiLoggerOptions(deps.logger) });
+  installErrorHandlers(app);
+  await app.register(apiRoutes, {
+    pool: deps.pool,
+    ch: NO_CLICKHOUSE,
+    jwt: deps.jwt,
+    retentionDays: deps.retentionDays,
+    surface: 'sending',
+    sending: deps.sending,
+    ...(deps.now ? { now: deps.now } : {}),
+    ...(deps.rateLimit !== undefined ? { rateLimit: deps.rateLimit } : {}),
+    ...(deps.domainPolicy ? { domainPolicy: deps.domainPolicy } : {}),
+  });
+  await app.ready();
   return app;
 }

@@ -602,6 +602,15 @@ const ROWS: Record<string, Row> = {
     resource: true,
     request: async () => ({ url: `/emails/${await sandboxEmailId()}/content` }),
   },
+  'PATCH /emails/{id}': {
+    rule: { kind: 'scope', scope: 'email:send' },
+    ok: 200,
+    resource: true,
+    request: async () => ({
+      url: `/emails/${await emailId()}`,
+      payload: { scheduledAt: new Date(at().getTime() + 7_200_000).toISOString() },
+    }),
+  },
   'POST /emails/{id}/cancel': {
     rule: { kind: 'scope', scope: 'email:read' },
     ok: 200,

@@ -15,7 +15,10 @@ import { loadOrCreateDevSecrets } from './secrets.js';
 
 const DEMO_TENANT = 'demo';
 
-/** `--services=ingest,api` (default: all — ingest, projector, api, sender, dispatcher, bounce — in one process). */
+/**
+ * `--services=ingest,api` (default: all — ingest, projector, api, sender, dispatcher, bounce, and
+ * submission when SMTP_SUBMISSION_PORT is set — in one process).
+ */
 function servicesFromArgs(argv: readonly string[]): Set<Service> {
   const arg = argv.find((a) => a.startsWith('--services='));
   if (!arg) return new Set(SERVICES);
@@ -69,7 +72,13 @@ async function main(): Promise<void> {
   const runtime = await startRuntime(config, services, secrets);
   const startMs = Math.round(performance.now() - started);
   runtime.app.log.info(
-    { services: [...services], url: runtime.url, startMs, stores: runtime.stores },
+    {
+      services: [...services],
+      url: runtime.url,
+      startMs,
+      stores: runtime.stores,
+      ...(runtime.smtpSubmissionPort !== undefined ? { smtpSubmissionPort: runtime.smtpSubmissionPort } : {}),
+    },
     'tern started',
   );
   if (

@@ -1,5 +1,5 @@
 import { type Config, ConfigError } from '@tern/config';
-import { SERVICES, type Service } from './services.js';
+import { CORE_SERVICES, type Service } from './services.js';
 
 /** Where `npm run start:api` listens by default: the development address of a sender without the api. */
 export const DEV_API_URL = 'http://127.0.0.1:3000';
@@ -15,7 +15,7 @@ export const DEV_API_URL = 'http://127.0.0.1:3000';
 export function resolvePublicUrl(config: Config, services: ReadonlySet<Service>): string {
   if (config.publicUrl) return config.publicUrl;
   const writers = (['sender', 'api'] as const).filter((s) => services.has(s));
-  const allInOne = SERVICES.every((s) => services.has(s));
+  const allInOne = CORE_SERVICES.every((s) => services.has(s));
   if (config.nodeEnv === 'production' && writers.length > 0 && !allInOne) {
     throw new ConfigError(
       `Invalid configuration: PUBLIC_URL must be set in production to run the ${writers.join(' and ')} in split mode: it writes tracking and unsubscribe links, which must reach the api (e.g. PUBLIC_URL=https://mail.example.com)`,

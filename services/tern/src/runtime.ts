@@ -1,13 +1,18 @@
 import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   createApiApp,
   createCampaignFanout,
   createRetentionJob,
+  createSendingApp,
   createSequenceScheduler,
+  devTlsPair,
   getTemplate,
   outgoingMailer,
+  type SubmissionServer,
+  startSubmissionServer,
   suppressionCheck,
   type WebhookRouteOptions,
 } from '@tern/api';
@@ -51,7 +56,7 @@ import { pino } from 'pino';
 import { createIdleMemoryRelease } from './idle-memory.js';
 import { createMetrics, installMetrics } from './metrics.js';
 import { resolvePublicUrl } from './public-url.js';
-import { SERVICES, type Service } from './services.js';
+import { CORE_SERVICES, SERVICES, type Service } from './services.js';
 
 export { resolvePublicUrl, SERVICES, type Service };
 
@@ -91,6 +96,8 @@ export interface Runtime {
   app: FastifyInstance;
   url: string;
   stores: { postgres: string; clickhouse: string; eventLog: string };
+  /** The SMTP submission port (SPEC §22), when it runs. */
+  smtpSubmissionPort?: number;
   /** The bounce mailbox's SMTP port (SPEC §21), when it runs. */
   bouncePort?: number;
   /**
@@ -107,10 +114,15 @@ export interface Runtime {
  * process, so services split across processes need the servers.
  */
 export function checkTopology(config: Config, services: ReadonlySet<Service>): void {
-  const all = SERVICES.every((s) => services.has(s));
+  const all = CORE_SERVICES.every((s) => services.has(s));
   if (!all && !config.databaseUrl) {
     throw new Error(
       `Starting ${[...services].join('+')} alone needs DATABASE_URL: the embedded Postgres (PGlite) belongs to one process; run \`npm start\` for everything in one process`,
+    );
+  }
+  if (services.has('submission') && config.smtpSubmissionPort === undefined && services.size === 1) {
+    throw new Error(
+      'Starting submission needs SMTP_SUBMISSION_PORT (SMTP submission is off unless it is set)',
     );
   }
   const chUsers = ['projector', 'api'].filter((s) => services.has(s as Service));
@@ -208,7 +220,7 @@ export async function startRuntime(
     if (
       services.has('bounce') &&
       config.bounceSmtpPort === undefined &&
-      !SERVICES.every((s) => services.has(s))
+      !CORE_SERVICES.every((s) => services.has(s))
     )
       throw new Error('BOUNCE_SMTP_PORT is required to run the bounce mailbox (--services=bounce)');
 
@@ -220,6 +232,7 @@ export async function startRuntime(
       services.has('projector') ||
       services.has('api') ||
       services.has('sender') ||
+      services.has('submission') ||
       runDispatcher
     ) {
       if (config.kafkaBrokers) {
@@ -279,14 +292,7 @@ export async function startRuntime(
       domains.start();
       const checks = domains;
       closers.unshift(() => checks.stop());
-      const maxLifetimeMs = config.jwtMaxLifetimeDays * 24 * 3600 * 1000;
-      const jwt = createJwtVerifier(
-        secrets.jwtSecret
-          ? { secret: secrets.jwtSecret, maxLifetimeMs }
-          : config.jwtPublicKey
-            ? { publicKey: config.jwtPublicKey, maxLifetimeMs }
-            : { jwksUrl: config.jwtJwksUrl!, maxLifetimeMs },
-      );
+      const jwt = jwtVerifierOf(config, secrets);
       const webhooks: WebhookRouteOptions = {
         secretBox: secretBox!,
         urlPolicy: { allowPrivate: config.webhookAllowPrivate },
@@ -520,10 +526,47 @@ export async function startRuntime(
       idle.start();
       closers.unshift(async () => idle.stop());
     }
-    // The HTTP server stops first (in-flight requests finish), then the dispatcher, sender and
-    // projector, then stores.
-    closers.unshift(() => app.close());
+    // SMTP submission (SPEC §22): each message goes through POST /emails/send of the api app in
+    // this process, or — run alone — of a sending-only app with the same guards (never listened on).
+    let submission: SubmissionServer | undefined;
+    if (services.has('submission') && config.smtpSubmissionPort !== undefined) {
+      let target = app;
+      if (!services.has('api')) {
+        const sendingApp = await createSendingApp({
+          pool,
+          jwt: jwtVerifierOf(config, secrets),
+          retentionDays: config.retentionDays,
+          rateLimit:
+            config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
+          logger,
+          sending: { log: stream! },
+          domainPolicy: { requireVerified: requireVerifiedDomains },
+        });
+        closers.unshift(() => sendingApp.close());
+        target = sendingApp;
+      }
+      const tls =
+        config.smtpTlsCert !== undefined && config.smtpTlsKey !== undefined
+          ? { cert: readFileSync(config.smtpTlsCert), key: readFileSync(config.smtpTlsKey) }
+          : await devTlsPair(config.dataDir, new URL(publicUrl).hostname);
+      submission = await startSubmissionServer({
+        app: target,
+        port: config.smtpSubmissionPort,
+        host: config.host,
+        tls,
+        requireTls: config.nodeEnv === 'production',
+        hostname: new URL(publicUrl).hostname,
+        logger,
+      });
+      const running = submission;
+      closers.unshift(() => running.close());
+    }
+    // The SMTP server stops taking mail first, then the HTTP server (in-flight requests finish), then
+    // the dispatcher, sender and projector, then stores. SMTP starts before HTTP listens, so a
+    // process whose /health answers takes mail too.
+    closers.splice(submission ? 1 : 0, 0, () => app.close());
     await app.listen({ port: config.port, host: config.host });
+
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     return {
@@ -535,6 +578,7 @@ export async function startRuntime(
         clickhouse: chStore ? (chStore.kind === 'chdb' ? 'chDB' : 'ClickHouse server') : 'none',
         eventLog: log ? (config.kafkaBrokers ? 'Kafka' : 'Postgres-table') : 'none',
       },
+      ...(submission ? { smtpSubmissionPort: submission.port } : {}),
       started: Promise.all(background).then(() => undefined),
       close: () => closeAll(closers),
     };
@@ -542,6 +586,17 @@ export async function startRuntime(
     await closeAll(closers);
     throw error;
   }
+}
+
+function jwtVerifierOf(config: Config, secrets: RuntimeSecrets) {
+  const maxLifetimeMs = config.jwtMaxLifetimeDays * 24 * 3600 * 1000;
+  return createJwtVerifier(
+    secrets.jwtSecret
+      ? { secret: secrets.jwtSecret, maxLifetimeMs }
+      : config.jwtPublicKey
+        ? { publicKey: config.jwtPublicKey, maxLifetimeMs }
+        : { jwksUrl: config.jwtJwksUrl!, maxLifetimeMs },
+  );
 }
 
 async function closeAll(closers: (() => Promise<unknown>)[]): Promise<void> {

@@ -1,3 +1,23 @@
-/** `bounce`: the bounce mailbox (SPEC §21), started only when BOUNCE_SMTP_PORT is set. */
-export const SERVICES = ['ingest', 'projector', 'api', 'sender', 'dispatcher', 'bounce'] as const;
+/**
+ * `bounce`: the bounce mailbox (SPEC §21), started only when BOUNCE_SMTP_PORT is set.
+ * `submission`: SMTP submission (SPEC §22), started only when SMTP_SUBMISSION_PORT is set.
+ */
+export const SERVICES = [
+  'ingest',
+  'projector',
+  'api',
+  'sender',
+  'dispatcher',
+  'bounce',
+  'submission',
+] as const;
 export type Service = (typeof SERVICES)[number];
+/** The services of one all-in-one process; `submission` runs in it too when SMTP_SUBMISSION_PORT is set. */
+export const CORE_SERVICES: readonly Service[] = [
+  'ingest',
+  'projector',
+  'api',
+  'sender',
+  'dispatcher',
+  'bounce',
+];

@@ -41,7 +41,14 @@ const WRITE = { auth: 'jwt_or_key', scope: 'contacts:write' } as const;
 const audienceQuery = audienceNameSchema
   .optional()
   .meta({ description: 'Only the contacts of this audience.', example: 'newsletter' });
-const listQuerySchema = pageQuerySchema.extend({ audience: audienceQuery });
+const listQuerySchema = pageQuerySchema.extend({
+  audience: audienceQuery,
+  email: z
+    .string()
+    .max(320)
+    .optional()
+    .meta({ description: 'Only the contact with this address (any case).', example: 'ada@example.com' }),
+});
 const audiencesQuerySchema = pageQuerySchema.extend({
   name: audienceNameSchema
     .optional()
@@ -120,7 +127,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
         summary: 'List contacts',
         description:
           'Newest first (`createdAt` desc, then `id` desc), paged like the delivery log; `audience` narrows ' +
-          'to one audience. API key with `contacts:read`, or a dashboard JWT.',
+          'to one audience, `email` to the contact with that address. API key with `contacts:read`, or a dashboard JWT.',
         security: KEY_OR_DASHBOARD,
         querystring: listQuerySchema,
         response: {
@@ -132,9 +139,10 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
     },
     async (request) => {
       const { tenantId } = credentialOf(request);
-      const { page, limit, audience } = request.query;
+      const { page, limit, audience, email } = request.query;
       const { data, total } = await listContacts(deps.pool, tenantId, {
         audience,
+        email,
         ...pageWindow({ page, limit }),
       });
       return { data, meta: listMeta(page, limit, total) };

@@ -97,19 +97,22 @@ export async function getContact(db: Queryable, tenantId: string, id: string): P
 export async function listContacts(
   db: Queryable,
   tenantId: string,
-  q: { audience?: string | undefined; limit: number; offset: string },
+  q: { audience?: string | undefined; email?: string | undefined; limit: number; offset: string },
 ): Promise<{ data: Contact[]; total: number }> {
   const audience = q.audience ?? null;
-  const where = 'tenant_id = $1 AND ($2::text IS NULL OR audiences @> ARRAY[$2::text])';
+  const email = q.email?.toLowerCase() ?? null;
+  const where =
+    'tenant_id = $1 AND ($2::text IS NULL OR audiences @> ARRAY[$2::text]) AND ($3::text IS NULL OR email = $3::text)';
   const [page, count] = await Promise.all([
     db.query<ContactRow>(
       `SELECT ${COLUMNS} FROM contacts WHERE ${where}
-       ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $3 OFFSET $4`,
-      [tenantId, audience, q.limit, q.offset],
+       ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $4 OFFSET $5`,
+      [tenantId, audience, email, q.limit, q.offset],
     ),
     db.query<{ total: string }>(`SELECT count(*) AS total FROM contacts WHERE ${where}`, [
       tenantId,
       audience,
+      email,
     ]),
   ]);
   return { data: page.rows.map(toContact), total: Number(count.rows[0]?.total ?? 0) };

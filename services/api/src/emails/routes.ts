@@ -24,7 +24,14 @@ import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
 import { errorResponse, errors } from '../schemas.js';
 import { getTemplate } from '../templates/store.js';
 import { claimKey, idempotencyKeyOf, releaseKey, requestHash, storeAnswer } from './idempotency.js';
-import { cancelOutgoing, emailDetail, emailProject, markCancelled, sandboxContent } from './store.js';
+import {
+  cancelOutgoing,
+  emailDetail,
+  emailProject,
+  markCancelled,
+  rescheduleOutgoing,
+  sandboxContent,
+} from './store.js';
 
 export const SEND_BODY_LIMIT = 1024 * 1024;
 export const BATCH_BODY_LIMIT = 10 * 1024 * 1024;
@@ -404,6 +411,65 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         }
       }
       return { id, status: 'CANCELLED' as const };
+    },
+  );
+
+  app.patch(
+    '/emails/:id',
+    {
+      config: { auth: 'jwt_or_key', scope: 'email:send' },
+      schema: {
+        tags: [TAGS.emails],
+        operationId: 'rescheduleEmail',
+        summary: 'Reschedule a scheduled email',
+        description:
+          'Moves a SCHEDULED email not yet handed to the provider to `scheduledAt` (future, ≤ 30 days): it goes out ' +
+          'then, and `GET /emails/:id` shows the new time (Resend’s update, SPEC §22). An email that is not waiting for ' +
+          'its time (sent, cancelled, not scheduled) → 409 `ALREADY_SENT`. Another project’s email, for a project-bound key → 404.',
+        security: KEY_OR_DASHBOARD,
+        params: resourceIdParam('email'),
+        body: z
+          .strictObject({
+            scheduledAt: z.iso.datetime({ offset: true, error: 'scheduledAt must be an ISO 8601 timestamp' }),
+          })
+          .meta({ examples: [{ scheduledAt: '2026-06-16T09:00:00.000Z' }] }),
+        response: {
+          200: z.object({ id: z.string(), scheduledAt: z.string() }).meta({
+            description: 'Rescheduled: it goes out at `scheduledAt`.',
+            examples: [{ id: 'em_3kT9qLm2ZxV7bN4cR8sW1yPd', scheduledAt: '2026-06-16T09:00:00.000Z' }],
+          }),
+          400: errorResponse(
+            400,
+            'Invalid request: the message names the field.',
+            'body.scheduledAt: scheduledAt must be in the future',
+          ),
+          ...resourceErrors('email'),
+          404: errors.notFound,
+          409: errors.conflict,
+        },
+      },
+    },
+    async (request) => {
+      const credential = credentialOf(request);
+      const { id } = request.params;
+      if (!(await visible(credential, id))) throw notFound('Email');
+      const at = new Date(request.body.scheduledAt);
+      const current = deps.now();
+      if (at.getTime() <= current.getTime())
+        throw httpError(400, 'body.scheduledAt: scheduledAt must be in the future', {
+          code: 'FST_ERR_VALIDATION',
+        });
+      if (at.getTime() > current.getTime() + MAX_SCHEDULE_AHEAD_MS)
+        throw httpError(400, 'body.scheduledAt: scheduledAt must be at most 30 days ahead', {
+          code: 'FST_ERR_VALIDATION',
+        });
+      const outcome = await rescheduleOutgoing(deps.pool, credential.tenantId, id, at, current);
+      if (outcome === 'not_found') throw notFound('Email');
+      if (outcome === 'handed')
+        throw httpError(409, 'Only a scheduled email not yet handed to the provider can be rescheduled', {
+          code: 'ALREADY_SENT',
+        });
+      return { id, scheduledAt: at.toISOString() };
     },
   );
 };

@@ -143,7 +143,8 @@ export async function emailDetail(
     cc: strings(m.cc),
     bcc: strings(m.bcc),
     replyTo: str(m.replyTo),
-    scheduledAt: q.scheduledAt,
+    // The send row holds when the email goes out (a reschedule moves it); the queued event, the first ask.
+    scheduledAt: row.o_scheduled_at?.toISOString() ?? q.scheduledAt,
     projectId: row.o_project_id ?? q.projectId ?? null,
     templateId: q.templateId,
     opens: state.openCount,
@@ -227,4 +228,39 @@ export async function setTracking(
            updated_at = EXCLUDED.updated_at`,
     [tenantId, tracking.opens ?? null, tracking.clicks ?? null, at],
   );
+}
+
+/**
+ * Moves a scheduled email not yet handed to the provider to `at` (SPEC §22: Resend's update):
+ * its due time and `scheduledAt` change together; `'moved'`, `'not_found'`, or `'handed'` when it
+ * is not (or no longer) a scheduled email waiting for its time.
+ */
+export async function rescheduleOutgoing(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+  at: Date,
+  now: Date,
+): Promise<'moved' | 'not_found' | 'handed'> {
+  const { rows } = await pool.query<{ before: string | null; after: string | null }>(
+    `WITH target AS (
+       SELECT state FROM outgoing_emails WHERE tenant_id = $1 AND id = $2
+     ), changed AS (
+       UPDATE outgoing_emails SET due_at = $3, scheduled_at = $3, updated_at = $4
+        WHERE tenant_id = $1 AND id = $2 AND state IN ('awaiting_log', 'pending') AND attempts = 0
+          AND scheduled_at IS NOT NULL AND due_at > $4
+        RETURNING state
+     )
+     SELECT (SELECT state FROM target) AS before, (SELECT state FROM changed) AS after`,
+    [tenantId, id, at, now],
+  );
+  const r = rows[0];
+  if (!r || r.before === null) {
+    const known = await pool.query(
+      'SELECT 1 FROM email_logs WHERE tenant_id = $1 AND id = $2 AND created_at IS NOT NULL',
+      [tenantId, id],
+    );
+    return (known.rowCount ?? 0) > 0 ? 'handed' : 'not_found';
+  }
+  return r.after === null ? 'handed' : 'moved';
 }

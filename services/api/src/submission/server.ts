@@ -1,0 +1,212 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { simpleParser } from 'mailparser';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import { assertHeaderSection, idempotencyKeyOfMessage, SmtpRefusal, sendBodyOf } from './message.js';
+
+/** SPEC §22: the whole message, as submitted, at most 40 MB (SIZE; 552 past it). */
+export const SUBMISSION_MAX_BYTES = 40 * 1024 * 1024;
+/** to + cc + bcc ≤ 50 (SPEC §22): RCPT past it → 452. */
+export const SUBMISSION_MAX_RECIPIENTS = 50;
+
+export interface SubmissionOptions {
+  /**
+   * The API every message goes through: `POST /emails/send` of this app, injected in-process, so a
+   * submission is authenticated, rate-limited, validated and queued exactly like the HTTP route.
+   */
+  app: FastifyInstance;
+  port: number;
+  host: string;
+  /** PEM key and certificate of STARTTLS. */
+  tls: { key: string | Buffer; cert: string | Buffer };
+  /** Production: AUTH (hence mail) only after STARTTLS. */
+  requireTls: boolean;
+  /** Name in the greeting; default the machine's. */
+  hostname?: string;
+  maxBytes?: number;
+  logger?: FastifyBaseLogger;
+}
+
+export interface SubmissionServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+const refusal = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code });
+
+/** The SMTP answer to a refused `POST /emails/send` (its code and message). */
+function smtpAnswer(status: number, body: string, headers: Record<string, unknown>): Error {
+  let message = body;
+  try {
+    const parsed = JSON.parse(body) as { message?: string };
+    if (typeof parsed.message === 'string') message = parsed.message;
+  } catch {
+    // Not JSON: the raw body is the reason.
+  }
+  const oneLine = message.replace(/[\r\n]+/g, ' ').slice(0, 400);
+  if (status === 413 || (status === 400 && /at most 256 KiB/.test(message)))
+    return refusal(552, `5.3.4 Message too big for Tern: ${oneLine}`);
+  if (status === 503) return refusal(451, `4.3.0 ${oneLine}`);
+  if (status === 429)
+    return refusal(
+      451,
+      `4.7.0 ${oneLine}${headers['retry-after'] ? ` (in ${headers['retry-after']} s)` : ''}`,
+    );
+  if (status === 401 || status === 403) return refusal(550, `5.7.1 ${oneLine}`);
+  if (status === 409 && /still being processed/.test(message)) return refusal(451, `4.5.0 ${oneLine}`);
+  if (status >= 400 && status < 500) return refusal(550, `5.6.0 ${oneLine}`);
+  return refusal(451, '4.3.0 Temporary failure: try again later');
+}
+
+/**
+ * SMTP submission (SPEC §22): STARTTLS, AUTH PLAIN/LOGIN with an API key holding `email:send` as
+ * password, each message parsed (`mailparser`) and queued through `POST /emails/send`; `250 … <id>`
+ * once `email.queued` is in the log.
+ */
+export async function startSubmissionServer(opts: SubmissionOptions): Promise<SubmissionServer> {
+  const maxBytes = opts.maxBytes ?? SUBMISSION_MAX_BYTES;
+  const log = opts.logger;
+  // The key of each authenticated connection, by connection id; never logged, dropped on close.
+  const keys = new Map<string, string>();
+
+  const server = new SMTPServer({
+    ...(opts.hostname ? { name: opts.hostname } : {}),
+    banner: 'Tern SMTP submission',
+    key: opts.tls.key,
+    cert: opts.tls.cert,
+    secure: false,
+    authMethods: ['PLAIN', 'LOGIN'],
+    authOptional: false,
+    allowInsecureAuth: !opts.requireTls,
+    size: maxBytes,
+    logger: false,
+    disableReverseLookup: true,
+    onAuth(auth, session, callback) {
+      const key = auth.password ?? '';
+      // The same hooks as POST /emails/send check the key (failed-credential limiter, rate limit,
+      // scope); an empty body is then refused by validation, so a 400 means the key may send.
+      opts.app
+        .inject({
+          method: 'POST',
+          url: '/emails/send',
+          headers: { 'x-api-key': key, 'content-type': 'application/json' },
+          payload: '{}',
+          remoteAddress: session.remoteAddress,
+        })
+        .then(
+          (res) => {
+            if (res.statusCode === 400) {
+              keys.set(session.id, key);
+              callback(null, { user: { username: auth.username ?? '' } });
+              return;
+            }
+            if (res.statusCode === 429) {
+              callback(
+                refusal(
+                  454,
+                  `4.7.0 Too many attempts: retry in ${String(res.headers['retry-after'] ?? 60)} s`,
+                ),
+              );
+              return;
+            }
+            if (res.statusCode >= 500) {
+              callback(refusal(454, '4.7.0 Temporary authentication failure'));
+              return;
+            }
+            callback(
+              refusal(
+                535,
+                '5.7.8 Authentication failed: the password must be an API key with the email:send scope',
+              ),
+            );
+          },
+          () => callback(refusal(454, '4.7.0 Temporary authentication failure')),
+        );
+    },
+    onRcptTo(_address, session, callback) {
+      if (session.envelope.rcptTo.length >= SUBMISSION_MAX_RECIPIENTS) {
+        callback(refusal(452, `4.5.3 Too many recipients: at most ${SUBMISSION_MAX_RECIPIENTS} per message`));
+        return;
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      stream.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes <= maxBytes) chunks.push(chunk);
+      });
+      // A client that goes away mid-DATA: the stream is destroyed, never ends, nothing is queued.
+      stream.on('error', () => undefined);
+      stream.on('end', () => {
+        if ((stream as unknown as { sizeExceeded?: boolean }).sizeExceeded) {
+          callback(refusal(552, `5.3.4 Message too big: at most ${maxBytes} bytes`));
+          return;
+        }
+        submit(Buffer.concat(chunks), session).then(
+          (id) => callback(null, `2.0.0 OK: queued as ${id}`),
+          (error: unknown) => {
+            if (error instanceof SmtpRefusal) callback(refusal(error.responseCode, error.message));
+            else if (error instanceof Error && 'responseCode' in error) callback(error);
+            else {
+              log?.error({ err: error }, 'smtp submission failed');
+              callback(refusal(451, '4.3.0 Temporary failure: try again later'));
+            }
+          },
+        );
+      });
+    },
+    onClose(session) {
+      keys.delete(session.id);
+    },
+  });
+
+  async function submit(raw: Buffer, session: SMTPServerSession): Promise<string> {
+    const key = keys.get(session.id);
+    if (key === undefined) throw new SmtpRefusal(530, '5.7.0 Authentication required');
+    assertHeaderSection(raw);
+    let mail: Awaited<ReturnType<typeof simpleParser>>;
+    try {
+      mail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
+    } catch (error) {
+      throw new SmtpRefusal(
+        550,
+        `5.6.0 Malformed message: ${error instanceof Error ? error.message.slice(0, 200) : 'unreadable'}`,
+      );
+    }
+    const body = sendBodyOf(
+      mail,
+      session.envelope.rcptTo.map((r) => r.address),
+    );
+    const idempotencyKey = idempotencyKeyOfMessage(mail);
+    const res = await opts.app.inject({
+      method: 'POST',
+      url: '/emails/send',
+      headers: {
+        'x-api-key': key,
+        'content-type': 'application/json',
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+      },
+      payload: JSON.stringify(body),
+      remoteAddress: session.remoteAddress,
+    });
+    if (res.statusCode !== 202) throw smtpAnswer(res.statusCode, res.body, res.headers);
+    const { id } = res.json() as { id: string };
+    log?.info({ emailId: id, remoteAddress: session.remoteAddress }, 'smtp submission queued');
+    return id;
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', (error) => log?.warn({ err: error }, 'smtp submission connection error'));
+  const address = server.server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : opts.port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
