@@ -142,6 +142,24 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
       "domain the bounce subdomain's SPF record includes (your relay's SPF, e.g. `amazonses.com`); unset → the relay of `SMTP_URL` itself (`ip4:`/`a:`)",
     default: 'unset',
   },
+  BOUNCE_SMTP_PORT: {
+    meaning:
+      'port of the bounce mailbox (SPEC §21): an SMTP listener on `HOST` taking DSNs and ARF complaints for the bounce subdomains of verified domains and `BOUNCE_DOMAIN` ([feedback](docs/feedback.md)); `0` = any free port',
+    default: 'unset (no listener)',
+  },
+  BOUNCE_DOMAIN: {
+    meaning:
+      'bounce host of the VERP envelope sender of mail no verified domain signs (`b+<emailId>.<hmac>@BOUNCE_DOMAIN`); its MX must reach the bounce mailbox',
+    default: 'unset (such mail keeps its From as envelope sender)',
+  },
+  BOUNCE_SMTP_MAX_BYTES: {
+    meaning: 'largest message the bounce mailbox accepts (larger: `552`)',
+    default: '10485760 (10 MiB)',
+  },
+  BOUNCE_SMTP_RATE_PER_MINUTE: {
+    meaning: 'messages one client address may deliver to the bounce mailbox per minute (more: `421`)',
+    default: '300',
+  },
 };
 
 /**

@@ -78,6 +78,14 @@ export interface Config {
   bounceMxHost: string | undefined;
   /** SPF_INCLUDE: the domain the bounce subdomain's SPF includes; undefined → the relay's own address. */
   spfInclude: string | undefined;
+  /** BOUNCE_SMTP_PORT: the bounce mailbox's SMTP port (SPEC §21); undefined → no listener (0: any free port). */
+  bounceSmtpPort: number | undefined;
+  /** BOUNCE_DOMAIN: bounce host of mail no verified domain signs, accepted by the bounce mailbox. */
+  bounceDomain: string | undefined;
+  /** BOUNCE_SMTP_MAX_BYTES: largest message the bounce mailbox takes (552 past it). */
+  bounceSmtpMaxBytes: number;
+  /** BOUNCE_SMTP_RATE_PER_MINUTE: messages one client address may deliver per minute (421 past it). */
+  bounceSmtpRatePerMinute: number;
   /** METRICS_TOKEN: bearer token of `GET /metrics`; undefined in production → `/metrics` not served. */
   metricsToken: string | undefined;
   /** OPEN_DEDUP_SECONDS: one open counted per email and reader within this window; 0 → every open. */
@@ -253,6 +261,10 @@ const envSchema = z.object({
   BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),
   BOUNCE_MX_HOST: hostVar(2).optional(),
   SPF_INCLUDE: hostVar(2).optional(),
+  BOUNCE_SMTP_PORT: intVar(0, 65535).optional(),
+  BOUNCE_DOMAIN: hostVar(2).optional(),
+  BOUNCE_SMTP_MAX_BYTES: intVar(1024, 50 * 1024 * 1024).default(10 * 1024 * 1024),
+  BOUNCE_SMTP_RATE_PER_MINUTE: intVar(1, 1_000_000).default(300),
   METRICS_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   OPEN_DEDUP_SECONDS: intVar(0, 86_400).default(3600),
 });
@@ -342,6 +354,10 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     bounceSubdomain: e.BOUNCE_SUBDOMAIN,
     bounceMxHost: e.BOUNCE_MX_HOST,
     spfInclude: e.SPF_INCLUDE,
+    bounceSmtpPort: e.BOUNCE_SMTP_PORT,
+    bounceDomain: e.BOUNCE_DOMAIN,
+    bounceSmtpMaxBytes: e.BOUNCE_SMTP_MAX_BYTES,
+    bounceSmtpRatePerMinute: e.BOUNCE_SMTP_RATE_PER_MINUTE,
     metricsToken: e.METRICS_TOKEN,
     openDedupSeconds: e.OPEN_DEDUP_SECONDS,
   };

@@ -44,6 +44,10 @@ describe('loadConfig', () => {
       bounceSubdomain: 'tern-bounces',
       bounceMxHost: undefined,
       spfInclude: undefined,
+      bounceSmtpPort: undefined,
+      bounceDomain: undefined,
+      bounceSmtpMaxBytes: 10 * 1024 * 1024,
+      bounceSmtpRatePerMinute: 300,
       metricsToken: undefined,
       openDedupSeconds: 3600,
     });
@@ -79,6 +83,10 @@ describe('loadConfig', () => {
       BOUNCE_SUBDOMAIN: 'Bounces',
       BOUNCE_MX_HOST: 'feedback.tern.example.net.',
       SPF_INCLUDE: 'spf.tern.example.net',
+      BOUNCE_SMTP_PORT: '2525',
+      BOUNCE_DOMAIN: 'Bounces.Tern.Example.NET',
+      BOUNCE_SMTP_MAX_BYTES: '2048',
+      BOUNCE_SMTP_RATE_PER_MINUTE: '10',
       METRICS_TOKEN: 'metrics-token-0123456789',
       OPEN_DEDUP_SECONDS: '600',
     });
@@ -113,6 +121,10 @@ describe('loadConfig', () => {
       bounceSubdomain: 'bounces',
       bounceMxHost: 'feedback.tern.example.net',
       spfInclude: 'spf.tern.example.net',
+      bounceSmtpPort: 2525,
+      bounceDomain: 'bounces.tern.example.net',
+      bounceSmtpMaxBytes: 2048,
+      bounceSmtpRatePerMinute: 10,
       metricsToken: 'metrics-token-0123456789',
       openDedupSeconds: 600,
     });
@@ -367,5 +379,11 @@ describe('loadConfig', () => {
       'Invalid configuration: BOUNCE_MX_HOST must be a host name such as mx.example.com (got "localhost")',
     );
     expect(errorOf(() => loadConfig({ SPF_INCLUDE: 'spf include' })).variables).toEqual(['SPF_INCLUDE']);
+    // SPEC §21: the bounce mailbox.
+    expect(errorOf(() => loadConfig({ BOUNCE_SMTP_PORT: '70000' })).variables).toEqual(['BOUNCE_SMTP_PORT']);
+    expect(errorOf(() => loadConfig({ BOUNCE_DOMAIN: 'localhost' })).variables).toEqual(['BOUNCE_DOMAIN']);
+    expect(errorOf(() => loadConfig({ BOUNCE_SMTP_MAX_BYTES: '10' })).variables).toEqual([
+      'BOUNCE_SMTP_MAX_BYTES',
+    ]);
   });
 });

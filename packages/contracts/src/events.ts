@@ -51,9 +51,16 @@ export const emailSentData = z.strictObject({
 });
 export const emailDelayedData = z.strictObject({ reason: z.string().max(2000).optional() });
 export const emptyData = z.strictObject({}).optional().default({});
+/**
+ * `smtpStatus`: the enhanced status code of the bounce (RFC 3463, e.g. `5.1.1`) or the reply code
+ * a provider reports; `diagnostic`: the remote server's own words (a DSN's `Diagnostic-Code`,
+ * a provider's diagnostic), kept apart from Tern's `reason` (SPEC §21).
+ */
 export const emailBouncedData = z.strictObject({
   bounceType: z.enum(['hard', 'soft'], { error: 'bounceType must be hard or soft' }),
   reason: z.string().max(2000).optional(),
+  smtpStatus: z.string().min(1, { error: 'smtpStatus must not be empty' }).max(32).optional(),
+  diagnostic: z.string().max(2000).optional(),
 });
 export const emailFailedData = z.strictObject({ reason: nonEmpty('reason', 2000) });
 export const emailSuppressedData = z.strictObject({ reason: nonEmpty('reason', 2000) });
@@ -340,7 +347,12 @@ export const CANONICAL_DATA_FIELDS: Readonly<
   'email.sent': { provider: [text(128, 1), true], messageId: [text(998, 1), true] },
   'email.delayed': { reason: [text(2000), false] },
   'email.delivered': {},
-  'email.bounced': { bounceType: [{ kind: 'bounceType' }, true], reason: [text(2000), false] },
+  'email.bounced': {
+    bounceType: [{ kind: 'bounceType' }, true],
+    reason: [text(2000), false],
+    smtpStatus: [text(32, 1), false],
+    diagnostic: [text(2000), false],
+  },
   'email.failed': { reason: [text(2000, 1), true] },
   'email.suppressed': { reason: [text(2000, 1), true] },
   'email.cancelled': {},
@@ -370,7 +382,7 @@ export const PERSONAL_FIELDS: { readonly [T in EventType]: readonly (keyof DataO
   'email.sent': [],
   'email.delayed': ['reason'],
   'email.delivered': [],
-  'email.bounced': ['reason'],
+  'email.bounced': ['reason', 'diagnostic'],
   'email.failed': ['reason'],
   'email.suppressed': ['reason'],
   'email.cancelled': [],

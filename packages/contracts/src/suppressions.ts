@@ -8,6 +8,8 @@ export type SuppressionSource = (typeof SUPPRESSION_SOURCES)[number];
 /** Reasons the projection writes on its own. */
 export const AUTOMATIC_SUPPRESSION_REASONS = {
   bounce: 'hard_bounce',
+  /** Three soft bounces of one address within 7 days (SPEC §21). */
+  softBounce: 'soft_bounce',
   complaint: 'complaint',
   unsubscribe: 'unsubscribed',
 } as const;

@@ -75,7 +75,12 @@ export interface AttemptEvents {
   sent(data: { provider: string; messageId: string }): DeliveryEvent;
   delivered(): DeliveryEvent;
   delayed(data: { reason: string }): DeliveryEvent;
-  bounced(data: { bounceType: 'hard' | 'soft'; reason?: string }): DeliveryEvent;
+  bounced(data: {
+    bounceType: 'hard' | 'soft';
+    reason?: string;
+    smtpStatus?: string | undefined;
+    diagnostic?: string | undefined;
+  }): DeliveryEvent;
   complained(data?: { feedbackType?: string }): DeliveryEvent;
   failed(data: { reason: string }): DeliveryEvent;
   suppressed(data: { reason: string }): DeliveryEvent;
@@ -106,6 +111,8 @@ export function attemptEvents(tenantId: string, emailId: string, attempt: number
       make('email.bounced', {
         bounceType: data.bounceType,
         ...(data.reason !== undefined ? { reason: reason(data.reason) } : {}),
+        ...(data.smtpStatus ? { smtpStatus: data.smtpStatus.slice(0, 32) } : {}),
+        ...(data.diagnostic !== undefined ? { diagnostic: reason(data.diagnostic) } : {}),
       }),
     complained: (data = {}) =>
       make('email.complained', data.feedbackType !== undefined ? { feedbackType: data.feedbackType } : {}),
@@ -151,4 +158,56 @@ export function clickedEvent(input: TrackingInput & { url: string }): DeliveryEv
     occurredAt: input.at.toISOString(),
     data: { url: input.url, ...agent(input) },
   });
+}
+
+/** The outcomes delivery feedback reports about an email after the hand-off (SPEC §21). */
+export interface FeedbackEvents {
+  delivered(): DeliveryEvent;
+  delayed(data: { reason: string }): DeliveryEvent;
+  bounced(data: {
+    bounceType: 'hard' | 'soft';
+    reason?: string | undefined;
+    smtpStatus?: string | undefined;
+    diagnostic?: string | undefined;
+  }): DeliveryEvent;
+  complained(data?: { feedbackType?: string | undefined }): DeliveryEvent;
+}
+
+/**
+ * Events of one piece of delivery feedback (a DSN's recipient, an ARF report, a provider's
+ * notification) about an email: id `<emailId>:fb:<sourceId>:<kind>`, where `sourceId` is derived
+ * from the feedback itself (a hash of the report and the recipient, the provider's event id), so
+ * the same report delivered twice is one event for the projector.
+ */
+export function feedbackEvents(
+  tenantId: string,
+  emailId: string,
+  sourceId: string,
+  at: Date,
+): FeedbackEvents {
+  const make = (type: EventType, data: Record<string, unknown>): DeliveryEvent =>
+    checked({
+      id: `${emailId}:fb:${sourceId}:${type.slice('email.'.length)}`,
+      type,
+      tenantId,
+      emailId,
+      occurredAt: at.toISOString(),
+      data,
+    } as DeliveryEvent);
+  return {
+    delivered: () => make('email.delivered', {}),
+    delayed: (data) => make('email.delayed', { reason: reason(data.reason) }),
+    bounced: (data) =>
+      make('email.bounced', {
+        bounceType: data.bounceType,
+        ...(data.reason !== undefined ? { reason: reason(data.reason) } : {}),
+        ...(data.smtpStatus ? { smtpStatus: data.smtpStatus.slice(0, 32) } : {}),
+        ...(data.diagnostic !== undefined ? { diagnostic: reason(data.diagnostic) } : {}),
+      }),
+    complained: (data = {}) =>
+      make(
+        'email.complained',
+        data.feedbackType !== undefined ? { feedbackType: data.feedbackType.slice(0, 200) } : {},
+      ),
+  };
 }

@@ -44,6 +44,7 @@ describe('event factories', () => {
       outcomes.delayed({ reason: 'r'.repeat(5000) }),
       outcomes.failed({ reason: '' }),
       outcomes.bounced({ bounceType: 'hard', reason: 'no such user' }),
+      outcomes.bounced({ bounceType: 'soft', smtpStatus: '4.2.2', diagnostic: 'd'.repeat(5000) }),
       outcomes.suppressed({ reason: 'suppressed' }),
       outcomes.complained(),
       openedEvent({

@@ -4,8 +4,10 @@ export { createSendingDomains, type KeySealer, type SendingDomains } from './ser
 export {
   createSigningKeys,
   DkimKeyUnreadableError,
+  isVerifiedBounceHost,
   type SigningKey,
   type SigningKeys,
   unverifiedDomains,
 } from './signing.js';
 export { applyCheck, type CheckedDomain, type CheckSchedule, DEFAULT_CHECK_SCHEDULE } from './status.js';
+export { parseVerpLocalPart, verpAddress, verpMac, verpMatches } from './verp.js';

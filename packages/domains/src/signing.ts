@@ -97,3 +97,15 @@ export async function unverifiedDomains(
   const verified = await verifiedNames(pool, tenantId, [...new Set(domains.flatMap(signingCandidates))]);
   return domains.filter((d) => !signingCandidates(d).some((c) => verified.has(c)));
 }
+
+/**
+ * True when `host` is the bounce host (return-path MX name, SPEC §20) of a verified domain of any
+ * tenant: the bounce mailbox takes mail for it (SPEC §21).
+ */
+export async function isVerifiedBounceHost(pool: Pick<pg.Pool, 'query'>, host: string): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    `SELECT 1 FROM sending_domains WHERE status = 'verified' AND records @> $1::jsonb LIMIT 1`,
+    [JSON.stringify([{ purpose: 'return_path_mx', name: host.toLowerCase() }])],
+  );
+  return (rowCount ?? 0) > 0;
+}

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Domain } from '@tern/contracts';
-import type { SendingDomains } from '@tern/domains';
+import { type SendingDomains, verpAddress } from '@tern/domains';
 import { createSandboxProvider, createSmtpProvider, type Sender } from '@tern/sender';
 import { dkimVerify } from 'mailauth';
 import { SMTPServer } from 'smtp-server';
@@ -16,7 +16,13 @@ import {
   testDomains,
   testSigningKeys,
 } from './domains-support.js';
-import { openSendingWorld, type SendingWorld, waitForStatus, wallClock } from './sending-support.js';
+import {
+  openSendingWorld,
+  type SendingWorld,
+  TRACKING_SECRET,
+  waitForStatus,
+  wallClock,
+} from './sending-support.js';
 import { bearer, jwtFor, suffix } from './support.js';
 
 // SPEC §20, sending: the whole path (API → log → sender → nodemailer → a real SMTP server in this
@@ -132,7 +138,7 @@ afterAll(async () => {
 
 describe('DKIM: mail of a verified domain is signed, and verifies', () => {
   it('a message from the domain (or a subdomain of it) passes mailauth; the envelope sender is on the bounce subdomain', async () => {
-    const { got } = await sendAndReceive({
+    const { id, got } = await sendAndReceive({
       from: `Acme News <hello@news.${verified.name}>`,
       to: 'ada@example.com',
       cc: ['grace@example.com'],
@@ -144,7 +150,9 @@ describe('DKIM: mail of a verified domain is signed, and verifies', () => {
         'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
       },
     });
-    expect(got.mailFrom).toBe(`bounces@tern-bounces.${verified.name}`);
+    // SPEC §21: a VERP address naming the email, with the HMAC of the tenant's email.
+    expect(got.mailFrom).toBe(verpAddress(TRACKING_SECRET, TENANT, id, `tern-bounces.${verified.name}`));
+    expect(got.mailFrom).toMatch(new RegExp(`^b\\+${id}\\.[0-9a-f]{16}@tern-bounces\\.`));
     expect(got.rcptTo.sort()).toEqual(['ada@example.com', 'grace@example.com']);
     const result = await verify(got.raw);
     expect(result.results).toHaveLength(1);

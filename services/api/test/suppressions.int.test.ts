@@ -161,6 +161,36 @@ describe('automatic entries from the projection (SPEC §13)', () => {
     expect(entries).toHaveLength(2);
   });
 
+  it('three soft bounces of one address within 7 days → soft_bounce/bounce (SPEC §21); spread wider, or redelivered, they do not', async () => {
+    const tenant = `sup-soft-${run}`;
+    const soft = (id: string, to: string, at: string) =>
+      eventsOf(tenant, id, [
+        { ...queued(to), occurredAt: at },
+        { type: 'email.bounced', occurredAt: at, data: { bounceType: 'soft', smtpStatus: '4.2.2' } },
+      ]);
+    // Two soft bounces, and the second one again (a redelivered event is one bounce): not yet.
+    const first = soft('s1', 'Soft3@Example.com', '2026-06-01T09:00:00Z');
+    const second = soft('s2', 'soft3@example.com', '2026-06-05T09:00:00Z');
+    await project(stores, [...first, ...second]);
+    await project(stores, second);
+    expect(await isSuppressed(stores.pool, tenant, 'soft3@example.com')).toBe(false);
+    // Spread over more than 7 days: days 1, 5 and 12 never have three within a window.
+    await project(stores, soft('s3', 'soft3@example.com', '2026-06-12T09:00:01Z'));
+    expect(await isSuppressed(stores.pool, tenant, 'soft3@example.com')).toBe(false);
+    // A third within 7 days of the second and the fourth (days 5, 8, 12): suppressed.
+    await project(stores, soft('s4', 'soft3@example.com', '2026-06-08T09:00:00Z'));
+    const entries = (await list(jwtFor(clock, tenant))).data;
+    expect(
+      entries.map(({ email, reason, source }: Record<string, string>) => ({ email, reason, source })),
+    ).toEqual([{ email: 'soft3@example.com', reason: 'soft_bounce', source: 'bounce' }]);
+    // Another address with the same bounces on other days is its own count.
+    await project(stores, [
+      ...soft('o1', 'other@example.com', '2026-06-01T09:00:00Z'),
+      ...soft('o2', 'other@example.com', '2026-06-20T09:00:00Z'),
+    ]);
+    expect(await isSuppressed(stores.pool, tenant, 'other@example.com')).toBe(false);
+  });
+
   it('a bounce that arrives before its email.queued is applied once the address is known', async () => {
     const tenant = `sup-late-${run}`;
     const [q, bounce] = eventsOf(tenant, 'e1', [

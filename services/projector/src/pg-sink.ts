@@ -6,6 +6,7 @@ import {
   type EmailState,
   evolve,
   initialEmailState,
+  normaliseTimestamp,
   toLogEntry,
 } from '@tern/domain';
 import type { DeadLetter } from '@tern/event-log';
@@ -155,6 +156,82 @@ export function newSuppressions(before: EmailState | null, after: EmailState): A
   return out;
 }
 
+/** SPEC §21: this many soft bounces of one address within {@link SOFT_BOUNCE_WINDOW_MS} suppress it. */
+export const SOFT_BOUNCE_LIMIT = 3;
+export const SOFT_BOUNCE_WINDOW_MS = 7 * 86_400_000;
+
+/** True when some window of `windowMs` holds `limit` of these instants. */
+export function denseEnough(instants: readonly number[], limit: number, windowMs: number): boolean {
+  const sorted = [...instants].sort((a, b) => a - b);
+  for (let i = 0; i + limit - 1 < sorted.length; i++) {
+    if (sorted[i + limit - 1]! - sorted[i]! <= windowMs) return true;
+  }
+  return false;
+}
+
+/**
+ * The soft-bounce rule (SPEC §21): every freshly applied `email.bounced { bounceType: "soft" }`
+ * of a known recipient is one row of `soft_bounces` (the event id keeps a redelivery one row);
+ * an address with {@link SOFT_BOUNCE_LIMIT} of them within 7 days of one of this batch's
+ * (before or after it: events may arrive late) is suppressed with reason `soft_bounce`.
+ */
+async function softBounceSuppressions(
+  client: pg.PoolClient,
+  applied: readonly DeliveryEvent[],
+  byEmail: ReadonlyMap<string, DeliveryEvent[]>,
+  updates: readonly Record<string, unknown>[],
+): Promise<AutomaticSuppression[]> {
+  const softs = applied.filter((e) => e.type === 'email.bounced' && e.data.bounceType === 'soft');
+  if (softs.length === 0) return [];
+  const recipientOf = new Map<string, string>();
+  for (const u of updates) {
+    const state = u.state as EmailState;
+    const to = state.queued?.toEmail;
+    if (to) recipientOf.set(emailKey(state.tenantId, state.emailId), to.toLowerCase());
+  }
+  const rows = softs.flatMap((e) => {
+    const email = recipientOf.get(emailKey(e.tenantId, e.emailId));
+    return email && byEmail.has(emailKey(e.tenantId, e.emailId))
+      ? [{ t: e.tenantId, e: email, id: e.id, at: normaliseTimestamp(e.occurredAt) }]
+      : [];
+  });
+  if (rows.length === 0) return [];
+  await client.query(
+    `INSERT INTO soft_bounces (tenant_id, email, event_id, occurred_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+     ON CONFLICT DO NOTHING`,
+    [rows.map((r) => r.t), rows.map((r) => r.e), rows.map((r) => r.id), rows.map((r) => r.at)],
+  );
+  const { rows: seen } = await client.query<{ tenant_id: string; email: string; at: Date }>(
+    `SELECT DISTINCT s.tenant_id, s.email, s.event_id, s.occurred_at AS at
+       FROM soft_bounces s
+       JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS x(t, e, at)
+         ON s.tenant_id = x.t AND s.email = x.e
+        AND s.occurred_at BETWEEN x.at - $4::interval AND x.at + $4::interval`,
+    [
+      rows.map((r) => r.t),
+      rows.map((r) => r.e),
+      rows.map((r) => r.at),
+      `${SOFT_BOUNCE_WINDOW_MS} milliseconds`,
+    ],
+  );
+  const instants = new Map<string, { tenantId: string; email: string; at: number[] }>();
+  for (const r of seen) {
+    const k = emailKey(r.tenant_id, r.email);
+    const entry = instants.get(k) ?? { tenantId: r.tenant_id, email: r.email, at: [] as number[] };
+    entry.at.push(r.at.getTime());
+    instants.set(k, entry);
+  }
+  return [...instants.values()]
+    .filter((x) => denseEnough(x.at, SOFT_BOUNCE_LIMIT, SOFT_BOUNCE_WINDOW_MS))
+    .map((x) => ({
+      tenantId: x.tenantId,
+      email: x.email,
+      reason: AUTOMATIC_SUPPRESSION_REASONS.softBounce,
+      source: 'bounce' as const,
+    }));
+}
+
 /**
  * Folds one batch into Postgres in ONE transaction: claims the event ids by writing their
  * timeline rows (a duplicate changes nothing), locks and loads the affected emails, folds, writes
@@ -293,6 +370,8 @@ async function applyInTransaction(
   );
 
   await applyLogCounts(client, counts);
+
+  suppressions.push(...(await softBounceSuppressions(client, toApply, byEmail, updates)));
 
   if (suppressions.length > 0) {
     // In this transaction, and never twice (ON CONFLICT): a redelivered or replayed batch adds

@@ -1,5 +1,6 @@
 import { createPoller } from '@tern/jobs';
 import type pg from 'pg';
+import { SOFT_BOUNCE_WINDOW_MS } from './pg-sink.js';
 import type { ProjectorLogger } from './projector.js';
 
 /**
@@ -38,6 +39,8 @@ export interface PruneRunResult {
   processedEvents: number;
   eventLog: number;
   deadLetters: number;
+  /** Rows of `soft_bounces` past twice the soft-bounce window (SPEC §21; late events keep a margin). */
+  softBounces: number;
 }
 
 export interface PruneJob {
@@ -88,8 +91,13 @@ export function createPruneJob(opts: PruneJobOptions): PruneJob {
          SELECT id FROM dead_letters WHERE created_at < $1 ORDER BY id LIMIT $2)`,
       [cutoff],
     );
-    const result = { processedEvents, eventLog, deadLetters };
-    if (processedEvents > 0 || eventLog > 0 || deadLetters > 0)
+    const softBounces = await deleteInBatches(
+      `DELETE FROM soft_bounces WHERE ctid IN (
+         SELECT ctid FROM soft_bounces WHERE occurred_at < $1 LIMIT $2)`,
+      [new Date(now().getTime() - 2 * SOFT_BOUNCE_WINDOW_MS)],
+    );
+    const result = { processedEvents, eventLog, deadLetters, softBounces };
+    if (processedEvents > 0 || eventLog > 0 || deadLetters > 0 || softBounces > 0)
       opts.logger?.info(result, 'pruned past the dedup window');
     return result;
   }

@@ -105,13 +105,18 @@ describe('prune job: bounded growth, dedup guarantee kept for the window', () =>
       eventLogTable: 'event_log',
       batchSize: 5,
     });
-    expect(await job.runOnce()).toEqual({ processedEvents: 1, eventLog: events, deadLetters: 1 });
+    expect(await job.runOnce()).toEqual({
+      processedEvents: 1,
+      eventLog: events,
+      deadLetters: 1,
+      softBounces: 0,
+    });
     expect(await count('processed_events WHERE tenant_id = $1', [old])).toBe(0);
     expect(await count('processed_events WHERE tenant_id = $1', [recent])).toBe(1);
     expect(await count('dead_letters WHERE payload LIKE $1', [`%${old}%`])).toBe(0);
     expect(await count('dead_letters WHERE payload LIKE $1', [`%${recent}%`])).toBe(1);
     expect(await count('event_log')).toBe(2 * events); // recent (young) + pending (unconsumed)
-    expect(await job.runOnce()).toEqual({ processedEvents: 0, eventLog: 0, deadLetters: 0 });
+    expect(await job.runOnce()).toEqual({ processedEvents: 0, eventLog: 0, deadLetters: 0, softBounces: 0 });
 
     // The events of both tenants delivered again change nothing: the old tenant's are past the
     // window but still claimed by their timeline rows, which live as long as their emails.

@@ -1,11 +1,17 @@
+import { verpAddress } from '@tern/domains';
+
 /**
- * The envelope sender (MAIL FROM, the future Return-Path) of a message signed for a verified
- * domain: an address on the domain's bounce subdomain, so SPF aligns with the From domain
- * (relaxed DMARC alignment) and bounces come back to the MX Tern asked for (SPEC §20).
- *
- * The one place that chooses it: delivery feedback (SPEC §21) makes it a VERP address that names
- * the email (`b+<emailId>.<hmac>@…`); today it is one plain mailbox.
+ * The envelope sender (MAIL FROM, the future Return-Path) of an SMTP send (SPEC §20, §21): a VERP
+ * address naming the email, `b+<emailId>.<hmac>@<bounce host>`, so a DSN finds its email by the
+ * address it was sent to (the bounce mailbox, services/bounce). The bounce host is the verified
+ * domain's bounce subdomain when the message is signed (SPF aligns with the From domain), else
+ * BOUNCE_DOMAIN; with neither, null (the relay uses the From address).
  */
-export function envelopeSender(bounceDomain: string, _emailId: string): string {
-  return `bounces@${bounceDomain}`;
+export function envelopeSender(
+  secret: string,
+  tenantId: string,
+  emailId: string,
+  bounceHost: string | null | undefined,
+): string | null {
+  return bounceHost ? verpAddress(secret, tenantId, emailId, bounceHost) : null;
 }

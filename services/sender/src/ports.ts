@@ -35,14 +35,17 @@ export type ProviderResult =
 export interface Signing {
   /** DKIM `d=`, `s=` and the private key (parsed; in memory only, never logged or kept). */
   dkim: { domain: string; selector: string; privateKey: KeyObject };
-  /** The envelope sender (MAIL FROM) on the domain's bounce subdomain. */
-  envelopeFrom: string;
 }
 
 export interface SendContext {
   tenantId: string;
   emailId: string;
   signing?: Signing;
+  /**
+   * The VERP envelope sender (MAIL FROM, SPEC §21) on the signing domain's bounce subdomain or
+   * BOUNCE_DOMAIN; absent: the relay takes the From address.
+   */
+  envelopeFrom?: string;
 }
 
 export interface MailProvider {

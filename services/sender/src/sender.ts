@@ -49,6 +49,11 @@ export interface SenderOptions {
    * due (a scheduled send, a retry, a campaign's mail) fails with `DOMAIN_NOT_VERIFIED` unsent.
    */
   requireVerifiedDomain?: boolean;
+  /**
+   * BOUNCE_DOMAIN (SPEC §21): the bounce host of the VERP envelope sender of mail that no verified
+   * domain signs. Unset: such mail keeps the relay's default envelope sender (its From).
+   */
+  bounceDomain?: string | undefined;
   /** Waits before retry 1, 2, …; after the last one the email fails. */
   retryDelaysMs?: readonly number[];
   /** How often the due-list is looked at when nothing woke the sender. Default 500 ms. */
@@ -321,7 +326,9 @@ export function createSender(opts: SenderOptions): Sender {
    * How the message is signed: the verified domain covering its From address, or null. A key that
    * cannot be unsealed (another WEBHOOK_SECRETS_KEY) is an error no retry mends.
    */
-  async function signingOf(row: ClaimedRow): Promise<{ signing: Signing | null } | { error: string }> {
+  async function signingOf(
+    row: ClaimedRow,
+  ): Promise<{ signing: Signing | null; bounceHost: string | null } | { error: string }> {
     const from = parseMailbox(row.message.from)?.address ?? row.message.from;
     let key: Awaited<ReturnType<SigningKeys['find']>> = null;
     try {
@@ -333,13 +340,11 @@ export function createSender(opts: SenderOptions): Sender {
     if (key === null) {
       return opts.requireVerifiedDomain
         ? { error: `DOMAIN_NOT_VERIFIED: no verified domain of the tenant covers ${from}` }
-        : { signing: null };
+        : { signing: null, bounceHost: null };
     }
     return {
-      signing: {
-        dkim: { domain: key.domain, selector: key.selector, privateKey: key.privateKey },
-        envelopeFrom: envelopeSender(key.bounceDomain, row.id),
-      },
+      signing: { dkim: { domain: key.domain, selector: key.selector, privateKey: key.privateKey } },
+      bounceHost: key.bounceDomain,
     };
   }
 
@@ -439,6 +444,10 @@ export function createSender(opts: SenderOptions): Sender {
     }
     const signed = await signingOf(row);
     const signing = 'signing' in signed ? signed.signing : null;
+    const envelopeFrom =
+      'signing' in signed
+        ? envelopeSender(opts.tracking.secret, row.tenant_id, row.id, signed.bounceHost ?? opts.bounceDomain)
+        : null;
     const message = 'error' in signed ? signed : await build(row, signing, trackingOf);
     if ('error' in message) {
       return done(
@@ -452,6 +461,7 @@ export function createSender(opts: SenderOptions): Sender {
         tenantId: row.tenant_id,
         emailId: row.id,
         ...(signing ? { signing } : {}),
+        ...(envelopeFrom ? { envelopeFrom } : {}),
       });
     } catch (error) {
       result = { kind: 'delayed', reason: error instanceof Error ? error.message : String(error) };

@@ -4,6 +4,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { getTemplate, isSuppressed } from '@tern/api';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import { queuedEvent } from '@tern/domain';
+import { verpAddress } from '@tern/domains';
 import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
 import { migratePostgres } from '@tern/stores';
 import { simpleParser } from 'mailparser';
@@ -13,7 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFreshDatabase, waitFor } from '../../../test/support/services.js';
 import { createSender, createSmtpProvider, type Sender } from '../src/index.js';
 
-type Received = { raw: string; envelopeTo: string[]; from: string };
+type Received = {
+  raw: string;
+  envelopeTo: string[];
+  from: string;
+  /** The DSN parameters of MAIL FROM and RCPT TO (RFC 3461: RET, ENVID, NOTIFY). */
+  mailArgs: unknown;
+  rcptArgs: unknown[];
+};
 
 /** Recipient-driven behaviour, like the sandbox: the local part says what the server answers. */
 function startSmtp(): Promise<{
@@ -27,6 +35,8 @@ function startSmtp(): Promise<{
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
+    // Advertises DSN (RFC 3461) so the client's DSN parameters can be read.
+    hideDSN: false,
     logger: false,
     onRcptTo(address: SMTPServerAddress, _session, callback) {
       const n = (rcptCalls.get(address.address) ?? 0) + 1;
@@ -52,6 +62,8 @@ function startSmtp(): Promise<{
           raw: Buffer.concat(chunks).toString('utf8'),
           envelopeTo: session.envelope.rcptTo.map((r) => r.address),
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          mailArgs: session.envelope.dsn,
+          rcptArgs: session.envelope.rcptTo.map((r) => r.dsn),
         });
         callback();
       });
@@ -84,6 +96,7 @@ let db: { url: string; drop(): Promise<void> };
 let pool: pg.Pool;
 let log: PostgresEventLog;
 const TENANT = 'smtp-tenant';
+const SENDER_SECRET = 'smtp-tracking-secret-0123456789';
 
 const message = (id: string, to: string) => ({
   messageId: `<${id}@tern.test>`,
@@ -206,8 +219,9 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
       provider: createSmtpProvider({ url: smtp.url, timeoutMs: 2000 }),
       isSuppressed,
       getTemplate,
-      tracking: { secret: 'smtp-tracking-secret-0123456789', publicUrl: 'http://127.0.0.1:3000' },
+      tracking: { secret: SENDER_SECRET, publicUrl: 'http://127.0.0.1:3000' },
       messageIdDomain: 'tern.test',
+      bounceDomain: 'bounces.tern.test',
       pollIntervalMs: 50,
       retryDelaysMs: [100, 150, 200, 250, 300],
     });
@@ -224,6 +238,15 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
     expect(sent.data).toEqual({ provider: 'smtp', messageId: `<${id}@tern.test>` });
     const parsed = await simpleParser(smtp.received.find((r) => r.raw.includes(id))!.raw);
     expect(parsed.messageId).toBe(`<${id}@tern.test>`);
+  });
+
+  it('unsigned mail with BOUNCE_DOMAIN: MAIL FROM is the email’s VERP address, DSNs asked for (SPEC §21)', async () => {
+    const id = await queue('verp@example.com');
+    await finalTypes(id, 'email.sent');
+    const got = smtp.received.find((r) => r.raw.includes(id))!;
+    expect(got.from).toBe(verpAddress(SENDER_SECRET, TENANT, id, 'bounces.tern.test'));
+    expect(got.mailArgs).toMatchObject({ ret: 'HDRS', envid: id });
+    expect(got.rcptArgs).toEqual([expect.objectContaining({ notify: ['FAILURE', 'DELAY', 'SUCCESS'] })]);
   });
 
   it('5xx → email.bounced hard, never retried', async () => {

@@ -15,7 +15,7 @@ import { loadOrCreateDevSecrets } from './secrets.js';
 
 const DEMO_TENANT = 'demo';
 
-/** `--services=ingest,api` (default: all five — ingest, projector, api, sender, dispatcher — in one process). */
+/** `--services=ingest,api` (default: all — ingest, projector, api, sender, dispatcher, bounce — in one process). */
 function servicesFromArgs(argv: readonly string[]): Set<Service> {
   const arg = argv.find((a) => a.startsWith('--services='));
   if (!arg) return new Set(SERVICES);

@@ -12,6 +12,7 @@ import {
   type WebhookRouteOptions,
 } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS, requestLogFields } from '@tern/auth';
+import { type BounceMailbox, createBounceMailbox } from '@tern/bounce';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
 import { createDispatcher, DISPATCHER_GROUP, type Dispatcher } from '@tern/dispatcher';
@@ -90,6 +91,8 @@ export interface Runtime {
   app: FastifyInstance;
   url: string;
   stores: { postgres: string; clickhouse: string; eventLog: string };
+  /** The bounce mailbox's SMTP port (SPEC §21), when it runs. */
+  bouncePort?: number;
   /**
    * Settles once what starts after the server listens has started (the projector's consumer
    * group join); rejects if it failed — the process should then exit.
@@ -152,6 +155,8 @@ export async function startRuntime(
   let projector: Projector | undefined;
   let sender: Sender | undefined;
   let dispatcher: Dispatcher | undefined;
+  let bounce: BounceMailbox | undefined;
+  let bouncePort: number | undefined;
   // Work the idle memory release must wait for (below); set once it exists.
   let activity = () => {};
   try {
@@ -198,9 +203,19 @@ export async function startRuntime(
     if (!secrets.encryptionKey) throw new Error('ENCRYPTION_KEY is required to run Tern');
     const keyring: Keyring = createKeyring({ pool, encryptionKey: secrets.encryptionKey });
 
-    // The API appends sends, cancels and tracking events; the sender appends outcomes; the
-    // dispatcher reads the log.
+    // The bounce mailbox runs where it is asked for and has a port (SPEC §21: off unless set).
+    const runBounce = services.has('bounce') && config.bounceSmtpPort !== undefined;
     if (
+      services.has('bounce') &&
+      config.bounceSmtpPort === undefined &&
+      !SERVICES.every((s) => services.has(s))
+    )
+      throw new Error('BOUNCE_SMTP_PORT is required to run the bounce mailbox (--services=bounce)');
+
+    // The API appends sends, cancels and tracking events; the sender appends outcomes; the
+    // dispatcher reads the log; the bounce mailbox appends delivery feedback.
+    if (
+      runBounce ||
       services.has('ingest') ||
       services.has('projector') ||
       services.has('api') ||
@@ -235,8 +250,8 @@ export async function startRuntime(
 
     // One TRACKING_SECRET signs tracking links (sender) and unsubscribe links, and checks both (api).
     const trackingSecret = secrets.trackingSecret;
-    if ((services.has('api') || services.has('sender')) && !trackingSecret)
-      throw new Error('TRACKING_SECRET is required to run api or sender');
+    if ((services.has('api') || services.has('sender') || runBounce) && !trackingSecret)
+      throw new Error('TRACKING_SECRET is required to run api, sender or bounce');
 
     let app: FastifyInstance;
     let domains: SendingDomains | undefined;
@@ -438,6 +453,7 @@ export async function startRuntime(
         signingKeys: createSigningKeys({ pool, sealer: dkimSealer! }),
         requireVerifiedDomain: requireVerifiedDomains,
         tracking: { secret: trackingSecret!, publicUrl },
+        bounceDomain: config.bounceDomain,
         logger,
         defaultSendRatePerSecond: config.sendRatePerSecond,
         ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
@@ -467,6 +483,24 @@ export async function startRuntime(
       const running = dispatcher;
       closers.unshift(() => running.stop());
     }
+    if (runBounce) {
+      bounce = createBounceMailbox({
+        pool,
+        log: stream!,
+        secret: trackingSecret!,
+        bounceDomain: config.bounceDomain,
+        host: config.host,
+        port: config.bounceSmtpPort!,
+        maxBytes: config.bounceSmtpMaxBytes,
+        ratePerMinute: config.bounceSmtpRatePerMinute,
+        hostname: config.bounceMxHost ?? new URL(publicUrl).hostname,
+        logger,
+      });
+      bouncePort = await bounce.start();
+      const running = bounce;
+      closers.unshift(() => running.stop());
+      logger.info({ port: bouncePort }, 'bounce mailbox listening');
+    }
     // With the embedded engine, an idle process gives back the memory it does not use (issue 10:
     // idle RSS): glibc's free memory and the pages chDB's library touched once at load.
     if (chStore?.kind === 'chdb') {
@@ -495,6 +529,7 @@ export async function startRuntime(
     return {
       app,
       url: `http://${config.host}:${port}`,
+      ...(bouncePort !== undefined ? { bouncePort } : {}),
       stores: {
         postgres: pgStore.kind === 'pglite' ? 'PGlite' : 'Postgres server',
         clickhouse: chStore ? (chStore.kind === 'chdb' ? 'chDB' : 'ClickHouse server') : 'none',

@@ -122,6 +122,8 @@ export async function eraseRecipient(
           AND (request_body IS NOT NULL OR recipient IS NOT NULL OR event IS DISTINCT FROM ${eventScrubbed})`,
       [tenantId, address, ids, SCRUB_SPEC],
     );
+    // The soft bounces counted toward the soft-bounce rule name the address (SPEC §21).
+    await client.query('DELETE FROM soft_bounces WHERE tenant_id = $1 AND email = $2', [tenantId, address]);
     const suppressions = await client.query('DELETE FROM suppressions WHERE tenant_id = $1 AND email = $2', [
       tenantId,
       address,

@@ -66,6 +66,7 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
     name: 'smtp',
     async send(message: RenderedMessage, context?: SendContext): Promise<ProviderResult> {
       const signing = context?.signing;
+      const envelopeFrom = context?.envelopeFrom;
       try {
         const info = await transport.sendMail({
           ...(signing
@@ -78,8 +79,19 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
                   privateKey: signing.dkim.privateKey as unknown as string,
                   headerFieldNames: DKIM_SIGNED_HEADERS,
                 },
+              }
+            : {}),
+          ...(envelopeFrom
+            ? {
                 // A custom envelope lists every recipient itself.
-                envelope: { from: signing.envelopeFrom, to: [message.to, ...message.cc, ...message.bcc] },
+                envelope: { from: envelopeFrom, to: [message.to, ...message.cc, ...message.bcc] },
+                // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP
+                // address (SPEC §21), with the headers only and the email id as ENVID.
+                dsn: {
+                  id: context.emailId,
+                  return: 'headers',
+                  notify: ['failure', 'delay', 'success'],
+                },
               }
             : {}),
           messageId: message.messageId,
