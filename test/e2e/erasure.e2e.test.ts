@@ -418,7 +418,16 @@ describe.each([
       expect(await analytics()).toEqual(beforeAnalytics);
       // No data file of data_keys keeps the erased wrapped keys (nor the address).
       const files = await dataKeysFiles();
-      for (const key of wrappedKeys) expect(files.includes(key)).toBe(false);
+      const said = () =>
+        `${tern?.stdout() ?? ''}${tern?.stderr() ?? ''}`
+          .split('\n')
+          .filter((l) => /data_keys|erasure/.test(l))
+          .join('\n');
+      for (const key of wrappedKeys)
+        expect(
+          files.includes(key),
+          `a data file of data_keys still holds an erased wrapped key; ${said()}`,
+        ).toBe(false);
       expect(files.includes(Buffer.from(ERASED))).toBe(false);
     };
     await checkScrubbed();

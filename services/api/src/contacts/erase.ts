@@ -29,7 +29,7 @@ import type pg from 'pg';
  * clicked URL…) are scrubbed from the timeline and from webhook delivery records, which also lose
  * the endpoint's answers; the address is taken out of the cc, bcc and reply-to of other people's
  * mail (content and sandbox copies); the email → key map (`email_keys`) rows go with the keys.
- * After the commit `data_keys` is rewritten (VACUUM FULL): the deleted wrapped keys stay in no
+ * After the commit `data_keys` is rewritten into a new file: the deleted wrapped keys stay in no
  * data file of the table (docs/architecture.md § "What WAL and backups keep").
  *
  * Counters (`email_log_counts`) and ClickHouse rollups hold no personal field: they are left
@@ -141,12 +141,9 @@ export async function eraseRecipient(
     );
     // The api processes' memoised log pages of this tenant may hold the address (delivered at commit).
     await notifyReadModel(client, { kind: 'logs', tenants: [tenantId] });
-    // This transaction's id: the rewrite waits for every snapshot older than it (below).
-    const { rows: xact } = await client.query<{ xid: string }>('SELECT txid_current()::text AS xid');
     await client.query('COMMIT');
     keyring.invalidate(tenantId, rh);
-    if ((dataKeys.rowCount ?? 0) > 0 || opts.rewriteKeys)
-      await rewriteDataKeys(client, xidOf(xact[0]!.xid), opts.log);
+    if ((dataKeys.rowCount ?? 0) > 0 || opts.rewriteKeys) await rewriteDataKeys(client, opts.log);
     return {
       erased: true,
       firstTime: (first.rowCount ?? 0) > 0,
@@ -246,45 +243,29 @@ async function scrubCopies(client: pg.ClientBase, tenantId: string, address: str
   }
 }
 
-/** The 32-bit `xid` of a 64-bit `txid_current()` (what `pg_stat_activity` shows). */
-const xidOf = (txid: string) => (BigInt(txid) & 0xffffffffn).toString();
-
-/** How long the rewrite waits for older snapshots to end (then it rewrites anyway; the rescrub redoes it). */
-const SNAPSHOT_WAIT_MS = 15_000;
-
 /**
- * Rewrites `data_keys` into new files (VACUUM FULL): a deleted row's bytes — the wrapped key —
- * stay in the table's data file until its page is reused, so the erased key would survive in the
- * file otherwise. VACUUM FULL copies a deleted row that a snapshot older than the delete may still
- * see ("recently dead"), so it first waits (bounded) until no session of the database holds a
- * snapshot or transaction older than the erasure's. The table is small (one row per recipient and
- * month); the rewrite waits at most `lock_timeout` for its lock, and a failure is logged and
- * redone by the rescrub. The WAL and backups keep the key longer: docs/architecture.md § "What WAL
- * and backups keep".
+ * Rewrites `data_keys` into a new file: a deleted row's bytes — the wrapped key — stay in the
+ * table's data file until its page is reused, so the erased key would survive in the file
+ * otherwise. VACUUM FULL is not enough: it copies a deleted row that an older snapshot of another
+ * session may still see ("recently dead"). So, in one transaction holding the table's exclusive
+ * lock: the live rows (read after the erasure committed) go to a temporary table, TRUNCATE gives
+ * `data_keys` a new file (the old one is emptied at commit, unlinked at the next checkpoint), and
+ * they are copied back. The table is small (one row per recipient and month); keyring statements
+ * wait for the lock (at most `lock_timeout`, 10 s, here); a failure is logged and redone by the
+ * rescrub. The WAL and backups keep the key longer: docs/architecture.md § "What WAL and backups
+ * keep".
  */
-async function rewriteDataKeys(
-  client: pg.ClientBase,
-  erasureXid: string,
-  log?: (error: unknown) => void,
-): Promise<void> {
+async function rewriteDataKeys(client: pg.ClientBase, log?: (error: unknown) => void): Promise<void> {
   try {
-    const until = Date.now() + SNAPSHOT_WAIT_MS;
-    for (;;) {
-      const { rows } = await client.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND pid <> pg_backend_pid()
-            AND ((backend_xmin IS NOT NULL AND age(backend_xmin) >= age($1::text::xid))
-              OR (backend_xid IS NOT NULL AND age(backend_xid) >= age($1::text::xid)))`,
-        [erasureXid],
-      );
-      if ((rows[0]?.n ?? 0) === 0 || Date.now() >= until) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await client.query("SET lock_timeout = '10s'");
-    await client.query('VACUUM FULL data_keys');
+    await client.query('BEGIN');
+    await client.query("SET LOCAL lock_timeout = '10s'");
+    await client.query('LOCK TABLE data_keys IN ACCESS EXCLUSIVE MODE');
+    await client.query('CREATE TEMP TABLE data_keys_kept ON COMMIT DROP AS SELECT * FROM data_keys');
+    await client.query('TRUNCATE data_keys');
+    await client.query('INSERT INTO data_keys SELECT * FROM data_keys_kept');
+    await client.query('COMMIT');
   } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
     log?.(error);
-  } finally {
-    await client.query('RESET lock_timeout').catch(() => undefined);
   }
 }
