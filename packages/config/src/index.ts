@@ -76,6 +76,16 @@ export interface Config {
   bounceMxHost: string | undefined;
   /** SPF_INCLUDE: the domain the bounce subdomain's SPF includes; undefined → the relay's own address. */
   spfInclude: string | undefined;
+  /** SES_TOPIC_ARNS: SNS topics `POST /providers/ses` accepts (SPEC §21); undefined → no route. */
+  sesTopicArns: string[] | undefined;
+  /** SENDGRID_WEBHOOK_PUBLIC_KEY: ECDSA key of SendGrid's signed Event Webhook; undefined → no route. */
+  sendgridWebhookPublicKey: string | undefined;
+  /** POSTMARK_WEBHOOK_USER / _PASSWORD: basic auth of Postmark's webhooks; undefined → no route. */
+  postmarkWebhook: { user: string; password: string } | undefined;
+  /** MAILGUN_WEBHOOK_SIGNING_KEY: HMAC key of Mailgun's webhooks; undefined → no route. */
+  mailgunWebhookSigningKey: string | undefined;
+  /** RESEND_WEBHOOK_SECRET: Standard Webhooks secret of Resend's webhooks; undefined → no route. */
+  resendWebhookSecret: string | undefined;
 }
 
 /** Fewest bytes of `JWT_SECRET` and `INGEST_TOKEN` in production (HS256 wants ≥ 256 bits). */
@@ -182,6 +192,8 @@ const dnsServersVar = z
     error: 'must be a comma list of ip:port (e.g. 127.0.0.1:5353; [::1]:53 for IPv6)',
   });
 
+const SNS_TOPIC_ARN = /^arn:aws(?:-[a-z]+)*:sns:[a-z0-9-]{1,32}:\d{12}:[A-Za-z0-9_.-]{1,256}$/;
+
 const brokersVar = z
   .string()
   .transform((value) =>
@@ -243,6 +255,33 @@ const envSchema = z.object({
   BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),
   BOUNCE_MX_HOST: hostVar(2).optional(),
   SPF_INCLUDE: hostVar(2).optional(),
+  SES_TOPIC_ARNS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((a) => a.trim())
+        .filter((a) => a !== ''),
+    )
+    .refine((list) => list.length > 0 && list.every((a) => SNS_TOPIC_ARN.test(a)), {
+      error: 'must be a comma list of SNS topic ARNs (arn:aws:sns:<region>:<account>:<topic>)',
+    })
+    .optional(),
+  SENDGRID_WEBHOOK_PUBLIC_KEY: z
+    .string()
+    .refine((v) => v.includes('-----BEGIN PUBLIC KEY-----') || /^[A-Za-z0-9+/=\s]{40,}$/.test(v), {
+      error: 'must be the verification key SendGrid shows (base64) or a PEM public key',
+    })
+    .optional(),
+  POSTMARK_WEBHOOK_USER: z.string().max(200).optional(),
+  POSTMARK_WEBHOOK_PASSWORD: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  MAILGUN_WEBHOOK_SIGNING_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  RESEND_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^(whsec_)?[A-Za-z0-9+/=]{16,}$/, {
+      error: 'must be a Standard Webhooks secret (whsec_ + base64)',
+    })
+    .optional(),
 });
 
 /** Every environment variable `loadConfig` reads. */
@@ -257,6 +296,9 @@ const SECRET_VARS = new Set([
   'TRACKING_SECRET',
   'WEBHOOK_SECRETS_KEY',
   'ENCRYPTION_KEY',
+  'POSTMARK_WEBHOOK_PASSWORD',
+  'MAILGUN_WEBHOOK_SIGNING_KEY',
+  'RESEND_WEBHOOK_SECRET',
 ]);
 
 function shownValue(variable: string, raw: string | undefined): string {
@@ -326,7 +368,23 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     bounceSubdomain: e.BOUNCE_SUBDOMAIN,
     bounceMxHost: e.BOUNCE_MX_HOST,
     spfInclude: e.SPF_INCLUDE,
+    sesTopicArns: e.SES_TOPIC_ARNS,
+    sendgridWebhookPublicKey: e.SENDGRID_WEBHOOK_PUBLIC_KEY,
+    postmarkWebhook:
+      e.POSTMARK_WEBHOOK_USER !== undefined && e.POSTMARK_WEBHOOK_PASSWORD !== undefined
+        ? { user: e.POSTMARK_WEBHOOK_USER, password: e.POSTMARK_WEBHOOK_PASSWORD }
+        : undefined,
+    mailgunWebhookSigningKey: e.MAILGUN_WEBHOOK_SIGNING_KEY,
+    resendWebhookSecret: e.RESEND_WEBHOOK_SECRET,
   };
+
+  // Postmark's basic auth is a pair: one half alone would leave the route open or unusable.
+  if ((e.POSTMARK_WEBHOOK_USER === undefined) !== (e.POSTMARK_WEBHOOK_PASSWORD === undefined)) {
+    throw new ConfigError(
+      'Invalid configuration: set both POSTMARK_WEBHOOK_USER and POSTMARK_WEBHOOK_PASSWORD, or neither',
+      ['POSTMARK_WEBHOOK_USER', 'POSTMARK_WEBHOOK_PASSWORD'],
+    );
+  }
 
   // One way to verify dashboard JWTs: two would make "which key signed this" ambiguous.
   const keySources = (['JWT_SECRET', 'JWT_PUBLIC_KEY', 'JWT_JWKS_URL'] as const).filter((v) => cleaned[v]);

@@ -71,7 +71,7 @@ export function cancelledEvent(tenantId: string, emailId: string, at: Date): Ema
 
 /** The outcome events of one delivery attempt. */
 export interface AttemptEvents {
-  sent(data: { provider: string; messageId: string }): DeliveryEvent;
+  sent(data: { provider: string; messageId: string; providerMessageId?: string | undefined }): DeliveryEvent;
   delivered(): DeliveryEvent;
   delayed(data: { reason: string }): DeliveryEvent;
   bounced(data: { bounceType: 'hard' | 'soft'; reason?: string }): DeliveryEvent;
@@ -98,7 +98,12 @@ export function attemptEvents(tenantId: string, emailId: string, attempt: number
       data,
     }) as DeliveryEvent;
   return {
-    sent: (data) => make('email.sent', { provider: data.provider, messageId: data.messageId }),
+    sent: (data) =>
+      make('email.sent', {
+        provider: data.provider,
+        messageId: data.messageId,
+        ...(data.providerMessageId ? { providerMessageId: data.providerMessageId.slice(0, 998) } : {}),
+      }),
     delivered: () => make('email.delivered', {}),
     delayed: (data) => make('email.delayed', { reason: reason(data.reason) }),
     bounced: (data) =>
@@ -151,3 +156,13 @@ export function clickedEvent(input: TrackingInput & { url: string }): DeliveryEv
     data: { url: input.url, ...agent(input) },
   });
 }
+
+/**
+ * A message id as Tern matches it (SPEC §21, `provider_messages`): trimmed, without its angle
+ * brackets, so `<em_1@host>` of a header and `em_1@host` of a provider's payload are one id.
+ */
+export const normalizeMessageId = (id: string): string =>
+  id
+    .trim()
+    .replace(/^<(.*)>$/, '$1')
+    .trim();

@@ -20,6 +20,7 @@ import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
 import { emailRoutes } from './emails/routes.js';
 import { logsRoutes } from './logs-routes.js';
 import { projectRoutes } from './projects/routes.js';
+import { type ProviderRouteOptions, providerRoutes } from './providers/routes.js';
 import { createReadContexts } from './read-context.js';
 import type { ApiRouteDeps, SendingDeps } from './route-deps.js';
 import { sequenceRoutes } from './sequences/routes.js';
@@ -69,6 +70,8 @@ export interface ApiRoutesOptions {
   domains?: DomainRouteOptions;
   /** Whether a send's From domain must be verified (SPEC §20); absent → any domain. */
   domainPolicy?: DomainPolicy;
+  /** Provider notification credentials (SPEC §21): `/providers/*` need them and `sending`. */
+  providers?: ProviderRouteOptions;
 }
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
@@ -250,6 +253,9 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
         sending: opts.sending,
         trackingSecret: opts.trackingSecret,
       });
+    }
+    if (opts.providers) {
+      await app.register(providerRoutes, { ...deps, sending: opts.sending, providers: opts.providers });
     }
   }
 };

@@ -9,6 +9,7 @@ import { apiRoutes } from './api-routes.js';
 import type { DomainPolicy } from './domains/policy.js';
 import type { DomainRouteOptions } from './domains/routes.js';
 import { registerApiDocs } from './openapi.js';
+import type { ProviderRouteOptions } from './providers/routes.js';
 import type { SendingDeps } from './route-deps.js';
 import type { WebhookRouteOptions } from './webhooks/routes.js';
 
@@ -60,6 +61,8 @@ export interface ApiDeps {
   domains?: DomainRouteOptions;
   /** Whether a send's From domain must be verified (production with a real provider). */
   domainPolicy?: DomainPolicy;
+  /** Provider notification credentials (SPEC §21); with `sending`, mounts `/providers/*`. */
+  providers?: ProviderRouteOptions;
 }
 
 /**
@@ -139,6 +142,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.readModel ? { readModel: deps.readModel } : {}),
     ...(deps.domains ? { domains: deps.domains } : {}),
     ...(deps.domainPolicy ? { domainPolicy: deps.domainPolicy } : {}),
+    ...(deps.providers ? { providers: deps.providers } : {}),
   });
   return app;
 }

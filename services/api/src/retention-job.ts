@@ -91,6 +91,8 @@ const CONTENT_TABLES = [
   // A pending delivery is the dispatcher's retry queue; finished ones it also sweeps itself after
   // RETENTION_DAYS, but only this job knows a tenant's shorter override.
   { table: 'webhook_deliveries', id: 'email_id', at: 'created_at', only: "x.status <> 'pending'" },
+  // The message ids provider notifications are matched by (SPEC §21): none for a deleted email.
+  { table: 'provider_messages', id: 'email_id', at: 'sent_at', only: null },
 ] as const;
 type ContentTable = (typeof CONTENT_TABLES)[number];
 const andOnly = (t: ContentTable) => (t.only === null ? '' : `AND ${t.only}`);

@@ -30,7 +30,7 @@ export async function rebuildProjections(
 ): Promise<{ events: number; durationMs: number }> {
   const started = performance.now();
   await opts.pool.query(
-    'TRUNCATE email_logs, email_events, email_log_counts, email_log_hour_counts, processed_events, analytics_outbox, dead_letters, projection_status',
+    'TRUNCATE email_logs, email_events, provider_messages, email_log_counts, email_log_hour_counts, processed_events, analytics_outbox, dead_letters, projection_status',
   );
   // Suppressions stay: manual entries are not in the log, and the replay adds the automatic ones
   // again only where they are missing (ON CONFLICT DO NOTHING).
