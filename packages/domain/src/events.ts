@@ -126,6 +126,8 @@ export interface TrackingInput {
   nonce: string;
   userAgent?: string | undefined;
   bot?: boolean | undefined;
+  /** An open no person made (SPEC §21); opens only. */
+  machine?: boolean | undefined;
 }
 
 const agent = (input: TrackingInput) => ({
@@ -141,7 +143,7 @@ export function openedEvent(input: TrackingInput): DeliveryEvent {
     tenantId: input.tenantId,
     emailId: input.emailId,
     occurredAt: input.at.toISOString(),
-    data: agent(input),
+    data: { ...agent(input), ...(input.machine ? { machine: true } : {}) },
   });
 }
 
