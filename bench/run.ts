@@ -27,6 +27,7 @@ const BENCHES = [
   'readpath',
   'campaigns',
   'privacy',
+  'feedback',
 ] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
@@ -40,6 +41,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   readpath: 900_000,
   campaigns: 600_000,
   privacy: 300_000,
+  feedback: 600_000,
 };
 
 const here = fileURLToPath(new URL('.', import.meta.url));
