@@ -41,7 +41,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   readpath: 900_000,
   campaigns: 600_000,
   privacy: 300_000,
-  feedback: 600_000,
+  feedback: 1_200_000,
 };
 
 const here = fileURLToPath(new URL('.', import.meta.url));

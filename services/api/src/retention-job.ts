@@ -232,7 +232,7 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
    */
   async function deleteDays(where: string, params: Record<string, unknown>): Promise<number> {
     let issued = 0;
-    for (const table of ['email_daily_v2', 'email_project_daily_v1']) {
+    for (const table of ['email_daily_v2', 'email_project_daily_v1', 'email_machine_daily_v1']) {
       const probe = await opts.ch.query({
         query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
         query_params: params,

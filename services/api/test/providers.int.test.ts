@@ -13,7 +13,7 @@ import {
   type ProviderSenders,
 } from './provider-senders.js';
 import { openSendingWorld, type SendingWorld, wallClock } from './sending-support.js';
-import { buildApp, project, suffix } from './support.js';
+import { bearer, buildApp, jwtFor, project, suffix } from './support.js';
 
 const PROVIDERS: ProviderKind[] = ['ses', 'sendgrid', 'postmark', 'mailgun', 'resend'];
 
@@ -134,20 +134,30 @@ describe.each(PROVIDERS)('POST /providers/%s', (provider) => {
     expect(suppressed.rowCount).toBe(1);
   });
 
-  it('an Apple Mail Privacy Protection prefetch is a machine open; a reader’s is not', async () => {
-    const email = await seed(A);
+  it('an Apple Mail Privacy Protection prefetch is a machine open, reported apart; a reader’s is not', async () => {
+    const tenant = `${A}-m-${provider}`;
+    const email = await seed(tenant);
     await send(provider, 'open', idFor(provider, email), `evt-${run}-${++n}`, 'Mozilla/5.0');
     await send(provider, 'open', idFor(provider, email), `evt-${run}-${++n}`);
     const opens = await waitFor(async () => {
-      const list = (await timeline(A, email.emailId)).filter((e) => e.type === 'email.opened');
+      const list = (await timeline(tenant, email.emailId)).filter((e) => e.type === 'email.opened');
       return list.length === 2 ? list : null;
     });
     expect(opens.filter((o) => o.data.machine === true)).toHaveLength(1);
-    const { rows } = await world.stores.pool.query<{ state: { openCount: number } }>(
-      'SELECT state FROM email_logs WHERE tenant_id = $1 AND id = $2',
-      [A, email.emailId],
-    );
-    expect(rows[0]?.state.openCount).toBe(1);
+    const { rows } = await world.stores.pool.query<{
+      state: { openCount: number; machineOpenCount: number };
+    }>('SELECT state FROM email_logs WHERE tenant_id = $1 AND id = $2', [tenant, email.emailId]);
+    expect(rows[0]?.state).toMatchObject({ openCount: 1, machineOpenCount: 1 });
+    // Analytics (SPEC §21): the email is opened once by a person and once by a machine, counted apart.
+    const totals = await waitFor(async () => {
+      const res = await world.app.inject({
+        url: '/analytics/summary?days=1',
+        headers: bearer(jwtFor(wallClock, tenant)),
+      });
+      const body = res.json() as { totals: Record<string, number> };
+      return body.totals.machineOpened === 1 ? body.totals : null;
+    });
+    expect(totals).toMatchObject({ total: 1, opened: 1, machineOpened: 1 });
   });
 
   it('a message id two tenants’ emails share applies to neither; another tenant’s own id only to its email', async () => {
