@@ -35,6 +35,8 @@ export interface Config {
   retentionDays: number;
   /** Query API requests per credential per minute; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** SPEC §23: a tenant's default send rate (emails/s handed to the provider); 0 = unlimited. */
+  sendRatePerSecond: number;
   /** Webhook URLs may be http:// and reach loopback/private/link-local addresses (SPEC §17). */
   webhookAllowPrivate: boolean;
   /**
@@ -86,10 +88,17 @@ export interface Config {
   mailgunWebhookSigningKey: string | undefined;
   /** RESEND_WEBHOOK_SECRET: Standard Webhooks secret of Resend's webhooks; undefined → no route. */
   resendWebhookSecret: string | undefined;
+  /** METRICS_TOKEN: bearer token of `GET /metrics`; undefined in production → `/metrics` not served. */
+  metricsToken: string | undefined;
+  /** OPEN_DEDUP_SECONDS: one open counted per email and reader within this window; 0 → every open. */
+  openDedupSeconds: number;
 }
 
 /** Fewest bytes of `JWT_SECRET` and `INGEST_TOKEN` in production (HS256 wants ≥ 256 bits). */
 export const MIN_SECRET_BYTES = 32;
+
+/** SPEC §23: a tenant's send rate in production when neither its settings nor SEND_RATE_PER_SECOND name one. */
+export const DEFAULT_PRODUCTION_SEND_RATE = 100;
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 export type NodeEnv = (typeof NODE_ENVS)[number];
@@ -232,6 +241,7 @@ const envSchema = z.object({
   TRACKING_SECRET: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
+  SEND_RATE_PER_SECOND: intVar(0, 1_000_000).optional(),
   WEBHOOK_ALLOW_PRIVATE: boolVar.optional(),
   WEBHOOK_SECRETS_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   ENCRYPTION_KEY: z
@@ -282,6 +292,8 @@ const envSchema = z.object({
       error: 'must be a Standard Webhooks secret (whsec_ + base64)',
     })
     .optional(),
+  METRICS_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  OPEN_DEDUP_SECONDS: intVar(0, 86_400).default(3600),
 });
 
 /** Every environment variable `loadConfig` reads. */
@@ -299,6 +311,7 @@ const SECRET_VARS = new Set([
   'POSTMARK_WEBHOOK_PASSWORD',
   'MAILGUN_WEBHOOK_SIGNING_KEY',
   'RESEND_WEBHOOK_SECRET',
+  'METRICS_TOKEN',
 ]);
 
 function shownValue(variable: string, raw: string | undefined): string {
@@ -352,6 +365,9 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     trackingSecret: e.TRACKING_SECRET,
     retentionDays: e.RETENTION_DAYS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    // SPEC §23: unlimited in development, DEFAULT_PRODUCTION_SEND_RATE with NODE_ENV=production.
+    sendRatePerSecond:
+      e.SEND_RATE_PER_SECOND ?? (e.NODE_ENV === 'production' ? DEFAULT_PRODUCTION_SEND_RATE : 0),
     // SPEC §2: private targets are allowed in development, refused with NODE_ENV=production.
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV !== 'production',
     webhookSecretsKey: e.WEBHOOK_SECRETS_KEY,
@@ -376,6 +392,8 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
         : undefined,
     mailgunWebhookSigningKey: e.MAILGUN_WEBHOOK_SIGNING_KEY,
     resendWebhookSecret: e.RESEND_WEBHOOK_SECRET,
+    metricsToken: e.METRICS_TOKEN,
+    openDedupSeconds: e.OPEN_DEDUP_SECONDS,
   };
 
   // Postmark's basic auth is a pair: one half alone would leave the route open or unusable.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/index.js';
+import { ConfigError, DEFAULT_PRODUCTION_SEND_RATE, loadConfig } from '../src/index.js';
 
 function errorOf(fn: () => unknown): ConfigError {
   try {
@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       ingestToken: undefined,
       retentionDays: 90,
       rateLimitPerMinute: 1200,
+      sendRatePerSecond: 0,
       webhookAllowPrivate: true,
       webhookSecretsKey: undefined,
       publicUrl: undefined,
@@ -43,6 +44,8 @@ describe('loadConfig', () => {
       bounceSubdomain: 'tern-bounces',
       bounceMxHost: undefined,
       spfInclude: undefined,
+      metricsToken: undefined,
+      openDedupSeconds: 3600,
     });
   });
 
@@ -60,6 +63,7 @@ describe('loadConfig', () => {
       INGEST_TOKEN: 'token-token-token',
       RETENTION_DAYS: '30',
       RATE_LIMIT_PER_MINUTE: '0',
+      SEND_RATE_PER_SECOND: '25',
       WEBHOOK_ALLOW_PRIVATE: 'false',
       WEBHOOK_SECRETS_KEY: 'a-webhook-secrets-key',
       ENCRYPTION_KEY: 'an-encryption-key-of-32-bytes-or-more',
@@ -75,6 +79,8 @@ describe('loadConfig', () => {
       BOUNCE_SUBDOMAIN: 'Bounces',
       BOUNCE_MX_HOST: 'feedback.tern.example.net.',
       SPF_INCLUDE: 'spf.tern.example.net',
+      METRICS_TOKEN: 'metrics-token-0123456789',
+      OPEN_DEDUP_SECONDS: '600',
     });
     expect(config).toEqual({
       port: 8080,
@@ -91,6 +97,7 @@ describe('loadConfig', () => {
       ingestToken: 'token-token-token',
       retentionDays: 30,
       rateLimitPerMinute: 0,
+      sendRatePerSecond: 25,
       webhookAllowPrivate: false,
       webhookSecretsKey: 'a-webhook-secrets-key',
       encryptionKey: 'an-encryption-key-of-32-bytes-or-more',
@@ -106,6 +113,8 @@ describe('loadConfig', () => {
       bounceSubdomain: 'bounces',
       bounceMxHost: 'feedback.tern.example.net',
       spfInclude: 'spf.tern.example.net',
+      metricsToken: 'metrics-token-0123456789',
+      openDedupSeconds: 600,
     });
     expect(
       loadConfig({ JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----' })
@@ -220,6 +229,8 @@ describe('loadConfig', () => {
     expect(config.encryptionKey).toBe(LONG);
     expect(config.trackingSecret).toBe('tracking-secret-0123456789');
     expect(config.webhookSecretsKey).toBe('webhook-secrets-key-0123456789');
+    // SPEC §23: a documented send rate per tenant in production, unlimited elsewhere.
+    expect(config.sendRatePerSecond).toBe(DEFAULT_PRODUCTION_SEND_RATE);
   });
 
   it('names WEBHOOK_SECRETS_KEY alone when it is the only production secret missing', () => {
@@ -332,6 +343,16 @@ describe('loadConfig', () => {
     expect(err.message).toBe(
       'Invalid configuration: WEBHOOK_SECRETS_KEY must be at least 16 characters (value hidden)',
     );
+  });
+
+  it('METRICS_TOKEN needs 16 characters and is never echoed; OPEN_DEDUP_SECONDS is 0..86400', () => {
+    expect(errorOf(() => loadConfig({ METRICS_TOKEN: 'short-token' })).message).toBe(
+      'Invalid configuration: METRICS_TOKEN must be at least 16 characters (value hidden)',
+    );
+    expect(loadConfig({ OPEN_DEDUP_SECONDS: '0' }).openDedupSeconds).toBe(0);
+    expect(errorOf(() => loadConfig({ OPEN_DEDUP_SECONDS: '86401' })).variables).toEqual([
+      'OPEN_DEDUP_SECONDS',
+    ]);
   });
 
   it('checks DNS_SERVERS, BOUNCE_SUBDOMAIN, BOUNCE_MX_HOST and SPF_INCLUDE (SPEC §20), naming each', () => {

@@ -28,6 +28,7 @@ import { suppressionRoutes } from './suppressions/routes.js';
 import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
 import { trackingRoutes } from './tracking/routes.js';
+import { refuseUnstorableInput } from './unstorable-input.js';
 import { unsubscribeRoutes } from './unsubscribe/routes.js';
 import { type WebhookRouteOptions, webhookRoutes } from './webhooks/routes.js';
 
@@ -39,6 +40,8 @@ export interface ApiRoutesOptions {
   now?: () => Date;
   /** Server default retention in days (RETENTION_DAYS). */
   retentionDays: number;
+  /** Server default send rate per tenant (SEND_RATE_PER_SECOND); default 0 = unlimited. */
+  sendRatePerSecond?: number;
   /** How long an instance trusts a looked-up API key; bounds how late it sees a revocation elsewhere. ≤ 5000. */
   keyCacheTtlMs?: number;
   /** How often key uses are written to `last_used_at`. Default 10 s. */
@@ -53,6 +56,8 @@ export interface ApiRoutesOptions {
   webhooks?: WebhookRouteOptions;
   /** TRACKING_SECRET: signs unsubscribe and tracking tokens. Absent: no `/u/:token` nor `/t/*` routes. */
   trackingSecret?: string;
+  /** OPEN_DEDUP_SECONDS: one open per email and reader within this window (default 3600). */
+  openDedupSeconds?: number;
   /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
   importMaxBytes?: number;
   /** Sending and tracking (SPEC §11): mounted only when given (they append to the event log). */
@@ -209,6 +214,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('credential', null);
   app.addHook('onRequest', createAuthHook({ jwt: opts.jwt, keys }));
+  app.addHook('preHandler', refuseUnstorableInput);
 
   const deps: ApiRouteDeps = {
     pool: opts.pool,
@@ -216,6 +222,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     keys,
     now,
     retentionDays: opts.retentionDays,
+    sendRatePerSecond: opts.sendRatePerSecond ?? 0,
     readModel: createReadContexts(opts.pool, opts.readModel),
     webhooks: opts.webhooks,
     domainPolicy: opts.domainPolicy,
@@ -241,7 +248,12 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   await app.register(campaignRoutes, deps);
   await app.register(sequenceRoutes, deps);
   if (opts.trackingSecret !== undefined) {
-    await app.register(unsubscribeRoutes, { ...deps, trackingSecret: opts.trackingSecret });
+    const keyring = opts.keyring;
+    await app.register(unsubscribeRoutes, {
+      ...deps,
+      trackingSecret: opts.trackingSecret,
+      ...(keyring ? { recipientHash: (t: string, e: string) => keyring.recipientHash(t, e) } : {}),
+    });
   }
   if (opts.webhooks) await app.register(webhookRoutes, { ...deps, webhooks: opts.webhooks });
   if (opts.domains) await app.register(domainRoutes, { ...deps, domains: opts.domains });
@@ -252,6 +264,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
         ...deps,
         sending: opts.sending,
         trackingSecret: opts.trackingSecret,
+        ...(opts.openDedupSeconds !== undefined ? { openDedupSeconds: opts.openDedupSeconds } : {}),
       });
     }
     if (opts.providers) {

@@ -246,6 +246,8 @@ export interface MailStats {
   bounced: number;
   complained: number;
   unsubscribed: number;
+  /** Recipients skipped: their message could not be composed (nothing sent). */
+  failed: number;
 }
 
 export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'sent', 'cancelled'] as const;
@@ -316,4 +318,8 @@ export interface TenantSettings {
   retentionDays: number | null;
   defaultRetentionDays: number;
   tracking: { opens: boolean; clicks: boolean };
+  /** SPEC §23: emails per second handed to the provider at most; null = the server default. */
+  sendRatePerSecond: number | null;
+  /** The server default (SEND_RATE_PER_SECOND); 0 = unlimited. */
+  defaultSendRatePerSecond: number;
 }

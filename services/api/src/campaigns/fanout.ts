@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { claimDue, createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import {
+  type BulkMail,
   type BulkMailer,
-  composeMail,
+  type ComposeFailure,
   derivedEmailId,
   type Recipient,
   resolveContent,
+  tryComposeMail,
 } from '../bulk/mail.js';
 import { reachableContactSql } from '../contacts/store.js';
 import { type CampaignRow, campaignSource } from './store.js';
@@ -24,6 +26,9 @@ import { type CampaignRow, campaignSource } from './store.js';
  *   ours). The email id is derived from (tenant, campaign, contact): a chunk done twice produces
  *   the same ids, which the log, the projection and the sender drop.
  * - **finish**: a short chunk ends it: `sent`, `sent_at`.
+ * - **pace** (SPEC §23): a campaign with `send_rate_per_minute` gives its emails due times
+ *   `60 000 / rate` ms apart, continuing from `next_due_at`, which moves with the cursor (a redone
+ *   chunk gets the same times; its rows exist already and keep theirs).
  *
  * Memory is one chunk; a kill at any point repeats at most the chunk in flight, without effect.
  */
@@ -44,7 +49,11 @@ export interface CampaignFanoutOptions {
   chunkSize?: number;
   leaseMs?: number;
   pollIntervalMs?: number;
-  logger?: { error(obj: object, msg: string): void; info?(obj: object, msg: string): void };
+  logger?: {
+    error(obj: object, msg: string): void;
+    warn?(obj: object, msg: string): void;
+    info?(obj: object, msg: string): void;
+  };
   /** Called after each chunk is handed over (tests kill the process here). */
   onChunk?: (info: { campaignId: string; emails: number }) => void;
 }
@@ -92,6 +101,8 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
       text: c.text,
     });
     let cursor = c.fanout_cursor;
+    let nextDue = c.next_due_at;
+    const spacingMs = c.send_rate_per_minute === null ? null : 60_000 / c.send_rate_per_minute;
     let total = 0;
     for (;;) {
       const { rows } = await pool.query<Recipient>(
@@ -107,11 +118,16 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
         [c.tenant_id, c.audience, c.snapshot_at, cursor, source, chunkSize],
       );
       const at = now();
+      const base = nextDue === null || nextDue < at ? at : nextDue;
       if (rows.length > 0 && content !== null) {
-        const mails = rows.map((r) =>
-          composeMail({
+        const mails: BulkMail[] = [];
+        const mailContacts: string[] = [];
+        const failed: { id: string; contact: string; reason: ComposeFailure }[] = [];
+        for (const [i, r] of rows.entries()) {
+          const id = derivedEmailId(c.tenant_id, source, r.id);
+          const composed = tryComposeMail({
             tenantId: c.tenant_id,
-            id: derivedEmailId(c.tenant_id, source, r.id),
+            id,
             from: c.from_address,
             unsubscribeSource: source,
             tags: [source],
@@ -120,29 +136,51 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
             recipient: r,
             publicUrl: opts.publicUrl,
             trackingSecret: opts.trackingSecret,
-          }),
-        );
+          });
+          if ('mail' in composed) {
+            mails.push({
+              ...composed.mail,
+              ...(spacingMs === null ? {} : { dueAt: new Date(base.getTime() + Math.floor(i * spacingMs)) }),
+            });
+            mailContacts.push(r.id);
+          } else {
+            // Skipped and counted (stats.failed); the rest of the chunk goes out (issue 24, item 3).
+            failed.push({ id, contact: r.id, reason: composed.failure });
+            opts.logger?.warn?.(
+              { campaignId: c.id, contactId: r.id, reason: composed.failure },
+              'campaign recipient skipped: its message could not be composed',
+            );
+          }
+        }
         await pool.query(
-          `INSERT INTO bulk_emails (tenant_id, email_id, source, step, contact_id, created_at)
-           SELECT $1, e, $2, 0, ct, $3 FROM unnest($4::text[], $5::text[]) AS u(e, ct)
+          `INSERT INTO bulk_emails (tenant_id, email_id, source, step, contact_id, created_at, failed_reason)
+           SELECT $1, e, $2, 0, ct, $3, NULLIF(why, '') FROM unnest($4::text[], $5::text[], $6::text[]) AS u(e, ct, why)
            ON CONFLICT (tenant_id, email_id) DO NOTHING`,
-          [c.tenant_id, source, at, mails.map((m) => m.id), rows.map((r) => r.id)],
+          [
+            c.tenant_id,
+            source,
+            at,
+            [...mails.map((m) => m.id), ...failed.map((f) => f.id)],
+            [...mailContacts, ...failed.map((f) => f.contact)],
+            [...mails.map(() => ''), ...failed.map((f) => f.reason)],
+          ],
         );
-        await mailer.enqueue(c.tenant_id, mails, at);
+        if (mails.length > 0) await mailer.enqueue(c.tenant_id, mails, at);
         total += mails.length;
       }
       const done = rows.length < chunkSize;
       const last = rows.at(-1)?.id ?? cursor;
+      if (spacingMs !== null) nextDue = new Date(base.getTime() + Math.floor(rows.length * spacingMs));
       const { rowCount } = await pool.query(
         done
           ? `UPDATE campaigns SET fanout_cursor = $3, status = 'sent', sent_at = $4, lease_owner = NULL,
                     lease_until = NULL, updated_at = $4
               WHERE tenant_id = $1 AND id = $2 AND lease_owner = $5 AND status = 'sending'`
-          : `UPDATE campaigns SET fanout_cursor = $3, lease_until = $6, updated_at = $4
+          : `UPDATE campaigns SET fanout_cursor = $3, lease_until = $6, next_due_at = $7, updated_at = $4
               WHERE tenant_id = $1 AND id = $2 AND lease_owner = $5 AND status = 'sending'`,
         done
           ? [c.tenant_id, c.id, last, at, owner]
-          : [c.tenant_id, c.id, last, at, owner, new Date(at.getTime() + leaseMs)],
+          : [c.tenant_id, c.id, last, at, owner, new Date(at.getTime() + leaseMs), nextDue],
       );
       // Lease lost (this worker stalled past it and another took over): stop, the other goes on.
       if ((rowCount ?? 0) === 0) return total;
