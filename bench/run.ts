@@ -29,6 +29,7 @@ const BENCHES = [
   'privacy',
   'smtp-in',
   'soak',
+  'feedback',
 ] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
@@ -44,6 +45,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   privacy: 300_000,
   'smtp-in': 300_000,
   soak: 600_000,
+  feedback: 1_200_000,
 };
 
 const here = fileURLToPath(new URL('.', import.meta.url));

@@ -129,6 +129,33 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
       'resolvers of the sending-domain checks (SPEC §20): comma list of `ip:port` (`[v6]:port` for IPv6), e.g. `127.0.0.1:5353`',
     default: "the system's resolvers",
   },
+  SES_TOPIC_ARNS: {
+    meaning:
+      'comma list of the SNS topic ARNs whose SES notifications `POST /providers/ses` accepts (SPEC §21); signatures are checked against the certificate from `sns.<region>.amazonaws.com`',
+    default: 'unset: no `/providers/ses`',
+  },
+  SENDGRID_WEBHOOK_PUBLIC_KEY: {
+    meaning:
+      'verification key of SendGrid’s signed Event Webhook (the base64 key its settings show, or PEM) for `POST /providers/sendgrid`',
+    default: 'unset: no `/providers/sendgrid`',
+  },
+  POSTMARK_WEBHOOK_USER: {
+    meaning:
+      'basic-auth user put in the Postmark webhook URL of `POST /providers/postmark` (set with the password)',
+    default: 'unset: no `/providers/postmark`',
+  },
+  POSTMARK_WEBHOOK_PASSWORD: {
+    meaning: 'basic-auth password of `POST /providers/postmark` (≥ 16 characters)',
+    default: 'unset: no `/providers/postmark`',
+  },
+  MAILGUN_WEBHOOK_SIGNING_KEY: {
+    meaning: 'Mailgun’s webhook signing key (HMAC-SHA256 of timestamp + token) for `POST /providers/mailgun`',
+    default: 'unset: no `/providers/mailgun`',
+  },
+  RESEND_WEBHOOK_SECRET: {
+    meaning: 'Resend’s webhook signing secret (`whsec_…`, Standard Webhooks) for `POST /providers/resend`',
+    default: 'unset: no `/providers/resend`',
+  },
   BOUNCE_SUBDOMAIN: {
     meaning:
       'label under each sending domain that carries the envelope sender (return path); its MX and SPF are records to publish',

@@ -91,6 +91,16 @@ export interface Config {
   bounceSmtpMaxBytes: number;
   /** BOUNCE_SMTP_RATE_PER_MINUTE: messages one client address may deliver per minute (421 past it). */
   bounceSmtpRatePerMinute: number;
+  /** SES_TOPIC_ARNS: SNS topics `POST /providers/ses` accepts (SPEC §21); undefined → no route. */
+  sesTopicArns: string[] | undefined;
+  /** SENDGRID_WEBHOOK_PUBLIC_KEY: ECDSA key of SendGrid's signed Event Webhook; undefined → no route. */
+  sendgridWebhookPublicKey: string | undefined;
+  /** POSTMARK_WEBHOOK_USER / _PASSWORD: basic auth of Postmark's webhooks; undefined → no route. */
+  postmarkWebhook: { user: string; password: string } | undefined;
+  /** MAILGUN_WEBHOOK_SIGNING_KEY: HMAC key of Mailgun's webhooks; undefined → no route. */
+  mailgunWebhookSigningKey: string | undefined;
+  /** RESEND_WEBHOOK_SECRET: Standard Webhooks secret of Resend's webhooks; undefined → no route. */
+  resendWebhookSecret: string | undefined;
   /** METRICS_TOKEN: bearer token of `GET /metrics`; undefined in production → `/metrics` not served. */
   metricsToken: string | undefined;
   /** OPEN_DEDUP_SECONDS: one open counted per email and reader within this window; 0 → every open. */
@@ -204,6 +214,8 @@ const dnsServersVar = z
     error: 'must be a comma list of ip:port (e.g. 127.0.0.1:5353; [::1]:53 for IPv6)',
   });
 
+const SNS_TOPIC_ARN = /^arn:aws(?:-[a-z]+)*:sns:[a-z0-9-]{1,32}:\d{12}:[A-Za-z0-9_.-]{1,256}$/;
+
 const brokersVar = z
   .string()
   .transform((value) =>
@@ -273,6 +285,33 @@ const envSchema = z.object({
   BOUNCE_DOMAIN: hostVar(2).optional(),
   BOUNCE_SMTP_MAX_BYTES: intVar(1024, 50 * 1024 * 1024).default(10 * 1024 * 1024),
   BOUNCE_SMTP_RATE_PER_MINUTE: intVar(1, 1_000_000).default(300),
+  SES_TOPIC_ARNS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((a) => a.trim())
+        .filter((a) => a !== ''),
+    )
+    .refine((list) => list.length > 0 && list.every((a) => SNS_TOPIC_ARN.test(a)), {
+      error: 'must be a comma list of SNS topic ARNs (arn:aws:sns:<region>:<account>:<topic>)',
+    })
+    .optional(),
+  SENDGRID_WEBHOOK_PUBLIC_KEY: z
+    .string()
+    .refine((v) => v.includes('-----BEGIN PUBLIC KEY-----') || /^[A-Za-z0-9+/=\s]{40,}$/.test(v), {
+      error: 'must be the verification key SendGrid shows (base64) or a PEM public key',
+    })
+    .optional(),
+  POSTMARK_WEBHOOK_USER: z.string().max(200).optional(),
+  POSTMARK_WEBHOOK_PASSWORD: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  MAILGUN_WEBHOOK_SIGNING_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  RESEND_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^(whsec_)?[A-Za-z0-9+/=]{16,}$/, {
+      error: 'must be a Standard Webhooks secret (whsec_ + base64)',
+    })
+    .optional(),
   METRICS_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   OPEN_DEDUP_SECONDS: intVar(0, 86_400).default(3600),
 });
@@ -289,6 +328,9 @@ const SECRET_VARS = new Set([
   'TRACKING_SECRET',
   'WEBHOOK_SECRETS_KEY',
   'ENCRYPTION_KEY',
+  'POSTMARK_WEBHOOK_PASSWORD',
+  'MAILGUN_WEBHOOK_SIGNING_KEY',
+  'RESEND_WEBHOOK_SECRET',
   'METRICS_TOKEN',
 ]);
 
@@ -369,6 +411,14 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     bounceDomain: e.BOUNCE_DOMAIN,
     bounceSmtpMaxBytes: e.BOUNCE_SMTP_MAX_BYTES,
     bounceSmtpRatePerMinute: e.BOUNCE_SMTP_RATE_PER_MINUTE,
+    sesTopicArns: e.SES_TOPIC_ARNS,
+    sendgridWebhookPublicKey: e.SENDGRID_WEBHOOK_PUBLIC_KEY,
+    postmarkWebhook:
+      e.POSTMARK_WEBHOOK_USER !== undefined && e.POSTMARK_WEBHOOK_PASSWORD !== undefined
+        ? { user: e.POSTMARK_WEBHOOK_USER, password: e.POSTMARK_WEBHOOK_PASSWORD }
+        : undefined,
+    mailgunWebhookSigningKey: e.MAILGUN_WEBHOOK_SIGNING_KEY,
+    resendWebhookSecret: e.RESEND_WEBHOOK_SECRET,
     metricsToken: e.METRICS_TOKEN,
     openDedupSeconds: e.OPEN_DEDUP_SECONDS,
   };
@@ -387,6 +437,13 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     throw new ConfigError(
       'Invalid configuration: SMTP_SUBMISSION_PORT needs SMTP_TLS_CERT and SMTP_TLS_KEY in production (no submission without TLS; the self-signed pair is for development only)',
       ['SMTP_TLS_CERT', 'SMTP_TLS_KEY'],
+    );
+  }
+  // Postmark's basic auth is a pair: one half alone would leave the route open or unusable.
+  if ((e.POSTMARK_WEBHOOK_USER === undefined) !== (e.POSTMARK_WEBHOOK_PASSWORD === undefined)) {
+    throw new ConfigError(
+      'Invalid configuration: set both POSTMARK_WEBHOOK_USER and POSTMARK_WEBHOOK_PASSWORD, or neither',
+      ['POSTMARK_WEBHOOK_USER', 'POSTMARK_WEBHOOK_PASSWORD'],
     );
   }
 

@@ -48,6 +48,11 @@ export const emailQueuedSealedData = emailQueuedData.omit({ toEmail: true, subje
 export const emailSentData = z.strictObject({
   provider: nonEmpty('provider', 128),
   messageId: nonEmpty('messageId', 998),
+  /**
+   * The relay's own id of the message when it differs from `messageId` (the Message-ID header):
+   * SES, Postmark and SendGrid name mail by it in their notifications (SPEC §21).
+   */
+  providerMessageId: z.string().min(1).max(998).optional(),
 });
 export const emailDelayedData = z.strictObject({ reason: z.string().max(2000).optional() });
 export const emptyData = z.strictObject({}).optional().default({});
@@ -64,10 +69,15 @@ export const emailBouncedData = z.strictObject({
 });
 export const emailFailedData = z.strictObject({ reason: nonEmpty('reason', 2000) });
 export const emailSuppressedData = z.strictObject({ reason: nonEmpty('reason', 2000) });
-/** `bot: true` — a known link scanner or prefetcher (SPEC §11): kept on the timeline, never counted. */
+/**
+ * `bot: true` — a known link scanner or prefetcher (SPEC §11): kept on the timeline, never counted.
+ * `machine: true` — an open no person made (Apple Mail Privacy Protection's prefetch, a security
+ * scanner; SPEC §21): not in `opened`/`openRate`, counted apart as `machineOpened`.
+ */
 export const emailOpenedData = z.strictObject({
   userAgent: z.string().max(1000).optional(),
   bot: z.boolean().optional(),
+  machine: z.boolean().optional(),
 });
 export const emailClickedData = z.strictObject({
   url: nonEmpty('url', 4000),
@@ -344,7 +354,11 @@ export const CANONICAL_DATA_FIELDS: Readonly<
     scheduledAt: [{ kind: 'timestamp' }, false],
     projectId: [{ kind: 'id' }, false],
   },
-  'email.sent': { provider: [text(128, 1), true], messageId: [text(998, 1), true] },
+  'email.sent': {
+    provider: [text(128, 1), true],
+    messageId: [text(998, 1), true],
+    providerMessageId: [text(998, 1), false],
+  },
   'email.delayed': { reason: [text(2000), false] },
   'email.delivered': {},
   'email.bounced': {
@@ -356,7 +370,11 @@ export const CANONICAL_DATA_FIELDS: Readonly<
   'email.failed': { reason: [text(2000, 1), true] },
   'email.suppressed': { reason: [text(2000, 1), true] },
   'email.cancelled': {},
-  'email.opened': { userAgent: [USER_AGENT, false], bot: [{ kind: 'bool' }, false] },
+  'email.opened': {
+    userAgent: [USER_AGENT, false],
+    bot: [{ kind: 'bool' }, false],
+    machine: [{ kind: 'bool' }, false],
+  },
   'email.clicked': {
     url: [text(4000, 1), true],
     userAgent: [USER_AGENT, false],

@@ -10,6 +10,8 @@ export type AnalyticsCounters = {
   bounced: number;
   complained: number;
   failed: number;
+  /** Emails opened by a machine at least once (SPEC §21): reported apart, never in `opened`. */
+  machineOpened: number;
 };
 
 export const COUNTER_NAMES = [
@@ -20,10 +22,11 @@ export const COUNTER_NAMES = [
   'bounced',
   'complained',
   'failed',
+  'machineOpened',
 ] as const;
 
 export function zeroCounters(): AnalyticsCounters {
-  return { total: 0, sent: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, failed: 0 };
+  return { total: 0, sent: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, failed: 0, machineOpened: 0 };
 }
 
 export function isZeroCounters(c: AnalyticsCounters): boolean {
@@ -74,6 +77,7 @@ export function contribution(state: EmailState): Contribution | null {
       bounced: b(status === 'BOUNCED'),
       complained: b(state.complaintCount > 0),
       failed: b(status === 'FAILED'),
+      machineOpened: b((state.machineOpenCount ?? 0) > 0),
     },
   };
 }
@@ -150,7 +154,7 @@ export function rate(n: number, d: number): number {
 
 export type Rates = { openRate: number; clickRate: number; bounceRate: number; complaintRate: number };
 
-export function rates(totals: Omit<AnalyticsCounters, 'failed'>): Rates {
+export function rates(totals: Omit<AnalyticsCounters, 'failed' | 'machineOpened'>): Rates {
   return {
     openRate: rate(totals.opened, totals.sent),
     clickRate: rate(totals.clicked, totals.sent),

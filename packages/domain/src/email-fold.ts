@@ -57,6 +57,11 @@ export type EmailState = {
    * on the suppression list (SPEC §13). States stored before this field lack it: read with `?? false`.
    */
   hardBounced: boolean;
+  /**
+   * Opens no person made (`machine: true`: Apple Mail Privacy Protection, security scanners; SPEC
+   * §21): kept apart from `openCount`. States stored before this field lack it: read with `?? 0`.
+   */
+  machineOpenCount: number;
 };
 
 export function initialEmailState(tenantId: string, emailId: string): EmailState {
@@ -77,6 +82,7 @@ export function initialEmailState(tenantId: string, emailId: string): EmailState
     clickCount: 0,
     complaintCount: 0,
     hardBounced: false,
+    machineOpenCount: 0,
   };
 }
 
@@ -212,8 +218,10 @@ export function evolve(state: EmailState, event: DeliveryEvent): EmailState {
       return withStatus(state, 'SUPPRESSED', at);
     case 'email.cancelled':
       return withStatus(state, 'CANCELLED', at);
-    // A scanner's open or click (bot: true) stays on the timeline but is not a human one.
+    // A scanner's open or click (bot: true) stays on the timeline but is not a human one; a
+    // machine open (SPEC §21) is counted apart.
     case 'email.opened':
+      if (event.data.machine) return { ...state, machineOpenCount: (state.machineOpenCount ?? 0) + 1 };
       return event.data.bot ? state : onOpened(state, at);
     case 'email.clicked':
       return event.data.bot ? state : { ...state, clickCount: state.clickCount + 1 };

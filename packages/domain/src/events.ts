@@ -72,7 +72,7 @@ export function cancelledEvent(tenantId: string, emailId: string, at: Date): Ema
 
 /** The outcome events of one delivery attempt. */
 export interface AttemptEvents {
-  sent(data: { provider: string; messageId: string }): DeliveryEvent;
+  sent(data: { provider: string; messageId: string; providerMessageId?: string | undefined }): DeliveryEvent;
   delivered(): DeliveryEvent;
   delayed(data: { reason: string }): DeliveryEvent;
   bounced(data: {
@@ -104,7 +104,12 @@ export function attemptEvents(tenantId: string, emailId: string, attempt: number
       data,
     }) as DeliveryEvent;
   return {
-    sent: (data) => make('email.sent', { provider: data.provider, messageId: data.messageId }),
+    sent: (data) =>
+      make('email.sent', {
+        provider: data.provider,
+        messageId: data.messageId,
+        ...(data.providerMessageId ? { providerMessageId: data.providerMessageId.slice(0, 998) } : {}),
+      }),
     delivered: () => make('email.delivered', {}),
     delayed: (data) => make('email.delayed', { reason: reason(data.reason) }),
     bounced: (data) =>
@@ -129,6 +134,8 @@ export interface TrackingInput {
   nonce: string;
   userAgent?: string | undefined;
   bot?: boolean | undefined;
+  /** An open no person made (SPEC §21); opens only. */
+  machine?: boolean | undefined;
 }
 
 const agent = (input: TrackingInput) => ({
@@ -144,7 +151,7 @@ export function openedEvent(input: TrackingInput): DeliveryEvent {
     tenantId: input.tenantId,
     emailId: input.emailId,
     occurredAt: input.at.toISOString(),
-    data: agent(input),
+    data: { ...agent(input), ...(input.machine ? { machine: true } : {}) },
   });
 }
 
@@ -211,3 +218,12 @@ export function feedbackEvents(
       ),
   };
 }
+/**
+ * A message id as Tern matches it (SPEC §21, `provider_messages`): trimmed, without its angle
+ * brackets, so `<em_1@host>` of a header and `em_1@host` of a provider's payload are one id.
+ */
+export const normalizeMessageId = (id: string): string =>
+  id
+    .trim()
+    .replace(/^<(.*)>$/, '$1')
+    .trim();

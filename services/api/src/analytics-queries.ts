@@ -33,6 +33,7 @@ const totalsRow = z.object({
   bounced: int64,
   complained: int64,
   failed: int64,
+  machineOpened: int64,
 });
 export type TotalsRow = z.infer<typeof totalsRow>;
 
@@ -74,16 +75,30 @@ export function createAnalyticsQueries(ch: ClickHouseClient): AnalyticsQueries {
     async totals(params) {
       const p = dayRangeParams.parse(params);
       const { from, where } = source(p);
+      // Machine opens (SPEC §21) from their own rollup, every project's unless narrowed to one.
+      const machineWhere = `${WHERE}${p.projectId === undefined ? '' : ' AND d.project_id = {projectId:String}'}`;
       const [row] = await rows(
         totalsRow,
         `SELECT sum(d.total) AS total, sum(d.sent) AS sent, sum(d.opened) AS opened, sum(d.clicked) AS clicked,
-                sum(d.bounced) AS bounced, sum(d.complained) AS complained, sum(d.failed) AS failed
+                sum(d.bounced) AS bounced, sum(d.complained) AS complained, sum(d.failed) AS failed,
+                (SELECT sum(d.machine_opened) FROM email_machine_daily_v1 AS d WHERE ${machineWhere}) AS machineOpened
            FROM ${from}
           WHERE ${where}`,
         p,
       );
       // An aggregate without GROUP BY always yields one row (zeros when nothing matched).
-      return row ?? { total: 0, sent: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, failed: 0 };
+      return (
+        row ?? {
+          total: 0,
+          sent: 0,
+          opened: 0,
+          clicked: 0,
+          bounced: 0,
+          complained: 0,
+          failed: 0,
+          machineOpened: 0,
+        }
+      );
     },
 
     async daily(params) {

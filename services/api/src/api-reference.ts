@@ -357,5 +357,17 @@ export async function buildReferenceApp() {
         now: () => new Date(),
       }),
     },
+    // Provider notifications (SPEC §21): every route documented; the credentials are placeholders.
+    providers: {
+      sesTopicArns: ['arn:aws:sns:eu-west-1:123456789012:tern-ses'],
+      sendgridPublicKey: REFERENCE_SENDGRID_KEY,
+      postmark: { user: 'postmark', password: 'api-reference-postmark-password' },
+      mailgunSigningKey: 'api-reference-mailgun-signing-key',
+      resendSecret: 'whsec_YXBpLXJlZmVyZW5jZS1yZXNlbmQtc2VjcmV0',
+    },
   });
 }
+
+/** A P-256 public key (SPKI, base64) standing for SendGrid's: only parsed, nothing is verified with it. */
+export const REFERENCE_SENDGRID_KEY =
+  'MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEhBpJmb6q+XjeWEcP5NvtcGCcqNNJOebQEjPbWLDtFkaYUWQUz5Lcas2329WQEdkyQ3gdHIMpN3SgXxOC/iEuXg==';

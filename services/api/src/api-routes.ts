@@ -20,6 +20,7 @@ import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
 import { emailRoutes } from './emails/routes.js';
 import { logsRoutes } from './logs-routes.js';
 import { projectRoutes } from './projects/routes.js';
+import { type ProviderRouteOptions, providerRoutes } from './providers/routes.js';
 import { createReadContexts } from './read-context.js';
 import type { ApiRouteDeps, SendingDeps } from './route-deps.js';
 import { sequenceRoutes } from './sequences/routes.js';
@@ -79,6 +80,8 @@ export interface ApiRoutesOptions {
    * that serves SMTP submission alone (SPEC §22) and has no ClickHouse. Default `full`.
    */
   surface?: 'full' | 'sending';
+  /** Provider notification credentials (SPEC §21): `/providers/*` need them and `sending`. */
+  providers?: ProviderRouteOptions;
 }
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
@@ -273,6 +276,9 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
         trackingSecret: opts.trackingSecret,
         ...(opts.openDedupSeconds !== undefined ? { openDedupSeconds: opts.openDedupSeconds } : {}),
       });
+    }
+    if (opts.providers) {
+      await app.register(providerRoutes, { ...deps, sending: opts.sending, providers: opts.providers });
     }
   }
 };

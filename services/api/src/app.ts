@@ -10,6 +10,7 @@ import { resendCompatRoutes } from './compat/resend.js';
 import type { DomainPolicy } from './domains/policy.js';
 import type { DomainRouteOptions } from './domains/routes.js';
 import { registerApiDocs } from './openapi.js';
+import type { ProviderRouteOptions } from './providers/routes.js';
 import type { SendingDeps } from './route-deps.js';
 import type { WebhookRouteOptions } from './webhooks/routes.js';
 
@@ -65,6 +66,8 @@ export interface ApiDeps {
   domains?: DomainRouteOptions;
   /** Whether a send's From domain must be verified (production with a real provider). */
   domainPolicy?: DomainPolicy;
+  /** Provider notification credentials (SPEC §21); with `sending`, mounts `/providers/*`. */
+  providers?: ProviderRouteOptions;
 }
 
 /**
@@ -148,6 +151,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.readModel ? { readModel: deps.readModel } : {}),
     ...(deps.domains ? { domains: deps.domains } : {}),
     ...(deps.domainPolicy ? { domainPolicy: deps.domainPolicy } : {}),
+    ...(deps.providers ? { providers: deps.providers } : {}),
   });
   // Resend's API over Tern's routes (SPEC §22): the `resend` package with its base URL set here.
   await app.register(resendCompatRoutes, { prefix: '/compat/resend' });

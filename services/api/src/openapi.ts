@@ -21,6 +21,7 @@ export const TAGS = {
   emails: 'Emails',
   tracking: 'Tracking',
   domains: 'Domains',
+  providers: 'Provider notifications',
 } as const;
 
 export const DOCS_PREFIX = '/docs';

@@ -91,6 +91,8 @@ const CONTENT_TABLES = [
   // A pending delivery is the dispatcher's retry queue; finished ones it also sweeps itself after
   // RETENTION_DAYS, but only this job knows a tenant's shorter override.
   { table: 'webhook_deliveries', id: 'email_id', at: 'created_at', only: "x.status <> 'pending'" },
+  // The message ids provider notifications are matched by (SPEC §21): none for a deleted email.
+  { table: 'provider_messages', id: 'email_id', at: 'sent_at', only: null },
 ] as const;
 type ContentTable = (typeof CONTENT_TABLES)[number];
 const andOnly = (t: ContentTable) => (t.only === null ? '' : `AND ${t.only}`);
@@ -230,7 +232,7 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
    */
   async function deleteDays(where: string, params: Record<string, unknown>): Promise<number> {
     let issued = 0;
-    for (const table of ['email_daily_v2', 'email_project_daily_v1']) {
+    for (const table of ['email_daily_v2', 'email_project_daily_v1', 'email_machine_daily_v1']) {
       const probe = await opts.ch.query({
         query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
         query_params: params,

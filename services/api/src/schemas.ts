@@ -263,6 +263,9 @@ export const totalsSchema = z.object({
   bounced: count('Emails with status BOUNCED.'),
   complained: count('Emails with at least one complaint.'),
   failed: count('Emails with status FAILED.'),
+  machineOpened: count(
+    'Emails opened by a machine at least once (Apple Mail Privacy Protection, security scanners; SPEC §21): never in `opened` nor `openRate`.',
+  ),
 });
 
 export const ratesSchema = z.object({
@@ -280,7 +283,16 @@ export const summaryResponseSchema = z
     examples: [
       {
         period: { days: 7, since: '2026-06-09T00:00:00.000Z', until: '2026-06-15T12:00:00.000Z' },
-        totals: { total: 120, sent: 100, opened: 45, clicked: 12, bounced: 4, complained: 1, failed: 3 },
+        totals: {
+          total: 120,
+          sent: 100,
+          opened: 45,
+          clicked: 12,
+          bounced: 4,
+          complained: 1,
+          failed: 3,
+          machineOpened: 30,
+        },
         rates: { openRate: 45, clickRate: 12, bounceRate: 3.3, complaintRate: 1 },
       },
     ],

@@ -170,6 +170,7 @@ describe('GET /analytics/summary', () => {
         bounced: 0,
         complained: 0,
         failed: 0,
+        machineOpened: 0,
       });
       expect(nobody.rates).toEqual({ openRate: 0, clickRate: 0, bounceRate: 0, complaintRate: 0 });
     });

@@ -683,22 +683,35 @@ describe('tracking', () => {
     expect(email!.events.filter((e) => e.type === 'email.clicked')).toHaveLength(0);
   });
 
-  it('a known scanner is recorded with bot: true and not counted', async () => {
+  it('opens as people count them (SPEC §21): Gmail’s proxy is a reader; Apple MPP and scanners are machine opens, kept apart', async () => {
     const { id, pixel } = await trackedEmail();
-    const res = await world.app.inject({
-      url: path(pixel),
-      headers: {
-        'user-agent':
-          'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)',
-      },
-    });
-    expect(res.statusCode).toBe(200);
+    const fetchPixel = async (userAgent: string, ip = '198.51.100.7') => {
+      const res = await world.app.inject({
+        url: path(pixel),
+        headers: { 'user-agent': userAgent },
+        remoteAddress: ip,
+      });
+      expect(res.statusCode).toBe(200);
+    };
+    // Gmail fetches through its proxy when the reader opens the message: a person.
+    await fetchPixel(
+      'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)',
+    );
+    // Apple Mail Privacy Protection prefetches with a bare user agent, from Apple's addresses.
+    await fetchPixel('Mozilla/5.0');
+    await fetchPixel('Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15', '17.58.1.4');
+    // A security scanner.
+    await fetchPixel('Mozilla/5.0 (compatible; Barracuda Sentinel)');
     const email = await waitFor(async () => {
       const e = await getEmail(world.app, readKeyA, id);
-      return e?.events.some((x) => x.type === 'email.opened') ? e : null;
+      return (e?.events.filter((x) => x.type === 'email.opened').length ?? 0) === 4 ? e : null;
     });
-    expect(email.events.find((e) => e.type === 'email.opened')?.data).toMatchObject({ bot: true });
-    expect(email.opens).toBe(0);
+    const opens = email.events.filter((e) => e.type === 'email.opened');
+    expect(opens.filter((o) => o.data.machine === true)).toHaveLength(3);
+    expect(
+      opens.find((o) => String(o.data.userAgent).includes('GoogleImageProxy'))?.data.machine,
+    ).toBeUndefined();
+    expect(email.opens).toBe(1);
   });
 
   it('follows the tenant setting: GET/PUT /tenants/:id/settings tracking', async () => {

@@ -224,12 +224,13 @@ describe('retention job', () => {
       expectedDeleted += emails[tenant]!.filter((e) => e.createdAt < cutoffOf(tenant)).length;
     }
     expect(expectedDeleted).toBeGreaterThan(50);
-    // Their timelines go with them (nothing else holds these emails).
+    // Their timelines go with them, and the message ids of the sent ones (SPEC §21).
     let expectedContent = 0;
     for (const tenant of [D, S, L]) {
       const expired = emails[tenant]!.filter((e) => e.createdAt < cutoffOf(tenant)).map((e) => e.id);
       const { rows } = await stores.pool.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM email_events WHERE tenant_id = $1 AND email_id = ANY($2::text[])',
+        `SELECT (SELECT count(*) FROM email_events WHERE tenant_id = $1 AND email_id = ANY($2::text[]))::int
+              + (SELECT count(*) FROM provider_messages WHERE tenant_id = $1 AND email_id = ANY($2::text[]))::int AS n`,
         [tenant, expired],
       );
       expectedContent += rows[0]!.n;
@@ -390,8 +391,9 @@ describe('retention job', () => {
     expect(scheduled).toEqual({ ...NONE, logs: 1, events: 1, sends: 1 });
 
     const result = await job(7).runOnce();
-    // Two emails, each with 4 events, its send, its sandbox copy and one finished delivery.
-    expect(result).toMatchObject({ ran: true, deletedLogs: 2, deletedContent: 2 * 7 });
+    // Two emails, each with 4 events, its send, its sandbox copy, one finished delivery and the
+    // message id its email.sent recorded (provider_messages, SPEC §21).
+    expect(result).toMatchObject({ ran: true, deletedLogs: 2, deletedContent: 2 * 8 });
     // The pending delivery stays the dispatcher's until it is finished (then swept, see below).
     expect(await rowsOf(D, 'em_exp')).toEqual({ ...NONE, deliveries: 1 });
     expect(await rowsOf(S, 'em_short')).toEqual(NONE);
@@ -423,7 +425,11 @@ describe('retention job', () => {
       [D],
     );
     await keptBySandbox(D, 'em_sched', '2026-06-15T11:00:00.000Z');
-    expect(await job(7).runOnce()).toMatchObject({ ran: true, deletedLogs: 1, deletedContent: 3 + 1 + 1 });
+    expect(await job(7).runOnce()).toMatchObject({
+      ran: true,
+      deletedLogs: 1,
+      deletedContent: 3 + 1 + 1 + 1,
+    });
     expect(await rowsOf(D, 'em_sched')).toEqual(NONE);
     expect(await rowsOf(D, 'em_vis')).toEqual(ALL);
   });
@@ -451,9 +457,9 @@ describe('retention job', () => {
     );
 
     const result = await job(2).runOnce();
-    // em_orphan: 3 events before the cut-off, send, sandbox, delivery; em_orphan_short: 4 events,
-    // send, sandbox, delivery; em_exp: its finished delivery.
-    expect(result).toMatchObject({ ran: true, deletedLogs: 0, deletedContent: 6 + 7 + 1 });
+    // em_orphan: 3 events before the cut-off, send, sandbox, delivery, message id; em_orphan_short:
+    // 4 events, send, sandbox, delivery, message id; em_exp: its finished delivery.
+    expect(result).toMatchObject({ ran: true, deletedLogs: 0, deletedContent: 7 + 8 + 1 });
     // The open after D's cut-off is younger than it: it goes once it is older, like every row.
     expect(await rowsOf(D, 'em_orphan')).toEqual({ ...NONE, events: 1 });
     expect(await rowsOf(S, 'em_orphan_short')).toEqual(NONE);

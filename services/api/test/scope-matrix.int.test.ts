@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { signTrackingToken } from '@tern/auth';
 import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
 import { createUnsubscribeToken } from '@tern/domain';
@@ -20,6 +20,7 @@ import {
   newResourceId,
   PROJECT_KEY_TENANT_WIDE_MESSAGE,
   PROJECT_KEY_WEBHOOKS_MESSAGE,
+  REFERENCE_SENDGRID_KEY,
   TENANT_WIDE_WRITE_SCOPES,
 } from '../src/index.js';
 import { testDomains } from './domains-support.js';
@@ -90,6 +91,12 @@ let dns: TestDnsServer;
 let domains: SendingDomains;
 
 const fresh = () => randomBytes(6).toString('hex');
+const MAILGUN_KEY = 'matrix-mailgun-signing-key-0123';
+const unsignedNotification = (provider: string) => ({
+  url: `/providers/${provider}`,
+  body: JSON.stringify({ Type: 'Notification', event: 'delivered' }),
+  contentType: 'application/json',
+});
 const at = () => clock.now();
 const template = async () =>
   (await insertTemplate(
@@ -629,6 +636,47 @@ const ROWS: Record<string, Row> = {
     ok: 302,
     request: async () => ({ url: `/t/c/${trackingToken('click')}` }),
   },
+  // Provider notifications (SPEC §21): the provider's signature is the credential, whatever else is
+  // sent. Unsigned → 401 with any of the matrix's credentials; Mailgun's signature is in the body.
+  'POST /providers/ses': {
+    rule: { kind: 'token' },
+    ok: 401,
+    request: async () => unsignedNotification('ses'),
+  },
+  'POST /providers/sendgrid': {
+    rule: { kind: 'token' },
+    ok: 401,
+    request: async () => unsignedNotification('sendgrid'),
+  },
+  'POST /providers/postmark': {
+    rule: { kind: 'token' },
+    ok: 401,
+    request: async () => unsignedNotification('postmark'),
+  },
+  'POST /providers/resend': {
+    rule: { kind: 'token' },
+    ok: 401,
+    request: async () => unsignedNotification('resend'),
+  },
+  'POST /providers/mailgun': {
+    rule: { kind: 'token' },
+    ok: 200,
+    request: async () => {
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const token = fresh();
+      const signature = createHmac('sha256', MAILGUN_KEY)
+        .update(timestamp + token)
+        .digest('hex');
+      return {
+        url: '/providers/mailgun',
+        body: JSON.stringify({
+          signature: { timestamp, token, signature },
+          'event-data': { id: fresh(), event: 'delivered' },
+        }),
+        contentType: 'application/json',
+      };
+    },
+  },
   // Unsubscribe links (SPEC §14): the token is the credential
   'GET /u/{token}': {
     rule: { kind: 'token' },
@@ -737,7 +785,18 @@ beforeAll(async () => {
   dns = await startTestDnsServer();
   const stream = createEventStream(log);
   domains = testDomains(stores.pool, stream, dns, clock.now);
-  app = await buildApp(stores, clock, { rateLimit: false, sending: { log: stream }, domains: { domains } });
+  app = await buildApp(stores, clock, {
+    rateLimit: false,
+    sending: { log: stream },
+    domains: { domains },
+    providers: {
+      sesTopicArns: ['arn:aws:sns:eu-west-1:123456789012:tern-ses'],
+      sendgridPublicKey: REFERENCE_SENDGRID_KEY,
+      postmark: { user: 'postmark', password: 'matrix-postmark-password' },
+      mailgunSigningKey: MAILGUN_KEY,
+      resendSecret: 'whsec_bWF0cml4LXJlc2VuZC1zZWNyZXQtMDEyMzQ1',
+    },
+  });
   // biome-ignore lint/suspicious/noExplicitAny: the parsed OpenAPI document
   const doc: any = (await app.inject('/docs/json')).json();
   documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>

@@ -22,6 +22,8 @@ export interface Summary {
     bounced: number;
     complained: number;
     failed: number;
+    /** Emails opened by a machine (Apple Mail Privacy Protection, scanners; SPEC §21): not in `opened`. */
+    machineOpened: number;
   };
   rates: { openRate: number; clickRate: number; bounceRate: number; complaintRate: number };
 }

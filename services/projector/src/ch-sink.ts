@@ -6,6 +6,11 @@ import type pg from 'pg';
 export const DAILY_TABLE = 'email_daily_v2';
 /** The same deltas per project, for emails that name one (SPEC §16). */
 export const PROJECT_DAILY_TABLE = 'email_project_daily_v1';
+/** Machine-opened emails per day and project (SPEC §21): only rows whose count changed. */
+export const MACHINE_DAILY_TABLE = 'email_machine_daily_v1';
+
+/** The counters of the two daily rollups (machineOpened has a table of its own; outbox rows written before it lack it). */
+const dailyCounters = ({ machineOpened: _machine, ...rest }: AnalyticsDelta['counters']) => rest;
 
 /**
  * Writes one outbox batch to ClickHouse, with its batch id as insert deduplication token:
@@ -25,10 +30,24 @@ export async function shipBatch(
       tenant_id: r.tenantId,
       day: r.day,
       template_id: r.templateId,
-      ...r.counters,
+      ...dailyCounters(r.counters),
     })),
     clickhouse_settings: { insert_deduplication_token: batchId },
   });
+  const machine = rows.filter((r) => (r.counters.machineOpened ?? 0) !== 0);
+  if (machine.length > 0) {
+    await ch.insert({
+      table: MACHINE_DAILY_TABLE,
+      format: 'JSONEachRow',
+      values: machine.map((r) => ({
+        tenant_id: r.tenantId,
+        day: r.day,
+        project_id: r.projectId ?? '',
+        machine_opened: r.counters.machineOpened,
+      })),
+      clickhouse_settings: { insert_deduplication_token: batchId },
+    });
+  }
   // Outbox rows written before projects existed have no projectId: they belong to no project.
   const inProjects = rows.filter((r) => (r.projectId ?? '') !== '');
   if (inProjects.length === 0) return;
@@ -42,7 +61,7 @@ export async function shipBatch(
       project_id: r.projectId,
       day: r.day,
       template_id: r.templateId,
-      ...r.counters,
+      ...dailyCounters(r.counters),
     })),
     clickhouse_settings: { insert_deduplication_token: batchId },
   });

@@ -7,6 +7,7 @@ import {
   evolve,
   initialEmailState,
   normaliseTimestamp,
+  normalizeMessageId,
   toLogEntry,
 } from '@tern/domain';
 import type { DeadLetter } from '@tern/event-log';
@@ -125,6 +126,22 @@ async function applyLogCounts(client: pg.PoolClient, counts: LogCountDeltas): Pr
 }
 
 const emailKey = (tenantId: string, emailId: string) => `${tenantId}\u0000${emailId}`;
+
+/** The (message id, email) pairs of a batch's `email.sent` events: the Message-ID and the relay's id. */
+export function providerMessageIds(
+  events: readonly DeliveryEvent[],
+): { messageId: string; tenantId: string; emailId: string; sentAt: string }[] {
+  const out: { messageId: string; tenantId: string; emailId: string; sentAt: string }[] = [];
+  for (const e of events) {
+    if (e.type !== 'email.sent') continue;
+    for (const raw of [e.data.messageId, e.data.providerMessageId]) {
+      const messageId = raw === undefined ? '' : normalizeMessageId(raw);
+      if (messageId !== '')
+        out.push({ messageId, tenantId: e.tenantId, emailId: e.emailId, sentAt: e.occurredAt });
+    }
+  }
+  return out;
+}
 
 /** A suppression the projection adds on its own (SPEC §13). */
 interface AutomaticSuppression {
@@ -372,6 +389,21 @@ async function applyInTransaction(
   await applyLogCounts(client, counts);
 
   suppressions.push(...(await softBounceSuppressions(client, toApply, byEmail, updates)));
+  // The ids a provider's notification names the email by (SPEC §21): from every fresh email.sent.
+  const sentIds = providerMessageIds(toApply);
+  if (sentIds.length > 0) {
+    await client.query(
+      `INSERT INTO provider_messages (message_id, tenant_id, email_id, sent_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+       ON CONFLICT DO NOTHING`,
+      [
+        sentIds.map((x) => x.messageId),
+        sentIds.map((x) => x.tenantId),
+        sentIds.map((x) => x.emailId),
+        sentIds.map((x) => x.sentAt),
+      ],
+    );
+  }
 
   if (suppressions.length > 0) {
     // In this transaction, and never twice (ON CONFLICT): a redelivered or replayed batch adds

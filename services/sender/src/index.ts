@@ -13,6 +13,7 @@ export {
   classifySmtpError,
   createSmtpProvider,
   DKIM_SIGNED_HEADERS,
+  relayMessageId,
   type SmtpProviderOptions,
 } from './providers/smtp.js';
 export {

@@ -24,7 +24,13 @@ export type FollowUp =
 
 /** What a provider answered for one message. */
 export type ProviderResult =
-  | { kind: 'sent'; messageId: string; followUps?: FollowUp[] }
+  | {
+      kind: 'sent';
+      messageId: string;
+      /** The relay's own id of the message, read from its answer (SES, Postmark, SendGrid, Postfix). */
+      providerMessageId?: string;
+      followUps?: FollowUp[];
+    }
   /** A temporary refusal (4xx, connection error): retried with backoff. */
   | { kind: 'delayed'; reason: string; retryAfterMs?: number }
   /** A permanent refusal (5xx): the address does not take mail. */

@@ -412,7 +412,7 @@ export function createSender(opts: SenderOptions): Sender {
     switch (result.kind) {
       case 'sent':
         return [
-          event.sent({ provider, messageId: result.messageId }),
+          event.sent({ provider, messageId: result.messageId, providerMessageId: result.providerMessageId }),
           ...(result.followUps ?? []).map((f) => followUp(event, f)),
         ];
       case 'delayed':

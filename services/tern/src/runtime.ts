@@ -323,6 +323,13 @@ export async function startRuntime(
         keyring,
         domains: { domains: domains! },
         domainPolicy: { requireVerified: requireVerifiedDomains },
+        providers: {
+          sesTopicArns: config.sesTopicArns,
+          sendgridPublicKey: config.sendgridWebhookPublicKey,
+          postmark: config.postmarkWebhook,
+          mailgunSigningKey: config.mailgunWebhookSigningKey,
+          resendSecret: config.resendWebhookSecret,
+        },
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
       const retention = createRetentionJob({

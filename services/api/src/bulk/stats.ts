@@ -104,7 +104,7 @@ export type DailyKind = keyof typeof DAILY_EVENTS;
 /**
  * The mail of `source` per UTC day of what happened to it, from the timeline (`email_events`):
  * each email counts once per kind, on the day of its first such event — a scanner's open or click
- * (`bot: true`) is not one, as in `mailStats` — so over a period holding all of it the days add up
+ * (`bot: true`) is not one, nor a machine open (`machine: true`, SPEC §21), as in `mailStats` — so over a period holding all of it the days add up
  * to the stats. Days before `since` are left out. One scan of the source's emails' timelines.
  */
 export async function mailDaily(
@@ -121,6 +121,7 @@ export async function mailDaily(
          JOIN email_events e ON e.tenant_id = b.tenant_id AND e.email_id = b.email_id
         WHERE b.tenant_id = $1 AND b.source = $2 AND e.type = ANY($3::text[])
           AND NOT (e.type IN ('email.opened', 'email.clicked') AND COALESCE(e.data->>'bot', '') = 'true')
+          AND NOT (e.type = 'email.opened' AND COALESCE(e.data->>'machine', '') = 'true')
         GROUP BY b.email_id, e.type
      )
      SELECT to_char((at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, type, count(*) AS n

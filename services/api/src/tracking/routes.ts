@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isBotUserAgent, randomBase62, verifyTrackingToken } from '@tern/auth';
+import { classifyOpen, isBotUserAgent, randomBase62, verifyTrackingToken } from '@tern/auth';
 import { clickedEvent, openedEvent } from '@tern/domain';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -114,7 +114,7 @@ export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = asyn
     type: 'email.opened' | 'email.clicked',
     tenantId: string,
     emailId: string,
-    data: { url?: string; userAgent?: string; bot?: boolean },
+    data: { url?: string; userAgent?: string; bot?: boolean; machine?: boolean },
     log: { warn(obj: object, msg?: string): void },
   ): Promise<void> {
     try {
@@ -146,8 +146,12 @@ export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = asyn
         operationId: 'trackOpen',
         summary: 'Open pixel',
         description:
-          'Records `email.opened` (with the user agent; a known scanner’s is flagged `bot: true` and not counted) and ' +
-          'answers the pixel; a replay by the same reader (address and User-Agent) within `OPEN_DEDUP_SECONDS` is not recorded again. The sender puts it in HTML bodies when the tenant’s `tracking.opens` is on.',
+          'Records `email.opened` with the user agent and answers the pixel. Gmail’s image proxy is a reader’s ' +
+          'open; Apple Mail Privacy Protection’s prefetch (user agent `Mozilla/5.0`, or an address in 17.0.0.0/8) ' +
+          'and security scanners are machine opens, recorded with `machine: true` and counted apart ' +
+          '(`machineOpened`), never in `opened`. A replay by the same reader (address and User-Agent) within ' +
+          '`OPEN_DEDUP_SECONDS` is not recorded again. The sender puts it in HTML bodies when the tenant’s ' +
+          '`tracking.opens` is on.',
         params: tokenParam,
         response: { 200: pixel, 404: unknownLink },
       },
@@ -157,11 +161,14 @@ export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = asyn
       if (payload === null) throw httpError(404, 'Not found', { code: 'NOT_FOUND' });
       const reader = [payload.tenantId, payload.emailId, request.ip, request.headers['user-agent'] ?? ''];
       if (opens.first(reader, deps.now().getTime())) {
+        // Who opened it (SPEC §21, `classifyOpen`): a machine open is recorded with `machine: true`.
+        const userAgent = request.headers['user-agent']?.slice(0, 1000);
+        const machine = classifyOpen({ userAgent, ip: request.ip }) === 'machine';
         await record(
           'email.opened',
           payload.tenantId,
           payload.emailId,
-          agent(request.headers['user-agent']),
+          { ...(userAgent ? { userAgent } : {}), ...(machine ? { machine: true } : {}) },
           request.log,
         );
       }

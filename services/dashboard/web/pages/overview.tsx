@@ -90,6 +90,8 @@ export function OverviewPage() {
               value={data.summary.totals.opened}
               rate={data.summary.rates.openRate}
             />
+            {/* Opens no person made (SPEC §21), kept apart from Opened and its rate. */}
+            <Card id="machineOpened" label="Machine opens" value={data.summary.totals.machineOpened} />
             <Card
               id="clicked"
               label="Clicked"

@@ -43,6 +43,19 @@ const TEMPORARY_CODES = new Set([
  * a 4xx or a connection error is temporary (delayed, retried); anything else is temporary too,
  * since it says nothing about the recipient.
  */
+/**
+ * The relay's own id of an accepted message, from its final answer to DATA (SPEC §21): Postfix,
+ * SendGrid and Postmark say `250 … queued as <id>`, SES says `250 Ok <id>`. Notifications of those
+ * providers name the message by it, not by the Message-ID header. Undefined when the answer names none.
+ */
+export function relayMessageId(response: unknown): string | undefined {
+  if (typeof response !== 'string') return undefined;
+  const queued = /queued as <?([A-Za-z0-9][A-Za-z0-9._@+=-]{3,254})>?/i.exec(response);
+  if (queued) return queued[1];
+  const ses = /^250 (?:\d\.\d\.\d+ )?Ok ([0-9a-f]{8,}(?:-[0-9a-f]+)+)\s*$/i.exec(response.trim());
+  return ses?.[1];
+}
+
 export function classifySmtpError(error: unknown): ProviderResult {
   const e = error as { responseCode?: number; code?: string; response?: string; message?: string };
   const reason = (e.response ?? e.message ?? 'SMTP error').slice(0, 1000);
@@ -123,7 +136,12 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
           );
           return classifySmtpError(why ?? { responseCode: 550, message: 'recipient rejected' });
         }
-        return { kind: 'sent', messageId: info.messageId || message.messageId };
+        const providerMessageId = relayMessageId(info.response);
+        return {
+          kind: 'sent',
+          messageId: info.messageId || message.messageId,
+          ...(providerMessageId ? { providerMessageId } : {}),
+        };
       } catch (error) {
         return classifySmtpError(error);
       }

@@ -1,0 +1,367 @@
+import { classifyOpen } from '@tern/auth';
+import { normalizeMessageId } from '@tern/domain';
+
+/**
+ * What one provider notification says happened to one message, before Tern knows which email it
+ * is (SPEC §21). `key` is the provider's own id of the event (SNS MessageId, sg_event_id, Mailgun
+ * event id, the Standard Webhooks `webhook-id`; Postmark sends none, so its record's identity is
+ * used): the Tern event id derives from it, so a redelivered notification is a duplicate.
+ */
+export interface Notice {
+  key: string;
+  /** Ids the provider names the message by; any of them may be the one `email.sent` recorded. */
+  messageIds: string[];
+  /** The provider's time of the event; undefined → the time it was received. */
+  occurredAt: string | undefined;
+  outcome: Outcome;
+}
+
+export type Outcome =
+  | { type: 'email.delivered'; data: Record<string, never> }
+  | { type: 'email.delayed'; data: { reason?: string } }
+  | {
+      type: 'email.bounced';
+      data: { bounceType: 'hard' | 'soft'; reason?: string; smtpStatus?: string; diagnostic?: string };
+    }
+  | { type: 'email.complained'; data: { feedbackType?: string } }
+  | { type: 'email.failed'; data: { reason: string } }
+  | { type: 'email.opened'; data: { userAgent?: string; machine?: boolean } }
+  | { type: 'email.clicked'; data: { url: string; userAgent?: string } };
+
+export type ProviderName = 'ses' | 'sendgrid' | 'postmark' | 'mailgun' | 'resend';
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {};
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const clip = (v: string | undefined, max: number) => (v === undefined ? undefined : v.slice(0, max));
+/** Only the fields that have a value (the contract's optional fields are absent, never undefined). */
+function defined<T extends Record<string, unknown>>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as T;
+}
+const ids = (...values: unknown[]) => [
+  ...new Set(
+    values
+      .map((v) => (typeof v === 'string' ? normalizeMessageId(v) : ''))
+      .filter((v) => v !== '' && v.length <= 998),
+  ),
+];
+/** A Unix time in seconds (number or numeric string) → ISO, or undefined. */
+function unixTime(v: unknown): string | undefined {
+  const n = typeof v === 'string' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n) || n <= 0) return undefined;
+  return new Date(Math.round(n * 1000)).toISOString();
+}
+/** The enhanced status code (RFC 3463) at the start of a status or diagnostic, e.g. `5.1.1`. */
+const enhancedStatus = (v: string | undefined) =>
+  v ? /\b([245]\.\d{1,3}\.\d{1,3})\b/.exec(v)?.[1] : undefined;
+
+function openOutcome(userAgent: string | undefined, ip: string | undefined, machineHint = false): Outcome {
+  const ua = clip(userAgent, 1000);
+  const machine = machineHint || classifyOpen({ userAgent: ua, ip }) === 'machine';
+  return { type: 'email.opened', data: defined({ userAgent: ua, machine: machine ? true : undefined }) };
+}
+
+function clickOutcome(url: string | undefined, userAgent: string | undefined): Outcome | null {
+  if (url === undefined || !/^https?:\/\//i.test(url)) return null;
+  return {
+    type: 'email.clicked',
+    data: defined({ url: url.slice(0, 4000), userAgent: clip(userAgent, 1000) }),
+  };
+}
+
+/**
+ * SES event of an SNS Notification's `Message` (both the identity notifications, `notificationType`,
+ * and configuration-set event publishing, `eventType`). One notice per event: a bounce of several
+ * recipients of one message is one email's bounce, the first recipient's status and diagnostic.
+ */
+export function sesNotices(snsMessageId: string, message: unknown): Notice[] {
+  const m = obj(message);
+  const type = str(m.eventType) ?? str(m.notificationType);
+  const mail = obj(m.mail);
+  const headers = arr(mail.headers).map(obj);
+  const headerId = headers.find((h) => str(h.name)?.toLowerCase() === 'message-id')?.value;
+  const messageIds = ids(mail.messageId, obj(mail.commonHeaders).messageId, headerId);
+  const notice = (outcome: Outcome | null, at: unknown): Notice[] =>
+    outcome === null ? [] : [{ key: snsMessageId, messageIds, occurredAt: str(at), outcome }];
+  switch (type) {
+    case 'Bounce': {
+      const b = obj(m.bounce);
+      const first = obj(arr(b.bouncedRecipients)[0]);
+      const diagnostic = clip(str(first.diagnosticCode), 2000);
+      const smtpStatus = str(first.status) ?? enhancedStatus(diagnostic);
+      const hard = str(b.bounceType) === 'Permanent';
+      return notice(
+        {
+          type: 'email.bounced',
+          data: defined({
+            bounceType: hard ? 'hard' : 'soft',
+            reason: clip([str(b.bounceType), str(b.bounceSubType)].filter(Boolean).join(': '), 2000),
+            smtpStatus: clip(smtpStatus, 32),
+            diagnostic,
+          }),
+        },
+        b.timestamp,
+      );
+    }
+    case 'Complaint': {
+      const c = obj(m.complaint);
+      return notice(
+        {
+          type: 'email.complained',
+          data: defined({ feedbackType: clip(str(c.complaintFeedbackType), 200) }),
+        },
+        c.timestamp,
+      );
+    }
+    case 'Delivery':
+      return notice({ type: 'email.delivered', data: {} }, obj(m.delivery).timestamp);
+    case 'DeliveryDelay': {
+      const d = obj(m.deliveryDelay);
+      const first = obj(arr(d.delayedRecipients)[0]);
+      const reason = [str(d.delayType), str(first.diagnosticCode)].filter(Boolean).join(': ');
+      return notice(
+        { type: 'email.delayed', data: defined({ reason: clip(reason || undefined, 2000) }) },
+        d.timestamp,
+      );
+    }
+    case 'Open': {
+      const o = obj(m.open);
+      return notice(openOutcome(str(o.userAgent), str(o.ipAddress)), o.timestamp);
+    }
+    case 'Click': {
+      const c = obj(m.click);
+      return notice(clickOutcome(str(c.link), str(c.userAgent)), c.timestamp);
+    }
+    case 'Reject': {
+      const r = obj(m.reject);
+      return notice(
+        {
+          type: 'email.failed',
+          data: { reason: clip(`rejected by SES: ${str(r.reason) ?? 'unknown'}`, 2000)! },
+        },
+        mail.timestamp,
+      );
+    }
+    default:
+      // Send, Rendering Failure, Subscription: nothing Tern's log tracks.
+      return [];
+  }
+}
+
+/** SendGrid Event Webhook: a JSON array of events. */
+export function sendgridNotices(body: unknown): Notice[] {
+  const out: Notice[] = [];
+  for (const raw of arr(body)) {
+    const e = obj(raw);
+    const key = str(e.sg_event_id);
+    if (key === undefined) continue;
+    const sgId = str(e.sg_message_id);
+    // sg_message_id = the X-Message-Id SendGrid answered at submission + ".filter…".
+    const messageIds = ids(sgId, sgId?.split('.')[0], e['smtp-id']);
+    const reason = clip(str(e.reason) ?? str(e.response), 2000);
+    let outcome: Outcome | null = null;
+    switch (str(e.event)) {
+      case 'delivered':
+        outcome = { type: 'email.delivered', data: {} };
+        break;
+      case 'deferred':
+        outcome = { type: 'email.delayed', data: defined({ reason }) };
+        break;
+      case 'bounce': {
+        // `type: blocked` (or classification) is a temporary refusal; `bounce` a permanent one.
+        const soft = str(e.type) === 'blocked';
+        outcome = {
+          type: 'email.bounced',
+          data: defined({
+            bounceType: soft ? 'soft' : 'hard',
+            reason,
+            smtpStatus: clip(str(e.status) ?? enhancedStatus(reason), 32),
+            diagnostic: reason,
+          }),
+        };
+        break;
+      }
+      case 'dropped':
+        outcome = {
+          type: 'email.failed',
+          data: { reason: `dropped by SendGrid: ${reason ?? 'unknown'}`.slice(0, 2000) },
+        };
+        break;
+      case 'spamreport':
+        outcome = { type: 'email.complained', data: { feedbackType: 'abuse' } };
+        break;
+      case 'open':
+        outcome = openOutcome(str(e.useragent), str(e.ip), e.sg_machine_open === true);
+        break;
+      case 'click':
+        outcome = clickOutcome(str(e.url), str(e.useragent));
+        break;
+      default:
+        break;
+    }
+    if (outcome) out.push({ key, messageIds, occurredAt: unixTime(e.timestamp), outcome });
+  }
+  return out;
+}
+
+/** Postmark webhooks: one record a request, `RecordType` says which. */
+export function postmarkNotices(body: unknown): Notice[] {
+  const r = obj(body);
+  const recordType = str(r.RecordType);
+  const messageIds = ids(r.MessageID);
+  if (recordType === undefined || messageIds.length === 0) return [];
+  const at = str(r.BouncedAt) ?? str(r.DeliveredAt) ?? str(r.ReceivedAt) ?? str(r.ChangedAt);
+  // No event id in Postmark's payloads: the record's own identity. Bounces and complaints carry an
+  // ID; a message is delivered once per recipient; opens and clicks differ by their time.
+  const id = typeof r.ID === 'number' || typeof r.ID === 'string' ? String(r.ID) : undefined;
+  const key =
+    (recordType === 'Bounce' || recordType === 'SpamComplaint') && id !== undefined
+      ? `${recordType}:${id}`
+      : recordType === 'Delivery'
+        ? `${recordType}:${messageIds[0]}:${str(r.Recipient) ?? ''}`
+        : `${recordType}:${messageIds[0]}:${str(r.Recipient) ?? ''}:${at ?? ''}:${str(r.OriginalLink) ?? ''}:${id ?? ''}`;
+  let outcome: Outcome | null = null;
+  switch (recordType) {
+    case 'Delivery':
+      outcome = { type: 'email.delivered', data: {} };
+      break;
+    case 'Bounce': {
+      const type = str(r.Type) ?? '';
+      const details = clip(str(r.Details) ?? str(r.Description), 2000);
+      const soft = [
+        'SoftBounce',
+        'Transient',
+        'DnsError',
+        'AutoResponder',
+        'OpenRelayTest',
+        'Unknown',
+        'Blocked',
+      ].includes(type);
+      outcome = {
+        type: 'email.bounced',
+        data: defined({
+          bounceType: soft ? 'soft' : 'hard',
+          reason: clip(type || undefined, 2000),
+          smtpStatus: clip(enhancedStatus(details), 32),
+          diagnostic: details,
+        }),
+      };
+      break;
+    }
+    case 'SpamComplaint':
+      outcome = { type: 'email.complained', data: { feedbackType: 'abuse' } };
+      break;
+    case 'Open':
+      outcome = openOutcome(str(r.UserAgent), str(obj(r.Geo).IP));
+      break;
+    case 'Click':
+      outcome = clickOutcome(str(r.OriginalLink), str(r.UserAgent));
+      break;
+    default:
+      break;
+  }
+  return outcome ? [{ key, messageIds, occurredAt: at, outcome }] : [];
+}
+
+/** Mailgun webhooks: `{ signature, "event-data" }`, one event a request. */
+export function mailgunNotices(body: unknown): Notice[] {
+  const d = obj(obj(body)['event-data']);
+  const key = str(d.id);
+  if (key === undefined) return [];
+  const message = obj(d.message);
+  const messageIds = ids(obj(message.headers)['message-id'], d['message-id']);
+  const status = obj(d['delivery-status']);
+  const description = clip(str(status.description) || str(status.message) || str(d.reason), 2000);
+  const code = typeof status.code === 'number' ? status.code : undefined;
+  let outcome: Outcome | null = null;
+  switch (str(d.event)) {
+    case 'delivered':
+      outcome = { type: 'email.delivered', data: {} };
+      break;
+    case 'failed':
+      if (str(d.severity) === 'temporary')
+        outcome = { type: 'email.delayed', data: defined({ reason: description }) };
+      else
+        outcome = {
+          type: 'email.bounced',
+          data: defined({
+            bounceType: 'hard',
+            reason: clip(str(d.reason), 2000),
+            smtpStatus: clip(enhancedStatus(description) ?? (code ? String(code) : undefined), 32),
+            diagnostic: description,
+          }),
+        };
+      break;
+    case 'complained':
+      outcome = { type: 'email.complained', data: { feedbackType: 'abuse' } };
+      break;
+    case 'opened':
+      outcome = openOutcome(str(obj(d['client-info'])['user-agent']), str(d.ip));
+      break;
+    case 'clicked':
+      outcome = clickOutcome(str(d.url), str(obj(d['client-info'])['user-agent']));
+      break;
+    default:
+      break;
+  }
+  return outcome ? [{ key, messageIds, occurredAt: unixTime(d.timestamp), outcome }] : [];
+}
+
+/** Resend webhooks (Standard Webhooks): `{ type, created_at, data }`; the key is the `webhook-id`. */
+export function resendNotices(webhookId: string, body: unknown): Notice[] {
+  const b = obj(body);
+  const data = obj(b.data);
+  const headers = arr(data.headers).map(obj);
+  const headerId = headers.find((h) => str(h.name)?.toLowerCase() === 'message-id')?.value;
+  const messageIds = ids(data.email_id, headerId);
+  const at = str(b.created_at);
+  let outcome: Outcome | null = null;
+  switch (str(b.type)) {
+    case 'email.delivered':
+      outcome = { type: 'email.delivered', data: {} };
+      break;
+    case 'email.delivery_delayed':
+      outcome = { type: 'email.delayed', data: {} };
+      break;
+    case 'email.bounced': {
+      const bounce = obj(data.bounce);
+      const message = clip(str(bounce.message), 2000);
+      outcome = {
+        type: 'email.bounced',
+        data: defined({
+          bounceType: str(bounce.type) === 'Transient' ? 'soft' : 'hard',
+          reason: clip([str(bounce.type), str(bounce.subType)].filter(Boolean).join(': ') || undefined, 2000),
+          smtpStatus: clip(enhancedStatus(message), 32),
+          diagnostic: message,
+        }),
+      };
+      break;
+    }
+    case 'email.complained':
+      outcome = { type: 'email.complained', data: { feedbackType: 'abuse' } };
+      break;
+    case 'email.failed':
+      outcome = {
+        type: 'email.failed',
+        data: { reason: clip(str(obj(data.failed).reason) ?? 'failed', 2000)! },
+      };
+      break;
+    case 'email.opened': {
+      const open = obj(data.open);
+      outcome = openOutcome(str(open.userAgent), str(open.ipAddress));
+      break;
+    }
+    case 'email.clicked': {
+      const click = obj(data.click);
+      outcome = clickOutcome(str(click.link), str(click.userAgent));
+      break;
+    }
+    default:
+      break;
+  }
+  return outcome ? [{ key: webhookId, messageIds, occurredAt: at, outcome }] : [];
+}

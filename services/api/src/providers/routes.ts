@@ -1,0 +1,346 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { EventWebhook } from '@sendgrid/eventwebhook';
+import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
+import { EventLogUnavailableError } from '@tern/event-log';
+import { httpError } from '@tern/http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { Webhook } from 'standardwebhooks';
+import { z } from 'zod';
+import { TAGS } from '../openapi.js';
+import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
+import { errorResponse, errors } from '../schemas.js';
+import {
+  mailgunNotices,
+  type Notice,
+  type ProviderName,
+  postmarkNotices,
+  resendNotices,
+  sendgridNotices,
+  sesNotices,
+} from './notices.js';
+import { createSnsVerifier, parseSnsMessage, type SnsVerifierOptions } from './sns.js';
+import { type EmailRef, emailsByMessageId } from './store.js';
+
+/**
+ * Credentials of the provider notification routes (SPEC §21), from configuration. A provider
+ * whose credential is unset has no route (404).
+ */
+export interface ProviderRouteOptions {
+  /** SES_TOPIC_ARNS: the SNS topics whose messages are accepted. */
+  sesTopicArns?: readonly string[] | undefined;
+  /** Where SNS certificates may come from; tests only (never from configuration). */
+  sns?: SnsVerifierOptions | undefined;
+  /** SENDGRID_WEBHOOK_PUBLIC_KEY: the Event Webhook's ECDSA verification key (base64 DER, or PEM). */
+  sendgridPublicKey?: string | undefined;
+  /** POSTMARK_WEBHOOK_USER / _PASSWORD: the basic auth set on the Postmark webhook's URL. */
+  postmark?: { user: string; password: string } | undefined;
+  /** MAILGUN_WEBHOOK_SIGNING_KEY. */
+  mailgunSigningKey?: string | undefined;
+  /** RESEND_WEBHOOK_SECRET (`whsec_…`, Standard Webhooks). */
+  resendSecret?: string | undefined;
+}
+
+/** Largest notification body read (SendGrid batches events; SES/SNS messages are ≤ 256 KiB). */
+export const PROVIDER_BODY_LIMIT = 5 * 1024 * 1024;
+
+const answerSchema = z
+  .object({
+    received: z.number().int().meta({ description: 'Events the notification carried that Tern tracks.' }),
+    applied: z.number().int().meta({
+      description: 'Events appended to the log (a redelivered one is appended again and folded once).',
+    }),
+    ignored: z.number().int().meta({
+      description:
+        'Events of a message id that names no email of Tern, or names emails of several tenants (the same Message-ID): nothing appended for them.',
+    }),
+  })
+  .meta({ examples: [{ received: 1, applied: 1, ignored: 0 }] });
+
+const forged = errorResponse(
+  401,
+  'Unsigned, forged or altered: nothing was appended.',
+  'Invalid provider notification signature',
+  { code: 'INVALID_CREDENTIAL' },
+);
+const badBody = errorResponse(400, 'The verified body is not the provider’s JSON.', 'Body must be JSON', {
+  code: 'BAD_REQUEST',
+});
+const responses = { 200: answerSchema, 400: badBody, 401: forged, 503: errors.unavailable };
+
+const refuse = () =>
+  httpError(401, 'Invalid provider notification signature', { code: 'INVALID_CREDENTIAL' });
+
+const header = (request: FastifyRequest, name: string): string | undefined => {
+  const v = request.headers[name];
+  return typeof v === 'string' ? v : Array.isArray(v) ? v[0] : undefined;
+};
+
+const sameSecret = (a: string, b: string) =>
+  timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw httpError(400, 'Body must be JSON', { code: 'BAD_REQUEST' });
+  }
+}
+
+/**
+ * The Tern event id of a provider's event: the provider and a hash of its own event id, so the
+ * same notification delivered twice is one event (SPEC §5 idempotency), whatever characters the
+ * provider's id holds.
+ */
+export const providerEventId = (provider: ProviderName, key: string): string =>
+  `${provider}:${createHash('sha256').update(key).digest('base64url').slice(0, 32)}`;
+
+/** A provider's timestamp when it is one, else the time received. */
+function occurredAt(raw: string | undefined, now: Date): string {
+  const ms = raw === undefined ? Number.NaN : Date.parse(raw);
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : now.toISOString();
+}
+
+/** A SendGrid key as configured: PEM, or the base64 DER the SendGrid settings page shows. */
+function sendgridPem(key: string): string {
+  if (key.includes('-----BEGIN')) return key.replaceAll('\\n', '\n');
+  const body = key.replace(/\s+/g, '');
+  return `-----BEGIN PUBLIC KEY-----\n${body.match(/.{1,64}/g)?.join('\n') ?? ''}\n-----END PUBLIC KEY-----\n`;
+}
+
+/**
+ * `POST /providers/{ses,sendgrid,postmark,mailgun,resend}` (SPEC §21): delivery notifications of
+ * upstream providers as event sources. Each request is verified first (nothing is read or
+ * appended otherwise: 401), its events are matched to emails by the message ids `email.sent`
+ * recorded (`provider_messages`), appended, and answered 200 only once the log has them (503
+ * otherwise, so the provider redelivers). Public routes: the signature is the credential; no rate
+ * limit (a provider's burst is not abuse, and a forged request costs one signature check).
+ */
+export const providerRoutes: FastifyPluginAsyncZod<
+  ApiRouteDeps & { sending: SendingDeps; providers: ProviderRouteOptions }
+> = async (app, deps) => {
+  const { providers, sending } = deps;
+  // Signatures are over the bytes as sent: read every body raw (SNS posts JSON as text/plain).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: PROVIDER_BODY_LIMIT }, (_req, body, done) =>
+    done(null, body),
+  );
+
+  async function apply(provider: ProviderName, notices: readonly Notice[]) {
+    const refs = await emailsByMessageId(
+      deps.pool,
+      notices.flatMap((n) => n.messageIds),
+    );
+    const now = deps.now();
+    const events: DeliveryEvent[] = [];
+    for (const notice of notices) {
+      const emails = new Map<string, EmailRef>();
+      for (const id of notice.messageIds)
+        for (const ref of refs.get(id) ?? []) emails.set(`${ref.tenantId}\u0000${ref.emailId}`, ref);
+      // No email, or emails of several tenants sharing the id: applied to none.
+      if (emails.size !== 1) continue;
+      const [ref] = emails.values() as unknown as [EmailRef];
+      const parsed = deliveryEventSchema.safeParse({
+        id: providerEventId(provider, notice.key),
+        type: notice.outcome.type,
+        tenantId: ref.tenantId,
+        emailId: ref.emailId,
+        occurredAt: occurredAt(notice.occurredAt, now),
+        data: notice.outcome.data,
+      });
+      if (parsed.success) events.push(parsed.data);
+    }
+    if (events.length > 0) {
+      try {
+        await sending.log.append(events);
+      } catch (error) {
+        if (error instanceof EventLogUnavailableError) {
+          throw httpError(
+            503,
+            'Event log unavailable: nothing was queued, retry later',
+            { code: 'LOG_UNAVAILABLE' },
+            { 'retry-after': '5' },
+          );
+        }
+        throw error;
+      }
+    }
+    return { received: notices.length, applied: events.length, ignored: notices.length - events.length };
+  }
+
+  const route = (
+    provider: ProviderName,
+    summary: string,
+    description: string,
+    handler: (request: FastifyRequest, raw: Buffer, reply: FastifyReply) => Promise<Notice[] | null>,
+  ) =>
+    app.post(
+      `/providers/${provider}`,
+      {
+        // Bodies name recipients: keep them out of request logs.
+        logLevel: 'warn',
+        bodyLimit: PROVIDER_BODY_LIMIT,
+        config: {
+          rateLimit: false,
+          publicCredential:
+            'None: the provider’s signature (or basic auth) over the request is the credential.',
+        },
+        schema: {
+          tags: [TAGS.providers],
+          operationId: `${provider}Notification`,
+          summary,
+          description,
+          response: responses,
+        },
+      },
+      async (request, reply) => {
+        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const notices = await handler(request, raw, reply);
+        return apply(provider, notices ?? []);
+      },
+    );
+
+  if (providers.sesTopicArns && providers.sesTopicArns.length > 0) {
+    const topics = new Set(providers.sesTopicArns);
+    const sns = createSnsVerifier(providers.sns);
+    route(
+      'ses',
+      'Amazon SES notifications (SNS)',
+      'An SNS HTTP(S) subscription of the topics in `SES_TOPIC_ARNS`. The signature is checked against the ' +
+        'certificate at `SigningCertURL`, which must be on `sns.<region>.amazonaws.com` (the topic’s region). ' +
+        'A `SubscriptionConfirmation` is confirmed (its `SubscribeURL`, same host rule). Notifications: Bounce ' +
+        '(Permanent → hard, else soft, with the status and diagnostic), Complaint, Delivery, DeliveryDelay, Open, ' +
+        'Click, Reject (→ `email.failed`); the Tern event id derives from the SNS `MessageId`.',
+      async (_request, raw) => {
+        let body: unknown;
+        try {
+          body = JSON.parse(raw.toString('utf8'));
+        } catch {
+          throw refuse();
+        }
+        const message = parseSnsMessage(body);
+        if (message === null || !(await sns.verify(message, topics))) throw refuse();
+        if (message.Type === 'SubscriptionConfirmation') {
+          try {
+            await sns.confirm(message);
+          } catch {
+            throw httpError(503, 'Could not confirm the subscription: retry later', { code: 'UNAVAILABLE' });
+          }
+          return null;
+        }
+        if (message.Type !== 'Notification') return null;
+        let inner: unknown;
+        try {
+          inner = JSON.parse(message.Message);
+        } catch {
+          return null;
+        }
+        return sesNotices(message.MessageId, inner);
+      },
+    );
+  }
+
+  if (providers.sendgridPublicKey) {
+    const verifier = new EventWebhook();
+    const key = verifier.convertPublicKeyToECDSA(sendgridPem(providers.sendgridPublicKey));
+    route(
+      'sendgrid',
+      'SendGrid Event Webhook',
+      'A signed Event Webhook (`X-Twilio-Email-Event-Webhook-Signature` over the timestamp and the body, ECDSA ' +
+        'with `SENDGRID_WEBHOOK_PUBLIC_KEY`). Events: delivered, deferred, bounce (`blocked` → soft), dropped ' +
+        '(→ `email.failed`), spamreport, open (`sg_machine_open` → `machine: true`), click; the Tern event id ' +
+        'derives from `sg_event_id`.',
+      async (request, raw) => {
+        const signature = header(request, 'x-twilio-email-event-webhook-signature');
+        const timestamp = header(request, 'x-twilio-email-event-webhook-timestamp');
+        let ok = false;
+        try {
+          ok =
+            signature !== undefined &&
+            timestamp !== undefined &&
+            verifier.verifySignature(key, raw.toString('utf8'), signature, timestamp);
+        } catch {
+          ok = false;
+        }
+        if (!ok) throw refuse();
+        return sendgridNotices(parseJson(raw));
+      },
+    );
+  }
+
+  if (providers.postmark) {
+    const { user, password } = providers.postmark;
+    route(
+      'postmark',
+      'Postmark webhooks',
+      'Basic auth (`POSTMARK_WEBHOOK_USER` / `_PASSWORD`, set in the webhook’s URL). Records: Delivery, Bounce ' +
+        '(HardBounce and the like → hard; SoftBounce, Transient, DnsError… → soft), SpamComplaint, Open, Click.',
+      async (request, raw) => {
+        const auth = /^Basic\s+(\S+)$/i.exec(header(request, 'authorization') ?? '')?.[1];
+        const decoded = auth === undefined ? '' : Buffer.from(auth, 'base64').toString('utf8');
+        const colon = decoded.indexOf(':');
+        // Both compared, whatever the first gives: the time says nothing about which was wrong.
+        const userOk = colon >= 0 && sameSecret(decoded.slice(0, colon), user);
+        const passwordOk = colon >= 0 && sameSecret(decoded.slice(colon + 1), password);
+        if (!(userOk && passwordOk)) throw refuse();
+        return postmarkNotices(parseJson(raw));
+      },
+    );
+  }
+
+  if (providers.mailgunSigningKey) {
+    const signingKey = providers.mailgunSigningKey;
+    route(
+      'mailgun',
+      'Mailgun webhooks',
+      'JSON webhooks signed with `MAILGUN_WEBHOOK_SIGNING_KEY` (`signature.signature` = HMAC-SHA256 of ' +
+        '`timestamp` + `token`). Events: delivered, failed (temporary → `email.delayed`, permanent → hard bounce), ' +
+        'complained, opened, clicked; the Tern event id derives from the event’s `id`.',
+      async (_request, raw) => {
+        let body: unknown;
+        try {
+          body = JSON.parse(raw.toString('utf8'));
+        } catch {
+          throw refuse();
+        }
+        const sig = (body as { signature?: Record<string, unknown> } | null)?.signature ?? {};
+        const { timestamp, token, signature } = sig;
+        if (typeof timestamp !== 'string' || typeof token !== 'string' || typeof signature !== 'string')
+          throw refuse();
+        const expected = createHmac('sha256', signingKey)
+          .update(timestamp + token)
+          .digest('hex');
+        if (!sameSecret(expected, signature.toLowerCase())) throw refuse();
+        return mailgunNotices(body);
+      },
+    );
+  }
+
+  if (providers.resendSecret) {
+    const webhook = new Webhook(providers.resendSecret);
+    route(
+      'resend',
+      'Resend webhooks',
+      'Standard Webhooks signed with `RESEND_WEBHOOK_SECRET` (`svix-*` or `webhook-*` headers). Events: ' +
+        'email.delivered, email.delivery_delayed, email.bounced (Transient → soft), email.complained, ' +
+        'email.failed, email.opened, email.clicked; the Tern event id derives from the `svix-id`.',
+      async (request, raw) => {
+        const id = header(request, 'webhook-id') ?? header(request, 'svix-id');
+        const headers = {
+          'webhook-id': id ?? '',
+          'webhook-timestamp':
+            header(request, 'webhook-timestamp') ?? header(request, 'svix-timestamp') ?? '',
+          'webhook-signature':
+            header(request, 'webhook-signature') ?? header(request, 'svix-signature') ?? '',
+        };
+        let body: unknown;
+        try {
+          body = webhook.verify(raw, headers);
+        } catch {
+          throw refuse();
+        }
+        return resendNotices(id ?? '', body);
+      },
+    );
+  }
+};
