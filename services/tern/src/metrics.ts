@@ -51,8 +51,21 @@ export function createMetrics() {
     help: 'Records in the event log not yet committed by the webhook dispatcher',
     registers: [registry],
   });
+  const providerFailing = new Gauge({
+    name: 'sender_provider_failing',
+    help: '1 while the mail provider fails (login, connection, envelope sender…), else 0',
+    registers: [registry],
+  });
+  const providerFaults = new Counter({
+    name: 'sender_provider_faults_total',
+    help: 'Provider transactions that failed for the provider, not the recipient, by step and code',
+    labelNames: ['step', 'code'] as const,
+    registers: [registry],
+  });
   return {
     registry,
+    providerFailing,
+    providerFaults,
     httpDuration,
     eventsIngested,
     batchDuration,

@@ -315,6 +315,7 @@ export async function startRuntime(
     installMetrics(app, metrics, async () => {
       if (projector) metrics.projectorLag.set(await projector.lag());
       if (dispatcher) metrics.dispatcherLag.set(await dispatcher.lag());
+      if (sender) metrics.providerFailing.set(sender.providerHealth().failing ? 1 : 0);
     });
     if (services.has('ingest')) {
       if (!secrets.ingestToken) throw new Error('INGEST_TOKEN is required to run ingest');
@@ -376,6 +377,7 @@ export async function startRuntime(
         requireVerifiedDomain: requireVerifiedDomains,
         tracking: { secret: trackingSecret!, publicUrl },
         logger,
+        onProviderFault: (fault) => metrics.providerFaults.inc({ step: fault.step, code: fault.code }),
         ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
         ...(senderOptions.pollIntervalMs ? { pollIntervalMs: senderOptions.pollIntervalMs } : {}),
         ...(senderOptions.leaseMs ? { leaseMs: senderOptions.leaseMs } : {}),
@@ -383,6 +385,18 @@ export async function startRuntime(
       await sender.start();
       const running = sender;
       closers.unshift(() => running.stop());
+      // A relay that refuses Tern (a wrong password, unreachable, refusing the envelope sender)
+      // makes the instance not ready: its mail is only retried (issue 24 item 13).
+      readiness.push({
+        name: 'mail-provider',
+        check: async () => {
+          const health = running.providerHealth();
+          if (health.failing)
+            throw new NotReadyError(
+              `mail provider failing since ${health.since.toISOString()}: ${health.fault.step} → ${health.fault.code} (${health.faults} in a row)`,
+            );
+        },
+      });
     }
     if (runDispatcher) {
       dispatcher = createDispatcher({
