@@ -76,7 +76,18 @@ export interface Config {
   bounceMxHost: string | undefined;
   /** SPF_INCLUDE: the domain the bounce subdomain's SPF includes; undefined → the relay's own address. */
   spfInclude: string | undefined;
+  /**
+   * TRUST_PROXY, Fastify's `trustProxy`: which proxies' `X-Forwarded-For` gives the client address
+   * (rate limits count per client address). false: none (the socket's peer is the client); true:
+   * every hop; a number: that many hops; a list: the proxies' addresses or CIDR ranges.
+   */
+  trustProxy: TrustProxy;
+  /** After SIGTERM/SIGINT the process exits within this many milliseconds, whatever hangs. */
+  shutdownTimeoutMs: number;
 }
+
+/** Fastify's `trustProxy` as TRUST_PROXY sets it. */
+export type TrustProxy = boolean | number | string[];
 
 /** Fewest bytes of `JWT_SECRET` and `INGEST_TOKEN` in production (HS256 wants ≥ 256 bits). */
 export const MIN_SECRET_BYTES = 32;
@@ -182,6 +193,32 @@ const dnsServersVar = z
     error: 'must be a comma list of ip:port (e.g. 127.0.0.1:5353; [::1]:53 for IPv6)',
   });
 
+// Fastify's trustProxy (proxy-addr): an address, a CIDR range or one of proxy-addr's names.
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+const proxyEntry = (entry: string): boolean => {
+  if (PROXY_NAMES.has(entry)) return true;
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+};
+const trustProxyVar = z
+  .string()
+  .transform((value): TrustProxy => {
+    const v = value.trim();
+    if (/^(true|false)$/i.test(v)) return v.toLowerCase() === 'true';
+    if (/^\d{1,2}$/.test(v)) return Number(v);
+    return v
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
+  })
+  .refine((v) => !Array.isArray(v) || (v.length > 0 && v.every(proxyEntry)), {
+    error:
+      'must be true, false, a number of hops (0..99) or a comma list of proxy addresses or CIDR ranges (e.g. 10.0.0.0/8,loopback)',
+  });
+
 const brokersVar = z
   .string()
   .transform((value) =>
@@ -243,6 +280,8 @@ const envSchema = z.object({
   BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),
   BOUNCE_MX_HOST: hostVar(2).optional(),
   SPF_INCLUDE: hostVar(2).optional(),
+  TRUST_PROXY: trustProxyVar.optional(),
+  SHUTDOWN_TIMEOUT_MS: intVar(1000, 600_000).default(25_000),
 });
 
 /** Every environment variable `loadConfig` reads. */
@@ -326,6 +365,8 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     bounceSubdomain: e.BOUNCE_SUBDOMAIN,
     bounceMxHost: e.BOUNCE_MX_HOST,
     spfInclude: e.SPF_INCLUDE,
+    trustProxy: e.TRUST_PROXY ?? false,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   };
 
   // One way to verify dashboard JWTs: two would make "which key signed this" ambiguous.

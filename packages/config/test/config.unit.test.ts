@@ -43,6 +43,8 @@ describe('loadConfig', () => {
       bounceSubdomain: 'tern-bounces',
       bounceMxHost: undefined,
       spfInclude: undefined,
+      trustProxy: false,
+      shutdownTimeoutMs: 25_000,
     });
   });
 
@@ -75,6 +77,8 @@ describe('loadConfig', () => {
       BOUNCE_SUBDOMAIN: 'Bounces',
       BOUNCE_MX_HOST: 'feedback.tern.example.net.',
       SPF_INCLUDE: 'spf.tern.example.net',
+      TRUST_PROXY: '10.0.0.0/8, loopback,2001:db8::1',
+      SHUTDOWN_TIMEOUT_MS: '5000',
     });
     expect(config).toEqual({
       port: 8080,
@@ -106,6 +110,8 @@ describe('loadConfig', () => {
       bounceSubdomain: 'bounces',
       bounceMxHost: 'feedback.tern.example.net',
       spfInclude: 'spf.tern.example.net',
+      trustProxy: ['10.0.0.0/8', 'loopback', '2001:db8::1'],
+      shutdownTimeoutMs: 5000,
     });
     expect(
       loadConfig({ JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----' })
@@ -346,5 +352,18 @@ describe('loadConfig', () => {
       'Invalid configuration: BOUNCE_MX_HOST must be a host name such as mx.example.com (got "localhost")',
     );
     expect(errorOf(() => loadConfig({ SPF_INCLUDE: 'spf include' })).variables).toEqual(['SPF_INCLUDE']);
+  });
+
+  it('reads TRUST_PROXY as Fastify takes it and SHUTDOWN_TIMEOUT_MS, naming each when wrong', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: 'FALSE' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '127.0.0.1' }).trustProxy).toEqual(['127.0.0.1']);
+    for (const bad of ['proxy.example.com', '10.0.0.0/33', '::1/129', 'yes', ',']) {
+      expect(errorOf(() => loadConfig({ TRUST_PROXY: bad })).variables).toEqual(['TRUST_PROXY']);
+    }
+    expect(errorOf(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '10' })).message).toBe(
+      'Invalid configuration: SHUTDOWN_TIMEOUT_MS must be an integer 1000..600000 (got "10")',
+    );
   });
 });

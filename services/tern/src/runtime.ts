@@ -5,6 +5,7 @@ import {
   createCampaignFanout,
   createRetentionJob,
   createSequenceScheduler,
+  fastifyTrustProxy,
   getTemplate,
   outgoingMailer,
   suppressionCheck,
@@ -276,6 +277,7 @@ export async function startRuntime(
         keyring,
         domains: { domains: domains! },
         domainPolicy: { requireVerified: requireVerifiedDomains },
+        trustProxy: config.trustProxy,
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
       const retention = createRetentionJob({
@@ -308,7 +310,11 @@ export async function startRuntime(
       // The web dashboard (SPEC §18): static files over the same public API, on the same port.
       await app.register(dashboardRoutes, { dir: DASHBOARD_DIR });
     } else {
-      app = Fastify({ loggerInstance: logger as FastifyBaseLogger, requestIdHeader: 'x-request-id' });
+      app = Fastify({
+        loggerInstance: logger as FastifyBaseLogger,
+        requestIdHeader: 'x-request-id',
+        trustProxy: fastifyTrustProxy(config.trustProxy),
+      });
       installErrorHandlers(app);
       registerHealthRoutes(app, readiness);
     }
