@@ -49,6 +49,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createIdleMemoryRelease } from './idle-memory.js';
 import { createMetrics, installMetrics } from './metrics.js';
+import { type CloseOptions, type CloseResult, type Closer, closeInOrder } from './shutdown.js';
 
 export const SERVICES = ['ingest', 'projector', 'api', 'sender', 'dispatcher'] as const;
 export type Service = (typeof SERVICES)[number];
@@ -78,14 +79,33 @@ export interface RuntimeSecrets {
 /** Test and bench knobs of the sender (retry schedule, polling); production uses the defaults. */
 export interface RuntimeOptions {
   sender?: { retryDelaysMs?: readonly number[]; pollIntervalMs?: number; leaseMs?: number };
+  /** Test hook (NODE_ENV=test only, see main.ts): one component's close hangs. */
+  shutdownHang?: ShutdownHang;
+}
+
+/** A component whose close never finishes (`promise`) or blocks the main thread on a futex (`block`). */
+export interface ShutdownHang {
+  component: string;
+  mode: 'promise' | 'block';
+}
+
+function hang(mode: ShutdownHang['mode']): () => Promise<unknown> {
+  return async () => {
+    if (mode === 'block') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+    await new Promise(() => {});
+  };
 }
 
 export interface Runtime {
   app: FastifyInstance;
   url: string;
   stores: { postgres: string; clickhouse: string; eventLog: string };
-  /** Graceful stop: no new requests, in-flight ones finish, the current batch commits, stores close. */
-  close(): Promise<void>;
+  /**
+   * Graceful stop: no new requests, in-flight ones finish, the current batch commits, stores
+   * close — one component after the other; with a deadline, one that does not finish in its share
+   * is left behind (named in the result) and the next is closed.
+   */
+  close(opts?: CloseOptions): Promise<CloseResult>;
 }
 
 /**
@@ -116,7 +136,7 @@ export async function startRuntime(
   checkTopology(config, services);
   const logger = pino({ level: config.logLevel, redact: REDACT_OPTIONS });
   const metrics = createMetrics();
-  const closers: (() => Promise<unknown>)[] = [];
+  const closers: Closer[] = [];
   const readiness: ReadinessCheck[] = [];
 
   let pgStore: PostgresStore | undefined;
@@ -131,14 +151,14 @@ export async function startRuntime(
   let activity = () => {};
   try {
     pgStore = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
-    closers.unshift(() => pgStore!.close());
+    closers.unshift({ name: 'postgres', close: () => pgStore!.close() });
     await migratePostgres(pgStore.pool, MIGRATIONS.postgres);
     const pool = pgStore.pool;
     readiness.push({ name: 'postgres', check: async () => void (await pool.query('SELECT 1')) });
 
     if (services.has('projector') || services.has('api')) {
       chStore = createClickHouse({ clickhouseUrl: config.clickhouseUrl, dataDir: config.dataDir });
-      closers.unshift(() => chStore!.close());
+      closers.unshift({ name: 'clickhouse', close: () => chStore!.close() });
       await migrateClickHouse(chStore.client, MIGRATIONS.clickhouse);
       const ch = chStore.client;
       readiness.push({
@@ -202,7 +222,7 @@ export async function startRuntime(
         await pgLog.ensureSchema();
         log = pgLog;
       }
-      closers.unshift(() => log!.close());
+      closers.unshift({ name: 'event-log', close: () => log!.close() });
       const eventLog = log;
       stream = sealedEventStream(log, keyring);
       readiness.push({ name: 'event-log', check: () => eventLog.ping() });
@@ -240,7 +260,7 @@ export async function startRuntime(
       });
       domains.start();
       const checks = domains;
-      closers.unshift(() => checks.stop());
+      closers.unshift({ name: 'domain-checks', close: () => checks.stop() });
       const maxLifetimeMs = config.jwtMaxLifetimeDays * 24 * 3600 * 1000;
       const jwt = createJwtVerifier(
         secrets.jwtSecret
@@ -260,7 +280,7 @@ export async function startRuntime(
         connection: pgStore.kind === 'pglite' ? 'shared' : 'dedicated',
         logger,
       });
-      closers.unshift(() => readModel.close());
+      closers.unshift({ name: 'read-model-feed', close: () => readModel.close() });
       app = await createApiApp({
         readModel,
         webhooks,
@@ -289,7 +309,7 @@ export async function startRuntime(
         logger,
       });
       retention.start();
-      closers.unshift(async () => retention.stop());
+      closers.unshift({ name: 'retention-job', close: async () => retention.stop() });
       // Campaign fan-out and sequence steps (SPEC §15): durable jobs in Postgres, any number of
       // instances (SKIP LOCKED + leases); their emails take the send path of POST /emails/send
       // (outgoing_emails, then email.queued; the sender does the rest).
@@ -305,8 +325,8 @@ export async function startRuntime(
       const sequences = createSequenceScheduler(bulk);
       fanout.start();
       sequences.start();
-      closers.unshift(() => fanout.stop());
-      closers.unshift(() => sequences.stop());
+      closers.unshift({ name: 'campaign-fanout', close: () => fanout.stop() });
+      closers.unshift({ name: 'sequence-scheduler', close: () => sequences.stop() });
       // The web dashboard (SPEC §18): static files over the same public API, on the same port.
       await app.register(dashboardRoutes, { dir: DASHBOARD_DIR });
     } else {
@@ -349,7 +369,7 @@ export async function startRuntime(
       });
       await projector.start();
       const running = projector;
-      closers.unshift(() => running.stop());
+      closers.unshift({ name: 'projector', close: () => running.stop() });
       // processed_events and the Postgres-table log are pruned past the dedup window (issue 9, item 7).
       const prune = createPruneJob({
         pool,
@@ -359,7 +379,7 @@ export async function startRuntime(
         logger,
       });
       prune.start();
-      closers.unshift(() => prune.stop());
+      closers.unshift({ name: 'prune-job', close: () => prune.stop() });
       // No progress while the log has a lag: /ready says so (issue 9, item 1).
       readiness.push({
         name: 'projector',
@@ -390,7 +410,7 @@ export async function startRuntime(
       });
       await sender.start();
       const running = sender;
-      closers.unshift(() => running.stop());
+      closers.unshift({ name: 'sender', close: () => running.stop() });
       // A relay that refuses Tern (a wrong password, unreachable, refusing the envelope sender)
       // makes the instance not ready: its mail is only retried (issue 24 item 13).
       readiness.push({
@@ -421,7 +441,7 @@ export async function startRuntime(
       });
       await dispatcher.start();
       const running = dispatcher;
-      closers.unshift(() => running.stop());
+      closers.unshift({ name: 'dispatcher', close: () => running.stop() });
     }
     // With the embedded engine, an idle process gives back the memory it does not use (issue 10:
     // idle RSS): glibc's free memory and the pages chDB's library touched once at load.
@@ -440,11 +460,13 @@ export async function startRuntime(
       app.addHook('onRequest', async () => idle.touch());
       activity = () => idle.touch();
       idle.start();
-      closers.unshift(async () => idle.stop());
+      closers.unshift({ name: 'idle-memory-release', close: async () => idle.stop() });
     }
     // The HTTP server stops first (in-flight requests finish), then the dispatcher, sender and
     // projector, then stores.
-    closers.unshift(() => app.close());
+    closers.unshift({ name: 'http', close: () => app.close() });
+    const hung = options.shutdownHang && closers.find((c) => c.name === options.shutdownHang!.component);
+    if (hung) hung.close = hang(options.shutdownHang!.mode);
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -456,7 +478,7 @@ export async function startRuntime(
         clickhouse: chStore ? (chStore.kind === 'chdb' ? 'chDB' : 'ClickHouse server') : 'none',
         eventLog: log ? (config.kafkaBrokers ? 'Kafka' : 'Postgres-table') : 'none',
       },
-      close: () => closeAll(closers),
+      close: (opts) => closeAll(closers, opts),
     };
   } catch (error) {
     await closeAll(closers);
@@ -464,12 +486,7 @@ export async function startRuntime(
   }
 }
 
-async function closeAll(closers: (() => Promise<unknown>)[]): Promise<void> {
-  for (const close of closers.splice(0)) {
-    try {
-      await close();
-    } catch {
-      // Closing goes on: every store gets its chance to close.
-    }
-  }
+async function closeAll(closers: Closer[], opts: CloseOptions = {}): Promise<CloseResult> {
+  const result = await closeInOrder(closers.splice(0), opts);
+  return result;
 }
