@@ -68,6 +68,11 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
       'query API requests per credential (else per client address) per minute; `0` turns the limit off',
     default: '1200',
   },
+  SEND_RATE_PER_SECOND: {
+    meaning:
+      'emails per second a tenant’s mail is handed to the provider at most, unless its settings name a `sendRatePerSecond`; `0` = unlimited (SPEC §23, [sending](docs/sending.md))',
+    default: '`0`, `100` with `NODE_ENV=production`',
+  },
   WEBHOOK_ALLOW_PRIVATE: {
     meaning: 'webhook URLs may be `http://` and reach loopback/private/link-local addresses',
     default: '`true`, `false` with `NODE_ENV=production`',
@@ -152,6 +157,11 @@ export const TOOL_VARIABLES = {
     default: 'unset',
   },
   TERN_BASE_URL: { meaning: 'the SDK: base URL when `init()` is given none', default: 'unset' },
+  TERN_TEST_SHUTDOWN_HANG: {
+    meaning:
+      "test hook of `test/e2e/shutdown.e2e.test.ts`: `<component>:<promise|block>` makes that component's close hang; read only with `NODE_ENV=test`, ignored otherwise",
+    default: 'unset',
+  },
 } as const satisfies Record<string, VariableDoc>;
 
 function escapeCell(text: string): string {

@@ -35,6 +35,8 @@ export interface Config {
   retentionDays: number;
   /** Query API requests per credential per minute; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** SPEC §23: a tenant's default send rate (emails/s handed to the provider); 0 = unlimited. */
+  sendRatePerSecond: number;
   /** Webhook URLs may be http:// and reach loopback/private/link-local addresses (SPEC §17). */
   webhookAllowPrivate: boolean;
   /**
@@ -91,6 +93,9 @@ export type TrustProxy = boolean | number | string[];
 
 /** Fewest bytes of `JWT_SECRET` and `INGEST_TOKEN` in production (HS256 wants ≥ 256 bits). */
 export const MIN_SECRET_BYTES = 32;
+
+/** SPEC §23: a tenant's send rate in production when neither its settings nor SEND_RATE_PER_SECOND name one. */
+export const DEFAULT_PRODUCTION_SEND_RATE = 100;
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 export type NodeEnv = (typeof NODE_ENVS)[number];
@@ -257,6 +262,7 @@ const envSchema = z.object({
   TRACKING_SECRET: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
+  SEND_RATE_PER_SECOND: intVar(0, 1_000_000).optional(),
   WEBHOOK_ALLOW_PRIVATE: boolVar.optional(),
   WEBHOOK_SECRETS_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   ENCRYPTION_KEY: z
@@ -349,6 +355,9 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     trackingSecret: e.TRACKING_SECRET,
     retentionDays: e.RETENTION_DAYS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    // SPEC §23: unlimited in development, DEFAULT_PRODUCTION_SEND_RATE with NODE_ENV=production.
+    sendRatePerSecond:
+      e.SEND_RATE_PER_SECOND ?? (e.NODE_ENV === 'production' ? DEFAULT_PRODUCTION_SEND_RATE : 0),
     // SPEC §2: private targets are allowed in development, refused with NODE_ENV=production.
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV !== 'production',
     webhookSecretsKey: e.WEBHOOK_SECRETS_KEY,

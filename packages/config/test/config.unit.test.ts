@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/index.js';
+import { ConfigError, DEFAULT_PRODUCTION_SEND_RATE, loadConfig } from '../src/index.js';
 
 function errorOf(fn: () => unknown): ConfigError {
   try {
@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       ingestToken: undefined,
       retentionDays: 90,
       rateLimitPerMinute: 1200,
+      sendRatePerSecond: 0,
       webhookAllowPrivate: true,
       webhookSecretsKey: undefined,
       publicUrl: undefined,
@@ -62,6 +63,7 @@ describe('loadConfig', () => {
       INGEST_TOKEN: 'token-token-token',
       RETENTION_DAYS: '30',
       RATE_LIMIT_PER_MINUTE: '0',
+      SEND_RATE_PER_SECOND: '25',
       WEBHOOK_ALLOW_PRIVATE: 'false',
       WEBHOOK_SECRETS_KEY: 'a-webhook-secrets-key',
       ENCRYPTION_KEY: 'an-encryption-key-of-32-bytes-or-more',
@@ -95,6 +97,7 @@ describe('loadConfig', () => {
       ingestToken: 'token-token-token',
       retentionDays: 30,
       rateLimitPerMinute: 0,
+      sendRatePerSecond: 25,
       webhookAllowPrivate: false,
       webhookSecretsKey: 'a-webhook-secrets-key',
       encryptionKey: 'an-encryption-key-of-32-bytes-or-more',
@@ -226,6 +229,8 @@ describe('loadConfig', () => {
     expect(config.encryptionKey).toBe(LONG);
     expect(config.trackingSecret).toBe('tracking-secret-0123456789');
     expect(config.webhookSecretsKey).toBe('webhook-secrets-key-0123456789');
+    // SPEC §23: a documented send rate per tenant in production, unlimited elsewhere.
+    expect(config.sendRatePerSecond).toBe(DEFAULT_PRODUCTION_SEND_RATE);
   });
 
   it('names WEBHOOK_SECRETS_KEY alone when it is the only production secret missing', () => {

@@ -74,6 +74,22 @@ const scheduledAt = z.iso
   .datetime({ offset: true, error: 'scheduledAt must be an ISO 8601 date-time with offset' })
   .meta({ description: 'When to send (future, ≤ 30 days ahead).', example: '2026-06-20T09:00:00Z' });
 
+/** SPEC §23: the campaign's pace; its emails fall due 60 000 / rate ms apart. */
+export const MAX_SEND_RATE_PER_MINUTE = 1_000_000;
+const sendRatePerMinute = z
+  .number({ error: `sendRatePerMinute must be an integer from 1 to ${MAX_SEND_RATE_PER_MINUTE}` })
+  .int({ error: `sendRatePerMinute must be an integer from 1 to ${MAX_SEND_RATE_PER_MINUTE}` })
+  .min(1, { error: `sendRatePerMinute must be an integer from 1 to ${MAX_SEND_RATE_PER_MINUTE}` })
+  .max(MAX_SEND_RATE_PER_MINUTE, {
+    error: `sendRatePerMinute must be an integer from 1 to ${MAX_SEND_RATE_PER_MINUTE}`,
+  })
+  .meta({
+    description:
+      'Emails of this campaign handed to the provider per minute at most (SPEC §23); absent or null: as fast ' +
+      'as the tenant’s send rate allows.',
+    example: 600,
+  });
+
 export const createCampaignBodySchema = z
   .strictObject({
     name,
@@ -81,6 +97,7 @@ export const createCampaignBodySchema = z
     audience: audienceNameSchema,
     ...content,
     scheduledAt: scheduledAt.optional(),
+    sendRatePerMinute: sendRatePerMinute.nullable().optional(),
   })
   .superRefine((body, ctx) => {
     const problem = contentProblem(body);
@@ -109,6 +126,7 @@ export const updateCampaignBodySchema = z
     html: part('html', '<p>Hi {{firstName}}</p>').nullable().optional(),
     text: part('text', 'Hi {{firstName}}').nullable().optional(),
     scheduledAt: scheduledAt.nullable().optional(),
+    sendRatePerMinute: sendRatePerMinute.nullable().optional(),
   })
   .meta({
     description: 'Fields to change (null clears an optional one); the result must still have content.',
@@ -174,6 +192,11 @@ export const campaignSchema = z
       .meta({ description: 'draft → scheduled → sending → sent, or cancelled.' }),
     scheduledAt: z.string().nullable().meta({ description: 'ISO 8601, or null.' }),
     sentAt: z.string().nullable().meta({ description: 'When the fan-out finished (ISO 8601), or null.' }),
+    sendRatePerMinute: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'The campaign’s pace in emails per minute, or null (unpaced).' }),
     createdAt: z.string().meta({ description: 'ISO 8601.' }),
     updatedAt: z.string().meta({ description: 'ISO 8601.' }),
     stats: mailStatsSchema,
@@ -193,6 +216,7 @@ export const campaignSchema = z
         status: 'sent',
         scheduledAt: null,
         sentAt: '2026-06-15T12:00:02.000Z',
+        sendRatePerMinute: null,
         createdAt: '2026-06-15T11:58:00.000Z',
         updatedAt: '2026-06-15T12:00:02.000Z',
         stats: EXAMPLE_STATS,

@@ -28,6 +28,8 @@ export interface Campaign {
   status: CampaignStatus;
   scheduledAt: string | null;
   sentAt: string | null;
+  /** The campaign's pace in emails per minute (SPEC §23), or null (as fast as the tenant's send rate allows). */
+  sendRatePerMinute: number | null;
   createdAt: string;
   updatedAt: string;
   stats: MailStats;
@@ -45,6 +47,8 @@ export interface CreateCampaignParams {
   text?: string;
   /** ISO 8601; the campaign waits as `scheduled` until then once sent. */
   scheduledAt?: string;
+  /** At most this many of its emails handed to the provider per minute (SPEC §23). */
+  sendRatePerMinute?: number;
 }
 
 /** Fields to change while draft; `null` clears an optional one. */

@@ -21,6 +21,11 @@ export interface NewSend {
   dueAt: Date;
   scheduledAt: Date | null;
   projectId: string | null;
+  /**
+   * Campaign or sequence mail (SPEC §23): claimed after every tenant's transactional mail that is
+   * due. Default false (POST /emails/send|batch, SMTP submission).
+   */
+  bulk?: boolean;
 }
 
 /**
@@ -55,9 +60,10 @@ export async function enqueueSends(
     }),
   );
   const { rows } = await pool.query<{ id: string }>(
-    `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, scheduled_at, project_id, created_at, updated_at)
-     SELECT $1, i, 'awaiting_log', d, m, s, p, $7, $7
-       FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[], $5::timestamptz[], $6::text[]) AS u(i, d, m, s, p)
+    `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, scheduled_at, project_id, bulk, created_at, updated_at)
+     SELECT $1, i, 'awaiting_log', d, m, s, p, b, $7, $7
+       FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[], $5::timestamptz[], $6::text[], $8::boolean[])
+            AS u(i, d, m, s, p, b)
      ON CONFLICT (tenant_id, id) DO NOTHING
      RETURNING id`,
     [
@@ -68,6 +74,7 @@ export async function enqueueSends(
       sends.map((s) => s.scheduledAt),
       sends.map((s) => s.projectId),
       at,
+      sends.map((s) => s.bulk === true),
     ],
   );
   try {

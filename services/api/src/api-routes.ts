@@ -38,6 +38,8 @@ export interface ApiRoutesOptions {
   now?: () => Date;
   /** Server default retention in days (RETENTION_DAYS). */
   retentionDays: number;
+  /** Server default send rate per tenant (SEND_RATE_PER_SECOND); default 0 = unlimited. */
+  sendRatePerSecond?: number;
   /** How long an instance trusts a looked-up API key; bounds how late it sees a revocation elsewhere. ≤ 5000. */
   keyCacheTtlMs?: number;
   /** How often key uses are written to `last_used_at`. Default 10 s. */
@@ -246,6 +248,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     keys,
     now,
     retentionDays: opts.retentionDays,
+    sendRatePerSecond: opts.sendRatePerSecond ?? 0,
     readModel: createReadContexts(opts.pool, opts.readModel),
     webhooks: opts.webhooks,
     domainPolicy: opts.domainPolicy,

@@ -26,6 +26,8 @@ export interface ApiDeps {
   now?: () => Date;
   /** Server default retention in days (RETENTION_DAYS). */
   retentionDays: number;
+  /** Server default send rate per tenant (SEND_RATE_PER_SECOND); default 0 = unlimited. */
+  sendRatePerSecond?: number;
   /** API key cache TTL (default 2000 ms, at most 5000). */
   keyCacheTtlMs?: number;
   /** How often key uses are written to `last_used_at` (default 10 s; also on close). */
@@ -142,6 +144,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ch: deps.ch,
     jwt: deps.jwt,
     retentionDays: deps.retentionDays,
+    ...(deps.sendRatePerSecond !== undefined ? { sendRatePerSecond: deps.sendRatePerSecond } : {}),
     ...(deps.trackingSecret !== undefined ? { trackingSecret: deps.trackingSecret } : {}),
     ...(deps.importMaxBytes !== undefined ? { importMaxBytes: deps.importMaxBytes } : {}),
     ...(deps.now ? { now: deps.now } : {}),

@@ -66,6 +66,29 @@ export async function getRetentionOverride(pool: pg.Pool, tenantId: string): Pro
   return rows[0]?.retention_days ?? null;
 }
 
+/** The tenant's send rate (SPEC §23), or null for the server default. */
+export async function getSendRate(pool: pg.Pool, tenantId: string): Promise<number | null> {
+  const { rows } = await pool.query<{ send_rate_per_second: number | null }>(
+    'SELECT send_rate_per_second FROM tenant_settings WHERE tenant_id = $1',
+    [tenantId],
+  );
+  return rows[0]?.send_rate_per_second ?? null;
+}
+
+export async function setSendRate(
+  pool: pg.Pool,
+  tenantId: string,
+  sendRatePerSecond: number | null,
+  at: Date,
+): Promise<void> {
+  await pool.query(
+    `INSERT INTO tenant_settings (tenant_id, send_rate_per_second, updated_at) VALUES ($1, $2, $3)
+     ON CONFLICT (tenant_id) DO UPDATE
+       SET send_rate_per_second = EXCLUDED.send_rate_per_second, updated_at = EXCLUDED.updated_at`,
+    [tenantId, sendRatePerSecond, at],
+  );
+}
+
 export async function setRetentionOverride(
   pool: pg.Pool,
   tenantId: string,

@@ -15,6 +15,8 @@ export interface ApiRouteDeps {
   now: () => Date;
   /** Server default retention (RETENTION_DAYS); a tenant may override it. */
   retentionDays: number;
+  /** Server default send rate per tenant (SEND_RATE_PER_SECOND, SPEC §23); 0 = unlimited. */
+  sendRatePerSecond: number;
   /** A tenant's retention, freshness and memo versions; told of the changes routes commit. */
   readModel: ReadContexts;
   /** Secret sealing and URL policy of `/webhooks*`; the routes exist only when it is given. */

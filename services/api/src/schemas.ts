@@ -510,14 +510,38 @@ const trackingSchema = trackingSettingsSchema.meta({
     'Open and click tracking of sent mail (SPEC §11): a pixel and rewritten links. Default both on.',
 });
 
+/** SPEC §23: the tenant's send rate. */
+export const MAX_SEND_RATE_PER_SECOND = 1_000_000;
+const sendRateError = `sendRatePerSecond must be an integer from 1 to ${MAX_SEND_RATE_PER_SECOND}, or null`;
+const sendRatePerSecondSchema = z
+  .number({ error: sendRateError })
+  .int({ error: sendRateError })
+  .min(1, { error: sendRateError })
+  .max(MAX_SEND_RATE_PER_SECOND, { error: sendRateError })
+  .nullable()
+  .meta({
+    description:
+      'Emails per second the tenant’s mail is handed to the provider at most (SPEC §23); null = the server ' +
+      'default (SEND_RATE_PER_SECOND, `defaultSendRatePerSecond`).',
+  });
+
 export const tenantSettingsSchema = z
-  .strictObject({ retentionDays: retentionDaysSchema.optional(), tracking: trackingSchema.optional() })
-  .refine((b) => b.retentionDays !== undefined || b.tracking !== undefined, {
-    error: 'retentionDays or tracking is required',
+  .strictObject({
+    retentionDays: retentionDaysSchema.optional(),
+    tracking: trackingSchema.optional(),
+    sendRatePerSecond: sendRatePerSecondSchema.optional(),
   })
+  .refine(
+    (b) => b.retentionDays !== undefined || b.tracking !== undefined || b.sendRatePerSecond !== undefined,
+    { error: 'retentionDays, tracking or sendRatePerSecond is required' },
+  )
   .meta({
     description: 'Fields left out keep their value.',
-    examples: [{ retentionDays: 30 }, { tracking: { opens: false, clicks: true } }],
+    examples: [
+      { retentionDays: 30 },
+      { tracking: { opens: false, clicks: true } },
+      { sendRatePerSecond: 20 },
+    ],
   });
 
 export const tenantSettingsResponseSchema = z
@@ -527,8 +551,21 @@ export const tenantSettingsResponseSchema = z
       description: 'The server default (RETENTION_DAYS): the retention while `retentionDays` is null.',
     }),
     tracking: trackingSchema,
+    sendRatePerSecond: sendRatePerSecondSchema,
+    defaultSendRatePerSecond: z.number().int().meta({
+      description:
+        'The server default (SEND_RATE_PER_SECOND) while `sendRatePerSecond` is null; 0 = unlimited.',
+    }),
   })
   .meta({
     description: 'The tenant’s settings.',
-    examples: [{ retentionDays: 30, defaultRetentionDays: 90, tracking: { opens: true, clicks: true } }],
+    examples: [
+      {
+        retentionDays: 30,
+        defaultRetentionDays: 90,
+        tracking: { opens: true, clicks: true },
+        sendRatePerSecond: null,
+        defaultSendRatePerSecond: 100,
+      },
+    ],
   });

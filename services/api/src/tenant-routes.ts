@@ -5,7 +5,7 @@ import type { ApiKeyRecord } from './api-key-store.js';
 import type { AuthConfig } from './credentials.js';
 import { getTracking, setTracking } from './emails/store.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';
-import { getRetentionOverride, setRetentionOverride } from './pg-queries.js';
+import { getRetentionOverride, getSendRate, setRetentionOverride, setSendRate } from './pg-queries.js';
 import { getProject } from './projects/store.js';
 import type { ApiRouteDeps } from './route-deps.js';
 import {
@@ -52,6 +52,8 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
     retentionDays: await getRetentionOverride(deps.pool, tenantId),
     defaultRetentionDays: deps.retentionDays,
     tracking: await getTracking(deps.pool, tenantId),
+    sendRatePerSecond: await getSendRate(deps.pool, tenantId),
+    defaultSendRatePerSecond: deps.sendRatePerSecond,
   });
 
   app.post(
@@ -177,8 +179,8 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
         operationId: 'putTenantSettings',
         summary: 'Change tenant settings',
         description:
-          'Sets the retention override (1..3650 days, or null for the server default) and/or open and click ' +
-          'tracking. A shorter retention hides older logs and analytics at once; the retention job deletes them ' +
+          'Sets the retention override (1..3650 days, or null for the server default), open and click ' +
+          'tracking and/or the send rate (emails per second handed to the provider, or null for the server default). A shorter retention hides older logs and analytics at once; the retention job deletes them ' +
           'later. Fields left out keep their value.',
         security: DASHBOARD_ONLY,
         params: tenantParamsSchema,
@@ -193,7 +195,7 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
       },
     },
     async (request) => {
-      const { retentionDays, tracking } = request.body;
+      const { retentionDays, tracking, sendRatePerSecond } = request.body;
       const tenantId = request.params.id;
       if (retentionDays !== undefined) {
         await setRetentionOverride(deps.pool, tenantId, retentionDays, deps.now());
@@ -203,6 +205,10 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
       if (tracking !== undefined) {
         await setTracking(deps.pool, tenantId, tracking, deps.now());
         request.log.info({ tracking }, 'tenant tracking changed');
+      }
+      if (sendRatePerSecond !== undefined) {
+        await setSendRate(deps.pool, tenantId, sendRatePerSecond, deps.now());
+        request.log.info({ sendRatePerSecond }, 'tenant send rate changed');
       }
       return settingsOf(tenantId);
     },

@@ -353,6 +353,8 @@ describe('GET /tenants/:id/settings', () => {
         retentionDays: null,
         defaultRetentionDays: DEFAULT_RETENTION_DAYS,
         tracking: { opens: true, clicks: true },
+        sendRatePerSecond: null,
+        defaultSendRatePerSecond: 0,
       });
       await app.inject({
         method: 'PUT',
@@ -364,6 +366,8 @@ describe('GET /tenants/:id/settings', () => {
         retentionDays: 7,
         defaultRetentionDays: DEFAULT_RETENTION_DAYS,
         tracking: { opens: true, clicks: true },
+        sendRatePerSecond: null,
+        defaultSendRatePerSecond: 0,
       });
     });
 
@@ -415,6 +419,8 @@ describe('PUT /tenants/:id/settings', () => {
           retentionDays,
           defaultRetentionDays: DEFAULT_RETENTION_DAYS,
           tracking: { opens: true, clicks: true },
+          sendRatePerSecond: null,
+          defaultSendRatePerSecond: 0,
         });
         const { rows } = await stores.pool.query(
           'SELECT retention_days FROM tenant_settings WHERE tenant_id = $1',
@@ -423,9 +429,38 @@ describe('PUT /tenants/:id/settings', () => {
         expect(rows[0].retention_days).toBe(retentionDays);
       }
     });
+
+    it('sets and clears the send rate (SPEC §23), keeping the other settings', async () => {
+      const tenant = `settings-rate-${run}`;
+      const admin = bearer(jwtFor(clock, tenant, 'admin'));
+      expect((await put(tenant, { retentionDays: 9 }, admin)).statusCode).toBe(200);
+      const set = await put(tenant, { sendRatePerSecond: 20 }, admin);
+      expect(set.statusCode, set.body).toBe(200);
+      expect(set.json()).toMatchObject({
+        retentionDays: 9,
+        sendRatePerSecond: 20,
+        defaultSendRatePerSecond: 0,
+      });
+      const { rows } = await stores.pool.query(
+        'SELECT send_rate_per_second FROM tenant_settings WHERE tenant_id = $1',
+        [tenant],
+      );
+      expect(rows[0].send_rate_per_second).toBe(20);
+      const cleared = await put(tenant, { sendRatePerSecond: null }, admin);
+      expect(cleared.json()).toMatchObject({ retentionDays: 9, sendRatePerSecond: null });
+    });
   });
 
   describe('400', () => {
+    it.each([{ sendRatePerSecond: 0 }, { sendRatePerSecond: 2.5 }, { sendRatePerSecond: '10' }])(
+      '%j',
+      async (payload) => {
+        const res = await put(A, payload);
+        expect(res.statusCode).toBe(400);
+        expect(res.json().message).toMatch(/sendRatePerSecond must be an integer/);
+      },
+    );
+
     it.each([
       { retentionDays: 0 },
       { retentionDays: 3651 },

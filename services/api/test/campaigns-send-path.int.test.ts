@@ -78,4 +78,53 @@ describe('campaign fan-out into outgoing_emails', () => {
     );
     expect(logged.rows[0]!.n).toBe(5);
   });
+
+  it('a campaign with sendRatePerMinute gets due times 60 000 / rate ms apart, across chunks and a redo (SPEC §23); its mail is bulk', async () => {
+    const T = `${A}-paced`;
+    for (let i = 0; i < 5; i++) {
+      await insertContact(
+        stores.pool,
+        T,
+        { id: newResourceId('contact'), email: `q${i}@example.com`, audiences: ['news'] },
+        clock.now(),
+      );
+    }
+    const id = newResourceId('campaign');
+    await stores.pool.query(
+      `INSERT INTO campaigns (tenant_id, id, name, from_address, audience, subject, text, status,
+                              send_rate_per_minute, created_at, updated_at)
+       VALUES ($1, $2, 'n', 'news@acme.test', 'news', 'Hi', 'Hi', 'sending', 120, $3, $3)`,
+      [T, id, clock.now()],
+    );
+    const mailer = outgoingMailer(stores.pool, { append: (events) => project(stores, events) });
+    const fanout = createCampaignFanout({
+      pool: stores.pool,
+      mailer,
+      now: clock.now,
+      publicUrl: 'http://127.0.0.1:3000',
+      trackingSecret: TRACKING_SECRET,
+      chunkSize: 2,
+    });
+    const start = clock.now().getTime();
+    expect(await fanout.runOnce()).toBe(5);
+    const rows = async () =>
+      (
+        await stores.pool.query<{ due_at: Date; bulk: boolean }>(
+          `SELECT due_at, bulk FROM outgoing_emails WHERE tenant_id = $1 ORDER BY due_at`,
+          [T],
+        )
+      ).rows;
+    const first = await rows();
+    // 120 per minute: 500 ms apart, the chunks (2, 2, 1) continuing one another.
+    expect(first.map((r) => r.due_at.getTime() - start)).toEqual([0, 500, 1000, 1500, 2000]);
+    expect(first.every((r) => r.bulk)).toBe(true);
+    // A redo (the worker died before its cursor moved) keeps each email's due time.
+    await stores.pool.query(
+      `UPDATE campaigns SET status = 'sending', fanout_cursor = NULL, next_due_at = NULL WHERE tenant_id = $1 AND id = $2`,
+      [T, id],
+    );
+    clock.advance(10_000);
+    await fanout.runOnce();
+    expect((await rows()).map((r) => r.due_at.getTime() - start)).toEqual([0, 500, 1000, 1500, 2000]);
+  });
 });

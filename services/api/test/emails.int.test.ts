@@ -708,6 +708,8 @@ describe('tracking', () => {
       retentionDays: null,
       defaultRetentionDays: 90,
       tracking: { opens: false, clicks: false },
+      sendRatePerSecond: null,
+      defaultSendRatePerSecond: 0,
     });
     const bad = await world.app.inject({
       method: 'PUT',

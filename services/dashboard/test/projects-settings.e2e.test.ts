@@ -203,15 +203,19 @@ describe('projects, the project switcher and settings, in Chromium', () => {
     expect(await retention.evaluate((el) => (el as HTMLInputElement).validity.rangeUnderflow)).toBe(true);
     expect(w.calls.filter((c) => c.startsWith('PUT '))).toEqual([]);
     await w.page.getByLabel(/Keep logs and analytics/).fill('30');
+    await expect.poll(() => w.page.getByTestId('rate-now').textContent()).toBe('unlimited');
+    await w.page.getByLabel(/Emails handed to the provider per second/).fill('25');
     await w.page.getByRole('button', { name: 'Save settings' }).click();
     await w.page.getByRole('status').getByText('Saved.').waitFor();
     expect(await api(tern, `/tenants/${tern.tenant}/settings`)).toEqual({
       retentionDays: 30,
       defaultRetentionDays: before.defaultRetentionDays,
       tracking: { opens: false, clicks: true },
+      sendRatePerSecond: 25,
+      defaultSendRatePerSecond: 0,
     });
     await expect.poll(() => w.page.getByTestId('retention-now').textContent()).toBe('30 days');
-    expect(await w.page.getByTestId('send-limits').count()).toBe(1);
+    await expect.poll(() => w.page.getByTestId('rate-now').textContent()).toBe('25 per second');
     await checkPage(w, 'settings');
     await w.page.close();
 
@@ -222,6 +226,8 @@ describe('projects, the project switcher and settings, in Chromium', () => {
     expect(await m.page.getByLabel('Track clicks').isChecked()).toBe(true);
     expect(await m.page.getByLabel(/Keep logs and analytics/).inputValue()).toBe('30');
     expect(await m.page.getByLabel('Track opens').isDisabled()).toBe(true);
+    expect(await m.page.getByLabel(/Emails handed to the provider per second/).inputValue()).toBe('25');
+    expect(await m.page.getByLabel(/Emails handed to the provider per second/).isDisabled()).toBe(true);
     expect(await m.page.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
     await checkPage(m, 'settings-member');
     expect(m.calls.filter((c) => c.startsWith('PUT '))).toEqual([]);

@@ -314,4 +314,8 @@ export interface TenantSettings {
   retentionDays: number | null;
   defaultRetentionDays: number;
   tracking: { opens: boolean; clicks: boolean };
+  /** SPEC §23: emails per second handed to the provider at most; null = the server default. */
+  sendRatePerSecond: number | null;
+  /** The server default (SEND_RATE_PER_SECOND); 0 = unlimited. */
+  defaultSendRatePerSecond: number;
 }

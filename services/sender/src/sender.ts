@@ -69,6 +69,11 @@ export interface SenderOptions {
   onProviderFault?: (fault: ProviderFault) => void;
   /** While the provider is failing, how often its `check()` is asked whether it works again. Default 30 s. */
   providerCheckIntervalMs?: number;
+  /**
+   * SPEC §23: emails per second a tenant's mail is handed to the provider at most, when its
+   * settings name no `sendRatePerSecond` (SEND_RATE_PER_SECOND). 0 or absent: unlimited.
+   */
+  defaultSendRatePerSecond?: number;
   now?: () => Date;
   logger?: SenderLogger;
 }
@@ -99,6 +104,7 @@ type ClaimedRow = {
   id: string;
   attempts: number;
   message: StoredMessage;
+  bulk: boolean;
 };
 
 const silent: SenderLogger = { info() {}, warn() {}, error() {} };
@@ -136,6 +142,7 @@ export function createSender(opts: SenderOptions): Sender {
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
   const leaseMs = opts.leaseMs ?? 120_000;
   const concurrency = opts.concurrency ?? 32;
+  const defaultRate = opts.defaultSendRatePerSecond ?? 0;
   const publicUrl = opts.tracking.publicUrl.replace(/\/+$/, '');
   const messageIdDomain = opts.messageIdDomain ?? (new URL(publicUrl).hostname || 'tern');
 
@@ -183,7 +190,11 @@ export function createSender(opts: SenderOptions): Sender {
     return rowCount ?? 0;
   }
 
-  async function claim(limit: number): Promise<ClaimedRow[]> {
+  /**
+   * Claims due rows (SPEC §23): transactional mail of every tenant ahead of campaign and sequence
+   * mail, then by due time; tenants whose send rate is used up for this second are left out.
+   */
+  async function claim(limit: number, exhausted: ReadonlySet<string>): Promise<ClaimedRow[]> {
     const at = now();
     return claimDue<ClaimedRow>(
       opts.pool,
@@ -191,14 +202,102 @@ export function createSender(opts: SenderOptions): Sender {
         table: 'outgoing_emails',
         alias: 'o',
         keys: ['tenant_id', 'id'],
-        due: `(state = 'pending' AND due_at <= $1) OR (state = 'sending' AND lease_until < $1)`,
-        orderBy: 'due_at',
+        due: `((state = 'pending' AND due_at <= $1) OR (state = 'sending' AND lease_until < $1))
+              AND NOT (tenant_id = ANY($4::text[]))`,
+        orderBy: 'bulk, due_at',
         limit: '$3',
         set: `state = 'sending', attempts = o.attempts + 1, lease_until = $2, updated_at = $1`,
-        returning: 'o.tenant_id, o.id, o.attempts, o.message',
+        returning: 'o.tenant_id, o.id, o.attempts, o.message, o.bulk',
       },
-      [at, new Date(at.getTime() + leaseMs), limit],
+      [at, new Date(at.getTime() + leaseMs), limit, [...exhausted]],
     );
+  }
+
+  /**
+   * The claimed rows the tenants' send rates allow this second (SPEC §23). The allowance is a
+   * counter per tenant and second shared by every sender instance; rows past it go back to the
+   * due-list (unclaimed, due at the next second) and their tenants join `exhausted`.
+   */
+  async function withinRate(rows: ClaimedRow[], exhausted: Set<string>): Promise<ClaimedRow[]> {
+    const tenants = [...new Set(rows.map((r) => r.tenant_id))];
+    const { rows: rates } = await opts.pool.query<{ tenant_id: string; rate: number }>(
+      `SELECT t.tenant_id, COALESCE(s.send_rate_per_second, $2::int) AS rate
+         FROM unnest($1::text[]) AS t(tenant_id)
+         LEFT JOIN tenant_settings s ON s.tenant_id = t.tenant_id`,
+      [tenants, defaultRate],
+    );
+    const limited = new Map(rates.filter((r) => r.rate > 0).map((r) => [r.tenant_id, r.rate]));
+    if (limited.size === 0) return rows;
+    const at = now();
+    const second = new Date(Math.floor(at.getTime() / 1000) * 1000);
+    const wanted = new Map<string, number>();
+    for (const r of rows)
+      if (limited.has(r.tenant_id)) wanted.set(r.tenant_id, (wanted.get(r.tenant_id) ?? 0) + 1);
+    const ids = [...wanted.keys()];
+    const granted = new Map<string, number>();
+    const client = await opts.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO send_rate_counters (tenant_id, second, sent)
+         SELECT t, $2, 0 FROM unnest($1::text[]) AS t ON CONFLICT DO NOTHING`,
+        [ids, second],
+      );
+      const { rows: used } = await client.query<{ tenant_id: string; sent: number }>(
+        `SELECT tenant_id, sent FROM send_rate_counters WHERE second = $2 AND tenant_id = ANY($1::text[])
+          ORDER BY tenant_id FOR UPDATE`,
+        [ids, second],
+      );
+      for (const u of used) {
+        const want = wanted.get(u.tenant_id) ?? 0;
+        granted.set(u.tenant_id, Math.max(0, Math.min(want, (limited.get(u.tenant_id) ?? 0) - u.sent)));
+      }
+      await client.query(
+        `UPDATE send_rate_counters c SET sent = c.sent + g.n
+           FROM unnest($1::text[], $3::int[]) AS g(t, n) WHERE c.tenant_id = g.t AND c.second = $2`,
+        [ids, second, ids.map((t) => granted.get(t) ?? 0)],
+      );
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+    const keep: ClaimedRow[] = [];
+    const back: ClaimedRow[] = [];
+    // Transactional rows first within a tenant (the claim returns them in no particular order).
+    const ordered = [...rows].sort((a, b) => Number(a.bulk) - Number(b.bulk));
+    for (const r of ordered) {
+      if (!limited.has(r.tenant_id)) keep.push(r);
+      else {
+        const left = granted.get(r.tenant_id) ?? 0;
+        if (left > 0) {
+          granted.set(r.tenant_id, left - 1);
+          keep.push(r);
+        } else {
+          back.push(r);
+          exhausted.add(r.tenant_id);
+        }
+      }
+    }
+    if (back.length > 0) {
+      await opts.pool.query(
+        `UPDATE outgoing_emails o
+            SET state = 'pending', attempts = o.attempts - 1, lease_until = NULL, due_at = $3, updated_at = $4
+           FROM unnest($1::text[], $2::text[]) AS r(t, i)
+          WHERE o.tenant_id = r.t AND o.id = r.i AND o.state = 'sending'`,
+        [back.map((r) => r.tenant_id), back.map((r) => r.id), new Date(second.getTime() + 1000), at],
+      );
+    }
+    return keep;
+  }
+
+  /** Counters of seconds long past. */
+  async function pruneRateCounters(): Promise<void> {
+    await opts.pool.query('DELETE FROM send_rate_counters WHERE second < $1', [
+      new Date(now().getTime() - 60_000),
+    ]);
   }
 
   /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */
@@ -217,26 +316,48 @@ export function createSender(opts: SenderOptions): Sender {
     }
   }
 
-  async function finish(
-    row: ClaimedRow,
-    state: 'done' | 'pending',
-    dueAt: Date | null,
-    error: string | null,
-  ) {
-    await opts.pool.query(
-      `UPDATE outgoing_emails SET state = $3, due_at = COALESCE($4, due_at), lease_until = NULL,
-              last_error = $5, updated_at = $6
-        WHERE tenant_id = $1 AND id = $2 AND state = 'sending'`,
-      [row.tenant_id, row.id, state, dueAt, error, now()],
-    );
+  /** What one attempt ends with: its events and the row's next state. */
+  interface Outcome {
+    row: ClaimedRow;
+    events: DeliveryEvent[];
+    state: 'done' | 'pending';
+    dueAt: Date | null;
+    error: string | null;
+    /** The message went to the provider: its outcome counts only while the claim is still ours. */
+    handed: boolean;
   }
 
-  async function stillMine(row: ClaimedRow): Promise<boolean> {
-    const { rowCount } = await opts.pool.query(
-      `SELECT 1 FROM outgoing_emails WHERE tenant_id = $1 AND id = $2 AND state = 'sending' AND attempts = $3`,
-      [row.tenant_id, row.id, row.attempts],
+  /** The rows still claimed by this attempt (same `attempts`, still `sending`), as `tenant\u0000id`. */
+  async function stillMine(rows: readonly ClaimedRow[]): Promise<Set<string>> {
+    if (rows.length === 0) return new Set();
+    const { rows: mine } = await opts.pool.query<{ tenant_id: string; id: string }>(
+      `SELECT o.tenant_id, o.id FROM outgoing_emails o
+         JOIN unnest($1::text[], $2::text[], $3::int[]) AS q(t, i, a)
+           ON o.tenant_id = q.t AND o.id = q.i AND o.attempts = q.a
+        WHERE o.state = 'sending'`,
+      [rows.map((r) => r.tenant_id), rows.map((r) => r.id), rows.map((r) => r.attempts)],
     );
-    return (rowCount ?? 0) > 0;
+    return new Set(mine.map((r) => `${r.tenant_id}\u0000${r.id}`));
+  }
+
+  /** Marks the rows of a round done or due again, in one statement. */
+  async function finish(outcomes: readonly Outcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    await opts.pool.query(
+      `UPDATE outgoing_emails o
+          SET state = f.state, due_at = COALESCE(f.due, o.due_at), lease_until = NULL, last_error = f.err,
+              updated_at = $6
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) AS f(t, i, state, due, err)
+        WHERE o.tenant_id = f.t AND o.id = f.i AND o.state = 'sending'`,
+      [
+        outcomes.map((o) => o.row.tenant_id),
+        outcomes.map((o) => o.row.id),
+        outcomes.map((o) => o.state),
+        outcomes.map((o) => o.dueAt),
+        outcomes.map((o) => o.error),
+        now(),
+      ],
+    );
   }
 
   async function tenantTracking(tenantId: string): Promise<TrackingSettings> {
@@ -278,6 +399,7 @@ export function createSender(opts: SenderOptions): Sender {
   async function build(
     row: ClaimedRow,
     signing: Signing | null,
+    trackingOf: (tenantId: string) => Promise<TrackingSettings>,
   ): Promise<RenderedMessage | { error: string }> {
     const m = row.message;
     let parts = { subject: m.subject ?? '', html: m.html ?? null, text: m.text ?? null };
@@ -294,7 +416,7 @@ export function createSender(opts: SenderOptions): Sender {
       );
     }
     if (parts.html !== null) {
-      const tracking = await tenantTracking(row.tenant_id);
+      const tracking = await trackingOf(row.tenant_id);
       parts.html = applyTracking(parts.html, tracking, {
         secret: opts.tracking.secret,
         publicUrl,
@@ -347,25 +469,34 @@ export function createSender(opts: SenderOptions): Sender {
     }
   }
 
-  async function handle(row: ClaimedRow): Promise<void> {
+  /** One email's attempt: checks, composing, the provider; what it ends with (nothing written yet). */
+  async function attempt(
+    row: ClaimedRow,
+    trackingOf: (tenantId: string) => Promise<TrackingSettings>,
+  ): Promise<Outcome> {
+    const done = (events: DeliveryEvent[], error: string | null, handed = false): Outcome => ({
+      row,
+      events,
+      state: 'done',
+      dueAt: null,
+      error,
+      handed,
+    });
     if (row.message.erased === true) {
-      await append([outcomesOf(row).suppressed({ reason: 'recipient erased' })]);
-      await finish(row, 'done', null, 'recipient erased');
-      return;
+      return done([outcomesOf(row).suppressed({ reason: 'recipient erased' })], 'recipient erased');
     }
     const to = parseMailbox(row.message.to)?.address ?? row.message.to;
     if (await opts.isSuppressed(opts.pool, row.tenant_id, to)) {
-      await append([outcomesOf(row).suppressed({ reason: 'suppressed' })]);
-      await finish(row, 'done', null, 'suppressed');
-      return;
+      return done([outcomesOf(row).suppressed({ reason: 'suppressed' })], 'suppressed');
     }
     const signed = await signingOf(row);
     const signing = 'signing' in signed ? signed.signing : null;
-    const message = 'error' in signed ? signed : await build(row, signing);
+    const message = 'error' in signed ? signed : await build(row, signing, trackingOf);
     if ('error' in message) {
-      await append(eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true));
-      await finish(row, 'done', null, message.error);
-      return;
+      return done(
+        eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true),
+        message.error,
+      );
     }
     let result: ProviderResult;
     try {
@@ -383,22 +514,61 @@ export function createSender(opts: SenderOptions): Sender {
     }
     noteProvider(result);
     const finalTry = row.attempts > retryDelays.length;
-    if (!(await stillMine(row))) {
+    const events = eventsFor(row, opts.provider.name, result, finalTry);
+    if (result.kind === 'delayed' && !finalTry) {
+      const wait = result.retryAfterMs ?? retryDelays[row.attempts - 1] ?? 60_000;
+      return {
+        row,
+        events,
+        state: 'pending',
+        dueAt: new Date(now().getTime() + wait),
+        error: result.reason,
+        handed: true,
+      };
+    }
+    return done(events, result.kind === 'sent' ? null : result.reason, true);
+  }
+
+  /**
+   * One claim round: every attempt, then their outcomes in one append and the rows in one update.
+   * A crash before the append repeats the round's provider transactions (the same Message-IDs), as
+   * a crash mid-send always could; after it, the consumer's duplicates change nothing.
+   */
+  async function round(rows: readonly ClaimedRow[]): Promise<void> {
+    const tracking = new Map<string, Promise<TrackingSettings>>();
+    const trackingOf = (tenantId: string) => {
+      let t = tracking.get(tenantId);
+      if (t === undefined) {
+        t = tenantTracking(tenantId);
+        tracking.set(tenantId, t);
+      }
+      return t;
+    };
+    const settled = await Promise.allSettled(rows.map((row) => attempt(row, trackingOf)));
+    const outcomes: Outcome[] = [];
+    for (const r of settled) {
+      if (r.status === 'fulfilled') outcomes.push(r.value);
+      else
+        logger.error(
+          { err: r.reason },
+          'sender: email not finished; its lease will expire and it is retried',
+        );
+    }
+    const handed = outcomes.filter((o) => o.handed);
+    const mine = await stillMine(handed.map((o) => o.row));
+    const kept = outcomes.filter((o) => {
+      if (!o.handed || mine.has(`${o.row.tenant_id}\u0000${o.row.id}`)) return true;
       // The provider took longer than the lease: another instance claimed the email again and
       // owns its outcome. Appending ours too would put two answers on one timeline.
       logger.warn(
-        { emailId: row.id, attempt: row.attempts },
+        { emailId: o.row.id, attempt: o.row.attempts },
         'sender: lease lost while sending; outcome dropped',
       );
-      return;
-    }
-    await append(eventsFor(row, opts.provider.name, result, finalTry));
-    if (result.kind === 'delayed' && !finalTry) {
-      const wait = result.retryAfterMs ?? retryDelays[row.attempts - 1] ?? 60_000;
-      await finish(row, 'pending', new Date(now().getTime() + wait), result.reason);
-    } else {
-      await finish(row, 'done', null, result.kind === 'sent' ? null : result.reason);
-    }
+      return false;
+    });
+    const events = kept.flatMap((o) => o.events);
+    if (events.length > 0) await append(events);
+    await finish(kept);
   }
 
   /** Cancelled rows whose email.cancelled did not reach the log (the API answered, then crashed or the log failed). */
@@ -429,20 +599,16 @@ export function createSender(opts: SenderOptions): Sender {
   async function runOnce(): Promise<number> {
     await checkProvider();
     if (sweeps % 20 === 0) await sweepCancelling();
+    if (sweeps % 120 === 0) await pruneRateCounters();
     if (sweeps % 1200 === 0) await pruneIdempotencyKeys();
     sweeps++;
     let handled = 0;
+    const exhausted = new Set<string>();
     for (;;) {
-      const rows = await claim(concurrency);
-      if (rows.length === 0) return handled;
-      const results = await Promise.allSettled(rows.map((row) => handle(row)));
-      for (const r of results) {
-        if (r.status === 'rejected')
-          logger.error(
-            { err: r.reason },
-            'sender: email not finished; its lease will expire and it is retried',
-          );
-      }
+      const claimed = await claim(concurrency, exhausted);
+      if (claimed.length === 0) return handled;
+      const rows = await withinRate(claimed, exhausted);
+      await round(rows);
       handled += rows.length;
     }
   }

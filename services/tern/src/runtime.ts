@@ -289,6 +289,7 @@ export async function startRuntime(
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
+        sendRatePerSecond: config.sendRatePerSecond,
         rateLimit:
           config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
         logger,
@@ -404,6 +405,7 @@ export async function startRuntime(
         tracking: { secret: trackingSecret!, publicUrl },
         logger,
         onProviderFault: (fault) => metrics.providerFaults.inc({ step: fault.step, code: fault.code }),
+        defaultSendRatePerSecond: config.sendRatePerSecond,
         ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
         ...(senderOptions.pollIntervalMs ? { pollIntervalMs: senderOptions.pollIntervalMs } : {}),
         ...(senderOptions.leaseMs ? { leaseMs: senderOptions.leaseMs } : {}),

@@ -21,6 +21,8 @@ export interface BulkMail {
   templateId: string | null;
   tags: string[];
   headers: Record<string, string>;
+  /** When it may be handed to the provider (a paced campaign, SPEC §23); default: when enqueued. */
+  dueAt?: Date;
 }
 
 /**

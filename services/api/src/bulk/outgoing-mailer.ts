@@ -17,9 +17,10 @@ const asSend = (m: BulkMail, at: Date): NewSend => ({
   },
   subject: m.subject,
   templateId: m.templateId,
-  dueAt: at,
+  dueAt: m.dueAt ?? at,
   scheduledAt: null,
   projectId: null,
+  bulk: true,
 });
 
 /**

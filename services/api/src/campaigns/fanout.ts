@@ -24,6 +24,9 @@ import { type CampaignRow, campaignSource } from './store.js';
  *   ours). The email id is derived from (tenant, campaign, contact): a chunk done twice produces
  *   the same ids, which the log, the projection and the sender drop.
  * - **finish**: a short chunk ends it: `sent`, `sent_at`.
+ * - **pace** (SPEC §23): a campaign with `send_rate_per_minute` gives its emails due times
+ *   `60 000 / rate` ms apart, continuing from `next_due_at`, which moves with the cursor (a redone
+ *   chunk gets the same times; its rows exist already and keep theirs).
  *
  * Memory is one chunk; a kill at any point repeats at most the chunk in flight, without effect.
  */
@@ -92,6 +95,8 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
       text: c.text,
     });
     let cursor = c.fanout_cursor;
+    let nextDue = c.next_due_at;
+    const spacingMs = c.send_rate_per_minute === null ? null : 60_000 / c.send_rate_per_minute;
     let total = 0;
     for (;;) {
       const { rows } = await pool.query<Recipient>(
@@ -107,9 +112,10 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
         [c.tenant_id, c.audience, c.snapshot_at, cursor, source, chunkSize],
       );
       const at = now();
+      const base = nextDue === null || nextDue < at ? at : nextDue;
       if (rows.length > 0 && content !== null) {
-        const mails = rows.map((r) =>
-          composeMail({
+        const mails = rows.map((r, i) => ({
+          ...composeMail({
             tenantId: c.tenant_id,
             id: derivedEmailId(c.tenant_id, source, r.id),
             from: c.from_address,
@@ -121,7 +127,8 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
             publicUrl: opts.publicUrl,
             trackingSecret: opts.trackingSecret,
           }),
-        );
+          ...(spacingMs === null ? {} : { dueAt: new Date(base.getTime() + Math.floor(i * spacingMs)) }),
+        }));
         await pool.query(
           `INSERT INTO bulk_emails (tenant_id, email_id, source, step, contact_id, created_at)
            SELECT $1, e, $2, 0, ct, $3 FROM unnest($4::text[], $5::text[]) AS u(e, ct)
@@ -133,16 +140,17 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
       }
       const done = rows.length < chunkSize;
       const last = rows.at(-1)?.id ?? cursor;
+      if (spacingMs !== null) nextDue = new Date(base.getTime() + Math.floor(rows.length * spacingMs));
       const { rowCount } = await pool.query(
         done
           ? `UPDATE campaigns SET fanout_cursor = $3, status = 'sent', sent_at = $4, lease_owner = NULL,
                     lease_until = NULL, updated_at = $4
               WHERE tenant_id = $1 AND id = $2 AND lease_owner = $5 AND status = 'sending'`
-          : `UPDATE campaigns SET fanout_cursor = $3, lease_until = $6, updated_at = $4
+          : `UPDATE campaigns SET fanout_cursor = $3, lease_until = $6, next_due_at = $7, updated_at = $4
               WHERE tenant_id = $1 AND id = $2 AND lease_owner = $5 AND status = 'sending'`,
         done
           ? [c.tenant_id, c.id, last, at, owner]
-          : [c.tenant_id, c.id, last, at, owner, new Date(at.getTime() + leaseMs)],
+          : [c.tenant_id, c.id, last, at, owner, new Date(at.getTime() + leaseMs), nextDue],
       );
       // Lease lost (this worker stalled past it and another took over): stop, the other goes on.
       if ((rowCount ?? 0) === 0) return total;

@@ -110,6 +110,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
           html: b.html ?? null,
           text: b.text ?? null,
           scheduledAt: b.scheduledAt === undefined ? null : new Date(b.scheduledAt),
+          sendRatePerMinute: b.sendRatePerMinute ?? null,
         },
         deps.now(),
       );

@@ -22,12 +22,14 @@ export interface CampaignRow {
   snapshot_at: Date | null;
   fanout_cursor: string | null;
   sent_at: Date | null;
+  send_rate_per_minute: number | null;
+  next_due_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const COLUMNS = `tenant_id, id, name, from_address, audience, template_id, subject, html, text, status,
-  scheduled_at, snapshot_at, fanout_cursor, sent_at, created_at, updated_at`;
+  scheduled_at, snapshot_at, fanout_cursor, sent_at, send_rate_per_minute, next_due_at, created_at, updated_at`;
 
 export const campaignSource = (id: string) => `campaign:${id}`;
 
@@ -44,6 +46,7 @@ function toCampaign(r: CampaignRow, stats: MailStats): Campaign {
     status: r.status,
     scheduledAt: r.scheduled_at?.toISOString() ?? null,
     sentAt: r.sent_at?.toISOString() ?? null,
+    sendRatePerMinute: r.send_rate_per_minute,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
     stats,
@@ -69,6 +72,8 @@ export interface NewCampaign {
   html: string | null;
   text: string | null;
   scheduledAt: Date | null;
+  /** SPEC §23; absent = unpaced. */
+  sendRatePerMinute?: number | null;
 }
 
 export async function insertCampaign(
@@ -79,10 +84,23 @@ export async function insertCampaign(
 ): Promise<Campaign> {
   const { rows } = await db.query<CampaignRow>(
     `INSERT INTO campaigns (tenant_id, id, name, from_address, audience, template_id, subject, html, text,
-                            status, scheduled_at, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'draft', $10, $11, $11)
+                            status, scheduled_at, send_rate_per_minute, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'draft', $10, $12, $11, $11)
      RETURNING ${COLUMNS}`,
-    [tenantId, c.id, c.name, c.from, c.audience, c.templateId, c.subject, c.html, c.text, c.scheduledAt, at],
+    [
+      tenantId,
+      c.id,
+      c.name,
+      c.from,
+      c.audience,
+      c.templateId,
+      c.subject,
+      c.html,
+      c.text,
+      c.scheduledAt,
+      at,
+      c.sendRatePerMinute ?? null,
+    ],
   );
   return toCampaign(rows[0]!, { ...ZERO_STATS });
 }
@@ -147,6 +165,7 @@ export async function updateDraft(
     html: 'html',
     text: 'text',
     scheduledAt: 'scheduled_at',
+    sendRatePerMinute: 'send_rate_per_minute',
   } as const;
   for (const [field, col] of Object.entries(column) as [keyof typeof column, string][]) {
     const value = patch[field];

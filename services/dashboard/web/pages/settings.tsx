@@ -13,7 +13,7 @@ export function SettingsPage({ session }: { session: Session }) {
   const admin = isAdmin(session);
   const path = `/tenants/${encodeURIComponent(session.tenantId)}/settings`;
   const settings = useLoad(() => get<TenantSettings>(path).then((r) => r.body), [path]);
-  const [form, setForm] = useState<{ opens: boolean; clicks: boolean; retention: string }>();
+  const [form, setForm] = useState<{ opens: boolean; clicks: boolean; retention: string; rate: string }>();
   const save = useActionError();
   const [saved, setSaved] = useState(false);
 
@@ -24,6 +24,7 @@ export function SettingsPage({ session }: { session: Session }) {
         opens: s.tracking.opens,
         clicks: s.tracking.clicks,
         retention: s.retentionDays === null ? '' : String(s.retentionDays),
+        rate: s.sendRatePerSecond === null ? '' : String(s.sendRatePerSecond),
       });
   }, [settings.data]);
 
@@ -37,8 +38,20 @@ export function SettingsPage({ session }: { session: Session }) {
       save.setError('Retention must be a whole number of days from 1 to 3650, or empty for the default.');
       return;
     }
+    const rateText = form.rate.trim();
+    const rate = rateText === '' ? null : Number(rateText);
+    if (rate !== null && !(Number.isInteger(rate) && rate >= 1 && rate <= 1_000_000)) {
+      save.setError(
+        'The send rate must be a whole number of emails per second from 1 to 1000000, or empty for the default.',
+      );
+      return;
+    }
     const ok = await save.run(() =>
-      put(path, { retentionDays: days, tracking: { opens: form.opens, clicks: form.clicks } }),
+      put(path, {
+        retentionDays: days,
+        tracking: { opens: form.opens, clicks: form.clicks },
+        sendRatePerSecond: rate,
+      }),
     );
     if (ok) {
       setSaved(true);
@@ -104,13 +117,30 @@ export function SettingsPage({ session }: { session: Session }) {
               ). A shorter period hides older emails at once; the retention job deletes them later.
             </p>
           </fieldset>
-          {/*
-            Sending limits: the tenant's send rate limit arrives with the throughput work (SPEC §23).
-            Its field goes in this fieldset, read from and saved with the same settings answer.
-          */}
-          <fieldset disabled data-testid="send-limits">
+          <fieldset disabled={!admin} data-testid="send-limits">
             <legend>Sending limits</legend>
-            <p class="muted">This Tern has no per-tenant send rate limit to set yet.</p>
+            <label for="set-rate">Emails handed to the provider per second, at most</label>
+            <input
+              id="set-rate"
+              type="number"
+              inputMode="numeric"
+              min={1}
+              max={1000000}
+              placeholder={`${defaultRate(settings.data.defaultSendRatePerSecond)} (server default)`}
+              aria-describedby="set-rate-help"
+              value={form.rate}
+              onInput={(e) => setForm({ ...form, rate: e.currentTarget.value })}
+            />
+            <p class="muted" id="set-rate-help">
+              Empty: the server default, {defaultRate(settings.data.defaultSendRatePerSecond)} (now{' '}
+              <span data-testid="rate-now">
+                {settings.data.sendRatePerSecond === null
+                  ? defaultRate(settings.data.defaultSendRatePerSecond)
+                  : `${settings.data.sendRatePerSecond} per second`}
+              </span>
+              ). Emails past it wait for the next second; password resets and other single sends go ahead of
+              campaign and sequence mail.
+            </p>
           </fieldset>
           <Alert message={save.error} />
           {saved && (
@@ -124,3 +154,6 @@ export function SettingsPage({ session }: { session: Session }) {
     </Page>
   );
 }
+
+/** The server default send rate in words (0 = unlimited). */
+const defaultRate = (n: number) => (n === 0 ? 'unlimited' : `${n} per second`);
