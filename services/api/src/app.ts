@@ -67,6 +67,10 @@ export interface ApiDeps {
    * rate limits count per client address). Default false: the socket's peer is the client.
    */
   trustProxy?: boolean | number | string[];
+  /** PUBLIC_URL: the OpenAPI document's `servers`. */
+  publicUrl?: string;
+  /** The process also mounts `POST /events` (ingest): the document declares its tag and security scheme. */
+  documentIngest?: boolean;
 }
 
 /**
@@ -138,7 +142,10 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
       },
     ],
   );
-  await registerApiDocs(app);
+  await registerApiDocs(app, {
+    ...(deps.publicUrl ? { serverUrl: deps.publicUrl } : {}),
+    ...(deps.documentIngest ? { ingest: true } : {}),
+  });
   await app.register(apiRoutes, {
     pool: deps.pool,
     ch: deps.ch,

@@ -85,7 +85,8 @@ export function installMetrics(app: FastifyInstance, metrics: Metrics, refresh?:
       .labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode))
       .observe(reply.elapsedTime / 1000);
   });
-  app.get('/metrics', { logLevel: 'warn' }, async (_request, reply) => {
+  // An operations endpoint, like /health and /ready: not part of the API's OpenAPI document.
+  app.get('/metrics', { logLevel: 'warn', schema: { hide: true } }, async (_request, reply) => {
     await refresh?.().catch(() => undefined);
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();

@@ -299,6 +299,8 @@ export async function startRuntime(
         domains: { domains: domains! },
         domainPolicy: { requireVerified: requireVerifiedDomains },
         trustProxy: config.trustProxy,
+        publicUrl,
+        documentIngest: services.has('ingest'),
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
       const retention = createRetentionJob({
