@@ -33,3 +33,42 @@ export function redactSecrets(text: string): string {
     .replace(JWT_IN_TEXT, REDACT_CENSOR)
     .replace(API_KEY_IN_TEXT, `$1${REDACT_CENSOR}`);
 }
+
+/** What an address in a logged URL is replaced with. */
+export const ADDRESS_CENSOR = '[address]';
+const HAS_ADDRESS = /@|%40/i;
+
+/**
+ * A request URL fit for a log line: every path segment and query value holding an email address
+ * (`@`, or `%40` encoded) is replaced by `[address]` — `DELETE /suppressions/a%40b.test` logs
+ * `/suppressions/[address]` (no personal datum in logs).
+ */
+export function redactAddressesInUrl(url: string): string {
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const redactedPath = path
+    .split('/')
+    .map((segment) => (HAS_ADDRESS.test(segment) ? ADDRESS_CENSOR : segment))
+    .join('/');
+  if (q === -1) return redactedPath;
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (!HAS_ADDRESS.test(pair)) return pair;
+      return eq === -1 ? ADDRESS_CENSOR : `${pair.slice(0, eq)}=${ADDRESS_CENSOR}`;
+    })
+    .join('&');
+  return `${redactedPath}?${query}`;
+}
+
+/** The request of a log line (Fastify's default fields), its URL without addresses. */
+export function requestLogFields(request: { method: string; url: string; host?: string; ip?: string }) {
+  return {
+    method: request.method,
+    url: redactAddressesInUrl(request.url),
+    host: request.host,
+    remoteAddress: request.ip,
+  };
+}

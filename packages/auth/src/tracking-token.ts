@@ -1,10 +1,20 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
 /**
- * Tracking tokens (SPEC §11): `base64url(JSON payload) . base64url(HMAC-SHA256)` keyed with
- * TRACKING_SECRET. The payload names the kind (open or click), tenant, email and, for a click,
- * the destination URL; altering any byte of it breaks the signature, so a click can only
- * redirect where the sender signed (no open redirect).
+ * Tracking tokens (SPEC §11), keyed with TRACKING_SECRET. A token names the kind (open or click),
+ * tenant, email and, for a click, the destination URL; altering any byte of it makes it invalid,
+ * so a click can only redirect where the sender signed (no open redirect).
+ *
+ * - **v2** (what the sender writes): `base64url(0x02 ‖ nonce ‖ AES-256-GCM(payload) ‖ tag)` —
+ *   opaque (a proxy log or a reader sees neither the tenant, the email id nor the URL) and about
+ *   45 characters shorter than v1. The GCM tag authenticates; the nonce is derived from the
+ *   payload (synthetic IV), so the same link always gets the same token and the key derivation
+ *   can be pinned by a fixed expected token.
+ * - **v1** (mail already sent before v2): `base64url(JSON payload) . base64url(HMAC-SHA256)`,
+ *   still accepted so no link already in an inbox breaks; `signLegacyTrackingToken` writes one.
+ *
+ * Both parse strictly: only canonical base64url, nothing appended (a `=` or any other character
+ * after a genuine token makes it a different, invalid token), at most 8 192 characters.
  */
 export type TrackingPayload =
   | { kind: 'open'; tenantId: string; emailId: string }
@@ -12,43 +22,131 @@ export type TrackingPayload =
 
 type Wire = { k: 'o' | 'c'; t: string; e: string; u?: string };
 
+/** Longest token accepted (the router's MAX_PARAM_LENGTH). */
+export const MAX_TRACKING_TOKEN_LENGTH = 8192;
+
+const V2 = 2;
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+/** Only http(s) destinations redirect: anything else (javascript:, data:, relative) is refused. */
+const HTTP_URL = /^https?:\/\//i;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
 const mac = (secret: string, body: string) =>
   createHmac('sha256', secret).update(`tern-tracking.${body}`).digest();
 
+interface V2Keys {
+  enc: Buffer;
+  nonce: Buffer;
+}
+const v2KeyCache = new Map<string, V2Keys>();
+
+function v2Keys(secret: string): V2Keys {
+  let keys = v2KeyCache.get(secret);
+  if (keys === undefined) {
+    const derive = (label: string) =>
+      Buffer.from(hkdfSync('sha256', secret, 'tern', `tern/tracking/v2/${label}`, 32));
+    keys = { enc: derive('enc'), nonce: derive('nonce') };
+    // One secret per process in practice; the bound only keeps a misuse from growing memory.
+    if (v2KeyCache.size > 16) v2KeyCache.clear();
+    v2KeyCache.set(secret, keys);
+  }
+  return keys;
+}
+
+/** Decodes canonical base64url only: `Buffer.from` skips junk and spare bits, which would make tokens malleable. */
+function strictBase64url(text: string): Buffer | null {
+  if (!BASE64URL.test(text)) return null;
+  const bytes = Buffer.from(text, 'base64url');
+  return bytes.toString('base64url') === text ? bytes : null;
+}
+
+function toWire(payload: TrackingPayload): Wire {
+  return payload.kind === 'open'
+    ? { k: 'o', t: payload.tenantId, e: payload.emailId }
+    : { k: 'c', t: payload.tenantId, e: payload.emailId, u: payload.url };
+}
+
+function fromWire(wire: Partial<Wire>, kind: TrackingPayload['kind']): TrackingPayload | null {
+  if (typeof wire.t !== 'string' || typeof wire.e !== 'string') return null;
+  if (kind === 'open' && wire.k === 'o') return { kind, tenantId: wire.t, emailId: wire.e };
+  if (kind === 'click' && wire.k === 'c' && typeof wire.u === 'string' && HTTP_URL.test(wire.u)) {
+    return { kind, tenantId: wire.t, emailId: wire.e, url: wire.u };
+  }
+  return null;
+}
+
+/** A v2 (opaque) token: what the sender puts in mail. */
 export function signTrackingToken(secret: string, payload: TrackingPayload): string {
-  const wire: Wire =
-    payload.kind === 'open'
-      ? { k: 'o', t: payload.tenantId, e: payload.emailId }
-      : { k: 'c', t: payload.tenantId, e: payload.emailId, u: payload.url };
-  const body = Buffer.from(JSON.stringify(wire)).toString('base64url');
+  const { enc, nonce: nonceKey } = v2Keys(secret);
+  const wire = toWire(payload);
+  const plaintext = Buffer.from(
+    JSON.stringify([wire.k, wire.t, wire.e, ...(wire.u === undefined ? [] : [wire.u])]),
+  );
+  const nonce = createHmac('sha256', nonceKey).update(plaintext).digest().subarray(0, NONCE_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', enc, nonce);
+  const sealed = Buffer.concat([
+    Buffer.from([V2]),
+    nonce,
+    cipher.update(plaintext),
+    cipher.final(),
+    cipher.getAuthTag(),
+  ]);
+  return sealed.toString('base64url');
+}
+
+/** A v1 token (`payload.signature`), as mail sent before v2 carries; verified for compatibility. */
+export function signLegacyTrackingToken(secret: string, payload: TrackingPayload): string {
+  const body = Buffer.from(JSON.stringify(toWire(payload))).toString('base64url');
   return `${body}.${mac(secret, body).toString('base64url')}`;
 }
 
-/** The payload of a genuine token of that kind, else null (forged, altered, malformed). */
+function openV1(secret: string, token: string): Partial<Wire> | null {
+  const dot = token.indexOf('.');
+  if (dot <= 0 || dot !== token.lastIndexOf('.')) return null;
+  const body = token.slice(0, dot);
+  const signature = strictBase64url(token.slice(dot + 1));
+  if (signature === null || !BASE64URL.test(body)) return null;
+  const expected = mac(secret, body);
+  if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return null;
+  try {
+    const wire: unknown = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    return typeof wire === 'object' && wire !== null ? (wire as Partial<Wire>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function openV2(secret: string, token: string): Partial<Wire> | null {
+  const raw = strictBase64url(token);
+  if (raw === null || raw.length < 1 + NONCE_BYTES + TAG_BYTES + 1 || raw[0] !== V2) return null;
+  const { enc } = v2Keys(secret);
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', enc, raw.subarray(1, 1 + NONCE_BYTES));
+    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
+    const plaintext = Buffer.concat([
+      decipher.update(raw.subarray(1 + NONCE_BYTES, raw.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
+    const parsed: unknown = JSON.parse(plaintext.toString('utf8'));
+    if (!Array.isArray(parsed) || parsed.length < 3 || parsed.length > 4) return null;
+    const [k, t, e, u] = parsed as unknown[];
+    if (k !== 'o' && k !== 'c') return null;
+    return { k, t, e, u } as Partial<Wire>;
+  } catch {
+    return null;
+  }
+}
+
+/** The payload of a genuine token (v2, or v1 of mail already sent) of that kind, else null. */
 export function verifyTrackingToken(
   secret: string,
   token: string,
   kind: TrackingPayload['kind'],
 ): TrackingPayload | null {
-  if (token.length > 8192) return null;
-  const dot = token.indexOf('.');
-  if (dot <= 0 || dot !== token.lastIndexOf('.')) return null;
-  const body = token.slice(0, dot);
-  const signature = Buffer.from(token.slice(dot + 1), 'base64url');
-  const expected = mac(secret, body);
-  if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return null;
-  let wire: Partial<Wire>;
-  try {
-    wire = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Partial<Wire>;
-  } catch {
-    return null;
-  }
-  if (typeof wire.t !== 'string' || typeof wire.e !== 'string') return null;
-  if (kind === 'open' && wire.k === 'o') return { kind, tenantId: wire.t, emailId: wire.e };
-  if (kind === 'click' && wire.k === 'c' && typeof wire.u === 'string' && /^https?:\/\//i.test(wire.u)) {
-    return { kind, tenantId: wire.t, emailId: wire.e, url: wire.u };
-  }
-  return null;
+  if (token.length > MAX_TRACKING_TOKEN_LENGTH) return null;
+  const wire = token.includes('.') ? openV1(secret, token) : openV2(secret, token);
+  return wire === null ? null : fromWire(wire, kind);
 }
 
 /**

@@ -6,7 +6,9 @@ import {
   isScope,
   missingScopes,
   REDACT_PATHS,
+  redactAddressesInUrl,
   redactSecrets,
+  requestLogFields,
   signDashboardToken,
 } from '../src/index.js';
 
@@ -53,5 +55,26 @@ describe('redaction', () => {
   it('leaves ordinary text alone', () => {
     const text = 'connect ECONNREFUSED 127.0.0.1:5432 at db.internal.example.com; tern_ is the key prefix';
     expect(redactSecrets(text)).toBe(text);
+  });
+});
+
+describe('redactAddressesInUrl', () => {
+  it.each([
+    ['/suppressions/a%40b.test', '/suppressions/[address]'],
+    ['/suppressions/A@B.test', '/suppressions/[address]'],
+    ['/suppressions/a%40b.test/', '/suppressions/[address]/'],
+    ['/contacts?email=a%40b.test&limit=5', '/contacts?email=[address]&limit=5'],
+    ['/contacts?q=a@b&x', '/contacts?q=[address]&x'],
+    ['/x?a%40b', '/x?[address]'],
+    ['/emails/em_1?limit=5', '/emails/em_1?limit=5'],
+    ['/', '/'],
+  ])('%s → %s', (url, logged) => {
+    expect(redactAddressesInUrl(url)).toBe(logged);
+  });
+
+  it('requestLogFields keeps Fastify’s fields, the URL masked', () => {
+    expect(
+      requestLogFields({ method: 'DELETE', url: '/suppressions/a%40b.test', host: 'h', ip: '127.0.0.1' }),
+    ).toEqual({ method: 'DELETE', url: '/suppressions/[address]', host: 'h', remoteAddress: '127.0.0.1' });
   });
 });

@@ -48,6 +48,16 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     meaning: 'bearer token of the sending pipeline on `POST /events` (≥ 32 bytes in production)',
     default: 'dev: generated and printed',
   },
+  METRICS_TOKEN: {
+    meaning:
+      'bearer token of `GET /metrics` (≥ 16 characters): when set, `/metrics` answers only `Authorization: Bearer <token>` (401 otherwise); unset in production → `/metrics` is not served (404)',
+    default: 'unset: public in development, off in production',
+  },
+  OPEN_DEDUP_SECONDS: {
+    meaning:
+      'an open is recorded once per email and reader (address + User-Agent) within this many seconds (0..86400; 0 → every pixel fetch); per process',
+    default: '3600',
+  },
   TRACKING_SECRET: {
     meaning: 'HMAC key of tracking and unsubscribe tokens (≥ 16 characters)',
     default: 'dev: generated and kept',
@@ -93,8 +103,9 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     default: 'unset',
   },
   PUBLIC_URL: {
-    meaning: 'base URL users reach Tern at: dashboard link, tracking and unsubscribe links',
-    default: '`http://127.0.0.1:$PORT`',
+    meaning:
+      'base URL users reach the api at: dashboard link, tracking and unsubscribe links; required in production by a split-mode process that writes links (`--services` with `sender` or `api`: the sender, the api with its campaign fan-out and sequences)',
+    default: 'dev: own address with the api, else `http://127.0.0.1:3000`',
   },
   NODE_ENV: {
     meaning: '`development`, `production` (secrets required, private webhook targets refused) or `test`',

@@ -86,6 +86,10 @@ export interface Config {
   trustProxy: TrustProxy;
   /** After SIGTERM/SIGINT the process exits within this many milliseconds, whatever hangs. */
   shutdownTimeoutMs: number;
+  /** METRICS_TOKEN: bearer token of `GET /metrics`; undefined in production → `/metrics` not served. */
+  metricsToken: string | undefined;
+  /** OPEN_DEDUP_SECONDS: one open counted per email and reader within this window; 0 → every open. */
+  openDedupSeconds: number;
 }
 
 /** Fastify's `trustProxy` as TRUST_PROXY sets it. */
@@ -288,6 +292,8 @@ const envSchema = z.object({
   SPF_INCLUDE: hostVar(2).optional(),
   TRUST_PROXY: trustProxyVar.optional(),
   SHUTDOWN_TIMEOUT_MS: intVar(1000, 600_000).default(25_000),
+  METRICS_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
+  OPEN_DEDUP_SECONDS: intVar(0, 86_400).default(3600),
 });
 
 /** Every environment variable `loadConfig` reads. */
@@ -302,6 +308,7 @@ const SECRET_VARS = new Set([
   'TRACKING_SECRET',
   'WEBHOOK_SECRETS_KEY',
   'ENCRYPTION_KEY',
+  'METRICS_TOKEN',
 ]);
 
 function shownValue(variable: string, raw: string | undefined): string {
@@ -376,6 +383,8 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     spfInclude: e.SPF_INCLUDE,
     trustProxy: e.TRUST_PROXY ?? false,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    metricsToken: e.METRICS_TOKEN,
+    openDedupSeconds: e.OPEN_DEDUP_SECONDS,
   };
 
   // One way to verify dashboard JWTs: two would make "which key signed this" ambiguous.

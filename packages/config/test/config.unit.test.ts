@@ -46,6 +46,8 @@ describe('loadConfig', () => {
       spfInclude: undefined,
       trustProxy: false,
       shutdownTimeoutMs: 25_000,
+      metricsToken: undefined,
+      openDedupSeconds: 3600,
     });
   });
 
@@ -81,6 +83,8 @@ describe('loadConfig', () => {
       SPF_INCLUDE: 'spf.tern.example.net',
       TRUST_PROXY: '10.0.0.0/8, loopback,2001:db8::1',
       SHUTDOWN_TIMEOUT_MS: '5000',
+      METRICS_TOKEN: 'metrics-token-0123456789',
+      OPEN_DEDUP_SECONDS: '600',
     });
     expect(config).toEqual({
       port: 8080,
@@ -115,6 +119,8 @@ describe('loadConfig', () => {
       spfInclude: 'spf.tern.example.net',
       trustProxy: ['10.0.0.0/8', 'loopback', '2001:db8::1'],
       shutdownTimeoutMs: 5000,
+      metricsToken: 'metrics-token-0123456789',
+      openDedupSeconds: 600,
     });
     expect(
       loadConfig({ JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----' })
@@ -343,6 +349,16 @@ describe('loadConfig', () => {
     expect(err.message).toBe(
       'Invalid configuration: WEBHOOK_SECRETS_KEY must be at least 16 characters (value hidden)',
     );
+  });
+
+  it('METRICS_TOKEN needs 16 characters and is never echoed; OPEN_DEDUP_SECONDS is 0..86400', () => {
+    expect(errorOf(() => loadConfig({ METRICS_TOKEN: 'short-token' })).message).toBe(
+      'Invalid configuration: METRICS_TOKEN must be at least 16 characters (value hidden)',
+    );
+    expect(loadConfig({ OPEN_DEDUP_SECONDS: '0' }).openDedupSeconds).toBe(0);
+    expect(errorOf(() => loadConfig({ OPEN_DEDUP_SECONDS: '86401' })).variables).toEqual([
+      'OPEN_DEDUP_SECONDS',
+    ]);
   });
 
   it('checks DNS_SERVERS, BOUNCE_SUBDOMAIN, BOUNCE_MX_HOST and SPF_INCLUDE (SPEC §20), naming each', () => {

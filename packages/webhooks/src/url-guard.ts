@@ -1,5 +1,6 @@
-import { lookup as dnsLookup } from 'node:dns';
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Where webhooks may go (SPEC §17). Without `allowPrivate`, a URL must be `https://` and every
@@ -7,6 +8,12 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
  * multicast, documentation and other special ranges are refused. The same rule runs again inside
  * the socket's DNS lookup at delivery time, so a name that later resolves to an internal address
  * (DNS rebinding) is refused on the connection that would use it.
+ *
+ * An address is allowed only when ipaddr.js classifies it as plain `unicast` (so every special
+ * range it knows is refused: NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4, Teredo, ORCHID,
+ * reserved, …) AND it is in none of the ranges below, AND it is not an IPv4-compatible IPv6
+ * address (`::/96`, e.g. `[::127.0.0.1]`, which ipaddr.js does not name). IPv4-mapped IPv6 is
+ * judged as its IPv4.
  */
 
 const blocked = new BlockList();
@@ -31,7 +38,9 @@ for (const [net, prefix] of [
 for (const [net, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
+  ['::', 96], // IPv4-compatible (deprecated, embeds IPv4: [::127.0.0.1])
   ['64:ff9b::', 96], // NAT64 (embeds IPv4)
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215)
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local (private)
@@ -41,16 +50,23 @@ for (const [net, prefix] of [
   blocked.addSubnet(net, prefix, 'ipv6');
 }
 
-/** True for an address a webhook must not reach (IPv4-mapped IPv6 judged as its IPv4). */
+/** True for an address a webhook must not reach (IPv4-mapped IPv6 judged as its IPv4); non-IP text is refused. */
 export function isForbiddenAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family === 6) {
+  if (family === 4) {
+    if (blocked.check(address, 'ipv4')) return true;
+  } else if (family === 6) {
     const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped?.[1]) return blocked.check(mapped[1], 'ipv4');
-    return blocked.check(address, 'ipv6');
+    if (mapped?.[1] ? blocked.check(mapped[1], 'ipv4') : blocked.check(address, 'ipv6')) return true;
+  } else return true;
+  // The explicit list first: ipaddr.js reads `::a.b.c.d` as IPv4-mapped, which ::/96 above refuses.
+  try {
+    let parsed = ipaddr.parse(address);
+    if (parsed instanceof ipaddr.IPv6 && parsed.isIPv4MappedAddress()) parsed = parsed.toIPv4Address();
+    return parsed.range() !== 'unicast';
+  } catch {
+    return true;
   }
-  return true;
 }
 
 export type ResolveAll = (hostname: string) => Promise<string[]>;
@@ -112,16 +128,24 @@ export class ForbiddenAddressError extends Error {
   readonly code = 'EWEBHOOKFORBIDDEN';
 }
 
+/** The shape of `dns.lookup` with `all: true` that `guardedLookup` resolves through. */
+export type LookupAll = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
 /**
  * A `lookup` for `http.request` that refuses forbidden addresses when private targets are not
  * allowed: the check and the connection use the same resolution, so nothing can rebind between.
+ * Forbidden addresses are dropped; none left (or none at all) → `ForbiddenAddressError`.
+ * `resolve` is the system resolver unless a test passes its own.
  */
-export function guardedLookup(allowPrivate: boolean): LookupFunction {
+export function guardedLookup(allowPrivate: boolean, resolve: LookupAll = dnsLookup): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 0);
-      const list = addresses as unknown as { address: string; family: number }[];
-      const allowed = allowPrivate ? list : list.filter((a) => !isForbiddenAddress(a.address));
+      const allowed = allowPrivate ? addresses : addresses.filter((a) => !isForbiddenAddress(a.address));
       if (allowed.length === 0) {
         return callback(new ForbiddenAddressError('the webhook host resolves to a forbidden address'), '', 0);
       }

@@ -27,6 +27,7 @@ import { suppressionRoutes } from './suppressions/routes.js';
 import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
 import { trackingRoutes } from './tracking/routes.js';
+import { refuseUnstorableInput } from './unstorable-input.js';
 import { unsubscribeRoutes } from './unsubscribe/routes.js';
 import { type WebhookRouteOptions, webhookRoutes } from './webhooks/routes.js';
 
@@ -54,6 +55,8 @@ export interface ApiRoutesOptions {
   webhooks?: WebhookRouteOptions;
   /** TRACKING_SECRET: signs unsubscribe and tracking tokens. Absent: no `/u/:token` nor `/t/*` routes. */
   trackingSecret?: string;
+  /** OPEN_DEDUP_SECONDS: one open per email and reader within this window (default 3600). */
+  openDedupSeconds?: number;
   /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
   importMaxBytes?: number;
   /** Sending and tracking (SPEC §11): mounted only when given (they append to the event log). */
@@ -241,6 +244,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
       throw error;
     }
   });
+  app.addHook('preHandler', refuseUnstorableInput);
 
   const deps: ApiRouteDeps = {
     pool: opts.pool,
@@ -274,7 +278,12 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   await app.register(campaignRoutes, deps);
   await app.register(sequenceRoutes, deps);
   if (opts.trackingSecret !== undefined) {
-    await app.register(unsubscribeRoutes, { ...deps, trackingSecret: opts.trackingSecret });
+    const keyring = opts.keyring;
+    await app.register(unsubscribeRoutes, {
+      ...deps,
+      trackingSecret: opts.trackingSecret,
+      ...(keyring ? { recipientHash: (t: string, e: string) => keyring.recipientHash(t, e) } : {}),
+    });
   }
   if (opts.webhooks) await app.register(webhookRoutes, { ...deps, webhooks: opts.webhooks });
   if (opts.domains) await app.register(domainRoutes, { ...deps, domains: opts.domains });
@@ -285,6 +294,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
         ...deps,
         sending: opts.sending,
         trackingSecret: opts.trackingSecret,
+        ...(opts.openDedupSeconds !== undefined ? { openDedupSeconds: opts.openDedupSeconds } : {}),
       });
     }
   }

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { type JwtVerifier, REDACT_OPTIONS } from '@tern/auth';
+import { type JwtVerifier, REDACT_OPTIONS, requestLogFields } from '@tern/auth';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import type { Keyring } from '@tern/privacy';
 import type { ReadModelFeed } from '@tern/stores';
@@ -44,6 +44,8 @@ export interface ApiDeps {
    * the `/u/:token` and `/t/*` routes are not mounted (the runtime always passes one).
    */
   trackingSecret?: string;
+  /** OPEN_DEDUP_SECONDS: one open per email and reader within this window (default 3600). */
+  openDedupSeconds?: number;
   /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
   importMaxBytes?: number;
   /** Checks of `/ready`; default Postgres and ClickHouse. The all-in-one process adds the event log. */
@@ -95,10 +97,7 @@ function isLoggerInstance(logger: ApiDeps['logger']): logger is FastifyBaseLogge
  * credentials among them are censored by `redact` (REDACT_OPTIONS of @tern/auth), never logged.
  */
 export const requestSerializer = (request: FastifyRequest) => ({
-  method: request.method,
-  url: request.url,
-  host: request.host,
-  remoteAddress: request.ip,
+  ...requestLogFields(request),
   headers: request.headers,
 });
 
@@ -129,6 +128,11 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ? Fastify({ ...common, loggerInstance: deps.logger })
     : Fastify({ ...common, logger: apiLoggerOptions(deps.logger) });
   installErrorHandlers(app);
+  // No answer may be sniffed into another type (a JSON error echoing input rendered as HTML).
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('x-content-type-options', 'nosniff');
+    return payload;
+  });
   registerHealthRoutes(
     app,
     deps.readiness ?? [
@@ -153,6 +157,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     retentionDays: deps.retentionDays,
     ...(deps.sendRatePerSecond !== undefined ? { sendRatePerSecond: deps.sendRatePerSecond } : {}),
     ...(deps.trackingSecret !== undefined ? { trackingSecret: deps.trackingSecret } : {}),
+    ...(deps.openDedupSeconds !== undefined ? { openDedupSeconds: deps.openDedupSeconds } : {}),
     ...(deps.importMaxBytes !== undefined ? { importMaxBytes: deps.importMaxBytes } : {}),
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.keyCacheTtlMs !== undefined ? { keyCacheTtlMs: deps.keyCacheTtlMs } : {}),

@@ -1,4 +1,4 @@
-import { signTrackingToken } from '@tern/auth';
+import { signLegacyTrackingToken, signTrackingToken } from '@tern/auth';
 import type { MailProvider, ProviderResult } from '@tern/sender';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
@@ -651,17 +651,26 @@ describe('tracking', () => {
   it('a forged or altered token → 404, no event, no redirect', async () => {
     const { id, link } = await trackedEmail();
     const token = path(link).slice('/t/c/'.length);
-    const [body64, mac] = token.split('.') as [string, string];
-    const altered = JSON.parse(Buffer.from(body64, 'base64url').toString());
-    altered.u = 'https://evil.example/';
-    const tampered = `${Buffer.from(JSON.stringify(altered)).toString('base64url')}.${mac}`;
+    // v2 (opaque): any altered character; v1 (mail sent before v2): the URL swapped under its MAC.
+    const middle = token.length >> 1;
+    const altered = `${token.slice(0, middle)}${token[middle] === 'A' ? 'B' : 'A'}${token.slice(middle + 1)}`;
+    const legacy = signLegacyTrackingToken(TRACKING_SECRET, {
+      kind: 'click',
+      tenantId: A,
+      emailId: id,
+      url: 'https://example.com/offer',
+    });
+    const [body64, mac] = legacy.split('.') as [string, string];
+    const wire = JSON.parse(Buffer.from(body64, 'base64url').toString());
+    wire.u = 'https://evil.example/';
+    const tampered = `${Buffer.from(JSON.stringify(wire)).toString('base64url')}.${mac}`;
     const forged = signTrackingToken('another-secret-0123456789', {
       kind: 'click',
       tenantId: A,
       emailId: id,
       url: 'https://evil.example/',
     });
-    for (const t of [tampered, forged, 'garbage', `${body64}.`]) {
+    for (const t of [altered, tampered, forged, 'garbage', `${body64}.`, `${token}=`, `${legacy}=`]) {
       const res = await world.app.inject({ url: `/t/c/${t}` });
       expect(res.statusCode, t).toBe(404);
       expect(res.headers.location).toBeUndefined();

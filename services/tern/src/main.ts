@@ -6,6 +6,7 @@ import { ingestWorkerCount, isClusterPrimary, superviseIngestWorkers } from './i
 import {
   checkTopology,
   type RuntimeSecrets,
+  resolvePublicUrl,
   SERVICES,
   type Service,
   type ShutdownHang,
@@ -53,6 +54,7 @@ async function main(): Promise<void> {
     trackingSecret: config.trackingSecret,
     webhookSecretsKey: config.webhookSecretsKey,
     encryptionKey: config.encryptionKey,
+    metricsToken: config.metricsToken,
   };
   let generated = false;
   const noJwtKey = !config.jwtSecret && !config.jwtPublicKey && !config.jwtJwksUrl;
@@ -75,6 +77,7 @@ async function main(): Promise<void> {
   if (isClusterPrimary(workers)) {
     // A topology no worker can serve is refused once, here, not once per worker.
     checkTopology(config, services);
+    resolvePublicUrl(config, services);
     // The dev secrets file (if any) was written above, before the workers read it.
     superviseIngestWorkers(workers, pino({ level: config.logLevel }));
     return;
@@ -112,6 +115,15 @@ async function main(): Promise<void> {
       }),
     );
   }
+
+  runtime.started.then(
+    () => undefined,
+    (error: unknown) => {
+      // The projector could not join its group (Kafka gone for good): exit, the supervisor restarts.
+      runtime.app.log.error({ err: error }, 'a background start failed; exiting');
+      void runtime.close().finally(() => process.exit(1));
+    },
+  );
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -11,7 +12,7 @@ import {
   suppressionCheck,
   type WebhookRouteOptions,
 } from '@tern/api';
-import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
+import { createJwtVerifier, REDACT_OPTIONS, requestLogFields } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
 import { createDispatcher, DISPATCHER_GROUP, type Dispatcher } from '@tern/dispatcher';
@@ -49,10 +50,14 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createIdleMemoryRelease } from './idle-memory.js';
 import { createMetrics, installMetrics } from './metrics.js';
+import { resolvePublicUrl } from './public-url.js';
+import { SERVICES, type Service } from './services.js';
 import { type CloseOptions, type CloseResult, type Closer, closeInOrder } from './shutdown.js';
 
-export const SERVICES = ['ingest', 'projector', 'api', 'sender', 'dispatcher'] as const;
-export type Service = (typeof SERVICES)[number];
+export { resolvePublicUrl, SERVICES, type Service };
+
+/** Requests an ingest worker serves on one keep-alive connection before asking the client to reconnect. */
+export const CLUSTER_REQUESTS_PER_CONNECTION = 100;
 
 /** The projector's consumer group; every projector instance joins it. */
 export const PROJECTOR_GROUP = 'tern-projector';
@@ -74,6 +79,8 @@ export interface RuntimeSecrets {
   webhookSecretsKey?: string | undefined;
   /** ENCRYPTION_KEY: wraps the data keys of personal fields in the event log (SPEC §14). */
   encryptionKey?: string | undefined;
+  /** METRICS_TOKEN: bearer token of `GET /metrics`; unset in production → no `/metrics`. */
+  metricsToken?: string | undefined;
 }
 
 /** Test and bench knobs of the sender (retry schedule, polling); production uses the defaults. */
@@ -100,6 +107,11 @@ export interface Runtime {
   app: FastifyInstance;
   url: string;
   stores: { postgres: string; clickhouse: string; eventLog: string };
+  /**
+   * Settles once what starts after the server listens has started (the projector's consumer
+   * group join); rejects if it failed — the process should then exit.
+   */
+  started: Promise<void>;
   /**
    * Graceful stop: no new requests, in-flight ones finish, the current batch commits, stores
    * close — one component after the other; with a deadline, one that does not finish in its share
@@ -134,10 +146,24 @@ export async function startRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   checkTopology(config, services);
-  const logger = pino({ level: config.logLevel, redact: REDACT_OPTIONS });
+  const publicUrl = resolvePublicUrl(config, services);
+  // Request lines keep Fastify's fields, with addresses in the URL masked (no personal datum in logs).
+  const logger = pino({
+    level: config.logLevel,
+    redact: REDACT_OPTIONS,
+    serializers: { req: requestLogFields },
+  });
+  if (!config.publicUrl && services.has('sender') && !services.has('api')) {
+    logger.warn(
+      { publicUrl },
+      'PUBLIC_URL unset: tracking and unsubscribe links point at the default api address',
+    );
+  }
   const metrics = createMetrics();
   const closers: Closer[] = [];
   const readiness: ReadinessCheck[] = [];
+  // Starts that go on after the server listens (the projector's group join).
+  const background: Promise<void>[] = [];
 
   let pgStore: PostgresStore | undefined;
   let chStore: ClickHouseStore | undefined;
@@ -228,8 +254,6 @@ export async function startRuntime(
       readiness.push({ name: 'event-log', check: () => eventLog.ping() });
     }
 
-    // SPEC §2: PUBLIC_URL defaults to this process's own address.
-    const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
     // One TRACKING_SECRET signs tracking links (sender) and unsubscribe links, and checks both (api).
     const trackingSecret = secrets.trackingSecret;
     if ((services.has('api') || services.has('sender')) && !trackingSecret)
@@ -286,6 +310,7 @@ export async function startRuntime(
         webhooks,
         pool,
         trackingSecret: trackingSecret!,
+        openDedupSeconds: config.openDedupSeconds,
         ch: chStore!.client,
         jwt,
         retentionDays: config.retentionDays,
@@ -337,15 +362,25 @@ export async function startRuntime(
         loggerInstance: logger as FastifyBaseLogger,
         requestIdHeader: 'x-request-id',
         trustProxy: fastifyTrustProxy(config.trustProxy),
+        // node:cluster hands out connections, not requests, round-robin: a keep-alive client would
+        // stay with one worker for good. Renewing each connection after this many requests lets
+        // the next one go to the next worker (issue 32; docs/deploy.md).
+        ...(cluster.isWorker ? { maxRequestsPerSocket: CLUSTER_REQUESTS_PER_CONNECTION } : {}),
       });
       installErrorHandlers(app);
       registerHealthRoutes(app, readiness);
     }
-    installMetrics(app, metrics, async () => {
-      if (projector) metrics.projectorLag.set(await projector.lag());
-      if (dispatcher) metrics.dispatcherLag.set(await dispatcher.lag());
-      if (sender) metrics.providerFailing.set(sender.providerHealth().failing ? 1 : 0);
-    });
+    const metricsServed = installMetrics(
+      app,
+      metrics,
+      async () => {
+        if (projector) metrics.projectorLag.set(await projector.lag());
+        if (dispatcher) metrics.dispatcherLag.set(await dispatcher.lag());
+        if (sender) metrics.providerFailing.set(sender.providerHealth().failing ? 1 : 0);
+      },
+      { token: secrets.metricsToken, production: config.nodeEnv === 'production' },
+    );
+    if (!metricsServed) logger.warn('GET /metrics is off: set METRICS_TOKEN to serve it in production');
     if (services.has('ingest')) {
       if (!secrets.ingestToken) throw new Error('INGEST_TOKEN is required to run ingest');
       await app.register(ingestRoutes, {
@@ -370,9 +405,34 @@ export async function startRuntime(
           metrics.eventsProjected.inc({ outcome: 'dead_letter' }, stats.deadLettered);
         },
       });
-      await projector.start();
+      // The projector joins its consumer group in the background (issue 32, item 2): after a
+      // kill -9 the group waits out the dead member's session (up to sessionTimeout, 30 s), and the
+      // api must not wait with it. Reads answer from the last committed projection meanwhile
+      // (X-Tern-As-Of says how old), and /ready says the projection is catching up.
       const running = projector;
-      closers.unshift({ name: 'projector', close: () => running.stop() });
+      const startedAt = performance.now();
+      let joined = false;
+      const starting = running.start().then(
+        () => {
+          joined = true;
+          logger.info(
+            { joinMs: Math.round(performance.now() - startedAt) },
+            'projector joined its consumer group',
+          );
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'projector failed to start');
+          throw error;
+        },
+      );
+      background.push(starting);
+      closers.unshift({
+        name: 'projector',
+        close: async () => {
+          await starting.catch(() => undefined);
+          await running.stop();
+        },
+      });
       // processed_events and the Postgres-table log are pruned past the dedup window (issue 9, item 7).
       const prune = createPruneJob({
         pool,
@@ -387,6 +447,8 @@ export async function startRuntime(
       readiness.push({
         name: 'projector',
         check: async () => {
+          if (!joined)
+            return 'catching up: joining the consumer group; reads answer the last committed projection (X-Tern-As-Of)';
           const reason = await running.stalled();
           if (reason) throw new NotReadyError(reason);
         },
@@ -482,6 +544,7 @@ export async function startRuntime(
         clickhouse: chStore ? (chStore.kind === 'chdb' ? 'chDB' : 'ClickHouse server') : 'none',
         eventLog: log ? (config.kafkaBrokers ? 'Kafka' : 'Postgres-table') : 'none',
       },
+      started: Promise.all(background).then(() => undefined),
       close: (opts) => closeAll(closers, opts),
     };
   } catch (error) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isBotUserAgent, randomBase62, verifyTrackingToken } from '@tern/auth';
 import { clickedEvent, openedEvent } from '@tern/domain';
 import { httpError } from '@tern/http';
@@ -17,8 +18,9 @@ const tokenParam = z.object({
     // The router's MAX_PARAM_LENGTH (app.ts): a click token carries its URL.
     .max(8192)
     .meta({
-      description: 'The signed token the sender put in the email (HMAC-SHA256 with TRACKING_SECRET).',
-      example: 'eyJrIjoibyIsInQiOiJhY21lIiwiZSI6ImVtXzEifQ.3q2-7wAAAAAAAAAAAAAAAA',
+      description:
+        'The opaque token the sender put in the email (AES-256-GCM under a key derived from TRACKING_SECRET; links of mail sent before v2, HMAC-SHA256 signed, are still accepted).',
+      example: 'AlZ8ZrK7Rwq1jd_rTxZoTbmPVV_bEDNX1U101n9ccQjWsw8EevqnKM0OWmG60JLW',
     }),
 });
 // A Buffer is sent as is (Fastify serialises no Buffer); documented as a binary string.
@@ -39,6 +41,22 @@ const unknownLink = errorResponse(
   'Not found',
 );
 
+/**
+ * The `Location` of a signed URL: a header carries only visible ASCII, so a URL with other
+ * characters (`/€`, `?q=日本`, an IDN host) is written as a browser would request it — WHATWG
+ * serialisation (percent-encoded UTF-8, punycode host). A URL the parser refuses keeps its text
+ * with every byte outside visible ASCII percent-encoded, so the header is always valid.
+ */
+export function locationOf(url: string): string {
+  try {
+    return new URL(url).href;
+  } catch {
+    return url.replace(/[^\x21-\x7e]+/g, (run) =>
+      [...Buffer.from(run, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+    );
+  }
+}
+
 /** No credential header: the signed token in the path is one. */
 const TOKEN_CREDENTIAL = 'None: the signed token in the path is the credential (a forged one gets 404).';
 
@@ -46,6 +64,40 @@ export interface TrackingRoutesOptions extends ApiRouteDeps {
   sending: SendingDeps;
   /** TRACKING_SECRET: the key the tokens are signed with. */
   trackingSecret: string;
+  /** OPEN_DEDUP_SECONDS: one open per email and reader within this window; 0 → every fetch. Default 3600. */
+  openDedupSeconds?: number;
+}
+
+/** Most (email, reader) pairs an instance remembers; past it the oldest are forgotten first. */
+export const OPEN_DEDUP_MAX_ENTRIES = 100_000;
+
+/**
+ * "Was this open already counted?" — one open per email and reader (client address + User-Agent)
+ * within `windowMs`. Keys are SHA-256 digests (no address kept in memory in clear); the map is
+ * insertion-ordered, so expired and, past `maxEntries`, oldest entries go first. Per process: behind
+ * several API instances a reader may be counted once per instance.
+ */
+export function createOpenDedup(windowMs: number, maxEntries = OPEN_DEDUP_MAX_ENTRIES) {
+  const seen = new Map<string, number>();
+  return {
+    /** True the first time within the window (record it), false for a replay. */
+    first(parts: readonly string[], nowMs: number): boolean {
+      if (windowMs <= 0) return true;
+      const key = createHash('sha256').update(parts.join('\u0000')).digest('base64url');
+      const until = seen.get(key);
+      if (until !== undefined && until > nowMs) return false;
+      seen.delete(key);
+      for (const [k, expiry] of seen) {
+        if (expiry > nowMs && seen.size < maxEntries) break;
+        seen.delete(k);
+      }
+      seen.set(key, nowMs + windowMs);
+      return true;
+    },
+    get size() {
+      return seen.size;
+    },
+  };
 }
 
 /**
@@ -56,6 +108,7 @@ export interface TrackingRoutesOptions extends ApiRouteDeps {
  */
 export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = async (app, deps) => {
   const { sending, trackingSecret } = deps;
+  const opens = createOpenDedup((deps.openDedupSeconds ?? 3600) * 1000);
 
   async function record(
     type: 'email.opened' | 'email.clicked',
@@ -94,7 +147,7 @@ export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = asyn
         summary: 'Open pixel',
         description:
           'Records `email.opened` (with the user agent; a known scanner’s is flagged `bot: true` and not counted) and ' +
-          'answers the pixel. The sender puts it in HTML bodies when the tenant’s `tracking.opens` is on.',
+          'answers the pixel; a replay by the same reader (address and User-Agent) within `OPEN_DEDUP_SECONDS` is not recorded again. The sender puts it in HTML bodies when the tenant’s `tracking.opens` is on.',
         params: tokenParam,
         // No credential: the signed token in the path is one.
         security: [],
@@ -107,13 +160,16 @@ export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = asyn
     async (request, reply) => {
       const payload = verifyTrackingToken(trackingSecret, request.params.token, 'open');
       if (payload === null) throw httpError(404, 'Not found', { code: 'NOT_FOUND' });
-      await record(
-        'email.opened',
-        payload.tenantId,
-        payload.emailId,
-        agent(request.headers['user-agent']),
-        request.log,
-      );
+      const reader = [payload.tenantId, payload.emailId, request.ip, request.headers['user-agent'] ?? ''];
+      if (opens.first(reader, deps.now().getTime())) {
+        await record(
+          'email.opened',
+          payload.tenantId,
+          payload.emailId,
+          agent(request.headers['user-agent']),
+          request.log,
+        );
+      }
       return reply
         .header('content-type', 'image/gif')
         .header('cache-control', 'no-store, max-age=0')
@@ -151,7 +207,7 @@ export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = asyn
         { url: payload.url.slice(0, 4000), ...agent(request.headers['user-agent']) },
         request.log,
       );
-      return reply.header('cache-control', 'no-store').redirect(payload.url, 302);
+      return reply.header('cache-control', 'no-store').redirect(locationOf(payload.url), 302);
     },
   );
 };
