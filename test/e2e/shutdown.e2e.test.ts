@@ -14,6 +14,8 @@ async function stopWithHang(hang: string, nodeEnv = 'test') {
       SHUTDOWN_TIMEOUT_MS: String(TIMEOUT_MS),
       TERN_TEST_SHUTDOWN_HANG: hang,
     },
+    // Start-up of the embedded stores is slow on a loaded machine; only the stop is timed.
+    readyTimeoutMs: 150_000,
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     tern.child.once('exit', (code, signal) => resolve({ code, signal })),
@@ -60,7 +62,7 @@ describe('shutdown has a deadline (SHUTDOWN_TIMEOUT_MS)', () => {
     expect(end.code, end.stdout + end.stderr).toBe(1);
     expect(end.stdout).toMatch(/"component":"sender".*shutdown: sender did not finish; left behind/);
     expect(end.stdout).toMatch(/shutdown: did not finish within 4000 ms \(left behind\): sender; exiting/);
-  }, 120_000);
+  }, 240_000);
 
   it('a main thread blocked on a futex: the watchdog thread logs the pending components and kills it within the deadline', async () => {
     const end = await stopWithHang('sender:block');
@@ -71,12 +73,12 @@ describe('shutdown has a deadline (SHUTDOWN_TIMEOUT_MS)', () => {
     expect(end.stdout).toMatch(
       /shutdown: 4000 ms passed and the process is still busy \(its event loop is blocked\); did not finish: sender(, [a-z-]+)*, postgres; killing the process/,
     );
-  }, 120_000);
+  }, 240_000);
 
   it('the hook is ignored outside NODE_ENV=test: a development process stops cleanly', async () => {
     const end = await stopWithHang('sender:block', 'development');
     expect(end.code, end.stdout + end.stderr).toBe(0);
     expect(end.elapsedMs).toBeLessThan(TIMEOUT_MS);
     expect(end.stdout).not.toContain('did not finish');
-  }, 120_000);
+  }, 240_000);
 });

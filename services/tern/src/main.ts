@@ -121,7 +121,11 @@ async function main(): Promise<void> {
     (error: unknown) => {
       // The projector could not join its group (Kafka gone for good): exit, the supervisor restarts.
       runtime.app.log.error({ err: error }, 'a background start failed; exiting');
-      void runtime.close().finally(() => process.exit(1));
+      // Bounded like a signal's shutdown (SHUTDOWN_TIMEOUT_MS).
+      setTimeout(() => process.exit(1), config.shutdownTimeoutMs * 0.8).unref();
+      void runtime
+        .close({ deadlineAt: Date.now() + Math.floor(config.shutdownTimeoutMs * 0.7) })
+        .finally(() => process.exit(1));
     },
   );
 
