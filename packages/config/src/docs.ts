@@ -64,6 +64,16 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     default: 'dev: generated and kept',
   },
   RETENTION_DAYS: { meaning: 'default log retention in days (1..3650); per-tenant override', default: '90' },
+  TRUST_PROXY: {
+    meaning:
+      "which reverse proxies to believe about the client address (`X-Forwarded-For`, Fastify `trustProxy`): `true` every hop (only when nothing reaches Tern but the proxy), a number of hops, or a comma list of the proxies' addresses or CIDR ranges (`10.0.0.0/8,loopback`). Rate limits count per client address: behind a proxy without it, every client shares the proxy's budget",
+    default: "`false` (the socket's peer is the client)",
+  },
+  SHUTDOWN_TIMEOUT_MS: {
+    meaning:
+      'after SIGTERM/SIGINT the process exits within this many milliseconds (1000..600000) whatever hangs, logging each component that did not finish',
+    default: '25000',
+  },
   RATE_LIMIT_PER_MINUTE: {
     meaning:
       'query API requests per credential (else per client address) per minute; `0` turns the limit off',
@@ -218,6 +228,11 @@ export const TOOL_VARIABLES = {
     default: 'unset',
   },
   TERN_BASE_URL: { meaning: 'the SDK: base URL when `init()` is given none', default: 'unset' },
+  TERN_TEST_SHUTDOWN_HANG: {
+    meaning:
+      "test hook of `test/e2e/shutdown.e2e.test.ts`: `<component>:<promise|block>` makes that component's close hang; read only with `NODE_ENV=test`, ignored otherwise",
+    default: 'unset',
+  },
 } as const satisfies Record<string, VariableDoc>;
 
 function escapeCell(text: string): string {

@@ -101,11 +101,22 @@ export interface Config {
   mailgunWebhookSigningKey: string | undefined;
   /** RESEND_WEBHOOK_SECRET: Standard Webhooks secret of Resend's webhooks; undefined → no route. */
   resendWebhookSecret: string | undefined;
+  /**
+   * TRUST_PROXY, Fastify's `trustProxy`: which proxies' `X-Forwarded-For` gives the client address
+   * (rate limits count per client address). false: none (the socket's peer is the client); true:
+   * every hop; a number: that many hops; a list: the proxies' addresses or CIDR ranges.
+   */
+  trustProxy: TrustProxy;
+  /** After SIGTERM/SIGINT the process exits within this many milliseconds, whatever hangs. */
+  shutdownTimeoutMs: number;
   /** METRICS_TOKEN: bearer token of `GET /metrics`; undefined in production → `/metrics` not served. */
   metricsToken: string | undefined;
   /** OPEN_DEDUP_SECONDS: one open counted per email and reader within this window; 0 → every open. */
   openDedupSeconds: number;
 }
+
+/** Fastify's `trustProxy` as TRUST_PROXY sets it. */
+export type TrustProxy = boolean | number | string[];
 
 /** Fewest bytes of `JWT_SECRET` and `INGEST_TOKEN` in production (HS256 wants ≥ 256 bits). */
 export const MIN_SECRET_BYTES = 32;
@@ -215,6 +226,31 @@ const dnsServersVar = z
   });
 
 const SNS_TOPIC_ARN = /^arn:aws(?:-[a-z]+)*:sns:[a-z0-9-]{1,32}:\d{12}:[A-Za-z0-9_.-]{1,256}$/;
+// Fastify's trustProxy (proxy-addr): an address, a CIDR range or one of proxy-addr's names.
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+const proxyEntry = (entry: string): boolean => {
+  if (PROXY_NAMES.has(entry)) return true;
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+};
+const trustProxyVar = z
+  .string()
+  .transform((value): TrustProxy => {
+    const v = value.trim();
+    if (/^(true|false)$/i.test(v)) return v.toLowerCase() === 'true';
+    if (/^\d{1,2}$/.test(v)) return Number(v);
+    return v
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
+  })
+  .refine((v) => !Array.isArray(v) || (v.length > 0 && v.every(proxyEntry)), {
+    error:
+      'must be true, false, a number of hops (0..99) or a comma list of proxy addresses or CIDR ranges (e.g. 10.0.0.0/8,loopback)',
+  });
 
 const brokersVar = z
   .string()
@@ -312,6 +348,8 @@ const envSchema = z.object({
       error: 'must be a Standard Webhooks secret (whsec_ + base64)',
     })
     .optional(),
+  TRUST_PROXY: trustProxyVar.optional(),
+  SHUTDOWN_TIMEOUT_MS: intVar(1000, 600_000).default(25_000),
   METRICS_TOKEN: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   OPEN_DEDUP_SECONDS: intVar(0, 86_400).default(3600),
 });
@@ -419,6 +457,8 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
         : undefined,
     mailgunWebhookSigningKey: e.MAILGUN_WEBHOOK_SIGNING_KEY,
     resendWebhookSecret: e.RESEND_WEBHOOK_SECRET,
+    trustProxy: e.TRUST_PROXY ?? false,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     metricsToken: e.METRICS_TOKEN,
     openDedupSeconds: e.OPEN_DEDUP_SECONDS,
   };

@@ -48,6 +48,8 @@ describe('loadConfig', () => {
       bounceDomain: undefined,
       bounceSmtpMaxBytes: 10 * 1024 * 1024,
       bounceSmtpRatePerMinute: 300,
+      trustProxy: false,
+      shutdownTimeoutMs: 25_000,
       metricsToken: undefined,
       openDedupSeconds: 3600,
     });
@@ -87,6 +89,8 @@ describe('loadConfig', () => {
       BOUNCE_DOMAIN: 'Bounces.Tern.Example.NET',
       BOUNCE_SMTP_MAX_BYTES: '2048',
       BOUNCE_SMTP_RATE_PER_MINUTE: '10',
+      TRUST_PROXY: '10.0.0.0/8, loopback,2001:db8::1',
+      SHUTDOWN_TIMEOUT_MS: '5000',
       METRICS_TOKEN: 'metrics-token-0123456789',
       OPEN_DEDUP_SECONDS: '600',
     });
@@ -125,6 +129,8 @@ describe('loadConfig', () => {
       bounceDomain: 'bounces.tern.example.net',
       bounceSmtpMaxBytes: 2048,
       bounceSmtpRatePerMinute: 10,
+      trustProxy: ['10.0.0.0/8', 'loopback', '2001:db8::1'],
+      shutdownTimeoutMs: 5000,
       metricsToken: 'metrics-token-0123456789',
       openDedupSeconds: 600,
     });
@@ -408,6 +414,19 @@ describe('loadConfig', () => {
     expect(errorOf(() => loadConfig(prod)).variables).toEqual(['SMTP_TLS_CERT', 'SMTP_TLS_KEY']);
     expect(loadConfig({ ...prod, SMTP_TLS_CERT: '/c.pem', SMTP_TLS_KEY: '/k.pem' }).smtpTlsKey).toBe(
       '/k.pem',
+    );
+  });
+
+  it('reads TRUST_PROXY as Fastify takes it and SHUTDOWN_TIMEOUT_MS, naming each when wrong', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: 'FALSE' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '127.0.0.1' }).trustProxy).toEqual(['127.0.0.1']);
+    for (const bad of ['proxy.example.com', '10.0.0.0/33', '::1/129', 'yes', ',']) {
+      expect(errorOf(() => loadConfig({ TRUST_PROXY: bad })).variables).toEqual(['TRUST_PROXY']);
+    }
+    expect(errorOf(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '10' })).message).toBe(
+      'Invalid configuration: SHUTDOWN_TIMEOUT_MS must be an integer 1000..600000 (got "10")',
     );
   });
 });

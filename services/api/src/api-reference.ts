@@ -62,6 +62,14 @@ export interface OpenApiDocument {
 
 const METHOD_ORDER = ['get', 'post', 'put', 'patch', 'delete'];
 
+/** The media type a body is documented in: JSON when it is one of them, else the first. */
+function firstMedia(content: Record<string, Media> | undefined): [string | undefined, Media | undefined] {
+  if (content === undefined) return [undefined, undefined];
+  if (content['application/json']) return ['application/json', content['application/json']];
+  const first = Object.entries(content)[0];
+  return first ? [first[0], first[1]] : [undefined, undefined];
+}
+
 function exampleOf(media: Media | undefined): unknown {
   if (media === undefined) return undefined;
   if (media.example !== undefined) return media.example;
@@ -117,9 +125,13 @@ function curl(method: string, path: string, op: Operation): string {
   });
   const lines = [`curl -X ${method.toUpperCase()} "$TERN_URL${url}"`];
   if (op.security?.length) lines.push(`-H "Authorization: Bearer ${tokenVariable(op)}"`);
-  const body = exampleOf(op.requestBody?.content?.['application/json']);
-  if (body !== undefined) {
+  const [bodyType, bodyMedia] = firstMedia(op.requestBody?.content);
+  const body = exampleOf(bodyMedia);
+  if (body !== undefined && bodyType === 'application/json') {
     lines.push('-H "Content-Type: application/json"', `-d ${shellQuote(JSON.stringify(body))}`);
+  } else if (typeof body === 'string') {
+    // A body that is not JSON (a CSV import): sent as it is.
+    lines.push(`-H "Content-Type: ${bodyType}"`, `--data-binary ${shellQuote(body)}`);
   }
   return `\`\`\`sh\n${lines.join(' \\\n  ')}\n\`\`\``;
 }
@@ -152,8 +164,11 @@ function answers(op: Operation): string[] {
   for (const [status, response] of Object.entries(op.responses ?? {}).sort(([a], [b]) =>
     a.localeCompare(b),
   )) {
-    out.push(`- **${status}** — ${cell(response.description)}`);
-    const example = exampleOf(response.content?.['application/json']);
+    const [type, media] = firstMedia(response.content);
+    out.push(
+      `- **${status}** — ${cell(response.description)}${type && type !== 'application/json' ? ` (\`${type}\`)` : ''}`,
+    );
+    const example = exampleOf(media);
     if (typeof example === 'string') {
       // A body that is not JSON (CSV, HTML): shown as it is sent.
       out.push('', `\`\`\`text\n${example}\n\`\`\``.replace(/^/gm, '  '), '');

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import rateLimit from '@fastify/rate-limit';
 import type { JwtVerifier } from '@tern/auth';
-import { httpError } from '@tern/http';
+import { HttpError, httpError } from '@tern/http';
 import type { Keyring } from '@tern/privacy';
 import type { ReadModelFeed } from '@tern/stores';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type pg from 'pg';
 import { createAnalyticsQueries } from './analytics-queries.js';
@@ -102,10 +102,15 @@ export function presentedCredential(headers: Record<string, string | string[] | 
   return fromAuth || fromKey || null;
 }
 
-/** Whom a request is counted against: its credential (hashed, never kept in clear), else its address. */
-function rateLimitKey(headers: Record<string, string | string[] | undefined>, ip: string): string {
-  const credential = presentedCredential(headers);
-  return credential ? `c:${createHash('sha256').update(credential).digest('base64url')}` : `ip:${ip}`;
+/**
+ * Whom a request is counted against: its credential (hashed, never kept in clear), else its
+ * address — public routes (unsubscribe links, the dashboard's files) in a bucket of their own, so
+ * a flood without credential at the API does not lock an address out of its unsubscribe links.
+ */
+function rateLimitKey(request: FastifyRequest): string {
+  if (request.routeOptions.config.auth === undefined) return `pub:${request.ip}`;
+  const credential = presentedCredential(request.headers);
+  return credential ? `c:${createHash('sha256').update(credential).digest('base64url')}` : `ip:${request.ip}`;
 }
 
 /** "minute", "10 seconds", "hour": the window a 429 names (not the seconds left in it). */
@@ -122,9 +127,12 @@ export function describeWindow(ms: number): string {
 }
 
 /**
- * Refused credentials counted per client address, checked BEFORE authentication: key guessing
- * (or a flood without credential) gets 429 after `max` refusals per window, and no refused
- * request costs a key lookup once the address is over. Fixed windows in memory, bounded size.
+ * Refused credentials counted per client address (issue 9 item 3, issue 24 item 5): once an
+ * address has had `max` refusals in a window, what it presents is still checked, but a refusal is
+ * answered 429 instead of 401 — key guessing learns nothing more, while a valid JWT or key from
+ * the same address (another tenant behind the same NAT or proxy) is served. A request with no
+ * credential at all is refused 429 at once, before any lookup. Public routes (tracking pixel,
+ * click and unsubscribe links) are never limited by it. Fixed windows in memory, bounded size.
  */
 export function createFailureLimiter(limit: { max: number; timeWindowMs: number }, now = Date.now) {
   const windows = new Map<string, { count: number; resetAt: number }>();
@@ -187,6 +195,8 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   app.addHook('onClose', () => keys.close());
 
   const limit = opts.rateLimit ?? DEFAULT_RATE_LIMIT;
+  let failures: ReturnType<typeof createFailureLimiter> | undefined;
+  let limitedError: HttpError | undefined;
   if (limit) {
     const window = describeWindow(limit.timeWindowMs);
     const limited = (max: number) =>
@@ -197,28 +207,51 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
       global: false,
       max: limit.max,
       timeWindow: limit.timeWindowMs,
-      keyGenerator: (request) => rateLimitKey(request.headers, request.ip),
+      keyGenerator: rateLimitKey,
       errorResponseBuilder: (_request, context) => limited(context.max),
     });
-    // Hooks of this context run in the order added and before route-level ones: both limits
-    // count every request BEFORE the auth hook (issue 9, item 3), refused ones included.
-    const failures = createFailureLimiter(limit);
+    // Hooks of this context run in the order added and before route-level ones: the limits count
+    // every request BEFORE the auth hook (issue 9, item 3), refused ones included.
+    failures = createFailureLimiter(limit);
+    const overLimit = failures;
     app.addHook('onRequest', async (request, reply) => {
-      const wait = failures.retryAfter(request.ip);
-      if (wait > 0) {
+      // Public routes (tracking, unsubscribe links) take no credential: never locked out by it.
+      if (request.routeOptions.config.auth === undefined) return;
+      const wait = overLimit.retryAfter(request.ip);
+      // Nothing presented cannot be valid: refused at once, no lookup.
+      if (wait > 0 && presentedCredential(request.headers) === null) {
         reply.header('retry-after', String(wait));
-        throw limited(limit.max);
+        throw limitedError;
       }
     });
-    app.addHook('onRequest', app.rateLimit());
-    app.addHook('onResponse', async (request, reply) => {
-      if (reply.statusCode === 401) failures.fail(request.ip);
+    const perRequest = app.rateLimit();
+    // `config.rateLimit: false` (the tracking pixel and click links) opts a route out.
+    app.addHook('onRequest', async function (this: typeof app, request, reply) {
+      if (request.routeOptions.config.rateLimit === false) return;
+      return perRequest.call(this, request, reply);
     });
+    app.addHook('onResponse', async (request, reply) => {
+      if (reply.statusCode === 401) overLimit.fail(request.ip);
+    });
+    limitedError = limited(limit.max);
   }
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('credential', null);
-  app.addHook('onRequest', createAuthHook({ jwt: opts.jwt, keys }));
+  const authHook = createAuthHook({ jwt: opts.jwt, keys });
+  app.addHook('onRequest', async (request, reply) => {
+    try {
+      await authHook(request);
+    } catch (error) {
+      // Over its refusal budget, an address gets 429 for a refused credential; a valid one passed.
+      const wait = failures?.retryAfter(request.ip) ?? 0;
+      if (wait > 0 && error instanceof HttpError && error.statusCode === 401) {
+        reply.header('retry-after', String(wait));
+        throw limitedError;
+      }
+      throw error;
+    }
+  });
   app.addHook('preHandler', refuseUnstorableInput);
 
   const deps: ApiRouteDeps = {

@@ -68,6 +68,15 @@ export interface ApiDeps {
   domainPolicy?: DomainPolicy;
   /** Provider notification credentials (SPEC §21); with `sending`, mounts `/providers/*`. */
   providers?: ProviderRouteOptions;
+  /**
+   * TRUST_PROXY: Fastify's `trustProxy`, which proxies' `X-Forwarded-For` names the client (the
+   * rate limits count per client address). Default false: the socket's peer is the client.
+   */
+  trustProxy?: boolean | number | string[];
+  /** PUBLIC_URL: the OpenAPI document's `servers`. */
+  publicUrl?: string;
+  /** The process also mounts `POST /events` (ingest): the document declares its tag and security scheme. */
+  documentIngest?: boolean;
 }
 
 /**
@@ -75,6 +84,13 @@ export interface ApiDeps {
  * signed URL (base64url), so it is longer than an unsubscribe token (at most 2048).
  */
 export const MAX_PARAM_LENGTH = 8192;
+
+/** TRUST_PROXY as Fastify's option: n hops is "trust the n nearest" (Fastify's own reading of a number). */
+export function fastifyTrustProxy(
+  value: boolean | number | string[],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof value === 'number' ? (_address, hop) => hop < value : value;
+}
 
 function isLoggerInstance(logger: ApiDeps['logger']): logger is FastifyBaseLogger {
   return typeof logger === 'object' && typeof (logger as Partial<FastifyBaseLogger>).child === 'function';
@@ -107,7 +123,11 @@ export function apiLoggerOptions(opts: ApiLoggerOptions | false | undefined) {
 export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
   // Signed tokens in paths (`/u/:token`, tracking links) and 128-character tenant ids (SPEC §5) are
   // longer than Fastify's 100-character default (→ 414); ids are still bounded by their own schemas.
-  const common = { requestIdHeader: 'x-request-id', routerOptions: { maxParamLength: MAX_PARAM_LENGTH } };
+  const common = {
+    requestIdHeader: 'x-request-id',
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    trustProxy: fastifyTrustProxy(deps.trustProxy ?? false),
+  };
   const app: FastifyInstance = isLoggerInstance(deps.logger)
     ? Fastify({ ...common, loggerInstance: deps.logger })
     : Fastify({ ...common, logger: apiLoggerOptions(deps.logger) });
@@ -130,7 +150,10 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
       },
     ],
   );
-  await registerApiDocs(app);
+  await registerApiDocs(app, {
+    ...(deps.publicUrl ? { serverUrl: deps.publicUrl } : {}),
+    ...(deps.documentIngest ? { ingest: true } : {}),
+  });
   await app.register(apiRoutes, {
     pool: deps.pool,
     ch: deps.ch,

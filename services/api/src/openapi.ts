@@ -66,7 +66,14 @@ export interface ApiDocsOptions {
   version?: string;
   /** Extra description, e.g. for the all-in-one process that also serves ingest. */
   description?: string;
+  /** Where this server is reached (PUBLIC_URL); the document's `servers`. Default Tern's default listen URL. */
+  serverUrl?: string;
+  /** The process also serves `POST /events` (ingest): its tag and security scheme are declared. */
+  ingest?: boolean;
 }
+
+/** The URL `servers` names when no PUBLIC_URL is known: where `npm start` listens by default. */
+export const DEFAULT_SERVER_URL = 'http://127.0.0.1:3000';
 
 const DESCRIPTION = `Query side of Tern: delivery logs, analytics, API keys.
 
@@ -92,6 +99,12 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
         version: opts.version ?? '0.1.0',
         description: opts.description ? `${DESCRIPTION}\n\n${opts.description}` : DESCRIPTION,
       },
+      servers: [
+        {
+          url: (opts.serverUrl ?? DEFAULT_SERVER_URL).replace(/\/+$/, ''),
+          description: 'This Tern (PUBLIC_URL)',
+        },
+      ],
       tags: [
         {
           name: TAGS.analytics,
@@ -159,6 +172,9 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           description:
             'The open pixel and click redirect the sender puts in HTML mail (SPEC §11). No credential: the signed token is one.',
         },
+        ...(opts.ingest
+          ? [{ name: 'Ingest', description: 'Delivery events of the sending pipeline (ingest token).' }]
+          : []),
       ],
       components: {
         securitySchemes: {
@@ -180,6 +196,16 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
             name: 'X-API-Key',
             description: 'API key in the X-API-Key header.',
           },
+          ...(opts.ingest
+            ? {
+                ingestToken: {
+                  type: 'http' as const,
+                  scheme: 'bearer',
+                  description:
+                    'The ingest token of the sending pipeline (INGEST_TOKEN), on `POST /events` only.',
+                },
+              }
+            : {}),
         },
       },
     },

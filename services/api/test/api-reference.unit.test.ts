@@ -41,7 +41,7 @@ describe('docs/api.md', () => {
         expect(op[CREDENTIAL_EXTENSION], heading).toBeTruthy();
         expect(section).toContain(`curl -X ${method.toUpperCase()} "$TERN_URL`);
         expect(section).not.toMatch(/\$TERN_URL[^"]*\{/); // every path parameter has an example
-        if (op.requestBody) expect(section, `${heading} body`).toContain("-d '");
+        if (op.requestBody) expect(section, `${heading} body`).toMatch(/(-d|--data-binary) '/);
         for (const [status, response] of Object.entries(op.responses ?? {})) {
           if (!response.content) continue;
           const after = section.slice(section.indexOf(`- **${status}**`));

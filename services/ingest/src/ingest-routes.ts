@@ -1,8 +1,9 @@
 import { timingSafeEqualStr } from '@tern/auth';
-import { type DeliveryEvent, MAX_EVENTS_PER_REQUEST, validateEvents } from '@tern/contracts';
+import { type DeliveryEvent, EVENT_TYPES, MAX_EVENTS_PER_REQUEST, validateEvents } from '@tern/contracts';
 import { EventLogUnavailableError, type EventStream } from '@tern/event-log';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
 
 /** Largest accepted `POST /events` body: 1000 events of up to ~5 KiB each. Larger → 413. */
 export const INGEST_BODY_LIMIT = 5 * 1024 * 1024;
@@ -13,6 +14,47 @@ export interface IngestRoutesOptions {
   /** Called after the log acknowledged a batch (metrics). */
   onAccepted?: (count: number) => void;
 }
+
+/** The OpenAPI tag of `POST /events`. */
+export const INGEST_TAG = 'Ingest';
+
+// The document of `POST /events` (issue 24 item 14). Only documentation: the body is checked by
+// `validateEvents` as a whole (every index listed), not by these schemas.
+const eventDoc = z
+  .object({
+    id: z.string().meta({ description: 'Idempotency key: the same id twice counts once everywhere.' }),
+    type: z.enum(EVENT_TYPES),
+    tenantId: z.string(),
+    emailId: z.string(),
+    occurredAt: z.string().meta({ format: 'date-time' }),
+    data: z.record(z.string(), z.unknown()).optional().meta({ description: 'Fields of the type (SPEC §5).' }),
+  })
+  .meta({ description: 'One delivery event.' });
+const ingestBodyDoc = z
+  .union([eventDoc, z.object({ events: z.array(eventDoc).min(1).max(MAX_EVENTS_PER_REQUEST) })])
+  .meta({
+    description: `One event, or \`{ "events": [...] }\` with 1..${MAX_EVENTS_PER_REQUEST} events.`,
+    example: {
+      events: [
+        {
+          id: 'ev-1',
+          type: 'email.delivered',
+          tenantId: 'acme',
+          emailId: 'em_1',
+          occurredAt: '2026-06-15T12:00:05Z',
+        },
+      ],
+    },
+  });
+const errorDoc = (statusCode: number, description: string, message: string) =>
+  z
+    .object({
+      statusCode: z.number().int(),
+      error: z.string(),
+      message: z.string(),
+      code: z.string().optional(),
+    })
+    .meta({ description, example: { statusCode, error: 'Error', message } });
 
 /** How many issues a 400 lists before it says "and N more". */
 const MAX_LISTED_ISSUES = 20;
@@ -26,6 +68,38 @@ export const ingestRoutes: FastifyPluginAsync<IngestRoutesOptions> = async (app,
     '/events',
     {
       bodyLimit: INGEST_BODY_LIMIT,
+      schema: {
+        tags: [INGEST_TAG],
+        operationId: 'appendEvents',
+        summary: 'Append delivery events',
+        description:
+          'The sending pipeline posts delivery events (SPEC §5). The whole batch is validated first: any invalid ' +
+          'event → 400 listing every index, and nothing is appended; 202 once the log acknowledged every event.',
+        security: [{ ingestToken: [] }],
+        body: ingestBodyDoc,
+        response: {
+          202: z.object({ accepted: z.number().int() }).meta({ description: 'Every event is in the log.' }),
+          400: errorDoc(
+            400,
+            'Invalid body or events; `issues` lists `{ index, path, message }`.',
+            'Invalid events at index 0: …',
+          ),
+          401: errorDoc(
+            401,
+            'Missing or wrong ingest token (checked before the body is read).',
+            'Invalid ingest token',
+          ),
+          413: errorDoc(413, 'The body is larger than 5 MiB.', 'Request body is too large'),
+          503: errorDoc(
+            503,
+            'The event log is unavailable: nothing was accepted, retry later.',
+            'Event log unavailable: nothing was accepted, retry later',
+          ),
+        },
+      },
+      // Documentation only: the handler validates the batch itself and answers what it built.
+      validatorCompiler: () => () => true,
+      serializerCompiler: () => (data) => JSON.stringify(data),
       // The token is checked before the body is read or parsed (issue 9, item 4): an
       // unauthenticated sender costs a header comparison, never a 5 MiB JSON parse.
       onRequest: async (request) => authenticate(request.headers.authorization, opts.ingestToken),

@@ -4,6 +4,7 @@ export type {
   GetTemplate,
   IsSuppressed,
   MailProvider,
+  ProviderFault,
   ProviderResult,
   SendContext,
   Signing,
@@ -19,6 +20,7 @@ export {
 export {
   createSender,
   DEFAULT_RETRY_DELAYS_MS,
+  type ProviderHealth,
   SENDER_GROUP,
   type Sender,
   type SenderLogger,

@@ -22,6 +22,16 @@ export type FollowUp =
   | { type: 'email.bounced'; bounceType: 'hard' | 'soft'; reason: string }
   | { type: 'email.complained'; feedbackType?: string };
 
+/**
+ * The relay (or Tern's configuration of it), not the recipient, failed: the step that failed
+ * (`CONN`, `AUTH PLAIN`, `MAIL FROM`, `API`…) and its reply or error code (`535`, `ECONNECTION`).
+ * Safe to show: no address, no secret, no free text of the server.
+ */
+export interface ProviderFault {
+  step: string;
+  code: string;
+}
+
 /** What a provider answered for one message. */
 export type ProviderResult =
   | {
@@ -31,8 +41,11 @@ export type ProviderResult =
       providerMessageId?: string;
       followUps?: FollowUp[];
     }
-  /** A temporary refusal (4xx, connection error): retried with backoff. */
-  | { kind: 'delayed'; reason: string; retryAfterMs?: number }
+  /**
+   * A temporary refusal: retried with backoff. With `fault`, the provider itself failed (a login,
+   * a connection, the envelope sender…): the provider is reported failing until it works again.
+   */
+  | { kind: 'delayed'; reason: string; retryAfterMs?: number; fault?: ProviderFault }
   /** A permanent refusal (5xx): the address does not take mail. */
   | { kind: 'bounced'; reason: string }
   | { kind: 'failed'; reason: string };
@@ -58,5 +71,10 @@ export interface MailProvider {
   /** Stored as `provider` on `email.sent`. */
   readonly name: string;
   send(message: RenderedMessage, context: SendContext): Promise<ProviderResult>;
+  /**
+   * Checks the provider can take mail (connects and logs in) without sending any: null when it
+   * can, else the fault. Used while the provider is reported failing, to notice it works again.
+   */
+  check?(): Promise<ProviderFault | null>;
   close?(): Promise<void>;
 }

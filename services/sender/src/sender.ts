@@ -14,7 +14,15 @@ import { claimDue, createPoller } from '@tern/jobs';
 import type { StoredMessage } from '@tern/sending';
 import type pg from 'pg';
 import { envelopeSender } from './envelope.js';
-import type { FollowUp, GetTemplate, IsSuppressed, MailProvider, ProviderResult, Signing } from './ports.js';
+import type {
+  FollowUp,
+  GetTemplate,
+  IsSuppressed,
+  MailProvider,
+  ProviderFault,
+  ProviderResult,
+  Signing,
+} from './ports.js';
 import { applyTracking } from './tracking.js';
 
 export interface SenderLogger {
@@ -64,6 +72,10 @@ export interface SenderOptions {
   leaseMs?: number;
   /** Emails handed to the provider at once (each is its own transaction, its outcome its own append). Default 32. */
   concurrency?: number;
+  /** Every provider fault (a refused login, a lost connection…): the process's metrics count them. */
+  onProviderFault?: (fault: ProviderFault) => void;
+  /** While the provider is failing, how often its `check()` is asked whether it works again. Default 30 s. */
+  providerCheckIntervalMs?: number;
   /**
    * SPEC §23: emails per second a tenant's mail is handed to the provider at most, when its
    * settings name no `sendRatePerSecond` (SEND_RATE_PER_SECOND). 0 or absent: unlimited.
@@ -73,6 +85,14 @@ export interface SenderOptions {
   logger?: SenderLogger;
 }
 
+/**
+ * Whether the provider took the last transaction (issue 24 item 13): failing from the first fault
+ * (not about a recipient) until a transaction or a `check()` goes through again.
+ */
+export type ProviderHealth =
+  | { failing: false }
+  | { failing: true; since: Date; fault: ProviderFault; faults: number };
+
 export interface Sender {
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -80,6 +100,8 @@ export interface Sender {
   runOnce(): Promise<number>;
   /** Marks the rows of these consumed email.queued events ready (the consumer's work); exported for tests. */
   markQueued(events: readonly { tenantId: string; emailId: string }[]): Promise<number>;
+  /** Whether the provider is failing (`/ready` and the `sender_provider_failing` metric say so). */
+  providerHealth(): ProviderHealth;
 }
 
 export const SENDER_GROUP = 'tern-sender';
@@ -133,6 +155,36 @@ export function createSender(opts: SenderOptions): Sender {
 
   let consumer: EventLogConsumer | null = null;
   let sweeps = 0;
+  const providerCheckIntervalMs = opts.providerCheckIntervalMs ?? 30_000;
+  let health: ProviderHealth = { failing: false };
+  let lastCheck = 0;
+
+  /** Follows the provider's answers: a fault makes it failing, anything else (sent, about a recipient) working. */
+  function noteProvider(result: ProviderResult | { fault: ProviderFault } | null): void {
+    const fault = result !== null && 'fault' in result ? result.fault : undefined;
+    if (fault) {
+      opts.onProviderFault?.(fault);
+      if (!health.failing) {
+        health = { failing: true, since: now(), fault, faults: 1 };
+        lastCheck = now().getTime();
+        logger.warn({ step: fault.step, code: fault.code }, 'sender: mail provider failing; mail is retried');
+      } else {
+        health = { ...health, fault, faults: health.faults + 1 };
+      }
+    } else if (health.failing) {
+      logger.info({ faults: health.faults }, 'sender: mail provider works again');
+      health = { failing: false };
+    }
+  }
+
+  /** While failing, asks the provider now and then whether it works again (no mail may be due). */
+  async function checkProvider(): Promise<void> {
+    if (!health.failing || !opts.provider.check) return;
+    if (now().getTime() - lastCheck < providerCheckIntervalMs) return;
+    lastCheck = now().getTime();
+    const fault = await opts.provider.check();
+    noteProvider(fault === null ? null : { fault });
+  }
 
   async function markQueued(events: readonly { tenantId: string; emailId: string }[]): Promise<number> {
     if (events.length === 0) return 0;
@@ -471,8 +523,13 @@ export function createSender(opts: SenderOptions): Sender {
         ...(envelopeFrom ? { envelopeFrom } : {}),
       });
     } catch (error) {
-      result = { kind: 'delayed', reason: error instanceof Error ? error.message : String(error) };
+      result = {
+        kind: 'delayed',
+        reason: error instanceof Error ? error.message : String(error),
+        fault: { step: 'API', code: 'exception' },
+      };
     }
+    noteProvider(result);
     const finalTry = row.attempts > retryDelays.length;
     const events = eventsFor(row, opts.provider.name, result, finalTry);
     if (result.kind === 'delayed' && !finalTry) {
@@ -557,6 +614,7 @@ export function createSender(opts: SenderOptions): Sender {
   }
 
   async function runOnce(): Promise<number> {
+    await checkProvider();
     if (sweeps % 20 === 0) await sweepCancelling();
     if (sweeps % 120 === 0) await pruneRateCounters();
     if (sweeps % 1200 === 0) await pruneIdempotencyKeys();
@@ -583,6 +641,7 @@ export function createSender(opts: SenderOptions): Sender {
   return {
     markQueued,
     runOnce,
+    providerHealth: () => health,
     async start() {
       consumer = await opts.log.consume({
         group: opts.group ?? SENDER_GROUP,

@@ -83,13 +83,40 @@ describe('applyTracking', () => {
 });
 
 describe('classifySmtpError', () => {
+  // nodemailer names the step that failed (`err.command`); only the recipient's own steps bounce.
   it.each([
-    [{ responseCode: 550, response: '550 5.1.1 no such user' }, 'bounced'],
-    [{ responseCode: 554, message: 'rejected' }, 'bounced'],
-    [{ responseCode: 451, response: '451 4.7.1 greylisted' }, 'delayed'],
-    [{ responseCode: 421, response: '421 too busy' }, 'delayed'],
-    [{ code: 'ECONNECTION', message: 'connect ECONNREFUSED' }, 'delayed'],
-    [{ code: 'ETIMEDOUT', message: 'timeout' }, 'delayed'],
-    [new Error('something else'), 'delayed'],
-  ])('%j → %s', (error, kind) => expect(classifySmtpError(error).kind).toBe(kind));
+    [{ command: 'RCPT TO', responseCode: 550, response: '550 5.1.1 no such user' }, 'bounced', false],
+    [{ command: 'DATA', responseCode: 554, message: 'rejected' }, 'bounced', false],
+    [{ command: 'RCPT TO', responseCode: 451, response: '451 4.7.1 greylisted' }, 'delayed', false],
+    [{ command: 'DATA', responseCode: 421, response: '421 too busy' }, 'delayed', false],
+    [{ command: 'AUTH PLAIN', responseCode: 535, response: '535 5.7.8 bad credentials' }, 'delayed', true],
+    [
+      { command: 'AUTH LOGIN', responseCode: 534, response: '534 5.7.9 use an app password' },
+      'delayed',
+      true,
+    ],
+    [{ command: 'MAIL FROM', responseCode: 550, response: '550 5.7.1 sender not allowed' }, 'delayed', true],
+    [{ command: 'EHLO', responseCode: 554, response: '554 go away' }, 'delayed', true],
+    [{ command: 'CONN', code: 'ECONNECTION', message: 'connect ECONNREFUSED' }, 'delayed', true],
+    [{ code: 'ETIMEDOUT', message: 'timeout' }, 'delayed', true],
+    [{ responseCode: 550, message: 'no step named' }, 'delayed', true],
+    [new Error('something else'), 'delayed', true],
+  ])('%j → %s (provider fault: %s)', (error, kind, fault) => {
+    const result = classifySmtpError(error);
+    expect(result.kind).toBe(kind);
+    expect(result.kind === 'delayed' && result.fault !== undefined).toBe(fault);
+  });
+
+  it("every recipient refused: the `to` recipient's own refusal decides", () => {
+    const all = {
+      command: 'RCPT TO',
+      responseCode: 550,
+      rejectedErrors: [
+        { command: 'RCPT TO', responseCode: 550, recipient: 'cc@example.com', response: '550 no' },
+        { command: 'RCPT TO', responseCode: 452, recipient: 'ada@example.com', response: '452 full' },
+      ],
+    };
+    expect(classifySmtpError(all, 'ada@example.com')).toMatchObject({ kind: 'delayed' });
+    expect(classifySmtpError(all, 'cc@example.com')).toMatchObject({ kind: 'bounced' });
+  });
 });

@@ -273,3 +273,160 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
     expect(rows[0]).toEqual({ state: 'done', attempts: 6 });
   });
 });
+
+/**
+ * Issue 24 item 13: a relay that requires AUTH and refuses Tern's password answers 535 before any
+ * recipient is named. That is the relay's problem, not the recipient's: retried with backoff
+ * (`email.delayed` naming the 535), the provider reported failing, nothing bounced.
+ */
+describe('relay refusing the login (535) or the envelope sender: retried, never a bounce', () => {
+  let relay: SMTPServer;
+  let relayUrl: (password: string) => string;
+  // What the relay accepts; the test "fixes" the relay by accepting the password Tern has.
+  let acceptedPassword = 'rotated-password';
+  const rcpts: string[] = [];
+
+  beforeAll(async () => {
+    relay = new SMTPServer({
+      authMethods: ['PLAIN', 'LOGIN'],
+      allowInsecureAuth: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onAuth(auth, _session, callback) {
+        if (auth.username === 'tern' && auth.password === acceptedPassword)
+          return callback(null, { user: 'tern' });
+        const err = new Error('5.7.8 Authentication credentials invalid') as Error & { responseCode: number };
+        err.responseCode = 535;
+        return callback(err);
+      },
+      onMailFrom(address, _session, callback) {
+        if (address.address.startsWith('blocked')) {
+          const err = new Error('5.7.1 sender not allowed') as Error & { responseCode: number };
+          err.responseCode = 550;
+          return callback(err);
+        }
+        return callback();
+      },
+      onRcptTo(address, _session, callback) {
+        rcpts.push(address.address);
+        if (address.address.startsWith('reject')) {
+          const err = new Error('5.1.1 mailbox unavailable') as Error & { responseCode: number };
+          err.responseCode = 550;
+          return callback(err);
+        }
+        return callback();
+      },
+      onData(stream, _session, callback) {
+        stream.resume();
+        stream.on('end', () => callback());
+      },
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', () => r()));
+    const { port } = relay.server.address() as AddressInfo;
+    relayUrl = (password) => `smtp://tern:${password}@127.0.0.1:${port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => (relay ? relay.close(() => r()) : r()));
+  });
+
+  it('the provider: 535 at AUTH and 550 at MAIL FROM are faults; 550 at RCPT TO is a bounce', async () => {
+    acceptedPassword = 'rotated-password';
+    const wrong = createSmtpProvider({ url: relayUrl('old-password'), timeoutMs: 2000 });
+    const refused = await wrong.send(message('em_auth', 'ada@example.com'), {
+      tenantId: TENANT,
+      emailId: 'em_auth',
+    });
+    expect(refused).toMatchObject({
+      kind: 'delayed',
+      reason: expect.stringContaining('535'),
+      fault: { step: expect.stringMatching(/^AUTH /), code: '535' },
+    });
+    expect(await wrong.check?.()).toMatchObject({ code: '535' });
+    expect(rcpts).not.toContain('ada@example.com');
+
+    const right = createSmtpProvider({ url: relayUrl('rotated-password'), timeoutMs: 2000 });
+    expect(await right.check?.()).toBeNull();
+    const blocked = await right.send(
+      { ...message('em_mf', 'ada@example.com'), from: 'blocked@acme.test' },
+      { tenantId: TENANT, emailId: 'em_mf' },
+    );
+    expect(blocked).toMatchObject({ kind: 'delayed', fault: { step: 'MAIL FROM', code: '550' } });
+    const bounced = await right.send(message('em_rj', 'reject@example.com'), {
+      tenantId: TENANT,
+      emailId: 'em_rj',
+    });
+    expect(bounced).toMatchObject({ kind: 'bounced', reason: expect.stringContaining('550') });
+    expect(bounced).not.toHaveProperty('fault');
+    await wrong.close?.();
+    await right.close?.();
+  });
+
+  it('the sender: email.delayed naming the 535, the provider failing until the relay takes the login again', async () => {
+    acceptedPassword = 'rotated-password';
+    const faults: string[] = [];
+    const sender = createSender({
+      pool,
+      log: createEventStream(log),
+      provider: createSmtpProvider({ url: relayUrl('old-password'), timeoutMs: 2000 }),
+      isSuppressed,
+      getTemplate,
+      tracking: { secret: 'smtp-tracking-secret-0123456789', publicUrl: 'http://127.0.0.1:3000' },
+      messageIdDomain: 'tern.test',
+      pollIntervalMs: 50,
+      // Three quick retries, then long enough for the relay to be fixed before the last ones.
+      retryDelaysMs: [100, 100, 3000, 3000, 3000],
+      providerCheckIntervalMs: 200,
+      onProviderFault: (f) => faults.push(`${f.step} ${f.code}`),
+      group: 'tern-sender-auth-test',
+    });
+    const id = `em_auth_${Date.now()}`;
+    await pool.query(
+      `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message) VALUES ($1, $2, 'pending', now(), $3)`,
+      [
+        TENANT,
+        id,
+        JSON.stringify({ from: 'hello@acme.test', to: 'grace@example.com', subject: 'S', text: 'T' }),
+      ],
+    );
+    const typesOf = async () => {
+      const { rows } = await pool.query<{ value: string }>(
+        'SELECT value FROM event_log WHERE key = $1 ORDER BY seq',
+        [id],
+      );
+      return rows.map((r) => deliveryEventSchema.parse(JSON.parse(r.value)));
+    };
+    expect(sender.providerHealth()).toEqual({ failing: false });
+    await sender.runOnce();
+    try {
+      const first = await typesOf();
+      expect(first.map((e) => e.type)).toEqual(['email.delayed']);
+      expect(first[0]!.data).toMatchObject({ reason: expect.stringContaining('535') });
+      expect(sender.providerHealth()).toMatchObject({ failing: true, fault: { code: '535' } });
+      expect(faults[0]).toMatch(/^AUTH \w+ 535$/);
+      // Retries with backoff, every one delayed; never bounced, the recipient never named.
+      await sender.start();
+      await waitFor(async () => (await typesOf()).length >= 3, {
+        timeoutMs: 10_000,
+        description: '3 delays',
+      });
+      expect((await typesOf()).every((e) => e.type === 'email.delayed')).toBe(true);
+      expect(rcpts).not.toContain('grace@example.com');
+      // The relay takes the login again: the provider's check notices without any mail.
+      acceptedPassword = 'old-password';
+      await waitFor(async () => !sender.providerHealth().failing, {
+        timeoutMs: 10_000,
+        description: 'provider works again',
+      });
+      const types = await waitFor(
+        async () => {
+          const t = (await typesOf()).map((e) => e.type);
+          return t.at(-1) === 'email.sent' ? t : null;
+        },
+        { timeoutMs: 10_000, description: 'sent once the relay takes the login' },
+      );
+      expect(types).not.toContain('email.bounced');
+    } finally {
+      await sender.stop();
+    }
+  });
+});

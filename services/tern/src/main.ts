@@ -9,9 +9,11 @@ import {
   resolvePublicUrl,
   SERVICES,
   type Service,
+  type ShutdownHang,
   startRuntime,
 } from './runtime.js';
 import { loadOrCreateDevSecrets } from './secrets.js';
+import { startShutdownWatchdog } from './shutdown.js';
 
 const DEMO_TENANT = 'demo';
 
@@ -29,6 +31,20 @@ function servicesFromArgs(argv: readonly string[]): Set<Service> {
     }
   }
   return new Set(names as Service[]);
+}
+
+/**
+ * Test hook of the shutdown deadline (issue 24 item 17): `TERN_TEST_SHUTDOWN_HANG=<component>:
+ * <promise|block>` makes that component's close never finish (`promise`) or block the main
+ * thread on a futex (`block`). Honoured only with NODE_ENV=test, never in development or
+ * production, so no deployment can turn it on by accident.
+ */
+function testShutdownHang(nodeEnv: string): ShutdownHang | undefined {
+  const raw = process.env.TERN_TEST_SHUTDOWN_HANG;
+  if (nodeEnv !== 'test' || !raw) return undefined;
+  const [component = '', mode = ''] = raw.split(':');
+  if (mode !== 'promise' && mode !== 'block') return undefined;
+  return { component, mode };
 }
 
 async function main(): Promise<void> {
@@ -69,7 +85,9 @@ async function main(): Promise<void> {
     superviseIngestWorkers(workers, pino({ level: config.logLevel }));
     return;
   }
-  const runtime = await startRuntime(config, services, secrets);
+  const runtime = await startRuntime(config, services, secrets, {
+    ...(testShutdownHang(config.nodeEnv) ? { shutdownHang: testShutdownHang(config.nodeEnv) } : {}),
+  });
   const startMs = Math.round(performance.now() - started);
   runtime.app.log.info(
     {
@@ -112,7 +130,11 @@ async function main(): Promise<void> {
     (error: unknown) => {
       // The projector could not join its group (Kafka gone for good): exit, the supervisor restarts.
       runtime.app.log.error({ err: error }, 'a background start failed; exiting');
-      void runtime.close().finally(() => process.exit(1));
+      // Bounded like a signal's shutdown (SHUTDOWN_TIMEOUT_MS).
+      setTimeout(() => process.exit(1), config.shutdownTimeoutMs * 0.8).unref();
+      void runtime
+        .close({ deadlineAt: Date.now() + Math.floor(config.shutdownTimeoutMs * 0.7) })
+        .finally(() => process.exit(1));
     },
   );
 
@@ -120,19 +142,51 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    runtime.app.log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => {
-      runtime.app.log.error('shutdown took longer than 30 s; exiting');
+    const timeoutMs = config.shutdownTimeoutMs;
+    const startedAt = Date.now();
+    runtime.app.log.info({ signal, timeoutMs }, 'shutting down');
+    // SHUTDOWN_TIMEOUT_MS (issue 24 item 17): components are given up on at 70 % of it, the main
+    // thread exits at 80 %, and a watchdog thread kills the process at 90 % if the main thread is
+    // blocked (a native call asleep on a futex runs no timer of ours). The rest is slack for a
+    // loaded machine: the signal's delivery, the exit itself.
+    const watchdog = startShutdownWatchdog({
+      fireAt: startedAt + Math.floor(timeoutMs * 0.9),
+      timeoutMs,
+      pending: [],
+    });
+    let pending: readonly string[] = [];
+    const exitFailed = (unfinished: readonly string[], why: string) => {
+      runtime.app.log.error(
+        { unfinished, timeoutMs, elapsedMs: Date.now() - startedAt },
+        `shutdown: did not finish within ${timeoutMs} ms (${why}): ${unfinished.join(', ') || 'none'}; exiting`,
+      );
       process.exit(1);
-    }, 30_000);
+    };
+    const force = setTimeout(() => exitFailed(pending, 'SHUTDOWN_TIMEOUT_MS'), Math.floor(timeoutMs * 0.8));
     force.unref();
-    runtime.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        runtime.app.log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    runtime
+      .close({
+        deadlineAt: startedAt + Math.floor(timeoutMs * 0.7),
+        onPending: (names) => {
+          pending = names;
+          watchdog.pending(names);
+        },
+        onAbandoned: (name, waitedMs) =>
+          runtime.app.log.error(
+            { component: name, waitedMs },
+            `shutdown: ${name} did not finish; left behind`,
+          ),
+      })
+      .then(
+        ({ unfinished }) => {
+          if (unfinished.length > 0) exitFailed(unfinished, 'left behind');
+          else process.exit(0);
+        },
+        (error: unknown) => {
+          runtime.app.log.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -58,8 +58,21 @@ export function createMetrics() {
     help: 'Records in the event log not yet committed by the webhook dispatcher',
     registers: [registry],
   });
+  const providerFailing = new Gauge({
+    name: 'sender_provider_failing',
+    help: '1 while the mail provider fails (login, connection, envelope sender…), else 0',
+    registers: [registry],
+  });
+  const providerFaults = new Counter({
+    name: 'sender_provider_faults_total',
+    help: 'Provider transactions that failed for the provider, not the recipient, by step and code',
+    labelNames: ['step', 'code'] as const,
+    registers: [registry],
+  });
   return {
     registry,
+    providerFailing,
+    providerFaults,
     httpDuration,
     eventsIngested,
     batchDuration,
@@ -115,7 +128,8 @@ export function installMetrics(
   }
   const { token } = access;
   if (token === undefined && access.production) return false;
-  app.get('/metrics', { logLevel: 'warn' }, async (request, reply) => {
+  // An operations endpoint, like /health and /ready: not part of the API's OpenAPI document.
+  app.get('/metrics', { logLevel: 'warn', schema: { hide: true } }, async (request, reply) => {
     if (token !== undefined && !hasMetricsToken(request.headers.authorization, token)) {
       reply.header('www-authenticate', 'Bearer realm="metrics"');
       throw httpError(401, 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>', {

@@ -9,6 +9,7 @@ import {
   createSendingApp,
   createSequenceScheduler,
   devTlsPair,
+  fastifyTrustProxy,
   getTemplate,
   outgoingMailer,
   type SubmissionServer,
@@ -57,6 +58,7 @@ import { createIdleMemoryRelease } from './idle-memory.js';
 import { createMetrics, installMetrics } from './metrics.js';
 import { resolvePublicUrl } from './public-url.js';
 import { CORE_SERVICES, SERVICES, type Service } from './services.js';
+import { type CloseOptions, type CloseResult, type Closer, closeInOrder } from './shutdown.js';
 
 export { resolvePublicUrl, SERVICES, type Service };
 
@@ -90,6 +92,21 @@ export interface RuntimeSecrets {
 /** Test and bench knobs of the sender (retry schedule, polling); production uses the defaults. */
 export interface RuntimeOptions {
   sender?: { retryDelaysMs?: readonly number[]; pollIntervalMs?: number; leaseMs?: number };
+  /** Test hook (NODE_ENV=test only, see main.ts): one component's close hangs. */
+  shutdownHang?: ShutdownHang;
+}
+
+/** A component whose close never finishes (`promise`) or blocks the main thread on a futex (`block`). */
+export interface ShutdownHang {
+  component: string;
+  mode: 'promise' | 'block';
+}
+
+function hang(mode: ShutdownHang['mode']): () => Promise<unknown> {
+  return async () => {
+    if (mode === 'block') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+    await new Promise(() => {});
+  };
 }
 
 export interface Runtime {
@@ -105,8 +122,12 @@ export interface Runtime {
    * group join); rejects if it failed — the process should then exit.
    */
   started: Promise<void>;
-  /** Graceful stop: no new requests, in-flight ones finish, the current batch commits, stores close. */
-  close(): Promise<void>;
+  /**
+   * Graceful stop: no new requests, in-flight ones finish, the current batch commits, stores
+   * close — one component after the other; with a deadline, one that does not finish in its share
+   * is left behind (named in the result) and the next is closed.
+   */
+  close(opts?: CloseOptions): Promise<CloseResult>;
 }
 
 /**
@@ -154,7 +175,7 @@ export async function startRuntime(
     );
   }
   const metrics = createMetrics();
-  const closers: (() => Promise<unknown>)[] = [];
+  const closers: Closer[] = [];
   const readiness: ReadinessCheck[] = [];
   // Starts that go on after the server listens (the projector's group join).
   const background: Promise<void>[] = [];
@@ -173,14 +194,14 @@ export async function startRuntime(
   let activity = () => {};
   try {
     pgStore = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
-    closers.unshift(() => pgStore!.close());
+    closers.unshift({ name: 'postgres', close: () => pgStore!.close() });
     await migratePostgres(pgStore.pool, MIGRATIONS.postgres);
     const pool = pgStore.pool;
     readiness.push({ name: 'postgres', check: async () => void (await pool.query('SELECT 1')) });
 
     if (services.has('projector') || services.has('api')) {
       chStore = createClickHouse({ clickhouseUrl: config.clickhouseUrl, dataDir: config.dataDir });
-      closers.unshift(() => chStore!.close());
+      closers.unshift({ name: 'clickhouse', close: () => chStore!.close() });
       await migrateClickHouse(chStore.client, MIGRATIONS.clickhouse);
       const ch = chStore.client;
       readiness.push({
@@ -255,7 +276,7 @@ export async function startRuntime(
         await pgLog.ensureSchema();
         log = pgLog;
       }
-      closers.unshift(() => log!.close());
+      closers.unshift({ name: 'event-log', close: () => log!.close() });
       const eventLog = log;
       stream = sealedEventStream(log, keyring);
       readiness.push({ name: 'event-log', check: () => eventLog.ping() });
@@ -291,7 +312,7 @@ export async function startRuntime(
       });
       domains.start();
       const checks = domains;
-      closers.unshift(() => checks.stop());
+      closers.unshift({ name: 'domain-checks', close: () => checks.stop() });
       const jwt = jwtVerifierOf(config, secrets);
       const webhooks: WebhookRouteOptions = {
         secretBox: secretBox!,
@@ -304,7 +325,7 @@ export async function startRuntime(
         connection: pgStore.kind === 'pglite' ? 'shared' : 'dedicated',
         logger,
       });
-      closers.unshift(() => readModel.close());
+      closers.unshift({ name: 'read-model-feed', close: () => readModel.close() });
       app = await createApiApp({
         readModel,
         webhooks,
@@ -330,6 +351,9 @@ export async function startRuntime(
           mailgunSigningKey: config.mailgunWebhookSigningKey,
           resendSecret: config.resendWebhookSecret,
         },
+        trustProxy: config.trustProxy,
+        publicUrl,
+        documentIngest: services.has('ingest'),
       });
       // Physical deletion of expired entries; one instance at a time runs it (advisory lock).
       const retention = createRetentionJob({
@@ -341,7 +365,7 @@ export async function startRuntime(
         logger,
       });
       retention.start();
-      closers.unshift(async () => retention.stop());
+      closers.unshift({ name: 'retention-job', close: async () => retention.stop() });
       // Campaign fan-out and sequence steps (SPEC §15): durable jobs in Postgres, any number of
       // instances (SKIP LOCKED + leases); their emails take the send path of POST /emails/send
       // (outgoing_emails, then email.queued; the sender does the rest).
@@ -357,14 +381,15 @@ export async function startRuntime(
       const sequences = createSequenceScheduler(bulk);
       fanout.start();
       sequences.start();
-      closers.unshift(() => fanout.stop());
-      closers.unshift(() => sequences.stop());
+      closers.unshift({ name: 'campaign-fanout', close: () => fanout.stop() });
+      closers.unshift({ name: 'sequence-scheduler', close: () => sequences.stop() });
       // The web dashboard (SPEC §18): static files over the same public API, on the same port.
       await app.register(dashboardRoutes, { dir: DASHBOARD_DIR });
     } else {
       app = Fastify({
         loggerInstance: logger as FastifyBaseLogger,
         requestIdHeader: 'x-request-id',
+        trustProxy: fastifyTrustProxy(config.trustProxy),
         // node:cluster hands out connections, not requests, round-robin: a keep-alive client would
         // stay with one worker for good. Renewing each connection after this many requests lets
         // the next one go to the next worker (issue 32; docs/deploy.md).
@@ -379,6 +404,7 @@ export async function startRuntime(
       async () => {
         if (projector) metrics.projectorLag.set(await projector.lag());
         if (dispatcher) metrics.dispatcherLag.set(await dispatcher.lag());
+        if (sender) metrics.providerFailing.set(sender.providerHealth().failing ? 1 : 0);
       },
       { token: secrets.metricsToken, production: config.nodeEnv === 'production' },
     );
@@ -428,9 +454,12 @@ export async function startRuntime(
         },
       );
       background.push(starting);
-      closers.unshift(async () => {
-        await starting.catch(() => undefined);
-        await running.stop();
+      closers.unshift({
+        name: 'projector',
+        close: async () => {
+          await starting.catch(() => undefined);
+          await running.stop();
+        },
       });
       // processed_events and the Postgres-table log are pruned past the dedup window (issue 9, item 7).
       const prune = createPruneJob({
@@ -441,7 +470,7 @@ export async function startRuntime(
         logger,
       });
       prune.start();
-      closers.unshift(() => prune.stop());
+      closers.unshift({ name: 'prune-job', close: () => prune.stop() });
       // No progress while the log has a lag: /ready says so (issue 9, item 1).
       readiness.push({
         name: 'projector',
@@ -468,6 +497,7 @@ export async function startRuntime(
         tracking: { secret: trackingSecret!, publicUrl },
         bounceDomain: config.bounceDomain,
         logger,
+        onProviderFault: (fault) => metrics.providerFaults.inc({ step: fault.step, code: fault.code }),
         defaultSendRatePerSecond: config.sendRatePerSecond,
         ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
         ...(senderOptions.pollIntervalMs ? { pollIntervalMs: senderOptions.pollIntervalMs } : {}),
@@ -475,7 +505,19 @@ export async function startRuntime(
       });
       await sender.start();
       const running = sender;
-      closers.unshift(() => running.stop());
+      closers.unshift({ name: 'sender', close: () => running.stop() });
+      // A relay that refuses Tern (a wrong password, unreachable, refusing the envelope sender)
+      // makes the instance not ready: its mail is only retried (issue 24 item 13).
+      readiness.push({
+        name: 'mail-provider',
+        check: async () => {
+          const health = running.providerHealth();
+          if (health.failing)
+            throw new NotReadyError(
+              `mail provider failing since ${health.since.toISOString()}: ${health.fault.step} → ${health.fault.code} (${health.faults} in a row)`,
+            );
+        },
+      });
     }
     if (runDispatcher) {
       dispatcher = createDispatcher({
@@ -494,7 +536,7 @@ export async function startRuntime(
       });
       await dispatcher.start();
       const running = dispatcher;
-      closers.unshift(() => running.stop());
+      closers.unshift({ name: 'dispatcher', close: () => running.stop() });
     }
     if (runBounce) {
       bounce = createBounceMailbox({
@@ -511,7 +553,7 @@ export async function startRuntime(
       });
       bouncePort = await bounce.start();
       const running = bounce;
-      closers.unshift(() => running.stop());
+      closers.unshift({ name: 'bounce', close: () => running.stop() });
       logger.info({ port: bouncePort }, 'bounce mailbox listening');
     }
     // With the embedded engine, an idle process gives back the memory it does not use (issue 10:
@@ -531,7 +573,7 @@ export async function startRuntime(
       app.addHook('onRequest', async () => idle.touch());
       activity = () => idle.touch();
       idle.start();
-      closers.unshift(async () => idle.stop());
+      closers.unshift({ name: 'idle-memory-release', close: async () => idle.stop() });
     }
     // SMTP submission (SPEC §22): each message goes through POST /emails/send of the api app in
     // this process, or — run alone — of a sending-only app with the same guards (never listened on).
@@ -549,7 +591,7 @@ export async function startRuntime(
           sending: { log: stream! },
           domainPolicy: { requireVerified: requireVerifiedDomains },
         });
-        closers.unshift(() => sendingApp.close());
+        closers.unshift({ name: 'submission-app', close: () => sendingApp.close() });
         target = sendingApp;
       }
       const tls =
@@ -566,12 +608,14 @@ export async function startRuntime(
         logger,
       });
       const running = submission;
-      closers.unshift(() => running.close());
+      closers.unshift({ name: 'submission', close: () => running.close() });
     }
     // The SMTP server stops taking mail first, then the HTTP server (in-flight requests finish), then
     // the dispatcher, sender and projector, then stores. SMTP starts before HTTP listens, so a
     // process whose /health answers takes mail too.
-    closers.splice(submission ? 1 : 0, 0, () => app.close());
+    closers.splice(submission ? 1 : 0, 0, { name: 'http', close: () => app.close() });
+    const hung = options.shutdownHang && closers.find((c) => c.name === options.shutdownHang!.component);
+    if (hung) hung.close = hang(options.shutdownHang!.mode);
     await app.listen({ port: config.port, host: config.host });
 
     const address = app.server.address();
@@ -587,7 +631,7 @@ export async function startRuntime(
       },
       ...(submission ? { smtpSubmissionPort: submission.port } : {}),
       started: Promise.all(background).then(() => undefined),
-      close: () => closeAll(closers),
+      close: (opts) => closeAll(closers, opts),
     };
   } catch (error) {
     await closeAll(closers);
@@ -606,12 +650,7 @@ function jwtVerifierOf(config: Config, secrets: RuntimeSecrets) {
   );
 }
 
-async function closeAll(closers: (() => Promise<unknown>)[]): Promise<void> {
-  for (const close of closers.splice(0)) {
-    try {
-      await close();
-    } catch {
-      // Closing goes on: every store gets its chance to close.
-    }
-  }
+async function closeAll(closers: Closer[], opts: CloseOptions = {}): Promise<CloseResult> {
+  const result = await closeInOrder(closers.splice(0), opts);
+  return result;
 }

@@ -10,7 +10,7 @@ import {
   updateContactBodySchema,
 } from '@tern/contracts';
 import { httpError } from '@tern/http';
-import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { type FastifyPluginAsyncZod, validatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
@@ -166,12 +166,19 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
         security: KEY_OR_DASHBOARD,
         querystring: exportQuerySchema,
         response: {
-          200: z.string().meta({
-            description: 'CSV (text/csv; charset=utf-8).',
-            example:
-              'id,email,first_name,last_name,subscribed,audiences,attributes,created_at\n' +
-              'ct_3WzN8kQ1vYp0aB7cD9eF2gH4,ada@example.com,Ada,Lovelace,true,newsletter,"{""plan"":""pro""}",2026-06-15T12:00:00.000Z,2026-06-15T12:00:00.000Z',
-          }),
+          200: {
+            description: 'The contacts as CSV, streamed.',
+            content: {
+              'text/csv': {
+                schema: z.string().meta({
+                  description: 'CSV (text/csv; charset=utf-8).',
+                  example:
+                    'id,email,first_name,last_name,subscribed,audiences,attributes,created_at\n' +
+                    'ct_3WzN8kQ1vYp0aB7cD9eF2gH4,ada@example.com,Ada,Lovelace,true,newsletter,"{""plan"":""pro""}",2026-06-15T12:00:00.000Z,2026-06-15T12:00:00.000Z',
+                }),
+              },
+            },
+          },
           400: errors.badRequest('querystring.audience: audience must be 1..64 characters'),
           ...readErrors,
         },
@@ -195,6 +202,11 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
     '/contacts/import',
     {
       config: WRITE,
+      // The body is a stream (the CSV parser above): only the query is validated here.
+      validatorCompiler: (req) =>
+        req.httpPart === 'body'
+          ? () => true
+          : validatorCompiler(req as unknown as Parameters<typeof validatorCompiler>[0]),
       schema: {
         tags: [TAGS.contacts],
         operationId: 'importContacts',
@@ -210,6 +222,12 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
           'imported contact to that audience.',
         security: KEY_OR_DASHBOARD,
         querystring: importQuerySchema,
+        // Documents the body (text/csv); it is read as a stream, never validated as a whole (below).
+        consumes: CSV_CONTENT_TYPES,
+        body: z.string().meta({
+          description: 'The contacts as CSV: a header row, then one row per contact (RFC 4180).',
+          example: 'email,first_name,last_name,audiences\nada@example.com,Ada,Lovelace,newsletter',
+        }),
         response: {
           200: importResultSchema,
           400: errorResponse(400, 'The CSV cannot be read.', 'body: the header row has no email column', {

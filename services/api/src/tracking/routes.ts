@@ -153,7 +153,12 @@ export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = asyn
           '`OPEN_DEDUP_SECONDS` is not recorded again. The sender puts it in HTML bodies when the tenant’s ' +
           '`tracking.opens` is on.',
         params: tokenParam,
-        response: { 200: pixel, 404: unknownLink },
+        // No credential: the signed token in the path is one.
+        security: [],
+        response: {
+          200: { description: 'The pixel.', content: { 'image/gif': { schema: pixel } } },
+          404: unknownLink,
+        },
       },
     },
     async (request, reply) => {
@@ -193,6 +198,8 @@ export const trackingRoutes: FastifyPluginAsyncZod<TrackingRoutesOptions> = asyn
           'redirects to the URL signed in the token, so the link cannot be turned into an open redirect. The sender ' +
           'rewrites `http(s)` links of HTML bodies through it when the tenant’s `tracking.clicks` is on.',
         params: tokenParam,
+        // No credential: the signed token in the path is one.
+        security: [],
         response: { 302: redirect, 404: unknownLink },
       },
     },

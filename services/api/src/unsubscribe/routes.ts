@@ -114,7 +114,12 @@ export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> 
           'An HTML page naming the address, with one button that POSTs to the same URL. Changes nothing by ' +
           'itself (link scanners follow GET links). No script; a strict Content-Security-Policy.',
         params: tokenParams,
-        response: { 200: html, 404: unknownLink },
+        response: {
+          200: { description: 'The page.', content: { 'text/html': { schema: html } } },
+          404: unknownLink,
+        },
+        // No credential: the signed token in the path is one.
+        security: [],
       },
     },
     async (request, reply) => sendPage(reply, confirmPage(claimsOf(request.params.token).email)),
@@ -134,7 +139,12 @@ export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> 
           'needed). The tenant’s contact with that address gets `subscribed: false` and the address joins the ' +
           'suppression list (`reason: "unsubscribed"`). Idempotent. Answers 200 with a confirmation page.',
         params: tokenParams,
-        response: { 200: html, 404: unknownLink },
+        response: {
+          200: { description: 'The page.', content: { 'text/html': { schema: html } } },
+          404: unknownLink,
+        },
+        // No credential: the signed token in the path is one.
+        security: [],
       },
     },
     async (request, reply) => {

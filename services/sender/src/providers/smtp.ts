@@ -1,6 +1,6 @@
 import { parseMailbox, type RenderedMessage } from '@tern/contracts';
 import nodemailer from 'nodemailer';
-import type { MailProvider, ProviderResult, SendContext } from '../ports.js';
+import type { MailProvider, ProviderFault, ProviderResult, SendContext } from '../ports.js';
 
 /**
  * The headers a signature covers (SPEC §20, relaxed/relaxed, rsa-sha256): the addresses, subject,
@@ -28,20 +28,27 @@ export interface SmtpProviderOptions {
   timeoutMs?: number;
 }
 
-/** Connection-level failures: the relay could not be reached or dropped us, so try again later. */
-const TEMPORARY_CODES = new Set([
-  'ECONNECTION',
-  'ETIMEDOUT',
-  'ESOCKET',
-  'EDNS',
-  'ECONNREFUSED',
-  'ECONNRESET',
-]);
+/** The SMTP steps whose reply is about one recipient (nodemailer's `err.command`). */
+const RECIPIENT_STEPS = new Set(['RCPT TO', 'DATA']);
+
+type SmtpError = {
+  responseCode?: number;
+  code?: string;
+  command?: string;
+  response?: string;
+  message?: string;
+  recipient?: string;
+  rejectedErrors?: unknown[];
+};
 
 /**
- * Classifies a nodemailer error (SPEC §11): an SMTP 5xx is a permanent refusal (bounced hard),
- * a 4xx or a connection error is temporary (delayed, retried); anything else is temporary too,
- * since it says nothing about the recipient.
+ * Classifies a nodemailer error (SPEC §11, issue 24 item 13). Only the relay's answer about the
+ * recipient decides its fate: a 5xx to its `RCPT TO` (or to `DATA` for it) is a permanent refusal
+ * (bounced hard, the address is suppressed), a 4xx there is temporary (delayed, retried). Every
+ * other failure — the connection, TLS, the greeting, `AUTH` (535: a wrong or rotated password),
+ * `MAIL FROM`, a message nodemailer could not build — says nothing about the recipient: it is
+ * delayed and retried with `fault` set, so the provider is reported failing and nobody is
+ * suppressed for it.
  */
 /**
  * The relay's own id of an accepted message, from its final answer to DATA (SPEC §21): Postfix,
@@ -56,15 +63,23 @@ export function relayMessageId(response: unknown): string | undefined {
   return ses?.[1];
 }
 
-export function classifySmtpError(error: unknown): ProviderResult {
-  const e = error as { responseCode?: number; code?: string; response?: string; message?: string };
-  const reason = (e.response ?? e.message ?? 'SMTP error').slice(0, 1000);
-  if (typeof e.responseCode === 'number') {
+export function classifySmtpError(error: unknown, recipient?: string): ProviderResult {
+  const e = (error ?? {}) as SmtpError;
+  // Every recipient refused: nodemailer throws once and lists each refusal; `to`'s is the one.
+  if (recipient !== undefined && Array.isArray(e.rejectedErrors)) {
+    const mine = (e.rejectedErrors as SmtpError[]).find(
+      (r) => String(r.recipient ?? '').toLowerCase() === recipient.toLowerCase(),
+    );
+    if (mine) return classifySmtpError(mine);
+  }
+  const step = e.command ?? 'API';
+  const reason = `${step}: ${e.response ?? e.message ?? 'SMTP error'}`.slice(0, 1000);
+  if (RECIPIENT_STEPS.has(step) && typeof e.responseCode === 'number') {
     if (e.responseCode >= 500) return { kind: 'bounced', reason };
     if (e.responseCode >= 400) return { kind: 'delayed', reason };
   }
-  if (e.code && TEMPORARY_CODES.has(e.code)) return { kind: 'delayed', reason: `${e.code}: ${reason}` };
-  return { kind: 'delayed', reason };
+  const code = typeof e.responseCode === 'number' ? String(e.responseCode) : (e.code ?? 'error');
+  return { kind: 'delayed', reason, fault: { step, code } };
 }
 
 /** The SMTP relay of `SMTP_URL`, through nodemailer. One transaction per message. */
@@ -84,6 +99,7 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
       // Not one mailbox (a row stored before the API parsed `from` with RFC 5322): never sent, as
       // nodemailer would read a list in it and send MAIL FROM the first one (issue 24, item 9).
       if (from === null) return { kind: 'failed', reason: 'from is not a single mailbox' };
+      const to = (parseMailbox(message.to)?.address ?? message.to).toLowerCase();
       try {
         const info = await transport.sendMail({
           ...(signing
@@ -128,13 +144,13 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
         const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
           (typeof r === 'string' ? r : r.address).toLowerCase(),
         );
-        if (rejected.includes(message.to.toLowerCase())) {
+        if (rejected.includes(to)) {
           const why = (info.rejectedErrors ?? []).find(
-            (e) =>
-              String((e as { recipient?: string }).recipient ?? '').toLowerCase() ===
-              message.to.toLowerCase(),
+            (e) => String((e as { recipient?: string }).recipient ?? '').toLowerCase() === to,
           );
-          return classifySmtpError(why ?? { responseCode: 550, message: 'recipient rejected' });
+          return classifySmtpError(
+            why ?? { command: 'RCPT TO', responseCode: 550, message: 'recipient rejected' },
+          );
         }
         const providerMessageId = relayMessageId(info.response);
         return {
@@ -143,7 +159,16 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
           ...(providerMessageId ? { providerMessageId } : {}),
         };
       } catch (error) {
-        return classifySmtpError(error);
+        return classifySmtpError(error, to);
+      }
+    },
+    async check(): Promise<ProviderFault | null> {
+      try {
+        await transport.verify();
+        return null;
+      } catch (error) {
+        const result = classifySmtpError(error);
+        return result.kind === 'delayed' && result.fault ? result.fault : { step: 'API', code: 'error' };
       }
     },
     async close() {
