@@ -11,19 +11,9 @@ if [ -x "$bin" ] && command -v swaks >/dev/null 2>&1; then
   echo "$bin"
   exit 0
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "infra/postfix.sh: no $bin and no apt-get: install Postfix (Debian package postfix)" >&2
-  exit 1
-fi
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    sudo="sudo"
-  else
-    echo "infra/postfix.sh: installing Postfix needs root (apt-get install -y postfix swaks)" >&2
-    exit 1
-  fi
-fi
+# shellcheck source=lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+apt_root infra/postfix.sh postfix swaks
 echo "infra/postfix.sh: installing Debian's postfix and swaks (apt-get)…" >&2
 export DEBIAN_FRONTEND=noninteractive
 # No mail of the machine's own: the package is configured as "No configuration" (no system MTA).
@@ -38,8 +28,7 @@ if [ ! -e "$policy" ]; then
 fi
 cleanup() { if ((restore_policy)); then $sudo rm -f "$policy"; fi; }
 trap cleanup EXIT
-$sudo apt-get update -qq >&2
-$sudo apt-get install -y -qq --no-install-recommends postfix swaks >&2
+apt_install --no-install-recommends postfix swaks
 # Whatever the package did, its default instance is not left running, nor started at boot.
 $sudo "$bin" stop >/dev/null 2>&1 || true
 $sudo rm -f /etc/systemd/system/multi-user.target.wants/postfix.service

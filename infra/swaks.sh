@@ -8,21 +8,9 @@ if bin="$(command -v swaks)"; then
   echo "$bin"
   exit 0
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "infra/swaks.sh: no swaks and no apt-get: install swaks" >&2
-  exit 1
-fi
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    sudo="sudo"
-  else
-    echo "infra/swaks.sh: installing swaks needs root (apt-get install -y swaks)" >&2
-    exit 1
-  fi
-fi
+# shellcheck source=lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+apt_root infra/swaks.sh swaks
 echo "infra/swaks.sh: installing Debian's swaks (apt-get)…" >&2
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq >&2
-$sudo apt-get install -y -qq swaks >&2
+apt_install swaks
 command -v swaks
