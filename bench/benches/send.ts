@@ -23,6 +23,7 @@ import { createEventStream, type EventLog, type EventStream } from '@tern/event-
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
 import { createSandboxProvider, createSender, createSmtpProvider, DKIM_SIGNED_HEADERS } from '@tern/sender';
+import { enqueueSends, type NewSend } from '@tern/sending';
 import { createSecretBox } from '@tern/webhooks';
 import nodemailer from 'nodemailer';
 import type pg from 'pg';
@@ -37,6 +38,8 @@ const samples = Number(process.env.BENCH_SEND_SAMPLES ?? 30);
 const emails = Number(process.env.BENCH_SEND_EMAILS ?? 1000);
 const dkimMessages = Number(process.env.BENCH_SEND_DKIM_MESSAGES ?? 300);
 const dkimEmails = Number(process.env.BENCH_SEND_DKIM_EMAILS ?? 200);
+const fairBulk = Number(process.env.BENCH_SEND_FAIR_BULK ?? 5000);
+const fairSamples = Number(process.env.BENCH_SEND_FAIR_SAMPLES ?? 20);
 const POLL_MS = 5;
 const JWT_SECRET = randomBytes(32).toString('base64url');
 
@@ -136,6 +139,73 @@ async function composeMicros(
     best = Math.min(best, ((performance.now() - started) * 1000) / n);
   }
   return best;
+}
+
+/**
+ * Tenant A's campaign backlog (`fairBulk` bulk emails queued on the real send path) against tenant
+ * B's single sends posted one every 100 ms: B's POST → DELIVERED distribution, and how much of A
+ * was still due when B's last email was DELIVERED (so B did not simply wait for A to finish).
+ */
+async function measureFairness(
+  tag: string,
+  log: EventStream,
+  pool: pg.Pool,
+  apiUrl: string,
+  post: (url: string, body: unknown, headers: Record<string, string>) => Promise<{ id?: string }>,
+  waitDelivered: (ids: string[] | null, count: number, tenantId: string) => Promise<boolean>,
+) {
+  const tenantA = `fairA${tag}`;
+  const tenantB = `fairB${tag}`;
+  const authB = {
+    authorization: `Bearer ${signDashboardToken({ secret: JWT_SECRET, tenantId: tenantB, role: 'owner', expiresInSeconds: 3600 })}`,
+    'content-type': 'application/json',
+  };
+  const at = new Date();
+  for (let i = 0; i < fairBulk; i += 500) {
+    const sends: NewSend[] = [];
+    for (let k = i; k < Math.min(fairBulk, i + 500); k++) {
+      sends.push({
+        id: `em_fair${tag}${String(k).padStart(8, '0')}`,
+        message: { from: 'news@acme.test', to: 'delivered@sandbox.test', subject: `News ${k}`, text: 'News' },
+        subject: `News ${k}`,
+        templateId: null,
+        dueAt: at,
+        scheduledAt: null,
+        projectId: null,
+        bulk: true,
+      });
+    }
+    await enqueueSends(pool, log, tenantA, sends, at);
+  }
+  const ms: number[] = [];
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < fairSamples; i++) {
+    const started = performance.now();
+    const { id } = await post(
+      `${apiUrl}/emails/send`,
+      { from: 'auth@acme.test', to: 'delivered@sandbox.test', subject: `Reset ${i}`, text: 'Your code' },
+      authB,
+    );
+    pending.push(
+      waitDelivered([id!], 1, tenantB).then((ok) => {
+        if (!ok) throw new Error(`fairness: ${id} not DELIVERED within 120 s`);
+        ms.push(performance.now() - started);
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await Promise.all(pending);
+  const { rows } = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM outgoing_emails WHERE tenant_id = $1 AND state <> 'done'`,
+    [tenantA],
+  );
+  const bulkLeft = rows[0]?.n ?? 0;
+  if (!(await waitDelivered(null, fairBulk, tenantA))) throw new Error('fairness: campaign not DELIVERED');
+  const d = distribution(ms);
+  console.error(
+    `[send] fairness: B p50 ${d.p50.toFixed(0)} ms, p95 ${d.p95.toFixed(0)} ms while A's ${fairBulk} bulk emails sent (${bulkLeft} still due at B's last)`,
+  );
+  return { p50: d.p50, p95: d.p95, bulkLeft };
 }
 
 async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickHouseClient) {
@@ -253,6 +323,15 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
       throw new Error('ceiling run not DELIVERED within 120 s');
     const ingestRunMs = performance.now() - started;
 
+    // Fairness (SPEC §23): tenant A's campaign of `fairBulk` emails is due (bulk rows, as its
+    // fan-out leaves them); meanwhile tenant B sends one email every 100 ms through the API.
+    const fair = await measureFairness(tag, log, pool, apiUrl, post, (ids, count, tenant) =>
+      pollUntil(async () => (await delivered(pool, tenant, ids)) >= count, {
+        intervalMs: POLL_MS,
+        timeoutMs: 120_000,
+      }),
+    );
+
     // DKIM: the sandbox sender leaves; an SMTP sender with the signing keys takes the due-list.
     await sender.stop();
     const dkim = await measureDkim(tag, tenantId, log, pool, apiUrl, auth, mail, post);
@@ -285,6 +364,20 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
         fig(`ceiling: emails/s via POST /events → DELIVERED`, ceilingPerSecond, '/s'),
         fig('throughput ratio sends / ceiling', sendsPerSecond / ceilingPerSecond, '×'),
         fig(`sends accepted/s (202)`, emails / (acceptedMs / 1000), '/s'),
+        fig(
+          `fairness: B's single sends → DELIVERED p50 while A's ${fairBulk}-email campaign sends`,
+          fair.p50,
+          'ms',
+        ),
+        fig(`fairness: B's single sends → DELIVERED p95 while A's campaign sends`, fair.p95, 'ms', {
+          op: '<=',
+          value: 2000,
+        }),
+        fig(
+          "fairness: A's campaign emails still due when B's last send was DELIVERED",
+          fair.bulkLeft,
+          'emails',
+        ),
         fig('DKIM signing cost per message (compose signed − unsigned)', dkim.signingMicros, 'µs'),
         fig('compose µs/message, unsigned (nodemailer)', dkim.composeUnsigned, 'µs'),
         fig(`SMTP sends/s, unsigned (${dkimEmails} via batch → relay)`, dkim.unsignedPerSecond, '/s'),

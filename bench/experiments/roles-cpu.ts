@@ -67,7 +67,13 @@ function start(name: string, services: string): (typeof children)[number] {
   const port = nextPort++;
   const dir = tempDir('tern-roles-');
   const child = spawn(process.execPath, [MAIN, `--services=${services}`], {
-    env: { ...common, PORT: String(port), DATA_DIR: dir.path },
+    // Links point at the api (the first process started): PUBLIC_URL is required in production.
+    env: {
+      ...common,
+      PORT: String(port),
+      DATA_DIR: dir.path,
+      PUBLIC_URL: `http://127.0.0.1:${children[0]?.port ?? port}`,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const entry = { name, child, port, dir };

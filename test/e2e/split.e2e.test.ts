@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { signDashboardToken } from '@tern/auth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFreshDatabase, tempDir, testServices, uniqueName, waitFor } from '../support/services.js';
-import { buildTern, runTernToExit, startTern, type TernProcess } from './tern-process.js';
+import { buildTern, freePort, runTernToExit, startTern, type TernProcess } from './tern-process.js';
 
 const JWT_SECRET = 'split-e2e-secret-0123456789abcdef';
 const INGEST_TOKEN = 'split-e2e-ingest-token-0123456789abcdef';
@@ -60,8 +60,9 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
       description: 'two ingest workers forked',
     });
     expect(childrenOf(ingestB.child.pid!)).toEqual([]);
+    const port = String(await freePort());
     const worker = await startTern({
-      env: { ...common, DATA_DIR: tempDir() },
+      env: { ...common, DATA_DIR: tempDir(), PORT: port, PUBLIC_URL: `http://127.0.0.1:${port}` },
       args: ['--services=projector,api'],
     });
     procs.push(worker);
@@ -117,10 +118,13 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
     for (const pid of workersOfA) expect(existsSync(`/proc/${pid}`)).toBe(false);
   }, 240_000);
 
-  it('npm run start:sender: two sender processes on Kafka deliver what the api process queued, each once', async () => {
-    const topic = { KAFKA_TOPIC: uniqueName('split-send') };
+  it('npm run start:sender: two sender processes on Kafka deliver what the api process queued, each once; a click link reaches the api and lands on the timeline', async () => {
+    // PUBLIC_URL is the api's address (in production a split-mode sender refuses to start without it).
+    const port = String(await freePort());
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const topic = { KAFKA_TOPIC: uniqueName('split-send'), PUBLIC_URL: publicUrl };
     const worker = await startTern({
-      env: { ...common, ...topic, DATA_DIR: tempDir() },
+      env: { ...common, ...topic, DATA_DIR: tempDir(), PORT: port },
       args: ['--services=projector,api'],
     });
     procs.push(worker);
@@ -146,6 +150,9 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
           to: i === 0 ? 'bounced@sandbox.test' : 'delivered@sandbox.test',
           subject: `S${i}`,
           text: 'T',
+          ...(i === 1
+            ? { html: '<p>See <a href="https://example.com/offer?a=1&amp;b=2">the offer</a></p>' }
+            : {}),
         })),
       ),
     });
@@ -162,6 +169,35 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
       );
       expect(email.events.filter((e) => e.type === 'email.sent')).toHaveLength(1);
     }
+
+    // The sender wrote the click link; it points at the api (PUBLIC_URL), which redirects and counts.
+    const content = (await (
+      await fetch(`${worker.url}/emails/${ids[1]}/content`, { headers: auth })
+    ).json()) as {
+      html: string;
+    };
+    const link = /<a href="([^"]+)">the offer/.exec(content.html)?.[1];
+    expect(link?.startsWith(`${publicUrl}/t/c/`), link).toBe(true);
+    const click = await fetch(link!, {
+      redirect: 'manual',
+      headers: { 'user-agent': 'Mozilla/5.0 split-e2e' },
+    });
+    expect(click.status).toBe(302);
+    expect(click.headers.get('location')).toBe('https://example.com/offer?a=1&b=2');
+    const clicked = await waitFor(
+      async () => {
+        const r = await fetch(`${worker.url}/emails/${ids[1]}`, { headers: auth });
+        const body = (await r.json()) as {
+          clicks: number;
+          events: { type: string; data?: { url?: string } }[];
+        };
+        return body.clicks === 1 ? body : undefined;
+      },
+      { timeoutMs: 60_000, description: 'the click on the timeline' },
+    );
+    expect(clicked.events.find((e) => e.type === 'email.clicked')?.data?.url).toBe(
+      'https://example.com/offer?a=1&b=2',
+    );
     for (const p of [worker, ...senders]) expect(await p.stop()).toBe(0);
   }, 300_000);
 
@@ -173,5 +209,13 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
     const apiAlone = await runTernToExit({ ...withoutDb, DATA_DIR: tempDir() }, ['--services=ingest']);
     expect(apiAlone.code).toBe(1);
     expect(apiAlone.stderr.trim().split('\n')).toEqual([expect.stringContaining('DATABASE_URL')]);
+    // A process that writes links does not guess its own address in production (issue 32).
+    for (const role of ['sender', 'projector,api']) {
+      const noPublicUrl = await runTernToExit({ ...common, DATA_DIR: tempDir() }, [`--services=${role}`]);
+      expect(noPublicUrl.code, role).toBe(1);
+      expect(noPublicUrl.stderr.trim().split('\n'), role).toEqual([
+        expect.stringMatching(/^Invalid configuration: PUBLIC_URL must be set in production/),
+      ]);
+    }
   }, 60_000);
 });

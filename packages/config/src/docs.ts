@@ -94,8 +94,9 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     default: 'unset',
   },
   PUBLIC_URL: {
-    meaning: 'base URL users reach Tern at: dashboard link, tracking and unsubscribe links',
-    default: '`http://127.0.0.1:$PORT`',
+    meaning:
+      'base URL users reach the api at: dashboard link, tracking and unsubscribe links; required in production by a split-mode process that writes links (`--services` with `sender` or `api`: the sender, the api with its campaign fan-out and sequences)',
+    default: 'dev: own address with the api, else `http://127.0.0.1:3000`',
   },
   NODE_ENV: {
     meaning: '`development`, `production` (secrets required, private webhook targets refused) or `test`',

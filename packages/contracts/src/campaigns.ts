@@ -150,6 +150,10 @@ export const mailStatsSchema = z
     bounced: z.number().int(),
     complained: z.number().int(),
     unsubscribed: z.number().int().meta({ description: 'Recipients who unsubscribed through this mail.' }),
+    failed: z.number().int().meta({
+      description:
+        'Recipients skipped because their message could not be composed (over a limit of `POST /emails/send`); nothing was sent to them. Not in `recipients`.',
+    }),
   })
   .meta({
     description: 'Counts from the projection (exact; they follow the log within a batch).',
@@ -162,6 +166,7 @@ export const mailStatsSchema = z
       bounced: 1,
       complained: 0,
       unsubscribed: 0,
+      failed: 0,
     },
   });
 export type MailStats = z.infer<typeof mailStatsSchema>;
@@ -175,6 +180,7 @@ const EXAMPLE_STATS: MailStats = {
   bounced: 1,
   complained: 0,
   unsubscribed: 0,
+  failed: 0,
 };
 
 export const campaignSchema = z

@@ -353,6 +353,43 @@ export const CANONICAL_DATA_FIELDS: Readonly<
   'email.complained': { feedbackType: [text(200), false] },
 };
 
+/** The `data` of an event type as consumers read it. */
+type DataOf<T extends EventType> = Extract<DeliveryEvent, { type: T }>['data'];
+
+/**
+ * The personal fields of every event type (SPEC §14; docs/architecture.md § "Personal data and
+ * erasure"): what names, or could name, the recipient — its address, the subject written for it,
+ * a provider's diagnostic (an SMTP 550 quotes the address), a clicked URL (links carry addresses
+ * and tokens), a reader's user agent. The ONE list: the event log holds these only sealed under
+ * the recipient's data key (`packages/privacy` sealer) and an erasure scrubs them from every read
+ * model. A new personal field is one entry here (typed: a name that is no field of the event fails
+ * to compile); a new event type must get a line.
+ */
+export const PERSONAL_FIELDS: { readonly [T in EventType]: readonly (keyof DataOf<T> & string)[] } = {
+  'email.queued': ['toEmail', 'subject'],
+  'email.sent': [],
+  'email.delayed': ['reason'],
+  'email.delivered': [],
+  'email.bounced': ['reason'],
+  'email.failed': ['reason'],
+  'email.suppressed': ['reason'],
+  'email.cancelled': [],
+  'email.opened': ['userAgent'],
+  'email.clicked': ['url', 'userAgent'],
+  'email.complained': [],
+};
+
+/**
+ * What a personal field reads once its data key is gone (erased, past retention): `null` for
+ * `email.queued`'s recipient and subject (the contract's "erased"), this text for a required
+ * field of another type; an optional one is left out.
+ */
+export const ERASED_TEXT = '[erased]';
+
+/** The personal fields of `type` (none for a type that is no delivery event). */
+export const personalFieldsOf = (type: string): readonly string[] =>
+  Object.hasOwn(PERSONAL_FIELDS, type) ? PERSONAL_FIELDS[type as EventType] : [];
+
 const ENVELOPE_KEYS = new Set(['id', 'tenantId', 'emailId', 'occurredAt', 'type', 'data']);
 const ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 const EMAIL_RE = z.regexes.email;

@@ -6,6 +6,7 @@ import {
   type EventType,
   isCanonicalDeliveryEvent,
 } from '@tern/contracts';
+import { cutSubject } from './render.js';
 
 /**
  * The events Tern writes itself, built in one place next to the fold that reads them. Every id is
@@ -47,7 +48,7 @@ export function queuedEvent(input: QueuedInput): EmailQueued {
     occurredAt: input.at.toISOString(),
     data: {
       toEmail: input.toEmail,
-      subject: input.subject.slice(0, 998),
+      subject: cutSubject(input.subject),
       ...(input.templateId != null ? { templateId: input.templateId } : {}),
       ...(input.tags !== undefined ? { tags: [...input.tags] } : {}),
       ...(input.from !== undefined ? { from: input.from } : {}),

@@ -58,3 +58,17 @@ export function templateSyntaxError(template: string): string | null {
     return error instanceof Error ? error.message : String(error);
   }
 }
+
+/** The longest subject kept (RFC 5322's line length, as `POST /emails/send` accepts). */
+export const MAX_SUBJECT = 998;
+
+/**
+ * `subject` cut to `MAX_SUBJECT` UTF-16 units on a code point boundary: a cut between the two
+ * halves of a surrogate pair (an emoji at 997–998) would leave a lone surrogate, which neither
+ * Postgres nor a mail header can carry (issue 24, item 3).
+ */
+export function cutSubject(subject: string): string {
+  if (subject.length <= MAX_SUBJECT) return subject;
+  const last = subject.charCodeAt(MAX_SUBJECT - 1);
+  return subject.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_SUBJECT - 1 : MAX_SUBJECT);
+}

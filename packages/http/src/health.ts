@@ -8,18 +8,22 @@ export class NotReadyError extends Error {
 
 export interface ReadinessCheck {
   name: string;
-  check(): Promise<void>;
+  /** Resolves when ready; a string is a note shown in place of `ok` (ready, e.g. "catching up: …"). */
+  check(): Promise<unknown>;
 }
 
-/** `/health`: the process is up. `/ready`: every dependency answered (503 naming those that did not). */
+/**
+ * `/health`: the process is up. `/ready`: every dependency answered (503 naming those that did not);
+ * a check may answer ready with a note (the projection catching up: reads are served meanwhile).
+ */
 export function registerHealthRoutes(app: FastifyInstance, checks: readonly ReadinessCheck[]): void {
   app.get('/health', { logLevel: 'warn' }, async () => ({ status: 'ok' }));
   app.get('/ready', { logLevel: 'warn' }, async (_request, reply) => {
     const results = await Promise.all(
       checks.map(async (c) => {
         try {
-          await withTimeout(c.check(), 3000);
-          return { name: c.name, ok: true };
+          const note = await withTimeout(c.check(), 3000);
+          return { name: c.name, ok: true, note: typeof note === 'string' ? note : undefined };
         } catch (error) {
           return {
             name: c.name,
@@ -39,7 +43,10 @@ export function registerHealthRoutes(app: FastifyInstance, checks: readonly Read
       ];
       return reply.status(503).send(errorBody(503, `Not ready: ${parts.join('; ')}`, { code: 'NOT_READY' }));
     }
-    return { status: 'ready', checks: Object.fromEntries(results.map((r) => [r.name, 'ok'])) };
+    return {
+      status: 'ready',
+      checks: Object.fromEntries(results.map((r) => [r.name, (r.ok && r.note) || 'ok'])),
+    };
   });
 }
 

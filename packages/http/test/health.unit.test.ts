@@ -32,4 +32,19 @@ describe('/ready', () => {
     expect((await app.inject({ method: 'GET', url: '/ready' })).statusCode).toBe(200);
     await app.close();
   });
+
+  it('is 200 with the note of a check that is ready but catching up (reads go on meanwhile)', async () => {
+    const app = Fastify();
+    registerHealthRoutes(app, [
+      { name: 'postgres', check: async () => undefined },
+      { name: 'projector', check: async () => 'catching up: joining the consumer group' },
+    ]);
+    const res = await app.inject({ method: 'GET', url: '/ready' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      status: 'ready',
+      checks: { postgres: 'ok', projector: 'catching up: joining the consumer group' },
+    });
+    await app.close();
+  });
 });

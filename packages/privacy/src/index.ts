@@ -1,6 +1,7 @@
 export {
   createKeyring,
   deriveKeys,
+  type EmailSealItem,
   firstKeptPeriod,
   type Keyring,
   type KeyringOptions,

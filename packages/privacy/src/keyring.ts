@@ -43,6 +43,13 @@ export interface SealItem {
   fields: SealedFields;
 }
 
+/** Fields of one email to seal under its recipient's existing key. */
+export interface EmailSealItem {
+  tenantId: string;
+  emailId: string;
+  fields: SealedFields;
+}
+
 /** One sealed value to open, of one email. */
 export interface OpenItem {
   tenantId: string;
@@ -60,6 +67,13 @@ export interface Keyring {
    * whatever their number, then every value is sealed without further I/O.
    */
   sealMany(items: readonly SealItem[]): Promise<Sealed[]>;
+  /**
+   * Seals fields of events that follow an email's `email.queued` (a bounce's diagnostic, a clicked
+   * URL): under the key that email.queued was sealed under (found by the email, `email_keys`).
+   * Never creates a key: null when the email is unknown or its key is gone (erased, past
+   * retention) — the caller then keeps no copy of the fields.
+   */
+  sealForEmails(items: readonly EmailSealItem[]): Promise<(Sealed | null)[]>;
   /** The fields, or null when the key is gone (erased, past retention) or the value is not genuine. */
   open(tenantId: string, emailId: string, sealed: Sealed): Promise<SealedFields | null>;
   /** Opens many values (a consumed batch): the keys not cached are read in one query. */
@@ -112,6 +126,12 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     ttl: opts.cacheTtlMs ?? 30_000,
   });
   const pool = opts.pool;
+  /** (tenant, email) → the key its email.queued was sealed under; only hits are cached. */
+  const emailKeys = new LRUCache<string, { rh: string; p: string }>({
+    max: opts.cacheMax ?? 10_000,
+    ttl: opts.cacheTtlMs ?? 30_000,
+  });
+  const emailKeyId = (tenantId: string, emailId: string) => `${tenantId}\n${emailId}`;
 
   const wrapAad = (tenantId: string, rh: string, p: string) =>
     Buffer.from(`tern data key v1\n${tenantId}\n${rh}\n${p}`, 'utf8');
@@ -258,14 +278,80 @@ export function createKeyring(opts: KeyringOptions): Keyring {
       p: periodOf(i.at),
     }));
     const keys = await keysForSeal(refs);
+    // Later events of these emails (bounce diagnostics, clicked URLs) are sealed under the same key.
+    const fresh = items.filter((item, n) => {
+      const known = emailKeys.get(emailKeyId(item.tenantId, item.emailId));
+      return known?.rh !== refs[n]!.rh || known.p !== refs[n]!.p;
+    });
+    if (fresh.length > 0) {
+      const refOf = new Map(items.map((item, n) => [item, refs[n]!]));
+      await pool.query(
+        `INSERT INTO email_keys (tenant_id, email_id, recipient_hash, period)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+         ON CONFLICT DO NOTHING`,
+        [
+          fresh.map((i) => i.tenantId),
+          fresh.map((i) => i.emailId),
+          fresh.map((i) => refOf.get(i)!.rh),
+          fresh.map((i) => refOf.get(i)!.p),
+        ],
+      );
+    }
+    const ivs = randomBytes(12 * items.length);
+    return items.map((item, n) =>
+      sealWith(keys, refs[n]!, item.emailId, item.fields, ivs.subarray(12 * n, 12 * n + 12)),
+    );
+  }
+
+  function sealWith(
+    keys: Map<string, Buffer>,
+    { tenantId, rh, p }: KeyRef,
+    emailId: string,
+    fields: SealedFields,
+    iv: Buffer,
+  ): Sealed {
+    const cipher = createCipheriv('aes-256-gcm', keys.get(cacheKey(tenantId, rh, p))!, iv);
+    cipher.setAAD(aad(tenantId, emailId, rh, p));
+    const ct = Buffer.concat([cipher.update(JSON.stringify(fields), 'utf8'), cipher.final()]);
+    return { v: 1, rh, p, iv: b64(iv), ct: b64(ct), tag: b64(cipher.getAuthTag()) };
+  }
+
+  async function sealForEmails(items: readonly EmailSealItem[]): Promise<(Sealed | null)[]> {
+    if (items.length === 0) return [];
+    const refs = new Map<string, KeyRef>();
+    const missing = new Map<string, { tenantId: string; emailId: string }>();
+    for (const { tenantId, emailId } of items) {
+      const id = emailKeyId(tenantId, emailId);
+      const known = emailKeys.get(id);
+      if (known) refs.set(id, { tenantId, ...known });
+      else missing.set(id, { tenantId, emailId });
+    }
+    if (missing.size > 0) {
+      const list = [...missing.values()];
+      const { rows } = await pool.query<{
+        tenant_id: string;
+        email_id: string;
+        recipient_hash: string;
+        period: string;
+      }>(
+        `SELECT k.tenant_id, k.email_id, k.recipient_hash, k.period
+           FROM unnest($1::text[], $2::text[]) AS w(tenant_id, email_id)
+           JOIN email_keys k USING (tenant_id, email_id)`,
+        [list.map((i) => i.tenantId), list.map((i) => i.emailId)],
+      );
+      for (const r of rows) {
+        const id = emailKeyId(r.tenant_id, r.email_id);
+        const ref = { rh: r.recipient_hash, p: r.period };
+        emailKeys.set(id, ref);
+        refs.set(id, { tenantId: r.tenant_id, ...ref });
+      }
+    }
+    const keys = await load(refs.values());
     const ivs = randomBytes(12 * items.length);
     return items.map((item, n) => {
-      const { tenantId, rh, p } = refs[n]!;
-      const iv = ivs.subarray(12 * n, 12 * n + 12);
-      const cipher = createCipheriv('aes-256-gcm', keys.get(cacheKey(tenantId, rh, p))!, iv);
-      cipher.setAAD(aad(tenantId, item.emailId, rh, p));
-      const ct = Buffer.concat([cipher.update(JSON.stringify(item.fields), 'utf8'), cipher.final()]);
-      return { v: 1, rh, p, iv: b64(iv), ct: b64(ct), tag: b64(cipher.getAuthTag()) };
+      const ref = refs.get(emailKeyId(item.tenantId, item.emailId));
+      if (!ref || !keys.has(cacheKey(ref.tenantId, ref.rh, ref.p))) return null;
+      return sealWith(keys, ref, item.emailId, item.fields, ivs.subarray(12 * n, 12 * n + 12));
     });
   }
 
@@ -301,6 +387,7 @@ export function createKeyring(opts: KeyringOptions): Keyring {
   return {
     recipientHash,
     sealMany,
+    sealForEmails,
     openMany,
 
     async seal(tenantId, emailId, email, at, fields) {
@@ -315,10 +402,12 @@ export function createKeyring(opts: KeyringOptions): Keyring {
 
     async eraseKeys(tenantId, email, client) {
       const rh = recipientHash(tenantId, email);
-      const result = await (client ?? pool).query(
-        'DELETE FROM data_keys WHERE tenant_id = $1 AND recipient_hash = $2',
-        [tenantId, rh],
-      );
+      const db = client ?? pool;
+      const result = await db.query('DELETE FROM data_keys WHERE tenant_id = $1 AND recipient_hash = $2', [
+        tenantId,
+        rh,
+      ]);
+      await db.query('DELETE FROM email_keys WHERE tenant_id = $1 AND recipient_hash = $2', [tenantId, rh]);
       this.invalidate(tenantId, rh);
       return result.rowCount ?? 0;
     },
@@ -332,6 +421,12 @@ export function createKeyring(opts: KeyringOptions): Keyring {
               exceptTenants,
             ])
           : await pool.query('DELETE FROM data_keys WHERE period < $1 AND tenant_id = $2', [first, tenantId]);
+      if (tenantId === undefined)
+        await pool.query('DELETE FROM email_keys WHERE period < $1 AND tenant_id <> ALL($2::text[])', [
+          first,
+          exceptTenants,
+        ]);
+      else await pool.query('DELETE FROM email_keys WHERE period < $1 AND tenant_id = $2', [first, tenantId]);
       if ((result.rowCount ?? 0) > 0) this.invalidate();
       return result.rowCount ?? 0;
     },
@@ -339,8 +434,11 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     invalidate(tenantId, rh) {
       if (tenantId === undefined) {
         cache.clear();
+        emailKeys.clear();
         return;
       }
+      for (const [id, ref] of emailKeys.entries())
+        if (id.startsWith(`${tenantId}\n`) && (rh === undefined || ref.rh === rh)) emailKeys.delete(id);
       const prefix = rh === undefined ? `${tenantId}\n` : `${tenantId}\n${rh}\n`;
       for (const id of [...cache.keys()]) if (id.startsWith(prefix)) cache.delete(id);
     },

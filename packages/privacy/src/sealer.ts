@@ -1,16 +1,42 @@
-import type { EmailQueued, LogEvent } from '@tern/contracts';
+import {
+  CANONICAL_DATA_FIELDS,
+  type DeliveryEvent,
+  type EmailQueued,
+  ERASED_TEXT,
+  type EventType,
+  type LogEvent,
+  PERSONAL_FIELDS,
+  personalFieldsOf,
+} from '@tern/contracts';
 import { createEventStream, type EventLog, type EventSealer, type EventStream } from '@tern/event-log';
-import type { Keyring, Sealed, SealItem } from './keyring.js';
+import type { EmailSealItem, Keyring, Sealed, SealItem } from './keyring.js';
 
 /**
- * The personal fields of an event, sealed before it reaches the log. Only `email.queued` names a
- * recipient (`toEmail`) and its `subject`; every other event refers to the email by id.
+ * The personal fields of `email.queued` (its recipient and subject). Every event type's personal
+ * fields are listed in ONE place, `PERSONAL_FIELDS` of `@tern/contracts`, next to the event
+ * contracts; this is its `email.queued` line.
  */
-export const SEALED_FIELDS = ['toEmail', 'subject'] as const;
+export const SEALED_FIELDS = PERSONAL_FIELDS['email.queued'];
 
 /** An email.queued with a clear recipient (what Tern's own writers and outside pipelines produce). */
 const clearQueued = (e: LogEvent): e is EmailQueued & { data: { toEmail: string } } =>
   e.type === 'email.queued' && typeof e.data.toEmail === 'string';
+
+const dataOf = (e: DeliveryEvent) => (e.data ?? {}) as Record<string, unknown>;
+
+/** The personal fields an event carries (clear, present), or null when it carries none. */
+function personalOf(e: LogEvent): Record<string, string | null> | null {
+  if (e.type === 'email.queued' || !Object.hasOwn(PERSONAL_FIELDS, e.type)) return null;
+  const data = dataOf(e as DeliveryEvent);
+  let fields: Record<string, string | null> | null = null;
+  for (const name of personalFieldsOf(e.type)) {
+    const v = data[name];
+    if (v === undefined) continue;
+    fields ??= {};
+    fields[name] = typeof v === 'string' ? v : null;
+  }
+  return fields;
+}
 
 function sealItem(e: EmailQueued & { data: { toEmail: string } }): SealItem {
   const fields: Record<string, string | null> = {};
@@ -28,13 +54,38 @@ function sealItem(e: EmailQueued & { data: { toEmail: string } }): SealItem {
   };
 }
 
+/** `data` without the personal fields of `type`. */
+function withoutPersonal(type: string, data: Record<string, unknown>): Record<string, unknown> {
+  const rest = { ...data };
+  for (const name of personalFieldsOf(type)) delete rest[name];
+  return rest;
+}
+
 /** The event as the log holds it: its personal fields taken out of `data`, `sealed` in their place. */
-function withSealed(e: EmailQueued, sealed: Sealed): unknown {
-  const { toEmail: _t, subject: _s, ...rest } = e.data;
-  return { ...e, data: { ...rest, sealed } };
+function withSealed(e: DeliveryEvent, sealed: Sealed): unknown {
+  return { ...e, data: { ...withoutPersonal(e.type, dataOf(e)), sealed } };
+}
+
+/**
+ * What a personal field reads when its key is gone: null for email.queued's (the contract's
+ * "erased"), `[erased]` for a required field of another type, absent for an optional one.
+ */
+function erasedFields(type: string): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const name of personalFieldsOf(type)) {
+    if (type === 'email.queued') out[name] = null;
+    else if (CANONICAL_DATA_FIELDS[type as EventType]?.[name]?.[1]) out[name] = ERASED_TEXT;
+  }
+  return out;
+}
+
+/** An event whose email has no key (unknown, erased, past retention): its personal fields are not kept. */
+function withErased(e: DeliveryEvent): unknown {
+  return { ...e, data: { ...withoutPersonal(e.type, dataOf(e)), ...erasedFields(e.type) } };
 }
 
 interface SealedShape {
+  type?: unknown;
   tenantId?: unknown;
   emailId?: unknown;
   data?: Record<string, unknown> & { sealed?: Sealed };
@@ -58,22 +109,47 @@ function sealedValue(
 }
 
 /**
- * Crypto-shredding of the event log (SPEC §14) as the typed stream's sealer: `seal` creates or
- * reads the batch's data keys in two statements (`Keyring.sealMany`) and seals each clear
- * email.queued; `open` reads a consumed batch's keys in one query (`Keyring.openMany`) and puts
- * the clear fields back — or nulls, when the key is gone (erased, past retention).
+ * Crypto-shredding of the event log (SPEC §14) as the typed stream's sealer. `seal`: each clear
+ * email.queued is sealed under its recipient's data key (`Keyring.sealMany`: two statements for the
+ * batch's keys); then the personal fields of every other event (`PERSONAL_FIELDS`: a bounce's
+ * diagnostic, a clicked URL…) under the key of its email's email.queued (`Keyring.sealForEmails`,
+ * one query) — or, when the email has none (unknown, erased, past retention), they are not kept.
+ * `open` reads a consumed batch's keys in one query and puts the clear fields back — or what an
+ * erased field reads (`erasedFields`) when the key is gone.
  */
 export function createSealer(keyring: Keyring): EventSealer {
   return {
     async seal(events) {
-      const found: number[] = [];
-      for (const [i, e] of events.entries()) if (clearQueued(e)) found.push(i);
-      if (found.length === 0) return events;
-      const sealed = await keyring.sealMany(
-        found.map((i) => sealItem(events[i] as EmailQueued & { data: { toEmail: string } })),
-      );
+      const queued: number[] = [];
+      const later: { index: number; item: EmailSealItem }[] = [];
+      for (const [i, e] of events.entries()) {
+        if (clearQueued(e)) queued.push(i);
+        else {
+          const fields = personalOf(e);
+          if (fields)
+            later.push({
+              index: i,
+              item: { tenantId: e.tenantId, emailId: (e as DeliveryEvent).emailId, fields },
+            });
+        }
+      }
+      if (queued.length === 0 && later.length === 0) return events;
       const out: unknown[] = events.slice();
-      for (const [n, i] of found.entries()) out[i] = withSealed(events[i] as EmailQueued, sealed[n]!);
+      // email.queued first: a batch holding an email's email.queued and its bounce seals both.
+      if (queued.length > 0) {
+        const sealed = await keyring.sealMany(
+          queued.map((i) => sealItem(events[i] as EmailQueued & { data: { toEmail: string } })),
+        );
+        for (const [n, i] of queued.entries()) out[i] = withSealed(events[i] as DeliveryEvent, sealed[n]!);
+      }
+      if (later.length > 0) {
+        const sealed = await keyring.sealForEmails(later.map((l) => l.item));
+        for (const [n, { index }] of later.entries()) {
+          const e = events[index] as DeliveryEvent;
+          const s = sealed[n];
+          out[index] = s ? withSealed(e, s) : withErased(e);
+        }
+      }
       return out;
     },
     async open(values) {
@@ -95,9 +171,15 @@ export function createSealer(keyring: Keyring): EventSealer {
       );
       for (const [n, { value }] of found.entries()) {
         const fields = opened[n];
+        const type = typeof value.type === 'string' ? value.type : 'email.queued';
         const { sealed: _sealed, ...rest } = value.data;
-        const clear: Record<string, string | null> = {};
-        for (const name of SEALED_FIELDS) clear[name] = fields?.[name] ?? null;
+        const clear: Record<string, string | null> = fields ? {} : erasedFields(type);
+        if (fields)
+          for (const name of personalFieldsOf(type)) {
+            const v = fields[name];
+            if (typeof v === 'string') clear[name] = v;
+            else if (type === 'email.queued') clear[name] = null;
+          }
         value.data = { ...rest, ...clear } as typeof value.data;
       }
       return new Set(found.map((f) => f.index));

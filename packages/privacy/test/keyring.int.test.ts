@@ -218,4 +218,67 @@ describe('keyring and sealing event log (real Postgres)', () => {
       { toEmail: 'max@example.com', subject: 'For Max', tags: ['x'] },
     ]);
   });
+
+  it('every personal field of every event type is sealed under its email’s key: a diagnostic, a URL, a user agent; gone with the key; none kept for an unknown email', async () => {
+    const raw = createPostgresEventLog({ pool, table: 'privacy_log_all' });
+    await raw.ensureSchema();
+    const log = sealedEventStream(raw, keyring);
+    const at = (s: number) => `2026-03-15T10:00:${String(s).padStart(2, '0')}.000Z`;
+    const ev = (id: string, emailId: string, type: string, s: number, data: Record<string, unknown>) =>
+      ({ id, type, tenantId: 't1', emailId, occurredAt: at(s), data }) as DeliveryEvent;
+    // One batch with the email.queued and its later events (sealed in that order); a later batch;
+    // an event of an email Tern never saw queued.
+    await log.append([
+      queued({ id: 'z1:q', emailId: 'em_z1' }, { toEmail: 'zoe@example.com', subject: 'For Zoe' }),
+      ev('z1:b', 'em_z1', 'email.bounced', 1, { bounceType: 'soft', reason: '552 <zoe@example.com> full' }),
+    ]);
+    await log.append([
+      ev('z1:c', 'em_z1', 'email.clicked', 2, {
+        url: 'https://a.test/?e=zoe@example.com',
+        userAgent: 'ZoeUA',
+      }),
+      ev('z1:f', 'em_z1', 'email.failed', 3, { reason: '550 <zoe@example.com> unknown' }),
+      ev('u1:c', 'em_unknown', 'email.clicked', 4, { url: 'https://a.test/?e=zed@example.com' }),
+    ]);
+    const { rows } = await pool.query<{ value: string }>('SELECT value FROM privacy_log_all');
+    const table = rows.map((r) => r.value).join('\n');
+    expect(table).not.toMatch(/zoe|zed|ZoeUA|For Zoe/i);
+    expect(table.match(/"sealed"/g)).toHaveLength(4);
+    const read = async (group: string) => {
+      const seen: Record<string, unknown>[] = [];
+      const consumer = await log.consume({
+        group,
+        fromBeginning: true,
+        handle: async ({ events, deadLetters }) => {
+          expect(deadLetters).toEqual([]);
+          for (const e of events) seen.push({ type: e.type, ...e.data });
+        },
+      });
+      await waitFor(() => seen.length === 5, { timeoutMs: 10_000 });
+      await consumer.stop();
+      return seen;
+    };
+    expect(await read('privacy-all-1')).toEqual([
+      { type: 'email.queued', toEmail: 'zoe@example.com', subject: 'For Zoe', tags: ['x'] },
+      { type: 'email.bounced', bounceType: 'soft', reason: '552 <zoe@example.com> full' },
+      { type: 'email.clicked', url: 'https://a.test/?e=zoe@example.com', userAgent: 'ZoeUA' },
+      { type: 'email.failed', reason: '550 <zoe@example.com> unknown' },
+      { type: 'email.clicked', url: '[erased]' },
+    ]);
+    await keyring.eraseKeys('t1', 'zoe@example.com');
+    expect(await read('privacy-all-2')).toEqual([
+      { type: 'email.queued', toEmail: null, subject: null, tags: ['x'] },
+      { type: 'email.bounced', bounceType: 'soft' },
+      { type: 'email.clicked', url: '[erased]' },
+      { type: 'email.failed', reason: '[erased]' },
+      { type: 'email.clicked', url: '[erased]' },
+    ]);
+    // After the erasure, a late event of that email keeps nothing either (no key is re-created).
+    await log.append([ev('z1:o', 'em_z1', 'email.opened', 5, { userAgent: 'ZoeUA' })]);
+    const { rows: after } = await pool.query<{ value: string }>(
+      "SELECT value FROM privacy_log_all WHERE value LIKE '%z1:o%'",
+    );
+    expect(after[0]!.value).not.toContain('ZoeUA');
+    await raw.close();
+  });
 });

@@ -6,6 +6,8 @@ const PROTOCOL_3 = 196608;
 /** SSLRequest and CancelRequest codes: answered locally (no TLS; cancel is not supported). */
 const SSL_REQUEST = 80877103;
 const CANCEL_REQUEST = 80877102;
+/** The wire that started last on each PGlite: the one whose session state an ending wire must not touch. */
+const sessionOwner = new WeakMap<PGlite, PgliteWire>();
 
 /**
  * One in-process "connection" to PGlite for `pg`: a Duplex that takes the Postgres wire
@@ -16,6 +18,14 @@ const CANCEL_REQUEST = 80877102;
  *
  * PGlite has one session: messages of every wire are run one at a time (`runExclusive`); a
  * wire that ends inside a transaction rolls it back, as a dropped server connection would.
+ *
+ * Every wire starts from a reset session (issue 24, item 1): pg-pool drops a client whose query
+ * failed and builds a new one, whose statement cache is empty while the one session still holds
+ * the dropped client's named prepared statements — each of them would then fail with 42P05
+ * ("already exists") for every caller until a restart. Right after the startup message, in the
+ * same exclusive run, an open transaction is rolled back and `DEALLOCATE ALL` drops the named
+ * statements; a wire that ends does the same unless a newer wire has started since. LISTEN registrations and settings are kept (the
+ * shared read-model feed listens on this session); no setting is changed per client.
  */
 export class PgliteWire extends Duplex {
   private buffer: Buffer = Buffer.alloc(0);
@@ -108,13 +118,41 @@ export class PgliteWire extends Duplex {
             if (data.length > 0) this.push(Buffer.from(data));
           },
         });
+        // The startup message (no type byte: its second int is the protocol version).
+        if (
+          message.length >= 8 &&
+          new DataView(message.buffer, message.byteOffset).getInt32(4) === PROTOCOL_3
+        ) {
+          await this.resetSession();
+          sessionOwner.set(this.db, this);
+        }
       }
     });
   }
 
+  /** Rolls back what a dropped wire left open and drops every named prepared statement. Call under the lock. */
+  private async resetSession(): Promise<void> {
+    if (this.db.isInTransaction()) await this.simpleQuery('ROLLBACK');
+    await this.simpleQuery('DEALLOCATE ALL');
+  }
+
+  /** A simple-protocol query whose answer nobody reads (the wire's client never sees it). */
+  private async simpleQuery(sql: string): Promise<void> {
+    const text = Buffer.from(`${sql}\0`, 'utf8');
+    const message = Buffer.alloc(5 + text.length);
+    message.write('Q', 0, 'latin1');
+    message.writeInt32BE(4 + text.length, 1);
+    text.copy(message, 5);
+    await this.db.execProtocolRawStream(new Uint8Array(message), { onRawData: () => {} });
+  }
+
   private async rollbackIfOpen(): Promise<void> {
     try {
-      if (!this.db.closed && this.db.isInTransaction()) await this.db.exec('ROLLBACK');
+      if (this.db.closed) return;
+      // Only while no newer wire has started: its transaction and statements are not ours.
+      await this.db.runExclusive(async () => {
+        if (sessionOwner.get(this.db) === this) await this.resetSession();
+      });
     } catch {
       // The database is closing: nothing to roll back into.
     }

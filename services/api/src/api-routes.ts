@@ -27,6 +27,7 @@ import { suppressionRoutes } from './suppressions/routes.js';
 import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
 import { trackingRoutes } from './tracking/routes.js';
+import { refuseUnstorableInput } from './unstorable-input.js';
 import { unsubscribeRoutes } from './unsubscribe/routes.js';
 import { type WebhookRouteOptions, webhookRoutes } from './webhooks/routes.js';
 
@@ -210,6 +211,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('credential', null);
   app.addHook('onRequest', createAuthHook({ jwt: opts.jwt, keys }));
+  app.addHook('preHandler', refuseUnstorableInput);
 
   const deps: ApiRouteDeps = {
     pool: opts.pool,
@@ -243,7 +245,12 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   await app.register(campaignRoutes, deps);
   await app.register(sequenceRoutes, deps);
   if (opts.trackingSecret !== undefined) {
-    await app.register(unsubscribeRoutes, { ...deps, trackingSecret: opts.trackingSecret });
+    const keyring = opts.keyring;
+    await app.register(unsubscribeRoutes, {
+      ...deps,
+      trackingSecret: opts.trackingSecret,
+      ...(keyring ? { recipientHash: (t: string, e: string) => keyring.recipientHash(t, e) } : {}),
+    });
   }
   if (opts.webhooks) await app.register(webhookRoutes, { ...deps, webhooks: opts.webhooks });
   if (opts.domains) await app.register(domainRoutes, { ...deps, domains: opts.domains });

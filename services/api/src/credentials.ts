@@ -119,6 +119,26 @@ export async function verifyCredential(
   throw unauthorized(found.via === 'x-api-key' ? INVALID_KEY_MESSAGE : INVALID_CREDENTIAL_MESSAGE);
 }
 
+/**
+ * What a project-bound API key may do (SPEC §16: it acts only within its project; issue 24
+ * item 11), decided per resource — docs/architecture.md § "Project-bound keys":
+ * - emails (send, logs, `/emails/:id`, analytics by key) and `/projects`: narrowed to the project
+ *   by their routes (another project's email or project → 404; creating a project → 403);
+ * - webhooks: refused (their endpoints receive every project's events; `webhooks/routes.ts`);
+ * - tenant-wide resources — contacts and audiences, campaigns, sequences, suppressions, templates,
+ *   domains: read tenant-wide (`*:read`, `email:send` for domains), never changed: a route needing
+ *   one of these scopes answers 403. Campaigns and sequences send mail without a project, an
+ *   erasure or a suppression reaches every project's mail, a contact change every project's sends.
+ */
+export const TENANT_WIDE_WRITE_SCOPES: readonly Scope[] = [
+  'contacts:write',
+  'campaigns:write',
+  'sequences:write',
+  'suppressions:write',
+];
+export const PROJECT_KEY_TENANT_WIDE_MESSAGE =
+  'This API key is bound to a project: contacts, campaigns, sequences and suppressions are tenant-wide, so it may read them but not change them; use a key without a project or a dashboard session';
+
 /** Checks a verified credential against the route's requirement; throws the 403. */
 export function authorize(credential: Credential, config: AuthConfig, params: unknown): void {
   if (config.auth === 'jwt' && credential.kind !== 'jwt')
@@ -140,6 +160,14 @@ export function authorize(credential: Credential, config: AuthConfig, params: un
     !credential.scopes.includes(config.scope)
   ) {
     throw httpError(403, MISSING_SCOPE_MESSAGE, { code: 'MISSING_SCOPE', missingScope: config.scope });
+  }
+  if (
+    credential.kind === 'api_key' &&
+    credential.projectId !== null &&
+    config.scope !== undefined &&
+    TENANT_WIDE_WRITE_SCOPES.includes(config.scope)
+  ) {
+    throw httpError(403, PROJECT_KEY_TENANT_WIDE_MESSAGE, { code: 'FORBIDDEN' });
   }
 }
 

@@ -117,6 +117,7 @@ describe('POST /campaigns', () => {
       bounced: 0,
       complained: 0,
       unsubscribed: 0,
+      failed: 0,
     });
   });
 
@@ -353,6 +354,7 @@ describe('fan-out', () => {
       bounced: 1,
       complained: 1,
       unsubscribed: 1,
+      failed: 0,
     });
     // The next campaign leaves out the unsubscribed, the bounced and the complaining contacts
     // (the projection suppressed the last two).

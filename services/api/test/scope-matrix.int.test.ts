@@ -18,6 +18,9 @@ import {
   insertTemplate,
   JWT_REQUIRED_MESSAGE,
   newResourceId,
+  PROJECT_KEY_TENANT_WIDE_MESSAGE,
+  PROJECT_KEY_WEBHOOKS_MESSAGE,
+  TENANT_WIDE_WRITE_SCOPES,
 } from '../src/index.js';
 import { testDomains } from './domains-support.js';
 import {
@@ -38,7 +41,10 @@ import {
  *
  * Credentials: none; an API key of the tenant holding every scope but the route's; a key holding
  * only the route's scope (for routes no key may call: every scope); a member JWT; an admin JWT;
- * an admin JWT of another tenant (its resources are not found, its lists are its own).
+ * an admin JWT of another tenant (its resources are not found, its lists are its own); a key bound
+ * to a project P holding the route's scope (SPEC §16, issue 24 item 11: it acts only within P —
+ * the rows' emails and projects are not P's, so they are not found; tenant-wide resources are
+ * read, never changed; webhooks refused).
  */
 
 type Rule =
@@ -61,6 +67,12 @@ interface Row {
   ok: number;
   /** True when the path names one of the tenant's resources: another tenant gets 404. */
   resource?: boolean;
+  /**
+   * The status for a key bound to a project, where the resource's rule is not the default (a
+   * tenant-wide read → `ok`, a tenant-wide write → 403): emails and projects outside its project
+   * are not found (404); it may not create a project (403).
+   */
+  projectKey?: number;
   /** A fresh request for tenant A (resources it names are created here, so DELETE can succeed each time). */
   request(): Promise<{
     url: string;
@@ -305,6 +317,7 @@ const ROWS: Record<string, Row> = {
   'POST /projects': {
     rule: { kind: 'scope', scope: 'projects:write' },
     ok: 201,
+    projectKey: 403,
     request: async () => ({ url: '/projects', payload: { name: 'p' } }),
   },
   'GET /projects': {
@@ -315,18 +328,21 @@ const ROWS: Record<string, Row> = {
   'GET /projects/{id}': {
     rule: { kind: 'scope', scope: 'projects:read' },
     ok: 200,
+    projectKey: 404,
     resource: true,
     request: async () => ({ url: `/projects/${await projectId()}` }),
   },
   'PATCH /projects/{id}': {
     rule: { kind: 'scope', scope: 'projects:write' },
     ok: 200,
+    projectKey: 404,
     resource: true,
     request: async () => ({ url: `/projects/${await projectId()}`, payload: { name: 'renamed' } }),
   },
   'DELETE /projects/{id}': {
     rule: { kind: 'scope', scope: 'projects:write' },
     ok: 204,
+    projectKey: 404,
     resource: true,
     request: async () => ({ url: `/projects/${await projectId()}` }),
   },
@@ -575,18 +591,21 @@ const ROWS: Record<string, Row> = {
   'GET /emails/{id}': {
     rule: { kind: 'scope', scope: 'email:read' },
     ok: 200,
+    projectKey: 404,
     resource: true,
     request: async () => ({ url: `/emails/${await emailId()}` }),
   },
   'GET /emails/{id}/content': {
     rule: { kind: 'scope', scope: 'email:read' },
     ok: 200,
+    projectKey: 404,
     resource: true,
     request: async () => ({ url: `/emails/${await sandboxEmailId()}/content` }),
   },
   'POST /emails/{id}/cancel': {
     rule: { kind: 'scope', scope: 'email:read' },
     ok: 200,
+    projectKey: 404,
     resource: true,
     request: async () => ({ url: `/emails/${await emailId()}/cancel` }),
   },
@@ -618,8 +637,16 @@ const ROWS: Record<string, Row> = {
   },
 };
 
-type CredentialKind = 'none' | 'keyWithout' | 'keyWith' | 'member' | 'admin' | 'otherTenant';
-const CREDENTIALS: CredentialKind[] = ['none', 'keyWithout', 'keyWith', 'member', 'admin', 'otherTenant'];
+type CredentialKind = 'none' | 'keyWithout' | 'keyWith' | 'member' | 'admin' | 'otherTenant' | 'projectKey';
+const CREDENTIALS: CredentialKind[] = [
+  'none',
+  'keyWithout',
+  'keyWith',
+  'member',
+  'admin',
+  'otherTenant',
+  'projectKey',
+];
 
 /** The status and (for 403) message SPEC gives to one credential on one route. */
 function expected(row: Row, credential: CredentialKind): { status: number; message?: string } {
@@ -644,16 +671,29 @@ function expected(row: Row, credential: CredentialKind): { status: number; messa
     case 'otherTenant':
       if (rule.kind === 'tenantAdmin' || rule.kind === 'tenantMember') return { status: 403 };
       return row.resource ? { status: 404 } : { status: row.ok };
+    case 'projectKey':
+      if (rule.kind !== 'scope') return expected(row, 'keyWith');
+      if (rule.scope === 'webhooks:manage') return { status: 403, message: PROJECT_KEY_WEBHOOKS_MESSAGE };
+      if (TENANT_WIDE_WRITE_SCOPES.includes(rule.scope))
+        return { status: 403, message: PROJECT_KEY_TENANT_WIDE_MESSAGE };
+      return { status: row.projectKey ?? row.ok };
   }
 }
 
 const keys = new Map<string, string>();
-/** A key of A holding exactly `scopes` (created once). */
-async function keyWith(scopes: readonly Scope[]): Promise<string> {
-  const name = scopes.join(',');
+let boundProject: string | undefined;
+/** A key of A holding exactly `scopes` (created once), bound to the matrix's project when `bound`. */
+async function keyWith(scopes: readonly Scope[], bound = false): Promise<string> {
+  const name = `${scopes.join(',')}${bound ? ' bound' : ''}`;
   let key = keys.get(name);
   if (key === undefined) {
-    key = (await createKey(app, jwtFor(clock, A), A, { scopes: [...scopes] })).key;
+    if (bound) boundProject ??= await projectId();
+    key = (
+      await createKey(app, jwtFor(clock, A), A, {
+        scopes: [...scopes],
+        ...(bound ? { projectId: boundProject } : {}),
+      })
+    ).key;
     keys.set(name, key);
   }
   return key;
@@ -674,6 +714,8 @@ async function headersFor(row: Row, credential: CredentialKind): Promise<Record<
       return bearer(jwtFor(clock, A, 'admin'));
     case 'otherTenant':
       return bearer(jwtFor(clock, B, 'admin'));
+    case 'projectKey':
+      return bearer(await keyWith(scope === null ? SCOPES : [scope], true));
   }
 }
 

@@ -138,7 +138,7 @@ export async function createKey(
   app: FastifyInstance,
   jwt: string,
   tenantId: string,
-  body: { name?: string; scopes: string[]; expiresAt?: string | null },
+  body: { name?: string; scopes: string[]; expiresAt?: string | null; projectId?: string },
 ): Promise<{ id: string; key: string }> {
   const res = await app.inject({
     method: 'POST',

@@ -244,6 +244,8 @@ export interface MailStats {
   bounced: number;
   complained: number;
   unsubscribed: number;
+  /** Recipients skipped: their message could not be composed (nothing sent). */
+  failed: number;
 }
 
 export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'sent', 'cancelled'] as const;

@@ -202,6 +202,7 @@ const STAT_LABELS = [
   ['bounced', 'Bounced'],
   ['complained', 'Complaints'],
   ['unsubscribed', 'Unsubscribed'],
+  ['failed', 'Not composed'],
 ] as const;
 
 /** SPEC §15 `stats` of a campaign or a sequence step, as figures (`data-testid="stat-<key>"`). */

@@ -264,26 +264,48 @@ export function createSender(opts: SenderOptions): Sender {
     }
   }
 
-  async function finish(
-    row: ClaimedRow,
-    state: 'done' | 'pending',
-    dueAt: Date | null,
-    error: string | null,
-  ) {
-    await opts.pool.query(
-      `UPDATE outgoing_emails SET state = $3, due_at = COALESCE($4, due_at), lease_until = NULL,
-              last_error = $5, updated_at = $6
-        WHERE tenant_id = $1 AND id = $2 AND state = 'sending'`,
-      [row.tenant_id, row.id, state, dueAt, error, now()],
-    );
+  /** What one attempt ends with: its events and the row's next state. */
+  interface Outcome {
+    row: ClaimedRow;
+    events: DeliveryEvent[];
+    state: 'done' | 'pending';
+    dueAt: Date | null;
+    error: string | null;
+    /** The message went to the provider: its outcome counts only while the claim is still ours. */
+    handed: boolean;
   }
 
-  async function stillMine(row: ClaimedRow): Promise<boolean> {
-    const { rowCount } = await opts.pool.query(
-      `SELECT 1 FROM outgoing_emails WHERE tenant_id = $1 AND id = $2 AND state = 'sending' AND attempts = $3`,
-      [row.tenant_id, row.id, row.attempts],
+  /** The rows still claimed by this attempt (same `attempts`, still `sending`), as `tenant\u0000id`. */
+  async function stillMine(rows: readonly ClaimedRow[]): Promise<Set<string>> {
+    if (rows.length === 0) return new Set();
+    const { rows: mine } = await opts.pool.query<{ tenant_id: string; id: string }>(
+      `SELECT o.tenant_id, o.id FROM outgoing_emails o
+         JOIN unnest($1::text[], $2::text[], $3::int[]) AS q(t, i, a)
+           ON o.tenant_id = q.t AND o.id = q.i AND o.attempts = q.a
+        WHERE o.state = 'sending'`,
+      [rows.map((r) => r.tenant_id), rows.map((r) => r.id), rows.map((r) => r.attempts)],
     );
-    return (rowCount ?? 0) > 0;
+    return new Set(mine.map((r) => `${r.tenant_id}\u0000${r.id}`));
+  }
+
+  /** Marks the rows of a round done or due again, in one statement. */
+  async function finish(outcomes: readonly Outcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    await opts.pool.query(
+      `UPDATE outgoing_emails o
+          SET state = f.state, due_at = COALESCE(f.due, o.due_at), lease_until = NULL, last_error = f.err,
+              updated_at = $6
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) AS f(t, i, state, due, err)
+        WHERE o.tenant_id = f.t AND o.id = f.i AND o.state = 'sending'`,
+      [
+        outcomes.map((o) => o.row.tenant_id),
+        outcomes.map((o) => o.row.id),
+        outcomes.map((o) => o.state),
+        outcomes.map((o) => o.dueAt),
+        outcomes.map((o) => o.error),
+        now(),
+      ],
+    );
   }
 
   async function tenantTracking(tenantId: string): Promise<TrackingSettings> {
@@ -325,6 +347,7 @@ export function createSender(opts: SenderOptions): Sender {
   async function build(
     row: ClaimedRow,
     signing: Signing | null,
+    trackingOf: (tenantId: string) => Promise<TrackingSettings>,
   ): Promise<RenderedMessage | { error: string }> {
     const m = row.message;
     let parts = { subject: m.subject ?? '', html: m.html ?? null, text: m.text ?? null };
@@ -341,7 +364,7 @@ export function createSender(opts: SenderOptions): Sender {
       );
     }
     if (parts.html !== null) {
-      const tracking = await tenantTracking(row.tenant_id);
+      const tracking = await trackingOf(row.tenant_id);
       parts.html = applyTracking(parts.html, tracking, {
         secret: opts.tracking.secret,
         publicUrl,
@@ -394,25 +417,34 @@ export function createSender(opts: SenderOptions): Sender {
     }
   }
 
-  async function handle(row: ClaimedRow): Promise<void> {
+  /** One email's attempt: checks, composing, the provider; what it ends with (nothing written yet). */
+  async function attempt(
+    row: ClaimedRow,
+    trackingOf: (tenantId: string) => Promise<TrackingSettings>,
+  ): Promise<Outcome> {
+    const done = (events: DeliveryEvent[], error: string | null, handed = false): Outcome => ({
+      row,
+      events,
+      state: 'done',
+      dueAt: null,
+      error,
+      handed,
+    });
     if (row.message.erased === true) {
-      await append([outcomesOf(row).suppressed({ reason: 'recipient erased' })]);
-      await finish(row, 'done', null, 'recipient erased');
-      return;
+      return done([outcomesOf(row).suppressed({ reason: 'recipient erased' })], 'recipient erased');
     }
     const to = parseMailbox(row.message.to)?.address ?? row.message.to;
     if (await opts.isSuppressed(opts.pool, row.tenant_id, to)) {
-      await append([outcomesOf(row).suppressed({ reason: 'suppressed' })]);
-      await finish(row, 'done', null, 'suppressed');
-      return;
+      return done([outcomesOf(row).suppressed({ reason: 'suppressed' })], 'suppressed');
     }
     const signed = await signingOf(row);
     const signing = 'signing' in signed ? signed.signing : null;
-    const message = 'error' in signed ? signed : await build(row, signing);
+    const message = 'error' in signed ? signed : await build(row, signing, trackingOf);
     if ('error' in message) {
-      await append(eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true));
-      await finish(row, 'done', null, message.error);
-      return;
+      return done(
+        eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true),
+        message.error,
+      );
     }
     let result: ProviderResult;
     try {
@@ -425,22 +457,61 @@ export function createSender(opts: SenderOptions): Sender {
       result = { kind: 'delayed', reason: error instanceof Error ? error.message : String(error) };
     }
     const finalTry = row.attempts > retryDelays.length;
-    if (!(await stillMine(row))) {
+    const events = eventsFor(row, opts.provider.name, result, finalTry);
+    if (result.kind === 'delayed' && !finalTry) {
+      const wait = result.retryAfterMs ?? retryDelays[row.attempts - 1] ?? 60_000;
+      return {
+        row,
+        events,
+        state: 'pending',
+        dueAt: new Date(now().getTime() + wait),
+        error: result.reason,
+        handed: true,
+      };
+    }
+    return done(events, result.kind === 'sent' ? null : result.reason, true);
+  }
+
+  /**
+   * One claim round: every attempt, then their outcomes in one append and the rows in one update.
+   * A crash before the append repeats the round's provider transactions (the same Message-IDs), as
+   * a crash mid-send always could; after it, the consumer's duplicates change nothing.
+   */
+  async function round(rows: readonly ClaimedRow[]): Promise<void> {
+    const tracking = new Map<string, Promise<TrackingSettings>>();
+    const trackingOf = (tenantId: string) => {
+      let t = tracking.get(tenantId);
+      if (t === undefined) {
+        t = tenantTracking(tenantId);
+        tracking.set(tenantId, t);
+      }
+      return t;
+    };
+    const settled = await Promise.allSettled(rows.map((row) => attempt(row, trackingOf)));
+    const outcomes: Outcome[] = [];
+    for (const r of settled) {
+      if (r.status === 'fulfilled') outcomes.push(r.value);
+      else
+        logger.error(
+          { err: r.reason },
+          'sender: email not finished; its lease will expire and it is retried',
+        );
+    }
+    const handed = outcomes.filter((o) => o.handed);
+    const mine = await stillMine(handed.map((o) => o.row));
+    const kept = outcomes.filter((o) => {
+      if (!o.handed || mine.has(`${o.row.tenant_id}\u0000${o.row.id}`)) return true;
       // The provider took longer than the lease: another instance claimed the email again and
       // owns its outcome. Appending ours too would put two answers on one timeline.
       logger.warn(
-        { emailId: row.id, attempt: row.attempts },
+        { emailId: o.row.id, attempt: o.row.attempts },
         'sender: lease lost while sending; outcome dropped',
       );
-      return;
-    }
-    await append(eventsFor(row, opts.provider.name, result, finalTry));
-    if (result.kind === 'delayed' && !finalTry) {
-      const wait = result.retryAfterMs ?? retryDelays[row.attempts - 1] ?? 60_000;
-      await finish(row, 'pending', new Date(now().getTime() + wait), result.reason);
-    } else {
-      await finish(row, 'done', null, result.kind === 'sent' ? null : result.reason);
-    }
+      return false;
+    });
+    const events = kept.flatMap((o) => o.events);
+    if (events.length > 0) await append(events);
+    await finish(kept);
   }
 
   /** Cancelled rows whose email.cancelled did not reach the log (the API answered, then crashed or the log failed). */
@@ -479,14 +550,7 @@ export function createSender(opts: SenderOptions): Sender {
       const claimed = await claim(concurrency, exhausted);
       if (claimed.length === 0) return handled;
       const rows = await withinRate(claimed, exhausted);
-      const results = await Promise.allSettled(rows.map((row) => handle(row)));
-      for (const r of results) {
-        if (r.status === 'rejected')
-          logger.error(
-            { err: r.reason },
-            'sender: email not finished; its lease will expire and it is retried',
-          );
-      }
+      await round(rows);
       handled += rows.length;
     }
   }

@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
-import type { Service } from './runtime.js';
+import { serveClusterMetrics } from './metrics.js';
+import type { Service } from './services.js';
 
 /**
  * Ingest on every core (issue 10): a process started with `--services=ingest` alone forks
@@ -68,5 +69,11 @@ export function superviseIngestWorkers(
   });
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // One scrape of /metrics, whichever worker takes it, sees every worker (issue 32).
+  serveClusterMetrics();
+  // The primary accepts connections and deals them out in turn (Node's default except on Windows;
+  // set here so NODE_CLUSTER_SCHED_POLICY=none cannot leave it to the kernel, which favours one
+  // worker under keep-alive).
+  cluster.schedulingPolicy = cluster.SCHED_RR;
   for (let i = 0; i < workers; i++) cluster.fork();
 }

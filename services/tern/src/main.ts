@@ -3,7 +3,14 @@ import { ConfigError, loadConfig } from '@tern/config';
 import { pino } from 'pino';
 import { renderBanner } from './banner.js';
 import { ingestWorkerCount, isClusterPrimary, superviseIngestWorkers } from './ingest-cluster.js';
-import { checkTopology, type RuntimeSecrets, SERVICES, type Service, startRuntime } from './runtime.js';
+import {
+  checkTopology,
+  type RuntimeSecrets,
+  resolvePublicUrl,
+  SERVICES,
+  type Service,
+  startRuntime,
+} from './runtime.js';
 import { loadOrCreateDevSecrets } from './secrets.js';
 
 const DEMO_TENANT = 'demo';
@@ -54,6 +61,7 @@ async function main(): Promise<void> {
   if (isClusterPrimary(workers)) {
     // A topology no worker can serve is refused once, here, not once per worker.
     checkTopology(config, services);
+    resolvePublicUrl(config, services);
     // The dev secrets file (if any) was written above, before the workers read it.
     superviseIngestWorkers(workers, pino({ level: config.logLevel }));
     return;
@@ -89,6 +97,15 @@ async function main(): Promise<void> {
       }),
     );
   }
+
+  runtime.started.then(
+    () => undefined,
+    (error: unknown) => {
+      // The projector could not join its group (Kafka gone for good): exit, the supervisor restarts.
+      runtime.app.log.error({ err: error }, 'a background start failed; exiting');
+      void runtime.close().finally(() => process.exit(1));
+    },
+  );
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,7 +1,12 @@
+import cluster from 'node:cluster';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { httpError } from '@tern/http';
 import type { FastifyInstance } from 'fastify';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** IPC message types between an ingest worker's `/metrics` and the cluster primary (issue 32). */
+const CLUSTER_METRICS_REQ = 'tern:cluster-metrics-req';
+const CLUSTER_METRICS_RES = 'tern:cluster-metrics-res';
 
 /** Prometheus metrics of one process; names are snake_case with their unit. */
 export function createMetrics() {
@@ -86,7 +91,9 @@ export function hasMetricsToken(authorization: string | undefined, token: string
 /**
  * Times every request and serves `/metrics`: to anyone in development, to the holder of
  * METRICS_TOKEN when it is set, and not at all in production without one (the route does not
- * exist: 404), since process and traffic figures are no one else's business.
+ * exist: 404), since process and traffic figures are no one else's business. In a cluster worker
+ * (the ingest workers sharing one port), a scrape reaches one worker at a time, so `/metrics`
+ * answers the primary's aggregate of every worker's registry: one scrape sees the whole process.
  * Returns whether `/metrics` is served.
  */
 export function installMetrics(
@@ -100,6 +107,12 @@ export function installMetrics(
       .labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode))
       .observe(reply.elapsedTime / 1000);
   });
+  const clustered = cluster.isWorker && typeof process.send === 'function';
+  if (clustered) {
+    // Constructing one installs the worker's side: it answers the primary with these registries.
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([metrics.registry]);
+  }
   const { token } = access;
   if (token === undefined && access.production) return false;
   app.get('/metrics', { logLevel: 'warn' }, async (request, reply) => {
@@ -111,7 +124,72 @@ export function installMetrics(
     }
     await refresh?.().catch(() => undefined);
     reply.header('content-type', metrics.registry.contentType);
-    return metrics.registry.metrics();
+    if (!clustered) return metrics.registry.metrics();
+    try {
+      return await askPrimaryForMetrics();
+    } catch (error) {
+      // A scrape that cannot see every worker fails rather than under-counts.
+      reply.code(503).header('content-type', 'text/plain; charset=utf-8');
+      return `metrics of the ingest workers unavailable: ${error instanceof Error ? error.message : String(error)}\n`;
+    }
   });
   return true;
+}
+
+let nextRequest = 0;
+const pending = new Map<number, { resolve(text: string): void; reject(error: Error): void }>();
+let listening = false;
+
+/** A worker's scrape: the primary gathers every worker's metrics (prom-client's AggregatorRegistry). */
+function askPrimaryForMetrics(timeoutMs = 6_000): Promise<string> {
+  if (!listening) {
+    listening = true;
+    process.on('message', (message: unknown) => {
+      const m = message as { type?: unknown; id?: number; text?: string; error?: string } | null;
+      if (m?.type !== CLUSTER_METRICS_RES || typeof m.id !== 'number') return;
+      const waiter = pending.get(m.id);
+      if (!waiter) return;
+      pending.delete(m.id);
+      if (typeof m.text === 'string') waiter.resolve(m.text);
+      else waiter.reject(new Error(m.error ?? 'no answer'));
+    });
+  }
+  const id = nextRequest++;
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      pending.delete(id);
+      reject(new Error('the cluster primary did not answer in time'));
+    }, timeoutMs);
+    pending.set(id, {
+      resolve: (text) => {
+        clearTimeout(timer);
+        resolve(text);
+      },
+      reject: (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    });
+    process.send!({ type: CLUSTER_METRICS_REQ, id });
+  });
+}
+
+/** In the cluster primary: answers each worker's scrape with the aggregate of all workers. */
+export function serveClusterMetrics(): void {
+  const aggregator = new AggregatorRegistry();
+  cluster.on('message', (worker, message: unknown) => {
+    const m = message as { type?: unknown; id?: unknown } | null;
+    if (m?.type !== CLUSTER_METRICS_REQ || typeof m.id !== 'number') return;
+    const id = m.id;
+    aggregator.clusterMetrics().then(
+      (text) => worker.isConnected() && worker.send({ type: CLUSTER_METRICS_RES, id, text }),
+      (error: unknown) =>
+        worker.isConnected() &&
+        worker.send({
+          type: CLUSTER_METRICS_RES,
+          id,
+          error: error instanceof Error ? error.message : String(error),
+        }),
+    );
+  });
 }

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -48,9 +49,13 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createIdleMemoryRelease } from './idle-memory.js';
 import { createMetrics, installMetrics } from './metrics.js';
+import { resolvePublicUrl } from './public-url.js';
+import { SERVICES, type Service } from './services.js';
 
-export const SERVICES = ['ingest', 'projector', 'api', 'sender', 'dispatcher'] as const;
-export type Service = (typeof SERVICES)[number];
+export { resolvePublicUrl, SERVICES, type Service };
+
+/** Requests an ingest worker serves on one keep-alive connection before asking the client to reconnect. */
+export const CLUSTER_REQUESTS_PER_CONNECTION = 100;
 
 /** The projector's consumer group; every projector instance joins it. */
 export const PROJECTOR_GROUP = 'tern-projector';
@@ -85,6 +90,11 @@ export interface Runtime {
   app: FastifyInstance;
   url: string;
   stores: { postgres: string; clickhouse: string; eventLog: string };
+  /**
+   * Settles once what starts after the server listens has started (the projector's consumer
+   * group join); rejects if it failed — the process should then exit.
+   */
+  started: Promise<void>;
   /** Graceful stop: no new requests, in-flight ones finish, the current batch commits, stores close. */
   close(): Promise<void>;
 }
@@ -115,15 +125,24 @@ export async function startRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   checkTopology(config, services);
+  const publicUrl = resolvePublicUrl(config, services);
   // Request lines keep Fastify's fields, with addresses in the URL masked (no personal datum in logs).
   const logger = pino({
     level: config.logLevel,
     redact: REDACT_OPTIONS,
     serializers: { req: requestLogFields },
   });
+  if (!config.publicUrl && services.has('sender') && !services.has('api')) {
+    logger.warn(
+      { publicUrl },
+      'PUBLIC_URL unset: tracking and unsubscribe links point at the default api address',
+    );
+  }
   const metrics = createMetrics();
   const closers: (() => Promise<unknown>)[] = [];
   const readiness: ReadinessCheck[] = [];
+  // Starts that go on after the server listens (the projector's group join).
+  const background: Promise<void>[] = [];
 
   let pgStore: PostgresStore | undefined;
   let chStore: ClickHouseStore | undefined;
@@ -214,8 +233,6 @@ export async function startRuntime(
       readiness.push({ name: 'event-log', check: () => eventLog.ping() });
     }
 
-    // SPEC §2: PUBLIC_URL defaults to this process's own address.
-    const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
     // One TRACKING_SECRET signs tracking links (sender) and unsubscribe links, and checks both (api).
     const trackingSecret = secrets.trackingSecret;
     if ((services.has('api') || services.has('sender')) && !trackingSecret)
@@ -317,7 +334,14 @@ export async function startRuntime(
       // The web dashboard (SPEC §18): static files over the same public API, on the same port.
       await app.register(dashboardRoutes, { dir: DASHBOARD_DIR });
     } else {
-      app = Fastify({ loggerInstance: logger as FastifyBaseLogger, requestIdHeader: 'x-request-id' });
+      app = Fastify({
+        loggerInstance: logger as FastifyBaseLogger,
+        requestIdHeader: 'x-request-id',
+        // node:cluster hands out connections, not requests, round-robin: a keep-alive client would
+        // stay with one worker for good. Renewing each connection after this many requests lets
+        // the next one go to the next worker (issue 32; docs/deploy.md).
+        ...(cluster.isWorker ? { maxRequestsPerSocket: CLUSTER_REQUESTS_PER_CONNECTION } : {}),
+      });
       installErrorHandlers(app);
       registerHealthRoutes(app, readiness);
     }
@@ -355,9 +379,31 @@ export async function startRuntime(
           metrics.eventsProjected.inc({ outcome: 'dead_letter' }, stats.deadLettered);
         },
       });
-      await projector.start();
+      // The projector joins its consumer group in the background (issue 32, item 2): after a
+      // kill -9 the group waits out the dead member's session (up to sessionTimeout, 30 s), and the
+      // api must not wait with it. Reads answer from the last committed projection meanwhile
+      // (X-Tern-As-Of says how old), and /ready says the projection is catching up.
       const running = projector;
-      closers.unshift(() => running.stop());
+      const startedAt = performance.now();
+      let joined = false;
+      const starting = running.start().then(
+        () => {
+          joined = true;
+          logger.info(
+            { joinMs: Math.round(performance.now() - startedAt) },
+            'projector joined its consumer group',
+          );
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'projector failed to start');
+          throw error;
+        },
+      );
+      background.push(starting);
+      closers.unshift(async () => {
+        await starting.catch(() => undefined);
+        await running.stop();
+      });
       // processed_events and the Postgres-table log are pruned past the dedup window (issue 9, item 7).
       const prune = createPruneJob({
         pool,
@@ -372,6 +418,8 @@ export async function startRuntime(
       readiness.push({
         name: 'projector',
         check: async () => {
+          if (!joined)
+            return 'catching up: joining the consumer group; reads answer the last committed projection (X-Tern-As-Of)';
           const reason = await running.stalled();
           if (reason) throw new NotReadyError(reason);
         },
@@ -452,6 +500,7 @@ export async function startRuntime(
         clickhouse: chStore ? (chStore.kind === 'chdb' ? 'chDB' : 'ClickHouse server') : 'none',
         eventLog: log ? (config.kafkaBrokers ? 'Kafka' : 'Postgres-table') : 'none',
       },
+      started: Promise.all(background).then(() => undefined),
       close: () => closeAll(closers),
     };
   } catch (error) {

@@ -1,5 +1,9 @@
 import { createHash } from 'node:crypto';
-import { listUnsubscribeHeaders, renderTemplate, type TemplateContent } from '@tern/domain';
+import { unstorableText } from '@tern/contracts';
+import { cutSubject, listUnsubscribeHeaders, renderTemplate, type TemplateContent } from '@tern/domain';
+
+export { cutSubject };
+
 import type pg from 'pg';
 
 /**
@@ -112,7 +116,7 @@ export function composeMail(o: ComposeOptions): BulkMail {
     id: o.id,
     to: r.email,
     from: o.from,
-    subject: rendered.subject.slice(0, 998),
+    subject: cutSubject(rendered.subject),
     html: rendered.html,
     text: rendered.text,
     templateId: o.templateId,
@@ -125,4 +129,35 @@ export function composeMail(o: ComposeOptions): BulkMail {
       secret: o.trackingSecret,
     }),
   };
+}
+
+/** Why a recipient's message could not be composed (kept in `bulk_emails.failed_reason`). */
+export type ComposeFailure = 'render_failed' | 'invalid_characters';
+
+/** A storable, sendable string: well-formed UTF-16 (no lone surrogate) and no U+0000. */
+const storable = (s: string | null) => s === null || unstorableText(s) === null;
+
+/**
+ * `composeMail`, or why this recipient's message cannot be sent: rendering threw, or a part holds
+ * what Postgres and SMTP refuse (U+0000, a lone surrogate). The fan-outs skip such a recipient and
+ * count it (`stats.failed`) instead of failing the chunk for everyone, forever (issue 24, item 3).
+ */
+export function tryComposeMail(o: ComposeOptions): { mail: BulkMail } | { failure: ComposeFailure } {
+  let mail: BulkMail;
+  try {
+    mail = composeMail(o);
+  } catch {
+    return { failure: 'render_failed' };
+  }
+  const parts = [
+    mail.to,
+    mail.from,
+    mail.subject,
+    mail.html,
+    mail.text,
+    ...mail.tags,
+    ...Object.values(mail.headers),
+  ];
+  if (!parts.every(storable)) return { failure: 'invalid_characters' };
+  return { mail };
 }

@@ -3,7 +3,8 @@ import type pg from 'pg';
 
 /**
  * Counts of campaign and sequence mail (SPEC §15), exact: every email a fan-out produced has a
- * `bulk_emails` row (written before its email.queued), joined by primary key to its log entry.
+ * `bulk_emails` row (written before its email.queued), joined by primary key to its log entry; a
+ * recipient skipped because its message could not be composed has one with `failed_reason`.
  * `sent` counts emails handed to a provider (SENT, DELAYED, DELIVERED, BOUNCED); `opened`/`clicked`
  * emails with at least one human open/click (the fold leaves bot hits out).
  */
@@ -17,6 +18,7 @@ export const ZERO_STATS: MailStats = {
   bounced: 0,
   complained: 0,
   unsubscribed: 0,
+  failed: 0,
 };
 
 type Row = {
@@ -29,6 +31,7 @@ type Row = {
   clicked: string;
   bounced: string;
   complained: string;
+  failed: string;
 };
 
 /** Stats per `source` and step; `key(source, step)` → stats. Unsubscribes come from `unsubscribe_sources`. */
@@ -41,7 +44,8 @@ export async function mailStats(
   if (sources.length === 0) return out;
   const [counts, unsubscribes] = await Promise.all([
     pool.query<Row>(
-      `SELECT b.source, b.step, count(*) AS recipients,
+      `SELECT b.source, b.step, count(*) FILTER (WHERE b.failed_reason IS NULL) AS recipients,
+              count(*) FILTER (WHERE b.failed_reason IS NOT NULL) AS failed,
               count(*) FILTER (WHERE l.status IN ('SENT', 'DELAYED', 'DELIVERED', 'BOUNCED')) AS sent,
               count(*) FILTER (WHERE l.status = 'DELIVERED') AS delivered,
               count(*) FILTER (WHERE COALESCE((l.state->>'openCount')::int, 0) > 0) AS opened,
@@ -71,6 +75,7 @@ export async function mailStats(
       bounced: Number(r.bounced),
       complained: Number(r.complained),
       unsubscribed: 0,
+      failed: Number(r.failed),
     });
   }
   for (const u of unsubscribes.rows) {

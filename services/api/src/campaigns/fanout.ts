@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { claimDue, createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import {
+  type BulkMail,
   type BulkMailer,
-  composeMail,
+  type ComposeFailure,
   derivedEmailId,
   type Recipient,
   resolveContent,
+  tryComposeMail,
 } from '../bulk/mail.js';
 import { reachableContactSql } from '../contacts/store.js';
 import { type CampaignRow, campaignSource } from './store.js';
@@ -47,7 +49,11 @@ export interface CampaignFanoutOptions {
   chunkSize?: number;
   leaseMs?: number;
   pollIntervalMs?: number;
-  logger?: { error(obj: object, msg: string): void; info?(obj: object, msg: string): void };
+  logger?: {
+    error(obj: object, msg: string): void;
+    warn?(obj: object, msg: string): void;
+    info?(obj: object, msg: string): void;
+  };
   /** Called after each chunk is handed over (tests kill the process here). */
   onChunk?: (info: { campaignId: string; emails: number }) => void;
 }
@@ -114,10 +120,14 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
       const at = now();
       const base = nextDue === null || nextDue < at ? at : nextDue;
       if (rows.length > 0 && content !== null) {
-        const mails = rows.map((r, i) => ({
-          ...composeMail({
+        const mails: BulkMail[] = [];
+        const mailContacts: string[] = [];
+        const failed: { id: string; contact: string; reason: ComposeFailure }[] = [];
+        for (const [i, r] of rows.entries()) {
+          const id = derivedEmailId(c.tenant_id, source, r.id);
+          const composed = tryComposeMail({
             tenantId: c.tenant_id,
-            id: derivedEmailId(c.tenant_id, source, r.id),
+            id,
             from: c.from_address,
             unsubscribeSource: source,
             tags: [source],
@@ -126,16 +136,36 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
             recipient: r,
             publicUrl: opts.publicUrl,
             trackingSecret: opts.trackingSecret,
-          }),
-          ...(spacingMs === null ? {} : { dueAt: new Date(base.getTime() + Math.floor(i * spacingMs)) }),
-        }));
+          });
+          if ('mail' in composed) {
+            mails.push({
+              ...composed.mail,
+              ...(spacingMs === null ? {} : { dueAt: new Date(base.getTime() + Math.floor(i * spacingMs)) }),
+            });
+            mailContacts.push(r.id);
+          } else {
+            // Skipped and counted (stats.failed); the rest of the chunk goes out (issue 24, item 3).
+            failed.push({ id, contact: r.id, reason: composed.failure });
+            opts.logger?.warn?.(
+              { campaignId: c.id, contactId: r.id, reason: composed.failure },
+              'campaign recipient skipped: its message could not be composed',
+            );
+          }
+        }
         await pool.query(
-          `INSERT INTO bulk_emails (tenant_id, email_id, source, step, contact_id, created_at)
-           SELECT $1, e, $2, 0, ct, $3 FROM unnest($4::text[], $5::text[]) AS u(e, ct)
+          `INSERT INTO bulk_emails (tenant_id, email_id, source, step, contact_id, created_at, failed_reason)
+           SELECT $1, e, $2, 0, ct, $3, NULLIF(why, '') FROM unnest($4::text[], $5::text[], $6::text[]) AS u(e, ct, why)
            ON CONFLICT (tenant_id, email_id) DO NOTHING`,
-          [c.tenant_id, source, at, mails.map((m) => m.id), rows.map((r) => r.id)],
+          [
+            c.tenant_id,
+            source,
+            at,
+            [...mails.map((m) => m.id), ...failed.map((f) => f.id)],
+            [...mailContacts, ...failed.map((f) => f.contact)],
+            [...mails.map(() => ''), ...failed.map((f) => f.reason)],
+          ],
         );
-        await mailer.enqueue(c.tenant_id, mails, at);
+        if (mails.length > 0) await mailer.enqueue(c.tenant_id, mails, at);
         total += mails.length;
       }
       const done = rows.length < chunkSize;

@@ -42,7 +42,8 @@ export const eraseRoutes: FastifyPluginAsyncZod<EraseRoutesOptions> = async (app
           'per recipient, which is deleted: a rebuild from the log cannot bring them back. Counts and analytics ' +
           'stay as they were. The address stays suppressed as a keyed hash only: a later send to it is ' +
           'suppressed. 202 with what was erased; a repeat answers 200 with nothing left to do (all counts 0). ' +
-          'Every instance stops using the erased key within 30 s; the scrub runs again after 45 s.',
+          'Every instance stops using the erased key within 30 s; the scrub runs again after 45 s. ' +
+          'A project-bound key gets 403: the erasure reaches every project.',
         security: KEY_OR_DASHBOARD,
         body: eraseContactBodySchema,
         response: {
@@ -57,12 +58,16 @@ export const eraseRoutes: FastifyPluginAsyncZod<EraseRoutesOptions> = async (app
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
       const { email } = request.body;
-      const { firstTime, ...result } = await eraseRecipient(deps.pool, deps.keyring, tenantId, email);
+      const log = (error: unknown) =>
+        app.log.error({ err: error, tenantId }, 'erasure: rewriting data_keys failed (the rescrub retries)');
+      const { firstTime, ...result } = await eraseRecipient(deps.pool, deps.keyring, tenantId, email, {
+        log,
+      });
       deps.readModel.changed({ kind: 'logs', tenants: [tenantId] });
       const touched = Object.values(result.counts).some((n) => n > 0);
       const timer = setTimeout(() => {
         timers.delete(timer);
-        eraseRecipient(deps.pool, deps.keyring, tenantId, email)
+        eraseRecipient(deps.pool, deps.keyring, tenantId, email, { rewriteKeys: true, log })
           .then(() => deps.readModel.changed({ kind: 'logs', tenants: [tenantId] }))
           .catch((error: unknown) => app.log.error({ err: error, tenantId }, 'erasure rescrub failed'));
       }, deps.rescrubAfterMs ?? DEFAULT_RESCRUB_AFTER_MS);

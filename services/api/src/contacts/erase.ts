@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { ErasureResult } from '@tern/contracts';
+import {
+  CANONICAL_DATA_FIELDS,
+  ERASED_TEXT,
+  type ErasureResult,
+  EVENT_TYPES,
+  PERSONAL_FIELDS,
+} from '@tern/contracts';
 import type { Keyring } from '@tern/privacy';
 import { notifyReadModel } from '@tern/stores';
 import type pg from 'pg';
@@ -19,6 +25,13 @@ import type pg from 'pg';
  *   and re-keys campaign unsubscribe records to the keyed hash (their count stays); dead letters
  *   naming the address in this tenant lose their payload.
  *
+ * Every event's personal fields (`PERSONAL_FIELDS` of `@tern/contracts`: a bounce's diagnostic, a
+ * clicked URL…) are scrubbed from the timeline and from webhook delivery records, which also lose
+ * the endpoint's answers; the address is taken out of the cc, bcc and reply-to of other people's
+ * mail (content and sandbox copies); the email → key map (`email_keys`) rows go with the keys.
+ * After the commit `data_keys` is rewritten (VACUUM FULL): the deleted wrapped keys stay in no
+ * data file of the table (docs/architecture.md § "What WAL and backups keep").
+ *
  * Counters (`email_log_counts`) and ClickHouse rollups hold no personal field: they are left
  * alone, so counts and analytics stay as they were.
  */
@@ -27,6 +40,7 @@ export async function eraseRecipient(
   keyring: Keyring,
   tenantId: string,
   email: string,
+  opts: { rewriteKeys?: boolean; log?: (error: unknown) => void } = {},
 ): Promise<ErasureResult & { firstTime: boolean }> {
   const address = email.trim().toLowerCase();
   const rh = keyring.recipientHash(tenantId, address);
@@ -37,6 +51,7 @@ export async function eraseRecipient(
       'DELETE FROM data_keys WHERE tenant_id = $1 AND recipient_hash = $2',
       [tenantId, rh],
     );
+    await client.query('DELETE FROM email_keys WHERE tenant_id = $1 AND recipient_hash = $2', [tenantId, rh]);
     const first = await client.query(
       `INSERT INTO erased_recipients (tenant_id, recipient_hash) VALUES ($1, $2)
        ON CONFLICT DO NOTHING RETURNING 1`,
@@ -68,33 +83,44 @@ export async function eraseRecipient(
                OR state->'queued'->'toEmail' <> 'null'::jsonb OR state->'queued'->'subject' <> 'null'::jsonb)`,
       [tenantId, ids],
     );
+    // Every event's personal fields, as listed next to the event contracts.
     await client.query(
-      `UPDATE email_events SET data = data || '{"toEmail": null, "subject": null}'
-        WHERE tenant_id = $1 AND email_id = ANY($2::text[]) AND type = 'email.queued'`,
-      [tenantId, ids],
+      `UPDATE email_events SET data = ${scrubbedData('data', 'type', '$3')}
+        WHERE tenant_id = $1 AND email_id = ANY($2::text[]) AND data IS DISTINCT FROM ${scrubbedData('data', 'type', '$3')}`,
+      [tenantId, ids, SCRUB_SPEC],
     );
+    // The address in the cc, bcc or reply-to of other recipients' mail.
+    await scrubCopies(client, tenantId, address, ids);
     // The content of the send: what the sender would hand to a provider. A send still due finds
     // `erased` and ends as suppressed (services/sender).
     await client.query(
       `UPDATE outgoing_emails
-          SET message = jsonb_build_object('erased', true, 'from', message->'from'), updated_at = now()
-        WHERE tenant_id = $1 AND id = ANY($2::text[]) AND NOT (message ? 'erased')`,
+          SET message = jsonb_build_object('erased', true, 'from', message->'from'), last_error = NULL,
+              updated_at = now()
+        WHERE tenant_id = $1 AND id = ANY($2::text[]) AND (NOT (message ? 'erased') OR last_error IS NOT NULL)`,
       [tenantId, ids],
     );
     const sandboxMessages = await client.query(
       'DELETE FROM sandbox_messages WHERE tenant_id = $1 AND email_id = ANY($2::text[])',
       [tenantId, ids],
     );
+    // What the endpoints answered may echo the body they were sent.
+    await client.query(
+      `UPDATE webhook_attempts SET response_excerpt = NULL
+        WHERE response_excerpt IS NOT NULL AND delivery_id IN (
+          SELECT id FROM webhook_deliveries
+           WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[])))`,
+      [tenantId, address, ids],
+    );
+    const eventScrubbed = `CASE WHEN jsonb_typeof(event->'data') = 'object'
+                                THEN jsonb_set(event, '{data}', ${scrubbedData("event->'data'", "event->>'type'", '$4')})
+                                ELSE event END`;
     const webhookDeliveries = await client.query(
       `UPDATE webhook_deliveries
-          SET request_body = NULL, recipient = NULL,
-              event = CASE WHEN event->>'type' = 'email.queued' AND jsonb_typeof(event->'data') = 'object'
-                           THEN jsonb_set(event, '{data}', (event->'data') || '{"toEmail": null, "subject": null}')
-                           ELSE event END
+          SET request_body = NULL, recipient = NULL, event = ${eventScrubbed}
         WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[]))
-          AND (request_body IS NOT NULL OR recipient IS NOT NULL
-               OR coalesce(event->'data'->'toEmail', 'null'::jsonb) <> 'null'::jsonb)`,
-      [tenantId, address, ids],
+          AND (request_body IS NOT NULL OR recipient IS NOT NULL OR event IS DISTINCT FROM ${eventScrubbed})`,
+      [tenantId, address, ids, SCRUB_SPEC],
     );
     const suppressions = await client.query('DELETE FROM suppressions WHERE tenant_id = $1 AND email = $2', [
       tenantId,
@@ -115,6 +141,7 @@ export async function eraseRecipient(
     await notifyReadModel(client, { kind: 'logs', tenants: [tenantId] });
     await client.query('COMMIT');
     keyring.invalidate(tenantId, rh);
+    if ((dataKeys.rowCount ?? 0) > 0 || opts.rewriteKeys) await rewriteDataKeys(client, opts.log);
     return {
       erased: true,
       firstTime: (first.rowCount ?? 0) > 0,
@@ -133,5 +160,101 @@ export async function eraseRecipient(
     throw error;
   } finally {
     client.release();
+  }
+}
+
+/**
+ * Per event type, the personal fields an erasure removes and what it writes in their place
+ * (`PERSONAL_FIELDS`): null for email.queued's recipient and subject, `[erased]` for a required
+ * field of another type (the timeline stays valid), nothing for an optional one.
+ */
+const SCRUB_SPEC: Record<string, { remove: string[]; set: Record<string, string | null> }> =
+  Object.fromEntries(
+    EVENT_TYPES.filter((type) => PERSONAL_FIELDS[type].length > 0).map((type) => {
+      const names: readonly string[] = PERSONAL_FIELDS[type];
+      const set: Record<string, string | null> = {};
+      for (const name of names) {
+        if (type === 'email.queued') set[name] = null;
+        else if (CANONICAL_DATA_FIELDS[type][name]?.[1]) set[name] = ERASED_TEXT;
+      }
+      return [type, { remove: [...names], set }];
+    }),
+  );
+
+/** SQL: the jsonb `data` (of event type `type`) without its personal fields, per the spec in parameter `spec`. */
+const scrubbedData = (data: string, type: string, spec: string) =>
+  `CASE WHEN ${spec}::jsonb ? (${type})
+        THEN ((${data}) - ARRAY(SELECT jsonb_array_elements_text(${spec}::jsonb -> (${type}) -> 'remove')))
+             || (${spec}::jsonb -> (${type}) -> 'set')
+        ELSE ${data} END`;
+
+/** `entry` (an address, or `Name <address>`) is `address` (lowercased). */
+function namesAddress(entry: unknown, address: string): boolean {
+  if (typeof entry !== 'string') return false;
+  const e = entry.trim().toLowerCase();
+  return e === address || e.endsWith(`<${address}>`);
+}
+
+/** A message (send content or sandbox copy) without the address in its cc, bcc and reply-to; null when it has none. */
+function withoutCopies(message: Record<string, unknown>, address: string): Record<string, unknown> | null {
+  let changed = false;
+  const out = { ...message };
+  for (const field of ['cc', 'bcc'] as const) {
+    const list = message[field];
+    if (!Array.isArray(list)) continue;
+    const kept = list.filter((entry) => !namesAddress(entry, address));
+    if (kept.length !== list.length) {
+      out[field] = kept;
+      changed = true;
+    }
+  }
+  if (namesAddress(message.replyTo, address)) {
+    out.replyTo = null;
+    changed = true;
+  }
+  return changed ? out : null;
+}
+
+/**
+ * The address out of the cc, bcc and reply-to of the tenant's other mail (`outgoing_emails`, its
+ * content; `sandbox_messages`, what the sandbox kept): the rows that mention it are read and each
+ * rewritten without it.
+ */
+async function scrubCopies(client: pg.ClientBase, tenantId: string, address: string, own: string[]) {
+  for (const table of ['outgoing_emails', 'sandbox_messages'] as const) {
+    const id = table === 'outgoing_emails' ? 'id' : 'email_id';
+    const { rows } = await client.query<{ id: string; message: Record<string, unknown> }>(
+      `SELECT ${id} AS id, message FROM ${table}
+        WHERE tenant_id = $1 AND NOT (${id} = ANY($3::text[])) AND strpos(lower(message::text), $2) > 0
+        FOR UPDATE`,
+      [tenantId, address, own],
+    );
+    for (const row of rows) {
+      const message = withoutCopies(row.message, address);
+      if (message)
+        await client.query(`UPDATE ${table} SET message = $3 WHERE tenant_id = $1 AND ${id} = $2`, [
+          tenantId,
+          row.id,
+          message,
+        ]);
+    }
+  }
+}
+
+/**
+ * Rewrites `data_keys` into new files (VACUUM FULL): a deleted row's bytes — the wrapped key —
+ * stay in the table's data file until its page is reused, so the erased key would survive in the
+ * file otherwise. The table is small (one row per recipient and month); the rewrite holds its lock
+ * for at most `lock_timeout` waiting, and a failure is logged and retried by the rescrub.
+ * The WAL and backups keep it longer: docs/architecture.md § "What WAL and backups keep".
+ */
+async function rewriteDataKeys(client: pg.ClientBase, log?: (error: unknown) => void): Promise<void> {
+  try {
+    await client.query("SET lock_timeout = '10s'");
+    await client.query('VACUUM FULL data_keys');
+  } catch (error) {
+    log?.(error);
+  } finally {
+    await client.query('RESET lock_timeout').catch(() => undefined);
   }
 }

@@ -4,7 +4,8 @@ import { httpError } from '@tern/http';
 import type pg from 'pg';
 
 /**
- * `Idempotency-Key` of POST /emails/send|batch (SPEC §11): per tenant, 24 h. The first request
+ * `Idempotency-Key` of POST /emails/send|batch (SPEC §11): per tenant and project scope (the
+ * project a key is bound to, '' for a tenant-wide credential; issue 24, item 6), 24 h. The first request
  * claims the key (a row without response); a repeat with the same body gets the stored answer,
  * with another body a 409. A repeat that arrives while the first still runs waits for its
  * answer (bounded), so concurrent duplicates send once and all get the same answer.
@@ -62,15 +63,23 @@ export function idempotencyKeyOf(headers: Record<string, string | string[] | und
 
 export async function claimKey(
   pool: pg.Pool,
-  q: { tenantId: string; key: string; route: string; hash: string; now: () => Date; waitMs?: number },
+  q: {
+    tenantId: string;
+    scope: string;
+    key: string;
+    route: string;
+    hash: string;
+    now: () => Date;
+    waitMs?: number;
+  },
 ): Promise<Claim> {
   const deadline = Date.now() + (q.waitMs ?? 10_000);
   for (;;) {
     const at = q.now();
     const claimed = await pool.query(
-      `INSERT INTO idempotency_keys (tenant_id, key, route, request_hash, created_at)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (tenant_id, key) DO UPDATE
+      `INSERT INTO idempotency_keys (tenant_id, key, route, request_hash, created_at, project_scope)
+       VALUES ($1, $2, $3, $4, $5, $8)
+       ON CONFLICT (tenant_id, project_scope, key) DO UPDATE
          SET route = EXCLUDED.route, request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at,
              status_code = NULL, response = NULL
        WHERE idempotency_keys.created_at <= $6
@@ -84,6 +93,7 @@ export async function claimKey(
         at,
         new Date(at.getTime() - IDEMPOTENCY_TTL_MS),
         new Date(at.getTime() - STALE_CLAIM_MS),
+        q.scope,
       ],
     );
     if ((claimed.rowCount ?? 0) > 0) return { kind: 'claimed' };
@@ -93,8 +103,9 @@ export async function claimKey(
       status_code: number | null;
       response: unknown;
     }>(
-      'SELECT route, request_hash, status_code, response FROM idempotency_keys WHERE tenant_id = $1 AND key = $2',
-      [q.tenantId, q.key],
+      `SELECT route, request_hash, status_code, response FROM idempotency_keys
+        WHERE tenant_id = $1 AND project_scope = $3 AND key = $2`,
+      [q.tenantId, q.key, q.scope],
     );
     const row = rows[0];
     if (row === undefined) continue; // released meanwhile: claim again
@@ -116,18 +127,22 @@ export async function claimKey(
 
 export async function storeAnswer(
   pool: pg.Pool,
-  q: { tenantId: string; key: string; answer: StoredAnswer },
+  q: { tenantId: string; scope: string; key: string; answer: StoredAnswer },
 ): Promise<void> {
   await pool.query(
-    'UPDATE idempotency_keys SET status_code = $3, response = $4::jsonb WHERE tenant_id = $1 AND key = $2',
-    [q.tenantId, q.key, q.answer.statusCode, JSON.stringify(q.answer.body)],
+    `UPDATE idempotency_keys SET status_code = $3, response = $4::jsonb
+      WHERE tenant_id = $1 AND project_scope = $5 AND key = $2`,
+    [q.tenantId, q.key, q.answer.statusCode, JSON.stringify(q.answer.body), q.scope],
   );
 }
 
 /** The request failed before an answer: free the key so a retry can run. */
-export async function releaseKey(pool: pg.Pool, q: { tenantId: string; key: string }): Promise<void> {
-  await pool.query('DELETE FROM idempotency_keys WHERE tenant_id = $1 AND key = $2 AND status_code IS NULL', [
-    q.tenantId,
-    q.key,
-  ]);
+export async function releaseKey(
+  pool: pg.Pool,
+  q: { tenantId: string; scope: string; key: string },
+): Promise<void> {
+  await pool.query(
+    'DELETE FROM idempotency_keys WHERE tenant_id = $1 AND project_scope = $3 AND key = $2 AND status_code IS NULL',
+    [q.tenantId, q.key, q.scope],
+  );
 }

@@ -9,7 +9,7 @@ import {
   sendEmailBodySchema,
   sendEmailResponseSchema,
 } from '@tern/contracts';
-import { cancelledEvent, renderTemplate, retentionCutoff } from '@tern/domain';
+import { cancelledEvent, cutSubject, renderTemplate, retentionCutoff } from '@tern/domain';
 import { EventLogUnavailableError } from '@tern/event-log';
 import { HttpError, httpError } from '@tern/http';
 import { enqueueSends, type NewSend, type StoredMessage } from '@tern/sending';
@@ -36,7 +36,8 @@ const idempotencyHeader = z.object({
     .meta({
       description:
         '1..256 characters. The same key with the same body within 24 h answers the first response again and ' +
-        'sends nothing new; with another body → 409. Per tenant.',
+        'sends nothing new; with another body → 409. Per tenant and project: keys bound to different projects ' +
+        'never share one.',
     }),
 });
 
@@ -124,7 +125,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
             body.variables ?? {},
           ).subject;
       }
-      return { body, scheduledAt, subject: subject.slice(0, 998) };
+      return { body, scheduledAt, subject: cutSubject(subject) };
     });
     if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
     const froms = bodies.map((b, i) => ({ field: `${prefix(i)}from`, from: b.from }));
@@ -135,11 +136,10 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
   /** Writes the rows, appends every email.queued in one append; nothing is kept when the log refuses. */
   async function accept(
     credential: Credential,
-    sent: readonly SendEmailBody[],
+    bodies: readonly SendEmailBody[],
     prefix: (i: number) => string,
   ) {
     const { tenantId } = credential;
-    const bodies = withProject(credential, sent, prefix);
     const { at, prepared } = await prepare(tenantId, bodies, prefix);
     const sends: NewSend[] = prepared.map(({ body, scheduledAt, subject }) => ({
       id: newResourceId('email'),
@@ -184,29 +184,37 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
     return (await emailProject(deps.pool, credential.tenantId, id)) === bound;
   }
 
-  /** Runs `produce` at most once per (tenant, Idempotency-Key) and body; replays its answer. */
+  /**
+   * Runs `produce` at most once per (tenant, project scope, Idempotency-Key) and body; replays its
+   * answer. `sent` is the body with the project applied (`withProject`), so the hash says what
+   * would be queued; the scope is the key's bound project (issue 24, item 6).
+   */
   async function idempotent<T>(
     request: FastifyRequest,
     route: string,
+    sent: unknown,
     produce: () => Promise<T>,
   ): Promise<{ statusCode: number; body: T }> {
-    const { tenantId } = credentialOf(request);
+    const credential = credentialOf(request);
+    const { tenantId } = credential;
+    const scope = boundProject(credential) ?? '';
     const key = idempotencyKeyOf(request.headers);
     if (key === undefined) return { statusCode: 202, body: await produce() };
     const claim = await claimKey(deps.pool, {
       tenantId,
+      scope,
       key,
       route,
-      hash: requestHash(route, request.body),
+      hash: requestHash(route, sent),
       now: deps.now,
     });
     if (claim.kind === 'replay') return { statusCode: claim.answer.statusCode, body: claim.answer.body as T };
     try {
       const body = await produce();
-      await storeAnswer(deps.pool, { tenantId, key, answer: { statusCode: 202, body } });
+      await storeAnswer(deps.pool, { tenantId, scope, key, answer: { statusCode: 202, body } });
       return { statusCode: 202, body };
     } catch (error) {
-      await releaseKey(deps.pool, { tenantId, key }).catch(() => undefined);
+      await releaseKey(deps.pool, { tenantId, scope, key }).catch(() => undefined);
       throw error;
     }
   }
@@ -232,8 +240,10 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
       },
     },
     async (request, reply) => {
-      const answer = await idempotent(request, 'send', async () => {
-        const [id] = await accept(credentialOf(request), [request.body], () => 'body.');
+      const credential = credentialOf(request);
+      const bodies = withProject(credential, [request.body], () => 'body.');
+      const answer = await idempotent(request, 'send', bodies[0], async () => {
+        const [id] = await accept(credential, bodies, () => 'body.');
         return { id: id! };
       });
       return reply.status(answer.statusCode).send(answer.body);
@@ -261,8 +271,11 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
       },
     },
     async (request, reply) => {
-      const answer = await idempotent(request, 'batch', async () => {
-        const ids = await accept(credentialOf(request), request.body, (i) => `body.${i}.`);
+      const credential = credentialOf(request);
+      const prefix = (i: number) => `body.${i}.`;
+      const bodies = withProject(credential, request.body, prefix);
+      const answer = await idempotent(request, 'batch', bodies, async () => {
+        const ids = await accept(credential, bodies, prefix);
         return { data: ids.map((id) => ({ id })) };
       });
       return reply.status(answer.statusCode).send(answer.body);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { claimDueSql, createPoller } from '@tern/jobs';
 import type pg from 'pg';
-import { type BulkMailer, composeMail, derivedEmailId, resolveContent } from '../bulk/mail.js';
+import { type BulkMailer, derivedEmailId, resolveContent, tryComposeMail } from '../bulk/mail.js';
 import { type StoredStep, sequenceSource } from './store.js';
 
 /**
@@ -31,7 +31,7 @@ export interface SequenceSchedulerOptions {
   batchSize?: number;
   leaseMs?: number;
   pollIntervalMs?: number;
-  logger?: { error(obj: object, msg: string): void };
+  logger?: { error(obj: object, msg: string): void; warn?(obj: object, msg: string): void };
 }
 
 export interface SequenceScheduler {
@@ -118,9 +118,10 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
       const source = sequenceSource(e.sequence_id);
       const content = await resolveContent(pool, e.tenant_id, step);
       if (content !== null) {
-        const mail = composeMail({
+        const id = derivedEmailId(e.tenant_id, source, e.id, String(k));
+        const composed = tryComposeMail({
           tenantId: e.tenant_id,
-          id: derivedEmailId(e.tenant_id, source, e.id, String(k)),
+          id,
           from: e.from_address!,
           unsubscribeSource: `${source}:${k}`,
           tags: [source, `step:${k + 1}`],
@@ -136,13 +137,23 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
           publicUrl: opts.publicUrl,
           trackingSecret: opts.trackingSecret,
         });
+        // A message that cannot be composed is skipped and counted (stats.failed); the enrollment
+        // goes on to its next step (issue 24, item 3).
+        const failure = 'mail' in composed ? null : composed.failure;
         await pool.query(
-          `INSERT INTO bulk_emails (tenant_id, email_id, source, step, contact_id, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant_id, email_id) DO NOTHING`,
-          [e.tenant_id, mail.id, source, k, e.contact_id, at],
+          `INSERT INTO bulk_emails (tenant_id, email_id, source, step, contact_id, created_at, failed_reason)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant_id, email_id) DO NOTHING`,
+          [e.tenant_id, id, source, k, e.contact_id, at, failure],
         );
-        await mailer.enqueue(e.tenant_id, [mail], at);
-        sent = 1;
+        if ('mail' in composed) {
+          await mailer.enqueue(e.tenant_id, [composed.mail], at);
+          sent = 1;
+        } else {
+          opts.logger?.warn?.(
+            { sequenceId: e.sequence_id, contactId: e.contact_id, step: k, reason: failure },
+            'sequence step skipped: its message could not be composed',
+          );
+        }
       }
     }
     const next = steps[k + 1];

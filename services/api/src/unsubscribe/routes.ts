@@ -69,6 +69,8 @@ const unknownLink = errorResponse(
 export interface UnsubscribeRoutesOptions extends ApiRouteDeps {
   /** TRACKING_SECRET: the key the tokens are signed with. */
   trackingSecret: string;
+  /** The keyring's keyed hash: a link of an erased address writes nothing in clear. */
+  recipientHash?: (tenantId: string, email: string) => string;
 }
 
 /**
@@ -137,7 +139,14 @@ export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> 
     },
     async (request, reply) => {
       const claims = claimsOf(request.params.token);
-      await unsubscribeAddress(deps.pool, claims.tenantId, claims.email, deps.now(), claims.source);
+      await unsubscribeAddress(
+        deps.pool,
+        claims.tenantId,
+        claims.email,
+        deps.now(),
+        claims.source,
+        deps.recipientHash,
+      );
       return sendPage(reply, donePage(claims.email));
     },
   );

@@ -6,6 +6,10 @@ import type pg from 'pg';
  * address (if any) becomes `subscribed = false`, and the address joins the suppression list with
  * `reason: "unsubscribed"`, source `unsubscribe`. Idempotent: a second click changes nothing (the
  * first `unsubscribed_at` and an existing suppression, whatever its reason, are kept).
+ *
+ * An address erased in the tenant (SPEC §14; issue 24 item 2) — an old link used after the
+ * erasure — writes nothing in clear: its keyed hash (`recipientHash`, the keyring's) is already in
+ * `erased_recipients`, which suppresses it; the statement makes sure it is, and stops there.
  */
 export async function unsubscribeAddress(
   db: Pick<pg.Pool, 'query'>,
@@ -13,8 +17,17 @@ export async function unsubscribeAddress(
   email: string,
   now: Date,
   source?: string,
+  recipientHash?: (tenantId: string, email: string) => string,
 ): Promise<void> {
   const address = email.toLowerCase();
+  const rh = recipientHash?.(tenantId, address);
+  if (rh !== undefined) {
+    const { rowCount } = await db.query(
+      'SELECT 1 FROM erased_recipients WHERE tenant_id = $1 AND recipient_hash = $2',
+      [tenantId, rh],
+    );
+    if ((rowCount ?? 0) > 0) return;
+  }
   // Campaign and sequence mail count their unsubscribes (SPEC §15 stats) by a hash of the address.
   if (source !== undefined && /^(campaign|sequence):/.test(source)) {
     await db.query(
@@ -32,8 +45,9 @@ export async function unsubscribeAddress(
        RETURNING id
      )
      INSERT INTO suppressions (tenant_id, email, reason, source, created_at)
-     VALUES ($1, $2, 'unsubscribed', 'unsubscribe', $3)
+     SELECT $1, $2, 'unsubscribed', 'unsubscribe', $3
+      WHERE NOT EXISTS (SELECT 1 FROM erased_recipients WHERE tenant_id = $1 AND recipient_hash = $4)
      ON CONFLICT (tenant_id, email) DO NOTHING`,
-    [tenantId, address, now],
+    [tenantId, address, now, rh ?? ''],
   );
 }
