@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   BOT_USER_AGENTS,
@@ -178,5 +179,39 @@ describe('bot user agents', () => {
     // `Microsoft Office/` and `curl/` end with a slash: without it they are not the scanner.
     expect(isBotUserAgent('Microsoft Office Mobile')).toBe(false);
     expect(isBotUserAgent('curly-client')).toBe(false);
+  });
+});
+
+describe('genuinely signed v1 payloads of the wrong shape are refused', () => {
+  // Signed exactly as the v1 signer does, with the key: only the payload's shape is wrong.
+  const signV1 = (payload: unknown) => {
+    const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
+    const mac = createHmac('sha256', SECRET).update(`tern-tracking.${body}`).digest('base64url');
+    return `${body}.${mac}`;
+  };
+
+  it('the signer above is the v1 signer (same token for a valid payload)', () => {
+    expect(signV1({ k: 'o', t: 'acme', e: 'em_1' })).toBe(V1_OPEN);
+  });
+
+  it.each([
+    ['numeric tenant', { k: 'o', t: 1, e: 'em_1' }, 'open'],
+    ['numeric email', { k: 'o', t: 'acme', e: 1 }, 'open'],
+    ['no tenant', { k: 'o', e: 'em_1' }, 'open'],
+    ['another kind letter', { k: 'x', t: 'acme', e: 'em_1' }, 'open'],
+    ['a click without kind letter', { t: 'acme', e: 'em_1', u: 'https://example.com/' }, 'click'],
+    ['a click with an open letter', { k: 'o', t: 'acme', e: 'em_1', u: 'https://example.com/' }, 'click'],
+    ['a click with a numeric URL', { k: 'c', t: 'acme', e: 'em_1', u: 1 }, 'click'],
+    ['an array', ['o', 'acme', 'em_1'], 'open'],
+    ['null', null, 'open'],
+    ['a string', 'o', 'open'],
+  ] as const)('%s', (_what, payload, kind) => {
+    expect(verify(signV1(payload), kind)).toBeNull();
+  });
+
+  it('a signed body that is not JSON is refused without a throw', () => {
+    const body = Buffer.from('{not json').toString('base64url');
+    const mac = createHmac('sha256', SECRET).update(`tern-tracking.${body}`).digest('base64url');
+    expect(verify(`${body}.${mac}`)).toBeNull();
   });
 });
