@@ -612,6 +612,8 @@ const ROWS: Record<string, Row> = {
   'PATCH /emails/{id}': {
     rule: { kind: 'scope', scope: 'email:send' },
     ok: 200,
+    // An email outside the key's project does not exist for it, as on every /emails/{id} route.
+    projectKey: 404,
     resource: true,
     request: async () => ({
       url: `/emails/${await emailId()}`,
