@@ -11,7 +11,7 @@ import { type AttemptEvents, attemptEvents, cancelledEvent, renderTemplate } fro
 import { DkimKeyUnreadableError, type SigningKeys } from '@tern/domains';
 import type { EventLogConsumer, EventStream } from '@tern/event-log';
 import { claimDue, createPoller } from '@tern/jobs';
-import type { StoredMessage } from '@tern/sending';
+import { type AttachmentKeyring, loadAttachments, type StoredMessage } from '@tern/sending';
 import type pg from 'pg';
 import { envelopeSender } from './envelope.js';
 import type {
@@ -81,6 +81,11 @@ export interface SenderOptions {
    * settings name no `sendRatePerSecond` (SEND_RATE_PER_SECOND). 0 or absent: unlimited.
    */
   defaultSendRatePerSecond?: number;
+  /**
+   * Opens attachment bytes (SPEC §22, `email_attachments`, sealed under the email's key). Absent:
+   * an email with attachments fails unsent (it is never sent without them).
+   */
+  keyring?: AttachmentKeyring;
   now?: () => Date;
   logger?: SenderLogger;
 }
@@ -448,6 +453,7 @@ export function createSender(opts: SenderOptions): Sender {
         'X-Tern-Email-Id': row.id,
       },
       dkim: signing && { domain: signing.dkim.domain, selector: signing.dkim.selector },
+      ...(m.attachments && m.attachments.length > 0 ? { attachments: m.attachments } : {}),
     };
   }
 
@@ -514,11 +520,27 @@ export function createSender(opts: SenderOptions): Sender {
         message.error,
       );
     }
+    // The attachments' bytes, opened from their own table (never from the log); an email whose
+    // files are gone (erased, expired) or unreadable fails rather than go out without them.
+    const meta = row.message.attachments ?? [];
+    const files =
+      meta.length === 0
+        ? []
+        : opts.keyring
+          ? await loadAttachments(opts.pool, opts.keyring, row.tenant_id, row.id, meta)
+          : { error: 'attachments cannot be opened by this sender (no keyring)' };
+    if ('error' in files) {
+      return done(
+        eventsFor(row, opts.provider.name, { kind: 'failed', reason: files.error }, true),
+        files.error,
+      );
+    }
     let result: ProviderResult;
     try {
       result = await opts.provider.send(message, {
         tenantId: row.tenant_id,
         emailId: row.id,
+        ...(files.length > 0 ? { attachments: files } : {}),
         ...(signing ? { signing } : {}),
         ...(envelopeFrom ? { envelopeFrom } : {}),
       });

@@ -340,7 +340,7 @@ export async function startRuntime(
           config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
         logger,
         readiness,
-        sending: { log: stream! },
+        sending: { log: stream!, keyring },
         keyring,
         domains: { domains: domains! },
         domainPolicy: { requireVerified: requireVerifiedDomains },
@@ -491,6 +491,7 @@ export async function startRuntime(
           ? createSmtpProvider({ url: config.smtpUrl })
           : createSandboxProvider({ pool }),
         isSuppressed: suppressionCheck(keyring),
+        keyring,
         getTemplate,
         signingKeys: createSigningKeys({ pool, sealer: dkimSealer! }),
         requireVerifiedDomain: requireVerifiedDomains,
@@ -588,7 +589,7 @@ export async function startRuntime(
           rateLimit:
             config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : false,
           logger,
-          sending: { log: stream! },
+          sending: { log: stream!, keyring },
           domainPolicy: { requireVerified: requireVerifiedDomains },
         });
         closers.unshift({ name: 'submission-app', close: () => sendingApp.close() });
