@@ -69,7 +69,7 @@ const sendErrors = {
   409: errors.conflict,
   413: errorResponse(
     413,
-    'The message is larger than 40 MB (attachments counted as base64, SPEC §22) (the message names it); a request body ' +
+    'The message is larger than 40 MB (attachments counted as base64, SPEC §22; the message gives its size); a request body ' +
       'past the route’s limit (40 MB plus 2 MiB of JSON) is refused before it is read. `code: PAYLOAD_TOO_LARGE`; nothing is queued.',
     'body.attachments: the message must be at most 41943040 bytes (got 42991616)',
   ),
@@ -276,7 +276,10 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         description:
           'Queues one email to one recipient and answers 202 `{ id }` once `email.queued` is in the event log. ' +
           'With `scheduledAt` (future, ≤ 30 days) it is SCHEDULED until then. API key with `email:send`, or a dashboard JWT. ' +
-          'A key bound to a project sends into its project (`projectId` may be left out; another project → 404).',
+          'A key bound to a project sends into its project (`projectId` may be left out; another project → 404). ' +
+          '`attachments: [{ filename, content, contentType?, contentId? }]` (SPEC §22): `content` is the file in standard ' +
+          'base64, `contentType` defaults from the file name, `contentId` makes an inline part the HTML shows as ' +
+          '`cid:<contentId>`; the whole message (attachments as base64, subject, html, text, headers) ≤ 40 MB, else 413.',
         security: KEY_OR_DASHBOARD,
         headers: idempotencyHeader,
         body: sendEmailBodySchema,
