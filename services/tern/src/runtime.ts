@@ -19,7 +19,7 @@ import {
 } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS, requestLogFields } from '@tern/auth';
 import { type BounceMailbox, createBounceMailbox } from '@tern/bounce';
-import type { Config } from '@tern/config';
+import { type Config, ConfigError } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
 import { createDispatcher, DISPATCHER_GROUP, type Dispatcher } from '@tern/dispatcher';
 import {
@@ -132,24 +132,28 @@ export interface Runtime {
 
 /**
  * Refuses the combinations an embedded store cannot serve: PGlite and chDB belong to one
- * process, so services split across processes need the servers.
+ * process, so services split across processes need the servers. A `ConfigError` naming the
+ * variable: the entry point prints it as one line.
  */
 export function checkTopology(config: Config, services: ReadonlySet<Service>): void {
   const all = CORE_SERVICES.every((s) => services.has(s));
   if (!all && !config.databaseUrl) {
-    throw new Error(
+    throw new ConfigError(
       `Starting ${[...services].join('+')} alone needs DATABASE_URL: the embedded Postgres (PGlite) belongs to one process; run \`npm start\` for everything in one process`,
+      ['DATABASE_URL', '--services'],
     );
   }
   if (services.has('submission') && config.smtpSubmissionPort === undefined && services.size === 1) {
-    throw new Error(
+    throw new ConfigError(
       'Starting submission needs SMTP_SUBMISSION_PORT (SMTP submission is off unless it is set)',
+      ['SMTP_SUBMISSION_PORT'],
     );
   }
   const chUsers = ['projector', 'api'].filter((s) => services.has(s as Service));
   if (chUsers.length === 1 && !config.clickhouseUrl) {
-    throw new Error(
+    throw new ConfigError(
       `Starting ${chUsers[0]} without api+projector in the same process needs CLICKHOUSE_URL: the embedded ClickHouse engine (chDB) belongs to one process`,
+      ['CLICKHOUSE_URL', '--services'],
     );
   }
 }
@@ -222,7 +226,7 @@ export async function startRuntime(
     if (services.has('api') || services.has('dispatcher') || services.has('sender')) {
       if (!secrets.webhookSecretsKey) {
         const who = services.has('api') ? 'api' : services.has('dispatcher') ? 'dispatcher' : 'sender';
-        throw new Error(`WEBHOOK_SECRETS_KEY is required to run the ${who}`);
+        throw new ConfigError(`WEBHOOK_SECRETS_KEY is required to run the ${who}`, ['WEBHOOK_SECRETS_KEY']);
       }
       secretBox = createSecretBox(secrets.webhookSecretsKey);
       dkimSealer = createSecretBox(secrets.webhookSecretsKey, 'dkim keys');
@@ -233,7 +237,8 @@ export async function startRuntime(
 
     // Crypto-shredding (SPEC §14): every service reads and writes the log through the keyring, so
     // personal fields are sealed on append and opened on consume (docs/architecture.md).
-    if (!secrets.encryptionKey) throw new Error('ENCRYPTION_KEY is required to run Tern');
+    if (!secrets.encryptionKey)
+      throw new ConfigError('ENCRYPTION_KEY is required to run Tern', ['ENCRYPTION_KEY']);
     const keyring: Keyring = createKeyring({ pool, encryptionKey: secrets.encryptionKey });
 
     // The bounce mailbox runs where it is asked for and has a port (SPEC §21: off unless set).
@@ -243,7 +248,9 @@ export async function startRuntime(
       config.bounceSmtpPort === undefined &&
       !CORE_SERVICES.every((s) => services.has(s))
     )
-      throw new Error('BOUNCE_SMTP_PORT is required to run the bounce mailbox (--services=bounce)');
+      throw new ConfigError('BOUNCE_SMTP_PORT is required to run the bounce mailbox (--services=bounce)', [
+        'BOUNCE_SMTP_PORT',
+      ]);
 
     // The API appends sends, cancels and tracking events; the sender appends outcomes; the
     // dispatcher reads the log; the bounce mailbox appends delivery feedback.
@@ -285,7 +292,7 @@ export async function startRuntime(
     // One TRACKING_SECRET signs tracking links (sender) and unsubscribe links, and checks both (api).
     const trackingSecret = secrets.trackingSecret;
     if ((services.has('api') || services.has('sender') || runBounce) && !trackingSecret)
-      throw new Error('TRACKING_SECRET is required to run api, sender or bounce');
+      throw new ConfigError('TRACKING_SECRET is required to run api, sender or bounce', ['TRACKING_SECRET']);
 
     let app: FastifyInstance;
     let domains: SendingDomains | undefined;
@@ -410,7 +417,8 @@ export async function startRuntime(
     );
     if (!metricsServed) logger.warn('GET /metrics is off: set METRICS_TOKEN to serve it in production');
     if (services.has('ingest')) {
-      if (!secrets.ingestToken) throw new Error('INGEST_TOKEN is required to run ingest');
+      if (!secrets.ingestToken)
+        throw new ConfigError('INGEST_TOKEN is required to run ingest', ['INGEST_TOKEN']);
       await app.register(ingestRoutes, {
         log: stream!,
         ingestToken: secrets.ingestToken,
