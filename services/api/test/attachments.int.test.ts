@@ -2,9 +2,14 @@
 // port (fetch), Postgres, the event log, the projector, the sender with its SMTP provider
 // (nodemailer) handing mail to a real `smtp-server` in this process, SMTP submission driven by
 // nodemailer; the MIME that arrives is read back with `mailparser`.
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createSmtpProvider } from '@tern/sender';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
@@ -351,6 +356,60 @@ describe('SMTP submission carries attachments the same way', () => {
       await submission.close();
     }
   });
+});
+
+describe('SMTP submission with swaks (Debian package)', () => {
+  const exec = promisify(execFile);
+  const swaks = (port: number, extra: string[]) =>
+    exec(
+      'swaks',
+      [
+        ...['--server', `127.0.0.1:${port}`, '--auth', 'PLAIN', '--auth-user', 'k', '--auth-password', key],
+        ...['--from', 'billing@acme.test', '--to', 'swaks-ada@example.com', ...extra],
+      ],
+      { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
+    ).then(
+      (r) => ({ code: 0, out: r.stdout }),
+      (e: { code?: number; stdout?: string }) => ({ code: e.code ?? -1, out: e.stdout ?? '' }),
+    );
+
+  it('--attach: the file arrives intact; a 41 MB message → 552 and nothing queued', async () => {
+    const submission = await startSubmissionServer({
+      app: world.app,
+      port: 0,
+      host: '127.0.0.1',
+      tls: await selfSignedPair('localhost'),
+      requireTls: false,
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'attach-swaks-'));
+    try {
+      const file = join(dir, 'statement.pdf');
+      writeFileSync(file, pdf.subarray(0, 100_000));
+      const sent = await swaks(submission.port, [
+        '--header',
+        'Subject: swaks attachment',
+        '--attach-type',
+        'application/pdf',
+        '--attach',
+        `@${file}`,
+      ]);
+      const id = /queued as (em_\w+)/.exec(sent.out)?.[1];
+      expect(id, sent.out).toBeDefined();
+      const mail = await arrivedFor(id!);
+      const statement = mail.parsed.attachments.find((a) => a.contentType === 'application/pdf');
+      expect(statement?.content.equals(pdf.subarray(0, 100_000))).toBe(true);
+
+      const before = await queuedCount();
+      const big = join(dir, 'big.bin');
+      writeFileSync(big, randomBytes(41 * 1024 * 1024));
+      const refused = await swaks(submission.port, ['--attach', `@${big}`]);
+      expect(refused.out).toMatch(/<\*\* 552 /);
+      expect(await queuedCount()).toBe(before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await submission.close();
+    }
+  }, 120_000);
 });
 
 describe('erasure and retention delete the bytes', () => {
