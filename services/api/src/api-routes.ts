@@ -3,6 +3,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import rateLimit from '@fastify/rate-limit';
 import type { JwtVerifier } from '@tern/auth';
 import { HttpError, httpError } from '@tern/http';
+import type { Logger } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import type { ReadModelFeed } from '@tern/stores';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -10,7 +11,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import type pg from 'pg';
 import { createAnalyticsQueries } from './analytics-queries.js';
 import { analyticsRoutes } from './analytics-routes.js';
-import { type ApiKeyStoreLogger, createApiKeyStore } from './api-key-store.js';
+import { createApiKeyStore } from './api-key-store.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { eraseRoutes } from './contacts/erase-routes.js';
 import { contactRoutes } from './contacts/routes.js';
@@ -46,7 +47,7 @@ export interface ApiRoutesOptions {
   keyCacheTtlMs?: number;
   /** How often key uses are written to `last_used_at`. Default 10 s. */
   lastUsedFlushMs?: number;
-  logger?: ApiKeyStoreLogger;
+  logger?: Logger;
   /**
    * Requests per credential (else per client address) and window; false turns it off. Default
    * 1200 per minute. Counters live in each instance's memory.
