@@ -1,45 +1,46 @@
 import { ConfigError, loadConfig } from '@tern/config';
 import { describe, expect, it } from 'vitest';
-import { checkTopology } from '../src/runtime.js';
-import { CORE_SERVICES, type Service } from '../src/services.js';
+import { checkTopology, effectiveServices } from '../src/runtime.js';
+import type { Service } from '../src/services.js';
 
+const servers = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/tern', NODE_ENV: 'test' };
 const roles = (...names: Service[]) => new Set<Service>(names);
-
-function refusal(env: Record<string, string>, services: ReadonlySet<Service>): ConfigError {
-  let error: unknown;
+const refusal = (config: ReturnType<typeof loadConfig>, services: ReadonlySet<Service>) => {
   try {
-    checkTopology(loadConfig(env), services);
-  } catch (e) {
-    error = e;
+    checkTopology(config, services);
+  } catch (error) {
+    return error;
   }
-  expect(error).toBeInstanceOf(ConfigError);
-  return error as ConfigError;
-}
+  return undefined;
+};
 
-describe('checkTopology: a topology the embedded stores cannot serve is a ConfigError (issue 25)', () => {
-  it('a role alone without DATABASE_URL names DATABASE_URL', () => {
-    const error = refusal({}, roles('sender'));
-    expect(error.variables).toContain('DATABASE_URL');
-    expect(error.message).toMatch(/^Starting sender alone needs DATABASE_URL/);
+describe('the worker role (issue 25, item 5)', () => {
+  it('alone, it needs CLICKHOUSE_URL: retention deletes ClickHouse rows, and chDB belongs to one process', () => {
+    const error = refusal(loadConfig(servers), roles('worker'));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).variables).toEqual(['CLICKHOUSE_URL']);
+    expect(
+      refusal(loadConfig({ ...servers, CLICKHOUSE_URL: 'http://127.0.0.1:8123' }), roles('worker')),
+    ).toBe(undefined);
   });
 
-  it('the api without the projector (or the reverse) and without CLICKHOUSE_URL names CLICKHOUSE_URL', () => {
-    for (const role of ['api', 'projector'] as const) {
-      const error = refusal({ DATABASE_URL: 'postgres://127.0.0.1/x' }, roles(role));
-      expect(error.variables).toContain('CLICKHOUSE_URL');
-      expect(error.message).toMatch(new RegExp(`^Starting ${role} without api\\+projector`));
-    }
+  it('projector and api on the embedded engine take the worker in (their process is the only one with chDB)', () => {
+    const embedded = loadConfig(servers);
+    expect([...effectiveServices(embedded, roles('projector', 'api'))].sort()).toEqual([
+      'api',
+      'projector',
+      'worker',
+    ]);
+    expect(refusal(embedded, effectiveServices(embedded, roles('projector', 'api')))).toBe(undefined);
+    // With a ClickHouse server the api is HTTP only: the worker is a process of its own.
+    const server = loadConfig({ ...servers, CLICKHOUSE_URL: 'http://127.0.0.1:8123' });
+    expect([...effectiveServices(server, roles('projector', 'api'))].sort()).toEqual(['api', 'projector']);
+    expect([...effectiveServices(server, roles('api'))]).toEqual(['api']);
   });
 
-  it('submission alone without SMTP_SUBMISSION_PORT names it', () => {
-    const error = refusal({ DATABASE_URL: 'postgres://127.0.0.1/x' }, roles('submission'));
-    expect(error.variables).toEqual(['SMTP_SUBMISSION_PORT']);
-  });
-
-  it('accepts the all-in-one process without any server, and a split role with its servers', () => {
-    expect(() => checkTopology(loadConfig({}), new Set(CORE_SERVICES))).not.toThrow();
-    const servers = { DATABASE_URL: 'postgres://127.0.0.1/x', CLICKHOUSE_URL: 'http://127.0.0.1:8123' };
-    expect(() => checkTopology(loadConfig(servers), roles('api'))).not.toThrow();
-    expect(() => checkTopology(loadConfig(servers), roles('sender'))).not.toThrow();
+  it('topology errors are ConfigErrors naming their variable', () => {
+    const { DATABASE_URL: _omit, ...noDb } = servers;
+    expect((refusal(loadConfig(noDb), roles('api')) as ConfigError).variables).toContain('DATABASE_URL');
+    expect((refusal(loadConfig(servers), roles('api')) as ConfigError).variables).toContain('CLICKHOUSE_URL');
   });
 });
