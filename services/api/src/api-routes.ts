@@ -215,15 +215,17 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     // every request BEFORE the auth hook (issue 9, item 3), refused ones included.
     failures = createFailureLimiter(limit);
     const overLimit = failures;
-    app.addHook('onRequest', async (request, reply) => {
+    // Callback hooks (this one, the onResponse below): no promise per request (issue 29).
+    app.addHook('onRequest', (request, reply, done) => {
       // Public routes (tracking, unsubscribe links) take no credential: never locked out by it.
-      if (request.routeOptions.config.auth === undefined) return;
+      if (request.routeOptions.config.auth === undefined) return done();
       const wait = overLimit.retryAfter(request.ip);
       // Nothing presented cannot be valid: refused at once, no lookup.
       if (wait > 0 && presentedCredential(request.headers) === null) {
         reply.header('retry-after', String(wait));
-        throw limitedError;
+        return done(limitedError);
       }
+      done();
     });
     const perRequest = app.rateLimit();
     // `config.rateLimit: false` (the tracking pixel and click links) opts a route out.
@@ -231,8 +233,9 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
       if (request.routeOptions.config.rateLimit === false) return;
       return perRequest.call(this, request, reply);
     });
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       if (reply.statusCode === 401) overLimit.fail(request.ip);
+      done();
     });
     limitedError = limited(limit.max);
   }

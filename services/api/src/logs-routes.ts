@@ -5,6 +5,7 @@ import { boundProject, credentialOf } from './credentials.js';
 import { decodeLogsCursor, encodeLogsCursor } from './logs/cursor.js';
 import { logsPage } from './logs/store.js';
 import { KEY_OR_DASHBOARD, TAGS } from './openapi.js';
+import { queryMemoValidatorCompiler } from './query-memo.js';
 import { createReadMemo } from './read-memo.js';
 import { resourceErrors } from './resource-kit.js';
 import type { ApiRouteDeps } from './route-deps.js';
@@ -20,6 +21,8 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
     '/emails/logs',
     {
       config: { auth: 'jwt_or_key', scope: 'email:read' },
+      // A repeated query is validated once (`query-memo.ts`).
+      validatorCompiler: queryMemoValidatorCompiler(),
       schema: {
         tags: [TAGS.logs],
         operationId: 'getEmailLogs',
