@@ -12,7 +12,7 @@ import type { DomainRouteOptions } from './domains/routes.js';
 import { registerApiDocs } from './openapi.js';
 import type { ProviderRouteOptions } from './providers/routes.js';
 import type { SendingDeps } from './route-deps.js';
-import type { WebhookRouteOptions } from './webhooks/routes.js';
+import type { WebhookRouteOptions } from './webhooks/options.js';
 
 export interface ApiLoggerOptions {
   level?: string;

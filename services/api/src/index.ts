@@ -1,9 +1,9 @@
 // What other workspaces (the runtime, benches) and this service's tests use of the api: named,
 // so a module's every export is not public by accident (issue 25, item 4).
 
+export { createAnalyticsQueries } from './analytics/queries.js';
+export { cohortDays } from './analytics/routes.js';
 export { analyticsQuerySchema } from './analytics/schemas.js';
-export { createAnalyticsQueries } from './analytics-queries.js';
-export { cohortDays } from './analytics-routes.js';
 export {
   buildReferenceApp,
   INGEST_EXAMPLE,
@@ -38,5 +38,6 @@ export { type SubmissionServer, startSubmissionServer } from './submission/serve
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
 export { addSuppression, isSuppressed, suppressionCheck } from './suppressions/store.js';
 export { getTemplate, insertTemplate } from './templates/store.js';
-export { PROJECT_KEY_WEBHOOKS_MESSAGE, type WebhookRouteOptions } from './webhooks/routes.js';
+export type { WebhookRouteOptions } from './webhooks/options.js';
+export { PROJECT_KEY_WEBHOOKS_MESSAGE } from './webhooks/routes.js';
 export * as webhookStore from './webhooks/store.js';

@@ -1,13 +1,13 @@
 import type { Role, Scope } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { ApiKeyRecord } from './api-key-store.js';
 import {
   apiKeyListSchema,
   apiKeyParamsSchema,
   createApiKeyBodySchema,
   createdApiKeySchema,
 } from './api-keys/schemas.js';
+import type { ApiKeyRecord } from './api-keys/store.js';
 import type { AuthConfig } from './credentials.js';
 import { getTracking, setTracking } from './emails/store.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';

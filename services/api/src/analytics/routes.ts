@@ -1,18 +1,18 @@
 import { analyticsPeriod, dayRange, rates, retentionCutoff, utcDay } from '@tern/domain';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { credentialOf } from '../credentials.js';
+import { DASHBOARD_ONLY, TAGS } from '../openapi.js';
+import { templateNames } from '../pg-queries.js';
+import { createReadMemo } from '../read-memo.js';
+import type { ApiRouteDeps } from '../route-deps.js';
+import { AS_OF_HEADER, errors } from '../schemas.js';
+import type { DayRangeParams } from './queries.js';
 import {
   analyticsQuerySchema,
   dailyResponseSchema,
   summaryResponseSchema,
   topTemplatesResponseSchema,
-} from './analytics/schemas.js';
-import type { DayRangeParams } from './analytics-queries.js';
-import { credentialOf } from './credentials.js';
-import { DASHBOARD_ONLY, TAGS } from './openapi.js';
-import { templateNames } from './pg-queries.js';
-import { createReadMemo } from './read-memo.js';
-import type { ApiRouteDeps } from './route-deps.js';
-import { AS_OF_HEADER, errors } from './schemas.js';
+} from './schemas.js';
 
 export const TOP_TEMPLATES_LIMIT = 10;
 
