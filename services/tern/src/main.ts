@@ -196,9 +196,7 @@ async function main(): Promise<void> {
 main().catch((error: unknown) => {
   // Bad configuration is one clear line; anything else gets its stack.
   if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
-  else if (error instanceof Error && /is required/.test(error.message)) {
-    process.stderr.write(`tern: ${error.message}\n`);
-  } else
+  else
     process.stderr.write(
       `tern: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
     );

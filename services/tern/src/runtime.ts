@@ -97,7 +97,7 @@ export function checkTopology(config: Config, services: ReadonlySet<Service>): v
   if (!all && !config.databaseUrl) {
     throw new ConfigError(
       `Starting ${[...services].join('+')} alone needs DATABASE_URL: the embedded Postgres (PGlite) belongs to one process; run \`npm start\` for everything in one process`,
-      ['DATABASE_URL'],
+      ['DATABASE_URL', '--services'],
     );
   }
   if (services.has('submission') && config.smtpSubmissionPort === undefined && services.size === 1) {
@@ -110,7 +110,7 @@ export function checkTopology(config: Config, services: ReadonlySet<Service>): v
   if (chUsers.length === 1 && !config.clickhouseUrl) {
     throw new ConfigError(
       `Starting ${chUsers[0]} without api+projector in the same process needs CLICKHOUSE_URL: the embedded ClickHouse engine (chDB) belongs to one process`,
-      ['CLICKHOUSE_URL'],
+      ['CLICKHOUSE_URL', '--services'],
     );
   }
   if (services.has('worker') && chUsers.length < 2 && !config.clickhouseUrl) {
@@ -126,11 +126,12 @@ function requireSecrets(services: ReadonlySet<Service>, secrets: RuntimeSecrets)
   if (services.has('api') || services.has('dispatcher') || services.has('sender')) {
     if (!secrets.webhookSecretsKey) {
       const who = services.has('api') ? 'api' : services.has('dispatcher') ? 'dispatcher' : 'sender';
-      throw new Error(`WEBHOOK_SECRETS_KEY is required to run the ${who}`);
+      throw new ConfigError(`WEBHOOK_SECRETS_KEY is required to run the ${who}`, ['WEBHOOK_SECRETS_KEY']);
     }
   }
   // Crypto-shredding (SPEC §14): every service reads and writes the log through the keyring.
-  if (!secrets.encryptionKey) throw new Error('ENCRYPTION_KEY is required to run Tern');
+  if (!secrets.encryptionKey)
+    throw new ConfigError('ENCRYPTION_KEY is required to run Tern', ['ENCRYPTION_KEY']);
 }
 
 /** Starts the roles of `requested` in this process, once their topology is known to work (checkTopology). */
@@ -212,7 +213,9 @@ export async function startServices(
       config.bounceSmtpPort === undefined &&
       !CORE_SERVICES.every((s) => services.has(s))
     )
-      throw new Error('BOUNCE_SMTP_PORT is required to run the bounce mailbox (--services=bounce)');
+      throw new ConfigError('BOUNCE_SMTP_PORT is required to run the bounce mailbox (--services=bounce)', [
+        'BOUNCE_SMTP_PORT',
+      ]);
 
     // The API appends sends, cancels and tracking events; the worker bulk sends; the sender
     // outcomes; the dispatcher reads the log; the bounce mailbox appends delivery feedback.
@@ -228,7 +231,9 @@ export async function startServices(
       (services.has('api') || services.has('sender') || services.has('worker') || runBounce) &&
       !secrets.trackingSecret
     )
-      throw new Error('TRACKING_SECRET is required to run api, worker, sender or bounce');
+      throw new ConfigError('TRACKING_SECRET is required to run api, worker, sender or bounce', [
+        'TRACKING_SECRET',
+      ]);
 
     const metrics = createMetrics();
     const ctx: RuntimeContext = {

@@ -40,7 +40,7 @@ describe('the worker role (issue 25, item 5)', () => {
 
   it('topology errors are ConfigErrors naming their variable', () => {
     const { DATABASE_URL: _omit, ...noDb } = servers;
-    expect((refusal(loadConfig(noDb), roles('api')) as ConfigError).variables).toEqual(['DATABASE_URL']);
-    expect((refusal(loadConfig(servers), roles('api')) as ConfigError).variables).toEqual(['CLICKHOUSE_URL']);
+    expect((refusal(loadConfig(noDb), roles('api')) as ConfigError).variables).toContain('DATABASE_URL');
+    expect((refusal(loadConfig(servers), roles('api')) as ConfigError).variables).toContain('CLICKHOUSE_URL');
   });
 });
