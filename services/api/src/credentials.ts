@@ -2,7 +2,7 @@ import { classifyBearer, isAuthError, type JwtVerifier } from '@tern/auth';
 import { type ErrorCodeOf, MISSING_SCOPE_MESSAGE, type Role, type Scope } from '@tern/contracts';
 import { HttpError, httpError } from '@tern/http';
 import type { FastifyRequest } from 'fastify';
-import type { ApiKeyStore } from './api-key-store.js';
+import type { ApiKeyStore } from './api-keys/store.js';
 
 /** Who is calling, once the credential was verified. */
 export type Credential =
