@@ -11,7 +11,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import type pg from 'pg';
 import { createAnalyticsQueries } from './analytics/queries.js';
 import { analyticsRoutes } from './analytics/routes.js';
-import { type ApiKeyStoreLogger, createApiKeyStore } from './api-keys/store.js';
+import { createApiKeyStore } from './api-keys/store.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { eraseRoutes } from './contacts/erase-routes.js';
 import { contactRoutes } from './contacts/routes.js';
