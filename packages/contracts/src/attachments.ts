@@ -26,10 +26,6 @@ export const ATTACHMENT_BODY_LIMIT = MAX_MESSAGE_BYTES + 2 * 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 export const isBase64 = (s: string): boolean => s.length % 4 === 0 && BASE64.test(s);
 
-/** Bytes the base64 text `s` decodes to (without decoding it). */
-export const base64Bytes = (s: string): number =>
-  (s.length / 4) * 3 - (s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0);
-
 export const attachmentSchema = z
   .strictObject({
     filename: z
