@@ -1,7 +1,9 @@
 // What other workspaces (the runtime, benches) and this service's tests use of the api: named,
 // so a module's every export is not public by accident (issue 25, item 4).
-export { createAnalyticsQueries } from './analytics-queries.js';
-export { cohortDays } from './analytics-routes.js';
+
+export { createAnalyticsQueries } from './analytics/queries.js';
+export { cohortDays } from './analytics/routes.js';
+export { analyticsQuerySchema } from './analytics/schemas.js';
 export {
   buildReferenceApp,
   INGEST_EXAMPLE,
@@ -22,6 +24,7 @@ export {
   TENANT_WIDE_WRITE_SCOPES,
 } from './credentials.js';
 export type { DomainPolicy } from './domains/policy.js';
+export { logsQuerySchema } from './logs/schemas.js';
 export { logsPage } from './logs/store.js';
 export { CREDENTIAL_EXTENSION } from './openapi.js';
 export { tenantReadContext } from './pg-queries.js';
@@ -29,12 +32,12 @@ export { insertProject } from './projects/store.js';
 export type { ProviderRouteOptions } from './providers/routes.js';
 export { newResourceId } from './resource-kit.js';
 export { createRetentionJob, RETENTION_LOCK_KEY } from './retention-job.js';
-export { analyticsQuerySchema, logsQuerySchema } from './schemas.js';
 export { createSequenceScheduler, type SequenceScheduler } from './sequences/scheduler.js';
 export { enroll, insertSequence } from './sequences/store.js';
 export { type SubmissionServer, startSubmissionServer } from './submission/server.js';
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
 export { addSuppression, isSuppressed, suppressionCheck } from './suppressions/store.js';
 export { getTemplate, insertTemplate } from './templates/store.js';
-export { PROJECT_KEY_WEBHOOKS_MESSAGE, type WebhookRouteOptions } from './webhooks/routes.js';
+export type { WebhookRouteOptions } from './webhooks/options.js';
+export { PROJECT_KEY_WEBHOOKS_MESSAGE } from './webhooks/routes.js';
 export * as webhookStore from './webhooks/store.js';

@@ -12,6 +12,7 @@ import { httpError } from '@tern/http';
 import { withTransaction } from '@tern/jobs';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type pg from 'pg';
+import { analyticsQuerySchema } from '../analytics/schemas.js';
 import { DAILY_EVENTS, type DailyKind, mailDaily } from '../bulk/stats.js';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { assertFromVerified } from '../domains/policy.js';
@@ -27,7 +28,7 @@ import {
   resourceIdParam,
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { analyticsQuerySchema, errors, noContentSchema } from '../schemas.js';
+import { errors, noContentSchema } from '../schemas.js';
 import {
   type CampaignRow,
   campaignOf,
