@@ -202,6 +202,12 @@ describe('genuinely signed v1 payloads of the wrong shape are refused', () => {
     ['a click without kind letter', { t: 'acme', e: 'em_1', u: 'https://example.com/' }, 'click'],
     ['a click with an open letter', { k: 'o', t: 'acme', e: 'em_1', u: 'https://example.com/' }, 'click'],
     ['a click with a numeric URL', { k: 'c', t: 'acme', e: 'em_1', u: 1 }, 'click'],
+    // String() of it reads as an http(s) URL: only a string is one.
+    [
+      'a click with the URL in an array',
+      { k: 'c', t: 'acme', e: 'em_1', u: ['https://example.com/'] },
+      'click',
+    ],
     ['an array', ['o', 'acme', 'em_1'], 'open'],
     ['null', null, 'open'],
     ['a string', 'o', 'open'],
@@ -246,6 +252,7 @@ describe('genuinely sealed v2 payloads of the wrong shape are refused', () => {
     ['a click with five members', '["c","acme","em_1","https://example.com/","x"]', 'click'],
     ['a click without its URL', '["c","acme","em_1"]', 'click'],
     ['a click with a numeric URL', '["c","acme","em_1",1]', 'click'],
+    ['a click with the URL in an array', '["c","acme","em_1",["https://example.com/"]]', 'click'],
     ['a click with a javascript: URL', '["c","acme","em_1","javascript:alert(1)//https://x"]', 'click'],
     ['another kind letter', '["x","acme","em_1"]', 'open'],
     ['an open letter for a click', '["o","acme","em_1","https://example.com/"]', 'click'],
