@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { retentionCutoff, utcDay } from '@tern/domain';
-import { createPoller, type Logger, silentLogger } from '@tern/jobs';
+import { createPoller, type Logger, silentLogger, withTransaction } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import type pg from 'pg';
 
@@ -124,22 +124,13 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
    * (issue 9, item 8). Null when another instance holds the lock.
    */
   async function lockedStep<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T | null> {
-    const client = await opts.pool.connect();
-    let result: T | null;
-    try {
-      await client.query('BEGIN');
+    const result = await withTransaction(opts.pool, async (client) => {
       const { rows } = await client.query<{ locked: boolean }>(
         'SELECT pg_try_advisory_xact_lock($1) AS locked',
         [RETENTION_LOCK_KEY],
       );
-      result = rows[0]?.locked ? await fn(client) : null;
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+      return rows[0]?.locked ? await fn(client) : null;
+    });
     await new Promise((r) => setImmediate(r));
     return result;
   }
