@@ -1,2 +1,8 @@
 export { type ClaimDueSpec, claimDue, claimDueSql } from './claim-due.js';
+export {
+  createLeasedJob,
+  type LeasedJob,
+  type LeasedJobContext,
+  type LeasedJobOptions,
+} from './leased-job.js';
 export { createPoller, type Poller, type PollerLogger, type PollerOptions } from './poller.js';
