@@ -90,9 +90,10 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     : Fastify({ ...common, logger: apiLoggerOptions(deps.logger) });
   installErrorHandlers(app);
   // No answer may be sniffed into another type (a JSON error echoing input rendered as HTML).
-  app.addHook('onSend', async (_request, reply, payload) => {
+  // A callback hook: no promise per request (issue 29).
+  app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('x-content-type-options', 'nosniff');
-    return payload;
+    done(null, payload);
   });
   registerHealthRoutes(
     app,

@@ -1,4 +1,4 @@
-import { claimDue, createLeasedJob, type LeasedJobContext } from '@tern/jobs';
+import { claimDue, createLeasedJob, type LeasedJobContext, type Logger } from '@tern/jobs';
 import type pg from 'pg';
 import {
   type BulkMail,
@@ -48,11 +48,7 @@ export interface CampaignFanoutOptions {
   chunkSize?: number;
   leaseMs?: number;
   pollIntervalMs?: number;
-  logger?: {
-    error(obj: object, msg: string): void;
-    warn?(obj: object, msg: string): void;
-    info?(obj: object, msg: string): void;
-  };
+  logger?: Logger;
   /** Called after each chunk is handed over (tests kill the process here). */
   onChunk?: (info: { campaignId: string; emails: number }) => void;
 }
@@ -143,7 +139,7 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
           } else {
             // Skipped and counted (stats.failed); the rest of the chunk goes out (issue 24, item 3).
             failed.push({ id, contact: r.id, reason: composed.failure });
-            opts.logger?.warn?.(
+            opts.logger?.warn(
               { campaignId: c.id, contactId: r.id, reason: composed.failure },
               'campaign recipient skipped: its message could not be composed',
             );

@@ -3,6 +3,7 @@ import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { boundProject, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
+import { queryMemoValidatorCompiler } from '../query-memo.js';
 import { createReadMemo } from '../read-memo.js';
 import { resourceErrors } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
@@ -21,6 +22,8 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
     '/emails/logs',
     {
       config: { auth: 'jwt_or_key', scope: 'email:read' },
+      // A repeated query is validated once (`query-memo.ts`).
+      validatorCompiler: queryMemoValidatorCompiler(),
       schema: {
         tags: [TAGS.logs],
         operationId: 'getEmailLogs',

@@ -1,4 +1,4 @@
-import { claimDueSql, createLeasedJob, type LeasedJobContext } from '@tern/jobs';
+import { claimDueSql, createLeasedJob, type LeasedJobContext, type Logger } from '@tern/jobs';
 import type pg from 'pg';
 import { type BulkMailer, derivedEmailId, resolveContent, tryComposeMail } from '../bulk/mail.js';
 import { type StoredStep, sequenceSource } from './store.js';
@@ -30,7 +30,7 @@ export interface SequenceSchedulerOptions {
   batchSize?: number;
   leaseMs?: number;
   pollIntervalMs?: number;
-  logger?: { error(obj: object, msg: string): void; warn?(obj: object, msg: string): void };
+  logger?: Logger;
 }
 
 export interface SequenceScheduler {
@@ -146,7 +146,7 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
           await mailer.enqueue(e.tenant_id, [composed.mail], at);
           sent = 1;
         } else {
-          opts.logger?.warn?.(
+          opts.logger?.warn(
             { sequenceId: e.sequence_id, contactId: e.contact_id, step: k, reason: failure },
             'sequence step skipped: its message could not be composed',
           );
