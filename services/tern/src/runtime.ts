@@ -123,9 +123,10 @@ export function checkTopology(config: Config, services: ReadonlySet<Service>): v
 
 /** The secrets every role of `services` needs, refused at once when one is missing. */
 function requireSecrets(services: ReadonlySet<Service>, secrets: RuntimeSecrets): void {
-  if (services.has('api') || services.has('dispatcher') || services.has('sender')) {
+  const sealers = (['api', 'worker', 'dispatcher', 'sender'] as const).filter((s) => services.has(s));
+  if (sealers.length > 0) {
     if (!secrets.webhookSecretsKey) {
-      const who = services.has('api') ? 'api' : services.has('dispatcher') ? 'dispatcher' : 'sender';
+      const who = sealers[0];
       throw new ConfigError(`WEBHOOK_SECRETS_KEY is required to run the ${who}`, ['WEBHOOK_SECRETS_KEY']);
     }
   }
@@ -199,10 +200,10 @@ export async function startServices(
     // Webhook secrets are sealed at rest with this key: the api and the dispatcher need it
     // (loadConfig already refuses a production start without it; dev generates one).
     // The same key seals the DKIM private keys of sending domains (its own derived AES key): the
-    // api generates them, the sender signs with them (SPEC §20).
+    // api generates them, the sender signs with them (SPEC §20); the worker re-checks the domains.
     let secretBox: SecretBox | undefined;
     let dkimSealer: KeySealer | undefined;
-    if (services.has('api') || services.has('dispatcher') || services.has('sender')) {
+    if (['api', 'worker', 'dispatcher', 'sender'].some((s) => services.has(s as Service))) {
       secretBox = createSecretBox(secrets.webhookSecretsKey!);
       dkimSealer = createSecretBox(secrets.webhookSecretsKey!, 'dkim keys');
     }

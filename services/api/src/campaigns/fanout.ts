@@ -1,6 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import type { Logger } from '@tern/jobs';
-import { claimDue, createPoller } from '@tern/jobs';
+import { claimDue, createLeasedJob, type LeasedJobContext, type Logger } from '@tern/jobs';
 import type pg from 'pg';
 import {
   type BulkMail,
@@ -66,10 +64,8 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
   const { pool, mailer, now } = opts;
   const chunkSize = opts.chunkSize ?? 500;
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
-  const owner = `fanout-${randomBytes(8).toString('hex')}`;
-  let stopped = false;
 
-  async function claim(): Promise<CampaignRow | null> {
+  async function claim({ owner, leaseUntil }: LeasedJobContext): Promise<CampaignRow | null> {
     const at = now();
     const rows = await claimDue<CampaignRow>(
       pool,
@@ -84,12 +80,12 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
         set: `status = 'sending', lease_owner = $1, lease_until = $2, snapshot_at = COALESCE(c.snapshot_at, $3),
               updated_at = $3`,
       },
-      [owner, new Date(at.getTime() + leaseMs), at],
+      [owner, leaseUntil(at), at],
     );
     return rows[0] ?? null;
   }
 
-  async function fanOut(c: CampaignRow): Promise<number> {
+  async function fanOut(c: CampaignRow, { owner, leaseUntil, stopping }: LeasedJobContext): Promise<number> {
     const source = campaignSource(c.id);
     const content = await resolveContent(pool, c.tenant_id, {
       templateId: c.template_id,
@@ -177,49 +173,32 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
               WHERE tenant_id = $1 AND id = $2 AND lease_owner = $5 AND status = 'sending'`,
         done
           ? [c.tenant_id, c.id, last, at, owner]
-          : [c.tenant_id, c.id, last, at, owner, new Date(at.getTime() + leaseMs), nextDue],
+          : [c.tenant_id, c.id, last, at, owner, leaseUntil(at), nextDue],
       );
       // Lease lost (this worker stalled past it and another took over): stop, the other goes on.
       if ((rowCount ?? 0) === 0) return total;
       opts.onChunk?.({ campaignId: c.id, emails: rows.length });
       if (done) return total;
       cursor = last;
-      if (stopped) return total;
+      if (stopping()) return total;
     }
   }
 
-  async function runOnce(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      if (stopped) return total;
-      const campaign = await claim();
-      if (campaign === null) return total;
-      total += await fanOut(campaign);
-    }
-  }
-
-  const pollIntervalMs = opts.pollIntervalMs ?? 1000;
-  const poller = createPoller({
+  return createLeasedJob({
     name: 'campaign-fanout',
-    intervalMs: pollIntervalMs,
-    firstRunMs: pollIntervalMs,
-    run: runOnce,
+    pool,
+    table: 'campaigns',
+    leaseMs,
+    pollIntervalMs: opts.pollIntervalMs ?? 1000,
+    async run(job) {
+      let total = 0;
+      for (;;) {
+        if (job.stopping()) return total;
+        const campaign = await claim(job);
+        if (campaign === null) return total;
+        total += await fanOut(campaign, job);
+      }
+    },
     onError: (error) => opts.logger?.error({ err: error }, 'campaign fan-out failed; retried'),
   });
-
-  return {
-    runOnce,
-    start() {
-      stopped = false;
-      poller.start();
-    },
-    async stop() {
-      stopped = true;
-      await poller.stop();
-      // A graceful stop hands its campaigns back at once (a killed worker's lease simply lapses).
-      await pool
-        .query(`UPDATE campaigns SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1`, [owner])
-        .catch(() => undefined);
-    },
-  };
 }

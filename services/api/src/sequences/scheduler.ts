@@ -1,6 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import type { Logger } from '@tern/jobs';
-import { claimDueSql, createPoller } from '@tern/jobs';
+import { claimDueSql, createLeasedJob, type LeasedJobContext, type Logger } from '@tern/jobs';
 import type pg from 'pg';
 import { type BulkMailer, derivedEmailId, resolveContent, tryComposeMail } from '../bulk/mail.js';
 import { type StoredStep, sequenceSource } from './store.js';
@@ -63,10 +61,8 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
   const { pool, mailer, now } = opts;
   const batchSize = opts.batchSize ?? 100;
   const leaseMs = opts.leaseMs ?? DEFAULT_SEQUENCE_LEASE_MS;
-  const owner = `sequences-${randomBytes(8).toString('hex')}`;
-  let stopped = false;
 
-  async function claim(at: Date): Promise<Claimed[]> {
+  async function claim(at: Date, { owner, leaseUntil }: LeasedJobContext): Promise<Claimed[]> {
     const { rows } = await pool.query<Claimed>(
       `WITH claimed AS (${claimDueSql({
         table: 'sequence_enrollments',
@@ -84,12 +80,12 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
          LEFT JOIN sequences s ON s.tenant_id = c.tenant_id AND s.id = c.sequence_id
          LEFT JOIN contacts ct ON ct.tenant_id = c.tenant_id AND ct.id = c.contact_id
         ORDER BY c.next_due_at`,
-      [owner, new Date(at.getTime() + leaseMs), at, batchSize],
+      [owner, leaseUntil(at), at, batchSize],
     );
     return rows;
   }
 
-  async function stop(e: Claimed, reason: string, at: Date) {
+  async function stop(e: Claimed, reason: string, at: Date, owner: string) {
     await pool.query(
       `UPDATE sequence_enrollments SET state = 'stopped', stop_reason = $3, next_due_at = NULL,
               lease_owner = NULL, lease_until = NULL, updated_at = $4
@@ -98,18 +94,18 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
     );
   }
 
-  async function sendStep(e: Claimed, at: Date): Promise<number> {
+  async function sendStep(e: Claimed, at: Date, owner: string): Promise<number> {
     const steps = e.steps;
     if (steps === null || e.email === null) {
-      await stop(e, 'erased', at);
+      await stop(e, 'erased', at, owner);
       return 0;
     }
     if (!e.subscribed) {
-      await stop(e, 'unsubscribed', at);
+      await stop(e, 'unsubscribed', at, owner);
       return 0;
     }
     if (e.suppressed) {
-      await stop(e, 'suppressed', at);
+      await stop(e, 'suppressed', at, owner);
       return 0;
     }
     const k = e.next_step;
@@ -176,42 +172,23 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
     return sent;
   }
 
-  async function runOnce(): Promise<number> {
-    let total = 0;
-    // A step with no delay after the one just sent is due at once: loop until nothing is due.
-    for (;;) {
-      if (stopped) return total;
-      const at = now();
-      const claimed = await claim(at);
-      if (claimed.length === 0) return total;
-      for (const e of claimed) total += await sendStep(e, at);
-    }
-  }
-
-  const pollIntervalMs = opts.pollIntervalMs ?? 1000;
-  const poller = createPoller({
+  return createLeasedJob({
     name: 'sequence-scheduler',
-    intervalMs: pollIntervalMs,
-    firstRunMs: pollIntervalMs,
-    run: runOnce,
+    pool,
+    table: 'sequence_enrollments',
+    leaseMs,
+    pollIntervalMs: opts.pollIntervalMs ?? 1000,
+    async run(job) {
+      let total = 0;
+      // A step with no delay after the one just sent is due at once: loop until nothing is due.
+      for (;;) {
+        if (job.stopping()) return total;
+        const at = now();
+        const claimed = await claim(at, job);
+        if (claimed.length === 0) return total;
+        for (const e of claimed) total += await sendStep(e, at, job.owner);
+      }
+    },
     onError: (error) => opts.logger?.error({ err: error }, 'sequence scheduler failed; retried'),
   });
-
-  return {
-    runOnce,
-    start() {
-      stopped = false;
-      poller.start();
-    },
-    async stop() {
-      stopped = true;
-      await poller.stop();
-      await pool
-        .query(
-          `UPDATE sequence_enrollments SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1`,
-          [owner],
-        )
-        .catch(() => undefined);
-    },
-  };
 }

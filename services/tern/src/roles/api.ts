@@ -3,7 +3,7 @@ import { createApiApp, fastifyTrustProxy, type WebhookRouteOptions } from '@tern
 import { createJwtVerifier } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
-import { createDnsChecker, createSendingDomains, spfRecord } from '@tern/domains';
+import { createDnsChecker, createSendingDomains, type SendingDomains, spfRecord } from '@tern/domains';
 import { installErrorHandlers, registerHealthRoutes } from '@tern/http';
 import { createReadModelFeed } from '@tern/stores';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -29,18 +29,15 @@ export const rateLimitOf = (config: Config) =>
   config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : (false as const);
 
 /**
- * The api role: the HTTP API, its OpenAPI document and the dashboard, and the sending domains'
- * re-checks (SPEC §20). HTTP only: the background jobs are the worker's (roles/worker.ts).
+ * Sending domains (SPEC §20): records fixed when a domain is added (api), and the poller that
+ * re-checks them, started by the worker only (any number of instances share it through claims).
  */
-export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
-  const { config, logger, pool, publicUrl } = ctx;
-  const stream = streamOf(ctx);
-  // Sending domains (SPEC §20): records fixed when a domain is added; one poller re-checks them
-  // (any number of instances share it through claims).
+export function sendingDomainsOf(ctx: RuntimeContext): SendingDomains {
+  const { config, publicUrl } = ctx;
   const bounceMxHost = config.bounceMxHost ?? new URL(publicUrl).hostname;
-  const domains = createSendingDomains({
-    pool,
-    log: stream,
+  return createSendingDomains({
+    pool: ctx.pool,
+    log: streamOf(ctx),
     dns: createDnsChecker({ servers: config.dnsServers }),
     sealer: ctx.dkimSealer!,
     records: {
@@ -53,10 +50,18 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
       }),
     },
     now: () => new Date(),
-    logger,
+    logger: ctx.logger,
   });
-  domains.start();
-  ctx.onClose('domain-checks', () => domains.stop());
+}
+
+/**
+ * The api role: the HTTP API, its OpenAPI document and the dashboard (mounted by the runtime).
+ * HTTP only: the background jobs — the domains' re-checks too — are the worker's (roles/worker.ts).
+ */
+export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
+  const { config, logger, pool, publicUrl } = ctx;
+  const stream = streamOf(ctx);
+  const domains = sendingDomainsOf(ctx);
   const webhooks: WebhookRouteOptions = {
     secretBox: ctx.secretBox!,
     urlPolicy: { allowPrivate: config.webhookAllowPrivate },

@@ -1,15 +1,20 @@
 import { createCampaignFanout, createRetentionJob, createSequenceScheduler, outgoingMailer } from '@tern/api';
 import { type RuntimeContext, streamOf } from '../context.js';
+import { sendingDomainsOf } from './api.js';
 
 /**
  * The worker role: the background jobs, out of the api (issue 25, item 5) — physical deletion of
  * expired entries, campaign fan-out and sequence steps (SPEC §14, §15). Any number of instances:
  * retention runs in one at a time (advisory lock), fan-out and steps are durable jobs in Postgres
  * shared through leases (SKIP LOCKED). Their emails take the send path of POST /emails/send
- * (outgoing_emails, then email.queued; the sender does the rest).
+ * (outgoing_emails, then email.queued; the sender does the rest). And the sending domains'
+ * DNS re-checks (SPEC §20), shared the same way (claims).
  */
 export function startWorker(ctx: RuntimeContext): void {
   const { config, logger, pool, publicUrl } = ctx;
+  const domains = sendingDomainsOf(ctx);
+  domains.start();
+  ctx.onClose('domain-checks', () => domains.stop());
   const retention = createRetentionJob({
     pool,
     ch: ctx.ch!,
