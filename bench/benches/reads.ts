@@ -193,7 +193,7 @@ try {
     // Every build runs alone (its own process, with the projector, sender… of `npm start`), in turn,
     // ROUNDS times: before, after, before, after… so that both see the machine alike.
     const builds: ('api' | 'before')[] = BEFORE ? ['before', 'api'] : ['api'];
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < (PHASES.has('idle') ? ROUNDS : 0); round++) {
       for (const build of builds) {
         const server = servers[build] ?? (await start(build, `r${round}`));
         servers[build] = server;
@@ -273,7 +273,8 @@ try {
       apiKey,
       jwt,
       path: page1Path,
-      requests: Number(process.env.BENCH_READS_BREAKDOWN_REQUESTS ?? (quick ? 500 : 2000)),
+      requests: Number(process.env.BENCH_READS_BREAKDOWN_REQUESTS ?? (quick ? 200 : 500)),
+      rounds: Math.max(3, ROUNDS),
     });
     for (const row of rows) {
       console.error(

@@ -13,6 +13,7 @@ import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
 import Fastify from 'fastify';
 import pg from 'pg';
 import pino from 'pino';
+import { median } from './reads-figures.js';
 
 export interface BreakdownRow {
   variant: string;
@@ -26,6 +27,7 @@ export async function readBreakdown(opts: {
   jwt: string;
   path: string;
   requests: number;
+  rounds: number;
 }): Promise<BreakdownRow[]> {
   const api = await import('@tern/api');
   const auth = await import('@tern/auth');
@@ -50,45 +52,50 @@ export async function readBreakdown(opts: {
         logger: o.logger === false ? false : logger,
         rateLimit: o.rateLimit === false ? false : { max: 1_000_000, timeWindowMs: 60_000 },
       });
-    const time = async (
-      variant: string,
-      inject: (i: number) => Promise<{ statusCode: number }>,
-    ): Promise<void> => {
-      for (let i = 0; i < 200; i++) await inject(i);
-      const before = process.cpuUsage();
-      for (let i = 0; i < opts.requests; i++) {
-        const res = await inject(i);
-        if (res.statusCode !== 200) throw new Error(`${variant}: ${res.statusCode}`);
-      }
-      const cpu = process.cpuUsage(before);
-      rows.push({ variant, cpuUsPerRequest: (cpu.user + cpu.system) / opts.requests });
-    };
     const key = { authorization: `Bearer ${opts.apiKey}` };
     const full = await build({});
-    const body = (await full.inject({ url: opts.path, headers: key })).body;
-    await time('as npm start: logging, limiter, API key, memo hit', () =>
-      full.inject({ url: opts.path, headers: key }),
-    );
-    await time('dashboard JWT instead of the key', () =>
-      full.inject({ url: opts.path, headers: { authorization: `Bearer ${opts.jwt}` } }),
-    );
-    // Pages not asked before (page 2, 3…): each a memo miss, two statements on Postgres.
-    await time('every request a memo miss (a new page: a query)', (i) =>
-      full.inject({ url: `${opts.path}&page=${2 + i}`, headers: key }),
-    );
-    await full.close();
     const quiet = await build({ logger: false });
-    await time('request logging off', () => quiet.inject({ url: opts.path, headers: key }));
-    await quiet.close();
     const unlimited = await build({ rateLimit: false });
-    await time('limiter off', () => unlimited.inject({ url: opts.path, headers: key }));
-    await unlimited.close();
+    const body = (await full.inject({ url: opts.path, headers: key })).body;
     const bare = Fastify({ logger: false });
     bare.get('/bare', (_request, reply) => {
       reply.type('application/json; charset=utf-8').send(body);
     });
-    await time('bare Fastify route, same bytes', () => bare.inject({ url: '/bare' }));
-    await bare.close();
+    let page = 2;
+    const variants: [string, () => Promise<{ statusCode: number }>][] = [
+      [
+        'as npm start: logging, limiter, API key, memo hit',
+        () => full.inject({ url: opts.path, headers: key }),
+      ],
+      [
+        'dashboard JWT instead of the key',
+        () => full.inject({ url: opts.path, headers: { authorization: `Bearer ${opts.jwt}` } }),
+      ],
+      // Pages not asked before (page 2, 3…): each a memo miss, two statements on Postgres.
+      [
+        'every request a memo miss (a new page: a query)',
+        () => full.inject({ url: `${opts.path}&page=${page++}`, headers: key }),
+      ],
+      ['request logging off', () => quiet.inject({ url: opts.path, headers: key })],
+      ['limiter off', () => unlimited.inject({ url: opts.path, headers: key })],
+      ['bare Fastify route, same bytes', () => bare.inject({ url: '/bare' })],
+    ];
+    // Every variant in turn, `rounds` times (the machine is shared): the median of each.
+    const samples = new Map<string, number[]>();
+    for (const [, inject] of variants) for (let i = 0; i < 200; i++) await inject();
+    for (let round = 0; round < opts.rounds; round++) {
+      for (const [variant, inject] of variants) {
+        const before = process.cpuUsage();
+        for (let i = 0; i < opts.requests; i++) {
+          const res = await inject();
+          if (res.statusCode !== 200) throw new Error(`${variant}: ${res.statusCode}`);
+        }
+        const cpu = process.cpuUsage(before);
+        samples.set(variant, [...(samples.get(variant) ?? []), (cpu.user + cpu.system) / opts.requests]);
+      }
+    }
+    for (const [variant] of variants) rows.push({ variant, cpuUsPerRequest: median(samples.get(variant)!) });
+    for (const app of [full, quiet, unlimited, bare]) await app.close();
   } finally {
     await feed.close();
     await pool.end();
