@@ -21,7 +21,7 @@
  * change, kept beside it: services/tern/dist-before/main.js): that build runs too, on the same
  * data, and every case measures ceiling, before, after in turn — before → after in the same run.
  * BENCH_READS_SECONDS per load (default 2), BENCH_READS_ROUNDS (2), BENCH_READS_PHASES
- * (`idle,writing,variants`), BENCH_READS_CPU_PROF=<dir>: the api writes a V8 CPU profile there.
+ * (`idle,writing,variants,breakdown`: the last in-process, `lib/read-breakdown.ts`), BENCH_READS_CPU_PROF=<dir>: the api writes a V8 CPU profile there.
  * Needs `npm run build` first.
  */
 import { randomBytes } from 'node:crypto';
@@ -30,15 +30,12 @@ import { join, resolve } from 'node:path';
 import { signDashboardToken } from '@tern/auth';
 import pg from 'pg';
 import { load, probe, startCeiling, startWriter } from '../lib/outside-load.js';
+import { readBreakdown } from '../lib/read-breakdown.js';
+import { type Runs, readsFigures } from '../lib/reads-figures.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
 import { benchEnv, createFreshDatabase, runTag, tempDir } from '../lib/services.js';
 import { round, rssMiB } from '../lib/stats.js';
 import { fillLogs, logWarnings, requestLogLines, startTern, type TernProcess } from '../lib/tern-process.js';
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 const quick = process.argv.includes('--quick');
 const ENTRIES = Number(process.env.BENCH_READS_ENTRIES ?? (quick ? 10_000 : 30_000));
@@ -46,7 +43,7 @@ const SECONDS = Number(process.env.BENCH_READS_SECONDS ?? (quick ? 1 : 2));
 const ROUNDS = Number(process.env.BENCH_READS_ROUNDS ?? 2);
 const WRITE_RATE = Number(process.env.BENCH_READS_WRITE_RATE ?? 2400);
 const CPU_PROF = process.env.BENCH_READS_CPU_PROF;
-const PHASES = new Set((process.env.BENCH_READS_PHASES ?? 'idle,writing,variants').split(','));
+const PHASES = new Set((process.env.BENCH_READS_PHASES ?? 'idle,writing,variants,breakdown').split(','));
 const MAIN = resolve(import.meta.dirname, '../../services/tern/dist/main.js');
 const BEFORE = process.env.BENCH_READS_BEFORE ? resolve(process.env.BENCH_READS_BEFORE) : undefined;
 for (const main of [MAIN, BEFORE])
@@ -86,7 +83,7 @@ const start = (
   startTern({
     main: build === 'api' ? MAIN : BEFORE!,
     env: { ...common, DATA_DIR: join(dataDir.path, `${build}-${name}`), ...overrides },
-    port: basePort + (build === 'api' ? 0 : 1),
+    port: basePort,
     logFile: join(dataDir.path, `${build}-${name}.log`),
     nodeFlags: flags,
   });
@@ -104,7 +101,6 @@ const fig = (variant: string, metric: string, value: number, unit: string, targe
   figures.push({ bench: 'reads', variant, metric, value, unit, ...(target ? { target } : {}) });
 try {
   servers.api = await start('api', 'main', {}, CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []);
-  if (BEFORE) servers.before = await start('before', 'main');
   await fillLogs(pool, TENANT, ENTRIES);
   const apiUrl = servers.api.url;
 
@@ -121,7 +117,8 @@ try {
     body: JSON.stringify({ name: 'reader', scopes: ['email:read'] }),
   });
   if (created.status !== 201) throw new Error(`POST api-keys: ${created.status} ${await created.text()}`);
-  const keyHeaders = { authorization: `Bearer ${((await created.json()) as { key: string }).key}` };
+  const apiKey = ((await created.json()) as { key: string }).key;
+  const keyHeaders = { authorization: `Bearer ${apiKey}` };
   const jwtHeaders = { authorization: `Bearer ${jwt}` };
   const text = async (path: string) => {
     const res = await fetch(`${apiUrl}${path}`, { headers: keyHeaders });
@@ -140,152 +137,112 @@ try {
   const deep = await text(deepPath);
   details.bodyBytes = { page1: Buffer.byteLength(page1), deep: Buffer.byteLength(deep) };
 
+  if (BEFORE) {
+    // Each build runs alone below, the one before first.
+    await servers.api.stop();
+    delete servers.api;
+  }
   const ceiling = await startCeiling({ page1, deep });
+  type Who = 'bare route' | 'api' | 'before';
+  const measured: Record<string, Runs> = {};
   const warm = new Set<string>();
-  const once = async (url: string, headers: Record<string, string>, pid: number | undefined) => {
-    // One uncounted second the first time a URL is loaded: every route runs JIT-compiled code.
-    const r = await load(url, { connections: 32, seconds: SECONDS, headers, warmup: !warm.has(url), pid });
-    warm.add(url);
+  /** One load of `url` at 32 connections; the first of each server process warms it for 1 s. */
+  const once = async (
+    name: string,
+    who: Who,
+    url: string,
+    headers: Record<string, string>,
+    pid: number | undefined,
+  ) => {
+    const r = await load(url, {
+      connections: 32,
+      seconds: SECONDS,
+      headers,
+      warmup: !warm.has(`${pid} ${url}`),
+      pid,
+    });
+    warm.add(`${pid} ${url}`);
     if (r.failed > 0) throw new Error(`${url}: ${r.failed} of ${r.total} requests failed`);
-    return r;
-  };
-  type Medians = { reqPerSec: number; cpuUs: number };
-  const measured: Record<string, Record<string, { reqPerSec: number[]; cpuUs: number[] }>> = {};
-  /** The ceiling and each build in turn, ROUNDS times; medians per server. */
-  const pair = async (name: string, path: string, body: 'page1' | 'deep', headers = keyHeaders) => {
-    const runs: Record<string, { reqPerSec: number[]; cpuUs: number[] }> = {};
-    const targets: [string, string, number | undefined][] = [
-      [`bare route`, `${ceiling.url}/${body}`, ceiling.pid],
-    ];
-    for (const build of ['before', 'api'] as const) {
-      const server = servers[build];
-      if (server) targets.push([build, `${server.url}${path}`, server.child.pid]);
-    }
-    for (let i = 0; i < ROUNDS; i++) {
-      for (const [who, url, pid] of targets) {
-        const r = await once(url, who === 'bare route' ? {} : headers, pid);
-        runs[who] ??= { reqPerSec: [], cpuUs: [] };
-        runs[who].reqPerSec.push(r.reqPerSec);
-        runs[who].cpuUs.push(r.serverCpuUs);
-      }
-    }
+    const runs: Runs = measured[name] ?? {};
     measured[name] = runs;
-    const out: Record<string, Medians> = {};
-    for (const [who, r] of Object.entries(runs))
-      out[who] = { reqPerSec: median(r.reqPerSec), cpuUs: median(r.cpuUs) };
-    const line = Object.entries(out)
-      .map(
-        ([who, m]) =>
-          `${who} ${Math.round(m.reqPerSec)} req/s (${runs[who]!.reqPerSec.map(Math.round).join(', ')}), ${Math.round(m.cpuUs)} µs CPU`,
-      )
-      .join('; ');
-    console.error(`[reads] ${name}: ${line}`);
-    for (const [who, m] of Object.entries(out)) {
-      const variant = who === 'api' ? name : who === 'before' ? `${name} [before]` : `${name} [bare route]`;
-      fig(variant, 'req/s at 32 connections', m.reqPerSec, 'req/s');
-      fig(variant, 'main-thread CPU per request', m.cpuUs, 'µs');
-      if (who !== 'bare route') {
-        const bare = out['bare route']!;
-        fig(variant, 'CPU ratio: bare route / api per request', (bare.cpuUs / m.cpuUs) * 100, '%');
-      }
-    }
-    return out;
+    runs[who] = {
+      reqPerSec: [...(runs[who]?.reqPerSec ?? []), r.reqPerSec],
+      cpuUs: [...(runs[who]?.cpuUs ?? []), r.serverCpuUs],
+    };
   };
-  const ratio = (name: string, of: Record<string, Medians>, ceilingReqPerSec: number, target = true) => {
-    for (const who of ['before', 'api'] as const) {
-      if (!of[who]) continue;
-      fig(
-        who === 'api' ? name : `${name} [before]`,
-        'ratio to the bare route (same bytes, own process), 32 connections',
-        (of[who].reqPerSec / ceilingReqPerSec) * 100,
-        '%',
-        target && who === 'api' ? { op: '>=', value: 40 } : undefined,
-      );
-    }
+  /** The ceiling, then the build's server: back to back, they see the same load of the machine. */
+  const pair = async (
+    name: string,
+    who: 'api' | 'before',
+    server: TernProcess,
+    path: string,
+    body: 'page1' | 'deep',
+    headers = keyHeaders,
+  ) => {
+    await once(name, 'bare route', `${ceiling.url}/${body}`, {}, ceiling.pid);
+    await once(name, who, `${server.url}${path}`, headers, server.child.pid);
   };
+  const oneConn: Partial<Record<'api' | 'before', { p50: number[]; p99: number[] }>> = {};
+  const writers: { eventsPerSec: number; projected: number; failed: number }[] = [];
+  const count = async () =>
+    Number(
+      (await pool.query(`SELECT count(*) AS n FROM email_logs WHERE tenant_id = $1`, [TENANT])).rows[0].n,
+    );
 
   try {
-    const p1 = await pair('logs page 1', page1Path, 'page1');
-    ratio('logs page 1', p1, p1['bare route']!.reqPerSec);
-    const dp = await pair('logs deep page (cursor)', deepPath, 'deep');
-    ratio('logs deep page (cursor)', dp, dp['bare route']!.reqPerSec);
-    const jwtP1 = await pair('logs page 1, dashboard JWT', page1Path, 'page1', jwtHeaders);
-    ratio('logs page 1, dashboard JWT', jwtP1, jwtP1['bare route']!.reqPerSec, false);
-    const idle = await probe(`${apiUrl}${page1Path}`, keyHeaders, Math.max(1, SECONDS));
-    fig('logs page 1, idle', 'p50 at 1 connection', idle.p50, 'ms');
-    fig('logs page 1, idle', 'p99 at 1 connection', idle.p99, 'ms');
-
-    // --- While writing (into the api build's ingest; every build hears the projector's notices) ---
-    if (PHASES.has('writing')) {
-      const writer = await startWriter({
-        url: apiUrl,
-        ingestToken: common.INGEST_TOKEN!,
-        tenantId: TENANT,
-        eventsPerSec: WRITE_RATE,
-        batch: 120,
-        tag,
-      });
-      const count = async () =>
-        Number(
-          (await pool.query(`SELECT count(*) AS n FROM email_logs WHERE tenant_id = $1`, [TENANT])).rows[0].n,
-        );
-      const rowsBefore = await count();
-      const writeStarted = performance.now();
-      const oneConn: Record<string, Awaited<ReturnType<typeof probe>>> = {};
-      let p1w: Record<string, Medians>;
-      let dpw: Record<string, Medians>;
-      try {
-        await new Promise((r) => setTimeout(r, 1000)); // the writer's first batches projected
-        p1w = await pair('logs page 1, while writing', page1Path, 'page1');
-        dpw = await pair('logs deep page (cursor), while writing', deepPath, 'deep');
-        for (const build of ['before', 'api'] as const) {
-          const server = servers[build];
-          if (server) oneConn[build] = await probe(`${server.url}${page1Path}`, keyHeaders, SECONDS);
+    // Every build runs alone (its own process, with the projector, sender… of `npm start`), in turn,
+    // ROUNDS times: before, after, before, after… so that both see the machine alike.
+    const builds: ('api' | 'before')[] = BEFORE ? ['before', 'api'] : ['api'];
+    for (let round = 0; round < (PHASES.has('idle') ? ROUNDS : 0); round++) {
+      for (const build of builds) {
+        const server = servers[build] ?? (await start(build, `r${round}`));
+        servers[build] = server;
+        await pair('logs page 1', build, server, page1Path, 'page1');
+        await pair('logs deep page (cursor)', build, server, deepPath, 'deep');
+        await pair('logs page 1, dashboard JWT', build, server, page1Path, 'page1', jwtHeaders);
+        if (PHASES.has('writing')) {
+          const writer = await startWriter({
+            url: server.url,
+            ingestToken: common.INGEST_TOKEN!,
+            tenantId: TENANT,
+            eventsPerSec: WRITE_RATE,
+            batch: 120,
+            tag: `${tag}${build}${round}`,
+          });
+          const rowsBefore = await count();
+          const writeStarted = performance.now();
+          let report: Awaited<ReturnType<typeof writer.stop>>;
+          try {
+            await new Promise((r) => setTimeout(r, 1000)); // the writer's first batches projected
+            await pair('logs page 1, while writing', build, server, page1Path, 'page1');
+            await pair('logs deep page (cursor), while writing', build, server, deepPath, 'deep');
+            const p = await probe(`${server.url}${page1Path}`, keyHeaders, SECONDS);
+            oneConn[build] = {
+              p50: [...(oneConn[build]?.p50 ?? []), p.p50],
+              p99: [...(oneConn[build]?.p99 ?? []), p.p99],
+            };
+          } finally {
+            report = await writer.stop();
+          }
+          const projected = ((await count()) - rowsBefore) / ((performance.now() - writeStarted) / 1000);
+          if (report.failed > 0)
+            console.error(`[reads] writer: ${report.failed} failed requests: ${report.firstError}`);
+          if (build === 'api')
+            writers.push({ eventsPerSec: report.eventsPerSec, projected, failed: report.failed });
+          console.error(
+            `[reads] ${build}, round ${round + 1}: writer ${Math.round(report.eventsPerSec)} events/s accepted, ${Math.round(projected)} new entries/s projected`,
+          );
         }
-      } finally {
-        details.writer = await writer.stop();
+        if (build === 'api' && round === ROUNDS - 1) {
+          details.requestLogLines = requestLogLines(server.logFile);
+          details.apiWarnings = logWarnings(server.logFile);
+        }
+        // Alone means alone: with two builds, each stops before the other starts.
+        if (BEFORE || round === ROUNDS - 1) {
+          await server.stop();
+          delete servers[build];
+        }
       }
-      const writeSeconds = (performance.now() - writeStarted) / 1000;
-      const projected = ((await count()) - rowsBefore) / writeSeconds;
-      const written = details.writer as { eventsPerSec: number; failed: number; firstError?: string };
-      if (written.failed > 0)
-        console.error(`[reads] writer: ${written.failed} failed requests: ${written.firstError}`);
-      console.error(
-        `[reads] writer: ${Math.round(written.eventsPerSec)} events/s accepted, ${Math.round(projected)} new entries/s projected; page 1 at one connection: ${Object.entries(
-          oneConn,
-        )
-          .map(([who, r]) => `${who} p50 ${round(r.p50, 2)} ms, p99 ${round(r.p99, 2)} ms`)
-          .join('; ')}`,
-      );
-      // Against the idle ceiling (what the bare route serves on this machine), as the issue measured;
-      // against the ceiling measured while writing beside it.
-      ratio('logs page 1, while writing', p1w, p1['bare route']!.reqPerSec);
-      ratio('logs deep page (cursor), while writing', dpw, dp['bare route']!.reqPerSec);
-      ratio(
-        'logs page 1, while writing, to the bare route while writing',
-        p1w,
-        p1w['bare route']!.reqPerSec,
-        false,
-      );
-      ratio(
-        'logs deep page, while writing, to the bare route while writing',
-        dpw,
-        dpw['bare route']!.reqPerSec,
-        false,
-      );
-      for (const [who, r] of Object.entries(oneConn)) {
-        const variant = who === 'api' ? 'logs page 1, while writing' : 'logs page 1, while writing [before]';
-        fig(variant, 'p50 at 1 connection', r.p50, 'ms');
-        fig(variant, 'p99 at 1 connection', r.p99, 'ms', who === 'api' ? { op: '<=', value: 10 } : undefined);
-      }
-      fig('writer', 'events accepted per second', written.eventsPerSec, 'events/s');
-      fig('writer', 'new entries projected per second', projected, 'entries/s');
-    }
-    details.requestLogLines = requestLogLines(servers.api.logFile);
-    details.apiWarnings = logWarnings(servers.api.logFile);
-    for (const build of ['api', 'before'] as const) {
-      await servers[build]?.stop();
-      delete servers[build];
     }
 
     // --- Where the time goes: page 1 with one piece off at a time (same data, restarted api) -----
@@ -294,15 +251,37 @@ try {
       ['limiter off (RATE_LIMIT_PER_MINUTE=0)', 'nolimit', { RATE_LIMIT_PER_MINUTE: '0' }],
     ];
     for (const [name, short, overrides] of PHASES.has('variants') ? variants : []) {
-      servers.api = await start('api', short, overrides);
-      const r = await pair(`logs page 1, ${name}`, page1Path, 'page1');
-      ratio(`logs page 1, ${name}`, r, r['bare route']!.reqPerSec, false);
-      await servers.api.stop();
+      const server = await start('api', short, overrides);
+      servers.api = server;
+      for (let round = 0; round < ROUNDS; round++)
+        await pair(`logs page 1, ${name}`, 'api', server, page1Path, 'page1');
+      await server.stop();
       delete servers.api;
     }
+
+    figures.push(...readsFigures(measured, oneConn, writers));
     details.measured = measured;
   } finally {
     await ceiling.close();
+  }
+
+  // --- Where the time goes, in-process CPU per request (`lib/read-breakdown.ts`) ------------------
+  if (PHASES.has('breakdown')) {
+    const rows = await readBreakdown({
+      databaseUrl: db.url,
+      jwtSecret: common.JWT_SECRET!,
+      apiKey,
+      jwt,
+      path: page1Path,
+      requests: Number(process.env.BENCH_READS_BREAKDOWN_REQUESTS ?? (quick ? 200 : 500)),
+      rounds: Math.max(3, ROUNDS),
+    });
+    for (const row of rows) {
+      console.error(
+        `[reads] in-process, ${row.variant}: ${round(row.cpuUsPerRequest, 1)} µs CPU per request`,
+      );
+      fig(`in-process: ${row.variant}`, 'CPU per request (app.inject)', row.cpuUsPerRequest, 'µs');
+    }
   }
 } finally {
   for (const server of Object.values(servers)) await server?.stop();
