@@ -1,0 +1,125 @@
+// The list pieces of the pages (re-exported by ui.tsx): table, pager, empty state, list table.
+import type { ComponentChildren } from 'preact';
+import type { ApiError } from './api.js';
+import { Alert, ErrorNotice, Loading } from './ui.js';
+
+/** A table that scrolls sideways on narrow screens; focusable so keyboard users can scroll it. */
+export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+    <section class="table-wrap" aria-label={label} tabIndex={0}>
+      {children}
+    </section>
+  );
+}
+
+export interface PagerProps {
+  page: number;
+  totalPages: number;
+  onPage: (page: number) => void;
+  label: string;
+  /**
+   * The next page by the API's cursor (`meta.nextCursor`, SPEC §19: constant cost however deep),
+   * where the list has one; without it "Older" asks for `page + 1`.
+   */
+  onNext?: (() => void) | undefined;
+}
+
+export function Pager({ page, totalPages, onPage, label, onNext }: PagerProps) {
+  return (
+    <nav class="pager" aria-label={label}>
+      <button type="button" disabled={page <= 1} onClick={() => onPage(page - 1)}>
+        ← Newer
+      </button>
+      <span aria-live="polite">
+        Page {page} of {Math.max(totalPages, 1)}
+      </span>
+      <button
+        type="button"
+        disabled={page >= totalPages}
+        onClick={() => (onNext ? onNext() : onPage(page + 1))}
+      >
+        Older →
+      </button>
+    </nav>
+  );
+}
+
+/** The pager of a `{ data, meta }` list answer, or nothing before the first answer. */
+export const pagerOf = (
+  meta: { page: number; totalPages: number } | undefined,
+  onPage: (page: number) => void,
+  label: string,
+): PagerProps | undefined => meta && { page: meta.page, totalPages: meta.totalPages, onPage, label };
+
+/** What an empty list shows: that it is empty, and what to do first. */
+export function EmptyState({ title, children }: { title: string; children?: ComponentChildren }) {
+  return (
+    <div class="empty" data-testid="empty">
+      <p>
+        <strong>{title}</strong>
+      </p>
+      {children}
+    </div>
+  );
+}
+
+/**
+ * The list of a list page: the load's error (or "not served yet"), the error of a row action,
+ * "Loading…" before the first answer, then the table — a header cell per column, `row` per
+ * item — or `empty` when there is no item, and the pager of a paged list.
+ */
+export function ListTable<T>({
+  load,
+  items,
+  what,
+  label,
+  testId,
+  columns,
+  row,
+  actionError,
+  empty,
+  pager,
+}: {
+  load: { data?: unknown; error?: ApiError | undefined; loading: boolean };
+  items: readonly T[] | undefined;
+  what: string;
+  label: string;
+  testId: string;
+  columns: readonly string[];
+  row: (item: T) => ComponentChildren;
+  actionError?: string | undefined;
+  empty?: ComponentChildren;
+  pager?: PagerProps | undefined;
+}) {
+  return (
+    <>
+      {load.error && <ErrorNotice error={load.error} what={what} />}
+      <Alert message={actionError} />
+      {!load.data && load.loading && <Loading />}
+      {items && (
+        <>
+          {items.length === 0 && empty !== undefined ? (
+            empty
+          ) : (
+            <TableWrap label={label}>
+              <table data-testid={testId}>
+                <thead>
+                  <tr>
+                    {columns.map((c) => (
+                      <th key={c} scope="col">
+                        {c}
+                      </th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>{items.map(row)}</tbody>
+              </table>
+            </TableWrap>
+          )}
+          {pager && <Pager {...pager} />}
+        </>
+      )}
+    </>
+  );
+}
