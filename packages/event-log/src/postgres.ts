@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { backoffMs, type Logger, withTimeout, withTransaction } from '@tern/jobs';
+import { backoffMs, type Logger, withTimeout } from '@tern/jobs';
 import type pg from 'pg';
 import {
   type ConsumedRecord,
   type ConsumeOptions,
   type EventLog,
   type EventLogConsumer,
-  type EventLogRecord,
   EventLogUnavailableError,
 } from './port.js';
+import { createTables, insertRecords } from './postgres-sql.js';
 import { createWakeSignal } from './wait.js';
 
 export interface PostgresEventLogOptions {
@@ -49,8 +49,6 @@ interface Listener {
   /** Releases once, whichever of stop and connection error comes first. */
   release(error?: Error): void;
 }
-// First key of the two-int advisory locks, so ours cannot collide with another app's.
-const LOCK_NAMESPACE = 0x7465726e; // 'tern'
 
 export function createPostgresEventLog(options: PostgresEventLogOptions): PostgresEventLog {
   const { pool } = options;
@@ -72,57 +70,11 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
   let closed = false;
 
   function ensureSchema(): Promise<void> {
-    schema ??= createSchema().catch((error: unknown) => {
+    schema ??= createTables(pool, table).catch((error: unknown) => {
       schema = null; // let the next call try again
       throw error;
     });
     return schema;
-  }
-
-  async function createSchema(): Promise<void> {
-    await withTransaction(pool, async (client) => {
-      // Concurrent CREATE TABLE IF NOT EXISTS can still collide on the catalog; serialise it.
-      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_NAMESPACE, `${table}:ddl`]);
-      // Same shapes as infra/migrations/postgres (which may have created the first two already).
-      await client.query(`
-        CREATE TABLE IF NOT EXISTS ${table} (
-          seq         bigserial primary key,   -- global order; appends are serialised so seqs become visible in order
-          key         text not null,           -- emailId (the Kafka key)
-          value       text not null,           -- the event as JSON
-          appended_at timestamptz default now()
-        )`);
-      await client.query(`
-        CREATE TABLE IF NOT EXISTS ${offsetsTable} (
-          group_id text primary key,           -- consumer group name
-          next_seq bigint not null             -- first seq the group has not committed
-        )`);
-      await client.query(`
-        CREATE TABLE IF NOT EXISTS ${leasesTable} (
-          group_id    text primary key,        -- consumer group name
-          owner       text not null,           -- the one consumer allowed to handle and commit
-          lease_until timestamptz not null     -- another consumer may take over after this
-        )`);
-    });
-  }
-
-  async function insert(records: EventLogRecord[]): Promise<void> {
-    await withTransaction(pool, async (client) => {
-      // A bigserial is drawn at insert but becomes visible at commit, so two concurrent appends
-      // could commit out of seq order and a reader at `seq >= next_seq` would skip the lower one
-      // forever. Holding this lock until commit makes seqs visible in order. The NOTIFY is sent
-      // at commit.
-      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2)), pg_notify($3, $4)', [
-        LOCK_NAMESPACE,
-        table,
-        table,
-        '',
-      ]);
-      await client.query(
-        `INSERT INTO ${table} (key, value)
-         SELECT k, v FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(k, v, i) ORDER BY i`,
-        [records.map((r) => r.key), records.map((r) => r.value)],
-      );
-    });
   }
 
   async function startListener(): Promise<void> {
@@ -337,7 +289,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       if (records.length === 0) return;
       try {
         await withTimeout(
-          ensureSchema().then(() => insert(records)),
+          ensureSchema().then(() => insertRecords(pool, table, records)),
           appendTimeoutMs,
           () => new EventLogUnavailableError(`event log append timed out after ${appendTimeoutMs} ms`),
         );

@@ -1,5 +1,15 @@
-import { classifyOpen } from '@tern/auth';
-import { normalizeMessageId } from '@tern/domain';
+import {
+  arr,
+  clickOutcome,
+  clip,
+  defined,
+  enhancedStatus,
+  ids,
+  obj,
+  openOutcome,
+  str,
+  unixTime,
+} from './notice-fields.js';
 
 /**
  * What one provider notification says happened to one message, before Tern knows which email it
@@ -29,49 +39,6 @@ export type Outcome =
   | { type: 'email.clicked'; data: { url: string; userAgent?: string } };
 
 export type ProviderName = 'ses' | 'sendgrid' | 'postmark' | 'mailgun' | 'resend';
-
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {};
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const clip = (v: string | undefined, max: number) => (v === undefined ? undefined : v.slice(0, max));
-/** Only the fields that have a value (the contract's optional fields are absent, never undefined). */
-function defined<T extends Record<string, unknown>>(o: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
-  return out as T;
-}
-const ids = (...values: unknown[]) => [
-  ...new Set(
-    values
-      .map((v) => (typeof v === 'string' ? normalizeMessageId(v) : ''))
-      .filter((v) => v !== '' && v.length <= 998),
-  ),
-];
-/** A Unix time in seconds (number or numeric string) → ISO, or undefined. */
-function unixTime(v: unknown): string | undefined {
-  const n = typeof v === 'string' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isFinite(n) || n <= 0) return undefined;
-  return new Date(Math.round(n * 1000)).toISOString();
-}
-/** The enhanced status code (RFC 3463) at the start of a status or diagnostic, e.g. `5.1.1`. */
-const enhancedStatus = (v: string | undefined) =>
-  v ? /\b([245]\.\d{1,3}\.\d{1,3})\b/.exec(v)?.[1] : undefined;
-
-function openOutcome(userAgent: string | undefined, ip: string | undefined, machineHint = false): Outcome {
-  const ua = clip(userAgent, 1000);
-  const machine = machineHint || classifyOpen({ userAgent: ua, ip }) === 'machine';
-  return { type: 'email.opened', data: defined({ userAgent: ua, machine: machine ? true : undefined }) };
-}
-
-function clickOutcome(url: string | undefined, userAgent: string | undefined): Outcome | null {
-  if (url === undefined || !/^https?:\/\//i.test(url)) return null;
-  return {
-    type: 'email.clicked',
-    data: defined({ url: url.slice(0, 4000), userAgent: clip(userAgent, 1000) }),
-  };
-}
 
 /**
  * SES event of an SNS Notification's `Message` (both the identity notifications, `notificationType`,
