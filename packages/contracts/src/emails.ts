@@ -1,5 +1,6 @@
 import emailAddresses from 'email-addresses';
 import { z } from 'zod';
+import { attachmentMetaSchema, attachmentsSchema } from './attachments.js';
 import { EVENT_TYPES } from './events.js';
 import { emailLogEntrySchema } from './http.js';
 import { idSchema } from './ids.js';
@@ -150,6 +151,7 @@ export const sendEmailBodySchema = z
       .datetime({ offset: true, error: 'scheduledAt must be an ISO 8601 timestamp' })
       .optional(),
     projectId: idSchema('projectId').optional(),
+    attachments: attachmentsSchema.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.templateId === undefined) {
@@ -310,6 +312,8 @@ export const renderedMessageSchema = z.object({
   dkim: z.object({ domain: z.string(), selector: z.string() }).nullable().optional().meta({
     description: 'DKIM `d=` and `s=` it is (or, in the sandbox, would be) signed with; null: unsigned.',
   }),
+  /** The files it carries, without their bytes (those stay sealed in `email_attachments`). */
+  attachments: z.array(attachmentMetaSchema).optional(),
 });
 export type RenderedMessage = z.infer<typeof renderedMessageSchema>;
 

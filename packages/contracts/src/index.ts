@@ -1,3 +1,4 @@
+export * from './attachments.js';
 export * from './campaigns.js';
 export * from './contacts.js';
 export * from './domains.js';

@@ -9,6 +9,7 @@ export {
   type OpenItem,
   periodOf,
   type Sealed,
+  type SealedBytes,
   type SealedFields,
   type SealItem,
 } from './keyring.js';

@@ -50,6 +50,18 @@ export interface EmailSealItem {
   fields: SealedFields;
 }
 
+/**
+ * Bytes sealed under an email's key (an attachment, SPEC §22): the key's recipient hash and
+ * period, the IV, the GCM tag and the ciphertext, kept as columns of their own.
+ */
+export interface SealedBytes {
+  rh: string;
+  p: string;
+  iv: Buffer;
+  tag: Buffer;
+  ct: Buffer;
+}
+
 /** One sealed value to open, of one email. */
 export interface OpenItem {
   tenantId: string;
@@ -78,6 +90,21 @@ export interface Keyring {
   open(tenantId: string, emailId: string, sealed: Sealed): Promise<SealedFields | null>;
   /** Opens many values (a consumed batch): the keys not cached are read in one query. */
   openMany(items: readonly OpenItem[]): Promise<(SealedFields | null)[]>;
+  /**
+   * Seals bytes of one email (an attachment) under the (tenant, recipient, month of `at`) key its
+   * email.queued is sealed under, created when missing and recorded as the email's key. `label`
+   * names the value within the email (its position), so sealed values cannot be swapped.
+   */
+  sealBytes(
+    tenantId: string,
+    emailId: string,
+    email: string,
+    at: Date,
+    label: string,
+    data: Buffer,
+  ): Promise<SealedBytes>;
+  /** The bytes, or null when the key is gone (erased, past retention) or the value is not genuine. */
+  openBytes(tenantId: string, emailId: string, label: string, sealed: SealedBytes): Promise<Buffer | null>;
   /** Deletes every key of the recipient (all months); returns how many were deleted. */
   eraseKeys(tenantId: string, email: string, client?: pg.ClientBase): Promise<number>;
   /** Deletes the keys of months that ended before `cutoff` (whole months only); per tenant when given. */
@@ -105,6 +132,10 @@ export function firstKeptPeriod(cutoff: Date): string {
 const b64 = (b: Buffer) => b.toString('base64url');
 const unb64 = (s: string) => Buffer.from(s, 'base64url');
 const cacheKey = (tenantId: string, rh: string, p: string) => `${tenantId}\n${rh}\n${p}`;
+
+function bytesAad(tenantId: string, emailId: string, label: string, rh: string, p: string): Buffer {
+  return Buffer.from(`tern sealed bytes v1\n${tenantId}\n${emailId}\n${label}\n${rh}\n${p}`, 'utf8');
+}
 
 function aad(tenantId: string, emailId: string, rh: string, p: string): Buffer {
   return Buffer.from(`tern sealed v1\n${tenantId}\n${emailId}\n${rh}\n${p}`, 'utf8');
@@ -398,6 +429,32 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     async open(tenantId, emailId, sealed) {
       const [fields] = await openMany([{ tenantId, emailId, sealed }]);
       return fields ?? null;
+    },
+
+    async sealBytes(tenantId, emailId, email, at, label, data) {
+      // An empty seal creates the key and records it as the email's, as its email.queued will.
+      const [anchor] = await sealMany([{ tenantId, emailId, email, at, fields: {} }]);
+      const ref = { tenantId, rh: anchor!.rh, p: anchor!.p };
+      const keys = await keysForSeal([ref]);
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', keys.get(cacheKey(tenantId, ref.rh, ref.p))!, iv);
+      cipher.setAAD(bytesAad(tenantId, emailId, label, ref.rh, ref.p));
+      const ct = Buffer.concat([cipher.update(data), cipher.final()]);
+      return { rh: ref.rh, p: ref.p, iv, tag: cipher.getAuthTag(), ct };
+    },
+
+    async openBytes(tenantId, emailId, label, sealed) {
+      const keys = await load([{ tenantId, rh: sealed.rh, p: sealed.p }]);
+      const key = keys.get(cacheKey(tenantId, sealed.rh, sealed.p));
+      if (!key) return null;
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, sealed.iv);
+        decipher.setAAD(bytesAad(tenantId, emailId, label, sealed.rh, sealed.p));
+        decipher.setAuthTag(sealed.tag);
+        return Buffer.concat([decipher.update(sealed.ct), decipher.final()]);
+      } catch {
+        return null;
+      }
     },
 
     async eraseKeys(tenantId, email, client) {

@@ -108,6 +108,11 @@ export interface SendEmailParams {
   /** ISO 8601, in the future and at most 30 days ahead. */
   scheduledAt?: string;
   projectId?: string;
+  /**
+   * Files (SPEC §22): `content` is the bytes in standard base64; `contentId` makes an inline part
+   * the HTML shows as `cid:<contentId>`. The whole message ≤ 40 MB (attachments counted as base64).
+   */
+  attachments?: { filename: string; content: string; contentType?: string; contentId?: string }[];
 }
 
 export interface SendEmailResponse {

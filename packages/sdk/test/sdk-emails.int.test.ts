@@ -43,6 +43,30 @@ describe('client.emails', () => {
     expect(detail.events.map((e) => e.type)).toEqual(['email.queued', 'email.sent', 'email.delivered']);
   });
 
+  it('attachments (SPEC §22): sent as base64, the sandbox describes them; bad base64 → TernApiError 400', async () => {
+    const tern = init({ apiKey: key, baseUrl });
+    const file = Buffer.from('%PDF-1.4 a tiny invoice');
+    const { id } = await tern.emails.send({
+      ...email,
+      html: '<img src="cid:logo">',
+      attachments: [
+        { filename: 'invoice.pdf', content: file.toString('base64') },
+        { filename: 'logo.png', content: Buffer.from('png').toString('base64'), contentId: 'logo' },
+      ],
+    });
+    await waitFor(async () => (await tern.emails.get(id)).status === 'DELIVERED');
+    const content = await world.app.inject({ url: `/emails/${id}/content`, headers: bearer(key) });
+    expect(content.json().attachments).toMatchObject([
+      { filename: 'invoice.pdf', contentType: 'application/pdf', contentId: null, size: file.length },
+      { filename: 'logo.png', contentType: 'image/png', contentId: 'logo', size: 3 },
+    ]);
+    const refused = await tern.emails
+      .send({ ...email, attachments: [{ filename: 'a.pdf', content: 'not base64' }] })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(TernApiError);
+    expect((refused as TernApiError).status).toBe(400);
+  });
+
   it('batch answers ids in order; cancel cancels a scheduled one and 409s a sent one', async () => {
     const tern = init({ apiKey: key, baseUrl });
     const later = new Date(Date.now() + 3600_000).toISOString();

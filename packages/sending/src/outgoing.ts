@@ -1,12 +1,20 @@
-import type { SendEmailBody } from '@tern/contracts';
+import type { AttachmentMeta, SendEmailBody } from '@tern/contracts';
 import { queuedEvent } from '@tern/domain';
 import type { DeliveryEventAppender } from '@tern/event-log';
 import type pg from 'pg';
+import {
+  type AttachmentFile,
+  type AttachmentKeyring,
+  deleteAttachments,
+  storeAttachments,
+} from './attachments.js';
 
 /** The content of `outgoing_emails.message`: the send body minus scheduling fields. */
-export type StoredMessage = Omit<SendEmailBody, 'scheduledAt' | 'projectId'> & {
+export type StoredMessage = Omit<SendEmailBody, 'scheduledAt' | 'projectId' | 'attachments'> & {
   /** Set by an erasure of the recipient (SPEC §14): the content is gone, the email is never sent. */
   erased?: true;
+  /** What the attachments are (SPEC §22); their bytes are in `email_attachments`, sealed. */
+  attachments?: AttachmentMeta[];
 };
 
 /** One email to send, from `POST /emails/send|batch`, a campaign or a sequence step. */
@@ -26,7 +34,12 @@ export interface NewSend {
    * due. Default false (POST /emails/send|batch, SMTP submission).
    */
   bulk?: boolean;
+  /** The attachments' bytes (described in `message.attachments`); sealed into `email_attachments`. */
+  files?: readonly AttachmentFile[];
 }
+
+/** The recipient whose key seals the email (its first `to`), as its email.queued names it. */
+const recipientOf = (to: string | readonly string[]): string => (typeof to === 'string' ? to : (to[0] ?? ''));
 
 /**
  * The one send path (SPEC §11, §15): the content goes to `outgoing_emails` first (state
@@ -42,8 +55,12 @@ export async function enqueueSends(
   tenantId: string,
   sends: readonly NewSend[],
   at: Date,
+  /** Seals attachment bytes; required when a send has `files`. */
+  keyring?: AttachmentKeyring,
 ): Promise<void> {
   if (sends.length === 0) return;
+  if (!keyring && sends.some((s) => (s.files?.length ?? 0) > 0))
+    throw new Error('enqueueSends: a send with attachments needs the keyring');
   // Built first: an event the contract refuses throws before any row is written.
   const events = sends.map((s) =>
     queuedEvent({
@@ -77,11 +94,24 @@ export async function enqueueSends(
       sends.map((s) => s.bulk === true),
     ],
   );
+  const written = rows.map((r) => r.id);
   try {
+    // The bytes of the rows this call wrote (a row already there has its own), before the log
+    // names the email: the sender never meets an email.queued whose attachments are missing.
+    const fresh = new Set(written);
+    for (const s of sends) {
+      if (!fresh.has(s.id) || !s.files || s.files.length === 0) continue;
+      await storeAttachments(
+        pool,
+        keyring!,
+        { tenantId, emailId: s.id, recipient: recipientOf(s.message.to), at },
+        s.files,
+      );
+    }
     await stream.append(events);
   } catch (error) {
-    const written = rows.map((r) => r.id);
     if (written.length > 0) {
+      await deleteAttachments(pool, tenantId, written).catch(() => undefined);
       await pool
         .query(
           `DELETE FROM outgoing_emails WHERE tenant_id = $1 AND id = ANY($2::text[]) AND state = 'awaiting_log'`,

@@ -38,7 +38,7 @@ export interface RetentionRunResult {
   deletedLogs: number;
   /**
    * Rows of the expired emails' content in the other tables (`CONTENT_TABLES`: timeline, send,
-   * sandbox message, webhook deliveries), deleted with their log rows or by the sweep.
+   * sandbox message, webhook deliveries, attachments), deleted with their log rows or by the sweep.
    */
   deletedContent: number;
   /** ClickHouse DELETE statements issued (one per rule that had expired days). */
@@ -87,6 +87,8 @@ const CONTENT_TABLES = [
   { table: 'webhook_deliveries', id: 'email_id', at: 'created_at', only: "x.status <> 'pending'" },
   // The message ids provider notifications are matched by (SPEC §21): none for a deleted email.
   { table: 'provider_messages', id: 'email_id', at: 'sent_at', only: null },
+  // Attachment bytes (SPEC §22), sealed; kept while the send is not final (the sweep checks it).
+  { table: 'email_attachments', id: 'email_id', at: 'created_at', only: null },
 ] as const;
 type ContentTable = (typeof CONTENT_TABLES)[number];
 const andOnly = (t: ContentTable) => (t.only === null ? '' : `AND ${t.only}`);

@@ -1,4 +1,5 @@
 import type { EventStream } from '@tern/event-log';
+import type { AttachmentKeyring } from '@tern/sending';
 import type pg from 'pg';
 import type { AnalyticsQueries } from './analytics/queries.js';
 import type { ApiKeyStore } from './api-keys/store.js';
@@ -32,4 +33,6 @@ export interface ApiRouteDeps {
 export interface SendingDeps {
   /** The event log the sends, cancels and tracking events are appended to. */
   log: EventStream;
+  /** Seals attachment bytes (SPEC §22); without it a send with attachments → 503. */
+  keyring?: AttachmentKeyring | undefined;
 }

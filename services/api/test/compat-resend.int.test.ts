@@ -1,5 +1,6 @@
 // /compat/resend (SPEC §22) driven by the official `resend` npm package (pinned devDependency) as
 // the client, over a real socket, into the real send path (Postgres, the log, projector, sender).
+import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -172,14 +173,61 @@ describe('emails through the resend package', () => {
     expect(two.error!.message).toMatch(/one `to` recipient/);
     const missing = await resend.emails.get('em_000000000000000000000000');
     expect(missing.error).toMatchObject({ statusCode: 404, name: 'not_found' });
-    const attach = await resend.emails.send({
+    // Attachments from a URL: Tern fetches nothing a caller points at.
+    const remote = await resend.emails.send({
       from: FROM,
       to: 'a@b.test',
       subject: 's',
       text: 't',
-      attachments: [{ filename: 'a.txt', content: Buffer.from('x').toString('base64') }],
+      attachments: [{ filename: 'a.txt', path: 'http://127.0.0.1:1/a.txt' }],
     });
-    expect(attach.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(remote.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(remote.error!.message).toMatch(/does not fetch attachments from a URL/);
+    const badBase64 = await resend.emails.send({
+      from: FROM,
+      to: 'a@b.test',
+      subject: 's',
+      text: 't',
+      attachments: [{ filename: 'a.txt', content: 'not base64!' }],
+    });
+    expect(badBase64.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(badBase64.error!.message).toMatch(/standard base64/);
+  });
+
+  it('attachments as the package sends them (a Buffer, content_type, content_id): kept, described by the sandbox', async () => {
+    const pdf = randomBytes(200_000);
+    const logo = randomBytes(500);
+    const { data, error } = await resend.emails.send({
+      from: FROM,
+      to: 'delivered@sandbox.test',
+      subject: 'Invoice',
+      html: '<p>Invoice</p><img src="cid:logo">',
+      attachments: [
+        { filename: 'invoice.pdf', content: pdf, contentType: 'application/pdf' },
+        { filename: 'logo.png', content: logo.toString('base64'), contentId: 'logo' },
+      ],
+    });
+    expect(error).toBeNull();
+    await waitForStatus(world.app, key, data!.id, 'DELIVERED', ['email.delivered']);
+    const content = await world.app.inject({ url: `/emails/${data!.id}/content`, headers: bearer(key) });
+    expect(content.statusCode, content.body).toBe(200);
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    expect(content.json().attachments).toEqual([
+      {
+        filename: 'invoice.pdf',
+        contentType: 'application/pdf',
+        contentId: null,
+        size: pdf.length,
+        sha256: sha(pdf),
+      },
+      {
+        filename: 'logo.png',
+        contentType: 'image/png',
+        contentId: 'logo',
+        size: logo.length,
+        sha256: sha(logo),
+      },
+    ]);
   });
 
   it('an Idempotency-Key through the package: the same id, one email', async () => {

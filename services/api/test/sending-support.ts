@@ -2,6 +2,7 @@
 // Postgres table, or Kafka), the query API with its sending routes, the projector and the sender
 // with the sandbox provider. Only the clock of the API is the wall clock (scheduling is real time).
 import { createEventStream, createPostgresEventLog, type EventLog, type EventStream } from '@tern/event-log';
+import { createKeyring, type Keyring } from '@tern/privacy';
 import { createProjector, type Projector } from '@tern/projector';
 import {
   createSandboxProvider,
@@ -13,7 +14,15 @@ import {
 import type { FastifyInstance } from 'fastify';
 import { waitFor } from '../../../test/support/services.js';
 import { type ApiDeps, getTemplate, isSuppressed } from '../src/index.js';
-import { bearer, buildApp, openStores, type Stores, type TestClock, TRACKING_SECRET } from './support.js';
+import {
+  bearer,
+  buildApp,
+  ENCRYPTION_KEY,
+  openStores,
+  type Stores,
+  type TestClock,
+  TRACKING_SECRET,
+} from './support.js';
 
 export { TRACKING_SECRET };
 export const PUBLIC_URL = 'http://127.0.0.1:3999';
@@ -32,6 +41,8 @@ export const wallClock: TestClock = {
 export interface SendingWorld {
   stores: Stores;
   log: EventStream;
+  /** Seals attachment bytes (the log itself stays unsealed here). */
+  keyring: Keyring;
   app: FastifyInstance;
   projector: Projector;
   senders: Sender[];
@@ -57,9 +68,11 @@ export async function openSendingWorld(
     })());
   // Not sealed: these tests read the log's content as sent.
   const log = createEventStream(rawLog);
+  // The key of the app's own keyring (`buildApp`): erasure finds the keys the sends created.
+  const keyring = createKeyring({ pool: stores.pool, encryptionKey: ENCRYPTION_KEY });
   const app = await buildApp(stores, wallClock, {
     rateLimit: false,
-    sending: { log },
+    sending: { log, keyring },
     ...opts.app?.(stores, log),
   });
   const projector = createProjector({
@@ -78,6 +91,7 @@ export async function openSendingWorld(
       provider: createSandboxProvider({ pool: stores.pool, delayedRetryMs: 200 }),
       isSuppressed,
       getTemplate,
+      keyring,
       tracking: { secret: TRACKING_SECRET, publicUrl: PUBLIC_URL },
       pollIntervalMs: 50,
       retryDelaysMs: [100, 100, 100, 100, 100],
@@ -91,6 +105,7 @@ export async function openSendingWorld(
   return {
     stores,
     log,
+    keyring,
     app,
     projector,
     senders,

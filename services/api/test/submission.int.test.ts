@@ -333,13 +333,6 @@ describe('bad input over SMTP', () => {
       responseCode: 550,
       response: expect.stringMatching(/From header must name exactly one address/),
     });
-    await expect(
-      send(
-        'From: hello@acme.test\r\nTo: delivered@sandbox.test\r\nSubject: broken\r\nMIME-Version: 1.0\r\n' +
-          'Content-Type: multipart/mixed; boundary="zzz"\r\n\r\n--zzz\r\nContent-Type: application/pdf\r\n' +
-          'Content-Disposition: attachment; filename=a.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n%%%%not base64\r\n',
-      ),
-    ).rejects.toMatchObject({ responseCode: 550 });
     const ok = await transport(submission.port, sendKey).sendMail({
       from: FROM,
       to: 'delivered@sandbox.test',

@@ -8,6 +8,7 @@ import {
 } from '@tern/contracts';
 import { type AttemptEvents, attemptEvents, renderTemplate } from '@tern/domain';
 import { DkimKeyUnreadableError, type SigningKeys } from '@tern/domains';
+import { loadAttachments } from '@tern/sending';
 import { envelopeSender } from './envelope.js';
 import { DEFAULT_RETRY_DELAYS_MS, type SenderContext } from './options.js';
 import type { ClaimedRow, Outcome } from './outgoing.js';
@@ -113,6 +114,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
         'X-Tern-Email-Id': row.id,
       },
       dkim: signing && { domain: signing.dkim.domain, selector: signing.dkim.selector },
+      ...(m.attachments && m.attachments.length > 0 ? { attachments: m.attachments } : {}),
     };
   }
 
@@ -179,11 +181,27 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
         message.error,
       );
     }
+    // The attachments' bytes, opened from their own table (never from the log); an email whose
+    // files are gone (erased, expired) or unreadable fails rather than go out without them.
+    const meta = row.message.attachments ?? [];
+    const files =
+      meta.length === 0
+        ? []
+        : opts.keyring
+          ? await loadAttachments(opts.pool, opts.keyring, row.tenant_id, row.id, meta)
+          : { error: 'attachments cannot be opened by this sender (no keyring)' };
+    if ('error' in files) {
+      return done(
+        eventsFor(row, opts.provider.name, { kind: 'failed', reason: files.error }, true),
+        files.error,
+      );
+    }
     let result: ProviderResult;
     try {
       result = await opts.provider.send(message, {
         tenantId: row.tenant_id,
         emailId: row.id,
+        ...(files.length > 0 ? { attachments: files } : {}),
         ...(signing ? { signing } : {}),
         ...(envelopeFrom ? { envelopeFrom } : {}),
       });

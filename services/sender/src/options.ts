@@ -1,6 +1,7 @@
 import type { SigningKeys } from '@tern/domains';
 import type { EventStream } from '@tern/event-log';
 import type { Logger } from '@tern/jobs';
+import type { AttachmentKeyring } from '@tern/sending';
 import type pg from 'pg';
 import type { GetTemplate, IsSuppressed, MailProvider, ProviderFault } from './ports.js';
 
@@ -54,6 +55,11 @@ export interface SenderOptions {
    * settings name no `sendRatePerSecond` (SEND_RATE_PER_SECOND). 0 or absent: unlimited.
    */
   defaultSendRatePerSecond?: number;
+  /**
+   * Opens attachment bytes (SPEC §22, `email_attachments`, sealed under the email's key). Absent:
+   * an email with attachments fails unsent (it is never sent without them).
+   */
+  keyring?: AttachmentKeyring;
   now?: () => Date;
   logger?: Logger;
 }

@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { RenderedMessage } from '@tern/contracts';
+import type { AttachmentFile } from '@tern/sending';
 import type pg from 'pg';
 
 /**
@@ -65,6 +66,11 @@ export interface SendContext {
    * BOUNCE_DOMAIN; absent: the relay takes the From address.
    */
   envelopeFrom?: string;
+  /**
+   * The attachments' bytes (SPEC §22), in the order `message.attachments` describes them; one
+   * with a `contentId` is an inline part (`cid:`).
+   */
+  attachments?: readonly AttachmentFile[];
 }
 
 export interface MailProvider {

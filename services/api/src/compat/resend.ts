@@ -76,10 +76,7 @@ export function sendBodyFromResend(input: unknown, at = ''): Json {
   const replyTo = asList(r.reply_to ?? r.replyTo, `${at}reply_to`);
   if (replyTo.length > 1)
     throw validation(`${at}Tern takes one \`reply_to\` address (got ${replyTo.length})`);
-  if (Array.isArray(r.attachments) && r.attachments.length > 0)
-    throw validation(
-      `${at}attachments are not accepted yet (got ${r.attachments.length}); send without them`,
-    );
+  const attachments = attachmentsFromResend(r.attachments, at);
   let tags: string[] | undefined;
   if (r.tags !== undefined && r.tags !== null) {
     if (!Array.isArray(r.tags)) throw validation(`${at}\`tags\` must be an array of { name, value }`);
@@ -114,7 +111,37 @@ export function sendBodyFromResend(input: unknown, at = ''): Json {
           ...(template.variables !== undefined ? { variables: template.variables } : {}),
         }
       : {}),
+    ...(attachments.length > 0 ? { attachments } : {}),
   };
+}
+
+/**
+ * Resend's `attachments` (what the package sends: `content` as base64 — it encodes a Buffer
+ * itself — `filename`, `content_type`, `content_id`, or `path`, a URL Resend fetches) as Tern's.
+ * Tern fetches no URL (no request to an address a caller chooses): `path` → 422. Tern's route
+ * checks the rest (base64, names, 40 MB).
+ */
+function attachmentsFromResend(value: unknown, at: string): Json[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw validation(`${at}\`attachments\` must be an array`);
+  return value.map((item, i) => {
+    const a = (item ?? {}) as Json;
+    if (a.content === undefined || a.content === null) {
+      throw validation(
+        a.path !== undefined
+          ? `${at}attachments[${i}].path: Tern does not fetch attachments from a URL; send the file as base64 \`content\``
+          : `${at}attachments[${i}].content is required`,
+      );
+    }
+    const contentType = a.content_type ?? a.contentType;
+    const contentId = a.content_id ?? a.contentId;
+    return {
+      filename: a.filename,
+      content: a.content,
+      ...(contentType !== undefined && contentType !== null ? { contentType } : {}),
+      ...(contentId !== undefined && contentId !== null ? { contentId } : {}),
+    };
+  });
 }
 
 /** Tern's status as Resend's `last_event`. */

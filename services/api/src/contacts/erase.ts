@@ -21,7 +21,7 @@ import type pg from 'pg';
  *   suppression a later send meets; no clear address is kept);
  * - scrubs every read model holding the address or what was sent to it: the contact (and its
  *   audience memberships), the log entries (`to_email`, `subject`, the fold state), the timeline's
- *   `email.queued` data, the content of sends (`outgoing_emails.message`), sandbox messages,
+ *   `email.queued` data, the content of sends (`outgoing_emails.message`) and their attachments (`email_attachments`), sandbox messages,
  *   webhook delivery records (body, recipient, the stored event), the clear suppression entry,
  *   and re-keys campaign unsubscribe records to the keyed hash (their count stays); dead letters
  *   naming the address in this tenant lose their payload.
@@ -103,6 +103,11 @@ export async function eraseRecipient(
       'DELETE FROM sandbox_messages WHERE tenant_id = $1 AND email_id = ANY($2::text[])',
       [tenantId, ids],
     );
+    // The attachments' bytes (SPEC §22): sealed under the key deleted above, and deleted too.
+    await client.query('DELETE FROM email_attachments WHERE tenant_id = $1 AND email_id = ANY($2::text[])', [
+      tenantId,
+      ids,
+    ]);
     // What the endpoints answered may echo the body they were sent.
     await client.query(
       `UPDATE webhook_attempts SET response_excerpt = NULL

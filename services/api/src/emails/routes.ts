@@ -1,10 +1,13 @@
 import {
+  ATTACHMENT_BODY_LIMIT,
   batchEmailBodySchema,
   batchEmailResponseSchema,
   cancelEmailResponseSchema,
   emailContentSchema,
   emailDetailSchema,
+  MAX_MESSAGE_BYTES,
   MAX_SCHEDULE_AHEAD_MS,
+  messageBytes,
   type SendEmailBody,
   sendEmailBodySchema,
   sendEmailResponseSchema,
@@ -12,7 +15,7 @@ import {
 import { cancelledEvent, cutSubject, renderTemplate, retentionCutoff } from '@tern/domain';
 import { EventLogUnavailableError } from '@tern/event-log';
 import { HttpError, httpError } from '@tern/http';
-import { enqueueSends, type NewSend, type StoredMessage } from '@tern/sending';
+import { decodeAttachments, enqueueSends, type NewSend, type StoredMessage } from '@tern/sending';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -33,8 +36,10 @@ import {
   sandboxContent,
 } from './store.js';
 
-export const SEND_BODY_LIMIT = 1024 * 1024;
-export const BATCH_BODY_LIMIT = 10 * 1024 * 1024;
+// Attachments (SPEC §22): a message may be 40 MB, so these routes (and their /compat/resend
+// twins) take bodies up to that plus the JSON around it; every other route keeps Fastify's 1 MiB.
+export const SEND_BODY_LIMIT = ATTACHMENT_BODY_LIMIT;
+export const BATCH_BODY_LIMIT = ATTACHMENT_BODY_LIMIT;
 
 const idempotencyHeader = z.object({
   'idempotency-key': z
@@ -62,13 +67,44 @@ const sendErrors = {
     'body.projectId: Project not found',
   ),
   409: errors.conflict,
+  413: errorResponse(
+    413,
+    'The message is larger than 40 MB (attachments counted as base64, SPEC §22; the message gives its size); a request body ' +
+      'past the route’s limit (40 MB plus 2 MiB of JSON) is refused before it is read. `code: PAYLOAD_TOO_LARGE`; nothing is queued.',
+    'body.attachments: the message must be at most 41943040 bytes (got 42991616)',
+  ),
   503: errors.unavailable,
 };
 
-/** The part of a body that is the message; scheduling and project live in their own columns. */
-function storedMessage(body: SendEmailBody): StoredMessage {
-  const { scheduledAt: _s, projectId: _p, ...message } = body;
-  return message;
+/**
+ * The part of a body that is the message (scheduling and project live in their own columns), and
+ * its attachments' bytes apart: the message keeps only their description.
+ */
+function storedMessage(body: SendEmailBody): { message: StoredMessage; files?: NewSend['files'] } {
+  const { scheduledAt: _s, projectId: _p, attachments, ...message } = body;
+  if (attachments === undefined || attachments.length === 0) return { message };
+  const { files, meta } = decodeAttachments(attachments);
+  return { message: { ...message, attachments: meta }, files };
+}
+
+/**
+ * SPEC §22: each message at most 40 MB (attachments as base64 plus content) → 413
+ * `PAYLOAD_TOO_LARGE` naming the messages past it; attachments need the keyring that seals them.
+ */
+function assertMessageSizes(
+  bodies: readonly SendEmailBody[],
+  prefix: (i: number) => string,
+  sealable: boolean,
+): void {
+  const large = bodies.flatMap((b, i) => {
+    const size = messageBytes(b);
+    return size > MAX_MESSAGE_BYTES
+      ? [`${prefix(i)}attachments: the message must be at most ${MAX_MESSAGE_BYTES} bytes (got ${size})`]
+      : [];
+  });
+  if (large.length > 0) throw httpError(413, large.join('; '), { code: 'PAYLOAD_TOO_LARGE' });
+  if (!sealable && bodies.some((b) => (b.attachments?.length ?? 0) > 0))
+    throw httpError(503, 'attachments cannot be stored by this instance', { code: 'UNAVAILABLE' });
 }
 
 /**
@@ -147,10 +183,11 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
     prefix: (i: number) => string,
   ) {
     const { tenantId } = credential;
+    assertMessageSizes(bodies, prefix, sending.keyring !== undefined);
     const { at, prepared } = await prepare(tenantId, bodies, prefix);
     const sends: NewSend[] = prepared.map(({ body, scheduledAt, subject }) => ({
       id: newResourceId('email'),
-      message: storedMessage(body),
+      ...storedMessage(body),
       subject,
       templateId: body.templateId ?? null,
       dueAt: scheduledAt ?? at,
@@ -158,7 +195,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
       projectId: body.projectId ?? null,
     }));
     try {
-      await enqueueSends(deps.pool, sending.log, tenantId, sends, at);
+      await enqueueSends(deps.pool, sending.log, tenantId, sends, at, sending.keyring);
     } catch (error) {
       if (error instanceof EventLogUnavailableError) {
         throw httpError(
@@ -229,7 +266,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
   app.post(
     '/emails/send',
     {
-      // 256 KiB of content may double when JSON-escaped.
+      // A 40 MB message with its attachments (SPEC §22); past the limit → 413 before parsing.
       bodyLimit: SEND_BODY_LIMIT,
       config: { auth: 'jwt_or_key', scope: 'email:send' },
       schema: {
@@ -239,7 +276,10 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
         description:
           'Queues one email to one recipient and answers 202 `{ id }` once `email.queued` is in the event log. ' +
           'With `scheduledAt` (future, ≤ 30 days) it is SCHEDULED until then. API key with `email:send`, or a dashboard JWT. ' +
-          'A key bound to a project sends into its project (`projectId` may be left out; another project → 404).',
+          'A key bound to a project sends into its project (`projectId` may be left out; another project → 404). ' +
+          '`attachments: [{ filename, content, contentType?, contentId? }]` (SPEC §22): `content` is the file in standard ' +
+          'base64, `contentType` defaults from the file name, `contentId` makes an inline part the HTML shows as ' +
+          '`cid:<contentId>`; the whole message (attachments as base64, subject, html, text, headers) ≤ 40 MB, else 413.',
         security: KEY_OR_DASHBOARD,
         headers: idempotencyHeader,
         body: sendEmailBodySchema,
@@ -260,7 +300,7 @@ export const emailRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { sending: Sendin
   app.post(
     '/emails/batch',
     {
-      // 100 emails of ordinary size; a larger request is a 413 (send big ones one by one).
+      // The whole batch at most one largest message (SPEC §22); a larger request is a 413.
       bodyLimit: BATCH_BODY_LIMIT,
       config: { auth: 'jwt_or_key', scope: 'email:send' },
       schema: {

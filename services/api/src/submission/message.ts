@@ -71,7 +71,8 @@ export function assertHeaderSection(raw: Buffer): void {
 /**
  * A parsed SMTP submission as the body of `POST /emails/send` (SPEC §22). The envelope decides who
  * gets the mail: To/Cc headers name the visible recipients among them, every other envelope
- * recipient is a Bcc. Sending takes one `to` today.
+ * recipient is a Bcc. Sending takes one `to` today. Attachments and inline parts become
+ * `attachments` (their bytes stored sealed like those of the HTTP route).
  */
 export function sendBodyOf(mail: ParsedMail, envelopeTo: readonly string[]): SendEmailBody {
   const froms = addresses(mail.from);
@@ -108,12 +109,6 @@ export function sendBodyOf(mail: ParsedMail, envelopeTo: readonly string[]): Sen
       `5.5.3 Tern sends to one To recipient per message today (got ${to.length}); put the others in Cc or send one message each`,
     );
   }
-  if (mail.attachments.length > 0) {
-    throw new SmtpRefusal(
-      550,
-      `5.6.0 Attachments are not accepted yet (got ${mail.attachments.length}); send the message without them`,
-    );
-  }
 
   const headers: Record<string, string> = {};
   for (const { key } of mail.headerLines) {
@@ -145,8 +140,31 @@ export function sendBodyOf(mail: ParsedMail, envelopeTo: readonly string[]): Sen
     ...(tags && tags.length > 0 ? { tags } : {}),
     ...(projectId ? { projectId } : {}),
     ...(templateId ? { templateId } : {}),
+    ...(mail.attachments.length > 0 ? { attachments: mail.attachments.map(attachmentOf) } : {}),
   };
   return body as SendEmailBody;
+}
+
+/**
+ * A part mailparser found as an attachment, as the `attachments[]` of `POST /emails/send` (SPEC
+ * §22): its bytes in base64, its type, and its content id when it is an inline part (disposition
+ * `inline`, or inside multipart/related), so it goes out inline again; a part without a file name
+ * is named `attachment-<n>`, and a name's control characters and slashes become `_`.
+ */
+function attachmentOf(part: ParsedMail['attachments'][number], index: number) {
+  const name = [...(part.filename ?? '')]
+    .map((c) => (c.charCodeAt(0) < 0x20 || c === '\u007f' || c === '/' || c === '\\' ? '_' : c))
+    .join('')
+    .trim()
+    .slice(0, 255);
+  const inline = part.related === true || part.contentDisposition === 'inline';
+  const cid = part.cid?.replace(/^<|>$/g, '');
+  return {
+    filename: name === '' ? `attachment-${index + 1}` : name,
+    content: part.content.toString('base64'),
+    ...(part.contentType ? { contentType: part.contentType } : {}),
+    ...(inline && cid ? { contentId: cid } : {}),
+  };
 }
 
 /**

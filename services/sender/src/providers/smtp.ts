@@ -139,6 +139,20 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
           ...(message.html !== null ? { html: message.html } : {}),
           ...(message.text !== null ? { text: message.text } : {}),
           headers: message.headers,
+          ...(context?.attachments && context.attachments.length > 0
+            ? {
+                // A file with a content id is an inline part (multipart/related) the HTML shows as
+                // `cid:<id>`; the others are attachments (multipart/mixed).
+                attachments: context.attachments.map((a) => ({
+                  filename: a.filename,
+                  content: a.content,
+                  contentType: a.contentType,
+                  ...(a.contentId !== null
+                    ? { cid: a.contentId, contentDisposition: 'inline' as const }
+                    : {}),
+                })),
+              }
+            : {}),
         });
         // The status is the `to` recipient's (SPEC §11): cc/bcc accepted does not make it sent.
         const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>

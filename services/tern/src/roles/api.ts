@@ -82,7 +82,7 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     rateLimit: rateLimitOf(config),
     logger,
     readiness: ctx.readiness,
-    sending: { log: stream },
+    sending: { log: stream, keyring: ctx.keyring },
     keyring: ctx.keyring,
     domains: { domains },
     domainPolicy: { requireVerified: ctx.requireVerifiedDomains },

@@ -13,6 +13,7 @@ export async function startSender(ctx: RuntimeContext): Promise<void> {
     log: streamOf(ctx),
     provider: config.smtpUrl ? createSmtpProvider({ url: config.smtpUrl }) : createSandboxProvider({ pool }),
     isSuppressed: suppressionCheck(ctx.keyring),
+    keyring: ctx.keyring,
     getTemplate,
     signingKeys: createSigningKeys({ pool, sealer: ctx.dkimSealer! }),
     requireVerifiedDomain: ctx.requireVerifiedDomains,

@@ -18,7 +18,7 @@ export async function startSubmission(ctx: RuntimeContext, app: FastifyInstance)
       retentionDays: config.retentionDays,
       rateLimit: rateLimitOf(config),
       logger,
-      sending: { log: streamOf(ctx) },
+      sending: { log: streamOf(ctx), keyring: ctx.keyring },
       domainPolicy: { requireVerified: ctx.requireVerifiedDomains },
     });
     ctx.onClose('submission-app', () => sendingApp.close());
