@@ -5,6 +5,5 @@ export * from './projection-status.js';
 export * from './provider-messages.js';
 export * from './read-model.js';
 export * from './registry.js';
-export * from './scrub.js';
 export * from './suppressions.js';
 export * from './timeline.js';

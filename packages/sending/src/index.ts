@@ -1,1 +1,2 @@
+export * from './erasure.js';
 export { enqueueSends, type NewSend, type StoredMessage } from './outgoing.js';
