@@ -1,3 +1,10 @@
+export {
+  type LogsFilter,
+  type LogsPageQuery,
+  type LogsPageResult,
+  logsPage,
+  logsStatement,
+} from '@tern/read-models';
 export * from './analytics-queries.js';
 export * from './analytics-routes.js';
 export * from './api-key-store.js';
@@ -18,7 +25,6 @@ export * from './contacts/store.js';
 export * from './credentials.js';
 export * from './domains/policy.js';
 export * from './domains/routes.js';
-export * from './logs/store.js';
 export * from './logs-routes.js';
 export * from './openapi.js';
 export * from './pg-queries.js';

@@ -1,9 +1,9 @@
 import { retentionCutoff } from '@tern/domain';
 import { httpError } from '@tern/http';
+import { logsPage } from '@tern/read-models';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { boundProject, credentialOf } from './credentials.js';
 import { decodeLogsCursor, encodeLogsCursor } from './logs/cursor.js';
-import { logsPage } from './logs/store.js';
 import { KEY_OR_DASHBOARD, TAGS } from './openapi.js';
 import { createReadMemo } from './read-memo.js';
 import { resourceErrors } from './resource-kit.js';
