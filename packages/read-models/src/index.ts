@@ -2,6 +2,7 @@ export * from './daily-analytics.js';
 export * from './email-log/email-log.js';
 export * from './email-log/log-counts.js';
 export * from './email-log/logs-query.js';
+export * from './email-log/queries.js';
 export * from './email-log/views.js';
 export * from './projection-status.js';
 export * from './provider-messages.js';

@@ -44,6 +44,16 @@ export async function tenantReadContext(pool: pg.Pool, tenantId: string): Promis
   };
 }
 
+/** Every tenant's retention override (SPEC §9), by tenant id. */
+export async function retentionOverrides(
+  db: Pick<pg.ClientBase, 'query'>,
+): Promise<{ tenant_id: string; retention_days: number }[]> {
+  const { rows } = await db.query<{ tenant_id: string; retention_days: number }>(
+    'SELECT tenant_id, retention_days FROM tenant_settings WHERE retention_days IS NOT NULL ORDER BY tenant_id',
+  );
+  return rows;
+}
+
 export async function getRetentionOverride(pool: pg.Pool, tenantId: string): Promise<number | null> {
   const { rows } = await pool.query<{ retention_days: number | null }>(
     'SELECT retention_days FROM tenant_settings WHERE tenant_id = $1',

@@ -12,6 +12,7 @@ import {
 import { OUTGOING_CONTENT, SANDBOX_CONTENT, sendNotFinalSql } from '@tern/sending';
 import { WEBHOOK_DELIVERY_CONTENT } from '@tern/webhooks';
 import type pg from 'pg';
+import { retentionOverrides } from './pg-queries.js';
 
 /**
  * Physical deletion of expired entries (SPEC §9). Visibility never depends on it: reads apply the
@@ -174,9 +175,7 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
     const at = opts.now();
     // The first step claims the run: when another instance holds the lock, nothing is done.
     const plan = await lockedStep(async (client) => {
-      const { rows: overrides } = await client.query<{ tenant_id: string; retention_days: number }>(
-        'SELECT tenant_id, retention_days FROM tenant_settings WHERE retention_days IS NOT NULL ORDER BY tenant_id',
-      );
+      const overrides = await retentionOverrides(client);
       const tenants = await tenantsOf(client, EXPIRY.tenants);
       const sweeps: { t: EmailContentTable; tenants: string[] }[] = [];
       for (const t of CONTENT_TABLES)

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { ErasureResult } from '@tern/contracts';
 import type { Keyring } from '@tern/privacy';
 import { type Erasure, emailIdsTo, PG_READ_MODELS } from '@tern/read-models';
@@ -6,6 +5,7 @@ import { eraseSendContent, sendIdsTo } from '@tern/sending';
 import { notifyReadModel } from '@tern/stores';
 import { eraseWebhookDeliveries } from '@tern/webhooks';
 import type pg from 'pg';
+import { rekeyErasedUnsubscribes } from '../unsubscribe/store.js';
 
 /**
  * Erasure of one address in one tenant (SPEC §14; docs/architecture.md § "Personal data and
@@ -71,10 +71,7 @@ export async function eraseRecipient(
     for (const model of PG_READ_MODELS) Object.assign(counts, await model.eraseRecipient?.(client, erasure));
     const { sandboxMessages } = await eraseSendContent(client, tenantId, address, ids);
     const webhookDeliveries = await eraseWebhookDeliveries(client, tenantId, address, ids);
-    const unsubscribes = await client.query(
-      `UPDATE unsubscribe_sources SET email_hash = $3 WHERE tenant_id = $1 AND email_hash = $2`,
-      [tenantId, createHash('sha256').update(address).digest('hex'), `erased:${rh}`],
-    );
+    const unsubscribes = await rekeyErasedUnsubscribes(client, tenantId, address, rh);
     // The api processes' memoised log pages of this tenant may hold the address (delivered at commit).
     await notifyReadModel(client, { kind: 'logs', tenants: [tenantId] });
     await client.query('COMMIT');
@@ -89,7 +86,7 @@ export async function eraseRecipient(
         sandboxMessages,
         webhookDeliveries,
         suppressions: counts.suppressions ?? 0,
-        unsubscribes: unsubscribes.rowCount ?? 0,
+        unsubscribes,
       },
     };
   } catch (error) {

@@ -6,6 +6,7 @@ import {
   type TrackingSettings,
 } from '@tern/contracts';
 import type { EmailState } from '@tern/domain';
+import { emailIsVisible, timelineOf } from '@tern/read-models';
 import type pg from 'pg';
 import type { z } from 'zod';
 
@@ -38,11 +39,7 @@ export async function cancelOutgoing(
   const r = rows[0];
   if (!r || r.before === null) {
     // An email Tern did not send itself (posted to POST /events) cannot be cancelled here.
-    const known = await pool.query(
-      'SELECT 1 FROM email_logs WHERE tenant_id = $1 AND id = $2 AND created_at IS NOT NULL',
-      [tenantId, id],
-    );
-    return (known.rowCount ?? 0) > 0 ? 'handed' : 'not_found';
+    return (await emailIsVisible(pool, tenantId, id)) ? 'handed' : 'not_found';
   }
   if (r.after === 'cancelling') return 'cancelled';
   if (r.before === 'cancelling' || r.before === 'cancelled') return 'already_cancelled';
@@ -124,11 +121,7 @@ export async function emailDetail(
     };
   }
   if (row.created_at !== null && row.created_at < cutoff) return null;
-  const events = await pool.query<{ type: string; occurred_at: Date; data: Record<string, unknown> }>(
-    `SELECT type, occurred_at, data FROM email_events WHERE tenant_id = $1 AND email_id = $2
-      ORDER BY occurred_at, event_id COLLATE "C"`,
-    [tenantId, id],
-  );
+  const events = await timelineOf(pool, tenantId, id);
   const q = state.queued;
   return {
     id,
@@ -149,7 +142,7 @@ export async function emailDetail(
     templateId: q.templateId,
     opens: state.openCount,
     clicks: state.clickCount,
-    events: events.rows.map(
+    events: events.map(
       (e): z.infer<typeof emailTimelineEventSchema> => ({
         type: e.type as z.infer<typeof emailTimelineEventSchema>['type'],
         occurredAt: e.occurred_at.toISOString(),
@@ -256,11 +249,7 @@ export async function rescheduleOutgoing(
   );
   const r = rows[0];
   if (!r || r.before === null) {
-    const known = await pool.query(
-      'SELECT 1 FROM email_logs WHERE tenant_id = $1 AND id = $2 AND created_at IS NOT NULL',
-      [tenantId, id],
-    );
-    return (known.rowCount ?? 0) > 0 ? 'handed' : 'not_found';
+    return (await emailIsVisible(pool, tenantId, id)) ? 'handed' : 'not_found';
   }
   return r.after === null ? 'handed' : 'moved';
 }
