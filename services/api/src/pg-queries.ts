@@ -1,3 +1,4 @@
+import { DEFAULT_TRACKING, type TrackingSettings } from '@tern/contracts';
 import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
 import type pg from 'pg';
 
@@ -120,4 +121,33 @@ export async function templateNames(
     [tenantId, ids],
   );
   return new Map(rows.map((r) => [r.id, { name: r.name, subject: r.subject }]));
+}
+
+export async function getTracking(pool: pg.Pool, tenantId: string): Promise<TrackingSettings> {
+  const { rows } = await pool.query<{ opens: boolean | null; clicks: boolean | null }>(
+    'SELECT tracking_opens AS opens, tracking_clicks AS clicks FROM tenant_settings WHERE tenant_id = $1',
+    [tenantId],
+  );
+  const r = rows[0];
+  return { opens: r?.opens ?? DEFAULT_TRACKING.opens, clicks: r?.clicks ?? DEFAULT_TRACKING.clicks };
+}
+
+/**
+ * Merges the given tracking fields into the tenant's settings (issue 24, item 16): a field left
+ * out keeps its value (null in the row = the default), in one statement.
+ */
+export async function setTracking(
+  pool: pg.Pool,
+  tenantId: string,
+  tracking: Partial<TrackingSettings>,
+  at: Date,
+): Promise<void> {
+  await pool.query(
+    `INSERT INTO tenant_settings (tenant_id, tracking_opens, tracking_clicks, updated_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (tenant_id) DO UPDATE
+       SET tracking_opens = COALESCE(EXCLUDED.tracking_opens, tenant_settings.tracking_opens),
+           tracking_clicks = COALESCE(EXCLUDED.tracking_clicks, tenant_settings.tracking_clicks),
+           updated_at = EXCLUDED.updated_at`,
+    [tenantId, tracking.opens ?? null, tracking.clicks ?? null, at],
+  );
 }

@@ -3,9 +3,15 @@ import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { ApiKeyRecord } from './api-key-store.js';
 import type { AuthConfig } from './credentials.js';
-import { getTracking, setTracking } from './emails/store.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';
-import { getRetentionOverride, getSendRate, setRetentionOverride, setSendRate } from './pg-queries.js';
+import {
+  getRetentionOverride,
+  getSendRate,
+  getTracking,
+  setRetentionOverride,
+  setSendRate,
+  setTracking,
+} from './pg-queries.js';
 import { getProject } from './projects/store.js';
 import type { ApiRouteDeps } from './route-deps.js';
 import {

@@ -1,10 +1,4 @@
-import {
-  DEFAULT_TRACKING,
-  type EmailDetail,
-  type EmailStatus,
-  type emailTimelineEventSchema,
-  type TrackingSettings,
-} from '@tern/contracts';
+import type { EmailDetail, EmailStatus, emailTimelineEventSchema } from '@tern/contracts';
 import type { EmailState } from '@tern/domain';
 import { emailIsVisible, timelineOf } from '@tern/read-models';
 import type pg from 'pg';
@@ -192,35 +186,6 @@ export async function sandboxContent(
   );
   const r = rows[0];
   return r ? { message: r.message, createdAt: r.created_at } : null;
-}
-
-export async function getTracking(pool: pg.Pool, tenantId: string): Promise<TrackingSettings> {
-  const { rows } = await pool.query<{ opens: boolean | null; clicks: boolean | null }>(
-    'SELECT tracking_opens AS opens, tracking_clicks AS clicks FROM tenant_settings WHERE tenant_id = $1',
-    [tenantId],
-  );
-  const r = rows[0];
-  return { opens: r?.opens ?? DEFAULT_TRACKING.opens, clicks: r?.clicks ?? DEFAULT_TRACKING.clicks };
-}
-
-/**
- * Merges the given tracking fields into the tenant's settings (issue 24, item 16): a field left
- * out keeps its value (null in the row = the default), in one statement.
- */
-export async function setTracking(
-  pool: pg.Pool,
-  tenantId: string,
-  tracking: Partial<TrackingSettings>,
-  at: Date,
-): Promise<void> {
-  await pool.query(
-    `INSERT INTO tenant_settings (tenant_id, tracking_opens, tracking_clicks, updated_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (tenant_id) DO UPDATE
-       SET tracking_opens = COALESCE(EXCLUDED.tracking_opens, tenant_settings.tracking_opens),
-           tracking_clicks = COALESCE(EXCLUDED.tracking_clicks, tenant_settings.tracking_clicks),
-           updated_at = EXCLUDED.updated_at`,
-    [tenantId, tracking.opens ?? null, tracking.clicks ?? null, at],
-  );
 }
 
 /**
