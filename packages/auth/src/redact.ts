@@ -28,6 +28,8 @@ const HAS_ADDRESS = /@|%40/i;
  * `/suppressions/[address]` (no personal datum in logs).
  */
 export function redactAddressesInUrl(url: string): string {
+  // Most URLs hold no address: logged as they are, without splitting them (every request's log line).
+  if (!HAS_ADDRESS.test(url)) return url;
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   const redactedPath = path

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { withTransaction } from '@tern/jobs';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 
@@ -437,12 +438,7 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     },
 
     async rewriteKeys(log) {
-      const client = await pool.connect();
-      try {
-        await rewriteDataKeys(client, log);
-      } finally {
-        client.release();
-      }
+      await rewriteDataKeys(pool, log);
     },
 
     invalidate(tenantId, rh) {
@@ -471,17 +467,16 @@ export function createKeyring(opts: KeyringOptions): Keyring {
  * rescrub. The WAL and backups keep the key longer: docs/architecture.md § "What WAL and backups
  * keep".
  */
-async function rewriteDataKeys(client: pg.ClientBase, log?: (error: unknown) => void): Promise<void> {
+async function rewriteDataKeys(pool: pg.Pool, log?: (error: unknown) => void): Promise<void> {
   try {
-    await client.query('BEGIN');
-    await client.query("SET LOCAL lock_timeout = '10s'");
-    await client.query('LOCK TABLE data_keys IN ACCESS EXCLUSIVE MODE');
-    await client.query('CREATE TEMP TABLE data_keys_kept ON COMMIT DROP AS SELECT * FROM data_keys');
-    await client.query('TRUNCATE data_keys');
-    await client.query('INSERT INTO data_keys SELECT * FROM data_keys_kept');
-    await client.query('COMMIT');
+    await withTransaction(pool, async (client) => {
+      await client.query("SET LOCAL lock_timeout = '10s'");
+      await client.query('LOCK TABLE data_keys IN ACCESS EXCLUSIVE MODE');
+      await client.query('CREATE TEMP TABLE data_keys_kept ON COMMIT DROP AS SELECT * FROM data_keys');
+      await client.query('TRUNCATE data_keys');
+      await client.query('INSERT INTO data_keys SELECT * FROM data_keys_kept');
+    });
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
     log?.(error);
   }
 }

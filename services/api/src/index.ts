@@ -3,8 +3,9 @@
 
 // The email log's page query is its owner's (packages/read-models).
 export { logsPage } from '@tern/read-models';
-export { createAnalyticsQueries } from './analytics-queries.js';
-export { cohortDays } from './analytics-routes.js';
+export { createAnalyticsQueries } from './analytics/queries.js';
+export { cohortDays } from './analytics/routes.js';
+export { analyticsQuerySchema } from './analytics/schemas.js';
 export {
   buildReferenceApp,
   INGEST_EXAMPLE,
@@ -25,18 +26,19 @@ export {
   TENANT_WIDE_WRITE_SCOPES,
 } from './credentials.js';
 export type { DomainPolicy } from './domains/policy.js';
+export { logsQuerySchema } from './logs/schemas.js';
 export { CREDENTIAL_EXTENSION } from './openapi.js';
 export { tenantReadContext } from './pg-queries.js';
 export { insertProject } from './projects/store.js';
 export type { ProviderRouteOptions } from './providers/routes.js';
 export { newResourceId } from './resource-kit.js';
 export { createRetentionJob, RETENTION_LOCK_KEY } from './retention-job.js';
-export { analyticsQuerySchema, logsQuerySchema } from './schemas.js';
 export { createSequenceScheduler, type SequenceScheduler } from './sequences/scheduler.js';
 export { enroll, insertSequence } from './sequences/store.js';
 export { type SubmissionServer, startSubmissionServer } from './submission/server.js';
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
 export { addSuppression, isSuppressed, suppressionCheck } from './suppressions/store.js';
 export { getTemplate, insertTemplate } from './templates/store.js';
-export { PROJECT_KEY_WEBHOOKS_MESSAGE, type WebhookRouteOptions } from './webhooks/routes.js';
+export type { WebhookRouteOptions } from './webhooks/options.js';
+export { PROJECT_KEY_WEBHOOKS_MESSAGE } from './webhooks/routes.js';
 export * as webhookStore from './webhooks/store.js';

@@ -1,6 +1,7 @@
 import type { DeliveryEvent } from '@tern/contracts';
 import { type AnalyticsDelta, emailKey, foldBatch, groupByEmail } from '@tern/domain';
 import type { DeadLetter } from '@tern/event-log';
+import { withTransaction } from '@tern/jobs';
 import {
   claimIntoTimeline,
   lockEmails,
@@ -41,7 +42,7 @@ export async function applyBatchToPostgres(
   deadLetters: readonly DeadLetter[],
   newBatchId: () => string,
 ): Promise<PgBatchResult> {
-  return inTransaction(pool, (client) => applyInTransaction(client, events, deadLetters, newBatchId));
+  return withTransaction(pool, (client) => applyInTransaction(client, events, deadLetters, newBatchId));
 }
 
 async function applyInTransaction(
@@ -82,44 +83,8 @@ export async function deadLetterEvent(
   event: DeliveryEvent | undefined,
   letters: readonly DeadLetter[],
 ): Promise<void> {
-  await inTransaction(pool, async (client) => {
+  await withTransaction(pool, async (client) => {
     await writeDeadLetters(client, letters);
     if (event) await markProcessed(client, event);
   });
-}
-
-/** `fn` in one transaction of a checked-out client, watched for a lost connection. */
-async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  const lost = watchConnection(client);
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    lost.release();
-  }
-}
-
-/**
- * Hears a checked-out client losing its connection between two queries (a Postgres restart
- * while a batch is folded): without a listener the 'error' event would crash the process. The
- * broken client is handed back with the error, so the pool drops it instead of reusing it.
- */
-function watchConnection(client: pg.PoolClient): { release(): void } {
-  let lost: Error | undefined;
-  const onError = (error: Error) => {
-    lost = error;
-  };
-  client.on('error', onError);
-  return {
-    release() {
-      client.off('error', onError);
-      client.release(lost);
-    },
-  };
 }

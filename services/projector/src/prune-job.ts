@@ -1,7 +1,7 @@
+import type { Logger } from '@tern/jobs';
 import { createPoller } from '@tern/jobs';
 import { pruneDeadLetters, pruneProcessed, pruneSoftBounces, SOFT_BOUNCE_WINDOW_MS } from '@tern/read-models';
 import type pg from 'pg';
-import type { ProjectorLogger } from './projector.js';
 
 /**
  * Bounds the growth of the projector's bookkeeping (issue 9, item 7), keeping the dedup
@@ -32,7 +32,7 @@ export interface PruneJobOptions {
   batchSize?: number;
   /** Pause between runs when started. Default 1 h. */
   intervalMs?: number;
-  logger?: ProjectorLogger;
+  logger?: Logger;
 }
 
 export interface PruneRunResult {

@@ -1,9 +1,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { EventStream } from '@tern/event-log';
+import type { Logger } from '@tern/jobs';
 import { REBUILT_TABLES, truncateRollups } from '@tern/read-models';
 import { notifyReadModel } from '@tern/stores';
 import type pg from 'pg';
-import { type BatchStats, createProjector, type ProjectorLogger } from './projector.js';
+import { type BatchStats, createProjector } from './projector.js';
 
 export interface RebuildOptions {
   pool: pg.Pool;
@@ -14,7 +15,7 @@ export interface RebuildOptions {
   maxBatchSize?: number;
   /** Give up when the replay has not caught up after this long. */
   timeoutMs?: number;
-  logger?: ProjectorLogger;
+  logger?: Logger;
   onBatch?: (stats: BatchStats) => void;
 }
 

@@ -1,5 +1,5 @@
 import { DEFAULT_TRACKING, type DeliveryEvent, type TrackingSettings } from '@tern/contracts';
-import { claimDue } from '@tern/jobs';
+import { claimDue, withTransaction } from '@tern/jobs';
 import type { StoredMessage } from '@tern/sending';
 import type { SenderContext } from './options.js';
 
@@ -90,9 +90,7 @@ export function createOutgoingStore(ctx: SenderContext) {
       if (limited.has(r.tenant_id)) wanted.set(r.tenant_id, (wanted.get(r.tenant_id) ?? 0) + 1);
     const ids = [...wanted.keys()];
     const granted = new Map<string, number>();
-    const client = await opts.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await withTransaction(opts.pool, async (client) => {
       await client.query(
         `INSERT INTO send_rate_counters (tenant_id, second, sent)
          SELECT t, $2, 0 FROM unnest($1::text[]) AS t ON CONFLICT DO NOTHING`,
@@ -112,13 +110,7 @@ export function createOutgoingStore(ctx: SenderContext) {
            FROM unnest($1::text[], $3::int[]) AS g(t, n) WHERE c.tenant_id = g.t AND c.second = $2`,
         [ids, second, ids.map((t) => granted.get(t) ?? 0)],
       );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
     const keep: ClaimedRow[] = [];
     const back: ClaimedRow[] = [];
     // Transactional rows first within a tenant (the claim returns them in no particular order).

@@ -1,4 +1,5 @@
 import type { ErasureResult } from '@tern/contracts';
+import { withTransaction } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import { type Erasure, emailIdsTo, PG_READ_MODELS } from '@tern/read-models';
 import { eraseSendContent, sendIdsTo } from '@tern/sending';
@@ -44,10 +45,7 @@ export async function eraseRecipient(
 ): Promise<ErasureResult & { firstTime: boolean }> {
   const address = email.trim().toLowerCase();
   const rh = keyring.recipientHash(tenantId, address);
-  const client = await pool.connect();
-  let result: ErasureResult & { firstTime: boolean };
-  try {
-    await client.query('BEGIN');
+  const done = await withTransaction(pool, async (client) => {
     const dataKeys = await keyring.eraseKeys(tenantId, address, client);
     const first = await client.query(
       `INSERT INTO erased_recipients (tenant_id, recipient_hash) VALUES ($1, $2)
@@ -74,10 +72,7 @@ export async function eraseRecipient(
     const unsubscribes = await rekeyErasedUnsubscribes(client, tenantId, address, rh);
     // The api processes' memoised log pages of this tenant may hold the address (delivered at commit).
     await notifyReadModel(client, { kind: 'logs', tenants: [tenantId] });
-    await client.query('COMMIT');
-    keyring.invalidate(tenantId, rh);
-    result = {
-      erased: true,
+    return {
       firstTime: (first.rowCount ?? 0) > 0,
       counts: {
         dataKeys,
@@ -89,13 +84,9 @@ export async function eraseRecipient(
         unsubscribes,
       },
     };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-  // After the connection went back: an embedded PGlite has only one.
-  if (result.counts.dataKeys > 0 || opts.rewriteKeys) await keyring.rewriteKeys(opts.log);
-  return result;
+  });
+  keyring.invalidate(tenantId, rh);
+  // After the transaction's connection went back: an embedded PGlite has only one.
+  if (done.counts.dataKeys > 0 || opts.rewriteKeys) await keyring.rewriteKeys(opts.log);
+  return { erased: true, ...done };
 }

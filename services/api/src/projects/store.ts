@@ -1,4 +1,5 @@
 import type { Project } from '@tern/contracts';
+import { withTransaction } from '@tern/jobs';
 import { projectHasEmails } from '@tern/read-models';
 import type pg from 'pg';
 import { type PageQuery, pageWindow } from '../resource-kit.js';
@@ -83,9 +84,7 @@ export async function deleteProject(
   tenantId: string,
   id: string,
 ): Promise<'deleted' | 'not_found' | 'has_emails'> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return withTransaction(pool, async (client) => {
     const locked = await client.query('SELECT 1 FROM projects WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [
       tenantId,
       id,
@@ -97,12 +96,6 @@ export async function deleteProject(
         await client.query('DELETE FROM projects WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
       }
     }
-    await client.query('COMMIT');
     return outcome;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
