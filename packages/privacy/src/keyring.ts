@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { withTransaction } from '@tern/jobs';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 
@@ -111,6 +112,11 @@ export interface Keyring {
   dropPeriodsBefore(cutoff: Date, tenantId?: string, exceptTenants?: readonly string[]): Promise<number>;
   /** Forgets cached keys (all, or one tenant's recipient). */
   invalidate(tenantId?: string, recipientHash?: string): void;
+  /**
+   * Rewrites `data_keys` into a new file, so erased wrapped keys stay in no data file of the
+   * table; a failure goes to `log` (the rescrub redoes it).
+   */
+  rewriteKeys(log?: (error: unknown) => void): Promise<void>;
 }
 
 /** Fewest bytes of ENCRYPTION_KEY (AES-256 wants 256 bits of input keying material). */
@@ -488,6 +494,10 @@ export function createKeyring(opts: KeyringOptions): Keyring {
       return result.rowCount ?? 0;
     },
 
+    async rewriteKeys(log) {
+      await rewriteDataKeys(pool, log);
+    },
+
     invalidate(tenantId, rh) {
       if (tenantId === undefined) {
         cache.clear();
@@ -500,4 +510,30 @@ export function createKeyring(opts: KeyringOptions): Keyring {
       for (const id of [...cache.keys()]) if (id.startsWith(prefix)) cache.delete(id);
     },
   };
+}
+
+/**
+ * Rewrites `data_keys` into a new file: a deleted row's bytes — the wrapped key — stay in the
+ * table's data file until its page is reused, so the erased key would survive in the file
+ * otherwise. VACUUM FULL is not enough: it copies a deleted row that an older snapshot of another
+ * session may still see ("recently dead"). So, in one transaction holding the table's exclusive
+ * lock: the live rows (read after the erasure committed) go to a temporary table, TRUNCATE gives
+ * `data_keys` a new file (the old one is emptied at commit, unlinked at the next checkpoint), and
+ * they are copied back. The table is small (one row per recipient and month); keyring statements
+ * wait for the lock (at most `lock_timeout`, 10 s, here); a failure is logged and redone by the
+ * rescrub. The WAL and backups keep the key longer: docs/architecture.md § "What WAL and backups
+ * keep".
+ */
+async function rewriteDataKeys(pool: pg.Pool, log?: (error: unknown) => void): Promise<void> {
+  try {
+    await withTransaction(pool, async (client) => {
+      await client.query("SET LOCAL lock_timeout = '10s'");
+      await client.query('LOCK TABLE data_keys IN ACCESS EXCLUSIVE MODE');
+      await client.query('CREATE TEMP TABLE data_keys_kept ON COMMIT DROP AS SELECT * FROM data_keys');
+      await client.query('TRUNCATE data_keys');
+      await client.query('INSERT INTO data_keys SELECT * FROM data_keys_kept');
+    });
+  } catch (error) {
+    log?.(error);
+  }
 }

@@ -23,6 +23,20 @@ export async function writeDeadLetters(
   );
 }
 
+/** Dead-letters one outbox row ClickHouse refused (source `clickhouse`), once. */
+export async function writeClickHouseDeadLetter(
+  db: pg.Pool | pg.ClientBase,
+  payload: string,
+  reason: string,
+) {
+  await db.query(
+    `INSERT INTO dead_letters (source, payload, reason, payload_hash)
+     VALUES ('clickhouse', $1, $2, encode(sha256(convert_to($1, 'UTF8')), 'hex'))
+     ON CONFLICT (source, payload_hash) DO NOTHING`,
+    [payload, reason],
+  );
+}
+
 /**
  * The projection's progress (`projection_status`: the newest event folded, the last batch, the
  * events folded in all) and what it could not fold (`dead_letters`). Applying a batch also tells

@@ -1,6 +1,6 @@
 import { dailyAnalytics, OUTBOX_TABLE } from './daily-analytics.js';
-import { emailLog } from './email-log.js';
-import { logCounts } from './log-counts.js';
+import { emailLog } from './email-log/email-log.js';
+import { logCounts } from './email-log/log-counts.js';
 import { projectionStatus } from './projection-status.js';
 import { providerMessages } from './provider-messages.js';
 import type { ChReadModel, PgReadModel, ReadModel } from './read-model.js';

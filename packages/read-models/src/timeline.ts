@@ -1,8 +1,8 @@
 import type { DeliveryEvent } from '@tern/contracts';
 import { emailKey } from '@tern/domain';
+import { SCRUB_SPEC, scrubbedData } from '@tern/privacy';
 import type pg from 'pg';
 import type { PgReadModel } from './read-model.js';
-import { SCRUB_SPEC, scrubbedData } from './scrub.js';
 
 /**
  * The timeline of `GET /emails/:id` (SPEC §11): one row per event (`email_events`), which is also

@@ -29,6 +29,7 @@ export {
   type PostgresKind,
   type PostgresStore,
 } from './postgres.js';
+export { preparedName } from './prepared.js';
 export {
   createReadModelFeed,
   notifyReadModel,

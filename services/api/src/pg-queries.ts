@@ -1,22 +1,9 @@
-import { createHash } from 'node:crypto';
+import { DEFAULT_TRACKING, type TrackingSettings } from '@tern/contracts';
 import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
 import type pg from 'pg';
 
-const names = new Map<string, string>();
-
-/**
- * The name of a prepared statement for `text` (pg's `name:`): Postgres then parses and plans it
- * once per connection instead of per request. Derived from the text, so a name always denotes the
- * same text (pg refuses a name reused for another text). Callers pass a bounded set of texts.
- */
-export function preparedName(prefix: string, text: string): string {
-  let name = names.get(text);
-  if (name === undefined) {
-    name = `${prefix}_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
-    if (names.size < 1000) names.set(text, name);
-  }
-  return name;
-}
+// The prepared-statement names of the api's queries (packages/stores).
+export { preparedName } from '@tern/stores';
 
 /** What every read of a tenant needs besides its data: its retention and the projection's freshness. */
 export interface TenantReadContext {
@@ -56,6 +43,16 @@ export async function tenantReadContext(pool: pg.Pool, tenantId: string): Promis
     asOf: row?.last_batch_at ?? null,
     watermark: row?.watermark ?? null,
   };
+}
+
+/** Every tenant's retention override (SPEC §9), by tenant id. */
+export async function retentionOverrides(
+  db: Pick<pg.ClientBase, 'query'>,
+): Promise<{ tenant_id: string; retention_days: number }[]> {
+  const { rows } = await db.query<{ tenant_id: string; retention_days: number }>(
+    'SELECT tenant_id, retention_days FROM tenant_settings WHERE retention_days IS NOT NULL ORDER BY tenant_id',
+  );
+  return rows;
 }
 
 export async function getRetentionOverride(pool: pg.Pool, tenantId: string): Promise<number | null> {
@@ -124,4 +121,33 @@ export async function templateNames(
     [tenantId, ids],
   );
   return new Map(rows.map((r) => [r.id, { name: r.name, subject: r.subject }]));
+}
+
+export async function getTracking(pool: pg.Pool, tenantId: string): Promise<TrackingSettings> {
+  const { rows } = await pool.query<{ opens: boolean | null; clicks: boolean | null }>(
+    'SELECT tracking_opens AS opens, tracking_clicks AS clicks FROM tenant_settings WHERE tenant_id = $1',
+    [tenantId],
+  );
+  const r = rows[0];
+  return { opens: r?.opens ?? DEFAULT_TRACKING.opens, clicks: r?.clicks ?? DEFAULT_TRACKING.clicks };
+}
+
+/**
+ * Merges the given tracking fields into the tenant's settings (issue 24, item 16): a field left
+ * out keeps its value (null in the row = the default), in one statement.
+ */
+export async function setTracking(
+  pool: pg.Pool,
+  tenantId: string,
+  tracking: Partial<TrackingSettings>,
+  at: Date,
+): Promise<void> {
+  await pool.query(
+    `INSERT INTO tenant_settings (tenant_id, tracking_opens, tracking_clicks, updated_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (tenant_id) DO UPDATE
+       SET tracking_opens = COALESCE(EXCLUDED.tracking_opens, tenant_settings.tracking_opens),
+           tracking_clicks = COALESCE(EXCLUDED.tracking_clicks, tenant_settings.tracking_clicks),
+           updated_at = EXCLUDED.updated_at`,
+    [tenantId, tracking.opens ?? null, tracking.clicks ?? null, at],
+  );
 }

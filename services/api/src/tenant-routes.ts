@@ -9,9 +9,15 @@ import {
 } from './api-keys/schemas.js';
 import type { ApiKeyRecord } from './api-keys/store.js';
 import type { AuthConfig } from './credentials.js';
-import { getTracking, setTracking } from './emails/store.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';
-import { getRetentionOverride, getSendRate, setRetentionOverride, setSendRate } from './pg-queries.js';
+import {
+  getRetentionOverride,
+  getSendRate,
+  getTracking,
+  setRetentionOverride,
+  setSendRate,
+  setTracking,
+} from './pg-queries.js';
 import { getProject } from './projects/store.js';
 import type { ApiRouteDeps } from './route-deps.js';
 import { errors, noContentSchema, tenantParamsSchema } from './schemas.js';

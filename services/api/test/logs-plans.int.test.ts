@@ -1,9 +1,10 @@
 // The plans of the logs statements (SPEC §19, issue 10): on a table of realistic size, no query
 // of a page, a deep page or a cursor sorts the log or scans the table. Rows are inserted with SQL
 // (the projector is not under test here), the counters computed from them, then ANALYZE.
+
+import { type LogsFilter, logsStatement } from '@tern/read-models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeLogsCursor } from '../src/logs/cursor.js';
-import { type LogsFilter, logsStatement } from '../src/logs/store.js';
 import { NOW, openStores, type Stores } from './support.js';
 
 const TENANTS = 20;

@@ -1,14 +1,13 @@
 import type { DeliveryEvent, DomainEvent, DomainWebhookPayload, WebhookPayload } from '@tern/contracts';
-import { type EmailState, evolve, initialEmailState } from '@tern/domain';
+import type { EmailView } from '@tern/read-models';
 
 /**
  * The body of a delivery (SPEC §17): `{ type, timestamp, data }`, `data` = the email's id,
  * tenant, project, recipient, subject, tags and status, plus the event's own fields. The email's part
- * comes from its projected state (`email_logs.state`) folded with this event, so the status is
- * right even when the projector has not applied the event yet.
+ * is the email log's view of it as of this event (packages/read-models `emailViewsAt`), so the
+ * status is right even when the projector has not applied the event yet.
  */
-export function buildPayload(event: DeliveryEvent, projected: EmailState | null): WebhookPayload {
-  const state = evolve(projected ?? initialEmailState(event.tenantId, event.emailId), event);
+export function buildPayload(event: DeliveryEvent, view: EmailView): WebhookPayload {
   const own = (event.data ?? {}) as Record<string, unknown>;
   return {
     type: event.type,
@@ -17,11 +16,11 @@ export function buildPayload(event: DeliveryEvent, projected: EmailState | null)
       ...own,
       emailId: event.emailId,
       tenantId: event.tenantId,
-      projectId: state.queued?.projectId ?? null,
-      to: state.queued?.toEmail ?? null,
-      subject: state.queued?.subject ?? null,
-      tags: state.queued?.tags ?? [],
-      status: state.status,
+      projectId: view.projectId,
+      to: view.to,
+      subject: view.subject,
+      tags: view.tags,
+      status: view.status,
     },
   };
 }

@@ -1,6 +1,7 @@
 import { isDomainEvent, type LogEvent } from '@tern/contracts';
-import type { EmailState } from '@tern/domain';
+import { emailKey } from '@tern/domain';
 import { claimDueSql, createPoller, type Poller } from '@tern/jobs';
+import { emailViewsAt } from '@tern/read-models';
 import { webhookHeaders } from '@tern/webhooks';
 import { type DispatcherContext, errorText } from './context.js';
 import { postWebhook } from './http-post.js';
@@ -21,9 +22,6 @@ interface ClaimedDelivery {
   secret_enc: string | null;
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
-  /** The email's projected fold state (`email_logs`), read along with the claim. */
-  email_state: EmailState | null;
-  email_version: number | null;
 }
 
 export interface WorkerSettings {
@@ -65,11 +63,9 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
         returning: `d.id, d.tenant_id, d.endpoint_id, d.event_id, d.email_id, d.event, d.request_body, d.attempts,
                     d.created_at`,
       })})
-       SELECT c.*, e.url, e.enabled, e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at,
-              l.state AS email_state, l.version AS email_version
+       SELECT c.*, e.url, e.enabled, e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at
        FROM claimed c
-       LEFT JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.id = c.endpoint_id
-       LEFT JOIN email_logs l ON c.request_body IS NULL AND l.tenant_id = c.tenant_id AND l.id = c.email_id`,
+       LEFT JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.id = c.endpoint_id`,
       [at, new Date(at.getTime() + s.leaseMs), limit],
     );
     return rows;
@@ -93,6 +89,13 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
     const waiting: string[] = [];
     const fixed: { id: string; body: string; recipient: string | null }[] = [];
     const at = now();
+    // The email log's view of each email event's email, as of that event (one query).
+    const views = await emailViewsAt(
+      pool,
+      claimed.flatMap((d) =>
+        d.request_body === null && d.url !== null && d.enabled && !isDomainEvent(d.event) ? [d.event] : [],
+      ),
+    );
     for (const d of claimed) {
       if (d.request_body !== null || d.url === null || !d.enabled) {
         ready.push(d);
@@ -105,16 +108,16 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
         ready.push({ ...d, request_body: body });
         continue;
       }
-      const projected = d.email_state !== null && (d.email_version ?? 0) > 0 ? d.email_state : null;
+      const view = views.get(emailKey(d.event.tenantId, d.event.id))!;
       if (
-        (projected?.queued ?? null) === null &&
+        !view.projected &&
         d.event.type !== 'email.queued' &&
         at.getTime() - d.created_at.getTime() < s.graceMs
       ) {
         waiting.push(d.id);
         continue;
       }
-      const payload = buildPayload(d.event, projected);
+      const payload = buildPayload(d.event, view);
       const body = JSON.stringify(payload);
       fixed.push({ id: d.id, body, recipient: payload.data.to });
       ready.push({ ...d, request_body: body });

@@ -1,7 +1,8 @@
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
-import { foldEmail } from '@tern/domain';
+import { type EmailState, foldEmail } from '@tern/domain';
+import { viewAt } from '@tern/read-models';
 import { describe, expect, it } from 'vitest';
-import { buildPayload } from '../src/payload.js';
+import { buildPayload as buildFromView } from '../src/payload.js';
 
 const ev = (id: string, type: string, occurredAt: string, data?: object): DeliveryEvent =>
   deliveryEventSchema.parse({
@@ -19,6 +20,10 @@ const queued = ev('e1', 'email.queued', '2026-06-15T12:00:00.000Z', {
   tags: ['onboarding'],
 });
 const bounced = ev('e2', 'email.bounced', '2026-06-15T12:00:05.000Z', { bounceType: 'hard', reason: '550' });
+
+/** The body as the dispatcher builds it: from the email log's view of the projected state as of the event. */
+const buildPayload = (event: DeliveryEvent, projected: EmailState | null) =>
+  buildFromView(event, viewAt(projected, event));
 
 describe('buildPayload', () => {
   it('is { type, timestamp, data } with the email’s fields and the event’s own', () => {

@@ -4,6 +4,7 @@ import { type DeliveryEvent, storableText } from '@tern/contracts';
 import type { AnalyticsDelta } from '@tern/domain';
 import type { DeadLetter, EventBatch, EventLogConsumer, EventStream } from '@tern/event-log';
 import { backoffMs, type Logger, silentLogger } from '@tern/jobs';
+import { writeClickHouseDeadLetter } from '@tern/read-models';
 import { classifyStoreError } from '@tern/stores';
 import type pg from 'pg';
 import { completeOutbox, type ShipFn, shipBatch, shipPendingOutbox } from './ch-sink.js';
@@ -70,11 +71,10 @@ export function isolatingShip(pool: pg.Pool): ShipFn {
           await shipBatch(ch, `${batchId}:${i}`, [row]);
         } catch (rowError) {
           if (!isDataError(rowError)) throw rowError;
-          await pool.query(
-            `INSERT INTO dead_letters (source, payload, reason, payload_hash)
-             VALUES ('clickhouse', $1, $2, encode(sha256(convert_to($1, 'UTF8')), 'hex'))
-             ON CONFLICT (source, payload_hash) DO NOTHING`,
-            [storableText(JSON.stringify(row satisfies AnalyticsDelta)), reasonOf('ClickHouse', rowError)],
+          await writeClickHouseDeadLetter(
+            pool,
+            storableText(JSON.stringify(row satisfies AnalyticsDelta)),
+            reasonOf('ClickHouse', rowError),
           );
         }
       }

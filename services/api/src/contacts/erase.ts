@@ -1,22 +1,22 @@
-import { createHash } from 'node:crypto';
-import {
-  CANONICAL_DATA_FIELDS,
-  ERASED_TEXT,
-  type ErasureResult,
-  EVENT_TYPES,
-  PERSONAL_FIELDS,
-} from '@tern/contracts';
+import type { ErasureResult } from '@tern/contracts';
 import { withTransaction } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
+import { type Erasure, emailIdsTo, PG_READ_MODELS } from '@tern/read-models';
+import { eraseSendContent, sendIdsTo } from '@tern/sending';
 import { notifyReadModel } from '@tern/stores';
+import { eraseWebhookDeliveries } from '@tern/webhooks';
 import type pg from 'pg';
+import { rekeyErasedUnsubscribes } from '../unsubscribe/store.js';
 
 /**
  * Erasure of one address in one tenant (SPEC §14; docs/architecture.md § "Personal data and
- * erasure"). One transaction:
+ * erasure"). One transaction, in which each table's owner scrubs its own rows: the keyring
+ * (packages/privacy), every read model of the registry (packages/read-models), the sending side
+ * (packages/sending), the webhook deliveries (packages/webhooks) and this service's contacts and
+ * unsubscribe records:
  *
- * - deletes the recipient's data keys (every month): the event log's sealed copies of its
- *   address and subjects cannot be opened any more, so `npm run rebuild` brings them back as null;
+ * - the keyring deletes the recipient's data keys (every month): the event log's sealed copies of
+ *   its address and subjects cannot be opened any more, so `npm run rebuild` brings them back as null;
  * - records the keyed hash in `erased_recipients` (the audit record of the erasure and the
  *   suppression a later send meets; no clear address is kept);
  * - scrubs every read model holding the address or what was sent to it: the contact (and its
@@ -30,8 +30,8 @@ import type pg from 'pg';
  * clicked URL…) are scrubbed from the timeline and from webhook delivery records, which also lose
  * the endpoint's answers; the address is taken out of the cc, bcc and reply-to of other people's
  * mail (content and sandbox copies); the email → key map (`email_keys`) rows go with the keys.
- * After the commit `data_keys` is rewritten into a new file: the deleted wrapped keys stay in no
- * data file of the table (docs/architecture.md § "What WAL and backups keep").
+ * After the commit the keyring rewrites `data_keys` into a new file: the deleted wrapped keys stay
+ * in no data file of the table (docs/architecture.md § "What WAL and backups keep").
  *
  * Counters (`email_log_counts`) and ClickHouse rollups hold no personal field: they are left
  * alone, so counts and analytics stay as they were.
@@ -46,11 +46,7 @@ export async function eraseRecipient(
   const address = email.trim().toLowerCase();
   const rh = keyring.recipientHash(tenantId, address);
   const done = await withTransaction(pool, async (client) => {
-    const dataKeys = await client.query(
-      'DELETE FROM data_keys WHERE tenant_id = $1 AND recipient_hash = $2',
-      [tenantId, rh],
-    );
-    await client.query('DELETE FROM email_keys WHERE tenant_id = $1 AND recipient_hash = $2', [tenantId, rh]);
+    const dataKeys = await keyring.eraseKeys(tenantId, address, client);
     const first = await client.query(
       `INSERT INTO erased_recipients (tenant_id, recipient_hash) VALUES ($1, $2)
        ON CONFLICT DO NOTHING RETURNING 1`,
@@ -61,208 +57,36 @@ export async function eraseRecipient(
       address,
     ]);
     // The emails of this recipient: by their log entry, and by the send's content (a send not yet
-    // projected has no log entry). A recipient may be written `Name <address>`.
-    const { rows: emailRows } = await client.query<{ id: string }>(
-      `SELECT id FROM email_logs WHERE tenant_id = $1 AND lower(to_email) = $2
-       UNION
-       SELECT id FROM outgoing_emails
-        WHERE tenant_id = $1
-          AND (lower(message->>'to') = $2 OR lower(message->>'to') LIKE '%<' || $2 || '>')`,
-      [tenantId, address],
-    );
-    const ids = emailRows.map((r) => r.id);
-    const emails = await client.query(
-      `UPDATE email_logs
-          SET to_email = NULL, subject = NULL, version = version + 1,
-              state = CASE WHEN jsonb_typeof(state->'queued') = 'object'
-                           THEN jsonb_set(state, '{queued}', (state->'queued') || '{"toEmail": null, "subject": null}')
-                           ELSE state END
-        WHERE tenant_id = $1 AND id = ANY($2::text[])
-          AND (to_email IS NOT NULL OR subject IS NOT NULL
-               OR state->'queued'->'toEmail' <> 'null'::jsonb OR state->'queued'->'subject' <> 'null'::jsonb)`,
-      [tenantId, ids],
-    );
-    // Every event's personal fields, as listed next to the event contracts.
-    await client.query(
-      `UPDATE email_events SET data = ${scrubbedData('data', 'type', '$3')}
-        WHERE tenant_id = $1 AND email_id = ANY($2::text[]) AND data IS DISTINCT FROM ${scrubbedData('data', 'type', '$3')}`,
-      [tenantId, ids, SCRUB_SPEC],
-    );
-    // The address in the cc, bcc or reply-to of other recipients' mail.
-    await scrubCopies(client, tenantId, address, ids);
-    // The content of the send: what the sender would hand to a provider. A send still due finds
-    // `erased` and ends as suppressed (services/sender).
-    await client.query(
-      `UPDATE outgoing_emails
-          SET message = jsonb_build_object('erased', true, 'from', message->'from'), last_error = NULL,
-              updated_at = now()
-        WHERE tenant_id = $1 AND id = ANY($2::text[]) AND (NOT (message ? 'erased') OR last_error IS NOT NULL)`,
-      [tenantId, ids],
-    );
-    const sandboxMessages = await client.query(
-      'DELETE FROM sandbox_messages WHERE tenant_id = $1 AND email_id = ANY($2::text[])',
-      [tenantId, ids],
-    );
-    // The attachments' bytes (SPEC §22): sealed under the key deleted above, and deleted too.
-    await client.query('DELETE FROM email_attachments WHERE tenant_id = $1 AND email_id = ANY($2::text[])', [
-      tenantId,
-      ids,
-    ]);
-    // What the endpoints answered may echo the body they were sent.
-    await client.query(
-      `UPDATE webhook_attempts SET response_excerpt = NULL
-        WHERE response_excerpt IS NOT NULL AND delivery_id IN (
-          SELECT id FROM webhook_deliveries
-           WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[])))`,
-      [tenantId, address, ids],
-    );
-    const eventScrubbed = `CASE WHEN jsonb_typeof(event->'data') = 'object'
-                                THEN jsonb_set(event, '{data}', ${scrubbedData("event->'data'", "event->>'type'", '$4')})
-                                ELSE event END`;
-    const webhookDeliveries = await client.query(
-      `UPDATE webhook_deliveries
-          SET request_body = NULL, recipient = NULL, event = ${eventScrubbed}
-        WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[]))
-          AND (request_body IS NOT NULL OR recipient IS NOT NULL OR event IS DISTINCT FROM ${eventScrubbed})`,
-      [tenantId, address, ids, SCRUB_SPEC],
-    );
-    // The soft bounces counted toward the soft-bounce rule name the address (SPEC §21).
-    await client.query('DELETE FROM soft_bounces WHERE tenant_id = $1 AND email = $2', [tenantId, address]);
-    const suppressions = await client.query('DELETE FROM suppressions WHERE tenant_id = $1 AND email = $2', [
-      tenantId,
-      address,
-    ]);
-    const unsubscribes = await client.query(
-      `UPDATE unsubscribe_sources SET email_hash = $3 WHERE tenant_id = $1 AND email_hash = $2`,
-      [tenantId, createHash('sha256').update(address).digest('hex'), `erased:${rh}`],
-    );
-    // A record the projector refused keeps its raw (opened) value: scrubbed when it names the
-    // address in this tenant (dead letters have no tenant column; the JSON names it).
-    await client.query(
-      `UPDATE dead_letters SET payload = '[erased: the record named an erased recipient]'
-        WHERE strpos(lower(payload), $2) > 0 AND strpos(payload, $1) > 0`,
-      [JSON.stringify({ tenantId }).slice(1, -1), address],
-    );
+    // projected has no log entry).
+    const ids = [
+      ...new Set([
+        ...(await emailIdsTo(client, tenantId, address)),
+        ...(await sendIdsTo(client, tenantId, address)),
+      ]),
+    ];
+    const erasure: Erasure = { tenantId, address, recipientHash: rh, emailIds: ids };
+    const counts: Record<string, number> = {};
+    for (const model of PG_READ_MODELS) Object.assign(counts, await model.eraseRecipient?.(client, erasure));
+    const { sandboxMessages } = await eraseSendContent(client, tenantId, address, ids);
+    const webhookDeliveries = await eraseWebhookDeliveries(client, tenantId, address, ids);
+    const unsubscribes = await rekeyErasedUnsubscribes(client, tenantId, address, rh);
     // The api processes' memoised log pages of this tenant may hold the address (delivered at commit).
     await notifyReadModel(client, { kind: 'logs', tenants: [tenantId] });
     return {
       firstTime: (first.rowCount ?? 0) > 0,
       counts: {
-        dataKeys: dataKeys.rowCount ?? 0,
+        dataKeys,
         contacts: contacts.rowCount ?? 0,
-        emails: emails.rowCount ?? 0,
-        sandboxMessages: sandboxMessages.rowCount ?? 0,
-        webhookDeliveries: webhookDeliveries.rowCount ?? 0,
-        suppressions: suppressions.rowCount ?? 0,
-        unsubscribes: unsubscribes.rowCount ?? 0,
+        emails: counts.emails ?? 0,
+        sandboxMessages,
+        webhookDeliveries,
+        suppressions: counts.suppressions ?? 0,
+        unsubscribes,
       },
     };
   });
   keyring.invalidate(tenantId, rh);
-  if (done.counts.dataKeys > 0 || opts.rewriteKeys) await rewriteDataKeys(pool, opts.log);
+  // After the transaction's connection went back: an embedded PGlite has only one.
+  if (done.counts.dataKeys > 0 || opts.rewriteKeys) await keyring.rewriteKeys(opts.log);
   return { erased: true, ...done };
-}
-
-/**
- * Per event type, the personal fields an erasure removes and what it writes in their place
- * (`PERSONAL_FIELDS`): null for email.queued's recipient and subject, `[erased]` for a required
- * field of another type (the timeline stays valid), nothing for an optional one.
- */
-const SCRUB_SPEC: Record<string, { remove: string[]; set: Record<string, string | null> }> =
-  Object.fromEntries(
-    EVENT_TYPES.filter((type) => PERSONAL_FIELDS[type].length > 0).map((type) => {
-      const names: readonly string[] = PERSONAL_FIELDS[type];
-      const set: Record<string, string | null> = {};
-      for (const name of names) {
-        if (type === 'email.queued') set[name] = null;
-        else if (CANONICAL_DATA_FIELDS[type][name]?.[1]) set[name] = ERASED_TEXT;
-      }
-      return [type, { remove: [...names], set }];
-    }),
-  );
-
-/** SQL: the jsonb `data` (of event type `type`) without its personal fields, per the spec in parameter `spec`. */
-const scrubbedData = (data: string, type: string, spec: string) =>
-  `CASE WHEN ${spec}::jsonb ? (${type})
-        THEN ((${data}) - ARRAY(SELECT jsonb_array_elements_text(${spec}::jsonb -> (${type}) -> 'remove')))
-             || (${spec}::jsonb -> (${type}) -> 'set')
-        ELSE ${data} END`;
-
-/** `entry` (an address, or `Name <address>`) is `address` (lowercased). */
-function namesAddress(entry: unknown, address: string): boolean {
-  if (typeof entry !== 'string') return false;
-  const e = entry.trim().toLowerCase();
-  return e === address || e.endsWith(`<${address}>`);
-}
-
-/** A message (send content or sandbox copy) without the address in its cc, bcc and reply-to; null when it has none. */
-function withoutCopies(message: Record<string, unknown>, address: string): Record<string, unknown> | null {
-  let changed = false;
-  const out = { ...message };
-  for (const field of ['cc', 'bcc'] as const) {
-    const list = message[field];
-    if (!Array.isArray(list)) continue;
-    const kept = list.filter((entry) => !namesAddress(entry, address));
-    if (kept.length !== list.length) {
-      out[field] = kept;
-      changed = true;
-    }
-  }
-  if (namesAddress(message.replyTo, address)) {
-    out.replyTo = null;
-    changed = true;
-  }
-  return changed ? out : null;
-}
-
-/**
- * The address out of the cc, bcc and reply-to of the tenant's other mail (`outgoing_emails`, its
- * content; `sandbox_messages`, what the sandbox kept): the rows that mention it are read and each
- * rewritten without it.
- */
-async function scrubCopies(client: pg.ClientBase, tenantId: string, address: string, own: string[]) {
-  for (const table of ['outgoing_emails', 'sandbox_messages'] as const) {
-    const id = table === 'outgoing_emails' ? 'id' : 'email_id';
-    const { rows } = await client.query<{ id: string; message: Record<string, unknown> }>(
-      `SELECT ${id} AS id, message FROM ${table}
-        WHERE tenant_id = $1 AND NOT (${id} = ANY($3::text[])) AND strpos(lower(message::text), $2) > 0
-        FOR UPDATE`,
-      [tenantId, address, own],
-    );
-    for (const row of rows) {
-      const message = withoutCopies(row.message, address);
-      if (message)
-        await client.query(`UPDATE ${table} SET message = $3 WHERE tenant_id = $1 AND ${id} = $2`, [
-          tenantId,
-          row.id,
-          message,
-        ]);
-    }
-  }
-}
-
-/**
- * Rewrites `data_keys` into a new file: a deleted row's bytes — the wrapped key — stay in the
- * table's data file until its page is reused, so the erased key would survive in the file
- * otherwise. VACUUM FULL is not enough: it copies a deleted row that an older snapshot of another
- * session may still see ("recently dead"). So, in one transaction holding the table's exclusive
- * lock: the live rows (read after the erasure committed) go to a temporary table, TRUNCATE gives
- * `data_keys` a new file (the old one is emptied at commit, unlinked at the next checkpoint), and
- * they are copied back. The table is small (one row per recipient and month); keyring statements
- * wait for the lock (at most `lock_timeout`, 10 s, here); a failure is logged and redone by the
- * rescrub. The WAL and backups keep the key longer: docs/architecture.md § "What WAL and backups
- * keep".
- */
-async function rewriteDataKeys(pool: pg.Pool, log?: (error: unknown) => void): Promise<void> {
-  try {
-    await withTransaction(pool, async (client) => {
-      await client.query("SET LOCAL lock_timeout = '10s'");
-      await client.query('LOCK TABLE data_keys IN ACCESS EXCLUSIVE MODE');
-      await client.query('CREATE TEMP TABLE data_keys_kept ON COMMIT DROP AS SELECT * FROM data_keys');
-      await client.query('TRUNCATE data_keys');
-      await client.query('INSERT INTO data_keys SELECT * FROM data_keys_kept');
-    });
-  } catch (error) {
-    log?.(error);
-  }
 }

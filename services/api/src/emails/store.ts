@@ -1,11 +1,6 @@
-import {
-  DEFAULT_TRACKING,
-  type EmailDetail,
-  type EmailStatus,
-  type emailTimelineEventSchema,
-  type TrackingSettings,
-} from '@tern/contracts';
+import type { EmailDetail, EmailStatus, emailTimelineEventSchema } from '@tern/contracts';
 import type { EmailState } from '@tern/domain';
+import { emailIsVisible, timelineOf } from '@tern/read-models';
 import type pg from 'pg';
 import type { z } from 'zod';
 
@@ -38,11 +33,7 @@ export async function cancelOutgoing(
   const r = rows[0];
   if (!r || r.before === null) {
     // An email Tern did not send itself (posted to POST /events) cannot be cancelled here.
-    const known = await pool.query(
-      'SELECT 1 FROM email_logs WHERE tenant_id = $1 AND id = $2 AND created_at IS NOT NULL',
-      [tenantId, id],
-    );
-    return (known.rowCount ?? 0) > 0 ? 'handed' : 'not_found';
+    return (await emailIsVisible(pool, tenantId, id)) ? 'handed' : 'not_found';
   }
   if (r.after === 'cancelling') return 'cancelled';
   if (r.before === 'cancelling' || r.before === 'cancelled') return 'already_cancelled';
@@ -124,11 +115,7 @@ export async function emailDetail(
     };
   }
   if (row.created_at !== null && row.created_at < cutoff) return null;
-  const events = await pool.query<{ type: string; occurred_at: Date; data: Record<string, unknown> }>(
-    `SELECT type, occurred_at, data FROM email_events WHERE tenant_id = $1 AND email_id = $2
-      ORDER BY occurred_at, event_id COLLATE "C"`,
-    [tenantId, id],
-  );
+  const events = await timelineOf(pool, tenantId, id);
   const q = state.queued;
   return {
     id,
@@ -149,7 +136,7 @@ export async function emailDetail(
     templateId: q.templateId,
     opens: state.openCount,
     clicks: state.clickCount,
-    events: events.rows.map(
+    events: events.map(
       (e): z.infer<typeof emailTimelineEventSchema> => ({
         type: e.type as z.infer<typeof emailTimelineEventSchema>['type'],
         occurredAt: e.occurred_at.toISOString(),
@@ -201,35 +188,6 @@ export async function sandboxContent(
   return r ? { message: r.message, createdAt: r.created_at } : null;
 }
 
-export async function getTracking(pool: pg.Pool, tenantId: string): Promise<TrackingSettings> {
-  const { rows } = await pool.query<{ opens: boolean | null; clicks: boolean | null }>(
-    'SELECT tracking_opens AS opens, tracking_clicks AS clicks FROM tenant_settings WHERE tenant_id = $1',
-    [tenantId],
-  );
-  const r = rows[0];
-  return { opens: r?.opens ?? DEFAULT_TRACKING.opens, clicks: r?.clicks ?? DEFAULT_TRACKING.clicks };
-}
-
-/**
- * Merges the given tracking fields into the tenant's settings (issue 24, item 16): a field left
- * out keeps its value (null in the row = the default), in one statement.
- */
-export async function setTracking(
-  pool: pg.Pool,
-  tenantId: string,
-  tracking: Partial<TrackingSettings>,
-  at: Date,
-): Promise<void> {
-  await pool.query(
-    `INSERT INTO tenant_settings (tenant_id, tracking_opens, tracking_clicks, updated_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (tenant_id) DO UPDATE
-       SET tracking_opens = COALESCE(EXCLUDED.tracking_opens, tenant_settings.tracking_opens),
-           tracking_clicks = COALESCE(EXCLUDED.tracking_clicks, tenant_settings.tracking_clicks),
-           updated_at = EXCLUDED.updated_at`,
-    [tenantId, tracking.opens ?? null, tracking.clicks ?? null, at],
-  );
-}
-
 /**
  * Moves a scheduled email not yet handed to the provider to `at` (SPEC §22: Resend's update):
  * its due time and `scheduledAt` change together; `'moved'`, `'not_found'`, or `'handed'` when it
@@ -256,11 +214,7 @@ export async function rescheduleOutgoing(
   );
   const r = rows[0];
   if (!r || r.before === null) {
-    const known = await pool.query(
-      'SELECT 1 FROM email_logs WHERE tenant_id = $1 AND id = $2 AND created_at IS NOT NULL',
-      [tenantId, id],
-    );
-    return (known.rowCount ?? 0) > 0 ? 'handed' : 'not_found';
+    return (await emailIsVisible(pool, tenantId, id)) ? 'handed' : 'not_found';
   }
   return r.after === null ? 'handed' : 'moved';
 }

@@ -1,3 +1,4 @@
+import type { LogsCursor } from '@tern/read-models';
 import { z } from 'zod';
 
 /**
@@ -7,14 +8,7 @@ import { z } from 'zod';
  * checked on the way back in (a malformed cursor is a 400, never a 500). Filters are not in it:
  * the client sends the same filters with the cursor, as with `page`.
  */
-export interface LogsCursor {
-  /** `created_at` of the last entry shown, `YYYY-MM-DDTHH:MM:SS.ffffff` in UTC. */
-  createdAt: string;
-  /** `id` of the last entry shown. */
-  id: string;
-  /** The page the cursor opens (1-based). */
-  page: number;
-}
+export type { LogsCursor };
 
 const wireSchema = z.strictObject({
   v: z.literal(1),

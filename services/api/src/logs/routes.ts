@@ -1,5 +1,6 @@
 import { retentionCutoff } from '@tern/domain';
 import { httpError } from '@tern/http';
+import { logsPage } from '@tern/read-models';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { boundProject, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
@@ -10,7 +11,6 @@ import type { ApiRouteDeps } from '../route-deps.js';
 import { AS_OF_HEADER, errors } from '../schemas.js';
 import { decodeLogsCursor, encodeLogsCursor } from './cursor.js';
 import { logsQuerySchema, logsResponseSchema } from './schemas.js';
-import { logsPage } from './store.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

@@ -1,5 +1,6 @@
 import type { Project } from '@tern/contracts';
 import { withTransaction } from '@tern/jobs';
+import { projectHasEmails } from '@tern/read-models';
 import type pg from 'pg';
 import { type PageQuery, pageWindow } from '../resource-kit.js';
 
@@ -90,11 +91,7 @@ export async function deleteProject(
     ]);
     let outcome: 'deleted' | 'not_found' | 'has_emails' = 'not_found';
     if (locked.rows.length > 0) {
-      const used = await client.query(
-        `SELECT 1 FROM email_logs WHERE tenant_id = $1 AND project_id = $2 AND created_at IS NOT NULL LIMIT 1`,
-        [tenantId, id],
-      );
-      outcome = used.rows.length > 0 ? 'has_emails' : 'deleted';
+      outcome = (await projectHasEmails(client, tenantId, id)) ? 'has_emails' : 'deleted';
       if (outcome === 'deleted') {
         await client.query('DELETE FROM projects WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
       }

@@ -51,3 +51,20 @@ export async function unsubscribeAddress(
     [tenantId, address, now, rh ?? ''],
   );
 }
+
+/**
+ * An erasure (SPEC §14): the recipient's campaign unsubscribe records are re-keyed from the hash
+ * of the address to the keyed hash of the erasure (their count stays). Answers the rows re-keyed.
+ */
+export async function rekeyErasedUnsubscribes(
+  db: Pick<pg.ClientBase, 'query'>,
+  tenantId: string,
+  address: string,
+  recipientHash: string,
+): Promise<number> {
+  const r = await db.query(
+    'UPDATE unsubscribe_sources SET email_hash = $3 WHERE tenant_id = $1 AND email_hash = $2',
+    [tenantId, createHash('sha256').update(address).digest('hex'), `erased:${recipientHash}`],
+  );
+  return r.rowCount ?? 0;
+}

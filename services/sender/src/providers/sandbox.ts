@@ -1,4 +1,5 @@
 import type { RenderedMessage } from '@tern/contracts';
+import { hasSandboxMessage, keepSandboxMessage } from '@tern/sending';
 import type pg from 'pg';
 import type { MailProvider, ProviderResult } from '../ports.js';
 
@@ -14,11 +15,7 @@ export function createSandboxProvider(opts: { pool: pg.Pool; delayedRetryMs?: nu
   const triedOnce = new Set<string>();
 
   async function keep(message: RenderedMessage, tenantId: string, emailId: string): Promise<void> {
-    await opts.pool.query(
-      `INSERT INTO sandbox_messages (tenant_id, email_id, message) VALUES ($1, $2, $3::jsonb)
-       ON CONFLICT (tenant_id, email_id) DO UPDATE SET message = EXCLUDED.message, created_at = now()`,
-      [tenantId, emailId, JSON.stringify(message)],
-    );
+    await keepSandboxMessage(opts.pool, tenantId, emailId, message);
   }
 
   return {
@@ -34,11 +31,7 @@ export function createSandboxProvider(opts: { pool: pg.Pool; delayedRetryMs?: nu
           // The first try is refused (the retry may run on another sender instance: the kept
           // message tells it the first try happened).
           const key = `${tenantId}\u0000${emailId}`;
-          const kept = await opts.pool.query(
-            'SELECT 1 FROM sandbox_messages WHERE tenant_id = $1 AND email_id = $2',
-            [tenantId, emailId],
-          );
-          if (!triedOnce.has(key) && (kept.rowCount ?? 0) === 0) {
+          if (!triedOnce.has(key) && !(await hasSandboxMessage(opts.pool, tenantId, emailId))) {
             triedOnce.add(key);
             await keep(message, tenantId, emailId);
             return { kind: 'delayed', reason: 'sandbox: 451 try again later', retryAfterMs: delayedRetryMs };

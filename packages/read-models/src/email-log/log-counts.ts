@@ -1,5 +1,5 @@
 import { type EmailState, toLogEntry, utcDay } from '@tern/domain';
-import type { PgReadModel, TenantScope } from './read-model.js';
+import type { PgReadModel, TenantScope } from '../read-model.js';
 
 /** What `email_log_counts` counts of an entry: its UTC day, status and project. */
 interface Counted {

@@ -24,3 +24,33 @@ export const scrubbedData = (data: string, type: string, spec: string): string =
         THEN ((${data}) - ARRAY(SELECT jsonb_array_elements_text(${spec}::jsonb -> (${type}) -> 'remove')))
              || (${spec}::jsonb -> (${type}) -> 'set')
         ELSE ${data} END`;
+
+/** `entry` (an address, or `Name <address>`) is `address` (lowercased). */
+function namesAddress(entry: unknown, address: string): boolean {
+  if (typeof entry !== 'string') return false;
+  const e = entry.trim().toLowerCase();
+  return e === address || e.endsWith(`<${address}>`);
+}
+
+/** A message (send content or sandbox copy) without the address in its cc, bcc and reply-to; null when it has none. */
+export function withoutCopies(
+  message: Record<string, unknown>,
+  address: string,
+): Record<string, unknown> | null {
+  let changed = false;
+  const out = { ...message };
+  for (const field of ['cc', 'bcc'] as const) {
+    const list = message[field];
+    if (!Array.isArray(list)) continue;
+    const kept = list.filter((entry) => !namesAddress(entry, address));
+    if (kept.length !== list.length) {
+      out[field] = kept;
+      changed = true;
+    }
+  }
+  if (namesAddress(message.replyTo, address)) {
+    out.replyTo = null;
+    changed = true;
+  }
+  return changed ? out : null;
+}

@@ -1,6 +1,6 @@
 import { type EmailGroup, type EmailState, emailKey, type FoldedEmail, toLogEntry } from '@tern/domain';
 import type pg from 'pg';
-import type { EmailContentTable, PgReadModel } from './read-model.js';
+import type { EmailContentTable, PgReadModel } from '../read-model.js';
 
 /**
  * The email log (SPEC §7): one row per email (`email_logs`), the query columns of its log entry

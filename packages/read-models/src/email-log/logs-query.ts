@@ -4,9 +4,22 @@ import {
   OCCURRED_AT_MAX_MS,
   OCCURRED_AT_MIN_MS,
 } from '@tern/contracts';
+import { preparedName } from '@tern/stores';
 import type pg from 'pg';
-import { preparedName } from '../pg-queries.js';
-import type { LogsCursor } from './cursor.js';
+
+/**
+ * A keyset position of the log (SPEC §19): the position after the last entry of a page — its
+ * `createdAt` at Postgres' microsecond precision (UTC, no zone) and its id — and the number of
+ * the page it opens (services/api encodes it as the opaque `cursor`).
+ */
+export interface LogsCursor {
+  /** `created_at` of the last entry shown, `YYYY-MM-DDTHH:MM:SS.ffffff` in UTC. */
+  createdAt: string;
+  /** `id` of the last entry shown. */
+  id: string;
+  /** The page the cursor opens (1-based). */
+  page: number;
+}
 
 /**
  * The delivery log's reads (SPEC §7, §19) at a cost that does not grow with the tenant:
