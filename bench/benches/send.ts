@@ -16,7 +16,7 @@
 import { type KeyObject, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createApiApp, getTemplate, isSuppressed } from '@tern/api';
+import { createApiApp, getTemplate, isSuppressed, suppressedAmong } from '@tern/api';
 import { createJwtVerifier, signDashboardToken } from '@tern/auth';
 import { createSendingDomains, createSigningKeys, type DnsChecker } from '@tern/domains';
 import { createEventStream, type EventLog, type EventStream } from '@tern/event-log';
@@ -219,6 +219,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
     group: `tern-bench.send-sender-${tag}`,
     provider: createSandboxProvider({ pool }),
     isSuppressed,
+    suppressedAmong,
     getTemplate,
     tracking: { secret: JWT_SECRET, publicUrl: 'http://127.0.0.1:3000' },
   });
@@ -456,6 +457,7 @@ async function measureDkim(
     provider: createSmtpProvider({ url: sink.url }),
     signingKeys: createSigningKeys({ pool, sealer }),
     isSuppressed,
+    suppressedAmong,
     getTemplate,
     tracking: { secret: JWT_SECRET, publicUrl: 'http://127.0.0.1:3000' },
   });

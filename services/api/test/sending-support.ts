@@ -12,7 +12,7 @@ import {
 } from '@tern/sender';
 import type { FastifyInstance } from 'fastify';
 import { waitFor } from '../../../test/support/services.js';
-import { type ApiDeps, getTemplate, isSuppressed } from '../src/index.js';
+import { type ApiDeps, getTemplate, isSuppressed, suppressedAmong } from '../src/index.js';
 import { bearer, buildApp, openStores, type Stores, type TestClock, TRACKING_SECRET } from './support.js';
 
 export { TRACKING_SECRET };
@@ -77,6 +77,7 @@ export async function openSendingWorld(
       log,
       provider: createSandboxProvider({ pool: stores.pool, delayedRetryMs: 200 }),
       isSuppressed,
+      suppressedAmong,
       getTemplate,
       tracking: { secret: TRACKING_SECRET, publicUrl: PUBLIC_URL },
       pollIntervalMs: 50,

@@ -8,6 +8,7 @@ export type {
   ProviderResult,
   SendContext,
   Signing,
+  SuppressedAmong,
 } from './ports.js';
 export { createSandboxProvider, SANDBOX_DOMAIN } from './providers/sandbox.js';
 export {
@@ -26,4 +27,9 @@ export {
   type SenderLogger,
   type SenderOptions,
 } from './sender.js';
+export {
+  createTenantSettingsCache,
+  type SenderTenantSettings,
+  type TenantSettingsCache,
+} from './tenant-settings.js';
 export { applyTracking, type TrackingContext } from './tracking.js';

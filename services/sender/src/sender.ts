@@ -5,7 +5,6 @@ import {
   isReservedHeader,
   parseMailbox,
   type RenderedMessage,
-  type TrackingSettings,
 } from '@tern/contracts';
 import { type AttemptEvents, attemptEvents, cancelledEvent, renderTemplate } from '@tern/domain';
 import { DkimKeyUnreadableError, type SigningKeys } from '@tern/domains';
@@ -22,8 +21,11 @@ import type {
   ProviderFault,
   ProviderResult,
   Signing,
+  SuppressedAmong,
 } from './ports.js';
+import { createTenantSettingsCache, type SenderTenantSettings } from './tenant-settings.js';
 import { applyTracking } from './tracking.js';
+import { withTransaction } from './transaction.js';
 
 export interface SenderLogger {
   info(obj: object, msg?: string): void;
@@ -46,6 +48,8 @@ export interface SenderOptions {
   messageIdDomain?: string;
   /** The suppression list (`isSuppressed` of `@tern/api`). */
   isSuppressed: IsSuppressed;
+  /** The same list asked for a whole claim round in one query (`suppressedAmong` of `@tern/api`); absent: `isSuppressed` per email. */
+  suppressedAmong?: SuppressedAmong;
   /** Template lookup (`getTemplate` of `@tern/api`); rendering is `renderTemplate` of `@tern/domain`. */
   getTemplate: GetTemplate;
   /**
@@ -116,6 +120,17 @@ type ClaimedRow = {
 
 const silent: SenderLogger = { info() {}, warn() {}, error() {} };
 
+/** A row's key in the round's sets: `tenant\u0000id`. */
+const keyOf = (r: { tenant_id: string; id: string }) => `${r.tenant_id}\u0000${r.id}`;
+
+/** What every attempt of one claim round shares: read once for the round. */
+interface RoundContext {
+  settings: ReadonlyMap<string, SenderTenantSettings>;
+  /** Rows (`keyOf`) whose recipient is on the tenant's suppression list. */
+  suppressed: ReadonlySet<string>;
+  template: (tenantId: string, id: string) => ReturnType<GetTemplate>;
+}
+
 /** A provider's reported outcome as this attempt's event. */
 function followUp(event: AttemptEvents, f: FollowUp): DeliveryEvent {
   switch (f.type) {
@@ -152,6 +167,7 @@ export function createSender(opts: SenderOptions): Sender {
   const defaultRate = opts.defaultSendRatePerSecond ?? 0;
   const publicUrl = opts.tracking.publicUrl.replace(/\/+$/, '');
   const messageIdDomain = opts.messageIdDomain ?? (new URL(publicUrl).hostname || 'tern');
+  const tenantSettings = createTenantSettingsCache({ pool: opts.pool, defaultRate });
 
   let consumer: EventLogConsumer | null = null;
   let sweeps = 0;
@@ -225,26 +241,23 @@ export function createSender(opts: SenderOptions): Sender {
    * counter per tenant and second shared by every sender instance; rows past it go back to the
    * due-list (unclaimed, due at the next second) and their tenants join `exhausted`.
    */
-  async function withinRate(rows: ClaimedRow[], exhausted: Set<string>): Promise<ClaimedRow[]> {
-    const tenants = [...new Set(rows.map((r) => r.tenant_id))];
-    const { rows: rates } = await opts.pool.query<{ tenant_id: string; rate: number }>(
-      `SELECT t.tenant_id, COALESCE(s.send_rate_per_second, $2::int) AS rate
-         FROM unnest($1::text[]) AS t(tenant_id)
-         LEFT JOIN tenant_settings s ON s.tenant_id = t.tenant_id`,
-      [tenants, defaultRate],
-    );
-    const limited = new Map(rates.filter((r) => r.rate > 0).map((r) => [r.tenant_id, r.rate]));
+  async function withinRate(
+    rows: ClaimedRow[],
+    exhausted: Set<string>,
+    settings: ReadonlyMap<string, SenderTenantSettings>,
+  ): Promise<ClaimedRow[]> {
+    const limited = new Map<string, number>();
+    for (const [tenant, s] of settings) if (s.rate > 0) limited.set(tenant, s.rate);
     if (limited.size === 0) return rows;
     const at = now();
     const second = new Date(Math.floor(at.getTime() / 1000) * 1000);
     const wanted = new Map<string, number>();
     for (const r of rows)
       if (limited.has(r.tenant_id)) wanted.set(r.tenant_id, (wanted.get(r.tenant_id) ?? 0) + 1);
+    if (wanted.size === 0) return rows;
     const ids = [...wanted.keys()];
     const granted = new Map<string, number>();
-    const client = await opts.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await withTransaction(opts.pool, async (client) => {
       await client.query(
         `INSERT INTO send_rate_counters (tenant_id, second, sent)
          SELECT t, $2, 0 FROM unnest($1::text[]) AS t ON CONFLICT DO NOTHING`,
@@ -264,13 +277,7 @@ export function createSender(opts: SenderOptions): Sender {
            FROM unnest($1::text[], $3::int[]) AS g(t, n) WHERE c.tenant_id = g.t AND c.second = $2`,
         [ids, second, ids.map((t) => granted.get(t) ?? 0)],
       );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
     const keep: ClaimedRow[] = [];
     const back: ClaimedRow[] = [];
     // Transactional rows first within a tenant (the claim returns them in no particular order).
@@ -344,7 +351,7 @@ export function createSender(opts: SenderOptions): Sender {
         WHERE o.state = 'sending'`,
       [rows.map((r) => r.tenant_id), rows.map((r) => r.id), rows.map((r) => r.attempts)],
     );
-    return new Set(mine.map((r) => `${r.tenant_id}\u0000${r.id}`));
+    return new Set(mine.map(keyOf));
   }
 
   /** Marks the rows of a round done or due again, in one statement. */
@@ -365,15 +372,6 @@ export function createSender(opts: SenderOptions): Sender {
         now(),
       ],
     );
-  }
-
-  async function tenantTracking(tenantId: string): Promise<TrackingSettings> {
-    const { rows } = await opts.pool.query<{ opens: boolean | null; clicks: boolean | null }>(
-      'SELECT tracking_opens AS opens, tracking_clicks AS clicks FROM tenant_settings WHERE tenant_id = $1',
-      [tenantId],
-    );
-    const r = rows[0];
-    return { opens: r?.opens ?? DEFAULT_TRACKING.opens, clicks: r?.clicks ?? DEFAULT_TRACKING.clicks };
   }
 
   /**
@@ -406,12 +404,12 @@ export function createSender(opts: SenderOptions): Sender {
   async function build(
     row: ClaimedRow,
     signing: Signing | null,
-    trackingOf: (tenantId: string) => Promise<TrackingSettings>,
+    ctx: RoundContext,
   ): Promise<RenderedMessage | { error: string }> {
     const m = row.message;
     let parts = { subject: m.subject ?? '', html: m.html ?? null, text: m.text ?? null };
     if (m.templateId !== undefined) {
-      const template = await opts.getTemplate(opts.pool, row.tenant_id, m.templateId);
+      const template = await ctx.template(row.tenant_id, m.templateId);
       if (!template) return { error: `template ${m.templateId} not found` };
       parts = renderTemplate(
         {
@@ -423,7 +421,7 @@ export function createSender(opts: SenderOptions): Sender {
       );
     }
     if (parts.html !== null) {
-      const tracking = await trackingOf(row.tenant_id);
+      const tracking = ctx.settings.get(row.tenant_id)?.tracking ?? DEFAULT_TRACKING;
       parts.html = applyTracking(parts.html, tracking, {
         secret: opts.tracking.secret,
         publicUrl,
@@ -449,6 +447,24 @@ export function createSender(opts: SenderOptions): Sender {
       },
       dkim: signing && { domain: signing.dkim.domain, selector: signing.dkim.selector },
     };
+  }
+
+  /**
+   * The round's rows whose recipient is suppressed (SPEC §13), as `tenant\u0000id`: one query for
+   * the round when the suppression list answers in batches, else one per row, side by side.
+   */
+  async function suppressedOf(rows: readonly ClaimedRow[]): Promise<Set<string>> {
+    const asked = rows
+      .filter((r) => r.message.erased !== true)
+      .map((r) => ({ row: r, email: parseMailbox(r.message.to)?.address ?? r.message.to }));
+    if (asked.length === 0) return new Set();
+    const answers = opts.suppressedAmong
+      ? await opts.suppressedAmong(
+          opts.pool,
+          asked.map((a) => ({ tenantId: a.row.tenant_id, email: a.email })),
+        )
+      : await Promise.all(asked.map((a) => opts.isSuppressed(opts.pool, a.row.tenant_id, a.email)));
+    return new Set(asked.filter((_, i) => answers[i] === true).map((a) => keyOf(a.row)));
   }
 
   /** The outcomes of this attempt (`attemptEvents` of @tern/domain: ids derived from the email and the attempt). */
@@ -482,10 +498,7 @@ export function createSender(opts: SenderOptions): Sender {
   }
 
   /** One email's attempt: checks, composing, the provider; what it ends with (nothing written yet). */
-  async function attempt(
-    row: ClaimedRow,
-    trackingOf: (tenantId: string) => Promise<TrackingSettings>,
-  ): Promise<Outcome> {
+  async function attempt(row: ClaimedRow, ctx: RoundContext): Promise<Outcome> {
     const done = (events: DeliveryEvent[], error: string | null, handed = false): Outcome => ({
       row,
       events,
@@ -497,8 +510,7 @@ export function createSender(opts: SenderOptions): Sender {
     if (row.message.erased === true) {
       return done([outcomesOf(row).suppressed({ reason: 'recipient erased' })], 'recipient erased');
     }
-    const to = parseMailbox(row.message.to)?.address ?? row.message.to;
-    if (await opts.isSuppressed(opts.pool, row.tenant_id, to)) {
+    if (ctx.suppressed.has(keyOf(row))) {
       return done([outcomesOf(row).suppressed({ reason: 'suppressed' })], 'suppressed');
     }
     const signed = await signingOf(row);
@@ -507,7 +519,7 @@ export function createSender(opts: SenderOptions): Sender {
       'signing' in signed
         ? envelopeSender(opts.tracking.secret, row.tenant_id, row.id, signed.bounceHost ?? opts.bounceDomain)
         : null;
-    const message = 'error' in signed ? signed : await build(row, signing, trackingOf);
+    const message = 'error' in signed ? signed : await build(row, signing, ctx);
     if ('error' in message) {
       return done(
         eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true),
@@ -551,17 +563,26 @@ export function createSender(opts: SenderOptions): Sender {
    * A crash before the append repeats the round's provider transactions (the same Message-IDs), as
    * a crash mid-send always could; after it, the consumer's duplicates change nothing.
    */
-  async function round(rows: readonly ClaimedRow[]): Promise<void> {
-    const tracking = new Map<string, Promise<TrackingSettings>>();
-    const trackingOf = (tenantId: string) => {
-      let t = tracking.get(tenantId);
-      if (t === undefined) {
-        t = tenantTracking(tenantId);
-        tracking.set(tenantId, t);
-      }
-      return t;
+  async function round(
+    rows: readonly ClaimedRow[],
+    settings: ReadonlyMap<string, SenderTenantSettings>,
+  ): Promise<void> {
+    const templates = new Map<string, ReturnType<GetTemplate>>();
+    const ctx: RoundContext = {
+      settings,
+      suppressed: await suppressedOf(rows),
+      // A template named by several emails of the round is read once.
+      template(tenantId, id) {
+        const key = `${tenantId}\u0000${id}`;
+        let t = templates.get(key);
+        if (t === undefined) {
+          t = opts.getTemplate(opts.pool, tenantId, id);
+          templates.set(key, t);
+        }
+        return t;
+      },
     };
-    const settled = await Promise.allSettled(rows.map((row) => attempt(row, trackingOf)));
+    const settled = await Promise.allSettled(rows.map((row) => attempt(row, ctx)));
     const outcomes: Outcome[] = [];
     for (const r of settled) {
       if (r.status === 'fulfilled') outcomes.push(r.value);
@@ -574,7 +595,7 @@ export function createSender(opts: SenderOptions): Sender {
     const handed = outcomes.filter((o) => o.handed);
     const mine = await stillMine(handed.map((o) => o.row));
     const kept = outcomes.filter((o) => {
-      if (!o.handed || mine.has(`${o.row.tenant_id}\u0000${o.row.id}`)) return true;
+      if (!o.handed || mine.has(keyOf(o.row))) return true;
       // The provider took longer than the lease: another instance claimed the email again and
       // owns its outcome. Appending ours too would put two answers on one timeline.
       logger.warn(
@@ -624,8 +645,9 @@ export function createSender(opts: SenderOptions): Sender {
     for (;;) {
       const claimed = await claim(concurrency, exhausted);
       if (claimed.length === 0) return handled;
-      const rows = await withinRate(claimed, exhausted);
-      await round(rows);
+      const settings = await tenantSettings.of(claimed.map((r) => r.tenant_id));
+      const rows = await withinRate(claimed, exhausted, settings);
+      await round(rows, settings);
       handled += rows.length;
     }
   }

@@ -15,6 +15,7 @@ import {
   type SubmissionServer,
   startSubmissionServer,
   suppressionCheck,
+  suppressionCheckMany,
   type WebhookRouteOptions,
 } from '@tern/api';
 import { createJwtVerifier, REDACT_OPTIONS, requestLogFields } from '@tern/auth';
@@ -491,6 +492,7 @@ export async function startRuntime(
           ? createSmtpProvider({ url: config.smtpUrl })
           : createSandboxProvider({ pool }),
         isSuppressed: suppressionCheck(keyring),
+        suppressedAmong: suppressionCheckMany(keyring),
         getTemplate,
         signingKeys: createSigningKeys({ pool, sealer: dkimSealer! }),
         requireVerifiedDomain: requireVerifiedDomains,

@@ -13,12 +13,32 @@ export function createSandboxProvider(opts: { pool: pg.Pool; delayedRetryMs?: nu
   const delayedRetryMs = opts.delayedRetryMs ?? 2_000;
   const triedOnce = new Set<string>();
 
-  async function keep(message: RenderedMessage, tenantId: string, emailId: string): Promise<void> {
-    await opts.pool.query(
-      `INSERT INTO sandbox_messages (tenant_id, email_id, message) VALUES ($1, $2, $3::jsonb)
-       ON CONFLICT (tenant_id, email_id) DO UPDATE SET message = EXCLUDED.message, created_at = now()`,
-      [tenantId, emailId, JSON.stringify(message)],
-    );
+  // The messages of the emails sent side by side (a claim round) are kept in one statement: each
+  // `keep` joins the batch that the next turn of the event loop writes, and resolves once it is.
+  let batch: { rows: [string, string, string][]; done: Promise<void> } | null = null;
+  function keep(message: RenderedMessage, tenantId: string, emailId: string): Promise<void> {
+    if (batch === null) {
+      const rows: [string, string, string][] = [];
+      const done = new Promise<void>((resolve, reject) => {
+        setImmediate(() => {
+          batch = null;
+          // One row per email: a retry of the same email in one batch keeps the last message.
+          const last = new Map(rows.map((r) => [`${r[0]}\u0000${r[1]}`, r]));
+          const unique = [...last.values()];
+          opts.pool
+            .query(
+              `INSERT INTO sandbox_messages (tenant_id, email_id, message)
+               SELECT t, e, m::jsonb FROM unnest($1::text[], $2::text[], $3::text[]) AS k(t, e, m)
+               ON CONFLICT (tenant_id, email_id) DO UPDATE SET message = EXCLUDED.message, created_at = now()`,
+              [unique.map((r) => r[0]), unique.map((r) => r[1]), unique.map((r) => r[2])],
+            )
+            .then(() => resolve(), reject);
+        });
+      });
+      batch = { rows, done };
+    }
+    batch.rows.push([tenantId, emailId, JSON.stringify(message)]);
+    return batch.done;
   }
 
   return {
