@@ -14,8 +14,10 @@ export { createSandboxProvider, SANDBOX_DOMAIN } from './providers/sandbox.js';
 export {
   classifySmtpError,
   createSmtpProvider,
+  DEFAULT_SMTP_POOL,
   DKIM_SIGNED_HEADERS,
   relayMessageId,
+  type SmtpPool,
   type SmtpProviderOptions,
 } from './providers/smtp.js';
 export {

@@ -489,7 +489,13 @@ export async function startRuntime(
         pool,
         log: stream!,
         provider: config.smtpUrl
-          ? createSmtpProvider({ url: config.smtpUrl })
+          ? createSmtpProvider({
+              url: config.smtpUrl,
+              pool:
+                config.smtpMaxConnections === 0
+                  ? false
+                  : { maxConnections: config.smtpMaxConnections, maxMessages: config.smtpMaxMessages },
+            })
           : createSandboxProvider({ pool }),
         isSuppressed: suppressionCheck(keyring),
         suppressedAmong: suppressionCheckMany(keyring),
