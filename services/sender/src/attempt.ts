@@ -1,0 +1,226 @@
+import {
+  DEFAULT_TRACKING,
+  type DeliveryEvent,
+  formatMailbox,
+  isReservedHeader,
+  parseMailbox,
+  type RenderedMessage,
+} from '@tern/contracts';
+import { type AttemptEvents, attemptEvents, renderTemplate } from '@tern/domain';
+import { DkimKeyUnreadableError, type SigningKeys } from '@tern/domains';
+import { envelopeSender } from './envelope.js';
+import { DEFAULT_RETRY_DELAYS_MS, type SenderContext } from './options.js';
+import { type ClaimedRow, keyOf, type Outcome } from './outgoing.js';
+import type { FollowUp, GetTemplate, ProviderResult, Signing } from './ports.js';
+import type { ProviderWatch } from './provider-health.js';
+import type { SenderTenantSettings } from './tenant-settings.js';
+import { applyTracking } from './tracking.js';
+
+/** What every attempt of one claim round shares: read once for the round (`due-list.ts`). */
+export interface RoundContext {
+  settings: ReadonlyMap<string, SenderTenantSettings>;
+  /** Rows (`keyOf`) whose recipient is on the tenant's suppression list. */
+  suppressed: ReadonlySet<string>;
+  template: (tenantId: string, id: string) => ReturnType<GetTemplate>;
+}
+
+/** A provider's reported outcome as this attempt's event. */
+function followUp(event: AttemptEvents, f: FollowUp): DeliveryEvent {
+  switch (f.type) {
+    case 'email.delivered':
+      return event.delivered();
+    case 'email.bounced':
+      return event.bounced({ bounceType: f.bounceType, reason: f.reason });
+    case 'email.complained':
+      return event.complained(f.feedbackType !== undefined ? { feedbackType: f.feedbackType } : {});
+    default: {
+      const exhaustive: never = f;
+      return exhaustive;
+    }
+  }
+}
+
+/**
+ * One email's attempt (SPEC §11): the erasure and suppression checks, signing, rendering and
+ * tracking, the provider; resolves with what the attempt ends with (nothing written yet).
+ */
+export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
+  const { opts, now } = ctx;
+  const retryDelays = opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  const publicUrl = opts.tracking.publicUrl.replace(/\/+$/, '');
+  const messageIdDomain = opts.messageIdDomain ?? (new URL(publicUrl).hostname || 'tern');
+
+  /**
+   * How the message is signed: the verified domain covering its From address, or null. A key that
+   * cannot be unsealed (another WEBHOOK_SECRETS_KEY) is an error no retry mends.
+   */
+  async function signingOf(
+    row: ClaimedRow,
+  ): Promise<{ signing: Signing | null; bounceHost: string | null } | { error: string }> {
+    const from = parseMailbox(row.message.from)?.address ?? row.message.from;
+    let key: Awaited<ReturnType<SigningKeys['find']>> = null;
+    try {
+      key = opts.signingKeys ? await opts.signingKeys.find(row.tenant_id, from) : null;
+    } catch (error) {
+      if (error instanceof DkimKeyUnreadableError) return { error: error.message };
+      throw error;
+    }
+    if (key === null) {
+      return opts.requireVerifiedDomain
+        ? { error: `DOMAIN_NOT_VERIFIED: no verified domain of the tenant covers ${from}` }
+        : { signing: null, bounceHost: null };
+    }
+    return {
+      signing: { dkim: { domain: key.domain, selector: key.selector, privateKey: key.privateKey } },
+      bounceHost: key.bounceDomain,
+    };
+  }
+
+  /** The message as the provider gets it, or the reason it cannot be built. */
+  async function build(
+    row: ClaimedRow,
+    signing: Signing | null,
+    round: RoundContext,
+  ): Promise<RenderedMessage | { error: string }> {
+    const m = row.message;
+    let parts = { subject: m.subject ?? '', html: m.html ?? null, text: m.text ?? null };
+    if (m.templateId !== undefined) {
+      const template = await round.template(row.tenant_id, m.templateId);
+      if (!template) return { error: `template ${m.templateId} not found` };
+      parts = renderTemplate(
+        {
+          subject: m.subject ?? template.subject,
+          html: m.html ?? template.html,
+          text: m.text ?? template.text,
+        },
+        m.variables ?? {},
+      );
+    }
+    if (parts.html !== null) {
+      const tracking = round.settings.get(row.tenant_id)?.tracking ?? DEFAULT_TRACKING;
+      parts.html = applyTracking(parts.html, tracking, {
+        secret: opts.tracking.secret,
+        publicUrl,
+        tenantId: row.tenant_id,
+        emailId: row.id,
+      });
+    }
+    return {
+      messageId: `<${row.id}@${messageIdDomain}>`,
+      // One canonical mailbox (issue 24, item 9): what the API checked is what the provider reads.
+      from: canonicalFrom(m.from),
+      to: m.to,
+      cc: m.cc ?? [],
+      bcc: m.bcc ?? [],
+      replyTo: m.replyTo ?? null,
+      subject: parts.subject,
+      html: parts.html,
+      text: parts.text,
+      // Tern's own headers replace a caller's in any case (a row stored before the API refused them).
+      headers: {
+        ...Object.fromEntries(Object.entries(m.headers ?? {}).filter(([name]) => !isReservedHeader(name))),
+        'X-Tern-Email-Id': row.id,
+      },
+      dkim: signing && { domain: signing.dkim.domain, selector: signing.dkim.selector },
+    };
+  }
+
+  /** The outcomes of this attempt (`attemptEvents` of @tern/domain: ids derived from the email and the attempt). */
+  const outcomesOf = (row: ClaimedRow) => attemptEvents(row.tenant_id, row.id, row.attempts, now());
+
+  function eventsFor(
+    row: ClaimedRow,
+    provider: string,
+    result: ProviderResult,
+    finalTry: boolean,
+  ): DeliveryEvent[] {
+    const event = outcomesOf(row);
+    switch (result.kind) {
+      case 'sent':
+        return [
+          event.sent({ provider, messageId: result.messageId, providerMessageId: result.providerMessageId }),
+          ...(result.followUps ?? []).map((f) => followUp(event, f)),
+        ];
+      case 'delayed':
+        return finalTry
+          ? [
+              event.delayed({ reason: result.reason }),
+              event.failed({ reason: `gave up after ${row.attempts} attempts: ${result.reason}` }),
+            ]
+          : [event.delayed({ reason: result.reason })];
+      case 'bounced':
+        return [event.bounced({ bounceType: 'hard', reason: result.reason })];
+      case 'failed':
+        return [event.failed({ reason: result.reason })];
+    }
+  }
+
+  /** One email's attempt: checks, composing, the provider; what it ends with (nothing written yet). */
+  async function attempt(row: ClaimedRow, round: RoundContext): Promise<Outcome> {
+    const done = (events: DeliveryEvent[], error: string | null, handed = false): Outcome => ({
+      row,
+      events,
+      state: 'done',
+      dueAt: null,
+      error,
+      handed,
+    });
+    if (row.message.erased === true) {
+      return done([outcomesOf(row).suppressed({ reason: 'recipient erased' })], 'recipient erased');
+    }
+    if (round.suppressed.has(keyOf(row))) {
+      return done([outcomesOf(row).suppressed({ reason: 'suppressed' })], 'suppressed');
+    }
+    const signed = await signingOf(row);
+    const signing = 'signing' in signed ? signed.signing : null;
+    const envelopeFrom =
+      'signing' in signed
+        ? envelopeSender(opts.tracking.secret, row.tenant_id, row.id, signed.bounceHost ?? opts.bounceDomain)
+        : null;
+    const message = 'error' in signed ? signed : await build(row, signing, round);
+    if ('error' in message) {
+      return done(
+        eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true),
+        message.error,
+      );
+    }
+    let result: ProviderResult;
+    try {
+      result = await opts.provider.send(message, {
+        tenantId: row.tenant_id,
+        emailId: row.id,
+        ...(signing ? { signing } : {}),
+        ...(envelopeFrom ? { envelopeFrom } : {}),
+      });
+    } catch (error) {
+      result = {
+        kind: 'delayed',
+        reason: error instanceof Error ? error.message : String(error),
+        fault: { step: 'API', code: 'exception' },
+      };
+    }
+    watch.note(result);
+    const finalTry = row.attempts > retryDelays.length;
+    const events = eventsFor(row, opts.provider.name, result, finalTry);
+    if (result.kind === 'delayed' && !finalTry) {
+      const wait = result.retryAfterMs ?? retryDelays[row.attempts - 1] ?? 60_000;
+      return {
+        row,
+        events,
+        state: 'pending',
+        dueAt: new Date(now().getTime() + wait),
+        error: result.reason,
+        handed: true,
+      };
+    }
+    return done(events, result.kind === 'sent' ? null : result.reason, true);
+  }
+
+  return attempt;
+}
+
+/** `from` as one unambiguous mailbox; a value no parser reads (never accepted by the API) is kept as it is. */
+function canonicalFrom(from: string): string {
+  const mailbox = parseMailbox(from);
+  return mailbox === null ? from : formatMailbox(mailbox);
+}

@@ -1,0 +1,152 @@
+import { type DeliveryEvent, parseMailbox } from '@tern/contracts';
+import { cancelledEvent } from '@tern/domain';
+import { createPoller, type Poller } from '@tern/jobs';
+import type { createAttempt, RoundContext } from './attempt.js';
+import type { SenderContext } from './options.js';
+import { type ClaimedRow, keyOf, type Outcome, type OutgoingStore } from './outgoing.js';
+import type { GetTemplate } from './ports.js';
+import type { ProviderWatch } from './provider-health.js';
+import type { SenderTenantSettings } from './tenant-settings.js';
+
+export interface DueListJob {
+  poller: Poller;
+  /** One pass over the due-list (claims and sends what is due); returns the emails handled. */
+  runOnce(): Promise<number>;
+}
+
+/**
+ * The due-list worker of the sender: claims due rows (with a lease), lets the tenants' send rates
+ * thin them, attempts each, and appends the round's outcomes before marking the rows; every so
+ * many passes it also finishes stuck cancellations and prunes the rate counters and idempotency keys.
+ */
+export function createDueListJob(
+  ctx: SenderContext,
+  store: OutgoingStore,
+  attempt: ReturnType<typeof createAttempt>,
+  watch: ProviderWatch,
+): DueListJob {
+  const { opts, logger, now } = ctx;
+  const pollIntervalMs = opts.pollIntervalMs ?? 500;
+  const concurrency = opts.concurrency ?? 32;
+  let sweeps = 0;
+
+  /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */
+  async function append(events: DeliveryEvent[]): Promise<void> {
+    let wait = 100;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await opts.log.append(events);
+        return;
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        logger.warn({ err: error, attempt }, 'sender: append failed; retrying');
+        await new Promise((r) => setTimeout(r, wait));
+        wait *= 2;
+      }
+    }
+  }
+
+  /**
+   * One claim round: every attempt, then their outcomes in one append and the rows in one update.
+   * A crash before the append repeats the round's provider transactions (the same Message-IDs), as
+   * a crash mid-send always could; after it, the consumer's duplicates change nothing.
+   */
+  /**
+   * The round's rows whose recipient is suppressed (SPEC §13), as `keyOf`: one query for the round
+   * when the suppression list answers in batches, else one per row, side by side.
+   */
+  async function suppressedOf(rows: readonly ClaimedRow[]): Promise<Set<string>> {
+    const asked = rows
+      .filter((r) => r.message.erased !== true)
+      .map((r) => ({ row: r, email: parseMailbox(r.message.to)?.address ?? r.message.to }));
+    if (asked.length === 0) return new Set();
+    const answers = opts.suppressedAmong
+      ? await opts.suppressedAmong(
+          opts.pool,
+          asked.map((a) => ({ tenantId: a.row.tenant_id, email: a.email })),
+        )
+      : await Promise.all(asked.map((a) => opts.isSuppressed(opts.pool, a.row.tenant_id, a.email)));
+    return new Set(asked.filter((_, i) => answers[i] === true).map((a) => keyOf(a.row)));
+  }
+
+  async function round(
+    rows: readonly ClaimedRow[],
+    settings: ReadonlyMap<string, SenderTenantSettings>,
+  ): Promise<void> {
+    const templates = new Map<string, ReturnType<GetTemplate>>();
+    const shared: RoundContext = {
+      settings,
+      suppressed: await suppressedOf(rows),
+      // A template named by several emails of the round is read once.
+      template(tenantId, id) {
+        const key = `${tenantId}\u0000${id}`;
+        let t = templates.get(key);
+        if (t === undefined) {
+          t = opts.getTemplate(opts.pool, tenantId, id);
+          templates.set(key, t);
+        }
+        return t;
+      },
+    };
+    const settled = await Promise.allSettled(rows.map((row) => attempt(row, shared)));
+    const outcomes: Outcome[] = [];
+    for (const r of settled) {
+      if (r.status === 'fulfilled') outcomes.push(r.value);
+      else
+        logger.error(
+          { err: r.reason },
+          'sender: email not finished; its lease will expire and it is retried',
+        );
+    }
+    const handed = outcomes.filter((o) => o.handed);
+    const mine = await store.stillMine(handed.map((o) => o.row));
+    const kept = outcomes.filter((o) => {
+      if (!o.handed || mine.has(keyOf(o.row))) return true;
+      // The provider took longer than the lease: another instance claimed the email again and
+      // owns its outcome. Appending ours too would put two answers on one timeline.
+      logger.warn(
+        { emailId: o.row.id, attempt: o.row.attempts },
+        'sender: lease lost while sending; outcome dropped',
+      );
+      return false;
+    });
+    const events = kept.flatMap((o) => o.events);
+    if (events.length > 0) await append(events);
+    await store.finish(kept);
+  }
+
+  /** Cancelled rows whose email.cancelled did not reach the log (the API answered, then crashed or the log failed). */
+  async function sweepCancelling(): Promise<void> {
+    const rows = await store.stuckCancelling();
+    if (rows.length === 0) return;
+    await append(rows.map((r) => cancelledEvent(r.tenant_id, r.id, now())));
+    await store.markCancelled(rows);
+  }
+
+  async function runOnce(): Promise<number> {
+    await watch.check();
+    if (sweeps % 20 === 0) await sweepCancelling();
+    if (sweeps % 120 === 0) await store.pruneRateCounters();
+    if (sweeps % 1200 === 0) await store.pruneIdempotencyKeys();
+    sweeps++;
+    let handled = 0;
+    const exhausted = new Set<string>();
+    for (;;) {
+      const claimed = await store.claim(concurrency, exhausted);
+      if (claimed.length === 0) return handled;
+      const settings = await store.tenantSettings(claimed.map((r) => r.tenant_id));
+      const rows = await store.withinRate(claimed, exhausted, settings);
+      await round(rows, settings);
+      handled += rows.length;
+    }
+  }
+
+  const poller = createPoller({
+    name: 'sender',
+    intervalMs: pollIntervalMs,
+    run: runOnce,
+    onError: (error) => logger.warn({ err: error }, 'sender: due-list pass failed; trying again'),
+  });
+
+  return { poller, runOnce };
+}
