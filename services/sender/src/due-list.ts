@@ -27,7 +27,8 @@ export function createDueListJob(
 ): DueListJob {
   const { opts, logger, now } = ctx;
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
-  const concurrency = opts.concurrency ?? 32;
+  const concurrency = opts.concurrency ?? opts.provider.roundSize ?? 32;
+  const lanes = Math.max(1, opts.lanes ?? 2);
   let sweeps = 0;
 
   /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */
@@ -129,16 +130,21 @@ export function createDueListJob(
     if (sweeps % 120 === 0) await store.pruneRateCounters();
     if (sweeps % 1200 === 0) await store.pruneIdempotencyKeys();
     sweeps++;
-    let handled = 0;
     const exhausted = new Set<string>();
-    for (;;) {
-      const claimed = await store.claim(concurrency, exhausted);
-      if (claimed.length === 0) return handled;
-      const settings = await store.tenantSettings(claimed.map((r) => r.tenant_id));
-      const rows = await store.withinRate(claimed, exhausted, settings);
-      await round(rows, settings);
-      handled += rows.length;
-    }
+    // `lanes` rounds side by side: one lane's statements overlap the other's provider transactions.
+    const lane = async (): Promise<number> => {
+      let handled = 0;
+      for (;;) {
+        const claimed = await store.claim(concurrency, exhausted);
+        if (claimed.length === 0) return handled;
+        const settings = await store.tenantSettings(claimed.map((r) => r.tenant_id));
+        const rows = await store.withinRate(claimed, exhausted, settings);
+        await round(rows, settings);
+        handled += rows.length;
+      }
+    };
+    const handled = await Promise.all(Array.from({ length: lanes }, lane));
+    return handled.reduce((a, b) => a + b, 0);
   }
 
   const poller = createPoller({

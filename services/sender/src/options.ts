@@ -50,8 +50,14 @@ export interface SenderOptions {
   pollIntervalMs?: number;
   /** How long a claimed email belongs to this instance; a dead sender's claim is taken over after it. */
   leaseMs?: number;
-  /** Emails of one claim round, handed to the provider side by side (each its own transaction; the round's outcomes one append). Default 32. */
+  /** Emails of one claim round, handed to the provider side by side (each its own transaction; the round's outcomes one append). Default the provider's `roundSize`, else 32. */
   concurrency?: number;
+  /**
+   * Claim rounds in flight at once per instance (default 2): while one round's outcomes are
+   * appended and its rows marked, the other's messages are with the provider. A crash repeats at
+   * most the provider transactions of these rounds.
+   */
+  lanes?: number;
   /** Every provider fault (a refused login, a lost connection…): the process's metrics count them. */
   onProviderFault?: (fault: ProviderFault) => void;
   /** While the provider is failing, how often its `check()` is asked whether it works again. Default 30 s. */
