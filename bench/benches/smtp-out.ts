@@ -84,7 +84,9 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
       connections: number;
     };
   const untilSink = async (n: number) => {
-    if (!(await pollUntil(async () => (await counts()).messages >= n, { intervalMs: 5, timeoutMs: 180_000 })))
+    if (
+      !(await pollUntil(async () => (await counts()).messages >= n, { intervalMs: 20, timeoutMs: 180_000 }))
+    )
       throw new Error(`the sink did not receive ${n} messages within 180 s`);
   };
 

@@ -57,7 +57,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
   async function signingOf(
     row: ClaimedRow,
   ): Promise<{ signing: Signing | null; bounceHost: string | null } | { error: string }> {
-    const from = parseMailbox(row.message.from)?.address ?? row.message.from;
+    const from = fromOf(row.message.from).address;
     let key: Awaited<ReturnType<SigningKeys['find']>> = null;
     try {
       key = opts.signingKeys ? await opts.signingKeys.find(row.tenant_id, from) : null;
@@ -108,7 +108,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
     return {
       messageId: `<${row.id}@${messageIdDomain}>`,
       // One canonical mailbox (issue 24, item 9): what the API checked is what the provider reads.
-      from: canonicalFrom(m.from),
+      from: fromOf(m.from).canonical,
       to: m.to,
       cc: m.cc ?? [],
       bcc: m.bcc ?? [],
@@ -219,8 +219,22 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
   return attempt;
 }
 
-/** `from` as one unambiguous mailbox; a value no parser reads (never accepted by the API) is kept as it is. */
-function canonicalFrom(from: string): string {
-  const mailbox = parseMailbox(from);
-  return mailbox === null ? from : formatMailbox(mailbox);
+/**
+ * `from` read once (RFC 5322, the costliest parse of an attempt): its address and its canonical
+ * form, one unambiguous mailbox (a value no parser reads, never accepted by the API, is kept as it
+ * is). A campaign's thousands of emails share one `from`, so the answers are kept (a few hundred).
+ */
+const froms = new Map<string, { address: string; canonical: string }>();
+function fromOf(from: string): { address: string; canonical: string } {
+  let known = froms.get(from);
+  if (known === undefined) {
+    const mailbox = parseMailbox(from);
+    known =
+      mailbox === null
+        ? { address: from, canonical: from }
+        : { address: mailbox.address, canonical: formatMailbox(mailbox) };
+    if (froms.size >= 500) froms.clear();
+    froms.set(from, known);
+  }
+  return known;
 }

@@ -27,7 +27,7 @@ export function createDueListJob(
 ): DueListJob {
   const { opts, logger, now } = ctx;
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
-  const concurrency = opts.concurrency ?? opts.provider.roundSize ?? 32;
+  const concurrency = opts.concurrency ?? 32;
   const lanes = Math.max(1, opts.lanes ?? 2);
   let sweeps = 0;
 

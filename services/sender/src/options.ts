@@ -50,7 +50,7 @@ export interface SenderOptions {
   pollIntervalMs?: number;
   /** How long a claimed email belongs to this instance; a dead sender's claim is taken over after it. */
   leaseMs?: number;
-  /** Emails of one claim round, handed to the provider side by side (each its own transaction; the round's outcomes one append). Default the provider's `roundSize`, else 32. */
+  /** Emails of one claim round, handed to the provider side by side (each its own transaction; the round's outcomes one append). Default 32. */
   concurrency?: number;
   /**
    * Claim rounds in flight at once per instance (default 2): while one round's outcomes are

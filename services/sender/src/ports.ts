@@ -79,12 +79,6 @@ export interface SendContext {
 export interface MailProvider {
   /** Stored as `provider` on `email.sent`. */
   readonly name: string;
-  /**
-   * Emails the sender claims and hands over per round when its `concurrency` is not set (default
-   * 32): a provider that answers from memory (the sandbox) takes larger rounds, so the round's
-   * statements are shared by more emails.
-   */
-  readonly roundSize?: number;
   send(message: RenderedMessage, context: SendContext): Promise<ProviderResult>;
   /**
    * Checks the provider can take mail (connects and logs in) without sending any: null when it

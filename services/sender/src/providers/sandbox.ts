@@ -43,8 +43,6 @@ export function createSandboxProvider(opts: { pool: pg.Pool; delayedRetryMs?: nu
 
   return {
     name: 'sandbox',
-    // Nothing leaves the process: a crash repeats no real transaction, so rounds can be large.
-    roundSize: 200,
     async send(message, { tenantId, emailId }): Promise<ProviderResult> {
       const local = message.to.toLowerCase();
       const sent = (followUps: Extract<ProviderResult, { kind: 'sent' }>['followUps']) =>
