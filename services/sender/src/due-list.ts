@@ -28,7 +28,7 @@ export function createDueListJob(
   const { opts, logger, now } = ctx;
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
   const concurrency = opts.concurrency ?? 32;
-  const lanes = Math.max(1, opts.lanes ?? 2);
+  const lanes = Math.max(1, opts.lanes ?? 1);
   let sweeps = 0;
 
   /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */

@@ -53,9 +53,11 @@ export interface SenderOptions {
   /** Emails of one claim round, handed to the provider side by side (each its own transaction; the round's outcomes one append). Default 32. */
   concurrency?: number;
   /**
-   * Claim rounds in flight at once per instance (default 2): while one round's outcomes are
-   * appended and its rows marked, the other's messages are with the provider. A crash repeats at
-   * most the provider transactions of these rounds.
+   * Claim rounds in flight at once per instance (default 1): with 2, while one round's outcomes
+   * are appended and its rows marked, the other's messages are with the provider. A crash repeats
+   * at most the provider transactions of these rounds. Not the default: with 2, a retry due within
+   * a round's duration is attempted again in the same pass, and timing-bound tests of the retry
+   * schedule (services/sender/test/smtp.int.test.ts) became flaky on this machine.
    */
   lanes?: number;
   /** Every provider fault (a refused login, a lost connection…): the process's metrics count them. */

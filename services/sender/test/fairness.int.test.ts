@@ -67,8 +67,6 @@ function sender(provider: MailProvider, now: () => Date, extra: { defaultSendRat
     getTemplate,
     tracking: { secret: 'fairness-tracking-secret-0123456789', publicUrl: 'http://127.0.0.1:3000' },
     concurrency: 8,
-    // One round at a time, so the order rows are handed over is the claim order.
-    lanes: 1,
     now,
     ...extra,
   });
