@@ -1,6 +1,7 @@
 import type { EventStream } from '@tern/event-log';
+import type { Logger } from '@tern/jobs';
 import type pg from 'pg';
-import type { DispatcherLogger, DispatcherOptions } from './options.js';
+import type { DispatcherOptions } from './options.js';
 
 /** What the dispatcher's jobs share: its options with their defaults, the clock and whether it runs. */
 export interface DispatcherContext {
@@ -8,7 +9,7 @@ export interface DispatcherContext {
   pool: pg.Pool;
   log: EventStream;
   now: () => Date;
-  logger: DispatcherLogger;
+  logger: Logger;
   /** False once `stop()` began: loops end after their current step. */
   running: () => boolean;
   /** Wakes the delivery workers (new deliveries are due). */

@@ -1,12 +1,12 @@
 import type { LogEvent } from '@tern/contracts';
 import type { EventLogConsumer } from '@tern/event-log';
+import { silentLogger } from '@tern/jobs';
 import type { DispatcherContext } from './context.js';
 import { enqueue } from './deliveries.js';
 import {
   DEFAULT_DISABLE_AFTER_MS,
   DEFAULT_RETRY_SCHEDULE_MS,
   DEFAULT_TIMEOUT_MS,
-  type DispatcherLogger,
   type DispatcherOptions,
 } from './options.js';
 import { createReplayJob } from './replays.js';
@@ -19,7 +19,6 @@ export {
   DEFAULT_RETRY_SCHEDULE_MS,
   DEFAULT_TIMEOUT_MS,
   DISPATCHER_GROUP,
-  type DispatcherLogger,
   type DispatcherOptions,
 } from './options.js';
 
@@ -48,8 +47,6 @@ export interface Dispatcher {
   lag(): Promise<number>;
 }
 
-const silent: DispatcherLogger = { info() {}, warn() {}, error() {} };
-
 export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   const { pool, log } = opts;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -63,7 +60,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     pool,
     log,
     now: opts.now ?? (() => new Date()),
-    logger: opts.logger ?? silent,
+    logger: opts.logger ?? silentLogger,
     running: () => running,
     wakeWorkers: () => workers.poller.wake(),
   };

@@ -1,13 +1,8 @@
 import type { EventStream } from '@tern/event-log';
+import type { Logger } from '@tern/jobs';
 import type { SecretBox } from '@tern/webhooks';
 import type pg from 'pg';
 import type { PostResult } from './http-post.js';
-
-export interface DispatcherLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
 
 export interface DispatcherOptions {
   pool: pg.Pool;
@@ -18,7 +13,7 @@ export interface DispatcherOptions {
   /** WEBHOOK_ALLOW_PRIVATE: loopback/private targets and http:// allowed. */
   allowPrivate: boolean;
   now?: () => Date;
-  logger?: DispatcherLogger;
+  logger?: Logger;
   /** Waits after each failed attempt (SPEC §17); after the last one the delivery is failed. */
   retryScheduleMs?: readonly number[];
   /** Whole-attempt timeout. Default 10 s. */

@@ -1,6 +1,6 @@
 import { type DeliveryEvent, parseMailbox } from '@tern/contracts';
 import { cancelledEvent } from '@tern/domain';
-import { createPoller, type Poller } from '@tern/jobs';
+import { backoffMs, createPoller, type Poller } from '@tern/jobs';
 import type { createAttempt, RoundContext } from './attempt.js';
 import type { SenderContext } from './options.js';
 import { type ClaimedRow, keyOf, type Outcome, type OutgoingStore } from './outgoing.js';
@@ -33,7 +33,6 @@ export function createDueListJob(
 
   /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */
   async function append(events: DeliveryEvent[]): Promise<void> {
-    let wait = 100;
     for (let attempt = 1; ; attempt++) {
       try {
         await opts.log.append(events);
@@ -41,8 +40,7 @@ export function createDueListJob(
       } catch (error) {
         if (attempt >= 5) throw error;
         logger.warn({ err: error, attempt }, 'sender: append failed; retrying');
-        await new Promise((r) => setTimeout(r, wait));
-        wait *= 2;
+        await new Promise((r) => setTimeout(r, backoffMs(attempt)));
       }
     }
   }

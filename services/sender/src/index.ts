@@ -26,7 +26,6 @@ export {
   type ProviderHealth,
   SENDER_GROUP,
   type Sender,
-  type SenderLogger,
   type SenderOptions,
 } from './sender.js';
 export {

@@ -1,13 +1,8 @@
 import type { SigningKeys } from '@tern/domains';
 import type { EventStream } from '@tern/event-log';
+import type { Logger } from '@tern/jobs';
 import type pg from 'pg';
 import type { GetTemplate, IsSuppressed, MailProvider, ProviderFault, SuppressedAmong } from './ports.js';
-
-export interface SenderLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
 
 /** SPEC §11: ≥ 5 retries over ≥ 1 h. Waits after the 1st, 2nd… refused attempt; then failed. */
 export const DEFAULT_RETRY_DELAYS_MS = [60_000, 5 * 60_000, 10 * 60_000, 20 * 60_000, 30 * 60_000] as const;
@@ -70,7 +65,7 @@ export interface SenderOptions {
    */
   defaultSendRatePerSecond?: number;
   now?: () => Date;
-  logger?: SenderLogger;
+  logger?: Logger;
 }
 
 /**
@@ -86,6 +81,6 @@ export const SENDER_GROUP = 'tern-sender';
 /** What the sender's parts share: its options, the clock and the logger. */
 export interface SenderContext {
   opts: SenderOptions;
-  logger: SenderLogger;
+  logger: Logger;
   now: () => Date;
 }

@@ -1,9 +1,8 @@
 import type { DeliveryEvent } from '@tern/contracts';
-import { claimDue } from '@tern/jobs';
+import { claimDue, withTransaction } from '@tern/jobs';
 import type { StoredMessage } from '@tern/sending';
 import type { SenderContext } from './options.js';
 import { createTenantSettingsCache, type SenderTenantSettings } from './tenant-settings.js';
-import { withTransaction } from './transaction.js';
 
 /** A due row of `outgoing_emails` this instance claimed (with a lease) for one attempt. */
 export type ClaimedRow = {

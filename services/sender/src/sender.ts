@@ -1,13 +1,8 @@
 import type { EventLogConsumer } from '@tern/event-log';
+import { silentLogger } from '@tern/jobs';
 import { createAttempt } from './attempt.js';
 import { createDueListJob } from './due-list.js';
-import {
-  type ProviderHealth,
-  SENDER_GROUP,
-  type SenderContext,
-  type SenderLogger,
-  type SenderOptions,
-} from './options.js';
+import { type ProviderHealth, SENDER_GROUP, type SenderContext, type SenderOptions } from './options.js';
 import { createOutgoingStore } from './outgoing.js';
 import { createProviderWatch } from './provider-health.js';
 
@@ -15,7 +10,6 @@ export {
   DEFAULT_RETRY_DELAYS_MS,
   type ProviderHealth,
   SENDER_GROUP,
-  type SenderLogger,
   type SenderOptions,
 } from './options.js';
 
@@ -29,8 +23,6 @@ export interface Sender {
   /** Whether the provider is failing (`/ready` and the `sender_provider_failing` metric say so). */
   providerHealth(): ProviderHealth;
 }
-
-const silent: SenderLogger = { info() {}, warn() {}, error() {} };
 
 /**
  * The sender (SPEC §11). Two loops:
@@ -46,7 +38,11 @@ const silent: SenderLogger = { info() {}, warn() {}, error() {} };
  * `provider-health.ts` (whether the provider fails) and `due-list.ts` (the `createPoller` job).
  */
 export function createSender(opts: SenderOptions): Sender {
-  const ctx: SenderContext = { opts, logger: opts.logger ?? silent, now: opts.now ?? (() => new Date()) };
+  const ctx: SenderContext = {
+    opts,
+    logger: opts.logger ?? silentLogger,
+    now: opts.now ?? (() => new Date()),
+  };
   const { logger } = ctx;
   const watch = createProviderWatch(ctx);
   const store = createOutgoingStore(ctx);
