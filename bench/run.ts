@@ -31,6 +31,7 @@ const BENCHES = [
   'smtp-in',
   'soak',
   'feedback',
+  'smtp-out',
 ] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
@@ -48,6 +49,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   'smtp-in': 300_000,
   soak: 600_000,
   feedback: 1_200_000,
+  'smtp-out': 600_000,
 };
 
 const here = fileURLToPath(new URL('.', import.meta.url));

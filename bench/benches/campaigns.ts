@@ -1,44 +1,71 @@
 /**
- * Campaign fan-out (SPEC §15): emails/s of `createCampaignFanout` on the real send path
- * (`outgoingMailer`: due-list rows, then email.queued) for one campaign to a 100 000-contact
- * audience (BENCH_CAMPAIGN_CONTACTS), per log adapter, next to its ceiling from the same run: the
- * same number of email.queued events appended to the same log in the same chunk size, with nothing
- * else (no contact scan, rendering, unsubscribe tokens, bulk_emails or outgoing_emails rows). No
- * sender runs: this is the fan-out, not the provider.
+ * Campaigns (SPEC §15, issue 29), per log adapter, each figure next to its ceiling from the same run:
+ *  - fan-out: emails/s of `createCampaignFanout` on the real send path (`outgoingMailer`: due-list
+ *    rows, then email.queued) for one campaign to `BENCH_CAMPAIGN_CONTACTS` contacts (100 000),
+ *    against the same number of email.queued events appended to the same log in the same chunk
+ *    size, with nothing else (no contact scan, rendering, unsubscribe tokens or rows). No sender.
+ *  - delivered: a campaign to `BENCH_CAMPAIGN_DELIVER_CONTACTS` contacts (10 000; the issue's
+ *    figure is 100 000) from the fan-out's start until every email is DELIVERED — fan-out, sender
+ *    (sandbox provider), projector, all in this process — against the same number of emails'
+ *    three events (queued, sent, delivered) posted to `POST /events` (1000 events a request, 4 in
+ *    flight) until all are DELIVERED. The process's RSS is sampled every 250 ms through the run:
+ *    its peak against the RSS just before it (everything started, idle).
  */
 import { randomBytes } from 'node:crypto';
-import { createCampaignFanout, outgoingMailer } from '@tern/api';
+import type { AddressInfo } from 'node:net';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { createCampaignFanout, getTemplate, isSuppressed, outgoingMailer, suppressedAmong } from '@tern/api';
 import { queuedEvent } from '@tern/domain';
-import {
-  createEventStream,
-  createKafkaEventLog,
-  createPostgresEventLog,
-  type EventLog,
-} from '@tern/event-log';
-import pg from 'pg';
-import { openProjectionDatabase } from '../lib/projection-stores.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
-import { benchEnv, deleteTopic, runTag } from '../lib/services.js';
+import { createEventStream, type EventLog, type EventStream } from '@tern/event-log';
+import { createIngestApp } from '@tern/ingest';
+import { createProjector } from '@tern/projector';
+import { createSandboxProvider, createSender } from '@tern/sender';
+import type pg from 'pg';
+import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
+import type { Figure } from '../lib/report.js';
+import { postJson, waitDelivered } from '../lib/sending.js';
+import { benchEnv, runTag } from '../lib/services.js';
 import { round, rssMiB } from '../lib/stats.js';
 
 const env = benchEnv(process.env);
 const contacts = Number(process.env.BENCH_CAMPAIGN_CONTACTS ?? 100_000);
+const deliverContacts = Number(process.env.BENCH_CAMPAIGN_DELIVER_CONTACTS ?? 10_000);
 const chunkSize = 500;
 const SECRET = randomBytes(24).toString('base64url');
-const TENANT = 'bench-campaigns';
 
-async function measure(variant: string, raw: EventLog, pool: pg.Pool) {
-  const log = createEventStream(raw);
+async function addAudience(pool: pg.Pool, tenantId: string, n: number): Promise<void> {
   await pool.query(
     `INSERT INTO contacts (tenant_id, id, email, first_name, audiences, created_at, updated_at)
      SELECT $1, 'ct_' || lpad(g::text, 24, '0'), 'reader' || g || '@example.com', 'R' || g, ARRAY['bench'],
             now() - interval '1 minute', now() - interval '1 minute'
        FROM generate_series(1, $2::int) g`,
-    [TENANT, contacts],
+    [tenantId, n],
   );
   await pool.query('ANALYZE contacts');
+}
 
-  // Ceiling: the log alone, same events, same chunks.
+async function addCampaign(pool: pg.Pool, tenantId: string, id: string): Promise<void> {
+  await pool.query(
+    `INSERT INTO campaigns (tenant_id, id, name, from_address, audience, subject, text, status, created_at, updated_at)
+     VALUES ($1, $2, 'Bench', 'Acme <news@acme.test>', 'bench', 'Hello {{firstName}}', 'We launched.', 'sending', now(), now())`,
+    [tenantId, id],
+  );
+}
+
+const fanoutOf = (pool: pg.Pool, log: EventStream) =>
+  createCampaignFanout({
+    pool,
+    mailer: outgoingMailer(pool, log),
+    now: () => new Date(),
+    publicUrl: 'http://127.0.0.1:3000',
+    trackingSecret: SECRET,
+    chunkSize,
+  });
+
+/** The fan-out alone against the log alone. */
+async function fanoutPhase(pool: pg.Pool, log: EventStream) {
+  const tenantId = `bench-campaigns-${runTag()}`;
+  await addAudience(pool, tenantId, contacts);
   const at = new Date();
   const ceilingStart = performance.now();
   for (let i = 0; i < contacts; i += chunkSize) {
@@ -46,7 +73,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool) {
     for (let j = i; j < Math.min(contacts, i + chunkSize); j++) {
       events.push(
         queuedEvent({
-          tenantId: TENANT,
+          tenantId,
           emailId: `em_ceiling${String(j).padStart(24, '0')}`,
           at,
           toEmail: `reader${j}@example.com`,
@@ -59,102 +86,187 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool) {
     await log.append(events);
   }
   const ceilingS = (performance.now() - ceilingStart) / 1000;
-
   const id = `cmp_bench${runTag()}`;
-  await pool.query(
-    `INSERT INTO campaigns (tenant_id, id, name, from_address, audience, subject, text, status, created_at, updated_at)
-     VALUES ($1, $2, 'Bench', 'Acme <news@acme.test>', 'bench', 'Hello {{firstName}}', 'We launched.', 'sending', now(), now())`,
-    [TENANT, id],
-  );
-  const fanout = createCampaignFanout({
-    pool,
-    mailer: outgoingMailer(pool, log),
-    now: () => new Date(),
-    publicUrl: 'http://127.0.0.1:3000',
-    trackingSecret: SECRET,
-    chunkSize,
-  });
+  await addCampaign(pool, tenantId, id);
+  const fanout = fanoutOf(pool, log);
   const started = performance.now();
   const emails = await fanout.runOnce();
   const fanoutS = (performance.now() - started) / 1000;
   await fanout.stop();
   const { rows } = await pool.query<{ n: number }>(
     'SELECT count(*)::int AS n FROM bulk_emails WHERE tenant_id = $1 AND source = $2',
-    [TENANT, `campaign:${id}`],
+    [tenantId, `campaign:${id}`],
   );
   if (emails !== contacts || rows[0]!.n !== contacts)
     throw new Error(`fan-out handed ${emails} emails, ${rows[0]!.n} rows, for ${contacts} contacts`);
-  const rate = contacts / fanoutS;
-  const ceiling = contacts / ceilingS;
+  return { rate: contacts / fanoutS, ceiling: contacts / ceilingS, fanoutS, ceilingS };
+}
+
+/** RSS (MiB) sampled every 250 ms until `stop()`: the peak. */
+function sampleRss() {
+  let peak = rssMiB();
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssMiB());
+  }, 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(peak, rssMiB());
+    },
+  };
+}
+
+/** A campaign to `deliverContacts` contacts → all DELIVERED, against their events through POST /events. */
+async function deliveredPhase(pool: pg.Pool, ch: ClickHouseClient, log: EventStream) {
+  const tag = runTag();
+  const projector = createProjector({ pool, ch, log, group: `tern-bench.campaigns-projector-${tag}` });
+  await projector.start();
+  const sender = createSender({
+    pool,
+    log,
+    group: `tern-bench.campaigns-sender-${tag}`,
+    provider: createSandboxProvider({ pool }),
+    isSuppressed,
+    suppressedAmong,
+    getTemplate,
+    tracking: { secret: SECRET, publicUrl: 'http://127.0.0.1:3000' },
+  });
+  await sender.start();
+  const ingestToken = randomBytes(24).toString('base64url');
+  const ingest = await createIngestApp({ log, ingestToken });
+  await ingest.listen({ host: '127.0.0.1', port: 0 });
+  const ingestUrl = `http://127.0.0.1:${(ingest.server.address() as AddressInfo).port}/events`;
+  try {
+    // Ceiling: the emails' three events each, 1000 events a request, 4 requests in flight.
+    const ceilingTenant = `bench-deliver-ceiling-${tag}`;
+    const perRequest = Math.floor(1000 / 3);
+    const ceilingStart = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let i = next; i < deliverContacts; i = next) {
+          next += perRequest;
+          const events = [];
+          for (let j = i; j < Math.min(deliverContacts, i + perRequest); j++) {
+            const emailId = `em_dceil${tag}${j}`;
+            const base = { tenantId: ceilingTenant, emailId };
+            const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+            events.push(
+              {
+                ...base,
+                id: `${emailId}:q`,
+                type: 'email.queued',
+                occurredAt: at(0),
+                data: { toEmail: `reader${j}@example.com`, subject: `Hello R${j}` },
+              },
+              {
+                ...base,
+                id: `${emailId}:s`,
+                type: 'email.sent',
+                occurredAt: at(1),
+                data: { provider: 'x', messageId: 'm' },
+              },
+              { ...base, id: `${emailId}:d`, type: 'email.delivered', occurredAt: at(2) },
+            );
+          }
+          await postJson(ingestUrl, { events }, { authorization: `Bearer ${ingestToken}` });
+        }
+      }),
+    );
+    if (
+      !(await waitDelivered(pool, ceilingTenant, null, deliverContacts, {
+        intervalMs: 50,
+        timeoutMs: 900_000,
+      }))
+    )
+      throw new Error('ceiling run not DELIVERED within 15 min');
+    const ceilingS = (performance.now() - ceilingStart) / 1000;
+
+    const tenantId = `bench-deliver-${tag}`;
+    await addAudience(pool, tenantId, deliverContacts);
+    const id = `cmp_deliver${tag}`;
+    await addCampaign(pool, tenantId, id);
+    const fanout = fanoutOf(pool, log);
+    const idleRss = rssMiB();
+    const rss = sampleRss();
+    const started = performance.now();
+    const emails = await fanout.runOnce();
+    const fannedS = (performance.now() - started) / 1000;
+    await fanout.stop();
+    if (emails !== deliverContacts) throw new Error(`fan-out handed ${emails} emails for ${deliverContacts}`);
+    if (!(await waitDelivered(pool, tenantId, null, deliverContacts, { intervalMs: 50, timeoutMs: 900_000 })))
+      throw new Error('campaign not DELIVERED within 15 min');
+    const deliveredS = (performance.now() - started) / 1000;
+    const peakRss = rss.stop();
+    return { ceilingS, deliveredS, fannedS, idleRss, peakRss };
+  } finally {
+    await ingest.close();
+    await sender.stop();
+    await projector.stop();
+  }
+}
+
+async function measure(
+  variant: 'postgres-table' | 'kafka',
+  raw: EventLog,
+  pool: pg.Pool,
+  ch: ClickHouseClient,
+) {
+  const log = createEventStream(raw);
+  const f = await fanoutPhase(pool, log);
   console.error(
-    `[campaigns] ${variant}: ${contacts} contacts in ${fanoutS.toFixed(1)} s = ${rate.toFixed(0)} emails/s; ` +
-      `ceiling (append only) ${ceiling.toFixed(0)} events/s; ratio ${(rate / ceiling).toFixed(2)}`,
+    `[campaigns] ${variant}: fan-out of ${contacts} contacts in ${f.fanoutS.toFixed(1)} s = ${f.rate.toFixed(0)} emails/s; ` +
+      `ceiling (append only) ${f.ceiling.toFixed(0)} events/s; ratio ${(f.rate / f.ceiling).toFixed(2)}`,
   );
-  const fig = (metric: string, value: number, unit: string): Figure => ({
+  const d = await deliveredPhase(pool, ch, log);
+  console.error(
+    `[campaigns] ${variant}: ${deliverContacts} contacts → all DELIVERED in ${d.deliveredS.toFixed(1)} s ` +
+      `(fanned out in ${d.fannedS.toFixed(1)} s); their events through POST /events ${d.ceilingS.toFixed(1)} s ` +
+      `(${(d.deliveredS / d.ceilingS).toFixed(2)}×); RSS idle ${d.idleRss.toFixed(0)} MiB, peak ${d.peakRss.toFixed(0)} MiB ` +
+      `(+${(d.peakRss - d.idleRss).toFixed(0)})`,
+  );
+  const fig = (metric: string, value: number, unit: string, target?: Figure['target']): Figure => ({
     bench: 'campaigns',
     variant,
     metric,
     value,
     unit,
+    ...(target ? { target } : {}),
   });
   return {
     figures: [
-      fig(`fan-out ${contacts} contacts`, rate, 'emails/s'),
-      fig('ceiling: append only', ceiling, 'events/s'),
-      fig('fan-out / ceiling', rate / ceiling, 'ratio'),
+      fig(`fan-out ${contacts} contacts`, f.rate, 'emails/s'),
+      fig('ceiling: append only', f.ceiling, 'events/s'),
+      fig('fan-out / ceiling', f.rate / f.ceiling, 'ratio'),
+      fig(`campaign of ${deliverContacts} → all DELIVERED (sandbox)`, d.deliveredS, 's'),
+      fig(`ceiling: their events via POST /events → all DELIVERED`, d.ceilingS, 's'),
+      fig('campaign / ceiling (time)', d.deliveredS / d.ceilingS, '×', { op: '<=', value: 2 }),
+      fig('emails DELIVERED/s of the campaign', deliverContacts / d.deliveredS, '/s'),
+      fig('RSS before the campaign (idle)', d.idleRss, 'MiB'),
+      fig('RSS peak during the campaign', d.peakRss, 'MiB'),
+      fig('RSS peak − idle', d.peakRss - d.idleRss, 'MiB', { op: '<=', value: 143 }),
     ],
-    details: { contacts, chunkSize, fanoutS: round(fanoutS, 2), ceilingS: round(ceilingS, 2) },
+    details: {
+      contacts,
+      deliverContacts,
+      chunkSize,
+      fanoutS: round(f.fanoutS, 2),
+      ceilingS: round(f.ceilingS, 2),
+      delivered: {
+        deliveredS: round(d.deliveredS, 2),
+        fannedS: round(d.fannedS, 2),
+        ceilingS: round(d.ceilingS, 2),
+        idleRssMiB: round(d.idleRss, 1),
+        peakRssMiB: round(d.peakRss, 1),
+      },
+    },
   };
 }
 
-async function kafka() {
-  const topic = `tern-bench.campaigns-${runTag()}`;
-  const log = createKafkaEventLog({ brokers: env.kafkaBrokers, topic, partitions: 6 });
-  const store = await openProjectionDatabase(env.databaseUrl);
-  try {
-    await log.ping();
-    return await measure('kafka', log, store.pool);
-  } finally {
-    await log.close();
-    await store.close();
-    await deleteTopic(env.kafkaBrokers, topic);
-  }
-}
-
-async function postgresTable() {
-  const store = await openProjectionDatabase(env.databaseUrl);
-  const logPool = new pg.Pool({ connectionString: store.db.url, max: 4 });
-  logPool.on('error', () => {});
-  const log = createPostgresEventLog({ pool: logPool });
-  try {
-    await log.ensureSchema();
-    return await measure('postgres-table', log, store.pool);
-  } finally {
-    await log.close();
-    await logPool.end().catch(() => {});
-    await store.close();
-  }
-}
-
-const started = performance.now();
-const which = (process.env.BENCH_LOGS ?? 'kafka,postgres').split(',');
-const figures: Figure[] = [];
-const details: Record<string, unknown> = {};
-if (which.includes('kafka')) {
-  const r = await kafka();
-  figures.push(...r.figures);
-  details.kafka = r.details;
-}
-if (which.includes('postgres')) {
-  const r = await postgresTable();
-  figures.push(...r.figures);
-  details.postgresTable = r.details;
-}
-const result: BenchResult = {
+await runOnLogs({
   bench: 'campaigns',
-  figures,
-  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1) },
-  rssMiB: rssMiB(),
-  wallMs: Math.round(performance.now() - started),
-};
-emitResult(result);
+  defaultLogs: 'kafka,postgres',
+  postgres: (ch) => onPostgresTableLog(env, ch, measure, { logPoolMax: 4, pollIntervalMs: 100 }),
+  kafka: (ch) =>
+    onKafkaLog(env, ch, measure, { topicPrefix: 'tern-bench.campaigns', partitionConcurrency: 2 }),
+});

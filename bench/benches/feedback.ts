@@ -24,6 +24,7 @@ import {
 } from '../../services/api/test/provider-senders.js';
 import { openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { deliveredCount } from '../lib/sending.js';
 import { benchEnv, runTag } from '../lib/services.js';
 import { round, rssMiB } from '../lib/stats.js';
 
@@ -169,11 +170,7 @@ try {
   await projector.start();
   const deadline = Date.now() + 120_000;
   for (;;) {
-    const { rows } = await db.pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM email_logs WHERE tenant_id = $1 AND status = 'DELIVERED'`,
-      [tenantId],
-    );
-    folded = rows[0]!.n;
+    folded = await deliveredCount(db.pool, tenantId);
     if (folded >= emailIds.length || Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, 200));
   }

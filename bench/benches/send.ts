@@ -16,7 +16,7 @@
 import { type KeyObject, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createApiApp, getTemplate, isSuppressed } from '@tern/api';
+import { createApiApp, getTemplate, isSuppressed, suppressedAmong } from '@tern/api';
 import { createJwtVerifier, signDashboardToken } from '@tern/auth';
 import { createSendingDomains, createSigningKeys, type DnsChecker } from '@tern/domains';
 import { createEventStream, type EventLog, type EventStream } from '@tern/event-log';
@@ -30,6 +30,7 @@ import type pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
 import type { Figure } from '../lib/report.js';
+import { deliveredCount, postJson, waitDelivered as waitDeliveredOf } from '../lib/sending.js';
 import { benchEnv, pollUntil, runTag } from '../lib/services.js';
 import { distribution, round } from '../lib/stats.js';
 
@@ -42,16 +43,6 @@ const fairBulk = Number(process.env.BENCH_SEND_FAIR_BULK ?? 5000);
 const fairSamples = Number(process.env.BENCH_SEND_FAIR_SAMPLES ?? 20);
 const POLL_MS = 5;
 const JWT_SECRET = randomBytes(32).toString('base64url');
-
-async function delivered(pool: pg.Pool, tenantId: string, ids: readonly string[] | null): Promise<number> {
-  const { rows } = await pool.query<{ n: string }>(
-    ids === null
-      ? `SELECT count(*) AS n FROM email_logs WHERE tenant_id = $1 AND status = 'DELIVERED'`
-      : `SELECT count(*) AS n FROM email_logs WHERE tenant_id = $1 AND id = ANY($2::text[]) AND status = 'DELIVERED'`,
-    ids === null ? [tenantId] : [tenantId, ids],
-  );
-  return Number(rows[0]?.n ?? 0);
-}
 
 /** The three events the sandbox path produces for one email, for the ceiling through POST /events. */
 function ingestEvents(tenantId: string, emailId: string) {
@@ -219,6 +210,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
     group: `tern-bench.send-sender-${tag}`,
     provider: createSandboxProvider({ pool }),
     isSuppressed,
+    suppressedAmong,
     getTemplate,
     tracking: { secret: JWT_SECRET, publicUrl: 'http://127.0.0.1:3000' },
   });
@@ -249,17 +241,10 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
     subject: `Bench ${i}`,
     html: `<p>Bench ${i} <a href="https://example.com/${i}">link</a></p>`,
   });
-  const post = async (url: string, body: unknown, headers: Record<string, string>) => {
-    const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
-    const text = await res.text();
-    if (res.status !== 202) throw new Error(`${url} answered ${res.status}: ${text}`);
-    return JSON.parse(text) as { id?: string; data?: { id: string }[] };
-  };
+  const post = (url: string, body: unknown, headers: Record<string, string>) => postJson(url, body, headers);
+  const delivered = (tenant: string, ids: string[] | null) => deliveredCount(pool, tenant, ids);
   const waitDelivered = (ids: string[] | null, count: number) =>
-    pollUntil(async () => (await delivered(pool, tenantId, ids)) >= count, {
-      intervalMs: POLL_MS,
-      timeoutMs: 120_000,
-    });
+    waitDeliveredOf(pool, tenantId, ids, count, { intervalMs: POLL_MS });
 
   const sendMs: number[] = [];
   const ingestMs: number[] = [];
@@ -285,7 +270,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
     }
 
     // Throughput: every batch posted at once, then wait for all of them.
-    const before = await delivered(pool, tenantId, null);
+    const before = await delivered(tenantId, null);
     let started = performance.now();
     const batches = [];
     for (let i = 0; i < emails; i += 100) {
@@ -303,7 +288,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
       throw new Error('throughput run not DELIVERED within 120 s');
     const sendRunMs = performance.now() - started;
 
-    const before2 = await delivered(pool, tenantId, null);
+    const before2 = await delivered(tenantId, null);
     started = performance.now();
     const posts = [];
     for (let i = 0; i < emails; i += 100) {
@@ -326,10 +311,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
     // Fairness (SPEC §23): tenant A's campaign of `fairBulk` emails is due (bulk rows, as its
     // fan-out leaves them); meanwhile tenant B sends one email every 100 ms through the API.
     const fair = await measureFairness(tag, log, pool, apiUrl, post, (ids, count, tenant) =>
-      pollUntil(async () => (await delivered(pool, tenant, ids)) >= count, {
-        intervalMs: POLL_MS,
-        timeoutMs: 120_000,
-      }),
+      waitDeliveredOf(pool, tenant, ids, count, { intervalMs: POLL_MS }),
     );
 
     // DKIM: the sandbox sender leaves; an SMTP sender with the signing keys takes the due-list.
@@ -456,6 +438,7 @@ async function measureDkim(
     provider: createSmtpProvider({ url: sink.url }),
     signingKeys: createSigningKeys({ pool, sealer }),
     isSuppressed,
+    suppressedAmong,
     getTemplate,
     tracking: { secret: JWT_SECRET, publicUrl: 'http://127.0.0.1:3000' },
   });

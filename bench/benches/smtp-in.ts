@@ -16,6 +16,7 @@ import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
 import type { Figure } from '../lib/report.js';
+import { postJson } from '../lib/sending.js';
 import { benchEnv, runTag } from '../lib/services.js';
 import { round } from '../lib/stats.js';
 
@@ -61,12 +62,12 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
   const apiUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
   const tenantId = `smtpin${runTag()}`;
   const jwt = signDashboardToken({ secret: JWT_SECRET, tenantId, role: 'owner', expiresInSeconds: 3600 });
-  const created = await fetch(`${apiUrl}/tenants/${tenantId}/api-keys`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench', scopes: ['email:send'] }),
-  });
-  const { key } = (await created.json()) as { key: string };
+  const { key } = await postJson<{ key: string }>(
+    `${apiUrl}/tenants/${tenantId}/api-keys`,
+    { name: 'bench', scopes: ['email:send'] },
+    { authorization: `Bearer ${jwt}` },
+    [201],
+  );
   const transport = nodemailer.createTransport({
     host: '127.0.0.1',
     port: smtp.port,
@@ -81,13 +82,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
   let seq = 0;
   const overHttp = () =>
     inFlight(messages, concurrency, async () => {
-      const res = await fetch(`${apiUrl}/emails/send`, {
-        method: 'POST',
-        headers: { 'x-api-key': key, 'content-type': 'application/json' },
-        body: JSON.stringify(mail(seq++)),
-      });
-      const text = await res.text();
-      if (res.status !== 202) throw new Error(`POST /emails/send answered ${res.status}: ${text}`);
+      await postJson(`${apiUrl}/emails/send`, mail(seq++), { 'x-api-key': key });
     });
   const overSmtp = () =>
     inFlight(messages, concurrency, async () => {

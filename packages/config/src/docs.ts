@@ -103,6 +103,16 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
       'mail relay of the sender (`smtp://` or `smtps://user:pass@host:port`); unset → the built-in sandbox provider',
     default: 'unset',
   },
+  SMTP_MAX_CONNECTIONS: {
+    meaning:
+      'connections the sender keeps open to the relay of `SMTP_URL` at most, reused from message to message (nodemailer `pool`); `0` = a new connection per message; the relay URL’s own `?maxConnections=` wins ([sending](docs/sending.md#pooled-smtp-connections))',
+    default: '`5`',
+  },
+  SMTP_MAX_MESSAGES: {
+    meaning:
+      'messages sent over one pooled connection to the relay before it is closed and a new one opened; the relay URL’s own `?maxMessages=` wins',
+    default: '`100`',
+  },
   PUBLIC_URL: {
     meaning:
       'base URL users reach the api at: dashboard link, tracking and unsubscribe links; required in production by a split-mode process that writes links (`--services` with `sender` or `api`: the sender, the api with its campaign fan-out and sequences)',

@@ -52,6 +52,10 @@ export interface Config {
   encryptionKey: string | undefined;
   /** Mail relay of the sender (`smtp://` / `smtps://`); undefined → the sandbox provider (SPEC §11). */
   smtpUrl: string | undefined;
+  /** Connections the sender keeps open to the relay of `smtpUrl` at most; 0 = a new connection per message. */
+  smtpMaxConnections: number;
+  /** Messages sent over one pooled connection before it is replaced. */
+  smtpMaxMessages: number;
   /** Base URL users reach Tern at (dashboard link, tracking links); undefined → the listen URL. */
   publicUrl: string | undefined;
   nodeEnv: NodeEnv;
@@ -300,6 +304,8 @@ const envSchema = z.object({
     })
     .optional(),
   SMTP_URL: urlVar(['smtp:', 'smtps:']).optional(),
+  SMTP_MAX_CONNECTIONS: intVar(0, 1000).default(5),
+  SMTP_MAX_MESSAGES: intVar(1, 1_000_000).default(100),
   // A trailing slash is dropped so `${publicUrl}/path` is always one slash.
   PUBLIC_URL: urlVar(['http:', 'https:'])
     .transform((v) => v.replace(/\/+$/, ''))
@@ -431,6 +437,8 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     webhookSecretsKey: e.WEBHOOK_SECRETS_KEY,
     encryptionKey: e.ENCRYPTION_KEY,
     smtpUrl: e.SMTP_URL,
+    smtpMaxConnections: e.SMTP_MAX_CONNECTIONS,
+    smtpMaxMessages: e.SMTP_MAX_MESSAGES,
     publicUrl: e.PUBLIC_URL,
     nodeEnv: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,

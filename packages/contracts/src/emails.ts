@@ -38,6 +38,10 @@ const mailbox = (field: string) =>
       error: `${field} must be an email address or "Name <address>"`,
     });
 
+/** No RFC 5322 structure character: no name, quote, comment, list, group or route. */
+const BARE = /^[^\s<>"(),;:\\[\]]+$/;
+const parsedMailboxes = new Map<string, Readonly<{ name: string | null; address: string }> | null>();
+
 /**
  * Splits a mailbox — `addr@example.com` or `Display Name <addr@example.com>` (the name may be
  * quoted, RFC 5322) — into its parts; null for anything else: a list (`a@evil.test,
@@ -45,12 +49,23 @@ const mailbox = (field: string) =>
  * (the API's check, the sender, the domain policy, the SMTP provider): RFC 5322 by
  * `email-addresses`, so what is checked is what is sent (issue 24, item 9).
  */
-export function parseMailbox(value: string): { name: string | null; address: string } | null {
+export function parseMailbox(value: string): Readonly<{ name: string | null; address: string }> | null {
   if (/[\r\n]/.test(value)) return null;
+  // A bare address with none of RFC 5322's structure characters (no name, quote, comment, list,
+  // group or route) is that address: the parser would answer the same, at many times the cost.
+  if (BARE.test(value) && isAddress(value)) return Object.freeze({ name: null, address: value });
+  const known = parsedMailboxes.get(value);
+  if (known !== undefined) return known;
   const parsed = emailAddresses.parseOneAddress({ input: value.trim(), rfc6532: true });
-  if (parsed === null || parsed.type !== 'mailbox' || !isAddress(parsed.address)) return null;
-  const name = parsed.name?.trim() ?? '';
-  return { name: name === '' ? null : name, address: parsed.address };
+  const name = parsed?.type === 'mailbox' ? (parsed.name?.trim() ?? '') : '';
+  const result =
+    parsed === null || parsed.type !== 'mailbox' || !isAddress(parsed.address)
+      ? null
+      : Object.freeze({ name: name === '' ? null : name, address: parsed.address });
+  // The same `from` comes back with every email of a campaign or a batch: answers are kept (a few hundred).
+  if (parsedMailboxes.size >= 512) parsedMailboxes.clear();
+  parsedMailboxes.set(value, result);
+  return result;
 }
 
 /**

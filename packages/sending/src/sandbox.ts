@@ -17,6 +17,28 @@ export async function keepSandboxMessage(
   );
 }
 
+/**
+ * `keepSandboxMessage` for many emails in one statement (the messages of one claim round). One row
+ * per email: a retry of the same email in one batch keeps the last message.
+ */
+export async function keepSandboxMessages(
+  db: Pick<pg.Pool, 'query'>,
+  rows: readonly { tenantId: string; emailId: string; message: object }[],
+): Promise<void> {
+  const last = new Map(rows.map((r) => [`${r.tenantId}\u0000${r.emailId}`, r]));
+  const unique = [...last.values()];
+  await db.query(
+    `INSERT INTO sandbox_messages (tenant_id, email_id, message)
+     SELECT t, e, m::jsonb FROM unnest($1::text[], $2::text[], $3::text[]) AS k(t, e, m)
+     ON CONFLICT (tenant_id, email_id) DO UPDATE SET message = EXCLUDED.message, created_at = now()`,
+    [
+      unique.map((r) => r.tenantId),
+      unique.map((r) => r.emailId),
+      unique.map((r) => JSON.stringify(r.message)),
+    ],
+  );
+}
+
 /** True when the sandbox kept a message of this email (a first try happened). */
 export async function hasSandboxMessage(
   db: Pick<pg.Pool, 'query'>,

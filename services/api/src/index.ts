@@ -37,7 +37,13 @@ export { createSequenceScheduler, type SequenceScheduler } from './sequences/sch
 export { enroll, insertSequence } from './sequences/store.js';
 export { type SubmissionServer, startSubmissionServer } from './submission/server.js';
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
-export { addSuppression, isSuppressed, suppressionCheck } from './suppressions/store.js';
+export {
+  addSuppression,
+  isSuppressed,
+  suppressedAmong,
+  suppressionCheck,
+  suppressionCheckMany,
+} from './suppressions/store.js';
 export { getTemplate, insertTemplate } from './templates/store.js';
 export type { WebhookRouteOptions } from './webhooks/options.js';
 export { PROJECT_KEY_WEBHOOKS_MESSAGE } from './webhooks/routes.js';

@@ -3,7 +3,7 @@ import { createKeyring } from '@tern/privacy';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
-import { suppressionCheck } from '../src/index.js';
+import { suppressionCheck, suppressionCheckMany } from '../src/index.js';
 import {
   buildApp,
   createClock,
@@ -153,6 +153,14 @@ describe('POST /contacts/erase', () => {
     const check = suppressionCheck(keyring);
     expect(await check(stores.pool, A, 'Ada.ERASE@example.com')).toBe(true);
     expect(await check(stores.pool, A, 'someone.else@example.com')).toBe(false);
+    // The sender's form for a claim round: one query, the answers in the order asked.
+    expect(
+      await suppressionCheckMany(keyring)(stores.pool, [
+        { tenantId: A, email: 'someone.else@example.com' },
+        { tenantId: A, email: 'Ada.ERASE@example.com' },
+        { tenantId: `erase-none-${run}`, email: 'Ada.ERASE@example.com' },
+      ]),
+    ).toEqual([false, true, false]);
     expect((await stores.pool.query('SELECT 1 FROM suppressions WHERE tenant_id = $1', [A])).rowCount).toBe(
       0,
     );

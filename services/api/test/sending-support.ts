@@ -13,7 +13,7 @@ import {
 } from '@tern/sender';
 import type { FastifyInstance } from 'fastify';
 import { waitFor } from '../../../test/support/services.js';
-import { type ApiDeps, getTemplate, isSuppressed } from '../src/index.js';
+import { type ApiDeps, getTemplate, isSuppressed, suppressedAmong } from '../src/index.js';
 import {
   bearer,
   buildApp,
@@ -90,6 +90,7 @@ export async function openSendingWorld(
       log,
       provider: createSandboxProvider({ pool: stores.pool, delayedRetryMs: 200 }),
       isSuppressed,
+      suppressedAmong,
       getTemplate,
       keyring,
       tracking: { secret: TRACKING_SECRET, publicUrl: PUBLIC_URL },

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isSuppressed } from '../src/index.js';
+import { isSuppressed, suppressedAmong } from '../src/index.js';
 import {
   bearer,
   buildApp,
@@ -60,6 +60,14 @@ describe('POST /suppressions', () => {
     expect(again.json()).toEqual(res.json());
     expect(await isSuppressed(stores.pool, A, 'ada.LOVELACE@example.com')).toBe(true);
     expect(await isSuppressed(stores.pool, B, 'ada.lovelace@example.com')).toBe(false);
+    expect(
+      await suppressedAmong(stores.pool, [
+        { tenantId: B, email: 'ada.lovelace@example.com' },
+        { tenantId: A, email: 'ada.LOVELACE@example.com' },
+        { tenantId: A, email: 'nobody@example.com' },
+        { tenantId: A, email: ' Ada.Lovelace@example.com ' },
+      ]),
+    ).toEqual([false, true, false, true]);
   });
 
   it('201 without a reason: reason null; a JWT of any role may write', async () => {

@@ -1,20 +1,29 @@
 import {
+  DEFAULT_TRACKING,
   type DeliveryEvent,
   formatMailbox,
   isReservedHeader,
   parseMailbox,
   type RenderedMessage,
-  type TrackingSettings,
 } from '@tern/contracts';
 import { type AttemptEvents, attemptEvents, renderTemplate } from '@tern/domain';
 import { DkimKeyUnreadableError, type SigningKeys } from '@tern/domains';
 import { loadAttachments } from '@tern/sending';
 import { envelopeSender } from './envelope.js';
 import { DEFAULT_RETRY_DELAYS_MS, type SenderContext } from './options.js';
-import type { ClaimedRow, Outcome } from './outgoing.js';
-import type { FollowUp, ProviderResult, Signing } from './ports.js';
+import { type ClaimedRow, keyOf, type Outcome } from './outgoing.js';
+import type { FollowUp, GetTemplate, ProviderResult, Signing } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
+import type { SenderTenantSettings } from './tenant-settings.js';
 import { applyTracking } from './tracking.js';
+
+/** What every attempt of one claim round shares: read once for the round (`due-list.ts`). */
+export interface RoundContext {
+  settings: ReadonlyMap<string, SenderTenantSettings>;
+  /** Rows (`keyOf`) whose recipient is on the tenant's suppression list. */
+  suppressed: ReadonlySet<string>;
+  template: (tenantId: string, id: string) => ReturnType<GetTemplate>;
+}
 
 /** A provider's reported outcome as this attempt's event. */
 function followUp(event: AttemptEvents, f: FollowUp): DeliveryEvent {
@@ -49,7 +58,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
   async function signingOf(
     row: ClaimedRow,
   ): Promise<{ signing: Signing | null; bounceHost: string | null } | { error: string }> {
-    const from = parseMailbox(row.message.from)?.address ?? row.message.from;
+    const from = fromOf(row.message.from).address;
     let key: Awaited<ReturnType<SigningKeys['find']>> = null;
     try {
       key = opts.signingKeys ? await opts.signingKeys.find(row.tenant_id, from) : null;
@@ -72,12 +81,12 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
   async function build(
     row: ClaimedRow,
     signing: Signing | null,
-    trackingOf: (tenantId: string) => Promise<TrackingSettings>,
+    round: RoundContext,
   ): Promise<RenderedMessage | { error: string }> {
     const m = row.message;
     let parts = { subject: m.subject ?? '', html: m.html ?? null, text: m.text ?? null };
     if (m.templateId !== undefined) {
-      const template = await opts.getTemplate(opts.pool, row.tenant_id, m.templateId);
+      const template = await round.template(row.tenant_id, m.templateId);
       if (!template) return { error: `template ${m.templateId} not found` };
       parts = renderTemplate(
         {
@@ -89,7 +98,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
       );
     }
     if (parts.html !== null) {
-      const tracking = await trackingOf(row.tenant_id);
+      const tracking = round.settings.get(row.tenant_id)?.tracking ?? DEFAULT_TRACKING;
       parts.html = applyTracking(parts.html, tracking, {
         secret: opts.tracking.secret,
         publicUrl,
@@ -100,7 +109,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
     return {
       messageId: `<${row.id}@${messageIdDomain}>`,
       // One canonical mailbox (issue 24, item 9): what the API checked is what the provider reads.
-      from: canonicalFrom(m.from),
+      from: fromOf(m.from).canonical,
       to: m.to,
       cc: m.cc ?? [],
       bcc: m.bcc ?? [],
@@ -149,10 +158,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
   }
 
   /** One email's attempt: checks, composing, the provider; what it ends with (nothing written yet). */
-  async function attempt(
-    row: ClaimedRow,
-    trackingOf: (tenantId: string) => Promise<TrackingSettings>,
-  ): Promise<Outcome> {
+  async function attempt(row: ClaimedRow, round: RoundContext): Promise<Outcome> {
     const done = (events: DeliveryEvent[], error: string | null, handed = false): Outcome => ({
       row,
       events,
@@ -164,8 +170,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
     if (row.message.erased === true) {
       return done([outcomesOf(row).suppressed({ reason: 'recipient erased' })], 'recipient erased');
     }
-    const to = parseMailbox(row.message.to)?.address ?? row.message.to;
-    if (await opts.isSuppressed(opts.pool, row.tenant_id, to)) {
+    if (round.suppressed.has(keyOf(row))) {
       return done([outcomesOf(row).suppressed({ reason: 'suppressed' })], 'suppressed');
     }
     const signed = await signingOf(row);
@@ -174,7 +179,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
       'signing' in signed
         ? envelopeSender(opts.tracking.secret, row.tenant_id, row.id, signed.bounceHost ?? opts.bounceDomain)
         : null;
-    const message = 'error' in signed ? signed : await build(row, signing, trackingOf);
+    const message = 'error' in signed ? signed : await build(row, signing, round);
     if ('error' in message) {
       return done(
         eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true),
@@ -232,8 +237,22 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
   return attempt;
 }
 
-/** `from` as one unambiguous mailbox; a value no parser reads (never accepted by the API) is kept as it is. */
-function canonicalFrom(from: string): string {
-  const mailbox = parseMailbox(from);
-  return mailbox === null ? from : formatMailbox(mailbox);
+/**
+ * `from` read once (RFC 5322, the costliest parse of an attempt): its address and its canonical
+ * form, one unambiguous mailbox (a value no parser reads, never accepted by the API, is kept as it
+ * is). A campaign's thousands of emails share one `from`, so the answers are kept (a few hundred).
+ */
+const froms = new Map<string, { address: string; canonical: string }>();
+function fromOf(from: string): { address: string; canonical: string } {
+  let known = froms.get(from);
+  if (known === undefined) {
+    const mailbox = parseMailbox(from);
+    known =
+      mailbox === null
+        ? { address: from, canonical: from }
+        : { address: mailbox.address, canonical: formatMailbox(mailbox) };
+    if (froms.size >= 500) froms.clear();
+    froms.set(from, known);
+  }
+  return known;
 }

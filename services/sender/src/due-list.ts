@@ -1,10 +1,12 @@
-import type { DeliveryEvent, TrackingSettings } from '@tern/contracts';
+import { type DeliveryEvent, parseMailbox } from '@tern/contracts';
 import { cancelledEvent } from '@tern/domain';
 import { backoffMs, createPoller, type Poller } from '@tern/jobs';
-import type { createAttempt } from './attempt.js';
+import type { createAttempt, RoundContext } from './attempt.js';
 import type { SenderContext } from './options.js';
-import type { ClaimedRow, Outcome, OutgoingStore } from './outgoing.js';
+import { type ClaimedRow, keyOf, type Outcome, type OutgoingStore } from './outgoing.js';
+import type { GetTemplate } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
+import type { SenderTenantSettings } from './tenant-settings.js';
 
 export interface DueListJob {
   poller: Poller;
@@ -26,6 +28,7 @@ export function createDueListJob(
   const { opts, logger, now } = ctx;
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
   const concurrency = opts.concurrency ?? 32;
+  const lanes = Math.max(1, opts.lanes ?? 1);
   let sweeps = 0;
 
   /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */
@@ -47,17 +50,44 @@ export function createDueListJob(
    * A crash before the append repeats the round's provider transactions (the same Message-IDs), as
    * a crash mid-send always could; after it, the consumer's duplicates change nothing.
    */
-  async function round(rows: readonly ClaimedRow[]): Promise<void> {
-    const tracking = new Map<string, Promise<TrackingSettings>>();
-    const trackingOf = (tenantId: string) => {
-      let t = tracking.get(tenantId);
-      if (t === undefined) {
-        t = store.tenantTracking(tenantId);
-        tracking.set(tenantId, t);
-      }
-      return t;
+  /**
+   * The round's rows whose recipient is suppressed (SPEC §13), as `keyOf`: one query for the round
+   * when the suppression list answers in batches, else one per row, side by side.
+   */
+  async function suppressedOf(rows: readonly ClaimedRow[]): Promise<Set<string>> {
+    const asked = rows
+      .filter((r) => r.message.erased !== true)
+      .map((r) => ({ row: r, email: parseMailbox(r.message.to)?.address ?? r.message.to }));
+    if (asked.length === 0) return new Set();
+    const answers = opts.suppressedAmong
+      ? await opts.suppressedAmong(
+          opts.pool,
+          asked.map((a) => ({ tenantId: a.row.tenant_id, email: a.email })),
+        )
+      : await Promise.all(asked.map((a) => opts.isSuppressed(opts.pool, a.row.tenant_id, a.email)));
+    return new Set(asked.filter((_, i) => answers[i] === true).map((a) => keyOf(a.row)));
+  }
+
+  async function round(
+    rows: readonly ClaimedRow[],
+    settings: ReadonlyMap<string, SenderTenantSettings>,
+  ): Promise<void> {
+    const templates = new Map<string, ReturnType<GetTemplate>>();
+    const shared: RoundContext = {
+      settings,
+      suppressed: await suppressedOf(rows),
+      // A template named by several emails of the round is read once.
+      template(tenantId, id) {
+        const key = `${tenantId}\u0000${id}`;
+        let t = templates.get(key);
+        if (t === undefined) {
+          t = opts.getTemplate(opts.pool, tenantId, id);
+          templates.set(key, t);
+        }
+        return t;
+      },
     };
-    const settled = await Promise.allSettled(rows.map((row) => attempt(row, trackingOf)));
+    const settled = await Promise.allSettled(rows.map((row) => attempt(row, shared)));
     const outcomes: Outcome[] = [];
     for (const r of settled) {
       if (r.status === 'fulfilled') outcomes.push(r.value);
@@ -70,7 +100,7 @@ export function createDueListJob(
     const handed = outcomes.filter((o) => o.handed);
     const mine = await store.stillMine(handed.map((o) => o.row));
     const kept = outcomes.filter((o) => {
-      if (!o.handed || mine.has(`${o.row.tenant_id}\u0000${o.row.id}`)) return true;
+      if (!o.handed || mine.has(keyOf(o.row))) return true;
       // The provider took longer than the lease: another instance claimed the email again and
       // owns its outcome. Appending ours too would put two answers on one timeline.
       logger.warn(
@@ -98,15 +128,21 @@ export function createDueListJob(
     if (sweeps % 120 === 0) await store.pruneRateCounters();
     if (sweeps % 1200 === 0) await store.pruneIdempotencyKeys();
     sweeps++;
-    let handled = 0;
     const exhausted = new Set<string>();
-    for (;;) {
-      const claimed = await store.claim(concurrency, exhausted);
-      if (claimed.length === 0) return handled;
-      const rows = await store.withinRate(claimed, exhausted);
-      await round(rows);
-      handled += rows.length;
-    }
+    // `lanes` rounds side by side: one lane's statements overlap the other's provider transactions.
+    const lane = async (): Promise<number> => {
+      let handled = 0;
+      for (;;) {
+        const claimed = await store.claim(concurrency, exhausted);
+        if (claimed.length === 0) return handled;
+        const settings = await store.tenantSettings(claimed.map((r) => r.tenant_id));
+        const rows = await store.withinRate(claimed, exhausted, settings);
+        await round(rows, settings);
+        handled += rows.length;
+      }
+    };
+    const handled = await Promise.all(Array.from({ length: lanes }, lane));
+    return handled.reduce((a, b) => a + b, 0);
   }
 
   const poller = createPoller({

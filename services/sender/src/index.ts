@@ -8,13 +8,16 @@ export type {
   ProviderResult,
   SendContext,
   Signing,
+  SuppressedAmong,
 } from './ports.js';
 export { createSandboxProvider, SANDBOX_DOMAIN } from './providers/sandbox.js';
 export {
   classifySmtpError,
   createSmtpProvider,
+  DEFAULT_SMTP_POOL,
   DKIM_SIGNED_HEADERS,
   relayMessageId,
+  type SmtpPool,
   type SmtpProviderOptions,
 } from './providers/smtp.js';
 export {
@@ -25,4 +28,9 @@ export {
   type Sender,
   type SenderOptions,
 } from './sender.js';
+export {
+  createTenantSettingsCache,
+  type SenderTenantSettings,
+  type TenantSettingsCache,
+} from './tenant-settings.js';
 export { applyTracking, type TrackingContext } from './tracking.js';

@@ -3,7 +3,7 @@ import type { EventStream } from '@tern/event-log';
 import type { Logger } from '@tern/jobs';
 import type { AttachmentKeyring } from '@tern/sending';
 import type pg from 'pg';
-import type { GetTemplate, IsSuppressed, MailProvider, ProviderFault } from './ports.js';
+import type { GetTemplate, IsSuppressed, MailProvider, ProviderFault, SuppressedAmong } from './ports.js';
 
 /** SPEC §11: ≥ 5 retries over ≥ 1 h. Waits after the 1st, 2nd… refused attempt; then failed. */
 export const DEFAULT_RETRY_DELAYS_MS = [60_000, 5 * 60_000, 10 * 60_000, 20 * 60_000, 30 * 60_000] as const;
@@ -20,6 +20,8 @@ export interface SenderOptions {
   messageIdDomain?: string;
   /** The suppression list (`isSuppressed` of `@tern/api`). */
   isSuppressed: IsSuppressed;
+  /** The same list asked for a whole claim round in one query (`suppressedAmong` of `@tern/api`); absent: `isSuppressed` per email. */
+  suppressedAmong?: SuppressedAmong;
   /** Template lookup (`getTemplate` of `@tern/api`); rendering is `renderTemplate` of `@tern/domain`. */
   getTemplate: GetTemplate;
   /**
@@ -44,8 +46,16 @@ export interface SenderOptions {
   pollIntervalMs?: number;
   /** How long a claimed email belongs to this instance; a dead sender's claim is taken over after it. */
   leaseMs?: number;
-  /** Emails handed to the provider at once (each is its own transaction, its outcome its own append). Default 32. */
+  /** Emails of one claim round, handed to the provider side by side (each its own transaction; the round's outcomes one append). Default 32. */
   concurrency?: number;
+  /**
+   * Claim rounds in flight at once per instance (default 1): with 2, while one round's outcomes
+   * are appended and its rows marked, the other's messages are with the provider. A crash repeats
+   * at most the provider transactions of these rounds. Not the default: with 2, a retry due within
+   * a round's duration is attempted again in the same pass, and timing-bound tests of the retry
+   * schedule (services/sender/test/smtp.int.test.ts) became flaky on this machine.
+   */
+  lanes?: number;
   /** Every provider fault (a refused login, a lost connection…): the process's metrics count them. */
   onProviderFault?: (fault: ProviderFault) => void;
   /** While the provider is failing, how often its `check()` is asked whether it works again. Default 30 s. */

@@ -1,7 +1,8 @@
-import { DEFAULT_TRACKING, type DeliveryEvent, type TrackingSettings } from '@tern/contracts';
+import type { DeliveryEvent } from '@tern/contracts';
 import { claimDue, withTransaction } from '@tern/jobs';
 import type { StoredMessage } from '@tern/sending';
 import type { SenderContext } from './options.js';
+import { createTenantSettingsCache, type SenderTenantSettings } from './tenant-settings.js';
 
 /** A due row of `outgoing_emails` this instance claimed (with a lease) for one attempt. */
 export type ClaimedRow = {
@@ -23,16 +24,22 @@ export interface Outcome {
   handed: boolean;
 }
 
+/** A row's key in a round's sets: `tenant\u0000id`. */
+export const keyOf = (r: { tenant_id: string; id: string }) => `${r.tenant_id}\u0000${r.id}`;
+
 export type OutgoingStore = ReturnType<typeof createOutgoingStore>;
 
 /**
  * The sender's statements on its due-list (`outgoing_emails`), the send-rate counters and the
- * tenants' tracking settings; each is one statement (the rate allowance one transaction).
+ * tenants' settings (read at most once a second, `tenant-settings.ts`); each is one statement (the rate allowance one transaction).
  */
 export function createOutgoingStore(ctx: SenderContext) {
   const { opts, now } = ctx;
   const leaseMs = opts.leaseMs ?? 120_000;
-  const defaultRate = opts.defaultSendRatePerSecond ?? 0;
+  const tenantSettings = createTenantSettingsCache({
+    pool: opts.pool,
+    defaultRate: opts.defaultSendRatePerSecond ?? 0,
+  });
 
   async function markQueued(events: readonly { tenantId: string; emailId: string }[]): Promise<number> {
     if (events.length === 0) return 0;
@@ -73,21 +80,20 @@ export function createOutgoingStore(ctx: SenderContext) {
    * counter per tenant and second shared by every sender instance; rows past it go back to the
    * due-list (unclaimed, due at the next second) and their tenants join `exhausted`.
    */
-  async function withinRate(rows: ClaimedRow[], exhausted: Set<string>): Promise<ClaimedRow[]> {
-    const tenants = [...new Set(rows.map((r) => r.tenant_id))];
-    const { rows: rates } = await opts.pool.query<{ tenant_id: string; rate: number }>(
-      `SELECT t.tenant_id, COALESCE(s.send_rate_per_second, $2::int) AS rate
-         FROM unnest($1::text[]) AS t(tenant_id)
-         LEFT JOIN tenant_settings s ON s.tenant_id = t.tenant_id`,
-      [tenants, defaultRate],
-    );
-    const limited = new Map(rates.filter((r) => r.rate > 0).map((r) => [r.tenant_id, r.rate]));
+  async function withinRate(
+    rows: ClaimedRow[],
+    exhausted: Set<string>,
+    settings: ReadonlyMap<string, SenderTenantSettings>,
+  ): Promise<ClaimedRow[]> {
+    const limited = new Map<string, number>();
+    for (const [tenant, s] of settings) if (s.rate > 0) limited.set(tenant, s.rate);
     if (limited.size === 0) return rows;
     const at = now();
     const second = new Date(Math.floor(at.getTime() / 1000) * 1000);
     const wanted = new Map<string, number>();
     for (const r of rows)
       if (limited.has(r.tenant_id)) wanted.set(r.tenant_id, (wanted.get(r.tenant_id) ?? 0) + 1);
+    if (wanted.size === 0) return rows;
     const ids = [...wanted.keys()];
     const granted = new Map<string, number>();
     await withTransaction(opts.pool, async (client) => {
@@ -157,7 +163,7 @@ export function createOutgoingStore(ctx: SenderContext) {
         WHERE o.state = 'sending'`,
       [rows.map((r) => r.tenant_id), rows.map((r) => r.id), rows.map((r) => r.attempts)],
     );
-    return new Set(mine.map((r) => `${r.tenant_id}\u0000${r.id}`));
+    return new Set(mine.map(keyOf));
   }
 
   /** Marks the rows of a round done or due again, in one statement. */
@@ -178,15 +184,6 @@ export function createOutgoingStore(ctx: SenderContext) {
         now(),
       ],
     );
-  }
-
-  async function tenantTracking(tenantId: string): Promise<TrackingSettings> {
-    const { rows } = await opts.pool.query<{ opens: boolean | null; clicks: boolean | null }>(
-      'SELECT tracking_opens AS opens, tracking_clicks AS clicks FROM tenant_settings WHERE tenant_id = $1',
-      [tenantId],
-    );
-    const r = rows[0];
-    return { opens: r?.opens ?? DEFAULT_TRACKING.opens, clicks: r?.clicks ?? DEFAULT_TRACKING.clicks };
   }
 
   /** Idempotency keys live 24 h (SPEC §11); older ones are dropped in small batches. */
@@ -226,7 +223,7 @@ export function createOutgoingStore(ctx: SenderContext) {
     pruneRateCounters,
     stillMine,
     finish,
-    tenantTracking,
+    tenantSettings: tenantSettings.of,
     pruneIdempotencyKeys,
   };
 }

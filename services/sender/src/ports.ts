@@ -10,6 +10,15 @@ import type pg from 'pg';
  */
 export type IsSuppressed = (pool: pg.Pool, tenantId: string, email: string) => Promise<boolean>;
 
+/**
+ * The same question for many (tenant, address) pairs at once, in one query: the answers in the
+ * order asked (`suppressedAmong` of `@tern/api`). The sender asks it once per claim round.
+ */
+export type SuppressedAmong = (
+  pool: pg.Pool,
+  items: readonly { tenantId: string; email: string }[],
+) => Promise<boolean[]>;
+
 /** A template's content, or null when the tenant has none with that id: `getTemplate` of the templates store. */
 export type GetTemplate = (
   pool: pg.Pool,

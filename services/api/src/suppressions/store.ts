@@ -37,6 +37,21 @@ export async function isSuppressed(
   return rows.length > 0;
 }
 
+/** `isSuppressed` for many (tenant, address) pairs in one query; the answers in the order asked. */
+export async function suppressedAmong(
+  pool: pg.Pool | pg.PoolClient,
+  items: readonly { tenantId: string; email: string }[],
+): Promise<boolean[]> {
+  if (items.length === 0) return [];
+  const { rows } = await pool.query<{ n: number }>(
+    `SELECT q.n FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(t, e, n)
+      WHERE EXISTS (SELECT 1 FROM suppressions s WHERE s.tenant_id = q.t AND s.email = lower(q.e))`,
+    [items.map((i) => i.tenantId), items.map((i) => normaliseAddress(i.email))],
+  );
+  const hit = new Set(rows.map((r) => Number(r.n)));
+  return items.map((_, i) => hit.has(i + 1));
+}
+
 /**
  * The sender's suppression check (SPEC §11, §14): the clear list, and the addresses erased from
  * the tenant, which are kept only as their keyed hash (`erased_recipients`).
@@ -51,6 +66,28 @@ export function suppressionCheck(keyring: Pick<Keyring, 'recipientHash'>) {
       [tenantId, normaliseAddress(email), keyring.recipientHash(tenantId, email)],
     );
     return rows.length > 0;
+  };
+}
+
+/** `suppressionCheck` for a whole claim round in one query (the sender's `suppressedAmong`). */
+export function suppressionCheckMany(keyring: Pick<Keyring, 'recipientHash'>) {
+  return async (
+    pool: pg.Pool | pg.PoolClient,
+    items: readonly { tenantId: string; email: string }[],
+  ): Promise<boolean[]> => {
+    if (items.length === 0) return [];
+    const { rows } = await pool.query<{ n: number }>(
+      `SELECT q.n FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS q(t, e, h, n)
+        WHERE EXISTS (SELECT 1 FROM suppressions s WHERE s.tenant_id = q.t AND s.email = lower(q.e))
+           OR EXISTS (SELECT 1 FROM erased_recipients r WHERE r.tenant_id = q.t AND r.recipient_hash = q.h)`,
+      [
+        items.map((i) => i.tenantId),
+        items.map((i) => normaliseAddress(i.email)),
+        items.map((i) => keyring.recipientHash(i.tenantId, i.email)),
+      ],
+    );
+    const hit = new Set(rows.map((r) => Number(r.n)));
+    return items.map((_, i) => hit.has(i + 1));
   };
 }
 

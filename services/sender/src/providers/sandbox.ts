@@ -1,5 +1,5 @@
 import type { RenderedMessage } from '@tern/contracts';
-import { hasSandboxMessage, keepSandboxMessage } from '@tern/sending';
+import { hasSandboxMessage, keepSandboxMessages } from '@tern/sending';
 import type pg from 'pg';
 import type { MailProvider, ProviderResult } from '../ports.js';
 
@@ -14,8 +14,23 @@ export function createSandboxProvider(opts: { pool: pg.Pool; delayedRetryMs?: nu
   const delayedRetryMs = opts.delayedRetryMs ?? 2_000;
   const triedOnce = new Set<string>();
 
-  async function keep(message: RenderedMessage, tenantId: string, emailId: string): Promise<void> {
-    await keepSandboxMessage(opts.pool, tenantId, emailId, message);
+  // The messages of the emails sent side by side (a claim round) are kept in one statement: each
+  // `keep` joins the batch that the next turn of the event loop writes, and resolves once it is.
+  let batch: { rows: { tenantId: string; emailId: string; message: object }[]; done: Promise<void> } | null =
+    null;
+  function keep(message: RenderedMessage, tenantId: string, emailId: string): Promise<void> {
+    if (batch === null) {
+      const rows: { tenantId: string; emailId: string; message: object }[] = [];
+      const done = new Promise<void>((resolve, reject) => {
+        setImmediate(() => {
+          batch = null;
+          keepSandboxMessages(opts.pool, rows).then(() => resolve(), reject);
+        });
+      });
+      batch = { rows, done };
+    }
+    batch.rows.push({ tenantId, emailId, message });
+    return batch.done;
   }
 
   return {

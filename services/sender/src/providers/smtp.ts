@@ -26,7 +26,22 @@ export interface SmtpProviderOptions {
   url: string;
   /** Per-connection timeouts; must stay well below the sender's lease. Default 30 s. */
   timeoutMs?: number;
+  /**
+   * Pooled connections (SMTP_MAX_CONNECTIONS, SMTP_MAX_MESSAGES): at most `maxConnections` open to
+   * the relay, each reused for `maxMessages` messages before it is closed and a new one opened.
+   * `false`: a new connection per message. Default `DEFAULT_SMTP_POOL`. The relay URL's own
+   * `pool`, `maxConnections` and `maxMessages` query parameters win over these.
+   */
+  pool?: SmtpPool | false;
 }
+
+export interface SmtpPool {
+  maxConnections: number;
+  maxMessages: number;
+}
+
+/** 5 connections of 100 messages each: nodemailer's own pool defaults. */
+export const DEFAULT_SMTP_POOL: SmtpPool = { maxConnections: 5, maxMessages: 100 };
 
 /** The SMTP steps whose reply is about one recipient (nodemailer's `err.command`). */
 const RECIPIENT_STEPS = new Set(['RCPT TO', 'DATA']);
@@ -82,14 +97,24 @@ export function classifySmtpError(error: unknown, recipient?: string): ProviderR
   return { kind: 'delayed', reason, fault: { step, code } };
 }
 
-/** The SMTP relay of `SMTP_URL`, through nodemailer. One transaction per message. */
+/**
+ * The SMTP relay of `SMTP_URL`, through nodemailer: one transaction per message, over a pool of
+ * connections that are kept open and reused (`pool`).
+ */
 export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
   const timeout = opts.timeoutMs ?? 30_000;
   const url = new URL(opts.url);
   url.searchParams.set('connectionTimeout', String(timeout));
   url.searchParams.set('greetingTimeout', String(timeout));
   url.searchParams.set('socketTimeout', String(timeout));
-  const transport = nodemailer.createTransport(url.toString());
+  const pool = opts.pool ?? DEFAULT_SMTP_POOL;
+  // The URL's query (nodemailer's own options) applies over the keys given beside it.
+  const transport = nodemailer.createTransport({
+    url: url.toString(),
+    ...(pool === false
+      ? {}
+      : { pool: true, maxConnections: pool.maxConnections, maxMessages: pool.maxMessages }),
+  });
   return {
     name: 'smtp',
     async send(message: RenderedMessage, context?: SendContext): Promise<ProviderResult> {

@@ -1,4 +1,4 @@
-import { getTemplate, suppressionCheck } from '@tern/api';
+import { getTemplate, suppressionCheck, suppressionCheckMany } from '@tern/api';
 import { createSigningKeys } from '@tern/domains';
 import { NotReadyError } from '@tern/http';
 import { createSandboxProvider, createSender, createSmtpProvider } from '@tern/sender';
@@ -11,9 +11,18 @@ export async function startSender(ctx: RuntimeContext): Promise<void> {
   const sender = createSender({
     pool,
     log: streamOf(ctx),
-    provider: config.smtpUrl ? createSmtpProvider({ url: config.smtpUrl }) : createSandboxProvider({ pool }),
+    provider: config.smtpUrl
+      ? createSmtpProvider({
+          url: config.smtpUrl,
+          pool:
+            config.smtpMaxConnections === 0
+              ? false
+              : { maxConnections: config.smtpMaxConnections, maxMessages: config.smtpMaxMessages },
+        })
+      : createSandboxProvider({ pool }),
     isSuppressed: suppressionCheck(ctx.keyring),
     keyring: ctx.keyring,
+    suppressedAmong: suppressionCheckMany(ctx.keyring),
     getTemplate,
     signingKeys: createSigningKeys({ pool, sealer: ctx.dkimSealer! }),
     requireVerifiedDomain: ctx.requireVerifiedDomains,

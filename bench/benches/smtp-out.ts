@@ -1,0 +1,231 @@
+/**
+ * Sending over SMTP (issue 29): Tern's sender handing DKIM-signed mail to a relay, against the
+ * provider ceiling — nodemailer alone pushing the same messages into the same relay with the same
+ * connection pool and the same DKIM key, as many in flight as a claim round (32). The relay is a
+ * sink (`bench/lib/smtp-sink.ts`, `smtp-server` accepting everything) in its own process.
+ *
+ * Tern's run: a sender (SMTP provider, signing keys of a verified domain) is running; the clock
+ * starts when `BENCH_SMTP_OUT_EMAILS` sends are queued (`enqueueSends`: the rows, then
+ * email.queued) and stops when the sink has received them all. The same with the pool off
+ * (a connection per message: the provider before issue 29). Ceiling and Tern alternate twice; the
+ * best of each counts.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { getTemplate, isSuppressed, suppressedAmong } from '@tern/api';
+import { createSendingDomains, createSigningKeys, type DnsChecker } from '@tern/domains';
+import { createEventStream, type EventLog } from '@tern/event-log';
+import { createSender, createSmtpProvider, DEFAULT_SMTP_POOL, DKIM_SIGNED_HEADERS } from '@tern/sender';
+import { enqueueSends, type NewSend } from '@tern/sending';
+import { createSecretBox } from '@tern/webhooks';
+import nodemailer from 'nodemailer';
+import type pg from 'pg';
+import { startTsx } from '../lib/child.js';
+import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
+import type { Figure } from '../lib/report.js';
+import { benchEnv, pollUntil, runTag } from '../lib/services.js';
+import { round } from '../lib/stats.js';
+
+const env = benchEnv(process.env);
+const emails = Number(process.env.BENCH_SMTP_OUT_EMAILS ?? 500);
+const IN_FLIGHT = 32;
+const SECRET = randomBytes(32).toString('base64url');
+const sinkFile = new URL('../lib/smtp-sink.ts', import.meta.url).pathname;
+
+/** The DNS says yes to every record: the bench measures sending, not DNS. */
+const allVerified: DnsChecker = {
+  check: async (records) => records.map(() => ({ status: 'verified' as const })),
+};
+
+const content = (i: number) => ({
+  to: `reader${i}@example.com`,
+  subject: `Bench ${i}`,
+  html: `<p>Bench ${i} <a href="https://example.com/${i}">link</a></p>`,
+  text: `Bench ${i}`,
+});
+
+/** Runs `n` tasks with `c` in flight. */
+async function inFlight(n: number, c: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: c }, async () => {
+      for (let i = next++; i < n; i = next++) await task(i);
+    }),
+  );
+}
+
+async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: ClickHouseClient) {
+  const log = createEventStream(raw);
+  const tag = runTag();
+  const tenantId = `smtpout${tag}`;
+  const sealer = createSecretBox(SECRET, 'dkim keys');
+  const domains = createSendingDomains({
+    pool,
+    log,
+    dns: allVerified,
+    sealer,
+    records: { bounceSubdomain: 'tern-bounces', bounceMxHost: 'bounces.tern.test', spf: 'v=spf1 ~all' },
+    now: () => new Date(),
+  });
+  const domainName = `bench-${tag}.example.test`;
+  const added = await domains.add(tenantId, `dom_bench${tag}`, domainName);
+  if (added === 'exists' || (await domains.verify(tenantId, added.id))?.status !== 'verified')
+    throw new Error('bench domain not verified');
+  const key = await createSigningKeys({ pool, sealer }).find(tenantId, `x@${domainName}`);
+  if (!key) throw new Error('no signing key for the bench domain');
+  const from = `Bench <bench@${domainName}>`;
+
+  const sink = startTsx(sinkFile, [], (l) => l.startsWith('{'));
+  const { smtpPort, httpPort } = JSON.parse(await sink.line) as { smtpPort: number; httpPort: number };
+  const sinkUrl = `smtp://127.0.0.1:${smtpPort}`;
+  const counts = async () =>
+    (await (await fetch(`http://127.0.0.1:${httpPort}/`)).json()) as {
+      messages: number;
+      connections: number;
+    };
+  const untilSink = async (n: number) => {
+    if (
+      !(await pollUntil(async () => (await counts()).messages >= n, { intervalMs: 20, timeoutMs: 180_000 }))
+    )
+      throw new Error(`the sink did not receive ${n} messages within 180 s`);
+  };
+
+  /** nodemailer alone: the same pool, the same DKIM key and headers, 32 in flight. */
+  async function ceiling(): Promise<{ perSecond: number; connections: number }> {
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: smtpPort,
+      secure: false,
+      pool: true,
+      maxConnections: DEFAULT_SMTP_POOL.maxConnections,
+      maxMessages: DEFAULT_SMTP_POOL.maxMessages,
+    });
+    const before = await counts();
+    const started = performance.now();
+    await inFlight(emails, IN_FLIGHT, async (i) => {
+      await transport.sendMail({
+        ...content(i),
+        from,
+        messageId: `<em_ceiling${tag}${i}@tern.test>`,
+        headers: { 'X-Tern-Email-Id': `em_ceiling${tag}${i}` },
+        dkim: {
+          domainName: key!.domain,
+          keySelector: key!.selector,
+          privateKey: key!.privateKey as unknown as string,
+          headerFieldNames: DKIM_SIGNED_HEADERS,
+        },
+      });
+    });
+    await untilSink(before.messages + emails);
+    const ms = performance.now() - started;
+    transport.close();
+    return {
+      perSecond: emails / (ms / 1000),
+      connections: (await counts()).connections - before.connections,
+    };
+  }
+
+  /** Tern's sender (already running) from queued to the sink. */
+  async function tern(pooled: boolean, run: number): Promise<{ perSecond: number; connections: number }> {
+    const sender = createSender({
+      pool,
+      log,
+      group: `tern-bench.smtp-out-${tag}-${run}`,
+      provider: createSmtpProvider({ url: sinkUrl, pool: pooled ? DEFAULT_SMTP_POOL : false }),
+      signingKeys: createSigningKeys({ pool, sealer }),
+      isSuppressed,
+      suppressedAmong,
+      getTemplate,
+      tracking: { secret: SECRET, publicUrl: 'http://127.0.0.1:3000' },
+    });
+    await sender.start();
+    // The consumer group joined and the first passes found nothing.
+    await new Promise((r) => setTimeout(r, 1500));
+    const before = await counts();
+    const started = performance.now();
+    const at = new Date();
+    for (let i = 0; i < emails; i += 500) {
+      const sends: NewSend[] = [];
+      for (let k = i; k < Math.min(emails, i + 500); k++)
+        sends.push({
+          id: `em_smtpout${tag}r${run}n${k}`,
+          message: { from, ...content(k) },
+          subject: `Bench ${k}`,
+          templateId: null,
+          dueAt: at,
+          scheduledAt: null,
+          projectId: null,
+        });
+      await enqueueSends(pool, log, tenantId, sends, at);
+    }
+    await untilSink(before.messages + emails);
+    const ms = performance.now() - started;
+    await sender.stop();
+    return {
+      perSecond: emails / (ms / 1000),
+      connections: (await counts()).connections - before.connections,
+    };
+  }
+
+  try {
+    const runs: { kind: 'ceiling' | 'tern' | 'tern-unpooled'; perSecond: number; connections: number }[] = [];
+    let run = 0;
+    for (let r = 0; r < 2; r++) {
+      runs.push({ kind: 'ceiling', ...(await ceiling()) });
+      console.error(`[smtp-out] ${variant}: ceiling run ${r + 1}: ${runs.at(-1)!.perSecond.toFixed(0)}/s`);
+      runs.push({ kind: 'tern', ...(await tern(true, run++)) });
+      console.error(`[smtp-out] ${variant}: Tern run ${r + 1}: ${runs.at(-1)!.perSecond.toFixed(0)}/s`);
+    }
+    runs.push({ kind: 'tern-unpooled', ...(await tern(false, run++)) });
+    const best = (kind: string) => {
+      const of = runs.filter((x) => x.kind === kind);
+      return of.reduce((a, b) => (b.perSecond > a.perSecond ? b : a), of[0]!);
+    };
+    const c = best('ceiling');
+    const t = best('tern');
+    const u = best('tern-unpooled');
+    console.error(
+      `[smtp-out] ${variant}: Tern ${t.perSecond.toFixed(0)} messages/s (${t.connections} connections), ` +
+        `nodemailer alone ${c.perSecond.toFixed(0)} (${c.connections}), ratio ${(t.perSecond / c.perSecond).toFixed(2)}; ` +
+        `Tern unpooled ${u.perSecond.toFixed(0)} (${u.connections} connections)`,
+    );
+    const fig = (metric: string, value: number, unit: string, target?: Figure['target']): Figure => ({
+      bench: 'smtp-out',
+      variant,
+      metric,
+      value,
+      unit,
+      ...(target ? { target } : {}),
+    });
+    return {
+      figures: [
+        fig(
+          `ceiling: nodemailer alone, pooled + DKIM (${emails}, ${IN_FLIGHT} in flight)`,
+          c.perSecond,
+          '/s',
+        ),
+        fig(`Tern sender → sink, pooled + DKIM (${emails} queued → received)`, t.perSecond, '/s'),
+        fig('ratio Tern / ceiling', t.perSecond / c.perSecond, '×', { op: '>=', value: 0.5 }),
+        fig('Tern sender → sink, a connection per message (pool off)', u.perSecond, '/s'),
+        fig('connections opened: Tern pooled', t.connections, 'connections'),
+        fig('connections opened: Tern unpooled', u.connections, 'connections'),
+      ],
+      details: {
+        emails,
+        inFlight: IN_FLIGHT,
+        pool: DEFAULT_SMTP_POOL,
+        runs: runs.map((x) => ({ ...x, perSecond: round(x.perSecond, 1) })),
+      },
+    };
+  } finally {
+    await sink.stop();
+  }
+}
+
+await runOnLogs({
+  bench: 'smtp-out',
+  defaultLogs: 'postgres',
+  postgres: (ch) => onPostgresTableLog(env, ch, measure, { pollIntervalMs: 100 }),
+  kafka: (ch) =>
+    onKafkaLog(env, ch, measure, { topicPrefix: 'tern-bench.smtp-out', partitionConcurrency: 2 }),
+});
