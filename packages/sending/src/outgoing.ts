@@ -1,4 +1,4 @@
-import type { SendEmailBody } from '@tern/contracts';
+import { recipientsOf, type SendEmailBody } from '@tern/contracts';
 import { queuedEvent } from '@tern/domain';
 import type { DeliveryEventAppender } from '@tern/event-log';
 import type pg from 'pg';
@@ -50,7 +50,8 @@ export async function enqueueSends(
       tenantId,
       emailId: s.id,
       at,
-      toEmail: s.message.to,
+      // Several recipients: the log entry names the first `to` (SPEC §22).
+      toEmail: recipientsOf(s.message.to)[0] ?? '',
       subject: s.subject,
       from: s.message.from,
       templateId: s.templateId,

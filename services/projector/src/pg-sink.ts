@@ -1,4 +1,4 @@
-import { AUTOMATIC_SUPPRESSION_REASONS, type DeliveryEvent } from '@tern/contracts';
+import { AUTOMATIC_SUPPRESSION_REASONS, type DeliveryEvent, ERASED_TEXT } from '@tern/contracts';
 import {
   type AnalyticsDelta,
   aggregateDeltas,
@@ -8,6 +8,7 @@ import {
   initialEmailState,
   normaliseTimestamp,
   normalizeMessageId,
+  recipientOf,
   toLogEntry,
 } from '@tern/domain';
 import type { DeadLetter } from '@tern/event-log';
@@ -167,8 +168,39 @@ export function newSuppressions(before: EmailState | null, after: EmailState): A
   if (after.hardBounced && !(known && before?.hardBounced === true)) {
     out.push({ tenantId, email, reason: AUTOMATIC_SUPPRESSION_REASONS.bounce, source: 'bounce' });
   }
-  if (after.complaintCount > 0 && !(known && (before?.complaintCount ?? 0) > 0)) {
+  const unnamed = (s: EmailState | null | undefined) =>
+    (s?.complaintCount ?? 0) - (s?.namedComplaintCount ?? 0);
+  if (unnamed(after) > 0 && !(known && unnamed(before) > 0)) {
     out.push({ tenantId, email, reason: AUTOMATIC_SUPPRESSION_REASONS.complaint, source: 'complaint' });
+  }
+  return out;
+}
+
+/**
+ * What freshly applied outcomes of ONE recipient of several put on the suppression list (SPEC
+ * §22): the named address of a hard bounce or a complaint. A redelivered event is not applied
+ * again, so it adds nothing twice; an erased recipient (`[erased]`) adds nothing (its keyed hash
+ * suppresses it already).
+ */
+export function namedSuppressions(applied: readonly DeliveryEvent[]): AutomaticSuppression[] {
+  const out: AutomaticSuppression[] = [];
+  for (const e of applied) {
+    const email = recipientOf(e);
+    if (email === undefined || email === ERASED_TEXT) continue;
+    if (e.type === 'email.bounced' && e.data.bounceType === 'hard')
+      out.push({
+        tenantId: e.tenantId,
+        email: email.toLowerCase(),
+        reason: AUTOMATIC_SUPPRESSION_REASONS.bounce,
+        source: 'bounce',
+      });
+    else if (e.type === 'email.complained')
+      out.push({
+        tenantId: e.tenantId,
+        email: email.toLowerCase(),
+        reason: AUTOMATIC_SUPPRESSION_REASONS.complaint,
+        source: 'complaint',
+      });
   }
   return out;
 }
@@ -198,16 +230,18 @@ async function softBounceSuppressions(
   byEmail: ReadonlyMap<string, DeliveryEvent[]>,
   updates: readonly Record<string, unknown>[],
 ): Promise<AutomaticSuppression[]> {
-  const softs = applied.filter((e) => e.type === 'email.bounced' && e.data.bounceType === 'soft');
+  const softs = applied.filter(
+    (e) => e.type === 'email.bounced' && e.data.bounceType === 'soft' && recipientOf(e) !== ERASED_TEXT,
+  );
   if (softs.length === 0) return [];
-  const recipientOf = new Map<string, string>();
+  const toOf = new Map<string, string>();
   for (const u of updates) {
     const state = u.state as EmailState;
     const to = state.queued?.toEmail;
-    if (to) recipientOf.set(emailKey(state.tenantId, state.emailId), to.toLowerCase());
+    if (to) toOf.set(emailKey(state.tenantId, state.emailId), to.toLowerCase());
   }
   const rows = softs.flatMap((e) => {
-    const email = recipientOf.get(emailKey(e.tenantId, e.emailId));
+    const email = recipientOf(e)?.toLowerCase() ?? toOf.get(emailKey(e.tenantId, e.emailId));
     return email && byEmail.has(emailKey(e.tenantId, e.emailId))
       ? [{ t: e.tenantId, e: email, id: e.id, at: normaliseTimestamp(e.occurredAt) }]
       : [];
@@ -388,6 +422,7 @@ async function applyInTransaction(
 
   await applyLogCounts(client, counts);
 
+  suppressions.push(...namedSuppressions(toApply));
   suppressions.push(...(await softBounceSuppressions(client, toApply, byEmail, updates)));
   // The ids a provider's notification names the email by (SPEC §21): from every fresh email.sent.
   const sentIds = providerMessageIds(toApply);

@@ -7,7 +7,7 @@ import {
   type RenderedMessage,
   type TrackingSettings,
 } from '@tern/contracts';
-import { type AttemptEvents, attemptEvents, cancelledEvent, renderTemplate } from '@tern/domain';
+import { attemptEvents, cancelledEvent, renderTemplate } from '@tern/domain';
 import { DkimKeyUnreadableError, type SigningKeys } from '@tern/domains';
 import type { EventLogConsumer, EventStream } from '@tern/event-log';
 import { claimDue, createPoller } from '@tern/jobs';
@@ -15,7 +15,6 @@ import type { StoredMessage } from '@tern/sending';
 import type pg from 'pg';
 import { envelopeSender } from './envelope.js';
 import type {
-  FollowUp,
   GetTemplate,
   IsSuppressed,
   MailProvider,
@@ -23,6 +22,14 @@ import type {
   ProviderResult,
   Signing,
 } from './ports.js';
+import {
+  attemptMaker,
+  type Envelope,
+  envelopeOfMessage,
+  eventsAbout,
+  followUpEvent,
+  withoutRecipients,
+} from './recipients.js';
 import { applyTracking } from './tracking.js';
 
 export interface SenderLogger {
@@ -115,22 +122,6 @@ type ClaimedRow = {
 };
 
 const silent: SenderLogger = { info() {}, warn() {}, error() {} };
-
-/** A provider's reported outcome as this attempt's event. */
-function followUp(event: AttemptEvents, f: FollowUp): DeliveryEvent {
-  switch (f.type) {
-    case 'email.delivered':
-      return event.delivered();
-    case 'email.bounced':
-      return event.bounced({ bounceType: f.bounceType, reason: f.reason });
-    case 'email.complained':
-      return event.complained(f.feedbackType !== undefined ? { feedbackType: f.feedbackType } : {});
-    default: {
-      const exhaustive: never = f;
-      return exhaustive;
-    }
-  }
-}
 
 /**
  * The sender (SPEC §11). Two loops:
@@ -453,19 +444,22 @@ export function createSender(opts: SenderOptions): Sender {
 
   /** The outcomes of this attempt (`attemptEvents` of @tern/domain: ids derived from the email and the attempt). */
   const outcomesOf = (row: ClaimedRow) => attemptEvents(row.tenant_id, row.id, row.attempts, now());
+  const makerOf = (row: ClaimedRow) => attemptMaker(row.tenant_id, row.id, row.attempts, now);
 
   function eventsFor(
     row: ClaimedRow,
     provider: string,
     result: ProviderResult,
     finalTry: boolean,
+    envelope: Envelope = [],
   ): DeliveryEvent[] {
     const event = outcomesOf(row);
+    const make = makerOf(row);
     switch (result.kind) {
       case 'sent':
         return [
           event.sent({ provider, messageId: result.messageId, providerMessageId: result.providerMessageId }),
-          ...(result.followUps ?? []).map((f) => followUp(event, f)),
+          ...(result.followUps ?? []).map((f) => followUpEvent(envelope, f, make)),
         ];
       case 'delayed':
         return finalTry
@@ -475,6 +469,11 @@ export function createSender(opts: SenderOptions): Sender {
             ]
           : [event.delayed({ reason: result.reason })];
       case 'bounced':
+        // Every one of several recipients refused: each its own bounce (SPEC §22).
+        if (result.recipients !== undefined && result.recipients.length > 0 && envelope.length > 1)
+          return result.recipients.map((r) =>
+            eventsAbout(envelope, r.recipient, make).bounced({ bounceType: r.bounceType, reason: r.reason }),
+          );
         return [event.bounced({ bounceType: 'hard', reason: result.reason })];
       case 'failed':
         return [event.failed({ reason: result.reason })];
@@ -497,20 +496,39 @@ export function createSender(opts: SenderOptions): Sender {
     if (row.message.erased === true) {
       return done([outcomesOf(row).suppressed({ reason: 'recipient erased' })], 'recipient erased');
     }
-    const to = parseMailbox(row.message.to)?.address ?? row.message.to;
-    if (await opts.isSuppressed(opts.pool, row.tenant_id, to)) {
+    // Suppression is per address (SPEC §22): a suppressed address leaves the envelope with its
+    // own email.suppressed; the message goes to the others, and is suppressed when none is left.
+    const envelope = envelopeOfMessage(row.message);
+    const suppressed = await Promise.all(
+      envelope.map((r) => opts.isSuppressed(opts.pool, row.tenant_id, r.address)),
+    );
+    if (envelope.length === 0 || suppressed.every(Boolean)) {
       return done([outcomesOf(row).suppressed({ reason: 'suppressed' })], 'suppressed');
     }
+    const dropped = envelope.filter((_, i) => suppressed[i]);
+    const droppedEvents = dropped.map((r) =>
+      eventsAbout(envelope, r.address, makerOf(row)).suppressed({ reason: 'suppressed' }),
+    );
+    const sendable: ClaimedRow =
+      dropped.length === 0
+        ? row
+        : {
+            ...row,
+            message: withoutRecipients(row.message, new Set(dropped.map((r) => r.address.toLowerCase()))),
+          };
     const signed = await signingOf(row);
     const signing = 'signing' in signed ? signed.signing : null;
     const envelopeFrom =
       'signing' in signed
         ? envelopeSender(opts.tracking.secret, row.tenant_id, row.id, signed.bounceHost ?? opts.bounceDomain)
         : null;
-    const message = 'error' in signed ? signed : await build(row, signing, trackingOf);
+    const message = 'error' in signed ? signed : await build(sendable, signing, trackingOf);
     if ('error' in message) {
       return done(
-        eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true),
+        [
+          ...droppedEvents,
+          ...eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true),
+        ],
         message.error,
       );
     }
@@ -531,7 +549,7 @@ export function createSender(opts: SenderOptions): Sender {
     }
     noteProvider(result);
     const finalTry = row.attempts > retryDelays.length;
-    const events = eventsFor(row, opts.provider.name, result, finalTry);
+    const events = [...droppedEvents, ...eventsFor(row, opts.provider.name, result, finalTry, envelope)];
     if (result.kind === 'delayed' && !finalTry) {
       const wait = result.retryAfterMs ?? retryDelays[row.attempts - 1] ?? 60_000;
       return {

@@ -1,11 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  CANONICAL_DATA_FIELDS,
-  ERASED_TEXT,
-  type ErasureResult,
-  EVENT_TYPES,
-  PERSONAL_FIELDS,
-} from '@tern/contracts';
+import { type ErasureResult, EVENT_TYPES, erasedValueOf, PERSONAL_FIELDS } from '@tern/contracts';
 import type { Keyring } from '@tern/privacy';
 import { notifyReadModel } from '@tern/stores';
 import type pg from 'pg';
@@ -176,8 +170,8 @@ const SCRUB_SPEC: Record<string, { remove: string[]; set: Record<string, string 
       const names: readonly string[] = PERSONAL_FIELDS[type];
       const set: Record<string, string | null> = {};
       for (const name of names) {
-        if (type === 'email.queued') set[name] = null;
-        else if (CANONICAL_DATA_FIELDS[type][name]?.[1]) set[name] = ERASED_TEXT;
+        const v = erasedValueOf(type, name);
+        if (v !== undefined) set[name] = v;
       }
       return [type, { remove: [...names], set }];
     }),

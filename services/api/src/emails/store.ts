@@ -1,11 +1,14 @@
 import {
   DEFAULT_TRACKING,
+  type DeliveryEvent,
   type EmailDetail,
   type EmailStatus,
   type emailTimelineEventSchema,
+  envelopeOf,
+  recipientsOf,
   type TrackingSettings,
 } from '@tern/contracts';
-import type { EmailState } from '@tern/domain';
+import { type EmailState, queuedStatus, recipientOutcomes } from '@tern/domain';
 import type pg from 'pg';
 import type { z } from 'zod';
 
@@ -101,12 +104,15 @@ export async function emailDetail(
   if (state === null || state.queued === null) {
     if (row.o_created_at === null || row.o_created_at < cutoff) return null;
     const scheduled = row.o_scheduled_at;
+    const status = scheduled !== null && scheduled > row.o_created_at ? 'SCHEDULED' : 'QUEUED';
     return {
       id,
       // An erased recipient's send keeps no content (null), SPEC §14.
-      toEmail: str(m.to),
+      toEmail: recipientsOf(m.to)[0] ?? null,
       subject: str(m.subject),
-      status: scheduled !== null && scheduled > row.o_created_at ? 'SCHEDULED' : 'QUEUED',
+      status,
+      to: recipientsOf(m.to),
+      recipients: recipientOutcomes(envelopeOf(m), [], status),
       provider: null,
       messageId: null,
       createdAt: row.o_created_at.toISOString(),
@@ -124,17 +130,42 @@ export async function emailDetail(
     };
   }
   if (row.created_at !== null && row.created_at < cutoff) return null;
-  const events = await pool.query<{ type: string; occurred_at: Date; data: Record<string, unknown> }>(
-    `SELECT type, occurred_at, data FROM email_events WHERE tenant_id = $1 AND email_id = $2
+  const events = await pool.query<{
+    event_id: string;
+    type: string;
+    occurred_at: Date;
+    data: Record<string, unknown>;
+  }>(
+    `SELECT event_id, type, occurred_at, data FROM email_events WHERE tenant_id = $1 AND email_id = $2
       ORDER BY occurred_at, event_id COLLATE "C"`,
     [tenantId, id],
   );
   const q = state.queued;
+  // The send's recipients (an email posted to POST /events has no send: its toEmail alone).
+  const envelope =
+    row.o_message !== null
+      ? envelopeOf(m)
+      : q.toEmail !== null
+        ? [{ address: q.toEmail, kind: 'to' as const }]
+        : [];
+  const timeline = events.rows.map(
+    (e) =>
+      ({
+        id: e.event_id,
+        tenantId,
+        emailId: id,
+        type: e.type,
+        occurredAt: e.occurred_at.toISOString(),
+        data: e.data,
+      }) as DeliveryEvent,
+  );
   return {
     id,
     toEmail: q.toEmail,
     subject: q.subject,
     status: row.status ?? 'QUEUED',
+    to: row.o_message !== null ? recipientsOf(m.to) : q.toEmail !== null ? [q.toEmail] : [],
+    recipients: recipientOutcomes(envelope, timeline, queuedStatus(q)),
     provider: row.provider,
     messageId: row.message_id,
     createdAt: q.createdAt,
