@@ -153,11 +153,15 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
             kind: 'sent',
             messageId: info.messageId || message.messageId,
             ...(providerMessageId ? { providerMessageId } : {}),
-            followUps: rejected.map((recipient) => ({
-              type: 'email.bounced' as const,
-              ...refusalOf(recipient, info.rejectedErrors),
-              recipient,
-            })),
+            ...(rejected.length > 0
+              ? {
+                  followUps: rejected.map((recipient) => ({
+                    type: 'email.bounced' as const,
+                    ...refusalOf(recipient, info.rejectedErrors),
+                    recipient,
+                  })),
+                }
+              : {}),
           };
         }
         // The status is the `to` recipient's (SPEC §11): cc/bcc accepted does not make it sent.
