@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { type ErasureResult, EVENT_TYPES, erasedValueOf, PERSONAL_FIELDS } from '@tern/contracts';
+import {
+  ERASED_TEXT,
+  type ErasureResult,
+  EVENT_TYPES,
+  erasedValueOf,
+  PERSONAL_FIELDS,
+  recipientsOf,
+} from '@tern/contracts';
 import type { Keyring } from '@tern/privacy';
 import { notifyReadModel } from '@tern/stores';
 import type pg from 'pg';
@@ -56,13 +63,15 @@ export async function eraseRecipient(
       address,
     ]);
     // The emails of this recipient: by their log entry, and by the send's content (a send not yet
-    // projected has no log entry). A recipient may be written `Name <address>`.
+    // projected has no log entry), where it is the (first) `to`. A recipient may be written
+    // `Name <address>`.
     const { rows: emailRows } = await client.query<{ id: string }>(
       `SELECT id FROM email_logs WHERE tenant_id = $1 AND lower(to_email) = $2
        UNION
        SELECT id FROM outgoing_emails
         WHERE tenant_id = $1
-          AND (lower(message->>'to') = $2 OR lower(message->>'to') LIKE '%<' || $2 || '>')`,
+          AND (lower(message->>'to') = $2 OR lower(message->>'to') LIKE '%<' || $2 || '>'
+               OR lower(message->'to'->>0) = $2 OR lower(message->'to'->>0) LIKE '%<' || $2 || '>')`,
       [tenantId, address],
     );
     const ids = emailRows.map((r) => r.id);
@@ -77,34 +86,50 @@ export async function eraseRecipient(
                OR state->'queued'->'toEmail' <> 'null'::jsonb OR state->'queued'->'subject' <> 'null'::jsonb)`,
       [tenantId, ids],
     );
-    // Every event's personal fields, as listed next to the event contracts.
+    // The address out of every message naming it (to, cc, bcc, reply-to; SPEC §22: per address):
+    // a message to several people stays theirs; one left with no recipient loses its content.
+    const copies = await scrubCopies(client, tenantId, address);
+    // Every event's personal fields, as listed next to the event contracts: of this recipient's
+    // emails, the events of the whole message and those naming it (another recipient's own
+    // outcomes are sealed under that recipient's key and stay); of the other emails naming it, the
+    // events naming it.
     await client.query(
       `UPDATE email_events SET data = ${scrubbedData('data', 'type', '$3')}
-        WHERE tenant_id = $1 AND email_id = ANY($2::text[]) AND data IS DISTINCT FROM ${scrubbedData('data', 'type', '$3')}`,
-      [tenantId, ids, SCRUB_SPEC],
+        WHERE tenant_id = $1
+          AND ((email_id = ANY($2::text[]) AND (NOT (data ? 'recipient') OR lower(data->>'recipient') = $4))
+               OR (email_id = ANY($5::text[]) AND lower(data->>'recipient') = $4))
+          AND data IS DISTINCT FROM ${scrubbedData('data', 'type', '$3')}`,
+      [tenantId, ids, SCRUB_SPEC, address, copies.mentioned],
     );
-    // The address in the cc, bcc or reply-to of other recipients' mail.
-    await scrubCopies(client, tenantId, address, ids);
-    // The content of the send: what the sender would hand to a provider. A send still due finds
-    // `erased` and ends as suppressed (services/sender).
+    // The content of the send: what the sender would hand to a provider. One still naming the
+    // address after the scrub (its text quotes it) is erased whole; a send still due then finds
+    // `erased` and ends as suppressed (services/sender). A relay's answer may quote the address.
     await client.query(
       `UPDATE outgoing_emails
           SET message = jsonb_build_object('erased', true, 'from', message->'from'), last_error = NULL,
               updated_at = now()
-        WHERE tenant_id = $1 AND id = ANY($2::text[]) AND (NOT (message ? 'erased') OR last_error IS NOT NULL)`,
-      [tenantId, ids],
+        WHERE tenant_id = $1 AND id = ANY($2::text[]) AND NOT (message ? 'erased')
+          AND strpos(lower(message::text), $3) > 0`,
+      [tenantId, ids, address],
+    );
+    await client.query(
+      `UPDATE outgoing_emails SET last_error = NULL
+        WHERE tenant_id = $1 AND id = ANY($2::text[]) AND last_error IS NOT NULL`,
+      [tenantId, [...ids, ...copies.mentioned]],
     );
     const sandboxMessages = await client.query(
-      'DELETE FROM sandbox_messages WHERE tenant_id = $1 AND email_id = ANY($2::text[])',
-      [tenantId, ids],
+      `DELETE FROM sandbox_messages WHERE tenant_id = $1 AND email_id = ANY($2::text[])
+          AND strpos(lower(message::text), $3) > 0`,
+      [tenantId, ids, address],
     );
     // What the endpoints answered may echo the body they were sent.
     await client.query(
       `UPDATE webhook_attempts SET response_excerpt = NULL
         WHERE response_excerpt IS NOT NULL AND delivery_id IN (
           SELECT id FROM webhook_deliveries
-           WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[])))`,
-      [tenantId, address, ids],
+           WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[])
+                 OR (email_id = ANY($4::text[]) AND lower(event->'data'->>'recipient') = $2)))`,
+      [tenantId, address, ids, copies.mentioned],
     );
     const eventScrubbed = `CASE WHEN jsonb_typeof(event->'data') = 'object'
                                 THEN jsonb_set(event, '{data}', ${scrubbedData("event->'data'", "event->>'type'", '$4')})
@@ -112,9 +137,10 @@ export async function eraseRecipient(
     const webhookDeliveries = await client.query(
       `UPDATE webhook_deliveries
           SET request_body = NULL, recipient = NULL, event = ${eventScrubbed}
-        WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[]))
+        WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[])
+              OR (email_id = ANY($5::text[]) AND lower(event->'data'->>'recipient') = $2))
           AND (request_body IS NOT NULL OR recipient IS NOT NULL OR event IS DISTINCT FROM ${eventScrubbed})`,
-      [tenantId, address, ids, SCRUB_SPEC],
+      [tenantId, address, ids, SCRUB_SPEC, copies.mentioned],
     );
     // The soft bounces counted toward the soft-bounce rule name the address (SPEC §21).
     await client.query('DELETE FROM soft_bounces WHERE tenant_id = $1 AND email = $2', [tenantId, address]);
@@ -145,7 +171,7 @@ export async function eraseRecipient(
         dataKeys: dataKeys.rowCount ?? 0,
         contacts: contacts.rowCount ?? 0,
         emails: emails.rowCount ?? 0,
-        sandboxMessages: sandboxMessages.rowCount ?? 0,
+        sandboxMessages: (sandboxMessages.rowCount ?? 0) + copies.sandboxDeleted,
         webhookDeliveries: webhookDeliveries.rowCount ?? 0,
         suppressions: suppressions.rowCount ?? 0,
         unsubscribes: unsubscribes.rowCount ?? 0,
@@ -182,6 +208,8 @@ const scrubbedData = (data: string, type: string, spec: string) =>
   `CASE WHEN ${spec}::jsonb ? (${type})
         THEN ((${data}) - ARRAY(SELECT jsonb_array_elements_text(${spec}::jsonb -> (${type}) -> 'remove')))
              || (${spec}::jsonb -> (${type}) -> 'set')
+             -- An outcome that named one recipient still names one, erased (SPEC §22).
+             || CASE WHEN (${data}) ? 'recipient' THEN '{"recipient": "${ERASED_TEXT}"}'::jsonb ELSE '{}'::jsonb END
         ELSE ${data} END`;
 
 /** `entry` (an address, or `Name <address>`) is `address` (lowercased). */
@@ -191,16 +219,23 @@ function namesAddress(entry: unknown, address: string): boolean {
   return e === address || e.endsWith(`<${address}>`);
 }
 
-/** A message (send content or sandbox copy) without the address in its cc, bcc and reply-to; null when it has none. */
-function withoutCopies(message: Record<string, unknown>, address: string): Record<string, unknown> | null {
+/**
+ * A message (send content or sandbox copy) without the address in its to, cc, bcc and reply-to;
+ * null when it has none there. `to` keeps its form (a string stays one while it names another).
+ */
+export function withoutCopies(
+  message: Record<string, unknown>,
+  address: string,
+): Record<string, unknown> | null {
   let changed = false;
   const out = { ...message };
-  for (const field of ['cc', 'bcc'] as const) {
-    const list = message[field];
-    if (!Array.isArray(list)) continue;
+  for (const field of ['to', 'cc', 'bcc'] as const) {
+    const value = message[field];
+    if (typeof value !== 'string' && !Array.isArray(value)) continue;
+    const list = recipientsOf(value);
     const kept = list.filter((entry) => !namesAddress(entry, address));
-    if (kept.length !== list.length) {
-      out[field] = kept;
+    if (kept.length !== list.length || (Array.isArray(value) && kept.length !== value.length)) {
+      out[field] = typeof value === 'string' && kept.length === 1 ? kept[0] : kept;
       changed = true;
     }
   }
@@ -211,30 +246,59 @@ function withoutCopies(message: Record<string, unknown>, address: string): Recor
   return changed ? out : null;
 }
 
+/** Whether a message still has someone to go to. */
+const hasRecipients = (m: Record<string, unknown>) =>
+  recipientsOf(m.to).length + recipientsOf(m.cc).length + recipientsOf(m.bcc).length > 0;
+
 /**
- * The address out of the cc, bcc and reply-to of the tenant's other mail (`outgoing_emails`, its
- * content; `sandbox_messages`, what the sandbox kept): the rows that mention it are read and each
- * rewritten without it.
+ * The address out of every message of the tenant naming it (`outgoing_emails`, its content;
+ * `sandbox_messages`, what the sandbox kept): the rows that mention it are read and each
+ * rewritten without it (SPEC §22: erasure is per address; the others keep their mail). A message
+ * left with no recipient loses its content (`{ erased, from }`; a sandbox copy is deleted).
+ * Returns the emails whose messages named it and how many sandbox copies were deleted.
  */
-async function scrubCopies(client: pg.ClientBase, tenantId: string, address: string, own: string[]) {
+async function scrubCopies(
+  client: pg.ClientBase,
+  tenantId: string,
+  address: string,
+): Promise<{ mentioned: string[]; sandboxDeleted: number }> {
+  const mentioned = new Set<string>();
+  let sandboxDeleted = 0;
   for (const table of ['outgoing_emails', 'sandbox_messages'] as const) {
     const id = table === 'outgoing_emails' ? 'id' : 'email_id';
     const { rows } = await client.query<{ id: string; message: Record<string, unknown> }>(
       `SELECT ${id} AS id, message FROM ${table}
-        WHERE tenant_id = $1 AND NOT (${id} = ANY($3::text[])) AND strpos(lower(message::text), $2) > 0
+        WHERE tenant_id = $1 AND strpos(lower(message::text), $2) > 0
         FOR UPDATE`,
-      [tenantId, address, own],
+      [tenantId, address],
     );
     for (const row of rows) {
       const message = withoutCopies(row.message, address);
-      if (message)
+      if (!message) continue;
+      mentioned.add(row.id);
+      if (hasRecipients(message))
         await client.query(`UPDATE ${table} SET message = $3 WHERE tenant_id = $1 AND ${id} = $2`, [
           tenantId,
           row.id,
           message,
         ]);
+      else if (table === 'sandbox_messages') {
+        await client.query('DELETE FROM sandbox_messages WHERE tenant_id = $1 AND email_id = $2', [
+          tenantId,
+          row.id,
+        ]);
+        sandboxDeleted++;
+      } else
+        await client.query(
+          `UPDATE outgoing_emails
+              SET message = jsonb_build_object('erased', true, 'from', message->'from'), last_error = NULL,
+                  updated_at = now()
+            WHERE tenant_id = $1 AND id = $2`,
+          [tenantId, row.id],
+        );
     }
   }
+  return { mentioned: [...mentioned], sandboxDeleted };
 }
 
 /**
