@@ -78,8 +78,8 @@ export const toSchema = z.union(
     address('to'),
     z
       .array(address('to[]'), { error: 'to must be an email address or an array of email addresses' })
-      .min(1, { error: 'to must have at least 1 address' })
-      .max(MAX_RECIPIENTS, { error: `to must have at most ${MAX_RECIPIENTS} addresses` }),
+      // At most 50 with cc and bcc: the body's check counts them together.
+      .min(1, { error: 'to must have at least 1 address' }),
   ],
   { error: 'to must be an email address or an array of email addresses' },
 );
@@ -127,20 +127,15 @@ const tagSchema = z.union(
       .string({ error: 'tags must be strings or { name, value } objects' })
       .min(1, { error: 'a tag must not be empty' })
       .max(256, { error: 'a tag must be at most 256 characters' }),
-    z
-      .strictObject({
-        name: z
-          .string({ error: 'a tag name must be a string' })
-          .min(1, { error: 'a tag name must not be empty' })
-          .max(256, { error: 'a tag name must be at most 256 characters' }),
-        value: z
-          .string({ error: 'a tag value must be a string' })
-          .max(256, { error: 'a tag value must be at most 256 characters' }),
-      })
-      .refine((t) => t.name.length + 1 + t.value.length <= 256, {
-        error: 'a tag name:value must be at most 256 characters',
-      })
-      .transform((t) => `${t.name}:${t.value}`),
+    z.strictObject({
+      name: z
+        .string({ error: 'a tag name must be a string' })
+        .min(1, { error: 'a tag name must not be empty' })
+        .max(256, { error: 'a tag name must be at most 256 characters' }),
+      value: z
+        .string({ error: 'a tag value must be a string' })
+        .max(256, { error: 'a tag value must be at most 256 characters' }),
+    }),
   ],
   { error: 'tags must be strings or { name, value } objects' },
 );
@@ -148,7 +143,24 @@ const tagSchema = z.union(
 /** `tags` of a send (and a campaign): strings or `{ name, value }`, at most 50; read as strings. */
 export const tagsSchema = z
   .array(tagSchema, { error: 'tags must be an array of strings or { name, value } objects' })
-  .max(50, { error: 'tags must have at most 50 items' });
+  .max(50, { error: 'tags must have at most 50 items' })
+  .superRefine((tags, ctx) => {
+    for (const [i, tag] of tags.entries())
+      if (tagText(tag).length > 256)
+        ctx.addIssue({
+          code: 'custom',
+          path: [i],
+          message: 'a tag name:value must be at most 256 characters',
+        });
+  });
+
+/** One tag as stored: a string as it is, Resend's `{ name, value }` as `name:value`. */
+export const tagText = (tag: string | { name: string; value: string }): string =>
+  typeof tag === 'string' ? tag : `${tag.name}:${tag.value}`;
+
+/** Tags as stored (strings), from what a caller gave (SPEC §22). */
+export const tagTexts = (tags: readonly (string | { name: string; value: string })[]): string[] =>
+  tags.map(tagText);
 
 /** Headers a caller may not set: Tern writes them (or they are recipients in disguise). */
 export const RESERVED_HEADERS = new Set([
@@ -296,6 +308,14 @@ export const sendEmailBodySchema = z
 export type SendEmailBody = z.infer<typeof sendEmailBodySchema>;
 /** The body as a caller writes it (`tags` may be `{ name, value }`): what the SDK takes. */
 export type SendEmailInput = z.input<typeof sendEmailBodySchema>;
+/** The body with its tags as stored (strings): what `outgoing_emails.message` holds. */
+export type NormalizedSendEmailBody = Omit<SendEmailBody, 'tags'> & { tags?: string[] };
+
+/** The body as stored: Resend-style tags written `name:value` (SPEC §22). */
+export function normalizeSendBody(body: SendEmailBody): NormalizedSendEmailBody {
+  const { tags, ...rest } = body;
+  return tags === undefined ? rest : { ...rest, tags: tagTexts(tags) };
+}
 
 const EMAIL_ID = 'em_3kT9qLm2ZxV7bN4cR8sW1yPd';
 

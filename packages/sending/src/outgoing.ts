@@ -1,10 +1,10 @@
-import { recipientsOf, type SendEmailBody } from '@tern/contracts';
+import { type NormalizedSendEmailBody, recipientsOf } from '@tern/contracts';
 import { queuedEvent } from '@tern/domain';
 import type { DeliveryEventAppender } from '@tern/event-log';
 import type pg from 'pg';
 
 /** The content of `outgoing_emails.message`: the send body minus scheduling fields. */
-export type StoredMessage = Omit<SendEmailBody, 'scheduledAt' | 'projectId'> & {
+export type StoredMessage = Omit<NormalizedSendEmailBody, 'scheduledAt' | 'projectId'> & {
   /** Set by an erasure of the recipient (SPEC §14): the content is gone, the email is never sent. */
   erased?: true;
 };

@@ -58,7 +58,19 @@ export function followUpEvent(
   }
 }
 
-export const attemptMaker =
-  (tenantId: string, emailId: string, attempt: number, at: () => Date) =>
-  (who?: { recipient: string; slot: number }) =>
-    attemptEvents(tenantId, emailId, attempt, at(), who);
+/**
+ * The attempt's event factories: each call's events come 1 ms after the previous call's (its
+ * first event at `at()` of the first call + the events built so far), so events built in order
+ * keep that order on the timeline, whichever recipient each names.
+ */
+export function attemptMaker(tenantId: string, emailId: string, attempt: number, at: () => Date) {
+  let base: number | null = null;
+  let next = 0;
+  return (who?: { recipient: string; slot: number }): AttemptEvents => {
+    base ??= at().getTime();
+    // Two events at most per factory (delayed + failed of a final try).
+    const events = attemptEvents(tenantId, emailId, attempt, new Date(base + next), who);
+    next += 2;
+    return events;
+  };
+}

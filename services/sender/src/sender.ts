@@ -453,8 +453,10 @@ export function createSender(opts: SenderOptions): Sender {
     finalTry: boolean,
     envelope: Envelope = [],
   ): DeliveryEvent[] {
-    const event = outcomesOf(row);
+    // One clock for the attempt's events, 1 ms apart in the order they are built, so the timeline
+    // keeps the provider's order (sent before what it reported) whoever each one names.
     const make = makerOf(row);
+    const event = make();
     switch (result.kind) {
       case 'sent':
         return [

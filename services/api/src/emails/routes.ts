@@ -5,6 +5,7 @@ import {
   emailContentSchema,
   emailDetailSchema,
   MAX_SCHEDULE_AHEAD_MS,
+  normalizeSendBody,
   type SendEmailBody,
   sendEmailBodySchema,
   sendEmailResponseSchema,
@@ -67,7 +68,7 @@ const sendErrors = {
 
 /** The part of a body that is the message; scheduling and project live in their own columns. */
 function storedMessage(body: SendEmailBody): StoredMessage {
-  const { scheduledAt: _s, projectId: _p, ...message } = body;
+  const { scheduledAt: _s, projectId: _p, ...message } = normalizeSendBody(body);
   return message;
 }
 
