@@ -1,13 +1,7 @@
 import { type DeliveryEvent, validateEvents } from '@tern/contracts';
-import {
-  aggregateDeltas,
-  diffContributions,
-  type EmailState,
-  evolve,
-  initialEmailState,
-  toLogEntry,
-} from '@tern/domain';
+import { foldBatch, groupByEmail } from '@tern/domain';
 import { decodeRecords, encodeRecords } from '@tern/event-log';
+import { logRows } from '@tern/read-models';
 import { chunks } from './events.js';
 
 /**
@@ -45,8 +39,8 @@ export function ingestStages(events: readonly DeliveryEvent[]): Record<string, n
 
 /**
  * The projector's in-memory work, as services/projector/src does it: parse each record (JSON +
- * zod), then per batch group by email, fold, diff contributions, build the row updates and
- * serialise them (the UPDATE's jsonb parameter) and the outbox row. New emails only (no state
+ * zod), then per batch `foldBatch` (group by email, fold, diff contributions), build the row
+ * updates and serialise them (the UPDATE's jsonb parameter) and the outbox row. New emails only (no state
  * loaded from Postgres), so a slight under-estimate.
  */
 export function projectionStages(
@@ -63,23 +57,10 @@ export function projectionStages(
     }),
     [`fold + rows + JSON of a ${batchSize} batch`]: microsPerEvent(records.length, () => {
       for (const batch of chunks(parsed, batchSize)) {
-        const byEmail = new Map<string, DeliveryEvent[]>();
-        for (const e of batch) {
-          const k = `${e.tenantId}\u0000${e.emailId}`;
-          const list = byEmail.get(k);
-          if (list) list.push(e);
-          else byEmail.set(k, [e]);
-        }
-        const updates: Record<string, unknown>[] = [];
-        const deltas = [];
-        for (const list of byEmail.values()) {
-          let state: EmailState = initialEmailState(list[0]!.tenantId, list[0]!.emailId);
-          for (const e of list) state = evolve(state, e);
-          deltas.push(...diffContributions(null, state));
-          updates.push({ ...toLogEntry(state), state });
-        }
-        JSON.stringify(updates);
-        JSON.stringify(aggregateDeltas(deltas));
+        // The projector's own fold and rows (packages/domain foldBatch, packages/read-models logRows).
+        const folded = foldBatch(groupByEmail(batch), () => null);
+        JSON.stringify(logRows(folded.emails));
+        JSON.stringify(folded.deltas);
       }
     }),
   };

@@ -362,10 +362,10 @@ function environmentProblems(
     if (
       !embeddedClickHouse &&
       !config.clickhouseUrl &&
-      (!roles || roles.has('projector') || roles.has('api'))
+      (!roles || roles.has('projector') || roles.has('api') || roles.has('worker'))
     ) {
       problems.push(
-        'the image is built with EMBEDDED_CLICKHOUSE=false (no chDB): a projector or api needs CLICKHOUSE_URL',
+        'the image is built with EMBEDDED_CLICKHOUSE=false (no chDB): a projector, api or worker needs CLICKHOUSE_URL',
       );
     }
   } catch (error) {

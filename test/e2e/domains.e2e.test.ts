@@ -2,11 +2,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signDashboardToken } from '@tern/auth';
 import { dkimVerify } from 'mailauth';
-import { SMTPServer } from 'smtp-server';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { tempDir, waitFor } from '../support/services.js';
+import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
 import { buildTern, startTern, type TernProcess } from './tern-process.js';
 
 const JWT_SECRET = 'domains-e2e-jwt-secret-0123456789abcdef';
@@ -30,9 +30,8 @@ interface Domain {
 describe('sending domains on the built process (production, a real relay)', () => {
   let dns: TestDnsServer;
   let tern: TernProcess;
-  let smtp: SMTPServer;
+  let smtp: SmtpSink;
   let hooks: Server;
-  const messages: { raw: string; mailFrom: string }[] = [];
   const deliveries: { id: string; body: string; headers: Record<string, string> }[] = [];
   const jwt = signDashboardToken({
     secret: JWT_SECRET,
@@ -57,23 +56,7 @@ describe('sending domains on the built process (production, a real relay)', () =
   beforeAll(async () => {
     buildTern();
     dns = await startTestDnsServer();
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onData(stream, session, callback) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          messages.push({
-            raw: Buffer.concat(chunks).toString('utf8'),
-            mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
+    smtp = await startSmtpSink();
     hooks = createServer((req, res) => {
       let body = '';
       req.on('data', (c) => {
@@ -98,7 +81,7 @@ describe('sending domains on the built process (production, a real relay)', () =
         TRACKING_SECRET: 'domains-e2e-tracking-secret-0123456789',
         WEBHOOK_SECRETS_KEY,
         ENCRYPTION_KEY: 'domains-e2e-encryption-key-0123456789abcdef',
-        SMTP_URL: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
+        SMTP_URL: smtp.url,
         DNS_SERVERS: dns.server,
         BOUNCE_MX_HOST: 'bounces.tern.test',
         // The webhook receiver of this test is on loopback.
@@ -109,7 +92,7 @@ describe('sending domains on the built process (production, a real relay)', () =
 
   afterAll(async () => {
     await tern?.stop();
-    await new Promise<void>((r) => (smtp ? smtp.close(() => r()) : r()));
+    await smtp?.close();
     await new Promise<void>((r) => (hooks ? hooks.close(() => r()) : r()));
     await dns?.close();
   });
@@ -156,7 +139,7 @@ describe('sending domains on the built process (production, a real relay)', () =
 
     const sent = await call('POST', '/emails/send', { ...mail, from: `Shop <orders@${name}>` });
     expect(sent.status).toBe(202);
-    const got = await waitFor(() => messages.find((m) => m.raw.includes(`<${String(sent.body.id)}@`)), {
+    const got = await waitFor(() => smtp.received.find((m) => m.raw.includes(`<${String(sent.body.id)}@`)), {
       timeoutMs: 20_000,
       description: 'the signed message at the relay',
     });

@@ -1,8 +1,7 @@
-import type { AddressInfo } from 'node:net';
 import { signDashboardToken } from '@tern/auth';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, waitFor } from '../support/services.js';
+import { type LoginRelay, startLoginRelay } from '../support/smtp-sink.js';
 import { buildTern, startTern, type TernProcess } from './tern-process.js';
 
 const JWT_SECRET = 'relay-e2e-jwt-secret-0123456789abcdef';
@@ -19,9 +18,8 @@ type Detail = { id: string; status: string; events: { type: string }[] };
  */
 describe('a relay refusing the login never suppresses the recipient (built process, real relay)', () => {
   let tern: TernProcess;
-  let relay: SMTPServer;
+  let relay: LoginRelay;
   let acceptedPassword = 'rotated-password';
-  const rcpts: string[] = [];
   const jwt = signDashboardToken({
     secret: JWT_SECRET,
     tenantId: TENANT,
@@ -47,33 +45,7 @@ describe('a relay refusing the login never suppresses the recipient (built proce
 
   beforeAll(async () => {
     buildTern();
-    relay = new SMTPServer({
-      authMethods: ['PLAIN', 'LOGIN'],
-      allowInsecureAuth: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onAuth(a, _session, callback) {
-        if (a.username === 'tern' && a.password === acceptedPassword) return callback(null, { user: 'tern' });
-        const err = new Error('5.7.8 Authentication credentials invalid') as Error & { responseCode: number };
-        err.responseCode = 535;
-        return callback(err);
-      },
-      onRcptTo(address, _session, callback) {
-        rcpts.push(address.address);
-        if (address.address.startsWith('reject')) {
-          const err = new Error('5.1.1 mailbox unavailable') as Error & { responseCode: number };
-          err.responseCode = 550;
-          return callback(err);
-        }
-        return callback();
-      },
-      onData(stream, _session, callback) {
-        stream.resume();
-        stream.on('end', () => callback());
-      },
-    });
-    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', () => r()));
-    const { port } = relay.server.address() as AddressInfo;
+    relay = await startLoginRelay(() => acceptedPassword);
     tern = await startTern({
       env: {
         NODE_ENV: 'development',
@@ -84,14 +56,14 @@ describe('a relay refusing the login never suppresses the recipient (built proce
         WEBHOOK_SECRETS_KEY: 'relay-e2e-webhook-secrets-key-0123456789',
         ENCRYPTION_KEY: 'relay-e2e-encryption-key-0123456789abcdef',
         // Tern still has the password the relay no longer takes.
-        SMTP_URL: `smtp://tern:old-password@127.0.0.1:${port}`,
+        SMTP_URL: relay.urlWith('old-password'),
       },
     });
   }, 180_000);
 
   afterAll(async () => {
     await tern?.stop();
-    await new Promise<void>((r) => (relay ? relay.close(() => r()) : r()));
+    await relay?.close();
   });
 
   it('535 at AUTH: delayed, /ready and /metrics say the provider fails, nothing suppressed; 550 at RCPT TO still bounces', async () => {
@@ -105,7 +77,7 @@ describe('a relay refusing the login never suppresses the recipient (built proce
     );
     expect(delayed.status).toBe('DELAYED');
     expect(delayed.events.map((e) => e.type)).not.toContain('email.bounced');
-    expect(rcpts).not.toContain('ada@example.com');
+    expect(relay.rcpts).not.toContain('ada@example.com');
 
     const ready = await fetch(`${tern.url}/ready`);
     expect(ready.status).toBe(503);

@@ -14,11 +14,11 @@ const logLine = (stdout: string, msg: string): Record<string, unknown> | undefin
     .find((l) => l.msg === msg);
 
 /**
- * Issue 32, item 2: `npm run start:worker` (projector + api) after a kill -9, on the shared Kafka
+ * Issue 32, item 2: `npm run start:projector-api` (projector + api, and so the worker on chDB) after a kill -9, on the shared Kafka
  * broker and the Postgres server. The dead member keeps its place in the consumer group until its
  * session times out, so the new projector's join waits; the api must answer reads meanwhile.
  */
-describe('start:worker restarted after kill -9: reads answer while the projector rejoins its group', () => {
+describe('start:projector-api restarted after kill -9: reads answer while the projector rejoins its group', () => {
   let db: { url: string; drop(): Promise<void> };
   let worker: TernProcess | undefined;
 

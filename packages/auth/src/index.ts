@@ -3,5 +3,4 @@ export * from './errors.js';
 export * from './jwt.js';
 export * from './opens.js';
 export * from './redact.js';
-export * from './scopes.js';
 export * from './tracking-token.js';

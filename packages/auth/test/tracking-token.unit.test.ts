@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createCipheriv, createHmac, hkdfSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   BOT_USER_AGENTS,
@@ -202,6 +202,12 @@ describe('genuinely signed v1 payloads of the wrong shape are refused', () => {
     ['a click without kind letter', { t: 'acme', e: 'em_1', u: 'https://example.com/' }, 'click'],
     ['a click with an open letter', { k: 'o', t: 'acme', e: 'em_1', u: 'https://example.com/' }, 'click'],
     ['a click with a numeric URL', { k: 'c', t: 'acme', e: 'em_1', u: 1 }, 'click'],
+    // String() of it reads as an http(s) URL: only a string is one.
+    [
+      'a click with the URL in an array',
+      { k: 'c', t: 'acme', e: 'em_1', u: ['https://example.com/'] },
+      'click',
+    ],
     ['an array', ['o', 'acme', 'em_1'], 'open'],
     ['null', null, 'open'],
     ['a string', 'o', 'open'],
@@ -213,5 +219,62 @@ describe('genuinely signed v1 payloads of the wrong shape are refused', () => {
     const body = Buffer.from('{not json').toString('base64url');
     const mac = createHmac('sha256', SECRET).update(`tern-tracking.${body}`).digest('base64url');
     expect(verify(`${body}.${mac}`)).toBeNull();
+  });
+});
+
+describe('genuinely sealed v2 payloads of the wrong shape are refused', () => {
+  // Sealed exactly as the v2 signer does, with the keys: only the plaintext differs.
+  const sealV2 = (plaintext: string, version = 0x02) => {
+    const derive = (label: string) =>
+      Buffer.from(hkdfSync('sha256', SECRET, 'tern', `tern/tracking/v2/${label}`, 32));
+    const body = Buffer.from(plaintext);
+    const nonce = createHmac('sha256', derive('nonce')).update(body).digest().subarray(0, 12);
+    const cipher = createCipheriv('aes-256-gcm', derive('enc'), nonce);
+    return Buffer.concat([
+      Buffer.from([version]),
+      nonce,
+      cipher.update(body),
+      cipher.final(),
+      cipher.getAuthTag(),
+    ]).toString('base64url');
+  };
+
+  it('the sealer above is the v2 signer (same tokens for valid payloads)', () => {
+    expect(sealV2('["o","acme","em_1"]')).toBe(V2_OPEN);
+    expect(sealV2(JSON.stringify(['c', 'acme', 'em_1', CLICK.url]))).toBe(V2_CLICK);
+  });
+
+  it.each([
+    ['two members', '["o","acme"]', 'open'],
+    ['one member', '["o"]', 'open'],
+    ['no member', '[]', 'open'],
+    ['five members', '["o","acme","em_1","https://example.com/","x"]', 'open'],
+    ['a click with five members', '["c","acme","em_1","https://example.com/","x"]', 'click'],
+    ['a click without its URL', '["c","acme","em_1"]', 'click'],
+    ['a click with a numeric URL', '["c","acme","em_1",1]', 'click'],
+    ['a click with the URL in an array', '["c","acme","em_1",["https://example.com/"]]', 'click'],
+    ['a click with a javascript: URL', '["c","acme","em_1","javascript:alert(1)//https://x"]', 'click'],
+    ['another kind letter', '["x","acme","em_1"]', 'open'],
+    ['an open letter for a click', '["o","acme","em_1","https://example.com/"]', 'click'],
+    ['a numeric tenant', '["o",1,"em_1"]', 'open'],
+    ['a numeric email', '["o","acme",1]', 'open'],
+    ['a string spelling the members', '"oae"', 'open'],
+    ['an object with the fields', '{"k":"o","t":"acme","e":"em_1","length":3}', 'open'],
+    ['null', 'null', 'open'],
+    ['not JSON', '["o","acme",', 'open'],
+    ['one byte', 'x', 'open'],
+  ] as const)('%s', (_what, plaintext, kind) => {
+    const token = sealV2(plaintext);
+    expect(() => verify(token, kind)).not.toThrow();
+    expect(verify(token, kind)).toBeNull();
+  });
+
+  it('an open sealed with a fourth member still opens (the URL is only read for a click)', () => {
+    expect(verify(sealV2('["o","acme","em_1","https://example.com/"]'))).toEqual(OPEN);
+  });
+
+  it('a valid payload under another version byte is refused', () => {
+    for (const version of [0x00, 0x01, 0x03])
+      expect(verify(sealV2('["o","acme","em_1"]', version))).toBeNull();
   });
 });

@@ -171,37 +171,25 @@ export const storableText = (text: string): string =>
   text.replaceAll('\u0000', '\\u0000').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
 
 /**
- * Calls `found` for every string of a parsed value (keys included: a key is stored too) that no
- * store can hold, with its path. The walk allocates no path unless a string is refused: it runs on
- * every event at ingest and again in the projector.
+ * Calls `found` for every string of a parsed event that no store can hold, with its path. It runs
+ * on what the schema accepted, whose objects are all strict: their keys are the schema's own names,
+ * so only values are checked. One path stack, copied only when a string is refused.
  */
 function unstorableStrings(
   value: unknown,
-  found: (problem: string, path: (string | number)[]) => void,
-  path: readonly (string | number)[] = [],
+  found: (problem: string, path: string[]) => void,
+  path: string[] = [],
 ): void {
   if (typeof value === 'string') {
     const problem = unstorableText(value);
     if (problem) found(problem, [...path]);
-  } else if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i];
-      if (typeof item === 'string') {
-        const problem = unstorableText(item);
-        if (problem) found(problem, [...path, i]);
-      } else if (item !== null && typeof item === 'object') unstorableStrings(item, found, [...path, i]);
-    }
-  } else if (value !== null && typeof value === 'object') {
-    for (const k in value) {
-      if (!Object.hasOwn(value, k)) continue;
-      const keyProblem = unstorableText(k);
-      if (keyProblem) found(keyProblem, [...path, k]);
-      const item: unknown = (value as Record<string, unknown>)[k];
-      if (typeof item === 'string') {
-        const problem = unstorableText(item);
-        if (problem) found(problem, [...path, k]);
-      } else if (item !== null && typeof item === 'object') unstorableStrings(item, found, [...path, k]);
-    }
+    return;
+  }
+  // An object's fields, an array's items (keyed by index); a number, a boolean or null has none.
+  for (const [key, item] of Object.entries(value ?? {})) {
+    path.push(key);
+    unstorableStrings(item, found, path);
+    path.pop();
   }
 }
 
@@ -210,7 +198,7 @@ const occurredAtSchema = isoTimestamp('occurredAt');
 /** Refuses what parses but no store can hold (issue 9, item 1): a poison event is stopped at ingest. */
 function checkStorable(event: { occurredAt: string }, ctx: z.RefinementCtx, now = Date.now()): void {
   unstorableStrings(event, (problem, path) =>
-    ctx.addIssue({ code: 'custom', path, message: `${String(path.at(-1) ?? 'value')} ${problem}` }),
+    ctx.addIssue({ code: 'custom', path, message: `${path.at(-1)} ${problem}` }),
   );
   // A malformed timestamp already has its own issue.
   if (!occurredAtSchema.safeParse(event.occurredAt).success) return;

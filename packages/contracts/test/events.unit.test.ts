@@ -312,3 +312,56 @@ describe('what no store can hold is refused with the field named (issue 9, item 
     }
   });
 });
+
+describe('the storable-text walk names every unstorable string by its path (issue 33)', () => {
+  const issuesOf = (event: Record<string, unknown>) => {
+    const r = validateEvents([event]);
+    return r.ok ? [] : r.issues;
+  };
+  const NUL = 'must not contain the control character U+0000';
+
+  it('an item of an array is named by its index, after storable items and fields', () => {
+    expect(
+      issuesOf(
+        sample('email.queued', {
+          data: { toEmail: 'a@example.com', subject: 'ok', tags: ['a', 'b', 'c\u0000'], from: 'x\u0000' },
+        }),
+      ),
+    ).toEqual([
+      { index: 0, path: 'data.tags.2', message: `2 ${NUL}` },
+      { index: 0, path: 'data.from', message: `from ${NUL}` },
+    ]);
+  });
+
+  it('walks past null, booleans and nested objects to the strings after them', () => {
+    // A null toEmail parses (it is refused later, when the event is whole): the walk reads past it.
+    expect(issuesOf(sample('email.queued', { data: { toEmail: null, subject: 'a\u0000' } }))).toEqual([
+      { index: 0, path: 'data.subject', message: `subject ${NUL}` },
+    ]);
+    expect(
+      issuesOf(sample('email.opened', { data: { bot: true, machine: false, userAgent: '\ud800' } })),
+    ).toEqual([
+      {
+        index: 0,
+        path: 'data.userAgent',
+        message: 'userAgent must not contain a lone UTF-16 surrogate (invalid Unicode)',
+      },
+    ]);
+  });
+
+  it('every envelope string is checked, each issue on its own field', () => {
+    const issues = issuesOf(
+      sample('email.failed', { data: { reason: 'r\u0000' }, id: 'evt_1', tenantId: 'tenant-1' }),
+    );
+    expect(issues).toEqual([{ index: 0, path: 'data.reason', message: `reason ${NUL}` }]);
+    // Two bad strings in one event: two issues, in field order.
+    expect(
+      issuesOf(
+        sample('email.bounced', { data: { bounceType: 'soft', reason: '\u0000', diagnostic: '\u0000' } }),
+      ),
+    ).toEqual([
+      { index: 0, path: 'data.reason', message: `reason ${NUL}` },
+      { index: 0, path: 'data.diagnostic', message: `diagnostic ${NUL}` },
+    ]);
+  });
+});

@@ -1,3 +1,4 @@
+import { createCipheriv, createHmac, hkdfSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   createUnsubscribeToken,
@@ -195,5 +196,66 @@ describe('listUnsubscribeHeaders: PUBLIC_URL with a path', () => {
     expect(mailbox('http://10.0.0.1:3000')).toBe('unsubscribe@[10.0.0.1]');
     expect(mailbox('http://[::1]:3000/')).toBe('unsubscribe@[::1]');
     expect(mailbox('https://mail1.example.com')).toBe('unsubscribe@mail1.example.com');
+  });
+});
+
+describe('genuinely sealed and signed payloads of the wrong shape are refused', () => {
+  const PINNED_SECRET = 'pinned-tracking-secret-0123456789';
+  // Sealed and signed exactly as createUnsubscribeToken does, with the keys: only the payload differs.
+  const seal = (plaintext: string, version = 0x01) => {
+    const derive = (label: string) =>
+      Buffer.from(hkdfSync('sha256', PINNED_SECRET, 'tern', `tern/unsubscribe/v1/${label}`, 32));
+    const enc = derive('enc');
+    const mac = derive('mac');
+    const body = Buffer.from(plaintext);
+    const nonce = createHmac('sha256', mac).update('nonce').update(body).digest().subarray(0, 12);
+    const cipher = createCipheriv('aes-256-gcm', enc, nonce);
+    const sealed = Buffer.concat([
+      Buffer.from([version]),
+      nonce,
+      cipher.update(body),
+      cipher.final(),
+      cipher.getAuthTag(),
+    ]);
+    const signature = createHmac('sha256', mac).update(sealed).digest().subarray(0, 16);
+    return Buffer.concat([sealed, signature]).toString('base64url');
+  };
+
+  it('the sealer above is the token writer (same token for valid claims)', () => {
+    expect(seal(JSON.stringify(['acme', 'ada@example.com', 'campaign:cmp_123']))).toBe(
+      createUnsubscribeToken(PINNED_SECRET, claims),
+    );
+    // What was sealed is returned as it is: the verifier does not lowercase or trim.
+    expect(verifyUnsubscribeToken(PINNED_SECRET, seal('["T"," Ada@X ",""]'))).toEqual({
+      tenantId: 'T',
+      email: ' Ada@X ',
+      source: '',
+    });
+  });
+
+  it.each([
+    ['two strings', '["acme","ada@example.com"]'],
+    ['four strings', '["acme","ada@example.com","campaign:cmp_123","x"]'],
+    ['an empty array', '[]'],
+    ['a number among strings', '["acme","ada@example.com",3]'],
+    ['a number first', '[1,"ada@example.com","campaign:cmp_123"]'],
+    ['a null member', '["acme",null,"campaign:cmp_123"]'],
+    ['an object with the three fields', '{"tenantId":"acme","email":"a@b","source":"s","length":3}'],
+    ['a string of three characters', '"abc"'],
+    ['null', 'null'],
+    ['a number', '3'],
+    ['not JSON', '["acme",'],
+    ['one byte', 'x'],
+    ['nothing', ''],
+  ])('%s', (_what, plaintext) => {
+    const token = seal(plaintext);
+    expect(() => verifyUnsubscribeToken(PINNED_SECRET, token)).not.toThrow();
+    expect(verifyUnsubscribeToken(PINNED_SECRET, token)).toBeNull();
+  });
+
+  it('valid claims sealed under another version byte are refused', () => {
+    const plaintext = JSON.stringify(['acme', 'ada@example.com', 'campaign:cmp_123']);
+    expect(verifyUnsubscribeToken(PINNED_SECRET, seal(plaintext, 0x00))).toBeNull();
+    expect(verifyUnsubscribeToken(PINNED_SECRET, seal(plaintext, 0x02))).toBeNull();
   });
 });

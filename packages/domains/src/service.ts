@@ -7,7 +7,7 @@ import {
   normalizeDomainName,
 } from '@tern/contracts';
 import type { EventStream } from '@tern/event-log';
-import { createPoller } from '@tern/jobs';
+import { createPoller, type Logger, silentLogger } from '@tern/jobs';
 import type pg from 'pg';
 import type { DnsChecker } from './dns-check.js';
 import { dkimSelector, generateDkimKey } from './keys.js';
@@ -32,11 +32,6 @@ export interface KeySealer {
   decrypt(sealed: string): string;
 }
 
-export interface DomainsLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
-
 export interface SendingDomainsOptions {
   pool: pg.Pool;
   /** Where `domain.verified` / `domain.failed` go (the dispatcher reads them from there). */
@@ -47,7 +42,7 @@ export interface SendingDomainsOptions {
   records: RecordSettings;
   now: () => Date;
   schedule?: CheckSchedule;
-  logger?: DomainsLogger;
+  logger?: Logger;
   /** How often the poller looks for due checks and unsent events. Default 30 s. */
   pollIntervalMs?: number;
 }
@@ -69,8 +64,6 @@ export interface SendingDomains {
   stop(): Promise<void>;
 }
 
-const silent: DomainsLogger = { info() {}, warn() {} };
-
 /** Domains checked at once by one pass (each check is four small DNS queries). */
 const CHECKS_PER_CLAIM = 8;
 /** A claimed check belongs to its checker this long (DNS timeouts are a few seconds). */
@@ -86,7 +79,7 @@ const CHECK_LEASE_MS = 2 * 60_000;
 export function createSendingDomains(opts: SendingDomainsOptions): SendingDomains {
   const { pool, now } = opts;
   const schedule = opts.schedule ?? DEFAULT_CHECK_SCHEDULE;
-  const logger = opts.logger ?? silent;
+  const logger = opts.logger ?? silentLogger;
 
   /** The event of a change, named after the domain as the check found it. */
   function eventOf(row: DomainRow, outcome: CheckOutcome, type: DomainEventType, at: Date): DomainEvent {

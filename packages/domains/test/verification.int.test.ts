@@ -1,16 +1,10 @@
 import type { Domain, DomainEvent } from '@tern/contracts';
-import {
-  createEventStream,
-  createPostgresEventLog,
-  type EventStream,
-  type PostgresEventLog,
-} from '@tern/event-log';
-import { migratePostgres } from '@tern/stores';
+import { createEventStream, type EventStream, type PostgresEventLog } from '@tern/event-log';
 import { createSecretBox } from '@tern/webhooks';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
-import { createFreshDatabase } from '../../../test/support/services.js';
+import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import { createDnsChecker, createSendingDomains, type SendingDomains } from '../src/index.js';
 
 /**
@@ -24,7 +18,7 @@ const BOUNCE_MX = 'bounces.tern.test';
 const SPF = 'v=spf1 ip4:127.0.0.1 ~all';
 
 let dns: TestDnsServer;
-let db: { url: string; drop(): Promise<void> };
+let db: LogDatabase;
 let pool: pg.Pool;
 let log: PostgresEventLog;
 let now = new Date('2026-06-15T12:00:00.000Z');
@@ -67,18 +61,12 @@ async function loggedEvents(domainId: string): Promise<DomainEvent[]> {
 
 beforeAll(async () => {
   dns = await startTestDnsServer();
-  db = await createFreshDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 4 });
-  pool.on('error', () => undefined);
-  await migratePostgres(pool);
-  log = createPostgresEventLog({ pool, pollIntervalMs: 20 });
-  await log.ensureSchema();
+  db = await openLogDatabase();
+  ({ pool, log } = db);
 });
 
 afterAll(async () => {
-  await log?.close();
-  await pool?.end();
-  await db?.drop();
+  await db?.close();
   await dns?.close();
 });
 

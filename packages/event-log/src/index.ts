@@ -4,7 +4,6 @@ export {
   type ConsumeOptions,
   type EventLog,
   type EventLogConsumer,
-  type EventLogLogger,
   type EventLogRecord,
   EventLogUnavailableError,
 } from './port.js';

@@ -1,3 +1,4 @@
+import { backoffMs, type Logger, withTimeout } from '@tern/jobs';
 import {
   type Admin,
   type Consumer,
@@ -13,10 +14,9 @@ import {
   type ConsumeOptions,
   type EventLog,
   type EventLogConsumer,
-  type EventLogLogger,
   EventLogUnavailableError,
 } from './port.js';
-import { backoffMs, createWakeSignal, withTimeout } from './wait.js';
+import { createWakeSignal } from './wait.js';
 
 export interface KafkaEventLogOptions {
   brokers: string[];
@@ -27,7 +27,7 @@ export interface KafkaEventLogOptions {
   replicationFactor?: number;
   clientId?: string;
   /** Receives kafkajs warnings and errors; without it kafkajs prints errors only. */
-  logger?: EventLogLogger;
+  logger?: Logger;
   /** `append`/`ping` reject with EventLogUnavailableError after this long. Default 5 s. */
   timeoutMs?: number;
   /**
@@ -137,7 +137,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
       try {
         return await work();
       } catch (error) {
-        const waitMs = backoffMs(attempt, 1_000);
+        const waitMs = backoffMs(attempt, { maxMs: 1_000 });
         if (closed || Date.now() + waitMs > deadline) throw error;
         await new Promise((r) => setTimeout(r, waitMs));
       }
@@ -300,7 +300,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
   };
 }
 
-function toKafkaLogCreator(logger: EventLogLogger): logCreator {
+function toKafkaLogCreator(logger: Logger): logCreator {
   return () =>
     ({ namespace, level, log }) => {
       const { message, timestamp: _timestamp, ...fields } = log;

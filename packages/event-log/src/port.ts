@@ -41,13 +41,6 @@ export interface EventLog {
   close(): Promise<void>;
 }
 
-/** pino-compatible subset, so services can pass their logger in. */
-export interface EventLogLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 /** The log cannot take records right now (broker down, timeout): callers answer 503 and the client retries. */
 export class EventLogUnavailableError extends Error {
   override readonly name = 'EventLogUnavailableError';

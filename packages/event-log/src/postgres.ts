@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { backoffMs, type Logger, withTimeout, withTransaction } from '@tern/jobs';
 import type pg from 'pg';
 import {
   type ConsumedRecord,
   type ConsumeOptions,
   type EventLog,
   type EventLogConsumer,
-  type EventLogLogger,
   type EventLogRecord,
   EventLogUnavailableError,
 } from './port.js';
-import { backoffMs, createWakeSignal, withTimeout } from './wait.js';
+import { createWakeSignal } from './wait.js';
 
 export interface PostgresEventLogOptions {
   /** Works with `max: 1` (PGlite over a socket): no connection is held between statements. */
@@ -34,7 +34,7 @@ export interface PostgresEventLogOptions {
   leaseMs?: number;
   /** `append` rejects with EventLogUnavailableError after this long. Default 10 s. */
   appendTimeoutMs?: number;
-  logger?: EventLogLogger;
+  logger?: Logger;
 }
 
 export interface PostgresEventLog extends EventLog {
@@ -80,9 +80,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
   }
 
   async function createSchema(): Promise<void> {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    await withTransaction(pool, async (client) => {
       // Concurrent CREATE TABLE IF NOT EXISTS can still collide on the catalog; serialise it.
       await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_NAMESPACE, `${table}:ddl`]);
       // Same shapes as infra/migrations/postgres (which may have created the first two already).
@@ -104,20 +102,11 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
           owner       text not null,           -- the one consumer allowed to handle and commit
           lease_until timestamptz not null     -- another consumer may take over after this
         )`);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async function insert(records: EventLogRecord[]): Promise<void> {
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+    await withTransaction(pool, async (client) => {
       // A bigserial is drawn at insert but becomes visible at commit, so two concurrent appends
       // could commit out of seq order and a reader at `seq >= next_seq` would skip the lower one
       // forever. Holding this lock until commit makes seqs visible in order. The NOTIFY is sent
@@ -133,15 +122,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
          SELECT k, v FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(k, v, i) ORDER BY i`,
         [records.map((r) => r.key), records.map((r) => r.value)],
       );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   async function startListener(): Promise<void> {

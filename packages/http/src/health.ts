@@ -1,3 +1,4 @@
+import { withTimeout } from '@tern/jobs';
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from './errors.js';
 
@@ -47,21 +48,5 @@ export function registerHealthRoutes(app: FastifyInstance, checks: readonly Read
       status: 'ready',
       checks: Object.fromEntries(results.map((r) => [r.name, (r.ok && r.note) || 'ok'])),
     };
-  });
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('timeout')), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(t);
-        reject(e);
-      },
-    );
   });
 }

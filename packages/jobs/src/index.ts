@@ -1,2 +1,6 @@
+export { type BackoffOptions, backoffMs } from './backoff.js';
 export { type ClaimDueSpec, claimDue, claimDueSql } from './claim-due.js';
-export { createPoller, type Poller, type PollerLogger, type PollerOptions } from './poller.js';
+export { type Logger, silentLogger } from './logger.js';
+export { createPoller, type Poller, type PollerOptions } from './poller.js';
+export { withTimeout } from './timeout.js';
+export { type TransactionPool, withTransaction } from './transaction.js';

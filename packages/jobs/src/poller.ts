@@ -1,3 +1,6 @@
+import { backoffMs } from './backoff.js';
+import type { Logger } from './logger.js';
+
 /**
  * The background poller every job of Tern runs on (retention, prune, the sender's due-list, the
  * dispatcher's workers, replays and sweep, the campaign fan-out, the sequence scheduler):
@@ -12,10 +15,6 @@
  * - timers are `unref`ed: a poller alone never keeps the process alive.
  */
 
-export interface PollerLogger {
-  error(obj: object, msg?: string): void;
-}
-
 export interface PollerOptions {
   /** Names the poller in the default error log line. */
   name: string;
@@ -25,7 +24,7 @@ export interface PollerOptions {
   run: () => Promise<unknown>;
   /** Called with what a run threw; the schedule goes on. Default: `logger.error`. */
   onError?: (error: unknown) => void;
-  logger?: PollerLogger;
+  logger?: Logger;
   /** Delay of the first run after `start()`. Default 0 (at once). */
   firstRunMs?: number;
   /** Longest pause after failed runs in a row. Default `max(intervalMs, 5 s)`. */
@@ -82,7 +81,8 @@ export function createPoller(opts: PollerOptions): Poller {
       }
     } finally {
       inFlight = undefined;
-      const wait = failures === 0 ? intervalMs : Math.min(intervalMs * 2 ** (failures - 1), maxBackoffMs);
+      const wait =
+        failures === 0 ? intervalMs : backoffMs(failures, { initialMs: intervalMs, maxMs: maxBackoffMs });
       schedule(wait);
     }
   }

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { silentLogger } from '../src/logger.js';
 import { createPoller, type Poller } from '../src/poller.js';
 
 const pollers: Poller[] = [];
@@ -192,7 +193,12 @@ describe('createPoller', () => {
       name: 'job-x',
       intervalMs: 10,
       maxBackoffMs: 10,
-      logger: { error: (obj, msg) => logged.push({ obj, ...(msg === undefined ? {} : { msg }) }) },
+      logger: {
+        ...silentLogger,
+        error: (obj, msg) => {
+          logged.push({ obj, ...(msg === undefined ? {} : { msg }) });
+        },
+      },
       run: async () => {
         throw new Error('boom');
       },

@@ -7,7 +7,6 @@ export {
 } from './clickhouse.js';
 export { DataDirLockedError } from './data-dir-lock.js';
 export { classifyStoreError, isUnstorableCharacterError, type StoreErrorClass } from './errors.js';
-export { type StoreLogger, silentLogger } from './logger.js';
 export {
   type ReleasedMemory,
   releaseIdleMemory,

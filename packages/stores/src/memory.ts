@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type StoreLogger, silentLogger } from './logger.js';
+import { type Logger, silentLogger } from '@tern/jobs';
 
 /**
  * Memory of the all-in-one process with embedded stores (issue 10: idle RSS ≤ 400 MB). What a
@@ -29,7 +29,7 @@ interface Libc {
 
 let libc: Libc | null | undefined;
 
-function loadLibc(logger: StoreLogger): Libc | null {
+function loadLibc(logger: Logger): Libc | null {
   if (libc !== undefined) return libc;
   libc = null;
   if (process.platform !== 'linux') return libc;
@@ -102,7 +102,7 @@ export function rssKiB(): number {
  */
 export function releaseIdleMemory(
   libraries: RegExp = /\/libchdb\.so$/,
-  logger: StoreLogger = silentLogger,
+  logger: Logger = silentLogger,
 ): ReleasedMemory | null {
   const c = loadLibc(logger);
   if (c === null) return null;

@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClickHouseClient } from '@clickhouse/client';
+import { withTransaction } from '@tern/jobs';
 import type pg from 'pg';
 
 /**
@@ -99,45 +100,35 @@ export async function migratePostgres(
   dir: string = DEFAULT_POSTGRES_MIGRATIONS_DIR,
 ): Promise<MigrationResult> {
   const migrations = await readMigrations(dir);
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    try {
-      await client.query('SELECT pg_advisory_xact_lock($1)', [PG_MIGRATION_LOCK]);
-      await client.query(`
-        CREATE TABLE IF NOT EXISTS schema_migrations (
-          version    int         PRIMARY KEY,             -- NNNN of the file
-          name       text        NOT NULL,                -- file name
-          checksum   text        NOT NULL,                -- SHA-256 hex of the file as applied
-          applied_at timestamptz NOT NULL DEFAULT now()
-        )`);
-      const rows = await client.query<{ version: number; checksum: string }>(
-        'SELECT version, checksum FROM schema_migrations',
-      );
-      const applied = new Map(rows.rows.map((r) => [r.version, r.checksum]));
-      const todo = pending(migrations, applied, 'Postgres');
-      for (const m of todo) {
-        try {
-          // No parameters: the simple query protocol runs a multi-statement file as is.
-          await client.query(m.sql);
-        } catch (err) {
-          throw new MigrationError(`Postgres migration ${m.name} failed: ${(err as Error).message}`);
-        }
-        await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
-          m.version,
-          m.name,
-          m.checksum,
-        ]);
+  return withTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [PG_MIGRATION_LOCK]);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS schema_migrations (
+        version    int         PRIMARY KEY,             -- NNNN of the file
+        name       text        NOT NULL,                -- file name
+        checksum   text        NOT NULL,                -- SHA-256 hex of the file as applied
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    const rows = await client.query<{ version: number; checksum: string }>(
+      'SELECT version, checksum FROM schema_migrations',
+    );
+    const applied = new Map(rows.rows.map((r) => [r.version, r.checksum]));
+    const todo = pending(migrations, applied, 'Postgres');
+    for (const m of todo) {
+      try {
+        // No parameters: the simple query protocol runs a multi-statement file as is.
+        await client.query(m.sql);
+      } catch (err) {
+        throw new MigrationError(`Postgres migration ${m.name} failed: ${(err as Error).message}`);
       }
-      await client.query('COMMIT');
-      return { applied: todo.map((m) => m.name) };
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
+      await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
+        m.version,
+        m.name,
+        m.checksum,
+      ]);
     }
-  } finally {
-    client.release();
-  }
+    return { applied: todo.map((m) => m.name) };
+  });
 }
 
 /**

@@ -4,9 +4,9 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
+import { type Logger, silentLogger } from '@tern/jobs';
 import pg from 'pg';
 import { acquireDataDirLock } from './data-dir-lock.js';
-import { type StoreLogger, silentLogger } from './logger.js';
 import { PgliteWire } from './pglite-wire.js';
 
 export type PostgresKind = 'server' | 'pglite';
@@ -25,7 +25,7 @@ export interface CreatePostgresOptions {
   dataDir: string;
   /** Pool size for a server (default 10). PGlite always gets 1: it has a single session. */
   max?: number;
-  logger?: StoreLogger;
+  logger?: Logger;
 }
 
 /**
@@ -59,7 +59,7 @@ export async function createPostgres(opts: CreatePostgresOptions): Promise<Postg
 
 // An idle client that loses its connection emits 'error' on the pool; unhandled, that would
 // crash the process. The pool drops the client and the next query opens a new one.
-function watchPoolErrors(pool: pg.Pool, logger: StoreLogger): void {
+function watchPoolErrors(pool: pg.Pool, logger: Logger): void {
   pool.on('error', (err) => logger.warn({ err: err.message }, 'postgres idle client error'));
   // A checked-out client whose connection drops between two queries (a server restart while
   // the projector folds a batch) emits 'error' too; unheard, that would crash the process. The
@@ -102,7 +102,7 @@ await db.close();`;
   );
 }
 
-async function openPglite(dataDir: string, logger: StoreLogger): Promise<PostgresStore> {
+async function openPglite(dataDir: string, logger: Logger): Promise<PostgresStore> {
   await mkdir(dataDir, { recursive: true });
   const pgliteDir = join(dataDir, 'pglite');
   const release = acquireDataDirLock(join(dataDir, 'pglite.lock'), `PGlite data directory ${pgliteDir}`);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { type Logger, silentLogger } from '@tern/jobs';
 import pg from 'pg';
 import { z } from 'zod';
-import { type StoreLogger, silentLogger } from './logger.js';
 
 /**
  * What changed in the read models, heard by every api process (issue 10: reads at the speed of
@@ -91,7 +91,7 @@ export interface ReadModelFeedOptions {
    * one session, so a NOTIFY comes back on the connection that commits it, with its COMMIT.
    */
   connection: 'dedicated' | 'shared';
-  logger?: StoreLogger;
+  logger?: Logger;
   /** Default 5000 ms: liveness check of the dedicated connection, and the wait before reconnecting. */
   checkIntervalMs?: number;
 }

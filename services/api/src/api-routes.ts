@@ -3,14 +3,15 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import rateLimit from '@fastify/rate-limit';
 import type { JwtVerifier } from '@tern/auth';
 import { HttpError, httpError } from '@tern/http';
+import type { Logger } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import type { ReadModelFeed } from '@tern/stores';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type pg from 'pg';
-import { createAnalyticsQueries } from './analytics-queries.js';
-import { analyticsRoutes } from './analytics-routes.js';
-import { type ApiKeyStoreLogger, createApiKeyStore } from './api-key-store.js';
+import { createAnalyticsQueries } from './analytics/queries.js';
+import { analyticsRoutes } from './analytics/routes.js';
+import { createApiKeyStore } from './api-keys/store.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { eraseRoutes } from './contacts/erase-routes.js';
 import { contactRoutes } from './contacts/routes.js';
@@ -18,7 +19,7 @@ import { createAuthHook } from './credentials.js';
 import type { DomainPolicy } from './domains/policy.js';
 import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
 import { emailRoutes } from './emails/routes.js';
-import { logsRoutes } from './logs-routes.js';
+import { logsRoutes } from './logs/routes.js';
 import { projectRoutes } from './projects/routes.js';
 import { type ProviderRouteOptions, providerRoutes } from './providers/routes.js';
 import { createReadContexts } from './read-context.js';
@@ -30,7 +31,8 @@ import { tenantRoutes } from './tenant-routes.js';
 import { trackingRoutes } from './tracking/routes.js';
 import { refuseUnstorableInput } from './unstorable-input.js';
 import { unsubscribeRoutes } from './unsubscribe/routes.js';
-import { type WebhookRouteOptions, webhookRoutes } from './webhooks/routes.js';
+import type { WebhookRouteOptions } from './webhooks/options.js';
+import { webhookRoutes } from './webhooks/routes.js';
 
 export interface ApiRoutesOptions {
   pool: pg.Pool;
@@ -46,7 +48,7 @@ export interface ApiRoutesOptions {
   keyCacheTtlMs?: number;
   /** How often key uses are written to `last_used_at`. Default 10 s. */
   lastUsedFlushMs?: number;
-  logger?: ApiKeyStoreLogger;
+  logger?: Logger;
   /**
    * Requests per credential (else per client address) and window; false turns it off. Default
    * 1200 per minute. Counters live in each instance's memory.
@@ -214,15 +216,17 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     // every request BEFORE the auth hook (issue 9, item 3), refused ones included.
     failures = createFailureLimiter(limit);
     const overLimit = failures;
-    app.addHook('onRequest', async (request, reply) => {
+    // Callback hooks (this one, the onResponse below): no promise per request (issue 29).
+    app.addHook('onRequest', (request, reply, done) => {
       // Public routes (tracking, unsubscribe links) take no credential: never locked out by it.
-      if (request.routeOptions.config.auth === undefined) return;
+      if (request.routeOptions.config.auth === undefined) return done();
       const wait = overLimit.retryAfter(request.ip);
       // Nothing presented cannot be valid: refused at once, no lookup.
       if (wait > 0 && presentedCredential(request.headers) === null) {
         reply.header('retry-after', String(wait));
-        throw limitedError;
+        return done(limitedError);
       }
+      done();
     });
     const perRequest = app.rateLimit();
     // `config.rateLimit: false` (the tracking pixel and click links) opts a route out.
@@ -230,8 +234,9 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
       if (request.routeOptions.config.rateLimit === false) return;
       return perRequest.call(this, request, reply);
     });
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       if (reply.statusCode === 401) overLimit.fail(request.ip);
+      done();
     });
     limitedError = limited(limit.max);
   }

@@ -1,18 +1,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { type JwtVerifier, REDACT_OPTIONS, requestLogFields } from '@tern/auth';
+import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
-import type { Keyring } from '@tern/privacy';
-import type { ReadModelFeed } from '@tern/stores';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
-import type pg from 'pg';
-import { apiRoutes } from './api-routes.js';
+import { type ApiRoutesOptions, apiRoutes } from './api-routes.js';
 import { resendCompatRoutes } from './compat/resend.js';
-import type { DomainPolicy } from './domains/policy.js';
-import type { DomainRouteOptions } from './domains/routes.js';
 import { registerApiDocs } from './openapi.js';
-import type { ProviderRouteOptions } from './providers/routes.js';
-import type { SendingDeps } from './route-deps.js';
-import type { WebhookRouteOptions } from './webhooks/routes.js';
 
 export interface ApiLoggerOptions {
   level?: string;
@@ -20,54 +12,19 @@ export interface ApiLoggerOptions {
   stream?: NodeJS.WritableStream;
 }
 
-export interface ApiDeps {
-  pool: pg.Pool;
-  ch: ClickHouseClient;
-  jwt: JwtVerifier;
-  /** Business clock; default the wall clock. Tests inject a fixed one. */
-  now?: () => Date;
-  /** Server default retention in days (RETENTION_DAYS). */
-  retentionDays: number;
-  /** Server default send rate per tenant (SEND_RATE_PER_SECOND); default 0 = unlimited. */
-  sendRatePerSecond?: number;
-  /** API key cache TTL (default 2000 ms, at most 5000). */
-  keyCacheTtlMs?: number;
-  /** How often key uses are written to `last_used_at` (default 10 s; also on close). */
-  lastUsedFlushMs?: number;
+/**
+ * What `createApiApp` is given: the options of the routes (`ApiRoutesOptions`, handed to
+ * `apiRoutes` as they are — one list of fields, not a copy of each) and what the HTTP app
+ * around them needs (logger, readiness checks, proxy trust, the OpenAPI document's servers).
+ */
+export interface ApiDeps extends Omit<ApiRoutesOptions, 'logger' | 'surface'> {
   /**
    * Options (level, destination) for a logger built here with credential redaction, or a ready
    * logger (e.g. the all-in-one process's pino, which must redact itself). false or absent: no logs.
    */
   logger?: ApiLoggerOptions | FastifyBaseLogger | false;
-  /** Per-credential request limit (default 1200/min); false: none. */
-  rateLimit?: { max: number; timeWindowMs: number } | false;
-  /**
-   * TRACKING_SECRET: signs unsubscribe and tracking tokens; at least 16 characters. Without it
-   * the `/u/:token` and `/t/*` routes are not mounted (the runtime always passes one).
-   */
-  trackingSecret?: string;
-  /** OPEN_DEDUP_SECONDS: one open per email and reader within this window (default 3600). */
-  openDedupSeconds?: number;
-  /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
-  importMaxBytes?: number;
   /** Checks of `/ready`; default Postgres and ClickHouse. The all-in-one process adds the event log. */
   readiness?: readonly ReadinessCheck[];
-  /** Outgoing webhooks (SPEC §17); absent → no `/webhooks*` routes. */
-  webhooks?: WebhookRouteOptions;
-  /** Sending routes, and with `trackingSecret` the tracking routes (SPEC §11); absent → not mounted. */
-  sending?: SendingDeps;
-  /** Data keys of personal fields (SPEC §14); absent → no `POST /contacts/erase`. */
-  keyring?: Keyring;
-  /** When an erasure's scrub runs again (default 45 s; tests shorten it). */
-  erasureRescrubMs?: number;
-  /** Changes of the read models (`createReadModelFeed`): repeated reads are then memoised. */
-  readModel?: ReadModelFeed;
-  /** Sending domains (SPEC §20); absent → no `/domains*` routes. */
-  domains?: DomainRouteOptions;
-  /** Whether a send's From domain must be verified (production with a real provider). */
-  domainPolicy?: DomainPolicy;
-  /** Provider notification credentials (SPEC §21); with `sending`, mounts `/providers/*`. */
-  providers?: ProviderRouteOptions;
   /**
    * TRUST_PROXY: Fastify's `trustProxy`, which proxies' `X-Forwarded-For` names the client (the
    * rate limits count per client address). Default false: the socket's peer is the client.
@@ -133,9 +90,10 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     : Fastify({ ...common, logger: apiLoggerOptions(deps.logger) });
   installErrorHandlers(app);
   // No answer may be sniffed into another type (a JSON error echoing input rendered as HTML).
-  app.addHook('onSend', async (_request, reply, payload) => {
+  // A callback hook: no promise per request (issue 29).
+  app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('x-content-type-options', 'nosniff');
-    return payload;
+    done(null, payload);
   });
   registerHealthRoutes(
     app,
@@ -154,28 +112,16 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.publicUrl ? { serverUrl: deps.publicUrl } : {}),
     ...(deps.documentIngest ? { ingest: true } : {}),
   });
-  await app.register(apiRoutes, {
-    pool: deps.pool,
-    ch: deps.ch,
-    jwt: deps.jwt,
-    retentionDays: deps.retentionDays,
-    ...(deps.sendRatePerSecond !== undefined ? { sendRatePerSecond: deps.sendRatePerSecond } : {}),
-    ...(deps.trackingSecret !== undefined ? { trackingSecret: deps.trackingSecret } : {}),
-    ...(deps.openDedupSeconds !== undefined ? { openDedupSeconds: deps.openDedupSeconds } : {}),
-    ...(deps.importMaxBytes !== undefined ? { importMaxBytes: deps.importMaxBytes } : {}),
-    ...(deps.now ? { now: deps.now } : {}),
-    ...(deps.keyCacheTtlMs !== undefined ? { keyCacheTtlMs: deps.keyCacheTtlMs } : {}),
-    ...(deps.lastUsedFlushMs !== undefined ? { lastUsedFlushMs: deps.lastUsedFlushMs } : {}),
-    ...(deps.rateLimit !== undefined ? { rateLimit: deps.rateLimit } : {}),
-    ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
-    ...(deps.sending ? { sending: deps.sending } : {}),
-    ...(deps.keyring ? { keyring: deps.keyring } : {}),
-    ...(deps.erasureRescrubMs !== undefined ? { erasureRescrubMs: deps.erasureRescrubMs } : {}),
-    ...(deps.readModel ? { readModel: deps.readModel } : {}),
-    ...(deps.domains ? { domains: deps.domains } : {}),
-    ...(deps.domainPolicy ? { domainPolicy: deps.domainPolicy } : {}),
-    ...(deps.providers ? { providers: deps.providers } : {}),
-  });
+  // Everything but the app's own fields goes to the routes as it is.
+  const {
+    logger: _logger,
+    readiness: _readiness,
+    trustProxy: _proxy,
+    publicUrl: _url,
+    documentIngest: _ingest,
+    ...routes
+  } = deps;
+  await app.register(apiRoutes, routes);
   // Resend's API over Tern's routes (SPEC §22): the `resend` package with its base URL set here.
   await app.register(resendCompatRoutes, { prefix: '/compat/resend' });
   return app;

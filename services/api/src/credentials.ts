@@ -2,7 +2,7 @@ import { classifyBearer, isAuthError, type JwtVerifier } from '@tern/auth';
 import { type ErrorCodeOf, MISSING_SCOPE_MESSAGE, type Role, type Scope } from '@tern/contracts';
 import { HttpError, httpError } from '@tern/http';
 import type { FastifyRequest } from 'fastify';
-import type { ApiKeyStore } from './api-key-store.js';
+import type { ApiKeyStore } from './api-keys/store.js';
 
 /** Who is calling, once the credential was verified. */
 export type Credential =
@@ -171,6 +171,18 @@ export function authorize(credential: Credential, config: AuthConfig, params: un
   }
 }
 
+/**
+ * Adds `bindings` to the request's logger. Fastify gives each request a child logger of its own;
+ * pino's `setBindings` extends it in place (issue 29: a second `child()` per request cost more than
+ * the rest of the auth hook). A logger shared by every request (Fastify's without logging, a
+ * logger lacking `setBindings`) gets a child instead, so no request's bindings reach another's.
+ */
+function bindCaller(request: FastifyRequest, bindings: Record<string, string>): void {
+  const log = request.log as FastifyRequest['log'] & { setBindings?: (b: Record<string, string>) => void };
+  if (log !== request.server.log && typeof log.setBindings === 'function') log.setBindings(bindings);
+  else request.log = log.child(bindings);
+}
+
 /** The onRequest hook: verifies and authorizes when the route has an `auth` config. */
 export function createAuthHook(deps: { jwt: JwtVerifier; keys: ApiKeyStore }) {
   return async function authHook(request: FastifyRequest): Promise<void> {
@@ -179,7 +191,8 @@ export function createAuthHook(deps: { jwt: JwtVerifier; keys: ApiKeyStore }) {
     const credential = await verifyCredential(request, deps);
     request.credential = credential;
     // Bind who is calling to every later log line of the request (never the credential itself).
-    request.log = request.log.child(
+    bindCaller(
+      request,
       credential.kind === 'jwt'
         ? { tenantId: credential.tenantId, auth: 'jwt' }
         : { tenantId: credential.tenantId, auth: 'api_key', keyId: credential.keyId },

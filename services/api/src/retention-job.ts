@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { retentionCutoff, utcDay } from '@tern/domain';
-import { createPoller } from '@tern/jobs';
+import { createPoller, type Logger, silentLogger, withTransaction } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import type pg from 'pg';
 
@@ -14,12 +14,6 @@ import type pg from 'pg';
  * under the default.
  */
 
-export interface RetentionJobLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 export interface RetentionJobOptions {
   pool: pg.Pool;
   ch: ClickHouseClient;
@@ -29,7 +23,7 @@ export interface RetentionJobOptions {
   batchSize?: number;
   /** Pause between runs when started. Default 1 h. */
   intervalMs?: number;
-  logger?: RetentionJobLogger;
+  logger?: Logger;
   /**
    * Data keys of personal fields (SPEC §14): the keys of months wholly before a tenant's cut-off
    * are deleted, so the event log's sealed copies of old content become unreadable like an erasure.
@@ -111,12 +105,10 @@ const VISIBLE = (alias: string, id: string) =>
   `coalesce((SELECT l.created_at >= $2 FROM email_logs l
               WHERE l.tenant_id = ${alias}.tenant_id AND l.id = ${alias}.${id}), false)`;
 
-const silent: RetentionJobLogger = { info() {}, warn() {}, error() {} };
-
 export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
   const batchSize = opts.batchSize ?? 5000;
   const intervalMs = opts.intervalMs ?? 3_600_000;
-  const logger = opts.logger ?? silent;
+  const logger = opts.logger ?? silentLogger;
   if (!(Number.isInteger(batchSize) && batchSize >= 1))
     throw new Error('batchSize must be a positive integer');
   if (!(Number.isInteger(opts.defaultRetentionDays) && opts.defaultRetentionDays >= 1)) {
@@ -130,22 +122,13 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
    * (issue 9, item 8). Null when another instance holds the lock.
    */
   async function lockedStep<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T | null> {
-    const client = await opts.pool.connect();
-    let result: T | null;
-    try {
-      await client.query('BEGIN');
+    const result = await withTransaction(opts.pool, async (client) => {
       const { rows } = await client.query<{ locked: boolean }>(
         'SELECT pg_try_advisory_xact_lock($1) AS locked',
         [RETENTION_LOCK_KEY],
       );
-      result = rows[0]?.locked ? await fn(client) : null;
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+      return rows[0]?.locked ? await fn(client) : null;
+    });
     await new Promise((r) => setImmediate(r));
     return result;
   }

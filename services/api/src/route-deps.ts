@@ -1,10 +1,10 @@
 import type { EventStream } from '@tern/event-log';
 import type pg from 'pg';
-import type { AnalyticsQueries } from './analytics-queries.js';
-import type { ApiKeyStore } from './api-key-store.js';
+import type { AnalyticsQueries } from './analytics/queries.js';
+import type { ApiKeyStore } from './api-keys/store.js';
 import type { DomainPolicy } from './domains/policy.js';
 import type { ReadContexts } from './read-context.js';
-import type { WebhookRouteOptions } from './webhooks/routes.js';
+import type { WebhookRouteOptions } from './webhooks/options.js';
 
 /** What the route plugins of the query API share; built once by `apiRoutes`. */
 export interface ApiRouteDeps {

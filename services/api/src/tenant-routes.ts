@@ -1,24 +1,21 @@
 import type { Role, Scope } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { ApiKeyRecord } from './api-key-store.js';
+import {
+  apiKeyListSchema,
+  apiKeyParamsSchema,
+  createApiKeyBodySchema,
+  createdApiKeySchema,
+} from './api-keys/schemas.js';
+import type { ApiKeyRecord } from './api-keys/store.js';
 import type { AuthConfig } from './credentials.js';
 import { getTracking, setTracking } from './emails/store.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';
 import { getRetentionOverride, getSendRate, setRetentionOverride, setSendRate } from './pg-queries.js';
 import { getProject } from './projects/store.js';
 import type { ApiRouteDeps } from './route-deps.js';
-import {
-  apiKeyListSchema,
-  apiKeyParamsSchema,
-  createApiKeyBodySchema,
-  createdApiKeySchema,
-  errors,
-  noContentSchema,
-  tenantParamsSchema,
-  tenantSettingsResponseSchema,
-  tenantSettingsSchema,
-} from './schemas.js';
+import { errors, noContentSchema, tenantParamsSchema } from './schemas.js';
+import { tenantSettingsResponseSchema, tenantSettingsSchema } from './settings/schemas.js';
 
 const TENANT_ADMINS: readonly Role[] = ['owner', 'admin'];
 

@@ -1,12 +1,11 @@
-import type { AddressInfo } from 'node:net';
 import type { Domain } from '@tern/contracts';
 import { type SendingDomains, verpAddress } from '@tern/domains';
 import { createSandboxProvider, createSmtpProvider, type Sender } from '@tern/sender';
 import { dkimVerify } from 'mailauth';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
 import { waitFor } from '../../../test/support/services.js';
+import { type SmtpSink, type SunkMessage, startSmtpSink } from '../../../test/support/smtp-sink.js';
 import type { DomainPolicy } from '../src/index.js';
 import {
   clearPrivateKey,
@@ -29,43 +28,10 @@ import { bearer, jwtFor, suffix } from './support.js';
 // process), every signature checked by an independent verifier (mailauth) resolving through a DNS
 // server in this process.
 
-type Received = { raw: string; mailFrom: string; rcptTo: string[] };
-
-function startSmtp(): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
-  const received: Received[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        received.push({
-          raw: Buffer.concat(chunks).toString('utf8'),
-          mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          rcptTo: session.envelope.rcptTo.map((r) => r.address),
-        });
-        callback();
-      });
-    },
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.server.address() as AddressInfo;
-      resolve({
-        url: `smtp://127.0.0.1:${port}`,
-        received,
-        close: () => new Promise<void>((r) => server.close(() => r())),
-      });
-    });
-  });
-}
-
 const TENANT = `domsend-${suffix()}`;
 const policy: DomainPolicy = { requireVerified: false };
 let dns: TestDnsServer;
-let smtp: Awaited<ReturnType<typeof startSmtp>>;
+let smtp: SmtpSink;
 let world: SendingWorld;
 let domains: SendingDomains;
 let sender: Sender;
@@ -92,7 +58,7 @@ async function send(body: Record<string, unknown>) {
 }
 
 /** Sends through the API and waits for the message at the SMTP server (by the Tern email id header). */
-async function sendAndReceive(body: Record<string, unknown>): Promise<{ id: string; got: Received }> {
+async function sendAndReceive(body: Record<string, unknown>): Promise<{ id: string; got: SunkMessage }> {
   const res = await send(body);
   expect(res.statusCode, res.body).toBe(202);
   const id = (res.json() as { id: string }).id;
@@ -107,7 +73,7 @@ const verify = (raw: string) => dkimVerify(Buffer.from(raw), { resolver: dns.res
 
 beforeAll(async () => {
   dns = await startTestDnsServer();
-  smtp = await startSmtp();
+  smtp = await startSmtpSink();
   world = await openSendingWorld({
     sender: false,
     app: (stores, log) => {

@@ -8,6 +8,7 @@ import {
   type SendingDomains,
 } from '@tern/domains';
 import type { EventStream } from '@tern/event-log';
+import type { Logger } from '@tern/jobs';
 import { createSecretBox } from '@tern/webhooks';
 import type pg from 'pg';
 import type { TestDnsServer } from '../../../test/support/dns-server.js';
@@ -24,7 +25,7 @@ export function testDomains(
   log: EventStream,
   dns: TestDnsServer,
   now: () => Date = () => new Date(),
-  logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void },
+  logger?: Logger,
 ): SendingDomains {
   return createSendingDomains({
     pool,

@@ -65,6 +65,7 @@ beforeAll(async () => {
   const logger = {
     info: (obj: object, msg?: string) => logLines.push(JSON.stringify({ ...obj, msg })),
     warn: (obj: object, msg?: string) => logLines.push(JSON.stringify({ ...obj, msg })),
+    error: (obj: object, msg?: string) => logLines.push(JSON.stringify({ ...obj, msg })),
   };
   domains = testDomains(stores.pool, createEventStream(log), dns, clock.now, logger);
   app = await buildApp(stores, clock, {

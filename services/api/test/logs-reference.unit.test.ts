@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReferenceApp, type OpenApiDocument, renderApiReference } from '../src/index.js';
 import { decodeLogsCursor } from '../src/logs/cursor.js';
-import { logsQuerySchema } from '../src/schemas.js';
+import { logsQuerySchema } from '../src/logs/schemas.js';
 
 let app: FastifyInstance;
 let doc: OpenApiDocument;

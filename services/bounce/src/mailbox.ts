@@ -2,15 +2,11 @@ import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { DeliveryEvent } from '@tern/contracts';
 import { isVerifiedBounceHost } from '@tern/domains';
+import { type Logger, silentLogger } from '@tern/jobs';
 import type pg from 'pg';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { eventsOf, type FeedbackTarget, resolveVerp, verpLocalParts } from './feedback.js';
 import { type Report, readReport } from './report.js';
-
-export interface BounceMailboxLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
 
 export interface BounceMailboxOptions {
   pool: pg.Pool;
@@ -32,7 +28,7 @@ export interface BounceMailboxOptions {
   /** Name in the greeting. */
   hostname?: string;
   now?: () => Date;
-  logger?: BounceMailboxLogger;
+  logger?: Logger;
   /** Told about every message handled (tests, metrics). */
   onMessage?(outcome: MessageOutcome): void;
 }
@@ -47,8 +43,6 @@ export interface BounceMailbox {
   start(): Promise<number>;
   stop(): Promise<void>;
 }
-
-const silent: BounceMailboxLogger = { info() {}, warn() {} };
 
 /** An SMTP reply with its code (smtp-server answers an error with its `responseCode`). */
 function reply(code: number, message: string): Error {
@@ -105,7 +99,7 @@ function readAll(stream: SMTPServerDataStream, max: number): Promise<Buffer | nu
  * genuine VERP address); a log that cannot take it → 451, so the MTA tries again later.
  */
 export function createBounceMailbox(opts: BounceMailboxOptions): BounceMailbox {
-  const logger = opts.logger ?? silent;
+  const logger = opts.logger ?? silentLogger;
   const now = opts.now ?? (() => new Date());
   const parseTimeoutMs = opts.parseTimeoutMs ?? 10_000;
   const bounceDomain = opts.bounceDomain?.toLowerCase();

@@ -4,12 +4,12 @@
 import { readFileSync } from 'node:fs';
 import type { DeliveryEvent } from '@tern/contracts';
 import { verpAddress } from '@tern/domains';
-import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
-import { migratePostgres } from '@tern/stores';
+import { createEventStream, type PostgresEventLog } from '@tern/event-log';
 import nodemailer from 'nodemailer';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase, waitFor } from '../../../test/support/services.js';
+import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
+import { waitFor } from '../../../test/support/services.js';
 import { type BounceMailbox, createBounceMailbox, type MessageOutcome } from '../src/index.js';
 
 const SECRET = 'bounce-mailbox-test-secret-0123456789';
@@ -19,7 +19,7 @@ const PENDING = 'pending.test';
 const T1 = 'tenant-one';
 const T2 = 'tenant-two';
 
-let db: { url: string; drop(): Promise<void> };
+let db: LogDatabase;
 let pool: pg.Pool;
 let log: PostgresEventLog;
 let mailbox: BounceMailbox;
@@ -106,12 +106,8 @@ const dsn = (finalRecipient: string, action: string, status: string, diagnostic:
   ].join('\r\n');
 
 beforeAll(async () => {
-  db = await createFreshDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 4 });
-  pool.on('error', () => undefined);
-  await migratePostgres(pool);
-  log = createPostgresEventLog({ pool, pollIntervalMs: 50 });
-  await log.ensureSchema();
+  db = await openLogDatabase({ pollIntervalMs: 50 });
+  ({ pool, log } = db);
   await insertDomain(T1, VERIFIED, 'verified');
   await insertDomain(T1, PENDING, 'pending');
   mailbox = createBounceMailbox({
@@ -130,9 +126,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await mailbox?.stop();
-  await log?.close();
-  await pool?.end();
-  await db?.drop();
+  await db?.close();
 });
 
 describe('who may deliver to the bounce mailbox', () => {

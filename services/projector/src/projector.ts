@@ -3,16 +3,11 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { type DeliveryEvent, storableText } from '@tern/contracts';
 import type { AnalyticsDelta } from '@tern/domain';
 import type { DeadLetter, EventBatch, EventLogConsumer, EventStream } from '@tern/event-log';
+import { backoffMs, type Logger, silentLogger } from '@tern/jobs';
 import { classifyStoreError } from '@tern/stores';
 import type pg from 'pg';
 import { completeOutbox, type ShipFn, shipBatch, shipPendingOutbox } from './ch-sink.js';
 import { applyBatchToPostgres, deadLetterEvent } from './pg-sink.js';
-
-export interface ProjectorLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
 
 export interface BatchStats {
   records: number;
@@ -30,7 +25,7 @@ export interface ProjectorOptions {
   group: string;
   maxBatchSize?: number;
   maxWaitMs?: number;
-  logger?: ProjectorLogger;
+  logger?: Logger;
   onBatch?: (stats: BatchStats) => void;
   newBatchId?: () => string;
   /** Backoff of transient store errors: first and largest wait. */
@@ -48,8 +43,6 @@ export interface Projector {
   /** Why the projector is stalled (no progress for `stallAfterMs` while lag > 0), or null. */
   stalled(): Promise<string | null>;
 }
-
-const silent: ProjectorLogger = { info() {}, warn() {}, error() {} };
 
 /** The store refused the data itself: retrying the same data can never succeed (`classifyStoreError`). */
 const isDataError = (error: unknown): boolean => classifyStoreError(error) === 'data';
@@ -144,7 +137,7 @@ export async function applyIsolating(
  * only after both. Store errors are retried with backoff; a good event is never skipped.
  */
 export function createProjector(opts: ProjectorOptions): Projector {
-  const logger = opts.logger ?? silent;
+  const logger = opts.logger ?? silentLogger;
   const newBatchId = opts.newBatchId ?? randomUUID;
   const retry = opts.retry ?? { initialMs: 100, maxMs: 30_000 };
   const ship = isolatingShip(opts.pool);
@@ -182,7 +175,6 @@ export function createProjector(opts: ProjectorOptions): Projector {
    * own backoff, and `stalled()` names it meanwhile.
    */
   async function withRetry<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    let wait = retry.initialMs;
     for (let attempt = 1; ; attempt++) {
       try {
         return await fn();
@@ -199,12 +191,12 @@ export function createProjector(opts: ProjectorOptions): Projector {
           );
           throw error;
         }
+        const wait = backoffMs(attempt, { initialMs: retry.initialMs, maxMs: retry.maxMs });
         logger.warn(
           { err: error, attempt, retryInMs: wait },
           `${what} failed: a store is unavailable; retrying`,
         );
         await new Promise((r) => setTimeout(r, wait * (0.5 + Math.random() / 2)));
-        wait = Math.min(wait * 2, retry.maxMs);
       }
     }
   }

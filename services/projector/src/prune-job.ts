@@ -1,7 +1,7 @@
+import type { Logger } from '@tern/jobs';
 import { createPoller } from '@tern/jobs';
+import { pruneDeadLetters, pruneProcessed, pruneSoftBounces, SOFT_BOUNCE_WINDOW_MS } from '@tern/read-models';
 import type pg from 'pg';
-import { SOFT_BOUNCE_WINDOW_MS } from './pg-sink.js';
-import type { ProjectorLogger } from './projector.js';
 
 /**
  * Bounds the growth of the projector's bookkeeping (issue 9, item 7), keeping the dedup
@@ -32,7 +32,7 @@ export interface PruneJobOptions {
   batchSize?: number;
   /** Pause between runs when started. Default 1 h. */
   intervalMs?: number;
-  logger?: ProjectorLogger;
+  logger?: Logger;
 }
 
 export interface PruneRunResult {
@@ -58,44 +58,37 @@ export function createPruneJob(opts: PruneJobOptions): PruneJob {
   if (table !== undefined && !/^[a-z_][a-z0-9_]{0,40}$/.test(table))
     throw new Error(`invalid table: ${table}`);
 
-  async function deleteInBatches(sql: string, params: unknown[]): Promise<number> {
+  /** Runs a delete of at most `limit` rows until one comes back short, yielding between them. */
+  async function deleteInBatches(step: (limit: number) => Promise<number>): Promise<number> {
     let deleted = 0;
     for (;;) {
-      const result = await opts.pool.query(sql, [...params, batchSize]);
-      deleted += result.rowCount ?? 0;
+      const n = await step(batchSize);
+      deleted += n;
       await new Promise((r) => setImmediate(r));
-      if ((result.rowCount ?? 0) < batchSize) return deleted;
+      if (n < batchSize) return deleted;
     }
   }
 
   async function runOnce(): Promise<PruneRunResult> {
     const cutoff = new Date(now().getTime() - opts.dedupWindowMs);
-    const processedEvents = await deleteInBatches(
-      `DELETE FROM processed_events WHERE ctid IN (
-         SELECT ctid FROM processed_events WHERE processed_at < $1 LIMIT $2)`,
-      [cutoff],
-    );
+    const processedEvents = await deleteInBatches((limit) => pruneProcessed(opts.pool, cutoff, limit));
     let eventLog = 0;
     if (table !== undefined) {
-      eventLog = await deleteInBatches(
-        `DELETE FROM ${table} WHERE seq IN (
-           SELECT seq FROM ${table}
-            WHERE seq < (SELECT next_seq FROM ${table}_offsets WHERE group_id = $1)
-              AND appended_at < $2
-            ORDER BY seq LIMIT $3)`,
-        [opts.group, cutoff],
-      );
+      eventLog = await deleteInBatches(async (limit) => {
+        const r = await opts.pool.query(
+          `DELETE FROM ${table} WHERE seq IN (
+             SELECT seq FROM ${table}
+              WHERE seq < (SELECT next_seq FROM ${table}_offsets WHERE group_id = $1)
+                AND appended_at < $2
+              ORDER BY seq LIMIT $3)`,
+          [opts.group, cutoff, limit],
+        );
+        return r.rowCount ?? 0;
+      });
     }
-    const deadLetters = await deleteInBatches(
-      `DELETE FROM dead_letters WHERE id IN (
-         SELECT id FROM dead_letters WHERE created_at < $1 ORDER BY id LIMIT $2)`,
-      [cutoff],
-    );
-    const softBounces = await deleteInBatches(
-      `DELETE FROM soft_bounces WHERE ctid IN (
-         SELECT ctid FROM soft_bounces WHERE occurred_at < $1 LIMIT $2)`,
-      [new Date(now().getTime() - 2 * SOFT_BOUNCE_WINDOW_MS)],
-    );
+    const deadLetters = await deleteInBatches((limit) => pruneDeadLetters(opts.pool, cutoff, limit));
+    const softCutoff = new Date(now().getTime() - 2 * SOFT_BOUNCE_WINDOW_MS);
+    const softBounces = await deleteInBatches((limit) => pruneSoftBounces(opts.pool, softCutoff, limit));
     const result = { processedEvents, eventLog, deadLetters, softBounces };
     if (processedEvents > 0 || eventLog > 0 || deadLetters > 0 || softBounces > 0)
       opts.logger?.info(result, 'pruned past the dedup window');

@@ -1,9 +1,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { EventStream } from '@tern/event-log';
+import type { Logger } from '@tern/jobs';
+import { REBUILT_TABLES, truncateRollups } from '@tern/read-models';
 import { notifyReadModel } from '@tern/stores';
 import type pg from 'pg';
-import { DAILY_TABLE, MACHINE_DAILY_TABLE, PROJECT_DAILY_TABLE } from './ch-sink.js';
-import { type BatchStats, createProjector, type ProjectorLogger } from './projector.js';
+import { type BatchStats, createProjector } from './projector.js';
 
 export interface RebuildOptions {
   pool: pg.Pool;
@@ -14,7 +15,7 @@ export interface RebuildOptions {
   maxBatchSize?: number;
   /** Give up when the replay has not caught up after this long. */
   timeoutMs?: number;
-  logger?: ProjectorLogger;
+  logger?: Logger;
   onBatch?: (stats: BatchStats) => void;
 }
 
@@ -29,14 +30,11 @@ export async function rebuildProjections(
   opts: RebuildOptions,
 ): Promise<{ events: number; durationMs: number }> {
   const started = performance.now();
-  await opts.pool.query(
-    'TRUNCATE email_logs, email_events, provider_messages, email_log_counts, email_log_hour_counts, processed_events, analytics_outbox, dead_letters, projection_status',
-  );
-  // Suppressions stay: manual entries are not in the log, and the replay adds the automatic ones
-  // again only where they are missing (ON CONFLICT DO NOTHING).
-  for (const table of [DAILY_TABLE, PROJECT_DAILY_TABLE, MACHINE_DAILY_TABLE]) {
-    await opts.ch.command({ query: `TRUNCATE TABLE IF EXISTS ${table}` });
-  }
+  // Every read model replayed from the log (packages/read-models registry). Suppressions stay:
+  // manual entries are not in the log, and the replay adds the automatic ones again only where
+  // they are missing (ON CONFLICT DO NOTHING).
+  await opts.pool.query(`TRUNCATE ${REBUILT_TABLES.join(', ')}`);
+  await truncateRollups(opts.ch);
   // Running api processes forget every answer they memoised (packages/stores read-model-feed).
   await notifyReadModel(opts.pool, { kind: 'reset' });
   let events = 0;

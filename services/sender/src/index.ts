@@ -23,7 +23,6 @@ export {
   type ProviderHealth,
   SENDER_GROUP,
   type Sender,
-  type SenderLogger,
   type SenderOptions,
 } from './sender.js';
 export { applyTracking, type TrackingContext } from './tracking.js';

@@ -2,30 +2,23 @@
 // claimed ahead of bulk mail, and a tenant's send rate holds across sender instances.
 import { getTemplate, isSuppressed } from '@tern/api';
 import type { RenderedMessage } from '@tern/contracts';
-import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
-import { migratePostgres } from '@tern/stores';
-import pg from 'pg';
+import { createEventStream, type PostgresEventLog } from '@tern/event-log';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase } from '../../../test/support/services.js';
+import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import { createSender, type MailProvider } from '../src/index.js';
 
-let db: { url: string; drop(): Promise<void> };
+let db: LogDatabase;
 let pool: pg.Pool;
 let log: PostgresEventLog;
 
 beforeAll(async () => {
-  db = await createFreshDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 6 });
-  pool.on('error', () => undefined);
-  await migratePostgres(pool);
-  log = createPostgresEventLog({ pool, pollIntervalMs: 20 });
-  await log.ensureSchema();
+  db = await openLogDatabase({ poolMax: 6 });
+  ({ pool, log } = db);
 }, 60_000);
 
 afterAll(async () => {
-  await log?.close();
-  await pool?.end();
-  await db?.drop();
+  await db?.close();
 });
 
 /** A provider that accepts everything and remembers the order it was handed the emails in. */

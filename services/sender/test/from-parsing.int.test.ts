@@ -2,40 +2,19 @@
 // nodemailer sent `MAIL FROM:a@evil.test` with two From mailboxes; a custom `x-tern-email-id`
 // header gave the message two such headers, the spoofed one first. `from` is parsed by one RFC
 // 5322 parser everywhere, and reserved headers are refused in any case. Real SMTP server.
-import type { AddressInfo } from 'node:net';
 import { parseMailbox, type RenderedMessage, sendEmailBodySchema } from '@tern/contracts';
 import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SmtpSink, startSmtpSink } from '../../../test/support/smtp-sink.js';
 import { createSmtpProvider } from '../src/index.js';
 
-type Received = { raw: string; mailFrom: string };
-let server: SMTPServer;
-let url: string;
-const received: Received[] = [];
+let smtp: SmtpSink;
 
 beforeAll(async () => {
-  server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        received.push({
-          raw: Buffer.concat(chunks).toString('utf8'),
-          mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-        });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  url = `smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`;
+  smtp = await startSmtpSink();
 });
 afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
+  await smtp?.close();
 });
 
 const SEND = { to: 'ada@example.com', subject: 'Hi', text: 'Hello' };
@@ -82,13 +61,13 @@ describe('from: one RFC 5322 mailbox', () => {
   });
 
   it('the SMTP provider sends MAIL FROM and one From of the parsed mailbox', async () => {
-    const provider = createSmtpProvider({ url });
+    const provider = createSmtpProvider({ url: smtp.url });
     const result = await provider.send(message('"Acme, Inc." <hello@acme.test>'), {
       tenantId: 't',
       emailId: 'em_from',
     });
     expect(result.kind).toBe('sent');
-    const got = received.at(-1)!;
+    const got = smtp.received.at(-1)!;
     expect(got.mailFrom).toBe('hello@acme.test');
     const parsed = await simpleParser(got.raw);
     expect(parsed.from?.value).toEqual([{ name: 'Acme, Inc.', address: 'hello@acme.test' }]);
@@ -96,14 +75,14 @@ describe('from: one RFC 5322 mailbox', () => {
   });
 
   it('the SMTP provider never sends a from that is not one mailbox (a row stored before the fix)', async () => {
-    const provider = createSmtpProvider({ url });
-    const before = received.length;
+    const provider = createSmtpProvider({ url: smtp.url });
+    const before = smtp.received.length;
     const result = await provider.send(message('a@evil.test, <hello@acme.test>'), {
       tenantId: 't',
       emailId: 'em_from',
     });
     expect(result).toEqual({ kind: 'failed', reason: 'from is not a single mailbox' });
-    expect(received.length).toBe(before);
+    expect(smtp.received.length).toBe(before);
     await provider.close?.();
   });
 });

@@ -5,81 +5,39 @@ import { getTemplate, isSuppressed } from '@tern/api';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import { queuedEvent } from '@tern/domain';
 import { verpAddress } from '@tern/domains';
-import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
-import { migratePostgres } from '@tern/stores';
+import { createEventStream, type PostgresEventLog } from '@tern/event-log';
 import { simpleParser } from 'mailparser';
-import pg from 'pg';
-import { SMTPServer, type SMTPServerAddress } from 'smtp-server';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase, waitFor } from '../../../test/support/services.js';
+import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
+import { waitFor } from '../../../test/support/services.js';
+import {
+  type LoginRelay,
+  type SmtpSink,
+  smtpError,
+  startLoginRelay,
+  startSmtpSink,
+} from '../../../test/support/smtp-sink.js';
 import { createSender, createSmtpProvider, type Sender } from '../src/index.js';
 
-type Received = {
-  raw: string;
-  envelopeTo: string[];
-  from: string;
-  /** The DSN parameters of MAIL FROM and RCPT TO (RFC 3461: RET, ENVID, NOTIFY). */
-  mailArgs: unknown;
-  rcptArgs: unknown[];
-};
-
-/** Recipient-driven behaviour, like the sandbox: the local part says what the server answers. */
-function startSmtp(): Promise<{
-  url: string;
-  received: Received[];
-  rcptCalls: Map<string, number>;
-  close(): Promise<void>;
-}> {
-  const received: Received[] = [];
+/** The DSN parameters of MAIL FROM and RCPT TO (RFC 3461: RET, ENVID, NOTIFY) are read: DSN is advertised. */
+async function startSmtp(): Promise<SmtpSink & { rcptCalls: Map<string, number> }> {
   const rcptCalls = new Map<string, number>();
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    // Advertises DSN (RFC 3461) so the client's DSN parameters can be read.
+  // Recipient-driven behaviour, like the sandbox: the local part says what the server answers.
+  const sink = await startSmtpSink({
     hideDSN: false,
-    logger: false,
-    onRcptTo(address: SMTPServerAddress, _session, callback) {
+    onRcptTo(address, _session, callback) {
       const n = (rcptCalls.get(address.address) ?? 0) + 1;
       rcptCalls.set(address.address, n);
       const local = address.address.split('@')[0]!;
-      if (local.startsWith('reject')) {
-        const err = new Error('5.1.1 mailbox unavailable') as Error & { responseCode: number };
-        err.responseCode = 550;
-        return callback(err);
-      }
+      if (local.startsWith('reject')) return callback(smtpError(550, '5.1.1 mailbox unavailable'));
       if (local.startsWith('greylist') && (local.includes('always') || n === 1)) {
-        const err = new Error('4.7.1 greylisted, try again later') as Error & { responseCode: number };
-        err.responseCode = 451;
-        return callback(err);
+        return callback(smtpError(451, '4.7.1 greylisted, try again later'));
       }
       return callback();
     },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        received.push({
-          raw: Buffer.concat(chunks).toString('utf8'),
-          envelopeTo: session.envelope.rcptTo.map((r) => r.address),
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          mailArgs: session.envelope.dsn,
-          rcptArgs: session.envelope.rcptTo.map((r) => r.dsn),
-        });
-        callback();
-      });
-    },
   });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.server.address() as AddressInfo;
-      resolve({
-        url: `smtp://127.0.0.1:${port}`,
-        received,
-        rcptCalls,
-        close: () => new Promise<void>((r) => server.close(() => r())),
-      });
-    });
-  });
+  return Object.assign(sink, { rcptCalls });
 }
 
 /** A loopback port with nothing listening: connection refused. */
@@ -92,7 +50,7 @@ async function closedPort(): Promise<number> {
 }
 
 let smtp: Awaited<ReturnType<typeof startSmtp>>;
-let db: { url: string; drop(): Promise<void> };
+let db: LogDatabase;
 let pool: pg.Pool;
 let log: PostgresEventLog;
 const TENANT = 'smtp-tenant';
@@ -113,18 +71,12 @@ const message = (id: string, to: string) => ({
 
 beforeAll(async () => {
   smtp = await startSmtp();
-  db = await createFreshDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 4 });
-  pool.on('error', () => undefined);
-  await migratePostgres(pool);
-  log = createPostgresEventLog({ pool, pollIntervalMs: 20 });
-  await log.ensureSchema();
+  db = await openLogDatabase();
+  ({ pool, log } = db);
 }, 60_000);
 
 afterAll(async () => {
-  await log?.close();
-  await pool?.end();
-  await db?.drop();
+  await db?.close();
   await smtp?.close();
 });
 
@@ -137,7 +89,7 @@ describe('SMTP provider (nodemailer → smtp-server)', () => {
     });
     expect(result).toEqual({ kind: 'sent', messageId: '<em_smtp1@tern.test>' });
     const got = smtp.received.at(-1)!;
-    expect(got.envelopeTo.sort()).toEqual(['ada@example.com', 'audit@example.com', 'cc@example.com']);
+    expect(got.rcptTo.sort()).toEqual(['ada@example.com', 'audit@example.com', 'cc@example.com']);
     const parsed = await simpleParser(got.raw);
     expect(parsed.messageId).toBe('<em_smtp1@tern.test>');
     expect(parsed.subject).toBe('Héllo from Tern');
@@ -197,7 +149,7 @@ describe('several recipients over SMTP (SPEC §22)', () => {
     expect(result).toEqual({ kind: 'sent', messageId: '<em_multi1@tern.test>' });
     const got = smtp.received.find((r) => r.raw.includes('em_multi1'))!;
     // Every recipient once (ada@ is in to and cc), whatever the custom envelope sender.
-    expect(got.envelopeTo).toEqual([
+    expect(got.rcptTo).toEqual([
       'ada@example.com',
       'Bob@example.com',
       'cc1@example.com',
@@ -245,7 +197,7 @@ describe('several recipients over SMTP (SPEC §22)', () => {
         },
       ],
     });
-    expect(smtp.received.find((r) => r.raw.includes('em_multi2'))!.envelopeTo).toEqual(['ok@example.com']);
+    expect(smtp.received.find((r) => r.raw.includes('em_multi2'))!.rcptTo).toEqual(['ok@example.com']);
     const all = await provider.send(
       { ...message('em_multi3', ''), to: ['reject-a@example.com', 'reject-b@example.com'], cc: [], bcc: [] },
       { tenantId: TENANT, emailId: 'em_multi3' },
@@ -329,9 +281,9 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
     const id = await queue('verp@example.com');
     await finalTypes(id, 'email.sent');
     const got = smtp.received.find((r) => r.raw.includes(id))!;
-    expect(got.from).toBe(verpAddress(SENDER_SECRET, TENANT, id, 'bounces.tern.test'));
-    expect(got.mailArgs).toMatchObject({ ret: 'HDRS', envid: id });
-    expect(got.rcptArgs).toEqual([expect.objectContaining({ notify: ['FAILURE', 'DELAY', 'SUCCESS'] })]);
+    expect(got.mailFrom).toBe(verpAddress(SENDER_SECRET, TENANT, id, 'bounces.tern.test'));
+    expect(got.mailDsn).toMatchObject({ ret: 'HDRS', envid: id });
+    expect(got.rcptDsn).toEqual([expect.objectContaining({ notify: ['FAILURE', 'DELAY', 'SUCCESS'] })]);
   });
 
   it('several recipients: a suppressed one leaves the envelope, a refused one bounces, each named (SPEC §22)', async () => {
@@ -359,7 +311,7 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
       `${id}:a1:bounced:r1`,
     ]);
     const got = smtp.received.find((r) => r.raw.includes(id))!;
-    expect(got.envelopeTo).toEqual(['ok1@example.com', 'ok2@example.com']);
+    expect(got.rcptTo).toEqual(['ok1@example.com', 'ok2@example.com']);
     const parsed = await simpleParser(got.raw);
     expect(parsed.headers.has('cc')).toBe(false);
     expect(got.raw).not.toMatch(/blocked-x|ok2@/i);
@@ -396,58 +348,20 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
  * (`email.delayed` naming the 535), the provider reported failing, nothing bounced.
  */
 describe('relay refusing the login (535) or the envelope sender: retried, never a bounce', () => {
-  let relay: SMTPServer;
-  let relayUrl: (password: string) => string;
+  let relay: LoginRelay;
   // What the relay accepts; the test "fixes" the relay by accepting the password Tern has.
   let acceptedPassword = 'rotated-password';
-  const rcpts: string[] = [];
 
   beforeAll(async () => {
-    relay = new SMTPServer({
-      authMethods: ['PLAIN', 'LOGIN'],
-      allowInsecureAuth: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onAuth(auth, _session, callback) {
-        if (auth.username === 'tern' && auth.password === acceptedPassword)
-          return callback(null, { user: 'tern' });
-        const err = new Error('5.7.8 Authentication credentials invalid') as Error & { responseCode: number };
-        err.responseCode = 535;
-        return callback(err);
-      },
-      onMailFrom(address, _session, callback) {
-        if (address.address.startsWith('blocked')) {
-          const err = new Error('5.7.1 sender not allowed') as Error & { responseCode: number };
-          err.responseCode = 550;
-          return callback(err);
-        }
-        return callback();
-      },
-      onRcptTo(address, _session, callback) {
-        rcpts.push(address.address);
-        if (address.address.startsWith('reject')) {
-          const err = new Error('5.1.1 mailbox unavailable') as Error & { responseCode: number };
-          err.responseCode = 550;
-          return callback(err);
-        }
-        return callback();
-      },
-      onData(stream, _session, callback) {
-        stream.resume();
-        stream.on('end', () => callback());
-      },
-    });
-    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', () => r()));
-    const { port } = relay.server.address() as AddressInfo;
-    relayUrl = (password) => `smtp://tern:${password}@127.0.0.1:${port}`;
+    relay = await startLoginRelay(() => acceptedPassword);
   });
   afterAll(async () => {
-    await new Promise<void>((r) => (relay ? relay.close(() => r()) : r()));
+    await relay?.close();
   });
 
   it('the provider: 535 at AUTH and 550 at MAIL FROM are faults; 550 at RCPT TO is a bounce', async () => {
     acceptedPassword = 'rotated-password';
-    const wrong = createSmtpProvider({ url: relayUrl('old-password'), timeoutMs: 2000 });
+    const wrong = createSmtpProvider({ url: relay.urlWith('old-password'), timeoutMs: 2000 });
     const refused = await wrong.send(message('em_auth', 'ada@example.com'), {
       tenantId: TENANT,
       emailId: 'em_auth',
@@ -458,9 +372,9 @@ describe('relay refusing the login (535) or the envelope sender: retried, never 
       fault: { step: expect.stringMatching(/^AUTH /), code: '535' },
     });
     expect(await wrong.check?.()).toMatchObject({ code: '535' });
-    expect(rcpts).not.toContain('ada@example.com');
+    expect(relay.rcpts).not.toContain('ada@example.com');
 
-    const right = createSmtpProvider({ url: relayUrl('rotated-password'), timeoutMs: 2000 });
+    const right = createSmtpProvider({ url: relay.urlWith('rotated-password'), timeoutMs: 2000 });
     expect(await right.check?.()).toBeNull();
     const blocked = await right.send(
       { ...message('em_mf', 'ada@example.com'), from: 'blocked@acme.test' },
@@ -486,7 +400,7 @@ describe('relay refusing the login (535) or the envelope sender: retried, never 
     const sender = createSender({
       pool,
       log: createEventStream(log),
-      provider: createSmtpProvider({ url: relayUrl('old-password'), timeoutMs: 2000 }),
+      provider: createSmtpProvider({ url: relay.urlWith('old-password'), timeoutMs: 2000 }),
       isSuppressed,
       getTemplate,
       tracking: { secret: 'smtp-tracking-secret-0123456789', publicUrl: 'http://127.0.0.1:3000' },
@@ -529,7 +443,7 @@ describe('relay refusing the login (535) or the envelope sender: retried, never 
         description: '3 delays',
       });
       expect((await typesOf()).every((e) => e.type === 'email.delayed')).toBe(true);
-      expect(rcpts).not.toContain('grace@example.com');
+      expect(relay.rcpts).not.toContain('grace@example.com');
       // The relay takes the login again: the provider's check notices without any mail.
       acceptedPassword = 'old-password';
       await waitFor(async () => !sender.providerHealth().failing, {

@@ -5,6 +5,7 @@ import { renderBanner } from './banner.js';
 import { ingestWorkerCount, isClusterPrimary, superviseIngestWorkers } from './ingest-cluster.js';
 import {
   checkTopology,
+  effectiveServices,
   type RuntimeSecrets,
   resolvePublicUrl,
   SERVICES,
@@ -18,8 +19,8 @@ import { startShutdownWatchdog } from './shutdown.js';
 const DEMO_TENANT = 'demo';
 
 /**
- * `--services=ingest,api` (default: all — ingest, projector, api, sender, dispatcher, bounce, and
- * submission when SMTP_SUBMISSION_PORT is set — in one process).
+ * `--services=ingest,api` (default: all — ingest, projector, api, worker, sender, dispatcher, bounce,
+ * and submission when SMTP_SUBMISSION_PORT is set — in one process).
  */
 function servicesFromArgs(argv: readonly string[]): Set<Service> {
   const arg = argv.find((a) => a.startsWith('--services='));
@@ -79,8 +80,8 @@ async function main(): Promise<void> {
   const workers = ingestWorkerCount(services, config.ingestWorkers);
   if (isClusterPrimary(workers)) {
     // A topology no worker can serve is refused once, here, not once per worker.
-    checkTopology(config, services);
-    resolvePublicUrl(config, services);
+    checkTopology(config, effectiveServices(config, services));
+    resolvePublicUrl(config, effectiveServices(config, services));
     // The dev secrets file (if any) was written above, before the workers read it.
     superviseIngestWorkers(workers, pino({ level: config.logLevel }));
     return;
@@ -195,9 +196,7 @@ async function main(): Promise<void> {
 main().catch((error: unknown) => {
   // Bad configuration is one clear line; anything else gets its stack.
   if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
-  else if (error instanceof Error && /needs (DATABASE_URL|CLICKHOUSE_URL)|is required/.test(error.message)) {
-    process.stderr.write(`tern: ${error.message}\n`);
-  } else
+  else
     process.stderr.write(
       `tern: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
     );

@@ -115,10 +115,21 @@ export function installMetrics(
   refresh?: () => Promise<void>,
   access: MetricsAccess = { production: false },
 ): boolean {
-  app.addHook('onResponse', async (request, reply) => {
-    metrics.httpDuration
-      .labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode))
-      .observe(reply.elapsedTime / 1000);
+  // One labelled child per (method, route, status), made once: `labels()` validates and builds
+  // closures on every call (issue 29). Routes are the router's patterns, so the set is small;
+  // bounded anyway.
+  const timers = new Map<string, { observe(value: number): void }>();
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const key = `${request.method} ${route} ${reply.statusCode}`;
+    let timer = timers.get(key);
+    if (timer === undefined) {
+      if (timers.size >= 1000) timers.clear();
+      timer = metrics.httpDuration.labels(request.method, route, String(reply.statusCode));
+      timers.set(key, timer);
+    }
+    timer.observe(reply.elapsedTime / 1000);
+    done();
   });
   const clustered = cluster.isWorker && typeof process.send === 'function';
   if (clustered) {

@@ -6,7 +6,7 @@ export const DEV_API_URL = 'http://127.0.0.1:3000';
 
 /**
  * The base URL of the links a process writes (issue 32): tracking pixels and click links (sender),
- * unsubscribe links (sender, campaign fan-out and sequences in the api). Only the api serves them,
+ * unsubscribe links (sender; campaign fan-out and sequences in the worker). Only the api serves them,
  * so a process must not guess: in production a split-mode process that writes links needs
  * `PUBLIC_URL` (the all-in-one serves every link it writes on its own port). In development the
  * default is this process's own address when it runs the api, else `npm run start:api`'s default
@@ -14,7 +14,7 @@ export const DEV_API_URL = 'http://127.0.0.1:3000';
  */
 export function resolvePublicUrl(config: Config, services: ReadonlySet<Service>): string {
   if (config.publicUrl) return config.publicUrl;
-  const writers = (['sender', 'api'] as const).filter((s) => services.has(s));
+  const writers = (['sender', 'api', 'worker'] as const).filter((s) => services.has(s));
   const allInOne = CORE_SERVICES.every((s) => services.has(s));
   if (config.nodeEnv === 'production' && writers.length > 0 && !allInOne) {
     throw new ConfigError(

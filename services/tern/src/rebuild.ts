@@ -1,32 +1,26 @@
 import { ConfigError, loadConfig } from '@tern/config';
-import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import { createKeyring, sealedEventStream } from '@tern/privacy';
 import { rebuildProjections } from '@tern/projector';
-import { createClickHouse, createPostgres, migrateClickHouse, migratePostgres } from '@tern/stores';
 import { pino } from 'pino';
-import { MIGRATIONS, PROJECTOR_GROUP } from './runtime.js';
+import { PROJECTOR_GROUP } from './roles/projector.js';
 import { loadOrCreateDevSecrets } from './secrets.js';
+import { type Closer, closeInOrder } from './shutdown.js';
+import { openEventLog, openStores } from './stores.js';
 
 /**
  * `npm run rebuild`: replays the whole event log into fresh projections. Stop the projectors
- * (or `npm start`) first; start them again afterwards.
+ * (or `npm start`) first; start them again afterwards. Stores and log open as the runtime opens
+ * them (services/tern/src/stores.ts): the same Kafka partitions and consumer concurrency.
  */
 async function main(): Promise<void> {
   const config = loadConfig(process.env, { requireSecrets: false });
   const logger = pino({ level: config.logLevel });
-  const pg = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
-  const ch = createClickHouse({ clickhouseUrl: config.clickhouseUrl, dataDir: config.dataDir });
-  let log: EventLog | undefined;
+  const closers: Closer[] = [];
+  const onClose = (name: string, close: () => Promise<unknown>) => void closers.unshift({ name, close });
   try {
-    await migratePostgres(pg.pool, MIGRATIONS.postgres);
-    await migrateClickHouse(ch.client, MIGRATIONS.clickhouse);
-    if (config.kafkaBrokers) {
-      log = createKafkaEventLog({ brokers: config.kafkaBrokers, topic: config.kafkaTopic, logger });
-    } else {
-      const pgLog = createPostgresEventLog({ pool: pg.pool, pollIntervalMs: 50 });
-      await pgLog.ensureSchema();
-      log = pgLog;
-    }
+    const { pg, ch } = await openStores(config, logger, { clickhouse: true }, onClose);
+    const log = await openEventLog(config, pg, logger, { pollIntervalMs: 50 });
+    onClose('event-log', () => log.close());
     // Sealed fields are opened with the keys still there: an erased recipient's (or a month past
     // retention) stay null, so the rebuilt read models are as scrubbed as before (SPEC §14).
     const encryptionKey =
@@ -39,7 +33,7 @@ async function main(): Promise<void> {
     logger.info({ group }, 'rebuilding projections from the beginning of the log');
     const { events, durationMs } = await rebuildProjections({
       pool: pg.pool,
-      ch: ch.client,
+      ch: ch!.client,
       log: stream,
       group,
       logger,
@@ -49,9 +43,7 @@ async function main(): Promise<void> {
       `rebuilt from ${events} records in ${Math.round(durationMs)} ms (${perSecond} records/s)\n`,
     );
   } finally {
-    await log?.close();
-    await ch.close();
-    await pg.close();
+    await closeInOrder(closers.splice(0));
   }
 }
 

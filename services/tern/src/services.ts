@@ -1,4 +1,6 @@
 /**
+ * The process roles of `--services=` (docs/deploy.md).
+ * `worker`: the background jobs — retention, campaign fan-out, sequence scheduler (the api is HTTP only).
  * `bounce`: the bounce mailbox (SPEC §21), started only when BOUNCE_SMTP_PORT is set.
  * `submission`: SMTP submission (SPEC §22), started only when SMTP_SUBMISSION_PORT is set.
  */
@@ -6,6 +8,7 @@ export const SERVICES = [
   'ingest',
   'projector',
   'api',
+  'worker',
   'sender',
   'dispatcher',
   'bounce',
@@ -17,6 +20,7 @@ export const CORE_SERVICES: readonly Service[] = [
   'ingest',
   'projector',
   'api',
+  'worker',
   'sender',
   'dispatcher',
   'bounce',

@@ -42,9 +42,6 @@ export function derivedEmailId(...parts: string[]): string {
   return `em_${createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32)}`;
 }
 
-/** SHA-256 hex of a lowercased address (unsubscribe counts keep no address). */
-export const addressHash = (email: string) => createHash('sha256').update(email.toLowerCase()).digest('hex');
-
 /** The content of a campaign or step: a template of the tenant with its own parts on top. */
 export interface MailContent {
   templateId: string | null;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Logger } from '@tern/jobs';
 import { claimDue, createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import {
@@ -49,11 +50,7 @@ export interface CampaignFanoutOptions {
   chunkSize?: number;
   leaseMs?: number;
   pollIntervalMs?: number;
-  logger?: {
-    error(obj: object, msg: string): void;
-    warn?(obj: object, msg: string): void;
-    info?(obj: object, msg: string): void;
-  };
+  logger?: Logger;
   /** Called after each chunk is handed over (tests kill the process here). */
   onChunk?: (info: { campaignId: string; emails: number }) => void;
 }
@@ -146,7 +143,7 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
           } else {
             // Skipped and counted (stats.failed); the rest of the chunk goes out (issue 24, item 3).
             failed.push({ id, contact: r.id, reason: composed.failure });
-            opts.logger?.warn?.(
+            opts.logger?.warn(
               { campaignId: c.id, contactId: r.id, reason: composed.failure },
               'campaign recipient skipped: its message could not be composed',
             );

@@ -9,8 +9,10 @@ import {
 } from '@tern/contracts';
 import { analyticsPeriod, dayRange } from '@tern/domain';
 import { httpError } from '@tern/http';
+import { withTransaction } from '@tern/jobs';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type pg from 'pg';
+import { analyticsQuerySchema } from '../analytics/schemas.js';
 import { DAILY_EVENTS, type DailyKind, mailDaily } from '../bulk/stats.js';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { assertFromVerified } from '../domains/policy.js';
@@ -26,7 +28,7 @@ import {
   resourceIdParam,
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { analyticsQuerySchema, errors, noContentSchema } from '../schemas.js';
+import { errors, noContentSchema } from '../schemas.js';
 import {
   type CampaignRow,
   campaignOf,
@@ -244,33 +246,24 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
         await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
           { field: 'body.from', from: b.from },
         ]);
-      const client = await deps.pool.connect();
-      try {
-        await client.query('BEGIN');
-        const outcome = await updateDraft(client, tenantId, id, b, deps.now());
-        if (outcome.kind === 'ok') {
-          const r: CampaignRow = outcome.row;
+      const outcome = await withTransaction(deps.pool, async (client) => {
+        const updated = await updateDraft(client, tenantId, id, b, deps.now());
+        if (updated.kind === 'ok') {
+          const r: CampaignRow = updated.row;
           const problem = contentProblem({
             templateId: r.template_id ?? undefined,
             subject: r.subject ?? undefined,
             html: r.html ?? undefined,
             text: r.text ?? undefined,
           });
-          if (problem) {
-            await client.query('ROLLBACK');
-            throw bad(`body.${problem.path}: ${problem.message}`);
-          }
+          // Thrown inside: the draft's update is rolled back.
+          if (problem) throw bad(`body.${problem.path}: ${problem.message}`);
         }
-        await client.query('COMMIT');
-        if (outcome.kind === 'not_found') throw notFound('Campaign');
-        if (outcome.kind === 'not_draft') throw notDraft(id, outcome.status);
-        return await campaignOf(deps.pool, outcome.row);
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+        return updated;
+      });
+      if (outcome.kind === 'not_found') throw notFound('Campaign');
+      if (outcome.kind === 'not_draft') throw notDraft(id, outcome.status);
+      return await campaignOf(deps.pool, outcome.row);
     },
   );
 

@@ -7,6 +7,7 @@ import {
   PERSONAL_FIELDS,
   recipientsOf,
 } from '@tern/contracts';
+import { withTransaction } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import { notifyReadModel } from '@tern/stores';
 import type pg from 'pg';
@@ -45,9 +46,7 @@ export async function eraseRecipient(
 ): Promise<ErasureResult & { firstTime: boolean }> {
   const address = email.trim().toLowerCase();
   const rh = keyring.recipientHash(tenantId, address);
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  const done = await withTransaction(pool, async (client) => {
     const dataKeys = await client.query(
       'DELETE FROM data_keys WHERE tenant_id = $1 AND recipient_hash = $2',
       [tenantId, rh],
@@ -161,11 +160,7 @@ export async function eraseRecipient(
     );
     // The api processes' memoised log pages of this tenant may hold the address (delivered at commit).
     await notifyReadModel(client, { kind: 'logs', tenants: [tenantId] });
-    await client.query('COMMIT');
-    keyring.invalidate(tenantId, rh);
-    if ((dataKeys.rowCount ?? 0) > 0 || opts.rewriteKeys) await rewriteDataKeys(client, opts.log);
     return {
-      erased: true,
       firstTime: (first.rowCount ?? 0) > 0,
       counts: {
         dataKeys: dataKeys.rowCount ?? 0,
@@ -177,12 +172,10 @@ export async function eraseRecipient(
         unsubscribes: unsubscribes.rowCount ?? 0,
       },
     };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
+  keyring.invalidate(tenantId, rh);
+  if (done.counts.dataKeys > 0 || opts.rewriteKeys) await rewriteDataKeys(pool, opts.log);
+  return { erased: true, ...done };
 }
 
 /**
@@ -313,17 +306,16 @@ async function scrubCopies(
  * rescrub. The WAL and backups keep the key longer: docs/architecture.md § "What WAL and backups
  * keep".
  */
-async function rewriteDataKeys(client: pg.ClientBase, log?: (error: unknown) => void): Promise<void> {
+async function rewriteDataKeys(pool: pg.Pool, log?: (error: unknown) => void): Promise<void> {
   try {
-    await client.query('BEGIN');
-    await client.query("SET LOCAL lock_timeout = '10s'");
-    await client.query('LOCK TABLE data_keys IN ACCESS EXCLUSIVE MODE');
-    await client.query('CREATE TEMP TABLE data_keys_kept ON COMMIT DROP AS SELECT * FROM data_keys');
-    await client.query('TRUNCATE data_keys');
-    await client.query('INSERT INTO data_keys SELECT * FROM data_keys_kept');
-    await client.query('COMMIT');
+    await withTransaction(pool, async (client) => {
+      await client.query("SET LOCAL lock_timeout = '10s'");
+      await client.query('LOCK TABLE data_keys IN ACCESS EXCLUSIVE MODE');
+      await client.query('CREATE TEMP TABLE data_keys_kept ON COMMIT DROP AS SELECT * FROM data_keys');
+      await client.query('TRUNCATE data_keys');
+      await client.query('INSERT INTO data_keys SELECT * FROM data_keys_kept');
+    });
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
     log?.(error);
   }
 }

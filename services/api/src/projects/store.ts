@@ -1,4 +1,5 @@
 import type { Project } from '@tern/contracts';
+import { withTransaction } from '@tern/jobs';
 import type pg from 'pg';
 import { type PageQuery, pageWindow } from '../resource-kit.js';
 
@@ -73,17 +74,6 @@ export async function renameProject(
   return rows[0] ? toProject(rows[0]) : null;
 }
 
-/** True when any email of the tenant names the project (index email_logs_tenant_project_created_idx). */
-export async function projectHasEmails(pool: pg.Pool, tenantId: string, id: string): Promise<boolean> {
-  const { rows } = await pool.query(
-    `SELECT 1 FROM email_logs
-      WHERE tenant_id = $1 AND project_id = $2 AND created_at IS NOT NULL
-      LIMIT 1`,
-    [tenantId, id],
-  );
-  return rows.length > 0;
-}
-
 /**
  * Deletes a project without emails: `not_found`, `has_emails` (nothing deleted), or `deleted`.
  * The check and the delete share a transaction that locks the project row.
@@ -93,9 +83,7 @@ export async function deleteProject(
   tenantId: string,
   id: string,
 ): Promise<'deleted' | 'not_found' | 'has_emails'> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return withTransaction(pool, async (client) => {
     const locked = await client.query('SELECT 1 FROM projects WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [
       tenantId,
       id,
@@ -111,12 +99,6 @@ export async function deleteProject(
         await client.query('DELETE FROM projects WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
       }
     }
-    await client.query('COMMIT');
     return outcome;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

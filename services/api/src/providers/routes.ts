@@ -3,6 +3,7 @@ import { EventWebhook } from '@sendgrid/eventwebhook';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import { EventLogUnavailableError } from '@tern/event-log';
 import { httpError } from '@tern/http';
+import { type EmailRef, emailsByMessageId } from '@tern/read-models';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { Webhook } from 'standardwebhooks';
@@ -20,7 +21,6 @@ import {
   sesNotices,
 } from './notices.js';
 import { createSnsVerifier, parseSnsMessage, type SnsVerifierOptions } from './sns.js';
-import { type EmailRef, emailsByMessageId } from './store.js';
 
 /**
  * Credentials of the provider notification routes (SPEC §21), from configuration. A provider

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Logger } from '@tern/jobs';
 import { claimDueSql, createPoller } from '@tern/jobs';
 import type pg from 'pg';
 import { type BulkMailer, derivedEmailId, resolveContent, tryComposeMail } from '../bulk/mail.js';
@@ -31,7 +32,7 @@ export interface SequenceSchedulerOptions {
   batchSize?: number;
   leaseMs?: number;
   pollIntervalMs?: number;
-  logger?: { error(obj: object, msg: string): void; warn?(obj: object, msg: string): void };
+  logger?: Logger;
 }
 
 export interface SequenceScheduler {
@@ -149,7 +150,7 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
           await mailer.enqueue(e.tenant_id, [composed.mail], at);
           sent = 1;
         } else {
-          opts.logger?.warn?.(
+          opts.logger?.warn(
             { sequenceId: e.sequence_id, contactId: e.contact_id, step: k, reason: failure },
             'sequence step skipped: its message could not be composed',
           );

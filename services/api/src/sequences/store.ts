@@ -232,20 +232,6 @@ export async function cancelEnrollment(
   return rows.length > 0;
 }
 
-export async function getEnrollment(
-  db: Queryable,
-  tenantId: string,
-  sequenceId: string,
-  enrollmentId: string,
-): Promise<Enrollment | null> {
-  const { rows } = await db.query<EnrollmentRow>(
-    `SELECT ${ENROLLMENT_JOINED} FROM sequence_enrollments e ${CONTACT_JOIN}
-      WHERE e.tenant_id = $1 AND e.sequence_id = $2 AND e.id = $3`,
-    [tenantId, sequenceId, enrollmentId],
-  );
-  return rows[0] ? toEnrollment(rows[0]) : null;
-}
-
 /**
  * One page of a sequence's enrollments, newest first (`enrolled_at` desc, then id), optionally of
  * one state; null when the tenant has no such sequence.

@@ -13,7 +13,7 @@ import {
 } from '@tern/contracts';
 import { retentionCutoff } from '@tern/domain';
 import { httpError } from '@tern/http';
-import { checkWebhookUrl, generateWebhookSecret, type SecretBox, type UrlPolicy } from '@tern/webhooks';
+import { checkWebhookUrl, generateWebhookSecret } from '@tern/webhooks';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { type AuthConfig, boundProject, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
@@ -27,6 +27,7 @@ import {
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errorResponse, errors, noContentSchema } from '../schemas.js';
+import type { WebhookRouteOptions } from './options.js';
 import {
   deleteEndpoint,
   getEndpoint,
@@ -39,15 +40,6 @@ import {
 } from './store.js';
 
 /** What the webhook routes need beyond the shared deps; the runtime passes it from the config. */
-export interface WebhookRouteOptions {
-  /** Seals secrets at rest (WEBHOOK_SECRETS_KEY). */
-  secretBox: SecretBox;
-  /** WEBHOOK_ALLOW_PRIVATE and the resolver used by the URL check. */
-  urlPolicy: UrlPolicy;
-  /** How long a rotated-out secret keeps signing. Default 24 h. */
-  rotationOverlapMs?: number;
-}
-
 export const DEFAULT_ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
 /** SPEC §17: an API key needs `webhooks:manage`; a tenant JWT of any role passes (SPEC part two). */

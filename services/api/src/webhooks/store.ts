@@ -5,6 +5,7 @@ import type {
   WebhookEventType,
   WebhookReplay,
 } from '@tern/contracts';
+import { withTransaction } from '@tern/jobs';
 import type pg from 'pg';
 
 /** SQL of the webhook resource (SPEC §17). Plain functions: a pool or client, the tenant, no HTTP. */
@@ -128,9 +129,7 @@ export async function updateEndpoint(
 
 /** Deletes the endpoint, its deliveries (attempts cascade) and its replays. */
 export async function deleteEndpoint(pool: pg.Pool, tenantId: string, id: string): Promise<boolean> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return withTransaction(pool, async (client) => {
     const { rowCount } = await client.query(
       'DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2',
       [tenantId, id],
@@ -143,14 +142,8 @@ export async function deleteEndpoint(pool: pg.Pool, tenantId: string, id: string
       tenantId,
       id,
     ]);
-    await client.query('COMMIT');
     return (rowCount ?? 0) > 0;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /**

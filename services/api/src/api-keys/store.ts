@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { generateApiKey, hashApiKey } from '@tern/auth';
 import type { Scope } from '@tern/contracts';
+import type { Logger } from '@tern/jobs';
 import type pg from 'pg';
 
 /** Metadata of one API key (SPEC §8): never the key or its hash. */
@@ -27,10 +28,6 @@ export interface ActiveApiKey {
   projectId: string | null;
 }
 
-export interface ApiKeyStoreLogger {
-  warn(obj: object, msg?: string): void;
-}
-
 export interface ApiKeyStoreOptions {
   pool: pg.Pool;
   /** Business clock: expiry, createdAt, revokedAt, lastUsedAt. */
@@ -43,7 +40,7 @@ export interface ApiKeyStoreOptions {
   maxCacheEntries?: number;
   /** Monotonic milliseconds for cache ageing (default `performance.now`); independent of `now`. */
   monotonicMs?: () => number;
-  logger?: ApiKeyStoreLogger;
+  logger?: Logger;
 }
 
 export interface ApiKeyStore {

@@ -1,16 +1,15 @@
 import { analyticsPeriod, dayRange, rates, retentionCutoff, utcDay } from '@tern/domain';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { DayRangeParams } from './analytics-queries.js';
-import { credentialOf } from './credentials.js';
-import { DASHBOARD_ONLY, TAGS } from './openapi.js';
-import { templateNames } from './pg-queries.js';
-import { createReadMemo } from './read-memo.js';
-import type { ApiRouteDeps } from './route-deps.js';
+import { credentialOf } from '../credentials.js';
+import { DASHBOARD_ONLY, TAGS } from '../openapi.js';
+import { templateNames } from '../pg-queries.js';
+import { createReadMemo } from '../read-memo.js';
+import type { ApiRouteDeps } from '../route-deps.js';
+import { AS_OF_HEADER, errors } from '../schemas.js';
+import type { DayRangeParams } from './queries.js';
 import {
-  AS_OF_HEADER,
   analyticsQuerySchema,
   dailyResponseSchema,
-  errors,
   summaryResponseSchema,
   topTemplatesResponseSchema,
 } from './schemas.js';

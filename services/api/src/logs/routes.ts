@@ -1,14 +1,16 @@
 import { retentionCutoff } from '@tern/domain';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { boundProject, credentialOf } from './credentials.js';
-import { decodeLogsCursor, encodeLogsCursor } from './logs/cursor.js';
-import { logsPage } from './logs/store.js';
-import { KEY_OR_DASHBOARD, TAGS } from './openapi.js';
-import { createReadMemo } from './read-memo.js';
-import { resourceErrors } from './resource-kit.js';
-import type { ApiRouteDeps } from './route-deps.js';
-import { AS_OF_HEADER, errors, logsQuerySchema, logsResponseSchema } from './schemas.js';
+import { boundProject, credentialOf } from '../credentials.js';
+import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
+import { queryMemoValidatorCompiler } from '../query-memo.js';
+import { createReadMemo } from '../read-memo.js';
+import { resourceErrors } from '../resource-kit.js';
+import type { ApiRouteDeps } from '../route-deps.js';
+import { AS_OF_HEADER, errors } from '../schemas.js';
+import { decodeLogsCursor, encodeLogsCursor } from './cursor.js';
+import { logsQuerySchema, logsResponseSchema } from './schemas.js';
+import { logsPage } from './store.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -20,6 +22,8 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
     '/emails/logs',
     {
       config: { auth: 'jwt_or_key', scope: 'email:read' },
+      // A repeated query is validated once (`query-memo.ts`).
+      validatorCompiler: queryMemoValidatorCompiler(),
       schema: {
         tags: [TAGS.logs],
         operationId: 'getEmailLogs',

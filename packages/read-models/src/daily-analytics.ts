@@ -1,0 +1,180 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { type AnalyticsDelta, utcDay } from '@tern/domain';
+import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
+import type pg from 'pg';
+import type { ChReadModel, ProjectionBatch } from './read-model.js';
+
+export const DAILY_TABLE = 'email_daily_v2';
+/** The same deltas per project, for emails that name one (SPEC §16). */
+export const PROJECT_DAILY_TABLE = 'email_project_daily_v1';
+/** Machine-opened emails per day and project (SPEC §21): only rows whose count changed. */
+export const MACHINE_DAILY_TABLE = 'email_machine_daily_v1';
+/** The Postgres outbox of batches not yet shipped to ClickHouse. */
+export const OUTBOX_TABLE = 'analytics_outbox';
+
+/** The counters of the two daily rollups (machineOpened has a table of its own; outbox rows written before it lack it). */
+const dailyCounters = ({ machineOpened: _machine, ...rest }: AnalyticsDelta['counters']) => rest;
+
+/**
+ * Writes one outbox batch to ClickHouse, with its batch id as insert deduplication token:
+ * shipping the same batch twice (a crash between the insert and the outbox delete, a retried
+ * insert) cannot count twice. See infra/migrations/clickhouse/0002_email_daily_v2.sql.
+ */
+export async function shipBatch(
+  ch: ClickHouseClient,
+  batchId: string,
+  rows: readonly AnalyticsDelta[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await ch.insert({
+    table: DAILY_TABLE,
+    format: 'JSONEachRow',
+    values: rows.map((r) => ({
+      tenant_id: r.tenantId,
+      day: r.day,
+      template_id: r.templateId,
+      ...dailyCounters(r.counters),
+    })),
+    clickhouse_settings: { insert_deduplication_token: batchId },
+  });
+  const machine = rows.filter((r) => (r.counters.machineOpened ?? 0) !== 0);
+  if (machine.length > 0) {
+    await ch.insert({
+      table: MACHINE_DAILY_TABLE,
+      format: 'JSONEachRow',
+      values: machine.map((r) => ({
+        tenant_id: r.tenantId,
+        day: r.day,
+        project_id: r.projectId ?? '',
+        machine_opened: r.counters.machineOpened,
+      })),
+      clickhouse_settings: { insert_deduplication_token: batchId },
+    });
+  }
+  // Outbox rows written before projects existed have no projectId: they belong to no project.
+  const inProjects = rows.filter((r) => (r.projectId ?? '') !== '');
+  if (inProjects.length === 0) return;
+  // Same token, another table: a crash between the two inserts re-ships both, and each table
+  // drops the block it already has.
+  await ch.insert({
+    table: PROJECT_DAILY_TABLE,
+    format: 'JSONEachRow',
+    values: inProjects.map((r) => ({
+      tenant_id: r.tenantId,
+      project_id: r.projectId,
+      day: r.day,
+      template_id: r.templateId,
+      ...dailyCounters(r.counters),
+    })),
+    clickhouse_settings: { insert_deduplication_token: batchId },
+  });
+}
+
+export type ShipFn = (
+  ch: ClickHouseClient,
+  batchId: string,
+  rows: readonly AnalyticsDelta[],
+) => Promise<void>;
+
+/** Ships and deletes outbox rows; `olderThanMs` limits it to batches another run left behind. */
+export async function shipPendingOutbox(
+  pool: pg.Pool,
+  ch: ClickHouseClient,
+  opts: { olderThanMs?: number; limit?: number; ship?: ShipFn } = {},
+): Promise<number> {
+  const ship = opts.ship ?? shipBatch;
+  const pending = await pool.query<{ batch_id: string; rows: AnalyticsDelta[] }>(
+    `SELECT batch_id, rows FROM analytics_outbox
+      WHERE created_at <= now() - make_interval(secs => $1::double precision / 1000)
+      ORDER BY created_at LIMIT $2`,
+    [opts.olderThanMs ?? 0, opts.limit ?? 100],
+  );
+  for (const row of pending.rows) {
+    await ship(ch, row.batch_id, row.rows);
+    await completeOutbox(pool, row.batch_id, row.rows);
+  }
+  return pending.rows.length;
+}
+
+/**
+ * Deletes a shipped outbox batch and tells the api processes that these tenants' analytics
+ * changed (one statement: the notice is sent when the delete commits).
+ */
+export async function completeOutbox(
+  pool: pg.Pool,
+  batchId: string,
+  rows: readonly AnalyticsDelta[],
+): Promise<void> {
+  await pool.query(
+    'WITH shipped AS (DELETE FROM analytics_outbox WHERE batch_id = $1) SELECT pg_notify($2, $3)',
+    [
+      batchId,
+      READ_MODEL_CHANNEL,
+      readModelPayload({ kind: 'analytics', tenants: rows.map((r) => r.tenantId) }),
+    ],
+  );
+}
+
+/** Writes a batch's rollup change to the outbox, in the projector's transaction; null when no figure moved. */
+export async function writeOutbox(
+  client: pg.ClientBase,
+  batch: ProjectionBatch,
+  newBatchId: () => string,
+): Promise<{ batchId: string; rows: AnalyticsDelta[] } | null> {
+  const rows = batch.folded.deltas;
+  if (rows.length === 0) return null;
+  const outbox = { batchId: newBatchId(), rows };
+  await client.query('INSERT INTO analytics_outbox (batch_id, rows) VALUES ($1, $2::jsonb)', [
+    outbox.batchId,
+    JSON.stringify(rows),
+  ]);
+  return outbox;
+}
+
+/** Every day table, emptied by a rebuild. */
+export const ROLLUP_TABLES = [DAILY_TABLE, PROJECT_DAILY_TABLE, MACHINE_DAILY_TABLE] as const;
+
+/**
+ * Issues the ClickHouse DELETE only when there is something to delete (a DELETE is a mutation),
+ * in each rollup: every email's, the per-project one (SPEC §16) and the machine opens. Counts
+ * the DELETEs issued.
+ */
+async function deleteDays(ch: ClickHouseClient, where: string, params: Record<string, unknown>) {
+  let issued = 0;
+  for (const table of ROLLUP_TABLES) {
+    const probe = await ch.query({
+      query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
+      query_params: params,
+      format: 'JSONEachRow',
+    });
+    const [row] = await probe.json<{ n: string | number }>();
+    if (Number(row?.n ?? 0) === 0) continue;
+    await ch.command({ query: `DELETE FROM ${table} WHERE ${where}`, query_params: params });
+    issued++;
+  }
+  return issued;
+}
+
+/** Daily analytics (SPEC §6, §16, §21): ClickHouse rollups fed through `analytics_outbox`. */
+export const dailyAnalytics: ChReadModel = {
+  name: 'daily analytics',
+  store: 'clickhouse',
+  tables: [...ROLLUP_TABLES, OUTBOX_TABLE],
+  expire(ch, scope, cutoff) {
+    const cutoffDay = utcDay(cutoff.getTime());
+    return 'tenantId' in scope
+      ? deleteDays(ch, 'tenant_id = {tenantId:String} AND day < {cutoffDay:Date}', {
+          tenantId: scope.tenantId,
+          cutoffDay,
+        })
+      : deleteDays(ch, 'day < {cutoffDay:Date} AND NOT has({overridden:Array(String)}, tenant_id)', {
+          cutoffDay,
+          overridden: scope.allBut,
+        });
+  },
+};
+
+/** A rebuild's start: the outbox emptied (Postgres) and every rollup truncated (ClickHouse). */
+export async function truncateRollups(ch: ClickHouseClient): Promise<void> {
+  for (const table of ROLLUP_TABLES) await ch.command({ query: `TRUNCATE TABLE IF EXISTS ${table}` });
+}

@@ -1,0 +1,209 @@
+import { type EmailGroup, type EmailState, emailKey, type FoldedEmail, toLogEntry } from '@tern/domain';
+import type pg from 'pg';
+import type { EmailContentTable, PgReadModel } from './read-model.js';
+
+/**
+ * The email log (SPEC §7): one row per email (`email_logs`), the query columns of its log entry
+ * next to its fold state. Written only by the projector; read through this module's queries.
+ */
+export const emailLog: PgReadModel = {
+  name: 'email log',
+  store: 'postgres',
+  rebuild: 'truncate',
+  tables: ['email_logs'],
+  async apply(client, { folded }) {
+    const updates = logRows(folded.emails);
+    await client.query(
+      `UPDATE email_logs e
+          SET to_email = u.to_email, subject = u.subject, status = u.status, provider = u.provider,
+              message_id = u.message_id, template_id = u.template_id, tags = u.tags,
+              created_at = u.created_at, state = u.state, version = e.version + 1, updated_at = now(),
+              project_id = u.project_id
+         FROM jsonb_to_recordset($1::jsonb) AS u(tenant_id text, id text, to_email text, subject text,
+              status text, provider text, message_id text, template_id text, tags jsonb,
+              created_at timestamptz, state jsonb, project_id text)
+        WHERE e.tenant_id = u.tenant_id AND e.id = u.id`,
+      [JSON.stringify(updates)],
+    );
+  },
+  async eraseRecipient(client, { tenantId, emailIds }) {
+    const r = await client.query(
+      `UPDATE email_logs
+          SET to_email = NULL, subject = NULL, version = version + 1,
+              state = CASE WHEN jsonb_typeof(state->'queued') = 'object'
+                           THEN jsonb_set(state, '{queued}', (state->'queued') || '{"toEmail": null, "subject": null}')
+                           ELSE state END
+        WHERE tenant_id = $1 AND id = ANY($2::text[])
+          AND (to_email IS NOT NULL OR subject IS NOT NULL
+               OR state->'queued'->'toEmail' <> 'null'::jsonb OR state->'queued'->'subject' <> 'null'::jsonb)`,
+      [tenantId, emailIds],
+    );
+    return { emails: r.rowCount ?? 0 };
+  },
+};
+
+/** The `email_logs` rows of folded emails: the log entry's query columns and the fold state. */
+export function logRows(emails: readonly FoldedEmail[]): Record<string, unknown>[] {
+  return emails.map(({ tenantId, emailId, after: state }) => {
+    const entry = toLogEntry(state);
+    return {
+      tenant_id: tenantId,
+      id: emailId,
+      to_email: entry?.toEmail ?? null,
+      subject: entry?.subject ?? null,
+      status: entry?.status ?? null,
+      provider: entry?.provider ?? null,
+      message_id: entry?.messageId ?? null,
+      template_id: state.queued?.templateId ?? null,
+      project_id: state.queued?.projectId ?? null,
+      tags: entry?.tags ?? [],
+      created_at: entry?.createdAt ?? null,
+      state,
+    };
+  });
+}
+
+/**
+ * Locks the batch's emails in (tenant, email) order and answers their stored states (null: never
+ * folded). Placeholder rows (version 0) first, so that every affected email can be row-locked,
+ * even new ones.
+ */
+export async function lockEmails(
+  client: pg.ClientBase,
+  emails: readonly Pick<EmailGroup, 'tenantId' | 'emailId'>[],
+): Promise<Map<string, EmailState | null>> {
+  const tenants = emails.map((e) => e.tenantId);
+  const ids = emails.map((e) => e.emailId);
+  await client.query(
+    `INSERT INTO email_logs (tenant_id, id, state, version)
+     SELECT t, i, '{}'::jsonb, 0 FROM unnest($1::text[], $2::text[]) AS u(t, i)
+     ON CONFLICT DO NOTHING`,
+    [tenants, ids],
+  );
+  const current = await client.query<{
+    tenant_id: string;
+    id: string;
+    state: EmailState | Record<string, never>;
+    version: number;
+  }>(
+    `SELECT e.tenant_id, e.id, e.state, e.version
+       FROM email_logs e
+       JOIN unnest($1::text[], $2::text[]) AS u(t, i) ON e.tenant_id = u.t AND e.id = u.i
+      ORDER BY e.tenant_id, e.id
+      FOR UPDATE OF e`,
+    [tenants, ids],
+  );
+  const before = new Map<string, EmailState | null>();
+  for (const row of current.rows) {
+    before.set(emailKey(row.tenant_id, row.id), row.version === 0 ? null : (row.state as EmailState));
+  }
+  return before;
+}
+
+/** The tenant's emails to this address (lowercased) by their log entry. */
+export async function emailIdsTo(
+  client: pg.ClientBase,
+  tenantId: string,
+  address: string,
+): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
+    'SELECT id FROM email_logs WHERE tenant_id = $1 AND lower(to_email) = $2',
+    [tenantId, address],
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Retention of the log (SPEC §9), as SQL the retention job runs batch by batch; `$1` tenant, `$2`
+ * cut-off, `$3` batch size. `sendNotFinal(alias, id)` is the sending side's test of a send not
+ * yet done (packages/sending): such an email keeps its rows.
+ */
+export interface LogExpirySql {
+  /** Tenants that have log rows (a loose index scan): `SELECT tenant_id`. */
+  tenants: string;
+  /** A batch of expired emails, with their rows in every content table: answers `n` and `content`. */
+  expiredEmails: string;
+  /** A batch of a content table's rows older than the cut-off whose log row is already gone. */
+  orphans(t: EmailContentTable): string;
+  /** Tenants that have rows of a content table to look at. */
+  tenantsOf(t: EmailContentTable): string;
+}
+
+/**
+ * Tenants that have rows in `table` matching `where` (on alias `x`), by a loose index scan of an
+ * index led by `tenant_id` with that predicate (`(tenant_id, created_at)` of 0001 for the log
+ * rows, 0090's for the content tables): one index probe per tenant instead of a scan of the table.
+ */
+const tenantsWith = (table: string, where: string) => `WITH RECURSIVE t(tenant_id) AS (
+         SELECT min(x.tenant_id) FROM ${table} x WHERE ${where}
+         UNION ALL
+         SELECT (SELECT min(x.tenant_id) FROM ${table} x WHERE ${where} AND x.tenant_id > t.tenant_id)
+           FROM t WHERE t.tenant_id IS NOT NULL)
+       SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL`;
+
+export function logExpirySql(
+  content: readonly EmailContentTable[],
+  sendNotFinal: (alias: string, id: string) => string,
+  sendTable: string,
+): LogExpirySql {
+  const andOnly = (t: EmailContentTable) => (t.only === null ? '' : `AND ${t.only}`);
+  /**
+   * True for a visible email (created at or after the cut-off `$2`): a probe of the log's primary
+   * key per row. A scalar subquery rather than `NOT EXISTS`, which the planner may turn into a
+   * hash of every visible entry of the tenant, for each batch.
+   */
+  const visible = (alias: string, id: string) =>
+    `coalesce((SELECT l.created_at >= $2 FROM email_logs l
+              WHERE l.tenant_id = ${alias}.tenant_id AND l.id = ${alias}.${id}), false)`;
+  return {
+    tenants: tenantsWith('email_logs', 'x.created_at IS NOT NULL'),
+    tenantsOf: (t) => tenantsWith(t.table, t.only ?? 'true'),
+    /**
+     * A batch of a tenant's expired emails: their log rows and, in the same statement, their rows
+     * in every content table, found by email id through the `gone` rows, so no moment shows one
+     * without the other. The log rows are a range of the `(tenant_id, created_at)` index; the ids
+     * go to each content delete as an array, an index probe per id (led by `(tenant_id, email
+     * id)`) whatever the planner guesses of the batch's size, never a scan of the table. An event
+     * the projector commits for an email while this statement deletes it is not in the
+     * statement's snapshot: the sweep takes it once older than the cut-off.
+     */
+    expiredEmails: `
+    WITH gone AS (
+      DELETE FROM email_logs WHERE ctid IN (
+        SELECT e.ctid FROM email_logs e
+         WHERE e.tenant_id = $1 AND e.created_at IS NOT NULL AND e.created_at < $2
+           AND NOT ${sendNotFinal('e', 'id')}
+         LIMIT $3)
+      RETURNING id
+    ),
+    ${content
+      .map(
+        (t, i) => `c${i} AS (
+      DELETE FROM ${t.table} x
+       WHERE x.tenant_id = $1 AND x.${t.id} = ANY (ARRAY(SELECT id FROM gone)) ${andOnly(t)}
+      RETURNING 1
+    )`,
+      )
+      .join(',\n    ')}
+    SELECT (SELECT count(*) FROM gone)::int AS n,
+           (${content.map((_, i) => `(SELECT count(*) FROM c${i})`).join(' + ')})::int AS content`,
+    /**
+     * Rows of a tenant (`$1`) older than its cut-off (`$2`) whose log row is already gone: left by
+     * an earlier version of the job (which took the log rows of sends still due, whose outcome
+     * came later), or written after their email was deleted (a late open or complaint). Never a
+     * visible email's row (an event posted from outside may predate its email's `createdAt`), nor
+     * a send's that is not final.
+     */
+    orphans: (t) => `
+    WITH gone AS (
+      DELETE FROM ${t.table} WHERE ctid IN (
+        SELECT x.ctid FROM ${t.table} x
+         WHERE x.tenant_id = $1 AND x.${t.at} < $2 ${andOnly(t)}
+           AND NOT ${visible('x', t.id)}
+           ${t.table === sendTable ? '' : `AND NOT ${sendNotFinal('x', t.id)}`}
+         LIMIT $3)
+      RETURNING 1
+    )
+    SELECT count(*)::int AS n, count(*)::int AS content FROM gone`,
+  };
+}

@@ -1,0 +1,242 @@
+import {
+  type DeliveryEvent,
+  formatMailbox,
+  isReservedHeader,
+  parseMailbox,
+  type RenderedMessage,
+  type TrackingSettings,
+} from '@tern/contracts';
+import { attemptEvents, renderTemplate } from '@tern/domain';
+import { DkimKeyUnreadableError, type SigningKeys } from '@tern/domains';
+import { envelopeSender } from './envelope.js';
+import { DEFAULT_RETRY_DELAYS_MS, type SenderContext } from './options.js';
+import type { ClaimedRow, Outcome } from './outgoing.js';
+import type { ProviderResult, Signing } from './ports.js';
+import type { ProviderWatch } from './provider-health.js';
+import {
+  attemptMaker,
+  type Envelope,
+  envelopeOfMessage,
+  eventsAbout,
+  followUpEvent,
+  withoutRecipients,
+} from './recipients.js';
+import { applyTracking } from './tracking.js';
+
+/**
+ * One email's attempt (SPEC §11): the erasure and suppression checks, signing, rendering and
+ * tracking, the provider; resolves with what the attempt ends with (nothing written yet).
+ */
+export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
+  const { opts, now } = ctx;
+  const retryDelays = opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  const publicUrl = opts.tracking.publicUrl.replace(/\/+$/, '');
+  const messageIdDomain = opts.messageIdDomain ?? (new URL(publicUrl).hostname || 'tern');
+
+  /**
+   * How the message is signed: the verified domain covering its From address, or null. A key that
+   * cannot be unsealed (another WEBHOOK_SECRETS_KEY) is an error no retry mends.
+   */
+  async function signingOf(
+    row: ClaimedRow,
+  ): Promise<{ signing: Signing | null; bounceHost: string | null } | { error: string }> {
+    const from = parseMailbox(row.message.from)?.address ?? row.message.from;
+    let key: Awaited<ReturnType<SigningKeys['find']>> = null;
+    try {
+      key = opts.signingKeys ? await opts.signingKeys.find(row.tenant_id, from) : null;
+    } catch (error) {
+      if (error instanceof DkimKeyUnreadableError) return { error: error.message };
+      throw error;
+    }
+    if (key === null) {
+      return opts.requireVerifiedDomain
+        ? { error: `DOMAIN_NOT_VERIFIED: no verified domain of the tenant covers ${from}` }
+        : { signing: null, bounceHost: null };
+    }
+    return {
+      signing: { dkim: { domain: key.domain, selector: key.selector, privateKey: key.privateKey } },
+      bounceHost: key.bounceDomain,
+    };
+  }
+
+  /** The message as the provider gets it, or the reason it cannot be built. */
+  async function build(
+    row: ClaimedRow,
+    signing: Signing | null,
+    trackingOf: (tenantId: string) => Promise<TrackingSettings>,
+  ): Promise<RenderedMessage | { error: string }> {
+    const m = row.message;
+    let parts = { subject: m.subject ?? '', html: m.html ?? null, text: m.text ?? null };
+    if (m.templateId !== undefined) {
+      const template = await opts.getTemplate(opts.pool, row.tenant_id, m.templateId);
+      if (!template) return { error: `template ${m.templateId} not found` };
+      parts = renderTemplate(
+        {
+          subject: m.subject ?? template.subject,
+          html: m.html ?? template.html,
+          text: m.text ?? template.text,
+        },
+        m.variables ?? {},
+      );
+    }
+    if (parts.html !== null) {
+      const tracking = await trackingOf(row.tenant_id);
+      parts.html = applyTracking(parts.html, tracking, {
+        secret: opts.tracking.secret,
+        publicUrl,
+        tenantId: row.tenant_id,
+        emailId: row.id,
+      });
+    }
+    return {
+      messageId: `<${row.id}@${messageIdDomain}>`,
+      // One canonical mailbox (issue 24, item 9): what the API checked is what the provider reads.
+      from: canonicalFrom(m.from),
+      to: m.to,
+      cc: m.cc ?? [],
+      bcc: m.bcc ?? [],
+      replyTo: m.replyTo ?? null,
+      subject: parts.subject,
+      html: parts.html,
+      text: parts.text,
+      // Tern's own headers replace a caller's in any case (a row stored before the API refused them).
+      headers: {
+        ...Object.fromEntries(Object.entries(m.headers ?? {}).filter(([name]) => !isReservedHeader(name))),
+        'X-Tern-Email-Id': row.id,
+      },
+      dkim: signing && { domain: signing.dkim.domain, selector: signing.dkim.selector },
+    };
+  }
+
+  /** The outcomes of this attempt (`attemptEvents` of @tern/domain: ids derived from the email and the attempt). */
+  const outcomesOf = (row: ClaimedRow) => attemptEvents(row.tenant_id, row.id, row.attempts, now());
+  const makerOf = (row: ClaimedRow) => attemptMaker(row.tenant_id, row.id, row.attempts, now);
+
+  function eventsFor(
+    row: ClaimedRow,
+    provider: string,
+    result: ProviderResult,
+    finalTry: boolean,
+    envelope: Envelope = [],
+  ): DeliveryEvent[] {
+    // One clock for the attempt's events, 1 ms apart in the order they are built, so the timeline
+    // keeps the provider's order (sent before what it reported) whoever each one names.
+    const make = makerOf(row);
+    const event = make();
+    switch (result.kind) {
+      case 'sent':
+        return [
+          event.sent({ provider, messageId: result.messageId, providerMessageId: result.providerMessageId }),
+          ...(result.followUps ?? []).map((f) => followUpEvent(envelope, f, make)),
+        ];
+      case 'delayed':
+        return finalTry
+          ? [
+              event.delayed({ reason: result.reason }),
+              event.failed({ reason: `gave up after ${row.attempts} attempts: ${result.reason}` }),
+            ]
+          : [event.delayed({ reason: result.reason })];
+      case 'bounced':
+        // Every one of several recipients refused: each its own bounce (SPEC §22).
+        if (result.recipients !== undefined && result.recipients.length > 0 && envelope.length > 1)
+          return result.recipients.map((r) =>
+            eventsAbout(envelope, r.recipient, make).bounced({ bounceType: r.bounceType, reason: r.reason }),
+          );
+        return [event.bounced({ bounceType: 'hard', reason: result.reason })];
+      case 'failed':
+        return [event.failed({ reason: result.reason })];
+    }
+  }
+
+  /** One email's attempt: checks, composing, the provider; what it ends with (nothing written yet). */
+  async function attempt(
+    row: ClaimedRow,
+    trackingOf: (tenantId: string) => Promise<TrackingSettings>,
+  ): Promise<Outcome> {
+    const done = (events: DeliveryEvent[], error: string | null, handed = false): Outcome => ({
+      row,
+      events,
+      state: 'done',
+      dueAt: null,
+      error,
+      handed,
+    });
+    if (row.message.erased === true) {
+      return done([outcomesOf(row).suppressed({ reason: 'recipient erased' })], 'recipient erased');
+    }
+    // Suppression is per address (SPEC §22): a suppressed address leaves the envelope with its
+    // own email.suppressed; the message goes to the others, and is suppressed when none is left.
+    const envelope = envelopeOfMessage(row.message);
+    const suppressed = await Promise.all(
+      envelope.map((r) => opts.isSuppressed(opts.pool, row.tenant_id, r.address)),
+    );
+    if (envelope.length === 0 || suppressed.every(Boolean)) {
+      return done([outcomesOf(row).suppressed({ reason: 'suppressed' })], 'suppressed');
+    }
+    const dropped = envelope.filter((_, i) => suppressed[i]);
+    const droppedEvents = dropped.map((r) =>
+      eventsAbout(envelope, r.address, makerOf(row)).suppressed({ reason: 'suppressed' }),
+    );
+    const sendable: ClaimedRow =
+      dropped.length === 0
+        ? row
+        : {
+            ...row,
+            message: withoutRecipients(row.message, new Set(dropped.map((r) => r.address.toLowerCase()))),
+          };
+    const signed = await signingOf(row);
+    const signing = 'signing' in signed ? signed.signing : null;
+    const envelopeFrom =
+      'signing' in signed
+        ? envelopeSender(opts.tracking.secret, row.tenant_id, row.id, signed.bounceHost ?? opts.bounceDomain)
+        : null;
+    const message = 'error' in signed ? signed : await build(sendable, signing, trackingOf);
+    if ('error' in message) {
+      return done(
+        [
+          ...droppedEvents,
+          ...eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true),
+        ],
+        message.error,
+      );
+    }
+    let result: ProviderResult;
+    try {
+      result = await opts.provider.send(message, {
+        tenantId: row.tenant_id,
+        emailId: row.id,
+        ...(signing ? { signing } : {}),
+        ...(envelopeFrom ? { envelopeFrom } : {}),
+      });
+    } catch (error) {
+      result = {
+        kind: 'delayed',
+        reason: error instanceof Error ? error.message : String(error),
+        fault: { step: 'API', code: 'exception' },
+      };
+    }
+    watch.note(result);
+    const finalTry = row.attempts > retryDelays.length;
+    const events = [...droppedEvents, ...eventsFor(row, opts.provider.name, result, finalTry, envelope)];
+    if (result.kind === 'delayed' && !finalTry) {
+      const wait = result.retryAfterMs ?? retryDelays[row.attempts - 1] ?? 60_000;
+      return {
+        row,
+        events,
+        state: 'pending',
+        dueAt: new Date(now().getTime() + wait),
+        error: result.reason,
+        handed: true,
+      };
+    }
+    return done(events, result.kind === 'sent' ? null : result.reason, true);
+  }
+
+  return attempt;
+}
+
+/** `from` as one unambiguous mailbox; a value no parser reads (never accepted by the API) is kept as it is. */
+function canonicalFrom(from: string): string {
+  const mailbox = parseMailbox(from);
+  return mailbox === null ? from : formatMailbox(mailbox);
+}

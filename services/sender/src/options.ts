@@ -1,0 +1,76 @@
+import type { SigningKeys } from '@tern/domains';
+import type { EventStream } from '@tern/event-log';
+import type { Logger } from '@tern/jobs';
+import type pg from 'pg';
+import type { GetTemplate, IsSuppressed, MailProvider, ProviderFault } from './ports.js';
+
+/** SPEC §11: ≥ 5 retries over ≥ 1 h. Waits after the 1st, 2nd… refused attempt; then failed. */
+export const DEFAULT_RETRY_DELAYS_MS = [60_000, 5 * 60_000, 10 * 60_000, 20 * 60_000, 30 * 60_000] as const;
+
+export interface SenderOptions {
+  pool: pg.Pool;
+  log: EventStream;
+  provider: MailProvider;
+  /** Consumer group of the sender (its own, SPEC §11). */
+  group?: string;
+  /** PUBLIC_URL (tracking links) and TRACKING_SECRET. */
+  tracking: { secret: string; publicUrl: string };
+  /** Domain of the Message-ID `<emailId@domain>`; default PUBLIC_URL's host name. */
+  messageIdDomain?: string;
+  /** The suppression list (`isSuppressed` of `@tern/api`). */
+  isSuppressed: IsSuppressed;
+  /** Template lookup (`getTemplate` of `@tern/api`); rendering is `renderTemplate` of `@tern/domain`. */
+  getTemplate: GetTemplate;
+  /**
+   * The DKIM keys of the tenants' verified domains (SPEC §20, `createSigningKeys` of
+   * `@tern/domains`): a message whose From domain (or a parent) is verified is signed and its
+   * envelope sender is on the bounce subdomain. Absent: nothing is signed.
+   */
+  signingKeys?: SigningKeys;
+  /**
+   * Production with a real provider: a message whose From domain is no longer verified when it is
+   * due (a scheduled send, a retry, a campaign's mail) fails with `DOMAIN_NOT_VERIFIED` unsent.
+   */
+  requireVerifiedDomain?: boolean;
+  /**
+   * BOUNCE_DOMAIN (SPEC §21): the bounce host of the VERP envelope sender of mail that no verified
+   * domain signs. Unset: such mail keeps the relay's default envelope sender (its From).
+   */
+  bounceDomain?: string | undefined;
+  /** Waits before retry 1, 2, …; after the last one the email fails. */
+  retryDelaysMs?: readonly number[];
+  /** How often the due-list is looked at when nothing woke the sender. Default 500 ms. */
+  pollIntervalMs?: number;
+  /** How long a claimed email belongs to this instance; a dead sender's claim is taken over after it. */
+  leaseMs?: number;
+  /** Emails handed to the provider at once (each is its own transaction, its outcome its own append). Default 32. */
+  concurrency?: number;
+  /** Every provider fault (a refused login, a lost connection…): the process's metrics count them. */
+  onProviderFault?: (fault: ProviderFault) => void;
+  /** While the provider is failing, how often its `check()` is asked whether it works again. Default 30 s. */
+  providerCheckIntervalMs?: number;
+  /**
+   * SPEC §23: emails per second a tenant's mail is handed to the provider at most, when its
+   * settings name no `sendRatePerSecond` (SEND_RATE_PER_SECOND). 0 or absent: unlimited.
+   */
+  defaultSendRatePerSecond?: number;
+  now?: () => Date;
+  logger?: Logger;
+}
+
+/**
+ * Whether the provider took the last transaction (issue 24 item 13): failing from the first fault
+ * (not about a recipient) until a transaction or a `check()` goes through again.
+ */
+export type ProviderHealth =
+  | { failing: false }
+  | { failing: true; since: Date; fault: ProviderFault; faults: number };
+
+export const SENDER_GROUP = 'tern-sender';
+
+/** What the sender's parts share: its options, the clock and the logger. */
+export interface SenderContext {
+  opts: SenderOptions;
+  logger: Logger;
+  now: () => Date;
+}

@@ -1,0 +1,122 @@
+import cluster from 'node:cluster';
+import { createApiApp, fastifyTrustProxy, type WebhookRouteOptions } from '@tern/api';
+import { createJwtVerifier } from '@tern/auth';
+import type { Config } from '@tern/config';
+import { dashboardRoutes } from '@tern/dashboard';
+import { createDnsChecker, createSendingDomains, spfRecord } from '@tern/domains';
+import { installErrorHandlers, registerHealthRoutes } from '@tern/http';
+import { createReadModelFeed } from '@tern/stores';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { type RuntimeContext, type RuntimeSecrets, streamOf } from '../context.js';
+import { DASHBOARD_DIR } from '../paths.js';
+
+/** Requests an ingest worker serves on one keep-alive connection before asking the client to reconnect. */
+export const CLUSTER_REQUESTS_PER_CONNECTION = 100;
+
+export function jwtVerifierOf(config: Config, secrets: RuntimeSecrets) {
+  const maxLifetimeMs = config.jwtMaxLifetimeDays * 24 * 3600 * 1000;
+  return createJwtVerifier(
+    secrets.jwtSecret
+      ? { secret: secrets.jwtSecret, maxLifetimeMs }
+      : config.jwtPublicKey
+        ? { publicKey: config.jwtPublicKey, maxLifetimeMs }
+        : { jwksUrl: config.jwtJwksUrl!, maxLifetimeMs },
+  );
+}
+
+/** The per-credential request limit of RATE_LIMIT_PER_MINUTE (0: none). */
+export const rateLimitOf = (config: Config) =>
+  config.rateLimitPerMinute > 0 ? { max: config.rateLimitPerMinute, timeWindowMs: 60_000 } : (false as const);
+
+/**
+ * The api role: the HTTP API, its OpenAPI document and the dashboard, and the sending domains'
+ * re-checks (SPEC §20). HTTP only: the background jobs are the worker's (roles/worker.ts).
+ */
+export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
+  const { config, logger, pool, publicUrl } = ctx;
+  const stream = streamOf(ctx);
+  // Sending domains (SPEC §20): records fixed when a domain is added; one poller re-checks them
+  // (any number of instances share it through claims).
+  const bounceMxHost = config.bounceMxHost ?? new URL(publicUrl).hostname;
+  const domains = createSendingDomains({
+    pool,
+    log: stream,
+    dns: createDnsChecker({ servers: config.dnsServers }),
+    sealer: ctx.dkimSealer!,
+    records: {
+      bounceSubdomain: config.bounceSubdomain,
+      bounceMxHost,
+      spf: spfRecord({
+        spfInclude: config.spfInclude,
+        relayHost: config.smtpUrl ? new URL(config.smtpUrl).hostname : undefined,
+        fallbackHost: bounceMxHost,
+      }),
+    },
+    now: () => new Date(),
+    logger,
+  });
+  domains.start();
+  ctx.onClose('domain-checks', () => domains.stop());
+  const webhooks: WebhookRouteOptions = {
+    secretBox: ctx.secretBox!,
+    urlPolicy: { allowPrivate: config.webhookAllowPrivate },
+  };
+  // Repeated reads are memoised on what the read models' writers announce (issue 10): a
+  // connection of its own on a server; PGlite's one session hears its own commits.
+  const readModel = createReadModelFeed({
+    pool,
+    connection: ctx.pgStore.kind === 'pglite' ? 'shared' : 'dedicated',
+    logger,
+  });
+  ctx.onClose('read-model-feed', () => readModel.close());
+  const app = await createApiApp({
+    readModel,
+    webhooks,
+    pool,
+    trackingSecret: ctx.trackingSecret!,
+    openDedupSeconds: config.openDedupSeconds,
+    ch: ctx.ch!,
+    jwt: jwtVerifierOf(config, ctx.secrets),
+    retentionDays: config.retentionDays,
+    sendRatePerSecond: config.sendRatePerSecond,
+    rateLimit: rateLimitOf(config),
+    logger,
+    readiness: ctx.readiness,
+    sending: { log: stream },
+    keyring: ctx.keyring,
+    domains: { domains },
+    domainPolicy: { requireVerified: ctx.requireVerifiedDomains },
+    providers: {
+      sesTopicArns: config.sesTopicArns,
+      sendgridPublicKey: config.sendgridWebhookPublicKey,
+      postmark: config.postmarkWebhook,
+      mailgunSigningKey: config.mailgunWebhookSigningKey,
+      resendSecret: config.resendWebhookSecret,
+    },
+    trustProxy: config.trustProxy,
+    publicUrl,
+    documentIngest: ctx.services.has('ingest'),
+  });
+  return app;
+}
+
+/** The web dashboard (SPEC §18): static files over the same public API, on the same port. */
+export async function mountDashboard(app: FastifyInstance): Promise<void> {
+  await app.register(dashboardRoutes, { dir: DASHBOARD_DIR });
+}
+
+/** The HTTP server of a process without the api: `/health`, `/ready`, `/metrics` and the roles' own routes. */
+export function createBareApp(ctx: RuntimeContext): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: ctx.logger as FastifyBaseLogger,
+    requestIdHeader: 'x-request-id',
+    trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
+    // node:cluster hands out connections, not requests, round-robin: a keep-alive client would
+    // stay with one worker for good. Renewing each connection after this many requests lets
+    // the next one go to the next worker (issue 32; docs/deploy.md).
+    ...(cluster.isWorker ? { maxRequestsPerSocket: CLUSTER_REQUESTS_PER_CONNECTION } : {}),
+  });
+  installErrorHandlers(app);
+  registerHealthRoutes(app, ctx.readiness);
+  return app;
+}

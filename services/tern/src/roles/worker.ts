@@ -1,0 +1,37 @@
+import { createCampaignFanout, createRetentionJob, createSequenceScheduler, outgoingMailer } from '@tern/api';
+import { type RuntimeContext, streamOf } from '../context.js';
+
+/**
+ * The worker role: the background jobs, out of the api (issue 25, item 5) — physical deletion of
+ * expired entries, campaign fan-out and sequence steps (SPEC §14, §15). Any number of instances:
+ * retention runs in one at a time (advisory lock), fan-out and steps are durable jobs in Postgres
+ * shared through leases (SKIP LOCKED). Their emails take the send path of POST /emails/send
+ * (outgoing_emails, then email.queued; the sender does the rest).
+ */
+export function startWorker(ctx: RuntimeContext): void {
+  const { config, logger, pool, publicUrl } = ctx;
+  const retention = createRetentionJob({
+    pool,
+    ch: ctx.ch!,
+    now: () => new Date(),
+    defaultRetentionDays: config.retentionDays,
+    keyring: ctx.keyring,
+    logger,
+  });
+  retention.start();
+  ctx.onClose('retention-job', async () => retention.stop());
+  const bulk = {
+    pool,
+    mailer: outgoingMailer(pool, streamOf(ctx)),
+    now: () => new Date(),
+    publicUrl,
+    trackingSecret: ctx.trackingSecret!,
+    logger,
+  };
+  const fanout = createCampaignFanout(bulk);
+  const sequences = createSequenceScheduler(bulk);
+  fanout.start();
+  sequences.start();
+  ctx.onClose('campaign-fanout', () => fanout.stop());
+  ctx.onClose('sequence-scheduler', () => sequences.stop());
+}
