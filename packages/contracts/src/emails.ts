@@ -4,6 +4,7 @@ import { attachmentMetaSchema, attachmentsSchema } from './attachments.js';
 import { EVENT_TYPES } from './events.js';
 import { emailLogEntrySchema } from './http.js';
 import { idSchema } from './ids.js';
+import { emailStatusSchema } from './status.js';
 
 /**
  * Sending (SPEC §11): the bodies and answers of `POST /emails/send|batch`, `GET /emails/:id`,
@@ -14,6 +15,8 @@ import { idSchema } from './ids.js';
 export const MAX_CONTENT_BYTES = 256 * 1024;
 export const MAX_BATCH = 100;
 export const MAX_CC = 50;
+/** Most addresses of one message: to + cc + bcc (SPEC §22). */
+export const MAX_RECIPIENTS = 50;
 /** `scheduledAt` may be at most this far ahead. */
 export const MAX_SCHEDULE_AHEAD_MS = 30 * 86_400_000;
 export const IDEMPOTENCY_KEY_MAX = 256;
@@ -82,6 +85,99 @@ const addressList = (field: string) =>
     .array(address(`${field}[]`), { error: `${field} must be an array of email addresses` })
     .max(MAX_CC, { error: `${field} must have at most ${MAX_CC} addresses` });
 
+/**
+ * `to` (SPEC §22): one address, or an array of 1..50 (Resend's form). Kept as given: a string stays
+ * a string, so what was sent before arrays reads the same; `recipientsOf` gives the list.
+ */
+export const toSchema = z.union(
+  [
+    address('to'),
+    z
+      .array(address('to[]'), { error: 'to must be an email address or an array of email addresses' })
+      // At most 50 with cc and bcc: the body's check counts them together.
+      .min(1, { error: 'to must have at least 1 address' }),
+  ],
+  { error: 'to must be an email address or an array of email addresses' },
+);
+export type To = z.infer<typeof toSchema>;
+
+/** The `to` recipients of a message as a list (`to` first); a stored `to` that is neither gives []. */
+export function recipientsOf(to: unknown): string[] {
+  if (typeof to === 'string') return [to];
+  return Array.isArray(to) ? to.filter((a): a is string => typeof a === 'string') : [];
+}
+
+/**
+ * Every recipient of a message, each once (compared lowercased, the first spelling kept), in the
+ * order to, cc, bcc, with its kind: the envelope of the message (SPEC §22).
+ */
+export function envelopeOf(message: {
+  to?: unknown;
+  cc?: unknown;
+  bcc?: unknown;
+}): { address: string; kind: 'to' | 'cc' | 'bcc' }[] {
+  const seen = new Set<string>();
+  const out: { address: string; kind: 'to' | 'cc' | 'bcc' }[] = [];
+  const add = (list: string[], kind: 'to' | 'cc' | 'bcc') => {
+    for (const entry of list) {
+      const address = parseMailbox(entry)?.address ?? entry.trim();
+      const key = address.toLowerCase();
+      if (key === '' || seen.has(key)) continue;
+      seen.add(key);
+      out.push({ address, kind });
+    }
+  };
+  add(recipientsOf(message.to), 'to');
+  add(recipientsOf(message.cc), 'cc');
+  add(recipientsOf(message.bcc), 'bcc');
+  return out;
+}
+
+/**
+ * One tag (SPEC §22): a string, or Resend's `{ name, value }`, stored as `name:value`. Either way
+ * 1..256 characters once stored.
+ */
+const tagSchema = z.union(
+  [
+    z
+      .string({ error: 'tags must be strings or { name, value } objects' })
+      .min(1, { error: 'a tag must not be empty' })
+      .max(256, { error: 'a tag must be at most 256 characters' }),
+    z.strictObject({
+      name: z
+        .string({ error: 'a tag name must be a string' })
+        .min(1, { error: 'a tag name must not be empty' })
+        .max(256, { error: 'a tag name must be at most 256 characters' }),
+      value: z
+        .string({ error: 'a tag value must be a string' })
+        .max(256, { error: 'a tag value must be at most 256 characters' }),
+    }),
+  ],
+  { error: 'tags must be strings or { name, value } objects' },
+);
+
+/** `tags` of a send (and a campaign): strings or `{ name, value }`, at most 50; read as strings. */
+export const tagsSchema = z
+  .array(tagSchema, { error: 'tags must be an array of strings or { name, value } objects' })
+  .max(50, { error: 'tags must have at most 50 items' })
+  .superRefine((tags, ctx) => {
+    for (const [i, tag] of tags.entries())
+      if (tagText(tag).length > 256)
+        ctx.addIssue({
+          code: 'custom',
+          path: [i],
+          message: 'a tag name:value must be at most 256 characters',
+        });
+  });
+
+/** One tag as stored: a string as it is, Resend's `{ name, value }` as `name:value`. */
+export const tagText = (tag: string | { name: string; value: string }): string =>
+  typeof tag === 'string' ? tag : `${tag.name}:${tag.value}`;
+
+/** Tags as stored (strings), from what a caller gave (SPEC §22). */
+export const tagTexts = (tags: readonly (string | { name: string; value: string })[]): string[] =>
+  tags.map(tagText);
+
 /** Headers a caller may not set: Tern writes them (or they are recipients in disguise). */
 export const RESERVED_HEADERS = new Set([
   'from',
@@ -143,7 +239,7 @@ const utf8 = (s: string | undefined) => (s === undefined ? 0 : Buffer.byteLength
 export const sendEmailBodySchema = z
   .strictObject({
     from: mailbox('from'),
-    to: address('to'),
+    to: toSchema,
     cc: addressList('cc').optional(),
     bcc: addressList('bcc').optional(),
     replyTo: address('replyTo').optional(),
@@ -157,10 +253,7 @@ export const sendEmailBodySchema = z
     text: z.string().optional(),
     templateId: idSchema('templateId').optional(),
     variables: variablesSchema.optional(),
-    tags: z
-      .array(z.string().min(1).max(256), { error: 'tags must be an array of strings' })
-      .max(50, { error: 'tags must have at most 50 items' })
-      .optional(),
+    tags: tagsSchema.optional(),
     headers: headersSchema.optional(),
     scheduledAt: z.iso
       .datetime({ offset: true, error: 'scheduledAt must be an ISO 8601 timestamp' })
@@ -169,6 +262,14 @@ export const sendEmailBodySchema = z
     attachments: attachmentsSchema.optional(),
   })
   .superRefine((body, ctx) => {
+    const recipients = recipientsOf(body.to).length + (body.cc?.length ?? 0) + (body.bcc?.length ?? 0);
+    if (recipients > MAX_RECIPIENTS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['to'],
+        message: `to, cc and bcc must have at most ${MAX_RECIPIENTS} addresses together (got ${recipients})`,
+      });
+    }
     if (body.templateId === undefined) {
       if (body.subject === undefined) {
         ctx.addIssue({
@@ -201,7 +302,7 @@ export const sendEmailBodySchema = z
   })
   .meta({
     description:
-      'One email to one recipient. Needs `subject` and `html` or `text`, or a `templateId` rendered with `variables`.',
+      'One message (one email id) to 1..50 addresses (`to` + `cc` + `bcc`). Needs `subject` and `html` or `text`, or a `templateId` rendered with `variables`.',
     examples: [
       {
         from: 'Acme <hello@acme.test>',
@@ -210,9 +311,28 @@ export const sendEmailBodySchema = z
         html: '<p>Hi there</p>',
         tags: ['welcome'],
       },
+      {
+        from: 'Acme <billing@acme.test>',
+        to: ['ada@example.com', 'bob@example.com'],
+        cc: ['accounts@example.com'],
+        bcc: ['archive@acme.test'],
+        subject: 'Your invoice',
+        text: 'Attached.',
+        tags: [{ name: 'category', value: 'invoice' }],
+      },
     ],
   });
 export type SendEmailBody = z.infer<typeof sendEmailBodySchema>;
+/** The body as a caller writes it (`tags` may be `{ name, value }`): what the SDK takes. */
+export type SendEmailInput = z.input<typeof sendEmailBodySchema>;
+/** The body with its tags as stored (strings): what `outgoing_emails.message` holds. */
+export type NormalizedSendEmailBody = Omit<SendEmailBody, 'tags'> & { tags?: string[] };
+
+/** The body as stored: Resend-style tags written `name:value` (SPEC §22). */
+export function normalizeSendBody(body: SendEmailBody): NormalizedSendEmailBody {
+  const { tags, ...rest } = body;
+  return tags === undefined ? rest : { ...rest, tags: tagTexts(tags) };
+}
 
 const EMAIL_ID = 'em_3kT9qLm2ZxV7bN4cR8sW1yPd';
 
@@ -258,9 +378,23 @@ export const emailTimelineEventSchema = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 
+/**
+ * One recipient of an email and its own last outcome (SPEC §22): the fold of the email's events
+ * that name it or name no recipient (docs/sending.md § "Several recipients").
+ */
+export const emailRecipientSchema = z.object({
+  email: z.string(),
+  type: z.enum(['to', 'cc', 'bcc']),
+  status: emailStatusSchema,
+});
+export type EmailRecipient = z.infer<typeof emailRecipientSchema>;
+
 /** `GET /emails/:id`: the log entry plus its details and its timeline, oldest event first. */
 export const emailDetailSchema = emailLogEntrySchema
   .extend({
+    /** Every `to` (the log entry's `toEmail` is the first). */
+    to: z.array(z.string()),
+    recipients: z.array(emailRecipientSchema),
     from: z.string().nullable(),
     cc: z.array(z.string()),
     bcc: z.array(z.string()),
@@ -284,6 +418,8 @@ export const emailDetailSchema = emailLogEntrySchema
         messageId: `<${EMAIL_ID}@tern.example.com>`,
         createdAt: '2026-06-15T12:00:00.000Z',
         tags: ['welcome'],
+        to: ['delivered@sandbox.test'],
+        recipients: [{ email: 'delivered@sandbox.test', type: 'to', status: 'DELIVERED' }],
         from: 'Acme <hello@acme.test>',
         cc: [],
         bcc: [],
@@ -311,7 +447,8 @@ export type EmailDetail = z.infer<typeof emailDetailSchema>;
 export const renderedMessageSchema = z.object({
   messageId: z.string(),
   from: z.string(),
-  to: z.string(),
+  /** As the send gave it: one address, or the list (SPEC §22). */
+  to: z.union([z.string(), z.array(z.string())]),
   cc: z.array(z.string()),
   bcc: z.array(z.string()),
   replyTo: z.string().nullable(),

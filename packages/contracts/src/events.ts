@@ -45,6 +45,16 @@ export const emailQueuedSealedData = emailQueuedData.omit({ toEmail: true, subje
   sealed: sealedFieldsSchema,
 });
 
+/**
+ * The one recipient an outcome is about, when the message had several (SPEC §22): a DSN's
+ * Final-Recipient, a provider's bounced recipient, an address suppressed out of the envelope.
+ * Absent: the outcome is the whole message's. Personal: sealed under that recipient's own key
+ * (`packages/privacy`), so erasing it erases this too; reads `[erased]` then (`ERASED_TEXT`).
+ */
+const recipientField = z
+  .union([z.email().max(320), z.literal('[erased]')], { error: 'recipient must be an email address' })
+  .optional();
+
 export const emailSentData = z.strictObject({
   provider: nonEmpty('provider', 128),
   messageId: nonEmpty('messageId', 998),
@@ -54,8 +64,12 @@ export const emailSentData = z.strictObject({
    */
   providerMessageId: z.string().min(1).max(998).optional(),
 });
-export const emailDelayedData = z.strictObject({ reason: z.string().max(2000).optional() });
+export const emailDelayedData = z.strictObject({
+  reason: z.string().max(2000).optional(),
+  recipient: recipientField,
+});
 export const emptyData = z.strictObject({}).optional().default({});
+export const emailDeliveredData = z.strictObject({ recipient: recipientField });
 /**
  * `smtpStatus`: the enhanced status code of the bounce (RFC 3463, e.g. `5.1.1`) or the reply code
  * a provider reports; `diagnostic`: the remote server's own words (a DSN's `Diagnostic-Code`,
@@ -66,9 +80,13 @@ export const emailBouncedData = z.strictObject({
   reason: z.string().max(2000).optional(),
   smtpStatus: z.string().min(1, { error: 'smtpStatus must not be empty' }).max(32).optional(),
   diagnostic: z.string().max(2000).optional(),
+  recipient: recipientField,
 });
 export const emailFailedData = z.strictObject({ reason: nonEmpty('reason', 2000) });
-export const emailSuppressedData = z.strictObject({ reason: nonEmpty('reason', 2000) });
+export const emailSuppressedData = z.strictObject({
+  reason: nonEmpty('reason', 2000),
+  recipient: recipientField,
+});
 /**
  * `bot: true` — a known link scanner or prefetcher (SPEC §11): kept on the timeline, never counted.
  * `machine: true` — an open no person made (Apple Mail Privacy Protection's prefetch, a security
@@ -84,7 +102,10 @@ export const emailClickedData = z.strictObject({
   userAgent: z.string().max(1000).optional(),
   bot: z.boolean().optional(),
 });
-export const emailComplainedData = z.strictObject({ feedbackType: z.string().max(200).optional() });
+export const emailComplainedData = z.strictObject({
+  feedbackType: z.string().max(200).optional(),
+  recipient: recipientField,
+});
 
 const envelope = {
   id: idSchema('id'),
@@ -99,7 +120,7 @@ const event = <T extends string, D extends z.ZodType>(type: T, data: D) =>
 export const emailQueued = event('email.queued', emailQueuedData);
 export const emailSent = event('email.sent', emailSentData);
 export const emailDelayed = event('email.delayed', emailDelayedData.optional().default({}));
-export const emailDelivered = event('email.delivered', emptyData);
+export const emailDelivered = event('email.delivered', emailDeliveredData.optional().default({}));
 export const emailBounced = event('email.bounced', emailBouncedData);
 export const emailFailed = event('email.failed', emailFailedData);
 export const emailSuppressed = event('email.suppressed', emailSuppressedData);
@@ -323,11 +344,12 @@ function isAbsent(item: unknown, path: readonly string[]): boolean {
  */
 type FieldRule =
   | { kind: 'string'; max: number; min?: 1 }
-  | { kind: 'id' | 'email' | 'timestamp' | 'tags' | 'bool' | 'bounceType' };
+  | { kind: 'id' | 'email' | 'timestamp' | 'tags' | 'bool' | 'bounceType' | 'recipient' };
 
 const text = (max: number, min?: 1): FieldRule =>
   min ? { kind: 'string', max, min } : { kind: 'string', max };
 const USER_AGENT = text(1000);
+const RECIPIENT: [FieldRule, boolean] = [{ kind: 'recipient' }, false];
 
 /** `data` fields per event type: `[rule, required]`. */
 export const CANONICAL_DATA_FIELDS: Readonly<
@@ -347,16 +369,17 @@ export const CANONICAL_DATA_FIELDS: Readonly<
     messageId: [text(998, 1), true],
     providerMessageId: [text(998, 1), false],
   },
-  'email.delayed': { reason: [text(2000), false] },
-  'email.delivered': {},
+  'email.delayed': { reason: [text(2000), false], recipient: RECIPIENT },
+  'email.delivered': { recipient: RECIPIENT },
   'email.bounced': {
     bounceType: [{ kind: 'bounceType' }, true],
     reason: [text(2000), false],
     smtpStatus: [text(32, 1), false],
     diagnostic: [text(2000), false],
+    recipient: RECIPIENT,
   },
   'email.failed': { reason: [text(2000, 1), true] },
-  'email.suppressed': { reason: [text(2000, 1), true] },
+  'email.suppressed': { reason: [text(2000, 1), true], recipient: RECIPIENT },
   'email.cancelled': {},
   'email.opened': {
     userAgent: [USER_AGENT, false],
@@ -368,7 +391,7 @@ export const CANONICAL_DATA_FIELDS: Readonly<
     userAgent: [USER_AGENT, false],
     bot: [{ kind: 'bool' }, false],
   },
-  'email.complained': { feedbackType: [text(200), false] },
+  'email.complained': { feedbackType: [text(200), false], recipient: RECIPIENT },
 };
 
 /** The `data` of an event type as consumers read it. */
@@ -386,15 +409,15 @@ type DataOf<T extends EventType> = Extract<DeliveryEvent, { type: T }>['data'];
 export const PERSONAL_FIELDS: { readonly [T in EventType]: readonly (keyof DataOf<T> & string)[] } = {
   'email.queued': ['toEmail', 'subject'],
   'email.sent': [],
-  'email.delayed': ['reason'],
-  'email.delivered': [],
-  'email.bounced': ['reason', 'diagnostic'],
+  'email.delayed': ['reason', 'recipient'],
+  'email.delivered': ['recipient'],
+  'email.bounced': ['reason', 'diagnostic', 'recipient'],
   'email.failed': ['reason'],
-  'email.suppressed': ['reason'],
+  'email.suppressed': ['reason', 'recipient'],
   'email.cancelled': [],
   'email.opened': ['userAgent'],
   'email.clicked': ['url', 'userAgent'],
-  'email.complained': [],
+  'email.complained': ['recipient'],
 };
 
 /**
@@ -403,6 +426,18 @@ export const PERSONAL_FIELDS: { readonly [T in EventType]: readonly (keyof DataO
  * field of another type; an optional one is left out.
  */
 export const ERASED_TEXT = '[erased]';
+
+/**
+ * What personal field `name` of event `type` reads once its key is gone: null for email.queued's,
+ * `[erased]` for a required field, undefined (left out) for an optional one. An outcome that
+ * named one recipient of several keeps `recipient: "[erased]"` (the sealer leaves that marker in
+ * clear), so it never reads as the whole message's (SPEC §22).
+ */
+export function erasedValueOf(type: string, name: string): string | null | undefined {
+  if (type === 'email.queued') return null;
+  if (CANONICAL_DATA_FIELDS[type as EventType]?.[name]?.[1]) return ERASED_TEXT;
+  return undefined;
+}
 
 /** The personal fields of `type` (none for a type that is no delivery event). */
 export const personalFieldsOf = (type: string): readonly string[] =>
@@ -435,6 +470,10 @@ function fieldOk(rule: FieldRule, value: unknown): boolean {
       return typeof value === 'boolean';
     case 'bounceType':
       return value === 'hard' || value === 'soft';
+    case 'recipient':
+      return (
+        value === ERASED_TEXT || (typeof value === 'string' && value.length <= 320 && EMAIL_RE.test(value))
+      );
     case 'tags':
       return (
         Array.isArray(value) &&

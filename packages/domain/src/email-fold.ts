@@ -62,7 +62,18 @@ export type EmailState = {
    * §21): kept apart from `openCount`. States stored before this field lack it: read with `?? 0`.
    */
   machineOpenCount: number;
+  /**
+   * Complaints that name one recipient of several (SPEC §22): counted in `complaintCount`, but
+   * the address the projector suppresses is the named one, not `toEmail`. Read with `?? 0`.
+   */
+  namedComplaintCount?: number;
 };
+
+/** The one recipient (of several) an event is about, or undefined when it is the whole message's (SPEC §22). */
+export function recipientOf(event: DeliveryEvent): string | undefined {
+  const data = event.data as { recipient?: unknown } | undefined;
+  return typeof data?.recipient === 'string' ? data.recipient : undefined;
+}
 
 export function initialEmailState(tenantId: string, emailId: string): EmailState {
   return {
@@ -207,15 +218,18 @@ export function evolve(state: EmailState, event: DeliveryEvent): EmailState {
     case 'email.delivered':
       return withStatus(state, 'DELIVERED', at);
     case 'email.bounced': {
+      // The email's status is the fold of all its events, whichever recipient they name (SPEC
+      // §22, docs/sending.md); `hardBounced` is the whole message's (its `toEmail`'s) only.
       const bounced = withStatus(state, 'BOUNCED', at);
-      return event.data.bounceType === 'hard' && !state.hardBounced
+      return event.data.bounceType === 'hard' && !state.hardBounced && recipientOf(event) === undefined
         ? { ...bounced, hardBounced: true }
         : bounced;
     }
     case 'email.failed':
       return withStatus(state, 'FAILED', at);
     case 'email.suppressed':
-      return withStatus(state, 'SUPPRESSED', at);
+      // One address of several taken out of the envelope: the message still goes to the others.
+      return recipientOf(event) === undefined ? withStatus(state, 'SUPPRESSED', at) : state;
     case 'email.cancelled':
       return withStatus(state, 'CANCELLED', at);
     // A scanner's open or click (bot: true) stays on the timeline but is not a human one; a
@@ -226,7 +240,13 @@ export function evolve(state: EmailState, event: DeliveryEvent): EmailState {
     case 'email.clicked':
       return event.data.bot ? state : { ...state, clickCount: state.clickCount + 1 };
     case 'email.complained':
-      return { ...state, complaintCount: state.complaintCount + 1 };
+      return recipientOf(event) === undefined
+        ? { ...state, complaintCount: state.complaintCount + 1 }
+        : {
+            ...state,
+            complaintCount: state.complaintCount + 1,
+            namedComplaintCount: (state.namedComplaintCount ?? 0) + 1,
+          };
     default: {
       const _exhaustive: never = event;
       throw new Error(`unknown event type: ${JSON.stringify(_exhaustive)}`);

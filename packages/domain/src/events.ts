@@ -87,21 +87,38 @@ export interface AttemptEvents {
 }
 
 /**
+ * The one recipient of several an outcome is about (SPEC §22): its address (the event's
+ * `recipient`) and its place in the message's envelope (`slot`, in the event id: an id never
+ * holds an address).
+ */
+export interface OneRecipient {
+  recipient: string;
+  slot: number;
+}
+
+/**
  * The sender's outcomes of attempt `attempt` of an email, at `at`: id `<emailId>:a<attempt>:<kind>`
+ * (`…:r<slot>` for the outcome of one recipient of several, `who`)
  * (a redone attempt after a crash appends the same ids), and `occurredAt` spaced by 1 ms in the
  * order they are built, so the timeline keeps the order in which they happened.
  */
-export function attemptEvents(tenantId: string, emailId: string, attempt: number, at: Date): AttemptEvents {
+export function attemptEvents(
+  tenantId: string,
+  emailId: string,
+  attempt: number,
+  at: Date,
+  who?: OneRecipient,
+): AttemptEvents {
   const base = at.getTime();
   let n = 0;
   const make = <T extends EventType>(type: T, data: Record<string, unknown>): DeliveryEvent =>
     ({
-      id: `${emailId}:a${attempt}:${type.slice('email.'.length)}`,
+      id: `${emailId}:a${attempt}:${type.slice('email.'.length)}${who ? `:r${who.slot}` : ''}`,
       type,
       tenantId,
       emailId,
       occurredAt: new Date(base + n++).toISOString(),
-      data,
+      data: who ? { ...data, recipient: who.recipient } : data,
     }) as DeliveryEvent;
   return {
     sent: (data) =>
@@ -184,13 +201,15 @@ export interface FeedbackEvents {
  * Events of one piece of delivery feedback (a DSN's recipient, an ARF report, a provider's
  * notification) about an email: id `<emailId>:fb:<sourceId>:<kind>`, where `sourceId` is derived
  * from the feedback itself (a hash of the report and the recipient, the provider's event id), so
- * the same report delivered twice is one event for the projector.
+ * the same report delivered twice is one event for the projector. `recipient`: the one recipient
+ * of several the feedback is about (SPEC §22; `sourceId` must then differ per recipient).
  */
 export function feedbackEvents(
   tenantId: string,
   emailId: string,
   sourceId: string,
   at: Date,
+  recipient?: string,
 ): FeedbackEvents {
   const make = (type: EventType, data: Record<string, unknown>): DeliveryEvent =>
     checked({
@@ -199,7 +218,7 @@ export function feedbackEvents(
       tenantId,
       emailId,
       occurredAt: at.toISOString(),
-      data,
+      data: recipient !== undefined ? { ...data, recipient } : data,
     } as DeliveryEvent);
   return {
     delivered: () => make('email.delivered', {}),

@@ -13,5 +13,5 @@ export {
   type SealedFields,
   type SealItem,
 } from './keyring.js';
-export { SCRUB_SPEC, scrubbedData, withoutCopies } from './scrub.js';
+export { hasRecipients, SCRUB_SPEC, scrubbedData, withoutCopies } from './scrub.js';
 export { createSealer, SEALED_FIELDS, sealedEventStream } from './sealer.js';

@@ -81,6 +81,13 @@ export interface Keyring {
    */
   sealMany(items: readonly SealItem[]): Promise<Sealed[]>;
   /**
+   * Seals an outcome about one of an email's several recipients (SPEC §22) under THAT recipient's
+   * (tenant, recipient, month) key, created when missing, without making it the email's key
+   * (`email_keys` keeps the first `to`'s): erasing the recipient makes it unreadable, erasing
+   * another recipient of the email does not.
+   */
+  sealForRecipients(items: readonly SealItem[]): Promise<Sealed[]>;
+  /**
    * Seals fields of events that follow an email's `email.queued` (a bounce's diagnostic, a clicked
    * URL): under the key that email.queued was sealed under (found by the email, `email_keys`).
    * Never creates a key: null when the email is unknown or its key is gone (erased, past
@@ -340,6 +347,20 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     );
   }
 
+  async function sealForRecipients(items: readonly SealItem[]): Promise<Sealed[]> {
+    if (items.length === 0) return [];
+    const refs = items.map((i) => ({
+      tenantId: i.tenantId,
+      rh: recipientHash(i.tenantId, i.email),
+      p: periodOf(i.at),
+    }));
+    const keys = await keysForSeal(refs);
+    const ivs = randomBytes(12 * items.length);
+    return items.map((item, n) =>
+      sealWith(keys, refs[n]!, item.emailId, item.fields, ivs.subarray(12 * n, 12 * n + 12)),
+    );
+  }
+
   function sealWith(
     keys: Map<string, Buffer>,
     { tenantId, rh, p }: KeyRef,
@@ -424,6 +445,7 @@ export function createKeyring(opts: KeyringOptions): Keyring {
   return {
     recipientHash,
     sealMany,
+    sealForRecipients,
     sealForEmails,
     openMany,
 

@@ -1,4 +1,4 @@
-import { CANONICAL_DATA_FIELDS, ERASED_TEXT, EVENT_TYPES, PERSONAL_FIELDS } from '@tern/contracts';
+import { ERASED_TEXT, EVENT_TYPES, erasedValueOf, PERSONAL_FIELDS, recipientsOf } from '@tern/contracts';
 
 /**
  * Per event type, the personal fields an erasure removes and what it writes in their place
@@ -11,8 +11,8 @@ export const SCRUB_SPEC: Record<string, { remove: string[]; set: Record<string, 
       const names: readonly string[] = PERSONAL_FIELDS[type];
       const set: Record<string, string | null> = {};
       for (const name of names) {
-        if (type === 'email.queued') set[name] = null;
-        else if (CANONICAL_DATA_FIELDS[type][name]?.[1]) set[name] = ERASED_TEXT;
+        const v = erasedValueOf(type, name);
+        if (v !== undefined) set[name] = v;
       }
       return [type, { remove: [...names], set }];
     }),
@@ -23,6 +23,8 @@ export const scrubbedData = (data: string, type: string, spec: string): string =
   `CASE WHEN ${spec}::jsonb ? (${type})
         THEN ((${data}) - ARRAY(SELECT jsonb_array_elements_text(${spec}::jsonb -> (${type}) -> 'remove')))
              || (${spec}::jsonb -> (${type}) -> 'set')
+             -- An outcome that named one recipient still names one, erased (SPEC §22).
+             || CASE WHEN (${data}) ? 'recipient' THEN '{"recipient": "${ERASED_TEXT}"}'::jsonb ELSE '{}'::jsonb END
         ELSE ${data} END`;
 
 /** `entry` (an address, or `Name <address>`) is `address` (lowercased). */
@@ -32,19 +34,23 @@ function namesAddress(entry: unknown, address: string): boolean {
   return e === address || e.endsWith(`<${address}>`);
 }
 
-/** A message (send content or sandbox copy) without the address in its cc, bcc and reply-to; null when it has none. */
+/**
+ * A message (send content or sandbox copy) without the address in its to, cc, bcc and reply-to;
+ * null when it has none there. `to` keeps its form (a string stays one while it names another).
+ */
 export function withoutCopies(
   message: Record<string, unknown>,
   address: string,
 ): Record<string, unknown> | null {
   let changed = false;
   const out = { ...message };
-  for (const field of ['cc', 'bcc'] as const) {
-    const list = message[field];
-    if (!Array.isArray(list)) continue;
+  for (const field of ['to', 'cc', 'bcc'] as const) {
+    const value = message[field];
+    if (typeof value !== 'string' && !Array.isArray(value)) continue;
+    const list = recipientsOf(value);
     const kept = list.filter((entry) => !namesAddress(entry, address));
-    if (kept.length !== list.length) {
-      out[field] = kept;
+    if (kept.length !== list.length || (Array.isArray(value) && kept.length !== value.length)) {
+      out[field] = typeof value === 'string' && kept.length === 1 ? kept[0] : kept;
       changed = true;
     }
   }
@@ -54,3 +60,7 @@ export function withoutCopies(
   }
   return changed ? out : null;
 }
+
+/** Whether a message still has someone to go to. */
+export const hasRecipients = (m: Record<string, unknown>): boolean =>
+  recipientsOf(m.to).length + recipientsOf(m.cc).length + recipientsOf(m.bcc).length > 0;

@@ -1,9 +1,8 @@
 import {
-  CANONICAL_DATA_FIELDS,
   type DeliveryEvent,
   type EmailQueued,
   ERASED_TEXT,
-  type EventType,
+  erasedValueOf,
   type LogEvent,
   PERSONAL_FIELDS,
   personalFieldsOf,
@@ -61,9 +60,15 @@ function withoutPersonal(type: string, data: Record<string, unknown>): Record<st
   return rest;
 }
 
-/** The event as the log holds it: its personal fields taken out of `data`, `sealed` in their place. */
+/**
+ * The event as the log holds it: its personal fields taken out of `data`, `sealed` in their place.
+ * An outcome about one recipient of several keeps `recipient: "[erased]"` in clear — no address,
+ * only the fact that it named one — so once its key is gone it still does not read as the whole
+ * message's (SPEC §22); opened, the sealed address replaces the marker.
+ */
 function withSealed(e: DeliveryEvent, sealed: Sealed): unknown {
-  return { ...e, data: { ...withoutPersonal(e.type, dataOf(e)), sealed } };
+  const named = Object.hasOwn(dataOf(e), 'recipient') ? { recipient: ERASED_TEXT } : {};
+  return { ...e, data: { ...withoutPersonal(e.type, dataOf(e)), ...named, sealed } };
 }
 
 /**
@@ -73,15 +78,22 @@ function withSealed(e: DeliveryEvent, sealed: Sealed): unknown {
 function erasedFields(type: string): Record<string, string | null> {
   const out: Record<string, string | null> = {};
   for (const name of personalFieldsOf(type)) {
-    if (type === 'email.queued') out[name] = null;
-    else if (CANONICAL_DATA_FIELDS[type as EventType]?.[name]?.[1]) out[name] = ERASED_TEXT;
+    const v = erasedValueOf(type, name);
+    if (v !== undefined) out[name] = v;
   }
   return out;
 }
 
+/** The recipient an outcome names (SPEC §22), when it names one in clear: its fields go under that recipient's key. */
+function namedRecipient(fields: Record<string, string | null>): string | null {
+  const r = fields.recipient;
+  return typeof r === 'string' && r !== ERASED_TEXT ? r : null;
+}
+
 /** An event whose email has no key (unknown, erased, past retention): its personal fields are not kept. */
 function withErased(e: DeliveryEvent): unknown {
-  return { ...e, data: { ...withoutPersonal(e.type, dataOf(e)), ...erasedFields(e.type) } };
+  const named = Object.hasOwn(dataOf(e), 'recipient') ? { recipient: ERASED_TEXT } : {};
+  return { ...e, data: { ...withoutPersonal(e.type, dataOf(e)), ...erasedFields(e.type), ...named } };
 }
 
 interface SealedShape {
@@ -122,18 +134,31 @@ export function createSealer(keyring: Keyring): EventSealer {
     async seal(events) {
       const queued: number[] = [];
       const later: { index: number; item: EmailSealItem }[] = [];
+      const named: { index: number; item: SealItem }[] = [];
       for (const [i, e] of events.entries()) {
         if (clearQueued(e)) queued.push(i);
         else {
           const fields = personalOf(e);
-          if (fields)
-            later.push({
+          if (!fields) continue;
+          const emailId = (e as DeliveryEvent).emailId;
+          const recipient = namedRecipient(fields);
+          // An outcome of one of several recipients: under that recipient's own key, so erasing
+          // it erases this and erasing another recipient does not (SPEC §22).
+          if (recipient !== null)
+            named.push({
               index: i,
-              item: { tenantId: e.tenantId, emailId: (e as DeliveryEvent).emailId, fields },
+              item: {
+                tenantId: e.tenantId,
+                emailId,
+                email: recipient,
+                at: new Date((e as DeliveryEvent).occurredAt),
+                fields,
+              },
             });
+          else later.push({ index: i, item: { tenantId: e.tenantId, emailId, fields } });
         }
       }
-      if (queued.length === 0 && later.length === 0) return events;
+      if (queued.length === 0 && later.length === 0 && named.length === 0) return events;
       const out: unknown[] = events.slice();
       // email.queued first: a batch holding an email's email.queued and its bounce seals both.
       if (queued.length > 0) {
@@ -141,6 +166,11 @@ export function createSealer(keyring: Keyring): EventSealer {
           queued.map((i) => sealItem(events[i] as EmailQueued & { data: { toEmail: string } })),
         );
         for (const [n, i] of queued.entries()) out[i] = withSealed(events[i] as DeliveryEvent, sealed[n]!);
+      }
+      if (named.length > 0) {
+        const sealed = await keyring.sealForRecipients(named.map((n) => n.item));
+        for (const [n, { index }] of named.entries())
+          out[index] = withSealed(events[index] as DeliveryEvent, sealed[n]!);
       }
       if (later.length > 0) {
         const sealed = await keyring.sealForEmails(later.map((l) => l.item));

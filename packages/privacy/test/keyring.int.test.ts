@@ -281,4 +281,67 @@ describe('keyring and sealing event log (real Postgres)', () => {
     expect(after[0]!.value).not.toContain('ZoeUA');
     await raw.close();
   });
+
+  it('an outcome naming one recipient of several is sealed under THAT recipient’s key: erasing it erases the outcome, erasing the first `to` does not (SPEC §22)', async () => {
+    const raw = createPostgresEventLog({ pool, table: 'privacy_log_multi' });
+    await raw.ensureSchema();
+    const log = sealedEventStream(raw, keyring);
+    const at = (s: number) => `2026-03-15T11:00:${String(s).padStart(2, '0')}.000Z`;
+    const ev = (id: string, type: string, s: number, data: Record<string, unknown>) =>
+      ({ id, type, tenantId: 't1', emailId: 'em_m1', occurredAt: at(s), data }) as DeliveryEvent;
+    await log.append([
+      queued({ id: 'm1:q', emailId: 'em_m1' }, { toEmail: 'una@example.com', subject: 'For both' }),
+      ev('m1:b', 'email.bounced', 1, {
+        bounceType: 'hard',
+        reason: '550 <duo@example.com> unknown',
+        recipient: 'duo@example.com',
+      }),
+      ev('m1:d', 'email.delivered', 2, { recipient: 'una@example.com' }),
+      ev('m1:f', 'email.delayed', 3, { reason: 'whole message' }),
+    ]);
+    const { rows } = await pool.query<{ value: string }>('SELECT value FROM privacy_log_multi');
+    expect(rows.map((r) => r.value).join('\n')).not.toMatch(/una@|duo@|For both/);
+    const read = async (group: string) => {
+      const seen: Record<string, unknown>[] = [];
+      const consumer = await log.consume({
+        group,
+        fromBeginning: true,
+        handle: async ({ events, deadLetters }) => {
+          expect(deadLetters).toEqual([]);
+          for (const e of events) seen.push({ type: e.type, ...e.data });
+        },
+      });
+      await waitFor(() => seen.length === 4, { timeoutMs: 10_000 });
+      await consumer.stop();
+      return seen;
+    };
+    expect(await read('privacy-multi-1')).toEqual([
+      { type: 'email.queued', toEmail: 'una@example.com', subject: 'For both', tags: ['x'] },
+      {
+        type: 'email.bounced',
+        bounceType: 'hard',
+        reason: '550 <duo@example.com> unknown',
+        recipient: 'duo@example.com',
+      },
+      { type: 'email.delivered', recipient: 'una@example.com' },
+      { type: 'email.delayed', reason: 'whole message' },
+    ]);
+    // Erasing the second recipient: its outcome still names SOME recipient, none in clear.
+    await keyring.eraseKeys('t1', 'duo@example.com');
+    expect(await read('privacy-multi-2')).toEqual([
+      { type: 'email.queued', toEmail: 'una@example.com', subject: 'For both', tags: ['x'] },
+      { type: 'email.bounced', bounceType: 'hard', recipient: '[erased]' },
+      { type: 'email.delivered', recipient: 'una@example.com' },
+      { type: 'email.delayed', reason: 'whole message' },
+    ]);
+    // Erasing the first `to`: the message's fields go, the other recipient's own outcome would stay.
+    await keyring.eraseKeys('t1', 'una@example.com');
+    expect(await read('privacy-multi-3')).toEqual([
+      { type: 'email.queued', toEmail: null, subject: null, tags: ['x'] },
+      { type: 'email.bounced', bounceType: 'hard', recipient: '[erased]' },
+      { type: 'email.delivered', recipient: '[erased]' },
+      { type: 'email.delayed' },
+    ]);
+    await raw.close();
+  });
 });

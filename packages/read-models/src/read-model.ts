@@ -29,8 +29,10 @@ export interface Erasure {
   /** Lowercased, trimmed. */
   address: string;
   recipientHash: string;
-  /** The emails of this recipient (by log entry and by send content). */
+  /** The emails of this recipient (by log entry and by send content, where it is the first `to`). */
   emailIds: readonly string[];
+  /** Other emails whose messages named it (another `to`, a cc, bcc or reply-to; SPEC §22). */
+  mentioned: readonly string[];
 }
 
 /** Whose rows an expiry takes: one tenant's, or every tenant's but those listed (they have their own cut-off). */

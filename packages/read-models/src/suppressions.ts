@@ -1,6 +1,6 @@
-import { AUTOMATIC_SUPPRESSION_REASONS, type DeliveryEvent } from '@tern/contracts';
+import { AUTOMATIC_SUPPRESSION_REASONS, type DeliveryEvent, ERASED_TEXT } from '@tern/contracts';
 import type { FoldedEmail } from '@tern/domain';
-import { type EmailState, emailKey, normaliseTimestamp } from '@tern/domain';
+import { type EmailState, emailKey, normaliseTimestamp, recipientOf } from '@tern/domain';
 import type pg from 'pg';
 import type { PgReadModel } from './read-model.js';
 
@@ -28,8 +28,40 @@ export function newSuppressions(before: EmailState | null, after: EmailState): A
   if (after.hardBounced && !(known && before?.hardBounced === true)) {
     out.push({ tenantId, email, reason: AUTOMATIC_SUPPRESSION_REASONS.bounce, source: 'bounce' });
   }
-  if (after.complaintCount > 0 && !(known && (before?.complaintCount ?? 0) > 0)) {
+  // Complaints naming one recipient of several suppress that one (`namedSuppressions`).
+  const unnamed = (s: EmailState | null | undefined) =>
+    (s?.complaintCount ?? 0) - (s?.namedComplaintCount ?? 0);
+  if (unnamed(after) > 0 && !(known && unnamed(before) > 0)) {
     out.push({ tenantId, email, reason: AUTOMATIC_SUPPRESSION_REASONS.complaint, source: 'complaint' });
+  }
+  return out;
+}
+
+/**
+ * What freshly applied outcomes of ONE recipient of several put on the suppression list (SPEC
+ * §22): the named address of a hard bounce or a complaint. A redelivered event is not applied
+ * again, so it adds nothing twice; an erased recipient (`[erased]`) adds nothing (its keyed hash
+ * suppresses it already).
+ */
+export function namedSuppressions(applied: readonly DeliveryEvent[]): AutomaticSuppression[] {
+  const out: AutomaticSuppression[] = [];
+  for (const e of applied) {
+    const email = recipientOf(e);
+    if (email === undefined || email === ERASED_TEXT) continue;
+    if (e.type === 'email.bounced' && e.data.bounceType === 'hard')
+      out.push({
+        tenantId: e.tenantId,
+        email: email.toLowerCase(),
+        reason: AUTOMATIC_SUPPRESSION_REASONS.bounce,
+        source: 'bounce',
+      });
+    else if (e.type === 'email.complained')
+      out.push({
+        tenantId: e.tenantId,
+        email: email.toLowerCase(),
+        reason: AUTOMATIC_SUPPRESSION_REASONS.complaint,
+        source: 'complaint',
+      });
   }
   return out;
 }
@@ -58,15 +90,18 @@ async function softBounceSuppressions(
   applied: readonly DeliveryEvent[],
   emails: readonly FoldedEmail[],
 ): Promise<AutomaticSuppression[]> {
-  const softs = applied.filter((e) => e.type === 'email.bounced' && e.data.bounceType === 'soft');
+  const softs = applied.filter(
+    (e) => e.type === 'email.bounced' && e.data.bounceType === 'soft' && recipientOf(e) !== ERASED_TEXT,
+  );
   if (softs.length === 0) return [];
-  const recipientOf = new Map<string, string>();
+  const toOf = new Map<string, string>();
   for (const { after: state } of emails) {
     const to = state.queued?.toEmail;
-    if (to) recipientOf.set(emailKey(state.tenantId, state.emailId), to.toLowerCase());
+    if (to) toOf.set(emailKey(state.tenantId, state.emailId), to.toLowerCase());
   }
   const rows = softs.flatMap((e) => {
-    const email = recipientOf.get(emailKey(e.tenantId, e.emailId));
+    // One recipient of several: its own address (SPEC §22); else the email's.
+    const email = recipientOf(e)?.toLowerCase() ?? toOf.get(emailKey(e.tenantId, e.emailId));
     return email ? [{ t: e.tenantId, e: email, id: e.id, at: normaliseTimestamp(e.occurredAt) }] : [];
   });
   if (rows.length === 0) return [];
@@ -119,6 +154,7 @@ export const suppressionList: PgReadModel = {
   tables: ['suppressions', 'soft_bounces'],
   async apply(client, { applied, folded }) {
     const suppressions = folded.emails.flatMap(({ before, after }) => newSuppressions(before, after));
+    suppressions.push(...namedSuppressions(applied));
     suppressions.push(...(await softBounceSuppressions(client, applied, folded.emails)));
     if (suppressions.length === 0) return;
     // In this transaction, and never twice (ON CONFLICT): a redelivered or replayed batch adds

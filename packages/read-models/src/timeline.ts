@@ -15,12 +15,18 @@ export const timeline: PgReadModel = {
   rebuild: 'truncate',
   tables: ['email_events', 'processed_events'],
   emailContent: [{ table: 'email_events', id: 'email_id', at: 'occurred_at', only: null }],
-  async eraseRecipient(client, { tenantId, emailIds }) {
-    // Every event's personal fields, as listed next to the event contracts.
+  async eraseRecipient(client, { tenantId, address, emailIds, mentioned }) {
+    // Every event's personal fields, as listed next to the event contracts: of this recipient's
+    // emails, the events of the whole message and those naming it (another recipient's own outcomes
+    // are sealed under that recipient's key and stay); of the other emails naming it, the events
+    // naming it (SPEC §22).
     const r = await client.query(
       `UPDATE email_events SET data = ${scrubbedData('data', 'type', '$3')}
-        WHERE tenant_id = $1 AND email_id = ANY($2::text[]) AND data IS DISTINCT FROM ${scrubbedData('data', 'type', '$3')}`,
-      [tenantId, emailIds, SCRUB_SPEC],
+        WHERE tenant_id = $1
+          AND ((email_id = ANY($2::text[]) AND (NOT (data ? 'recipient') OR lower(data->>'recipient') = $4))
+               OR (email_id = ANY($5::text[]) AND lower(data->>'recipient') = $4))
+          AND data IS DISTINCT FROM ${scrubbedData('data', 'type', '$3')}`,
+      [tenantId, emailIds, SCRUB_SPEC, address, mentioned],
     );
     return { timelineEvents: r.rowCount ?? 0 };
   },
@@ -84,9 +90,14 @@ export async function timelineOf(
   db: pg.Pool | pg.ClientBase,
   tenantId: string,
   emailId: string,
-): Promise<{ type: string; occurred_at: Date; data: Record<string, unknown> }[]> {
-  const { rows } = await db.query<{ type: string; occurred_at: Date; data: Record<string, unknown> }>(
-    `SELECT type, occurred_at, data FROM email_events WHERE tenant_id = $1 AND email_id = $2
+): Promise<{ event_id: string; type: string; occurred_at: Date; data: Record<string, unknown> }[]> {
+  const { rows } = await db.query<{
+    event_id: string;
+    type: string;
+    occurred_at: Date;
+    data: Record<string, unknown>;
+  }>(
+    `SELECT event_id, type, occurred_at, data FROM email_events WHERE tenant_id = $1 AND email_id = $2
       ORDER BY occurred_at, event_id COLLATE "C"`,
     [tenantId, emailId],
   );

@@ -6,7 +6,7 @@ import type {
   ImportResult as ContractImportResult,
   LogsMeta as ContractLogsMeta,
   LogsResponse as ContractLogsResponse,
-  SendEmailBody as ContractSendEmailBody,
+  SendEmailInput as ContractSendEmailInput,
   Webhook as ContractWebhook,
   WebhookDelivery as ContractWebhookDelivery,
   WebhookReplay as ContractWebhookReplay,
@@ -93,8 +93,11 @@ export interface RequestOptions {
 export interface SendEmailParams {
   /** `addr@example.com` or `Name <addr@example.com>`. */
   from: string;
-  /** One recipient: every status is this address's. */
-  to: string;
+  /**
+   * One address or 1..50 (to + cc + bcc ≤ 50): one message, one email id. The log entry's
+   * `toEmail` is the first; `getEmail` gives each recipient's own outcome.
+   */
+  to: string | string[];
   cc?: string[];
   bcc?: string[];
   replyTo?: string;
@@ -103,7 +106,8 @@ export interface SendEmailParams {
   text?: string;
   templateId?: string;
   variables?: Record<string, string | number | boolean | null>;
-  tags?: string[];
+  /** Strings, or Resend's `{ name, value }` (stored as `name:value`); at most 50. */
+  tags?: (string | { name: string; value: string })[];
   headers?: Record<string, string>;
   /** ISO 8601, in the future and at most 30 days ahead. */
   scheduledAt?: string;
@@ -128,8 +132,19 @@ export interface CancelEmailResponse {
   status: 'CANCELLED';
 }
 
+/** One recipient of an email and its own last outcome. */
+export interface EmailRecipient {
+  email: string;
+  type: 'to' | 'cc' | 'bcc';
+  status: EmailStatus;
+}
+
 /** `GET /emails/:id`: the log entry, the send's details and its timeline (oldest first). */
 export interface EmailDetail extends EmailLogEntry {
+  /** Every `to` address (`toEmail` is the first). */
+  to: string[];
+  /** Every recipient (to, cc, bcc) with its own last outcome; an erased address is not listed. */
+  recipients: EmailRecipient[];
   from: string | null;
   cc: string[];
   bcc: string[];
@@ -154,7 +169,7 @@ type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B 
 type Assert<T extends true> = T;
 
 type _ContractChecks = [
-  Assert<Equals<SendEmailParams, ContractSendEmailBody>>,
+  Assert<Equals<SendEmailParams, ContractSendEmailInput>>,
   Assert<Equals<Contact, ContractContact>>,
   Assert<Equals<ImportContactsResult, ContractImportResult>>,
   Assert<Equals<ErasureResult, ContractErasureResult>>,

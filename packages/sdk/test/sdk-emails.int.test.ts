@@ -122,4 +122,89 @@ describe('client.emails', () => {
     expect(error.status).toBe(400);
     expect(error.message).toMatch(/to/);
   });
+
+  it('several recipients (SPEC §22): one id; each recipient its own outcome; a suppressed one dropped and listed SUPPRESSED; Resend-style tags', async () => {
+    const tern = init({ apiKey: key, baseUrl });
+    await world.stores.pool.query(
+      `INSERT INTO suppressions (tenant_id, email, reason, source) VALUES ($1, 'blocked@example.com', 'manual', 'manual')
+       ON CONFLICT DO NOTHING`,
+      [TENANT],
+    );
+    const { id } = await tern.emails.send({
+      ...email,
+      to: ['delivered@sandbox.test', 'bounced@sandbox.test'],
+      cc: ['blocked@example.com'],
+      bcc: ['complained@sandbox.test'],
+      tags: ['plain', { name: 'category', value: 'invoice' }],
+    });
+    const detail = await waitFor(async () => {
+      const d = await tern.emails.get(id);
+      return d.status === 'BOUNCED' && d.events.some((e) => e.type === 'email.complained') ? d : null;
+    });
+    expect(detail).toMatchObject({
+      toEmail: 'delivered@sandbox.test',
+      // The fold of all its events: one recipient bounced.
+      status: 'BOUNCED',
+      tags: ['plain', 'category:invoice'],
+      to: ['delivered@sandbox.test', 'bounced@sandbox.test'],
+      cc: ['blocked@example.com'],
+      bcc: ['complained@sandbox.test'],
+      recipients: [
+        { email: 'delivered@sandbox.test', type: 'to', status: 'DELIVERED' },
+        { email: 'bounced@sandbox.test', type: 'to', status: 'BOUNCED' },
+        { email: 'blocked@example.com', type: 'cc', status: 'SUPPRESSED' },
+        { email: 'complained@sandbox.test', type: 'bcc', status: 'DELIVERED' },
+      ],
+    });
+    // Each outcome names its recipient; the message's own events name none.
+    expect(detail.events.map((e) => [e.type, e.data.recipient])).toEqual(
+      expect.arrayContaining([
+        ['email.queued', undefined],
+        ['email.suppressed', 'blocked@example.com'],
+        ['email.sent', undefined],
+        ['email.bounced', 'bounced@sandbox.test'],
+        ['email.complained', 'complained@sandbox.test'],
+      ]),
+    );
+    // The sandbox got it without the suppressed address; hard bounce and complaint suppress their own address only.
+    const content = await world.app.inject({
+      method: 'GET',
+      url: `/emails/${id}/content`,
+      headers: bearer(key),
+    });
+    expect(content.json()).toMatchObject({ to: ['delivered@sandbox.test', 'bounced@sandbox.test'], cc: [] });
+    const suppressed = await waitFor(async () => {
+      const { rows } = await world.stores.pool.query<{ email: string }>(
+        'SELECT email FROM suppressions WHERE tenant_id = $1 ORDER BY email',
+        [TENANT],
+      );
+      return rows.length === 3 ? rows.map((r) => r.email) : null;
+    });
+    expect(suppressed).toEqual(['blocked@example.com', 'bounced@sandbox.test', 'complained@sandbox.test']);
+  });
+
+  it('bad recipients → 400 with a code, nothing queued: 51 addresses, an empty array, a bad address in the array', async () => {
+    const tern = init({ apiKey: key, baseUrl });
+    const cases: [Parameters<typeof tern.emails.send>[0], RegExp][] = [
+      [{ ...email, to: Array.from({ length: 51 }, (_, i) => `r${i}@example.com`) }, /at most 50/],
+      [
+        { ...email, to: ['a@example.com'], cc: Array.from({ length: 50 }, (_, i) => `c${i}@example.com`) },
+        /together \(got 51\)/,
+      ],
+      [{ ...email, to: [] }, /at least 1/],
+      [{ ...email, to: ['a@example.com', 'not an address'] }, /body\.to\.1/],
+    ];
+    for (const [body, message] of cases) {
+      const error = (await tern.emails.send(body).catch((e: unknown) => e)) as TernApiError;
+      expect(error).toBeInstanceOf(TernApiError);
+      expect(error.status).toBe(400);
+      expect(error.code).toBe('FST_ERR_VALIDATION');
+      expect(error.message).toMatch(message);
+    }
+    const batch = (await tern.emails
+      .batch([email, { ...email, to: [] }])
+      .catch((e: unknown) => e)) as TernApiError;
+    expect(batch.status).toBe(400);
+    expect(batch.message).toMatch(/body\.1\.to/);
+  });
 });

@@ -1,4 +1,4 @@
-import { withoutCopies } from '@tern/privacy';
+import { hasRecipients, withoutCopies } from '@tern/privacy';
 import type pg from 'pg';
 import { deleteAttachments } from './attachments.js';
 
@@ -44,69 +44,105 @@ export const sendNotFinalSql = (alias: string, id: string): string =>
   `EXISTS (SELECT 1 FROM outgoing_emails o WHERE o.tenant_id = ${alias}.tenant_id AND o.id = ${alias}.${id}
               AND o.state NOT IN ('done', 'cancelled'))`;
 
-/** The tenant's sends to this address (lowercased), by content: a recipient may be written `Name <address>`. */
+/** The tenant's sends to this address (lowercased) as their (first) `to`, by content: a recipient may be written `Name <address>`. */
 export async function sendIdsTo(client: pg.ClientBase, tenantId: string, address: string): Promise<string[]> {
   const { rows } = await client.query<{ id: string }>(
     `SELECT id FROM outgoing_emails
       WHERE tenant_id = $1
-        AND (lower(message->>'to') = $2 OR lower(message->>'to') LIKE '%<' || $2 || '>')`,
+        AND (lower(message->>'to') = $2 OR lower(message->>'to') LIKE '%<' || $2 || '>'
+             OR lower(message->'to'->>0) = $2 OR lower(message->'to'->>0) LIKE '%<' || $2 || '>')`,
     [tenantId, address],
   );
   return rows.map((r) => r.id);
 }
 
 /**
- * Scrubs the sends and sandbox copies of an erased recipient (`emailIds`), in the erasure's
- * transaction: the content of a send is what the sender would hand to a provider, so a send still
- * due finds `erased` and ends as suppressed (services/sender); sandbox copies go. Then the address
- * is taken out of the cc, bcc and reply-to of the tenant's other mail. Answers the sandbox
- * messages deleted.
+ * Scrubs the sends and sandbox copies of an erased recipient, in the erasure's transaction (SPEC
+ * §14, §22: per address). First the address leaves every message of the tenant naming it (to, cc,
+ * bcc, reply-to): a message to several people stays theirs; one left with no recipient loses its
+ * content. Then a send of the recipient (`emailIds`, where it is the first `to`) still naming the
+ * address (its text quotes it) is erased whole: a send still due finds `erased` and ends as
+ * suppressed (services/sender); its sandbox copy and its attachments (sealed under the erased
+ * key) go. Answers the sandbox messages deleted and the other emails whose messages named it.
  */
 export async function eraseSendContent(
   client: pg.ClientBase,
   tenantId: string,
   address: string,
   emailIds: readonly string[],
-): Promise<{ sandboxMessages: number }> {
-  await scrubCopies(client, tenantId, address, emailIds);
+): Promise<{ sandboxMessages: number; mentioned: string[] }> {
+  const copies = await scrubCopies(client, tenantId, address);
   await client.query(
     `UPDATE outgoing_emails
         SET message = jsonb_build_object('erased', true, 'from', message->'from'), last_error = NULL,
             updated_at = now()
-      WHERE tenant_id = $1 AND id = ANY($2::text[]) AND (NOT (message ? 'erased') OR last_error IS NOT NULL)`,
-    [tenantId, emailIds],
+      WHERE tenant_id = $1 AND id = ANY($2::text[]) AND NOT (message ? 'erased')
+        AND strpos(lower(message::text), $3) > 0`,
+    [tenantId, emailIds, address],
+  );
+  // A relay's answer may quote the address.
+  await client.query(
+    `UPDATE outgoing_emails SET last_error = NULL
+      WHERE tenant_id = $1 AND id = ANY($2::text[]) AND last_error IS NOT NULL`,
+    [tenantId, [...emailIds, ...copies.mentioned]],
   );
   const sandbox = await client.query(
-    'DELETE FROM sandbox_messages WHERE tenant_id = $1 AND email_id = ANY($2::text[])',
-    [tenantId, emailIds],
+    `DELETE FROM sandbox_messages WHERE tenant_id = $1 AND email_id = ANY($2::text[])
+        AND strpos(lower(message::text), $3) > 0`,
+    [tenantId, emailIds, address],
   );
   // The attachments' bytes (SPEC §22): sealed under the keys the erasure deletes, and deleted too.
   await deleteAttachments(client, tenantId, emailIds);
-  return { sandboxMessages: sandbox.rowCount ?? 0 };
+  const mentioned = copies.mentioned.filter((id) => !emailIds.includes(id));
+  return { sandboxMessages: copies.sandboxDeleted + (sandbox.rowCount ?? 0), mentioned };
 }
 
 /**
- * The address out of the cc, bcc and reply-to of the tenant's other mail (`outgoing_emails`, its
- * content; `sandbox_messages`, what the sandbox kept): the rows that mention it are read and each
- * rewritten without it.
+ * The address out of every message of the tenant naming it (`outgoing_emails`, its content;
+ * `sandbox_messages`, what the sandbox kept): the rows that mention it are read and each
+ * rewritten without it. A message left with no recipient loses its content (`{ erased, from }`; a
+ * sandbox copy is deleted). Returns the emails whose messages named it and the sandbox copies deleted.
  */
-async function scrubCopies(client: pg.ClientBase, tenantId: string, address: string, own: readonly string[]) {
+async function scrubCopies(
+  client: pg.ClientBase,
+  tenantId: string,
+  address: string,
+): Promise<{ mentioned: string[]; sandboxDeleted: number }> {
+  const mentioned = new Set<string>();
+  let sandboxDeleted = 0;
   for (const table of ['outgoing_emails', 'sandbox_messages'] as const) {
     const id = table === 'outgoing_emails' ? 'id' : 'email_id';
     const { rows } = await client.query<{ id: string; message: Record<string, unknown> }>(
       `SELECT ${id} AS id, message FROM ${table}
-        WHERE tenant_id = $1 AND NOT (${id} = ANY($3::text[])) AND strpos(lower(message::text), $2) > 0
+        WHERE tenant_id = $1 AND strpos(lower(message::text), $2) > 0
         FOR UPDATE`,
-      [tenantId, address, own],
+      [tenantId, address],
     );
     for (const row of rows) {
       const message = withoutCopies(row.message, address);
-      if (message)
+      if (!message) continue;
+      mentioned.add(row.id);
+      if (hasRecipients(message))
         await client.query(`UPDATE ${table} SET message = $3 WHERE tenant_id = $1 AND ${id} = $2`, [
           tenantId,
           row.id,
           message,
         ]);
+      else if (table === 'sandbox_messages') {
+        await client.query('DELETE FROM sandbox_messages WHERE tenant_id = $1 AND email_id = $2', [
+          tenantId,
+          row.id,
+        ]);
+        sandboxDeleted++;
+      } else
+        await client.query(
+          `UPDATE outgoing_emails
+              SET message = jsonb_build_object('erased', true, 'from', message->'from'), last_error = NULL,
+                  updated_at = now()
+            WHERE tenant_id = $1 AND id = $2`,
+          [tenantId, row.id],
+        );
     }
   }
+  return { mentioned: [...mentioned], sandboxDeleted };
 }

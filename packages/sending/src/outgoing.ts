@@ -1,4 +1,4 @@
-import type { AttachmentMeta, SendEmailBody } from '@tern/contracts';
+import { type AttachmentMeta, type NormalizedSendEmailBody, recipientsOf } from '@tern/contracts';
 import { queuedEvent } from '@tern/domain';
 import type { DeliveryEventAppender } from '@tern/event-log';
 import type pg from 'pg';
@@ -10,7 +10,7 @@ import {
 } from './attachments.js';
 
 /** The content of `outgoing_emails.message`: the send body minus scheduling fields. */
-export type StoredMessage = Omit<SendEmailBody, 'scheduledAt' | 'projectId' | 'attachments'> & {
+export type StoredMessage = Omit<NormalizedSendEmailBody, 'scheduledAt' | 'projectId' | 'attachments'> & {
   /** Set by an erasure of the recipient (SPEC §14): the content is gone, the email is never sent. */
   erased?: true;
   /** What the attachments are (SPEC §22); their bytes are in `email_attachments`, sealed. */
@@ -67,7 +67,8 @@ export async function enqueueSends(
       tenantId,
       emailId: s.id,
       at,
-      toEmail: s.message.to,
+      // Several recipients: the log entry names the first `to` (SPEC §22).
+      toEmail: recipientsOf(s.message.to)[0] ?? '',
       subject: s.subject,
       from: s.message.from,
       templateId: s.templateId,

@@ -23,13 +23,15 @@ export async function eraseWebhookDeliveries(
   tenantId: string,
   address: string,
   emailIds: readonly string[],
+  mentioned: readonly string[] = [],
 ): Promise<number> {
   await client.query(
     `UPDATE webhook_attempts SET response_excerpt = NULL
       WHERE response_excerpt IS NOT NULL AND delivery_id IN (
         SELECT id FROM webhook_deliveries
-         WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[])))`,
-    [tenantId, address, emailIds],
+         WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[])
+               OR (email_id = ANY($4::text[]) AND lower(event->'data'->>'recipient') = $2)))`,
+    [tenantId, address, emailIds, mentioned],
   );
   const eventScrubbed = `CASE WHEN jsonb_typeof(event->'data') = 'object'
                               THEN jsonb_set(event, '{data}', ${scrubbedData("event->'data'", "event->>'type'", '$4')})
@@ -37,9 +39,10 @@ export async function eraseWebhookDeliveries(
   const r = await client.query(
     `UPDATE webhook_deliveries
         SET request_body = NULL, recipient = NULL, event = ${eventScrubbed}
-      WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[]))
+      WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[])
+            OR (email_id = ANY($5::text[]) AND lower(event->'data'->>'recipient') = $2))
         AND (request_body IS NOT NULL OR recipient IS NOT NULL OR event IS DISTINCT FROM ${eventScrubbed})`,
-    [tenantId, address, emailIds, SCRUB_SPEC],
+    [tenantId, address, emailIds, SCRUB_SPEC, mentioned],
   );
   return r.rowCount ?? 0;
 }

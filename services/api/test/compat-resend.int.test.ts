@@ -47,6 +47,37 @@ afterAll(async () => {
 });
 
 describe('emails through the resend package', () => {
+  it('send to an array: one email id, every `to` on get, each recipient its own outcome (SPEC §22)', async () => {
+    const { data, error } = await resend.emails.send({
+      from: FROM,
+      to: ['delivered@sandbox.test', 'bounced@sandbox.test'],
+      subject: 'Two of them',
+      text: 'Hi both',
+      tags: [{ name: 'kind', value: 'pair' }],
+    });
+    expect(error).toBeNull();
+    await waitForStatus(world.app, key, data!.id, 'BOUNCED', ['email.delivered', 'email.bounced']);
+    const got = await resend.emails.get(data!.id);
+    expect(got.data).toMatchObject({
+      id: data!.id,
+      to: ['delivered@sandbox.test', 'bounced@sandbox.test'],
+      last_event: 'bounced',
+    });
+    const detail = await world.app.inject({
+      method: 'GET',
+      url: `/emails/${data!.id}`,
+      headers: bearer(key),
+    });
+    expect(detail.json()).toMatchObject({
+      toEmail: 'delivered@sandbox.test',
+      tags: ['kind:pair'],
+      recipients: [
+        { email: 'delivered@sandbox.test', type: 'to', status: 'DELIVERED' },
+        { email: 'bounced@sandbox.test', type: 'to', status: 'BOUNCED' },
+      ],
+    });
+  });
+
   it('send: { id } at once; get: Resend’s email object, last_event delivered', async () => {
     const { data, error } = await resend.emails.send({
       from: FROM,
@@ -163,14 +194,21 @@ describe('emails through the resend package', () => {
     });
     expect(invalid.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
     expect(invalid.error!.message).toMatch(/from/);
-    const two = await resend.emails.send({
+    // to + cc + bcc ≤ 50 (SPEC §22): 51 is Resend's 422, naming `to`.
+    const many = await resend.emails.send({
       from: FROM,
-      to: ['a@b.test', 'c@d.test'],
+      to: Array.from({ length: 40 }, (_, i) => `r${i}@b.test`),
+      cc: Array.from({ length: 11 }, (_, i) => `c${i}@b.test`),
       subject: 's',
       text: 't',
     });
-    expect(two.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
-    expect(two.error!.message).toMatch(/one `to` recipient/);
+    expect(many.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(many.error!.message).toMatch(/at most 50 addresses together \(got 51\)/);
+    const empty = await resend.emails.send({ from: FROM, to: [], subject: 's', text: 't' });
+    expect(empty.error).toMatchObject({ statusCode: 422, name: 'missing_required_field' });
+    const bad = await resend.emails.send({ from: FROM, to: ['a@b.test', 'nope'], subject: 's', text: 't' });
+    expect(bad.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(bad.error!.message).toMatch(/to/);
     const missing = await resend.emails.get('em_000000000000000000000000');
     expect(missing.error).toMatchObject({ statusCode: 404, name: 'not_found' });
     // Attachments from a URL: Tern fetches nothing a caller points at.

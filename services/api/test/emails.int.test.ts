@@ -76,7 +76,13 @@ describe('POST /emails/send', () => {
       );
       expect(id).toMatch(/^em_[A-Za-z0-9]{24}$/);
       const email = await waitForStatus(world.app, readKeyA, id, 'DELIVERED', ['email.delivered']);
-      expect(email.events.map((e) => e.type)).toEqual(['email.queued', 'email.sent', 'email.delivered']);
+      // To and Cc: two recipients, each delivered on its own (SPEC §22).
+      expect(email.events.map((e) => [e.type, e.data.recipient])).toEqual([
+        ['email.queued', undefined],
+        ['email.sent', undefined],
+        ['email.delivered', 'delivered@sandbox.test'],
+        ['email.delivered', 'cc@example.com'],
+      ]);
       expect(email).toMatchObject({
         toEmail: 'delivered@sandbox.test',
         subject: 'Hello',
@@ -217,7 +223,19 @@ describe('POST /emails/send', () => {
     const inOneHour = () => new Date(Date.now() + 3600_000).toISOString();
     it.each([
       [{ to: 'not-an-address' }, /body\.to/],
-      [{ to: ['a@example.com'] }, /body\.to/],
+      [{ to: [] }, /to must have at least 1 address/],
+      [{ to: ['a@example.com', 'nope'] }, /body\.to\.1/],
+      [{ to: 5 }, /to must be an email address or an array/],
+      [{ to: Array.from({ length: 51 }, (_, i) => `t${i}@example.com`) }, /at most 50 addresses together/],
+      [
+        {
+          to: Array.from({ length: 30 }, (_, i) => `t${i}@example.com`),
+          bcc: Array.from({ length: 21 }, (_, i) => `b${i}@example.com`),
+        },
+        /at most 50 addresses together \(got 51\)/,
+      ],
+      [{ tags: [{ name: 'k' }] }, /body\.tags/],
+      [{ tags: [{ name: 'k'.repeat(200), value: 'v'.repeat(60) }] }, /name:value must be at most 256/],
       [{ from: 'Acme <nope>' }, /body\.from/],
       [{ subject: undefined }, /subject is required/],
       [{ html: undefined, text: undefined }, /html or text is required/],

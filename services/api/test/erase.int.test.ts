@@ -3,6 +3,7 @@ import { createKeyring } from '@tern/privacy';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
+import { emailDetail } from '../src/emails/store.js';
 import { suppressionCheck, suppressionCheckMany } from '../src/index.js';
 import {
   buildApp,
@@ -330,5 +331,94 @@ describe('POST /contacts/erase', () => {
     expect(
       (await stores.pool.query('SELECT 1 FROM erased_recipients WHERE tenant_id = $1', [T])).rowCount,
     ).toBe(1);
+  });
+
+  it('several recipients: erasure is per address; the others keep their mail, their outcomes and their place (SPEC §22)', async () => {
+    const T = `erase-m-${run}`;
+    const owner = jwtFor(clock, T, 'owner');
+    const [FIRST, SECOND, COPY] = ['first.m@example.com', 'second.m@example.com', 'copy.m@example.com'];
+    const id = `em_multi_${run}`;
+    const at = (ms: number) => new Date(Date.parse(NOW) + ms).toISOString();
+    await project(
+      stores,
+      eventsOf(T, id, [
+        { type: 'email.queued', occurredAt: NOW, data: { toEmail: FIRST, subject: 'For all' } },
+        { type: 'email.sent', occurredAt: at(1), data: { provider: 'smtp', messageId: '<m@x>' } },
+        { type: 'email.delivered', occurredAt: at(2), data: { recipient: FIRST } },
+        {
+          type: 'email.bounced',
+          occurredAt: at(3),
+          data: { bounceType: 'hard', reason: `550 <${SECOND}> unknown`, recipient: SECOND },
+        },
+        { type: 'email.delivered', occurredAt: at(4), data: { recipient: COPY } },
+      ]),
+    );
+    await stores.pool.query(
+      `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message) VALUES ($1, $2, 'done', now(), $3)`,
+      [T, id, { from: 'a@acme.test', to: [FIRST, SECOND], cc: [COPY], subject: 'For all', text: 't' }],
+    );
+    // What GET /emails/:id answers (this app mounts no sending routes).
+    const detail = async () => {
+      const d = await emailDetail(stores.pool, T, id, new Date(0));
+      return JSON.parse(JSON.stringify(d));
+    };
+    expect(await detail()).toMatchObject({
+      toEmail: FIRST,
+      status: 'BOUNCED',
+      to: [FIRST, SECOND],
+      recipients: [
+        { email: FIRST, type: 'to', status: 'DELIVERED' },
+        { email: SECOND, type: 'to', status: 'BOUNCED' },
+        { email: COPY, type: 'cc', status: 'DELIVERED' },
+      ],
+    });
+    const eraseIn = (email: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/contacts/erase',
+        headers: { authorization: `Bearer ${owner}` },
+        payload: { email },
+      });
+
+    // A recipient that is not the first: its address and its own outcome's fields go; the rest stays.
+    expect((await eraseIn(SECOND)).statusCode).toBe(202);
+    const afterSecond = await detail();
+    expect(afterSecond).toMatchObject({
+      toEmail: FIRST,
+      subject: 'For all',
+      to: [FIRST],
+      recipients: [
+        { email: FIRST, type: 'to', status: 'DELIVERED' },
+        { email: COPY, type: 'cc', status: 'DELIVERED' },
+      ],
+    });
+    expect(JSON.stringify(afterSecond)).not.toContain(SECOND);
+    expect(afterSecond.events.map((e: { data: unknown }) => e.data)).toContainEqual({
+      bounceType: 'hard',
+      recipient: '[erased]',
+    });
+
+    // The first `to`: the log entry's recipient and subject go (they were sealed under its key);
+    // the message stays the copy's, with its own outcome.
+    expect((await eraseIn(FIRST)).statusCode).toBe(202);
+    const afterFirst = await detail();
+    expect(afterFirst).toMatchObject({
+      toEmail: null,
+      subject: null,
+      to: [],
+      recipients: [{ email: COPY, type: 'cc', status: 'DELIVERED' }],
+    });
+    expect(JSON.stringify(afterFirst)).not.toContain(FIRST);
+    const { rows } = await stores.pool.query('SELECT message FROM outgoing_emails WHERE tenant_id = $1', [T]);
+    expect(rows[0].message).toMatchObject({ to: [], cc: [COPY], text: 't' });
+
+    // The last one left: the content goes with it.
+    expect((await eraseIn(COPY)).statusCode).toBe(202);
+    const { rows: gone } = await stores.pool.query(
+      'SELECT message FROM outgoing_emails WHERE tenant_id = $1',
+      [T],
+    );
+    expect(gone[0].message).toEqual({ erased: true, from: 'a@acme.test' });
+    expect((await detail()).recipients).toEqual([]);
   });
 });

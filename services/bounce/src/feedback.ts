@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DeliveryEvent } from '@tern/contracts';
+import { type DeliveryEvent, recipientsOf } from '@tern/contracts';
 import { feedbackEvents } from '@tern/domain';
 import { parseVerpLocalPart, verpMatches } from '@tern/domains';
 import type pg from 'pg';
@@ -50,8 +50,9 @@ export async function resolveVerp(
   for (const row of rows) {
     if (!verpMatches(secret, row.tenant_id, row.id, claim.mac)) continue;
     const m = row.message;
-    const list = [m.to, ...(Array.isArray(m.cc) ? m.cc : []), ...(Array.isArray(m.bcc) ? m.bcc : [])];
-    const recipients = m.erased === true ? [] : list.map(addressOf).filter((a): a is string => a !== null);
+    const list = [...recipientsOf(m.to), ...recipientsOf(m.cc), ...recipientsOf(m.bcc)];
+    const recipients =
+      m.erased === true ? [] : [...new Set(list.map(addressOf).filter((a): a is string => a !== null))];
     return { tenantId: row.tenant_id, emailId: row.id, recipients };
   }
   return null;
@@ -61,16 +62,27 @@ const hash = (...parts: string[]) =>
   createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 24);
 
 /**
- * The DSN entries that speak of the email's status: those of its `to` recipient (the status of an
- * email is its `to` recipient's, SPEC §11), or the only entry of a DSN about a one-recipient
- * email (a relay may rewrite the address it reports).
+ * The DSN entries about the email, each with the recipient it names (SPEC §22): on a message to
+ * one address, its entries (or the only entry: a relay may rewrite the address it reports), about
+ * the whole message; on a message to several, the entry of each of its recipients, named.
+ * An entry naming no recipient of the message is dropped.
  */
-function entriesFor(target: FeedbackTarget, recipients: readonly DsnRecipient[]): DsnRecipient[] {
-  const to = target.recipients[0];
-  if (to === undefined) return [];
-  const own = recipients.filter((r) => r.recipient === to || r.originalRecipient === to);
-  if (own.length > 0) return own;
-  return target.recipients.length === 1 && recipients.length === 1 ? [...recipients] : [];
+function entriesFor(
+  target: FeedbackTarget,
+  recipients: readonly DsnRecipient[],
+): { entry: DsnRecipient; recipient?: string }[] {
+  const ours = target.recipients;
+  if (ours.length === 0) return [];
+  const named = (r: DsnRecipient) => ours.find((a) => r.recipient === a || r.originalRecipient === a) ?? null;
+  if (ours.length === 1) {
+    const own = recipients.filter((r) => named(r) !== null);
+    if (own.length > 0) return own.map((entry) => ({ entry }));
+    return recipients.length === 1 ? [{ entry: recipients[0]! }] : [];
+  }
+  return recipients.flatMap((entry) => {
+    const recipient = named(entry);
+    return recipient === null ? [] : [{ entry, recipient }];
+  });
 }
 
 /**
@@ -91,12 +103,13 @@ export function eventsOf(
     const events = feedbackEvents(target.tenantId, target.emailId, hash('arf', reportId), at);
     return [events.complained({ feedbackType: report.feedbackType })];
   }
-  return entriesFor(target, report.recipients).map((entry) => {
+  return entriesFor(target, report.recipients).map(({ entry, recipient }) => {
     const events = feedbackEvents(
       target.tenantId,
       target.emailId,
       hash('dsn', reportId, entry.recipient ?? '', entry.action, entry.status ?? ''),
       at,
+      recipient,
     );
     const said = entry.diagnostic ?? entry.status ?? entry.action;
     switch (entry.action) {

@@ -6,40 +6,36 @@ import {
   parseMailbox,
   type RenderedMessage,
 } from '@tern/contracts';
-import { type AttemptEvents, attemptEvents, renderTemplate } from '@tern/domain';
+import { attemptEvents, renderTemplate } from '@tern/domain';
 import { DkimKeyUnreadableError, type SigningKeys } from '@tern/domains';
 import { loadAttachments } from '@tern/sending';
 import { envelopeSender } from './envelope.js';
 import { DEFAULT_RETRY_DELAYS_MS, type SenderContext } from './options.js';
-import { type ClaimedRow, keyOf, type Outcome } from './outgoing.js';
-import type { FollowUp, GetTemplate, ProviderResult, Signing } from './ports.js';
+import type { ClaimedRow, Outcome } from './outgoing.js';
+import type { GetTemplate, ProviderResult, Signing } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
+import {
+  attemptMaker,
+  type Envelope,
+  envelopeOfMessage,
+  eventsAbout,
+  followUpEvent,
+  withoutRecipients,
+} from './recipients.js';
 import type { SenderTenantSettings } from './tenant-settings.js';
 import { applyTracking } from './tracking.js';
 
 /** What every attempt of one claim round shares: read once for the round (`due-list.ts`). */
 export interface RoundContext {
   settings: ReadonlyMap<string, SenderTenantSettings>;
-  /** Rows (`keyOf`) whose recipient is on the tenant's suppression list. */
+  /** The round's suppressed addresses, as `suppressionKey(tenant, address)` (SPEC §13, per address). */
   suppressed: ReadonlySet<string>;
   template: (tenantId: string, id: string) => ReturnType<GetTemplate>;
 }
 
-/** A provider's reported outcome as this attempt's event. */
-function followUp(event: AttemptEvents, f: FollowUp): DeliveryEvent {
-  switch (f.type) {
-    case 'email.delivered':
-      return event.delivered();
-    case 'email.bounced':
-      return event.bounced({ bounceType: f.bounceType, reason: f.reason });
-    case 'email.complained':
-      return event.complained(f.feedbackType !== undefined ? { feedbackType: f.feedbackType } : {});
-    default: {
-      const exhaustive: never = f;
-      return exhaustive;
-    }
-  }
-}
+/** One (tenant, address) of the suppression list, as `RoundContext.suppressed` holds it. */
+export const suppressionKey = (tenantId: string, address: string) =>
+  `${tenantId}\u0000${address.toLowerCase()}`;
 
 /**
  * One email's attempt (SPEC §11): the erasure and suppression checks, signing, rendering and
@@ -129,19 +125,24 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
 
   /** The outcomes of this attempt (`attemptEvents` of @tern/domain: ids derived from the email and the attempt). */
   const outcomesOf = (row: ClaimedRow) => attemptEvents(row.tenant_id, row.id, row.attempts, now());
+  const makerOf = (row: ClaimedRow) => attemptMaker(row.tenant_id, row.id, row.attempts, now);
 
   function eventsFor(
     row: ClaimedRow,
     provider: string,
     result: ProviderResult,
     finalTry: boolean,
+    envelope: Envelope = [],
   ): DeliveryEvent[] {
-    const event = outcomesOf(row);
+    // One clock for the attempt's events, 1 ms apart in the order they are built, so the timeline
+    // keeps the provider's order (sent before what it reported) whoever each one names.
+    const make = makerOf(row);
+    const event = make();
     switch (result.kind) {
       case 'sent':
         return [
           event.sent({ provider, messageId: result.messageId, providerMessageId: result.providerMessageId }),
-          ...(result.followUps ?? []).map((f) => followUp(event, f)),
+          ...(result.followUps ?? []).map((f) => followUpEvent(envelope, f, make)),
         ];
       case 'delayed':
         return finalTry
@@ -151,6 +152,11 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
             ]
           : [event.delayed({ reason: result.reason })];
       case 'bounced':
+        // Every one of several recipients refused: each its own bounce (SPEC §22).
+        if (result.recipients !== undefined && result.recipients.length > 0 && envelope.length > 1)
+          return result.recipients.map((r) =>
+            eventsAbout(envelope, r.recipient, make).bounced({ bounceType: r.bounceType, reason: r.reason }),
+          );
         return [event.bounced({ bounceType: 'hard', reason: result.reason })];
       case 'failed':
         return [event.failed({ reason: result.reason })];
@@ -170,19 +176,37 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
     if (row.message.erased === true) {
       return done([outcomesOf(row).suppressed({ reason: 'recipient erased' })], 'recipient erased');
     }
-    if (round.suppressed.has(keyOf(row))) {
+    // Suppression is per address (SPEC §22): a suppressed address leaves the envelope with its
+    // own email.suppressed; the message goes to the others, and is suppressed when none is left.
+    const envelope = envelopeOfMessage(row.message);
+    const suppressed = envelope.map((r) => round.suppressed.has(suppressionKey(row.tenant_id, r.address)));
+    if (envelope.length === 0 || suppressed.every(Boolean)) {
       return done([outcomesOf(row).suppressed({ reason: 'suppressed' })], 'suppressed');
     }
+    const dropped = envelope.filter((_, i) => suppressed[i]);
+    const droppedEvents = dropped.map((r) =>
+      eventsAbout(envelope, r.address, makerOf(row)).suppressed({ reason: 'suppressed' }),
+    );
+    const sendable: ClaimedRow =
+      dropped.length === 0
+        ? row
+        : {
+            ...row,
+            message: withoutRecipients(row.message, new Set(dropped.map((r) => r.address.toLowerCase()))),
+          };
     const signed = await signingOf(row);
     const signing = 'signing' in signed ? signed.signing : null;
     const envelopeFrom =
       'signing' in signed
         ? envelopeSender(opts.tracking.secret, row.tenant_id, row.id, signed.bounceHost ?? opts.bounceDomain)
         : null;
-    const message = 'error' in signed ? signed : await build(row, signing, round);
+    const message = 'error' in signed ? signed : await build(sendable, signing, round);
     if ('error' in message) {
       return done(
-        eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true),
+        [
+          ...droppedEvents,
+          ...eventsFor(row, opts.provider.name, { kind: 'failed', reason: message.error }, true),
+        ],
         message.error,
       );
     }
@@ -219,7 +243,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
     }
     watch.note(result);
     const finalTry = row.attempts > retryDelays.length;
-    const events = eventsFor(row, opts.provider.name, result, finalTry);
+    const events = [...droppedEvents, ...eventsFor(row, opts.provider.name, result, finalTry, envelope)];
     if (result.kind === 'delayed' && !finalTry) {
       const wait = result.retryAfterMs ?? retryDelays[row.attempts - 1] ?? 60_000;
       return {

@@ -1,11 +1,12 @@
-import { type DeliveryEvent, parseMailbox } from '@tern/contracts';
+import type { DeliveryEvent } from '@tern/contracts';
 import { cancelledEvent } from '@tern/domain';
 import { backoffMs, createPoller, type Poller } from '@tern/jobs';
-import type { createAttempt, RoundContext } from './attempt.js';
+import { type createAttempt, type RoundContext, suppressionKey } from './attempt.js';
 import type { SenderContext } from './options.js';
 import { type ClaimedRow, keyOf, type Outcome, type OutgoingStore } from './outgoing.js';
 import type { GetTemplate } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
+import { envelopeOfMessage } from './recipients.js';
 import type { SenderTenantSettings } from './tenant-settings.js';
 
 export interface DueListJob {
@@ -51,21 +52,21 @@ export function createDueListJob(
    * a crash mid-send always could; after it, the consumer's duplicates change nothing.
    */
   /**
-   * The round's rows whose recipient is suppressed (SPEC §13), as `keyOf`: one query for the round
-   * when the suppression list answers in batches, else one per row, side by side.
+   * The round's suppressed addresses (SPEC §13, §22: every address of every envelope), as
+   * `suppressionKey`: one query for the round when the suppression list answers in batches, else
+   * one per address, side by side.
    */
   async function suppressedOf(rows: readonly ClaimedRow[]): Promise<Set<string>> {
     const asked = rows
       .filter((r) => r.message.erased !== true)
-      .map((r) => ({ row: r, email: parseMailbox(r.message.to)?.address ?? r.message.to }));
+      .flatMap((r) => envelopeOfMessage(r.message).map((a) => ({ tenantId: r.tenant_id, email: a.address })));
     if (asked.length === 0) return new Set();
     const answers = opts.suppressedAmong
-      ? await opts.suppressedAmong(
-          opts.pool,
-          asked.map((a) => ({ tenantId: a.row.tenant_id, email: a.email })),
-        )
-      : await Promise.all(asked.map((a) => opts.isSuppressed(opts.pool, a.row.tenant_id, a.email)));
-    return new Set(asked.filter((_, i) => answers[i] === true).map((a) => keyOf(a.row)));
+      ? await opts.suppressedAmong(opts.pool, asked)
+      : await Promise.all(asked.map((a) => opts.isSuppressed(opts.pool, a.tenantId, a.email)));
+    return new Set(
+      asked.filter((_, i) => answers[i] === true).map((a) => suppressionKey(a.tenantId, a.email)),
+    );
   }
 
   async function round(

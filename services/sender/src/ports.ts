@@ -26,11 +26,16 @@ export type GetTemplate = (
   id: string,
 ) => Promise<{ subject: string; html: string | null; text: string | null } | null>;
 
-/** Events a provider reports after accepting a message (the sandbox's simulated outcomes). */
-export type FollowUp =
+/**
+ * Events a provider reports after accepting a message (the sandbox's simulated outcomes, the
+ * recipients a relay refused). `recipient`: the one recipient of several it is about (SPEC §22);
+ * the sender ignores it on a message to one address (the outcome is the message's).
+ */
+export type FollowUp = (
   | { type: 'email.delivered' }
   | { type: 'email.bounced'; bounceType: 'hard' | 'soft'; reason: string }
-  | { type: 'email.complained'; feedbackType?: string };
+  | { type: 'email.complained'; feedbackType?: string }
+) & { recipient?: string };
 
 /**
  * The relay (or Tern's configuration of it), not the recipient, failed: the step that failed
@@ -56,8 +61,15 @@ export type ProviderResult =
    * a connection, the envelope sender…): the provider is reported failing until it works again.
    */
   | { kind: 'delayed'; reason: string; retryAfterMs?: number; fault?: ProviderFault }
-  /** A permanent refusal (5xx): the address does not take mail. */
-  | { kind: 'bounced'; reason: string }
+  /**
+   * A permanent refusal (5xx): the address does not take mail. `recipients`: a message to several
+   * addresses that every one of them refused, each with its own answer (SPEC §22).
+   */
+  | {
+      kind: 'bounced';
+      reason: string;
+      recipients?: { recipient: string; bounceType: 'hard' | 'soft'; reason: string }[];
+    }
   | { kind: 'failed'; reason: string };
 
 /** How a provider signs and addresses one message (SPEC §20); absent for mail of an unverified domain. */

@@ -107,12 +107,13 @@ describe('SMTP provider (nodemailer → smtp-server)', () => {
 
   it('5xx → bounced; 4xx → delayed; connection refused → delayed', async () => {
     const provider = createSmtpProvider({ url: smtp.url });
-    const bounced = await provider.send(message('em_r', 'reject@example.com'), {
+    const alone = (id: string, to: string) => ({ ...message(id, to), cc: [], bcc: [] });
+    const bounced = await provider.send(alone('em_r', 'reject@example.com'), {
       tenantId: TENANT,
       emailId: 'em_r',
     });
     expect(bounced).toMatchObject({ kind: 'bounced', reason: expect.stringContaining('550') });
-    const delayed = await provider.send(message('em_g', 'greylist-always@example.com'), {
+    const delayed = await provider.send(alone('em_g', 'greylist-always@example.com'), {
       tenantId: TENANT,
       emailId: 'em_g',
     });
@@ -129,19 +130,103 @@ describe('SMTP provider (nodemailer → smtp-server)', () => {
   });
 });
 
+describe('several recipients over SMTP (SPEC §22)', () => {
+  it('envelope = to + cc + bcc, each once; To and Cc headers only; Bcc in no header', async () => {
+    const provider = createSmtpProvider({ url: smtp.url });
+    const result = await provider.send(
+      {
+        ...message('em_multi1', ''),
+        to: ['ada@example.com', 'Bob@Example.com'],
+        cc: ['cc1@example.com', 'ada@example.com'],
+        bcc: ['hidden1@example.com', 'hidden2@example.com'],
+      },
+      {
+        tenantId: TENANT,
+        emailId: 'em_multi1',
+        envelopeFrom: 'b+em_multi1.0123456789abcdef@bounces.tern.test',
+      },
+    );
+    expect(result).toEqual({ kind: 'sent', messageId: '<em_multi1@tern.test>' });
+    const got = smtp.received.find((r) => r.raw.includes('em_multi1'))!;
+    // Every recipient once (ada@ is in to and cc), whatever the custom envelope sender.
+    expect(got.rcptTo).toEqual([
+      'ada@example.com',
+      'Bob@example.com',
+      'cc1@example.com',
+      'hidden1@example.com',
+      'hidden2@example.com',
+    ]);
+    const parsed = await simpleParser(got.raw);
+    const addresses = (h: unknown) =>
+      (Array.isArray(h) ? h : [h]).flatMap((a: { value: { address: string }[] }) =>
+        a.value.map((v) => v.address),
+      );
+    expect(addresses(parsed.to)).toEqual(['ada@example.com', 'Bob@example.com']);
+    expect(addresses(parsed.cc)).toEqual(['cc1@example.com', 'ada@example.com']);
+    expect(parsed.bcc).toBeUndefined();
+    expect(parsed.headers.has('bcc')).toBe(false);
+    expect(got.raw).not.toMatch(/hidden[12]@example\.com/);
+    await provider.close?.();
+  });
+
+  it('a refused recipient of several: the others get it, the refused one its own bounce (5xx hard, 4xx soft)', async () => {
+    const provider = createSmtpProvider({ url: smtp.url });
+    const result = await provider.send(
+      {
+        ...message('em_multi2', ''),
+        to: ['reject-one@example.com', 'ok@example.com'],
+        cc: ['greylist-always-c@example.com'],
+        bcc: [],
+      },
+      { tenantId: TENANT, emailId: 'em_multi2' },
+    );
+    expect(result).toMatchObject({
+      kind: 'sent',
+      followUps: [
+        {
+          type: 'email.bounced',
+          bounceType: 'hard',
+          recipient: 'reject-one@example.com',
+          reason: expect.stringContaining('550'),
+        },
+        {
+          type: 'email.bounced',
+          bounceType: 'soft',
+          recipient: 'greylist-always-c@example.com',
+          reason: expect.stringContaining('451'),
+        },
+      ],
+    });
+    expect(smtp.received.find((r) => r.raw.includes('em_multi2'))!.rcptTo).toEqual(['ok@example.com']);
+    const all = await provider.send(
+      { ...message('em_multi3', ''), to: ['reject-a@example.com', 'reject-b@example.com'], cc: [], bcc: [] },
+      { tenantId: TENANT, emailId: 'em_multi3' },
+    );
+    expect(all).toMatchObject({
+      kind: 'bounced',
+      recipients: [
+        { recipient: 'reject-a@example.com', bounceType: 'hard' },
+        { recipient: 'reject-b@example.com', bounceType: 'hard' },
+      ],
+    });
+    await provider.close?.();
+  });
+});
+
 describe('sender over SMTP: outcomes appended to the log, retries with backoff, then failed', () => {
   let sender: Sender;
   let counter = 0;
 
   /** Writes a send the way the API does and appends its email.queued. */
-  async function queue(to: string): Promise<string> {
+  async function queue(to: string | string[], more: Record<string, unknown> = {}): Promise<string> {
     const id = `em_smtp_${++counter}_${Date.now()}`;
     await pool.query(
       `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message) VALUES ($1, $2, 'awaiting_log', now(), $3)`,
-      [TENANT, id, JSON.stringify({ from: 'hello@acme.test', to, subject: 'S', text: 'T' })],
+      [TENANT, id, JSON.stringify({ from: 'hello@acme.test', to, subject: 'S', text: 'T', ...more })],
     );
+    const toEmail = typeof to === 'string' ? to : to[0]!;
     await createEventStream(log).append([
-      queuedEvent({ tenantId: TENANT, emailId: id, at: new Date(), toEmail: to, subject: 'S' }),
+      queuedEvent({ tenantId: TENANT, emailId: id, at: new Date(), toEmail, subject: 'S' }),
     ]);
     return id;
   }
@@ -199,6 +284,37 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
     expect(got.mailFrom).toBe(verpAddress(SENDER_SECRET, TENANT, id, 'bounces.tern.test'));
     expect(got.mailDsn).toMatchObject({ ret: 'HDRS', envid: id });
     expect(got.rcptDsn).toEqual([expect.objectContaining({ notify: ['FAILURE', 'DELAY', 'SUCCESS'] })]);
+  });
+
+  it('several recipients: a suppressed one leaves the envelope, a refused one bounces, each named (SPEC §22)', async () => {
+    await pool.query(
+      `INSERT INTO suppressions (tenant_id, email, reason, source) VALUES ($1, 'blocked-x@example.com', 'manual', 'manual')
+       ON CONFLICT DO NOTHING`,
+      [TENANT],
+    );
+    const id = await queue(['ok1@example.com', 'reject-z@example.com'], {
+      cc: ['Blocked-X@example.com'],
+      bcc: ['ok2@example.com'],
+    });
+    await finalTypes(id, 'email.bounced');
+    const events = await eventsOf(id);
+    expect(events.map((e) => [e.type, (e.data as { recipient?: string }).recipient])).toEqual([
+      ['email.queued', undefined],
+      ['email.suppressed', 'Blocked-X@example.com'],
+      ['email.sent', undefined],
+      ['email.bounced', 'reject-z@example.com'],
+    ]);
+    // Ids name the recipient's slot in the envelope, never its address.
+    expect(events.slice(1).map((e) => e.id)).toEqual([
+      `${id}:a1:suppressed:r2`,
+      `${id}:a1:sent`,
+      `${id}:a1:bounced:r1`,
+    ]);
+    const got = smtp.received.find((r) => r.raw.includes(id))!;
+    expect(got.rcptTo).toEqual(['ok1@example.com', 'ok2@example.com']);
+    const parsed = await simpleParser(got.raw);
+    expect(parsed.headers.has('cc')).toBe(false);
+    expect(got.raw).not.toMatch(/blocked-x|ok2@/i);
   });
 
   it('5xx → email.bounced hard, never retried', async () => {
@@ -265,10 +381,13 @@ describe('relay refusing the login (535) or the envelope sender: retried, never 
       { tenantId: TENANT, emailId: 'em_mf' },
     );
     expect(blocked).toMatchObject({ kind: 'delayed', fault: { step: 'MAIL FROM', code: '550' } });
-    const bounced = await right.send(message('em_rj', 'reject@example.com'), {
-      tenantId: TENANT,
-      emailId: 'em_rj',
-    });
+    const bounced = await right.send(
+      { ...message('em_rj', 'reject@example.com'), cc: [], bcc: [] },
+      {
+        tenantId: TENANT,
+        emailId: 'em_rj',
+      },
+    );
     expect(bounced).toMatchObject({ kind: 'bounced', reason: expect.stringContaining('550') });
     expect(bounced).not.toHaveProperty('fault');
     await wrong.close?.();

@@ -68,11 +68,6 @@ export function sendBodyFromResend(input: unknown, at = ''): Json {
   const r = input as Json;
   const to = asList(r.to, `${at}to`);
   if (to.length === 0) throw new ResendError(422, 'missing_required_field', `${at}Missing \`to\` field.`);
-  if (to.length > 1) {
-    throw validation(
-      `${at}Tern sends to one \`to\` recipient per email today (got ${to.length}); put the others in \`cc\`/\`bcc\` or send one email each`,
-    );
-  }
   const replyTo = asList(r.reply_to ?? r.replyTo, `${at}reply_to`);
   if (replyTo.length > 1)
     throw validation(`${at}Tern takes one \`reply_to\` address (got ${replyTo.length})`);
@@ -95,7 +90,8 @@ export function sendBodyFromResend(input: unknown, at = ''): Json {
   const scheduledAt = r.scheduled_at ?? r.scheduledAt;
   return {
     from: r.from,
-    to: to[0],
+    // Several recipients are one email (SPEC §22): an array stays an array (Tern checks 1..50).
+    to: typeof r.to === 'string' ? r.to : to,
     ...(cc.length > 0 ? { cc } : {}),
     ...(bcc.length > 0 ? { bcc } : {}),
     ...(replyTo.length > 0 ? { replyTo: replyTo[0] } : {}),
@@ -177,7 +173,8 @@ function emailAsResend(e: Json): Json {
   return {
     object: 'email',
     id: e.id,
-    to: e.toEmail === null || e.toEmail === undefined ? [] : [e.toEmail],
+    // The detail lists every `to` (SPEC §22); a log entry, its first.
+    to: Array.isArray(e.to) ? e.to : e.toEmail === null || e.toEmail === undefined ? [] : [e.toEmail],
     from: e.from ?? null,
     created_at: e.createdAt,
     subject: e.subject ?? null,

@@ -57,18 +57,20 @@ export async function eraseRecipient(
       address,
     ]);
     // The emails of this recipient: by their log entry, and by the send's content (a send not yet
-    // projected has no log entry).
+    // projected has no log entry), where it is the (first) `to`.
     const ids = [
       ...new Set([
         ...(await emailIdsTo(client, tenantId, address)),
         ...(await sendIdsTo(client, tenantId, address)),
       ]),
     ];
-    const erasure: Erasure = { tenantId, address, recipientHash: rh, emailIds: ids };
+    // The address out of every message naming it (SPEC §22: per address): a message to several
+    // people stays theirs; the recipient's own sends lose their content.
+    const { sandboxMessages, mentioned } = await eraseSendContent(client, tenantId, address, ids);
+    const erasure: Erasure = { tenantId, address, recipientHash: rh, emailIds: ids, mentioned };
     const counts: Record<string, number> = {};
     for (const model of PG_READ_MODELS) Object.assign(counts, await model.eraseRecipient?.(client, erasure));
-    const { sandboxMessages } = await eraseSendContent(client, tenantId, address, ids);
-    const webhookDeliveries = await eraseWebhookDeliveries(client, tenantId, address, ids);
+    const webhookDeliveries = await eraseWebhookDeliveries(client, tenantId, address, ids, mentioned);
     const unsubscribes = await rekeyErasedUnsubscribes(client, tenantId, address, rh);
     // The api processes' memoised log pages of this tenant may hold the address (delivered at commit).
     await notifyReadModel(client, { kind: 'logs', tenants: [tenantId] });

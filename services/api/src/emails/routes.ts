@@ -8,6 +8,7 @@ import {
   MAX_MESSAGE_BYTES,
   MAX_SCHEDULE_AHEAD_MS,
   messageBytes,
+  normalizeSendBody,
   type SendEmailBody,
   sendEmailBodySchema,
   sendEmailResponseSchema,
@@ -81,7 +82,7 @@ const sendErrors = {
  * its attachments' bytes apart: the message keeps only their description.
  */
 function storedMessage(body: SendEmailBody): { message: StoredMessage; files?: NewSend['files'] } {
-  const { scheduledAt: _s, projectId: _p, attachments, ...message } = body;
+  const { scheduledAt: _s, projectId: _p, attachments, ...message } = normalizeSendBody(body);
   if (attachments === undefined || attachments.length === 0) return { message };
   const { files, meta } = decodeAttachments(attachments);
   return { message: { ...message, attachments: meta }, files };

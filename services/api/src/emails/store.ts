@@ -1,5 +1,12 @@
-import type { EmailDetail, EmailStatus, emailTimelineEventSchema } from '@tern/contracts';
-import type { EmailState } from '@tern/domain';
+import {
+  type DeliveryEvent,
+  type EmailDetail,
+  type EmailStatus,
+  type emailTimelineEventSchema,
+  envelopeOf,
+  recipientsOf,
+} from '@tern/contracts';
+import { type EmailState, queuedStatus, recipientOutcomes } from '@tern/domain';
 import { emailIsVisible, timelineOf } from '@tern/read-models';
 import type pg from 'pg';
 import type { z } from 'zod';
@@ -92,12 +99,15 @@ export async function emailDetail(
   if (state === null || state.queued === null) {
     if (row.o_created_at === null || row.o_created_at < cutoff) return null;
     const scheduled = row.o_scheduled_at;
+    const status = scheduled !== null && scheduled > row.o_created_at ? 'SCHEDULED' : 'QUEUED';
     return {
       id,
       // An erased recipient's send keeps no content (null), SPEC §14.
-      toEmail: str(m.to),
+      toEmail: recipientsOf(m.to)[0] ?? null,
       subject: str(m.subject),
-      status: scheduled !== null && scheduled > row.o_created_at ? 'SCHEDULED' : 'QUEUED',
+      status,
+      to: recipientsOf(m.to),
+      recipients: recipientOutcomes(envelopeOf(m), [], status),
       provider: null,
       messageId: null,
       createdAt: row.o_created_at.toISOString(),
@@ -117,11 +127,31 @@ export async function emailDetail(
   if (row.created_at !== null && row.created_at < cutoff) return null;
   const events = await timelineOf(pool, tenantId, id);
   const q = state.queued;
+  // The send's recipients (an email posted to POST /events has no send: its toEmail alone).
+  const envelope =
+    row.o_message !== null
+      ? envelopeOf(m)
+      : q.toEmail !== null
+        ? [{ address: q.toEmail, kind: 'to' as const }]
+        : [];
+  const timeline = events.map(
+    (e) =>
+      ({
+        id: e.event_id,
+        tenantId,
+        emailId: id,
+        type: e.type,
+        occurredAt: e.occurred_at.toISOString(),
+        data: e.data,
+      }) as DeliveryEvent,
+  );
   return {
     id,
     toEmail: q.toEmail,
     subject: q.subject,
     status: row.status ?? 'QUEUED',
+    to: row.o_message !== null ? recipientsOf(m.to) : q.toEmail !== null ? [q.toEmail] : [],
+    recipients: recipientOutcomes(envelope, timeline, queuedStatus(q)),
     provider: row.provider,
     messageId: row.message_id,
     createdAt: q.createdAt,

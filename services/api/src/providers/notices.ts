@@ -24,6 +24,11 @@ export interface Notice {
   /** The provider's time of the event; undefined → the time it was received. */
   occurredAt: string | undefined;
   outcome: Outcome;
+  /**
+   * The one recipient of several the outcome is about (SPEC §22): set when the notification names
+   * several recipients of the message, one notice each; the event then names it.
+   */
+  recipient?: string;
 }
 
 export type Outcome =
@@ -41,9 +46,35 @@ export type Outcome =
 export type ProviderName = 'ses' | 'sendgrid' | 'postmark' | 'mailgun' | 'resend';
 
 /**
+ * One notice per recipient a notification lists (SPEC §22: each recipient its own outcome), keyed
+ * by the notification and the recipient's place in it; a recipient without an address is skipped.
+ */
+function perRecipient(
+  key: string,
+  messageIds: string[],
+  occurredAt: string | undefined,
+  recipients: Record<string, unknown>[],
+  outcomeOf: (r: Record<string, unknown>) => Outcome,
+): Notice[] {
+  return recipients.flatMap((r, i) => {
+    const recipient = addressIn(str(r.emailAddress));
+    return recipient === undefined
+      ? []
+      : [{ key: `${key}:r${i}`, messageIds, occurredAt, outcome: outcomeOf(r), recipient }];
+  });
+}
+
+/** The bare address of `Name <address>` or `address`, lowercased. */
+const addressIn = (v: string | undefined): string | undefined => {
+  if (v === undefined) return undefined;
+  const a = (/<([^>]+)>/.exec(v)?.[1] ?? v).trim().toLowerCase();
+  return a === '' ? undefined : a;
+};
+
+/**
  * SES event of an SNS Notification's `Message` (both the identity notifications, `notificationType`,
- * and configuration-set event publishing, `eventType`). One notice per event: a bounce of several
- * recipients of one message is one email's bounce, the first recipient's status and diagnostic.
+ * and configuration-set event publishing, `eventType`). One notice per event; a bounce or complaint
+ * listing several recipients is one notice per recipient, each naming it (SPEC §22).
  */
 export function sesNotices(snsMessageId: string, message: unknown): Notice[] {
   const m = obj(message);
@@ -57,12 +88,12 @@ export function sesNotices(snsMessageId: string, message: unknown): Notice[] {
   switch (type) {
     case 'Bounce': {
       const b = obj(m.bounce);
-      const first = obj(arr(b.bouncedRecipients)[0]);
-      const diagnostic = clip(str(first.diagnosticCode), 2000);
-      const smtpStatus = str(first.status) ?? enhancedStatus(diagnostic);
       const hard = str(b.bounceType) === 'Permanent';
-      return notice(
-        {
+      const bounced = arr(b.bouncedRecipients).map(obj);
+      const outcomeOf = (r: Record<string, unknown>): Outcome => {
+        const diagnostic = clip(str(r.diagnosticCode), 2000);
+        const smtpStatus = str(r.status) ?? enhancedStatus(diagnostic);
+        return {
           type: 'email.bounced',
           data: defined({
             bounceType: hard ? 'hard' : 'soft',
@@ -70,19 +101,22 @@ export function sesNotices(snsMessageId: string, message: unknown): Notice[] {
             smtpStatus: clip(smtpStatus, 32),
             diagnostic,
           }),
-        },
-        b.timestamp,
-      );
+        };
+      };
+      return bounced.length > 1
+        ? perRecipient(snsMessageId, messageIds, str(b.timestamp), bounced, outcomeOf)
+        : notice(outcomeOf(bounced[0] ?? {}), b.timestamp);
     }
     case 'Complaint': {
       const c = obj(m.complaint);
-      return notice(
-        {
-          type: 'email.complained',
-          data: defined({ feedbackType: clip(str(c.complaintFeedbackType), 200) }),
-        },
-        c.timestamp,
-      );
+      const outcome: Outcome = {
+        type: 'email.complained',
+        data: defined({ feedbackType: clip(str(c.complaintFeedbackType), 200) }),
+      };
+      const complained = arr(c.complainedRecipients).map(obj);
+      return complained.length > 1
+        ? perRecipient(snsMessageId, messageIds, str(c.timestamp), complained, () => outcome)
+        : notice(outcome, c.timestamp);
     }
     case 'Delivery':
       return notice({ type: 'email.delivered', data: {} }, obj(m.delivery).timestamp);

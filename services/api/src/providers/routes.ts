@@ -146,7 +146,10 @@ export const providerRoutes: FastifyPluginAsyncZod<
         tenantId: ref.tenantId,
         emailId: ref.emailId,
         occurredAt: occurredAt(notice.occurredAt, now),
-        data: notice.outcome.data,
+        data:
+          notice.recipient !== undefined
+            ? { ...notice.outcome.data, recipient: notice.recipient }
+            : notice.outcome.data,
       });
       if (parsed.success) events.push(parsed.data);
     }

@@ -71,8 +71,9 @@ export function assertHeaderSection(raw: Buffer): void {
 /**
  * A parsed SMTP submission as the body of `POST /emails/send` (SPEC §22). The envelope decides who
  * gets the mail: To/Cc headers name the visible recipients among them, every other envelope
- * recipient is a Bcc. Sending takes one `to` today. Attachments and inline parts become
- * `attachments` (their bytes stored sealed like those of the HTTP route).
+ * recipient is a Bcc. Several To recipients are one message, one email id (`to` an array).
+ * Attachments and inline parts become `attachments` (their bytes stored sealed like those of the
+ * HTTP route).
  */
 export function sendBodyOf(mail: ParsedMail, envelopeTo: readonly string[]): SendEmailBody {
   const froms = addresses(mail.from);
@@ -103,12 +104,6 @@ export function sendBodyOf(mail: ParsedMail, envelopeTo: readonly string[]): Sen
     to = bcc.slice(0, 1);
     bcc = bcc.slice(1);
   }
-  if (to.length > 1) {
-    throw new SmtpRefusal(
-      550,
-      `5.5.3 Tern sends to one To recipient per message today (got ${to.length}); put the others in Cc or send one message each`,
-    );
-  }
 
   const headers: Record<string, string> = {};
   for (const { key } of mail.headerLines) {
@@ -129,7 +124,7 @@ export function sendBodyOf(mail: ParsedMail, envelopeTo: readonly string[]): Sen
 
   const body: Record<string, unknown> = {
     from: name === '' ? from.address : `${name} <${from.address}>`,
-    to: to[0],
+    to: to.length === 1 ? to[0] : to,
     ...(cc.length > 0 ? { cc } : {}),
     ...(bcc.length > 0 ? { bcc } : {}),
     ...(replyTo !== undefined ? { replyTo } : {}),

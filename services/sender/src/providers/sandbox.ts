@@ -1,7 +1,7 @@
-import type { RenderedMessage } from '@tern/contracts';
+import { envelopeOf, type RenderedMessage } from '@tern/contracts';
 import { hasSandboxMessage, keepSandboxMessages } from '@tern/sending';
 import type pg from 'pg';
-import type { MailProvider, ProviderResult } from '../ports.js';
+import type { FollowUp, MailProvider, ProviderResult } from '../ports.js';
 
 export const SANDBOX_DOMAIN = 'sandbox.test';
 
@@ -33,10 +33,49 @@ export function createSandboxProvider(opts: { pool: pg.Pool; delayedRetryMs?: nu
     return batch.done;
   }
 
+  /**
+   * A message to several addresses (SPEC §22): each recipient's outcome follows its own address,
+   * named on its event; `failed@` fails the whole message; `delayed@` is simply delivered (the
+   * sandbox does not retry part of a message).
+   */
+  async function sendToSeveral(
+    message: RenderedMessage,
+    tenantId: string,
+    emailId: string,
+    envelope: readonly string[],
+  ): Promise<ProviderResult> {
+    if (envelope.includes(`failed@${SANDBOX_DOMAIN}`))
+      return { kind: 'failed', reason: 'sandbox: failed@sandbox.test always fails' };
+    await keep(message, tenantId, emailId);
+    const followUps = envelope.flatMap((recipient): FollowUp[] => {
+      switch (recipient) {
+        case `bounced@${SANDBOX_DOMAIN}`:
+          return [
+            {
+              type: 'email.bounced',
+              bounceType: 'hard',
+              reason: 'sandbox: 550 mailbox unavailable',
+              recipient,
+            },
+          ];
+        case `complained@${SANDBOX_DOMAIN}`:
+          return [
+            { type: 'email.delivered', recipient },
+            { type: 'email.complained', feedbackType: 'abuse', recipient },
+          ];
+        default:
+          return [{ type: 'email.delivered', recipient }];
+      }
+    });
+    return { kind: 'sent', messageId: message.messageId, followUps };
+  }
+
   return {
     name: 'sandbox',
     async send(message, { tenantId, emailId }): Promise<ProviderResult> {
-      const local = message.to.toLowerCase();
+      const envelope = envelopeOf(message).map((r) => r.address.toLowerCase());
+      if (envelope.length > 1) return sendToSeveral(message, tenantId, emailId, envelope);
+      const local = envelope[0] ?? '';
       const sent = (followUps: Extract<ProviderResult, { kind: 'sent' }>['followUps']) =>
         ({ kind: 'sent', messageId: message.messageId, followUps }) as const;
       switch (local) {

@@ -1,4 +1,4 @@
-import { parseMailbox, type RenderedMessage } from '@tern/contracts';
+import { envelopeOf, parseMailbox, type RenderedMessage } from '@tern/contracts';
 import nodemailer from 'nodemailer';
 import type { MailProvider, ProviderFault, ProviderResult, SendContext } from '../ports.js';
 
@@ -124,7 +124,9 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
       // Not one mailbox (a row stored before the API parsed `from` with RFC 5322): never sent, as
       // nodemailer would read a list in it and send MAIL FROM the first one (issue 24, item 9).
       if (from === null) return { kind: 'failed', reason: 'from is not a single mailbox' };
-      const to = (parseMailbox(message.to)?.address ?? message.to).toLowerCase();
+      // The envelope is every recipient, each once (SPEC §22): To and Cc are headers, Bcc never is.
+      const recipients = envelopeOf(message).map((r) => r.address);
+      const to = (recipients[0] ?? '').toLowerCase();
       try {
         const info = await transport.sendMail({
           ...(signing
@@ -142,7 +144,7 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
           ...(envelopeFrom
             ? {
                 // A custom envelope lists every recipient itself.
-                envelope: { from: envelopeFrom, to: [message.to, ...message.cc, ...message.bcc] },
+                envelope: { from: envelopeFrom, to: recipients },
                 // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP
                 // address (SPEC §21), with the headers only and the email id as ENVID.
                 dsn: {
@@ -179,10 +181,29 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
               }
             : {}),
         });
-        // The status is the `to` recipient's (SPEC §11): cc/bcc accepted does not make it sent.
         const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
           (typeof r === 'string' ? r : r.address).toLowerCase(),
         );
+        const providerMessageId = relayMessageId(info.response);
+        if (recipients.length > 1) {
+          // Several recipients (SPEC §22): the message went to those the relay took; each one it
+          // refused gets its own bounce (a 4xx one soft: Tern does not resend part of a message).
+          return {
+            kind: 'sent',
+            messageId: info.messageId || message.messageId,
+            ...(providerMessageId ? { providerMessageId } : {}),
+            ...(rejected.length > 0
+              ? {
+                  followUps: rejected.map((recipient) => ({
+                    type: 'email.bounced' as const,
+                    ...refusalOf(recipient, info.rejectedErrors),
+                    recipient,
+                  })),
+                }
+              : {}),
+          };
+        }
+        // The status is the `to` recipient's (SPEC §11): cc/bcc accepted does not make it sent.
         if (rejected.includes(to)) {
           const why = (info.rejectedErrors ?? []).find(
             (e) => String((e as { recipient?: string }).recipient ?? '').toLowerCase() === to,
@@ -191,13 +212,19 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
             why ?? { command: 'RCPT TO', responseCode: 550, message: 'recipient rejected' },
           );
         }
-        const providerMessageId = relayMessageId(info.response);
         return {
           kind: 'sent',
           messageId: info.messageId || message.messageId,
           ...(providerMessageId ? { providerMessageId } : {}),
         };
       } catch (error) {
+        const refusals = (error as SmtpError | null)?.rejectedErrors;
+        if (recipients.length > 1 && Array.isArray(refusals) && refusals.length > 0) {
+          // Every one of several recipients refused: each its own bounce, when every refusal is 5xx.
+          const each = recipients.map((r) => ({ recipient: r.toLowerCase(), ...refusalOf(r, refusals) }));
+          if (each.every((r) => r.bounceType === 'hard'))
+            return { kind: 'bounced', reason: each[0]!.reason, recipients: each };
+        }
         return classifySmtpError(error, to);
       }
     },
@@ -213,6 +240,23 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
     async close() {
       transport.close();
     },
+  };
+}
+
+/** What the relay said to one recipient's RCPT TO: hard for a 5xx, soft otherwise, with its words. */
+function refusalOf(
+  recipient: string,
+  refusals: readonly unknown[] | undefined,
+): { bounceType: 'hard' | 'soft'; reason: string } {
+  const why = (refusals ?? []).find(
+    (e) => String((e as SmtpError).recipient ?? '').toLowerCase() === recipient.toLowerCase(),
+  ) as SmtpError | undefined;
+  const result = classifySmtpError(
+    why ?? { command: 'RCPT TO', responseCode: 550, message: 'recipient rejected' },
+  );
+  return {
+    bounceType: result.kind === 'bounced' ? 'hard' : 'soft',
+    reason: 'reason' in result ? result.reason : 'recipient rejected',
   };
 }
 
