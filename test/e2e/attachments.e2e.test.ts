@@ -80,7 +80,7 @@ describe('attachments through npm start to a real relay', () => {
       headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({
         from: 'Acme <billing@acme.test>',
-        to: 'ada@example.com',
+        to: ['ada@example.com', 'alan@example.com'],
         cc: ['grace@example.com'],
         bcc: ['audit@example.com'],
         subject: 'Invoice 42',
@@ -110,7 +110,13 @@ describe('attachments through npm start to a real relay', () => {
     expect(logo?.contentDisposition).toBe('inline');
     expect(logo?.content.equals(png)).toBe(true);
     expect(mail.parsed.html).toContain('cid:logo@acme');
-    expect(mail.rcptTo.sort()).toEqual(['ada@example.com', 'audit@example.com', 'grace@example.com']);
+    expect(mail.rcptTo.sort()).toEqual([
+      'ada@example.com',
+      'alan@example.com',
+      'audit@example.com',
+      'grace@example.com',
+    ]);
+    expect(JSON.stringify(mail.parsed.to)).toContain('alan@example.com');
     expect(mail.parsed.headers.has('bcc')).toBe(false);
     expect(mail.raw.toString('latin1')).not.toContain('audit@example.com');
     await waitFor(

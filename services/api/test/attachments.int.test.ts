@@ -102,14 +102,14 @@ afterAll(async () => {
   await new Promise<void>((r) => (relay ? relay.close(() => r()) : r()));
 });
 
-describe('a message with cc, bcc, a 5 MB PDF and an inline image (POST /emails/send)', () => {
+describe('a message to two to, a cc, a bcc, with a 5 MB PDF and an inline image (POST /emails/send)', () => {
   let id: string;
   let mail: Arrived;
 
   beforeAll(async () => {
     const res = await post('/emails/send', {
       from: FROM,
-      to: 'ada@example.com',
+      to: ['ada@example.com', 'grace@example.com'],
       cc: ['cc@example.com'],
       bcc: ['hidden@example.com'],
       subject: 'Your invoice',
@@ -145,12 +145,18 @@ describe('a message with cc, bcc, a 5 MB PDF and an inline image (POST /emails/s
     expect(mail.parsed.subject).toBe('Your invoice');
   });
 
-  it('the bcc is in the envelope and in no header; to and cc are both', async () => {
-    expect(mail.rcptTo.sort()).toEqual(['ada@example.com', 'cc@example.com', 'hidden@example.com']);
+  it('the bcc is in the envelope and in no header; both to and the cc are in both', async () => {
+    expect(mail.rcptTo.sort()).toEqual([
+      'ada@example.com',
+      'cc@example.com',
+      'grace@example.com',
+      'hidden@example.com',
+    ]);
     expect(mail.parsed.headers.has('bcc')).toBe(false);
     expect(mail.raw.toString('latin1')).not.toContain('hidden@example.com');
     const addresses = (v: unknown) => JSON.stringify(v);
     expect(addresses(mail.parsed.to)).toContain('ada@example.com');
+    expect(addresses(mail.parsed.to)).toContain('grace@example.com');
     expect(addresses(mail.parsed.cc)).toContain('cc@example.com');
   });
 
