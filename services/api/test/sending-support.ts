@@ -133,6 +133,9 @@ export type EmailDetailBody = {
   from: string | null;
   cc: string[];
   bcc: string[];
+  /** Every `to` (SPEC §22), and each recipient's own last outcome. */
+  to: string[];
+  recipients: { email: string; type: string; status: string }[];
   scheduledAt: string | null;
   projectId: string | null;
   events: { type: string; occurredAt: string; data: Record<string, unknown> }[];

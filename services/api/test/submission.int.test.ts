@@ -141,6 +141,34 @@ describe('SMTP submission with nodemailer (STARTTLS, AUTH)', () => {
     expect(Object.keys(kept.headers).map((h) => h.toLowerCase())).not.toContain('x-tern-tags');
   });
 
+  it('several To recipients, a cc and a bcc: one message, one email id, each recipient its own outcome (SPEC §22)', async () => {
+    const before = await outgoingCount();
+    const info = await transport(submission.port, sendKey).sendMail({
+      from: FROM,
+      to: ['delivered@sandbox.test', 'bounced@sandbox.test'],
+      cc: 'cc@sandbox.test',
+      bcc: 'hidden@sandbox.test',
+      subject: 'To two',
+      text: 'to two people',
+    });
+    const id = queuedId(info.response);
+    expect(await outgoingCount()).toBe(before + 1);
+    const email = await waitForStatus(world.app, readKey, id, 'BOUNCED', [
+      'email.delivered',
+      'email.bounced',
+    ]);
+    expect(email.toEmail).toBe('delivered@sandbox.test');
+    expect(email.to).toEqual(['delivered@sandbox.test', 'bounced@sandbox.test']);
+    expect(email.bcc).toEqual(['hidden@sandbox.test']);
+    const outcome = Object.fromEntries(email.recipients.map((r) => [r.email, r.status]));
+    expect(outcome).toEqual({
+      'delivered@sandbox.test': 'DELIVERED',
+      'bounced@sandbox.test': 'BOUNCED',
+      'cc@sandbox.test': 'DELIVERED',
+      'hidden@sandbox.test': 'DELIVERED',
+    });
+  });
+
   it('AUTH LOGIN works the same; the Message-ID is the idempotency key (a resend queues nothing)', async () => {
     const message = {
       from: FROM,
@@ -266,6 +294,39 @@ describe('SMTP submission with swaks (Debian package)', () => {
       expect(email.subject).toBe(`swaks ${method}`);
       expect((await content(id)).text).toContain(`sent by swaks with ${method}`);
     }
+  });
+
+  it('two --to: one message to both, one email id', async () => {
+    const { stdout } = await exec(
+      'swaks',
+      [
+        '--server',
+        `127.0.0.1:${submission.port}`,
+        '--tls',
+        '--auth',
+        'PLAIN',
+        '--auth-user',
+        'apikey',
+        '--auth-password',
+        sendKey,
+        '--from',
+        'hello@acme.test',
+        '--to',
+        'delivered@sandbox.test,second@sandbox.test',
+        '--header',
+        'Subject: swaks to two',
+        '--body',
+        'to two people',
+      ],
+      { timeout: 20_000 },
+    );
+    const id = queuedId(stdout);
+    const email = await waitForStatus(world.app, readKey, id, 'DELIVERED', ['email.delivered']);
+    expect(email.to).toEqual(['delivered@sandbox.test', 'second@sandbox.test']);
+    expect(email.recipients.map((r) => [r.email, r.status])).toEqual([
+      ['delivered@sandbox.test', 'DELIVERED'],
+      ['second@sandbox.test', 'DELIVERED'],
+    ]);
   });
 
   it('a wrong password → 535', async () => {
