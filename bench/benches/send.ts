@@ -18,16 +18,15 @@ import type { AddressInfo } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { createApiApp, getTemplate, isSuppressed, suppressedAmong } from '@tern/api';
 import { createJwtVerifier, signDashboardToken } from '@tern/auth';
-import { createSendingDomains, createSigningKeys, type DnsChecker } from '@tern/domains';
 import { createEventStream, type EventLog, type EventStream } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
 import { createSandboxProvider, createSender, createSmtpProvider, DKIM_SIGNED_HEADERS } from '@tern/sender';
 import { enqueueSends, type NewSend } from '@tern/sending';
-import { createSecretBox } from '@tern/webhooks';
 import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import { SMTPServer } from 'smtp-server';
+import { verifiedBenchDomain } from '../lib/bench-domain.js';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
 import type { Figure } from '../lib/report.js';
 import { deliveredCount, postJson, waitDelivered as waitDeliveredOf } from '../lib/sending.js';
@@ -95,10 +94,6 @@ function startSink(): Promise<{ url: string; count: () => number; close(): Promi
 }
 
 /** The DNS says yes to every record: the bench measures signing, not DNS. */
-const allVerified: DnsChecker = {
-  check: async (records) => records.map(() => ({ status: 'verified' as const })),
-};
-
 /** µs per message nodemailer spends composing a message (and signing it, with `dkim`), best of 3 rounds. */
 async function composeMicros(
   n: number,
@@ -407,21 +402,13 @@ async function measureDkim(
   mail: (i: number) => Record<string, unknown>,
   post: (url: string, body: unknown, headers: Record<string, string>) => Promise<unknown>,
 ) {
-  const sealer = createSecretBox(JWT_SECRET, 'dkim keys');
-  const domains = createSendingDomains({
+  const { domainName, key, signingKeys } = await verifiedBenchDomain({
     pool,
     log,
-    dns: allVerified,
-    sealer,
-    records: { bounceSubdomain: 'tern-bounces', bounceMxHost: 'bounces.tern.test', spf: 'v=spf1 ~all' },
-    now: () => new Date(),
+    tenantId,
+    tag,
+    secret: JWT_SECRET,
   });
-  const domainName = `bench-${tag}.example.test`;
-  const added = await domains.add(tenantId, `dom_bench${tag}`, domainName);
-  if (added === 'exists' || (await domains.verify(tenantId, added.id))?.status !== 'verified')
-    throw new Error('bench domain not verified');
-  const key = await createSigningKeys({ pool, sealer }).find(tenantId, `x@${domainName}`);
-  if (!key) throw new Error('no signing key for the bench domain');
 
   const composeUnsigned = await composeMicros(dkimMessages, null);
   const composeSigned = await composeMicros(dkimMessages, {
@@ -436,7 +423,7 @@ async function measureDkim(
     log,
     group: `tern-bench.send-smtp-${tag}`,
     provider: createSmtpProvider({ url: sink.url }),
-    signingKeys: createSigningKeys({ pool, sealer }),
+    signingKeys,
     isSuppressed,
     suppressedAmong,
     getTemplate,

@@ -13,13 +13,12 @@
 import { randomBytes } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { getTemplate, isSuppressed, suppressedAmong } from '@tern/api';
-import { createSendingDomains, createSigningKeys, type DnsChecker } from '@tern/domains';
 import { createEventStream, type EventLog } from '@tern/event-log';
 import { createSender, createSmtpProvider, DEFAULT_SMTP_POOL, DKIM_SIGNED_HEADERS } from '@tern/sender';
 import { enqueueSends, type NewSend } from '@tern/sending';
-import { createSecretBox } from '@tern/webhooks';
 import nodemailer from 'nodemailer';
 import type pg from 'pg';
+import { verifiedBenchDomain } from '../lib/bench-domain.js';
 import { startTsx } from '../lib/child.js';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
 import type { Figure } from '../lib/report.js';
@@ -33,10 +32,6 @@ const SECRET = randomBytes(32).toString('base64url');
 const sinkFile = new URL('../lib/smtp-sink.ts', import.meta.url).pathname;
 
 /** The DNS says yes to every record: the bench measures sending, not DNS. */
-const allVerified: DnsChecker = {
-  check: async (records) => records.map(() => ({ status: 'verified' as const })),
-};
-
 const content = (i: number) => ({
   to: `reader${i}@example.com`,
   subject: `Bench ${i}`,
@@ -58,21 +53,13 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
   const log = createEventStream(raw);
   const tag = runTag();
   const tenantId = `smtpout${tag}`;
-  const sealer = createSecretBox(SECRET, 'dkim keys');
-  const domains = createSendingDomains({
+  const { domainName, key, signingKeys } = await verifiedBenchDomain({
     pool,
     log,
-    dns: allVerified,
-    sealer,
-    records: { bounceSubdomain: 'tern-bounces', bounceMxHost: 'bounces.tern.test', spf: 'v=spf1 ~all' },
-    now: () => new Date(),
+    tenantId,
+    tag,
+    secret: SECRET,
   });
-  const domainName = `bench-${tag}.example.test`;
-  const added = await domains.add(tenantId, `dom_bench${tag}`, domainName);
-  if (added === 'exists' || (await domains.verify(tenantId, added.id))?.status !== 'verified')
-    throw new Error('bench domain not verified');
-  const key = await createSigningKeys({ pool, sealer }).find(tenantId, `x@${domainName}`);
-  if (!key) throw new Error('no signing key for the bench domain');
   const from = `Bench <bench@${domainName}>`;
 
   const sink = startTsx(sinkFile, [], (l) => l.startsWith('{'));
@@ -132,7 +119,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
       log,
       group: `tern-bench.smtp-out-${tag}-${run}`,
       provider: createSmtpProvider({ url: sinkUrl, pool: pooled ? DEFAULT_SMTP_POOL : false }),
-      signingKeys: createSigningKeys({ pool, sealer }),
+      signingKeys,
       isSuppressed,
       suppressedAmong,
       getTemplate,
