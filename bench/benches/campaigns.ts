@@ -22,7 +22,7 @@ import { createProjector } from '@tern/projector';
 import { createSandboxProvider, createSender } from '@tern/sender';
 import type pg from 'pg';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
-import type { Figure } from '../lib/report.js';
+import { figureMaker } from '../lib/report.js';
 import { postJson, waitDelivered } from '../lib/sending.js';
 import { benchEnv, runTag } from '../lib/services.js';
 import { round, rssMiB } from '../lib/stats.js';
@@ -225,14 +225,7 @@ async function measure(
       `(${(d.deliveredS / d.ceilingS).toFixed(2)}×); RSS idle ${d.idleRss.toFixed(0)} MiB, peak ${d.peakRss.toFixed(0)} MiB ` +
       `(+${(d.peakRss - d.idleRss).toFixed(0)})`,
   );
-  const fig = (metric: string, value: number, unit: string, target?: Figure['target']): Figure => ({
-    bench: 'campaigns',
-    variant,
-    metric,
-    value,
-    unit,
-    ...(target ? { target } : {}),
-  });
+  const fig = figureMaker('campaigns', variant);
   return {
     figures: [
       fig(`fan-out ${contacts} contacts`, f.rate, 'emails/s'),

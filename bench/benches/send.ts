@@ -28,7 +28,7 @@ import type pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { verifiedBenchDomain } from '../lib/bench-domain.js';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
-import type { Figure } from '../lib/report.js';
+import { figureMaker } from '../lib/report.js';
 import { deliveredCount, postJson, waitDelivered as waitDeliveredOf } from '../lib/sending.js';
 import { benchEnv, pollUntil, runTag } from '../lib/services.js';
 import { distribution, round } from '../lib/stats.js';
@@ -322,14 +322,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
         `ceiling POST /events → DELIVERED p50 ${ceiling.p50.toFixed(0)} ms; ${emails} emails: ` +
         `${sendsPerSecond.toFixed(0)} sends/s (accepted in ${acceptedMs.toFixed(0)} ms), ceiling ${ceilingPerSecond.toFixed(0)} emails/s`,
     );
-    const fig = (metric: string, value: number, unit: string, target?: Figure['target']): Figure => ({
-      bench: 'send',
-      variant,
-      metric,
-      value,
-      unit,
-      ...(target ? { target } : {}),
-    });
+    const fig = figureMaker('send', variant);
     return {
       figures: [
         // Issue 12: a send to delivered@sandbox.test reaches DELIVERED within 5 s.

@@ -21,7 +21,7 @@ import type pg from 'pg';
 import { verifiedBenchDomain } from '../lib/bench-domain.js';
 import { startTsx } from '../lib/child.js';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
-import type { Figure } from '../lib/report.js';
+import { figureMaker } from '../lib/report.js';
 import { benchEnv, pollUntil, runTag } from '../lib/services.js';
 import { round } from '../lib/stats.js';
 
@@ -176,14 +176,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
         `nodemailer alone ${c.perSecond.toFixed(0)} (${c.connections}), ratio ${(t.perSecond / c.perSecond).toFixed(2)}; ` +
         `Tern unpooled ${u.perSecond.toFixed(0)} (${u.connections} connections)`,
     );
-    const fig = (metric: string, value: number, unit: string, target?: Figure['target']): Figure => ({
-      bench: 'smtp-out',
-      variant,
-      metric,
-      value,
-      unit,
-      ...(target ? { target } : {}),
-    });
+    const fig = figureMaker('smtp-out', variant);
     return {
       figures: [
         fig(

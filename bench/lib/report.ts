@@ -19,6 +19,18 @@ export interface Figure {
   note?: string;
 }
 
+/** The figure maker of one bench and variant: `fig(metric, value, unit, target?)`. */
+export const figureMaker =
+  (bench: string, variant: string) =>
+  (metric: string, value: number, unit: string, target?: Target): Figure => ({
+    bench,
+    variant,
+    metric,
+    value,
+    unit,
+    ...(target ? { target } : {}),
+  });
+
 /** What one bench process hands back to the runner. */
 export interface BenchResult {
   bench: string;
