@@ -52,7 +52,12 @@ try {
     payload: { name: 'reader', scopes: ['email:read'] },
   });
   const key = { authorization: `Bearer ${(created.json() as { key: string }).key}` };
-  const path = '/emails/logs?limit=20';
+  // DEEP=1: a deep page (the cursor of page 150) instead of page 1.
+  const deepCursor = async () => {
+    const there = await app.inject({ url: '/emails/logs?limit=20&page=150', headers: key });
+    return `/emails/logs?limit=20&cursor=${(there.json() as { meta: { nextCursor: string } }).meta.nextCursor}`;
+  };
+  const path = process.env.DEEP ? await deepCursor() : '/emails/logs?limit=20';
   const body = (await app.inject({ url: path, headers: key })).body;
   const bare = Fastify({ logger: false });
   bare.get('/bare', (_request, reply) => {
