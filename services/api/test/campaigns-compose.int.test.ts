@@ -159,7 +159,7 @@ describe('a recipient whose message cannot be composed', () => {
        VALUES ($1, 'em_ok', $2, 0, 'ct_1', $3, NULL), ($1, 'em_bad', $2, 0, 'ct_2', $3, 'invalid_characters')`,
       [A, source, clock.now()],
     );
-    const { mailStats, statsKey } = await import('../src/bulk/stats.js');
+    const { mailStats, statsKey } = await import('@tern/bulk');
     const stats = (await mailStats(stores.pool, A, [source])).get(statsKey(source, 0));
     expect(stats).toMatchObject({ recipients: 1, failed: 1 });
   });

@@ -1,4 +1,21 @@
 import {
+  type CampaignRow,
+  campaignOf,
+  campaignSource,
+  cancelCampaign,
+  DAILY_EVENTS,
+  type DailyKind,
+  deleteDraft,
+  getCampaign,
+  getCampaignRow,
+  insertCampaign,
+  listCampaigns,
+  mailDaily,
+  requestSend,
+  templateExists,
+  updateDraft,
+} from '@tern/bulk';
+import {
   type CampaignStatus,
   campaignDailySchema,
   campaignSchema,
@@ -13,7 +30,6 @@ import { withTransaction } from '@tern/jobs';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type pg from 'pg';
 import { analyticsQuerySchema } from '../analytics/schemas.js';
-import { DAILY_EVENTS, type DailyKind, mailDaily } from '../bulk/stats.js';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { assertFromVerified } from '../domains/policy.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
@@ -29,20 +45,6 @@ import {
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
-import {
-  type CampaignRow,
-  campaignOf,
-  campaignSource,
-  cancelCampaign,
-  deleteDraft,
-  getCampaign,
-  getCampaignRow,
-  insertCampaign,
-  listCampaigns,
-  requestSend,
-  templateExists,
-  updateDraft,
-} from './store.js';
 
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'campaigns:read' };
 const write: AuthConfig = { auth: 'jwt_or_key', scope: 'campaigns:write' };

@@ -1,5 +1,14 @@
 import { Readable } from 'node:stream';
 import {
+  deleteContact,
+  exportContacts,
+  getContact,
+  insertContact,
+  listAudiences,
+  listContacts,
+  updateContact,
+} from '@tern/bulk';
+import {
   audienceListSchema,
   audienceNameSchema,
   contactListSchema,
@@ -25,15 +34,6 @@ import {
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errorResponse, errors, noContentSchema } from '../schemas.js';
 import { CSV_CONTENT_TYPES, contactsCsv, DEFAULT_IMPORT_MAX_BYTES, importContacts } from './csv.js';
-import {
-  deleteContact,
-  exportContacts,
-  getContact,
-  insertContact,
-  listAudiences,
-  listContacts,
-  updateContact,
-} from './store.js';
 
 const READ = { auth: 'jwt_or_key', scope: 'contacts:read' } as const;
 const WRITE = { auth: 'jwt_or_key', scope: 'contacts:write' } as const;
