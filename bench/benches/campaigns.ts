@@ -14,12 +14,13 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createCampaignFanout, getTemplate, isSuppressed, outgoingMailer, suppressedAmong } from '@tern/api';
+import { getTemplate, isSuppressed, suppressedAmong } from '@tern/api';
 import { queuedEvent } from '@tern/domain';
 import { createEventStream, type EventLog, type EventStream } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
 import { createSandboxProvider, createSender } from '@tern/sender';
+import { createCampaignFanout, outgoingMailer } from '@tern/worker';
 import type pg from 'pg';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
 import { figureMaker } from '../lib/report.js';

@@ -17,9 +17,6 @@ export {
 } from './api-reference.js';
 export { apiRoutes } from './api-routes.js';
 export { type ApiDeps, createApiApp, createSendingApp, fastifyTrustProxy } from './app.js';
-export { type BulkMail, type BulkMailer, cutSubject, tryComposeMail } from './bulk/mail.js';
-export { outgoingMailer } from './bulk/outgoing-mailer.js';
-export { type CampaignFanout, createCampaignFanout } from './campaigns/fanout.js';
 export {
   JWT_REQUIRED_MESSAGE,
   PROJECT_KEY_TENANT_WIDE_MESSAGE,
@@ -31,8 +28,6 @@ export { CREDENTIAL_EXTENSION } from './openapi.js';
 export { insertProject } from './projects/store.js';
 export type { ProviderRouteOptions } from './providers/routes.js';
 export { newResourceId } from './resource-kit.js';
-export { createRetentionJob, RETENTION_LOCK_KEY } from './retention-job.js';
-export { createSequenceScheduler, type SequenceScheduler } from './sequences/scheduler.js';
 export { type SubmissionServer, startSubmissionServer } from './submission/server.js';
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
 export {

@@ -3,17 +3,13 @@
 // surrogate: the insert into `outgoing_emails` (jsonb) failed with 22P02, the fan-out retried the
 // chunk forever and the campaign stayed `sending` with nothing sent. Real send path
 // (`outgoingMailer`: outgoing_emails + email.queued), real Postgres.
+
+import { newResourceId } from '@tern/api';
+import { insertContact } from '@tern/bulk';
 import type { DeliveryEvent } from '@tern/contracts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createCampaignFanout,
-  cutSubject,
-  insertContact,
-  newResourceId,
-  outgoingMailer,
-  tryComposeMail,
-} from '../src/index.js';
+import { createCampaignFanout, cutSubject, outgoingMailer, tryComposeMail } from '../src/index.js';
 import {
   buildApp,
   createKey,
