@@ -27,7 +27,15 @@ export const MUTATION_GROUPS = {
     tests: ['packages/domain/test/**/*.unit.test.ts'],
   },
   contracts: {
-    mutate: ['packages/contracts/src/events.ts'],
+    // The event contract (SPEC §5), one module until issue 25 split it.
+    mutate: [
+      'packages/contracts/src/events.ts',
+      'packages/contracts/src/event-data.ts',
+      'packages/contracts/src/event-fields.ts',
+      'packages/contracts/src/storable.ts',
+      'packages/contracts/src/canonical-events.ts',
+      'packages/contracts/src/personal-fields.ts',
+    ],
     tests: ['packages/contracts/test/**/*.unit.test.ts'],
   },
 };

@@ -1,5 +1,6 @@
+import { isCanonicalDeliveryEvent } from './canonical-events.js';
 import { DOMAIN_EVENT_TYPES, type DomainEvent, domainEventSchema } from './domains.js';
-import { type DeliveryEvent, deliveryEventSchema, EVENT_TYPES, isCanonicalDeliveryEvent } from './events.js';
+import { type DeliveryEvent, deliveryEventSchema, EVENT_TYPES } from './events.js';
 
 /**
  * Everything Tern's event log carries: the delivery events of an email (SPEC §5), keyed by the
