@@ -9,7 +9,9 @@ export const MUTATION_GROUPS = {
     mutate: [
       'packages/auth/src/tracking-token.ts',
       'packages/auth/src/jwt.ts',
-      'packages/auth/src/scopes.ts',
+      'packages/auth/src/jwt-keys.ts',
+      'packages/auth/src/jwt-claims.ts',
+      'packages/auth/src/jwks.ts',
       'packages/auth/src/api-keys.ts',
     ],
     tests: ['packages/auth/test/**/*.unit.test.ts'],

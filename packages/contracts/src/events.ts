@@ -14,6 +14,7 @@ import {
   emptyData,
 } from './event-data.js';
 import { isoTimestamp } from './event-fields.js';
+import { EVENT_TYPES } from './event-types.js';
 import { idSchema } from './ids.js';
 import { MAX_FUTURE_SKEW_MS, OCCURRED_AT_MAX_MS, OCCURRED_AT_MIN_MS, unstorableText } from './storable.js';
 
@@ -36,6 +37,8 @@ const envelope = {
 const event = <T extends string, D extends z.ZodType>(type: T, data: D) =>
   z.strictObject({ ...envelope, type: z.literal(type), data });
 
+export { EVENT_TYPES, type EventType } from './event-types.js';
+
 export const emailQueued = event('email.queued', emailQueuedData);
 export const emailSent = event('email.sent', emailSentData);
 export const emailDelayed = event('email.delayed', emailDelayedData.optional().default({}));
@@ -47,21 +50,6 @@ export const emailCancelled = event('email.cancelled', emptyData);
 export const emailOpened = event('email.opened', emailOpenedData.optional().default({}));
 export const emailClicked = event('email.clicked', emailClickedData);
 export const emailComplained = event('email.complained', emailComplainedData.optional().default({}));
-
-export const EVENT_TYPES = [
-  'email.queued',
-  'email.sent',
-  'email.delayed',
-  'email.delivered',
-  'email.bounced',
-  'email.failed',
-  'email.suppressed',
-  'email.cancelled',
-  'email.opened',
-  'email.clicked',
-  'email.complained',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
  * Calls `found` for every string of a parsed event that no store can hold, with its path. It runs

@@ -11,16 +11,9 @@ import { z } from 'zod';
 import { TAGS } from '../openapi.js';
 import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
 import { errorResponse, errors } from '../schemas.js';
-import {
-  mailgunNotices,
-  type Notice,
-  type ProviderName,
-  postmarkNotices,
-  resendNotices,
-  sendgridNotices,
-  sesNotices,
-} from './notices.js';
+import { type Notice, type ProviderName, sesNotices } from './notices.js';
 import { createSnsVerifier, parseSnsMessage, type SnsVerifierOptions } from './sns.js';
+import { mailgunNotices, postmarkNotices, resendNotices, sendgridNotices } from './webhook-notices.js';
 
 /**
  * Credentials of the provider notification routes (SPEC §21), from configuration. A provider
