@@ -118,3 +118,17 @@ export async function deleteTemplate(pool: pg.Pool, tenantId: string, id: string
   ]);
   return (rowCount ?? 0) > 0;
 }
+
+/** Names and subjects of the tenant's known templates among `ids`. */
+export async function templateNames(
+  pool: pg.Pool,
+  tenantId: string,
+  ids: readonly string[],
+): Promise<Map<string, { name: string; subject: string }>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await pool.query<{ id: string; name: string; subject: string }>(
+    'SELECT id, name, subject FROM templates WHERE tenant_id = $1 AND id = ANY($2::text[])',
+    [tenantId, ids],
+  );
+  return new Map(rows.map((r) => [r.id, { name: r.name, subject: r.subject }]));
+}
