@@ -35,6 +35,7 @@ export { newResourceId } from './resource-kit.js';
 export { createRetentionJob, RETENTION_LOCK_KEY } from './retention-job.js';
 export { createSequenceScheduler, type SequenceScheduler } from './sequences/scheduler.js';
 export { enroll, insertSequence } from './sequences/store.js';
+export { type ApiStores, createApiStores } from './stores.js';
 export { type SubmissionServer, startSubmissionServer } from './submission/server.js';
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
 export {
