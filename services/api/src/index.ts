@@ -28,6 +28,7 @@ export { CREDENTIAL_EXTENSION } from './openapi.js';
 export { insertProject } from './projects/store.js';
 export type { ProviderRouteOptions } from './providers/routes.js';
 export { newResourceId } from './resource-kit.js';
+export { type ApiStores, createApiStores } from './stores.js';
 export { type SubmissionServer, startSubmissionServer } from './submission/server.js';
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
 export {

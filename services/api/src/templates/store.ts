@@ -2,6 +2,7 @@ import type { Template, TemplateSummary } from '@tern/contracts';
 import type pg from 'pg';
 import type { PageQuery } from '../resource-kit.js';
 import { pageWindow } from '../resource-kit.js';
+import type { PoolBound } from '../stores.js';
 
 /**
  * Templates in Postgres (`templates`, SPEC §12). Plain functions of a pool and the tenant id: no
@@ -131,4 +132,23 @@ export async function templateNames(
     [tenantId, ids],
   );
   return new Map(rows.map((r) => [r.id, { name: r.name, subject: r.subject }]));
+}
+
+/** The templates repository: the functions above over one pool (`ApiStores.templates`). */
+export interface TemplateStore {
+  insert: PoolBound<typeof insertTemplate>;
+  replace: PoolBound<typeof replaceTemplate>;
+  get: PoolBound<typeof getTemplate>;
+  list: PoolBound<typeof listTemplates>;
+  delete: PoolBound<typeof deleteTemplate>;
+}
+
+export function createTemplateStore(pool: pg.Pool): TemplateStore {
+  return {
+    insert: (...a) => insertTemplate(pool, ...a),
+    replace: (...a) => replaceTemplate(pool, ...a),
+    get: (...a) => getTemplate(pool, ...a),
+    list: (...a) => listTemplates(pool, ...a),
+    delete: (...a) => deleteTemplate(pool, ...a),
+  };
 }
