@@ -8,6 +8,19 @@ import { z } from 'zod';
 export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'sent', 'cancelled'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
+/** The example counts of the documentation (a mail to three contacts). */
+const EXAMPLE_STATS = {
+  recipients: 3,
+  sent: 3,
+  delivered: 2,
+  opened: 1,
+  clicked: 1,
+  bounced: 1,
+  complained: 0,
+  unsubscribed: 0,
+  failed: 0,
+};
+
 export const mailStatsSchema = z
   .object({
     recipients: z.number().int().meta({ description: 'Emails created for this mail (one per contact).' }),
@@ -28,31 +41,9 @@ export const mailStatsSchema = z
   })
   .meta({
     description: 'Counts from the projection (exact; they follow the log within a batch).',
-    example: {
-      recipients: 3,
-      sent: 3,
-      delivered: 2,
-      opened: 1,
-      clicked: 1,
-      bounced: 1,
-      complained: 0,
-      unsubscribed: 0,
-      failed: 0,
-    },
+    example: EXAMPLE_STATS,
   });
 export type MailStats = z.infer<typeof mailStatsSchema>;
-
-const EXAMPLE_STATS: MailStats = {
-  recipients: 3,
-  sent: 3,
-  delivered: 2,
-  opened: 1,
-  clicked: 1,
-  bounced: 1,
-  complained: 0,
-  unsubscribed: 0,
-  failed: 0,
-};
 
 export const campaignSchema = z
   .object({

@@ -9,8 +9,7 @@ import {
   type SendEmailBody,
 } from '@tern/contracts';
 import { cutSubject, renderTemplate } from '@tern/domain';
-import { EventLogUnavailableError } from '@tern/event-log';
-import { httpError } from '@tern/http';
+import { appendOr503, httpError } from '@tern/http';
 import { decodeAttachments, enqueueSends, type NewSend, type StoredMessage } from '@tern/sending';
 import type { FastifyRequest } from 'fastify';
 import { boundProject, type Credential, credentialOf } from '../credentials.js';
@@ -135,21 +134,10 @@ export async function accept(
     scheduledAt,
     projectId: body.projectId ?? null,
   }));
-  try {
-    await enqueueSends(deps.pool, sending.log, tenantId, sends, at, sending.keyring);
-  } catch (error) {
-    if (error instanceof EventLogUnavailableError) {
-      throw httpError(
-        503,
-        'Event log unavailable: nothing was queued, retry later',
-        { code: 'LOG_UNAVAILABLE' },
-        {
-          'retry-after': '5',
-        },
-      );
-    }
-    throw error;
-  }
+  await appendOr503(
+    () => enqueueSends(deps.pool, sending.log, tenantId, sends, at, sending.keyring),
+    'queued',
+  );
   return sends.map((s) => s.id);
 }
 
