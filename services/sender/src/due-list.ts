@@ -9,6 +9,26 @@ import type { ProviderWatch } from './provider-health.js';
 import { envelopeOfMessage } from './recipients.js';
 import type { SenderTenantSettings } from './tenant-settings.js';
 
+/**
+ * The size of the next claim round (issue 29): a round that came back full and took at most half
+ * of `targetMs` doubles the next one (up to `max`), one that took over `targetMs` halves it (down
+ * to `min`), and a round that was not full (the backlog is drained) starts again from `min`. A
+ * backlog is then sent in rounds of hundreds (the round's statements, its append and its provider
+ * batch shared by that many emails), while a round never keeps the next claim (a transactional
+ * email behind a campaign) waiting much longer than `targetMs`.
+ */
+export function nextRoundSize(
+  size: number,
+  claimed: number,
+  tookMs: number,
+  limits: { min: number; max: number; targetMs: number },
+): number {
+  if (claimed < size) return limits.min;
+  if (tookMs > limits.targetMs) return Math.max(limits.min, Math.floor(size / 2));
+  if (tookMs <= limits.targetMs / 2) return Math.min(limits.max, size * 2);
+  return size;
+}
+
 export interface DueListJob {
   poller: Poller;
   /** One pass over the due-list (claims and sends what is due); returns the emails handled. */
@@ -30,6 +50,13 @@ export function createDueListJob(
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
   const concurrency = opts.concurrency ?? 32;
   const lanes = Math.max(1, opts.lanes ?? 1);
+  const limits = {
+    min: concurrency,
+    max: Math.max(concurrency, opts.maxRoundSize ?? 512),
+    targetMs: opts.roundTargetMs ?? 500,
+  };
+  /** The next claim round's size (`nextRoundSize`), shared by the lanes. */
+  let roundSize = concurrency;
   let sweeps = 0;
 
   /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */
@@ -134,12 +161,18 @@ export function createDueListJob(
     const lane = async (): Promise<number> => {
       let handled = 0;
       for (;;) {
-        const claimed = await store.claim(concurrency, exhausted);
-        if (claimed.length === 0) return handled;
+        const started = performance.now();
+        const size = roundSize;
+        const claimed = await store.claim(size, exhausted);
+        if (claimed.length === 0) {
+          roundSize = limits.min;
+          return handled;
+        }
         const settings = await store.tenantSettings(claimed.map((r) => r.tenant_id));
         const rows = await store.withinRate(claimed, exhausted, settings);
         await round(rows, settings);
         handled += rows.length;
+        roundSize = nextRoundSize(size, claimed.length, performance.now() - started, limits);
       }
     };
     const handled = await Promise.all(Array.from({ length: lanes }, lane));
