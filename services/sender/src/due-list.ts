@@ -14,8 +14,9 @@ import type { SenderTenantSettings } from './tenant-settings.js';
  * of `targetMs` doubles the next one (up to `max`), one that took over `targetMs` halves it (down
  * to `min`), and a round that was not full (the backlog is drained) starts again from `min`. A
  * backlog is then sent in rounds of hundreds (the round's statements, its append and its provider
- * batch shared by that many emails), while a round never keeps the next claim (a transactional
- * email behind a campaign) waiting much longer than `targetMs`.
+ * batch shared by that many emails), while a round never keeps the next claim waiting much longer
+ * than `targetMs`. After a round with campaign or sequence mail in it, `max` is the (smaller) bulk
+ * one: a transactional email that arrives behind a campaign waits for at most such a round.
  */
 export function nextRoundSize(
   size: number,
@@ -24,9 +25,8 @@ export function nextRoundSize(
   limits: { min: number; max: number; targetMs: number },
 ): number {
   if (claimed < size) return limits.min;
-  if (tookMs > limits.targetMs) return Math.max(limits.min, Math.floor(size / 2));
-  if (tookMs <= limits.targetMs / 2) return Math.min(limits.max, size * 2);
-  return size;
+  if (tookMs > limits.targetMs) return Math.max(limits.min, Math.min(limits.max, Math.floor(size / 2)));
+  return Math.max(limits.min, Math.min(limits.max, tookMs <= limits.targetMs / 2 ? size * 2 : size));
 }
 
 export interface DueListJob {
@@ -55,6 +55,7 @@ export function createDueListJob(
     max: Math.max(concurrency, opts.maxRoundSize ?? 512),
     targetMs: opts.roundTargetMs ?? 500,
   };
+  const bulkLimits = { ...limits, max: Math.max(concurrency, opts.maxBulkRoundSize ?? concurrency) };
   /** The next claim round's size (`nextRoundSize`), shared by the lanes. */
   let roundSize = concurrency;
   let sweeps = 0;
@@ -170,9 +171,20 @@ export function createDueListJob(
         }
         const settings = await store.tenantSettings(claimed.map((r) => r.tenant_id));
         const rows = await store.withinRate(claimed, exhausted, settings);
-        await round(rows, settings);
+        // Transactional mail claimed with campaign mail goes first, in a round of its own (SPEC
+        // §23): its outcomes reach the log (and the projector) ahead of the campaign's.
+        const urgent = rows.filter((r) => !r.bulk);
+        const bulk = rows.length - urgent.length;
+        if (urgent.length > 0 && bulk > 0) {
+          await round(urgent, settings);
+          await round(
+            rows.filter((r) => r.bulk),
+            settings,
+          );
+        } else await round(rows, settings);
         handled += rows.length;
-        roundSize = nextRoundSize(size, claimed.length, performance.now() - started, limits);
+        const took = performance.now() - started;
+        roundSize = nextRoundSize(size, claimed.length, took, bulk > 0 ? bulkLimits : limits);
       }
     };
     const handled = await Promise.all(Array.from({ length: lanes }, lane));

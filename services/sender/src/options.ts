@@ -55,6 +55,11 @@ export interface SenderOptions {
   concurrency?: number;
   /** The largest claim round (see `concurrency`). Default 512. */
   maxRoundSize?: number;
+  /**
+   * The largest claim round after one with campaign or sequence mail (SPEC §23: a transactional
+   * email arriving behind a campaign waits for the round in flight). Default `concurrency`.
+   */
+  maxBulkRoundSize?: number;
   /** How long a claim round may take before the next one is smaller (see `concurrency`). Default 500 ms. */
   roundTargetMs?: number;
   /**

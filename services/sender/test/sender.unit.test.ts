@@ -136,6 +136,13 @@ describe('nextRoundSize', () => {
     expect(nextRoundSize(512, 512, 900, limits)).toBe(256);
     expect(nextRoundSize(32, 32, 900, limits)).toBe(32);
   });
+  it("comes down to a smaller largest size (the bulk one) at once, whatever the round's time", () => {
+    const bulk = { ...limits, max: 64 };
+    expect(nextRoundSize(512, 512, 10, bulk)).toBe(64);
+    expect(nextRoundSize(512, 512, 400, bulk)).toBe(64);
+    expect(nextRoundSize(512, 512, 900, bulk)).toBe(64);
+    expect(nextRoundSize(32, 32, 10, bulk)).toBe(64);
+  });
   it('starts again from the first size once a round is not full (the backlog is drained)', () => {
     expect(nextRoundSize(512, 100, 10, limits)).toBe(32);
   });
