@@ -9,7 +9,9 @@ export const MUTATION_GROUPS = {
     mutate: [
       'packages/auth/src/tracking-token.ts',
       'packages/auth/src/jwt.ts',
-      'packages/auth/src/scopes.ts',
+      'packages/auth/src/jwt-keys.ts',
+      'packages/auth/src/jwt-claims.ts',
+      'packages/auth/src/jwks.ts',
       'packages/auth/src/api-keys.ts',
     ],
     tests: ['packages/auth/test/**/*.unit.test.ts'],
@@ -27,7 +29,15 @@ export const MUTATION_GROUPS = {
     tests: ['packages/domain/test/**/*.unit.test.ts'],
   },
   contracts: {
-    mutate: ['packages/contracts/src/events.ts'],
+    // The event contract (SPEC §5), one module until issue 25 split it.
+    mutate: [
+      'packages/contracts/src/events.ts',
+      'packages/contracts/src/event-data.ts',
+      'packages/contracts/src/event-fields.ts',
+      'packages/contracts/src/storable.ts',
+      'packages/contracts/src/canonical-events.ts',
+      'packages/contracts/src/personal-fields.ts',
+    ],
     tests: ['packages/contracts/test/**/*.unit.test.ts'],
   },
 };

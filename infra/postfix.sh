@@ -28,7 +28,7 @@ if [ ! -e "$policy" ]; then
 fi
 cleanup() { if ((restore_policy)); then $sudo rm -f "$policy"; fi; }
 trap cleanup EXIT
-apt_install --no-install-recommends postfix swaks
+apt_install --no-install-recommends postfix swaks libio-socket-ssl-perl libnet-ssleay-perl
 # Whatever the package did, its default instance is not left running, nor started at boot.
 $sudo "$bin" stop >/dev/null 2>&1 || true
 $sudo rm -f /etc/systemd/system/multi-user.target.wants/postfix.service

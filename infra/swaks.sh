@@ -4,7 +4,8 @@
 # Prints the path on stdout.
 set -euo pipefail
 
-if bin="$(command -v swaks)"; then
+# STARTTLS (the submission tests' 587 path) needs swaks' TLS modules, which are only Recommends.
+if bin="$(command -v swaks)" && perl -MIO::Socket::SSL -MNet::SSLeay -e 1 2>/dev/null; then
   echo "$bin"
   exit 0
 fi
@@ -12,5 +13,5 @@ fi
 source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 apt_root infra/swaks.sh swaks
 echo "infra/swaks.sh: installing Debian's swaks (apt-get)…" >&2
-apt_install swaks
+apt_install swaks libio-socket-ssl-perl libnet-ssleay-perl
 command -v swaks

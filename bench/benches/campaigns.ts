@@ -12,18 +12,15 @@
  *    its peak against the RSS just before it (everything started, idle).
  */
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createCampaignFanout, getTemplate, isSuppressed, outgoingMailer, suppressedAmong } from '@tern/api';
+import { createCampaignFanout, outgoingMailer } from '@tern/api';
 import { queuedEvent } from '@tern/domain';
 import { createEventStream, type EventLog, type EventStream } from '@tern/event-log';
-import { createIngestApp } from '@tern/ingest';
-import { createProjector } from '@tern/projector';
-import { createSandboxProvider, createSender } from '@tern/sender';
 import type pg from 'pg';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
 import { figureMaker } from '../lib/report.js';
-import { postJson, waitDelivered } from '../lib/sending.js';
+import { sandboxDeliveryEvents, startSandboxPipeline } from '../lib/sandbox-pipeline.js';
+import { waitDelivered } from '../lib/sending.js';
 import { benchEnv, runTag } from '../lib/services.js';
 import { round, rssMiB } from '../lib/stats.js';
 
@@ -119,23 +116,14 @@ function sampleRss() {
 /** A campaign to `deliverContacts` contacts → all DELIVERED, against their events through POST /events. */
 async function deliveredPhase(pool: pg.Pool, ch: ClickHouseClient, log: EventStream) {
   const tag = runTag();
-  const projector = createProjector({ pool, ch, log, group: `tern-bench.campaigns-projector-${tag}` });
-  await projector.start();
-  const sender = createSender({
+  const pipeline = await startSandboxPipeline({
+    bench: 'campaigns',
+    tag,
     pool,
+    ch,
     log,
-    group: `tern-bench.campaigns-sender-${tag}`,
-    provider: createSandboxProvider({ pool }),
-    isSuppressed,
-    suppressedAmong,
-    getTemplate,
-    tracking: { secret: SECRET, publicUrl: 'http://127.0.0.1:3000' },
+    trackingSecret: SECRET,
   });
-  await sender.start();
-  const ingestToken = randomBytes(24).toString('base64url');
-  const ingest = await createIngestApp({ log, ingestToken });
-  await ingest.listen({ host: '127.0.0.1', port: 0 });
-  const ingestUrl = `http://127.0.0.1:${(ingest.server.address() as AddressInfo).port}/events`;
   try {
     // Ceiling: the emails' three events each, 1000 events a request, 4 requests in flight.
     const ceilingTenant = `bench-deliver-ceiling-${tag}`;
@@ -148,28 +136,14 @@ async function deliveredPhase(pool: pg.Pool, ch: ClickHouseClient, log: EventStr
           next += perRequest;
           const events = [];
           for (let j = i; j < Math.min(deliverContacts, i + perRequest); j++) {
-            const emailId = `em_dceil${tag}${j}`;
-            const base = { tenantId: ceilingTenant, emailId };
-            const at = (ms: number) => new Date(Date.now() + ms).toISOString();
             events.push(
-              {
-                ...base,
-                id: `${emailId}:q`,
-                type: 'email.queued',
-                occurredAt: at(0),
-                data: { toEmail: `reader${j}@example.com`, subject: `Hello R${j}` },
-              },
-              {
-                ...base,
-                id: `${emailId}:s`,
-                type: 'email.sent',
-                occurredAt: at(1),
-                data: { provider: 'x', messageId: 'm' },
-              },
-              { ...base, id: `${emailId}:d`, type: 'email.delivered', occurredAt: at(2) },
+              ...sandboxDeliveryEvents(ceilingTenant, `em_dceil${tag}${j}`, {
+                toEmail: `reader${j}@example.com`,
+                subject: `Hello R${j}`,
+              }),
             );
           }
-          await postJson(ingestUrl, { events }, { authorization: `Bearer ${ingestToken}` });
+          await pipeline.postEvents(events);
         }
       }),
     );
@@ -200,9 +174,7 @@ async function deliveredPhase(pool: pg.Pool, ch: ClickHouseClient, log: EventStr
     const peakRss = rss.stop();
     return { ceilingS, deliveredS, fannedS, idleRss, peakRss };
   } finally {
-    await ingest.close();
-    await sender.stop();
-    await projector.stop();
+    await pipeline.stop();
   }
 }
 

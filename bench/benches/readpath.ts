@@ -15,11 +15,11 @@
  * BENCH_READPATH_ENTRIES (default 1 000 000; --quick 100 000), BENCH_READPATH_SECONDS (5; quick 2).
  * 10 M entries: BENCH_READPATH_ENTRIES=10000000 (the fill takes minutes).
  */
-import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { promisify } from 'node:util';
 import Fastify from 'fastify';
+import { load as loadOutside, probe as probeOutside } from '../lib/outside-load.js';
 import { openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
+import { startReadApi } from '../lib/read-api.js';
+import { fillReadPath } from '../lib/readpath-fill.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
 import { benchEnv } from '../lib/services.js';
 import { distribution, round, rssMiB } from '../lib/stats.js';
@@ -32,8 +32,6 @@ const DAYS = 90;
 const DAY_MS = 86_400_000;
 const TENANT = 'bench_reader';
 const started = performance.now();
-const execFileAsync = promisify(execFile);
-const autocannonBin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 
 const now = Date.now();
 const today = Math.floor(now / DAY_MS) * DAY_MS;
@@ -48,56 +46,27 @@ interface Load {
   serverCpuUs: number;
 }
 
-/** autocannon in its own process (req/s at `connections`): the servers keep this event loop. */
+/**
+ * autocannon in its own process (req/s at `connections`, after one uncounted second: every route
+ * is measured with its code compiled by the JIT), the servers keeping this event loop; their CPU
+ * is this process's.
+ */
 async function load(url: string, connections: number, headers: Record<string, string>): Promise<Load> {
-  const run = (seconds: number) => {
-    const args = [autocannonBin, '-j', '-c', String(connections), '-d', String(seconds)];
-    for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
-    args.push(url);
-    return execFileAsync(process.execPath, args, { maxBuffer: 16 * 2 ** 20 });
+  const serverCpuMs = () => {
+    const cpu = process.cpuUsage();
+    return (cpu.user + cpu.system) / 1000;
   };
-  // A second of the same load first, not counted: every route is measured with its code compiled
-  // by the JIT, as the bare route measured before it is.
-  await run(1);
-  const cpuBefore = process.cpuUsage();
-  const { stdout } = await run(SECONDS);
-  const cpu = process.cpuUsage(cpuBefore);
-  const r = JSON.parse(stdout) as {
-    requests: { average: number; total: number };
-    non2xx: number;
-    errors: number;
-  };
-  return {
-    reqPerSec: r.requests.average,
-    p50: Number.NaN,
-    non2xx: r.non2xx + r.errors,
-    serverCpuUs: (cpu.user + cpu.system) / Math.max(1, r.requests.total),
-  };
+  const r = await loadOutside(url, { connections, seconds: SECONDS, headers, serverCpuMs });
+  return { reqPerSec: r.reqPerSec, p50: Number.NaN, non2xx: r.failed, serverCpuUs: r.serverCpuUs };
 }
 
 /**
  * p50 at one connection, in µs resolution (autocannon rounds latency to whole ms): sequential
- * keep-alive requests from a separate process for half the load time.
+ * keep-alive requests from a separate process for half the load time (NaN if none answered).
  */
 async function probe(url: string, headers: Record<string, string>): Promise<number> {
-  const script = `const [url, h, seconds] = process.argv.slice(1);
-const headers = JSON.parse(h); const out = []; const end = performance.now() + Number(seconds) * 1000;
-for (let i = 0; i < 5; i++) await (await fetch(url, { headers })).arrayBuffer();
-while (performance.now() < end) {
-  const t = performance.now(); const r = await fetch(url, { headers }); await r.arrayBuffer();
-  if (r.status !== 200) throw new Error('status ' + r.status);
-  out.push(performance.now() - t);
-}
-out.sort((a, b) => a - b); process.stdout.write(String(out[Math.floor(out.length / 2)]));`;
   const seconds = Math.max(1, Math.round(SECONDS / 2));
-  const { stdout } = await execFileAsync(process.execPath, [
-    '-e',
-    script,
-    url,
-    JSON.stringify(headers),
-    String(seconds),
-  ]);
-  return Number(stdout);
+  return Number((await probeOutside(url, headers, seconds, 0)).p50);
 }
 
 const pg = await openProjectionDatabase(env.databaseUrl, { max: 10 });
@@ -107,78 +76,26 @@ const details: Record<string, unknown> = { entries: ENTRIES, seconds: SECONDS };
 try {
   // --- Fill ---------------------------------------------------------------------------------
   const fillStarted = performance.now();
-  const chunk = 250_000;
-  const spacingMs = (DAYS * DAY_MS - 60_000) / ENTRIES;
-  for (let from = 0; from < ENTRIES; from += chunk) {
-    await pg.pool.query(
-      `INSERT INTO email_logs (tenant_id, id, to_email, subject, status, provider, message_id, template_id,
-                               tags, created_at, state, version)
-       SELECT $1, 'em_' || g, 'user' || (g % 50000) || '@example.com', 'Your receipt',
-              (ARRAY['DELIVERED','DELIVERED','DELIVERED','SENT','BOUNCED','FAILED','QUEUED','DELIVERED'])[1 + g % 8],
-              'ses', 'msg-' || g, 'tpl_' || (g % 20), '["receipt"]'::jsonb,
-              to_timestamp(($2::bigint - g * $3::float8) / 1000.0),
-              jsonb_build_object('openCount', g % 3, 'clickCount', (g % 7 = 0)::int, 'complaintCount', (g % 200 = 0)::int),
-              1
-         FROM generate_series($4::bigint, $5::bigint) AS g`,
-      [TENANT, now - 60_000, spacingMs, from + 1, Math.min(from + chunk, ENTRIES)],
-    );
-  }
-  await pg.pool.query(
-    `INSERT INTO email_logs (tenant_id, id, to_email, subject, status, created_at, state, version)
-     SELECT 'other_' || (g % 4), 'em_' || g, 'x@example.com', 's', 'SENT', now() - g * interval '1 minute', '{}', 1
-       FROM generate_series(1, 20000) AS g`,
-  );
-  await pg.pool.query(
-    // No email names a project: the rows over every project (project_id '') are all there is.
-    `INSERT INTO email_log_counts (tenant_id, project_id, day, status, n)
-     SELECT tenant_id, '', (created_at AT TIME ZONE 'UTC')::date, status, count(*) FROM email_logs GROUP BY 1, 3, 4`,
-  );
-  await pg.pool.query(
-    `INSERT INTO email_log_hour_counts (tenant_id, project_id, hour, status, n)
-     SELECT tenant_id, '', date_trunc('hour', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', status, count(*)
-       FROM email_logs GROUP BY 1, 3, 4`,
-  );
-  await pg.pool.query('VACUUM ANALYZE email_logs');
-  // The fill's dirty pages written now, not by the checkpointer during the loads.
-  await pg.pool.query('CHECKPOINT');
-  await pg.pool.query('ANALYZE email_log_counts');
-  await pg.pool.query('ANALYZE email_log_hour_counts');
-  // chDB: one row per (day, template), the sums of the entries above (shape of a merged table).
-  await chdb.ch.command({
-    query: `INSERT INTO email_daily_v2 (tenant_id, day, template_id, total, sent, opened, clicked, bounced, complained, failed)
-            SELECT '${TENANT}', toDate('${firstDay}') + d.number, concat('tpl_', toString(t.number)),
-                   ${Math.ceil(ENTRIES / DAYS / 20)}, ${Math.ceil((ENTRIES * 5) / 8 / DAYS / 20)}, 100, 20, 5, 1, 5
-              FROM numbers(${DAYS}) AS d CROSS JOIN numbers(20) AS t`,
-  });
+  await fillReadPath(pg.pool, chdb.ch, { tenantId: TENANT, entries: ENTRIES, days: DAYS, now, firstDay });
   details.fillSeconds = round((performance.now() - fillStarted) / 1000, 1);
   console.error(`[readpath] filled ${ENTRIES} entries in ${details.fillSeconds} s`);
 
   // --- Servers ------------------------------------------------------------------------------
   const api = await import('@tern/api');
-  const auth = await import('@tern/auth');
-  const stores = await import('@tern/stores');
-  const secret = 'bench-secret-bench-secret-bench-secret';
   // As `npm start` runs it: repeated reads memoised on the read-model feed (issue 10).
-  const feed = stores.createReadModelFeed({ pool: pg.pool, connection: 'dedicated' });
-  if (!(await feed.ready())) throw new Error('the read-model feed did not start listening');
-  const appOptions = {
-    pool: pg.pool,
-    ch: chdb.ch,
-    jwt: auth.createJwtVerifier({ secret }),
-    retentionDays: DAYS,
-    logger: false,
-    rateLimit: false,
-  } as const;
-  const app = await api.createApiApp({ ...appOptions, readModel: feed });
+  const app = await startReadApi({ pool: pg.pool, ch: chdb.ch, tenantId: TENANT, retentionDays: DAYS });
   // The same routes without a feed: every request reads Postgres (what a page costs the first
   // time, or when the tenant's entries change between two reads).
-  const unmemoised = await api.createApiApp(appOptions);
-  const token = auth.signDashboardToken({ secret, tenantId: TENANT, role: 'owner', expiresInSeconds: 3600 });
-  const headers = { authorization: `Bearer ${token}` };
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const apiUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  await unmemoised.listen({ host: '127.0.0.1', port: 0 });
-  const unmemoisedUrl = `http://127.0.0.1:${(unmemoised.server.address() as { port: number }).port}`;
+  const unmemoised = await startReadApi({
+    pool: pg.pool,
+    ch: chdb.ch,
+    tenantId: TENANT,
+    retentionDays: DAYS,
+    memoised: false,
+  });
+  const { headers } = app;
+  const apiUrl = app.url;
+  const unmemoisedUrl = unmemoised.url;
   const get = async (path: string) => {
     const res = await fetch(`${apiUrl}${path}`, { headers });
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
@@ -376,7 +293,6 @@ try {
   await bare.close();
   await app.close();
   await unmemoised.close();
-  await feed.close();
 } finally {
   await chdb.close();
   await pg.close();

@@ -19,14 +19,24 @@
  * 50 + 20 % of its live rows, ANALYZE one whose changes since the last analyze exceed 50 + 10 %
  * (Postgres's defaults), for the run's database only.
  */
+import type { ClickHouseClient } from '@clickhouse/client';
 import { createEventStream, type EventStream } from '@tern/event-log';
 import { createProjector } from '@tern/projector';
-import type pg from 'pg';
 import { generateTraffic } from '../lib/events.js';
 import { onKafkaLog, type VariantResult } from '../lib/log-variants.js';
 import { openChdb } from '../lib/projection-stores.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { startReadApi } from '../lib/read-api.js';
+import { type BenchResult, emitResult, type Figure, figureMaker } from '../lib/report.js';
 import { benchEnv, runTag } from '../lib/services.js';
+import {
+  type AutovacuumLog,
+  type Blocks,
+  blocks,
+  deadRows,
+  emulateAutovacuum,
+  fillSoakTenant,
+  hitShare,
+} from '../lib/soak-db.js';
 import { distribution, round, rssMiB } from '../lib/stats.js';
 
 const env = benchEnv(process.env);
@@ -40,8 +50,6 @@ const RENEW_S = num('BENCH_SOAK_RENEW_SECONDS', 20);
 const NAPTIME_S = num('BENCH_SOAK_NAPTIME', 10);
 const DRAIN_MAX_S = 60;
 const VARIANTS = (process.env.BENCH_SOAK_VACUUM ?? 'off,on').split(',') as ('off' | 'on')[];
-const TABLES = ['email_logs', 'email_events', 'processed_events', 'analytics_outbox', 'email_log_counts'];
-const DAY_MS = 86_400_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Phase = 'load' | 'idle' | 'renew' | 'drain';
@@ -50,78 +58,6 @@ interface Read {
   phase: Phase;
   path: string;
   ms: number;
-}
-
-async function deadRows(pool: pg.Pool): Promise<Record<string, { live: number; dead: number }>> {
-  const { rows } = await pool.query<{ relname: string; live: string; dead: string }>(
-    'SELECT relname, n_live_tup AS live, n_dead_tup AS dead FROM pg_stat_user_tables WHERE relname = ANY($1)',
-    [TABLES],
-  );
-  return Object.fromEntries(rows.map((r) => [r.relname, { live: Number(r.live), dead: Number(r.dead) }]));
-}
-
-async function blocks(pool: pg.Pool): Promise<{ hit: number; read: number }> {
-  const { rows } = await pool.query<{ hit: string; read: string }>(
-    'SELECT blks_hit AS hit, blks_read AS read FROM pg_stat_database WHERE datname = current_database()',
-  );
-  return { hit: Number(rows[0]!.hit), read: Number(rows[0]!.read) };
-}
-
-/** Postgres's autovacuum rule, run by hand on this database (the server's launcher is off). */
-function emulateAutovacuum(
-  pool: pg.Pool,
-  log: { vacuums: number; analyzes: number; ms: number; tables: Record<string, string[]> },
-) {
-  let stopped = false;
-  const done = (async () => {
-    while (!stopped) {
-      await sleep(NAPTIME_S * 1000);
-      if (stopped) break;
-      const { rows } = await pool.query<{ relname: string; live: string; dead: string; mod: string }>(
-        `SELECT relname, n_live_tup AS live, n_dead_tup AS dead, n_mod_since_analyze AS mod
-           FROM pg_stat_user_tables WHERE schemaname = 'public'`,
-      );
-      for (const r of rows) {
-        const live = Number(r.live);
-        const vacuum = Number(r.dead) > 50 + 0.2 * live;
-        const analyze = Number(r.mod) > 50 + 0.1 * live;
-        if (!vacuum && !analyze) continue;
-        const t = performance.now();
-        await pool.query(`${vacuum ? 'VACUUM (ANALYZE)' : 'ANALYZE'} "${r.relname}"`);
-        log.ms += performance.now() - t;
-        if (vacuum) log.vacuums++;
-        else log.analyzes++;
-        log.tables[r.relname] = [...(log.tables[r.relname] ?? []), vacuum ? 'vacuum' : 'analyze'];
-      }
-    }
-  })();
-  return async () => {
-    stopped = true;
-    await done;
-  };
-}
-
-async function fill(pool: pg.Pool, tenant: string): Promise<void> {
-  const now = Date.now();
-  const spacingMs = (30 * DAY_MS) / ENTRIES;
-  for (let from = 0; from < ENTRIES; from += 100_000) {
-    await pool.query(
-      `INSERT INTO email_logs (tenant_id, id, to_email, subject, status, provider, message_id, template_id,
-                               tags, created_at, state, version)
-       SELECT $1, 'fill_' || g, 'user' || (g % 50000) || '@example.com', 'Your receipt',
-              (ARRAY['DELIVERED','DELIVERED','DELIVERED','SENT','BOUNCED','FAILED','QUEUED','DELIVERED'])[1 + g % 8],
-              'ses', 'msg-' || g, 'tpl_' || (g % 20), '["receipt"]'::jsonb,
-              to_timestamp(($2::bigint - 60000 - g * $3::float8) / 1000.0), '{}'::jsonb, 1
-         FROM generate_series($4::bigint, $5::bigint) AS g`,
-      [tenant, now, spacingMs, from + 1, Math.min(from + 100_000, ENTRIES)],
-    );
-  }
-  await pool.query(
-    `INSERT INTO email_log_counts (tenant_id, project_id, day, status, n)
-     SELECT tenant_id, '', (created_at AT TIME ZONE 'UTC')::date, status, count(*) FROM email_logs GROUP BY 1, 3, 4`,
-  );
-  await pool.query('VACUUM ANALYZE email_logs');
-  await pool.query('ANALYZE email_log_counts');
 }
 
 /** Appends `events` at RATE per second for `seconds` (from `from`); returns where it stopped. */
@@ -152,10 +88,7 @@ const windowOf = (reads: readonly Read[], phase: Phase, fromS: number, toS: numb
       .map((r) => r.ms),
   );
 
-async function variant(
-  vacuum: 'off' | 'on',
-  chdb: { ch: import('@clickhouse/client').ClickHouseClient },
-): Promise<VariantResult> {
+async function variant(vacuum: 'off' | 'on', chdb: { ch: ClickHouseClient }): Promise<VariantResult> {
   return await onKafkaLog(
     env,
     chdb.ch,
@@ -163,7 +96,7 @@ async function variant(
       const tag = `soak${runTag()}`;
       const tenant = `${tag}_t0`;
       const fillStarted = performance.now();
-      await fill(pool, tenant);
+      await fillSoakTenant(pool, tenant, ENTRIES);
       const fillS = round((performance.now() - fillStarted) / 1000, 1);
       console.error(`[soak] vacuum-${vacuum}: filled ${ENTRIES} entries in ${fillS} s`);
       const events = generateTraffic({
@@ -178,26 +111,8 @@ async function variant(
       const projector = createProjector({ pool, ch, log: stream, group: `tern-bench.soak-${tag}` });
       await projector.start();
 
-      const api = await import('@tern/api');
-      const auth = await import('@tern/auth');
-      const stores = await import('@tern/stores');
-      const secret = 'bench-secret-bench-secret-bench-secret';
-      const feed = stores.createReadModelFeed({ pool, connection: 'dedicated' });
-      await feed.ready();
-      const app = await api.createApiApp({
-        pool,
-        ch,
-        jwt: auth.createJwtVerifier({ secret }),
-        retentionDays: 90,
-        logger: false,
-        rateLimit: false,
-        readModel: feed,
-      });
-      await app.listen({ host: '127.0.0.1', port: 0 });
-      const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-      const headers = {
-        authorization: `Bearer ${auth.signDashboardToken({ secret, tenantId: tenant, role: 'owner', expiresInSeconds: 3600 })}`,
-      };
+      const api = await startReadApi({ pool, ch, tenantId: tenant, retentionDays: 90 });
+      const { url: base, headers } = api;
       const paths = [
         '/emails/logs?limit=20',
         `/emails/logs?limit=20&page=${Math.floor(ENTRIES / 40)}`,
@@ -233,9 +148,9 @@ async function variant(
           await sleep(500);
         }
       })();
-      const autovacuum = { vacuums: 0, analyzes: 0, ms: 0, tables: {} as Record<string, string[]> };
-      const stopVacuum = vacuum === 'on' ? emulateAutovacuum(pool, autovacuum) : async () => {};
-      const blocksAt: Record<string, { hit: number; read: number }> = { start: await blocks(pool) };
+      const autovacuum: AutovacuumLog = { vacuums: 0, analyzes: 0, ms: 0, tables: {} };
+      const stopVacuum = vacuum === 'on' ? emulateAutovacuum(pool, NAPTIME_S, autovacuum) : async () => {};
+      const blocksAt: Record<string, Blocks> = { start: await blocks(pool) };
       const deadAt: Record<string, unknown> = {};
 
       let next = await pump(stream, events, 0, LOAD_S);
@@ -261,13 +176,10 @@ async function variant(
       await Promise.all([...readers, sampler]);
       await stopVacuum();
       deadAt.end = await deadRows(pool);
-      await app.close();
-      await feed.close();
+      await api.close();
       await projector.stop();
 
       const v = `vacuum-${vacuum}`;
-      const hitShare = (a: { hit: number; read: number }, b: { hit: number; read: number }) =>
-        round((100 * (b.hit - a.hit)) / Math.max(1, b.hit - a.hit + b.read - a.read), 2);
       const maxLag = (p: Phase, fromS = 0, toS = Number.POSITIVE_INFINITY) =>
         Math.max(
           0,
@@ -295,71 +207,18 @@ async function variant(
       const loadLast = windowOf(reads, 'load', LOAD_S - 10, LOAD_S, phaseStart.load);
       const renewFirst = windowOf(reads, 'renew', 0, 10, phaseStart.renew);
       console.error(`[soak] ${v}: ${next} events, windows ${JSON.stringify(windows)}`);
+      const fig = figureMaker('soak', v);
       const figures: Figure[] = [
-        {
-          bench: 'soak',
-          variant: v,
-          metric: 'read p50, first 10 s of load',
-          value: round(loadFirst.p50, 1),
-          unit: 'ms',
-        },
-        {
-          bench: 'soak',
-          variant: v,
-          metric: 'read p99, first 10 s of load',
-          value: round(loadFirst.p99, 1),
-          unit: 'ms',
-        },
-        {
-          bench: 'soak',
-          variant: v,
-          metric: 'read p50, last 10 s of load',
-          value: round(loadLast.p50, 1),
-          unit: 'ms',
-        },
-        {
-          bench: 'soak',
-          variant: v,
-          metric: 'read p99, last 10 s of load',
-          value: round(loadLast.p99, 1),
-          unit: 'ms',
-        },
-        {
-          bench: 'soak',
-          variant: v,
-          metric: `read p50, first 10 s after ${IDLE_S} s idle`,
-          value: round(renewFirst.p50, 1),
-          unit: 'ms',
-        },
-        {
-          bench: 'soak',
-          variant: v,
-          metric: `read p99, first 10 s after ${IDLE_S} s idle`,
-          value: round(renewFirst.p99, 1),
-          unit: 'ms',
-        },
-        {
-          bench: 'soak',
-          variant: v,
-          metric: 'projector lag max, load',
-          value: maxLag('load'),
-          unit: 'events',
-        },
-        {
-          bench: 'soak',
-          variant: v,
-          metric: 'projector lag max, renewed load',
-          value: maxLag('renew'),
-          unit: 'events',
-        },
-        { bench: 'soak', variant: v, metric: 'drain after renewed load', value: drainS, unit: 's' },
-        {
-          bench: 'soak',
-          variant: v,
-          metric: 'buffer cache hits, renewed load',
-          value: hitShare(blocksAt.idle!, blocksAt.renew!),
-          unit: '%',
-        },
+        fig('read p50, first 10 s of load', round(loadFirst.p50, 1), 'ms'),
+        fig('read p99, first 10 s of load', round(loadFirst.p99, 1), 'ms'),
+        fig('read p50, last 10 s of load', round(loadLast.p50, 1), 'ms'),
+        fig('read p99, last 10 s of load', round(loadLast.p99, 1), 'ms'),
+        fig(`read p50, first 10 s after ${IDLE_S} s idle`, round(renewFirst.p50, 1), 'ms'),
+        fig(`read p99, first 10 s after ${IDLE_S} s idle`, round(renewFirst.p99, 1), 'ms'),
+        fig('projector lag max, load', maxLag('load'), 'events'),
+        fig('projector lag max, renewed load', maxLag('renew'), 'events'),
+        fig('drain after renewed load', drainS, 's'),
+        fig('buffer cache hits, renewed load', hitShare(blocksAt.idle!, blocksAt.renew!), '%'),
       ];
       return {
         figures,

@@ -50,6 +50,8 @@ export async function load(
     headers?: Record<string, string>;
     warmup?: boolean;
     pid?: number;
+    /** The server's CPU so far, ms, instead of its main thread's (`pid`): e.g. a whole process's. */
+    serverCpuMs?: () => number;
   },
 ): Promise<LoadResult> {
   const run = (seconds: number) => {
@@ -58,10 +60,11 @@ export async function load(
     args.push(url);
     return execFileAsync(process.execPath, args, { maxBuffer: 16 * 2 ** 20 });
   };
+  const serverCpuMs = opts.serverCpuMs ?? (() => mainThreadCpuMs(opts.pid));
   if (opts.warmup !== false) await run(1);
-  const cpuBefore = mainThreadCpuMs(opts.pid);
+  const cpuBefore = serverCpuMs();
   const { stdout } = await run(opts.seconds);
-  const cpuMs = mainThreadCpuMs(opts.pid) - cpuBefore;
+  const cpuMs = serverCpuMs() - cpuBefore;
   const r = JSON.parse(stdout) as {
     requests: { average: number; total: number };
     latency: { p99: number };
@@ -83,18 +86,21 @@ export interface ProbeResult {
   n: number;
 }
 
-/** Sequential keep-alive requests at one connection (its own process), ms with µs resolution. */
+/**
+ * Sequential keep-alive requests at one connection (its own process), ms with µs resolution: for
+ * `seconds`, and at least `minRequests` (a slow server still gets a p99), at most 10 s more.
+ */
 export async function probe(
   url: string,
   headers: Record<string, string>,
   seconds: number,
+  minRequests = 100,
 ): Promise<ProbeResult> {
-  const script = `const [url, h, seconds] = process.argv.slice(1);
+  const script = `const [url, h, seconds, min] = process.argv.slice(1);
 const headers = JSON.parse(h); const out = []; const start = performance.now();
 const end = start + Number(seconds) * 1000; const cap = end + 10000;
 for (let i = 0; i < 5; i++) await (await fetch(url, { headers })).arrayBuffer();
-// At least \`seconds\` and 100 requests (a slow server still gets a p99), at most 10 s more.
-while ((performance.now() < end || out.length < 100) && performance.now() < cap) {
+while ((performance.now() < end || out.length < Number(min)) && performance.now() < cap) {
   const t = performance.now(); const r = await fetch(url, { headers }); await r.arrayBuffer();
   if (r.status !== 200) throw new Error('status ' + r.status);
   out.push(performance.now() - t);
@@ -108,6 +114,7 @@ process.stdout.write(JSON.stringify({ p50: at(0.5), p99: at(0.99), n: out.length
     url,
     JSON.stringify(headers),
     String(seconds),
+    String(minRequests),
   ]);
   return JSON.parse(stdout) as ProbeResult;
 }

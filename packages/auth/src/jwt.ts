@@ -1,18 +1,20 @@
-import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { ROLES, type Role, tenantIdSchema } from '@tern/contracts';
-import { type Algorithm, createDecoder, createSigner, createVerifier } from 'fast-jwt';
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { Role } from '@tern/contracts';
+import { type Algorithm, createDecoder, createSigner } from 'fast-jwt';
 import { LRUCache } from 'lru-cache';
-import { z } from 'zod';
-import { AuthError, type AuthErrorReason } from './errors.js';
+import { createJwksResolver } from './jwks.js';
+import {
+  type Claims,
+  checkClaims,
+  type DashboardClaims,
+  fail,
+  parseClaims,
+  toAuthError,
+} from './jwt-claims.js';
+import { type KeyResolver, publicKeyCheck, signatureCheck } from './jwt-keys.js';
 
-/** The claims of a dashboard session (SPEC §3), once verified. */
-export interface DashboardClaims {
-  tenantId: string;
-  sub?: string;
-  role: Role;
-  /** Seconds since the epoch, as in the token. */
-  exp: number;
-}
+export type { DashboardClaims } from './jwt-claims.js';
+export { algorithmsForPublicKey } from './jwt-keys.js';
 
 export interface JwtVerifierOptions {
   /** HS256 shared secret (`JWT_SECRET`). */
@@ -49,163 +51,10 @@ export const DEFAULT_JWT_MAX_LIFETIME_MS = 30 * 24 * 3600 * 1000;
 /** Longer than any sane dashboard token; refusing early bounds the work an attacker can ask for. */
 const MAX_TOKEN_LENGTH = 8192;
 
-const RSA_ALGORITHMS: readonly Algorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
-const EC_ALGORITHM_BY_CURVE: Readonly<Record<string, Algorithm>> = {
-  prime256v1: 'ES256',
-  secp384r1: 'ES384',
-  secp521r1: 'ES512',
-};
-
-/**
- * The algorithms a public key may verify, from the key itself — never from the token — so an
- * HS256 token can never be checked with a public key used as an HMAC secret, and an ES256 header
- * cannot pair with an RSA key.
- */
-export function algorithmsForPublicKey(key: KeyObject): Algorithm[] {
-  if (key.type !== 'public') throw new Error('expected a public key');
-  switch (key.asymmetricKeyType) {
-    case 'rsa':
-      return [...RSA_ALGORITHMS];
-    case 'rsa-pss':
-      // fast-jwt reads no id-RSASSA-PSS key; the plain RSA key of the same pair verifies PS* too.
-      throw new Error(
-        'RSA-PSS (id-RSASSA-PSS) keys are not supported: give the plain RSA public key, which verifies PS256/PS384/PS512 too',
-      );
-    case 'ec': {
-      const curve = key.asymmetricKeyDetails?.namedCurve;
-      const alg = curve === undefined ? undefined : EC_ALGORITHM_BY_CURVE[curve];
-      if (alg === undefined) throw new Error(`unsupported EC curve ${curve ?? '(unknown)'}`);
-      return [alg];
-    }
-    case 'ed25519':
-    case 'ed448':
-      return ['EdDSA'];
-    default:
-      throw new Error(`unsupported public key type ${key.asymmetricKeyType ?? '(unknown)'}`);
-  }
-}
-
-/** Verifies the signature of a token with one key; returns the (unchecked) payload. */
-interface SignatureCheck {
-  algorithms: readonly Algorithm[];
-  verify(token: string): unknown;
-}
-
-function signatureCheck(key: string, algorithms: readonly Algorithm[]): SignatureCheck {
-  // Claims with a time are checked by us against the injected clock; fast-jwt's clock is fixed
-  // at creation. No token cache: it would key on wall-clock time, and verification is cheap.
-  const verify = createVerifier({
-    key,
-    algorithms: [...algorithms],
-    ignoreExpiration: true,
-    ignoreNotBefore: true,
-    cache: false,
-  });
-  return { algorithms, verify: (token) => verify(token) };
-}
-
-function publicKeyCheck(key: KeyObject, onlyAlgorithm?: string): SignatureCheck {
-  let algorithms = algorithmsForPublicKey(key);
-  if (onlyAlgorithm !== undefined) algorithms = algorithms.filter((alg) => alg === onlyAlgorithm);
-  if (algorithms.length === 0) throw new Error(`algorithm ${onlyAlgorithm} does not fit the key`);
-  return signatureCheck(key.export({ type: 'spki', format: 'pem' }).toString(), algorithms);
-}
-
 const decodeComplete = createDecoder({ complete: true }) as (token: string) => {
   header: Record<string, unknown>;
   payload: unknown;
 };
-
-function tokenErrorCode(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
-  return typeof error.code === 'string' ? error.code : undefined;
-}
-
-function toAuthError(error: unknown): AuthError {
-  if (error instanceof AuthError) return error;
-  const code = tokenErrorCode(error);
-  const reason: AuthErrorReason =
-    code === 'FAST_JWT_INVALID_SIGNATURE' || code === 'FAST_JWT_MISSING_SIGNATURE'
-      ? 'invalid_signature'
-      : code === 'FAST_JWT_INVALID_ALGORITHM' || code === 'FAST_JWT_INVALID_KEY'
-        ? 'invalid_algorithm'
-        : 'invalid_token';
-  return new AuthError(reason, messageFor(reason), { cause: error });
-}
-
-function messageFor(reason: AuthErrorReason): string {
-  switch (reason) {
-    case 'invalid_token':
-      return 'Invalid token';
-    case 'invalid_signature':
-      return 'Invalid token signature';
-    case 'invalid_algorithm':
-      return 'Token algorithm not allowed';
-    case 'expired':
-      return 'Token expired';
-    case 'not_yet_valid':
-      return 'Token not yet valid';
-    case 'missing_exp':
-      return 'Token has no exp claim';
-    case 'lifetime_too_long':
-      return 'Token lifetime too long: exp is further ahead than this server accepts';
-    case 'missing_tenant':
-      return 'Token has no tenantId claim';
-    case 'invalid_claims':
-      return 'Token claims are invalid';
-    case 'unknown_key':
-      return 'Token signed by an unknown key';
-    case 'jwks_unavailable':
-      return 'Token signing keys unavailable';
-    default: {
-      const _exhaustive: never = reason;
-      return _exhaustive;
-    }
-  }
-}
-
-const fail = (reason: AuthErrorReason, message = messageFor(reason)) => new AuthError(reason, message);
-
-const claimsSchema = z.object({
-  tenantId: tenantIdSchema,
-  sub: z.string().min(1).max(256).optional(),
-  role: z.enum(ROLES).default('member'),
-  exp: z.number().finite(),
-  nbf: z.number().finite().optional(),
-});
-
-type Claims = z.infer<typeof claimsSchema>;
-
-/** The claims of a verified payload, before any check against the clock. */
-function parseClaims(payload: unknown): Claims {
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw fail('invalid_token');
-  const raw = payload as Record<string, unknown>;
-  if (raw.exp === undefined || raw.exp === null) throw fail('missing_exp');
-  if (raw.tenantId === undefined || raw.tenantId === null) throw fail('missing_tenant');
-  const parsed = claimsSchema.safeParse(raw);
-  if (!parsed.success) {
-    const fields = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? 'claims')))];
-    throw fail('invalid_claims', `Token claims are invalid: ${fields.join(', ')}`);
-  }
-  return parsed.data;
-}
-
-/** The time checks of the claims, against the injected clock: run on every use of a token. */
-function checkClaims(
-  claims: Claims,
-  nowMs: number,
-  toleranceMs: number,
-  maxLifetimeMs: number,
-): DashboardClaims {
-  const { tenantId, sub, role, exp, nbf } = claims;
-  // RFC 7519: the token must not be accepted on or after `exp`.
-  if (nowMs >= exp * 1000 + toleranceMs) throw fail('expired');
-  if (exp * 1000 - nowMs > maxLifetimeMs + toleranceMs) throw fail('lifetime_too_long');
-  if (nbf !== undefined && nowMs < nbf * 1000 - toleranceMs) throw fail('not_yet_valid');
-  return sub === undefined ? { tenantId, role, exp } : { tenantId, sub, role, exp };
-}
-
-type KeyResolver = (header: Record<string, unknown>) => Promise<SignatureCheck>;
 
 /**
  * Verifies dashboard JWTs (SPEC §3) with exactly one of: an HS256 secret, a PEM public key, or a
@@ -278,88 +127,6 @@ export function createJwtVerifier(opts: JwtVerifierOptions): JwtVerifier {
       verified?.set(token, claims);
       return checkClaims(claims, now(), toleranceMs, maxLifetimeMs);
     },
-  };
-}
-
-interface JwksOptions {
-  now: () => number;
-  minRefreshIntervalMs: number;
-  maxAgeMs: number;
-  timeoutMs: number;
-}
-
-interface JwksEntry {
-  kid: string | undefined;
-  check: SignatureCheck;
-}
-
-const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())) });
-
-/** Signing keys only: public-key types, not marked for encryption. Symmetric (`oct`) keys never. */
-function entryFromJwk(jwk: Record<string, unknown>): JwksEntry | undefined {
-  if (jwk.kty !== 'RSA' && jwk.kty !== 'EC' && jwk.kty !== 'OKP') return undefined;
-  if (jwk.use !== undefined && jwk.use !== 'sig') return undefined;
-  if (jwk.alg !== undefined && typeof jwk.alg !== 'string') return undefined;
-  try {
-    const key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
-    const kid = typeof jwk.kid === 'string' ? jwk.kid : undefined;
-    return { kid, check: publicKeyCheck(key, jwk.alg as string | undefined) };
-  } catch {
-    // One unusable key (unknown curve, bad modulus…) must not take the whole set down.
-    return undefined;
-  }
-}
-
-function createJwksResolver(url: string, opts: JwksOptions): KeyResolver {
-  let entries: JwksEntry[] | undefined;
-  let fetchedAt = Number.NEGATIVE_INFINITY;
-  let attemptedAt = Number.NEGATIVE_INFINITY;
-  let inflight: Promise<void> | undefined;
-
-  async function load(): Promise<void> {
-    const response = await fetch(url, {
-      headers: { accept: 'application/json' },
-      signal: AbortSignal.timeout(opts.timeoutMs),
-    });
-    if (!response.ok) throw new Error(`JWKS fetch answered ${response.status}`);
-    const body = jwksSchema.parse(await response.json());
-    entries = body.keys.map(entryFromJwk).filter((entry) => entry !== undefined);
-    fetchedAt = opts.now();
-  }
-
-  /** Single-flight and rate-bounded: a flood of unknown `kid`s costs at most one fetch per interval. */
-  async function refresh(): Promise<void> {
-    if (inflight) return inflight;
-    if (opts.now() - attemptedAt < opts.minRefreshIntervalMs) return;
-    attemptedAt = opts.now();
-    inflight = load()
-      .catch(() => {
-        // Keep serving the previous key set; with none at all the lookup below reports it.
-      })
-      .finally(() => {
-        inflight = undefined;
-      });
-    return inflight;
-  }
-
-  function find(kid: unknown): JwksEntry | undefined {
-    if (!entries) return undefined;
-    if (typeof kid === 'string') return entries.find((entry) => entry.kid === kid);
-    // A token without `kid` is only unambiguous against a one-key set.
-    return entries.length === 1 ? entries[0] : undefined;
-  }
-
-  return async (header) => {
-    if (header.kid !== undefined && typeof header.kid !== 'string') throw fail('invalid_token');
-    if (!entries || opts.now() - fetchedAt > opts.maxAgeMs) await refresh();
-    let entry = find(header.kid);
-    if (!entry && entries) {
-      await refresh();
-      entry = find(header.kid);
-    }
-    if (!entries) throw fail('jwks_unavailable');
-    if (!entry) throw fail('unknown_key');
-    return entry.check;
   };
 }
 

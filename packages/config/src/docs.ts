@@ -1,4 +1,4 @@
-import type { EnvVar } from './index.js';
+import type { EnvVar } from './schema.js';
 
 /** One row of the README's configuration table. */
 export interface VariableDoc {

@@ -166,8 +166,7 @@ export type Domain = z.infer<typeof domainSchema>;
 
 // --- Events ------------------------------------------------------------------------------------
 
-export const DOMAIN_EVENT_TYPES = ['domain.verified', 'domain.failed'] as const;
-export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
+export { DOMAIN_EVENT_TYPES, type DomainEventType } from './event-types.js';
 
 /** What a domain event carries: the domain as it was found (no key material beyond the public DKIM record). */
 export const domainEventData = z.strictObject({

@@ -1,14 +1,13 @@
 import emailAddresses from 'email-addresses';
 import { z } from 'zod';
-import { attachmentMetaSchema, attachmentsSchema } from './attachments.js';
-import { EVENT_TYPES } from './events.js';
-import { emailLogEntrySchema } from './http.js';
+import { attachmentsSchema } from './attachments.js';
 import { idSchema } from './ids.js';
-import { emailStatusSchema } from './status.js';
+import { tagsSchema, tagTexts } from './tags.js';
 
 /**
- * Sending (SPEC §11): the bodies and answers of `POST /emails/send|batch`, `GET /emails/:id`,
- * `POST /emails/:id/cancel`, `GET /emails/:id/content`.
+ * Sending (SPEC §11): the bodies of `POST /emails/send|batch` and what they are built from
+ * (addresses, mailboxes, headers, variables; tags in `tags.ts`), and the tenant's tracking
+ * settings. The answers of the email routes are in `email-responses.ts`.
  */
 
 /** Largest content of one email: subject + html + text + headers + variables, UTF-8 bytes. */
@@ -132,51 +131,6 @@ export function envelopeOf(message: {
   add(recipientsOf(message.bcc), 'bcc');
   return out;
 }
-
-/**
- * One tag (SPEC §22): a string, or Resend's `{ name, value }`, stored as `name:value`. Either way
- * 1..256 characters once stored.
- */
-const tagSchema = z.union(
-  [
-    z
-      .string({ error: 'tags must be strings or { name, value } objects' })
-      .min(1, { error: 'a tag must not be empty' })
-      .max(256, { error: 'a tag must be at most 256 characters' }),
-    z.strictObject({
-      name: z
-        .string({ error: 'a tag name must be a string' })
-        .min(1, { error: 'a tag name must not be empty' })
-        .max(256, { error: 'a tag name must be at most 256 characters' }),
-      value: z
-        .string({ error: 'a tag value must be a string' })
-        .max(256, { error: 'a tag value must be at most 256 characters' }),
-    }),
-  ],
-  { error: 'tags must be strings or { name, value } objects' },
-);
-
-/** `tags` of a send (and a campaign): strings or `{ name, value }`, at most 50; read as strings. */
-export const tagsSchema = z
-  .array(tagSchema, { error: 'tags must be an array of strings or { name, value } objects' })
-  .max(50, { error: 'tags must have at most 50 items' })
-  .superRefine((tags, ctx) => {
-    for (const [i, tag] of tags.entries())
-      if (tagText(tag).length > 256)
-        ctx.addIssue({
-          code: 'custom',
-          path: [i],
-          message: 'a tag name:value must be at most 256 characters',
-        });
-  });
-
-/** One tag as stored: a string as it is, Resend's `{ name, value }` as `name:value`. */
-export const tagText = (tag: string | { name: string; value: string }): string =>
-  typeof tag === 'string' ? tag : `${tag.name}:${tag.value}`;
-
-/** Tags as stored (strings), from what a caller gave (SPEC §22). */
-export const tagTexts = (tags: readonly (string | { name: string; value: string })[]): string[] =>
-  tags.map(tagText);
 
 /** Headers a caller may not set: Tern writes them (or they are recipients in disguise). */
 export const RESERVED_HEADERS = new Set([
@@ -334,13 +288,6 @@ export function normalizeSendBody(body: SendEmailBody): NormalizedSendEmailBody 
   return tags === undefined ? rest : { ...rest, tags: tagTexts(tags) };
 }
 
-const EMAIL_ID = 'em_3kT9qLm2ZxV7bN4cR8sW1yPd';
-
-export const sendEmailResponseSchema = z
-  .object({ id: z.string() })
-  .meta({ description: 'Queued: `email.queued` is in the event log.', examples: [{ id: EMAIL_ID }] });
-export type SendEmailResponse = z.infer<typeof sendEmailResponseSchema>;
-
 export const batchEmailBodySchema = z
   .array(sendEmailBodySchema)
   .min(1, { error: 'the batch must contain at least 1 email' })
@@ -360,134 +307,6 @@ export const batchEmailBodySchema = z
     ],
   });
 export type BatchEmailBody = z.infer<typeof batchEmailBodySchema>;
-
-export const batchEmailResponseSchema = z.object({ data: z.array(sendEmailResponseSchema) }).meta({
-  description: 'Every email queued; ids in input order.',
-  examples: [{ data: [{ id: EMAIL_ID }, { id: 'em_7Hc2WnQ5rT1vX9kL3mB6zYpa' }] }],
-});
-export type BatchEmailResponse = z.infer<typeof batchEmailResponseSchema>;
-
-export const cancelEmailResponseSchema = z.object({ id: z.string(), status: z.literal('CANCELLED') }).meta({
-  description: 'Cancelled: it will never be sent.',
-  examples: [{ id: EMAIL_ID, status: 'CANCELLED' }],
-});
-
-export const emailTimelineEventSchema = z.object({
-  type: z.enum(EVENT_TYPES),
-  occurredAt: z.string(),
-  data: z.record(z.string(), z.unknown()),
-});
-
-/**
- * One recipient of an email and its own last outcome (SPEC §22): the fold of the email's events
- * that name it or name no recipient (docs/sending.md § "Several recipients").
- */
-export const emailRecipientSchema = z.object({
-  email: z.string(),
-  type: z.enum(['to', 'cc', 'bcc']),
-  status: emailStatusSchema,
-});
-export type EmailRecipient = z.infer<typeof emailRecipientSchema>;
-
-/** `GET /emails/:id`: the log entry plus its details and its timeline, oldest event first. */
-export const emailDetailSchema = emailLogEntrySchema
-  .extend({
-    /** Every `to` (the log entry's `toEmail` is the first). */
-    to: z.array(z.string()),
-    recipients: z.array(emailRecipientSchema),
-    from: z.string().nullable(),
-    cc: z.array(z.string()),
-    bcc: z.array(z.string()),
-    replyTo: z.string().nullable(),
-    scheduledAt: z.string().nullable(),
-    projectId: z.string().nullable(),
-    templateId: z.string().nullable(),
-    opens: z.number().int(),
-    clicks: z.number().int(),
-    events: z.array(emailTimelineEventSchema),
-  })
-  .meta({
-    description: 'The log entry, the details of the send and the timeline (oldest first).',
-    examples: [
-      {
-        id: EMAIL_ID,
-        toEmail: 'delivered@sandbox.test',
-        subject: 'Welcome',
-        status: 'DELIVERED',
-        provider: 'sandbox',
-        messageId: `<${EMAIL_ID}@tern.example.com>`,
-        createdAt: '2026-06-15T12:00:00.000Z',
-        tags: ['welcome'],
-        to: ['delivered@sandbox.test'],
-        recipients: [{ email: 'delivered@sandbox.test', type: 'to', status: 'DELIVERED' }],
-        from: 'Acme <hello@acme.test>',
-        cc: [],
-        bcc: [],
-        replyTo: null,
-        scheduledAt: null,
-        projectId: null,
-        templateId: null,
-        opens: 0,
-        clicks: 0,
-        events: [
-          {
-            type: 'email.queued',
-            occurredAt: '2026-06-15T12:00:00.000Z',
-            data: { toEmail: 'delivered@sandbox.test' },
-          },
-          { type: 'email.sent', occurredAt: '2026-06-15T12:00:00.210Z', data: { provider: 'sandbox' } },
-          { type: 'email.delivered', occurredAt: '2026-06-15T12:00:00.211Z', data: {} },
-        ],
-      },
-    ],
-  });
-export type EmailDetail = z.infer<typeof emailDetailSchema>;
-
-/** A message as handed to the provider (after rendering and tracking). */
-export const renderedMessageSchema = z.object({
-  messageId: z.string(),
-  from: z.string(),
-  /** As the send gave it: one address, or the list (SPEC §22). */
-  to: z.union([z.string(), z.array(z.string())]),
-  cc: z.array(z.string()),
-  bcc: z.array(z.string()),
-  replyTo: z.string().nullable(),
-  subject: z.string(),
-  html: z.string().nullable(),
-  text: z.string().nullable(),
-  headers: z.record(z.string(), z.string()),
-  /**
-   * The DKIM signature the message carries (SMTP) or would carry (the sandbox keeps it unsigned):
-   * the verified domain (`d=`) and selector (`s=`) — null when no verified domain covers the From
-   * address (SPEC §20). Absent on messages kept before domains existed.
-   */
-  dkim: z.object({ domain: z.string(), selector: z.string() }).nullable().optional().meta({
-    description: 'DKIM `d=` and `s=` it is (or, in the sandbox, would be) signed with; null: unsigned.',
-  }),
-  /** The files it carries, without their bytes (those stay sealed in `email_attachments`). */
-  attachments: z.array(attachmentMetaSchema).optional(),
-});
-export type RenderedMessage = z.infer<typeof renderedMessageSchema>;
-
-export const emailContentSchema = renderedMessageSchema.extend({ id: z.string(), sentAt: z.string() }).meta({
-  description: 'The message as the sandbox received it: rendered, with tracking applied.',
-  examples: [
-    {
-      id: EMAIL_ID,
-      sentAt: '2026-06-15T12:00:00.210Z',
-      messageId: `<${EMAIL_ID}@tern.example.com>`,
-      from: 'Acme <hello@acme.test>',
-      to: 'delivered@sandbox.test',
-      cc: [],
-      bcc: [],
-      replyTo: null,
-      subject: 'Welcome',
-      html: '<p>Hi there</p><img src="https://tern.example.com/t/o/…" width="1" height="1" alt="" />',
-      text: null,
-      headers: { 'X-Tern-Email-Id': EMAIL_ID },
-    },
-  ],
-});
 
 /** `tracking` of the tenant settings (SPEC §11), default both on. */
 export const trackingSettingsSchema = z.strictObject({

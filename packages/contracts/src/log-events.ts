@@ -1,5 +1,6 @@
+import { isCanonicalDeliveryEvent } from './canonical-events.js';
 import { DOMAIN_EVENT_TYPES, type DomainEvent, domainEventSchema } from './domains.js';
-import { type DeliveryEvent, deliveryEventSchema, EVENT_TYPES, isCanonicalDeliveryEvent } from './events.js';
+import { type DeliveryEvent, deliveryEventSchema } from './events.js';
 
 /**
  * Everything Tern's event log carries: the delivery events of an email (SPEC §5), keyed by the
@@ -8,8 +9,7 @@ import { type DeliveryEvent, deliveryEventSchema, EVENT_TYPES, isCanonicalDelive
  */
 export type LogEvent = DeliveryEvent | DomainEvent;
 
-export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES, ...DOMAIN_EVENT_TYPES] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types.js';
 
 export const isDomainEvent = (event: LogEvent): event is DomainEvent => event.type.startsWith('domain.');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ERASED_TEXT, erasedValueOf, personalFieldsOf } from '../src/events.js';
+import { ERASED_TEXT, erasedValueOf, personalFieldsOf } from '../src/index.js';
 
 describe('what a personal field reads once its key is erased (SPEC §14, §22)', () => {
   it("email.queued's recipient and subject read null", () => {

@@ -36,6 +36,27 @@ export const httpError = <S extends ErrorStatus>(
   headers?: Record<string, string>,
 ) => new HttpError(statusCode, message, extra, headers);
 
+/**
+ * Runs an append to the event log; a log that cannot take it (`EventLogUnavailableError` of
+ * @tern/event-log, recognised by its name: this package sits below that one) is answered 503
+ * `LOG_UNAVAILABLE` with Retry-After — nothing was `done` ("queued" by the send routes, "accepted"
+ * by ingest), the client retries. Any other error goes on as it was.
+ */
+export async function appendOr503<T>(append: () => Promise<T>, done: 'queued' | 'accepted'): Promise<T> {
+  try {
+    return await append();
+  } catch (error) {
+    if (error instanceof Error && error.name === 'EventLogUnavailableError')
+      throw httpError(
+        503,
+        `Event log unavailable: nothing was ${done}, retry later`,
+        { code: 'LOG_UNAVAILABLE' },
+        { 'retry-after': '5' },
+      );
+    throw error;
+  }
+}
+
 export function errorBody<S extends ErrorStatus>(
   statusCode: S,
   message: string,

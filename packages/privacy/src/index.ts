@@ -12,6 +12,6 @@ export {
   type SealedBytes,
   type SealedFields,
   type SealItem,
-} from './keyring.js';
+} from './keyring/index.js';
 export { hasRecipients, SCRUB_SPEC, scrubbedData, withoutCopies } from './scrub.js';
 export { createSealer, SEALED_FIELDS, sealedEventStream } from './sealer.js';

@@ -8,7 +8,7 @@ import {
   personalFieldsOf,
 } from '@tern/contracts';
 import { createEventStream, type EventLog, type EventSealer, type EventStream } from '@tern/event-log';
-import type { EmailSealItem, Keyring, Sealed, SealItem } from './keyring.js';
+import type { EmailSealItem, Keyring, Sealed, SealItem } from './keyring/index.js';
 
 /**
  * The personal fields of `email.queued` (its recipient and subject). Every event type's personal

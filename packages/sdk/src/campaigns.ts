@@ -1,4 +1,4 @@
-import type { Send } from './client.js';
+import type { Send } from './transport.js';
 import type { ListMeta, RequestOptions } from './types.js';
 
 /** Counts of a campaign's (or a sequence step's) emails, from the delivery log (SPEC §15). */

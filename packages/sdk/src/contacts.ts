@@ -1,4 +1,4 @@
-import type { Send } from './client.js';
+import type { Send } from './transport.js';
 import type { ListMeta, RequestOptions } from './types.js';
 
 /** A contact (SPEC §14). */

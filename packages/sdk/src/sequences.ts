@@ -1,5 +1,5 @@
 import type { MailStats } from './campaigns.js';
-import type { Send } from './client.js';
+import type { Send } from './transport.js';
 import type { ListMeta, RequestOptions } from './types.js';
 
 /** One step: sent `delayMinutes` after the previous one (after enrollment for the first). */

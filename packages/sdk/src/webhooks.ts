@@ -1,4 +1,4 @@
-import type { Send } from './client.js';
+import type { Send } from './transport.js';
 import type { ListMeta, RequestOptions } from './types.js';
 
 // Types of `/webhooks*` (SPEC §17), spelled out so the published declarations stay free of zod;

@@ -1,6 +1,6 @@
 import { MISSING_SCOPE_MESSAGE as CONTRACT_MISSING_SCOPE } from '@tern/contracts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type ClientDeps, createTernClient, errorFromResponse } from '../src/client.js';
+import { createTernClient } from '../src/client.js';
 import { type FetchLike, resolveConfig, type TernOptions } from '../src/config.js';
 import { MISSING_SCOPE_MESSAGE } from '../src/constants.js';
 import {
@@ -12,6 +12,7 @@ import {
   TernTimeoutError,
 } from '../src/index.js';
 import { backoffDelayMs, isRetryableStatus, parseRetryAfter, retryDelayMs } from '../src/retry.js';
+import { type ClientDeps, errorFromResponse } from '../src/transport.js';
 
 const NOW = Date.parse('2025-06-01T12:00:00.000Z');
 const policy = { baseDelayMs: 500, maxDelayMs: 30_000 };

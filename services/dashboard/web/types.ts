@@ -134,21 +134,8 @@ export interface Rendered {
   text?: string | null;
 }
 
-export const EVENT_TYPES = [
-  'email.queued',
-  'email.sent',
-  'email.delayed',
-  'email.delivered',
-  'email.bounced',
-  'email.failed',
-  'email.suppressed',
-  'email.cancelled',
-  'email.opened',
-  'email.clicked',
-  'email.complained',
-  'domain.verified',
-  'domain.failed',
-] as const;
+// The contract's list itself: `@tern/contracts/event-types` imports nothing (no zod reaches the bundle).
+export { WEBHOOK_EVENT_TYPES as EVENT_TYPES } from '@tern/contracts/event-types';
 
 /** `/webhooks` (SPEC §17); `events: null` = every event type. */
 export interface Webhook {

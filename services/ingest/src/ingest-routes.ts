@@ -1,7 +1,7 @@
 import { timingSafeEqualStr } from '@tern/auth';
 import { type DeliveryEvent, EVENT_TYPES, MAX_EVENTS_PER_REQUEST, validateEvents } from '@tern/contracts';
-import { EventLogUnavailableError, type EventStream } from '@tern/event-log';
-import { httpError } from '@tern/http';
+import type { EventStream } from '@tern/event-log';
+import { appendOr503, httpError } from '@tern/http';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 
@@ -168,20 +168,6 @@ function eventsOf(body: unknown): unknown[] {
   return events;
 }
 
-async function append(log: EventStream, events: DeliveryEvent[]): Promise<void> {
-  try {
-    await log.append(events);
-  } catch (error) {
-    if (error instanceof EventLogUnavailableError) {
-      throw httpError(
-        503,
-        'Event log unavailable: nothing was accepted, retry later',
-        { code: 'LOG_UNAVAILABLE' },
-        {
-          'retry-after': '5',
-        },
-      );
-    }
-    throw error;
-  }
+function append(log: EventStream, events: DeliveryEvent[]): Promise<void> {
+  return appendOr503(() => log.append(events), 'accepted');
 }

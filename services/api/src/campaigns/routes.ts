@@ -1,60 +1,46 @@
 import {
-  type CampaignStatus,
   campaignDailySchema,
   campaignSchema,
-  campaignStatusAnswerSchema,
   contentProblem,
   createCampaignBodySchema,
   updateCampaignBodySchema,
 } from '@tern/contracts';
 import { analyticsPeriod, dayRange } from '@tern/domain';
-import { httpError } from '@tern/http';
 import { withTransaction } from '@tern/jobs';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type pg from 'pg';
 import { analyticsQuerySchema } from '../analytics/schemas.js';
 import { DAILY_EVENTS, type DailyKind, mailDaily } from '../bulk/stats.js';
-import { type AuthConfig, credentialOf } from '../credentials.js';
+import { credentialOf } from '../credentials.js';
 import { assertFromVerified } from '../domains/policy.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
-  conflict,
   listAnswer,
   listResponses,
   newResourceId,
   notFound,
   pageQuerySchema,
   resourceErrors,
-  resourceIdParam,
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
+import { bad, EXAMPLE, EXAMPLE_ID, notDraft, params, read, write } from './schemas.js';
+import { campaignSendRoutes } from './send-routes.js';
 import {
   type CampaignRow,
   campaignOf,
   campaignSource,
-  cancelCampaign,
   deleteDraft,
   getCampaign,
   getCampaignRow,
   insertCampaign,
   listCampaigns,
-  requestSend,
   templateExists,
   updateDraft,
 } from './store.js';
 
-const read: AuthConfig = { auth: 'jwt_or_key', scope: 'campaigns:read' };
-const write: AuthConfig = { auth: 'jwt_or_key', scope: 'campaigns:write' };
-const EXAMPLE_ID = 'cmp_4Hs9dK2mQ7wE1rT6yU3iO8pA';
-const params = resourceIdParam('campaign', EXAMPLE_ID);
-const EXAMPLE = campaignSchema.meta()?.examples;
 /** SPEC §11's bound on `scheduledAt`, applied to campaigns too. */
 export const MAX_SCHEDULE_AHEAD_MS = 30 * 86_400_000;
-
-const bad = (message: string) => httpError(400, message, { code: 'FST_ERR_VALIDATION' });
-const notDraft = (id: string, status: CampaignStatus) =>
-  conflict(`Campaign ${id} is ${status}: only a draft can be changed, deleted or sent`);
 
 /** `/campaigns` (SPEC §15). The fan-out itself is `createCampaignFanout` (fanout.ts). */
 export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
@@ -296,78 +282,5 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     },
   );
 
-  app.post(
-    '/campaigns/:id/send',
-    {
-      config: write,
-      schema: {
-        tags: [TAGS.campaigns],
-        operationId: 'sendCampaign',
-        summary: 'Send a campaign',
-        description:
-          'A draft becomes `sending` (or `scheduled` until its `scheduledAt`); the fan-out creates one email per subscribed, non-suppressed contact of the audience at that moment, tagged `campaign:<id>`, exactly once per contact even across retries and restarts, then the campaign is `sent`. Not a draft → 409.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: {
-          202: campaignStatusAnswerSchema.meta({
-            description: 'Accepted: the fan-out runs in the background.',
-          }),
-          ...resourceErrors('Campaign', {
-            notFound: true,
-            conflict: `Campaign ${EXAMPLE_ID} is sent: only a draft can be changed, deleted or sent`,
-          }),
-        },
-      },
-    },
-    async (request, reply) => {
-      const { id } = request.params;
-      const { tenantId } = credentialOf(request);
-      // SPEC §20: a campaign whose From domain is not verified sends nothing (production, real provider).
-      const draft = deps.domainPolicy?.requireVerified ? await getCampaignRow(deps.pool, tenantId, id) : null;
-      if (draft !== null)
-        await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
-          { field: `campaign ${id} from`, from: draft.from_address },
-        ]);
-      const outcome = await requestSend(deps.pool, tenantId, id, deps.now());
-      if (outcome.kind === 'not_found') throw notFound('Campaign');
-      if (outcome.kind === 'not_draft') throw notDraft(id, outcome.status);
-      return reply.status(202).send({ id, status: outcome.row.status });
-    },
-  );
-
-  app.post(
-    '/campaigns/:id/cancel',
-    {
-      config: write,
-      schema: {
-        tags: [TAGS.campaigns],
-        operationId: 'cancelCampaign',
-        summary: 'Cancel a campaign',
-        description:
-          'A draft, or a scheduled campaign that has not fallen due, becomes `cancelled` and never sends. Already sending or sent → 409; cancelled again → 200.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: {
-          200: campaignStatusAnswerSchema.meta({
-            description: 'Cancelled.',
-            examples: [{ id: EXAMPLE_ID, status: 'cancelled' }],
-          }),
-          ...resourceErrors('Campaign', {
-            notFound: true,
-            conflict: `Campaign ${EXAMPLE_ID} is sending: it can no longer be cancelled`,
-          }),
-        },
-      },
-    },
-    async (request) => {
-      const { id } = request.params;
-      const outcome = await cancelCampaign(deps.pool, credentialOf(request).tenantId, id, deps.now());
-      if (outcome.kind === 'not_found') throw notFound('Campaign');
-      if (outcome.kind === 'not_draft') {
-        if (outcome.status === 'cancelled') return { id, status: 'cancelled' as const };
-        throw conflict(`Campaign ${id} is ${outcome.status}: it can no longer be cancelled`);
-      }
-      return { id, status: outcome.row.status };
-    },
-  );
+  campaignSendRoutes(app, deps);
 };

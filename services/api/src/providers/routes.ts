@@ -1,8 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
-import { EventLogUnavailableError } from '@tern/event-log';
-import { httpError } from '@tern/http';
+import { appendOr503, httpError } from '@tern/http';
 import { type EmailRef, emailsByMessageId } from '@tern/read-models';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -11,16 +10,9 @@ import { z } from 'zod';
 import { TAGS } from '../openapi.js';
 import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
 import { errorResponse, errors } from '../schemas.js';
-import {
-  mailgunNotices,
-  type Notice,
-  type ProviderName,
-  postmarkNotices,
-  resendNotices,
-  sendgridNotices,
-  sesNotices,
-} from './notices.js';
+import { type Notice, type ProviderName, sesNotices } from './notices.js';
 import { createSnsVerifier, parseSnsMessage, type SnsVerifierOptions } from './sns.js';
+import { mailgunNotices, postmarkNotices, resendNotices, sendgridNotices } from './webhook-notices.js';
 
 /**
  * Credentials of the provider notification routes (SPEC §21), from configuration. A provider
@@ -153,21 +145,7 @@ export const providerRoutes: FastifyPluginAsyncZod<
       });
       if (parsed.success) events.push(parsed.data);
     }
-    if (events.length > 0) {
-      try {
-        await sending.log.append(events);
-      } catch (error) {
-        if (error instanceof EventLogUnavailableError) {
-          throw httpError(
-            503,
-            'Event log unavailable: nothing was queued, retry later',
-            { code: 'LOG_UNAVAILABLE' },
-            { 'retry-after': '5' },
-          );
-        }
-        throw error;
-      }
-    }
+    if (events.length > 0) await appendOr503(() => sending.log.append(events), 'queued');
     return { received: notices.length, applied: events.length, ignored: notices.length - events.length };
   }
 
