@@ -13,9 +13,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createCampaignFanout, outgoingMailer } from '@tern/api';
 import { queuedEvent } from '@tern/domain';
 import { createEventStream, type EventLog, type EventStream } from '@tern/event-log';
+import { createCampaignFanout, outgoingMailer } from '@tern/worker';
 import type pg from 'pg';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
 import { figureMaker } from '../lib/report.js';

@@ -34,3 +34,18 @@ export const listResponseSchema = <T extends z.ZodType>(item: T) =>
 export function listMeta(page: number, limit: number, total: number): ListMeta {
   return { page, limit, total, totalPages: Math.ceil(total / limit) };
 }
+
+/** `?page=&limit=` of a list, validated (the api's `pageQuerySchema`). */
+export interface PageQuery {
+  page: number;
+  limit: number;
+}
+
+/**
+ * SQL `LIMIT`/`OFFSET` of a page. The offset is bigint text: `(page − 1) · limit` passes 2^53 for
+ * absurd pages (a page past the end is `data: []`, never a 500); bind it as `$n::bigint`.
+ */
+export const pageWindow = ({ page, limit }: PageQuery) => ({
+  limit,
+  offset: ((BigInt(page) - 1n) * BigInt(limit)).toString(),
+});

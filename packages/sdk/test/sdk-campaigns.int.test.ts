@@ -1,13 +1,9 @@
 // client.campaigns.* and client.sequences.* against the real query service (createApiApp on a
 // fresh Postgres database, listening on a loopback port), with the real fan-out and scheduler.
+
+import { type BulkMailer, createCampaignFanout, createSequenceScheduler, outgoingMailer } from '@tern/worker';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type BulkMailer,
-  createCampaignFanout,
-  createSequenceScheduler,
-  outgoingMailer,
-} from '../../../services/api/src/index.js';
 import {
   buildApp,
   createClock,

@@ -16,7 +16,7 @@ import { campaignRoutes } from './campaigns/routes.js';
 import { eraseRoutes } from './contacts/erase-routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { createAuthHook } from './credentials.js';
-import type { DomainPolicy } from './domains/policy.js';
+import { createFromDomainCheck, type DomainPolicy } from './domains/policy.js';
 import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
 import { emailRoutes } from './emails/routes.js';
 import { logsRoutes } from './logs/routes.js';
@@ -25,6 +25,7 @@ import { type ProviderRouteOptions, providerRoutes } from './providers/routes.js
 import { createReadContexts } from './read-context.js';
 import type { ApiRouteDeps, SendingDeps } from './route-deps.js';
 import { sequenceRoutes } from './sequences/routes.js';
+import { type ApiStores, createApiStores } from './stores.js';
 import { suppressionRoutes } from './suppressions/routes.js';
 import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
@@ -36,6 +37,11 @@ import { webhookRoutes } from './webhooks/routes.js';
 
 export interface ApiRoutesOptions {
   pool: pg.Pool;
+  /**
+   * The tenant resources' repositories, built by the runtime; each one absent is built here over
+   * `pool` (`createApiStores`).
+   */
+  stores?: Partial<ApiStores>;
   ch: ClickHouseClient;
   jwt: JwtVerifier;
   /** Business clock (periods, retention, key expiry, timestamps written). Default: the wall clock. */
@@ -260,6 +266,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   app.addHook('preHandler', refuseUnstorableInput);
 
   const deps: ApiRouteDeps = {
+    ...createApiStores(opts.pool, opts.stores),
     pool: opts.pool,
     analytics: createAnalyticsQueries(opts.ch),
     keys,
@@ -269,6 +276,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     readModel: createReadContexts(opts.pool, opts.readModel),
     webhooks: opts.webhooks,
     domainPolicy: opts.domainPolicy,
+    fromDomains: createFromDomainCheck(opts.pool, opts.domainPolicy),
   };
   if (opts.surface === 'sending') {
     if (!opts.sending) throw new Error('surface "sending" needs the sending deps');

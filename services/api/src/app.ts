@@ -140,7 +140,10 @@ const NO_CLICKHOUSE = new Proxy({} as ClickHouseClient, {
  * alone (`--services=submission`, SPEC §22) injects each message into. It is not listened on.
  */
 export async function createSendingApp(
-  deps: Pick<ApiDeps, 'pool' | 'jwt' | 'now' | 'retentionDays' | 'rateLimit' | 'logger' | 'domainPolicy'> & {
+  deps: Pick<
+    ApiDeps,
+    'pool' | 'stores' | 'jwt' | 'now' | 'retentionDays' | 'rateLimit' | 'logger' | 'domainPolicy'
+  > & {
     sending: NonNullable<ApiDeps['sending']>;
   },
 ): Promise<FastifyInstance> {
@@ -150,6 +153,7 @@ export async function createSendingApp(
   installErrorHandlers(app);
   await app.register(apiRoutes, {
     pool: deps.pool,
+    ...(deps.stores ? { stores: deps.stores } : {}),
     ch: NO_CLICKHOUSE,
     jwt: deps.jwt,
     retentionDays: deps.retentionDays,

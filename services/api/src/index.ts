@@ -1,8 +1,10 @@
 // What other workspaces (the runtime, benches) and this service's tests use of the api: named,
 // so a module's every export is not public by accident (issue 25, item 4).
 
+export { enroll, insertCampaign, insertContact, insertSequence } from '@tern/bulk';
 // The email log's page query is its owner's (packages/read-models).
 export { logsPage } from '@tern/read-models';
+export { tenantReadContext } from '@tern/tenant-settings';
 export { createAnalyticsQueries } from './analytics/queries.js';
 export { cohortDays } from './analytics/routes.js';
 export { analyticsQuerySchema } from './analytics/schemas.js';
@@ -15,11 +17,6 @@ export {
 } from './api-reference.js';
 export { apiRoutes } from './api-routes.js';
 export { type ApiDeps, createApiApp, createSendingApp, fastifyTrustProxy } from './app.js';
-export { type BulkMail, type BulkMailer, cutSubject, tryComposeMail } from './bulk/mail.js';
-export { outgoingMailer } from './bulk/outgoing-mailer.js';
-export { type CampaignFanout, createCampaignFanout } from './campaigns/fanout.js';
-export { insertCampaign } from './campaigns/store.js';
-export { insertContact } from './contacts/store.js';
 export {
   JWT_REQUIRED_MESSAGE,
   PROJECT_KEY_TENANT_WIDE_MESSAGE,
@@ -28,13 +25,10 @@ export {
 export type { DomainPolicy } from './domains/policy.js';
 export { logsQuerySchema } from './logs/schemas.js';
 export { CREDENTIAL_EXTENSION } from './openapi.js';
-export { tenantReadContext } from './pg-queries.js';
 export { insertProject } from './projects/store.js';
 export type { ProviderRouteOptions } from './providers/routes.js';
 export { newResourceId } from './resource-kit.js';
-export { createRetentionJob, RETENTION_LOCK_KEY } from './retention-job.js';
-export { createSequenceScheduler, type SequenceScheduler } from './sequences/scheduler.js';
-export { enroll, insertSequence } from './sequences/store.js';
+export { type ApiStores, createApiStores } from './stores.js';
 export { type SubmissionServer, startSubmissionServer } from './submission/server.js';
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
 export {

@@ -1,7 +1,7 @@
 import type { ReadModelChange, ReadModelFeed } from '@tern/stores';
+import { getRetentionOverride, type TenantReadContext, tenantReadContext } from '@tern/tenant-settings';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
-import { getRetentionOverride, type TenantReadContext, tenantReadContext } from './pg-queries.js';
 
 /** A tenant's read context, and the versions its answers may be memoised on. */
 export interface ReadContext extends TenantReadContext {

@@ -1,5 +1,11 @@
 import { randomBase62 } from '@tern/auth';
-import { listMeta, listResponseSchema, RESOURCE_ID_PREFIXES, type ResourceKind } from '@tern/contracts';
+import {
+  listMeta,
+  listResponseSchema,
+  pageWindow,
+  RESOURCE_ID_PREFIXES,
+  type ResourceKind,
+} from '@tern/contracts';
 import { httpError } from '@tern/http';
 import { z } from 'zod';
 import { errorResponse, errors, pageQuerySchema } from './schemas.js';
@@ -21,14 +27,8 @@ export function newResourceId(kind: ResourceKind): string {
 export { pageQuerySchema };
 export type PageQuery = z.infer<typeof pageQuerySchema>;
 
-/**
- * SQL `LIMIT`/`OFFSET` of a page. The offset is bigint text: `(page − 1) · limit` passes 2^53 for
- * absurd pages (a page past the end is `data: []`, never a 500); bind it as `$n::bigint`.
- */
-export const pageWindow = ({ page, limit }: PageQuery) => ({
-  limit,
-  offset: ((BigInt(page) - 1n) * BigInt(limit)).toString(),
-});
+// SQL `LIMIT`/`OFFSET` of a page (shared with the stores of packages/bulk).
+export { pageWindow };
 
 /**
  * Unknown id, or another tenant's: the same 404 either way (SPEC part two: never 403, never its

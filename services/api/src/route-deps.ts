@@ -3,12 +3,18 @@ import type { AttachmentKeyring } from '@tern/sending';
 import type pg from 'pg';
 import type { AnalyticsQueries } from './analytics/queries.js';
 import type { ApiKeyStore } from './api-keys/store.js';
-import type { DomainPolicy } from './domains/policy.js';
+import type { DomainPolicy, FromDomainCheck } from './domains/policy.js';
 import type { ReadContexts } from './read-context.js';
+import type { ApiStores } from './stores.js';
 import type { WebhookRouteOptions } from './webhooks/options.js';
 
-/** What the route plugins of the query API share; built once by `apiRoutes`. */
-export interface ApiRouteDeps {
+/**
+ * What the route plugins of the query API share; built once by `apiRoutes`. The tenant resources'
+ * repositories (`ApiStores`: `templates`, `suppressions`, …) come ready-made from the runtime or
+ * are built over `pool`; the routes of those resources never use `pool` itself.
+ */
+export interface ApiRouteDeps extends ApiStores {
+  /** For the routes whose stores are not repositories yet (campaigns, sequences, contacts, …). */
   pool: pg.Pool;
   analytics: AnalyticsQueries;
   keys: ApiKeyStore;
@@ -24,6 +30,8 @@ export interface ApiRouteDeps {
   webhooks?: WebhookRouteOptions | undefined;
   /** Whether a send's From domain must be verified (SPEC §20); absent → any domain. */
   domainPolicy?: DomainPolicy | undefined;
+  /** `domainPolicy` applied to a send's From addresses, over the pool. */
+  fromDomains: FromDomainCheck;
 }
 
 /**

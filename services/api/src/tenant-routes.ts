@@ -1,5 +1,13 @@
 import type { Role, Scope } from '@tern/contracts';
 import { httpError } from '@tern/http';
+import {
+  getRetentionOverride,
+  getSendRate,
+  getTracking,
+  setRetentionOverride,
+  setSendRate,
+  setTracking,
+} from '@tern/tenant-settings';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
   apiKeyListSchema,
@@ -10,15 +18,6 @@ import {
 import type { ApiKeyRecord } from './api-keys/store.js';
 import type { AuthConfig } from './credentials.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';
-import {
-  getRetentionOverride,
-  getSendRate,
-  getTracking,
-  setRetentionOverride,
-  setSendRate,
-  setTracking,
-} from './pg-queries.js';
-import { getProject } from './projects/store.js';
 import type { ApiRouteDeps } from './route-deps.js';
 import { errors, noContentSchema, tenantParamsSchema } from './schemas.js';
 import { tenantSettingsResponseSchema, tenantSettingsSchema } from './settings/schemas.js';
@@ -88,7 +87,7 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
           code: 'FST_ERR_VALIDATION',
         });
       }
-      if (projectId != null && (await getProject(deps.pool, request.params.id, projectId)) === null) {
+      if (projectId != null && (await deps.projects.get(request.params.id, projectId)) === null) {
         throw httpError(400, 'body.projectId: projectId must be the id of one of the tenant’s projects', {
           code: 'FST_ERR_VALIDATION',
         });

@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
-import { createJwtVerifier, REDACT_OPTIONS } from '@tern/auth';
+import { createJwtVerifier, REDACT_OPTIONS, signDashboardToken } from '@tern/auth';
 import pg from 'pg';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { type ApiDeps, createApiApp } from '../src/index.js';
+import { type ApiDeps, type ApiStores, createApiApp } from '../src/index.js';
 
 // Wiring of the app that needs no store: health, readiness, the logger choices.
 
@@ -54,6 +54,50 @@ describe('createApiApp', () => {
     try {
       await app.inject({ url: '/emails/logs', headers: { 'x-request-id': 'req-42' } });
       expect(lines.join('')).toContain('req-42');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('serves a resource from the repository it is given, not from the pool', async () => {
+    const template = {
+      id: 'tpl_given',
+      name: 'Given',
+      subject: 'Hello',
+      html: null,
+      text: 'Hi',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    };
+    const asked: unknown[][] = [];
+    const unused = async () => {
+      throw new Error('not used by this test');
+    };
+    const templates: ApiStores['templates'] = {
+      get: async (...args) => {
+        asked.push(args);
+        return template;
+      },
+      insert: unused,
+      replace: unused,
+      list: unused,
+      delete: unused,
+    };
+    const app = await build({ stores: { templates } });
+    try {
+      const token = signDashboardToken({
+        secret: 'unit',
+        tenantId: 'acme',
+        role: 'owner',
+        expiresInSeconds: 60,
+      });
+      const res = await app.inject({
+        url: '/templates/tpl_given',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual(template);
+      expect(asked).toEqual([['acme', 'tpl_given']]);
     } finally {
       await app.close();
     }

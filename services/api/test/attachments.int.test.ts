@@ -11,12 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createSmtpProvider } from '@tern/sender';
+import { createRetentionJob } from '@tern/worker';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
-import { createRetentionJob, selfSignedPair, startSubmissionServer } from '../src/index.js';
+import { selfSignedPair, startSubmissionServer } from '../src/index.js';
 import { openSendingWorld, type SendingWorld, waitForStatus, wallClock } from './sending-support.js';
 import { bearer, createKey, jwtFor, suffix } from './support.js';
 

@@ -4,9 +4,9 @@
 import { retentionCutoff } from '@tern/domain';
 import { applyBatchToPostgres } from '@tern/projector';
 import { logsPage } from '@tern/read-models';
+import { createRetentionJob } from '@tern/worker';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRetentionJob } from '../src/index.js';
 import { eventsFor, expectedLog, type GeneratedEmail, generateEmails } from './dataset.js';
 import {
   bearer,

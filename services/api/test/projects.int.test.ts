@@ -1,6 +1,6 @@
+import { createRetentionJob } from '@tern/worker';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRetentionJob } from '../src/index.js';
 import {
   cohort,
   eventsFor,

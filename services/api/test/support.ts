@@ -12,7 +12,7 @@ import { createSecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { createFreshDatabase, tempDir } from '../../../test/support/services.js';
-import { type ApiDeps, type BulkMail, type BulkMailer, createApiApp, outgoingMailer } from '../src/index.js';
+import { type ApiDeps, createApiApp } from '../src/index.js';
 
 export const JWT_SECRET = 'api-test-secret-that-is-long-enough';
 export const TRACKING_SECRET = 'api-test-tracking-secret-0123456789';
@@ -189,30 +189,6 @@ export async function project(
       await stores.pool.query('DELETE FROM analytics_outbox WHERE batch_id = $1', [result.outbox.batchId]);
     }
   }
-}
-
-/**
- * The send path of the bulk jobs (campaigns, sequences) in tests: every mail handed over is kept
- * in `handed`, and its events are folded into `stores()` through the projector's own sinks.
- * `afterEnqueue` runs after each hand-over (a test makes the worker die there by throwing).
- */
-export function projectingMailer(
-  stores: () => Pick<Stores, 'pool' | 'ch'>,
-  afterEnqueue?: () => void,
-): BulkMailer & { handed: BulkMail[] } {
-  const handed: BulkMail[] = [];
-  return {
-    handed,
-    async enqueue(tenantId, mails, at) {
-      handed.push(...mails);
-      await outgoingMailer(stores().pool, { append: (events) => project(stores(), events) }).enqueue(
-        tenantId,
-        mails,
-        at,
-      );
-      afterEnqueue?.();
-    },
-  };
 }
 
 export async function insertTemplate(

@@ -9,6 +9,7 @@ import {
 import { attemptEvents, renderTemplate } from '@tern/domain';
 import { DkimKeyUnreadableError, type SigningKeys } from '@tern/domains';
 import { loadAttachments } from '@tern/sending';
+import type { SenderTenantSettings } from '@tern/tenant-settings';
 import { envelopeSender } from './envelope.js';
 import { DEFAULT_RETRY_DELAYS_MS, type SenderContext } from './options.js';
 import type { ClaimedRow, Outcome } from './outgoing.js';
@@ -22,7 +23,6 @@ import {
   followUpEvent,
   withoutRecipients,
 } from './recipients.js';
-import type { SenderTenantSettings } from './tenant-settings.js';
 import { applyTracking } from './tracking.js';
 
 /** What every attempt of one claim round shares: read once for the round (`due-list.ts`). */

@@ -1,13 +1,13 @@
 import type { DeliveryEvent } from '@tern/contracts';
 import { cancelledEvent } from '@tern/domain';
 import { backoffMs, createPoller, type Poller } from '@tern/jobs';
+import type { SenderTenantSettings } from '@tern/tenant-settings';
 import { type createAttempt, type RoundContext, suppressionKey } from './attempt.js';
 import type { SenderContext } from './options.js';
 import { type ClaimedRow, keyOf, type Outcome, type OutgoingStore } from './outgoing.js';
 import type { GetTemplate } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
 import { envelopeOfMessage } from './recipients.js';
-import type { SenderTenantSettings } from './tenant-settings.js';
 
 /**
  * The size of the next claim round (issue 29): a round that came back full and took at most half

@@ -28,9 +28,4 @@ export {
   type Sender,
   type SenderOptions,
 } from './sender.js';
-export {
-  createTenantSettingsCache,
-  type SenderTenantSettings,
-  type TenantSettingsCache,
-} from './tenant-settings.js';
 export { applyTracking, type TrackingContext } from './tracking.js';

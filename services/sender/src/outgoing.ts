@@ -1,8 +1,8 @@
 import type { DeliveryEvent } from '@tern/contracts';
 import { claimDue, withTransaction } from '@tern/jobs';
 import type { StoredMessage } from '@tern/sending';
+import { createTenantSettingsCache, type SenderTenantSettings } from '@tern/tenant-settings';
 import type { SenderContext } from './options.js';
-import { createTenantSettingsCache, type SenderTenantSettings } from './tenant-settings.js';
 
 /** A due row of `outgoing_emails` this instance claimed (with a lease) for one attempt. */
 export type ClaimedRow = {

@@ -3,7 +3,8 @@
 // Postgres-table log) deletes nothing and fans nothing out; the worker role alone, on the same
 // stores, deletes the expired entries and fans the due campaign out into the send path.
 
-import { insertContact, newResourceId } from '@tern/api';
+import { newResourceId } from '@tern/api';
+import { insertContact } from '@tern/bulk';
 import { loadConfig } from '@tern/config';
 import { createPostgres, migratePostgres, type PostgresStore } from '@tern/stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

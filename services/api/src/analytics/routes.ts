@@ -2,10 +2,10 @@ import { analyticsPeriod, dayRange, rates, retentionCutoff, utcDay } from '@tern
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { credentialOf } from '../credentials.js';
 import { DASHBOARD_ONLY, TAGS } from '../openapi.js';
-import { templateNames } from '../pg-queries.js';
 import { createReadMemo } from '../read-memo.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { AS_OF_HEADER, errors } from '../schemas.js';
+import { templateNames } from '../templates/store.js';
 import type { DayRangeParams } from './queries.js';
 import {
   analyticsQuerySchema,

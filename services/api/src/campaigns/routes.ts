@@ -1,4 +1,19 @@
 import {
+  type CampaignRow,
+  campaignOf,
+  campaignSource,
+  DAILY_EVENTS,
+  type DailyKind,
+  deleteDraft,
+  getCampaign,
+  getCampaignRow,
+  insertCampaign,
+  listCampaigns,
+  mailDaily,
+  templateExists,
+  updateDraft,
+} from '@tern/bulk';
+import {
   campaignDailySchema,
   campaignSchema,
   contentProblem,
@@ -10,7 +25,6 @@ import { withTransaction } from '@tern/jobs';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type pg from 'pg';
 import { analyticsQuerySchema } from '../analytics/schemas.js';
-import { DAILY_EVENTS, type DailyKind, mailDaily } from '../bulk/stats.js';
 import { credentialOf } from '../credentials.js';
 import { assertFromVerified } from '../domains/policy.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
@@ -26,18 +40,6 @@ import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 import { bad, EXAMPLE, EXAMPLE_ID, notDraft, params, read, write } from './schemas.js';
 import { campaignSendRoutes } from './send-routes.js';
-import {
-  type CampaignRow,
-  campaignOf,
-  campaignSource,
-  deleteDraft,
-  getCampaign,
-  getCampaignRow,
-  insertCampaign,
-  listCampaigns,
-  templateExists,
-  updateDraft,
-} from './store.js';
 
 /** SPEC §11's bound on `scheduledAt`, applied to campaigns too. */
 export const MAX_SCHEDULE_AHEAD_MS = 30 * 86_400_000;

@@ -1,3 +1,4 @@
+import { cancelCampaign, getCampaignRow, requestSend } from '@tern/bulk';
 import { campaignStatusAnswerSchema } from '@tern/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { credentialOf } from '../credentials.js';
@@ -6,7 +7,6 @@ import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { conflict, notFound, resourceErrors } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { EXAMPLE_ID, notDraft, params, write } from './schemas.js';
-import { cancelCampaign, getCampaignRow, requestSend } from './store.js';
 
 /**
  * `POST /campaigns/:id/send` and `POST /campaigns/:id/cancel` (SPEC §15): what starts or stops a

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { exportContacts } from '@tern/bulk';
 import { audienceNameSchema, importResultSchema } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import { type FastifyPluginAsyncZod, validatorCompiler } from 'fastify-type-provider-zod';
@@ -10,7 +11,6 @@ import type { ApiRouteDeps } from '../route-deps.js';
 import { errorResponse, errors } from '../schemas.js';
 import { CSV_CONTENT_TYPES, contactsCsv, importContacts } from './csv.js';
 import { audienceQuery, READ, readErrors, WRITE } from './schemas.js';
-import { exportContacts } from './store.js';
 
 const exportQuerySchema = z.object({ audience: audienceQuery });
 const importQuerySchema = z.object({

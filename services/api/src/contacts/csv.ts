@@ -1,5 +1,6 @@
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { type ImportedContact, upsertContacts } from '@tern/bulk';
 import {
   audienceNameSchema,
   type ContactAttributes,
@@ -14,7 +15,6 @@ import { HttpError, httpError } from '@tern/http';
 import { CsvError, parse } from 'csv-parse';
 import type pg from 'pg';
 import { restoreCell } from './csv-export.js';
-import { type ImportedContact, upsertContacts } from './store.js';
 
 export { contactsCsv, neutraliseCell, restoreCell } from './csv-export.js';
 

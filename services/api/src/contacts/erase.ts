@@ -1,3 +1,4 @@
+import { deleteContactsTo } from '@tern/bulk';
 import type { ErasureResult } from '@tern/contracts';
 import { withTransaction } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
@@ -52,10 +53,7 @@ export async function eraseRecipient(
        ON CONFLICT DO NOTHING RETURNING 1`,
       [tenantId, rh],
     );
-    const contacts = await client.query('DELETE FROM contacts WHERE tenant_id = $1 AND email = $2', [
-      tenantId,
-      address,
-    ]);
+    const contacts = await deleteContactsTo(client, tenantId, address);
     // The emails of this recipient: by their log entry, and by the send's content (a send not yet
     // projected has no log entry), where it is the (first) `to`.
     const ids = [
@@ -78,7 +76,7 @@ export async function eraseRecipient(
       firstTime: (first.rowCount ?? 0) > 0,
       counts: {
         dataKeys,
-        contacts: contacts.rowCount ?? 0,
+        contacts,
         emails: counts.emails ?? 0,
         sandboxMessages,
         webhookDeliveries,

@@ -1,4 +1,12 @@
 import {
+  deleteContact,
+  getContact,
+  insertContact,
+  listAudiences,
+  listContacts,
+  updateContact,
+} from '@tern/bulk';
+import {
   audienceListSchema,
   contactListSchema,
   contactSchema,
@@ -24,14 +32,6 @@ import {
   WRITE,
   withNotFound,
 } from './schemas.js';
-import {
-  deleteContact,
-  getContact,
-  insertContact,
-  listAudiences,
-  listContacts,
-  updateContact,
-} from './store.js';
 
 export interface ContactRoutesOptions extends ApiRouteDeps {
   /** Largest CSV body `POST /contacts/import` reads (default 64 MiB); more → 413. */

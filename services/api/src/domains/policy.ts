@@ -40,3 +40,15 @@ export async function assertFromVerified(
   });
   throw httpError(400, parts.join('; '), { code: 'DOMAIN_NOT_VERIFIED', domains: [...fieldsOf.keys()] });
 }
+
+/** `assertFromVerified` with its pool and policy bound (`ApiRouteDeps.fromDomains`). */
+export interface FromDomainCheck {
+  assertVerified(tenantId: string, froms: readonly { field: string; from: string }[]): Promise<void>;
+}
+
+export function createFromDomainCheck(
+  pool: Pick<pg.Pool, 'query'>,
+  policy: DomainPolicy | undefined,
+): FromDomainCheck {
+  return { assertVerified: (tenantId, froms) => assertFromVerified(pool, policy, tenantId, froms) };
+}

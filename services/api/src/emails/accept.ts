@@ -13,11 +13,9 @@ import { appendOr503, httpError } from '@tern/http';
 import { decodeAttachments, enqueueSends, type NewSend, type StoredMessage } from '@tern/sending';
 import type { FastifyRequest } from 'fastify';
 import { boundProject, type Credential, credentialOf } from '../credentials.js';
-import { assertFromVerified } from '../domains/policy.js';
 import { newResourceId } from '../resource-kit.js';
 import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
-import { getTemplate } from '../templates/store.js';
-import { claimKey, idempotencyKeyOf, releaseKey, requestHash, storeAnswer } from './idempotency.js';
+import { idempotencyKeyOf, requestHash } from './idempotency.js';
 
 /** What the send routes need: the query API's deps and the sending ones (SPEC §11). */
 export type SendRouteDeps = ApiRouteDeps & { sending: SendingDeps };
@@ -83,9 +81,7 @@ async function prepare(
   const problems: string[] = [];
   const templateIds = [...new Set(bodies.flatMap((b) => (b.templateId === undefined ? [] : [b.templateId])))];
   const templates = new Map(
-    await Promise.all(
-      templateIds.map(async (id) => [id, await getTemplate(deps.pool, tenantId, id)] as const),
-    ),
+    await Promise.all(templateIds.map(async (id) => [id, await deps.templates.get(tenantId, id)] as const)),
   );
   const prepared = bodies.map((body, i) => {
     let scheduledAt: Date | null = null;
@@ -110,7 +106,7 @@ async function prepare(
   });
   if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
   const froms = bodies.map((b, i) => ({ field: `${prefix(i)}from`, from: b.from }));
-  await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, froms);
+  await deps.fromDomains.assertVerified(tenantId, froms);
   return { at, prepared };
 }
 
@@ -158,7 +154,7 @@ export async function idempotent<T>(
   const scope = boundProject(credential) ?? '';
   const key = idempotencyKeyOf(request.headers);
   if (key === undefined) return { statusCode: 202, body: await produce() };
-  const claim = await claimKey(deps.pool, {
+  const claim = await deps.idempotency.claim({
     tenantId,
     scope,
     key,
@@ -169,10 +165,10 @@ export async function idempotent<T>(
   if (claim.kind === 'replay') return { statusCode: claim.answer.statusCode, body: claim.answer.body as T };
   try {
     const body = await produce();
-    await storeAnswer(deps.pool, { tenantId, scope, key, answer: { statusCode: 202, body } });
+    await deps.idempotency.storeAnswer({ tenantId, scope, key, answer: { statusCode: 202, body } });
     return { statusCode: 202, body };
   } catch (error) {
-    await releaseKey(deps.pool, { tenantId, scope, key }).catch(() => undefined);
+    await deps.idempotency.release({ tenantId, scope, key }).catch(() => undefined);
     throw error;
   }
 }

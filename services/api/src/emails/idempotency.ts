@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { IDEMPOTENCY_KEY_MAX } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import type pg from 'pg';
+import type { PoolBound } from '../stores.js';
 
 /**
  * `Idempotency-Key` of POST /emails/send|batch (SPEC §11): per tenant and project scope (the
@@ -145,4 +146,19 @@ export async function releaseKey(
     'DELETE FROM idempotency_keys WHERE tenant_id = $1 AND project_scope = $3 AND key = $2 AND status_code IS NULL',
     [q.tenantId, q.key, q.scope],
   );
+}
+
+/** The Idempotency-Key repository: the functions above over one pool (`ApiStores.idempotency`). */
+export interface IdempotencyStore {
+  claim: PoolBound<typeof claimKey>;
+  storeAnswer: PoolBound<typeof storeAnswer>;
+  release: PoolBound<typeof releaseKey>;
+}
+
+export function createIdempotencyStore(pool: pg.Pool): IdempotencyStore {
+  return {
+    claim: (...a) => claimKey(pool, ...a),
+    storeAnswer: (...a) => storeAnswer(pool, ...a),
+    release: (...a) => releaseKey(pool, ...a),
+  };
 }

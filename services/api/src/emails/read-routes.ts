@@ -14,14 +14,6 @@ import { notFound, resourceErrors, resourceIdParam } from '../resource-kit.js';
 import { errors } from '../schemas.js';
 import type { SendRouteDeps } from './accept.js';
 import { rescheduleBodySchema, rescheduleResponses } from './schemas.js';
-import {
-  cancelOutgoing,
-  emailDetail,
-  emailProject,
-  markCancelled,
-  rescheduleOutgoing,
-  sandboxContent,
-} from './store.js';
 
 /**
  * `GET /emails/:id`, `GET /emails/:id/content`, `POST /emails/:id/cancel` and `PATCH /emails/:id`
@@ -43,7 +35,7 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
   async function visible(credential: Credential, id: string): Promise<boolean> {
     const bound = boundProject(credential);
     if (bound === null) return true;
-    return (await emailProject(deps.pool, credential.tenantId, id)) === bound;
+    return (await deps.emails.project(credential.tenantId, id)) === bound;
   }
 
   app.get(
@@ -70,8 +62,7 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
     },
     async (request) => {
       const credential = credentialOf(request);
-      const detail = await emailDetail(
-        deps.pool,
+      const detail = await deps.emails.detail(
         credential.tenantId,
         request.params.id,
         await cutoffOf(credential.tenantId),
@@ -107,8 +98,7 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
     async (request) => {
       const credential = credentialOf(request);
       if (!(await visible(credential, request.params.id))) throw notFound('Email content');
-      const kept = await sandboxContent(
-        deps.pool,
+      const kept = await deps.emails.sandboxContent(
         credential.tenantId,
         request.params.id,
         await cutoffOf(credential.tenantId),
@@ -150,7 +140,7 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
       const { id } = request.params;
       if (!(await visible(credential, id))) throw notFound('Email');
       const at = deps.now();
-      const outcome = await cancelOutgoing(deps.pool, tenantId, id, at);
+      const outcome = await deps.emails.cancel(tenantId, id, at);
       if (outcome === 'not_found') throw notFound('Email');
       if (outcome === 'handed') {
         throw httpError(409, 'The email was already handed to the provider; it can no longer be cancelled', {
@@ -161,7 +151,7 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
         // The row already says cancelled (never sent); if this append fails the sender's sweep appends it.
         try {
           await sending.log.append([cancelledEvent(tenantId, id, at)]);
-          await markCancelled(deps.pool, tenantId, id);
+          await deps.emails.markCancelled(tenantId, id);
         } catch (error) {
           if (error instanceof HttpError) throw error;
           request.log.warn({ err: error }, 'email.cancelled not appended yet; the sender will');
@@ -203,7 +193,7 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
         throw httpError(400, 'body.scheduledAt: scheduledAt must be at most 30 days ahead', {
           code: 'FST_ERR_VALIDATION',
         });
-      const outcome = await rescheduleOutgoing(deps.pool, credential.tenantId, id, at, current);
+      const outcome = await deps.emails.reschedule(credential.tenantId, id, at, current);
       if (outcome === 'not_found') throw notFound('Email');
       if (outcome === 'handed')
         throw httpError(409, 'Only a scheduled email not yet handed to the provider can be rescheduled', {

@@ -10,6 +10,7 @@ import { type EmailState, queuedStatus, recipientOutcomes } from '@tern/domain';
 import { emailIsVisible, timelineOf } from '@tern/read-models';
 import type pg from 'pg';
 import type { z } from 'zod';
+import type { PoolBound } from '../stores.js';
 
 /** SQL of sending (SPEC §11): plain functions over a pool and the tenant id; no HTTP here. */
 
@@ -247,4 +248,25 @@ export async function rescheduleOutgoing(
     return (await emailIsVisible(pool, tenantId, id)) ? 'handed' : 'not_found';
   }
   return r.after === null ? 'handed' : 'moved';
+}
+
+/** The sent emails repository: the functions above over one pool (`ApiStores.emails`). */
+export interface EmailStore {
+  cancel: PoolBound<typeof cancelOutgoing>;
+  markCancelled: PoolBound<typeof markCancelled>;
+  detail: PoolBound<typeof emailDetail>;
+  project: PoolBound<typeof emailProject>;
+  sandboxContent: PoolBound<typeof sandboxContent>;
+  reschedule: PoolBound<typeof rescheduleOutgoing>;
+}
+
+export function createEmailStore(pool: pg.Pool): EmailStore {
+  return {
+    cancel: (...a) => cancelOutgoing(pool, ...a),
+    markCancelled: (...a) => markCancelled(pool, ...a),
+    detail: (...a) => emailDetail(pool, ...a),
+    project: (...a) => emailProject(pool, ...a),
+    sandboxContent: (...a) => sandboxContent(pool, ...a),
+    reschedule: (...a) => rescheduleOutgoing(pool, ...a),
+  };
 }

@@ -15,7 +15,6 @@ import {
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
-import { deleteProject, getProject, insertProject, listProjects, renameProject } from './store.js';
 
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'projects:read' };
 const write: AuthConfig = { auth: 'jwt_or_key', scope: 'projects:write' };
@@ -55,8 +54,7 @@ export const projectRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, de
           code: 'FORBIDDEN',
         });
       }
-      const project = await insertProject(
-        deps.pool,
+      const project = await deps.projects.insert(
         credential.tenantId,
         newResourceId('project'),
         request.body.name,
@@ -86,8 +84,7 @@ export const projectRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, de
     },
     async (request) => {
       const credential = credentialOf(request);
-      const { items, total } = await listProjects(
-        deps.pool,
+      const { items, total } = await deps.projects.list(
         credential.tenantId,
         request.query,
         boundProject(credential),
@@ -112,9 +109,7 @@ export const projectRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, de
     },
     async (request) => {
       const { id } = request.params;
-      const found = visible(request, id)
-        ? await getProject(deps.pool, credentialOf(request).tenantId, id)
-        : null;
+      const found = visible(request, id) ? await deps.projects.get(credentialOf(request).tenantId, id) : null;
       if (found === null) throw notFound('Project');
       return found;
     },
@@ -142,7 +137,7 @@ export const projectRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, de
     async (request) => {
       const { id } = request.params;
       const renamed = visible(request, id)
-        ? await renameProject(deps.pool, credentialOf(request).tenantId, id, request.body.name, deps.now())
+        ? await deps.projects.rename(credentialOf(request).tenantId, id, request.body.name, deps.now())
         : null;
       if (renamed === null) throw notFound('Project');
       return renamed;
@@ -172,7 +167,7 @@ export const projectRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, de
     async (request, reply) => {
       const { id } = request.params;
       const outcome = visible(request, id)
-        ? await deleteProject(deps.pool, credentialOf(request).tenantId, id)
+        ? await deps.projects.delete(credentialOf(request).tenantId, id)
         : 'not_found';
       if (outcome === 'not_found') throw notFound('Project');
       if (outcome === 'has_emails') throw conflict(`Project ${id} has emails: it cannot be deleted`);

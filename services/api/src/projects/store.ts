@@ -3,6 +3,7 @@ import { withTransaction } from '@tern/jobs';
 import { projectHasEmails } from '@tern/read-models';
 import type pg from 'pg';
 import { type PageQuery, pageWindow } from '../resource-kit.js';
+import type { PoolBound } from '../stores.js';
 
 /** Projects in Postgres (`projects`, SPEC §16). */
 
@@ -98,4 +99,23 @@ export async function deleteProject(
     }
     return outcome;
   });
+}
+
+/** The projects repository: the functions above over one pool (`ApiStores.projects`). */
+export interface ProjectStore {
+  insert: PoolBound<typeof insertProject>;
+  get: PoolBound<typeof getProject>;
+  list: PoolBound<typeof listProjects>;
+  rename: PoolBound<typeof renameProject>;
+  delete: PoolBound<typeof deleteProject>;
+}
+
+export function createProjectStore(pool: pg.Pool): ProjectStore {
+  return {
+    insert: (...a) => insertProject(pool, ...a),
+    get: (...a) => getProject(pool, ...a),
+    list: (...a) => listProjects(pool, ...a),
+    rename: (...a) => renameProject(pool, ...a),
+    delete: (...a) => deleteProject(pool, ...a),
+  };
 }

@@ -1,5 +1,15 @@
 import { randomBase62 } from '@tern/auth';
 import {
+  cancelEnrollment,
+  enroll,
+  getSequence,
+  insertSequence,
+  listEnrollments,
+  listSequences,
+  templateExists,
+  updateSequence,
+} from '@tern/bulk';
+import {
   createSequenceBodySchema,
   ENROLLMENT_STATES,
   enrollBodySchema,
@@ -10,7 +20,6 @@ import {
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { templateExists } from '../campaigns/store.js';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { assertFromVerified } from '../domains/policy.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
@@ -26,15 +35,6 @@ import {
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
-import {
-  cancelEnrollment,
-  enroll,
-  getSequence,
-  insertSequence,
-  listEnrollments,
-  listSequences,
-  updateSequence,
-} from './store.js';
 
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'sequences:read' };
 const write: AuthConfig = { auth: 'jwt_or_key', scope: 'sequences:write' };

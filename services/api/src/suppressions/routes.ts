@@ -6,7 +6,6 @@ import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { listAnswer, listResponses, notFound, pageQuerySchema, resourceErrors } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
-import { addSuppression, listSuppressions, removeSuppression } from './store.js';
 
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'suppressions:read' };
 const write: AuthConfig = { auth: 'jwt_or_key', scope: 'suppressions:write' };
@@ -40,11 +39,7 @@ export const suppressionRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app
       },
     },
     async (request) => {
-      const { items, total } = await listSuppressions(
-        deps.pool,
-        credentialOf(request).tenantId,
-        request.query,
-      );
+      const { items, total } = await deps.suppressions.list(credentialOf(request).tenantId, request.query);
       return listAnswer(items, request.query, total);
     },
   );
@@ -85,8 +80,7 @@ export const suppressionRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app
     },
     async (request, reply) => {
       const { email, reason } = request.body;
-      const { created, suppression } = await addSuppression(
-        deps.pool,
+      const { created, suppression } = await deps.suppressions.add(
         credentialOf(request).tenantId,
         { email, reason: reason ?? null, source: 'manual' },
         deps.now(),
@@ -119,7 +113,7 @@ export const suppressionRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app
       },
     },
     async (request, reply) => {
-      if (!(await removeSuppression(deps.pool, credentialOf(request).tenantId, request.params.email))) {
+      if (!(await deps.suppressions.remove(credentialOf(request).tenantId, request.params.email))) {
         throw notFound('Suppression');
       }
       return reply.status(204).send();

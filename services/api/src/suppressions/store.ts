@@ -2,6 +2,7 @@ import type { Suppression, SuppressionSource } from '@tern/contracts';
 import type { Keyring } from '@tern/privacy';
 import type pg from 'pg';
 import { type PageQuery, pageWindow } from '../resource-kit.js';
+import type { PoolBound } from '../stores.js';
 
 /**
  * The suppression list in Postgres (`suppressions`, SPEC §13). Addresses are stored and compared
@@ -156,4 +157,23 @@ export async function removeSuppression(pool: pg.Pool, tenantId: string, email: 
     [tenantId, normaliseAddress(email)],
   );
   return (rowCount ?? 0) > 0;
+}
+
+/** The suppressions repository: the functions above over one pool (`ApiStores.suppressions`). */
+export interface SuppressionStore {
+  isSuppressed: PoolBound<typeof isSuppressed>;
+  add: PoolBound<typeof addSuppression>;
+  get: PoolBound<typeof getSuppression>;
+  list: PoolBound<typeof listSuppressions>;
+  remove: PoolBound<typeof removeSuppression>;
+}
+
+export function createSuppressionStore(pool: pg.Pool): SuppressionStore {
+  return {
+    isSuppressed: (...a) => isSuppressed(pool, ...a),
+    add: (...a) => addSuppression(pool, ...a),
+    get: (...a) => getSuppression(pool, ...a),
+    list: (...a) => listSuppressions(pool, ...a),
+    remove: (...a) => removeSuppression(pool, ...a),
+  };
 }

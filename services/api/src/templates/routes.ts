@@ -25,14 +25,7 @@ import {
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errorResponse, errors, noContentSchema } from '../schemas.js';
-import {
-  deleteTemplate,
-  getTemplate,
-  insertTemplate,
-  listTemplates,
-  replaceTemplate,
-  type TemplateContentInput,
-} from './store.js';
+import type { TemplateContentInput } from './store.js';
 
 /** Reads: a key with `templates:read`, or a dashboard JWT of any role (SPEC §12). */
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'templates:read' };
@@ -98,7 +91,7 @@ export const templateRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
       const id = request.body.id ?? newResourceId('template');
-      const created = await insertTemplate(deps.pool, tenantId, id, content(request.body), deps.now());
+      const created = await deps.templates.insert(tenantId, id, content(request.body), deps.now());
       if (created === null) throw conflict(`Template ${id} already exists`);
       return reply.status(201).send(created);
     },
@@ -132,7 +125,7 @@ export const templateRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     },
     async (request) => {
       const { tenantId } = credentialOf(request);
-      const { items, total } = await listTemplates(deps.pool, tenantId, request.query);
+      const { items, total } = await deps.templates.list(tenantId, request.query);
       return listAnswer(items, request.query, total);
     },
   );
@@ -152,7 +145,7 @@ export const templateRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       },
     },
     async (request) => {
-      const found = await getTemplate(deps.pool, credentialOf(request).tenantId, request.params.id);
+      const found = await deps.templates.get(credentialOf(request).tenantId, request.params.id);
       if (found === null) throw notFound('Template');
       return found;
     },
@@ -181,8 +174,7 @@ export const templateRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     },
     async (request) => {
       const { tenantId } = credentialOf(request);
-      const replaced = await replaceTemplate(
-        deps.pool,
+      const replaced = await deps.templates.replace(
         tenantId,
         request.params.id,
         content(request.body),
@@ -213,7 +205,7 @@ export const templateRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       },
     },
     async (request, reply) => {
-      if (!(await deleteTemplate(deps.pool, credentialOf(request).tenantId, request.params.id))) {
+      if (!(await deps.templates.delete(credentialOf(request).tenantId, request.params.id))) {
         throw notFound('Template');
       }
       return reply.status(204).send();
@@ -242,7 +234,7 @@ export const templateRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       },
     },
     async (request) => {
-      const found = await getTemplate(deps.pool, credentialOf(request).tenantId, request.params.id);
+      const found = await deps.templates.get(credentialOf(request).tenantId, request.params.id);
       if (found === null) throw notFound('Template');
       return renderTemplate(found, request.body.variables ?? {});
     },

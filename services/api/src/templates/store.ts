@@ -2,6 +2,7 @@ import type { Template, TemplateSummary } from '@tern/contracts';
 import type pg from 'pg';
 import type { PageQuery } from '../resource-kit.js';
 import { pageWindow } from '../resource-kit.js';
+import type { PoolBound } from '../stores.js';
 
 /**
  * Templates in Postgres (`templates`, SPEC §12). Plain functions of a pool and the tenant id: no
@@ -117,4 +118,37 @@ export async function deleteTemplate(pool: pg.Pool, tenantId: string, id: string
     id,
   ]);
   return (rowCount ?? 0) > 0;
+}
+
+/** Names and subjects of the tenant's known templates among `ids`. */
+export async function templateNames(
+  pool: pg.Pool,
+  tenantId: string,
+  ids: readonly string[],
+): Promise<Map<string, { name: string; subject: string }>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await pool.query<{ id: string; name: string; subject: string }>(
+    'SELECT id, name, subject FROM templates WHERE tenant_id = $1 AND id = ANY($2::text[])',
+    [tenantId, ids],
+  );
+  return new Map(rows.map((r) => [r.id, { name: r.name, subject: r.subject }]));
+}
+
+/** The templates repository: the functions above over one pool (`ApiStores.templates`). */
+export interface TemplateStore {
+  insert: PoolBound<typeof insertTemplate>;
+  replace: PoolBound<typeof replaceTemplate>;
+  get: PoolBound<typeof getTemplate>;
+  list: PoolBound<typeof listTemplates>;
+  delete: PoolBound<typeof deleteTemplate>;
+}
+
+export function createTemplateStore(pool: pg.Pool): TemplateStore {
+  return {
+    insert: (...a) => insertTemplate(pool, ...a),
+    replace: (...a) => replaceTemplate(pool, ...a),
+    get: (...a) => getTemplate(pool, ...a),
+    list: (...a) => listTemplates(pool, ...a),
+    delete: (...a) => deleteTemplate(pool, ...a),
+  };
 }

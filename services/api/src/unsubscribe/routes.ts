@@ -7,7 +7,6 @@ import { z } from 'zod';
 import { TAGS } from '../openapi.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errorResponse } from '../schemas.js';
-import { unsubscribeAddress } from './store.js';
 
 /** The largest body a one-click POST may carry (`List-Unsubscribe=One-Click` is 26 bytes). */
 const MAX_BODY_BYTES = 8 * 1024;
@@ -149,8 +148,7 @@ export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> 
     },
     async (request, reply) => {
       const claims = claimsOf(request.params.token);
-      await unsubscribeAddress(
-        deps.pool,
+      await deps.unsubscribes.unsubscribe(
         claims.tenantId,
         claims.email,
         deps.now(),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import type { PoolBound } from '../stores.js';
 
 /**
  * What an unsubscribe does (SPEC §13, §14), in one statement: the tenant's contact with that
@@ -67,4 +68,16 @@ export async function rekeyErasedUnsubscribes(
     [tenantId, createHash('sha256').update(address).digest('hex'), `erased:${recipientHash}`],
   );
   return r.rowCount ?? 0;
+}
+
+/**
+ * The unsubscribe repository over one pool (`ApiStores.unsubscribes`). `rekeyErasedUnsubscribes`
+ * stays a plain function: it runs inside the erasure's transaction, on its client.
+ */
+export interface UnsubscribeStore {
+  unsubscribe: PoolBound<typeof unsubscribeAddress>;
+}
+
+export function createUnsubscribeStore(pool: pg.Pool): UnsubscribeStore {
+  return { unsubscribe: (...a) => unsubscribeAddress(pool, ...a) };
 }

@@ -16,7 +16,6 @@ import { notFound, pageQuerySchema, pageWindow } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors } from '../schemas.js';
 import { manage, params, withNotFound } from './route-common.js';
-import { getEndpoint, insertReplay, listDeliveries } from './store.js';
 
 const deliveriesQuerySchema = pageQuerySchema.extend({
   status: webhookDeliveryStatusSchema.optional().meta({ description: 'Only deliveries in this state.' }),
@@ -53,9 +52,9 @@ export function deliveryRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps: 
     },
     async (request) => {
       const { tenantId } = credentialOf(request);
-      if (!(await getEndpoint(deps.pool, tenantId, request.params.id))) throw notFound('Webhook');
+      if (!(await deps.webhookStore.getEndpoint(tenantId, request.params.id))) throw notFound('Webhook');
       const { page, limit, status } = request.query;
-      const { data, total } = await listDeliveries(deps.pool, tenantId, request.params.id, {
+      const { data, total } = await deps.webhookStore.listDeliveries(tenantId, request.params.id, {
         ...pageWindow({ page, limit }),
         status,
       });
@@ -104,9 +103,8 @@ export function deliveryRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps: 
           { code: 'FST_ERR_VALIDATION' },
         );
       }
-      if (!(await getEndpoint(deps.pool, tenantId, request.params.id))) throw notFound('Webhook');
-      const replay = await insertReplay(
-        deps.pool,
+      if (!(await deps.webhookStore.getEndpoint(tenantId, request.params.id))) throw notFound('Webhook');
+      const replay = await deps.webhookStore.insertReplay(
         tenantId,
         {
           id: `rpl_${randomBase62(24)}`,

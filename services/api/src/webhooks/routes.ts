@@ -17,14 +17,6 @@ import { errors, noContentSchema } from '../schemas.js';
 import { deliveryRoutes } from './delivery-routes.js';
 import type { WebhookRouteOptions } from './options.js';
 import { common, manage, params, withNotFound } from './route-common.js';
-import {
-  deleteEndpoint,
-  getEndpoint,
-  insertEndpoint,
-  listEndpoints,
-  rotateSecret,
-  updateEndpoint,
-} from './store.js';
 
 /** What the webhook routes need beyond the shared deps; the runtime passes it from the config. */
 export const DEFAULT_ROTATION_OVERLAP_MS = 24 * 3_600_000;
@@ -82,8 +74,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
       const { url, events, description } = request.body;
       await assertUrl(url);
       const secret = generateWebhookSecret();
-      const webhook = await insertEndpoint(
-        deps.pool,
+      const webhook = await deps.webhookStore.insertEndpoint(
         tenantId,
         {
           id: newResourceId('webhook'),
@@ -122,7 +113,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
     },
     async (request) => {
       const { tenantId } = credentialOf(request);
-      const { data, total } = await listEndpoints(deps.pool, tenantId, pageWindow(request.query));
+      const { data, total } = await deps.webhookStore.listEndpoints(tenantId, pageWindow(request.query));
       return { data, meta: listMeta(request.query.page, request.query.limit, total) };
     },
   );
@@ -143,7 +134,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
     },
     async (request) => {
       const { tenantId } = credentialOf(request);
-      const webhook = await getEndpoint(deps.pool, tenantId, request.params.id);
+      const webhook = await deps.webhookStore.getEndpoint(tenantId, request.params.id);
       if (!webhook) throw notFound('Webhook');
       return webhook;
     },
@@ -173,7 +164,12 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
     async (request) => {
       const { tenantId } = credentialOf(request);
       if (request.body.url !== undefined) await assertUrl(request.body.url);
-      const webhook = await updateEndpoint(deps.pool, tenantId, request.params.id, request.body, deps.now());
+      const webhook = await deps.webhookStore.updateEndpoint(
+        tenantId,
+        request.params.id,
+        request.body,
+        deps.now(),
+      );
       if (!webhook) throw notFound('Webhook');
       request.log.info({ webhookId: webhook.id, enabled: webhook.enabled }, 'webhook changed');
       return webhook;
@@ -196,7 +192,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      if (!(await deleteEndpoint(deps.pool, tenantId, request.params.id))) throw notFound('Webhook');
+      if (!(await deps.webhookStore.deleteEndpoint(tenantId, request.params.id))) throw notFound('Webhook');
       request.log.info({ webhookId: request.params.id }, 'webhook deleted');
       return reply.status(204).send();
     },
@@ -221,8 +217,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: Web
     async (request) => {
       const { tenantId } = credentialOf(request);
       const secret = generateWebhookSecret();
-      const webhook = await rotateSecret(
-        deps.pool,
+      const webhook = await deps.webhookStore.rotateSecret(
         tenantId,
         request.params.id,
         secretBox.encrypt(secret),

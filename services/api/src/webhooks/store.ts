@@ -7,6 +7,7 @@ import type {
 } from '@tern/contracts';
 import { withTransaction } from '@tern/jobs';
 import type pg from 'pg';
+import type { PoolBound } from '../stores.js';
 
 /** SQL of the webhook resource (SPEC §17). Plain functions: a pool or client, the tenant, no HTTP. */
 
@@ -264,5 +265,30 @@ export async function insertReplay(
     since: r.since.toISOString(),
     until: r.until.toISOString(),
     status: 'pending',
+  };
+}
+
+/** The webhooks repository: the functions above over one pool (`ApiStores.webhookStore`). */
+export interface WebhookStore {
+  insertEndpoint: PoolBound<typeof insertEndpoint>;
+  getEndpoint: PoolBound<typeof getEndpoint>;
+  listEndpoints: PoolBound<typeof listEndpoints>;
+  updateEndpoint: PoolBound<typeof updateEndpoint>;
+  deleteEndpoint: PoolBound<typeof deleteEndpoint>;
+  rotateSecret: PoolBound<typeof rotateSecret>;
+  listDeliveries: PoolBound<typeof listDeliveries>;
+  insertReplay: PoolBound<typeof insertReplay>;
+}
+
+export function createWebhookStore(pool: pg.Pool): WebhookStore {
+  return {
+    insertEndpoint: (...a) => insertEndpoint(pool, ...a),
+    getEndpoint: (...a) => getEndpoint(pool, ...a),
+    listEndpoints: (...a) => listEndpoints(pool, ...a),
+    updateEndpoint: (...a) => updateEndpoint(pool, ...a),
+    deleteEndpoint: (...a) => deleteEndpoint(pool, ...a),
+    rotateSecret: (...a) => rotateSecret(pool, ...a),
+    listDeliveries: (...a) => listDeliveries(pool, ...a),
+    insertReplay: (...a) => insertReplay(pool, ...a),
   };
 }

@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import { createApiApp, fastifyTrustProxy, type WebhookRouteOptions } from '@tern/api';
+import { createApiApp, createApiStores, fastifyTrustProxy, type WebhookRouteOptions } from '@tern/api';
 import { createJwtVerifier } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
@@ -78,6 +78,8 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     readModel,
     webhooks,
     pool,
+    // The tenant resources' repositories, built once here over the pool (issue 25, item 4).
+    stores: createApiStores(pool),
     trackingSecret: ctx.trackingSecret!,
     openDedupSeconds: config.openDedupSeconds,
     ch: ctx.ch!,

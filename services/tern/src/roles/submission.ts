@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { createSendingApp, devTlsPair, type SubmissionServer, startSubmissionServer } from '@tern/api';
+import {
+  createApiStores,
+  createSendingApp,
+  devTlsPair,
+  type SubmissionServer,
+  startSubmissionServer,
+} from '@tern/api';
 import type { FastifyInstance } from 'fastify';
 import { type RuntimeContext, streamOf } from '../context.js';
 import { jwtVerifierOf, rateLimitOf } from './api.js';
@@ -14,6 +20,7 @@ export async function startSubmission(ctx: RuntimeContext, app: FastifyInstance)
   if (!ctx.services.has('api')) {
     const sendingApp = await createSendingApp({
       pool: ctx.pool,
+      stores: createApiStores(ctx.pool),
       jwt: jwtVerifierOf(config, ctx.secrets),
       retentionDays: config.retentionDays,
       rateLimit: rateLimitOf(config),

@@ -1,4 +1,9 @@
-import { createCampaignFanout, createRetentionJob, createSequenceScheduler, outgoingMailer } from '@tern/api';
+import {
+  createCampaignFanout,
+  createRetentionJob,
+  createSequenceScheduler,
+  outgoingMailer,
+} from '@tern/worker';
 import { type RuntimeContext, streamOf } from '../context.js';
 import { sendingDomainsOf } from './api.js';
 

@@ -5,9 +5,9 @@ import type {
   Sequence,
   UpdateSequenceBody,
 } from '@tern/contracts';
+import { type PageQuery, pageWindow } from '@tern/contracts';
 import type pg from 'pg';
-import { mailStats, statsKey, ZERO_STATS } from '../bulk/stats.js';
-import { type PageQuery, pageWindow } from '../resource-kit.js';
+import { mailStats, statsKey, ZERO_STATS } from '../stats.js';
 
 /** Sequences and their enrollments in Postgres (SPEC §15). */
 

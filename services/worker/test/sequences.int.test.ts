@@ -1,11 +1,8 @@
+import { newResourceId } from '@tern/api';
+import { insertContact } from '@tern/bulk';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createSequenceScheduler,
-  insertContact,
-  newResourceId,
-  type SequenceScheduler,
-} from '../src/index.js';
+import { createSequenceScheduler, type SequenceScheduler } from '../src/index.js';
 import {
   bearer,
   buildApp,

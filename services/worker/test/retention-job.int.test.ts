@@ -2,8 +2,8 @@ import { createKeyring, type Sealed } from '@tern/privacy';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
+import { eventsFor, type GeneratedEmail, generateEmails } from '../../api/test/dataset.js';
 import { createRetentionJob, RETENTION_LOCK_KEY } from '../src/index.js';
-import { eventsFor, type GeneratedEmail, generateEmails } from './dataset.js';
 import {
   bearer,
   buildApp,

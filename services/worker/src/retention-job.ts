@@ -10,9 +10,9 @@ import {
   type TenantScope,
 } from '@tern/read-models';
 import { ATTACHMENT_CONTENT, OUTGOING_CONTENT, SANDBOX_CONTENT, sendNotFinalSql } from '@tern/sending';
+import { retentionOverrides } from '@tern/tenant-settings';
 import { WEBHOOK_DELIVERY_CONTENT } from '@tern/webhooks';
 import type pg from 'pg';
-import { retentionOverrides } from './pg-queries.js';
 
 /**
  * Physical deletion of expired entries (SPEC §9). Visibility never depends on it: reads apply the

@@ -2,8 +2,10 @@ import { DEFAULT_TRACKING, type TrackingSettings } from '@tern/contracts';
 import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
 import type pg from 'pg';
 
-// The prepared-statement names of the api's queries (packages/stores).
-export { preparedName } from '@tern/stores';
+/**
+ * The owner of `tenant_settings` (docs/architecture.md § "Who owns a table"): the api's settings
+ * routes and read context, the sender's rate and tracking, the worker's retention all read it here.
+ */
 
 /** What every read of a tenant needs besides its data: its retention and the projection's freshness. */
 export interface TenantReadContext {
@@ -107,20 +109,6 @@ export async function setRetentionOverride(
       readModelPayload({ kind: 'settings', tenants: [tenantId] }),
     ],
   );
-}
-
-/** Names and subjects of the tenant's known templates among `ids`. */
-export async function templateNames(
-  pool: pg.Pool,
-  tenantId: string,
-  ids: readonly string[],
-): Promise<Map<string, { name: string; subject: string }>> {
-  if (ids.length === 0) return new Map();
-  const { rows } = await pool.query<{ id: string; name: string; subject: string }>(
-    'SELECT id, name, subject FROM templates WHERE tenant_id = $1 AND id = ANY($2::text[])',
-    [tenantId, ids],
-  );
-  return new Map(rows.map((r) => [r.id, { name: r.name, subject: r.subject }]));
 }
 
 export async function getTracking(pool: pg.Pool, tenantId: string): Promise<TrackingSettings> {

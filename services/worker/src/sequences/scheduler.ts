@@ -1,7 +1,15 @@
-import { claimDueSql, createLeasedJob, type LeasedJobContext, type Logger } from '@tern/jobs';
+import {
+  advanceEnrollment,
+  type ClaimedEnrollment,
+  claimDueEnrollments,
+  recordStepEmail,
+  SCHEDULE_TABLE,
+  sequenceSource,
+  stopEnrollment,
+} from '@tern/bulk';
+import { createLeasedJob, type LeasedJobContext, type Logger } from '@tern/jobs';
 import type pg from 'pg';
 import { type BulkMailer, derivedEmailId, resolveContent, tryComposeMail } from '../bulk/mail.js';
-import { type StoredStep, sequenceSource } from './store.js';
 
 /**
  * The sequence scheduler (SPEC §15): the durable schedule is `sequence_enrollments.next_due_at`.
@@ -40,61 +48,19 @@ export interface SequenceScheduler {
   stop(): Promise<void>;
 }
 
-interface Claimed {
-  tenant_id: string;
-  id: string;
-  sequence_id: string;
-  contact_id: string;
-  next_step: number;
-  next_due_at: Date;
-  steps: StoredStep[] | null;
-  from_address: string | null;
-  email: string | null;
-  first_name: string | null;
-  last_name: string | null;
-  attributes: Record<string, unknown> | null;
-  subscribed: boolean | null;
-  suppressed: boolean;
-}
-
 export function createSequenceScheduler(opts: SequenceSchedulerOptions): SequenceScheduler {
   const { pool, mailer, now } = opts;
   const batchSize = opts.batchSize ?? 100;
   const leaseMs = opts.leaseMs ?? DEFAULT_SEQUENCE_LEASE_MS;
 
-  async function claim(at: Date, { owner, leaseUntil }: LeasedJobContext): Promise<Claimed[]> {
-    const { rows } = await pool.query<Claimed>(
-      `WITH claimed AS (${claimDueSql({
-        table: 'sequence_enrollments',
-        alias: 'e',
-        keys: ['tenant_id', 'id'],
-        due: `state = 'active' AND next_due_at <= $3 AND (lease_until IS NULL OR lease_until < $3)`,
-        orderBy: 'next_due_at',
-        limit: '$4',
-        set: 'lease_owner = $1, lease_until = $2',
-        returning: 'e.tenant_id, e.id, e.sequence_id, e.contact_id, e.next_step, e.next_due_at',
-      })})
-       SELECT c.*, s.steps, s.from_address, ct.email, ct.first_name, ct.last_name, ct.attributes, ct.subscribed,
-              EXISTS (SELECT 1 FROM suppressions x WHERE x.tenant_id = ct.tenant_id AND x.email = ct.email) AS suppressed
-         FROM claimed c
-         LEFT JOIN sequences s ON s.tenant_id = c.tenant_id AND s.id = c.sequence_id
-         LEFT JOIN contacts ct ON ct.tenant_id = c.tenant_id AND ct.id = c.contact_id
-        ORDER BY c.next_due_at`,
-      [owner, leaseUntil(at), at, batchSize],
-    );
-    return rows;
+  async function claim(at: Date, { owner, leaseUntil }: LeasedJobContext): Promise<ClaimedEnrollment[]> {
+    return claimDueEnrollments(pool, owner, leaseUntil(at), at, batchSize);
   }
 
-  async function stop(e: Claimed, reason: string, at: Date, owner: string) {
-    await pool.query(
-      `UPDATE sequence_enrollments SET state = 'stopped', stop_reason = $3, next_due_at = NULL,
-              lease_owner = NULL, lease_until = NULL, updated_at = $4
-        WHERE tenant_id = $1 AND id = $2 AND lease_owner = $5 AND state = 'active'`,
-      [e.tenant_id, e.id, reason, at, owner],
-    );
-  }
+  const stop = (e: ClaimedEnrollment, reason: string, at: Date, owner: string) =>
+    stopEnrollment(pool, e, reason, at, owner);
 
-  async function sendStep(e: Claimed, at: Date, owner: string): Promise<number> {
+  async function sendStep(e: ClaimedEnrollment, at: Date, owner: string): Promise<number> {
     const steps = e.steps;
     if (steps === null || e.email === null) {
       await stop(e, 'erased', at, owner);
@@ -137,11 +103,7 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
         // A message that cannot be composed is skipped and counted (stats.failed); the enrollment
         // goes on to its next step (issue 24, item 3).
         const failure = 'mail' in composed ? null : composed.failure;
-        await pool.query(
-          `INSERT INTO bulk_emails (tenant_id, email_id, source, step, contact_id, created_at, failed_reason)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant_id, email_id) DO NOTHING`,
-          [e.tenant_id, id, source, k, e.contact_id, at, failure],
-        );
+        await recordStepEmail(pool, e, { id, source, step: k, at, failedReason: failure });
         if ('mail' in composed) {
           await mailer.enqueue(e.tenant_id, [composed.mail], at);
           sent = 1;
@@ -154,28 +116,19 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
       }
     }
     const next = steps[k + 1];
-    await pool.query(
-      `UPDATE sequence_enrollments
-          SET next_step = $3, state = $4, next_due_at = $5, lease_owner = NULL, lease_until = NULL, updated_at = $6
-        WHERE tenant_id = $1 AND id = $2 AND lease_owner = $7 AND state = 'active' AND next_step = $8`,
-      [
-        e.tenant_id,
-        e.id,
-        k + 1,
-        next === undefined ? 'completed' : 'active',
-        next === undefined ? null : new Date(e.next_due_at.getTime() + next.delayMinutes * 60_000),
-        at,
-        owner,
-        k,
-      ],
-    );
+    await advanceEnrollment(pool, e, {
+      step: k,
+      nextDueAt: next === undefined ? null : new Date(e.next_due_at.getTime() + next.delayMinutes * 60_000),
+      at,
+      owner,
+    });
     return sent;
   }
 
   return createLeasedJob({
     name: 'sequence-scheduler',
     pool,
-    table: 'sequence_enrollments',
+    table: SCHEDULE_TABLE,
     leaseMs,
     pollIntervalMs: opts.pollIntervalMs ?? 1000,
     async run(job) {

@@ -1,6 +1,8 @@
+import { newResourceId } from '@tern/api';
+import { insertContact } from '@tern/bulk';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CampaignFanout, createCampaignFanout, insertContact, newResourceId } from '../src/index.js';
+import { type CampaignFanout, createCampaignFanout } from '../src/index.js';
 import {
   bearer,
   buildApp,

@@ -1,16 +1,22 @@
-import { claimDue, createLeasedJob, type LeasedJobContext, type Logger } from '@tern/jobs';
+import {
+  advanceFanout,
+  type CampaignRow,
+  type ChunkEmail,
+  campaignSource,
+  claimCampaign,
+  FANOUT_TABLE,
+  fanoutChunk,
+  recordChunk,
+} from '@tern/bulk';
+import { createLeasedJob, type LeasedJobContext, type Logger } from '@tern/jobs';
 import type pg from 'pg';
 import {
   type BulkMail,
   type BulkMailer,
-  type ComposeFailure,
   derivedEmailId,
-  type Recipient,
   resolveContent,
   tryComposeMail,
 } from '../bulk/mail.js';
-import { reachableContactSql } from '../contacts/store.js';
-import { type CampaignRow, campaignSource } from './store.js';
 
 /**
  * The campaign fan-out (SPEC §15): a durable job on the campaign's own row.
@@ -67,22 +73,7 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
 
   async function claim({ owner, leaseUntil }: LeasedJobContext): Promise<CampaignRow | null> {
     const at = now();
-    const rows = await claimDue<CampaignRow>(
-      pool,
-      {
-        table: 'campaigns',
-        alias: 'c',
-        keys: ['tenant_id', 'id'],
-        due: `((status = 'scheduled' AND scheduled_at <= $3) OR status = 'sending')
-              AND (lease_until IS NULL OR lease_until < $3)`,
-        orderBy: 'scheduled_at NULLS FIRST',
-        limit: 1,
-        set: `status = 'sending', lease_owner = $1, lease_until = $2, snapshot_at = COALESCE(c.snapshot_at, $3),
-              updated_at = $3`,
-      },
-      [owner, leaseUntil(at), at],
-    );
-    return rows[0] ?? null;
+    return claimCampaign(pool, owner, leaseUntil(at), at);
   }
 
   async function fanOut(c: CampaignRow, { owner, leaseUntil, stopping }: LeasedJobContext): Promise<number> {
@@ -98,24 +89,13 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
     const spacingMs = c.send_rate_per_minute === null ? null : 60_000 / c.send_rate_per_minute;
     let total = 0;
     for (;;) {
-      const { rows } = await pool.query<Recipient>(
-        `SELECT ct.id, ct.email, ct.first_name, ct.last_name, ct.attributes
-           FROM contacts ct
-          WHERE ct.tenant_id = $1 AND ct.audiences @> ARRAY[$2::text] AND ct.created_at <= $3
-            AND ($4::text IS NULL OR ct.id > $4)
-            AND (${reachableContactSql('ct')}
-                 OR EXISTS (SELECT 1 FROM bulk_emails b
-                             WHERE b.tenant_id = ct.tenant_id AND b.source = $5 AND b.contact_id = ct.id))
-          ORDER BY ct.id
-          LIMIT $6`,
-        [c.tenant_id, c.audience, c.snapshot_at, cursor, source, chunkSize],
-      );
+      const rows = await fanoutChunk(pool, c, cursor, source, chunkSize);
       const at = now();
       const base = nextDue === null || nextDue < at ? at : nextDue;
       if (rows.length > 0 && content !== null) {
         const mails: BulkMail[] = [];
         const mailContacts: string[] = [];
-        const failed: { id: string; contact: string; reason: ComposeFailure }[] = [];
+        const failed: ChunkEmail[] = [];
         for (const [i, r] of rows.entries()) {
           const id = derivedEmailId(c.tenant_id, source, r.id);
           const composed = tryComposeMail({
@@ -138,45 +118,33 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
             mailContacts.push(r.id);
           } else {
             // Skipped and counted (stats.failed); the rest of the chunk goes out (issue 24, item 3).
-            failed.push({ id, contact: r.id, reason: composed.failure });
+            failed.push({ id, contact: r.id, failedReason: composed.failure });
             opts.logger?.warn(
               { campaignId: c.id, contactId: r.id, reason: composed.failure },
               'campaign recipient skipped: its message could not be composed',
             );
           }
         }
-        await pool.query(
-          `INSERT INTO bulk_emails (tenant_id, email_id, source, step, contact_id, created_at, failed_reason)
-           SELECT $1, e, $2, 0, ct, $3, NULLIF(why, '') FROM unnest($4::text[], $5::text[], $6::text[]) AS u(e, ct, why)
-           ON CONFLICT (tenant_id, email_id) DO NOTHING`,
-          [
-            c.tenant_id,
-            source,
-            at,
-            [...mails.map((m) => m.id), ...failed.map((f) => f.id)],
-            [...mailContacts, ...failed.map((f) => f.contact)],
-            [...mails.map(() => ''), ...failed.map((f) => f.reason)],
-          ],
-        );
+        await recordChunk(pool, c.tenant_id, source, at, [
+          ...mails.map((m, i) => ({ id: m.id, contact: mailContacts[i]!, failedReason: '' })),
+          ...failed,
+        ]);
         if (mails.length > 0) await mailer.enqueue(c.tenant_id, mails, at);
         total += mails.length;
       }
       const done = rows.length < chunkSize;
       const last = rows.at(-1)?.id ?? cursor;
       if (spacingMs !== null) nextDue = new Date(base.getTime() + Math.floor(rows.length * spacingMs));
-      const { rowCount } = await pool.query(
-        done
-          ? `UPDATE campaigns SET fanout_cursor = $3, status = 'sent', sent_at = $4, lease_owner = NULL,
-                    lease_until = NULL, updated_at = $4
-              WHERE tenant_id = $1 AND id = $2 AND lease_owner = $5 AND status = 'sending'`
-          : `UPDATE campaigns SET fanout_cursor = $3, lease_until = $6, next_due_at = $7, updated_at = $4
-              WHERE tenant_id = $1 AND id = $2 AND lease_owner = $5 AND status = 'sending'`,
-        done
-          ? [c.tenant_id, c.id, last, at, owner]
-          : [c.tenant_id, c.id, last, at, owner, leaseUntil(at), nextDue],
-      );
+      const ours = await advanceFanout(pool, c, {
+        done,
+        cursor: last,
+        at,
+        owner,
+        leaseUntil: leaseUntil(at),
+        nextDue,
+      });
       // Lease lost (this worker stalled past it and another took over): stop, the other goes on.
-      if ((rowCount ?? 0) === 0) return total;
+      if (!ours) return total;
       opts.onChunk?.({ campaignId: c.id, emails: rows.length });
       if (done) return total;
       cursor = last;
@@ -187,7 +155,7 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
   return createLeasedJob({
     name: 'campaign-fanout',
     pool,
-    table: 'campaigns',
+    table: FANOUT_TABLE,
     leaseMs,
     pollIntervalMs: opts.pollIntervalMs ?? 1000,
     async run(job) {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Recipient } from '@tern/bulk';
 import { unstorableText } from '@tern/contracts';
 import { cutSubject, listUnsubscribeHeaders, renderTemplate, type TemplateContent } from '@tern/domain';
 
@@ -50,14 +51,8 @@ export interface MailContent {
   text: string | null;
 }
 
-/** The recipient fields a template may use: `{{email}}`, `{{firstName}}`, `{{lastName}}`, attributes. */
-export interface Recipient {
-  id: string;
-  email: string;
-  first_name: string | null;
-  last_name: string | null;
-  attributes: Record<string, unknown>;
-}
+// The recipient fields a template may use (a contact's, packages/bulk).
+export type { Recipient };
 
 /**
  * The Mustache source of a content: the template's parts (if it still exists) under the content's

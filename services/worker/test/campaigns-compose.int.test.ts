@@ -3,17 +3,13 @@
 // surrogate: the insert into `outgoing_emails` (jsonb) failed with 22P02, the fan-out retried the
 // chunk forever and the campaign stayed `sending` with nothing sent. Real send path
 // (`outgoingMailer`: outgoing_emails + email.queued), real Postgres.
+
+import { newResourceId } from '@tern/api';
+import { insertContact } from '@tern/bulk';
 import type { DeliveryEvent } from '@tern/contracts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createCampaignFanout,
-  cutSubject,
-  insertContact,
-  newResourceId,
-  outgoingMailer,
-  tryComposeMail,
-} from '../src/index.js';
+import { createCampaignFanout, cutSubject, outgoingMailer, tryComposeMail } from '../src/index.js';
 import {
   buildApp,
   createKey,
@@ -159,7 +155,7 @@ describe('a recipient whose message cannot be composed', () => {
        VALUES ($1, 'em_ok', $2, 0, 'ct_1', $3, NULL), ($1, 'em_bad', $2, 0, 'ct_2', $3, 'invalid_characters')`,
       [A, source, clock.now()],
     );
-    const { mailStats, statsKey } = await import('../src/bulk/stats.js');
+    const { mailStats, statsKey } = await import('@tern/bulk');
     const stats = (await mailStats(stores.pool, A, [source])).get(statsKey(source, 0));
     expect(stats).toMatchObject({ recipients: 1, failed: 1 });
   });

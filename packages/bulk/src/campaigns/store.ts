@@ -1,7 +1,7 @@
 import type { Campaign, CampaignStatus, MailStats, UpdateCampaignBody } from '@tern/contracts';
+import { type PageQuery, pageWindow } from '@tern/contracts';
 import type pg from 'pg';
-import { mailStats, statsKey, ZERO_STATS } from '../bulk/stats.js';
-import { type PageQuery, pageWindow } from '../resource-kit.js';
+import { mailStats, statsKey, ZERO_STATS } from '../stats.js';
 
 /** Campaigns in Postgres (`campaigns`, SPEC §15): plain functions of a pool and the tenant id. */
 

@@ -1,8 +1,11 @@
 // The campaign fan-out on the real send path (SPEC §11 + §15): rows in the sender's due-list
 // (`outgoing_emails`) and email.queued in the log, once per contact even when the fan-out is redone.
+
+import { newResourceId } from '@tern/api';
+import { insertContact } from '@tern/bulk';
 import type { DeliveryEvent } from '@tern/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCampaignFanout, insertContact, newResourceId, outgoingMailer } from '../src/index.js';
+import { createCampaignFanout, outgoingMailer } from '../src/index.js';
 import { createClock, NOW, openStores, project, type Stores, suffix, TRACKING_SECRET } from './support.js';
 
 const clock = createClock(NOW);

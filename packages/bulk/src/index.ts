@@ -1,0 +1,64 @@
+// Bulk mail (SPEC §14, §15): contacts and audiences, campaigns, sequences and their enrollments,
+// the mail they produced (`bulk_emails`) and its statistics. The owner of these tables: the api's
+// routes and the worker's fan-out and scheduler both call it. Named exports only.
+export {
+  advanceFanout,
+  type ChunkEmail,
+  claimCampaign,
+  FANOUT_TABLE,
+  fanoutChunk,
+  recordChunk,
+} from './campaigns/fanout-store.js';
+export {
+  type CampaignRow,
+  campaignOf,
+  campaignSource,
+  cancelCampaign,
+  type DraftOutcome,
+  deleteDraft,
+  getCampaign,
+  getCampaignRow,
+  insertCampaign,
+  listCampaigns,
+  type NewCampaign,
+  requestSend,
+  templateExists,
+  updateDraft,
+} from './campaigns/store.js';
+export { exportContacts, type ImportedContact, upsertContacts } from './contacts/import.js';
+export {
+  type AudienceCounts,
+  type ContactPatch,
+  deleteContact,
+  deleteContactsTo,
+  getContact,
+  insertContact,
+  listAudiences,
+  listContacts,
+  type NewContact,
+  type Recipient,
+  reachableContactSql,
+  updateContact,
+} from './contacts/store.js';
+export {
+  advanceEnrollment,
+  type ClaimedEnrollment,
+  claimDueEnrollments,
+  recordStepEmail,
+  SCHEDULE_TABLE,
+  stopEnrollment,
+} from './sequences/scheduler-store.js';
+export {
+  cancelEnrollment,
+  type EnrollOutcome,
+  enroll,
+  getSequence,
+  insertSequence,
+  listEnrollments,
+  listSequences,
+  type StoredStep,
+  sequenceSource,
+  toStoredSteps,
+  updateSequence,
+} from './sequences/store.js';
+export { DAILY_EVENTS, type DailyKind, mailDaily, mailStats, statsKey, ZERO_STATS } from './stats.js';

@@ -1,0 +1,48 @@
+import type pg from 'pg';
+import { createIdempotencyStore, type IdempotencyStore } from './emails/idempotency.js';
+import { createEmailStore, type EmailStore } from './emails/store.js';
+import { createProjectStore, type ProjectStore } from './projects/store.js';
+import { createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
+import { createTemplateStore, type TemplateStore } from './templates/store.js';
+import { createUnsubscribeStore, type UnsubscribeStore } from './unsubscribe/store.js';
+import { createWebhookStore, type WebhookStore } from './webhooks/store.js';
+
+/**
+ * A store function with its first argument (the pool) bound: what a repository's method is. The
+ * repositories wrap the plain functions of each `store.ts` (still exported for other workspaces and
+ * tests); they hold no SQL of their own.
+ */
+export type PoolBound<F> = F extends (db: never, ...args: infer A) => infer R ? (...args: A) => R : never;
+
+/**
+ * The repositories of the tenant resources the routes use (issue 25, item 4): each built once over
+ * the pool, so a route calls `deps.templates.get(…)` and never holds the pool itself.
+ */
+export interface ApiStores {
+  templates: TemplateStore;
+  suppressions: SuppressionStore;
+  projects: ProjectStore;
+  /** Endpoints, deliveries and replays (SPEC §17); `webhooks` is the routes' sealing and URL policy. */
+  webhookStore: WebhookStore;
+  /** Sent emails: detail, sandbox content, cancel, reschedule (SPEC §11, §22). */
+  emails: EmailStore;
+  /** Idempotency-Key claims of the sends (SPEC §11). */
+  idempotency: IdempotencyStore;
+  unsubscribes: UnsubscribeStore;
+}
+
+/**
+ * Every repository of `ApiStores` over one pool: what the runtime builds and hands to the api.
+ * `given` ones are kept as they are (a test's fake, the runtime's own); the others are built here.
+ */
+export function createApiStores(pool: pg.Pool, given: Partial<ApiStores> = {}): ApiStores {
+  return {
+    templates: given.templates ?? createTemplateStore(pool),
+    suppressions: given.suppressions ?? createSuppressionStore(pool),
+    projects: given.projects ?? createProjectStore(pool),
+    webhookStore: given.webhookStore ?? createWebhookStore(pool),
+    emails: given.emails ?? createEmailStore(pool),
+    idempotency: given.idempotency ?? createIdempotencyStore(pool),
+    unsubscribes: given.unsubscribes ?? createUnsubscribeStore(pool),
+  };
+}
