@@ -8,10 +8,14 @@
  *    figure is 100 000) from the fan-out's start until every email is DELIVERED — fan-out, sender
  *    (sandbox provider), projector, all in this process — against the same number of emails'
  *    three events (queued, sent, delivered) posted to `POST /events` (1000 events a request, 4 in
- *    flight) until all are DELIVERED. The process's RSS is sampled every 250 ms through the run:
- *    its peak against the RSS just before it (everything started, idle).
+ *    flight) until all are DELIVERED, run after it. The process's memory (RSS, V8 heap, external)
+ *    is sampled every 250 ms through the campaign: its peak against the process just before it
+ *    (everything started and warmed by a 200-contact campaign, a full GC: idle), and after a full
+ *    GC at its end (what it left referenced).
  */
 import { randomBytes } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { queuedEvent } from '@tern/domain';
 import { createEventStream, type EventLog, type EventStream } from '@tern/event-log';
@@ -19,15 +23,22 @@ import { createCampaignFanout, outgoingMailer } from '@tern/worker';
 import type pg from 'pg';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
 import { figureMaker } from '../lib/report.js';
-import { sandboxDeliveryEvents, startSandboxPipeline } from '../lib/sandbox-pipeline.js';
+import {
+  type SandboxPipeline,
+  sandboxDeliveryEvents,
+  startSandboxPipeline,
+} from '../lib/sandbox-pipeline.js';
 import { waitDelivered } from '../lib/sending.js';
 import { benchEnv, runTag } from '../lib/services.js';
-import { round, rssMiB } from '../lib/stats.js';
+import { round } from '../lib/stats.js';
 
 const env = benchEnv(process.env);
 const contacts = Number(process.env.BENCH_CAMPAIGN_CONTACTS ?? 100_000);
 const deliverContacts = Number(process.env.BENCH_CAMPAIGN_DELIVER_CONTACTS ?? 10_000);
 const chunkSize = 500;
+const optionalNumber = (v: string | undefined) => (v ? Number(v) : undefined);
+/** Prints the process's memory every second of the campaign (stderr). */
+const trace = process.env.BENCH_CAMPAIGN_MEMORY_TRACE === '1';
 const SECRET = randomBytes(24).toString('base64url');
 
 async function addAudience(pool: pg.Pool, tenantId: string, n: number): Promise<void> {
@@ -99,21 +110,106 @@ async function fanoutPhase(pool: pg.Pool, log: EventStream) {
   return { rate: contacts / fanoutS, ceiling: contacts / ceilingS, fanoutS, ceilingS };
 }
 
-/** RSS (MiB) sampled every 250 ms until `stop()`: the peak. */
-function sampleRss() {
-  let peak = rssMiB();
+const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
+
+/** The process's memory in MiB: RSS, V8 heap (used, reserved), external (Buffers and other off-heap). */
+function memory() {
+  const m = process.memoryUsage();
+  return { rss: mib(m.rss), heap: mib(m.heapUsed), heapTotal: mib(m.heapTotal), external: mib(m.external) };
+}
+
+type Memory = ReturnType<typeof memory>;
+
+/**
+ * A full garbage collection, so "idle" is the settled process rather than one carrying whatever
+ * garbage the steps before left (up to ~300 MiB of V8 heap after a ceiling run: bench/README.md).
+ */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
+/** Memory sampled every 250 ms until `stop()`: the peak of each figure (not necessarily at once). */
+function sampleMemory() {
+  const peak = memory();
+  const take = () => {
+    const m = memory();
+    for (const k of Object.keys(peak) as (keyof Memory)[]) peak[k] = Math.max(peak[k], m[k]);
+  };
+  let n = 0;
   const timer = setInterval(() => {
-    peak = Math.max(peak, rssMiB());
+    take();
+    if (trace && ++n % 4 === 0) console.error('[campaigns] memory (MiB)', JSON.stringify(memory()));
   }, 250);
   return {
-    stop() {
+    stop(): Memory {
       clearInterval(timer);
-      return Math.max(peak, rssMiB());
+      take();
+      return peak;
     },
   };
 }
 
-/** A campaign to `deliverContacts` contacts → all DELIVERED, against their events through POST /events. */
+/** A campaign to `n` contacts until all are DELIVERED, memory sampled through it. */
+async function campaignRun(pool: pg.Pool, log: EventStream, tag: string, n: number) {
+  const tenantId = `bench-deliver-${tag}`;
+  await addAudience(pool, tenantId, n);
+  const id = `cmp_deliver${tag}`;
+  await addCampaign(pool, tenantId, id);
+  const fanout = fanoutOf(pool, log);
+  collectGarbage();
+  const idle = memory();
+  const sampled = sampleMemory();
+  const started = performance.now();
+  const emails = await fanout.runOnce();
+  const fannedS = (performance.now() - started) / 1000;
+  await fanout.stop();
+  if (emails !== n) throw new Error(`fan-out handed ${emails} emails for ${n}`);
+  if (!(await waitDelivered(pool, tenantId, null, n, { intervalMs: 50, timeoutMs: 900_000 })))
+    throw new Error('campaign not DELIVERED within 15 min');
+  const deliveredS = (performance.now() - started) / 1000;
+  const peak = sampled.stop();
+  // What the campaign left behind: the heap after a full collection is what is still referenced.
+  collectGarbage();
+  const after = memory();
+  return { deliveredS, fannedS, idle, peak, after };
+}
+
+/** The campaign's emails' three events each through POST /events, 1000 a request, 4 in flight. */
+async function ceilingRun(pool: pg.Pool, pipeline: SandboxPipeline, tag: string): Promise<number> {
+  const ceilingTenant = `bench-deliver-ceiling-${tag}`;
+  const perRequest = Math.floor(1000 / 3);
+  const ceilingStart = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let i = next; i < deliverContacts; i = next) {
+        next += perRequest;
+        const events = [];
+        for (let j = i; j < Math.min(deliverContacts, i + perRequest); j++) {
+          events.push(
+            ...sandboxDeliveryEvents(ceilingTenant, `em_dceil${tag}${j}`, {
+              toEmail: `reader${j}@example.com`,
+              subject: `Hello R${j}`,
+            }),
+          );
+        }
+        await pipeline.postEvents(events);
+      }
+    }),
+  );
+  if (
+    !(await waitDelivered(pool, ceilingTenant, null, deliverContacts, { intervalMs: 50, timeoutMs: 900_000 }))
+  )
+    throw new Error('ceiling run not DELIVERED within 15 min');
+  return (performance.now() - ceilingStart) / 1000;
+}
+
+/**
+ * A campaign to `deliverContacts` contacts → all DELIVERED, then (its ceiling) their events through
+ * POST /events. The campaign goes first, so its idle is the pipeline just started (and warmed by a
+ * 200-contact campaign), not a heap the ceiling run filled; both then run warm.
+ */
 async function deliveredPhase(pool: pg.Pool, ch: ClickHouseClient, log: EventStream) {
   const tag = runTag();
   const pipeline = await startSandboxPipeline({
@@ -125,54 +221,10 @@ async function deliveredPhase(pool: pg.Pool, ch: ClickHouseClient, log: EventStr
     trackingSecret: SECRET,
   });
   try {
-    // Ceiling: the emails' three events each, 1000 events a request, 4 requests in flight.
-    const ceilingTenant = `bench-deliver-ceiling-${tag}`;
-    const perRequest = Math.floor(1000 / 3);
-    const ceilingStart = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        for (let i = next; i < deliverContacts; i = next) {
-          next += perRequest;
-          const events = [];
-          for (let j = i; j < Math.min(deliverContacts, i + perRequest); j++) {
-            events.push(
-              ...sandboxDeliveryEvents(ceilingTenant, `em_dceil${tag}${j}`, {
-                toEmail: `reader${j}@example.com`,
-                subject: `Hello R${j}`,
-              }),
-            );
-          }
-          await pipeline.postEvents(events);
-        }
-      }),
-    );
-    if (
-      !(await waitDelivered(pool, ceilingTenant, null, deliverContacts, {
-        intervalMs: 50,
-        timeoutMs: 900_000,
-      }))
-    )
-      throw new Error('ceiling run not DELIVERED within 15 min');
-    const ceilingS = (performance.now() - ceilingStart) / 1000;
-
-    const tenantId = `bench-deliver-${tag}`;
-    await addAudience(pool, tenantId, deliverContacts);
-    const id = `cmp_deliver${tag}`;
-    await addCampaign(pool, tenantId, id);
-    const fanout = fanoutOf(pool, log);
-    const idleRss = rssMiB();
-    const rss = sampleRss();
-    const started = performance.now();
-    const emails = await fanout.runOnce();
-    const fannedS = (performance.now() - started) / 1000;
-    await fanout.stop();
-    if (emails !== deliverContacts) throw new Error(`fan-out handed ${emails} emails for ${deliverContacts}`);
-    if (!(await waitDelivered(pool, tenantId, null, deliverContacts, { intervalMs: 50, timeoutMs: 900_000 })))
-      throw new Error('campaign not DELIVERED within 15 min');
-    const deliveredS = (performance.now() - started) / 1000;
-    const peakRss = rss.stop();
-    return { ceilingS, deliveredS, fannedS, idleRss, peakRss };
+    await campaignRun(pool, log, `${tag}w`, Math.min(200, deliverContacts));
+    const campaign = await campaignRun(pool, log, tag, deliverContacts);
+    const ceilingS = await ceilingRun(pool, pipeline, tag);
+    return { ...campaign, ceilingS, idleRss: campaign.idle.rss, peakRss: campaign.peak.rss };
   } finally {
     await pipeline.stop();
   }
@@ -195,7 +247,10 @@ async function measure(
     `[campaigns] ${variant}: ${deliverContacts} contacts → all DELIVERED in ${d.deliveredS.toFixed(1)} s ` +
       `(fanned out in ${d.fannedS.toFixed(1)} s); their events through POST /events ${d.ceilingS.toFixed(1)} s ` +
       `(${(d.deliveredS / d.ceilingS).toFixed(2)}×); RSS idle ${d.idleRss.toFixed(0)} MiB, peak ${d.peakRss.toFixed(0)} MiB ` +
-      `(+${(d.peakRss - d.idleRss).toFixed(0)})`,
+      `(+${(d.peakRss - d.idleRss).toFixed(0)}); heap ${d.idle.heap.toFixed(0)} → ${d.peak.heap.toFixed(0)}, ` +
+      `reserved ${d.idle.heapTotal.toFixed(0)} → ${d.peak.heapTotal.toFixed(0)}, ` +
+      `external ${d.idle.external.toFixed(0)} → ${d.peak.external.toFixed(0)} MiB; after a full GC: ` +
+      `RSS ${d.after.rss.toFixed(0)}, heap ${d.after.heap.toFixed(0)} MiB`,
   );
   const fig = figureMaker('campaigns', variant);
   return {
@@ -210,6 +265,9 @@ async function measure(
       fig('RSS before the campaign (idle)', d.idleRss, 'MiB'),
       fig('RSS peak during the campaign', d.peakRss, 'MiB'),
       fig('RSS peak − idle', d.peakRss - d.idleRss, 'MiB', { op: '<=', value: 143 }),
+      fig('V8 heap used peak − idle', d.peak.heap - d.idle.heap, 'MiB'),
+      fig('external (Buffers) peak − idle', d.peak.external - d.idle.external, 'MiB'),
+      fig('V8 heap used after, full GC − idle', d.after.heap - d.idle.heap, 'MiB'),
     ],
     details: {
       contacts,
@@ -223,6 +281,9 @@ async function measure(
         ceilingS: round(d.ceilingS, 2),
         idleRssMiB: round(d.idleRss, 1),
         peakRssMiB: round(d.peakRss, 1),
+        idleMiB: d.idle,
+        peakMiB: d.peak,
+        afterGcMiB: d.after,
       },
     },
   };
@@ -233,5 +294,10 @@ await runOnLogs({
   defaultLogs: 'kafka,postgres',
   postgres: (ch) => onPostgresTableLog(env, ch, measure, { logPoolMax: 4, pollIntervalMs: 100 }),
   kafka: (ch) =>
-    onKafkaLog(env, ch, measure, { topicPrefix: 'tern-bench.campaigns', partitionConcurrency: 2 }),
+    onKafkaLog(env, ch, measure, {
+      topicPrefix: 'tern-bench.campaigns',
+      partitionConcurrency: 2,
+      fetchMaxBytesPerPartition: optionalNumber(process.env.BENCH_KAFKA_FETCH_PARTITION_BYTES),
+      fetchMaxBytes: optionalNumber(process.env.BENCH_KAFKA_FETCH_BYTES),
+    }),
 });

@@ -55,15 +55,17 @@ export async function onKafkaLog(
   env: BenchEnv,
   ch: ClickHouseClient,
   measure: MeasureOnLog,
-  opts: { topicPrefix: string; partitionConcurrency?: number },
+  opts: {
+    topicPrefix: string;
+    partitionConcurrency?: number;
+    fetchMaxBytesPerPartition?: number;
+    fetchMaxBytes?: number;
+  },
 ): Promise<VariantResult> {
-  const topic = `${opts.topicPrefix}-${runTag()}`;
-  const log = createKafkaEventLog({
-    brokers: env.kafkaBrokers,
-    topic,
-    partitions: 6,
-    ...(opts.partitionConcurrency === undefined ? {} : { partitionConcurrency: opts.partitionConcurrency }),
-  });
+  const { topicPrefix, ...rest } = opts;
+  const topic = `${topicPrefix}-${runTag()}`;
+  const given = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+  const log = createKafkaEventLog({ brokers: env.kafkaBrokers, topic, partitions: 6, ...given });
   const store = await openProjectionDatabase(env.databaseUrl);
   try {
     await log.ping();

@@ -41,6 +41,14 @@ export {
   updateContact,
 } from './contacts/store.js';
 export {
+  type CampaignStore,
+  type ContactStore,
+  createCampaignStore,
+  createContactStore,
+  createSequenceStore,
+  type SequenceStore,
+} from './repositories.js';
+export {
   advanceEnrollment,
   type ClaimedEnrollment,
   claimDueEnrollments,

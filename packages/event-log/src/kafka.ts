@@ -41,9 +41,23 @@ export interface KafkaEventLogOptions {
    * Each partition's batches stay in order; handlers of different partitions run side by side.
    */
   partitionConcurrency?: number;
+  /**
+   * Bytes one consumer fetch may bring per partition (kafkajs maxBytesPerPartition). Default
+   * 1 KiB per record of the consumer's maxBatchSize, at least 1 MiB, so a fetch is not cut below
+   * a full batch (bench/README.md).
+   */
+  fetchMaxBytesPerPartition?: number;
+  /**
+   * Bytes one consumer fetch may bring in all partitions (kafkajs maxBytes). A consumer holds one
+   * fetch's records at a time. Default 4 partitions' bytes, at least 10 MiB: a fetch lists the
+   * partitions in the same order each time, so a lower bound lets the first ones' backlog hold
+   * back the others'.
+   */
+  fetchMaxBytes?: number;
 }
 
 const DEFAULT_BATCH = 1000;
+const MIB = 1_048_576;
 // The broker's "no committed offset" marker in OffsetFetch.
 const NO_OFFSET = '-1';
 
@@ -144,6 +158,16 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
     }
   }
 
+  // kafkajs fetches 1 MiB per partition by default, which cut batches at ~3 300 records whatever
+  // maxBatchSize said (bench/README.md); ~1 KiB per record leaves room for it.
+  function fetchSizes(maxBatchSize: number): { perPartition: number; total: number } {
+    const perPartition = options.fetchMaxBytesPerPartition ?? Math.max(MIB, maxBatchSize * 1024);
+    const total = options.fetchMaxBytes ?? Math.max(10 * MIB, perPartition * 4);
+    for (const [name, n] of Object.entries({ perPartition, total }))
+      if (!Number.isInteger(n) || n < 1) throw new Error(`kafka fetch bytes (${name}) must be ≥ 1`);
+    return { perPartition, total };
+  }
+
   async function consume(opts: ConsumeOptions): Promise<EventLogConsumer> {
     if (closed) throw new Error('event log is closed');
     const maxBatchSize = opts.maxBatchSize ?? DEFAULT_BATCH;
@@ -154,14 +178,13 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
       return fromBeginning ? new Map<number, string>() : endOffsetsOfUncommitted(opts.group);
     }, 30_000);
 
+    const fetchBytes = fetchSizes(maxBatchSize);
     const consumer: Consumer = kafka.consumer({
       groupId: opts.group,
       allowAutoTopicCreation: false,
       maxWaitTimeInMs: opts.maxWaitMs ?? 500,
-      // kafkajs fetches 1 MiB per partition by default, which cut batches at ~3 300 records
-      // whatever maxBatchSize said (bench/README.md); ~1 KiB per record leaves room for it.
-      maxBytesPerPartition: Math.max(1_048_576, maxBatchSize * 1024),
-      maxBytes: Math.max(10_485_760, maxBatchSize * 1024 * 4),
+      maxBytesPerPartition: fetchBytes.perPartition,
+      maxBytes: fetchBytes.total,
       sessionTimeout: 30_000,
       heartbeatInterval: 3_000,
       // Longer than the client's: a consumer rides out a broker restart (kafkajs restarts it).

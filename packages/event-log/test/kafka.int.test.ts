@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaEventLog } from '../src/kafka.js';
 import { EventLogUnavailableError } from '../src/port.js';
 import { runEventLogContract } from './event-log.contract.js';
-import { randomSuffix } from './helpers.js';
+import { collect, makeRecords, randomSuffix } from './helpers.js';
 
 const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const admin = new Kafka({ clientId: 'event-log-test', brokers, logLevel: logLevel.NOTHING }).admin();
@@ -72,6 +72,33 @@ describe('Kafka event log specifics', () => {
     } finally {
       await first.close();
       await second.close();
+      await admin.deleteTopics({ topics: [topic] }).catch(() => {});
+    }
+  });
+
+  it('consumes everything with fetches bounded far below a batch, and refuses a bound below 1 byte', async () => {
+    const topic = `${topicPrefix}event-log-test-${randomSuffix()}`;
+    // A fetch brings at least one record batch whatever the bound: small bounds slow, never stall.
+    const log = createKafkaEventLog({
+      brokers,
+      topic,
+      partitions: 3,
+      logger: quiet,
+      fetchMaxBytesPerPartition: 1024,
+      fetchMaxBytes: 2048,
+    });
+    const broken = createKafkaEventLog({ brokers, topic, logger: quiet, fetchMaxBytes: 0 });
+    try {
+      const records = makeRecords('fetch', 300, 7);
+      for (let i = 0; i < records.length; i += 50) await log.append(records.slice(i, i + 50));
+      const c = await collect(log, { group: `g-${randomSuffix()}`, fromBeginning: true, maxBatchSize: 100 });
+      await c.waitForValues(records.map((r) => r.value));
+      await expect(
+        broken.consume({ group: `g-${randomSuffix()}`, fromBeginning: true, async handle() {} }),
+      ).rejects.toThrow(/fetch bytes/);
+    } finally {
+      await broken.close();
+      await log.close();
       await admin.deleteTopics({ topics: [topic] }).catch(() => {});
     }
   });

@@ -1,5 +1,7 @@
 // client.campaigns.* and client.sequences.* against the real query service (createApiApp on a
-// fresh Postgres database, listening on a loopback port), with the real fan-out and scheduler.
+// fresh Postgres database, listening on a loopback port), with the real fan-out and scheduler:
+// a sent campaign with its recipients and a sequence step sent are states only those jobs of
+// services/worker make (hence the SDK's devDependency on @tern/worker).
 
 import { type BulkMailer, createCampaignFanout, createSequenceScheduler, outgoingMailer } from '@tern/worker';
 import type { FastifyInstance } from 'fastify';

@@ -5,6 +5,7 @@ export {
   type SenderTenantSettings,
   type TenantSettingsCache,
 } from './cache.js';
+export { createTenantSettingsStore, type TenantSettingsStore } from './store.js';
 export {
   getRetentionOverride,
   getSendRate,

@@ -14,7 +14,10 @@ import type { WebhookRouteOptions } from './webhooks/options.js';
  * are built over `pool`; the routes of those resources never use `pool` itself.
  */
 export interface ApiRouteDeps extends ApiStores {
-  /** For the routes whose stores are not repositories yet (campaigns, sequences, contacts, …). */
+  /**
+   * For what runs its own transaction across owners (a send's `enqueueSends`, an erasure) and the
+   * read queries that are not repositories yet (logs, analytics' template names, provider notices).
+   */
   pool: pg.Pool;
   analytics: AnalyticsQueries;
   keys: ApiKeyStore;

@@ -1,3 +1,12 @@
+import {
+  type CampaignStore,
+  type ContactStore,
+  createCampaignStore,
+  createContactStore,
+  createSequenceStore,
+  type SequenceStore,
+} from '@tern/bulk';
+import { createTenantSettingsStore, type TenantSettingsStore } from '@tern/tenant-settings';
 import type pg from 'pg';
 import { createIdempotencyStore, type IdempotencyStore } from './emails/idempotency.js';
 import { createEmailStore, type EmailStore } from './emails/store.js';
@@ -29,6 +38,14 @@ export interface ApiStores {
   /** Idempotency-Key claims of the sends (SPEC §11). */
   idempotency: IdempotencyStore;
   unsubscribes: UnsubscribeStore;
+  /** Contacts and audiences (SPEC §14; `@tern/bulk`). */
+  contacts: ContactStore;
+  /** Campaigns (SPEC §15; `@tern/bulk`). */
+  campaigns: CampaignStore;
+  /** Sequences and their enrollments (SPEC §15; `@tern/bulk`). */
+  sequences: SequenceStore;
+  /** A tenant's retention, tracking and send rate (`/tenants/:id/settings`). */
+  tenantSettings: TenantSettingsStore;
 }
 
 /**
@@ -44,5 +61,9 @@ export function createApiStores(pool: pg.Pool, given: Partial<ApiStores> = {}): 
     emails: given.emails ?? createEmailStore(pool),
     idempotency: given.idempotency ?? createIdempotencyStore(pool),
     unsubscribes: given.unsubscribes ?? createUnsubscribeStore(pool),
+    contacts: given.contacts ?? createContactStore(pool),
+    campaigns: given.campaigns ?? createCampaignStore(pool),
+    sequences: given.sequences ?? createSequenceStore(pool),
+    tenantSettings: given.tenantSettings ?? createTenantSettingsStore(pool),
   };
 }

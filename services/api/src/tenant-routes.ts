@@ -1,13 +1,5 @@
 import type { Role, Scope } from '@tern/contracts';
 import { httpError } from '@tern/http';
-import {
-  getRetentionOverride,
-  getSendRate,
-  getTracking,
-  setRetentionOverride,
-  setSendRate,
-  setTracking,
-} from '@tern/tenant-settings';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
   apiKeyListSchema,
@@ -51,10 +43,10 @@ const metadata = (r: ApiKeyRecord) => ({
 /** `/tenants/:id/api-keys` (SPEC §8) and `/tenants/:id/settings` (SPEC §9 retention override). */
 export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
   const settingsOf = async (tenantId: string) => ({
-    retentionDays: await getRetentionOverride(deps.pool, tenantId),
+    retentionDays: await deps.tenantSettings.getRetention(tenantId),
     defaultRetentionDays: deps.retentionDays,
-    tracking: await getTracking(deps.pool, tenantId),
-    sendRatePerSecond: await getSendRate(deps.pool, tenantId),
+    tracking: await deps.tenantSettings.getTracking(tenantId),
+    sendRatePerSecond: await deps.tenantSettings.getSendRate(tenantId),
     defaultSendRatePerSecond: deps.sendRatePerSecond,
   });
 
@@ -200,16 +192,16 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
       const { retentionDays, tracking, sendRatePerSecond } = request.body;
       const tenantId = request.params.id;
       if (retentionDays !== undefined) {
-        await setRetentionOverride(deps.pool, tenantId, retentionDays, deps.now());
+        await deps.tenantSettings.setRetention(tenantId, retentionDays, deps.now());
         deps.readModel.changed({ kind: 'settings', tenants: [tenantId] });
         request.log.info({ retentionDays }, 'tenant retention changed');
       }
       if (tracking !== undefined) {
-        await setTracking(deps.pool, tenantId, tracking, deps.now());
+        await deps.tenantSettings.setTracking(tenantId, tracking, deps.now());
         request.log.info({ tracking }, 'tenant tracking changed');
       }
       if (sendRatePerSecond !== undefined) {
-        await setSendRate(deps.pool, tenantId, sendRatePerSecond, deps.now());
+        await deps.tenantSettings.setSendRate(tenantId, sendRatePerSecond, deps.now());
         request.log.info({ sendRatePerSecond }, 'tenant send rate changed');
       }
       return settingsOf(tenantId);

@@ -103,6 +103,53 @@ describe('createApiApp', () => {
     }
   });
 
+  it('reads a tenant’s settings from the repository it is given', async () => {
+    const asked: string[] = [];
+    const unused = async () => {
+      throw new Error('not used by this test');
+    };
+    const tenantSettings: ApiStores['tenantSettings'] = {
+      getRetention: async (tenantId) => {
+        asked.push(`retention ${tenantId}`);
+        return 30;
+      },
+      getTracking: async (tenantId) => {
+        asked.push(`tracking ${tenantId}`);
+        return { opens: false, clicks: true };
+      },
+      getSendRate: async (tenantId) => {
+        asked.push(`rate ${tenantId}`);
+        return null;
+      },
+      setRetention: unused,
+      setTracking: unused,
+      setSendRate: unused,
+    };
+    const app = await build({ stores: { tenantSettings } });
+    try {
+      const token = signDashboardToken({
+        secret: 'unit',
+        tenantId: 'acme',
+        role: 'owner',
+        expiresInSeconds: 60,
+      });
+      const res = await app.inject({
+        url: '/tenants/acme/settings',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({
+        retentionDays: 30,
+        defaultRetentionDays: 90,
+        tracking: { opens: false, clicks: true },
+        sendRatePerSecond: null,
+      });
+      expect(asked).toEqual(['retention acme', 'tracking acme', 'rate acme']);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('refuses a key cache TTL over 5 s (revocations must apply within 5 s)', async () => {
     await expect(build({ keyCacheTtlMs: 5001 })).rejects.toThrow(/keyCacheTtlMs/);
   });

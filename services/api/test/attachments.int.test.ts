@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createSmtpProvider } from '@tern/sender';
-import { createRetentionJob } from '@tern/worker';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
@@ -446,7 +445,7 @@ describe('SMTP submission with swaks (Debian package)', () => {
   }, 120_000);
 });
 
-describe('erasure and retention delete the bytes', () => {
+describe('erasure deletes the bytes', () => {
   it('POST /contacts/erase: the erased recipient’s attachments are gone from Postgres, its key too', async () => {
     const res = await post('/emails/send', {
       from: FROM,
@@ -474,26 +473,5 @@ describe('erasure and retention delete the bytes', () => {
     expect(
       await count('SELECT count(*) AS n FROM email_attachments WHERE tenant_id = $1', [T]),
     ).toBeGreaterThan(0);
-  });
-
-  it('the retention job: once an email expires its attachments are deleted with it', async () => {
-    // Every send of this world is final first (a send still due keeps its rows).
-    await waitFor(
-      async () =>
-        (await count(
-          `SELECT count(*) AS n FROM outgoing_emails WHERE state NOT IN ('done', 'cancelled')`,
-        )) === 0,
-      { timeoutMs: 30_000, description: 'every send final' },
-    );
-    expect(await count('SELECT count(*) AS n FROM email_attachments')).toBeGreaterThan(0);
-    const job = createRetentionJob({
-      pool: world.stores.pool,
-      ch: world.stores.ch,
-      now: () => new Date(Date.now() + 40 * 86_400_000),
-      defaultRetentionDays: 30,
-    });
-    const result = await job.runOnce();
-    expect(result.ran).toBe(true);
-    expect(await count('SELECT count(*) AS n FROM email_attachments')).toBe(0);
   });
 });

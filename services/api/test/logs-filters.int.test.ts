@@ -4,7 +4,6 @@
 import { retentionCutoff } from '@tern/domain';
 import { applyBatchToPostgres } from '@tern/projector';
 import { logsPage } from '@tern/read-models';
-import { createRetentionJob } from '@tern/worker';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsFor, expectedLog, type GeneratedEmail, generateEmails } from './dataset.js';
@@ -503,26 +502,5 @@ describe('email_log_counts (the counters behind meta.total)', () => {
     const snapshot = await allCounters();
     await projectInSmallBatches([late!, early!], 2); // replayed: nothing moves
     expect(await allCounters()).toEqual(snapshot);
-  });
-
-  it('the retention job deletes the counters of expired days with the rows', async () => {
-    const job = createRetentionJob({
-      pool: stores.pool,
-      ch: stores.ch,
-      now: clock.now,
-      defaultRetentionDays: DEFAULT_RETENTION_DAYS,
-      batchSize: 50,
-    });
-    const result = await job.runOnce();
-    expect(result.deletedLogs).toBeGreaterThan(0);
-    expect(await drift()).toEqual([]);
-    const { rows } = await stores.pool.query<{ n: string }>(
-      "SELECT count(*)::text AS n FROM email_log_counts WHERE day < '2026-03-17'",
-    );
-    expect(rows[0]?.n).toBe('0');
-    // The API answers as before: the cut-off already hid those days.
-    const { byPage, total } = await walk('', 100);
-    expect(byPage).toEqual(visible());
-    expect(total).toBe(visible().length);
   });
 });

@@ -1,4 +1,3 @@
-import { createRetentionJob } from '@tern/worker';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,7 +17,6 @@ import {
   DEFAULT_RETENTION_DAYS,
   dayStart,
   eventsOf,
-  isoDay,
   jwtFor,
   NOW,
   openStores,
@@ -342,44 +340,5 @@ describe('project-bound API keys', () => {
     expect(list.data.map((p: { id: string }) => p.id)).toEqual([p1]);
     expect(list.meta.total).toBe(1);
     expect((await create('Mine', k)).statusCode).toBe(403);
-  });
-});
-
-// Last: it deletes this file's expired rows.
-describe('retention of the per-project rollup', () => {
-  it('the retention job deletes expired project days and changes no visible figure', async () => {
-    const cutoffDay = isoDay(dayStart(NOW, -DEFAULT_RETENTION_DAYS));
-    const expiredDays = async () => {
-      const r = await stores.ch.query({
-        query: `SELECT count() AS n FROM email_project_daily_v1
-                 WHERE tenant_id = {t:String} AND day < {d:Date}`,
-        query_params: { t: A, d: cutoffDay },
-        format: 'JSONEachRow',
-      });
-      return Number(((await r.json()) as { n: string | number }[])[0]?.n ?? 0);
-    };
-    // The dataset's edge emails before the cut-off day, put in a project so the rollup has expired rows.
-    await project(
-      stores,
-      eventsFor(
-        emails
-          .filter((e) => e.id.startsWith('edge-90-prev'))
-          .map((e) => ({ ...e, id: `${e.id}-p`, projectId: p1 })),
-        8,
-      ),
-    );
-    expect(await expiredDays()).toBeGreaterThan(0);
-    const summary = async () =>
-      (await app.inject({ url: `/analytics/summary?days=90&projectId=${p1}`, headers: h() })).json().totals;
-    const before = await summary();
-    const result = await createRetentionJob({
-      pool: stores.pool,
-      ch: stores.ch,
-      now: clock.now,
-      defaultRetentionDays: DEFAULT_RETENTION_DAYS,
-    }).runOnce();
-    expect(result.ran).toBe(true);
-    expect(await expiredDays()).toBe(0);
-    expect(await summary()).toEqual(before);
   });
 });

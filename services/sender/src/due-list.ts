@@ -9,6 +9,26 @@ import type { GetTemplate } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
 import { envelopeOfMessage } from './recipients.js';
 
+/**
+ * The size of the next claim round (issue 29): a round that came back full and took at most half
+ * of `targetMs` doubles the next one (up to `max`), one that took over `targetMs` halves it (down
+ * to `min`), and a round that was not full (the backlog is drained) starts again from `min`. A
+ * backlog is then sent in rounds of hundreds (the round's statements, its append and its provider
+ * batch shared by that many emails), while a round never keeps the next claim waiting much longer
+ * than `targetMs`. After a round with campaign or sequence mail in it, `max` is the (smaller) bulk
+ * one: a transactional email that arrives behind a campaign waits for at most such a round.
+ */
+export function nextRoundSize(
+  size: number,
+  claimed: number,
+  tookMs: number,
+  limits: { min: number; max: number; targetMs: number },
+): number {
+  if (claimed < size) return limits.min;
+  if (tookMs > limits.targetMs) return Math.max(limits.min, Math.min(limits.max, Math.floor(size / 2)));
+  return Math.max(limits.min, Math.min(limits.max, tookMs <= limits.targetMs / 2 ? size * 2 : size));
+}
+
 export interface DueListJob {
   poller: Poller;
   /** One pass over the due-list (claims and sends what is due); returns the emails handled. */
@@ -30,6 +50,14 @@ export function createDueListJob(
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
   const concurrency = opts.concurrency ?? 32;
   const lanes = Math.max(1, opts.lanes ?? 1);
+  const limits = {
+    min: concurrency,
+    max: Math.max(concurrency, opts.maxRoundSize ?? 512),
+    targetMs: opts.roundTargetMs ?? 500,
+  };
+  const bulkLimits = { ...limits, max: Math.max(concurrency, opts.maxBulkRoundSize ?? concurrency) };
+  /** The next claim round's size (`nextRoundSize`), shared by the lanes. */
+  let roundSize = concurrency;
   let sweeps = 0;
 
   /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */
@@ -134,12 +162,29 @@ export function createDueListJob(
     const lane = async (): Promise<number> => {
       let handled = 0;
       for (;;) {
-        const claimed = await store.claim(concurrency, exhausted);
-        if (claimed.length === 0) return handled;
+        const started = performance.now();
+        const size = roundSize;
+        const claimed = await store.claim(size, exhausted);
+        if (claimed.length === 0) {
+          roundSize = limits.min;
+          return handled;
+        }
         const settings = await store.tenantSettings(claimed.map((r) => r.tenant_id));
         const rows = await store.withinRate(claimed, exhausted, settings);
-        await round(rows, settings);
+        // Transactional mail claimed with campaign mail goes first, in a round of its own (SPEC
+        // §23): its outcomes reach the log (and the projector) ahead of the campaign's.
+        const urgent = rows.filter((r) => !r.bulk);
+        const bulk = rows.length - urgent.length;
+        if (urgent.length > 0 && bulk > 0) {
+          await round(urgent, settings);
+          await round(
+            rows.filter((r) => r.bulk),
+            settings,
+          );
+        } else await round(rows, settings);
         handled += rows.length;
+        const took = performance.now() - started;
+        roundSize = nextRoundSize(size, claimed.length, took, bulk > 0 ? bulkLimits : limits);
       }
     };
     const handled = await Promise.all(Array.from({ length: lanes }, lane));

@@ -46,8 +46,22 @@ export interface SenderOptions {
   pollIntervalMs?: number;
   /** How long a claimed email belongs to this instance; a dead sender's claim is taken over after it. */
   leaseMs?: number;
-  /** Emails of one claim round, handed to the provider side by side (each its own transaction; the round's outcomes one append). Default 32. */
+  /**
+   * Emails of the first claim round, handed to the provider side by side (each its own
+   * transaction; the round's outcomes one append). Default 32. While there is a backlog, rounds
+   * double from it up to `maxRoundSize` while each takes under half of `roundTargetMs` (`nextRoundSize`
+   * in `due-list.ts`); a crash repeats at most the provider transactions of the round in flight.
+   */
   concurrency?: number;
+  /** The largest claim round (see `concurrency`). Default 512. */
+  maxRoundSize?: number;
+  /**
+   * The largest claim round after one with campaign or sequence mail (SPEC §23: a transactional
+   * email arriving behind a campaign waits for the round in flight). Default `concurrency`.
+   */
+  maxBulkRoundSize?: number;
+  /** How long a claim round may take before the next one is smaller (see `concurrency`). Default 500 ms. */
+  roundTargetMs?: number;
   /**
    * Claim rounds in flight at once per instance (default 1): with 2, while one round's outcomes
    * are appended and its rows marked, the other's messages are with the provider. A crash repeats

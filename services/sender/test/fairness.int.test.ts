@@ -51,7 +51,11 @@ async function due(tenant: string, ids: string[], opts: { bulk: boolean; dueAt: 
 
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}_${i}`);
 
-function sender(provider: MailProvider, now: () => Date, extra: { defaultSendRatePerSecond?: number } = {}) {
+function sender(
+  provider: MailProvider,
+  now: () => Date,
+  extra: { defaultSendRatePerSecond?: number; roundTargetMs?: number } = {},
+) {
   return createSender({
     pool,
     log: createEventStream(log),
@@ -85,6 +89,65 @@ describe('claim order', () => {
     await sender(provider, () => t0).runOnce();
     // Handed in rounds of 8 (concurrency), each round in parallel: the reset is in the first one.
     expect(provider.handed.slice(0, 8)).toContain('em_own_reset');
+  });
+});
+
+describe('claim rounds (issue 29)', () => {
+  /** A provider that answers after a tick and remembers how many emails it held at once. */
+  function countingProvider(): MailProvider & { handed: string[]; mostAtOnce: number } {
+    let inFlight = 0;
+    const p = {
+      name: 'counting',
+      handed: [] as string[],
+      mostAtOnce: 0,
+      async send(message: RenderedMessage, ctx: { emailId: string }) {
+        p.handed.push(ctx.emailId);
+        p.mostAtOnce = Math.max(p.mostAtOnce, ++inFlight);
+        await new Promise((r) => setImmediate(r));
+        inFlight--;
+        return { kind: 'sent', messageId: message.messageId } as const;
+      },
+    };
+    return p;
+  }
+
+  it('a transactional backlog is claimed in growing rounds; campaign mail stays in rounds of `concurrency`', async () => {
+    const t0 = new Date('2030-04-01T00:00:00Z');
+    await due('rounds-a', ids('em_rounds_tx', 120), { bulk: false, dueAt: t0 });
+    const tx = countingProvider();
+    await sender(tx, () => t0, { roundTargetMs: 60_000 }).runOnce();
+    expect(tx.handed).toHaveLength(120);
+    // 8, 16, 32, 64: the last round held more than the first size at once.
+    expect(tx.mostAtOnce).toBeGreaterThan(8);
+
+    await due('rounds-b', ids('em_rounds_bulk', 40), { bulk: true, dueAt: t0 });
+    const bulk = countingProvider();
+    await sender(bulk, () => t0, { roundTargetMs: 60_000 }).runOnce();
+    expect(bulk.handed).toHaveLength(40);
+    expect(bulk.mostAtOnce).toBeLessThanOrEqual(8);
+  });
+
+  it('transactional mail claimed with campaign mail is sent and appended first, in a round of its own', async () => {
+    const t0 = new Date('2030-04-02T00:00:00Z');
+    const bulkIds = ids('em_split_bulk', 5);
+    await due('split-a', bulkIds, { bulk: true, dueAt: new Date(t0.getTime() - 60_000) });
+    await due('split-a', ['em_split_reset'], { bulk: false, dueAt: t0 });
+    // Whether the reset's outcome was in the log when each campaign email was handed over.
+    const resetLogged: boolean[] = [];
+    const provider: MailProvider = {
+      name: 'checking',
+      async send(message, ctx) {
+        if (ctx.emailId !== 'em_split_reset') {
+          const { rows } = await pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM event_log WHERE key = 'em_split_reset'`,
+          );
+          resetLogged.push((rows[0]?.n ?? 0) > 0);
+        }
+        return { kind: 'sent', messageId: message.messageId };
+      },
+    };
+    await sender(provider, () => t0).runOnce();
+    expect(resetLogged).toEqual([true, true, true, true, true]);
   });
 });
 

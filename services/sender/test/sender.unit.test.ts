@@ -1,5 +1,6 @@
 import { isBotUserAgent, signTrackingToken, verifyTrackingToken } from '@tern/auth';
 import { describe, expect, it } from 'vitest';
+import { nextRoundSize } from '../src/due-list.js';
 import { applyTracking, classifySmtpError } from '../src/index.js';
 
 const SECRET = 'unit-tracking-secret-0123456789';
@@ -118,5 +119,31 @@ describe('classifySmtpError', () => {
     };
     expect(classifySmtpError(all, 'ada@example.com')).toMatchObject({ kind: 'delayed' });
     expect(classifySmtpError(all, 'cc@example.com')).toMatchObject({ kind: 'bounced' });
+  });
+});
+
+describe('nextRoundSize', () => {
+  const limits = { min: 32, max: 512, targetMs: 500 };
+  it('doubles after a full quick round, up to the largest', () => {
+    expect(nextRoundSize(32, 32, 100, limits)).toBe(64);
+    expect(nextRoundSize(256, 256, 250, limits)).toBe(512);
+    expect(nextRoundSize(512, 512, 10, limits)).toBe(512);
+  });
+  it('keeps a full round that took between half the target and the target', () => {
+    expect(nextRoundSize(128, 128, 400, limits)).toBe(128);
+  });
+  it('halves after a slow round, down to the first size', () => {
+    expect(nextRoundSize(512, 512, 900, limits)).toBe(256);
+    expect(nextRoundSize(32, 32, 900, limits)).toBe(32);
+  });
+  it("comes down to a smaller largest size (the bulk one) at once, whatever the round's time", () => {
+    const bulk = { ...limits, max: 64 };
+    expect(nextRoundSize(512, 512, 10, bulk)).toBe(64);
+    expect(nextRoundSize(512, 512, 400, bulk)).toBe(64);
+    expect(nextRoundSize(512, 512, 900, bulk)).toBe(64);
+    expect(nextRoundSize(32, 32, 10, bulk)).toBe(64);
+  });
+  it('starts again from the first size once a round is not full (the backlog is drained)', () => {
+    expect(nextRoundSize(512, 100, 10, limits)).toBe(32);
   });
 });

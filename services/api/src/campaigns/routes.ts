@@ -1,18 +1,4 @@
-import {
-  type CampaignRow,
-  campaignOf,
-  campaignSource,
-  DAILY_EVENTS,
-  type DailyKind,
-  deleteDraft,
-  getCampaign,
-  getCampaignRow,
-  insertCampaign,
-  listCampaigns,
-  mailDaily,
-  templateExists,
-  updateDraft,
-} from '@tern/bulk';
+import { type CampaignRow, DAILY_EVENTS, type DailyKind } from '@tern/bulk';
 import {
   campaignDailySchema,
   campaignSchema,
@@ -21,12 +7,9 @@ import {
   updateCampaignBodySchema,
 } from '@tern/contracts';
 import { analyticsPeriod, dayRange } from '@tern/domain';
-import { withTransaction } from '@tern/jobs';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type pg from 'pg';
 import { analyticsQuerySchema } from '../analytics/schemas.js';
 import { credentialOf } from '../credentials.js';
-import { assertFromVerified } from '../domains/policy.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   listAnswer,
@@ -55,9 +38,10 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       throw bad('body.scheduledAt: scheduledAt must be at most 30 days ahead');
   }
 
-  async function checkTemplate(pool: pg.Pool, tenantId: string, id: string | null | undefined) {
+  async function checkTemplate(tenantId: string, id: string | null | undefined) {
     if (id === undefined || id === null) return;
-    if (!(await templateExists(pool, tenantId, id))) throw bad(`body.templateId: template ${id} not found`);
+    if (!(await deps.campaigns.templateExists(tenantId, id)))
+      throw bad(`body.templateId: template ${id} not found`);
   }
 
   app.post(
@@ -83,12 +67,9 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       const tenantId = credentialOf(request).tenantId;
       const b = request.body;
       checkSchedule(b.scheduledAt);
-      await checkTemplate(deps.pool, tenantId, b.templateId);
-      await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
-        { field: 'body.from', from: b.from },
-      ]);
-      const campaign = await insertCampaign(
-        deps.pool,
+      await checkTemplate(tenantId, b.templateId);
+      await deps.fromDomains.assertVerified(tenantId, [{ field: 'body.from', from: b.from }]);
+      const campaign = await deps.campaigns.insert(
         tenantId,
         {
           id: newResourceId('campaign'),
@@ -127,7 +108,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       },
     },
     async (request) => {
-      const { items, total } = await listCampaigns(deps.pool, credentialOf(request).tenantId, request.query);
+      const { items, total } = await deps.campaigns.list(credentialOf(request).tenantId, request.query);
       return listAnswer(items, request.query, total);
     },
   );
@@ -148,7 +129,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       },
     },
     async (request) => {
-      const found = await getCampaign(deps.pool, credentialOf(request).tenantId, request.params.id);
+      const found = await deps.campaigns.get(credentialOf(request).tenantId, request.params.id);
       if (found === null) throw notFound('Campaign');
       return found;
     },
@@ -183,9 +164,9 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       const tenantId = credentialOf(request).tenantId;
       const { id } = request.params;
       const { days } = request.query;
-      if ((await getCampaignRow(deps.pool, tenantId, id)) === null) throw notFound('Campaign');
+      if ((await deps.campaigns.getRow(tenantId, id)) === null) throw notFound('Campaign');
       const period = analyticsPeriod(deps.now(), days);
-      const rows = await mailDaily(deps.pool, tenantId, campaignSource(id), new Date(period.since));
+      const rows = await deps.campaigns.daily(tenantId, id, new Date(period.since));
       const zero = () =>
         Object.fromEntries(Object.keys(DAILY_EVENTS).map((k) => [k, 0])) as Record<DailyKind, number>;
       const byDay = new Map<string, Record<DailyKind, number>>();
@@ -229,29 +210,22 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       const { id } = request.params;
       const b = request.body;
       checkSchedule(b.scheduledAt);
-      await checkTemplate(deps.pool, tenantId, b.templateId);
+      await checkTemplate(tenantId, b.templateId);
       if (b.from !== undefined)
-        await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
-          { field: 'body.from', from: b.from },
-        ]);
-      const outcome = await withTransaction(deps.pool, async (client) => {
-        const updated = await updateDraft(client, tenantId, id, b, deps.now());
-        if (updated.kind === 'ok') {
-          const r: CampaignRow = updated.row;
-          const problem = contentProblem({
-            templateId: r.template_id ?? undefined,
-            subject: r.subject ?? undefined,
-            html: r.html ?? undefined,
-            text: r.text ?? undefined,
-          });
-          // Thrown inside: the draft's update is rolled back.
-          if (problem) throw bad(`body.${problem.path}: ${problem.message}`);
-        }
-        return updated;
+        await deps.fromDomains.assertVerified(tenantId, [{ field: 'body.from', from: b.from }]);
+      const outcome = await deps.campaigns.updateDraft(tenantId, id, b, deps.now(), (r: CampaignRow) => {
+        const problem = contentProblem({
+          templateId: r.template_id ?? undefined,
+          subject: r.subject ?? undefined,
+          html: r.html ?? undefined,
+          text: r.text ?? undefined,
+        });
+        // Thrown inside the update's transaction: the draft's update is rolled back.
+        if (problem) throw bad(`body.${problem.path}: ${problem.message}`);
       });
       if (outcome.kind === 'not_found') throw notFound('Campaign');
       if (outcome.kind === 'not_draft') throw notDraft(id, outcome.status);
-      return await campaignOf(deps.pool, outcome.row);
+      return await deps.campaigns.of(outcome.row);
     },
   );
 
@@ -277,7 +251,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     },
     async (request, reply) => {
       const { id } = request.params;
-      const outcome = await deleteDraft(deps.pool, credentialOf(request).tenantId, id);
+      const outcome = await deps.campaigns.deleteDraft(credentialOf(request).tenantId, id);
       if (outcome === 'not_found') throw notFound('Campaign');
       if (outcome !== 'deleted') throw notDraft(id, outcome);
       return reply.status(204).send();

@@ -1,8 +1,6 @@
-import { cancelCampaign, getCampaignRow, requestSend } from '@tern/bulk';
 import { campaignStatusAnswerSchema } from '@tern/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { credentialOf } from '../credentials.js';
-import { assertFromVerified } from '../domains/policy.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { conflict, notFound, resourceErrors } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
@@ -40,12 +38,12 @@ export function campaignSendRoutes(app: Parameters<FastifyPluginAsyncZod>[0], de
       const { id } = request.params;
       const { tenantId } = credentialOf(request);
       // SPEC §20: a campaign whose From domain is not verified sends nothing (production, real provider).
-      const draft = deps.domainPolicy?.requireVerified ? await getCampaignRow(deps.pool, tenantId, id) : null;
+      const draft = deps.domainPolicy?.requireVerified ? await deps.campaigns.getRow(tenantId, id) : null;
       if (draft !== null)
-        await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
+        await deps.fromDomains.assertVerified(tenantId, [
           { field: `campaign ${id} from`, from: draft.from_address },
         ]);
-      const outcome = await requestSend(deps.pool, tenantId, id, deps.now());
+      const outcome = await deps.campaigns.requestSend(tenantId, id, deps.now());
       if (outcome.kind === 'not_found') throw notFound('Campaign');
       if (outcome.kind === 'not_draft') throw notDraft(id, outcome.status);
       return reply.status(202).send({ id, status: outcome.row.status });
@@ -78,7 +76,7 @@ export function campaignSendRoutes(app: Parameters<FastifyPluginAsyncZod>[0], de
     },
     async (request) => {
       const { id } = request.params;
-      const outcome = await cancelCampaign(deps.pool, credentialOf(request).tenantId, id, deps.now());
+      const outcome = await deps.campaigns.cancel(credentialOf(request).tenantId, id, deps.now());
       if (outcome.kind === 'not_found') throw notFound('Campaign');
       if (outcome.kind === 'not_draft') {
         if (outcome.status === 'cancelled') return { id, status: 'cancelled' as const };

@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import { exportContacts } from '@tern/bulk';
 import { audienceNameSchema, importResultSchema } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import { type FastifyPluginAsyncZod, validatorCompiler } from 'fastify-type-provider-zod';
@@ -65,7 +64,7 @@ export function contactCsvRoutes(
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const stream = Readable.from(contactsCsv(exportContacts(deps.pool, tenantId, request.query.audience)));
+      const stream = Readable.from(contactsCsv(deps.contacts.export(tenantId, request.query.audience)));
       return (
         reply
           .header('content-type', 'text/csv; charset=utf-8')
@@ -128,7 +127,7 @@ export function contactCsvRoutes(
       if (!(body instanceof Readable))
         throw httpError(415, 'Send the contacts as text/csv', { code: 'UNSUPPORTED_MEDIA_TYPE' });
       const result = await importContacts({
-        pool: deps.pool,
+        contacts: deps.contacts,
         tenantId,
         body,
         addAudience: request.query.audience ?? null,

@@ -1,6 +1,6 @@
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type ImportedContact, upsertContacts } from '@tern/bulk';
+import type { ContactStore, ImportedContact } from '@tern/bulk';
 import {
   audienceNameSchema,
   type ContactAttributes,
@@ -13,7 +13,6 @@ import {
 } from '@tern/contracts';
 import { HttpError, httpError } from '@tern/http';
 import { CsvError, parse } from 'csv-parse';
-import type pg from 'pg';
 import { restoreCell } from './csv-export.js';
 
 export { contactsCsv, neutraliseCell, restoreCell } from './csv-export.js';
@@ -185,7 +184,8 @@ function byteLimit(maxBytes: number): Transform {
 }
 
 export interface ImportContactsOptions {
-  pool: Pick<pg.Pool, 'query'>;
+  /** Where each batch is upserted. */
+  contacts: Pick<ContactStore, 'upsert'>;
   tenantId: string;
   body: Readable;
   addAudience: string | null;
@@ -211,7 +211,7 @@ export async function importContacts(opts: ImportContactsOptions): Promise<Impor
   let batchRows = new Map<string, number>(); // email → row, for duplicates and raced rows
   const flush = async () => {
     if (batch.length === 0) return;
-    const written = await upsertContacts(opts.pool, opts.tenantId, batch, opts.addAudience, opts.now());
+    const written = await opts.contacts.upsert(opts.tenantId, batch, opts.addAudience, opts.now());
     result.created += written.created;
     result.updated += written.updated;
     for (const email of written.raced) {

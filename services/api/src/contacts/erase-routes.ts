@@ -60,6 +60,8 @@ export const eraseRoutes: FastifyPluginAsyncZod<EraseRoutesOptions> = async (app
       const { email } = request.body;
       const log = (error: unknown) =>
         app.log.error({ err: error, tenantId }, 'erasure: rewriting data_keys failed (the rescrub retries)');
+      // The pool, not a repository: the erasure is one transaction across the tables of every owner
+      // (contacts, the email log, the timeline, suppressions, the keyring's data keys).
       const { firstTime, ...result } = await eraseRecipient(deps.pool, deps.keyring, tenantId, email, {
         log,
       });

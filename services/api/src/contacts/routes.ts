@@ -1,12 +1,4 @@
 import {
-  deleteContact,
-  getContact,
-  insertContact,
-  listAudiences,
-  listContacts,
-  updateContact,
-} from '@tern/bulk';
-import {
   audienceListSchema,
   contactListSchema,
   contactSchema,
@@ -67,8 +59,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const created = await insertContact(
-        deps.pool,
+      const created = await deps.contacts.insert(
         tenantId,
         { id: newResourceId('contact'), ...request.body },
         deps.now(),
@@ -102,7 +93,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
     async (request) => {
       const { tenantId } = credentialOf(request);
       const { page, limit, audience, email } = request.query;
-      const { data, total } = await listContacts(deps.pool, tenantId, {
+      const { data, total } = await deps.contacts.list(tenantId, {
         audience,
         email,
         ...pageWindow({ page, limit }),
@@ -132,7 +123,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
     },
     async (request) => {
       const { tenantId } = credentialOf(request);
-      const contact = await getContact(deps.pool, tenantId, request.params.id);
+      const contact = await deps.contacts.get(tenantId, request.params.id);
       if (contact === null) throw notFound('Contact');
       return contact;
     },
@@ -162,7 +153,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
     },
     async (request) => {
       const { tenantId } = credentialOf(request);
-      const updated = await updateContact(deps.pool, tenantId, request.params.id, request.body, deps.now());
+      const updated = await deps.contacts.update(tenantId, request.params.id, request.body, deps.now());
       if (updated === 'exists') throw conflict();
       if (updated === null) throw notFound('Contact');
       return updated;
@@ -187,7 +178,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      if (!(await deleteContact(deps.pool, tenantId, request.params.id))) throw notFound('Contact');
+      if (!(await deps.contacts.delete(tenantId, request.params.id))) throw notFound('Contact');
       request.log.info({ contactId: request.params.id }, 'contact deleted');
       return reply.status(204).send();
     },
@@ -218,7 +209,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
     async (request) => {
       const { tenantId } = credentialOf(request);
       const { page, limit, name } = request.query;
-      const { data, total } = await listAudiences(deps.pool, tenantId, {
+      const { data, total } = await deps.contacts.audiences(tenantId, {
         ...pageWindow({ page, limit }),
         name,
       });

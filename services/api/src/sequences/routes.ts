@@ -1,15 +1,5 @@
 import { randomBase62 } from '@tern/auth';
 import {
-  cancelEnrollment,
-  enroll,
-  getSequence,
-  insertSequence,
-  listEnrollments,
-  listSequences,
-  templateExists,
-  updateSequence,
-} from '@tern/bulk';
-import {
   createSequenceBodySchema,
   ENROLLMENT_STATES,
   enrollBodySchema,
@@ -21,7 +11,6 @@ import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type AuthConfig, credentialOf } from '../credentials.js';
-import { assertFromVerified } from '../domains/policy.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
@@ -61,7 +50,7 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
   async function checkTemplates(tenantId: string, steps: readonly { templateId?: string | undefined }[]) {
     const problems: string[] = [];
     for (const [i, step] of steps.entries()) {
-      if (step.templateId !== undefined && !(await templateExists(deps.pool, tenantId, step.templateId)))
+      if (step.templateId !== undefined && !(await deps.sequences.templateExists(tenantId, step.templateId)))
         problems.push(`body.steps.${i}.templateId: template ${step.templateId} not found`);
     }
     if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
@@ -89,11 +78,8 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     async (request, reply) => {
       const tenantId = credentialOf(request).tenantId;
       await checkTemplates(tenantId, request.body.steps);
-      await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
-        { field: 'body.from', from: request.body.from },
-      ]);
-      const sequence = await insertSequence(
-        deps.pool,
+      await deps.fromDomains.assertVerified(tenantId, [{ field: 'body.from', from: request.body.from }]);
+      const sequence = await deps.sequences.insert(
         tenantId,
         newResourceId('sequence'),
         request.body,
@@ -122,7 +108,7 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       },
     },
     async (request) => {
-      const { items, total } = await listSequences(deps.pool, credentialOf(request).tenantId, request.query);
+      const { items, total } = await deps.sequences.list(credentialOf(request).tenantId, request.query);
       return listAnswer(items, request.query, total);
     },
   );
@@ -142,7 +128,7 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       },
     },
     async (request) => {
-      const found = await getSequence(deps.pool, credentialOf(request).tenantId, request.params.id);
+      const found = await deps.sequences.get(credentialOf(request).tenantId, request.params.id);
       if (found === null) throw notFound('Sequence');
       return found;
     },
@@ -176,10 +162,8 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       const tenantId = credentialOf(request).tenantId;
       if (request.body.steps !== undefined) await checkTemplates(tenantId, request.body.steps);
       if (request.body.from !== undefined)
-        await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
-          { field: 'body.from', from: request.body.from },
-        ]);
-      const updated = await updateSequence(deps.pool, tenantId, request.params.id, request.body, deps.now());
+        await deps.fromDomains.assertVerified(tenantId, [{ field: 'body.from', from: request.body.from }]);
+      const updated = await deps.sequences.update(tenantId, request.params.id, request.body, deps.now());
       if (updated === null) throw notFound('Sequence');
       return updated;
     },
@@ -211,8 +195,7 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       },
     },
     async (request) => {
-      const found = await listEnrollments(
-        deps.pool,
+      const found = await deps.sequences.enrollments(
         credentialOf(request).tenantId,
         request.params.id,
         request.query,
@@ -249,14 +232,13 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       const { tenantId } = credentialOf(request);
       // SPEC §20: enrolling queues mail from the sequence's From domain (production, real provider).
       const sequence = deps.domainPolicy?.requireVerified
-        ? await getSequence(deps.pool, tenantId, request.params.id)
+        ? await deps.sequences.get(tenantId, request.params.id)
         : null;
       if (sequence !== null)
-        await assertFromVerified(deps.pool, deps.domainPolicy, tenantId, [
+        await deps.fromDomains.assertVerified(tenantId, [
           { field: `sequence ${sequence.id} from`, from: sequence.from },
         ]);
-      const outcome = await enroll(
-        deps.pool,
+      const outcome = await deps.sequences.enroll(
         tenantId,
         request.params.id,
         `enr_${randomBase62(24)}`,
@@ -290,8 +272,7 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     },
     async (request, reply) => {
       const { id, enrollmentId } = request.params;
-      const found = await cancelEnrollment(
-        deps.pool,
+      const found = await deps.sequences.cancelEnrollment(
         credentialOf(request).tenantId,
         id,
         enrollmentId,
