@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
+import rateLimit from '@fastify/rate-limit';
 import type { JwtVerifier } from '@tern/auth';
 import { HttpError, httpError } from '@tern/http';
 import type { Logger } from '@tern/jobs';
@@ -13,7 +15,7 @@ import { createApiKeyStore } from './api-keys/store.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { eraseRoutes } from './contacts/erase-routes.js';
 import { contactRoutes } from './contacts/routes.js';
-import { createAuthHook, presentedHash } from './credentials.js';
+import { createAuthHook } from './credentials.js';
 import { createFromDomainCheck, type DomainPolicy } from './domains/policy.js';
 import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
 import { emailRoutes } from './emails/routes.js';
@@ -21,7 +23,6 @@ import { logsRoutes } from './logs/routes.js';
 import { projectRoutes } from './projects/routes.js';
 import { type ProviderRouteOptions, providerRoutes } from './providers/routes.js';
 import { createReadContexts } from './read-context.js';
-import { createRequestLimiter } from './request-limiter.js';
 import type { ApiRouteDeps, SendingDeps } from './route-deps.js';
 import { sequenceRoutes } from './sequences/routes.js';
 import { type ApiStores, createApiStores } from './stores.js';
@@ -113,12 +114,11 @@ export function presentedCredential(headers: Record<string, string | string[] | 
  * Whom a request is counted against: its credential (hashed, never kept in clear), else its
  * address — public routes (unsubscribe links, the dashboard's files) in a bucket of their own, so
  * a flood without credential at the API does not lock an address out of its unsubscribe links.
- * The hash is the one the API key lookup uses next (`presentedHash`: one SHA-256 per request).
  */
 function rateLimitKey(request: FastifyRequest): string {
   if (request.routeOptions.config.auth === undefined) return `pub:${request.ip}`;
   const credential = presentedCredential(request.headers);
-  return credential ? `c:${presentedHash(request, credential)}` : `ip:${request.ip}`;
+  return credential ? `c:${createHash('sha256').update(credential).digest('base64url')}` : `ip:${request.ip}`;
 }
 
 /** "minute", "10 seconds", "hour": the window a 429 names (not the seconds left in it). */
@@ -211,6 +211,13 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
       httpError(429, `Rate limit exceeded: at most ${max} requests per ${window}; retry later`, {
         code: 'RATE_LIMITED',
       });
+    await app.register(rateLimit, {
+      global: false,
+      max: limit.max,
+      timeWindow: limit.timeWindowMs,
+      keyGenerator: rateLimitKey,
+      errorResponseBuilder: (_request, context) => limited(context.max),
+    });
     // Hooks of this context run in the order added and before route-level ones: the limits count
     // every request BEFORE the auth hook (issue 9, item 3), refused ones included.
     failures = createFailureLimiter(limit);
@@ -227,19 +234,11 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
       }
       done();
     });
-    // Requests per credential (else address) and window: the headers and the 429 that
-    // `@fastify/rate-limit` answered, counted synchronously (`request-limiter.ts`, issue 29).
+    const perRequest = app.rateLimit();
     // `config.rateLimit: false` (the tracking pixel and click links) opts a route out.
-    const requests = createRequestLimiter(limit);
-    app.addHook('onRequest', (request, reply, done) => {
-      if (request.routeOptions.config.rateLimit === false) return done();
-      const { current, resetSeconds } = requests.hit(rateLimitKey(request));
-      reply.header('x-ratelimit-limit', limit.max);
-      reply.header('x-ratelimit-remaining', Math.max(0, limit.max - current));
-      reply.header('x-ratelimit-reset', resetSeconds);
-      if (current <= limit.max) return done();
-      reply.header('retry-after', resetSeconds);
-      done(limited(limit.max));
+    app.addHook('onRequest', async function (this: typeof app, request, reply) {
+      if (request.routeOptions.config.rateLimit === false) return;
+      return perRequest.call(this, request, reply);
     });
     app.addHook('onResponse', (request, reply, done) => {
       if (reply.statusCode === 401) overLimit.fail(request.ip);
@@ -250,27 +249,19 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('credential', null);
-  app.decorateRequest('presentedHash', null);
   const authHook = createAuthHook({ jwt: opts.jwt, keys });
-  // A callback hook: a cached API key passes without a promise (issue 29).
-  app.addHook('onRequest', (request, reply, done) => {
-    const refused = (error: unknown) => {
+  app.addHook('onRequest', async (request, reply) => {
+    try {
+      await authHook(request);
+    } catch (error) {
       // Over its refusal budget, an address gets 429 for a refused credential; a valid one passed.
       const wait = failures?.retryAfter(request.ip) ?? 0;
       if (wait > 0 && error instanceof HttpError && error.statusCode === 401) {
         reply.header('retry-after', String(wait));
-        return done(limitedError);
+        throw limitedError;
       }
-      done(error as Error);
-    };
-    let pending: void | Promise<void>;
-    try {
-      pending = authHook(request);
-    } catch (error) {
-      return refused(error);
+      throw error;
     }
-    if (pending === undefined) return done();
-    pending.then(() => done(), refused);
   });
   app.addHook('preHandler', refuseUnstorableInput);
 

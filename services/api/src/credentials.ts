@@ -1,8 +1,8 @@
-import { classifyBearer, hashApiKey, isAuthError, type JwtVerifier } from '@tern/auth';
+import { classifyBearer, isAuthError, type JwtVerifier } from '@tern/auth';
 import { type ErrorCodeOf, MISSING_SCOPE_MESSAGE, type Role, type Scope } from '@tern/contracts';
 import { HttpError, httpError } from '@tern/http';
 import type { FastifyRequest } from 'fastify';
-import type { ActiveApiKey, ApiKeyStore } from './api-keys/store.js';
+import type { ApiKeyStore } from './api-keys/store.js';
 
 /** Who is calling, once the credential was verified. */
 export type Credential =
@@ -40,21 +40,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the auth hook on every route that has an `auth` config. */
     credential: Credential | null;
-    /** The SHA-256 of a presented credential, once computed (`presentedHash`). */
-    presentedHash: { value: string; hash: string } | null;
   }
-}
-
-/**
- * SHA-256 hex of a credential the request presents (`hashApiKey`), computed once per request: the
- * limiter's bucket and the API key lookup both need it (issue 29). Never the credential in clear.
- */
-export function presentedHash(request: FastifyRequest, value: string): string {
-  const known = request.presentedHash;
-  if (known != null && known.value === value) return known.hash;
-  const hash = hashApiKey(value);
-  request.presentedHash = { value, hash };
-  return hash;
 }
 
 export const JWT_REQUIRED_MESSAGE =
@@ -89,56 +75,46 @@ function presented(request: FastifyRequest): { value: string; via: 'authorizatio
   return null;
 }
 
-function keyCredential(key: ActiveApiKey | null): Credential {
-  if (key === null) throw unauthorized(INVALID_KEY_MESSAGE);
-  return {
-    kind: 'api_key',
-    tenantId: key.tenantId,
-    keyId: key.id,
-    scopes: key.scopes,
-    projectId: key.projectId,
-  };
-}
-
-async function jwtCredential(token: string, jwt: JwtVerifier): Promise<Credential> {
-  try {
-    const claims = await jwt.verify(token);
-    return {
-      kind: 'jwt',
-      tenantId: claims.tenantId,
-      role: claims.role,
-      ...(claims.sub === undefined ? {} : { sub: claims.sub }),
-    };
-  } catch (error) {
-    if (isAuthError(error))
-      throw unauthorized(
-        error.message,
-        error.reason === 'expired' ? 'EXPIRED_CREDENTIAL' : 'INVALID_CREDENTIAL',
-      );
-    throw error;
-  }
-}
-
 /**
  * The credential of a request (SPEC §3): a JWT or an API key, told apart by their form. Every
- * refusal is a 401 (thrown, or the promise rejects); an unknown, revoked or expired key all get
- * the same message. An API key whose lookup is cached is answered at once, without a promise
- * (issue 29); anything else (a key to look up, a JWT) is a promise.
+ * refusal is a 401; an unknown, revoked or expired key all get the same message.
  */
-export function verifyCredential(
+export async function verifyCredential(
   request: FastifyRequest,
   deps: { jwt: JwtVerifier; keys: ApiKeyStore },
-): Credential | Promise<Credential> {
+): Promise<Credential> {
   const found = presented(request);
   if (found === null) throw unauthorized(MISSING_CREDENTIAL_MESSAGE, 'MISSING_CREDENTIAL');
   const kind = classifyBearer(found.value);
   if (kind === 'api_key') {
-    const hash = presentedHash(request, found.value);
-    const cached = deps.keys.authenticateCached(found.value, hash);
-    if (cached !== undefined) return keyCredential(cached);
-    return deps.keys.authenticate(found.value, hash).then(keyCredential);
+    const key = await deps.keys.authenticate(found.value);
+    if (key === null) throw unauthorized(INVALID_KEY_MESSAGE);
+    return {
+      kind: 'api_key',
+      tenantId: key.tenantId,
+      keyId: key.id,
+      scopes: key.scopes,
+      projectId: key.projectId,
+    };
   }
-  if (kind === 'jwt' && found.via === 'authorization') return jwtCredential(found.value, deps.jwt);
+  if (kind === 'jwt' && found.via === 'authorization') {
+    try {
+      const claims = await deps.jwt.verify(found.value);
+      return {
+        kind: 'jwt',
+        tenantId: claims.tenantId,
+        role: claims.role,
+        ...(claims.sub === undefined ? {} : { sub: claims.sub }),
+      };
+    } catch (error) {
+      if (isAuthError(error))
+        throw unauthorized(
+          error.message,
+          error.reason === 'expired' ? 'EXPIRED_CREDENTIAL' : 'INVALID_CREDENTIAL',
+        );
+      throw error;
+    }
+  }
   // An X-API-Key that is not a key (even a JWT) is refused like an unknown key.
   throw unauthorized(found.via === 'x-api-key' ? INVALID_KEY_MESSAGE : INVALID_CREDENTIAL_MESSAGE);
 }
@@ -207,29 +183,21 @@ function bindCaller(request: FastifyRequest, bindings: Record<string, string>): 
   else request.log = log.child(bindings);
 }
 
-function admit(request: FastifyRequest, credential: Credential): void {
-  request.credential = credential;
-  // Bind who is calling to every later log line of the request (never the credential itself).
-  bindCaller(
-    request,
-    credential.kind === 'jwt'
-      ? { tenantId: credential.tenantId, auth: 'jwt' }
-      : { tenantId: credential.tenantId, auth: 'api_key', keyId: credential.keyId },
-  );
-  authorize(credential, request.routeOptions.config, request.params);
-}
-
-/**
- * The onRequest check: verifies and authorizes when the route has an `auth` config. Throws, or
- * returns a promise, only when it must wait (a key not cached, a JWT): a cached API key is
- * admitted synchronously.
- */
+/** The onRequest hook: verifies and authorizes when the route has an `auth` config. */
 export function createAuthHook(deps: { jwt: JwtVerifier; keys: ApiKeyStore }) {
-  return function authHook(request: FastifyRequest): void | Promise<void> {
-    if (request.routeOptions.config.auth === undefined) return;
-    const verified = verifyCredential(request, deps);
-    if (verified instanceof Promise) return verified.then((credential) => admit(request, credential));
-    admit(request, verified);
+  return async function authHook(request: FastifyRequest): Promise<void> {
+    const config = request.routeOptions.config;
+    if (config.auth === undefined) return;
+    const credential = await verifyCredential(request, deps);
+    request.credential = credential;
+    // Bind who is calling to every later log line of the request (never the credential itself).
+    bindCaller(
+      request,
+      credential.kind === 'jwt'
+        ? { tenantId: credential.tenantId, auth: 'jwt' }
+        : { tenantId: credential.tenantId, auth: 'api_key', keyId: credential.keyId },
+    );
+    authorize(credential, config, request.params);
   };
 }
 

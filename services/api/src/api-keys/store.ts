@@ -44,16 +44,8 @@ export interface ApiKeyStoreOptions {
 }
 
 export interface ApiKeyStore {
-  /**
-   * The key's grant, or null when it is unknown, revoked or expired (callers cannot tell which).
-   * `hash`: `hashApiKey(key)` when the caller has it already (one SHA-256 per request).
-   */
-  authenticate(key: string, hash?: string): Promise<ActiveApiKey | null>;
-  /**
-   * The same answer without waiting when the key's lookup is cached and fresh (issue 29: no
-   * promise on the path of a read); `undefined` when Postgres must be asked (`authenticate`).
-   */
-  authenticateCached(key: string, hash?: string): ActiveApiKey | null | undefined;
+  /** The key's grant, or null when it is unknown, revoked or expired (callers cannot tell which). */
+  authenticate(key: string): Promise<ActiveApiKey | null>;
   create(
     tenantId: string,
     input: { name: string; scopes: readonly Scope[]; expiresAt: Date | null; projectId?: string | null },
@@ -149,15 +141,6 @@ export function createApiKeyStore(opts: ApiKeyStoreOptions): ApiKeyStore {
         };
   }
 
-  /** What a looked-up key grants now, recording its use; null when unknown, revoked or expired. */
-  function grant(key: CachedKey | null): ActiveApiKey | null {
-    if (key === null || key.revokedAt !== null || revokedHere.has(key.id)) return null;
-    const at = now();
-    if (key.expiresAt !== null && key.expiresAt.getTime() <= at.getTime()) return null;
-    pendingUses.set(key.id, at);
-    return { id: key.id, tenantId: key.tenantId, scopes: key.scopes, projectId: key.projectId };
-  }
-
   async function lookup(hash: string): Promise<CachedKey | null> {
     const cached = cache.get(hash);
     if (cached && monotonicMs() - cached.loadedAt < cacheTtlMs) return cached.key;
@@ -209,14 +192,13 @@ export function createApiKeyStore(opts: ApiKeyStoreOptions): ApiKeyStore {
   let closed: Promise<void> | undefined;
 
   return {
-    async authenticate(clearKey, hash) {
-      return grant(await lookup(hash ?? hashApiKey(clearKey)));
-    },
-
-    authenticateCached(clearKey, hash) {
-      const cached = cache.get(hash ?? hashApiKey(clearKey));
-      if (cached === undefined || monotonicMs() - cached.loadedAt >= cacheTtlMs) return undefined;
-      return grant(cached.key);
+    async authenticate(clearKey) {
+      const key = await lookup(hashApiKey(clearKey));
+      if (key === null || key.revokedAt !== null || revokedHere.has(key.id)) return null;
+      const at = now();
+      if (key.expiresAt !== null && key.expiresAt.getTime() <= at.getTime()) return null;
+      pendingUses.set(key.id, at);
+      return { id: key.id, tenantId: key.tenantId, scopes: key.scopes, projectId: key.projectId };
     },
 
     async create(tenantId, input) {
