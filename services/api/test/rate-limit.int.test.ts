@@ -37,9 +37,17 @@ const logs = (headers: Record<string, string>) => app.inject({ url: '/emails/log
 
 describe('429', () => {
   it('refuses a credential past its limit with Retry-After and the SPEC §4 body, and counts keys apart', async () => {
-    for (let i = 0; i < 5; i++) expect((await logs({ 'x-api-key': keyA })).statusCode).toBe(200);
+    for (let i = 0; i < 5; i++) {
+      const ok = await logs({ 'x-api-key': keyA });
+      expect(ok.statusCode).toBe(200);
+      // The limiter's headers (@fastify/rate-limit): the limit, what is left, when the window resets.
+      expect(ok.headers).toMatchObject({ 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': String(4 - i) });
+      expect(Number(ok.headers['x-ratelimit-reset'])).toBeGreaterThan(0);
+    }
     const limited = await logs({ 'x-api-key': keyA });
     expect(limited.statusCode).toBe(429);
+    expect(limited.headers).toMatchObject({ 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '0' });
+    expect(limited.headers['x-ratelimit-reset']).toBe(limited.headers['retry-after']);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited.json()).toMatchObject({
       statusCode: 429,
