@@ -55,7 +55,7 @@ export function createDueListJob(
     max: Math.max(concurrency, opts.maxRoundSize ?? 512),
     targetMs: opts.roundTargetMs ?? 500,
   };
-  const bulkLimits = { ...limits, max: Math.max(concurrency, opts.maxBulkRoundSize ?? concurrency) };
+  const bulkLimits = { ...limits, max: Math.max(concurrency, opts.maxBulkRoundSize ?? concurrency * 4) };
   /** The next claim round's size (`nextRoundSize`), shared by the lanes. */
   let roundSize = concurrency;
   let sweeps = 0;

@@ -54,7 +54,7 @@ const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `
 function sender(
   provider: MailProvider,
   now: () => Date,
-  extra: { defaultSendRatePerSecond?: number; roundTargetMs?: number } = {},
+  extra: { defaultSendRatePerSecond?: number; roundTargetMs?: number; maxBulkRoundSize?: number } = {},
 ) {
   return createSender({
     pool,
@@ -111,7 +111,7 @@ describe('claim rounds (issue 29)', () => {
     return p;
   }
 
-  it('a transactional backlog is claimed in growing rounds; campaign mail stays in rounds of `concurrency`', async () => {
+  it('a transactional backlog is claimed in growing rounds; campaign mail grows only up to `maxBulkRoundSize`', async () => {
     const t0 = new Date('2030-04-01T00:00:00Z');
     await due('rounds-a', ids('em_rounds_tx', 120), { bulk: false, dueAt: t0 });
     const tx = countingProvider();
@@ -120,11 +120,13 @@ describe('claim rounds (issue 29)', () => {
     // 8, 16, 32, 64: the last round held more than the first size at once.
     expect(tx.mostAtOnce).toBeGreaterThan(8);
 
-    await due('rounds-b', ids('em_rounds_bulk', 40), { bulk: true, dueAt: t0 });
+    await due('rounds-b', ids('em_rounds_bulk', 120), { bulk: true, dueAt: t0 });
     const bulk = countingProvider();
-    await sender(bulk, () => t0, { roundTargetMs: 60_000 }).runOnce();
-    expect(bulk.handed).toHaveLength(40);
-    expect(bulk.mostAtOnce).toBeLessThanOrEqual(8);
+    await sender(bulk, () => t0, { roundTargetMs: 60_000, maxBulkRoundSize: 16 }).runOnce();
+    expect(bulk.handed).toHaveLength(120);
+    // 8, 16, 16, …: bulk rounds stop at their own cap, below the transactional one.
+    expect(bulk.mostAtOnce).toBeGreaterThan(8);
+    expect(bulk.mostAtOnce).toBeLessThanOrEqual(16);
   });
 
   it('transactional mail claimed with campaign mail is sent and appended first, in a round of its own', async () => {
