@@ -4,6 +4,7 @@
 // tenant would, through the api's routes and its test harness.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { logCounterDrift } from '../../../test/support/log-counter-drift.js';
 import { waitFor } from '../../../test/support/services.js';
 import { eventsFor, expectedLog, type GeneratedEmail, generateEmails } from '../../api/test/dataset.js';
 import {
@@ -139,37 +140,7 @@ describe('the log counters (email_log_counts, email_log_hour_counts) and the ret
     }
   }
 
-  /**
-   * Counter rows that differ from count(*): over every project (project_id '') and per project,
-   * of the day counters and of the hour counters (migration 0042).
-   */
-  const driftOf = async (table: string, bucket: string) =>
-    (
-      await stores.pool.query(
-        `WITH visible AS (
-           SELECT tenant_id, project_id, ${bucket} AS at, status
-             FROM email_logs WHERE created_at IS NOT NULL),
-         actual AS (
-           SELECT tenant_id, '' AS project_id, at, status, count(*) AS n FROM visible GROUP BY 1, 3, 4
-           UNION ALL
-           SELECT tenant_id, project_id, at, status, count(*) FROM visible
-            WHERE project_id IS NOT NULL GROUP BY 1, 2, 3, 4),
-         counted AS (SELECT tenant_id, project_id, ${table === 'email_log_counts' ? 'day' : 'hour'} AS at, status, n
-                       FROM ${table} WHERE n <> 0)
-         SELECT '${table}' AS table, coalesce(a.tenant_id, c.tenant_id) AS tenant_id,
-                coalesce(a.project_id, c.project_id) AS project_id, coalesce(a.at, c.at)::text AS at,
-                coalesce(a.status, c.status) AS status, c.n::text AS counted, a.n::text AS actual
-           FROM actual a FULL JOIN counted c USING (tenant_id, project_id, at, status)
-          WHERE a.n IS DISTINCT FROM c.n`,
-      )
-    ).rows;
-  const drift = async () => [
-    ...(await driftOf('email_log_counts', "(created_at AT TIME ZONE 'UTC')::date")),
-    ...(await driftOf(
-      'email_log_hour_counts',
-      "date_trunc('hour', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
-    )),
-  ];
+  const drift = () => logCounterDrift(stores.pool);
 
   it('the retention job deletes the counters of expired days with the rows', async () => {
     expect(await drift()).toEqual([]);
