@@ -82,7 +82,7 @@ function trickleInsert(rows: number): string {
       SETTINGS optimize_on_insert = 0`;
 }
 
-/** The queries of services/api/src/analytics/queries.ts, for timing ClickHouse alone (± FINAL). */
+/** The queries of packages/read-models/src/daily-analytics-queries.ts, for timing ClickHouse alone (± FINAL). */
 function directQueries(final: boolean, table = 'email_daily_v2') {
   const from = `${table} AS d${final ? ' FINAL' : ''}`;
   const where = `d.tenant_id = '${TENANT}' AND d.day >= '${firstDay}' AND d.day <= '${lastDay}'`;

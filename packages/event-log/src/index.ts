@@ -7,7 +7,12 @@ export {
   type EventLogRecord,
   EventLogUnavailableError,
 } from './port.js';
-export { createPostgresEventLog, type PostgresEventLog, type PostgresEventLogOptions } from './postgres.js';
+export {
+  createPostgresEventLog,
+  EVENT_LOG_TABLE,
+  type PostgresEventLog,
+  type PostgresEventLogOptions,
+} from './postgres.js';
 export {
   createEventStream,
   type DeadLetter,

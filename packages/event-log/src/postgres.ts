@@ -50,9 +50,12 @@ interface Listener {
   release(error?: Error): void;
 }
 
+/** The table of the Postgres-table log unless told otherwise (`PostgresEventLogOptions.table`). */
+export const EVENT_LOG_TABLE = 'event_log';
+
 export function createPostgresEventLog(options: PostgresEventLogOptions): PostgresEventLog {
   const { pool } = options;
-  const table = options.table ?? 'event_log';
+  const table = options.table ?? EVENT_LOG_TABLE;
   // The name is spliced into SQL; allow only plain lower-case identifiers.
   if (!/^[a-z_][a-z0-9_]{0,40}$/.test(table)) throw new Error(`invalid event log table name: ${table}`);
   const offsetsTable = `${table}_offsets`;

@@ -1,4 +1,5 @@
 export * from './daily-analytics.js';
+export * from './daily-analytics-queries.js';
 export * from './email-log/email-log.js';
 export * from './email-log/log-counts.js';
 export * from './email-log/logs-query.js';

@@ -123,3 +123,18 @@ export async function enqueueSends(
     throw error;
   }
 }
+
+/**
+ * The send rows whose id is `emailId` in any letter case (a relay may fold the case of a VERP
+ * address), across tenants: the bounce mailbox tells them apart by the address's MAC (SPEC §21).
+ */
+export async function sendsByIdAnyCase(
+  pool: Pick<pg.Pool, 'query'>,
+  emailId: string,
+): Promise<{ tenant_id: string; id: string; message: Record<string, unknown> }[]> {
+  const { rows } = await pool.query<{ tenant_id: string; id: string; message: Record<string, unknown> }>(
+    'SELECT tenant_id, id, message FROM outgoing_emails WHERE lower(id) = lower($1) LIMIT 10',
+    [emailId],
+  );
+  return rows;
+}

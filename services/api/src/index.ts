@@ -3,9 +3,8 @@
 
 export { enroll, insertCampaign, insertContact, insertSequence } from '@tern/bulk';
 // The email log's page query is its owner's (packages/read-models).
-export { logsPage } from '@tern/read-models';
+export { createAnalyticsQueries, logsPage } from '@tern/read-models';
 export { tenantReadContext } from '@tern/tenant-settings';
-export { createAnalyticsQueries } from './analytics/queries.js';
 export { cohortDays } from './analytics/routes.js';
 export { analyticsQuerySchema } from './analytics/schemas.js';
 export {

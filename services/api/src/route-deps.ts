@@ -1,7 +1,7 @@
 import type { EventStream } from '@tern/event-log';
+import type { AnalyticsQueries } from '@tern/read-models';
 import type { AttachmentKeyring } from '@tern/sending';
 import type pg from 'pg';
-import type { AnalyticsQueries } from './analytics/queries.js';
 import type { ApiKeyStore } from './api-keys/store.js';
 import type { DomainPolicy, FromDomainCheck } from './domains/policy.js';
 import type { ReadContexts } from './read-context.js';

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { type DeliveryEvent, recipientsOf } from '@tern/contracts';
 import { feedbackEvents } from '@tern/domain';
 import { parseVerpLocalPart, verpMatches } from '@tern/domains';
+import { sendsByIdAnyCase } from '@tern/sending';
 import type pg from 'pg';
 import type { DsnRecipient, Report } from './report.js';
 
@@ -43,11 +44,7 @@ export async function resolveVerp(
 ): Promise<FeedbackTarget | null> {
   const claim = parseVerpLocalPart(localPart);
   if (!claim) return null;
-  const { rows } = await pool.query<{ tenant_id: string; id: string; message: Record<string, unknown> }>(
-    'SELECT tenant_id, id, message FROM outgoing_emails WHERE lower(id) = lower($1) LIMIT 10',
-    [claim.emailId],
-  );
-  for (const row of rows) {
+  for (const row of await sendsByIdAnyCase(pool, claim.emailId)) {
     if (!verpMatches(secret, row.tenant_id, row.id, claim.mac)) continue;
     const m = row.message;
     const list = [...recipientsOf(m.to), ...recipientsOf(m.cc), ...recipientsOf(m.bcc)];

@@ -1,3 +1,4 @@
+import { EVENT_LOG_TABLE } from '@tern/event-log';
 import { NotReadyError } from '@tern/http';
 import { createProjector, createPruneJob } from '@tern/projector';
 import { type RuntimeContext, streamOf } from '../context.js';
@@ -53,7 +54,7 @@ export function startProjector(ctx: RuntimeContext): void {
     pool,
     group: PROJECTOR_GROUP,
     dedupWindowMs: config.dedupWindowDays * 24 * 3600 * 1000,
-    eventLogTable: config.kafkaBrokers ? undefined : 'event_log',
+    eventLogTable: config.kafkaBrokers ? undefined : EVENT_LOG_TABLE,
     logger,
   });
   prune.start();

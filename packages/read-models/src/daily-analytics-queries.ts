@@ -1,8 +1,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { z } from 'zod';
+import { DAILY_TABLE, MACHINE_DAILY_TABLE, PROJECT_DAILY_TABLE } from './daily-analytics.js';
 
 /**
- * Typed ClickHouse queries over `email_daily_v2` (zod in, zod out). The table holds signed
+ * The analytics routes' reads of the daily rollups (their owner, `daily-analytics.ts`, writes them):
+ * typed ClickHouse queries over `email_daily_v2` (zod in, zod out). The table holds signed
  * deltas summed by merges per (tenant, day, template); merges are never awaited, so every query
  * re-aggregates with `sum()`; a row count would mean nothing.
  */
@@ -50,8 +52,8 @@ const WHERE = `d.tenant_id = {tenantId:String} AND d.day >= {fromDay:Date} AND d
 /** The rollup to read and its filter: every email, or one project's (same counters, same sums). */
 const source = (p: DayRangeParams) =>
   p.projectId === undefined
-    ? { from: 'email_daily_v2 AS d', where: WHERE }
-    : { from: 'email_project_daily_v1 AS d', where: `${WHERE} AND d.project_id = {projectId:String}` };
+    ? { from: `${DAILY_TABLE} AS d`, where: WHERE }
+    : { from: `${PROJECT_DAILY_TABLE} AS d`, where: `${WHERE} AND d.project_id = {projectId:String}` };
 
 export interface AnalyticsQueries {
   totals(params: DayRangeParams): Promise<TotalsRow>;
@@ -81,7 +83,7 @@ export function createAnalyticsQueries(ch: ClickHouseClient): AnalyticsQueries {
         totalsRow,
         `SELECT sum(d.total) AS total, sum(d.sent) AS sent, sum(d.opened) AS opened, sum(d.clicked) AS clicked,
                 sum(d.bounced) AS bounced, sum(d.complained) AS complained, sum(d.failed) AS failed,
-                (SELECT sum(d.machine_opened) FROM email_machine_daily_v1 AS d WHERE ${machineWhere}) AS machineOpened
+                (SELECT sum(d.machine_opened) FROM ${MACHINE_DAILY_TABLE} AS d WHERE ${machineWhere}) AS machineOpened
            FROM ${from}
           WHERE ${where}`,
         p,
