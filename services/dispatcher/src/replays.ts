@@ -1,14 +1,13 @@
-import { claimDue, createPoller, type Poller } from '@tern/jobs';
+import { createPoller, type Poller } from '@tern/jobs';
+import {
+  type ClaimedReplay,
+  claimReplay,
+  finishReplay,
+  insertDeliveries,
+  noteReplayProgress,
+} from '@tern/webhooks';
 import { type DispatcherContext, errorText } from './context.js';
-import { deliveriesFor, insertDeliveries, type ReplayScope } from './deliveries.js';
-
-interface ReplayRow {
-  id: string;
-  tenant_id: string;
-  endpoint_id: string;
-  since: Date;
-  until: Date;
-}
+import { deliveriesFor, type ReplayScope } from './deliveries.js';
 
 /**
  * Webhook replays (SPEC §17): each pending replay is claimed with a lease, reads the whole log in
@@ -17,26 +16,8 @@ interface ReplayRow {
 export function createReplayJob(ctx: DispatcherContext, intervalMs: number): Poller {
   const { pool, log, now, logger } = ctx;
 
-  async function claimReplay(): Promise<ReplayRow | null> {
-    const at = now();
-    const rows = await claimDue<ReplayRow>(
-      pool,
-      {
-        table: 'webhook_replays',
-        alias: 'r',
-        due: `status <> 'done' AND (claimed_until IS NULL OR claimed_until < $1)`,
-        orderBy: 'created_at',
-        limit: 1,
-        set: `status = 'running', claimed_until = $2`,
-        returning: 'r.id, r.tenant_id, r.endpoint_id, r.since, r.until',
-      },
-      [at, new Date(at.getTime() + 60_000)],
-    );
-    return rows[0] ?? null;
-  }
-
   /** Reads the whole log in a group of its own and enqueues the replay's deliveries. */
-  async function runReplay(replay: ReplayRow): Promise<void> {
+  async function runReplay(replay: ClaimedReplay): Promise<void> {
     const group = `${ctx.opts.group}.replay.${replay.id}`;
     let enqueued = 0;
     const only: ReplayScope = {
@@ -60,10 +41,7 @@ export function createReplayJob(ctx: DispatcherContext, intervalMs: number): Pol
         );
         enqueued += made;
         if (made > 0) ctx.wakeWorkers();
-        await pool.query(
-          'UPDATE webhook_replays SET claimed_until = $2, enqueued = enqueued + $3 WHERE id = $1',
-          [replay.id, new Date(now().getTime() + 60_000), made],
-        );
+        await noteReplayProgress(pool, replay.id, new Date(now().getTime() + 60_000), made);
       },
     });
     try {
@@ -73,16 +51,14 @@ export function createReplayJob(ctx: DispatcherContext, intervalMs: number): Pol
       await replayConsumer.stop();
     }
     if (!ctx.running()) return;
-    await pool.query(`UPDATE webhook_replays SET status = 'done', finished_at = $2 WHERE id = $1`, [
-      replay.id,
-      now(),
-    ]);
+    await finishReplay(pool, replay.id, now());
     logger.info({ replayId: replay.id, webhookId: replay.endpoint_id, enqueued }, 'webhook replay done');
   }
 
   async function runReplays(): Promise<void> {
     while (ctx.running()) {
-      const replay = await claimReplay();
+      const at = now();
+      const replay = await claimReplay(pool, at, new Date(at.getTime() + 60_000));
       if (!replay) return;
       await runReplay(replay);
     }

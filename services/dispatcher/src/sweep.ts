@@ -1,4 +1,5 @@
 import { createPoller, type Poller } from '@tern/jobs';
+import { deleteFinishedDeliveries, deleteFinishedReplays } from '@tern/webhooks';
 import { type DispatcherContext, errorText } from './context.js';
 
 /**
@@ -8,17 +9,8 @@ import { type DispatcherContext, errorText } from './context.js';
  */
 export async function sweepRecords(ctx: DispatcherContext, retentionMs: number): Promise<number> {
   const cutoff = new Date(ctx.now().getTime() - retentionMs);
-  let deleted = 0;
-  for (;;) {
-    const { rowCount } = await ctx.pool.query(
-      `DELETE FROM webhook_deliveries WHERE id IN (
-         SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < $1 LIMIT 1000)`,
-      [cutoff],
-    );
-    deleted += rowCount ?? 0;
-    if ((rowCount ?? 0) < 1000) break;
-  }
-  await ctx.pool.query(`DELETE FROM webhook_replays WHERE status = 'done' AND finished_at < $1`, [cutoff]);
+  const deleted = await deleteFinishedDeliveries(ctx.pool, cutoff);
+  await deleteFinishedReplays(ctx.pool, cutoff);
   return deleted;
 }
 

@@ -1,28 +1,20 @@
-import { isDomainEvent, type LogEvent } from '@tern/contracts';
+import { isDomainEvent } from '@tern/contracts';
 import { emailKey } from '@tern/domain';
-import { claimDueSql, createPoller, type Poller } from '@tern/jobs';
+import { createPoller, type Poller } from '@tern/jobs';
 import { emailViewsAt } from '@tern/read-models';
-import { webhookHeaders } from '@tern/webhooks';
+import {
+  abandonDelivery,
+  type ClaimedDelivery,
+  claimDueDeliveries,
+  fixDeliveryBodies,
+  postponeDeliveries,
+  recordAttempt,
+  webhookHeaders,
+} from '@tern/webhooks';
 import { type DispatcherContext, errorText } from './context.js';
 import { postWebhook } from './http-post.js';
 import type { AttemptRecord } from './options.js';
 import { buildDomainPayload, buildPayload } from './payload.js';
-
-interface ClaimedDelivery {
-  id: string;
-  tenant_id: string;
-  endpoint_id: string;
-  event_id: string;
-  event: LogEvent;
-  request_body: string | null;
-  attempts: number;
-  created_at: Date;
-  url: string | null;
-  enabled: boolean | null;
-  secret_enc: string | null;
-  previous_secret_enc: string | null;
-  previous_secret_expires_at: Date | null;
-}
 
 export interface WorkerSettings {
   schedule: readonly number[];
@@ -52,31 +44,12 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
 
   async function claim(limit: number): Promise<ClaimedDelivery[]> {
     const at = now();
-    const { rows } = await pool.query<ClaimedDelivery>(
-      `WITH claimed AS (${claimDueSql({
-        table: 'webhook_deliveries',
-        alias: 'd',
-        due: `status = 'pending' AND next_attempt_at <= $1`,
-        orderBy: 'next_attempt_at',
-        limit: '$3',
-        set: 'next_attempt_at = $2',
-        returning: `d.id, d.tenant_id, d.endpoint_id, d.event_id, d.email_id, d.event, d.request_body, d.attempts,
-                    d.created_at`,
-      })})
-       SELECT c.*, e.url, e.enabled, e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at
-       FROM claimed c
-       LEFT JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.id = c.endpoint_id`,
-      [at, new Date(at.getTime() + s.leaseMs), limit],
-    );
-    return rows;
+    return claimDueDeliveries(pool, at, new Date(at.getTime() + s.leaseMs), limit);
   }
 
   /** Ends a delivery without an HTTP attempt (endpoint gone or disabled). */
   async function abandon(d: ClaimedDelivery, reason: string) {
-    await pool.query(
-      `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, updated_at = $3 WHERE id = $1`,
-      [d.id, reason, now()],
-    );
+    await abandonDelivery(pool, d.id, reason, now());
   }
 
   /**
@@ -123,17 +96,10 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
       ready.push({ ...d, request_body: body });
     }
     if (waiting.length > 0) {
-      await pool.query('UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::bigint[])', [
-        waiting,
-        new Date(at.getTime() + 500),
-      ]);
+      await postponeDeliveries(pool, waiting, new Date(at.getTime() + 500));
     }
     if (fixed.length > 0) {
-      await pool.query(
-        `UPDATE webhook_deliveries d SET request_body = u.body, recipient = u.recipient
-         FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(id, body, recipient) WHERE d.id = u.id`,
-        [fixed.map((f) => f.id), fixed.map((f) => f.body), fixed.map((f) => f.recipient)],
-      );
+      await fixDeliveryBodies(pool, fixed);
     }
     return ready;
   }
@@ -177,47 +143,24 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
     const finished = now();
     const next =
       outcome === 'retry' ? new Date(finished.getTime() + (s.schedule[attemptNo - 1] ?? 0)) : finished;
-    // One statement (atomic on its own): the attempt, the delivery's new state, and the endpoint's
-    // failure run — touched on a failure, or on a success that ends a run, so a healthy endpoint's
-    // row is not rewritten (and locked) by every delivery.
-    const { rows } = await pool.query<{ disabled: boolean | null }>(
-      `WITH attempt AS (
-         INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
-       ), delivery AS (
-         UPDATE webhook_deliveries SET status = $8, attempts = $2, next_attempt_at = $9,
-           last_status_code = $5, last_error = $6, updated_at = $10
-         WHERE id = $1
-       ), endpoint AS (
-         UPDATE webhook_endpoints SET
-           failing_since = CASE WHEN $11 THEN NULL ELSE COALESCE(failing_since, $3) END,
-           enabled = CASE WHEN NOT $11 AND COALESCE(failing_since, $3) <= $14 THEN false ELSE enabled END,
-           disabled_reason = CASE WHEN NOT $11 AND COALESCE(failing_since, $3) <= $14 AND enabled
-                                  THEN 'every attempt failed for 5 days' ELSE disabled_reason END,
-           updated_at = CASE WHEN NOT $11 AND COALESCE(failing_since, $3) <= $14 AND enabled THEN $10 ELSE updated_at END
-         WHERE tenant_id = $12 AND id = $13 AND (NOT $11 OR failing_since IS NOT NULL)
-         RETURNING enabled
-       )
-       SELECT NOT enabled AS disabled FROM endpoint`,
-      [
-        d.id,
-        attemptNo,
-        startedAt,
-        result.durationMs,
-        result.statusCode,
-        result.error,
-        result.responseExcerpt,
-        outcome === 'retry' ? 'pending' : outcome,
-        next,
-        finished,
-        ok,
-        d.tenant_id,
-        d.endpoint_id,
-        new Date(startedAt.getTime() - s.disableAfterMs),
-      ],
-    );
-    if (rows[0]?.disabled)
-      logger.warn({ webhookId: d.endpoint_id }, 'webhook endpoint disabled after failing');
+    // The attempt, the delivery's new state and the endpoint's failure run, in one statement.
+    const disabled = await recordAttempt(pool, {
+      deliveryId: d.id,
+      tenantId: d.tenant_id,
+      endpointId: d.endpoint_id,
+      attempt: attemptNo,
+      startedAt,
+      durationMs: result.durationMs,
+      statusCode: result.statusCode,
+      error: result.error,
+      responseExcerpt: result.responseExcerpt,
+      status: outcome === 'retry' ? 'pending' : outcome,
+      nextAttemptAt: next,
+      finishedAt: finished,
+      ok,
+      disableIfFailingSince: new Date(startedAt.getTime() - s.disableAfterMs),
+    });
+    if (disabled) logger.warn({ webhookId: d.endpoint_id }, 'webhook endpoint disabled after failing');
     ctx.opts.onAttempt?.({
       deliveryId: d.id,
       endpointId: d.endpoint_id,
