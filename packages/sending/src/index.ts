@@ -1,4 +1,6 @@
 export * from './attachments.js';
+export * from './due-list-store.js';
 export * from './erasure.js';
+export * from './idempotency-keys.js';
 export { enqueueSends, type NewSend, type StoredMessage, sendsByIdAnyCase } from './outgoing.js';
 export * from './sandbox.js';

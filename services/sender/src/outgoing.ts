@@ -1,17 +1,20 @@
 import type { DeliveryEvent } from '@tern/contracts';
-import { claimDue, withTransaction } from '@tern/jobs';
-import type { StoredMessage } from '@tern/sending';
+import { withTransaction } from '@tern/jobs';
+import {
+  type ClaimedRow,
+  claimDueSends,
+  finishSends,
+  markSendsCancelled,
+  markSendsQueued,
+  pruneIdempotencyKeys as pruneKeys,
+  stillClaimed,
+  stuckCancellingSends,
+  unclaimSends,
+} from '@tern/sending';
 import { createTenantSettingsCache, type SenderTenantSettings } from '@tern/tenant-settings';
 import type { SenderContext } from './options.js';
 
-/** A due row of `outgoing_emails` this instance claimed (with a lease) for one attempt. */
-export type ClaimedRow = {
-  tenant_id: string;
-  id: string;
-  attempts: number;
-  message: StoredMessage;
-  bulk: boolean;
-};
+export { type ClaimedRow, keyOf } from '@tern/sending';
 
 /** What one attempt ends with: its events and the row's next state. */
 export interface Outcome {
@@ -24,14 +27,13 @@ export interface Outcome {
   handed: boolean;
 }
 
-/** A row's key in a round's sets: `tenant\u0000id`. */
-export const keyOf = (r: { tenant_id: string; id: string }) => `${r.tenant_id}\u0000${r.id}`;
-
 export type OutgoingStore = ReturnType<typeof createOutgoingStore>;
 
 /**
- * The sender's statements on its due-list (`outgoing_emails`), the send-rate counters and the
- * tenants' settings (read at most once a second, `tenant-settings.ts`); each is one statement (the rate allowance one transaction).
+ * The sender's store: its due-list (`outgoing_emails`) and the prune of old idempotency keys
+ * through their owner `@tern/sending` (`due-list-store.ts`, `idempotency-keys.ts`), the send-rate
+ * counters (`send_rate_counters`, owned here; the allowance is one transaction) and the tenants'
+ * settings (read at most once a second, `@tern/tenant-settings`).
  */
 export function createOutgoingStore(ctx: SenderContext) {
   const { opts, now } = ctx;
@@ -41,39 +43,15 @@ export function createOutgoingStore(ctx: SenderContext) {
     defaultRate: opts.defaultSendRatePerSecond ?? 0,
   });
 
-  async function markQueued(events: readonly { tenantId: string; emailId: string }[]): Promise<number> {
-    if (events.length === 0) return 0;
-    const { rowCount } = await opts.pool.query(
-      `UPDATE outgoing_emails o SET state = 'pending', updated_at = $3
-         FROM unnest($1::text[], $2::text[]) AS q(t, i)
-        WHERE o.tenant_id = q.t AND o.id = q.i AND o.state = 'awaiting_log'`,
-      [events.map((e) => e.tenantId), events.map((e) => e.emailId), now()],
-    );
-    return rowCount ?? 0;
-  }
+  const markQueued = (events: readonly { tenantId: string; emailId: string }[]) =>
+    markSendsQueued(opts.pool, events, now());
 
   /**
    * Claims due rows (SPEC §23): transactional mail of every tenant ahead of campaign and sequence
    * mail, then by due time; tenants whose send rate is used up for this second are left out.
    */
-  async function claim(limit: number, exhausted: ReadonlySet<string>): Promise<ClaimedRow[]> {
-    const at = now();
-    return claimDue<ClaimedRow>(
-      opts.pool,
-      {
-        table: 'outgoing_emails',
-        alias: 'o',
-        keys: ['tenant_id', 'id'],
-        due: `((state = 'pending' AND due_at <= $1) OR (state = 'sending' AND lease_until < $1))
-              AND NOT (tenant_id = ANY($4::text[]))`,
-        orderBy: 'bulk, due_at',
-        limit: '$3',
-        set: `state = 'sending', attempts = o.attempts + 1, lease_until = $2, updated_at = $1`,
-        returning: 'o.tenant_id, o.id, o.attempts, o.message, o.bulk',
-      },
-      [at, new Date(at.getTime() + leaseMs), limit, [...exhausted]],
-    );
-  }
+  const claim = (limit: number, exhausted: ReadonlySet<string>): Promise<ClaimedRow[]> =>
+    claimDueSends(opts.pool, { at: now(), leaseMs, limit, exhausted });
 
   /**
    * The claimed rows the tenants' send rates allow this second (SPEC §23). The allowance is a
@@ -134,15 +112,7 @@ export function createOutgoingStore(ctx: SenderContext) {
         }
       }
     }
-    if (back.length > 0) {
-      await opts.pool.query(
-        `UPDATE outgoing_emails o
-            SET state = 'pending', attempts = o.attempts - 1, lease_until = NULL, due_at = $3, updated_at = $4
-           FROM unnest($1::text[], $2::text[]) AS r(t, i)
-          WHERE o.tenant_id = r.t AND o.id = r.i AND o.state = 'sending'`,
-        [back.map((r) => r.tenant_id), back.map((r) => r.id), new Date(second.getTime() + 1000), at],
-      );
-    }
+    await unclaimSends(opts.pool, back, { dueAt: new Date(second.getTime() + 1000), at });
     return keep;
   }
 
@@ -154,65 +124,20 @@ export function createOutgoingStore(ctx: SenderContext) {
   }
 
   /** The rows still claimed by this attempt (same `attempts`, still `sending`), as `tenant\u0000id`. */
-  async function stillMine(rows: readonly ClaimedRow[]): Promise<Set<string>> {
-    if (rows.length === 0) return new Set();
-    const { rows: mine } = await opts.pool.query<{ tenant_id: string; id: string }>(
-      `SELECT o.tenant_id, o.id FROM outgoing_emails o
-         JOIN unnest($1::text[], $2::text[], $3::int[]) AS q(t, i, a)
-           ON o.tenant_id = q.t AND o.id = q.i AND o.attempts = q.a
-        WHERE o.state = 'sending'`,
-      [rows.map((r) => r.tenant_id), rows.map((r) => r.id), rows.map((r) => r.attempts)],
-    );
-    return new Set(mine.map(keyOf));
-  }
+  const stillMine = (rows: readonly ClaimedRow[]) => stillClaimed(opts.pool, rows);
 
   /** Marks the rows of a round done or due again, in one statement. */
-  async function finish(outcomes: readonly Outcome[]): Promise<void> {
-    if (outcomes.length === 0) return;
-    await opts.pool.query(
-      `UPDATE outgoing_emails o
-          SET state = f.state, due_at = COALESCE(f.due, o.due_at), lease_until = NULL, last_error = f.err,
-              updated_at = $6
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) AS f(t, i, state, due, err)
-        WHERE o.tenant_id = f.t AND o.id = f.i AND o.state = 'sending'`,
-      [
-        outcomes.map((o) => o.row.tenant_id),
-        outcomes.map((o) => o.row.id),
-        outcomes.map((o) => o.state),
-        outcomes.map((o) => o.dueAt),
-        outcomes.map((o) => o.error),
-        now(),
-      ],
-    );
-  }
+  const finish = (outcomes: readonly Outcome[]) => finishSends(opts.pool, outcomes, now());
 
   /** Idempotency keys live 24 h (SPEC §11); older ones are dropped in small batches. */
-  async function pruneIdempotencyKeys(): Promise<void> {
-    await opts.pool.query(
-      `DELETE FROM idempotency_keys WHERE ctid IN (
-         SELECT ctid FROM idempotency_keys WHERE created_at < $1 LIMIT 1000)`,
-      [new Date(now().getTime() - 25 * 3600_000)],
-    );
-  }
+  const pruneIdempotencyKeys = () => pruneKeys(opts.pool, new Date(now().getTime() - 25 * 3600_000));
 
   /** Cancelled rows whose email.cancelled has not reached the log after 5 s. */
-  async function stuckCancelling(): Promise<{ tenant_id: string; id: string }[]> {
-    const { rows } = await opts.pool.query<{ tenant_id: string; id: string }>(
-      `SELECT tenant_id, id FROM outgoing_emails
-        WHERE state = 'cancelling' AND updated_at < $1 ORDER BY updated_at LIMIT 100`,
-      [new Date(now().getTime() - 5_000)],
-    );
-    return rows;
-  }
+  const stuckCancelling = () => stuckCancellingSends(opts.pool, new Date(now().getTime() - 5_000));
 
   /** Their email.cancelled is in the log now. */
-  async function markCancelled(rows: readonly { tenant_id: string; id: string }[]): Promise<void> {
-    await opts.pool.query(
-      `UPDATE outgoing_emails o SET state = 'cancelled' FROM unnest($1::text[], $2::text[]) AS c(t, i)
-        WHERE o.tenant_id = c.t AND o.id = c.i AND o.state = 'cancelling'`,
-      [rows.map((r) => r.tenant_id), rows.map((r) => r.id)],
-    );
-  }
+  const markCancelled = (rows: readonly { tenant_id: string; id: string }[]) =>
+    markSendsCancelled(opts.pool, rows);
 
   return {
     markQueued,

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { IDEMPOTENCY_KEY_MAX } from '@tern/contracts';
 import { httpError } from '@tern/http';
+import {
+  claimIdempotencyKey,
+  idempotencyKeyRow,
+  releaseIdempotencyKey,
+  storeIdempotencyAnswer,
+} from '@tern/sending';
 import type pg from 'pg';
 import type { PoolBound } from '../stores.js';
 
@@ -9,7 +15,8 @@ import type { PoolBound } from '../stores.js';
  * project a key is bound to, '' for a tenant-wide credential; issue 24, item 6), 24 h. The first request
  * claims the key (a row without response); a repeat with the same body gets the stored answer,
  * with another body a 409. A repeat that arrives while the first still runs waits for its
- * answer (bounded), so concurrent duplicates send once and all get the same answer.
+ * answer (bounded), so concurrent duplicates send once and all get the same answer. The rules and
+ * the waiting are here; the statements on `idempotency_keys` are their owner's, `@tern/sending`.
  */
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -77,38 +84,18 @@ export async function claimKey(
   const deadline = Date.now() + (q.waitMs ?? 10_000);
   for (;;) {
     const at = q.now();
-    const claimed = await pool.query(
-      `INSERT INTO idempotency_keys (tenant_id, key, route, request_hash, created_at, project_scope)
-       VALUES ($1, $2, $3, $4, $5, $8)
-       ON CONFLICT (tenant_id, project_scope, key) DO UPDATE
-         SET route = EXCLUDED.route, request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at,
-             status_code = NULL, response = NULL
-       WHERE idempotency_keys.created_at <= $6
-          OR (idempotency_keys.status_code IS NULL AND idempotency_keys.created_at <= $7)
-       RETURNING 1`,
-      [
-        q.tenantId,
-        q.key,
-        q.route,
-        q.hash,
-        at,
-        new Date(at.getTime() - IDEMPOTENCY_TTL_MS),
-        new Date(at.getTime() - STALE_CLAIM_MS),
-        q.scope,
-      ],
-    );
-    if ((claimed.rowCount ?? 0) > 0) return { kind: 'claimed' };
-    const { rows } = await pool.query<{
-      route: string;
-      request_hash: string;
-      status_code: number | null;
-      response: unknown;
-    }>(
-      `SELECT route, request_hash, status_code, response FROM idempotency_keys
-        WHERE tenant_id = $1 AND project_scope = $3 AND key = $2`,
-      [q.tenantId, q.key, q.scope],
-    );
-    const row = rows[0];
+    const claimed = await claimIdempotencyKey(pool, {
+      tenantId: q.tenantId,
+      scope: q.scope,
+      key: q.key,
+      route: q.route,
+      hash: q.hash,
+      at,
+      expiredBefore: new Date(at.getTime() - IDEMPOTENCY_TTL_MS),
+      staleBefore: new Date(at.getTime() - STALE_CLAIM_MS),
+    });
+    if (claimed) return { kind: 'claimed' };
+    const row = await idempotencyKeyRow(pool, q);
     if (row === undefined) continue; // released meanwhile: claim again
     if (row.route !== q.route || row.request_hash !== q.hash) {
       throw httpError(409, 'Idempotency-Key was already used with a different request body', {
@@ -130,11 +117,13 @@ export async function storeAnswer(
   pool: pg.Pool,
   q: { tenantId: string; scope: string; key: string; answer: StoredAnswer },
 ): Promise<void> {
-  await pool.query(
-    `UPDATE idempotency_keys SET status_code = $3, response = $4::jsonb
-      WHERE tenant_id = $1 AND project_scope = $5 AND key = $2`,
-    [q.tenantId, q.key, q.answer.statusCode, JSON.stringify(q.answer.body), q.scope],
-  );
+  await storeIdempotencyAnswer(pool, {
+    tenantId: q.tenantId,
+    scope: q.scope,
+    key: q.key,
+    statusCode: q.answer.statusCode,
+    body: q.answer.body,
+  });
 }
 
 /** The request failed before an answer: free the key so a retry can run. */
@@ -142,10 +131,7 @@ export async function releaseKey(
   pool: pg.Pool,
   q: { tenantId: string; scope: string; key: string },
 ): Promise<void> {
-  await pool.query(
-    'DELETE FROM idempotency_keys WHERE tenant_id = $1 AND project_scope = $3 AND key = $2 AND status_code IS NULL',
-    [q.tenantId, q.key, q.scope],
-  );
+  await releaseIdempotencyKey(pool, q);
 }
 
 /** The Idempotency-Key repository: the functions above over one pool (`ApiStores.idempotency`). */

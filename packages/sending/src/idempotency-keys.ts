@@ -1,0 +1,85 @@
+import type pg from 'pg';
+
+/**
+ * The statements on `idempotency_keys` (`Idempotency-Key` of the send routes, SPEC §11): the api's
+ * claim, answer and release (`services/api/src/emails/idempotency.ts` keeps the rules and the
+ * waiting), and the sender's prune of old keys. A key is per tenant and project scope.
+ */
+
+export interface IdempotencyKeyRef {
+  tenantId: string;
+  scope: string;
+  key: string;
+}
+
+export interface IdempotencyKeyRow {
+  route: string;
+  request_hash: string;
+  status_code: number | null;
+  response: unknown;
+}
+
+/**
+ * Claims the key (a row without answer): a new key, or one whose row was created at or before
+ * `expiredBefore` (past its time to live), or an unanswered one created at or before `staleBefore`.
+ * True when this request holds the key now.
+ */
+export async function claimIdempotencyKey(
+  pool: pg.Pool,
+  q: IdempotencyKeyRef & { route: string; hash: string; at: Date; expiredBefore: Date; staleBefore: Date },
+): Promise<boolean> {
+  const claimed = await pool.query(
+    `INSERT INTO idempotency_keys (tenant_id, key, route, request_hash, created_at, project_scope)
+     VALUES ($1, $2, $3, $4, $5, $8)
+     ON CONFLICT (tenant_id, project_scope, key) DO UPDATE
+       SET route = EXCLUDED.route, request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at,
+           status_code = NULL, response = NULL
+     WHERE idempotency_keys.created_at <= $6
+        OR (idempotency_keys.status_code IS NULL AND idempotency_keys.created_at <= $7)
+     RETURNING 1`,
+    [q.tenantId, q.key, q.route, q.hash, q.at, q.expiredBefore, q.staleBefore, q.scope],
+  );
+  return (claimed.rowCount ?? 0) > 0;
+}
+
+/** The key's row (its request and, once answered, its answer), or undefined when there is none. */
+export async function idempotencyKeyRow(
+  pool: pg.Pool,
+  q: IdempotencyKeyRef,
+): Promise<IdempotencyKeyRow | undefined> {
+  const { rows } = await pool.query<IdempotencyKeyRow>(
+    `SELECT route, request_hash, status_code, response FROM idempotency_keys
+      WHERE tenant_id = $1 AND project_scope = $3 AND key = $2`,
+    [q.tenantId, q.key, q.scope],
+  );
+  return rows[0];
+}
+
+/** Stores the answer of the request that claimed the key. */
+export async function storeIdempotencyAnswer(
+  pool: pg.Pool,
+  q: IdempotencyKeyRef & { statusCode: number; body: unknown },
+): Promise<void> {
+  await pool.query(
+    `UPDATE idempotency_keys SET status_code = $3, response = $4::jsonb
+      WHERE tenant_id = $1 AND project_scope = $5 AND key = $2`,
+    [q.tenantId, q.key, q.statusCode, JSON.stringify(q.body), q.scope],
+  );
+}
+
+/** Frees a key that has no answer yet (its request failed), so a retry can run. */
+export async function releaseIdempotencyKey(pool: pg.Pool, q: IdempotencyKeyRef): Promise<void> {
+  await pool.query(
+    'DELETE FROM idempotency_keys WHERE tenant_id = $1 AND project_scope = $3 AND key = $2 AND status_code IS NULL',
+    [q.tenantId, q.key, q.scope],
+  );
+}
+
+/** Drops keys created before `before`, in a small batch (at most 1000 a call). */
+export async function pruneIdempotencyKeys(pool: pg.Pool, before: Date): Promise<void> {
+  await pool.query(
+    `DELETE FROM idempotency_keys WHERE ctid IN (
+       SELECT ctid FROM idempotency_keys WHERE created_at < $1 LIMIT 1000)`,
+    [before],
+  );
+}

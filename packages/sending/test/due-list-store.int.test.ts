@@ -1,0 +1,153 @@
+// The statements packages/sending owns for the sender's due-list and the Idempotency-Key of the
+// send routes, on a real Postgres: the claim leases due rows once, a finish or a hand-back only
+// touches rows still `sending`, a key is claimed once until it expires or is released.
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
+import {
+  claimDueSends,
+  claimIdempotencyKey,
+  finishSends,
+  idempotencyKeyRow,
+  markSendsCancelled,
+  markSendsQueued,
+  pruneIdempotencyKeys,
+  releaseIdempotencyKey,
+  stillClaimed,
+  storeIdempotencyAnswer,
+  stuckCancellingSends,
+  unclaimSends,
+} from '../src/index.js';
+
+let db: LogDatabase;
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  db = await openLogDatabase();
+  pool = db.pool;
+}, 60_000);
+
+afterAll(async () => {
+  await db?.close();
+});
+
+const T0 = new Date('2026-01-01T00:00:00Z');
+const at = (s: number) => new Date(T0.getTime() + s * 1000);
+
+async function row(tenant: string, id: string, state: string, bulk = false) {
+  await pool.query(
+    `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, bulk, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $4)`,
+    [tenant, id, state, T0, JSON.stringify({ from: 'a@acme.test', to: 'b@example.com', subject: 'S' }), bulk],
+  );
+}
+
+const stateOf = async (tenant: string, id: string) =>
+  (
+    await pool.query('SELECT state, attempts FROM outgoing_emails WHERE tenant_id = $1 AND id = $2', [
+      tenant,
+      id,
+    ])
+  ).rows[0];
+
+describe('the due-list statements (due-list-store.ts)', () => {
+  it('queued → claimed once with a lease → finished; a lost claim is not finished by its old attempt', async () => {
+    await row('t1', 'e1', 'awaiting_log');
+    await row('t1', 'e2', 'awaiting_log', true);
+    expect(
+      await markSendsQueued(
+        pool,
+        [
+          { tenantId: 't1', emailId: 'e1' },
+          { tenantId: 't1', emailId: 'e2' },
+        ],
+        at(0),
+      ),
+    ).toBe(2);
+    // The claim returns rows in no particular order: sorted by id here.
+    const byId = <R extends { id: string }>(rs: R[]) => rs.sort((a, b) => a.id.localeCompare(b.id));
+    const claimed = byId(
+      await claimDueSends(pool, { at: at(1), leaseMs: 10_000, limit: 10, exhausted: new Set() }),
+    );
+    expect(claimed.map((r) => [r.id, r.attempts, r.bulk])).toEqual([
+      ['e1', 1, false],
+      ['e2', 1, true],
+    ]);
+    expect(
+      await claimDueSends(pool, { at: at(2), leaseMs: 10_000, limit: 10, exhausted: new Set() }),
+    ).toEqual([]);
+    // The leases expire: another instance claims both again (attempt 2); attempt 1 no longer owns them.
+    const again = byId(
+      await claimDueSends(pool, { at: at(12), leaseMs: 10_000, limit: 10, exhausted: new Set() }),
+    );
+    expect(again.map((r) => [r.id, r.attempts])).toEqual([
+      ['e1', 2],
+      ['e2', 2],
+    ]);
+    expect([...(await stillClaimed(pool, claimed))]).toEqual([]);
+    expect((await stillClaimed(pool, again)).size).toBe(2);
+    await finishSends(
+      pool,
+      [
+        { row: again[0]!, state: 'done', dueAt: null, error: null },
+        { row: again[1]!, state: 'pending', dueAt: at(60), error: '421' },
+      ],
+      at(13),
+    );
+    expect(await stateOf('t1', 'e1')).toEqual({ state: 'done', attempts: 2 });
+    expect(await stateOf('t1', 'e2')).toEqual({ state: 'pending', attempts: 2 });
+  });
+
+  it('an exhausted tenant is left out; a handed-back row is due again with its attempt undone', async () => {
+    await row('t2', 'r1', 'pending');
+    await row('t3', 'r1', 'pending');
+    const claimed = await claimDueSends(pool, {
+      at: at(100),
+      leaseMs: 10_000,
+      limit: 10,
+      exhausted: new Set(['t3', 't1']),
+    });
+    expect(claimed.map((r) => [r.tenant_id, r.id])).toEqual([['t2', 'r1']]);
+    await unclaimSends(pool, claimed, { dueAt: at(101), at: at(100) });
+    expect(await stateOf('t2', 'r1')).toEqual({ state: 'pending', attempts: 0 });
+  });
+
+  it('cancelling rows older than the cut-off are found, then marked cancelled', async () => {
+    await row('t4', 'c1', 'cancelling');
+    expect(await stuckCancellingSends(pool, T0)).toEqual([]);
+    expect(await stuckCancellingSends(pool, at(1))).toEqual([{ tenant_id: 't4', id: 'c1' }]);
+    await markSendsCancelled(pool, [{ tenant_id: 't4', id: 'c1' }]);
+    expect((await stateOf('t4', 'c1')).state).toBe('cancelled');
+  });
+});
+
+describe('the Idempotency-Key statements (idempotency-keys.ts)', () => {
+  const ref = { tenantId: 'ti', scope: '', key: 'k1' };
+  const claim = (s: number) =>
+    claimIdempotencyKey(pool, {
+      ...ref,
+      route: 'send',
+      hash: 'h',
+      at: at(s),
+      expiredBefore: at(s - 100),
+      staleBefore: at(s - 10),
+    });
+
+  it('claimed once; answered; released only without an answer; pruned when old', async () => {
+    expect(await claim(0)).toBe(true);
+    expect(await claim(1)).toBe(false);
+    expect(await claim(11)).toBe(true); // unanswered and stale: free again
+    await storeIdempotencyAnswer(pool, { ...ref, statusCode: 202, body: { id: 'x' } });
+    expect(await idempotencyKeyRow(pool, ref)).toEqual({
+      route: 'send',
+      request_hash: 'h',
+      status_code: 202,
+      response: { id: 'x' },
+    });
+    await releaseIdempotencyKey(pool, ref);
+    expect(await idempotencyKeyRow(pool, ref)).toBeDefined();
+    expect(await claim(50)).toBe(false); // answered: kept until it expires
+    await pruneIdempotencyKeys(pool, at(12));
+    expect(await idempotencyKeyRow(pool, ref)).toBeUndefined();
+  });
+});
