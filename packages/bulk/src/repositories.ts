@@ -1,4 +1,4 @@
-import { withTransaction } from '@tern/jobs';
+import { bindPool, type PoolBound, withTransaction } from '@tern/jobs';
 import type pg from 'pg';
 import {
   type CampaignRow,
@@ -35,13 +35,6 @@ import {
 } from './sequences/store.js';
 import { type DailyKind, mailDaily } from './stats.js';
 
-/**
- * A store function with its first argument (the pool) bound: what a repository's method is (the
- * api's `PoolBound`; this package does not depend on the api). The repositories below wrap the
- * plain functions, which stay exported for the worker and the tests; they hold no SQL of their own.
- */
-export type PoolBound<F> = F extends (db: never, ...args: infer A) => infer R ? (...args: A) => R : never;
-
 /** Contacts and audiences of a tenant (SPEC §14), over one pool. */
 export interface ContactStore {
   insert: PoolBound<typeof insertContact>;
@@ -57,16 +50,16 @@ export interface ContactStore {
 }
 
 export function createContactStore(pool: pg.Pool): ContactStore {
-  return {
-    insert: (...a) => insertContact(pool, ...a),
-    get: (...a) => getContact(pool, ...a),
-    list: (...a) => listContacts(pool, ...a),
-    update: (...a) => updateContact(pool, ...a),
-    delete: (...a) => deleteContact(pool, ...a),
-    audiences: (...a) => listAudiences(pool, ...a),
-    upsert: (...a) => upsertContacts(pool, ...a),
-    export: (...a) => exportContacts(pool, ...a),
-  };
+  return bindPool(pool, {
+    insert: insertContact,
+    get: getContact,
+    list: listContacts,
+    update: updateContact,
+    delete: deleteContact,
+    audiences: listAudiences,
+    upsert: upsertContacts,
+    export: exportContacts,
+  });
 }
 
 /** Campaigns of a tenant (SPEC §15), over one pool. The fan-out is the worker's. */
@@ -99,21 +92,23 @@ export interface CampaignStore {
 
 export function createCampaignStore(pool: pg.Pool): CampaignStore {
   return {
-    insert: (...a) => insertCampaign(pool, ...a),
-    get: (...a) => getCampaign(pool, ...a),
-    getRow: (...a) => getCampaignRow(pool, ...a),
-    list: (...a) => listCampaigns(pool, ...a),
+    ...bindPool(pool, {
+      insert: insertCampaign,
+      get: getCampaign,
+      getRow: getCampaignRow,
+      list: listCampaigns,
+      of: campaignOf,
+      deleteDraft,
+      requestSend,
+      cancel: cancelCampaign,
+      templateExists,
+    }),
     updateDraft: (tenantId, id, patch, at, check) =>
       withTransaction(pool, async (client) => {
         const updated = await updateDraft(client, tenantId, id, patch, at);
         if (updated.kind === 'ok') check(updated.row);
         return updated;
       }),
-    of: (...a) => campaignOf(pool, ...a),
-    deleteDraft: (...a) => deleteDraft(pool, ...a),
-    requestSend: (...a) => requestSend(pool, ...a),
-    cancel: (...a) => cancelCampaign(pool, ...a),
-    templateExists: (...a) => templateExists(pool, ...a),
     daily: (tenantId, id, since) => mailDaily(pool, tenantId, campaignSource(id), since),
   };
 }
@@ -132,14 +127,14 @@ export interface SequenceStore {
 }
 
 export function createSequenceStore(pool: pg.Pool): SequenceStore {
-  return {
-    insert: (...a) => insertSequence(pool, ...a),
-    get: (...a) => getSequence(pool, ...a),
-    list: (...a) => listSequences(pool, ...a),
-    update: (...a) => updateSequence(pool, ...a),
-    enroll: (...a) => enroll(pool, ...a),
-    enrollments: (...a) => listEnrollments(pool, ...a),
-    cancelEnrollment: (...a) => cancelEnrollment(pool, ...a),
-    templateExists: (...a) => templateExists(pool, ...a),
-  };
+  return bindPool(pool, {
+    insert: insertSequence,
+    get: getSequence,
+    list: listSequences,
+    update: updateSequence,
+    enroll,
+    enrollments: listEnrollments,
+    cancelEnrollment,
+    templateExists,
+  });
 }

@@ -17,13 +17,6 @@ import { createUnsubscribeStore, type UnsubscribeStore } from './unsubscribe/sto
 import { createWebhookStore, type WebhookStore } from './webhooks/store.js';
 
 /**
- * A store function with its first argument (the pool) bound: what a repository's method is. The
- * repositories wrap the plain functions of each `store.ts` (still exported for other workspaces and
- * tests); they hold no SQL of their own.
- */
-export type PoolBound<F> = F extends (db: never, ...args: infer A) => infer R ? (...args: A) => R : never;
-
-/**
  * The repositories of the tenant resources the routes use (issue 25, item 4): each built once over
  * the pool, so a route calls `deps.templates.get(…)` and never holds the pool itself.
  */

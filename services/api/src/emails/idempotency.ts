@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { IDEMPOTENCY_KEY_MAX } from '@tern/contracts';
 import { httpError } from '@tern/http';
+import { bindPool, type PoolBound } from '@tern/jobs';
 import {
   claimIdempotencyKey,
   idempotencyKeyRow,
@@ -8,7 +9,6 @@ import {
   storeIdempotencyAnswer,
 } from '@tern/sending';
 import type pg from 'pg';
-import type { PoolBound } from '../stores.js';
 
 /**
  * `Idempotency-Key` of POST /emails/send|batch (SPEC §11): per tenant and project scope (the
@@ -142,9 +142,9 @@ export interface IdempotencyStore {
 }
 
 export function createIdempotencyStore(pool: pg.Pool): IdempotencyStore {
-  return {
-    claim: (...a) => claimKey(pool, ...a),
-    storeAnswer: (...a) => storeAnswer(pool, ...a),
-    release: (...a) => releaseKey(pool, ...a),
-  };
+  return bindPool(pool, {
+    claim: claimKey,
+    storeAnswer,
+    release: releaseKey,
+  });
 }

@@ -7,10 +7,10 @@ import {
   recipientsOf,
 } from '@tern/contracts';
 import { type EmailState, queuedStatus, recipientOutcomes } from '@tern/domain';
+import { bindPool, type PoolBound } from '@tern/jobs';
 import { emailIsVisible, timelineOf } from '@tern/read-models';
 import type pg from 'pg';
 import type { z } from 'zod';
-import type { PoolBound } from '../stores.js';
 
 /** SQL of sending (SPEC §11): plain functions over a pool and the tenant id; no HTTP here. */
 
@@ -261,12 +261,12 @@ export interface EmailStore {
 }
 
 export function createEmailStore(pool: pg.Pool): EmailStore {
-  return {
-    cancel: (...a) => cancelOutgoing(pool, ...a),
-    markCancelled: (...a) => markCancelled(pool, ...a),
-    detail: (...a) => emailDetail(pool, ...a),
-    project: (...a) => emailProject(pool, ...a),
-    sandboxContent: (...a) => sandboxContent(pool, ...a),
-    reschedule: (...a) => rescheduleOutgoing(pool, ...a),
-  };
+  return bindPool(pool, {
+    cancel: cancelOutgoing,
+    markCancelled,
+    detail: emailDetail,
+    project: emailProject,
+    sandboxContent,
+    reschedule: rescheduleOutgoing,
+  });
 }

@@ -1,9 +1,8 @@
 import type { Project } from '@tern/contracts';
-import { withTransaction } from '@tern/jobs';
+import { bindPool, type PoolBound, withTransaction } from '@tern/jobs';
 import { projectHasEmails } from '@tern/read-models';
 import type pg from 'pg';
 import { type PageQuery, pageWindow } from '../resource-kit.js';
-import type { PoolBound } from '../stores.js';
 
 /** Projects in Postgres (`projects`, SPEC §16). */
 
@@ -111,11 +110,11 @@ export interface ProjectStore {
 }
 
 export function createProjectStore(pool: pg.Pool): ProjectStore {
-  return {
-    insert: (...a) => insertProject(pool, ...a),
-    get: (...a) => getProject(pool, ...a),
-    list: (...a) => listProjects(pool, ...a),
-    rename: (...a) => renameProject(pool, ...a),
-    delete: (...a) => deleteProject(pool, ...a),
-  };
+  return bindPool(pool, {
+    insert: insertProject,
+    get: getProject,
+    list: listProjects,
+    rename: renameProject,
+    delete: deleteProject,
+  });
 }

@@ -1,8 +1,8 @@
 import type { Suppression, SuppressionSource } from '@tern/contracts';
+import { bindPool, type PoolBound } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import type pg from 'pg';
 import { type PageQuery, pageWindow } from '../resource-kit.js';
-import type { PoolBound } from '../stores.js';
 
 /**
  * The suppression list in Postgres (`suppressions`, SPEC §13). Addresses are stored and compared
@@ -169,11 +169,11 @@ export interface SuppressionStore {
 }
 
 export function createSuppressionStore(pool: pg.Pool): SuppressionStore {
-  return {
-    isSuppressed: (...a) => isSuppressed(pool, ...a),
-    add: (...a) => addSuppression(pool, ...a),
-    get: (...a) => getSuppression(pool, ...a),
-    list: (...a) => listSuppressions(pool, ...a),
-    remove: (...a) => removeSuppression(pool, ...a),
-  };
+  return bindPool(pool, {
+    isSuppressed,
+    add: addSuppression,
+    get: getSuppression,
+    list: listSuppressions,
+    remove: removeSuppression,
+  });
 }

@@ -1,8 +1,8 @@
 import type { Template, TemplateSummary } from '@tern/contracts';
+import { bindPool, type PoolBound } from '@tern/jobs';
 import type pg from 'pg';
 import type { PageQuery } from '../resource-kit.js';
 import { pageWindow } from '../resource-kit.js';
-import type { PoolBound } from '../stores.js';
 
 /**
  * Templates in Postgres (`templates`, SPEC §12). Plain functions of a pool and the tenant id: no
@@ -144,11 +144,11 @@ export interface TemplateStore {
 }
 
 export function createTemplateStore(pool: pg.Pool): TemplateStore {
-  return {
-    insert: (...a) => insertTemplate(pool, ...a),
-    replace: (...a) => replaceTemplate(pool, ...a),
-    get: (...a) => getTemplate(pool, ...a),
-    list: (...a) => listTemplates(pool, ...a),
-    delete: (...a) => deleteTemplate(pool, ...a),
-  };
+  return bindPool(pool, {
+    insert: insertTemplate,
+    replace: replaceTemplate,
+    get: getTemplate,
+    list: listTemplates,
+    delete: deleteTemplate,
+  });
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
+import { bindPool, type PoolBound } from '@tern/jobs';
 import type pg from 'pg';
-import type { PoolBound } from '../stores.js';
 
 /**
  * What an unsubscribe does (SPEC §13, §14), in one statement: the tenant's contact with that
@@ -79,5 +79,5 @@ export interface UnsubscribeStore {
 }
 
 export function createUnsubscribeStore(pool: pg.Pool): UnsubscribeStore {
-  return { unsubscribe: (...a) => unsubscribeAddress(pool, ...a) };
+  return bindPool(pool, { unsubscribe: unsubscribeAddress });
 }

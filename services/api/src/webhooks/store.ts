@@ -1,3 +1,4 @@
+import { bindPool, type PoolBound } from '@tern/jobs';
 import {
   deleteEndpoint,
   getEndpoint,
@@ -9,7 +10,6 @@ import {
   updateEndpoint,
 } from '@tern/webhooks';
 import type pg from 'pg';
-import type { PoolBound } from '../stores.js';
 
 /**
  * The webhook resource's repository (SPEC §17). Its SQL is `packages/webhooks`' (the owner of the
@@ -41,14 +41,14 @@ export interface WebhookStore {
 }
 
 export function createWebhookStore(pool: pg.Pool): WebhookStore {
-  return {
-    insertEndpoint: (...a) => insertEndpoint(pool, ...a),
-    getEndpoint: (...a) => getEndpoint(pool, ...a),
-    listEndpoints: (...a) => listEndpoints(pool, ...a),
-    updateEndpoint: (...a) => updateEndpoint(pool, ...a),
-    deleteEndpoint: (...a) => deleteEndpoint(pool, ...a),
-    rotateSecret: (...a) => rotateSecret(pool, ...a),
-    listDeliveries: (...a) => listDeliveries(pool, ...a),
-    insertReplay: (...a) => insertReplay(pool, ...a),
-  };
+  return bindPool(pool, {
+    insertEndpoint,
+    getEndpoint,
+    listEndpoints,
+    updateEndpoint,
+    deleteEndpoint,
+    rotateSecret,
+    listDeliveries,
+    insertReplay,
+  });
 }
