@@ -20,6 +20,12 @@ const lazyStores = () => ({
 const build = (extra: Partial<ApiDeps> = {}) =>
   createApiApp({ ...lazyStores(), jwt: createJwtVerifier({ secret: 'unit' }), retentionDays: 90, ...extra });
 
+/** A GET with the dashboard token of tenant acme's owner. */
+function getAsOwner(app: Awaited<ReturnType<typeof createApiApp>>, url: string) {
+  const token = signDashboardToken({ secret: 'unit', tenantId: 'acme', role: 'owner', expiresInSeconds: 60 });
+  return app.inject({ url, headers: { authorization: `Bearer ${token}` } });
+}
+
 describe('createApiApp', () => {
   it('answers /health, and /ready with 503 naming the stores that do not answer', async () => {
     const app = await build();
@@ -85,16 +91,7 @@ describe('createApiApp', () => {
     };
     const app = await build({ stores: { templates } });
     try {
-      const token = signDashboardToken({
-        secret: 'unit',
-        tenantId: 'acme',
-        role: 'owner',
-        expiresInSeconds: 60,
-      });
-      const res = await app.inject({
-        url: '/templates/tpl_given',
-        headers: { authorization: `Bearer ${token}` },
-      });
+      const res = await getAsOwner(app, '/templates/tpl_given');
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual(template);
       expect(asked).toEqual([['acme', 'tpl_given']]);
@@ -127,16 +124,7 @@ describe('createApiApp', () => {
     };
     const app = await build({ stores: { tenantSettings } });
     try {
-      const token = signDashboardToken({
-        secret: 'unit',
-        tenantId: 'acme',
-        role: 'owner',
-        expiresInSeconds: 60,
-      });
-      const res = await app.inject({
-        url: '/tenants/acme/settings',
-        headers: { authorization: `Bearer ${token}` },
-      });
+      const res = await getAsOwner(app, '/tenants/acme/settings');
       expect(res.statusCode).toBe(200);
       expect(res.json()).toMatchObject({
         retentionDays: 30,
