@@ -15,14 +15,7 @@ import { DEFAULT_RETRY_DELAYS_MS, type SenderContext } from './options.js';
 import type { ClaimedRow, Outcome } from './outgoing.js';
 import type { GetTemplate, ProviderResult, Signing } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
-import {
-  attemptMaker,
-  type Envelope,
-  envelopeOfMessage,
-  eventsAbout,
-  followUpEvent,
-  withoutRecipients,
-} from './recipients.js';
+import { attemptMaker, type Envelope, eventsAbout, followUpEvent, withoutRecipients } from './recipients.js';
 import { applyTracking } from './tracking.js';
 
 /** What every attempt of one claim round shares: read once for the round (`due-list.ts`). */
@@ -31,6 +24,8 @@ export interface RoundContext {
   /** The round's suppressed addresses, as `suppressionKey(tenant, address)` (SPEC §13, per address). */
   suppressed: ReadonlySet<string>;
   template: (tenantId: string, id: string) => ReturnType<GetTemplate>;
+  /** The row's envelope (to + cc + bcc, each once), computed once per round for the suppression query and the attempt. */
+  envelope: (row: ClaimedRow) => Envelope;
 }
 
 /** One (tenant, address) of the suppression list, as `RoundContext.suppressed` holds it. */
@@ -178,7 +173,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
     }
     // Suppression is per address (SPEC §22): a suppressed address leaves the envelope with its
     // own email.suppressed; the message goes to the others, and is suppressed when none is left.
-    const envelope = envelopeOfMessage(row.message);
+    const envelope = round.envelope(row);
     const suppressed = envelope.map((r) => round.suppressed.has(suppressionKey(row.tenant_id, r.address)));
     if (envelope.length === 0 || suppressed.every(Boolean)) {
       return done([outcomesOf(row).suppressed({ reason: 'suppressed' })], 'suppressed');

@@ -7,7 +7,7 @@ import type { SenderContext } from './options.js';
 import { type ClaimedRow, keyOf, type Outcome, type OutgoingStore } from './outgoing.js';
 import type { GetTemplate } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
-import { envelopeOfMessage } from './recipients.js';
+import { type Envelope, envelopeOfMessage } from './recipients.js';
 
 /**
  * The size of the next claim round (issue 29): a round that came back full and took at most half
@@ -84,10 +84,13 @@ export function createDueListJob(
    * `suppressionKey`: one query for the round when the suppression list answers in batches, else
    * one per address, side by side.
    */
-  async function suppressedOf(rows: readonly ClaimedRow[]): Promise<Set<string>> {
+  async function suppressedOf(
+    rows: readonly ClaimedRow[],
+    envelope: (row: ClaimedRow) => Envelope,
+  ): Promise<Set<string>> {
     const asked = rows
       .filter((r) => r.message.erased !== true)
-      .flatMap((r) => envelopeOfMessage(r.message).map((a) => ({ tenantId: r.tenant_id, email: a.address })));
+      .flatMap((r) => envelope(r).map((a) => ({ tenantId: r.tenant_id, email: a.address })));
     if (asked.length === 0) return new Set();
     const answers = opts.suppressedAmong
       ? await opts.suppressedAmong(opts.pool, asked)
@@ -102,9 +105,19 @@ export function createDueListJob(
     settings: ReadonlyMap<string, SenderTenantSettings>,
   ): Promise<void> {
     const templates = new Map<string, ReturnType<GetTemplate>>();
+    const envelopes = new Map<ClaimedRow, Envelope>();
+    const envelope = (row: ClaimedRow): Envelope => {
+      let e = envelopes.get(row);
+      if (e === undefined) {
+        e = envelopeOfMessage(row.message);
+        envelopes.set(row, e);
+      }
+      return e;
+    };
     const shared: RoundContext = {
       settings,
-      suppressed: await suppressedOf(rows),
+      suppressed: await suppressedOf(rows, envelope),
+      envelope,
       // A template named by several emails of the round is read once.
       template(tenantId, id) {
         const key = `${tenantId}\u0000${id}`;
