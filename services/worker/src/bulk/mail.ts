@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Recipient } from '@tern/bulk';
 import { unstorableText } from '@tern/contracts';
 import { cutSubject, listUnsubscribeHeaders, renderTemplate, type TemplateContent } from '@tern/domain';
+import type { Logger } from '@tern/jobs';
 
 export { cutSubject };
 
@@ -36,6 +37,27 @@ export interface BulkMail {
  */
 export interface BulkMailer {
   enqueue(tenantId: string, mails: readonly BulkMail[], at: Date): Promise<void>;
+}
+
+/**
+ * How long a claimed bulk job (a campaign's fan-out, a batch of sequence steps) stays another
+ * worker's. Each chunk renews it; a worker killed mid-way hands its job over after this long. A
+ * worker slower than that loses the job to another, which repeats at most the chunk in flight
+ * (same email ids: no effect).
+ */
+export const DEFAULT_BULK_LEASE_MS = 15_000;
+
+/** What the campaign fan-out and the sequence scheduler both run on. */
+export interface BulkJobOptions {
+  pool: pg.Pool;
+  mailer: BulkMailer;
+  now: () => Date;
+  /** PUBLIC_URL: the base of the unsubscribe and tracking links. */
+  publicUrl: string;
+  trackingSecret: string;
+  leaseMs?: number;
+  pollIntervalMs?: number;
+  logger?: Logger;
 }
 
 /** `em_` + 32 hex characters of SHA-256 over the parts: the same parts, the same id. */

@@ -8,11 +8,11 @@ import {
   fanoutChunk,
   recordChunk,
 } from '@tern/bulk';
-import { createLeasedJob, type LeasedJobContext, type Logger } from '@tern/jobs';
-import type pg from 'pg';
+import { createLeasedJob, type LeasedJobContext } from '@tern/jobs';
 import {
+  type BulkJobOptions,
   type BulkMail,
-  type BulkMailer,
+  DEFAULT_BULK_LEASE_MS,
   derivedEmailId,
   resolveContent,
   tryComposeMail,
@@ -38,23 +38,11 @@ import {
  * Memory is one chunk; a kill at any point repeats at most the chunk in flight, without effect.
  */
 
-/**
- * How long a claimed job stays another worker's. Each chunk renews it; a worker killed mid-way
- * hands its job over after this long. A worker slower than that loses the job to another, which
- * repeats at most the chunk in flight (same email ids: no effect).
- */
-export const DEFAULT_LEASE_MS = 15_000;
+/** The fan-out's lease (`DEFAULT_BULK_LEASE_MS`). */
+export const DEFAULT_LEASE_MS = DEFAULT_BULK_LEASE_MS;
 
-export interface CampaignFanoutOptions {
-  pool: pg.Pool;
-  mailer: BulkMailer;
-  now: () => Date;
-  publicUrl: string;
-  trackingSecret: string;
+export interface CampaignFanoutOptions extends BulkJobOptions {
   chunkSize?: number;
-  leaseMs?: number;
-  pollIntervalMs?: number;
-  logger?: Logger;
   /** Called after each chunk is handed over (tests kill the process here). */
   onChunk?: (info: { campaignId: string; emails: number }) => void;
 }

@@ -7,9 +7,14 @@ import {
   sequenceSource,
   stopEnrollment,
 } from '@tern/bulk';
-import { createLeasedJob, type LeasedJobContext, type Logger } from '@tern/jobs';
-import type pg from 'pg';
-import { type BulkMailer, derivedEmailId, resolveContent, tryComposeMail } from '../bulk/mail.js';
+import { createLeasedJob, type LeasedJobContext } from '@tern/jobs';
+import {
+  type BulkJobOptions,
+  DEFAULT_BULK_LEASE_MS,
+  derivedEmailId,
+  resolveContent,
+  tryComposeMail,
+} from '../bulk/mail.js';
 
 /**
  * The sequence scheduler (SPEC §15): the durable schedule is `sequence_enrollments.next_due_at`.
@@ -22,23 +27,11 @@ import { type BulkMailer, derivedEmailId, resolveContent, tryComposeMail } from 
  * downstream.
  */
 
-/**
- * How long a claimed job stays another worker's. Each chunk renews it; a worker killed mid-way
- * hands its job over after this long. A worker slower than that loses the job to another, which
- * repeats at most the chunk in flight (same email ids: no effect).
- */
-export const DEFAULT_SEQUENCE_LEASE_MS = 15_000;
+/** The scheduler's lease (`DEFAULT_BULK_LEASE_MS`). */
+export const DEFAULT_SEQUENCE_LEASE_MS = DEFAULT_BULK_LEASE_MS;
 
-export interface SequenceSchedulerOptions {
-  pool: pg.Pool;
-  mailer: BulkMailer;
-  now: () => Date;
-  publicUrl: string;
-  trackingSecret: string;
+export interface SequenceSchedulerOptions extends BulkJobOptions {
   batchSize?: number;
-  leaseMs?: number;
-  pollIntervalMs?: number;
-  logger?: Logger;
 }
 
 export interface SequenceScheduler {
