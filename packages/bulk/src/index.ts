@@ -40,6 +40,7 @@ export {
   reachableContactSql,
   updateContact,
 } from './contacts/store.js';
+export { rekeyErasedUnsubscribes, unsubscribeAddress } from './contacts/unsubscribe.js';
 export {
   type CampaignStore,
   type ContactStore,

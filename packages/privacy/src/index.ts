@@ -1,3 +1,4 @@
+export { erasedRecipientSql, isErased, recordErasure } from './erasure-record.js';
 export {
   createKeyring,
   deriveKeys,

@@ -9,5 +9,7 @@ export * from './projection-status.js';
 export * from './provider-messages.js';
 export * from './read-model.js';
 export * from './registry.js';
-export * from './suppressions.js';
+export * from './suppressions/checks.js';
+export * from './suppressions/manual.js';
+export * from './suppressions/model.js';
 export * from './timeline.js';

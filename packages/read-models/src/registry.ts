@@ -4,7 +4,7 @@ import { logCounts } from './email-log/log-counts.js';
 import { projectionStatus } from './projection-status.js';
 import { providerMessages } from './provider-messages.js';
 import type { ChReadModel, PgReadModel, ReadModel } from './read-model.js';
-import { suppressionList } from './suppressions.js';
+import { suppressionList } from './suppressions/model.js';
 import { timeline } from './timeline.js';
 
 /**

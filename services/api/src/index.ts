@@ -2,8 +2,16 @@
 // so a module's every export is not public by accident (issue 25, item 4).
 
 export { enroll, insertCampaign, insertContact, insertSequence } from '@tern/bulk';
-// The email log's page query is its owner's (packages/read-models).
-export { createAnalyticsQueries, logsPage } from '@tern/read-models';
+// The email log's page query and the suppression list's checks are their owner's (packages/read-models).
+export {
+  addSuppression,
+  createAnalyticsQueries,
+  isSuppressed,
+  logsPage,
+  suppressedAmong,
+  suppressionCheck,
+  suppressionCheckMany,
+} from '@tern/read-models';
 export { tenantReadContext } from '@tern/tenant-settings';
 export { cohortDays } from './analytics/routes.js';
 export { analyticsQuerySchema } from './analytics/schemas.js';
@@ -30,13 +38,6 @@ export { newResourceId } from './resource-kit.js';
 export { type ApiStores, createApiStores } from './stores.js';
 export { type SubmissionServer, startSubmissionServer } from './submission/server.js';
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
-export {
-  addSuppression,
-  isSuppressed,
-  suppressedAmong,
-  suppressionCheck,
-  suppressionCheckMany,
-} from './suppressions/store.js';
 export { getTemplate, insertTemplate } from './templates/store.js';
 export type { WebhookRouteOptions } from './webhooks/options.js';
 export { PROJECT_KEY_WEBHOOKS_MESSAGE } from './webhooks/routes.js';

@@ -1,4 +1,5 @@
 import type { Contact, ContactAttributes } from '@tern/contracts';
+import { suppressedSql } from '@tern/read-models';
 import type pg from 'pg';
 
 /**
@@ -205,8 +206,7 @@ export interface Recipient {
  * before a send is the fan-out's own.
  */
 export const reachableContactSql = (alias: string) =>
-  `(${alias}.subscribed AND NOT EXISTS (SELECT 1 FROM suppressions s
-                                      WHERE s.tenant_id = ${alias}.tenant_id AND s.email = ${alias}.email))`;
+  `(${alias}.subscribed AND NOT ${suppressedSql(`${alias}.tenant_id`, `${alias}.email`)})`;
 
 export interface AudienceCounts {
   name: string;

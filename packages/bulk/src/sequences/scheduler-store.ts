@@ -1,4 +1,5 @@
 import { claimDueSql } from '@tern/jobs';
+import { suppressedSql } from '@tern/read-models';
 import type pg from 'pg';
 import type { StoredStep } from './store.js';
 
@@ -49,7 +50,7 @@ export async function claimDueEnrollments(
       returning: 'e.tenant_id, e.id, e.sequence_id, e.contact_id, e.next_step, e.next_due_at',
     })})
      SELECT c.*, s.steps, s.from_address, ct.email, ct.first_name, ct.last_name, ct.attributes, ct.subscribed,
-            EXISTS (SELECT 1 FROM suppressions x WHERE x.tenant_id = ct.tenant_id AND x.email = ct.email) AS suppressed
+            ${suppressedSql('ct.tenant_id', 'ct.email')} AS suppressed
        FROM claimed c
        LEFT JOIN sequences s ON s.tenant_id = c.tenant_id AND s.id = c.sequence_id
        LEFT JOIN contacts ct ON ct.tenant_id = c.tenant_id AND ct.id = c.contact_id

@@ -1,20 +1,19 @@
-import { deleteContactsTo } from '@tern/bulk';
+import { deleteContactsTo, rekeyErasedUnsubscribes } from '@tern/bulk';
 import type { ErasureResult } from '@tern/contracts';
 import { withTransaction } from '@tern/jobs';
-import type { Keyring } from '@tern/privacy';
+import { type Keyring, recordErasure } from '@tern/privacy';
 import { type Erasure, emailIdsTo, PG_READ_MODELS } from '@tern/read-models';
 import { eraseSendContent, sendIdsTo } from '@tern/sending';
 import { notifyReadModel } from '@tern/stores';
 import { eraseWebhookDeliveries } from '@tern/webhooks';
 import type pg from 'pg';
-import { rekeyErasedUnsubscribes } from '../unsubscribe/store.js';
 
 /**
  * Erasure of one address in one tenant (SPEC §14; docs/architecture.md § "Personal data and
- * erasure"). One transaction, in which each table's owner scrubs its own rows: the keyring
- * (packages/privacy), every read model of the registry (packages/read-models), the sending side
- * (packages/sending), the webhook deliveries (packages/webhooks) and this service's contacts and
- * unsubscribe records:
+ * erasure"). One transaction, in which each table's owner scrubs its own rows: the keyring and
+ * the erasure record (packages/privacy), every read model of the registry (packages/read-models),
+ * the sending side (packages/sending), the webhook deliveries (packages/webhooks), the contacts and
+ * the unsubscribe records (packages/bulk):
  *
  * - the keyring deletes the recipient's data keys (every month): the event log's sealed copies of
  *   its address and subjects cannot be opened any more, so `npm run rebuild` brings them back as null;
@@ -48,11 +47,7 @@ export async function eraseRecipient(
   const rh = keyring.recipientHash(tenantId, address);
   const done = await withTransaction(pool, async (client) => {
     const dataKeys = await keyring.eraseKeys(tenantId, address, client);
-    const first = await client.query(
-      `INSERT INTO erased_recipients (tenant_id, recipient_hash) VALUES ($1, $2)
-       ON CONFLICT DO NOTHING RETURNING 1`,
-      [tenantId, rh],
-    );
+    const firstTime = await recordErasure(client, tenantId, rh);
     const contacts = await deleteContactsTo(client, tenantId, address);
     // The emails of this recipient: by their log entry, and by the send's content (a send not yet
     // projected has no log entry), where it is the (first) `to`.
@@ -73,7 +68,7 @@ export async function eraseRecipient(
     // The api processes' memoised log pages of this tenant may hold the address (delivered at commit).
     await notifyReadModel(client, { kind: 'logs', tenants: [tenantId] });
     return {
-      firstTime: (first.rowCount ?? 0) > 0,
+      firstTime,
       counts: {
         dataKeys,
         contacts,

@@ -1,78 +1,11 @@
-import { createHash } from 'node:crypto';
+import { unsubscribeAddress } from '@tern/bulk';
 import { bindPool, type PoolBound } from '@tern/jobs';
 import type pg from 'pg';
 
 /**
- * What an unsubscribe does (SPEC §13, §14), in one statement: the tenant's contact with that
- * address (if any) becomes `subscribed = false`, and the address joins the suppression list with
- * `reason: "unsubscribed"`, source `unsubscribe`. Idempotent: a second click changes nothing (the
- * first `unsubscribed_at` and an existing suppression, whatever its reason, are kept).
- *
- * An address erased in the tenant (SPEC §14; issue 24 item 2) — an old link used after the
- * erasure — writes nothing in clear: its keyed hash (`recipientHash`, the keyring's) is already in
- * `erased_recipients`, which suppresses it; the statement makes sure it is, and stops there.
- */
-export async function unsubscribeAddress(
-  db: Pick<pg.Pool, 'query'>,
-  tenantId: string,
-  email: string,
-  now: Date,
-  source?: string,
-  recipientHash?: (tenantId: string, email: string) => string,
-): Promise<void> {
-  const address = email.toLowerCase();
-  const rh = recipientHash?.(tenantId, address);
-  if (rh !== undefined) {
-    const { rowCount } = await db.query(
-      'SELECT 1 FROM erased_recipients WHERE tenant_id = $1 AND recipient_hash = $2',
-      [tenantId, rh],
-    );
-    if ((rowCount ?? 0) > 0) return;
-  }
-  // Campaign and sequence mail count their unsubscribes (SPEC §15 stats) by a hash of the address.
-  if (source !== undefined && /^(campaign|sequence):/.test(source)) {
-    await db.query(
-      `INSERT INTO unsubscribe_sources (tenant_id, source, email_hash, created_at)
-       SELECT $1, $2, $3, $4
-        WHERE EXISTS (SELECT 1 FROM contacts WHERE tenant_id = $1 AND email = $5 AND subscribed)
-       ON CONFLICT DO NOTHING`,
-      [tenantId, source, createHash('sha256').update(address).digest('hex'), now, address],
-    );
-  }
-  await db.query(
-    `WITH contact AS (
-       UPDATE contacts SET subscribed = false, unsubscribed_at = $3, updated_at = $3
-        WHERE tenant_id = $1 AND email = $2 AND subscribed
-       RETURNING id
-     )
-     INSERT INTO suppressions (tenant_id, email, reason, source, created_at)
-     SELECT $1, $2, 'unsubscribed', 'unsubscribe', $3
-      WHERE NOT EXISTS (SELECT 1 FROM erased_recipients WHERE tenant_id = $1 AND recipient_hash = $4)
-     ON CONFLICT (tenant_id, email) DO NOTHING`,
-    [tenantId, address, now, rh ?? ''],
-  );
-}
-
-/**
- * An erasure (SPEC §14): the recipient's campaign unsubscribe records are re-keyed from the hash
- * of the address to the keyed hash of the erasure (their count stays). Answers the rows re-keyed.
- */
-export async function rekeyErasedUnsubscribes(
-  db: Pick<pg.ClientBase, 'query'>,
-  tenantId: string,
-  address: string,
-  recipientHash: string,
-): Promise<number> {
-  const r = await db.query(
-    'UPDATE unsubscribe_sources SET email_hash = $3 WHERE tenant_id = $1 AND email_hash = $2',
-    [tenantId, createHash('sha256').update(address).digest('hex'), `erased:${recipientHash}`],
-  );
-  return r.rowCount ?? 0;
-}
-
-/**
- * The unsubscribe repository over one pool (`ApiStores.unsubscribes`). `rekeyErasedUnsubscribes`
- * stays a plain function: it runs inside the erasure's transaction, on its client.
+ * The unsubscribe repository over one pool (`ApiStores.unsubscribes`): the statement is the
+ * contacts' owner's (packages/bulk, `unsubscribeAddress`). The erasure's re-keying of the
+ * unsubscribe records (`rekeyErasedUnsubscribes`) runs inside its transaction, on its client.
  */
 export interface UnsubscribeStore {
   unsubscribe: PoolBound<typeof unsubscribeAddress>;

@@ -2,7 +2,7 @@ import { AUTOMATIC_SUPPRESSION_REASONS, type DeliveryEvent, ERASED_TEXT } from '
 import type { FoldedEmail } from '@tern/domain';
 import { type EmailState, emailKey, normaliseTimestamp, recipientOf } from '@tern/domain';
 import type pg from 'pg';
-import type { PgReadModel } from './read-model.js';
+import type { PgReadModel } from '../read-model.js';
 
 /** A suppression the projection adds on its own (SPEC §13). */
 interface AutomaticSuppression {
