@@ -12,6 +12,7 @@ export {
   suppressionCheck,
   suppressionCheckMany,
 } from '@tern/read-models';
+export { getTemplate, insertTemplate } from '@tern/templates';
 export { tenantReadContext } from '@tern/tenant-settings';
 export { cohortDays } from './analytics/routes.js';
 export { analyticsQuerySchema } from './analytics/schemas.js';
@@ -38,7 +39,6 @@ export { newResourceId } from './resource-kit.js';
 export { type ApiStores, createApiStores } from './stores.js';
 export { type SubmissionServer, startSubmissionServer } from './submission/server.js';
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
-export { getTemplate, insertTemplate } from './templates/store.js';
 export type { WebhookRouteOptions } from './webhooks/options.js';
 export { PROJECT_KEY_WEBHOOKS_MESSAGE } from './webhooks/routes.js';
 export * as webhookStore from './webhooks/store.js';

@@ -6,13 +6,13 @@ import {
   createSequenceStore,
   type SequenceStore,
 } from '@tern/bulk';
+import { createTemplateStore, type TemplateStore } from '@tern/templates';
 import { createTenantSettingsStore, type TenantSettingsStore } from '@tern/tenant-settings';
 import type pg from 'pg';
 import { createIdempotencyStore, type IdempotencyStore } from './emails/idempotency.js';
 import { createEmailStore, type EmailStore } from './emails/store.js';
 import { createProjectStore, type ProjectStore } from './projects/store.js';
 import { createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
-import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createUnsubscribeStore, type UnsubscribeStore } from './unsubscribe/store.js';
 import { createWebhookStore, type WebhookStore } from './webhooks/store.js';
 

@@ -1,12 +1,12 @@
 import { analyticsPeriod, dayRange, rates, retentionCutoff, utcDay } from '@tern/domain';
 import type { DayRangeParams } from '@tern/read-models';
+import { templateNames } from '@tern/templates';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { credentialOf } from '../credentials.js';
 import { DASHBOARD_ONLY, TAGS } from '../openapi.js';
 import { createReadMemo } from '../read-memo.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { AS_OF_HEADER, errors } from '../schemas.js';
-import { templateNames } from '../templates/store.js';
 import {
   analyticsQuerySchema,
   dailyResponseSchema,
