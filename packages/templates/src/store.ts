@@ -166,6 +166,8 @@ export interface TemplateStore {
   get: PoolBound<typeof getTemplate>;
   list: PoolBound<typeof listTemplates>;
   delete: PoolBound<typeof deleteTemplate>;
+  /** Names and subjects of known templates (the analytics' top templates). */
+  names: PoolBound<typeof templateNames>;
 }
 
 export function createTemplateStore(pool: pg.Pool): TemplateStore {
@@ -175,5 +177,6 @@ export function createTemplateStore(pool: pg.Pool): TemplateStore {
     get: getTemplate,
     list: listTemplates,
     delete: deleteTemplate,
+    names: templateNames,
   });
 }

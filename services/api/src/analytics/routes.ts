@@ -1,6 +1,5 @@
 import { analyticsPeriod, dayRange, rates, retentionCutoff, utcDay } from '@tern/domain';
 import type { DayRangeParams } from '@tern/read-models';
-import { templateNames } from '@tern/templates';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { credentialOf } from '../credentials.js';
 import { DASHBOARD_ONLY, TAGS } from '../openapi.js';
@@ -153,8 +152,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
       const rows = await memo.get(keyOf('top', range), watermark, () =>
         deps.analytics.topTemplates({ ...range, limit: TOP_TEMPLATES_LIMIT }),
       );
-      const names = await templateNames(
-        deps.pool,
+      const names = await deps.templates.names(
         tenantId,
         rows.map((r) => r.template_id),
       );
