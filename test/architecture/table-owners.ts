@@ -103,10 +103,12 @@ export function documentedOwners(root = ROOT): Map<string, string> {
   return owners;
 }
 
-/** The (file, table) pairs the doc lists as not yet going through their owner. */
+/** The (file, table) pairs the doc lists as not yet going through their owner (none: no section). */
 export function documentedExceptions(root = ROOT): Set<string> {
   const out = new Set<string>();
-  for (const [file, tables] of docTable('### Not yet through their owner', root))
+  const heading = '### Not yet through their owner';
+  if (!readFileSync(join(root, 'docs/architecture.md'), 'utf8').includes(heading)) return out;
+  for (const [file, tables] of docTable(heading, root))
     for (const table of code(tables ?? '')) out.add(`${code(file ?? '')[0]} ${table}`);
   return out;
 }

@@ -22,7 +22,6 @@ export {
   listCampaigns,
   type NewCampaign,
   requestSend,
-  templateExists,
   updateDraft,
 } from './campaigns/store.js';
 export { exportContacts, type ImportedContact, upsertContacts } from './contacts/import.js';

@@ -1,4 +1,5 @@
 import { bindPool, type PoolBound, withTransaction } from '@tern/jobs';
+import { templateExists } from '@tern/templates';
 import type pg from 'pg';
 import {
   type CampaignRow,
@@ -12,7 +13,6 @@ import {
   insertCampaign,
   listCampaigns,
   requestSend,
-  templateExists,
   updateDraft,
 } from './campaigns/store.js';
 import { exportContacts, upsertContacts } from './contacts/import.js';

@@ -4,6 +4,7 @@
 export { enroll, insertCampaign, insertContact, insertSequence } from '@tern/bulk';
 // The email log's page query is its owner's (packages/read-models).
 export { createAnalyticsQueries, logsPage } from '@tern/read-models';
+export { getTemplate, insertTemplate } from '@tern/templates';
 export { tenantReadContext } from '@tern/tenant-settings';
 export { cohortDays } from './analytics/routes.js';
 export { analyticsQuerySchema } from './analytics/schemas.js';
@@ -37,7 +38,6 @@ export {
   suppressionCheck,
   suppressionCheckMany,
 } from './suppressions/store.js';
-export { getTemplate, insertTemplate } from './templates/store.js';
 export type { WebhookRouteOptions } from './webhooks/options.js';
 export { PROJECT_KEY_WEBHOOKS_MESSAGE } from './webhooks/routes.js';
 export * as webhookStore from './webhooks/store.js';

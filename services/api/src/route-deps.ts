@@ -15,8 +15,7 @@ import type { WebhookRouteOptions } from './webhooks/options.js';
  */
 export interface ApiRouteDeps extends ApiStores {
   /**
-   * For what runs its own transaction across owners (a send's `enqueueSends`, an erasure) and the
-   * read queries that are not repositories yet (logs, analytics' template names, provider notices).
+   * For what runs its own transaction across owners: a send's `enqueueSends`, an erasure.
    */
   pool: pg.Pool;
   analytics: AnalyticsQueries;

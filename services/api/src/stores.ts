@@ -6,13 +6,15 @@ import {
   createSequenceStore,
   type SequenceStore,
 } from '@tern/bulk';
+import { bindPool, type PoolBound } from '@tern/jobs';
+import { emailsByMessageId, logsPage } from '@tern/read-models';
+import { createTemplateStore, type TemplateStore } from '@tern/templates';
 import { createTenantSettingsStore, type TenantSettingsStore } from '@tern/tenant-settings';
 import type pg from 'pg';
 import { createIdempotencyStore, type IdempotencyStore } from './emails/idempotency.js';
 import { createEmailStore, type EmailStore } from './emails/store.js';
 import { createProjectStore, type ProjectStore } from './projects/store.js';
 import { createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
-import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createUnsubscribeStore, type UnsubscribeStore } from './unsubscribe/store.js';
 import { createWebhookStore, type WebhookStore } from './webhooks/store.js';
 
@@ -39,6 +41,14 @@ export interface ApiStores {
   sequences: SequenceStore;
   /** A tenant's retention, tracking and send rate (`/tenants/:id/settings`). */
   tenantSettings: TenantSettingsStore;
+  /** The email log's reads outside a tenant resource: `GET /logs` pages, provider notices' message ids. */
+  logQueries: LogQueries;
+}
+
+/** Queries of the email log's read models (`@tern/read-models`) over one pool. */
+export interface LogQueries {
+  page: PoolBound<typeof logsPage>;
+  byMessageId: PoolBound<typeof emailsByMessageId>;
 }
 
 /**
@@ -58,5 +68,6 @@ export function createApiStores(pool: pg.Pool, given: Partial<ApiStores> = {}): 
     campaigns: given.campaigns ?? createCampaignStore(pool),
     sequences: given.sequences ?? createSequenceStore(pool),
     tenantSettings: given.tenantSettings ?? createTenantSettingsStore(pool),
+    logQueries: given.logQueries ?? bindPool(pool, { page: logsPage, byMessageId: emailsByMessageId }),
   };
 }

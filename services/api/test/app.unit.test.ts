@@ -88,6 +88,7 @@ describe('createApiApp', () => {
       replace: unused,
       list: unused,
       delete: unused,
+      names: unused,
     };
     const app = await build({ stores: { templates } });
     try {

@@ -246,12 +246,3 @@ export async function cancelCampaign(
   const existing = await getCampaignRow(db, tenantId, id);
   return existing === null ? { kind: 'not_found' } : { kind: 'not_draft', status: existing.status };
 }
-
-/** Whether the tenant has this template. */
-export async function templateExists(db: Queryable, tenantId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM templates WHERE tenant_id = $1 AND id = $2', [
-    tenantId,
-    id,
-  ]);
-  return (rowCount ?? 0) > 0;
-}

@@ -6,7 +6,6 @@ import { DASHBOARD_ONLY, TAGS } from '../openapi.js';
 import { createReadMemo } from '../read-memo.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { AS_OF_HEADER, errors } from '../schemas.js';
-import { templateNames } from '../templates/store.js';
 import {
   analyticsQuerySchema,
   dailyResponseSchema,
@@ -153,8 +152,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
       const rows = await memo.get(keyOf('top', range), watermark, () =>
         deps.analytics.topTemplates({ ...range, limit: TOP_TEMPLATES_LIMIT }),
       );
-      const names = await templateNames(
-        deps.pool,
+      const names = await deps.templates.names(
         tenantId,
         rows.map((r) => r.template_id),
       );

@@ -1,6 +1,5 @@
 import { retentionCutoff } from '@tern/domain';
 import { httpError } from '@tern/http';
-import { logsPage } from '@tern/read-models';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { boundProject, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
@@ -91,7 +90,7 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
       const answer = async () => {
         const result = empty
           ? { entries: [], total: 0, next: null, page: cursor?.page ?? page }
-          : await logsPage(deps.pool, {
+          : await deps.logQueries.page({
               tenantId,
               cutoff,
               limit,

@@ -2,7 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import { appendOr503, httpError } from '@tern/http';
-import { type EmailRef, emailsByMessageId } from '@tern/read-models';
+import type { EmailRef } from '@tern/read-models';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { Webhook } from 'standardwebhooks';
@@ -119,10 +119,7 @@ export const providerRoutes: FastifyPluginAsyncZod<
   );
 
   async function apply(provider: ProviderName, notices: readonly Notice[]) {
-    const refs = await emailsByMessageId(
-      deps.pool,
-      notices.flatMap((n) => n.messageIds),
-    );
+    const refs = await deps.logQueries.byMessageId(notices.flatMap((n) => n.messageIds));
     const now = deps.now();
     const events: DeliveryEvent[] = [];
     for (const notice of notices) {

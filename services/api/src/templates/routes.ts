@@ -9,6 +9,7 @@ import {
 } from '@tern/contracts';
 import { renderTemplate, templateSyntaxError } from '@tern/domain';
 import { httpError } from '@tern/http';
+import type { TemplateContentInput } from '@tern/templates';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AuthConfig } from '../credentials.js';
 import { credentialOf } from '../credentials.js';
@@ -25,7 +26,6 @@ import {
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errorResponse, errors, noContentSchema } from '../schemas.js';
-import type { TemplateContentInput } from './store.js';
 
 /** Reads: a key with `templates:read`, or a dashboard JWT of any role (SPEC §12). */
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'templates:read' };

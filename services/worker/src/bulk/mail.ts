@@ -3,6 +3,7 @@ import type { Recipient } from '@tern/bulk';
 import { unstorableText } from '@tern/contracts';
 import { cutSubject, listUnsubscribeHeaders, renderTemplate, type TemplateContent } from '@tern/domain';
 import type { Logger } from '@tern/jobs';
+import { templateContent } from '@tern/templates';
 
 export { cutSubject };
 
@@ -86,13 +87,7 @@ export async function resolveContent(
   content: MailContent,
 ): Promise<TemplateContent | null> {
   let base: TemplateContent = { subject: '', html: null, text: null };
-  if (content.templateId !== null) {
-    const { rows } = await pool.query<{ subject: string; html: string | null; text: string | null }>(
-      'SELECT subject, html, text FROM templates WHERE tenant_id = $1 AND id = $2',
-      [tenantId, content.templateId],
-    );
-    if (rows[0]) base = rows[0];
-  }
+  if (content.templateId !== null) base = (await templateContent(pool, tenantId, content.templateId)) ?? base;
   const source = {
     subject: content.subject ?? base.subject,
     html: content.html ?? base.html,

@@ -1,13 +1,16 @@
-import type { Template, TemplateSummary } from '@tern/contracts';
+import { type PageQuery, pageWindow, type Template, type TemplateSummary } from '@tern/contracts';
 import { bindPool, type PoolBound } from '@tern/jobs';
 import type pg from 'pg';
-import type { PageQuery } from '../resource-kit.js';
-import { pageWindow } from '../resource-kit.js';
 
 /**
- * Templates in Postgres (`templates`, SPEC §12). Plain functions of a pool and the tenant id: no
- * HTTP here. Every statement names the tenant, so another tenant's id is simply not found.
+ * Templates in Postgres (`templates`, SPEC §12), the table's one owner: plain functions of a pool
+ * (or a client) and the tenant id, no HTTP here. Every statement names the tenant, so another
+ * tenant's id is simply not found. The api's `/templates` routes, its analytics (names), the
+ * campaign and sequence routes of packages/bulk (`templateExists`), the sender (`getTemplate`) and
+ * the worker's bulk mail (`templateContent`) all call these.
  */
+
+type Queryable = Pick<pg.Pool, 'query'>;
 
 type Row = {
   id: string;
@@ -134,6 +137,28 @@ export async function templateNames(
   return new Map(rows.map((r) => [r.id, { name: r.name, subject: r.subject }]));
 }
 
+/** Whether the tenant has this template (a campaign or a sequence step names it). */
+export async function templateExists(db: Queryable, tenantId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM templates WHERE tenant_id = $1 AND id = $2', [
+    tenantId,
+    id,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** A template's Mustache parts, or null: what campaign and sequence mail render (services/worker). */
+export async function templateContent(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+): Promise<{ subject: string; html: string | null; text: string | null } | null> {
+  const { rows } = await db.query<{ subject: string; html: string | null; text: string | null }>(
+    'SELECT subject, html, text FROM templates WHERE tenant_id = $1 AND id = $2',
+    [tenantId, id],
+  );
+  return rows[0] ?? null;
+}
+
 /** The templates repository: the functions above over one pool (`ApiStores.templates`). */
 export interface TemplateStore {
   insert: PoolBound<typeof insertTemplate>;
@@ -141,6 +166,8 @@ export interface TemplateStore {
   get: PoolBound<typeof getTemplate>;
   list: PoolBound<typeof listTemplates>;
   delete: PoolBound<typeof deleteTemplate>;
+  /** Names and subjects of known templates (the analytics' top templates). */
+  names: PoolBound<typeof templateNames>;
 }
 
 export function createTemplateStore(pool: pg.Pool): TemplateStore {
@@ -150,5 +177,6 @@ export function createTemplateStore(pool: pg.Pool): TemplateStore {
     get: getTemplate,
     list: listTemplates,
     delete: deleteTemplate,
+    names: templateNames,
   });
 }
