@@ -21,8 +21,9 @@ const api = await import('@tern/api');
 // BEFORE=<dir of another copy of services/api/src>: that app too, interleaved (before → after).
 const before = process.env.BEFORE ? await import(`${process.env.BEFORE}/index.ts`) : undefined;
 const auth = await import('@tern/auth');
+const { lastBatchAt } = await import('@tern/read-models');
 const stores = await import('@tern/stores');
-const feed = stores.createReadModelFeed({ pool, connection: 'dedicated' });
+const feed = stores.createReadModelFeed({ pool, connection: 'dedicated', lastBatchAt });
 try {
   await migratePostgres(pool);
   await fillLogs(pool, 'reads_hit', 5000);

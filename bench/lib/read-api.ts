@@ -29,9 +29,12 @@ export async function startReadApi(opts: {
 }): Promise<ReadApi> {
   const api = await import('@tern/api');
   const auth = await import('@tern/auth');
+  const { lastBatchAt } = await import('@tern/read-models');
   const stores = await import('@tern/stores');
   const feed =
-    opts.memoised === false ? null : stores.createReadModelFeed({ pool: opts.pool, connection: 'dedicated' });
+    opts.memoised === false
+      ? null
+      : stores.createReadModelFeed({ pool: opts.pool, connection: 'dedicated', lastBatchAt });
   if (feed && !(await feed.ready())) {
     await feed.close();
     throw new Error('the read-model feed did not start listening');

@@ -31,9 +31,10 @@ export async function readBreakdown(opts: {
 }): Promise<BreakdownRow[]> {
   const api = await import('@tern/api');
   const auth = await import('@tern/auth');
+  const { lastBatchAt } = await import('@tern/read-models');
   const stores = await import('@tern/stores');
   const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 4 });
-  const feed = stores.createReadModelFeed({ pool, connection: 'dedicated' });
+  const feed = stores.createReadModelFeed({ pool, connection: 'dedicated', lastBatchAt });
   const rows: BreakdownRow[] = [];
   try {
     if (!(await feed.ready())) throw new Error('the read-model feed did not start listening');

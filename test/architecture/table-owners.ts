@@ -4,8 +4,8 @@ import { join, relative } from 'node:path';
 /**
  * The rule of docs/architecture.md § "Who owns a table": each Postgres and ClickHouse table's SQL
  * lives in its one owning module (and the migrations). This module finds, in the source tree,
- * which files name which table in SQL, and reads the owners and the listed exceptions from the
- * doc; table-owners.unit.test.ts compares them.
+ * which files name which table in SQL, and reads the owners from the doc; table-owners.unit.test.ts
+ * compares them.
  */
 
 export const ROOT = join(import.meta.dirname, '..', '..');
@@ -101,16 +101,6 @@ export function documentedOwners(root = ROOT): Map<string, string> {
   for (const [tables, owner] of docTable('## Who owns a table', root))
     for (const table of code(tables ?? '')) owners.set(table, code(owner ?? '')[0] ?? '');
   return owners;
-}
-
-/** The (file, table) pairs the doc lists as not yet going through their owner (none: no section). */
-export function documentedExceptions(root = ROOT): Set<string> {
-  const out = new Set<string>();
-  const heading = '### Not yet through their owner';
-  if (!readFileSync(join(root, 'docs/architecture.md'), 'utf8').includes(heading)) return out;
-  for (const [file, tables] of docTable(heading, root))
-    for (const table of code(tables ?? '')) out.add(`${code(file ?? '')[0]} ${table}`);
-  return out;
 }
 
 /** True when `file` is (in) the module `owner`. */

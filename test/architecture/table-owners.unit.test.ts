@@ -1,36 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import {
-  documentedExceptions,
-  documentedOwners,
-  isIn,
-  migratedTables,
-  namesTable,
-  tableUsers,
-} from './table-owners.js';
+import { documentedOwners, isIn, migratedTables, namesTable, tableUsers } from './table-owners.js';
 
 describe('each table has one owner (docs/architecture.md § "Who owns a table")', () => {
   const tables = migratedTables();
   const owners = documentedOwners();
-  const exceptions = documentedExceptions();
   const users = tableUsers();
 
   it('the doc names an owner for every table the migrations create, and no other', () => {
     expect([...owners.keys()].sort()).toEqual(tables);
   });
 
-  it("a table's SQL appears only in its owner (and the migrations), or in a listed exception", () => {
+  it("a table's SQL appears only in its owner (and the migrations)", () => {
     const strays: string[] = [];
     for (const [table, files] of users) {
       const owner = owners.get(table)!;
-      for (const file of files)
-        if (!isIn(file, owner) && !exceptions.has(`${file} ${table}`)) strays.push(`${file} ${table}`);
+      for (const file of files) if (!isIn(file, owner)) strays.push(`${file} ${table}`);
     }
-    expect(strays, 'move this SQL into the owner, or list it in the doc with the reason').toEqual([]);
-  });
-
-  it('every listed exception is still real (a fixed one leaves the list)', () => {
-    const real = new Set([...users].flatMap(([table, files]) => files.map((f) => `${f} ${table}`)));
-    expect([...exceptions].filter((e) => !real.has(e))).toEqual([]);
+    expect(strays, "move this SQL into its owner, or embed the owner's fragment (`<thing>Sql`)").toEqual([]);
   });
 
   it('recognises a table named in SQL or as a literal, not in prose or another name', () => {

@@ -1,10 +1,12 @@
 import type { MailStats } from '@tern/contracts';
+import { emailLogRowSql, humanEventsSql } from '@tern/read-models';
 import type pg from 'pg';
 
 /**
  * Counts of campaign and sequence mail (SPEC §15), exact: every email a fan-out produced has a
- * `bulk_emails` row (written before its email.queued), joined by primary key to its log entry; a
- * recipient skipped because its message could not be composed has one with `failed_reason`.
+ * `bulk_emails` row (written before its email.queued), joined by primary key to its log entry
+ * (packages/read-models' `emailLogRowSql`); a recipient skipped because its message could not be
+ * composed has one with `failed_reason`.
  * `sent` counts emails handed to a provider (SENT, DELAYED, DELIVERED, BOUNCED); `opened`/`clicked`
  * emails with at least one human open/click (the fold leaves bot hits out).
  */
@@ -48,12 +50,12 @@ export async function mailStats(
               count(*) FILTER (WHERE b.failed_reason IS NOT NULL) AS failed,
               count(*) FILTER (WHERE l.status IN ('SENT', 'DELAYED', 'DELIVERED', 'BOUNCED')) AS sent,
               count(*) FILTER (WHERE l.status = 'DELIVERED') AS delivered,
-              count(*) FILTER (WHERE COALESCE((l.state->>'openCount')::int, 0) > 0) AS opened,
-              count(*) FILTER (WHERE COALESCE((l.state->>'clickCount')::int, 0) > 0) AS clicked,
+              count(*) FILTER (WHERE l.open_count > 0) AS opened,
+              count(*) FILTER (WHERE l.click_count > 0) AS clicked,
               count(*) FILTER (WHERE l.status = 'BOUNCED') AS bounced,
-              count(*) FILTER (WHERE COALESCE((l.state->>'complaintCount')::int, 0) > 0) AS complained
+              count(*) FILTER (WHERE l.complaint_count > 0) AS complained
          FROM bulk_emails b
-         LEFT JOIN email_logs l ON l.tenant_id = b.tenant_id AND l.id = b.email_id AND l.created_at IS NOT NULL
+         LEFT JOIN ${emailLogRowSql} l ON l.tenant_id = b.tenant_id AND l.id = b.email_id
         WHERE b.tenant_id = $1 AND b.source = ANY($2::text[])
         GROUP BY b.source, b.step`,
       [tenantId, sources],
@@ -105,7 +107,8 @@ export type DailyKind = keyof typeof DAILY_EVENTS;
  * The mail of `source` per UTC day of what happened to it, from the timeline (`email_events`):
  * each email counts once per kind, on the day of its first such event — a scanner's open or click
  * (`bot: true`) is not one, nor a machine open (`machine: true`, SPEC §21), as in `mailStats` — so over a period holding all of it the days add up
- * to the stats. Days before `since` are left out. One scan of the source's emails' timelines.
+ * to the stats. Days before `since` are left out. One scan of the source's emails' timelines
+ * (packages/read-models' `humanEventsSql`).
  */
 export async function mailDaily(
   pool: Pick<pg.Pool, 'query'>,
@@ -118,10 +121,8 @@ export async function mailDaily(
     `WITH firsts AS (
        SELECT e.type, min(e.occurred_at) AS at
          FROM bulk_emails b
-         JOIN email_events e ON e.tenant_id = b.tenant_id AND e.email_id = b.email_id
+         JOIN ${humanEventsSql} e ON e.tenant_id = b.tenant_id AND e.email_id = b.email_id
         WHERE b.tenant_id = $1 AND b.source = $2 AND e.type = ANY($3::text[])
-          AND NOT (e.type IN ('email.opened', 'email.clicked') AND COALESCE(e.data->>'bot', '') = 'true')
-          AND NOT (e.type = 'email.opened' AND COALESCE(e.data->>'machine', '') = 'true')
         GROUP BY b.email_id, e.type
      )
      SELECT to_char((at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, type, count(*) AS n

@@ -115,6 +115,16 @@ export async function completeOutbox(
   );
 }
 
+/**
+ * The analytics watermark as an SQL expression, embedded by packages/tenant-settings'
+ * `tenantReadContext` (one round trip): null while an outbox batch is not yet shipped (ClickHouse
+ * may lag), else `<events_total>@<last_batch_at>` of `status`, the alias of a
+ * `projectorStatusSql` relation (projection-status.ts).
+ */
+export const analyticsWatermarkSql = (status: string) =>
+  `CASE WHEN EXISTS (SELECT 1 FROM analytics_outbox) THEN NULL
+        ELSE coalesce(${status}.events_total, 0)::text || '@' || coalesce(${status}.last_batch_at::text, '-') END`;
+
 /** Writes a batch's rollup change to the outbox, in the projector's transaction; null when no figure moved. */
 export async function writeOutbox(
   client: pg.ClientBase,

@@ -81,6 +81,23 @@ export const projectionStatus: PgReadModel = {
   },
 };
 
+/**
+ * The projector's progress as a relation of at most one row `(last_batch_at, events_total)`,
+ * embedded by packages/tenant-settings' `tenantReadContext` (the read context's one round trip).
+ */
+export const projectorStatusSql = `(SELECT last_batch_at, events_total FROM projection_status WHERE name = 'projector')`;
+
+/**
+ * The projector's `last_batch_at` (null before its first batch): what the read-model feed of
+ * packages/stores reads on its listening connection when it starts (`ReadModelFeedOptions.lastBatchAt`).
+ */
+export async function lastBatchAt(db: Pick<pg.ClientBase, 'query'>): Promise<Date | null> {
+  const { rows } = await db.query<{ last_batch_at: Date | null }>(
+    "SELECT last_batch_at FROM projection_status WHERE name = 'projector'",
+  );
+  return rows[0]?.last_batch_at ?? null;
+}
+
 /** Deletes up to `limit` dead letters older than `cutoff` (the dedup window). */
 export async function pruneDeadLetters(
   db: pg.Pool | pg.ClientBase,

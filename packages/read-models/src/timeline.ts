@@ -85,6 +85,16 @@ export async function pruneProcessed(
   return r.rowCount ?? 0;
 }
 
+/**
+ * The timeline's events a person did, as a relation `(tenant_id, email_id, event_id, type,
+ * occurred_at)`: a scanner's open or click (`bot`) and a machine open (`machine`, SPEC §21) are
+ * left out, as the fold leaves them out of the counts. Embedded by packages/bulk's `mailDaily`,
+ * which joins it to the campaign's mail in one scan.
+ */
+export const humanEventsSql = `(SELECT tenant_id, email_id, event_id, type, occurred_at FROM email_events
+    WHERE NOT (type IN ('email.opened', 'email.clicked') AND COALESCE(data->>'bot', '') = 'true')
+      AND NOT (type = 'email.opened' AND COALESCE(data->>'machine', '') = 'true'))`;
+
 /** An email's timeline, oldest first (ties by event id, bytewise). */
 export async function timelineOf(
   db: pg.Pool | pg.ClientBase,

@@ -4,3 +4,5 @@ export * from './erasure.js';
 export * from './idempotency-keys.js';
 export { enqueueSends, type NewSend, type StoredMessage, sendsByIdAnyCase } from './outgoing.js';
 export * from './sandbox.js';
+export * from './send-controls.js';
+export * from './send-detail.js';

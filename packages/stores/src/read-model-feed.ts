@@ -91,6 +91,12 @@ export interface ReadModelFeedOptions {
    * one session, so a NOTIFY comes back on the connection that commits it, with its COMMIT.
    */
   connection: 'dedicated' | 'shared';
+  /**
+   * The projection's last batch time, read once on the listening connection when listening begins
+   * (after its `LISTEN`): packages/read-models' `lastBatchAt`, the owner of `projection_status`
+   * (packages/stores sits below it).
+   */
+  lastBatchAt: (client: pg.ClientBase) => Promise<Date | null>;
   logger?: Logger;
   /** Default 5000 ms: liveness check of the dedicated connection, and the wait before reconnecting. */
   checkIntervalMs?: number;
@@ -100,7 +106,7 @@ export interface ReadModelFeedOptions {
 const MAX_TENANTS = 50_000;
 
 export function createReadModelFeed(opts: ReadModelFeedOptions): ReadModelFeed {
-  const { pool } = opts;
+  const { pool, lastBatchAt } = opts;
   const logger = opts.logger ?? silentLogger;
   const checkIntervalMs = opts.checkIntervalMs ?? 5_000;
   let epoch = 0;
@@ -186,13 +192,6 @@ export function createReadModelFeed(opts: ReadModelFeedOptions): ReadModelFeed {
   const onNotification = (msg: pg.Notification) => {
     if (msg.channel === READ_MODEL_CHANNEL) hear(msg.payload);
   };
-
-  async function lastBatchAt(client: pg.ClientBase): Promise<Date | null> {
-    const { rows } = await client.query<{ last_batch_at: Date | null }>(
-      "SELECT last_batch_at FROM projection_status WHERE name = 'projector'",
-    );
-    return rows[0]?.last_batch_at ?? null;
-  }
 
   let stopTimers: () => Promise<void> = async () => {};
 

@@ -17,6 +17,14 @@ import {
   readModelPayload,
 } from '../src/index.js';
 
+/** The reader packages/read-models provides (its `lastBatchAt`); packages/stores sits below it. */
+const lastBatchAt = async (client: pg.ClientBase) =>
+  (
+    await client.query<{ last_batch_at: Date | null }>(
+      "SELECT last_batch_at FROM projection_status WHERE name = 'projector'",
+    )
+  ).rows[0]?.last_batch_at ?? null;
+
 describe('readModelPayload', () => {
   it('keeps a payload under the 8000 bytes of a NOTIFY: a long tenant list becomes every tenant', () => {
     expect(JSON.parse(readModelPayload({ kind: 'logs', tenants: ['a', 'b', 'a'] }))).toEqual({
@@ -43,7 +51,7 @@ describe('on a Postgres server (a connection of its own)', () => {
     await pool.query(
       `INSERT INTO projection_status (name, last_batch_at) VALUES ('projector', '2026-06-15T10:00:00Z')`,
     );
-    feed = createReadModelFeed({ pool, connection: 'dedicated', checkIntervalMs: 100 });
+    feed = createReadModelFeed({ pool, connection: 'dedicated', checkIntervalMs: 100, lastBatchAt });
   });
 
   afterAll(async () => {
@@ -154,7 +162,12 @@ describe('where notices do not reach the listening connection', () => {
     const misrouted = new Proxy(poolX, {
       get: (target, prop) => (prop === 'query' ? poolY.query.bind(poolY) : Reflect.get(target, prop)),
     });
-    const feed = createReadModelFeed({ pool: misrouted, connection: 'dedicated', checkIntervalMs: 300 });
+    const feed = createReadModelFeed({
+      pool: misrouted,
+      connection: 'dedicated',
+      checkIntervalMs: 300,
+      lastBatchAt,
+    });
     try {
       expect(await feed.ready(2_000)).toBe(false);
       expect(feed.version('logs', 'a')).toBeNull();
@@ -175,7 +188,7 @@ describe('on PGlite (one session: the committing connection hears it)', () => {
   beforeAll(async () => {
     store = await createPostgres({ dataDir: tempDir('tern-feed-pglite-') });
     await migratePostgres(store.pool);
-    feed = createReadModelFeed({ pool: store.pool, connection: 'shared' });
+    feed = createReadModelFeed({ pool: store.pool, connection: 'shared', lastBatchAt });
   });
 
   afterAll(async () => {

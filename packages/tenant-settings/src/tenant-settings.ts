@@ -1,4 +1,5 @@
 import { DEFAULT_TRACKING, type TrackingSettings } from '@tern/contracts';
+import { analyticsWatermarkSql, projectorStatusSql } from '@tern/read-models';
 import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
 import type pg from 'pg';
 
@@ -22,7 +23,10 @@ export interface TenantReadContext {
   watermark: string | null;
 }
 
-/** One round trip for all three, before the data query. */
+/**
+ * One round trip for all three, before the data query; the projection's freshness and the
+ * watermark are packages/read-models' fragments (`projectorStatusSql`, `analyticsWatermarkSql`).
+ */
 export async function tenantReadContext(pool: pg.Pool, tenantId: string): Promise<TenantReadContext> {
   const { rows } = await pool.query<{
     retention_days: number | null;
@@ -31,12 +35,9 @@ export async function tenantReadContext(pool: pg.Pool, tenantId: string): Promis
   }>({
     name: 'tenant_read_context',
     text: `SELECT (SELECT retention_days FROM tenant_settings WHERE tenant_id = $1) AS retention_days,
-            s.last_batch_at,
-            CASE WHEN EXISTS (SELECT 1 FROM analytics_outbox) THEN NULL
-                 ELSE coalesce(s.events_total, 0)::text || '@' || coalesce(s.last_batch_at::text, '-') END
-              AS watermark
+            s.last_batch_at, ${analyticsWatermarkSql('s')} AS watermark
        FROM (SELECT 1) AS one
-       LEFT JOIN projection_status s ON s.name = 'projector'`,
+       LEFT JOIN ${projectorStatusSql} s ON true`,
     values: [tenantId],
   });
   const row = rows[0];

@@ -6,6 +6,7 @@
 // real PGlite, real chDB; the test only counts the queries that reach them.
 import type { ClickHouseClient } from '@clickhouse/client';
 import { applyBatchToPostgres, completeOutbox, shipBatch } from '@tern/projector';
+import { lastBatchAt } from '@tern/read-models';
 import {
   createPostgres,
   createReadModelFeed,
@@ -88,7 +89,12 @@ async function cost(fn: () => Promise<unknown>): Promise<[number, number]> {
 beforeAll(async () => {
   stores = await openStores();
   // A lost connection is noticed at once (its socket closes); reopened within the check interval.
-  feed = createReadModelFeed({ pool: stores.pool, connection: 'dedicated', checkIntervalMs: 1000 });
+  feed = createReadModelFeed({
+    pool: stores.pool,
+    connection: 'dedicated',
+    checkIntervalMs: 1000,
+    lastBatchAt,
+  });
   app = await buildApp(
     { pool: counting(stores.pool, 'query', 'pg'), ch: counting(stores.ch, 'query', 'engine') },
     clock,
@@ -99,7 +105,7 @@ beforeAll(async () => {
   const elsewherePool = new pg.Pool({ connectionString: elsewhere.url, max: 2 });
   elsewherePool.on('error', () => undefined);
   await migratePostgres(elsewherePool);
-  const deafFeed = createReadModelFeed({ pool: elsewherePool, connection: 'dedicated' });
+  const deafFeed = createReadModelFeed({ pool: elsewherePool, connection: 'dedicated', lastBatchAt });
   deaf = {
     app: await buildApp(stores, clock, { readModel: deafFeed }),
     feed: deafFeed,
@@ -252,7 +258,7 @@ describe('on the embedded PGlite (the notice comes back with the COMMIT)', () =>
   beforeAll(async () => {
     store = await createPostgres({ dataDir: tempDir('tern-feed-api-pglite-') });
     await migratePostgres(store.pool);
-    embeddedFeed = createReadModelFeed({ pool: store.pool, connection: 'shared' });
+    embeddedFeed = createReadModelFeed({ pool: store.pool, connection: 'shared', lastBatchAt });
     embedded = await buildApp(
       { pool: counting(store.pool, 'query', 'pg'), ch: counting(stores.ch, 'query', 'engine') },
       clock,

@@ -2,6 +2,19 @@ import type pg from 'pg';
 
 /** The email log's small reads for other modules (visible: its `email.queued` is known). */
 
+/**
+ * The visible log entries as a relation, embedded by the statements of other owners that join an
+ * email's log entry in one statement: packages/sending's `GET /emails/:id` detail, project and
+ * sandbox-content reads, packages/bulk's `mailStats`. Columns: `tenant_id`, `id`, `state` (the fold
+ * state), `status`, `provider`, `message_id`, `project_id`, `created_at`, and the human
+ * `open_count`, `click_count`, `complaint_count` of the fold (0 when none).
+ */
+export const emailLogRowSql = `(SELECT tenant_id, id, state, status, provider, message_id, project_id, created_at,
+          COALESCE((state->>'openCount')::int, 0) AS open_count,
+          COALESCE((state->>'clickCount')::int, 0) AS click_count,
+          COALESCE((state->>'complaintCount')::int, 0) AS complaint_count
+     FROM email_logs WHERE created_at IS NOT NULL)`;
+
 /** True when the tenant's email is visible in the log. */
 export async function emailIsVisible(
   db: pg.Pool | pg.ClientBase,

@@ -5,6 +5,7 @@ import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
 import { createDnsChecker, createSendingDomains, type SendingDomains, spfRecord } from '@tern/domains';
 import { installErrorHandlers, registerHealthRoutes } from '@tern/http';
+import { lastBatchAt } from '@tern/read-models';
 import { createReadModelFeed } from '@tern/stores';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { type RuntimeContext, type RuntimeSecrets, streamOf } from '../context.js';
@@ -71,6 +72,7 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
   const readModel = createReadModelFeed({
     pool,
     connection: ctx.pgStore.kind === 'pglite' ? 'shared' : 'dedicated',
+    lastBatchAt,
     logger,
   });
   ctx.onClose('read-model-feed', () => readModel.close());
