@@ -14,7 +14,8 @@ export interface JwksOptions {
 }
 
 interface JwksEntry {
-  kid: string | undefined;
+  /** The JWK's `kid` as given: one that is not a string matches no token's (a string or none). */
+  kid: unknown;
   check: SignatureCheck;
 }
 
@@ -24,11 +25,10 @@ const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())) }
 function entryFromJwk(jwk: Record<string, unknown>): JwksEntry | undefined {
   if (jwk.kty !== 'RSA' && jwk.kty !== 'EC' && jwk.kty !== 'OKP') return undefined;
   if (jwk.use !== undefined && jwk.use !== 'sig') return undefined;
-  if (jwk.alg !== undefined && typeof jwk.alg !== 'string') return undefined;
   try {
     const key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
-    const kid = typeof jwk.kid === 'string' ? jwk.kid : undefined;
-    return { kid, check: publicKeyCheck(key, jwk.alg as string | undefined) };
+    // An `alg` that is not a string names no algorithm of the key: publicKeyCheck throws.
+    return { kid: jwk.kid, check: publicKeyCheck(key, jwk.alg as string | undefined) };
   } catch {
     // One unusable key (unknown curve, bad modulus…) must not take the whole set down.
     return undefined;
@@ -46,7 +46,8 @@ export function createJwksResolver(url: string, opts: JwksOptions): KeyResolver 
       headers: { accept: 'application/json' },
       signal: AbortSignal.timeout(opts.timeoutMs),
     });
-    if (!response.ok) throw new Error(`JWKS fetch answered ${response.status}`);
+    // Not an answer: keep the previous key set, as refresh() does when the fetch throws.
+    if (!response.ok) return;
     const body = jwksSchema.parse(await response.json());
     entries = body.keys.map(entryFromJwk).filter((entry) => entry !== undefined);
     fetchedAt = opts.now();
