@@ -164,6 +164,32 @@ describe('HS256 secret', () => {
     }
   });
 
+  it('refuses a validly signed token longer than 8192 characters, accepts one of exactly 8192', async () => {
+    const padded = (length: number) => {
+      for (let pad = 0; pad < 8192; pad += 1) {
+        const token = hs256({ tenantId: 'acme', exp: nowSec + 60, pad: 'x'.repeat(pad) });
+        if (token.length >= length) return token;
+      }
+      throw new Error('unreachable');
+    };
+    const longest = padded(8192);
+    expect(longest).toHaveLength(8192);
+    await expect(verifier.verify(longest)).resolves.toEqual({
+      tenantId: 'acme',
+      role: 'member',
+      exp: nowSec + 60,
+    });
+    const over = padded(8193);
+    expect(over.length).toBeGreaterThan(8192);
+    expect(await reasonOf(verifier.verify(over))).toBe('invalid_token');
+  });
+
+  it('refuses a missing or non-string token as invalid_token, not with a crash', async () => {
+    for (const missing of [undefined, null, 42, {}]) {
+      expect(await reasonOf(verifier.verify(missing as unknown as string))).toBe('invalid_token');
+    }
+  });
+
   it('refuses a PEM in the secret slot at creation', () => {
     const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     expect(() => createJwtVerifier({ secret: pem(publicKey) })).toThrow(/PEM/);
@@ -252,8 +278,16 @@ describe('public keys', () => {
     expect(await reasonOf(verifier.verify(token))).toBe('missing_tenant');
   });
 
-  it('refuses an unreadable public key at creation', () => {
+  it('refuses an unreadable public key at creation, saying why', () => {
     expect(() => createJwtVerifier({ publicKey: 'not a pem' })).toThrow(/public key/);
+    const error = (() => {
+      try {
+        createJwtVerifier({ publicKey: 'not a pem' });
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(error?.cause).toBeInstanceOf(Error);
   });
 });
 
