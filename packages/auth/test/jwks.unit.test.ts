@@ -248,6 +248,36 @@ describe('JWKS', () => {
     expect(hits).toBe(2);
   });
 
+  it('refuses an alg:none or non-string alg header before any key lookup: it costs no fetch', async () => {
+    serve([jwk(rsaA.publicKey, { kid: 'a' })]);
+    const verifier = createJwtVerifier({ jwksUrl: url, now: () => NOW });
+    const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const signed = (header: object) => {
+      const input = `${b64(header)}.${b64(claims)}`;
+      return `${input}.${cryptoSign('sha256', Buffer.from(input), rsaA.privateKey).toString('base64url')}`;
+    };
+    for (const header of [{ alg: 'none', kid: 'a' }, { alg: 256, kid: 'a' }, { kid: 'a' }]) {
+      expect(await reasonOf(verifier.verify(signed(header)))).toBe('invalid_algorithm');
+    }
+    expect(await reasonOf(verifier.verify(`${b64({ alg: 'none', kid: 'a' })}.${b64(claims)}.`))).toBe(
+      'invalid_algorithm',
+    );
+    expect(hits).toBe(0);
+  });
+
+  it('re-fetches on an unknown kid at most every 30 s by default', async () => {
+    serve([jwk(rsaA.publicKey, { kid: 'a' })]);
+    let t = NOW;
+    const verifier = createJwtVerifier({ jwksUrl: url, now: () => t });
+    await verifier.verify(sign(rsaA.privateKey, 'RS256', 'a'));
+    t = NOW + 29_999;
+    expect(await reasonOf(verifier.verify(sign(rsaA.privateKey, 'RS256', 'x')))).toBe('unknown_key');
+    expect(hits).toBe(1);
+    t = NOW + 30_000;
+    expect(await reasonOf(verifier.verify(sign(rsaA.privateKey, 'RS256', 'x')))).toBe('unknown_key');
+    expect(hits).toBe(2);
+  });
+
   it('gives up on a key set that does not answer within the timeout', async () => {
     const silent = createServer(() => {
       // never answers
