@@ -27,9 +27,9 @@ export function algorithmsForPublicKey(key: KeyObject): Algorithm[] {
         'RSA-PSS (id-RSASSA-PSS) keys are not supported: give the plain RSA public key, which verifies PS256/PS384/PS512 too',
       );
     case 'ec': {
-      const curve = key.asymmetricKeyDetails?.namedCurve;
-      const alg = curve === undefined ? undefined : EC_ALGORITHM_BY_CURVE[curve];
-      if (alg === undefined) throw new Error(`unsupported EC curve ${curve ?? '(unknown)'}`);
+      const curve = key.asymmetricKeyDetails?.namedCurve ?? '(unknown)';
+      const alg = EC_ALGORITHM_BY_CURVE[curve];
+      if (alg === undefined) throw new Error(`unsupported EC curve ${curve}`);
       return [alg];
     }
     case 'ed25519':
