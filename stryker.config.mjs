@@ -32,6 +32,7 @@ export const MUTATION_GROUPS = {
     // The event contract (SPEC §5), one module until issue 25 split it.
     mutate: [
       'packages/contracts/src/events.ts',
+      'packages/contracts/src/validate-events.ts',
       'packages/contracts/src/event-data.ts',
       'packages/contracts/src/event-fields.ts',
       'packages/contracts/src/storable.ts',

@@ -81,7 +81,8 @@ try {
   console.error(`[readpath] filled ${ENTRIES} entries in ${details.fillSeconds} s`);
 
   // --- Servers ------------------------------------------------------------------------------
-  const api = await import('@tern/api');
+  const { createAnalyticsQueries, logsPage } = await import('@tern/read-models');
+  const { tenantReadContext } = await import('@tern/tenant-settings');
   // As `npm start` runs it: repeated reads memoised on the read-model feed (issue 10).
   const app = await startReadApi({ pool: pg.pool, ch: chdb.ch, tenantId: TENANT, retentionDays: DAYS });
   // The same routes without a feed: every request reads Postgres (what a page costs the first
@@ -148,9 +149,9 @@ try {
     let done = 0;
     const worker = async () => {
       while (performance.now() < until) {
-        const context = await api.tenantReadContext(pg.pool, TENANT);
+        const context = await tenantReadContext(pg.pool, TENANT);
         const cutoff = retentionCutoff(new Date(), context.retentionOverride ?? DAYS);
-        await api.logsPage(pg.pool, { tenantId: TENANT, cutoff, limit: 20, page, cursor: null, filter: {} });
+        await logsPage(pg.pool, { tenantId: TENANT, cutoff, limit: 20, page, cursor: null, filter: {} });
         done++;
       }
     };
@@ -226,7 +227,7 @@ try {
   }
 
   // --- Summary: engine path (cold) vs one Postgres aggregate ---------------------------------
-  const queries = api.createAnalyticsQueries(chdb.ch);
+  const queries = createAnalyticsQueries(chdb.ch);
   const range = { tenantId: TENANT, fromDay: firstDay, toDay: lastDay };
   const time = async (n: number, fn: () => Promise<unknown>) => {
     for (let i = 0; i < 2; i++) await fn();

@@ -138,7 +138,7 @@ try {
   details.bodyBytes = { page1: Buffer.byteLength(page1), deep: Buffer.byteLength(deep) };
 
   if (BEFORE) {
-    // Each build runs alone below, the one before first.
+    // Each build runs alone below, in turn.
     await servers.api.stop();
     delete servers.api;
   }
@@ -191,9 +191,14 @@ try {
 
   try {
     // Every build runs alone (its own process, with the projector, sender… of `npm start`), in turn,
-    // ROUNDS times: before, after, before, after… so that both see the machine alike.
-    const builds: ('api' | 'before')[] = BEFORE ? ['before', 'api'] : ['api'];
+    // ROUNDS times, the order turning each round (before, after; after, before; …): the build that
+    // runs first in a round reads 5–15 points higher, so neither may always be first.
     for (let round = 0; round < (PHASES.has('idle') ? ROUNDS : 0); round++) {
+      const builds: ('api' | 'before')[] = !BEFORE
+        ? ['api']
+        : round % 2 === 0
+          ? ['before', 'api']
+          : ['api', 'before'];
       for (const build of builds) {
         const server = servers[build] ?? (await start(build, `r${round}`));
         servers[build] = server;

@@ -12,10 +12,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { getTemplate, isSuppressed, suppressedAmong } from '@tern/api';
 import { createEventStream, type EventLog } from '@tern/event-log';
+import { isSuppressed, suppressedAmong } from '@tern/read-models';
 import { createSender, createSmtpProvider, DEFAULT_SMTP_POOL, DKIM_SIGNED_HEADERS } from '@tern/sender';
 import { enqueueSends, type NewSend } from '@tern/sending';
+import { getTemplate } from '@tern/templates';
 import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import { verifiedBenchDomain } from '../lib/bench-domain.js';

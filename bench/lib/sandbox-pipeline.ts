@@ -7,11 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { getTemplate, isSuppressed, suppressedAmong } from '@tern/api';
 import type { EventStream } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
+import { isSuppressed, suppressedAmong } from '@tern/read-models';
 import { createSandboxProvider, createSender } from '@tern/sender';
+import { getTemplate } from '@tern/templates';
 import type pg from 'pg';
 import { postJson } from './sending.js';
 

@@ -6,9 +6,10 @@
  */
 import type { KeyObject } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { getTemplate, isSuppressed, suppressedAmong } from '@tern/api';
 import type { EventStream } from '@tern/event-log';
+import { isSuppressed, suppressedAmong } from '@tern/read-models';
 import { createSender, createSmtpProvider, DKIM_SIGNED_HEADERS } from '@tern/sender';
+import { getTemplate } from '@tern/templates';
 import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import { SMTPServer } from 'smtp-server';

@@ -36,7 +36,7 @@ export function services(root = ROOT): Service[] {
   return out;
 }
 
-function* sourceFiles(dir: string): Generator<string> {
+export function* sourceFiles(dir: string): Generator<string> {
   let entries: string[];
   try {
     entries = readdirSync(dir);

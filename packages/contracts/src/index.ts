@@ -21,4 +21,5 @@ export * from './storable.js';
 export * from './suppressions.js';
 export * from './tags.js';
 export * from './templates.js';
+export * from './validate-events.js';
 export * from './webhooks.js';

@@ -1,29 +1,7 @@
-import type {
-  Contact as ContractContact,
-  EmailLogEntry as ContractEmailLogEntry,
-  EmailStatus as ContractEmailStatus,
-  ErasureResult as ContractErasureResult,
-  ImportResult as ContractImportResult,
-  LogsMeta as ContractLogsMeta,
-  LogsResponse as ContractLogsResponse,
-  SendEmailInput as ContractSendEmailInput,
-  Webhook as ContractWebhook,
-  WebhookDelivery as ContractWebhookDelivery,
-  WebhookReplay as ContractWebhookReplay,
-  WebhookWithSecret as ContractWebhookWithSecret,
-} from '@tern/contracts';
-import type { Contact, ErasureResult, ImportContactsResult } from './contacts.js';
-import type {
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointWithSecret,
-  WebhookReplay,
-} from './webhooks.js';
-
 // The contract types are zod-inferred (`z.infer<…>`): re-exporting them as-is would make the
 // published `.d.ts` reference zod, which the SDK does not depend on. So the public types are
-// spelled out here and pinned to the contract by the compile-time checks below: any drift in
-// `@tern/contracts` fails `tsc`, and the published declarations stay self-contained.
+// spelled out here and pinned to the contract by the compile-time checks of contract-checks.ts:
+// any drift in `@tern/contracts` fails `tsc`, and the published declarations stay self-contained.
 
 /** Delivery status of an email (SPEC §5). */
 export type EmailStatus =
@@ -164,21 +142,3 @@ export interface SendOptions extends RequestOptions {
    */
   idempotencyKey?: string;
 }
-
-type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
-type Assert<T extends true> = T;
-
-type _ContractChecks = [
-  Assert<Equals<SendEmailParams, ContractSendEmailInput>>,
-  Assert<Equals<Contact, ContractContact>>,
-  Assert<Equals<ImportContactsResult, ContractImportResult>>,
-  Assert<Equals<ErasureResult, ContractErasureResult>>,
-  Assert<Equals<EmailStatus, ContractEmailStatus>>,
-  Assert<Equals<EmailLogEntry, ContractEmailLogEntry>>,
-  Assert<Equals<LogsMeta, ContractLogsMeta>>,
-  Assert<Equals<LogsResponse, ContractLogsResponse>>,
-  Assert<Equals<WebhookEndpoint, ContractWebhook>>,
-  Assert<Equals<WebhookEndpointWithSecret, ContractWebhookWithSecret>>,
-  Assert<Equals<WebhookDelivery, ContractWebhookDelivery>>,
-  Assert<Equals<WebhookReplay, ContractWebhookReplay>>,
-];

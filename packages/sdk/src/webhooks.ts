@@ -1,23 +1,13 @@
+import type { WebhookEventType } from '@tern/contracts/event-types';
 import type { Send } from './transport.js';
 import type { ListMeta, RequestOptions } from './types.js';
 
-// Types of `/webhooks*` (SPEC §17), spelled out so the published declarations stay free of zod;
-// they are pinned to the contract by compile-time checks in types.ts.
+// Types of `/webhooks*` (SPEC §17), spelled out so the published declarations stay free of zod.
+// The event type names are the contracts' zod-free list (`@tern/contracts/event-types`, which
+// tsconfig.build.json maps for `dts.resolve` to fold into index.d.ts): a new event type reaches
+// the SDK without an edit here.
 
-export type WebhookEventType =
-  | 'email.queued'
-  | 'email.sent'
-  | 'email.delayed'
-  | 'email.delivered'
-  | 'email.bounced'
-  | 'email.failed'
-  | 'email.suppressed'
-  | 'email.cancelled'
-  | 'email.opened'
-  | 'email.clicked'
-  | 'email.complained'
-  | 'domain.verified'
-  | 'domain.failed';
+export type { WebhookEventType };
 
 export interface WebhookEndpoint {
   id: string;

@@ -1,19 +1,6 @@
 // What other workspaces (the runtime, benches) and this service's tests use of the api: named,
 // so a module's every export is not public by accident (issue 25, item 4).
 
-export { enroll, insertCampaign, insertContact, insertSequence } from '@tern/bulk';
-// The email log's page query and the suppression list's checks are their owner's (packages/read-models).
-export {
-  addSuppression,
-  createAnalyticsQueries,
-  isSuppressed,
-  logsPage,
-  suppressedAmong,
-  suppressionCheck,
-  suppressionCheckMany,
-} from '@tern/read-models';
-export { getTemplate, insertTemplate } from '@tern/templates';
-export { tenantReadContext } from '@tern/tenant-settings';
 export { cohortDays } from './analytics/routes.js';
 export { analyticsQuerySchema } from './analytics/schemas.js';
 export {

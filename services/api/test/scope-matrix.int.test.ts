@@ -1,21 +1,18 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { signTrackingToken } from '@tern/auth';
+import { enroll, insertCampaign, insertContact, insertSequence } from '@tern/bulk';
 import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
 import { createUnsubscribeToken } from '@tern/domain';
 import type { SendingDomains } from '@tern/domains';
 import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
+import { addSuppression } from '@tern/read-models';
 import { createSandboxProvider } from '@tern/sender';
+import { insertTemplate } from '@tern/templates';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
 import {
-  addSuppression,
-  enroll,
-  insertCampaign,
-  insertContact,
   insertProject,
-  insertSequence,
-  insertTemplate,
   JWT_REQUIRED_MESSAGE,
   newResourceId,
   PROJECT_KEY_TENANT_WIDE_MESSAGE,

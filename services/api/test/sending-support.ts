@@ -4,6 +4,7 @@
 import { createEventStream, createPostgresEventLog, type EventLog, type EventStream } from '@tern/event-log';
 import { createKeyring, type Keyring } from '@tern/privacy';
 import { createProjector, type Projector } from '@tern/projector';
+import { isSuppressed, suppressedAmong } from '@tern/read-models';
 import {
   createSandboxProvider,
   createSender,
@@ -11,9 +12,10 @@ import {
   type Sender,
   type SenderOptions,
 } from '@tern/sender';
+import { getTemplate } from '@tern/templates';
 import type { FastifyInstance } from 'fastify';
 import { waitFor } from '../../../test/support/services.js';
-import { type ApiDeps, getTemplate, isSuppressed, suppressedAmong } from '../src/index.js';
+import type { ApiDeps } from '../src/index.js';
 import {
   bearer,
   buildApp,

@@ -1,6 +1,6 @@
+import { isSuppressed, suppressedAmong } from '@tern/read-models';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isSuppressed, suppressedAmong } from '../src/index.js';
 import {
   bearer,
   buildApp,

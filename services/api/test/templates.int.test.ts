@@ -1,6 +1,6 @@
+import { getTemplate } from '@tern/templates';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getTemplate } from '../src/index.js';
 import {
   bearer,
   buildApp,

@@ -18,11 +18,11 @@ export interface SenderOptions {
   tracking: { secret: string; publicUrl: string };
   /** Domain of the Message-ID `<emailId@domain>`; default PUBLIC_URL's host name. */
   messageIdDomain?: string;
-  /** The suppression list (`isSuppressed` of `@tern/api`). */
+  /** The suppression list (`isSuppressed` of `@tern/read-models`). */
   isSuppressed: IsSuppressed;
-  /** The same list asked for a whole claim round in one query (`suppressedAmong` of `@tern/api`); absent: `isSuppressed` per email. */
+  /** The same list asked for a whole claim round in one query (`suppressedAmong` of `@tern/read-models`); absent: `isSuppressed` per email. */
   suppressedAmong?: SuppressedAmong;
-  /** Template lookup (`getTemplate` of `@tern/api`); rendering is `renderTemplate` of `@tern/domain`. */
+  /** Template lookup (`getTemplate` of `@tern/templates`); rendering is `renderTemplate` of `@tern/domain`. */
   getTemplate: GetTemplate;
   /**
    * The DKIM keys of the tenants' verified domains (SPEC §20, `createSigningKeys` of

@@ -5,14 +5,14 @@ import type pg from 'pg';
 
 /**
  * True when the address is on the tenant's suppression list (SPEC §13): `isSuppressed` of the
- * suppressions store (`@tern/api`), injected by whoever starts the sender (the sender is a
+ * suppressions owner (`@tern/read-models`), injected by whoever starts the sender (the sender is a
  * dependency of the api package, so it cannot import it).
  */
 export type IsSuppressed = (pool: pg.Pool, tenantId: string, email: string) => Promise<boolean>;
 
 /**
  * The same question for many (tenant, address) pairs at once, in one query: the answers in the
- * order asked (`suppressedAmong` of `@tern/api`). The sender asks it once per claim round.
+ * order asked (`suppressedAmong` of `@tern/read-models`). The sender asks it once per claim round.
  */
 export type SuppressedAmong = (
   pool: pg.Pool,

@@ -1,8 +1,10 @@
 // Sending fairness and limits (SPEC §23) on a real Postgres: transactional mail of every tenant is
 // claimed ahead of bulk mail, and a tenant's send rate holds across sender instances.
-import { getTemplate, isSuppressed } from '@tern/api';
+
 import type { RenderedMessage } from '@tern/contracts';
 import { createEventStream, type PostgresEventLog } from '@tern/event-log';
+import { isSuppressed } from '@tern/read-models';
+import { getTemplate } from '@tern/templates';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';

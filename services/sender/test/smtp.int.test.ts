@@ -1,11 +1,12 @@
 // The SMTP provider and the sender against a real SMTP server in the test process (`smtp-server`,
 // the nodemailer project's server), with real Postgres and the Postgres-table event log.
 import { type AddressInfo, createServer } from 'node:net';
-import { getTemplate, isSuppressed } from '@tern/api';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import { queuedEvent } from '@tern/domain';
 import { verpAddress } from '@tern/domains';
 import { createEventStream, type PostgresEventLog } from '@tern/event-log';
+import { isSuppressed } from '@tern/read-models';
+import { getTemplate } from '@tern/templates';
 import { simpleParser } from 'mailparser';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,8 +1,8 @@
 import type { Project } from '@tern/contracts';
+import { type PageQuery, pageWindow } from '@tern/contracts';
 import { bindPool, type PoolBound, withTransaction } from '@tern/jobs';
 import { projectHasEmails } from '@tern/read-models';
 import type pg from 'pg';
-import { type PageQuery, pageWindow } from '../resource-kit.js';
 
 /** Projects in Postgres (`projects`, SPEC §16). */
 

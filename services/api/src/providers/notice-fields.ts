@@ -1,7 +1,7 @@
 // How notices.ts reads the providers' loose JSON: typed fields, message ids, times, opens, clicks.
 import { classifyOpen } from '@tern/auth';
 import { normalizeMessageId } from '@tern/domain';
-import type { Outcome } from './notices.js';
+import type { Outcome } from './notice.js';
 
 export type Json = Record<string, unknown>;
 export const obj = (v: unknown): Json =>

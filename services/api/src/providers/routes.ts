@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { TAGS } from '../openapi.js';
 import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
 import { errorResponse, errors } from '../schemas.js';
-import { type Notice, type ProviderName, sesNotices } from './notices.js';
+import type { Notice, ProviderName } from './notice.js';
+import { sesNotices } from './notices.js';
 import { createSnsVerifier, parseSnsMessage, type SnsVerifierOptions } from './sns.js';
 import { mailgunNotices, postmarkNotices, resendNotices, sendgridNotices } from './webhook-notices.js';
 

@@ -1,5 +1,7 @@
 // The notices of the providers that post their own webhooks (SendGrid, Postmark, Mailgun, Resend);
 // SES's come through SNS (notices.ts, sns.ts). Each returns what one request says happened.
+
+import type { Notice, Outcome } from './notice.js';
 import {
   arr,
   clickOutcome,
@@ -12,7 +14,6 @@ import {
   str,
   unixTime,
 } from './notice-fields.js';
-import type { Notice, Outcome } from './notices.js';
 
 /** SendGrid Event Webhook: a JSON array of events. */
 export function sendgridNotices(body: unknown): Notice[] {

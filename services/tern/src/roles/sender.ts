@@ -1,7 +1,8 @@
-import { getTemplate, suppressionCheck, suppressionCheckMany } from '@tern/api';
 import { createSigningKeys } from '@tern/domains';
 import { NotReadyError } from '@tern/http';
+import { suppressionCheck, suppressionCheckMany } from '@tern/read-models';
 import { createSandboxProvider, createSender, createSmtpProvider } from '@tern/sender';
+import { getTemplate } from '@tern/templates';
 import { type RuntimeContext, streamOf } from '../context.js';
 
 /** The sender role: the queue of outgoing mail, sent through the provider, outcomes appended to the log. */

@@ -1,0 +1,44 @@
+// The SDK's spelled-out public types pinned to the contract (`@tern/contracts`, zod-inferred): any
+// drift fails `tsc`. Apart from the types so that no module of the SDK imports back the ones it
+// describes; nothing imports this file, the typecheck reads it.
+
+import type {
+  Contact as ContractContact,
+  EmailLogEntry as ContractEmailLogEntry,
+  EmailStatus as ContractEmailStatus,
+  ErasureResult as ContractErasureResult,
+  ImportResult as ContractImportResult,
+  LogsMeta as ContractLogsMeta,
+  LogsResponse as ContractLogsResponse,
+  SendEmailInput as ContractSendEmailInput,
+  Webhook as ContractWebhook,
+  WebhookDelivery as ContractWebhookDelivery,
+  WebhookReplay as ContractWebhookReplay,
+  WebhookWithSecret as ContractWebhookWithSecret,
+} from '@tern/contracts';
+import type { Contact, ErasureResult, ImportContactsResult } from './contacts.js';
+import type { EmailLogEntry, EmailStatus, LogsMeta, LogsResponse, SendEmailParams } from './types.js';
+import type {
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookReplay,
+} from './webhooks.js';
+
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Assert<T extends true> = T;
+
+type _ContractChecks = [
+  Assert<Equals<SendEmailParams, ContractSendEmailInput>>,
+  Assert<Equals<Contact, ContractContact>>,
+  Assert<Equals<ImportContactsResult, ContractImportResult>>,
+  Assert<Equals<ErasureResult, ContractErasureResult>>,
+  Assert<Equals<EmailStatus, ContractEmailStatus>>,
+  Assert<Equals<EmailLogEntry, ContractEmailLogEntry>>,
+  Assert<Equals<LogsMeta, ContractLogsMeta>>,
+  Assert<Equals<LogsResponse, ContractLogsResponse>>,
+  Assert<Equals<WebhookEndpoint, ContractWebhook>>,
+  Assert<Equals<WebhookEndpointWithSecret, ContractWebhookWithSecret>>,
+  Assert<Equals<WebhookDelivery, ContractWebhookDelivery>>,
+  Assert<Equals<WebhookReplay, ContractWebhookReplay>>,
+];
