@@ -225,11 +225,14 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
               continue;
             }
           }
+          // An append's wake (or a NOTIFY) that lands while this read is in flight, after it
+          // looked, must not be lost: it ends the idle wait below at once.
+          const since = signal.wakes();
           const batch = await read();
           const last = batch.at(-1);
           if (!last) {
             void startListener(); // again, if a lost connection took it
-            await signal.wait(idleWaitMs);
+            await signal.wait(idleWaitMs, since);
             continue;
           }
           try {
@@ -262,7 +265,8 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       stop(): Promise<void> {
         stopping ??= (async () => {
           stopped = true;
-          signal.wake();
+          // Not just a wake, which a statement in flight would miss: no wait of the loop may start.
+          signal.close();
           await running;
           clearInterval(heartbeat);
           consumers.delete(handle);

@@ -5,6 +5,54 @@ import { runEventLogContract } from './event-log.contract.js';
 import { collect, makeRecords, randomSuffix, waitFor } from './helpers.js';
 
 /**
+ * The pool as a log sees it: counts the log's reads of its table, and can hold the answer of the
+ * next read (after the statement ran) until released, to put an append or a stop between "the read
+ * found nothing" and "the consumer goes to sleep".
+ */
+function watchReads(target: pg.Pool) {
+  let reads = 0;
+  let hold: { reached(): void; gate: Promise<void> } | null = null;
+  const pool = new Proxy(target, {
+    get(t, prop) {
+      const value = Reflect.get(t, prop, t) as unknown;
+      if (prop === 'query')
+        return (...args: unknown[]) => {
+          const result = (value as (...a: unknown[]) => Promise<unknown>).apply(t, args);
+          const sql = String((args[0] as { text?: string })?.text ?? args[0]);
+          if (!sql.startsWith('SELECT seq, key, value')) return result;
+          reads++;
+          const held = hold;
+          hold = null;
+          if (!held) return result;
+          return result.then(async (answer) => {
+            held.reached();
+            await held.gate;
+            return answer;
+          });
+        };
+      return typeof value === 'function' ? value.bind(t) : value;
+    },
+  });
+  return {
+    pool,
+    reads: () => reads,
+    /** Holds the next read's answer; `reached` resolves once it is held. */
+    holdNextRead() {
+      let release!: () => void;
+      let reached!: () => void;
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      const isReached = new Promise<void>((r) => {
+        reached = r;
+      });
+      hold = { reached, gate };
+      return { reached: isReached, release };
+    },
+  };
+}
+
+/**
  * The contract plus what only the table log promises: one active consumer per group, schema
  * creation that coexists with the migrations, wake-ups across log instances.
  */
@@ -103,26 +151,10 @@ export function runPostgresAdapterSuite(
     });
 
     it('single writer: an idle consumer looks again only every pollIntervalMs, and an append wakes it at once', async () => {
-      // The pool as the log sees it, counting its reads of the table.
-      let reads = 0;
-      const target = getPool();
-      const counting = new Proxy(target, {
-        get(t, prop) {
-          const value = Reflect.get(t, prop, t) as unknown;
-          if (prop === 'query')
-            return (...args: unknown[]) => {
-              if (
-                String((args[0] as { text?: string })?.text ?? args[0]).startsWith('SELECT seq, key, value')
-              )
-                reads++;
-              return (value as (...a: unknown[]) => unknown).apply(t, args);
-            };
-          return typeof value === 'function' ? value.bind(t) : value;
-        },
-      });
+      const watched = watchReads(getPool());
       const table = `el_${randomSuffix()}`;
       const log = createPostgresEventLog({
-        pool: counting,
+        pool: watched.pool,
         table,
         pollIntervalMs: 60_000,
         singleWriter: true,
@@ -132,7 +164,7 @@ export function runPostgresAdapterSuite(
         // maxWaitMs 10 would mean a read every 10 ms; a single writer's appends wake it instead.
         const c = await collect(log, { group: 'g', fromBeginning: true, maxWaitMs: 10 });
         await new Promise((r) => setTimeout(r, 600));
-        expect(reads).toBeLessThanOrEqual(2);
+        expect(watched.reads()).toBeLessThanOrEqual(2);
         const records = makeRecords('s', 6, 2);
         await log.append(records);
         await c.waitForValues(
@@ -141,7 +173,64 @@ export function runPostgresAdapterSuite(
         );
       } finally {
         await log.close();
-        await target.query(`DROP TABLE IF EXISTS ${table}, ${table}_offsets, ${table}_leases`);
+        await getPool().query(`DROP TABLE IF EXISTS ${table}, ${table}_offsets, ${table}_leases`);
+      }
+    });
+
+    it('single writer: an append that commits while an empty read is in flight still wakes the consumer', async () => {
+      const watched = watchReads(getPool());
+      const table = `el_${randomSuffix()}`;
+      // No LISTEN: only the append's own wake can end the minute's wait.
+      const log = createPostgresEventLog({
+        pool: watched.pool,
+        table,
+        pollIntervalMs: 60_000,
+        singleWriter: true,
+        listen: false,
+      });
+      await log.ensureSchema();
+      try {
+        // The consumer's first read finds nothing; the append commits and wakes before the
+        // consumer has that answer and goes to sleep.
+        const held = watched.holdNextRead();
+        const c = await collect(log, { group: 'g', fromBeginning: true });
+        await held.reached;
+        const records = makeRecords('r', 4, 2);
+        await log.append(records);
+        held.release();
+        await c.waitForValues(
+          records.map((r) => r.value),
+          5_000,
+        );
+      } finally {
+        await log.close();
+        await getPool().query(`DROP TABLE IF EXISTS ${table}, ${table}_offsets, ${table}_leases`);
+      }
+    });
+
+    it('closes promptly when the stop comes while a read is in flight', async () => {
+      const watched = watchReads(getPool());
+      const table = `el_${randomSuffix()}`;
+      const log = createPostgresEventLog({
+        pool: watched.pool,
+        table,
+        pollIntervalMs: 60_000,
+        listen: false,
+      });
+      await log.ensureSchema();
+      let closing: Promise<boolean> | undefined;
+      try {
+        const held = watched.holdNextRead();
+        await collect(log, { group: 'g', fromBeginning: true });
+        await held.reached;
+        closing = log.close().then(() => true);
+        held.release();
+        const late = new Promise<boolean>((r) => setTimeout(() => r(false), 5_000));
+        // Not a minute's poll interval after the read came back empty.
+        expect(await Promise.race([closing, late])).toBe(true);
+      } finally {
+        if (!closing) await log.close();
+        await getPool().query(`DROP TABLE IF EXISTS ${table}, ${table}_offsets, ${table}_leases`);
       }
     });
 
