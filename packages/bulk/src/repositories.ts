@@ -1,4 +1,4 @@
-import { bindPool, type PoolBound, withTransaction } from '@tern/jobs';
+import { bindPool, type Repository, withTransaction } from '@tern/jobs';
 import { templateExists } from '@tern/templates';
 import type pg from 'pg';
 import {
@@ -35,39 +35,42 @@ import {
 } from './sequences/store.js';
 import { type DailyKind, mailDaily } from './stats.js';
 
-/** Contacts and audiences of a tenant (SPEC §14), over one pool. */
-export interface ContactStore {
-  insert: PoolBound<typeof insertContact>;
-  get: PoolBound<typeof getContact>;
-  list: PoolBound<typeof listContacts>;
-  update: PoolBound<typeof updateContact>;
-  delete: PoolBound<typeof deleteContact>;
-  audiences: PoolBound<typeof listAudiences>;
+const contactStatements = {
+  insert: insertContact,
+  get: getContact,
+  list: listContacts,
+  update: updateContact,
+  delete: deleteContact,
+  audiences: listAudiences,
   /** One CSV import batch (`upsertContacts`). */
-  upsert: PoolBound<typeof upsertContacts>;
+  upsert: upsertContacts,
   /** Every contact of the tenant (or an audience) in id order, a page at a time. */
-  export: PoolBound<typeof exportContacts>;
-}
+  export: exportContacts,
+};
+
+/** Contacts and audiences of a tenant (SPEC §14), over one pool. */
+export type ContactStore = Repository<typeof contactStatements>;
 
 export function createContactStore(pool: pg.Pool): ContactStore {
-  return bindPool(pool, {
-    insert: insertContact,
-    get: getContact,
-    list: listContacts,
-    update: updateContact,
-    delete: deleteContact,
-    audiences: listAudiences,
-    upsert: upsertContacts,
-    export: exportContacts,
-  });
+  return bindPool(pool, contactStatements);
 }
 
+const campaignStatements = {
+  insert: insertCampaign,
+  get: getCampaign,
+  getRow: getCampaignRow,
+  list: listCampaigns,
+  /** The campaign of a row, with its stats. */
+  of: campaignOf,
+  deleteDraft,
+  requestSend,
+  cancel: cancelCampaign,
+  /** Whether the tenant has the template a campaign or a sequence step names. */
+  templateExists,
+};
+
 /** Campaigns of a tenant (SPEC §15), over one pool. The fan-out is the worker's. */
-export interface CampaignStore {
-  insert: PoolBound<typeof insertCampaign>;
-  get: PoolBound<typeof getCampaign>;
-  getRow: PoolBound<typeof getCampaignRow>;
-  list: PoolBound<typeof listCampaigns>;
+export interface CampaignStore extends Repository<typeof campaignStatements> {
   /**
    * `updateDraft` in one transaction with `check`, which sees the updated row: a `check` that
    * throws rolls the update back (a draft must keep content).
@@ -79,30 +82,13 @@ export interface CampaignStore {
     at: Date,
     check: (row: CampaignRow) => void,
   ): Promise<DraftOutcome>;
-  /** The campaign of a row, with its stats. */
-  of: PoolBound<typeof campaignOf>;
-  deleteDraft: PoolBound<typeof deleteDraft>;
-  requestSend: PoolBound<typeof requestSend>;
-  cancel: PoolBound<typeof cancelCampaign>;
-  /** Whether the tenant has the template a campaign or a sequence step names. */
-  templateExists: PoolBound<typeof templateExists>;
   /** The campaign's mail per UTC day since `since` (`mailDaily`). */
   daily(tenantId: string, id: string, since: Date): Promise<{ day: string; kind: DailyKind; n: number }[]>;
 }
 
 export function createCampaignStore(pool: pg.Pool): CampaignStore {
   return {
-    ...bindPool(pool, {
-      insert: insertCampaign,
-      get: getCampaign,
-      getRow: getCampaignRow,
-      list: listCampaigns,
-      of: campaignOf,
-      deleteDraft,
-      requestSend,
-      cancel: cancelCampaign,
-      templateExists,
-    }),
+    ...bindPool(pool, campaignStatements),
     updateDraft: (tenantId, id, patch, at, check) =>
       withTransaction(pool, async (client) => {
         const updated = await updateDraft(client, tenantId, id, patch, at);
@@ -113,28 +99,21 @@ export function createCampaignStore(pool: pg.Pool): CampaignStore {
   };
 }
 
-/** Sequences and their enrollments (SPEC §15), over one pool. The schedule is the worker's. */
-export interface SequenceStore {
-  insert: PoolBound<typeof insertSequence>;
-  get: PoolBound<typeof getSequence>;
-  list: PoolBound<typeof listSequences>;
-  update: PoolBound<typeof updateSequence>;
-  enroll: PoolBound<typeof enroll>;
-  enrollments: PoolBound<typeof listEnrollments>;
-  cancelEnrollment: PoolBound<typeof cancelEnrollment>;
+const sequenceStatements = {
+  insert: insertSequence,
+  get: getSequence,
+  list: listSequences,
+  update: updateSequence,
+  enroll,
+  enrollments: listEnrollments,
+  cancelEnrollment,
   /** Whether the tenant has the template a step names. */
-  templateExists: PoolBound<typeof templateExists>;
-}
+  templateExists,
+};
+
+/** Sequences and their enrollments (SPEC §15), over one pool. The schedule is the worker's. */
+export type SequenceStore = Repository<typeof sequenceStatements>;
 
 export function createSequenceStore(pool: pg.Pool): SequenceStore {
-  return bindPool(pool, {
-    insert: insertSequence,
-    get: getSequence,
-    list: listSequences,
-    update: updateSequence,
-    enroll,
-    enrollments: listEnrollments,
-    cancelEnrollment,
-    templateExists,
-  });
+  return bindPool(pool, sequenceStatements);
 }

@@ -1,5 +1,5 @@
 export { type BackoffOptions, backoffMs } from './backoff.js';
-export { bindPool, type PoolBound } from './bind-pool.js';
+export { bindPool, type Repository } from './bind-pool.js';
 export { type ClaimDueSpec, claimDue, claimDueSql } from './claim-due.js';
 export {
   createLeasedJob,

@@ -1,5 +1,5 @@
 import { type PageQuery, pageWindow, type Template, type TemplateSummary } from '@tern/contracts';
-import { bindPool, type PoolBound } from '@tern/jobs';
+import { bindPool, type Repository } from '@tern/jobs';
 import type pg from 'pg';
 
 /**
@@ -159,24 +159,19 @@ export async function templateContent(
   return rows[0] ?? null;
 }
 
-/** The templates repository: the functions above over one pool (`ApiStores.templates`). */
-export interface TemplateStore {
-  insert: PoolBound<typeof insertTemplate>;
-  replace: PoolBound<typeof replaceTemplate>;
-  get: PoolBound<typeof getTemplate>;
-  list: PoolBound<typeof listTemplates>;
-  delete: PoolBound<typeof deleteTemplate>;
+const templateStatements = {
+  insert: insertTemplate,
+  replace: replaceTemplate,
+  get: getTemplate,
+  list: listTemplates,
+  delete: deleteTemplate,
   /** Names and subjects of known templates (the analytics' top templates). */
-  names: PoolBound<typeof templateNames>;
-}
+  names: templateNames,
+};
+
+/** The templates repository: the functions above over one pool (`ApiStores.templates`). */
+export type TemplateStore = Repository<typeof templateStatements>;
 
 export function createTemplateStore(pool: pg.Pool): TemplateStore {
-  return bindPool(pool, {
-    insert: insertTemplate,
-    replace: replaceTemplate,
-    get: getTemplate,
-    list: listTemplates,
-    delete: deleteTemplate,
-    names: templateNames,
-  });
+  return bindPool(pool, templateStatements);
 }

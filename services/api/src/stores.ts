@@ -6,7 +6,7 @@ import {
   createSequenceStore,
   type SequenceStore,
 } from '@tern/bulk';
-import { bindPool, type PoolBound } from '@tern/jobs';
+import { bindPool, type Repository } from '@tern/jobs';
 import { emailsByMessageId, logsPage } from '@tern/read-models';
 import { createTemplateStore, type TemplateStore } from '@tern/templates';
 import { createTenantSettingsStore, type TenantSettingsStore } from '@tern/tenant-settings';
@@ -45,11 +45,10 @@ export interface ApiStores {
   logQueries: LogQueries;
 }
 
+const logQueries = { page: logsPage, byMessageId: emailsByMessageId };
+
 /** Queries of the email log's read models (`@tern/read-models`) over one pool. */
-export interface LogQueries {
-  page: PoolBound<typeof logsPage>;
-  byMessageId: PoolBound<typeof emailsByMessageId>;
-}
+export type LogQueries = Repository<typeof logQueries>;
 
 /**
  * Every repository of `ApiStores` over one pool: what the runtime builds and hands to the api.
@@ -68,6 +67,6 @@ export function createApiStores(pool: pg.Pool, given: Partial<ApiStores> = {}): 
     campaigns: given.campaigns ?? createCampaignStore(pool),
     sequences: given.sequences ?? createSequenceStore(pool),
     tenantSettings: given.tenantSettings ?? createTenantSettingsStore(pool),
-    logQueries: given.logQueries ?? bindPool(pool, { page: logsPage, byMessageId: emailsByMessageId }),
+    logQueries: given.logQueries ?? bindPool(pool, logQueries),
   };
 }

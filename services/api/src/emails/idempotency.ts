@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { IDEMPOTENCY_KEY_MAX } from '@tern/contracts';
 import { httpError } from '@tern/http';
-import { bindPool, type PoolBound } from '@tern/jobs';
+import { bindPool, type Repository } from '@tern/jobs';
 import {
   claimIdempotencyKey,
   idempotencyKeyRow,
@@ -134,17 +134,15 @@ export async function releaseKey(
   await releaseIdempotencyKey(pool, q);
 }
 
+const idempotencyStatements = {
+  claim: claimKey,
+  storeAnswer,
+  release: releaseKey,
+};
+
 /** The Idempotency-Key repository: the functions above over one pool (`ApiStores.idempotency`). */
-export interface IdempotencyStore {
-  claim: PoolBound<typeof claimKey>;
-  storeAnswer: PoolBound<typeof storeAnswer>;
-  release: PoolBound<typeof releaseKey>;
-}
+export type IdempotencyStore = Repository<typeof idempotencyStatements>;
 
 export function createIdempotencyStore(pool: pg.Pool): IdempotencyStore {
-  return bindPool(pool, {
-    claim: claimKey,
-    storeAnswer,
-    release: releaseKey,
-  });
+  return bindPool(pool, idempotencyStatements);
 }

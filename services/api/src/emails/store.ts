@@ -6,7 +6,7 @@ import {
   recipientsOf,
 } from '@tern/contracts';
 import { type EmailState, queuedStatus, recipientOutcomes } from '@tern/domain';
-import { bindPool, type PoolBound } from '@tern/jobs';
+import { bindPool, type Repository } from '@tern/jobs';
 import { emailIsVisible, timelineOf } from '@tern/read-models';
 import {
   cancelSend,
@@ -159,23 +159,18 @@ export async function rescheduleOutgoing(
   return (await emailIsVisible(pool, tenantId, id)) ? 'handed' : 'not_found';
 }
 
+const emailStatements = {
+  cancel: cancelOutgoing,
+  markCancelled: markSendCancelled,
+  detail: emailDetail,
+  project: emailProject,
+  sandboxContent,
+  reschedule: rescheduleOutgoing,
+};
+
 /** The sent emails repository: the functions above and packages/sending's over one pool (`ApiStores.emails`). */
-export interface EmailStore {
-  cancel: PoolBound<typeof cancelOutgoing>;
-  markCancelled: PoolBound<typeof markSendCancelled>;
-  detail: PoolBound<typeof emailDetail>;
-  project: PoolBound<typeof emailProject>;
-  sandboxContent: PoolBound<typeof sandboxContent>;
-  reschedule: PoolBound<typeof rescheduleOutgoing>;
-}
+export type EmailStore = Repository<typeof emailStatements>;
 
 export function createEmailStore(pool: pg.Pool): EmailStore {
-  return bindPool(pool, {
-    cancel: cancelOutgoing,
-    markCancelled: markSendCancelled,
-    detail: emailDetail,
-    project: emailProject,
-    sandboxContent,
-    reschedule: rescheduleOutgoing,
-  });
+  return bindPool(pool, emailStatements);
 }

@@ -1,6 +1,6 @@
 import type { Project } from '@tern/contracts';
 import { type PageQuery, pageWindow } from '@tern/contracts';
-import { bindPool, type PoolBound, withTransaction } from '@tern/jobs';
+import { bindPool, type Repository, withTransaction } from '@tern/jobs';
 import { projectHasEmails } from '@tern/read-models';
 import type pg from 'pg';
 
@@ -100,21 +100,17 @@ export async function deleteProject(
   });
 }
 
+const projectStatements = {
+  insert: insertProject,
+  get: getProject,
+  list: listProjects,
+  rename: renameProject,
+  delete: deleteProject,
+};
+
 /** The projects repository: the functions above over one pool (`ApiStores.projects`). */
-export interface ProjectStore {
-  insert: PoolBound<typeof insertProject>;
-  get: PoolBound<typeof getProject>;
-  list: PoolBound<typeof listProjects>;
-  rename: PoolBound<typeof renameProject>;
-  delete: PoolBound<typeof deleteProject>;
-}
+export type ProjectStore = Repository<typeof projectStatements>;
 
 export function createProjectStore(pool: pg.Pool): ProjectStore {
-  return bindPool(pool, {
-    insert: insertProject,
-    get: getProject,
-    list: listProjects,
-    rename: renameProject,
-    delete: deleteProject,
-  });
+  return bindPool(pool, projectStatements);
 }

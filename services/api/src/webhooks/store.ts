@@ -1,4 +1,4 @@
-import { bindPool, type PoolBound } from '@tern/jobs';
+import { bindPool, type Repository } from '@tern/jobs';
 import {
   deleteEndpoint,
   getEndpoint,
@@ -28,27 +28,20 @@ export {
   updateEndpoint,
 } from '@tern/webhooks';
 
+const webhookStatements = {
+  insertEndpoint,
+  getEndpoint,
+  listEndpoints,
+  updateEndpoint,
+  deleteEndpoint,
+  rotateSecret,
+  listDeliveries,
+  insertReplay,
+};
+
 /** The webhooks repository: the functions above over one pool (`ApiStores.webhookStore`). */
-export interface WebhookStore {
-  insertEndpoint: PoolBound<typeof insertEndpoint>;
-  getEndpoint: PoolBound<typeof getEndpoint>;
-  listEndpoints: PoolBound<typeof listEndpoints>;
-  updateEndpoint: PoolBound<typeof updateEndpoint>;
-  deleteEndpoint: PoolBound<typeof deleteEndpoint>;
-  rotateSecret: PoolBound<typeof rotateSecret>;
-  listDeliveries: PoolBound<typeof listDeliveries>;
-  insertReplay: PoolBound<typeof insertReplay>;
-}
+export type WebhookStore = Repository<typeof webhookStatements>;
 
 export function createWebhookStore(pool: pg.Pool): WebhookStore {
-  return bindPool(pool, {
-    insertEndpoint,
-    getEndpoint,
-    listEndpoints,
-    updateEndpoint,
-    deleteEndpoint,
-    rotateSecret,
-    listDeliveries,
-    insertReplay,
-  });
+  return bindPool(pool, webhookStatements);
 }
