@@ -61,17 +61,31 @@ export function runPostgresAdapterSuite(
   getPool: () => pg.Pool,
   opts: { listens: boolean },
 ): void {
-  async function makeLog(opts: { table?: string; pollIntervalMs?: number } = {}) {
-    const pool = getPool();
+  /** A log on a fresh table (through `opts.pool`, e.g. a watched one); `cleanup` closes it and drops the table. */
+  async function makeLog(
+    opts: {
+      table?: string;
+      pollIntervalMs?: number;
+      pool?: pg.Pool;
+      singleWriter?: boolean;
+      listen?: boolean;
+    } = {},
+  ) {
     const table = opts.table ?? `el_${randomSuffix()}`;
-    const log = createPostgresEventLog({ pool, table, pollIntervalMs: opts.pollIntervalMs ?? 50 });
+    const log = createPostgresEventLog({
+      pool: opts.pool ?? getPool(),
+      table,
+      pollIntervalMs: opts.pollIntervalMs ?? 50,
+      ...(opts.singleWriter === undefined ? {} : { singleWriter: opts.singleWriter }),
+      ...(opts.listen === undefined ? {} : { listen: opts.listen }),
+    });
     await log.ensureSchema();
     return {
       log,
       table,
       async cleanup() {
         await log.close();
-        await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_offsets, ${table}_leases`);
+        await getPool().query(`DROP TABLE IF EXISTS ${table}, ${table}_offsets, ${table}_leases`);
       },
     };
   }
@@ -152,14 +166,11 @@ export function runPostgresAdapterSuite(
 
     it('single writer: an idle consumer looks again only every pollIntervalMs, and an append wakes it at once', async () => {
       const watched = watchReads(getPool());
-      const table = `el_${randomSuffix()}`;
-      const log = createPostgresEventLog({
+      const { log, cleanup } = await makeLog({
         pool: watched.pool,
-        table,
         pollIntervalMs: 60_000,
         singleWriter: true,
       });
-      await log.ensureSchema();
       try {
         // maxWaitMs 10 would mean a read every 10 ms; a single writer's appends wake it instead.
         const c = await collect(log, { group: 'g', fromBeginning: true, maxWaitMs: 10 });
@@ -172,23 +183,19 @@ export function runPostgresAdapterSuite(
           5_000,
         );
       } finally {
-        await log.close();
-        await getPool().query(`DROP TABLE IF EXISTS ${table}, ${table}_offsets, ${table}_leases`);
+        await cleanup();
       }
     });
 
     it('single writer: an append that commits while an empty read is in flight still wakes the consumer', async () => {
       const watched = watchReads(getPool());
-      const table = `el_${randomSuffix()}`;
       // No LISTEN: only the append's own wake can end the minute's wait.
-      const log = createPostgresEventLog({
+      const { log, cleanup } = await makeLog({
         pool: watched.pool,
-        table,
         pollIntervalMs: 60_000,
         singleWriter: true,
         listen: false,
       });
-      await log.ensureSchema();
       try {
         // The consumer's first read finds nothing; the append commits and wakes before the
         // consumer has that answer and goes to sleep.
@@ -203,21 +210,13 @@ export function runPostgresAdapterSuite(
           5_000,
         );
       } finally {
-        await log.close();
-        await getPool().query(`DROP TABLE IF EXISTS ${table}, ${table}_offsets, ${table}_leases`);
+        await cleanup();
       }
     });
 
     it('closes promptly when the stop comes while a read is in flight', async () => {
       const watched = watchReads(getPool());
-      const table = `el_${randomSuffix()}`;
-      const log = createPostgresEventLog({
-        pool: watched.pool,
-        table,
-        pollIntervalMs: 60_000,
-        listen: false,
-      });
-      await log.ensureSchema();
+      const { log, cleanup } = await makeLog({ pool: watched.pool, pollIntervalMs: 60_000, listen: false });
       let closing: Promise<boolean> | undefined;
       try {
         const held = watched.holdNextRead();
@@ -229,8 +228,8 @@ export function runPostgresAdapterSuite(
         // Not a minute's poll interval after the read came back empty.
         expect(await Promise.race([closing, late])).toBe(true);
       } finally {
-        if (!closing) await log.close();
-        await getPool().query(`DROP TABLE IF EXISTS ${table}, ${table}_offsets, ${table}_leases`);
+        await closing;
+        await cleanup();
       }
     });
 
