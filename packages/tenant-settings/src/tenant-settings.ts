@@ -23,6 +23,12 @@ export interface TenantReadContext {
   watermark: string | null;
 }
 
+// Composed once: the text every read sends (a named statement, planned once per connection).
+const READ_CONTEXT_SQL = `SELECT (SELECT retention_days FROM tenant_settings WHERE tenant_id = $1) AS retention_days,
+            s.last_batch_at, ${analyticsWatermarkSql('s')} AS watermark
+       FROM (SELECT 1) AS one
+       LEFT JOIN ${projectorStatusSql} s ON true`;
+
 /**
  * One round trip for all three, before the data query; the projection's freshness and the
  * watermark are packages/read-models' fragments (`projectorStatusSql`, `analyticsWatermarkSql`).
@@ -32,14 +38,7 @@ export async function tenantReadContext(pool: pg.Pool, tenantId: string): Promis
     retention_days: number | null;
     last_batch_at: Date | null;
     watermark: string | null;
-  }>({
-    name: 'tenant_read_context',
-    text: `SELECT (SELECT retention_days FROM tenant_settings WHERE tenant_id = $1) AS retention_days,
-            s.last_batch_at, ${analyticsWatermarkSql('s')} AS watermark
-       FROM (SELECT 1) AS one
-       LEFT JOIN ${projectorStatusSql} s ON true`,
-    values: [tenantId],
-  });
+  }>({ name: 'tenant_read_context', text: READ_CONTEXT_SQL, values: [tenantId] });
   const row = rows[0];
   return {
     retentionOverride: row?.retention_days ?? null,

@@ -22,6 +22,17 @@ export const normaliseAddress = (email: string) => email.trim();
 export const suppressedSql = (tenantExpr: string, emailExpr: string) =>
   `EXISTS (SELECT 1 FROM suppressions supp WHERE supp.tenant_id = ${tenantExpr} AND supp.email = ${emailExpr})`;
 
+// The statements below with the fragments in them, composed once.
+const SUPPRESSED_AMONG_SQL = `SELECT q.n FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(t, e, n)
+  WHERE ${suppressedSql('q.t', 'lower(q.e)')}`;
+const CHECK_ONE_SQL = `SELECT 1 FROM suppressions WHERE tenant_id = $1 AND email = lower($2)
+  UNION ALL
+  SELECT 1 WHERE ${erasedRecipientSql('$1', '$3')}
+  LIMIT 1`;
+const CHECK_MANY_SQL = `SELECT q.n FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS q(t, e, h, n)
+  WHERE ${suppressedSql('q.t', 'lower(q.e)')}
+     OR ${erasedRecipientSql('q.t', 'q.h')}`;
+
 /** True when the tenant suppressed this address (any case). */
 export async function isSuppressed(
   pool: pg.Pool | pg.PoolClient,
@@ -41,11 +52,10 @@ export async function suppressedAmong(
   items: readonly { tenantId: string; email: string }[],
 ): Promise<boolean[]> {
   if (items.length === 0) return [];
-  const { rows } = await pool.query<{ n: number }>(
-    `SELECT q.n FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(t, e, n)
-      WHERE ${suppressedSql('q.t', 'lower(q.e)')}`,
-    [items.map((i) => i.tenantId), items.map((i) => normaliseAddress(i.email))],
-  );
+  const { rows } = await pool.query<{ n: number }>(SUPPRESSED_AMONG_SQL, [
+    items.map((i) => i.tenantId),
+    items.map((i) => normaliseAddress(i.email)),
+  ]);
   const hit = new Set(rows.map((r) => Number(r.n)));
   return items.map((_, i) => hit.has(i + 1));
 }
@@ -56,13 +66,11 @@ export async function suppressedAmong(
  */
 export function suppressionCheck(keyring: Pick<Keyring, 'recipientHash'>) {
   return async (pool: pg.Pool | pg.PoolClient, tenantId: string, email: string): Promise<boolean> => {
-    const { rows } = await pool.query(
-      `SELECT 1 FROM suppressions WHERE tenant_id = $1 AND email = lower($2)
-       UNION ALL
-       SELECT 1 WHERE ${erasedRecipientSql('$1', '$3')}
-       LIMIT 1`,
-      [tenantId, normaliseAddress(email), keyring.recipientHash(tenantId, email)],
-    );
+    const { rows } = await pool.query(CHECK_ONE_SQL, [
+      tenantId,
+      normaliseAddress(email),
+      keyring.recipientHash(tenantId, email),
+    ]);
     return rows.length > 0;
   };
 }
@@ -74,16 +82,11 @@ export function suppressionCheckMany(keyring: Pick<Keyring, 'recipientHash'>) {
     items: readonly { tenantId: string; email: string }[],
   ): Promise<boolean[]> => {
     if (items.length === 0) return [];
-    const { rows } = await pool.query<{ n: number }>(
-      `SELECT q.n FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS q(t, e, h, n)
-        WHERE ${suppressedSql('q.t', 'lower(q.e)')}
-           OR ${erasedRecipientSql('q.t', 'q.h')}`,
-      [
-        items.map((i) => i.tenantId),
-        items.map((i) => normaliseAddress(i.email)),
-        items.map((i) => keyring.recipientHash(i.tenantId, i.email)),
-      ],
-    );
+    const { rows } = await pool.query<{ n: number }>(CHECK_MANY_SQL, [
+      items.map((i) => i.tenantId),
+      items.map((i) => normaliseAddress(i.email)),
+      items.map((i) => keyring.recipientHash(i.tenantId, i.email)),
+    ]);
     const hit = new Set(rows.map((r) => Number(r.n)));
     return items.map((_, i) => hit.has(i + 1));
   };
