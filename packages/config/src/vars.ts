@@ -65,14 +65,16 @@ const dnsServer = (entry: string): boolean => {
   );
 };
 
+/** The items of a comma list, trimmed, empty ones dropped (`a, b,` → `['a', 'b']`). */
+const commaItems = (value: string): string[] =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+
 export const dnsServersVar = z
   .string()
-  .transform((value) =>
-    value
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s.length > 0),
-  )
+  .transform(commaItems)
   .refine((list) => list.length > 0 && list.every(dnsServer), {
     error: 'must be a comma list of ip:port (e.g. 127.0.0.1:5353; [::1]:53 for IPv6)',
   });
@@ -94,10 +96,7 @@ export const trustProxyVar = z
     const v = value.trim();
     if (/^(true|false)$/i.test(v)) return v.toLowerCase() === 'true';
     if (/^\d{1,2}$/.test(v)) return Number(v);
-    return v
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s.length > 0);
+    return commaItems(v);
   })
   .refine((v) => !Array.isArray(v) || (v.length > 0 && v.every(proxyEntry)), {
     error:
@@ -106,12 +105,7 @@ export const trustProxyVar = z
 
 export const brokersVar = z
   .string()
-  .transform((value) =>
-    value
-      .split(',')
-      .map((b) => b.trim())
-      .filter((b) => b.length > 0),
-  )
+  .transform(commaItems)
   .refine((list) => list.length > 0 && list.every((b) => BROKER.test(b)), {
     error: 'must be a comma list of host:port',
   });
