@@ -23,7 +23,11 @@ export interface KafkaEventLogOptions {
   topic: string;
   /** Partitions of the topic when this log creates it. Default 6. */
   partitions?: number;
-  /** Replication factor of the topic when this log creates it. Default 1 (single broker). */
+  /**
+   * Replication factor of the topic when this log creates it. Default: 3 when the cluster has 3
+   * brokers or more (then with min.insync.replicas=2, so an acknowledged record is on two brokers
+   * and one broker may be lost), else the number of brokers (1 for a single broker).
+   */
   replicationFactor?: number;
   clientId?: string;
   /** Receives kafkajs warnings and errors; without it kafkajs prints errors only. */
@@ -57,6 +61,11 @@ export interface KafkaEventLogOptions {
 }
 
 const DEFAULT_BATCH = 1000;
+
+/** A topic of three replicas or more acknowledges a record once two hold it (acks=all). */
+function topicConfig(replicationFactor: number): { name: string; value: string }[] {
+  return replicationFactor >= 3 ? [{ name: 'min.insync.replicas', value: '2' }] : [];
+}
 const MIB = 1_048_576;
 // The broker's "no committed offset" marker in OffsetFetch.
 const NO_OFFSET = '-1';
@@ -97,17 +106,21 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
       // Every start after the first finds the topic there. Asking the broker to create it anyway
       // makes kafkajs log the refusal at error level, so look first; a concurrent creator between
       // the two calls is still fine (createTopics answers false).
-      if (!(await admin.listTopics()).includes(topic))
+      if (!(await admin.listTopics()).includes(topic)) {
+        const replicationFactor =
+          options.replicationFactor ?? Math.min(3, (await admin.describeCluster()).brokers.length);
         await admin.createTopics({
           waitForLeaders: true,
           topics: [
             {
               topic,
               numPartitions: options.partitions ?? 6,
-              replicationFactor: options.replicationFactor ?? 1,
+              replicationFactor,
+              configEntries: topicConfig(replicationFactor),
             },
           ],
         });
+      }
       await producer.connect();
     })().catch((error: unknown) => {
       ready = null; // the next call tries again
