@@ -1,7 +1,11 @@
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { signDashboardToken } from '@tern/auth';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { freePort, startTern, type TernProcess } from '../e2e/tern-process.js';
+import { freePort, startTern as startTernProcess, type TernProcess } from '../e2e/tern-process.js';
+import { watchdog } from '../faults/servers.js';
 import { tempDir, uniqueName } from '../support/services.js';
 import type { SmtpSink } from '../support/smtp-sink.js';
 import type { WebhookReceiver } from './load.js';
@@ -12,6 +16,30 @@ import type { WebhookReceiver } from './load.js';
  * they share the embedded chDB directory, read back by the oracle once it has stopped), sender
  * (to an SMTP sink) and dispatcher (to a webhook receiver).
  */
+
+// Every process started here is written down; should this test process end without its teardown
+// (a hook timeout, a kill), the exit hook and a watchdog kill them, so none outlives the suite.
+const pidsDir = mkdtempSync(join(tmpdir(), 'tern-cluster-pids-'));
+const pidsFile = join(pidsDir, 'pids');
+appendFileSync(pidsFile, '');
+const live = new Set<TernProcess>();
+const unwatch = watchdog(
+  `for p in $(cat "$PIDS_FILE"); do grep -qa services/tern/dist/main.js /proc/$p/cmdline 2>/dev/null && kill -9 $p; done; rm -rf "$PIDS_DIR"`,
+  { PIDS_FILE: pidsFile, PIDS_DIR: pidsDir },
+);
+process.once('exit', () => {
+  for (const p of live) p.child.kill('SIGKILL');
+  unwatch();
+  rmSync(pidsDir, { recursive: true, force: true });
+});
+
+async function startTern(opts: Parameters<typeof startTernProcess>[0]): Promise<TernProcess> {
+  const p = await startTernProcess(opts);
+  live.add(p);
+  p.child.once('exit', () => live.delete(p));
+  appendFileSync(pidsFile, `${p.child.pid}\n`);
+  return p;
+}
 
 export const TOKEN = 'cluster-ingest-token-0123456789abcdef';
 const JWT_SECRET = 'cluster-jwt-secret-0123456789abcdef';
@@ -33,6 +61,8 @@ export interface Deployment {
    * again on the same port and data directory. Resolves with the old process's exit code.
    */
   replace(role: Role): Promise<number | null>;
+  /** One more process of `role` (its own port and data directory), to scale out. */
+  extra(role: 'sender' | 'dispatcher' | 'ingest'): Promise<TernProcess>;
 }
 
 export const ROLES = ['ingest', 'sender', 'dispatcher', 'api'] as const;
@@ -65,7 +95,7 @@ export async function startDeployment(opts: {
   const envOf = new Map<TernProcess, { services: string; env: Record<string, string> }>();
   const role = async (services: string, extra: Record<string, string> = {}) => {
     const roleEnv = { ...env, DATA_DIR: tempDir('tern-cluster-'), PORT: String(await freePort()), ...extra };
-    const p = await startTern({ env: roleEnv, args: [`--services=${services}`], readyTimeoutMs: 180_000 });
+    const p = await startTern({ env: roleEnv, args: [`--services=${services}`], readyTimeoutMs: 300_000 });
     started.push(p);
     envOf.set(p, { services, env: roleEnv });
     return p;
@@ -98,6 +128,16 @@ export async function startDeployment(opts: {
       async stop() {
         for (const r of ROLES) await deployment[r].stop(60_000);
       },
+      async extra(r) {
+        const { services, env: roleEnv } = envOf.get(deployment[r])!;
+        const p = await startTern({
+          env: { ...roleEnv, DATA_DIR: tempDir('tern-cluster-'), PORT: String(await freePort()) },
+          args: [`--services=${services}`],
+          readyTimeoutMs: 300_000,
+        });
+        started.push(p);
+        return p;
+      },
       async replace(r) {
         const old = deployment[r];
         const { services, env: roleEnv } = envOf.get(old)!;
@@ -105,7 +145,7 @@ export async function startDeployment(opts: {
         const p = await startTern({
           env: roleEnv,
           args: [`--services=${services}`],
-          readyTimeoutMs: 180_000,
+          readyTimeoutMs: 300_000,
         });
         envOf.set(p, { services, env: roleEnv });
         deployment[r] = p;

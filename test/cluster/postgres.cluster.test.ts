@@ -48,6 +48,7 @@ describe('Postgres failover: kill -9 of the primary, the standby promoted behind
       hooks,
     });
     monitor = startMonitor(testServices().kafkaBrokers, tern.env.KAFKA_TOPIC!, pair.url);
+    await pair.synchronous();
   }, 600_000);
 
   afterAll(async () => {
