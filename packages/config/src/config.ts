@@ -92,6 +92,11 @@ export interface Config {
   bounceSmtpMaxBytes: number;
   /** BOUNCE_SMTP_RATE_PER_MINUTE: messages one client address may deliver per minute (421 past it). */
   bounceSmtpRatePerMinute: number;
+  /**
+   * SMTP_LISTEN_*: the connection limits and deadlines every SMTP listener shares (submission,
+   * bounce mailbox, inbound MX); the shape of `@tern/smtp-limits`' `SmtpListenerLimits`.
+   */
+  smtpListenerLimits: SmtpListenerLimitsConfig;
   /** SES_TOPIC_ARNS: SNS topics `POST /providers/ses` accepts (SPEC §21); undefined → no route. */
   sesTopicArns: string[] | undefined;
   /** SENDGRID_WEBHOOK_PUBLIC_KEY: ECDSA key of SendGrid's signed Event Webhook; undefined → no route. */
@@ -114,6 +119,20 @@ export interface Config {
   metricsToken: string | undefined;
   /** OPEN_DEDUP_SECONDS: one open counted per email and reader within this window; 0 → every open. */
   openDedupSeconds: number;
+}
+
+/** The SMTP_LISTEN_* variables, in milliseconds where they are times. */
+export interface SmtpListenerLimitsConfig {
+  maxConnections: number;
+  maxConnectionsPerClient: number;
+  idleTimeoutMs: number;
+  authDeadlineMs: number;
+  sessionDeadlineMs: number;
+  maxAuthFailures: number;
+  maxRecipientsPerMessage: number;
+  maxRecipientsPerConnection: number;
+  messagesPerMinute: number;
+  recipientsPerMinute: number;
 }
 
 /** Fastify's `trustProxy` as TRUST_PROXY sets it. */
