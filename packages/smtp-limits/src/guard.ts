@@ -49,7 +49,9 @@ export interface SmtpGuard {
 }
 
 interface Connection {
+  key: string;
   client: string;
+  released: boolean;
   socket: Socket;
   connectedAt: number;
   authenticated: boolean;
@@ -100,16 +102,33 @@ export function createSmtpGuard(opts: SmtpGuardOptions): SmtpGuard {
 
   const of = (session: SMTPServerSession) => open.get(keyOf(session.remoteAddress, session.remotePort));
 
+  /** Frees the connection's slots, once (on close of the socket or of the session, whichever first). */
+  function release(conn: Connection): void {
+    if (conn.released) return;
+    conn.released = true;
+    clearTimeout(conn.timer);
+    if (open.get(conn.key) === conn) open.delete(conn.key);
+    const left = (perClient.get(conn.client) ?? 1) - 1;
+    if (left > 0) perClient.set(conn.client, left);
+    else perClient.delete(conn.client);
+  }
+
   function end(conn: Connection, why: GuardEvent, text: string): void {
     event(why);
     const live = [...(server?.connections ?? [])].find(
-      (c: LiveConnection) =>
-        keyOf(c.remoteAddress, c.remotePort) === keyOf(conn.socket.remoteAddress, conn.socket.remotePort),
+      (c: LiveConnection) => keyOf(c.remoteAddress, c.remotePort) === conn.key,
     ) as LiveConnection | undefined;
     // Through the session when there is one (it may speak TLS by now), else on the raw socket.
-    if (live) live.send(421, text);
-    else conn.socket.end(`421 4.4.2 ${name} ${text}\r\n`);
-    setTimeout(() => conn.socket.destroy(), 2000).unref();
+    try {
+      if (live) live.send(421, text);
+      else conn.socket.end(`421 4.4.2 ${name} ${text}\r\n`);
+    } catch {
+      // The socket is going anyway.
+    }
+    setTimeout(() => {
+      conn.socket.destroy();
+      release(conn);
+    }, 2000).unref();
   }
 
   function arm(conn: Connection): void {
@@ -142,7 +161,9 @@ export function createSmtpGuard(opts: SmtpGuardOptions): SmtpGuard {
     }
     const key = keyOf(socket.remoteAddress, socket.remotePort);
     const conn: Connection = {
+      key,
       client,
+      released: false,
       socket,
       connectedAt: now(),
       authenticated: false,
@@ -153,13 +174,9 @@ export function createSmtpGuard(opts: SmtpGuardOptions): SmtpGuard {
     open.set(key, conn);
     perClient.set(client, held + 1);
     arm(conn);
-    socket.once('close', () => {
-      clearTimeout(conn.timer);
-      if (open.get(key) === conn) open.delete(key);
-      const left = (perClient.get(client) ?? 1) - 1;
-      if (left > 0) perClient.set(client, left);
-      else perClient.delete(client);
-    });
+    // smtp-server drops every listener of the plain socket on STARTTLS: the session's onClose
+    // (wrapped in attach) and the deadline release the slot then.
+    socket.once('close', () => release(conn));
     return true;
   }
 
@@ -179,6 +196,12 @@ export function createSmtpGuard(opts: SmtpGuardOptions): SmtpGuard {
         if (!admit(socket)) return;
         for (const handler of handlers) handler.call(net, socket);
       });
+      const onClose = target.onClose.bind(target);
+      target.onClose = (session, callback) => {
+        const conn = of(session);
+        if (conn) release(conn);
+        onClose(session, callback);
+      };
     },
     authFailed(session, reply) {
       const conn = of(session);

@@ -1,3 +1,4 @@
+import tls from 'node:tls';
 import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
@@ -14,7 +15,7 @@ import {
 const open: { server: SMTPServer; clients: RawSmtp[] }[] = [];
 
 /** A real smtp-server behind the guard; AUTH PLAIN accepts the password `good`. */
-async function listener(over: Partial<SmtpListenerLimits>, requiresAuth = false) {
+async function listener(over: Partial<SmtpListenerLimits>, requiresAuth = false, starttls = false) {
   const limits = { ...DEFAULT_SMTP_LISTENER_LIMITS, ...over };
   const events: GuardEvent[] = [];
   const guard: SmtpGuard = createSmtpGuard({
@@ -27,7 +28,7 @@ async function listener(over: Partial<SmtpListenerLimits>, requiresAuth = false)
     ...guard.serverOptions,
     authOptional: !requiresAuth,
     allowInsecureAuth: true,
-    disabledCommands: ['STARTTLS'],
+    disabledCommands: starttls ? [] : ['STARTTLS'],
     disableReverseLookup: true,
     logger: false,
     onAuth(auth, session, callback) {
@@ -83,6 +84,22 @@ describe('createSmtpGuard over real sockets', () => {
     // A slot comes back once one of them leaves.
     held[0]!.end();
     await waitFor(() => (l.guard.stats().connections === 2 ? true : null));
+    expect((await l.connect()).lines[0]).toMatch(/^220 /);
+  });
+
+  it("frees the slot of a connection that closes after STARTTLS (smtp-server drops the plain socket's listeners)", async () => {
+    const l = await listener({ maxConnectionsPerClient: 2 }, false, true);
+    for (let round = 0; round < 3; round++) {
+      const c = await l.connect();
+      await c.command('EHLO a');
+      expect(await c.command('STARTTLS')).toMatch(/^220 /);
+      const secure = tls.connect({ socket: c.socket, rejectUnauthorized: false });
+      await new Promise<void>((resolve, reject) =>
+        secure.once('secureConnect', resolve).once('error', reject),
+      );
+      secure.destroy();
+      await waitFor(() => (l.guard.stats().connections === 0 ? true : null), { timeoutMs: 10_000 });
+    }
     expect((await l.connect()).lines[0]).toMatch(/^220 /);
   });
 
