@@ -34,6 +34,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** SPEC §23: a tenant's default send rate (emails/s handed to the provider); 0 = unlimited. */
   sendRatePerSecond: number;
+  /** Issue 40 item 9: the most a tenant's send rate may be (emails/s); 0 = no ceiling. */
+  sendRateMaxPerSecond: number;
   /** Webhook URLs may be http:// and reach loopback/private/link-local addresses (SPEC §17). */
   webhookAllowPrivate: boolean;
   /**

@@ -39,6 +39,7 @@ export const envSchema = z.object({
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
   SEND_RATE_PER_SECOND: intVar(0, 1_000_000).optional(),
+  SEND_RATE_MAX_PER_SECOND: intVar(0, 1_000_000).optional(),
   WEBHOOK_ALLOW_PRIVATE: boolVar.optional(),
   WEBHOOK_SECRETS_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   ENCRYPTION_KEY: z

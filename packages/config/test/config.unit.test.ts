@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       retentionDays: 90,
       rateLimitPerMinute: 1200,
       sendRatePerSecond: 0,
+      sendRateMaxPerSecond: 0,
       webhookAllowPrivate: true,
       webhookSecretsKey: undefined,
       publicUrl: undefined,
@@ -114,6 +115,7 @@ describe('loadConfig', () => {
       retentionDays: 30,
       rateLimitPerMinute: 0,
       sendRatePerSecond: 25,
+      sendRateMaxPerSecond: 25,
       webhookAllowPrivate: false,
       webhookSecretsKey: 'a-webhook-secrets-key',
       encryptionKey: 'an-encryption-key-of-32-bytes-or-more',
@@ -255,6 +257,8 @@ describe('loadConfig', () => {
     expect(config.webhookSecretsKey).toBe('webhook-secrets-key-0123456789');
     // SPEC §23: a documented send rate per tenant in production, unlimited elsewhere.
     expect(config.sendRatePerSecond).toBe(DEFAULT_PRODUCTION_SEND_RATE);
+    // Issue 40 item 9: the server's rate is also the ceiling, unless SEND_RATE_MAX_PER_SECOND names one.
+    expect(config.sendRateMaxPerSecond).toBe(DEFAULT_PRODUCTION_SEND_RATE);
   });
 
   it('names WEBHOOK_SECRETS_KEY alone when it is the only production secret missing', () => {

@@ -88,6 +88,7 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     jwt: jwtVerifierOf(config, ctx.secrets),
     retentionDays: config.retentionDays,
     sendRatePerSecond: config.sendRatePerSecond,
+    sendRateMaxPerSecond: config.sendRateMaxPerSecond,
     rateLimit: rateLimitOf(config),
     logger,
     readiness: ctx.readiness,
