@@ -75,6 +75,8 @@ export interface Config {
   ingestWorkers: number | undefined;
   /** DNS_SERVERS: resolvers of sending-domain checks (`ip:port`, SPEC §20); undefined → the system's. */
   dnsServers: string[] | undefined;
+  /** DOMAINS_MAX_PER_TENANT: sending domains a tenant may have (issue 40 item 11). */
+  domainsMaxPerTenant: number;
   /** BOUNCE_SUBDOMAIN: label(s) under a sending domain that carry the envelope sender. */
   bounceSubdomain: string;
   /** BOUNCE_MX_HOST: the MX of every bounce subdomain; undefined → the host of PUBLIC_URL. */

@@ -181,6 +181,11 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     meaning: 'Resend’s webhook signing secret (`whsec_…`, Standard Webhooks) for `POST /providers/resend`',
     default: 'unset: no `/providers/resend`',
   },
+  DOMAINS_MAX_PER_TENANT: {
+    meaning:
+      'sending domains a tenant may have; one more → 409 `DOMAIN_LIMIT_REACHED` (each add generates an RSA-2048 key; issue 40 item 11)',
+    default: '50',
+  },
   BOUNCE_SUBDOMAIN: {
     meaning:
       'label under each sending domain that carries the envelope sender (return path); its MX and SPF are records to publish',

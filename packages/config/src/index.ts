@@ -115,6 +115,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     ingestWorkers: e.INGEST_WORKERS,
     dnsServers: e.DNS_SERVERS,
     bounceSubdomain: e.BOUNCE_SUBDOMAIN,
+    domainsMaxPerTenant: e.DOMAINS_MAX_PER_TENANT,
     bounceMxHost: e.BOUNCE_MX_HOST,
     spfInclude: e.SPF_INCLUDE,
     smtpSubmissionPort: e.SMTP_SUBMISSION_PORT,

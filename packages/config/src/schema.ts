@@ -63,6 +63,7 @@ export const envSchema = z.object({
   INGEST_WORKERS: intVar(1, 256).optional(),
   DNS_SERVERS: dnsServersVar.optional(),
   BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),
+  DOMAINS_MAX_PER_TENANT: intVar(1, 100_000).default(50),
   BOUNCE_MX_HOST: hostVar(2).optional(),
   SPF_INCLUDE: hostVar(2).optional(),
   SMTP_SUBMISSION_PORT: intVar(1, 65535).optional(),

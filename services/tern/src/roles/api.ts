@@ -52,6 +52,7 @@ export function sendingDomainsOf(ctx: RuntimeContext): SendingDomains {
     },
     now: () => new Date(),
     logger: ctx.logger,
+    maxPerTenant: config.domainsMaxPerTenant,
   });
 }
 
