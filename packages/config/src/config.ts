@@ -34,6 +34,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** SPEC §23: a tenant's default send rate (emails/s handed to the provider); 0 = unlimited. */
   sendRatePerSecond: number;
+  /** Issue 40 item 9: the most a tenant's send rate may be (emails/s); 0 = no ceiling. */
+  sendRateMaxPerSecond: number;
   /** Webhook URLs may be http:// and reach loopback/private/link-local addresses (SPEC §17). */
   webhookAllowPrivate: boolean;
   /**
@@ -73,6 +75,8 @@ export interface Config {
   ingestWorkers: number | undefined;
   /** DNS_SERVERS: resolvers of sending-domain checks (`ip:port`, SPEC §20); undefined → the system's. */
   dnsServers: string[] | undefined;
+  /** DOMAINS_MAX_PER_TENANT: sending domains a tenant may have (issue 40 item 11). */
+  domainsMaxPerTenant: number;
   /** BOUNCE_SUBDOMAIN: label(s) under a sending domain that carry the envelope sender. */
   bounceSubdomain: string;
   /** BOUNCE_MX_HOST: the MX of every bounce subdomain; undefined → the host of PUBLIC_URL. */

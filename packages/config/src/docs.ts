@@ -84,6 +84,11 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
       'emails per second a tenant’s mail is handed to the provider at most, unless its settings name a `sendRatePerSecond`; `0` = unlimited (SPEC §23, [sending](docs/sending.md))',
     default: '`0`, `100` with `NODE_ENV=production`',
   },
+  SEND_RATE_MAX_PER_SECOND: {
+    meaning:
+      'the operator’s ceiling on a tenant’s send rate (emails/s): a tenant’s `sendRatePerSecond` above it → 400, a rate stored before is applied at most at the ceiling; `0` = no ceiling (issue 40 item 9, [sending](docs/sending.md))',
+    default: '`SEND_RATE_PER_SECOND` (tenants may only lower the server’s rate)',
+  },
   WEBHOOK_ALLOW_PRIVATE: {
     meaning: 'webhook URLs may be `http://` and reach loopback/private/link-local addresses',
     default: '`true`, `false` with `NODE_ENV=production`',
@@ -175,6 +180,11 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
   RESEND_WEBHOOK_SECRET: {
     meaning: 'Resend’s webhook signing secret (`whsec_…`, Standard Webhooks) for `POST /providers/resend`',
     default: 'unset: no `/providers/resend`',
+  },
+  DOMAINS_MAX_PER_TENANT: {
+    meaning:
+      'sending domains a tenant may have; one more → 409 `DOMAIN_LIMIT_REACHED` (each add generates an RSA-2048 key; issue 40 item 11)',
+    default: '50',
   },
   BOUNCE_SUBDOMAIN: {
     meaning:

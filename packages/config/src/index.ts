@@ -95,6 +95,11 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     // SPEC §23: unlimited in development, DEFAULT_PRODUCTION_SEND_RATE with NODE_ENV=production.
     sendRatePerSecond:
       e.SEND_RATE_PER_SECOND ?? (e.NODE_ENV === 'production' ? DEFAULT_PRODUCTION_SEND_RATE : 0),
+    // Issue 40 item 9: tenants may only lower the server's rate unless the operator names a ceiling.
+    sendRateMaxPerSecond:
+      e.SEND_RATE_MAX_PER_SECOND ??
+      e.SEND_RATE_PER_SECOND ??
+      (e.NODE_ENV === 'production' ? DEFAULT_PRODUCTION_SEND_RATE : 0),
     // SPEC §2: private targets are allowed in development, refused with NODE_ENV=production.
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV !== 'production',
     webhookSecretsKey: e.WEBHOOK_SECRETS_KEY,
@@ -111,6 +116,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     ingestWorkers: e.INGEST_WORKERS,
     dnsServers: e.DNS_SERVERS,
     bounceSubdomain: e.BOUNCE_SUBDOMAIN,
+    domainsMaxPerTenant: e.DOMAINS_MAX_PER_TENANT,
     bounceMxHost: e.BOUNCE_MX_HOST,
     spfInclude: e.SPF_INCLUDE,
     smtpSubmissionPort: e.SMTP_SUBMISSION_PORT,

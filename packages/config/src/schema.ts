@@ -39,6 +39,7 @@ export const envSchema = z.object({
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
   SEND_RATE_PER_SECOND: intVar(0, 1_000_000).optional(),
+  SEND_RATE_MAX_PER_SECOND: intVar(0, 1_000_000).optional(),
   WEBHOOK_ALLOW_PRIVATE: boolVar.optional(),
   WEBHOOK_SECRETS_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   ENCRYPTION_KEY: z
@@ -62,6 +63,7 @@ export const envSchema = z.object({
   INGEST_WORKERS: intVar(1, 256).optional(),
   DNS_SERVERS: dnsServersVar.optional(),
   BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),
+  DOMAINS_MAX_PER_TENANT: intVar(1, 100_000).default(50),
   BOUNCE_MX_HOST: hostVar(2).optional(),
   SPF_INCLUDE: hostVar(2).optional(),
   SMTP_SUBMISSION_PORT: intVar(1, 65535).optional(),

@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       retentionDays: 90,
       rateLimitPerMinute: 1200,
       sendRatePerSecond: 0,
+      sendRateMaxPerSecond: 0,
       webhookAllowPrivate: true,
       webhookSecretsKey: undefined,
       publicUrl: undefined,
@@ -42,6 +43,7 @@ describe('loadConfig', () => {
       ingestWorkers: undefined,
       dnsServers: undefined,
       bounceSubdomain: 'tern-bounces',
+      domainsMaxPerTenant: 50,
       bounceMxHost: undefined,
       spfInclude: undefined,
       smtpMaxConnections: 5,
@@ -136,6 +138,7 @@ describe('loadConfig', () => {
       retentionDays: 30,
       rateLimitPerMinute: 0,
       sendRatePerSecond: 25,
+      sendRateMaxPerSecond: 25,
       webhookAllowPrivate: false,
       webhookSecretsKey: 'a-webhook-secrets-key',
       encryptionKey: 'an-encryption-key-of-32-bytes-or-more',
@@ -151,6 +154,7 @@ describe('loadConfig', () => {
       ingestWorkers: 3,
       dnsServers: ['127.0.0.1:5353', '10.0.0.2', '[::1]:53'],
       bounceSubdomain: 'bounces',
+      domainsMaxPerTenant: 50,
       bounceMxHost: 'feedback.tern.example.net',
       spfInclude: 'spf.tern.example.net',
       bounceSmtpPort: 2525,
@@ -289,6 +293,8 @@ describe('loadConfig', () => {
     expect(config.webhookSecretsKey).toBe('webhook-secrets-key-0123456789');
     // SPEC §23: a documented send rate per tenant in production, unlimited elsewhere.
     expect(config.sendRatePerSecond).toBe(DEFAULT_PRODUCTION_SEND_RATE);
+    // Issue 40 item 9: the server's rate is also the ceiling, unless SEND_RATE_MAX_PER_SECOND names one.
+    expect(config.sendRateMaxPerSecond).toBe(DEFAULT_PRODUCTION_SEND_RATE);
   });
 
   it('names WEBHOOK_SECRETS_KEY alone when it is the only production secret missing', () => {

@@ -52,6 +52,7 @@ export function sendingDomainsOf(ctx: RuntimeContext): SendingDomains {
     },
     now: () => new Date(),
     logger: ctx.logger,
+    maxPerTenant: config.domainsMaxPerTenant,
   });
 }
 
@@ -88,6 +89,7 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     jwt: jwtVerifierOf(config, ctx.secrets),
     retentionDays: config.retentionDays,
     sendRatePerSecond: config.sendRatePerSecond,
+    sendRateMaxPerSecond: config.sendRateMaxPerSecond,
     rateLimit: rateLimitOf(config),
     logger,
     readiness: ctx.readiness,
