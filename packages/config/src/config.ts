@@ -18,6 +18,8 @@ export interface Config {
   kafkaTopic: string;
   /** Partitions of the topic when Tern creates it. */
   kafkaPartitions: number;
+  /** KAFKA_SESSION_TIMEOUT_MS: how long a consumer group waits for a member that stopped answering (issue 49, item 4). */
+  kafkaSessionTimeoutMs: number;
   /** HS256 secret of dashboard JWTs. */
   jwtSecret: string | undefined;
   /** PEM public key of dashboard JWTs (RS256/ES256). */

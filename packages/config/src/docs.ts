@@ -31,6 +31,11 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     meaning: 'partitions of the topic when Tern creates it (an existing topic keeps its own)',
     default: '6',
   },
+  KAFKA_SESSION_TIMEOUT_MS: {
+    meaning:
+      'how long a consumer group waits for a member that stopped heartbeating (a `kill -9`) before its partitions go to the others or its restarted self (6000..300000; heartbeats every tenth of it)',
+    default: '10000',
+  },
   JWT_SECRET: {
     meaning:
       'HS256 secret for dashboard JWTs (≥ 32 bytes in production); set only one of it, `JWT_PUBLIC_KEY`, `JWT_JWKS_URL`',

@@ -85,6 +85,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     kafkaBrokers: e.KAFKA_BROKERS,
     kafkaTopic: e.KAFKA_TOPIC,
     kafkaPartitions: e.KAFKA_PARTITIONS,
+    kafkaSessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS,
     jwtSecret: e.JWT_SECRET,
     jwtPublicKey: e.JWT_PUBLIC_KEY,
     jwtJwksUrl: e.JWT_JWKS_URL,

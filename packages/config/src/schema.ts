@@ -26,6 +26,7 @@ export const envSchema = z.object({
     .regex(/^[A-Za-z0-9._-]{1,249}$/, { error: 'must be 1..249 characters of [A-Za-z0-9._-]' })
     .default('tern.email-events'),
   KAFKA_PARTITIONS: intVar(1, 10_000).default(6),
+  KAFKA_SESSION_TIMEOUT_MS: intVar(6_000, 300_000).default(10_000),
   JWT_SECRET: z.string().optional(),
   // PEM keys are often passed on one line with literal `\n`; restore the line breaks.
   JWT_PUBLIC_KEY: z
