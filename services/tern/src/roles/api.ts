@@ -87,6 +87,7 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     ch: ctx.ch!,
     jwt: jwtVerifierOf(config, ctx.secrets),
     retentionDays: config.retentionDays,
+    eventStreamDays: config.eventStreamDays,
     sendRatePerSecond: config.sendRatePerSecond,
     rateLimit: rateLimitOf(config),
     logger,
