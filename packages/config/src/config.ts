@@ -70,6 +70,8 @@ export interface Config {
    * long a consumed record stays in the Postgres-table event log (docs/reliability.md).
    */
   dedupWindowDays: number;
+  /** EVENT_STREAM_DAYS: how long the event stream keeps events (SPEC §25). */
+  eventStreamDays: number;
   /**
    * Processes serving `--services=ingest` (node:cluster, one port): undefined → one per core.
    * Only an ingest-only process forks; every other topology stays one process.

@@ -144,6 +144,11 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     meaning: '`/ready` 503 when the projector made no progress this long while lag > 0',
     default: '60',
   },
+  EVENT_STREAM_DAYS: {
+    meaning:
+      'how long the event stream (`GET /events`, `/events/stream`; SPEC §25) keeps events: an older cursor answers 410 (never longer than the tenant’s retention)',
+    default: '30',
+  },
   DEDUP_WINDOW_DAYS: {
     meaning:
       'how long applied event ids (and consumed Postgres-table log records) are kept ([reliability](docs/reliability.md))',

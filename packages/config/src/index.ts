@@ -114,6 +114,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     jwtMaxLifetimeDays: e.JWT_MAX_LIFETIME_DAYS,
     projectorStallSeconds: e.PROJECTOR_STALL_SECONDS,
     dedupWindowDays: e.DEDUP_WINDOW_DAYS,
+    eventStreamDays: e.EVENT_STREAM_DAYS,
     ingestWorkers: e.INGEST_WORKERS,
     dnsServers: e.DNS_SERVERS,
     bounceSubdomain: e.BOUNCE_SUBDOMAIN,

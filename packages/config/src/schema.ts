@@ -61,6 +61,7 @@ export const envSchema = z.object({
   JWT_MAX_LIFETIME_DAYS: intVar(1, 3650).default(30),
   PROJECTOR_STALL_SECONDS: intVar(5, 86_400).default(60),
   DEDUP_WINDOW_DAYS: intVar(1, 3650).default(7),
+  EVENT_STREAM_DAYS: intVar(1, 3650).default(30),
   INGEST_WORKERS: intVar(1, 256).optional(),
   DNS_SERVERS: dnsServersVar.optional(),
   BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),
