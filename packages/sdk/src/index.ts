@@ -53,6 +53,7 @@ export type {
 export type {
   BatchEmailResponse,
   CancelEmailResponse,
+  ConsistentReadOptions,
   EmailDetail,
   EmailLogEntry,
   EmailStatus,

@@ -109,3 +109,42 @@ describe('client.events', () => {
     await expect(iterator.next()).rejects.toMatchObject({ status: 403 });
   });
 });
+
+describe('read-your-writes (SPEC §25, issue 49 item 5)', () => {
+  it('a send answers its position; a read with Tern-Consistent-With waits for it, else 503 with Retry-After', async () => {
+    const tern = init({ apiKey: key, baseUrl, maxRetries: 0 });
+    await world.projector.stop();
+    let restarted = false;
+    try {
+      const { id, position } = await tern.emails.send(email);
+      expect(position).toBe(`${id}:queued`);
+      const batch = await tern.emails.batch([email, email]);
+      expect(batch.position).toBe(batch.data[1]!.position);
+      // The projector is down: the read cannot include the write within its wait → 503, never a stale answer.
+      const stale = await fetch(`${baseUrl}/emails/${id}`, {
+        headers: { authorization: `Bearer ${key}`, 'tern-consistent-with': position },
+      });
+      expect(stale.status).toBe(503);
+      expect(stale.headers.get('retry-after')).toBe('1');
+      expect(await stale.json()).toMatchObject({ code: 'NOT_CONSISTENT_YET' });
+      const bad = await fetch(`${baseUrl}/emails/${id}`, {
+        headers: { authorization: `Bearer ${key}`, 'tern-consistent-with': 'not a position!' },
+      });
+      expect(bad.status).toBe(400);
+      // The SDK passes it; the read answers once the projector has folded the send.
+      const read = tern.emails.get(id, { consistentWith: position });
+      await new Promise((r) => setTimeout(r, 500));
+      await world.projector.start();
+      restarted = true;
+      const detail = await read;
+      expect(detail.id).toBe(id);
+      expect(detail.events.map((e) => e.type)).toContain('email.queued');
+      for (const item of batch.data) {
+        const d = await tern.emails.get(item.id, { consistentWith: item.position });
+        expect(d.events.map((e) => e.type)).toContain('email.queued');
+      }
+    } finally {
+      if (!restarted) await world.projector.start();
+    }
+  }, 90_000);
+});
