@@ -51,6 +51,8 @@ export const ERROR_CODES_BY_STATUS = {
     'CONTACT_EXISTS',
     /** `POST /domains`: the tenant already added this domain (SPEC §20). */
     'DOMAIN_EXISTS',
+    /** `POST /domains`: the tenant has as many domains as DOMAINS_MAX_PER_TENANT allows; delete one first. */
+    'DOMAIN_LIMIT_REACHED',
     'IDEMPOTENCY_KEY_REUSED',
     'IDEMPOTENCY_KEY_IN_PROGRESS',
     /** The email was already handed to the provider: it can no longer be cancelled. */

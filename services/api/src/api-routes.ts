@@ -51,6 +51,8 @@ export interface ApiRoutesOptions {
   retentionDays: number;
   /** Server default send rate per tenant (SEND_RATE_PER_SECOND); default 0 = unlimited. */
   sendRatePerSecond?: number;
+  /** The most a tenant may set (SEND_RATE_MAX_PER_SECOND, issue 40 item 9); default 0 = no ceiling. */
+  sendRateMaxPerSecond?: number;
   /** How long an instance trusts a looked-up API key; bounds how late it sees a revocation elsewhere. ≤ 5000. */
   keyCacheTtlMs?: number;
   /** How often key uses are written to `last_used_at`. Default 10 s. */
@@ -278,6 +280,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     now,
     retentionDays: opts.retentionDays,
     sendRatePerSecond: opts.sendRatePerSecond ?? 0,
+    sendRateMaxPerSecond: opts.sendRateMaxPerSecond ?? 0,
     readModel: createReadContexts(opts.pool, opts.readModel),
     webhooks: opts.webhooks,
     domainPolicy: opts.domainPolicy,

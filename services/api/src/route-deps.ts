@@ -26,6 +26,8 @@ export interface ApiRouteDeps extends ApiStores {
   retentionDays: number;
   /** Server default send rate per tenant (SEND_RATE_PER_SECOND, SPEC §23); 0 = unlimited. */
   sendRatePerSecond: number;
+  /** The most a tenant's send rate may be (SEND_RATE_MAX_PER_SECOND, issue 40 item 9); 0 = no ceiling. */
+  sendRateMaxPerSecond: number;
   /** A tenant's retention, freshness and memo versions; told of the changes routes commit. */
   readModel: ReadContexts;
   /** Secret sealing and URL policy of `/webhooks*`; the routes exist only when it is given. */

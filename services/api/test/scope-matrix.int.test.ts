@@ -207,7 +207,7 @@ const SEQUENCE_BODY = {
 /** A domain of A (nothing published: a check answers it pending). */
 const domainId = async () => {
   const d = await domains.add(A, newResourceId('domain'), `${fresh()}.matrix.test`);
-  if (d === 'exists') throw new Error('fresh domain exists');
+  if (typeof d === 'string') throw new Error(`fresh domain: ${d}`);
   return d.id;
 };
 const sequenceId = async () =>

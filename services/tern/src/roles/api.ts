@@ -52,6 +52,7 @@ export function sendingDomainsOf(ctx: RuntimeContext): SendingDomains {
     },
     now: () => new Date(),
     logger: ctx.logger,
+    maxPerTenant: config.domainsMaxPerTenant,
   });
 }
 
@@ -89,6 +90,7 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     retentionDays: config.retentionDays,
     eventStreamDays: config.eventStreamDays,
     sendRatePerSecond: config.sendRatePerSecond,
+    sendRateMaxPerSecond: config.sendRateMaxPerSecond,
     rateLimit: rateLimitOf(config),
     logger,
     readiness: ctx.readiness,
