@@ -44,8 +44,14 @@ export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, dep
     async (request, reply) => {
       const credential = credentialOf(request);
       const bodies = withProject(credential, [request.body], () => 'body.');
-      const answer = await idempotent(deps, request, 'send', bodies[0], async () => {
-        const [id] = await accept(deps, credential, bodies, () => 'body.');
+      const answer = await idempotent(deps, request, 'send', bodies[0], async (plan) => {
+        const [id] = await accept(
+          deps,
+          credential,
+          bodies,
+          () => 'body.',
+          (ids) => (plan ? plan({ id: ids[0]! }, ids) : Promise.resolve()),
+        );
         return { id: id! };
       });
       return reply.status(answer.statusCode).send(answer.body);
@@ -76,9 +82,12 @@ export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, dep
       const credential = credentialOf(request);
       const prefix = (i: number) => `body.${i}.`;
       const bodies = withProject(credential, request.body, prefix);
-      const answer = await idempotent(deps, request, 'batch', bodies, async () => {
-        const ids = await accept(deps, credential, bodies, prefix);
-        return { data: ids.map((id) => ({ id })) };
+      const answer = await idempotent(deps, request, 'batch', bodies, async (plan) => {
+        const answerOf = (ids: readonly string[]) => ({ data: ids.map((id) => ({ id })) });
+        const ids = await accept(deps, credential, bodies, prefix, (ids) =>
+          plan ? plan(answerOf(ids), ids) : Promise.resolve(),
+        );
+        return answerOf(ids);
       });
       return reply.status(answer.statusCode).send(answer.body);
     },
