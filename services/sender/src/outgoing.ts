@@ -44,6 +44,7 @@ export function createOutgoingStore(ctx: SenderContext) {
   const tenantSettings = createTenantSettingsCache({
     pool: opts.pool,
     defaultRate: opts.defaultSendRatePerSecond ?? 0,
+    maxRate: opts.maxSendRatePerSecond ?? 0,
   });
 
   const markQueued = (events: readonly { tenantId: string; emailId: string }[]) =>
