@@ -49,9 +49,16 @@ export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, dep
     async (request, reply) => {
       const credential = credentialOf(request);
       const bodies = withProject(credential, [request.body], () => 'body.');
-      const answer = await idempotent(deps, request, 'send', bodies[0], async () => {
-        const [id] = await accept(deps, credential, bodies, () => 'body.');
-        return { id: id!, position: queuedPosition(id!) };
+      const answerOf = (id: string) => ({ id, position: queuedPosition(id) });
+      const answer = await idempotent(deps, request, 'send', bodies[0], async (plan) => {
+        const [id] = await accept(
+          deps,
+          credential,
+          bodies,
+          () => 'body.',
+          (ids) => (plan ? plan(answerOf(ids[0]!), ids) : Promise.resolve()),
+        );
+        return answerOf(id!);
       });
       return reply.status(answer.statusCode).send(answer.body);
     },
@@ -81,12 +88,15 @@ export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, dep
       const credential = credentialOf(request);
       const prefix = (i: number) => `body.${i}.`;
       const bodies = withProject(credential, request.body, prefix);
-      const answer = await idempotent(deps, request, 'batch', bodies, async () => {
-        const ids = await accept(deps, credential, bodies, prefix);
-        return {
-          data: ids.map((id) => ({ id, position: queuedPosition(id) })),
-          position: queuedPosition(ids.at(-1)!),
-        };
+      const answerOf = (ids: readonly string[]) => ({
+        data: ids.map((id) => ({ id, position: queuedPosition(id) })),
+        position: queuedPosition(ids.at(-1)!),
+      });
+      const answer = await idempotent(deps, request, 'batch', bodies, async (plan) => {
+        const ids = await accept(deps, credential, bodies, prefix, (ids) =>
+          plan ? plan(answerOf(ids), ids) : Promise.resolve(),
+        );
+        return answerOf(ids);
       });
       return reply.status(answer.statusCode).send(answer.body);
     },
