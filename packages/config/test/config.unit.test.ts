@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       kafkaBrokers: undefined,
       kafkaTopic: 'tern.email-events',
       kafkaPartitions: 6,
+      kafkaSessionTimeoutMs: 10_000,
       jwtSecret: undefined,
       jwtPublicKey: undefined,
       jwtJwksUrl: undefined,
@@ -31,6 +32,7 @@ describe('loadConfig', () => {
       retentionDays: 90,
       rateLimitPerMinute: 1200,
       sendRatePerSecond: 0,
+      sendRateMaxPerSecond: 0,
       webhookAllowPrivate: true,
       webhookSecretsKey: undefined,
       publicUrl: undefined,
@@ -42,6 +44,7 @@ describe('loadConfig', () => {
       ingestWorkers: undefined,
       dnsServers: undefined,
       bounceSubdomain: 'tern-bounces',
+      domainsMaxPerTenant: 50,
       bounceMxHost: undefined,
       spfInclude: undefined,
       smtpMaxConnections: 5,
@@ -79,6 +82,7 @@ describe('loadConfig', () => {
       KAFKA_BROKERS: 'k1:9092, k2:9092,,[::1]:9093',
       KAFKA_TOPIC: 'events',
       KAFKA_PARTITIONS: '12',
+      KAFKA_SESSION_TIMEOUT_MS: '8000',
       JWT_SECRET: 's3cret',
       INGEST_TOKEN: 'token-token-token',
       RETENTION_DAYS: '30',
@@ -129,6 +133,7 @@ describe('loadConfig', () => {
       kafkaBrokers: ['k1:9092', 'k2:9092', '[::1]:9093'],
       kafkaTopic: 'events',
       kafkaPartitions: 12,
+      kafkaSessionTimeoutMs: 8000,
       jwtSecret: 's3cret',
       jwtPublicKey: undefined,
       jwtJwksUrl: undefined,
@@ -136,6 +141,7 @@ describe('loadConfig', () => {
       retentionDays: 30,
       rateLimitPerMinute: 0,
       sendRatePerSecond: 25,
+      sendRateMaxPerSecond: 25,
       webhookAllowPrivate: false,
       webhookSecretsKey: 'a-webhook-secrets-key',
       encryptionKey: 'an-encryption-key-of-32-bytes-or-more',
@@ -151,6 +157,7 @@ describe('loadConfig', () => {
       ingestWorkers: 3,
       dnsServers: ['127.0.0.1:5353', '10.0.0.2', '[::1]:53'],
       bounceSubdomain: 'bounces',
+      domainsMaxPerTenant: 50,
       bounceMxHost: 'feedback.tern.example.net',
       spfInclude: 'spf.tern.example.net',
       bounceSmtpPort: 2525,
@@ -216,6 +223,11 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_PER_MINUTE', '-1', 'RATE_LIMIT_PER_MINUTE must be an integer 0..1000000 (got "-1")'],
     ['RETENTION_DAYS', 'ninety', 'RETENTION_DAYS must be an integer 1..3650 (got "ninety")'],
     ['KAFKA_PARTITIONS', '-1', 'KAFKA_PARTITIONS must be an integer 1..10000 (got "-1")'],
+    [
+      'KAFKA_SESSION_TIMEOUT_MS',
+      '3000',
+      'KAFKA_SESSION_TIMEOUT_MS must be an integer 6000..300000 (got "3000")',
+    ],
     ['KAFKA_BROKERS', 'localhost', 'KAFKA_BROKERS must be a comma list of host:port (got "localhost")'],
     ['KAFKA_BROKERS', ',', 'KAFKA_BROKERS must be a comma list of host:port (got ",")'],
     ['KAFKA_TOPIC', 'bad topic', 'KAFKA_TOPIC must be 1..249 characters of [A-Za-z0-9._-] (got "bad topic")'],
@@ -289,6 +301,8 @@ describe('loadConfig', () => {
     expect(config.webhookSecretsKey).toBe('webhook-secrets-key-0123456789');
     // SPEC §23: a documented send rate per tenant in production, unlimited elsewhere.
     expect(config.sendRatePerSecond).toBe(DEFAULT_PRODUCTION_SEND_RATE);
+    // Issue 40 item 9: the server's rate is also the ceiling, unless SEND_RATE_MAX_PER_SECOND names one.
+    expect(config.sendRateMaxPerSecond).toBe(DEFAULT_PRODUCTION_SEND_RATE);
   });
 
   it('names WEBHOOK_SECRETS_KEY alone when it is the only production secret missing', () => {
