@@ -37,6 +37,19 @@ export interface ApiRouteDeps extends ApiStores {
   domainPolicy?: DomainPolicy | undefined;
   /** `domainPolicy` applied to a send's From addresses, over the pool. */
   fromDomains: FromDomainCheck;
+  /** EVENT_STREAM_DAYS (SPEC §25): how long the event stream keeps events (and cursors stay valid). */
+  eventStreamDays: number;
+  /** Limits and timers of the SSE tails (`events/tail.ts`); defaults when absent. */
+  eventTail?: EventTailOptions | undefined;
+}
+
+/** The SSE tails' limits and timers (SPEC §25). */
+export interface EventTailOptions {
+  maxStreams?: number;
+  maxStreamsPerTenant?: number;
+  heartbeatMs?: number;
+  tickMs?: number;
+  pollMs?: number;
 }
 
 /**

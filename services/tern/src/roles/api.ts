@@ -94,6 +94,7 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     ch: ctx.ch!,
     jwt: jwtVerifierOf(config, ctx.secrets),
     retentionDays: config.retentionDays,
+    eventStreamDays: config.eventStreamDays,
     sendRatePerSecond: config.sendRatePerSecond,
     sendRateMaxPerSecond: config.sendRateMaxPerSecond,
     rateLimit: rateLimitOf(config),
