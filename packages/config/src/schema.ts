@@ -71,6 +71,10 @@ export const envSchema = z.object({
   BOUNCE_DOMAIN: hostVar(2).optional(),
   BOUNCE_SMTP_MAX_BYTES: intVar(1024, 50 * 1024 * 1024).default(10 * 1024 * 1024),
   BOUNCE_SMTP_RATE_PER_MINUTE: intVar(1, 1_000_000).default(300),
+  INBOUND_SMTP_PORT: intVar(0, 65535).optional(),
+  INBOUND_DOMAIN: hostVar(2).optional(),
+  INBOUND_MX_HOST: hostVar(2).optional(),
+  INBOUND_MAX_BYTES: intVar(1024, 100 * 1024 * 1024).default(40 * 1024 * 1024),
   SES_TOPIC_ARNS: z
     .string()
     .transform((v) =>

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Exactly the 14 API key scopes of SPEC §3. */
+/** The 14 API key scopes of SPEC §3 and the inbound pair of part four (SPEC §24). */
 export const SCOPES = [
   'email:send',
   'email:read',
@@ -16,6 +16,8 @@ export const SCOPES = [
   'projects:read',
   'projects:write',
   'webhooks:manage',
+  'inbound:read',
+  'inbound:manage',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 export const scopeSchema = z.enum(SCOPES, { error: `scope must be one of ${SCOPES.join(', ')}` });

@@ -272,3 +272,18 @@ export async function verifiedNames(
   );
   return new Set(rows.map((r) => r.name));
 }
+
+/**
+ * The tenants receiving mail at `host` (SPEC §24): a domain of theirs with `receiving: true`
+ * whose `inbound_mx` record is verified.
+ */
+export async function receivingTenants(db: Queryable, host: string): Promise<string[]> {
+  const { rows } = await db.query<{ tenant_id: string }>(
+    `SELECT tenant_id FROM sending_domains
+     WHERE name = $1 AND EXISTS (
+       SELECT 1 FROM jsonb_array_elements(records) r
+       WHERE r->>'purpose' = 'inbound_mx' AND r->>'status' = 'verified')`,
+    [host.toLowerCase()],
+  );
+  return rows.map((r) => r.tenant_id);
+}

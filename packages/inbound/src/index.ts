@@ -1,0 +1,22 @@
+export { type ArrivalFacts, type DnsResolve, dnsResolverOf, verdictsOf } from './auth.js';
+export { DEFAULT_INBOUND_LIMITS, type InboundLimits } from './limits.js';
+export { createInboundListener, type InboundListener, type InboundListenerOptions } from './listener.js';
+export {
+  type Envelope,
+  newInboundId,
+  type ReceiveDeps,
+  type ReceivedMessage,
+  receiveMessage,
+} from './receive.js';
+export { createRecipientResolver } from './recipients.js';
+export {
+  ensureInboundAddress,
+  eraseInbound,
+  expireInbound,
+  getInbound,
+  inboundSlug,
+  listInbound,
+  repliesTo,
+  type StoredInbound,
+  tenantOfSlug,
+} from './store.js';
