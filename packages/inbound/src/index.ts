@@ -1,6 +1,7 @@
 export { type ArrivalFacts, type DnsResolve, dnsResolverOf, verdictsOf } from './auth.js';
 export { DEFAULT_INBOUND_LIMITS, type InboundLimits } from './limits.js';
 export { createInboundListener, type InboundListener, type InboundListenerOptions } from './listener.js';
+export { createInboundReader, decodeInboundCursor, type InboundPage, type InboundReader } from './reader.js';
 export {
   type Envelope,
   newInboundId,
@@ -17,6 +18,7 @@ export {
   inboundSlug,
   listInbound,
   repliesTo,
+  type SealedBlob,
   type StoredInbound,
   tenantOfSlug,
 } from './store.js';

@@ -50,6 +50,7 @@ export function sendingDomainsOf(ctx: RuntimeContext): SendingDomains {
         fallbackHost: bounceMxHost,
       }),
     },
+    inboundMxHost: config.inboundMxHost ?? new URL(publicUrl).hostname,
     now: () => new Date(),
     logger: ctx.logger,
   });
@@ -93,6 +94,7 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     readiness: ctx.readiness,
     sending: { log: stream, keyring: ctx.keyring },
     keyring: ctx.keyring,
+    inboundDomain: config.inboundDomain,
     domains: { domains },
     domainPolicy: { requireVerified: ctx.requireVerifiedDomains },
     providers: {
