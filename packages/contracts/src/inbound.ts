@@ -36,6 +36,13 @@ export const emailReceivedData = z.strictObject({
   attachments: z.number().int().nonnegative(),
   auth: inboundAuthSchema,
   inReplyTo: idSchema('inReplyTo').nullable(),
+  /** The route that acted (SPEC §24); absent or null: none matched. */
+  routeId: idSchema('routeId').nullable().optional(),
+  /**
+   * When a route acted: the only endpoints the message is announced to (its `webhook` actions;
+   * empty: nobody). Absent: every endpoint subscribed to `email.received`.
+   */
+  webhooks: z.array(z.string().max(64)).max(10).optional(),
 });
 
 export const emailReceived = z.strictObject({

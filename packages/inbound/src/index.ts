@@ -11,6 +11,16 @@ export {
 } from './receive.js';
 export { createRecipientResolver } from './recipients.js';
 export {
+  type CreateRouteBody,
+  createRouteBodySchema,
+  deleteRoute,
+  firstMatch,
+  type InboundRoute,
+  insertRoute,
+  listRoutes,
+  type RouteAction,
+} from './routes.js';
+export {
   ensureInboundAddress,
   eraseInbound,
   expireInbound,

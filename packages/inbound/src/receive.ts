@@ -7,7 +7,8 @@ import { emailsByMessageId } from '@tern/read-models';
 import { type AddressObject, type ParsedMail, simpleParser } from 'mailparser';
 import type pg from 'pg';
 import { type ArrivalFacts, type DnsResolve, verdictsOf } from './auth.js';
-import { findDuplicate, insertInbound, lockDedupKey, markAnnounced } from './store.js';
+import { firstMatch, type InboundRoute } from './routes.js';
+import { deleteInbound, findDuplicate, insertInbound, lockDedupKey, markAnnounced } from './store.js';
 
 /** A message as the pipeline's consumers see it once it is stored (the hook of DMARC reports, routes). */
 export interface ReceivedMessage {
@@ -40,6 +41,8 @@ export interface ReceiveDeps {
    * other parts hang on (routes, DMARC aggregate reports). A throw is logged, never fails the message.
    */
   onReceived?: (message: ReceivedMessage) => Promise<void> | void;
+  /** The tenant's routes (SPEC §24); absent: none. */
+  routesOf?: (tenantId: string) => Promise<InboundRoute[]>;
 }
 
 /** The envelope of one accepted message: each recipient with the tenant it belongs to. */
@@ -178,6 +181,10 @@ export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: E
       });
       return { id, announced: false, fresh: true };
     });
+    const route = deps.routesOf
+      ? firstMatch(await deps.routesOf(tenantId), { recipients, from, subject: parsed.subject ?? null })
+      : null;
+    const dropped = route?.actions.some((a) => 'drop' in a) ?? false;
     if (!stored.announced) {
       const event: InboundEvent = {
         id: stored.id,
@@ -194,10 +201,22 @@ export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: E
           attachments: parsed.attachments.length,
           auth,
           inReplyTo,
+          ...(route
+            ? {
+                routeId: route.id,
+                webhooks: dropped ? [] : route.actions.flatMap((a) => ('webhook' in a ? [a.webhook] : [])),
+              }
+            : {}),
         },
       };
       await deps.log.append([event]);
       await markAnnounced(deps.pool, stored.id);
+    }
+    // A `drop` route: accepted (the sender is not told), announced to nobody, its content not kept.
+    if (dropped) {
+      await deleteInbound(deps.pool, tenantId, stored.id);
+      ids.push(stored.id);
+      continue;
     }
     ids.push(stored.id);
     if (deps.onReceived) {

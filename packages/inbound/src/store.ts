@@ -255,3 +255,8 @@ export async function expireInbound(
   );
   return result.rowCount ?? 0;
 }
+
+/** Deletes one stored message (a `drop` route). */
+export async function deleteInbound(db: Db, tenantId: string, id: string): Promise<void> {
+  await db.query('DELETE FROM inbound_messages WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+}

@@ -20,6 +20,7 @@ import { createAuthHook } from './credentials.js';
 import { createFromDomainCheck, type DomainPolicy } from './domains/policy.js';
 import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
 import { emailRoutes } from './emails/routes.js';
+import { inboundRouteRoutes } from './inbound/route-routes.js';
 import { inboundRoutes } from './inbound/routes.js';
 import { logsRoutes } from './logs/routes.js';
 import { projectRoutes } from './projects/routes.js';
@@ -325,6 +326,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
         inboundDomain: opts.inboundDomain,
       },
     });
+    await app.register(inboundRouteRoutes, { pool: deps.pool });
   }
   if (opts.sending) {
     await app.register(emailRoutes, { ...deps, sending: opts.sending });

@@ -5,6 +5,7 @@ import {
   createInboundListener,
   createRecipientResolver,
   dnsResolverOf,
+  listRoutes,
   type ReceivedMessage,
 } from '@tern/inbound';
 import { type RuntimeContext, streamOf } from '../context.js';
@@ -38,6 +39,7 @@ export async function startInbound(
       inboundDomain: config.inboundDomain,
       receivingTenants: (host) => receivingTenants(ctx.pool, host),
     }),
+    routesOf: (tenantId) => listRoutes(ctx.pool, tenantId),
     logger,
     ...(onReceived ? { onReceived } : {}),
   });
