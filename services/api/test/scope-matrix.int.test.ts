@@ -5,7 +5,7 @@ import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
 import { createUnsubscribeToken } from '@tern/domain';
 import type { SendingDomains } from '@tern/domains';
 import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
-import { receiveMessage } from '@tern/inbound';
+import { insertRoute, receiveMessage } from '@tern/inbound';
 import { createKeyring } from '@tern/privacy';
 import { addSuppression } from '@tern/read-models';
 import { createSandboxProvider } from '@tern/sender';
@@ -504,6 +504,35 @@ const ROWS: Record<string, Row> = {
     ok: 200,
     resource: true,
     request: async () => ({ url: `/inbound/${await inboundId()}/raw` }),
+  },
+  'POST /inbound/routes': {
+    rule: { kind: 'scope', scope: 'inbound:manage' },
+    ok: 201,
+    request: async () => ({
+      url: '/inbound/routes',
+      payload: { match: { recipient: `*@${fresh()}.matrix.test` }, priority: 1, actions: [{ store: true }] },
+    }),
+  },
+  'GET /inbound/routes': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    request: async () => ({ url: '/inbound/routes' }),
+  },
+  'DELETE /inbound/routes/{id}': {
+    rule: { kind: 'scope', scope: 'inbound:manage' },
+    ok: 204,
+    resource: true,
+    request: async () => ({
+      url: `/inbound/routes/${
+        (
+          await insertRoute(stores.pool, A, newResourceId('inboundRoute'), {
+            match: { recipient: '*@matrix.test' },
+            priority: 1,
+            actions: [{ drop: true }],
+          })
+        ).id
+      }`,
+    }),
   },
   'GET /inbound/{id}/attachments/{attachmentId}': {
     rule: { kind: 'scope', scope: 'inbound:read' },
