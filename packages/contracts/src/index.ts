@@ -15,6 +15,7 @@ export * from './inbound.js';
 export * from './log-events.js';
 export * from './personal-fields.js';
 export * from './projects.js';
+export * from './relay-headers.js';
 export * from './resources.js';
 export * from './scopes.js';
 export * from './status.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The 14 API key scopes of SPEC §3 and the inbound pair of part four (SPEC §24). */
+/** The 14 API key scopes of SPEC §3 and those of part four (`inbound:read`, `inbound:manage`: SPEC §24; `events:read`, `events:write`: SPEC §25, §28). */
 export const SCOPES = [
   'email:send',
   'email:read',
@@ -18,6 +18,8 @@ export const SCOPES = [
   'webhooks:manage',
   'inbound:read',
   'inbound:manage',
+  'events:read',
+  'events:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 export const scopeSchema = z.enum(SCOPES, { error: `scope must be one of ${SCOPES.join(', ')}` });

@@ -23,6 +23,7 @@ export const TAGS = {
   domains: 'Domains',
   providers: 'Provider notifications',
   inbound: 'Inbound',
+  events: 'Events',
 } as const;
 
 export const DOCS_PREFIX = '/docs';
@@ -177,6 +178,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.tracking,
           description:
             'The open pixel and click redirect the sender puts in HTML mail (SPEC §11). No credential: the signed token is one.',
+        },
+        {
+          name: TAGS.events,
+          description:
+            'The tenant’s events after a cursor, listed or tailed live with Server-Sent Events (`events:read`).',
         },
         ...(opts.ingest
           ? [{ name: 'Ingest', description: 'Delivery events of the sending pipeline (ingest token).' }]

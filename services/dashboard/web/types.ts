@@ -98,6 +98,8 @@ export const SCOPES = [
   'webhooks:manage',
   'inbound:read',
   'inbound:manage',
+  'events:read',
+  'events:write',
 ] as const;
 
 export interface ApiKey {

@@ -53,6 +53,7 @@ export function sendingDomainsOf(ctx: RuntimeContext): SendingDomains {
     inboundMxHost: config.inboundMxHost ?? new URL(publicUrl).hostname,
     now: () => new Date(),
     logger: ctx.logger,
+    maxPerTenant: config.domainsMaxPerTenant,
   });
 }
 
@@ -88,7 +89,9 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     ch: ctx.ch!,
     jwt: jwtVerifierOf(config, ctx.secrets),
     retentionDays: config.retentionDays,
+    eventStreamDays: config.eventStreamDays,
     sendRatePerSecond: config.sendRatePerSecond,
+    sendRateMaxPerSecond: config.sendRateMaxPerSecond,
     rateLimit: rateLimitOf(config),
     logger,
     readiness: ctx.readiness,
