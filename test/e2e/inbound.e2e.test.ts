@@ -200,8 +200,16 @@ describe('receiving with real MTAs', () => {
     expect(relay.out).toMatch(/550 5\.1\.1/);
     const big = join(tempDir('tern-e2e-inbound-big-'), 'big.bin');
     writeFileSync(big, Buffer.alloc(MAX_BYTES + 1024, 7));
-    const over = await swaks(['--to', `d@${domain}`, '--from', 'sw@sender.test', '--attach', `@${big}`]);
-    expect(over.out).toMatch(/552 5\.3\.4/);
+    const over = await swaks([
+      '--to',
+      `d@${domain}`,
+      '--from',
+      'sw@sender.test',
+      '--suppress-data',
+      '--attach',
+      `@${big}`,
+    ]);
+    expect(over.out, over.out.slice(-600)).toMatch(/552 5\.3\.4/);
     const subjects = (await list()).map((m) => m.subject);
     expect(subjects).toEqual(expect.arrayContaining(['swaks plain', 'swaks tls', 'swaks pipelined']));
     expect(subjects.filter((s) => s === null || s === 'swaks')).toHaveLength(0);
