@@ -1,8 +1,8 @@
 import type { ClientDeps, Send, SendSpec } from './transport.js';
 import type {
   BatchEmailResponse,
-  ConsistentReadOptions,
   CancelEmailResponse,
+  ConsistentReadOptions,
   EmailDetail,
   RequestOptions,
   SendEmailParams,

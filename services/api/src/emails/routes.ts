@@ -10,6 +10,7 @@ import { positionOf } from '../consistency.js';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { accept, idempotent, type SendRouteDeps, withProject } from './accept.js';
+import { contentBudgetHooks, createContentBudget } from './content-budget.js';
 import { emailReadRoutes } from './read-routes.js';
 import { BATCH_BODY_LIMIT, idempotencyHeader, SEND_BODY_LIMIT, sendErrors } from './schemas.js';
 
@@ -23,11 +24,14 @@ import { BATCH_BODY_LIMIT, idempotencyHeader, SEND_BODY_LIMIT, sendErrors } from
 const queuedPosition = (emailId: string) => positionOf(queuedEventId(emailId));
 
 export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, deps) => {
+  // Issue 40 item 8: bytes of content in flight bounded in total and per tenant (429 past them).
+  const budget = contentBudgetHooks(deps.sending.contentBudget ?? createContentBudget(), SEND_BODY_LIMIT);
   app.post(
     '/emails/send',
     {
       // A 40 MB message with its attachments (SPEC §22); past the limit → 413 before parsing.
       bodyLimit: SEND_BODY_LIMIT,
+      ...budget,
       config: { auth: 'jwt_or_key', scope: 'email:send' },
       schema: {
         tags: [TAGS.emails],
@@ -69,6 +73,7 @@ export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, dep
     {
       // The whole batch at most one largest message (SPEC §22); a larger request is a 413.
       bodyLimit: BATCH_BODY_LIMIT,
+      ...budget,
       config: { auth: 'jwt_or_key', scope: 'email:send' },
       schema: {
         tags: [TAGS.emails],
