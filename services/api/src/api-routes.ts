@@ -3,6 +3,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import rateLimit from '@fastify/rate-limit';
 import type { JwtVerifier } from '@tern/auth';
 import { HttpError, httpError } from '@tern/http';
+import { createInboundReader } from '@tern/inbound';
 import type { Logger } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import { createAnalyticsQueries } from '@tern/read-models';
@@ -20,6 +21,8 @@ import { createFromDomainCheck, type DomainPolicy } from './domains/policy.js';
 import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
 import { emailRoutes } from './emails/routes.js';
 import { eventRoutes } from './events/routes.js';
+import { inboundRouteRoutes } from './inbound/route-routes.js';
+import { inboundRoutes } from './inbound/routes.js';
 import { logsRoutes } from './logs/routes.js';
 import { projectRoutes } from './projects/routes.js';
 import { type ProviderRouteOptions, providerRoutes } from './providers/routes.js';
@@ -93,6 +96,8 @@ export interface ApiRoutesOptions {
   surface?: 'full' | 'sending';
   /** Provider notification credentials (SPEC §21): `/providers/*` need them and `sending`. */
   providers?: ProviderRouteOptions;
+  /** INBOUND_DOMAIN (SPEC §24): the tenants' addresses under it; `/inbound*` need `keyring`. */
+  inboundDomain?: string | undefined;
   /** EVENT_STREAM_DAYS (SPEC §25), default 30. */
   eventStreamDays?: number;
   /** Limits and timers of `GET /events/stream`. */
@@ -324,6 +329,16 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   }
   if (opts.webhooks) await app.register(webhookRoutes, { ...deps, webhooks: opts.webhooks });
   if (opts.domains) await app.register(domainRoutes, { ...deps, domains: opts.domains });
+  if (opts.keyring) {
+    await app.register(inboundRoutes, {
+      inbound: {
+        pool: deps.pool,
+        reader: createInboundReader(deps.pool, opts.keyring),
+        inboundDomain: opts.inboundDomain,
+      },
+    });
+    await app.register(inboundRouteRoutes, { pool: deps.pool });
+  }
   if (opts.sending) {
     await app.register(emailRoutes, { ...deps, sending: opts.sending });
     if (opts.trackingSecret !== undefined) {

@@ -96,6 +96,8 @@ export const SCOPES = [
   'projects:read',
   'projects:write',
   'webhooks:manage',
+  'inbound:read',
+  'inbound:manage',
   'events:read',
   'events:write',
 ] as const;
