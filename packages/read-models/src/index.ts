@@ -13,3 +13,4 @@ export * from './suppressions/checks.js';
 export * from './suppressions/manual.js';
 export * from './suppressions/model.js';
 export * from './timeline.js';
+export * from './breakdown-queries.js';

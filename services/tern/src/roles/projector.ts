@@ -1,6 +1,6 @@
 import { EVENT_LOG_TABLE } from '@tern/event-log';
 import { NotReadyError } from '@tern/http';
-import { createProjector, createPruneJob } from '@tern/projector';
+import { createMailboxResolver, createProjector, createPruneJob } from '@tern/projector';
 import { type RuntimeContext, streamOf } from '../context.js';
 
 /** The projector's consumer group; every projector instance joins it. */
@@ -15,6 +15,7 @@ export function startProjector(ctx: RuntimeContext): void {
     log: streamOf(ctx),
     group: PROJECTOR_GROUP,
     logger,
+    mailboxes: createMailboxResolver({ servers: config.dnsServers }),
     stallAfterMs: config.projectorStallSeconds * 1000,
     onBatch(stats) {
       ctx.activity();
