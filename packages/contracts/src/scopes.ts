@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Exactly the 14 API key scopes of SPEC §3. */
+/** The API key scopes: the 14 of SPEC §3, and `analytics:read` (SPEC §26). */
 export const SCOPES = [
   'email:send',
   'email:read',
@@ -16,6 +16,7 @@ export const SCOPES = [
   'projects:read',
   'projects:write',
   'webhooks:manage',
+  'analytics:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 export const scopeSchema = z.enum(SCOPES, { error: `scope must be one of ${SCOPES.join(', ')}` });

@@ -9,5 +9,6 @@ export * from './mailbox-provider.js';
 export * from './recipients.js';
 export * from './render.js';
 export * from './time.js';
+export * from './time-zone.js';
 export * from './unsubscribe.js';
 export * from './user-agent.js';

@@ -153,11 +153,13 @@ export function createBreakdownQueries(ch: ClickHouseClient): BreakdownQueries {
       const { where, params } = whereOf(p);
       return rows(
         deliverabilityRow,
-        `SELECT provider, sum(total) AS total, sum(sent) AS sent, sum(delivered) AS delivered,
-                sum(bounced) AS bounced, sum(complained) AS complained, sum(delayed) AS delayed,
-                if(sum(delivered) > 0, quantileExactWeightedIf(0.5)(seconds, toUInt64(greatest(delivered, 0)), delivered > 0), NULL) AS median_seconds,
-                if(sum(delivered) > 0, quantileExactWeightedIf(0.95)(seconds, toUInt64(greatest(delivered, 0)), delivered > 0), NULL) AS p95_seconds
-           FROM (SELECT d.mailbox_provider AS provider, d.delivery_seconds AS seconds, ${SUMS}
+        `SELECT provider, sum(t) AS total, sum(s) AS sent, sum(dl) AS delivered,
+                sum(b) AS bounced, sum(c) AS complained, sum(dy) AS delayed,
+                if(sum(dl) > 0, quantileExactWeightedIf(0.5)(seconds, toUInt64(greatest(dl, 0)), dl > 0), NULL) AS median_seconds,
+                if(sum(dl) > 0, quantileExactWeightedIf(0.95)(seconds, toUInt64(greatest(dl, 0)), dl > 0), NULL) AS p95_seconds
+           FROM (SELECT d.mailbox_provider AS provider, d.delivery_seconds AS seconds, sum(d.total) AS t,
+                        sum(d.sent) AS s, sum(d.delivered) AS dl, sum(d.bounced) AS b, sum(d.complained) AS c,
+                        sum(d.delayed) AS dy
                    FROM ${DIMS_TABLE} AS d WHERE ${where} GROUP BY provider, seconds)
           GROUP BY provider HAVING total != 0 OR sent != 0 ORDER BY total DESC, provider ASC`,
         params,

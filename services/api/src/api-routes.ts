@@ -5,11 +5,12 @@ import type { JwtVerifier } from '@tern/auth';
 import { HttpError, httpError } from '@tern/http';
 import type { Logger } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
-import { createAnalyticsQueries } from '@tern/read-models';
+import { createAnalyticsQueries, createBreakdownQueries } from '@tern/read-models';
 import type { ReadModelFeed } from '@tern/stores';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type pg from 'pg';
+import { breakdownRoutes } from './analytics/breakdown-routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
 import { createApiKeyStore } from './api-keys/store.js';
 import { campaignRoutes } from './campaigns/routes.js';
@@ -269,6 +270,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     ...createApiStores(opts.pool, opts.stores),
     pool: opts.pool,
     analytics: createAnalyticsQueries(opts.ch),
+    breakdown: createBreakdownQueries(opts.ch),
     keys,
     now,
     retentionDays: opts.retentionDays,
@@ -284,6 +286,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     return;
   }
   await app.register(analyticsRoutes, deps);
+  await app.register(breakdownRoutes, deps);
   await app.register(logsRoutes, deps);
   await app.register(tenantRoutes, deps);
   // Tenant resources (SPEC part two): one encapsulated plugin each, see docs/architecture.md.

@@ -96,6 +96,7 @@ export const SCOPES = [
   'projects:read',
   'projects:write',
   'webhooks:manage',
+  'analytics:read',
 ] as const;
 
 export interface ApiKey {
