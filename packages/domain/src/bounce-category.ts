@@ -17,13 +17,34 @@ export type BounceCategory = (typeof BOUNCE_CATEGORIES)[number];
 
 /** Diagnostic phrases, first match wins (order: the most specific first). */
 const PHRASES: readonly (readonly [RegExp, BounceCategory])[] = [
-  [/spamhaus|barracuda|spamcop|blocklist|blacklist|block ?list|listed (at|on|in)|\bRBL\b|\bDNSBL\b/i, 'reputation'],
-  [/reputation|sender score|poor (ip|domain)|rate limited|unusual rate|too many (messages|connections)|user complaints|unexpected volume|\[TS[S0]\d\]/i, 'reputation'],
-  [/spam|junk|unsolicited|content (rejected|blocked)|message (looks|appears)|bulk mail|phish|virus|malware/i, 'spam_block'],
-  [/mailbox (is )?full|over ?quota|quota exceeded|insufficient (storage|space)|exceeded storage|mailbox size limit/i, 'mailbox_full'],
-  [/user unknown|unknown user|no such user|does not exist|doesn'?t exist|recipient (address )?rejected|address rejected|invalid (recipient|mailbox|address)|mailbox (not found|unavailable)|no mailbox|undeliverable address|unrouteable address|not a valid|account (has been )?(disabled|deactivated)|user not found|recipient not found/i, 'unknown_user'],
-  [/host (or domain name )?not found|name service error|nxdomain|no mx|domain (not found|does not exist)|dns|unable to resolve|no route to host|mx lookup|host unknown/i, 'dns'],
-  [/dmarc|spf|dkim|policy|not (permitted|authorized|allowed)|relay(ing)? (access )?denied|access denied|authentication required|message too (big|large)|size exceeds|rejected (by|due to) (policy|recipient)/i, 'policy'],
+  [
+    /spamhaus|barracuda|spamcop|blocklist|blacklist|block ?list|listed (at|on|in)|\bRBL\b|\bDNSBL\b/i,
+    'reputation',
+  ],
+  [
+    /reputation|sender score|poor (ip|domain)|rate limited|unusual rate|too many (messages|connections)|user complaints|unexpected volume|\[TS[S0]\d\]/i,
+    'reputation',
+  ],
+  [
+    /spam|junk|unsolicited|content (rejected|blocked)|message (looks|appears)|bulk mail|phish|virus|malware/i,
+    'spam_block',
+  ],
+  [
+    /mailbox (is )?full|over ?quota|quota exceeded|insufficient (storage|space)|exceeded storage|mailbox size limit/i,
+    'mailbox_full',
+  ],
+  [
+    /user unknown|unknown user|no such user|does not exist|doesn'?t exist|recipient (address )?rejected|address rejected|invalid (recipient|mailbox|address)|mailbox (not found|unavailable)|no mailbox|undeliverable address|unrouteable address|not a valid|account (has been )?(disabled|deactivated)|user not found|recipient not found/i,
+    'unknown_user',
+  ],
+  [
+    /host (or domain name )?not found|name service error|nxdomain|no mx|domain (not found|does not exist)|dns|unable to resolve|no route to host|mx lookup|host unknown/i,
+    'dns',
+  ],
+  [
+    /dmarc|spf|dkim|policy|not (permitted|authorized|allowed)|relay(ing)? (access )?denied|access denied|authentication required|message too (big|large)|size exceeds|rejected (by|due to) (policy|recipient)/i,
+    'policy',
+  ],
 ];
 
 /** Enhanced status codes (class stripped: `X.1.1`) when no phrase decides. */
@@ -51,7 +72,10 @@ const CODES: Record<string, BounceCategory> = {
 
 const ENHANCED = /\b[245]\.(\d{1,3})\.(\d{1,3})\b/;
 
-export function bounceCategory(smtpStatus: string | undefined, diagnostic: string | undefined): BounceCategory {
+export function bounceCategory(
+  smtpStatus: string | undefined,
+  diagnostic: string | undefined,
+): BounceCategory {
   const text = `${diagnostic ?? ''}`;
   for (const [pattern, category] of PHRASES) if (pattern.test(text)) return category;
   const code = ENHANCED.exec(smtpStatus ?? '') ?? ENHANCED.exec(text);

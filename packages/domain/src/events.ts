@@ -36,6 +36,8 @@ export interface QueuedInput {
   tags?: readonly string[] | undefined;
   scheduledAt?: Date | null | undefined;
   projectId?: string | null | undefined;
+  /** The campaign of campaign mail (SPEC §26). */
+  campaignId?: string | null | undefined;
 }
 
 /** `email.queued` of a send (single, batch, campaign or sequence mail): id `<emailId>:queued`. */
@@ -54,6 +56,7 @@ export function queuedEvent(input: QueuedInput): EmailQueued {
       ...(input.from !== undefined ? { from: input.from } : {}),
       ...(input.scheduledAt != null ? { scheduledAt: input.scheduledAt.toISOString() } : {}),
       ...(input.projectId != null ? { projectId: input.projectId } : {}),
+      ...(input.campaignId != null ? { campaignId: input.campaignId } : {}),
     },
   });
 }

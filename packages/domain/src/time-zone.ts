@@ -26,7 +26,11 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 
 /** The offset of `timeZone` from UTC at instant `ms`, in ms (Paris in summer: +7 200 000). */
 export function zoneOffsetMs(ms: number, timeZone: string): number {
-  const parts = Object.fromEntries(formatter(timeZone).formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    formatter(timeZone)
+      .formatToParts(new Date(ms))
+      .map((p) => [p.type, p.value]),
+  );
   const asUtc = Date.UTC(
     Number(parts.year),
     Number(parts.month) - 1,

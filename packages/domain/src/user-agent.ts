@@ -42,7 +42,8 @@ export function classifyUserAgent(userAgent: string | undefined): ClientInfo {
   if (userAgent === undefined || userAgent.trim() === '') return { client: 'other', device: 'other' };
   const parsed = Bowser.parse(userAgent);
   const device = deviceOf(parsed.platform.type);
-  for (const [pattern, family] of MAIL_CLIENTS) if (pattern.test(userAgent)) return { client: family, device };
+  for (const [pattern, family] of MAIL_CLIENTS)
+    if (pattern.test(userAgent)) return { client: family, device };
   const browser = parsed.browser.name ?? '';
   // Apple Mail loads images with the bare WebKit UA of the OS (no Safari/Version token).
   if (/AppleWebKit/.test(userAgent) && !/Safari|Chrome|CriOS|FxiOS/.test(userAgent))

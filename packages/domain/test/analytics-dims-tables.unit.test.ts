@@ -57,7 +57,11 @@ describe('bounce category (enhanced status code and diagnostic)', () => {
       'Host or domain name not found. Name service error for name=nowhere.invalid type=AAAA: Host not found',
       'dns',
     ],
-    ['5.2.2', 'host mx.example.com[192.0.2.1] said: 552 5.2.2 Mailbox full (in reply to RCPT TO command)', 'mailbox_full'],
+    [
+      '5.2.2',
+      'host mx.example.com[192.0.2.1] said: 552 5.2.2 Mailbox full (in reply to RCPT TO command)',
+      'mailbox_full',
+    ],
     [
       '5.7.1',
       'host mx.example.com[192.0.2.1] said: 554 5.7.1 Service unavailable; Client host [198.51.100.7] blocked using zen.spamhaus.org',
@@ -90,7 +94,11 @@ describe('bounce category (enhanced status code and diagnostic)', () => {
       "550 5.7.1 Unfortunately, messages from [198.51.100.7] weren't sent. Please contact your Internet service provider since part of their network is on our block list (S3150).",
       'reputation',
     ],
-    ['4.7.0', '421 4.7.0 [TSS04] Messages from 198.51.100.7 temporarily deferred due to user complaints', 'reputation'],
+    [
+      '4.7.0',
+      '421 4.7.0 [TSS04] Messages from 198.51.100.7 temporarily deferred due to user complaints',
+      'reputation',
+    ],
     ['5.7.1', '550 5.7.1 Relaying denied', 'policy'],
     ['5.7.1', undefined, 'policy'],
     ['5.2.2', undefined, 'mailbox_full'],

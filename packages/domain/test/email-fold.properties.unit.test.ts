@@ -249,7 +249,11 @@ function reference(events: readonly DeliveryEvent[]): EmailState {
   if (human || bounce || delayed)
     state.dims = {
       ...(human
-        ? { ...classifyUserAgent(human.data.userAgent), engagedAt: iso(human.occurredAt), engagedId: human.id }
+        ? {
+            ...classifyUserAgent(human.data.userAgent),
+            engagedAt: iso(human.occurredAt),
+            engagedId: human.id,
+          }
         : {}),
       ...(bounce
         ? {

@@ -41,10 +41,12 @@ const int64 = z
   .union([z.string(), z.number()])
   .transform(Number)
   .pipe(z.number().int().refine(Number.isSafeInteger, 'not a safe integer'));
-const counters = z.object(Object.fromEntries(BREAKDOWN_COUNTERS.map((c) => [c, int64])) as Record<
-  (typeof BREAKDOWN_COUNTERS)[number],
-  typeof int64
->);
+const counters = z.object(
+  Object.fromEntries(BREAKDOWN_COUNTERS.map((c) => [c, int64])) as Record<
+    (typeof BREAKDOWN_COUNTERS)[number],
+    typeof int64
+  >,
+);
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 
 export const breakdownParams = z.object({
@@ -138,7 +140,10 @@ export function createBreakdownQueries(ch: ClickHouseClient): BreakdownQueries {
         { ...params, limit: p.limit },
       );
       if (p.interval === undefined || top.length === 0) return { rows: top, series: [] };
-      const start = p.interval === 'hour' ? 'toStartOfHour(d.bucket, {tz:String})' : 'toStartOfDay(d.bucket, {tz:String})';
+      const start =
+        p.interval === 'hour'
+          ? 'toStartOfHour(d.bucket, {tz:String})'
+          : 'toStartOfDay(d.bucket, {tz:String})';
       const series = await rows(
         seriesRow,
         `SELECT ${key} AS key, toUnixTimestamp(${start}) AS start, ${SUMS} FROM ${from}

@@ -151,11 +151,7 @@ export async function completeOutbox(
   const tenants = [...new Set([...rows, ...dimRows].map((r) => r.tenantId))];
   await pool.query(
     'WITH shipped AS (DELETE FROM analytics_outbox WHERE batch_id = $1) SELECT pg_notify($2, $3)',
-    [
-      batchId,
-      READ_MODEL_CHANNEL,
-      readModelPayload({ kind: 'analytics', tenants }),
-    ],
+    [batchId, READ_MODEL_CHANNEL, readModelPayload({ kind: 'analytics', tenants })],
   );
 }
 

@@ -1,3 +1,4 @@
+export * from './breakdown-queries.js';
 export * from './daily-analytics.js';
 export * from './daily-analytics-queries.js';
 export * from './email-log/email-log.js';
@@ -13,4 +14,3 @@ export * from './suppressions/checks.js';
 export * from './suppressions/manual.js';
 export * from './suppressions/model.js';
 export * from './timeline.js';
-export * from './breakdown-queries.js';

@@ -3,9 +3,9 @@ import type pg from 'pg';
 import {
   getRetentionOverride,
   getSendRate,
+  getTimeZone,
   getTracking,
   setRetentionOverride,
-  getTimeZone,
   setSendRate,
   setTimeZone,
   setTracking,

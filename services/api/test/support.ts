@@ -154,7 +154,7 @@ export async function createKey(
 
 // --- Events ----------------------------------------------------------------------------------
 
-type EventInput = { type: string; occurredAt: string; data?: Record<string, unknown> };
+export type EventInput = { type: string; occurredAt: string; data?: Record<string, unknown> };
 
 let eventCounter = 0;
 

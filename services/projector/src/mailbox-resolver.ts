@@ -45,7 +45,10 @@ export function createMailboxResolver(opts: MailboxResolverOptions = {}): Mailbo
     let until: number;
     try {
       const mx = await resolver.resolveMx(domain);
-      provider = providerOfMx(domain, mx.map((r) => r.exchange));
+      provider = providerOfMx(
+        domain,
+        mx.map((r) => r.exchange),
+      );
       until = now() + ttl;
     } catch (error) {
       const code = (error as { code?: string }).code;

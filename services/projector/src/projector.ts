@@ -74,7 +74,11 @@ export function isolatingShip(pool: pg.Pool): ShipFn {
           await shipBatch(ch, `${batchId}:d${i}`, [], [row]);
         } catch (rowError) {
           if (!isDataError(rowError)) throw rowError;
-          await writeClickHouseDeadLetter(pool, storableText(JSON.stringify(row)), reasonOf('ClickHouse', rowError));
+          await writeClickHouseDeadLetter(
+            pool,
+            storableText(JSON.stringify(row)),
+            reasonOf('ClickHouse', rowError),
+          );
         }
       }
       for (const [i, row] of rows.entries()) {

@@ -1,10 +1,5 @@
 import { addDays, localDay, localMidnight, rate, rates, retentionCutoff, utcDay } from '@tern/domain';
-import {
-  BREAKDOWN_COUNTERS,
-  type BreakdownCounters,
-  DIMENSIONS,
-  type Dimension,
-} from '@tern/read-models';
+import { BREAKDOWN_COUNTERS, type BreakdownCounters, DIMENSIONS, type Dimension } from '@tern/read-models';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { boundProject, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
@@ -48,14 +43,22 @@ export const breakdownRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     let fromDay = q.from ?? addDays(today, -(q.days - 1));
     const toDay = q.to ?? today;
     const context = await deps.readModel.get(tenantId);
-    const cutoffDay = utcDay(retentionCutoff(deps.now(), context.retentionOverride ?? deps.retentionDays).getTime());
+    const cutoffDay = utcDay(
+      retentionCutoff(deps.now(), context.retentionOverride ?? deps.retentionDays).getTime(),
+    );
     if (fromDay < cutoffDay) fromDay = cutoffDay;
     const filters: Partial<Record<Dimension, string>> = {};
     for (const d of DIMENSIONS) if (q[d] !== undefined) filters[d] = q[d];
     // A key bound to a project asks within it: another project's filter matches nothing.
     const foreign = bound !== null && filters.project !== undefined && filters.project !== bound;
     if (bound !== null) filters.project = bound;
-    return { timeZone, fromDay, toDay: toDay < fromDay ? fromDay : toDay, filters, empty: foreign || toDay < fromDay };
+    return {
+      timeZone,
+      fromDay,
+      toDay: toDay < fromDay ? fromDay : toDay,
+      filters,
+      empty: foreign || toDay < fromDay,
+    };
   }
 
   app.get(
@@ -169,7 +172,12 @@ export const breakdownRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
 };
 
 /** The instants each local hour or day of [fromDay, toDay] starts, oldest first. */
-export function periodStarts(fromDay: string, toDay: string, timeZone: string, interval: 'hour' | 'day'): number[] {
+export function periodStarts(
+  fromDay: string,
+  toDay: string,
+  timeZone: string,
+  interval: 'hour' | 'day',
+): number[] {
   const out: number[] = [];
   if (interval === 'day') {
     for (let d = fromDay; d <= toDay; d = addDays(d, 1)) out.push(localMidnight(d, timeZone));

@@ -10,11 +10,17 @@ const localDate = (field: string) =>
   z
     .string({ error: dayMessage(field) })
     .regex(/^\d{4}-\d{2}-\d{2}$/, { error: dayMessage(field) })
-    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), {
-      error: dayMessage(field),
-    })
+    .refine(
+      (d) =>
+        !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d),
+      {
+        error: dayMessage(field),
+      },
+    )
     .optional()
-    .meta({ description: `${field === 'from' ? 'First' : 'Last'} day, inclusive, in the tenant’s time zone (with the other bound; replaces days).` });
+    .meta({
+      description: `${field === 'from' ? 'First' : 'Last'} day, inclusive, in the tenant’s time zone (with the other bound; replaces days).`,
+    });
 
 const filterValue = (dim: Dimension) =>
   z
@@ -47,7 +53,9 @@ const BOUNDS = `from and to go together, from ≤ to, at most ${MAX_ANALYTICS_DA
 export const breakdownQuerySchema = z
   .object({
     by: z
-      .enum(DIMENSIONS as [Dimension, ...Dimension[]], { error: `by must be one of ${DIMENSIONS.join(', ')}` })
+      .enum(DIMENSIONS as [Dimension, ...Dimension[]], {
+        error: `by must be one of ${DIMENSIONS.join(', ')}`,
+      })
       .meta({ description: 'The dimension of the rows.' }),
     interval: z
       .enum(['hour', 'day'], { error: 'interval must be hour or day' })
@@ -93,7 +101,9 @@ export const breakdownRatesSchema = z.object({
 export const periodOfRangeSchema = z.object({
   from: z.string().meta({ description: 'First local day, YYYY-MM-DD.' }),
   to: z.string().meta({ description: 'Last local day, YYYY-MM-DD.' }),
-  timeZone: z.string().meta({ description: 'The tenant’s IANA time zone (settings `timeZone`; UTC by default).' }),
+  timeZone: z
+    .string()
+    .meta({ description: 'The tenant’s IANA time zone (settings `timeZone`; UTC by default).' }),
 });
 
 export const breakdownResponseSchema = z
@@ -107,7 +117,12 @@ export const breakdownResponseSchema = z
         ...countersShape,
         rates: breakdownRatesSchema,
         series: z
-          .array(z.object({ start: z.string().meta({ description: 'Start of the local hour or day (UTC instant).' }), ...countersShape }))
+          .array(
+            z.object({
+              start: z.string().meta({ description: 'Start of the local hour or day (UTC instant).' }),
+              ...countersShape,
+            }),
+          )
           .optional(),
       }),
     ),
@@ -155,7 +170,10 @@ export const deliverabilityResponseSchema = z
         bounceRate: percent('bounced / total'),
         complaintRate: percent('complained / sent'),
         deferralRate: percent('delayed / total'),
-        medianDeliverySeconds: z.number().nullable().meta({ description: 'Median seconds from sent to delivered; null without deliveries.' }),
+        medianDeliverySeconds: z
+          .number()
+          .nullable()
+          .meta({ description: 'Median seconds from sent to delivered; null without deliveries.' }),
         p95DeliverySeconds: z.number().nullable().meta({ description: '95th percentile of the same.' }),
       }),
     ),
