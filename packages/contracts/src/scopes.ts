@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The API key scopes: the 14 of SPEC §3, and `analytics:read` (SPEC §26). */
+/** The 14 API key scopes of SPEC §3 and those of part four (`events:read`, `events:write`: SPEC §25, §28; `analytics:read`: SPEC §26). */
 export const SCOPES = [
   'email:send',
   'email:read',
@@ -16,6 +16,8 @@ export const SCOPES = [
   'projects:read',
   'projects:write',
   'webhooks:manage',
+  'events:read',
+  'events:write',
   'analytics:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];

@@ -9,6 +9,7 @@ import {
   Partitioners,
   type Producer,
 } from 'kafkajs';
+import { ensureTopic } from './kafka-topic.js';
 import {
   type ConsumedRecord,
   type ConsumeOptions,
@@ -23,7 +24,11 @@ export interface KafkaEventLogOptions {
   topic: string;
   /** Partitions of the topic when this log creates it. Default 6. */
   partitions?: number;
-  /** Replication factor of the topic when this log creates it. Default 1 (single broker). */
+  /**
+   * Replication factor of the topic when this log creates it. Default: 3 when the cluster has 3
+   * brokers or more (then with min.insync.replicas=2, so an acknowledged record is on two brokers
+   * and one broker may be lost), else the number of brokers (1 for a single broker).
+   */
   replicationFactor?: number;
   clientId?: string;
   /** Receives kafkajs warnings and errors; without it kafkajs prints errors only. */
@@ -54,9 +59,18 @@ export interface KafkaEventLogOptions {
    * back the others'.
    */
   fetchMaxBytes?: number;
+  /**
+   * How long the group waits for a member that stopped heartbeating (kafkajs sessionTimeout;
+   * at least the broker's group.min.session.timeout.ms, 6 s by default). Default 10 s (issue 49,
+   * item 4): a member killed with `kill -9` leaves no LeaveGroup, so its restarted self (kafkajs
+   * has no static membership) and the others wait this long for its partitions. Heartbeats go
+   * every tenth of it, from the fetch loop and every so often while a batch is handled.
+   */
+  sessionTimeoutMs?: number;
 }
 
 const DEFAULT_BATCH = 1000;
+const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
 const MIB = 1_048_576;
 // The broker's "no committed offset" marker in OffsetFetch.
 const NO_OFFSET = '-1';
@@ -94,20 +108,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
   function init(): Promise<void> {
     ready ??= (async () => {
       await admin.connect();
-      // Every start after the first finds the topic there. Asking the broker to create it anyway
-      // makes kafkajs log the refusal at error level, so look first; a concurrent creator between
-      // the two calls is still fine (createTopics answers false).
-      if (!(await admin.listTopics()).includes(topic))
-        await admin.createTopics({
-          waitForLeaders: true,
-          topics: [
-            {
-              topic,
-              numPartitions: options.partitions ?? 6,
-              replicationFactor: options.replicationFactor ?? 1,
-            },
-          ],
-        });
+      await ensureTopic(admin, topic, options.partitions ?? 6, options.replicationFactor);
       await producer.connect();
     })().catch((error: unknown) => {
       ready = null; // the next call tries again
@@ -179,14 +180,16 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
     }, 30_000);
 
     const fetchBytes = fetchSizes(maxBatchSize);
+    const sessionTimeout = options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
+    const heartbeatInterval = Math.max(500, Math.floor(sessionTimeout / 10));
     const consumer: Consumer = kafka.consumer({
       groupId: opts.group,
       allowAutoTopicCreation: false,
       maxWaitTimeInMs: opts.maxWaitMs ?? 500,
       maxBytesPerPartition: fetchBytes.perPartition,
       maxBytes: fetchBytes.total,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      sessionTimeout,
+      heartbeatInterval,
       // Longer than the client's: a consumer rides out a broker restart (kafkajs restarts it).
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5_000 },
     });
@@ -208,7 +211,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
         const first = chunk[0]!;
         const last = chunk.at(-1)!;
         // A slow handler must not look like a dead member and trigger a rebalance.
-        const beat = setInterval(() => void heartbeat().catch(() => {}), 3_000);
+        const beat = setInterval(() => void heartbeat().catch(() => {}), heartbeatInterval);
         try {
           await opts.handle(chunk);
         } catch (error) {

@@ -4,6 +4,7 @@ import { type ResolvedConfig, readProcessEnv, resolveConfig, type TernOptions } 
 import { ITERATOR_PAGE_LIMIT } from './constants.js';
 import { type ContactsApi, createContactsApi } from './contacts.js';
 import { createEmailsApi, type EmailsApi } from './emails.js';
+import { createEventsApi, type EventsApi } from './events.js';
 import { createSequencesApi, type SequencesApi } from './sequences.js';
 import { type ClientDeps, createSend, defaultDeps } from './transport.js';
 import type {
@@ -37,6 +38,8 @@ export interface TernClient {
   readonly emails: EmailsApi;
   /** Breakdowns and deliverability (SPEC §26; key scope `analytics:read`). */
   readonly analytics: AnalyticsApi;
+  /** The event stream (SPEC §25): `list({ after })` and `for await (const e of stream({ after }))` (`events:read`). */
+  readonly events: EventsApi;
 }
 
 /**
@@ -98,6 +101,7 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     logs,
     contacts: createContactsApi(send),
     emails: createEmailsApi(send, deps),
+    events: createEventsApi(send, config, deps),
     webhooks: createWebhooksApi(send),
     campaigns: createCampaignsApi(send),
     sequences: createSequencesApi(send),

@@ -44,6 +44,14 @@ export {
   TernTimeoutError,
 } from './errors.js';
 export type {
+  EventFilters,
+  EventList,
+  EventsApi,
+  ListEventsParams,
+  StreamEventsParams,
+  TernEvent,
+} from './events.js';
+export type {
   CreateSequenceParams,
   Enrollment,
   EnrollmentList,
@@ -57,6 +65,7 @@ export type {
 export type {
   BatchEmailResponse,
   CancelEmailResponse,
+  ConsistentReadOptions,
   EmailDetail,
   EmailLogEntry,
   EmailStatus,

@@ -18,6 +18,7 @@ export {
   TENANT_WIDE_WRITE_SCOPES,
 } from './credentials.js';
 export type { DomainPolicy } from './domains/policy.js';
+export { type ContentBudget, createContentBudget } from './emails/content-budget.js';
 export { logsQuerySchema } from './logs/schemas.js';
 export { CREDENTIAL_EXTENSION } from './openapi.js';
 export { insertProject } from './projects/store.js';

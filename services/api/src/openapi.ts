@@ -22,6 +22,7 @@ export const TAGS = {
   tracking: 'Tracking',
   domains: 'Domains',
   providers: 'Provider notifications',
+  events: 'Events',
 } as const;
 
 export const DOCS_PREFIX = '/docs';
@@ -171,6 +172,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.tracking,
           description:
             'The open pixel and click redirect the sender puts in HTML mail (SPEC §11). No credential: the signed token is one.',
+        },
+        {
+          name: TAGS.events,
+          description:
+            'The tenant’s events after a cursor, listed or tailed live with Server-Sent Events (`events:read`).',
         },
         ...(opts.ingest
           ? [{ name: 'Ingest', description: 'Delivery events of the sending pipeline (ingest token).' }]

@@ -97,6 +97,8 @@ export const SCOPES = [
   'projects:write',
   'webhooks:manage',
   'analytics:read',
+  'events:read',
+  'events:write',
 ] as const;
 
 export interface ApiKey {
