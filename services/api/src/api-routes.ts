@@ -6,11 +6,12 @@ import { HttpError, httpError } from '@tern/http';
 import { createInboundReader } from '@tern/inbound';
 import type { Logger } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
-import { createAnalyticsQueries } from '@tern/read-models';
+import { createAnalyticsQueries, createBreakdownQueries } from '@tern/read-models';
 import type { ReadModelFeed } from '@tern/stores';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type pg from 'pg';
+import { breakdownRoutes } from './analytics/breakdown-routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
 import { createApiKeyStore } from './api-keys/store.js';
 import { campaignRoutes } from './campaigns/routes.js';
@@ -281,6 +282,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     ...createApiStores(opts.pool, opts.stores),
     pool: opts.pool,
     analytics: createAnalyticsQueries(opts.ch),
+    breakdown: createBreakdownQueries(opts.ch),
     keys,
     now,
     retentionDays: opts.retentionDays,
@@ -299,6 +301,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     return;
   }
   await app.register(analyticsRoutes, deps);
+  await app.register(breakdownRoutes, deps);
   await app.register(logsRoutes, deps);
   await app.register(eventRoutes, deps);
   await app.register(tenantRoutes, deps);

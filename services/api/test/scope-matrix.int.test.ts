@@ -274,6 +274,17 @@ const ROWS: Record<string, Row> = {
     ok: 200,
     request: async () => ({ url: '/analytics/top-templates' }),
   },
+  // Analytics you can slice (SPEC §26)
+  'GET /analytics/breakdown': {
+    rule: { kind: 'scope', scope: 'analytics:read' },
+    ok: 200,
+    request: async () => ({ url: '/analytics/breakdown?by=provider' }),
+  },
+  'GET /analytics/deliverability': {
+    rule: { kind: 'scope', scope: 'analytics:read' },
+    ok: 200,
+    request: async () => ({ url: '/analytics/deliverability' }),
+  },
   // Logs (SPEC §7)
   'GET /emails/logs': {
     rule: { kind: 'scope', scope: 'email:read' },

@@ -100,6 +100,7 @@ export const SCOPES = [
   'inbound:manage',
   'events:read',
   'events:write',
+  'analytics:read',
 ] as const;
 
 export interface ApiKey {
