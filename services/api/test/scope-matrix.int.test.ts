@@ -794,7 +794,7 @@ const ROWS: Record<string, Row> = {
     rule: { kind: 'token' },
     ok: 200,
     request: async () => {
-      const timestamp = String(Math.floor(Date.now() / 1000));
+      const timestamp = String(Math.floor(at().getTime() / 1000));
       const token = fresh();
       const signature = createHmac('sha256', MAILGUN_KEY)
         .update(timestamp + token)
