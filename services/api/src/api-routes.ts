@@ -20,6 +20,7 @@ import { createFromDomainCheck, type DomainPolicy } from './domains/policy.js';
 import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
 import { emailRoutes } from './emails/routes.js';
 import { logsRoutes } from './logs/routes.js';
+import { mcpRoutes } from './mcp/routes.js';
 import { projectRoutes } from './projects/routes.js';
 import { type ProviderRouteOptions, providerRoutes } from './providers/routes.js';
 import { createReadContexts } from './read-context.js';
@@ -327,4 +328,6 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
       await app.register(providerRoutes, { ...deps, sending: opts.sending, providers: opts.providers });
     }
   }
+  // The MCP server (SPEC §28): its tools call the routes above with the caller's credential.
+  await app.register(mcpRoutes);
 };
