@@ -12,6 +12,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { createApiApp, selfSignedPair, startSubmissionServer } from '@tern/api';
 import { createJwtVerifier, signDashboardToken } from '@tern/auth';
 import { createEventStream, type EventLog } from '@tern/event-log';
+import { DEFAULT_SMTP_LISTENER_LIMITS } from '@tern/smtp-limits';
 import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
@@ -58,7 +59,15 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
   });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const tls = await selfSignedPair('localhost');
-  const smtp = await startSubmissionServer({ app: api, port: 0, host: '127.0.0.1', tls, requireTls: true });
+  const smtp = await startSubmissionServer({
+    app: api,
+    port: 0,
+    host: '127.0.0.1',
+    tls,
+    requireTls: true,
+    // The bench is one client sending as fast as it can: the per-client minute caps would stop it.
+    limits: { ...DEFAULT_SMTP_LISTENER_LIMITS, messagesPerMinute: 1_000_000, recipientsPerMinute: 1_000_000 },
+  });
   const apiUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
   const tenantId = `smtpin${runTag()}`;
   const jwt = signDashboardToken({ secret: JWT_SECRET, tenantId, role: 'owner', expiresInSeconds: 3600 });

@@ -32,7 +32,7 @@ export async function verifiedBenchDomain(opts: {
   });
   const domainName = `bench-${tag}.example.test`;
   const added = await domains.add(tenantId, `dom_bench${tag}`, domainName);
-  if (added === 'exists' || (await domains.verify(tenantId, added.id))?.status !== 'verified')
+  if (typeof added === 'string' || (await domains.verify(tenantId, added.id))?.status !== 'verified')
     throw new Error('bench domain not verified');
   const signingKeys: SigningKeys = createSigningKeys({ pool, sealer });
   const key = await signingKeys.find(tenantId, `x@${domainName}`);

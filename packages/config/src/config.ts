@@ -18,6 +18,8 @@ export interface Config {
   kafkaTopic: string;
   /** Partitions of the topic when Tern creates it. */
   kafkaPartitions: number;
+  /** KAFKA_SESSION_TIMEOUT_MS: how long a consumer group waits for a member that stopped answering (issue 49, item 4). */
+  kafkaSessionTimeoutMs: number;
   /** HS256 secret of dashboard JWTs. */
   jwtSecret: string | undefined;
   /** PEM public key of dashboard JWTs (RS256/ES256). */
@@ -34,6 +36,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** SPEC §23: a tenant's default send rate (emails/s handed to the provider); 0 = unlimited. */
   sendRatePerSecond: number;
+  /** Issue 40 item 9: the most a tenant's send rate may be (emails/s); 0 = no ceiling. */
+  sendRateMaxPerSecond: number;
   /** Webhook URLs may be http:// and reach loopback/private/link-local addresses (SPEC §17). */
   webhookAllowPrivate: boolean;
   /**
@@ -66,6 +70,8 @@ export interface Config {
    * long a consumed record stays in the Postgres-table event log (docs/reliability.md).
    */
   dedupWindowDays: number;
+  /** EVENT_STREAM_DAYS: how long the event stream keeps events (SPEC §25). */
+  eventStreamDays: number;
   /**
    * Processes serving `--services=ingest` (node:cluster, one port): undefined → one per core.
    * Only an ingest-only process forks; every other topology stays one process.
@@ -73,6 +79,8 @@ export interface Config {
   ingestWorkers: number | undefined;
   /** DNS_SERVERS: resolvers of sending-domain checks (`ip:port`, SPEC §20); undefined → the system's. */
   dnsServers: string[] | undefined;
+  /** DOMAINS_MAX_PER_TENANT: sending domains a tenant may have (issue 40 item 11). */
+  domainsMaxPerTenant: number;
   /** BOUNCE_SUBDOMAIN: label(s) under a sending domain that carry the envelope sender. */
   bounceSubdomain: string;
   /** BOUNCE_MX_HOST: the MX of every bounce subdomain; undefined → the host of PUBLIC_URL. */
@@ -92,6 +100,11 @@ export interface Config {
   bounceSmtpMaxBytes: number;
   /** BOUNCE_SMTP_RATE_PER_MINUTE: messages one client address may deliver per minute (421 past it). */
   bounceSmtpRatePerMinute: number;
+  /**
+   * SMTP_LISTEN_*: the connection limits and deadlines every SMTP listener shares (submission,
+   * bounce mailbox, inbound MX); the shape of `@tern/smtp-limits`' `SmtpListenerLimits`.
+   */
+  smtpListenerLimits: SmtpListenerLimitsConfig;
   /** SES_TOPIC_ARNS: SNS topics `POST /providers/ses` accepts (SPEC §21); undefined → no route. */
   sesTopicArns: string[] | undefined;
   /** SENDGRID_WEBHOOK_PUBLIC_KEY: ECDSA key of SendGrid's signed Event Webhook; undefined → no route. */
@@ -114,6 +127,20 @@ export interface Config {
   metricsToken: string | undefined;
   /** OPEN_DEDUP_SECONDS: one open counted per email and reader within this window; 0 → every open. */
   openDedupSeconds: number;
+}
+
+/** The SMTP_LISTEN_* variables, in milliseconds where they are times. */
+export interface SmtpListenerLimitsConfig {
+  maxConnections: number;
+  maxConnectionsPerClient: number;
+  idleTimeoutMs: number;
+  authDeadlineMs: number;
+  sessionDeadlineMs: number;
+  maxAuthFailures: number;
+  maxRecipientsPerMessage: number;
+  maxRecipientsPerConnection: number;
+  messagesPerMinute: number;
+  recipientsPerMinute: number;
 }
 
 /** Fastify's `trustProxy` as TRUST_PROXY sets it. */

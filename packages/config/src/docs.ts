@@ -31,6 +31,11 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     meaning: 'partitions of the topic when Tern creates it (an existing topic keeps its own)',
     default: '6',
   },
+  KAFKA_SESSION_TIMEOUT_MS: {
+    meaning:
+      'how long a consumer group waits for a member that stopped heartbeating (a `kill -9`) before its partitions go to the others or its restarted self (6000..300000; heartbeats every tenth of it)',
+    default: '10000',
+  },
   JWT_SECRET: {
     meaning:
       'HS256 secret for dashboard JWTs (≥ 32 bytes in production); set only one of it, `JWT_PUBLIC_KEY`, `JWT_JWKS_URL`',
@@ -84,6 +89,11 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
       'emails per second a tenant’s mail is handed to the provider at most, unless its settings name a `sendRatePerSecond`; `0` = unlimited (SPEC §23, [sending](docs/sending.md))',
     default: '`0`, `100` with `NODE_ENV=production`',
   },
+  SEND_RATE_MAX_PER_SECOND: {
+    meaning:
+      'the operator’s ceiling on a tenant’s send rate (emails/s): a tenant’s `sendRatePerSecond` above it → 400, a rate stored before is applied at most at the ceiling; `0` = no ceiling (issue 40 item 9, [sending](docs/sending.md))',
+    default: '`SEND_RATE_PER_SECOND` (tenants may only lower the server’s rate)',
+  },
   WEBHOOK_ALLOW_PRIVATE: {
     meaning: 'webhook URLs may be `http://` and reach loopback/private/link-local addresses',
     default: '`true`, `false` with `NODE_ENV=production`',
@@ -134,6 +144,11 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     meaning: '`/ready` 503 when the projector made no progress this long while lag > 0',
     default: '60',
   },
+  EVENT_STREAM_DAYS: {
+    meaning:
+      'how long the event stream (`GET /events`, `/events/stream`; SPEC §25) keeps events: an older cursor answers 410 (never longer than the tenant’s retention)',
+    default: '30',
+  },
   DEDUP_WINDOW_DAYS: {
     meaning:
       'how long applied event ids (and consumed Postgres-table log records) are kept ([reliability](docs/reliability.md))',
@@ -175,6 +190,11 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
   RESEND_WEBHOOK_SECRET: {
     meaning: 'Resend’s webhook signing secret (`whsec_…`, Standard Webhooks) for `POST /providers/resend`',
     default: 'unset: no `/providers/resend`',
+  },
+  DOMAINS_MAX_PER_TENANT: {
+    meaning:
+      'sending domains a tenant may have; one more → 409 `DOMAIN_LIMIT_REACHED` (each add generates an RSA-2048 key; issue 40 item 11)',
+    default: '50',
   },
   BOUNCE_SUBDOMAIN: {
     meaning:
@@ -219,8 +239,55 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     default: '10485760 (10 MiB)',
   },
   BOUNCE_SMTP_RATE_PER_MINUTE: {
-    meaning: 'messages one client address may deliver to the bounce mailbox per minute (more: `421`)',
+    meaning:
+      'messages one client address may deliver to the bounce mailbox per minute (more: `421`); the bounce mailbox’s own value of `SMTP_LISTEN_MESSAGES_PER_MINUTE`',
     default: '300',
+  },
+  SMTP_LISTEN_MAX_CONNECTIONS: {
+    meaning:
+      'every SMTP listener (submission, bounce mailbox, inbound MX): open connections at most per listener; more get `421` and are closed ([SMTP listeners](docs/reliability.md#smtp-listeners))',
+    default: '500',
+  },
+  SMTP_LISTEN_MAX_CONNECTIONS_PER_CLIENT: {
+    meaning:
+      'every SMTP listener: open connections per client address (IPv6: per /64) at most; more get `421`',
+    default: '20',
+  },
+  SMTP_LISTEN_IDLE_SECONDS: {
+    meaning: 'every SMTP listener: a connection silent this long is closed (`421`)',
+    default: '60',
+  },
+  SMTP_LISTEN_AUTH_SECONDS: {
+    meaning:
+      'SMTP listeners that require AUTH (submission): a session not authenticated this long after connect is closed, however slowly bytes arrive',
+    default: '30',
+  },
+  SMTP_LISTEN_SESSION_SECONDS: {
+    meaning:
+      'every SMTP listener: any session is closed this long after connect, however slowly bytes arrive',
+    default: '300',
+  },
+  SMTP_LISTEN_MAX_AUTH_FAILURES: {
+    meaning: 'failed AUTH attempts one connection may make; the last one closes it (`421`)',
+    default: '3',
+  },
+  SMTP_LISTEN_MAX_RECIPIENTS: {
+    meaning:
+      'every SMTP listener: RCPT TO per message at most (more: `452`); submission keeps its own lower 50 (SPEC §22)',
+    default: '100',
+  },
+  SMTP_LISTEN_MAX_RECIPIENTS_PER_CONNECTION: {
+    meaning: 'every SMTP listener: RCPT TO commands per connection at most (more: `421`, closed)',
+    default: '1000',
+  },
+  SMTP_LISTEN_MESSAGES_PER_MINUTE: {
+    meaning:
+      'every SMTP listener: messages (MAIL FROM) one client address may start per minute (more: `421`)',
+    default: '300',
+  },
+  SMTP_LISTEN_RECIPIENTS_PER_MINUTE: {
+    meaning: 'every SMTP listener: RCPT TO commands one client address may send per minute (more: `421`)',
+    default: '1000',
   },
 };
 

@@ -20,6 +20,7 @@ export {
   MIN_SECRET_BYTES,
   NODE_ENVS,
   type NodeEnv,
+  type SmtpListenerLimitsConfig,
   type TrustProxy,
 } from './config.js';
 export { ENV_VARS, type EnvVar } from './schema.js';
@@ -84,6 +85,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     kafkaBrokers: e.KAFKA_BROKERS,
     kafkaTopic: e.KAFKA_TOPIC,
     kafkaPartitions: e.KAFKA_PARTITIONS,
+    kafkaSessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS,
     jwtSecret: e.JWT_SECRET,
     jwtPublicKey: e.JWT_PUBLIC_KEY,
     jwtJwksUrl: e.JWT_JWKS_URL,
@@ -94,6 +96,11 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     // SPEC §23: unlimited in development, DEFAULT_PRODUCTION_SEND_RATE with NODE_ENV=production.
     sendRatePerSecond:
       e.SEND_RATE_PER_SECOND ?? (e.NODE_ENV === 'production' ? DEFAULT_PRODUCTION_SEND_RATE : 0),
+    // Issue 40 item 9: tenants may only lower the server's rate unless the operator names a ceiling.
+    sendRateMaxPerSecond:
+      e.SEND_RATE_MAX_PER_SECOND ??
+      e.SEND_RATE_PER_SECOND ??
+      (e.NODE_ENV === 'production' ? DEFAULT_PRODUCTION_SEND_RATE : 0),
     // SPEC §2: private targets are allowed in development, refused with NODE_ENV=production.
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV !== 'production',
     webhookSecretsKey: e.WEBHOOK_SECRETS_KEY,
@@ -107,9 +114,11 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     jwtMaxLifetimeDays: e.JWT_MAX_LIFETIME_DAYS,
     projectorStallSeconds: e.PROJECTOR_STALL_SECONDS,
     dedupWindowDays: e.DEDUP_WINDOW_DAYS,
+    eventStreamDays: e.EVENT_STREAM_DAYS,
     ingestWorkers: e.INGEST_WORKERS,
     dnsServers: e.DNS_SERVERS,
     bounceSubdomain: e.BOUNCE_SUBDOMAIN,
+    domainsMaxPerTenant: e.DOMAINS_MAX_PER_TENANT,
     bounceMxHost: e.BOUNCE_MX_HOST,
     spfInclude: e.SPF_INCLUDE,
     smtpSubmissionPort: e.SMTP_SUBMISSION_PORT,
@@ -119,6 +128,18 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     bounceDomain: e.BOUNCE_DOMAIN,
     bounceSmtpMaxBytes: e.BOUNCE_SMTP_MAX_BYTES,
     bounceSmtpRatePerMinute: e.BOUNCE_SMTP_RATE_PER_MINUTE,
+    smtpListenerLimits: {
+      maxConnections: e.SMTP_LISTEN_MAX_CONNECTIONS,
+      maxConnectionsPerClient: e.SMTP_LISTEN_MAX_CONNECTIONS_PER_CLIENT,
+      idleTimeoutMs: e.SMTP_LISTEN_IDLE_SECONDS * 1000,
+      authDeadlineMs: e.SMTP_LISTEN_AUTH_SECONDS * 1000,
+      sessionDeadlineMs: e.SMTP_LISTEN_SESSION_SECONDS * 1000,
+      maxAuthFailures: e.SMTP_LISTEN_MAX_AUTH_FAILURES,
+      maxRecipientsPerMessage: e.SMTP_LISTEN_MAX_RECIPIENTS,
+      maxRecipientsPerConnection: e.SMTP_LISTEN_MAX_RECIPIENTS_PER_CONNECTION,
+      messagesPerMinute: e.SMTP_LISTEN_MESSAGES_PER_MINUTE,
+      recipientsPerMinute: e.SMTP_LISTEN_RECIPIENTS_PER_MINUTE,
+    },
     sesTopicArns: e.SES_TOPIC_ARNS,
     sendgridWebhookPublicKey: e.SENDGRID_WEBHOOK_PUBLIC_KEY,
     postmarkWebhook:

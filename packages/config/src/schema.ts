@@ -26,6 +26,7 @@ export const envSchema = z.object({
     .regex(/^[A-Za-z0-9._-]{1,249}$/, { error: 'must be 1..249 characters of [A-Za-z0-9._-]' })
     .default('tern.email-events'),
   KAFKA_PARTITIONS: intVar(1, 10_000).default(6),
+  KAFKA_SESSION_TIMEOUT_MS: intVar(6_000, 300_000).default(10_000),
   JWT_SECRET: z.string().optional(),
   // PEM keys are often passed on one line with literal `\n`; restore the line breaks.
   JWT_PUBLIC_KEY: z
@@ -39,6 +40,7 @@ export const envSchema = z.object({
   RETENTION_DAYS: intVar(1, 3650).default(90),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
   SEND_RATE_PER_SECOND: intVar(0, 1_000_000).optional(),
+  SEND_RATE_MAX_PER_SECOND: intVar(0, 1_000_000).optional(),
   WEBHOOK_ALLOW_PRIVATE: boolVar.optional(),
   WEBHOOK_SECRETS_KEY: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
   ENCRYPTION_KEY: z
@@ -59,9 +61,11 @@ export const envSchema = z.object({
   JWT_MAX_LIFETIME_DAYS: intVar(1, 3650).default(30),
   PROJECTOR_STALL_SECONDS: intVar(5, 86_400).default(60),
   DEDUP_WINDOW_DAYS: intVar(1, 3650).default(7),
+  EVENT_STREAM_DAYS: intVar(1, 3650).default(30),
   INGEST_WORKERS: intVar(1, 256).optional(),
   DNS_SERVERS: dnsServersVar.optional(),
   BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),
+  DOMAINS_MAX_PER_TENANT: intVar(1, 100_000).default(50),
   BOUNCE_MX_HOST: hostVar(2).optional(),
   SPF_INCLUDE: hostVar(2).optional(),
   SMTP_SUBMISSION_PORT: intVar(1, 65535).optional(),
@@ -71,6 +75,16 @@ export const envSchema = z.object({
   BOUNCE_DOMAIN: hostVar(2).optional(),
   BOUNCE_SMTP_MAX_BYTES: intVar(1024, 50 * 1024 * 1024).default(10 * 1024 * 1024),
   BOUNCE_SMTP_RATE_PER_MINUTE: intVar(1, 1_000_000).default(300),
+  SMTP_LISTEN_MAX_CONNECTIONS: intVar(1, 100_000).default(500),
+  SMTP_LISTEN_MAX_CONNECTIONS_PER_CLIENT: intVar(1, 100_000).default(20),
+  SMTP_LISTEN_IDLE_SECONDS: intVar(5, 3600).default(60),
+  SMTP_LISTEN_AUTH_SECONDS: intVar(5, 3600).default(30),
+  SMTP_LISTEN_SESSION_SECONDS: intVar(10, 86_400).default(300),
+  SMTP_LISTEN_MAX_AUTH_FAILURES: intVar(1, 100).default(3),
+  SMTP_LISTEN_MAX_RECIPIENTS: intVar(1, 10_000).default(100),
+  SMTP_LISTEN_MAX_RECIPIENTS_PER_CONNECTION: intVar(1, 1_000_000).default(1000),
+  SMTP_LISTEN_MESSAGES_PER_MINUTE: intVar(1, 1_000_000).default(300),
+  SMTP_LISTEN_RECIPIENTS_PER_MINUTE: intVar(1, 1_000_000).default(1000),
   SES_TOPIC_ARNS: z
     .string()
     .transform((v) =>

@@ -2,6 +2,7 @@ import emailAddresses from 'email-addresses';
 import { z } from 'zod';
 import { attachmentsSchema } from './attachments.js';
 import { idSchema } from './ids.js';
+import { isRelayHeader, isTraceHeader, relayHeaderRefusal } from './relay-headers.js';
 import { tagsSchema, tagTexts } from './tags.js';
 
 /**
@@ -154,11 +155,14 @@ export const RESERVED_HEADERS = new Set([
 /**
  * Whether a caller may not set header `name`: one of `RESERVED_HEADERS` or Tern's own `X-Tern-*`
  * (e.g. `X-Tern-Email-Id`, which the sender sets), compared case-insensitively (issue 24, item 9:
- * `x-tern-email-id` gave a message two such headers, the spoofed one first).
+ * `x-tern-email-id` gave a message two such headers, the spoofed one first); a relay or trace
+ * header (issue 40 item 5).
  */
 export const isReservedHeader = (name: string): boolean => {
   const lower = name.toLowerCase();
-  return RESERVED_HEADERS.has(lower) || lower.startsWith('x-tern-');
+  return (
+    RESERVED_HEADERS.has(lower) || lower.startsWith('x-tern-') || isRelayHeader(lower) || isTraceHeader(lower)
+  );
 };
 
 const headersSchema = z
@@ -174,8 +178,14 @@ const headersSchema = z
       .refine((v) => !/[\r\n]/.test(v), { error: 'header values must not contain line breaks' }),
   )
   .refine((h) => Object.keys(h).length <= 50, { error: 'headers must have at most 50 entries' })
-  .refine((h) => Object.keys(h).every((k) => !isReservedHeader(k)), {
-    error: `headers must not set ${[...RESERVED_HEADERS].join(', ')} or any X-Tern-* header (in any case)`,
+  .superRefine((h, ctx) => {
+    const refusal = relayHeaderRefusal(Object.keys(h));
+    if (refusal !== null) ctx.addIssue({ code: 'custom', message: `headers: ${refusal}` });
+    else if (Object.keys(h).some(isReservedHeader))
+      ctx.addIssue({
+        code: 'custom',
+        message: `headers must not set ${[...RESERVED_HEADERS].join(', ')}, any X-Tern-* header, or a trace header (Received, ARC-*, Resent-*, Authentication-Results, Disposition-Notification-To, Return-Receipt-To, Delivered-To, X-Original-To), in any case`,
+      });
   });
 
 const variablesSchema = z

@@ -51,6 +51,8 @@ export const ERROR_CODES_BY_STATUS = {
     'CONTACT_EXISTS',
     /** `POST /domains`: the tenant already added this domain (SPEC §20). */
     'DOMAIN_EXISTS',
+    /** `POST /domains`: the tenant has as many domains as DOMAINS_MAX_PER_TENANT allows; delete one first. */
+    'DOMAIN_LIMIT_REACHED',
     'IDEMPOTENCY_KEY_REUSED',
     'IDEMPOTENCY_KEY_IN_PROGRESS',
     /** The email was already handed to the provider: it can no longer be cancelled. */
@@ -58,6 +60,8 @@ export const ERROR_CODES_BY_STATUS = {
   ],
   /** `GET`/`DELETE /mcp`: the MCP server is stateless; each message is a POST (SPEC §28). */
   405: ['METHOD_NOT_ALLOWED'],
+  /** `GET /events*`: the cursor is older than the stream keeps (EVENT_STREAM_DAYS, retention; SPEC §25). */
+  410: ['CURSOR_EXPIRED'],
   413: ['PAYLOAD_TOO_LARGE'],
   414: ['URI_TOO_LONG'],
   415: ['UNSUPPORTED_MEDIA_TYPE'],
@@ -70,6 +74,8 @@ export const ERROR_CODES_BY_STATUS = {
     'LOG_UNAVAILABLE',
     /** `/ready`: a dependency does not answer, or the projector is stalled. */
     'NOT_READY',
+    /** A read's `Tern-Consistent-With` position was not projected within the wait (SPEC §25). */
+    'NOT_CONSISTENT_YET',
   ],
 } as const;
 
@@ -98,6 +104,7 @@ export const GENERAL_ERROR_CODE: { [S in ErrorStatus]: ErrorCodeOf<S> } = {
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_ALLOWED',
   409: 'CONFLICT',
+  410: 'CURSOR_EXPIRED',
   413: 'PAYLOAD_TOO_LARGE',
   414: 'URI_TOO_LONG',
   415: 'UNSUPPORTED_MEDIA_TYPE',

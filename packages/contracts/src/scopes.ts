@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Exactly the 14 API key scopes of SPEC §3. */
+/** The 14 API key scopes of SPEC §3 and those of part four (`events:read`, `events:write`: SPEC §25, §28). */
 export const SCOPES = [
   'email:send',
   'email:read',
@@ -16,6 +16,8 @@ export const SCOPES = [
   'projects:read',
   'projects:write',
   'webhooks:manage',
+  'events:read',
+  'events:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 export const scopeSchema = z.enum(SCOPES, { error: `scope must be one of ${SCOPES.join(', ')}` });

@@ -1,4 +1,4 @@
-import { generateKeyPair } from 'node:crypto';
+import { createHash, generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
 
 const generate = promisify(generateKeyPair);
@@ -24,10 +24,13 @@ export async function generateDkimKey(): Promise<DkimKeyPair> {
 }
 
 /**
- * The selector Tern picks for a new key: `tern<yyyymm>` of its creation (UTC). A key rotated later
- * gets the selector of its own month, so the old record can stay published while mail signed with
- * it is still in flight.
+ * The selector Tern picks for a new key: `tern<yyyymm>-<8 hex>`, the month of its creation (UTC)
+ * and 32 bits of the SHA-256 of the domain's own id. A key rotated later gets the selector of its
+ * own month, so the old record can stay published while mail signed with it is still in flight.
+ * The id part (issue 40 item 11): two tenants adding the same domain in one month got the same
+ * selector, so one's DKIM record replaced the other's and its mail failed DKIM.
  */
-export function dkimSelector(at: Date): string {
-  return `tern${at.getUTCFullYear()}${String(at.getUTCMonth() + 1).padStart(2, '0')}`;
+export function dkimSelector(at: Date, domainId: string): string {
+  const month = `${at.getUTCFullYear()}${String(at.getUTCMonth() + 1).padStart(2, '0')}`;
+  return `tern${month}-${createHash('sha256').update(domainId).digest('hex').slice(0, 8)}`;
 }

@@ -18,6 +18,7 @@ import {
   clearEvents,
   type DomainRow,
   deleteDomain,
+  domainCount,
   eventsToAppend,
   getDomain,
   insertDomain,
@@ -45,11 +46,19 @@ export interface SendingDomainsOptions {
   logger?: Logger;
   /** How often the poller looks for due checks and unsent events. Default 30 s. */
   pollIntervalMs?: number;
+  /** The most domains a tenant may have (DOMAINS_MAX_PER_TENANT, issue 40 item 11). Default 50. */
+  maxPerTenant?: number;
 }
 
+/** Default of `maxPerTenant`: each add costs an RSA-2048 key generation (~0.2 s of CPU). */
+export const DEFAULT_DOMAINS_PER_TENANT = 50;
+
 export interface SendingDomains {
-  /** A new pending domain with a fresh key; `exists` when the tenant already has that name. */
-  add(tenantId: string, id: string, name: string): Promise<Domain | 'exists'>;
+  /**
+   * A new pending domain with a fresh key; `exists` when the tenant already has that name, `limit`
+   * when it has `maxPerTenant` domains (checked before the key is generated, and again at the insert).
+   */
+  add(tenantId: string, id: string, name: string): Promise<Domain | 'exists' | 'limit'>;
   get(tenantId: string, id: string): Promise<Domain | null>;
   list(
     tenantId: string,
@@ -79,6 +88,7 @@ const CHECK_LEASE_MS = 2 * 60_000;
 export function createSendingDomains(opts: SendingDomainsOptions): SendingDomains {
   const { pool, now } = opts;
   const schedule = opts.schedule ?? DEFAULT_CHECK_SCHEDULE;
+  const maxPerTenant = opts.maxPerTenant ?? DEFAULT_DOMAINS_PER_TENANT;
   const logger = opts.logger ?? silentLogger;
 
   /** The event of a change, named after the domain as the check found it. */
@@ -160,8 +170,12 @@ export function createSendingDomains(opts: SendingDomainsOptions): SendingDomain
       const name = normalizeDomainName(rawName);
       if (name === null) throw new Error('add: invalid domain name (the body schema checks it first)');
       const at = now();
+      // Refused before the key generation, the costly part.
+      const before = await domainCount(pool, tenantId, name);
+      if (before.taken) return 'exists';
+      if (before.count >= maxPerTenant) return 'limit';
       const key = await generateDkimKey();
-      const selector = dkimSelector(at);
+      const selector = dkimSelector(at, id);
       const records: DomainRecord[] = expectedRecords(
         name,
         { selector, publicKeyBase64: key.publicKeyBase64 },
@@ -179,8 +193,9 @@ export function createSendingDomains(opts: SendingDomainsOptions): SendingDomain
           nextCheckAt: new Date(at.getTime() + schedule.minPendingDelayMs),
         },
         at,
+        maxPerTenant,
       );
-      return row === null ? 'exists' : toDomain(row);
+      return typeof row === 'string' ? row : toDomain(row);
     },
     async get(tenantId, id) {
       const row = await getDomain(pool, tenantId, id);

@@ -1,5 +1,5 @@
 import type { Domain, DomainEvent, DomainRecord, DomainStatus } from '@tern/contracts';
-import { claimDue } from '@tern/jobs';
+import { claimDue, withTransaction } from '@tern/jobs';
 import type pg from 'pg';
 import type { CheckOutcome } from './status.js';
 
@@ -97,18 +97,48 @@ export interface NewDomain {
   nextCheckAt: Date;
 }
 
-/** Inserts a pending domain; null when the tenant already has one of that name (SPEC §20: 409). */
-export async function insertDomain(db: Queryable, d: NewDomain, now: Date): Promise<DomainRow | null> {
-  const { rows } = await db.query<Row>(
-    `INSERT INTO sending_domains
-       (tenant_id, id, name, selector, private_key_enc, records, status, created_at, updated_at, pending_since,
-        next_check_at)
-     VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'pending', $7, $7, $7, $8)
-     ON CONFLICT (tenant_id, name) DO NOTHING
-     RETURNING ${COLUMNS}`,
-    [d.tenantId, d.id, d.name, d.selector, d.privateKeyEnc, JSON.stringify(d.records), now, d.nextCheckAt],
+/** The tenant's domains: how many, and whether `name` is one of them. */
+export async function domainCount(
+  db: Queryable,
+  tenantId: string,
+  name: string,
+): Promise<{ count: number; taken: boolean }> {
+  const { rows } = await db.query<{ n: number; taken: boolean | null }>(
+    'SELECT count(*)::int AS n, bool_or(name = $2) AS taken FROM sending_domains WHERE tenant_id = $1',
+    [tenantId, name],
   );
-  return rows[0] ? toRow(rows[0]) : null;
+  return { count: rows[0]?.n ?? 0, taken: rows[0]?.taken === true };
+}
+
+/**
+ * Inserts a pending domain: `exists` when the tenant already has one of that name (SPEC §20: 409),
+ * `limit` when it has `maxPerTenant` (issue 40 item 11). The count and the insert hold the tenant's
+ * advisory lock, so concurrent adds cannot pass the limit together.
+ */
+export async function insertDomain(
+  pool: pg.Pool,
+  d: NewDomain,
+  now: Date,
+  maxPerTenant: number,
+): Promise<DomainRow | 'exists' | 'limit'> {
+  return withTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      `sending_domains:${d.tenantId}`,
+    ]);
+    const { count, taken } = await domainCount(client, d.tenantId, d.name);
+    if (taken) return 'exists';
+    if (count >= maxPerTenant) return 'limit';
+    const { rows } = await client.query<Row>(
+      `INSERT INTO sending_domains
+         (tenant_id, id, name, selector, private_key_enc, records, status, created_at, updated_at, pending_since,
+          next_check_at)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'pending', $7, $7, $7, $8)
+       ON CONFLICT (tenant_id, name) DO NOTHING
+       RETURNING ${COLUMNS}`,
+      [d.tenantId, d.id, d.name, d.selector, d.privateKeyEnc, JSON.stringify(d.records), now, d.nextCheckAt],
+    );
+    return rows[0] ? toRow(rows[0]) : 'exists';
+  });
 }
 
 export async function getDomain(db: Queryable, tenantId: string, id: string): Promise<DomainRow | null> {

@@ -54,9 +54,18 @@ export interface KafkaEventLogOptions {
    * back the others'.
    */
   fetchMaxBytes?: number;
+  /**
+   * How long the group waits for a member that stopped heartbeating (kafkajs sessionTimeout;
+   * at least the broker's group.min.session.timeout.ms, 6 s by default). Default 10 s (issue 49,
+   * item 4): a member killed with `kill -9` leaves no LeaveGroup, so its restarted self (kafkajs
+   * has no static membership) and the others wait this long for its partitions. Heartbeats go
+   * every tenth of it, from the fetch loop and every so often while a batch is handled.
+   */
+  sessionTimeoutMs?: number;
 }
 
 const DEFAULT_BATCH = 1000;
+const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
 const MIB = 1_048_576;
 // The broker's "no committed offset" marker in OffsetFetch.
 const NO_OFFSET = '-1';
@@ -179,14 +188,16 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
     }, 30_000);
 
     const fetchBytes = fetchSizes(maxBatchSize);
+    const sessionTimeout = options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
+    const heartbeatInterval = Math.max(500, Math.floor(sessionTimeout / 10));
     const consumer: Consumer = kafka.consumer({
       groupId: opts.group,
       allowAutoTopicCreation: false,
       maxWaitTimeInMs: opts.maxWaitMs ?? 500,
       maxBytesPerPartition: fetchBytes.perPartition,
       maxBytes: fetchBytes.total,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      sessionTimeout,
+      heartbeatInterval,
       // Longer than the client's: a consumer rides out a broker restart (kafkajs restarts it).
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5_000 },
     });
@@ -208,7 +219,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
         const first = chunk[0]!;
         const last = chunk.at(-1)!;
         // A slow handler must not look like a dead member and trigger a rebalance.
-        const beat = setInterval(() => void heartbeat().catch(() => {}), 3_000);
+        const beat = setInterval(() => void heartbeat().catch(() => {}), heartbeatInterval);
         try {
           await opts.handle(chunk);
         } catch (error) {

@@ -5,6 +5,8 @@ export * from './email-log/log-counts.js';
 export * from './email-log/logs-query.js';
 export * from './email-log/queries.js';
 export * from './email-log/views.js';
+export * from './event-stream/model.js';
+export * from './event-stream/queries.js';
 export * from './projection-status.js';
 export * from './provider-messages.js';
 export * from './read-model.js';

@@ -91,31 +91,86 @@ export async function stillClaimed(pool: pg.Pool, rows: readonly ClaimedRow[]): 
   return new Set(mine.map(keyOf));
 }
 
-/** One row's end of an attempt: done, or due again at `dueAt` (null keeps its due time). */
+/** One row's end of an attempt: done, or due again at `dueAt` (null keeps its due time), and its events. */
 export interface SendFinish {
-  row: { tenant_id: string; id: string };
+  row: { tenant_id: string; id: string; attempts: number };
   state: 'done' | 'pending';
   dueAt: Date | null;
   error: string | null;
+  /** The attempt's outcome events (DeliveryEvents), kept in `send_outcomes` until they are in the log. */
+  events: readonly unknown[];
 }
 
-/** Marks the rows of a round done or due again, in one statement (only rows still `sending`). */
-export async function finishSends(pool: pg.Pool, outcomes: readonly SendFinish[], at: Date): Promise<void> {
-  if (outcomes.length === 0) return;
-  await pool.query(
-    `UPDATE outgoing_emails o
-        SET state = f.state, due_at = COALESCE(f.due, o.due_at), lease_until = NULL, last_error = f.err,
-            updated_at = $6
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) AS f(t, i, state, due, err)
-      WHERE o.tenant_id = f.t AND o.id = f.i AND o.state = 'sending'`,
+/** An attempt's outcome events waiting for the log (`send_outcomes`). */
+export interface PendingOutcome {
+  tenant_id: string;
+  email_id: string;
+  attempt: number;
+  events: unknown[];
+}
+
+/**
+ * Marks the rows of a round done or due again and records their outcome events in
+ * `send_outcomes`, in one statement (issue 49, item 1): only rows this attempt still holds (still
+ * `sending`, same `attempts`; a lapsed lease's row belongs to the attempt that claimed it again).
+ * Returns the outcomes recorded: the caller appends them, then `clearOutcomes`.
+ */
+export async function finishSends(
+  pool: pg.Pool,
+  outcomes: readonly SendFinish[],
+  at: Date,
+): Promise<PendingOutcome[]> {
+  if (outcomes.length === 0) return [];
+  const { rows } = await pool.query<PendingOutcome>(
+    `WITH f AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::text[], $7::jsonb[])
+         AS f(t, i, a, state, due, err, ev)),
+     finished AS (
+       UPDATE outgoing_emails o
+          SET state = f.state, due_at = COALESCE(f.due, o.due_at), lease_until = NULL, last_error = f.err,
+              updated_at = $8
+         FROM f
+        WHERE o.tenant_id = f.t AND o.id = f.i AND o.attempts = f.a AND o.state = 'sending'
+       RETURNING o.tenant_id, o.id, o.attempts)
+     INSERT INTO send_outcomes (tenant_id, email_id, attempt, events, created_at)
+     SELECT f.t, f.i, f.a, f.ev, $8 FROM f JOIN finished d ON d.tenant_id = f.t AND d.id = f.i AND d.attempts = f.a
+      WHERE jsonb_array_length(f.ev) > 0
+     ON CONFLICT (tenant_id, email_id, attempt) DO NOTHING
+     RETURNING tenant_id, email_id, attempt, events`,
     [
       outcomes.map((o) => o.row.tenant_id),
       outcomes.map((o) => o.row.id),
+      outcomes.map((o) => o.row.attempts),
       outcomes.map((o) => o.state),
       outcomes.map((o) => o.dueAt),
       outcomes.map((o) => o.error),
+      outcomes.map((o) => JSON.stringify(o.events)),
       at,
     ],
+  );
+  return rows;
+}
+
+/** Outcomes recorded before `before` and not yet in the log, oldest first (at most `limit`). */
+export async function pendingOutcomes(pool: pg.Pool, before: Date, limit: number): Promise<PendingOutcome[]> {
+  const { rows } = await pool.query<PendingOutcome>(
+    `SELECT tenant_id, email_id, attempt, events FROM send_outcomes
+      WHERE created_at < $1 ORDER BY created_at LIMIT $2`,
+    [before, limit],
+  );
+  return rows;
+}
+
+/** These outcomes are in the log now: their rows of `send_outcomes` go. */
+export async function clearOutcomes(
+  pool: pg.Pool,
+  outcomes: readonly { tenant_id: string; email_id: string; attempt: number }[],
+): Promise<void> {
+  if (outcomes.length === 0) return;
+  await pool.query(
+    `DELETE FROM send_outcomes s USING unnest($1::text[], $2::text[], $3::int[]) AS c(t, i, a)
+      WHERE s.tenant_id = c.t AND s.email_id = c.i AND s.attempt = c.a`,
+    [outcomes.map((o) => o.tenant_id), outcomes.map((o) => o.email_id), outcomes.map((o) => o.attempt)],
   );
 }
 

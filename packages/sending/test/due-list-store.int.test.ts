@@ -7,10 +7,12 @@ import { type LogDatabase, openLogDatabase } from '../../../test/support/log-dat
 import {
   claimDueSends,
   claimIdempotencyKey,
+  clearOutcomes,
   finishSends,
   idempotencyKeyRow,
   markSendsCancelled,
   markSendsQueued,
+  pendingOutcomes,
   pruneIdempotencyKeys,
   releaseIdempotencyKey,
   stillClaimed,
@@ -86,16 +88,35 @@ describe('the due-list statements (due-list-store.ts)', () => {
     ]);
     expect([...(await stillClaimed(pool, claimed))]).toEqual([]);
     expect((await stillClaimed(pool, again)).size).toBe(2);
-    await finishSends(
+    // Attempt 1's late finish (its lease lapsed) changes nothing and records nothing.
+    expect(
+      await finishSends(
+        pool,
+        [{ row: claimed[0]!, state: 'done', dueAt: null, error: null, events: [{ n: 0 }] }],
+        at(12),
+      ),
+    ).toEqual([]);
+    const recorded = await finishSends(
       pool,
       [
-        { row: again[0]!, state: 'done', dueAt: null, error: null },
-        { row: again[1]!, state: 'pending', dueAt: at(60), error: '421' },
+        { row: again[0]!, state: 'done', dueAt: null, error: null, events: [{ n: 1 }] },
+        { row: again[1]!, state: 'pending', dueAt: at(60), error: '421', events: [{ n: 2 }, { n: 3 }] },
       ],
       at(13),
     );
+    expect(recorded.map((o) => [o.email_id, o.attempt, o.events]).sort()).toEqual([
+      ['e1', 2, [{ n: 1 }]],
+      ['e2', 2, [{ n: 2 }, { n: 3 }]],
+    ]);
     expect(await stateOf('t1', 'e1')).toEqual({ state: 'done', attempts: 2 });
     expect(await stateOf('t1', 'e2')).toEqual({ state: 'pending', attempts: 2 });
+    // The outbox of outcomes (issue 49, item 1): kept until cleared, the oldest first.
+    expect(await pendingOutcomes(pool, at(13), 10)).toEqual([]);
+    expect((await pendingOutcomes(pool, at(14), 10)).map((o) => o.email_id).sort()).toEqual(['e1', 'e2']);
+    await clearOutcomes(pool, recorded.slice(0, 1));
+    expect(await pendingOutcomes(pool, at(14), 10)).toHaveLength(1);
+    await clearOutcomes(pool, recorded);
+    expect(await pendingOutcomes(pool, at(14), 10)).toEqual([]);
   });
 
   it('an exhausted tenant is left out; a handed-back row is due again with its attempt undone', async () => {

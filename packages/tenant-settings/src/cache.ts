@@ -8,6 +8,13 @@ export interface SenderTenantSettings {
   tracking: TrackingSettings;
 }
 
+/**
+ * A send rate under the operator's ceiling (issue 40 item 9): `rate` (0 = unlimited) at most `max`
+ * (0 = no ceiling). A tenant's rate stored before the ceiling, or above a lowered one, applies at the ceiling.
+ */
+export const cappedRate = (rate: number, max: number): number =>
+  max > 0 ? (rate > 0 ? Math.min(rate, max) : max) : rate;
+
 export interface TenantSettingsCache {
   /** The settings of these tenants: the ones read less than `ttlMs` ago from memory, the others in one query. */
   of(tenants: readonly string[]): Promise<Map<string, SenderTenantSettings>>;
@@ -22,6 +29,8 @@ export interface TenantSettingsCache {
 export function createTenantSettingsCache(opts: {
   pool: pg.Pool;
   defaultRate: number;
+  /** The operator's ceiling (SEND_RATE_MAX_PER_SECOND, issue 40 item 9); 0 or absent: none. */
+  maxRate?: number;
   ttlMs?: number;
   maxEntries?: number;
   /** Monotonic milliseconds (default `performance.now`). */
@@ -57,7 +66,7 @@ export function createTenantSettingsCache(opts: {
       if (cache.size + rows.length > maxEntries) cache.clear();
       for (const r of rows) {
         const value: SenderTenantSettings = {
-          rate: r.rate,
+          rate: cappedRate(r.rate, opts.maxRate ?? 0),
           tracking: { opens: r.opens ?? DEFAULT_TRACKING.opens, clicks: r.clicks ?? DEFAULT_TRACKING.clicks },
         };
         cache.set(r.tenant_id, { at, value });

@@ -19,12 +19,13 @@ import { createAuthHook } from './credentials.js';
 import { createFromDomainCheck, type DomainPolicy } from './domains/policy.js';
 import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
 import { emailRoutes } from './emails/routes.js';
+import { eventRoutes } from './events/routes.js';
 import { logsRoutes } from './logs/routes.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { projectRoutes } from './projects/routes.js';
 import { type ProviderRouteOptions, providerRoutes } from './providers/routes.js';
 import { createReadContexts } from './read-context.js';
-import type { ApiRouteDeps, SendingDeps } from './route-deps.js';
+import type { ApiRouteDeps, EventTailOptions, SendingDeps } from './route-deps.js';
 import { sequenceRoutes } from './sequences/routes.js';
 import { type ApiStores, createApiStores } from './stores.js';
 import { suppressionRoutes } from './suppressions/routes.js';
@@ -51,6 +52,8 @@ export interface ApiRoutesOptions {
   retentionDays: number;
   /** Server default send rate per tenant (SEND_RATE_PER_SECOND); default 0 = unlimited. */
   sendRatePerSecond?: number;
+  /** The most a tenant may set (SEND_RATE_MAX_PER_SECOND, issue 40 item 9); default 0 = no ceiling. */
+  sendRateMaxPerSecond?: number;
   /** How long an instance trusts a looked-up API key; bounds how late it sees a revocation elsewhere. ≤ 5000. */
   keyCacheTtlMs?: number;
   /** How often key uses are written to `last_used_at`. Default 10 s. */
@@ -91,6 +94,10 @@ export interface ApiRoutesOptions {
   surface?: 'full' | 'sending';
   /** Provider notification credentials (SPEC §21): `/providers/*` need them and `sending`. */
   providers?: ProviderRouteOptions;
+  /** EVENT_STREAM_DAYS (SPEC §25), default 30. */
+  eventStreamDays?: number;
+  /** Limits and timers of `GET /events/stream`. */
+  eventTail?: EventTailOptions;
 }
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
@@ -274,10 +281,13 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     now,
     retentionDays: opts.retentionDays,
     sendRatePerSecond: opts.sendRatePerSecond ?? 0,
+    sendRateMaxPerSecond: opts.sendRateMaxPerSecond ?? 0,
     readModel: createReadContexts(opts.pool, opts.readModel),
     webhooks: opts.webhooks,
     domainPolicy: opts.domainPolicy,
     fromDomains: createFromDomainCheck(opts.pool, opts.domainPolicy),
+    eventStreamDays: opts.eventStreamDays ?? 30,
+    eventTail: opts.eventTail,
   };
   if (opts.surface === 'sending') {
     if (!opts.sending) throw new Error('surface "sending" needs the sending deps');
@@ -286,6 +296,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   }
   await app.register(analyticsRoutes, deps);
   await app.register(logsRoutes, deps);
+  await app.register(eventRoutes, deps);
   await app.register(tenantRoutes, deps);
   // Tenant resources (SPEC part two): one encapsulated plugin each, see docs/architecture.md.
   await app.register(templateRoutes, deps);

@@ -23,6 +23,7 @@ export const TAGS = {
   domains: 'Domains',
   providers: 'Provider notifications',
   mcp: 'MCP',
+  events: 'Events',
 } as const;
 
 export const DOCS_PREFIX = '/docs';
@@ -174,6 +175,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.tracking,
           description:
             'The open pixel and click redirect the sender puts in HTML mail (SPEC §11). No credential: the signed token is one.',
+        },
+        {
+          name: TAGS.events,
+          description:
+            'The tenant’s events after a cursor, listed or tailed live with Server-Sent Events (`events:read`).',
         },
         {
           name: TAGS.mcp,

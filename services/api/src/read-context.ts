@@ -22,6 +22,8 @@ export interface ReadContexts {
   get(tenantId: string): Promise<ReadContext>;
   /** This process committed a change (its notice reaches the other processes): seen here at once. */
   changed(change: ReadModelChange): void;
+  /** A token that moves whenever the tenant's log read models may have changed; null: not listening. */
+  version(tenantId: string): string | null;
 }
 
 export function createReadContexts(pool: pg.Pool, feed?: ReadModelFeed): ReadContexts {
@@ -52,6 +54,9 @@ export function createReadContexts(pool: pg.Pool, feed?: ReadModelFeed): ReadCon
     },
     changed(change) {
       feed?.changed(change);
+    },
+    version(tenantId) {
+      return feed?.version('logs', tenantId) ?? null;
     },
   };
 }

@@ -26,6 +26,8 @@ export interface ApiRouteDeps extends ApiStores {
   retentionDays: number;
   /** Server default send rate per tenant (SEND_RATE_PER_SECOND, SPEC §23); 0 = unlimited. */
   sendRatePerSecond: number;
+  /** The most a tenant's send rate may be (SEND_RATE_MAX_PER_SECOND, issue 40 item 9); 0 = no ceiling. */
+  sendRateMaxPerSecond: number;
   /** A tenant's retention, freshness and memo versions; told of the changes routes commit. */
   readModel: ReadContexts;
   /** Secret sealing and URL policy of `/webhooks*`; the routes exist only when it is given. */
@@ -34,6 +36,19 @@ export interface ApiRouteDeps extends ApiStores {
   domainPolicy?: DomainPolicy | undefined;
   /** `domainPolicy` applied to a send's From addresses, over the pool. */
   fromDomains: FromDomainCheck;
+  /** EVENT_STREAM_DAYS (SPEC §25): how long the event stream keeps events (and cursors stay valid). */
+  eventStreamDays: number;
+  /** Limits and timers of the SSE tails (`events/tail.ts`); defaults when absent. */
+  eventTail?: EventTailOptions | undefined;
+}
+
+/** The SSE tails' limits and timers (SPEC §25). */
+export interface EventTailOptions {
+  maxStreams?: number;
+  maxStreamsPerTenant?: number;
+  heartbeatMs?: number;
+  tickMs?: number;
+  pollMs?: number;
 }
 
 /**

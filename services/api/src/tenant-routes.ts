@@ -191,6 +191,14 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
     async (request) => {
       const { retentionDays, tracking, sendRatePerSecond } = request.body;
       const tenantId = request.params.id;
+      // Checked before any write: a refused body changes nothing.
+      const ceiling = deps.sendRateMaxPerSecond;
+      if (sendRatePerSecond != null && ceiling > 0 && sendRatePerSecond > ceiling)
+        throw httpError(
+          400,
+          `body.sendRatePerSecond: sendRatePerSecond must be at most ${ceiling}, the server's ceiling (SEND_RATE_MAX_PER_SECOND): a tenant may only lower it`,
+          { code: 'FST_ERR_VALIDATION' },
+        );
       if (retentionDays !== undefined) {
         await deps.tenantSettings.setRetention(tenantId, retentionDays, deps.now());
         deps.readModel.changed({ kind: 'settings', tenants: [tenantId] });

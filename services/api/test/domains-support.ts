@@ -26,6 +26,7 @@ export function testDomains(
   dns: TestDnsServer,
   now: () => Date = () => new Date(),
   logger?: Logger,
+  maxPerTenant?: number,
 ): SendingDomains {
   return createSendingDomains({
     pool,
@@ -35,6 +36,7 @@ export function testDomains(
     records: { bounceSubdomain: 'tern-bounces', bounceMxHost: BOUNCE_MX, spf: SPF },
     now,
     ...(logger ? { logger } : {}),
+    ...(maxPerTenant ? { maxPerTenant } : {}),
   });
 }
 

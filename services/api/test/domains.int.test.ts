@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import type { Domain } from '@tern/contracts';
@@ -99,7 +100,7 @@ describe('POST /domains', () => {
       {
         purpose: 'dkim',
         type: 'TXT',
-        name: `tern202606._domainkey.${name}`,
+        name: `tern202606-${createHash('sha256').update(d.id).digest('hex').slice(0, 8)}._domainkey.${name}`,
         value: expect.stringMatching(
           /^v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA[A-Za-z0-9+/]+=*$/,
         ),

@@ -25,10 +25,10 @@ export interface ProviderSenders {
   /** An SNS message of `Type`, signed with the served certificate (SignatureVersion 2). */
   sns(fields: Record<string, string>, opts?: { certUrl?: string; sign?: boolean }): Record<string, string>;
   /** Headers of a SendGrid Event Webhook request for `body`. */
-  sendgridHeaders(body: string): Record<string, string>;
+  sendgridHeaders(body: string, at?: Date): Record<string, string>;
   postmarkHeaders(password?: string): Record<string, string>;
   /** Mailgun's `signature` object. */
-  mailgunSignature(key?: string): { timestamp: string; token: string; signature: string };
+  mailgunSignature(key?: string, at?: Date): { timestamp: string; token: string; signature: string };
   /** Resend's svix headers for `body`. */
   resendHeaders(id: string, body: string): Record<string, string>;
   close(): Promise<void>;
@@ -100,8 +100,8 @@ export async function openProviderSenders(): Promise<ProviderSenders> {
           : createSign('RSA-SHA256').update(text, 'utf8').sign(pems.private, 'base64');
       return message;
     },
-    sendgridHeaders(body) {
-      const timestamp = String(Math.floor(Date.now() / 1000));
+    sendgridHeaders(body, at = new Date()) {
+      const timestamp = String(Math.floor(at.getTime() / 1000));
       const signature = createSign('sha256')
         .update(timestamp + body)
         .sign(sendgrid.privateKey, 'base64');
@@ -117,8 +117,8 @@ export async function openProviderSenders(): Promise<ProviderSenders> {
         authorization: `Basic ${Buffer.from(`${POSTMARK_USER}:${password}`).toString('base64')}`,
       };
     },
-    mailgunSignature(key = MAILGUN_KEY) {
-      const timestamp = String(Math.floor(Date.now() / 1000));
+    mailgunSignature(key = MAILGUN_KEY, at = new Date()) {
+      const timestamp = String(Math.floor(at.getTime() / 1000));
       const token = randomBytes(25).toString('hex');
       return {
         timestamp,

@@ -73,6 +73,8 @@ interface Row {
    * are not found (404); it may not create a project (403).
    */
   projectKey?: number;
+  /** The answer is a stream that never ends (SSE): its status is read from the head, the stream dropped. */
+  stream?: boolean;
   /** A fresh request for tenant A (resources it names are created here, so DELETE can succeed each time). */
   request(): Promise<{
     url: string;
@@ -208,7 +210,7 @@ const SEQUENCE_BODY = {
 /** A domain of A (nothing published: a check answers it pending). */
 const domainId = async () => {
   const d = await domains.add(A, newResourceId('domain'), `${fresh()}.matrix.test`);
-  if (d === 'exists') throw new Error('fresh domain exists');
+  if (typeof d === 'string') throw new Error(`fresh domain: ${d}`);
   return d.id;
 };
 const sequenceId = async () =>
@@ -236,6 +238,18 @@ const ROWS: Record<string, Row> = {
     rule: { kind: 'scope', scope: 'email:read' },
     ok: 200,
     request: async () => ({ url: '/emails/logs' }),
+  },
+  // The event stream (SPEC §25)
+  'GET /events': {
+    rule: { kind: 'scope', scope: 'events:read' },
+    ok: 200,
+    request: async () => ({ url: '/events?limit=10' }),
+  },
+  'GET /events/stream': {
+    rule: { kind: 'scope', scope: 'events:read' },
+    ok: 200,
+    stream: true,
+    request: async () => ({ url: '/events/stream' }),
   },
   // API keys and settings (SPEC §8, §9)
   'POST /tenants/{id}/api-keys': {
@@ -827,6 +841,17 @@ afterAll(async () => {
   await stores?.close();
 });
 
+/** A GET whose 200 is an endless stream: the status and, for an error, the whole (short) body. */
+async function streamHead(url: string, headers: Record<string, string>) {
+  const abort = new AbortController();
+  const res = await app.inject({ method: 'GET', url, headers, payloadAsStream: true, signal: abort.signal });
+  let body = '';
+  if (res.statusCode >= 400) for await (const chunk of res.stream()) body += String(chunk);
+  else abort.abort();
+  res.stream().on('error', () => undefined);
+  return { statusCode: res.statusCode, body, json: () => JSON.parse(body) };
+}
+
 describe('scope matrix', () => {
   it('has exactly one row per route of the OpenAPI document', () => {
     expect(documented.length).toBeGreaterThan(0);
@@ -840,13 +865,15 @@ describe('scope matrix', () => {
       const want = expected(row, credential);
       const headers = { ...(await headersFor(row, credential)), ...extra };
       if (contentType !== undefined) headers['content-type'] = contentType;
-      const res = await app.inject({
-        method: method as 'GET',
-        url,
-        headers,
-        ...(payload === undefined ? {} : { payload }),
-        ...(body === undefined ? {} : { body }),
-      });
+      const res = row.stream
+        ? await streamHead(url, headers)
+        : await app.inject({
+            method: method as 'GET',
+            url,
+            headers,
+            ...(payload === undefined ? {} : { payload }),
+            ...(body === undefined ? {} : { body }),
+          });
       expect(res.statusCode, `${route} as ${credential}: ${res.body}`).toBe(want.status);
       if (want.status >= 400) {
         expect(res.json()).toMatchObject({

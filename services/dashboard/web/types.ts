@@ -96,6 +96,8 @@ export const SCOPES = [
   'projects:read',
   'projects:write',
   'webhooks:manage',
+  'events:read',
+  'events:write',
 ] as const;
 
 export interface ApiKey {

@@ -4,7 +4,7 @@ import { backoffMs, createPoller, type Poller } from '@tern/jobs';
 import type { SenderTenantSettings } from '@tern/tenant-settings';
 import { type createAttempt, type RoundContext, suppressionKey } from './attempt.js';
 import type { SenderContext } from './options.js';
-import { type ClaimedRow, keyOf, type Outcome, type OutgoingStore } from './outgoing.js';
+import { type ClaimedRow, keyOf, type Outcome, type OutgoingStore, type PendingOutcome } from './outgoing.js';
 import type { GetTemplate } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
 import { type Envelope, envelopeOfMessage } from './recipients.js';
@@ -28,6 +28,9 @@ export function nextRoundSize(
   if (tookMs > limits.targetMs) return Math.max(limits.min, Math.min(limits.max, Math.floor(size / 2)));
   return Math.max(limits.min, Math.min(limits.max, tookMs <= limits.targetMs / 2 ? size * 2 : size));
 }
+
+/** Outcomes left in `send_outcomes` this long are the relay's (a round's own append is done by then). */
+const RELAY_AGE_MS = 3_000;
 
 export interface DueListJob {
   poller: Poller;
@@ -60,25 +63,20 @@ export function createDueListJob(
   let roundSize = concurrency;
   let sweeps = 0;
 
-  /** Appends with a few quick retries: the provider already answered, the outcome must reach the log. */
+  /** Appends with a quick retry (a blip); a longer outage is the relay's (`relayOutcomes`). */
   async function append(events: DeliveryEvent[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await opts.log.append(events);
         return;
       } catch (error) {
-        if (attempt >= 5) throw error;
+        if (attempt >= 2) throw error;
         logger.warn({ err: error, attempt }, 'sender: append failed; retrying');
         await new Promise((r) => setTimeout(r, backoffMs(attempt)));
       }
     }
   }
 
-  /**
-   * One claim round: every attempt, then their outcomes in one append and the rows in one update.
-   * A crash before the append repeats the round's provider transactions (the same Message-IDs), as
-   * a crash mid-send always could; after it, the consumer's duplicates change nothing.
-   */
   /**
    * The round's suppressed addresses (SPEC §13, §22: every address of every envelope), as
    * `suppressionKey`: one query for the round when the suppression list answers in batches, else
@@ -100,6 +98,13 @@ export function createDueListJob(
     );
   }
 
+  /**
+   * One claim round: every attempt, then the rows and their outcome events in one statement
+   * (`send_outcomes`), then the events in one append. A crash before that statement repeats the
+   * round's provider transactions (the same Message-IDs), as a crash mid-send always could; after
+   * it, nothing is sent again: the outcomes reach the log from `send_outcomes` (the consumers drop
+   * the duplicates of an append repeated after a crash).
+   */
   async function round(
     rows: readonly ClaimedRow[],
     settings: ReadonlyMap<string, SenderTenantSettings>,
@@ -139,21 +144,60 @@ export function createDueListJob(
           'sender: email not finished; its lease will expire and it is retried',
         );
     }
-    const handed = outcomes.filter((o) => o.handed);
-    const mine = await store.stillMine(handed.map((o) => o.row));
-    const kept = outcomes.filter((o) => {
-      if (!o.handed || mine.has(keyOf(o.row))) return true;
-      // The provider took longer than the lease: another instance claimed the email again and
-      // owns its outcome. Appending ours too would put two answers on one timeline.
+    // The rows and their outcome events in one statement (issue 49, item 1): from here on a
+    // failed append delays the outcome and repeats nothing, as no lease of these rows lapses.
+    const recorded = await store.finish(outcomes);
+    if (recorded.length < outcomes.length) {
+      const kept = new Set(recorded.map((o) => `${o.tenant_id}\u0000${o.email_id}`));
+      for (const o of outcomes)
+        if (!kept.has(keyOf(o.row)))
+          // The provider took longer than the lease: another instance claimed the email again and
+          // owns its outcome. Appending ours too would put two answers on one timeline.
+          logger.warn(
+            { emailId: o.row.id, attempt: o.row.attempts },
+            'sender: lease lost while sending; outcome dropped',
+          );
+    }
+    await report(recorded);
+  }
+
+  /**
+   * Appends recorded outcomes and clears them. A failure leaves them in `send_outcomes` for
+   * `relayOutcomes` (a log outage delays outcomes; the sends are already final).
+   */
+  async function report(recorded: readonly PendingOutcome[]): Promise<boolean> {
+    if (recorded.length === 0) return true;
+    try {
+      await append(recorded.flatMap((o) => o.events as DeliveryEvent[]));
+    } catch (error) {
       logger.warn(
-        { emailId: o.row.id, attempt: o.row.attempts },
-        'sender: lease lost while sending; outcome dropped',
+        { err: error, outcomes: recorded.length },
+        'sender: outcomes not appended; kept in send_outcomes until the log is back',
       );
       return false;
-    });
-    const events = kept.flatMap((o) => o.events);
-    if (events.length > 0) await append(events);
-    await store.finish(kept);
+    }
+    await store.reported(recorded);
+    return true;
+  }
+
+  /** When the relay may try the log again after a failed append (backs off while the log is down). */
+  let relayAfter = 0;
+  let relayFailures = 0;
+
+  /** Outcomes whose append failed (a log outage, a crash after the send): appended now, oldest first. */
+  async function relayOutcomes(): Promise<void> {
+    if (Date.now() < relayAfter) return;
+    for (let batch = 0; batch < 20; batch++) {
+      const pending = await store.unreported(RELAY_AGE_MS, 500);
+      if (pending.length === 0) break;
+      if (!(await report(pending))) {
+        relayFailures++;
+        relayAfter = Date.now() + backoffMs(relayFailures);
+        return;
+      }
+      if (pending.length < 500) break;
+    }
+    relayFailures = 0;
   }
 
   /** Cancelled rows whose email.cancelled did not reach the log (the API answered, then crashed or the log failed). */
@@ -166,6 +210,7 @@ export function createDueListJob(
 
   async function runOnce(): Promise<number> {
     await watch.check();
+    await relayOutcomes();
     if (sweeps % 20 === 0) await sweepCancelling();
     if (sweeps % 120 === 0) await store.pruneRateCounters();
     if (sweeps % 1200 === 0) await store.pruneIdempotencyKeys();

@@ -81,6 +81,8 @@ export interface SenderOptions {
    * settings name no `sendRatePerSecond` (SEND_RATE_PER_SECOND). 0 or absent: unlimited.
    */
   defaultSendRatePerSecond?: number;
+  /** Issue 40 item 9: the operator's ceiling on any tenant's rate (SEND_RATE_MAX_PER_SECOND); 0 or absent: none. */
+  maxSendRatePerSecond?: number;
   /**
    * Opens attachment bytes (SPEC §22, `email_attachments`, sealed under the email's key). Absent:
    * an email with attachments fails unsent (it is never sent without them).

@@ -3,18 +3,20 @@ import { withTransaction } from '@tern/jobs';
 import {
   type ClaimedRow,
   claimDueSends,
+  clearOutcomes,
   finishSends,
   markSendsCancelled,
   markSendsQueued,
+  type PendingOutcome,
+  pendingOutcomes,
   pruneIdempotencyKeys as pruneKeys,
-  stillClaimed,
   stuckCancellingSends,
   unclaimSends,
 } from '@tern/sending';
 import { createTenantSettingsCache, type SenderTenantSettings } from '@tern/tenant-settings';
 import type { SenderContext } from './options.js';
 
-export { type ClaimedRow, keyOf } from '@tern/sending';
+export { type ClaimedRow, keyOf, type PendingOutcome } from '@tern/sending';
 
 /** What one attempt ends with: its events and the row's next state. */
 export interface Outcome {
@@ -41,6 +43,7 @@ export function createOutgoingStore(ctx: SenderContext) {
   const tenantSettings = createTenantSettingsCache({
     pool: opts.pool,
     defaultRate: opts.defaultSendRatePerSecond ?? 0,
+    maxRate: opts.maxSendRatePerSecond ?? 0,
   });
 
   const markQueued = (events: readonly { tenantId: string; emailId: string }[]) =>
@@ -123,11 +126,18 @@ export function createOutgoingStore(ctx: SenderContext) {
     ]);
   }
 
-  /** The rows still claimed by this attempt (same `attempts`, still `sending`), as `tenant\u0000id`. */
-  const stillMine = (rows: readonly ClaimedRow[]) => stillClaimed(opts.pool, rows);
-
-  /** Marks the rows of a round done or due again, in one statement. */
+  /**
+   * Marks the rows of a round done or due again and records their outcome events, in one
+   * statement; returns the outcomes recorded (the rows this attempt still held).
+   */
   const finish = (outcomes: readonly Outcome[]) => finishSends(opts.pool, outcomes, now());
+
+  /** Outcomes recorded over `ageMs` ago whose events are not in the log yet (its append failed). */
+  const unreported = (ageMs: number, limit: number) =>
+    pendingOutcomes(opts.pool, new Date(now().getTime() - ageMs), limit);
+
+  /** These outcomes' events are in the log now. */
+  const reported = (outcomes: readonly PendingOutcome[]) => clearOutcomes(opts.pool, outcomes);
 
   /** Idempotency keys live 24 h (SPEC §11); older ones are dropped in small batches. */
   const pruneIdempotencyKeys = () => pruneKeys(opts.pool, new Date(now().getTime() - 25 * 3600_000));
@@ -146,8 +156,9 @@ export function createOutgoingStore(ctx: SenderContext) {
     claim,
     withinRate,
     pruneRateCounters,
-    stillMine,
     finish,
+    unreported,
+    reported,
     tenantSettings: tenantSettings.of,
     pruneIdempotencyKeys,
   };

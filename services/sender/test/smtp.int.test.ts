@@ -407,8 +407,10 @@ describe('relay refusing the login (535) or the envelope sender: retried, never 
       tracking: { secret: 'smtp-tracking-secret-0123456789', publicUrl: 'http://127.0.0.1:3000' },
       messageIdDomain: 'tern.test',
       pollIntervalMs: 50,
-      // Three quick retries, then long enough for the relay to be fixed before the last ones.
-      retryDelaysMs: [100, 100, 3000, 3000, 3000],
+      // Quick retries, then long enough for the relay to be fixed before the last ones. The first
+      // wait outlasts a round's writes (rows and outcomes, the append, the outbox's clear), so the
+      // first runOnce attempts once, however slow the machine.
+      retryDelaysMs: [1000, 100, 3000, 3000, 3000],
       providerCheckIntervalMs: 200,
       onProviderFault: (f) => faults.push(`${f.step} ${f.code}`),
       group: 'tern-sender-auth-test',

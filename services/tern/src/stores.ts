@@ -61,6 +61,7 @@ export async function openEventLog(
       brokers: config.kafkaBrokers,
       topic: config.kafkaTopic,
       partitions: config.kafkaPartitions,
+      sessionTimeoutMs: config.kafkaSessionTimeoutMs,
       // Two partitions folded side by side: the projector alternates between its own CPU and
       // Postgres, so one partition at a time leaves both half idle (bench/README.md).
       partitionConcurrency: 2,

@@ -5,6 +5,7 @@ import type { Keyring } from '@tern/privacy';
 import {
   CH_READ_MODELS,
   type EmailContentTable,
+  expireEventStream,
   logExpirySql,
   PG_READ_MODELS,
   type TenantScope,
@@ -31,6 +32,8 @@ export interface RetentionJobOptions {
   ch: ClickHouseClient;
   now: () => Date;
   defaultRetentionDays: number;
+  /** EVENT_STREAM_DAYS (SPEC §25): the event stream keeps no event longer, whatever the retention. Default 30. */
+  eventStreamDays?: number;
   /** Rows per DELETE statement. Default 5000. */
   batchSize?: number;
   /** Pause between runs when started. Default 1 h. */
@@ -209,6 +212,9 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
       if (expire === undefined) continue;
       for (const { scope, cutoff } of scopes) await lockedStep((client) => expire(client, scope, cutoff));
     }
+    // The event stream keeps EVENT_STREAM_DAYS at most (reads apply the same cut-off).
+    const streamCutoff = new Date(at.getTime() - (opts.eventStreamDays ?? 30) * 86_400_000);
+    await lockedStep((client) => expireEventStream(client, { allBut: [] }, streamCutoff));
     for (const model of CH_READ_MODELS)
       for (const { scope, cutoff } of scopes) clickhouseDeletes += await model.expire(opts.ch, scope, cutoff);
     // Data keys: a month's key goes once the whole month is before the cut-off (an email of the

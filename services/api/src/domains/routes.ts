@@ -59,7 +59,8 @@ export const domainRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { domains: Domai
           'Dashboard JWT with role owner or admin. Generates an RSA-2048 DKIM key for the domain (its private key ' +
           'never leaves Tern) and answers the records to publish: DKIM, the return path (MX and SPF of the bounce ' +
           'subdomain) and a suggested DMARC. The domain is `pending` until the DNS shows them; then its mail is ' +
-          'signed. The same name twice in a tenant → 409; another tenant may add it too.',
+          'signed. The same name twice in a tenant → 409 `DOMAIN_EXISTS`; another tenant may add it too (its own ' +
+          'DKIM selector). At most `DOMAINS_MAX_PER_TENANT` (default 50) domains a tenant → 409 `DOMAIN_LIMIT_REACHED`.',
         security: KEY_OR_DASHBOARD,
         body: createDomainBodySchema,
         response: {
@@ -71,7 +72,7 @@ export const domainRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { domains: Domai
             forbidden: writeForbidden,
             conflict: errorResponse(
               409,
-              'The tenant already added this domain.',
+              'The tenant already added this domain (`DOMAIN_EXISTS`), or has as many as DOMAINS_MAX_PER_TENANT allows (`DOMAIN_LIMIT_REACHED`).',
               'Domain example.com already exists',
               {
                 code: 'DOMAIN_EXISTS',
@@ -88,6 +89,12 @@ export const domainRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { domains: Domai
         const name = normalizeDomainName(request.body.name) ?? request.body.name;
         throw httpError(409, `Domain ${name} already exists`, { code: 'DOMAIN_EXISTS' });
       }
+      if (added === 'limit')
+        throw httpError(
+          409,
+          'The tenant has as many sending domains as this server allows (DOMAINS_MAX_PER_TENANT): delete one first',
+          { code: 'DOMAIN_LIMIT_REACHED' },
+        );
       request.log.info({ domainId: added.id }, 'sending domain added');
       return reply.status(201).send(added);
     },

@@ -6,9 +6,24 @@ import type { Outcome } from './notice.js';
 export type Json = Record<string, unknown>;
 export const obj = (v: unknown): Json =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {};
-export const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/**
+ * Text no store refuses (issue 40 item 11: a Postmark `Details` cut mid-emoji at 2 000 characters
+ * held a lone surrogate, the event was refused and the bounce lost): a lone UTF-16 surrogate
+ * becomes U+FFFD, U+0000 is dropped, as the providers' own text is quoted, never judged.
+ */
+export const storableText = (v: string): string =>
+  v
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
+    .replaceAll('\u0000', '');
+export const str = (v: unknown): string | undefined =>
+  typeof v === 'string' && v !== '' ? storableText(v) || undefined : undefined;
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-export const clip = (v: string | undefined, max: number) => (v === undefined ? undefined : v.slice(0, max));
+/** At most `max` UTF-16 units, never ending inside a surrogate pair. */
+export function clip(v: string | undefined, max: number): string | undefined {
+  if (v === undefined || v.length <= max) return v;
+  const code = v.charCodeAt(max - 1);
+  return v.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
 /** Only the fields that have a value (the contract's optional fields are absent, never undefined). */
 export function defined<T extends Record<string, unknown>>(o: T): T {
   const out: Record<string, unknown> = {};

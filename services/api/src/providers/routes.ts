@@ -13,6 +13,7 @@ import { errorResponse, errors } from '../schemas.js';
 import type { Notice, ProviderName } from './notice.js';
 import { sesNotices } from './notices.js';
 import { createSnsVerifier, parseSnsMessage, type SnsVerifierOptions } from './sns.js';
+import { createUsedTokens } from './used-tokens.js';
 import { mailgunNotices, postmarkNotices, resendNotices, sendgridNotices } from './webhook-notices.js';
 
 /**
@@ -68,6 +69,18 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
   const v = request.headers[name];
   return typeof v === 'string' ? v : Array.isArray(v) ? v[0] : undefined;
 };
+
+/**
+ * How far a signed timestamp (Mailgun's, SendGrid's) may be from the receiving clock, either way:
+ * Mailgun's advice; Resend's library applies the same 5 minutes (issue 40 item 4).
+ */
+export const SIGNATURE_MAX_AGE_MS = 5 * 60_000;
+
+/** Whether a Unix-seconds timestamp is within SIGNATURE_MAX_AGE_MS of `now`. */
+export function freshTimestamp(seconds: string, now: Date): boolean {
+  if (!/^\d{1,12}(\.\d{1,9})?$/.test(seconds)) return false;
+  return Math.abs(now.getTime() - Number(seconds) * 1000) <= SIGNATURE_MAX_AGE_MS;
+}
 
 const sameSecret = (a: string, b: string) =>
   timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
@@ -226,7 +239,7 @@ export const providerRoutes: FastifyPluginAsyncZod<
       'sendgrid',
       'SendGrid Event Webhook',
       'A signed Event Webhook (`X-Twilio-Email-Event-Webhook-Signature` over the timestamp and the body, ECDSA ' +
-        'with `SENDGRID_WEBHOOK_PUBLIC_KEY`). Events: delivered, deferred, bounce (`blocked` → soft), dropped ' +
+        'with `SENDGRID_WEBHOOK_PUBLIC_KEY`), the timestamp within 5 minutes of the server clock. Events: delivered, deferred, bounce (`blocked` → soft), dropped ' +
         '(→ `email.failed`), spamreport, open (`sg_machine_open` → `machine: true`), click; the Tern event id ' +
         'derives from `sg_event_id`.',
       async (request, raw) => {
@@ -237,6 +250,7 @@ export const providerRoutes: FastifyPluginAsyncZod<
           ok =
             signature !== undefined &&
             timestamp !== undefined &&
+            freshTimestamp(timestamp, deps.now()) &&
             verifier.verifySignature(key, raw.toString('utf8'), signature, timestamp);
         } catch {
           ok = false;
@@ -269,11 +283,14 @@ export const providerRoutes: FastifyPluginAsyncZod<
 
   if (providers.mailgunSigningKey) {
     const signingKey = providers.mailgunSigningKey;
+    // Kept past twice the age limit: an older signature is refused for its age before the lookup.
+    const usedTokens = createUsedTokens(deps.pool, 3 * SIGNATURE_MAX_AGE_MS);
     route(
       'mailgun',
       'Mailgun webhooks',
       'JSON webhooks signed with `MAILGUN_WEBHOOK_SIGNING_KEY` (`signature.signature` = HMAC-SHA256 of ' +
-        '`timestamp` + `token`). Events: delivered, failed (temporary → `email.delayed`, permanent → hard bounce), ' +
+        '`timestamp` + `token`), dated within 5 minutes of the server clock; a token already accepted with ' +
+        'another body is a replay (401). Events: delivered, failed (temporary → `email.delayed`, permanent → hard bounce), ' +
         'complained, opened, clicked; the Tern event id derives from the event’s `id`.',
       async (_request, raw) => {
         let body: unknown;
@@ -290,6 +307,10 @@ export const providerRoutes: FastifyPluginAsyncZod<
           .update(timestamp + token)
           .digest('hex');
         if (!sameSecret(expected, signature.toLowerCase())) throw refuse();
+        // The signature leaves the body out: too old, or its token seen with another body → a replay.
+        const now = deps.now();
+        if (!freshTimestamp(timestamp, now)) throw refuse();
+        if (!(await usedTokens.claim('mailgun', token, raw, now))) throw refuse();
         return mailgunNotices(body);
       },
     );

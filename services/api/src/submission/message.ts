@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SendEmailBody } from '@tern/contracts';
-import { RESERVED_HEADERS } from '@tern/contracts';
+import { isReservedHeader, relayHeaderRefusal } from '@tern/contracts';
 import type { AddressObject, ParsedMail } from 'mailparser';
 
 /** An SMTP reply refusing the message: code, enhanced status and a reason for the client. */
@@ -105,10 +105,13 @@ export function sendBodyOf(mail: ParsedMail, envelopeTo: readonly string[]): Sen
     bcc = bcc.slice(1);
   }
 
+  // Issue 40 item 5: the same refusal as POST /emails (contracts' relayHeaderRefusal).
+  const relayRefusal = relayHeaderRefusal(mail.headerLines.map((h) => h.key));
+  if (relayRefusal !== null) throw new SmtpRefusal(550, `5.7.1 ${relayRefusal}`);
   const headers: Record<string, string> = {};
   for (const { key } of mail.headerLines) {
     const wanted = PASSED_HEADERS.has(key) || (key.startsWith('x-') && !key.startsWith('x-tern-'));
-    if (!wanted || RESERVED_HEADERS.has(key) || key in headers) continue;
+    if (!wanted || isReservedHeader(key) || key in headers) continue;
     if (Object.keys(headers).length >= MAX_PASSED_HEADERS) break;
     const value = headerValue(mail, key);
     if (value !== undefined && value !== '') headers[key] = value;

@@ -1,3 +1,4 @@
+import { createSmtpGuard, DEFAULT_SMTP_LISTENER_LIMITS, type SmtpListenerLimits } from '@tern/smtp-limits';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
@@ -23,11 +24,15 @@ export interface SubmissionOptions {
   /** Name in the greeting; default the machine's. */
   hostname?: string;
   maxBytes?: number;
+  /** The connection limits and deadlines every SMTP listener shares (SMTP_LISTEN_*); default the defaults. */
+  limits?: SmtpListenerLimits;
   logger?: FastifyBaseLogger;
 }
 
 export interface SubmissionServer {
   port: number;
+  /** Connections open now and distinct clients among them (the guard's count). */
+  stats(): { connections: number; clients: number };
   close(): Promise<void>;
 }
 
@@ -67,8 +72,18 @@ export async function startSubmissionServer(opts: SubmissionOptions): Promise<Su
   const log = opts.logger;
   // The key of each authenticated connection, by connection id; never logged, dropped on close.
   const keys = new Map<string, string>();
+  const limits = opts.limits ?? DEFAULT_SMTP_LISTENER_LIMITS;
+  const guard = createSmtpGuard({
+    limits: {
+      ...limits,
+      maxRecipientsPerMessage: Math.min(limits.maxRecipientsPerMessage, SUBMISSION_MAX_RECIPIENTS),
+    },
+    requiresAuth: true,
+    name: opts.hostname ?? 'tern',
+  });
 
   const server = new SMTPServer({
+    ...guard.serverOptions,
     ...(opts.hostname ? { name: opts.hostname } : {}),
     banner: 'Tern SMTP submission',
     key: opts.tls.key,
@@ -96,38 +111,37 @@ export async function startSubmissionServer(opts: SubmissionOptions): Promise<Su
           (res) => {
             if (res.statusCode === 400) {
               keys.set(session.id, key);
+              guard.authSucceeded(session);
               callback(null, { user: { username: auth.username ?? '' } });
-              return;
-            }
-            if (res.statusCode === 429) {
-              callback(
-                refusal(
-                  454,
-                  `4.7.0 Too many attempts: retry in ${String(res.headers['retry-after'] ?? 60)} s`,
-                ),
-              );
               return;
             }
             if (res.statusCode >= 500) {
               callback(refusal(454, '4.7.0 Temporary authentication failure'));
               return;
             }
-            callback(
-              refusal(
-                535,
-                '5.7.8 Authentication failed: the password must be an API key with the email:send scope',
-              ),
-            );
+            // A refused key, or the failed-credential limiter: one more failure of this connection
+            // (the last one allowed closes it).
+            const answer =
+              res.statusCode === 429
+                ? refusal(
+                    454,
+                    `4.7.0 Too many attempts: retry in ${String(res.headers['retry-after'] ?? 60)} s`,
+                  )
+                : refusal(
+                    535,
+                    '5.7.8 Authentication failed: the password must be an API key with the email:send scope',
+                  );
+            callback(guard.authFailed(session, answer));
           },
           () => callback(refusal(454, '4.7.0 Temporary authentication failure')),
         );
     },
+    onMailFrom(_address, session, callback) {
+      callback(guard.message(session) ?? undefined);
+    },
     onRcptTo(_address, session, callback) {
-      if (session.envelope.rcptTo.length >= SUBMISSION_MAX_RECIPIENTS) {
-        callback(refusal(452, `4.5.3 Too many recipients: at most ${SUBMISSION_MAX_RECIPIENTS} per message`));
-        return;
-      }
-      callback();
+      // Per message (to + cc + bcc ≤ 50, SPEC §22: 452), per connection, per client and minute.
+      callback(guard.recipient(session) ?? undefined);
     },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
@@ -196,6 +210,7 @@ export async function startSubmissionServer(opts: SubmissionOptions): Promise<Su
     return id;
   }
 
+  guard.attach(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {
@@ -207,6 +222,7 @@ export async function startSubmissionServer(opts: SubmissionOptions): Promise<Su
   const address = server.server.address();
   return {
     port: typeof address === 'object' && address ? address.port : opts.port,
+    stats: () => guard.stats(),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -52,6 +52,7 @@ export function sendingDomainsOf(ctx: RuntimeContext): SendingDomains {
     },
     now: () => new Date(),
     logger: ctx.logger,
+    maxPerTenant: config.domainsMaxPerTenant,
   });
 }
 
@@ -87,7 +88,9 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     ch: ctx.ch!,
     jwt: jwtVerifierOf(config, ctx.secrets),
     retentionDays: config.retentionDays,
+    eventStreamDays: config.eventStreamDays,
     sendRatePerSecond: config.sendRatePerSecond,
+    sendRateMaxPerSecond: config.sendRateMaxPerSecond,
     rateLimit: rateLimitOf(config),
     logger,
     readiness: ctx.readiness,

@@ -32,6 +32,7 @@ export async function startSender(ctx: RuntimeContext): Promise<void> {
     logger,
     onProviderFault: (fault) => metrics.providerFaults.inc({ step: fault.step, code: fault.code }),
     defaultSendRatePerSecond: config.sendRatePerSecond,
+    maxSendRatePerSecond: config.sendRateMaxPerSecond,
     ...(senderOptions.retryDelaysMs ? { retryDelaysMs: senderOptions.retryDelaysMs } : {}),
     ...(senderOptions.pollIntervalMs ? { pollIntervalMs: senderOptions.pollIntervalMs } : {}),
     ...(senderOptions.leaseMs ? { leaseMs: senderOptions.leaseMs } : {}),

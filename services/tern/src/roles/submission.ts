@@ -42,6 +42,7 @@ export async function startSubmission(ctx: RuntimeContext, app: FastifyInstance)
     tls,
     requireTls: config.nodeEnv === 'production',
     hostname: new URL(publicUrl).hostname,
+    limits: config.smtpListenerLimits,
     logger,
   });
   ctx.onClose('submission', () => submission.close());

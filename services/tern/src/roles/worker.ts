@@ -25,6 +25,7 @@ export function startWorker(ctx: RuntimeContext): void {
     ch: ctx.ch!,
     now: () => new Date(),
     defaultRetentionDays: config.retentionDays,
+    eventStreamDays: config.eventStreamDays,
     keyring: ctx.keyring,
     logger,
   });

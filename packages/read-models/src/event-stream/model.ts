@@ -1,0 +1,177 @@
+import type { DeliveryEvent, WebhookPayload } from '@tern/contracts';
+import { type EmailState, emailKey, evolve, initialEmailState } from '@tern/domain';
+import { SCRUB_SPEC, scrubbedData } from '@tern/privacy';
+import type pg from 'pg';
+import type { PgReadModel, ProjectionBatch, TenantScope } from '../read-model.js';
+
+/** An event of the stream as it is stored: its webhook body (SPEC §17) and its id. */
+export interface StreamedPayload extends WebhookPayload {
+  id: string;
+}
+
+/** The webhook body of `event` for an email whose state, with the event folded in, is `state`. */
+export function streamedPayload(event: DeliveryEvent, state: EmailState): StreamedPayload {
+  const own = (event.data ?? {}) as Record<string, unknown>;
+  return {
+    id: event.id,
+    type: event.type,
+    timestamp: event.occurredAt,
+    data: {
+      ...own,
+      emailId: event.emailId,
+      tenantId: event.tenantId,
+      projectId: state.queued?.projectId ?? null,
+      to: state.queued?.toEmail ?? null,
+      subject: state.queued?.subject ?? null,
+      tags: state.queued?.tags ?? [],
+      status: state.status,
+    },
+  };
+}
+
+/** Each applied event's email state with that event folded in, by `emailKey(tenant, event id)`. */
+function statesAtEvents(batch: ProjectionBatch): Map<string, EmailState> {
+  const out = new Map<string, EmailState>();
+  for (const email of batch.folded.emails) {
+    let state = email.before ?? initialEmailState(email.tenantId, email.emailId);
+    for (const event of email.events) {
+      state = evolve(state, event);
+      out.set(emailKey(event.tenantId, event.id), state);
+    }
+  }
+  return out;
+}
+
+/**
+ * Appends a batch's freshly applied events to the stream, in log order per tenant. The tenant's
+ * head row is bumped first (tenants in byte order, so concurrent batches lock heads in one order)
+ * and stays locked until the projector's transaction commits: a tenant's batches commit in `seq`
+ * order, and a reader never sees seq N before every seq below it (migration 0230).
+ */
+async function appendToStream(client: pg.ClientBase, batch: ProjectionBatch): Promise<void> {
+  if (batch.applied.length === 0) return;
+  const byTenant = new Map<string, DeliveryEvent[]>();
+  for (const e of batch.applied) {
+    const list = byTenant.get(e.tenantId);
+    if (list) list.push(e);
+    else byTenant.set(e.tenantId, [e]);
+  }
+  const tenants = [...byTenant.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const { rows } = await client.query<{ tenant_id: string; last_seq: string }>(
+    `INSERT INTO event_stream_heads AS h (tenant_id, last_seq)
+     SELECT t, n FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS u(t, n, o) ORDER BY o
+     ON CONFLICT (tenant_id) DO UPDATE SET last_seq = h.last_seq + EXCLUDED.last_seq
+     RETURNING tenant_id, last_seq`,
+    [tenants, tenants.map((t) => byTenant.get(t)?.length ?? 0)],
+  );
+  const states = statesAtEvents(batch);
+  const cols = {
+    tenant: [] as string[],
+    seq: [] as string[],
+    event: [] as string[],
+    email: [] as string[],
+    project: [] as (string | null)[],
+    type: [] as string[],
+    tags: [] as string[],
+    payload: [] as string[],
+  };
+  for (const row of rows) {
+    const events = byTenant.get(row.tenant_id) ?? [];
+    let seq = BigInt(row.last_seq) - BigInt(events.length);
+    for (const event of events) {
+      seq += 1n;
+      const state =
+        states.get(emailKey(event.tenantId, event.id)) ??
+        evolve(initialEmailState(event.tenantId, event.emailId), event);
+      const payload = streamedPayload(event, state);
+      cols.tenant.push(event.tenantId);
+      cols.seq.push(seq.toString());
+      cols.event.push(event.id);
+      cols.email.push(event.emailId);
+      cols.project.push(payload.data.projectId);
+      cols.type.push(event.type);
+      cols.tags.push(JSON.stringify(payload.data.tags));
+      cols.payload.push(JSON.stringify(payload));
+    }
+  }
+  // A seq whose event is already streamed (a rebuild replaying the log) is skipped: a gap in the
+  // numbers, never a second copy.
+  await client.query(
+    `INSERT INTO event_stream (tenant_id, seq, event_id, email_id, project_id, type, tags, recorded_at, payload)
+     SELECT u.t, u.s, u.e, u.m, u.p, u.ty, ARRAY(SELECT jsonb_array_elements_text(u.g)), clock_timestamp(), u.pl
+       FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::jsonb[])
+            AS u(t, s, e, m, p, ty, g, pl)
+     ON CONFLICT DO NOTHING`,
+    [cols.tenant, cols.seq, cols.event, cols.email, cols.project, cols.type, cols.tags, cols.payload],
+  );
+}
+
+const scopeSql = (scope: TenantScope, param: string) =>
+  'tenantId' in scope ? `tenant_id = ${param}` : `NOT (tenant_id = ANY(${param}::text[]))`;
+const scopeParam = (scope: TenantScope) => ('tenantId' in scope ? scope.tenantId : [...scope.allBut]);
+
+/** Batch size of an expiry statement. */
+const EXPIRE_BATCH = 5000;
+
+/**
+ * Deletes the stream's events of `scope` recorded before `cutoff` (a batch per statement, until a
+ * short one) and remembers per tenant the highest seq deleted (`expired_through`): a cursor before
+ * it answers 410 even once its events are gone. Reads apply the cut-off themselves.
+ */
+export async function expireEventStream(
+  client: pg.ClientBase,
+  scope: TenantScope,
+  cutoff: Date,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const { rows } = await client.query<{ n: string }>(
+      `WITH gone AS (
+         DELETE FROM event_stream WHERE (tenant_id, seq) IN (
+           SELECT tenant_id, seq FROM event_stream WHERE ${scopeSql(scope, '$1')} AND recorded_at < $2 LIMIT $3)
+         RETURNING tenant_id, seq),
+       tops AS (SELECT tenant_id, max(seq) AS top, count(*) AS n FROM gone GROUP BY tenant_id),
+       moved AS (UPDATE event_stream_heads h SET expired_through = GREATEST(h.expired_through, tops.top)
+                   FROM tops WHERE h.tenant_id = tops.tenant_id RETURNING 1)
+       SELECT COALESCE(sum(n), 0)::text AS n FROM tops`,
+      [scopeParam(scope), cutoff, EXPIRE_BATCH],
+    );
+    const n = Number(rows[0]?.n ?? 0);
+    total += n;
+    if (n < EXPIRE_BATCH) return total;
+  }
+}
+
+/**
+ * The event stream (SPEC §25): one row per folded event with its tenant's `seq`, read by
+ * `GET /events`, `GET /events/stream`, the webhook replay from a cursor and the MCP tool
+ * (`queries.ts`). Kept across a rebuild (`keep`): its order never changes; a replay of the log
+ * adds only events not streamed yet.
+ */
+export const eventStream: PgReadModel = {
+  name: 'event stream',
+  store: 'postgres',
+  rebuild: 'keep',
+  tables: ['event_stream', 'event_stream_heads'],
+  apply: appendToStream,
+  expire: expireEventStream,
+  async eraseRecipient(client, { tenantId, address, emailIds, mentioned }) {
+    // The personal fields read null: of this recipient's emails every event's recipient, subject
+    // and the type's personal fields; of the other emails naming it, the events naming it.
+    const nulls = (t: string) => `COALESCE((SELECT jsonb_object_agg(f, 'null'::jsonb)
+        FROM jsonb_array_elements_text($3::jsonb -> (${t}) -> 'remove') AS f), '{}'::jsonb)`;
+    const own = `(payload -> 'data')`;
+    const scrubbed = `jsonb_set(payload, '{data}', ${scrubbedData(own, 'type', '$3')} || ${nulls('type')}
+        || CASE WHEN ${own} ? 'recipient' THEN '{"recipient": null}'::jsonb ELSE '{}'::jsonb END
+        || CASE WHEN email_id = ANY($2::text[]) THEN '{"to": null, "subject": null}'::jsonb ELSE '{}'::jsonb END)`;
+    const r = await client.query(
+      `UPDATE event_stream SET payload = ${scrubbed}
+        WHERE tenant_id = $1
+          AND ((email_id = ANY($2::text[]) AND (NOT (${own} ? 'recipient') OR lower(${own}->>'recipient') = $4))
+               OR (email_id = ANY($5::text[]) AND lower(${own}->>'recipient') = $4))
+          AND payload IS DISTINCT FROM ${scrubbed}`,
+      [tenantId, emailIds, SCRUB_SPEC, address, mentioned],
+    );
+    return { streamEvents: r.rowCount ?? 0 };
+  },
+};

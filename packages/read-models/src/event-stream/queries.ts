@@ -1,0 +1,151 @@
+import type pg from 'pg';
+
+/**
+ * Reads of the event stream (SPEC §25): the page behind `GET /events`, the SSE tail, the webhook
+ * replay from a cursor and the MCP tool all call `eventsPage` / `listEvents`.
+ *
+ * A cursor is the event's `seq` in its tenant's stream, in decimal: opaque to clients, stable
+ * forever (the order never changes), meaningful only within its tenant.
+ */
+export const MAX_EVENTS_PAGE = 1000;
+
+/** A valid cursor: 1 to 18 digits (a bigint). */
+export function parseEventCursor(cursor: string): bigint | null {
+  return /^[0-9]{1,18}$/.test(cursor) ? BigInt(cursor) : null;
+}
+
+export interface EventsQuery {
+  tenantId: string;
+  /** Events strictly after this cursor; absent: from the oldest event kept. */
+  after?: string | undefined;
+  limit: number;
+  /** Events recorded before it are past retention: never read, and a cursor reaching them → `expired`. */
+  cutoff: Date;
+  types?: readonly string[] | undefined;
+  emailId?: string | undefined;
+  tag?: string | undefined;
+  projectId?: string | undefined;
+}
+
+export type EventsPage =
+  | {
+      expired: false;
+      /** The page's events as one JSON array text (`[{ id, cursor, type, timestamp, data }, …]`). */
+      json: string;
+      /** The same events, one JSON text each, and their cursors (the SSE tail writes them one by one). */
+      items: string[];
+      cursors: string[];
+      count: number;
+      /**
+       * Where the next read starts: the last event's cursor, or — when the page is not full — the
+       * stream's head as of the read (every event up to it was seen, matching the filters or not).
+       */
+      next: string;
+      /** The page is full: more may follow at once. */
+      hasMore: boolean;
+    }
+  | { expired: true };
+
+/**
+ * One page of a tenant's events after a cursor, in `seq` order, in ONE statement (one snapshot):
+ * the page, the head and the retention check agree. A cursor before the oldest event kept (deleted
+ * by retention, or recorded before `cutoff`) is `expired` (410).
+ */
+export async function eventsPage(db: pg.Pool | pg.ClientBase, q: EventsQuery): Promise<EventsPage> {
+  const after = q.after === undefined ? null : parseEventCursor(q.after);
+  if (q.after !== undefined && after === null) throw new Error('invalid event cursor');
+  const limit = Math.max(1, Math.min(MAX_EVENTS_PAGE, Math.trunc(q.limit)));
+  const { rows } = await db.query<{
+    head: string | null;
+    expired_through: string | null;
+    first_at: Date | null;
+    json: string | null;
+    cursors: string | null;
+    n: number;
+    last: string | null;
+  }>(
+    `WITH page AS (
+       SELECT seq, payload FROM event_stream
+        WHERE tenant_id = $1 AND seq > $2 AND recorded_at >= $4
+          AND ($5::text[] IS NULL OR type = ANY($5::text[]))
+          AND ($6::text IS NULL OR email_id = $6)
+          AND ($7::text IS NULL OR tags @> ARRAY[$7::text])
+          AND ($8::text IS NULL OR project_id = $8)
+        ORDER BY seq LIMIT $3)
+     SELECT h.last_seq::text AS head, h.expired_through::text AS expired_through,
+            (SELECT recorded_at FROM event_stream f WHERE f.tenant_id = $1 AND f.seq > $2
+              ORDER BY f.seq LIMIT 1) AS first_at,
+            -- jsonb text never holds a raw newline: it separates the events.
+            (SELECT string_agg((payload || jsonb_build_object('cursor', seq::text))::text, E'\n' ORDER BY seq)
+               FROM page) AS json,
+            (SELECT string_agg(seq::text, ',' ORDER BY seq) FROM page) AS cursors,
+            (SELECT count(*)::int FROM page) AS n,
+            (SELECT max(seq)::text FROM page) AS last
+       FROM (SELECT 1) one LEFT JOIN event_stream_heads h ON h.tenant_id = $1`,
+    [
+      q.tenantId,
+      (after ?? 0n).toString(),
+      limit,
+      q.cutoff,
+      q.types && q.types.length > 0 ? [...q.types] : null,
+      q.emailId ?? null,
+      q.tag ?? null,
+      q.projectId ?? null,
+    ],
+  );
+  const row = rows[0];
+  const head = BigInt(row?.head ?? '0');
+  const expiredThrough = BigInt(row?.expired_through ?? '0');
+  // A cursor given explicitly must not skip what retention took: the events right after it are gone.
+  if (after !== null && (after < expiredThrough || (row?.first_at != null && row.first_at < q.cutoff)))
+    return { expired: true };
+  const count = row?.n ?? 0;
+  const hasMore = count === limit;
+  const from = after ?? 0n;
+  const next = hasMore ? (row?.last ?? from.toString()) : (head > from ? head : from).toString();
+  const items = row?.json ? row.json.split('\n') : [];
+  const cursors = row?.cursors ? row.cursors.split(',') : [];
+  return { expired: false, json: `[${items.join(',')}]`, items, cursors, count, next, hasMore };
+}
+
+/** One event of the stream: its webhook body (SPEC §17), its id and its cursor. */
+export interface StreamEvent {
+  id: string;
+  cursor: string;
+  type: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** `eventsPage` as objects (the MCP tool, the webhook replay, tests). */
+export async function listEvents(
+  db: pg.Pool | pg.ClientBase,
+  q: EventsQuery,
+): Promise<{ expired: true } | { expired: false; data: StreamEvent[]; next: string; hasMore: boolean }> {
+  const page = await eventsPage(db, q);
+  if (page.expired) return page;
+  return {
+    expired: false,
+    data: JSON.parse(page.json) as StreamEvent[],
+    next: page.next,
+    hasMore: page.hasMore,
+  };
+}
+
+/**
+ * Read-your-writes (SPEC §25, issue 49 item 5): whether every one of these event ids of the tenant
+ * has been folded into the read models (the stream is written in the same transaction as the
+ * email log and the timeline).
+ */
+export async function eventsProjected(
+  db: pg.Pool | pg.ClientBase,
+  tenantId: string,
+  eventIds: readonly string[],
+): Promise<boolean> {
+  if (eventIds.length === 0) return true;
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM event_stream WHERE tenant_id = $1 AND event_id = ANY($2::text[])',
+    [tenantId, [...new Set(eventIds)]],
+  );
+  return (rows[0]?.n ?? 0) >= new Set(eventIds).size;
+}

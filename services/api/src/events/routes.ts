@@ -1,0 +1,177 @@
+import { retentionCutoff } from '@tern/domain';
+import { httpError } from '@tern/http';
+import { eventsPage, parseEventCursor } from '@tern/read-models';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { boundProject, credentialOf } from '../credentials.js';
+import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
+import { resourceErrors } from '../resource-kit.js';
+import type { ApiRouteDeps } from '../route-deps.js';
+import { errorResponse, errors } from '../schemas.js';
+import { eventsQuerySchema, eventsResponseSchema, streamQuerySchema } from './schemas.js';
+import { createTailHub } from './tail.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const expired = () =>
+  httpError(
+    410,
+    'This cursor is older than the event stream keeps (EVENT_STREAM_DAYS); list from the start',
+    {
+      code: 'CURSOR_EXPIRED',
+    },
+  );
+const gone = errorResponse(
+  410,
+  'The cursor is older than the stream keeps (EVENT_STREAM_DAYS or the tenant’s retention).',
+  'This cursor is older than the event stream keeps (EVENT_STREAM_DAYS); list from the start',
+);
+
+/** `GET /events` and `GET /events/stream` (SPEC §25): the tenant's events after a cursor, listed or tailed. */
+export const eventRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  const cutoffOf = async (tenantId: string) => {
+    const at = deps.now();
+    const context = await deps.readModel.get(tenantId);
+    const retention = retentionCutoff(at, context.retentionOverride ?? deps.retentionDays);
+    const stream = new Date(at.getTime() - deps.eventStreamDays * 86_400_000);
+    return retention > stream ? retention : stream;
+  };
+  const hub = createTailHub({
+    pool: deps.pool,
+    cutoffOf,
+    versionOf: (tenantId) => deps.readModel.version(tenantId),
+    ...deps.eventTail,
+  });
+  // Before the server waits for its connections to end: the streams are ended here.
+  app.addHook('preClose', async () => hub.close());
+
+  /** The caller's project rule: a project-bound key sees its project only (another's: nothing). */
+  const projectOf = (request: { query: { project?: string | undefined } }, bound: string | null) => ({
+    projectId: bound ?? request.query.project,
+    empty: bound !== null && request.query.project !== undefined && request.query.project !== bound,
+  });
+
+  app.get(
+    '/events',
+    {
+      config: { auth: 'jwt_or_key', scope: 'events:read' },
+      schema: {
+        tags: [TAGS.events],
+        operationId: 'listEvents',
+        summary: 'List events after a cursor',
+        description:
+          'The tenant’s events in one order that never changes: paging from any cursor gives every event after ' +
+          'it exactly once, also while events are appended. Each event reads as its webhook body (SPEC §17) plus ' +
+          '`id` and `cursor`. Without `after`, from the oldest event kept. Filters combine (AND). A cursor older ' +
+          'than EVENT_STREAM_DAYS (default 30) or the tenant’s retention → 410. A key bound to a project sees ' +
+          'that project’s events only. API key with `events:read`, or a dashboard JWT.\n\n' +
+          'Example: `GET /events?after=1042&limit=500&types=email.bounced,email.complained`, then again with ' +
+          '`after=` the answer’s `next`.',
+        security: KEY_OR_DASHBOARD,
+        querystring: eventsQuerySchema,
+        response: {
+          200: eventsResponseSchema,
+          400: errors.badRequest(
+            'querystring.after: after must be a cursor: the `cursor` of an event (digits)',
+          ),
+          410: gone,
+          ...resourceErrors('event'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const credential = credentialOf(request);
+      const { tenantId } = credential;
+      const { after, limit, types, emailId, tag } = request.query;
+      const { projectId, empty } = projectOf(request, boundProject(credential));
+      if (empty) return { data: [], next: after ?? '0', hasMore: false };
+      const page = await eventsPage(deps.pool, {
+        tenantId,
+        after,
+        limit,
+        cutoff: await cutoffOf(tenantId),
+        types,
+        emailId,
+        tag,
+        projectId,
+      });
+      if (page.expired) throw expired();
+      return reply
+        .type(JSON_TYPE)
+        .send(`{"data":${page.json},"next":"${page.next}","hasMore":${page.hasMore}}`);
+    },
+  );
+
+  app.get(
+    '/events/stream',
+    {
+      config: { auth: 'jwt_or_key', scope: 'events:read' },
+      schema: {
+        tags: [TAGS.events],
+        operationId: 'streamEvents',
+        summary: 'Tail events live (Server-Sent Events)',
+        description:
+          'A live tail of the tenant’s events (`text/event-stream`): one message per event, `id:` its cursor, ' +
+          '`data:` the event as `GET /events` lists it. Starts after `Last-Event-ID` (a reconnecting client ' +
+          'resumes exactly: nothing missed, nothing twice), else after `after`, else at the oldest event kept; ' +
+          'catches up, then follows. A comment line every 15 s keeps proxies from closing it. Same filters and ' +
+          'rules as `GET /events`; too many open streams → 429.\n\n' +
+          'Example: `curl -N -H "Authorization: Bearer $KEY" "$TERN/events/stream?types=email.bounced"`',
+        security: KEY_OR_DASHBOARD,
+        querystring: streamQuerySchema,
+        headers: z
+          .object({
+            'last-event-id': z.string().optional().meta({
+              description: 'The last `id:` received: resume after it (takes precedence over `after`).',
+            }),
+          })
+          .loose(),
+        response: {
+          200: z
+            .string()
+            .meta({ description: 'text/event-stream: `id: <cursor>` and `data: <event JSON>` per event.' }),
+          400: errors.badRequest('headers.last-event-id: Last-Event-ID must be a cursor'),
+          410: gone,
+          429: errorResponse(
+            429,
+            'Too many open streams for this tenant or server.',
+            'Too many open event streams',
+          ),
+          ...resourceErrors('event'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const credential = credentialOf(request);
+      const { tenantId } = credential;
+      const lastEventId = request.headers['last-event-id'];
+      const from = typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : request.query.after;
+      const cursor = from === undefined ? 0n : parseEventCursor(from);
+      if (cursor === null)
+        throw httpError(400, 'headers.last-event-id: Last-Event-ID must be a cursor', {
+          code: 'INVALID_CURSOR',
+        });
+      const { projectId, empty } = projectOf(request, boundProject(credential));
+      const { types, emailId, tag } = request.query;
+      const filter = { types, emailId, tag, projectId: empty ? '\u0000none' : projectId };
+      if (!hub.admits(tenantId))
+        throw httpError(429, 'Too many open event streams', { code: 'RATE_LIMITED' }, { 'retry-after': '5' });
+      // An expired starting cursor is answered before the stream opens.
+      const first = await eventsPage(deps.pool, {
+        tenantId,
+        ...(from === undefined ? {} : { after: from }),
+        limit: 1,
+        cutoff: await cutoffOf(tenantId),
+      });
+      if (first.expired) throw expired();
+      reply.hijack();
+      reply.raw.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      reply.raw.write(': tern event stream\n\n');
+      hub.open(tenantId, filter, reply.raw, cursor);
+    },
+  );
+};

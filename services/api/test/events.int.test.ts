@@ -1,0 +1,202 @@
+import type { AddressInfo } from 'node:net';
+import { EventSource } from 'eventsource';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../test/support/services.js';
+import {
+  bearer,
+  buildApp,
+  createClock,
+  createKey,
+  eventsOf,
+  jwtFor,
+  openStores,
+  project,
+  type Stores,
+  suffix,
+} from './support.js';
+
+/** `GET /events` and `GET /events/stream` (SPEC §25) over a real socket. */
+describe('the event stream routes', () => {
+  let stores: Stores;
+  let app: FastifyInstance;
+  let base: string;
+  const clock = createClock();
+  const tenant = `evt-${suffix()}`;
+  let key: string;
+  let projectKey: string;
+  let noScope: string;
+
+  const queued = (emailId: string, extra: Record<string, unknown> = {}) =>
+    eventsOf(tenant, emailId, [
+      {
+        type: 'email.queued',
+        occurredAt: '2026-06-15T10:00:00.000Z',
+        data: { toEmail: `${emailId}@example.com`, subject: `S ${emailId}`, ...extra },
+      },
+      {
+        type: 'email.sent',
+        occurredAt: '2026-06-15T10:00:01.000Z',
+        data: { provider: 'sandbox', messageId: `<${emailId}@x>` },
+      },
+      { type: 'email.delivered', occurredAt: '2026-06-15T10:00:02.000Z' },
+    ]);
+  const get = (path: string, k = key, headers: Record<string, string> = {}) =>
+    fetch(`${base}${path}`, { headers: { ...bearer(k), ...headers } });
+
+  beforeAll(async () => {
+    stores = await openStores();
+    app = await buildApp(stores, clock, { eventTail: { tickMs: 20, pollMs: 100, heartbeatMs: 200 } });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const jwt = jwtFor(clock, tenant);
+    const prj = await app.inject({
+      method: 'POST',
+      url: '/projects',
+      headers: bearer(jwt),
+      payload: { name: 'P' },
+    });
+    const projectId = (prj.json() as { id: string }).id;
+    key = (await createKey(app, jwt, tenant, { scopes: ['events:read'] })).key;
+    noScope = (await createKey(app, jwt, tenant, { scopes: ['email:read'] })).key;
+    projectKey = (await createKey(app, jwt, tenant, { scopes: ['events:read'], projectId })).key;
+    await project(stores, [
+      ...queued('em-a', { tags: ['receipt'] }),
+      ...queued('em-b', { projectId }),
+      ...queued('em-c'),
+    ]);
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await stores?.close();
+  });
+
+  it('lists every event once in order, paging with any limit, as its webhook body plus cursor', async () => {
+    const all = (await (await get('/events?limit=1000')).json()) as {
+      data: { id: string; cursor: string; type: string; data: Record<string, unknown> }[];
+      next: string;
+      hasMore: boolean;
+    };
+    expect(all.data).toHaveLength(9);
+    expect(all.hasMore).toBe(false);
+    const cursors = all.data.map((e) => BigInt(e.cursor));
+    expect(cursors).toEqual([...cursors].sort((a, b) => (a < b ? -1 : 1)));
+    const delivered = all.data.find((e) => e.data.emailId === 'em-a' && e.type === 'email.delivered');
+    expect(delivered?.data).toMatchObject({
+      emailId: 'em-a',
+      tenantId: tenant,
+      to: 'em-a@example.com',
+      subject: 'S em-a',
+      tags: ['receipt'],
+      status: 'DELIVERED',
+    });
+    for (const limit of [1, 2, 4]) {
+      const seen: string[] = [];
+      let after = '0';
+      for (let i = 0; i < 20; i++) {
+        const page = (await (await get(`/events?after=${after}&limit=${limit}`)).json()) as typeof all;
+        seen.push(...page.data.map((e) => e.id));
+        after = page.next;
+        if (!page.hasMore) break;
+      }
+      expect(seen).toEqual(all.data.map((e) => e.id));
+    }
+  });
+
+  it('filters by types, emailId, tag and project; a project key sees its project only', async () => {
+    const ids = async (path: string, k = key) =>
+      (
+        (await (await get(path, k)).json()) as {
+          data: { id: string; type: string; data: { emailId: string } }[];
+        }
+      ).data;
+    expect((await ids('/events?types=email.sent,email.delivered')).map((e) => e.type).sort()).toEqual([
+      'email.delivered',
+      'email.delivered',
+      'email.delivered',
+      'email.sent',
+      'email.sent',
+      'email.sent',
+    ]);
+    expect(new Set((await ids('/events?emailId=em-c')).map((e) => e.data.emailId))).toEqual(
+      new Set(['em-c']),
+    );
+    expect(new Set((await ids('/events?tag=receipt')).map((e) => e.data.emailId))).toEqual(new Set(['em-a']));
+    expect(new Set((await ids('/events', projectKey)).map((e) => e.data.emailId))).toEqual(new Set(['em-b']));
+    expect(await ids('/events?project=prj_other', projectKey)).toEqual([]);
+    expect((await get('/events', noScope)).status).toBe(403);
+  });
+
+  it('refuses bad input with a 400 naming the field', async () => {
+    for (const [path, field] of [
+      ['/events?after=abc', 'after'],
+      ['/events?after=-1', 'after'],
+      ['/events?limit=1001', 'limit'],
+      ['/events?limit=0', 'limit'],
+      ['/events?types=email.nope', 'types'],
+      ['/events?emailId=%00', 'emailId'],
+      ['/events/stream?after=1e3', 'after'],
+    ] as const) {
+      const res = await get(path);
+      expect(res.status, path).toBe(400);
+      expect(((await res.json()) as { message: string }).message).toContain(field);
+    }
+    const bad = await get('/events/stream', key, { 'last-event-id': 'x1' });
+    expect(bad.status).toBe(400);
+  });
+
+  it('a cursor past retention answers 410', async () => {
+    const first = (await (await get('/events?limit=1')).json()) as { data: { cursor: string }[] };
+    const later = await buildApp(stores, { now: () => new Date(Date.now() + 31 * 86_400_000) } as never);
+    try {
+      const res = await later.inject({ method: 'GET', url: '/events?after=0', headers: bearer(key) });
+      expect(res.statusCode, res.body).toBe(410);
+      expect(res.json()).toMatchObject({ code: 'CURSOR_EXPIRED' });
+      // Without a cursor: the oldest kept, i.e. nothing.
+      const fresh = await later.inject({ method: 'GET', url: '/events', headers: bearer(key) });
+      expect(fresh.json()).toMatchObject({ data: [] });
+    } finally {
+      await later.close();
+    }
+    expect(first.data).toHaveLength(1);
+  });
+
+  it('the SSE tail (npm eventsource) catches up, follows, and resumes after a server restart exactly', async () => {
+    const received: { id: string; cursor: string }[] = [];
+    const authFetch: typeof fetch = (input, init) =>
+      fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...bearer(key) } });
+    const source = new EventSource(`${base}/events/stream`, { fetch: authFetch });
+    source.onmessage = (m) => {
+      const e = JSON.parse(m.data) as { id: string; cursor: string };
+      expect(m.lastEventId).toBe(e.cursor);
+      received.push(e);
+    };
+    try {
+      await waitFor(async () => received.length >= 9 || undefined, {
+        description: 'catch-up',
+        timeoutMs: 20_000,
+      });
+      await project(stores, queued('em-d'));
+      await waitFor(async () => received.length >= 12 || undefined, {
+        description: 'live',
+        timeoutMs: 20_000,
+      });
+      // The server goes away mid-stream; events are appended meanwhile; a new server on the same port.
+      const port = (app.server.address() as AddressInfo).port;
+      await app.close();
+      await project(stores, queued('em-e'));
+      app = await buildApp(stores, clock, { eventTail: { tickMs: 20, pollMs: 100, heartbeatMs: 200 } });
+      await app.listen({ port, host: '127.0.0.1' });
+      await project(stores, queued('em-f'));
+      await waitFor(async () => received.length >= 18 || undefined, {
+        description: 'resumed',
+        timeoutMs: 30_000,
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      const all = (await (await get('/events?limit=1000')).json()) as { data: { id: string }[] };
+      expect(received.map((e) => e.id)).toEqual(all.data.map((e) => e.id));
+    } finally {
+      source.close();
+    }
+  }, 90_000);
+});
