@@ -21,7 +21,13 @@ type ToolResult = {
 let world: SendingWorld;
 let base: string;
 const A = `mcp-${suffix()}`;
-const keys: Record<'all' | 'send' | 'read' | 'none', string> = { all: '', send: '', read: '', none: '' };
+const keys: Record<'all' | 'send' | 'read' | 'events' | 'none', string> = {
+  all: '',
+  send: '',
+  read: '',
+  events: '',
+  none: '',
+};
 const clients: Client[] = [];
 
 /** An SDK client connected to /mcp with `credential` in the Authorization header. */
@@ -54,6 +60,7 @@ beforeAll(async () => {
   keys.all = (await createKey(world.app, jwt, A, { scopes: ['email:send', 'email:read'] })).key;
   keys.send = (await createKey(world.app, jwt, A, { scopes: ['email:send'] })).key;
   keys.read = (await createKey(world.app, jwt, A, { scopes: ['email:read'] })).key;
+  keys.events = (await createKey(world.app, jwt, A, { scopes: ['events:read'] })).key;
   keys.none = (await createKey(world.app, jwt, A, { scopes: ['templates:read'] })).key;
 }, 120_000);
 
@@ -164,6 +171,35 @@ describe('analytics', () => {
   });
 });
 
+describe('list_events', () => {
+  it('with events:read: an email’s events in order, then nothing after the last cursor; without: 403', async () => {
+    const sent = await call(await connect(keys.send), 'send_email', mail('Evented'));
+    const emailId = sent.structuredContent?.id as string;
+    const reader = await connect(keys.events);
+    const page = await waitFor(
+      async () => {
+        const got = await call(reader, 'list_events', { emailId, limit: 50 });
+        const types =
+          (got.structuredContent?.data as { type: string }[] | undefined)?.map((e) => e.type) ?? [];
+        return types.includes('email.delivered') ? got.structuredContent : null;
+      },
+      { timeoutMs: 30_000, description: `${emailId}'s events through list_events` },
+    );
+    const events = page.data as { type: string; cursor: string }[];
+    expect(events[0]?.type).toBe('email.queued');
+    const cursors = events.map((e) => BigInt(e.cursor));
+    expect(cursors).toEqual([...cursors].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    const after = await call(reader, 'list_events', {
+      emailId,
+      after: page.next as string,
+      types: 'email.queued',
+    });
+    expect(after.structuredContent).toMatchObject({ data: [], hasMore: false });
+    const denied = await call(await connect(keys.all), 'list_events', {});
+    expect(textOf(denied)).toBe(`Tern answered 403 MISSING_SCOPE: ${MISSING_SCOPE_MESSAGE}`);
+  });
+});
+
 describe('bad input is a tool error, never a crash', () => {
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ['list_logs', { limit: 0 }, /limit: limit must be an integer from 1 to 100/],
@@ -175,6 +211,8 @@ describe('bad input is a tool error, never a crash', () => {
     ['send_email', { from: 'not an address', to: 'a@b.test', subject: 's', text: 't' }, /from/],
     ['send_email', { to: [], subject: 's' }, /Invalid arguments/],
     ['get_analytics_summary', { days: 1000 }, /days: days must be an integer from 1 to 90/],
+    ['list_events', { after: 'yesterday' }, /after: after must be a cursor/],
+    ['list_events', { types: 'email.exploded' }, /types\.0: types must be a comma list of/],
   ];
   it.each(cases)('%s %j', async (name, args, message) => {
     const client = await connect(keys.all);

@@ -6,6 +6,7 @@
 import { sendEmailBodySchema } from '@tern/contracts';
 import { z } from 'zod';
 import { analyticsQuerySchema } from '../analytics/schemas.js';
+import { eventsQuerySchema } from '../events/schemas.js';
 import { logsQuerySchema } from '../logs/schemas.js';
 import { resourceIdParam } from '../resource-kit.js';
 
@@ -99,6 +100,21 @@ export const TERN_TOOLS: readonly TernTool[] = [
     input: analyticsQuerySchema,
     method: 'GET',
     path: '/analytics/summary',
+  },
+  {
+    name: 'list_events',
+    title: 'List events after a cursor',
+    description:
+      'The tenant’s events (delivery, inbound, domain, contact…) in one order that never changes (GET /events): ' +
+      'after (a cursor: an event’s `cursor` or the page’s `next`; absent → from the oldest kept), limit ≤ 1000, ' +
+      'types (a comma list, e.g. "email.bounced,email.complained"), emailId, tag, project. Page with after = next: ' +
+      'every event exactly once. Needs scope events:read.',
+    scope: 'events:read',
+    readOnly: true,
+    placement: 'query',
+    input: eventsQuerySchema,
+    method: 'GET',
+    path: '/events',
   },
 ];
 
