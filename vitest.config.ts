@@ -18,6 +18,24 @@ const faults =
       ]
     : [];
 
+// `npm run test:cluster` (docs/deploy.md): a three-broker Kafka cluster, a Postgres failover and
+// roles scaled under load, each a real server of the suite's own. Only when TERN_CLUSTER=1.
+const cluster =
+  process.env.TERN_CLUSTER === '1'
+    ? [
+        {
+          extends: true as const,
+          test: {
+            name: 'cluster',
+            include: ['test/cluster/**/*.cluster.test.ts'],
+            exclude: ['**/node_modules/**', '**/dist/**', '**/.stryker-tmp/**'],
+            globalSetup: ['test/setup/global-setup.ts'],
+            testTimeout: 900_000,
+          },
+        },
+      ]
+    : [];
+
 // Tiers by file suffix. Integration and e2e tests share a global setup that obtains real
 // services (env vars → testcontainers → native broker/cluster) and fails loudly otherwise.
 // Every test file runs in its own forked process: chDB binds one data directory per process.
@@ -66,6 +84,7 @@ export default defineConfig({
         },
       },
       ...faults,
+      ...cluster,
     ],
   },
 });

@@ -18,7 +18,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const KAFKA_DIR = join(root, 'infra/kafka');
 
 /** Runs a command with a time limit; rejects with its last stderr lines. */
-function run(
+export function run(
   cmd: string,
   args: string[],
   opts: { env?: NodeJS.ProcessEnv; timeoutMs: number },
@@ -70,7 +70,7 @@ export function processAlive(pid: number): boolean {
  * A detached shell that waits for this process to end and then runs `cleanup` (bash). Killed
  * (with its process group) by the returned function once the normal teardown has run.
  */
-function watchdog(cleanup: string, env: Record<string, string>): () => void {
+export function watchdog(cleanup: string, env: Record<string, string>): () => void {
   const child: ChildProcess = spawn(
     'bash',
     ['-c', `while kill -0 "$WATCHED_PID" 2>/dev/null; do sleep 1; done; ${cleanup}`],

@@ -191,6 +191,15 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     meaning: 'Resend’s webhook signing secret (`whsec_…`, Standard Webhooks) for `POST /providers/resend`',
     default: 'unset: no `/providers/resend`',
   },
+  SEND_CONTENT_MAX_MB: {
+    meaning:
+      'MiB of message content the send routes hold at once (each request its `Content-Length`, from before its body is read to its answer); past it → 429 `RATE_LIMITED` with `Retry-After` (issue 40 item 8)',
+    default: '96',
+  },
+  SEND_CONTENT_MAX_MB_PER_TENANT: {
+    meaning: 'the same, for one tenant: its large sends never fill the whole budget',
+    default: '48',
+  },
   DOMAINS_MAX_PER_TENANT: {
     meaning:
       'sending domains a tenant may have; one more → 409 `DOMAIN_LIMIT_REACHED` (each add generates an RSA-2048 key; issue 40 item 11)',

@@ -119,6 +119,8 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     dnsServers: e.DNS_SERVERS,
     bounceSubdomain: e.BOUNCE_SUBDOMAIN,
     domainsMaxPerTenant: e.DOMAINS_MAX_PER_TENANT,
+    sendContentMaxMb: e.SEND_CONTENT_MAX_MB,
+    sendContentMaxMbPerTenant: e.SEND_CONTENT_MAX_MB_PER_TENANT,
     bounceMxHost: e.BOUNCE_MX_HOST,
     spfInclude: e.SPF_INCLUDE,
     smtpSubmissionPort: e.SMTP_SUBMISSION_PORT,

@@ -66,6 +66,8 @@ export const envSchema = z.object({
   DNS_SERVERS: dnsServersVar.optional(),
   BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),
   DOMAINS_MAX_PER_TENANT: intVar(1, 100_000).default(50),
+  SEND_CONTENT_MAX_MB: intVar(41, 100_000).default(96),
+  SEND_CONTENT_MAX_MB_PER_TENANT: intVar(41, 100_000).default(48),
   BOUNCE_MX_HOST: hostVar(2).optional(),
   SPF_INCLUDE: hostVar(2).optional(),
   SMTP_SUBMISSION_PORT: intVar(1, 65535).optional(),

@@ -12,15 +12,32 @@ import { emailStatusSchema } from './status.js';
 
 const EMAIL_ID = 'em_3kT9qLm2ZxV7bN4cR8sW1yPd';
 
-export const sendEmailResponseSchema = z
-  .object({ id: z.string() })
-  .meta({ description: 'Queued: `email.queued` is in the event log.', examples: [{ id: EMAIL_ID }] });
+/** Read-your-writes (SPEC §25): pass it as `Tern-Consistent-With` on a read. */
+const positionSchema = z.string().meta({
+  description:
+    'The position of this write’s last event: a read sent with `Tern-Consistent-With: <position>` waits until it is projected.',
+});
+
+export const sendEmailResponseSchema = z.object({ id: z.string(), position: positionSchema }).meta({
+  description: 'Queued: `email.queued` is in the event log.',
+  examples: [{ id: EMAIL_ID, position: `${EMAIL_ID}:queued` }],
+});
 export type SendEmailResponse = z.infer<typeof sendEmailResponseSchema>;
 
-export const batchEmailResponseSchema = z.object({ data: z.array(sendEmailResponseSchema) }).meta({
-  description: 'Every email queued; ids in input order.',
-  examples: [{ data: [{ id: EMAIL_ID }, { id: 'em_7Hc2WnQ5rT1vX9kL3mB6zYpa' }] }],
-});
+export const batchEmailResponseSchema = z
+  .object({ data: z.array(sendEmailResponseSchema), position: positionSchema })
+  .meta({
+    description: 'Every email queued; ids in input order. Each email’s own `position`, and the last one’s.',
+    examples: [
+      {
+        data: [
+          { id: EMAIL_ID, position: `${EMAIL_ID}:queued` },
+          { id: 'em_7Hc2WnQ5rT1vX9kL3mB6zYpa', position: 'em_7Hc2WnQ5rT1vX9kL3mB6zYpa:queued' },
+        ],
+        position: 'em_7Hc2WnQ5rT1vX9kL3mB6zYpa:queued',
+      },
+    ],
+  });
 export type BatchEmailResponse = z.infer<typeof batchEmailResponseSchema>;
 
 export const cancelEmailResponseSchema = z.object({ id: z.string(), status: z.literal('CANCELLED') }).meta({

@@ -38,10 +38,13 @@ export interface QueuedInput {
   projectId?: string | null | undefined;
 }
 
+/** The id of a send's `email.queued` (its read-your-writes position, SPEC §25). */
+export const queuedEventId = (emailId: string): string => `${emailId}:queued`;
+
 /** `email.queued` of a send (single, batch, campaign or sequence mail): id `<emailId>:queued`. */
 export function queuedEvent(input: QueuedInput): EmailQueued {
   return checked({
-    id: `${input.emailId}:queued`,
+    id: queuedEventId(input.emailId),
     type: 'email.queued',
     tenantId: input.tenantId,
     emailId: input.emailId,

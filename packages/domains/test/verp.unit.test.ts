@@ -10,8 +10,31 @@ describe('VERP addresses', () => {
     const address = verpAddress(SECRET, 'tenant-a', 'em_AbC123', 'tern-bounces.acme.test');
     expect(address).toMatch(/^b\+em_AbC123\.[0-9a-f]{16}@tern-bounces\.acme\.test$/);
     const claim = parseVerpLocalPart(address.split('@')[0]!);
-    expect(claim).toEqual({ emailId: 'em_AbC123', mac: verpMac(SECRET, 'tenant-a', 'em_AbC123') });
+    expect(claim).toEqual({
+      emailId: 'em_AbC123',
+      recipientIndex: null,
+      mac: verpMac(SECRET, 'tenant-a', 'em_AbC123'),
+    });
     expect(verpMatches(SECRET, 'tenant-a', claim!.emailId, claim!.mac)).toBe(true);
+  });
+
+  it('per recipient (issue 40, item 2): b+<emailId>=<n>.<mac> names the n-th recipient; its MAC is not the whole-email one', () => {
+    const address = verpAddress(SECRET, 'tenant-a', 'em_AbC123', 'b.test', 2);
+    expect(address).toMatch(/^b\+em_AbC123=2\.[0-9a-f]{16}@b\.test$/);
+    const claim = parseVerpLocalPart(address.split('@')[0]!)!;
+    expect(claim).toMatchObject({ emailId: 'em_AbC123', recipientIndex: 2 });
+    expect(verpMatches(SECRET, 'tenant-a', claim.emailId, claim.mac, 2)).toBe(true);
+    // Another index, or the whole-email form with this MAC, does not verify.
+    expect(verpMatches(SECRET, 'tenant-a', claim.emailId, claim.mac, 1)).toBe(false);
+    expect(verpMatches(SECRET, 'tenant-a', claim.emailId, claim.mac, null)).toBe(false);
+    const whole = verpMac(SECRET, 'tenant-a', 'em_AbC123');
+    expect(verpMatches(SECRET, 'tenant-a', 'em_AbC123', whole, 0)).toBe(false);
+    // An id with dots and digits stays the whole-email form.
+    expect(parseVerpLocalPart(`b+em_AbC123.2.${whole}`)).toEqual({
+      emailId: 'em_AbC123.2',
+      recipientIndex: null,
+      mac: whole,
+    });
   });
 
   it('another tenant, another email, another secret or an altered MAC does not verify', () => {

@@ -9,6 +9,7 @@ import {
   Partitioners,
   type Producer,
 } from 'kafkajs';
+import { ensureTopic } from './kafka-topic.js';
 import {
   type ConsumedRecord,
   type ConsumeOptions,
@@ -23,7 +24,11 @@ export interface KafkaEventLogOptions {
   topic: string;
   /** Partitions of the topic when this log creates it. Default 6. */
   partitions?: number;
-  /** Replication factor of the topic when this log creates it. Default 1 (single broker). */
+  /**
+   * Replication factor of the topic when this log creates it. Default: 3 when the cluster has 3
+   * brokers or more (then with min.insync.replicas=2, so an acknowledged record is on two brokers
+   * and one broker may be lost), else the number of brokers (1 for a single broker).
+   */
   replicationFactor?: number;
   clientId?: string;
   /** Receives kafkajs warnings and errors; without it kafkajs prints errors only. */
@@ -103,20 +108,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
   function init(): Promise<void> {
     ready ??= (async () => {
       await admin.connect();
-      // Every start after the first finds the topic there. Asking the broker to create it anyway
-      // makes kafkajs log the refusal at error level, so look first; a concurrent creator between
-      // the two calls is still fine (createTopics answers false).
-      if (!(await admin.listTopics()).includes(topic))
-        await admin.createTopics({
-          waitForLeaders: true,
-          topics: [
-            {
-              topic,
-              numPartitions: options.partitions ?? 6,
-              replicationFactor: options.replicationFactor ?? 1,
-            },
-          ],
-        });
+      await ensureTopic(admin, topic, options.partitions ?? 6, options.replicationFactor);
       await producer.connect();
     })().catch((error: unknown) => {
       ready = null; // the next call tries again

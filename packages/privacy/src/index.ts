@@ -14,5 +14,12 @@ export {
   type SealedFields,
   type SealItem,
 } from './keyring/index.js';
-export { hasRecipients, SCRUB_SPEC, scrubbedData, withoutCopies } from './scrub.js';
+export {
+  hasRecipients,
+  mentionPattern,
+  SCRUB_SPEC,
+  scrubbedData,
+  withoutCopies,
+  withoutMentions,
+} from './scrub.js';
 export { createSealer, SEALED_FIELDS, sealedEventStream } from './sealer.js';

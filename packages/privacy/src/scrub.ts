@@ -64,3 +64,35 @@ export function withoutCopies(
 /** Whether a message still has someone to go to. */
 export const hasRecipients = (m: Record<string, unknown>): boolean =>
   recipientsOf(m.to).length + recipientsOf(m.cc).length + recipientsOf(m.bcc).length > 0;
+
+/**
+ * A regular expression (JavaScript and PostgreSQL alike) matching `address` (lowercased) in
+ * lowercased text, not inside a longer word: `cc.person@example.com` is not found inside
+ * `bcc.person@example.com`. Where text is ambiguous (`report-for-x@example.com.txt`: a file name,
+ * or the address `report-for-x@…`?) it matches: an erasure scrubs too much rather than too little.
+ */
+export const mentionPattern = (address: string): string =>
+  `(?<![a-z0-9])${address.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![a-z0-9-])`;
+
+/**
+ * `value` with every mention of `address` (any case) in its strings replaced by `[erased]`, keys
+ * kept; null when nothing named it (issue 40 item 10: a Bcc's address inside an attachment's file
+ * name, a subject or a body of another person's mail outlived the erasure).
+ */
+export function withoutMentions<T>(value: T, address: string): T | null {
+  const pattern = new RegExp(mentionPattern(address), 'gi');
+  let changed = false;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') {
+      const next = v.replace(pattern, ERASED_TEXT);
+      if (next !== v) changed = true;
+      return next;
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object')
+      return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  const out = walk(value) as T;
+  return changed ? out : null;
+}

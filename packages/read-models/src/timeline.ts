@@ -1,6 +1,6 @@
 import type { DeliveryEvent } from '@tern/contracts';
 import { emailKey } from '@tern/domain';
-import { SCRUB_SPEC, scrubbedData } from '@tern/privacy';
+import { mentionPattern, SCRUB_SPEC, scrubbedData } from '@tern/privacy';
 import type pg from 'pg';
 import type { PgReadModel } from './read-model.js';
 
@@ -19,14 +19,16 @@ export const timeline: PgReadModel = {
     // Every event's personal fields, as listed next to the event contracts: of this recipient's
     // emails, the events of the whole message and those naming it (another recipient's own outcomes
     // are sealed under that recipient's key and stay); of the other emails naming it, the events
-    // naming it (SPEC §22).
+    // naming it (SPEC §22), in its recipient or anywhere in its data — a whole-message provider
+    // diagnostic quoting a cc's address (issue 40 item 10).
     const r = await client.query(
       `UPDATE email_events SET data = ${scrubbedData('data', 'type', '$3')}
         WHERE tenant_id = $1
           AND ((email_id = ANY($2::text[]) AND (NOT (data ? 'recipient') OR lower(data->>'recipient') = $4))
-               OR (email_id = ANY($5::text[]) AND lower(data->>'recipient') = $4))
+               OR (email_id = ANY($5::text[])
+                   AND (lower(data->>'recipient') = $4 OR lower(data::text) ~ $6)))
           AND data IS DISTINCT FROM ${scrubbedData('data', 'type', '$3')}`,
-      [tenantId, emailIds, SCRUB_SPEC, address, mentioned],
+      [tenantId, emailIds, SCRUB_SPEC, address, mentioned, mentionPattern(address)],
     );
     return { timelineEvents: r.rowCount ?? 0 };
   },

@@ -3,6 +3,7 @@ import { type ResolvedConfig, readProcessEnv, resolveConfig, type TernOptions } 
 import { ITERATOR_PAGE_LIMIT } from './constants.js';
 import { type ContactsApi, createContactsApi } from './contacts.js';
 import { createEmailsApi, type EmailsApi } from './emails.js';
+import { createEventsApi, type EventsApi } from './events.js';
 import { createSequencesApi, type SequencesApi } from './sequences.js';
 import { type ClientDeps, createSend, defaultDeps } from './transport.js';
 import type {
@@ -34,6 +35,8 @@ export interface TernClient {
   readonly sequences: SequencesApi;
   /** Sending (SPEC §11); needs a key with `email:send` (send, batch) or `email:read` (get, cancel). */
   readonly emails: EmailsApi;
+  /** The event stream (SPEC §25): `list({ after })` and `for await (const e of stream({ after }))` (`events:read`). */
+  readonly events: EventsApi;
 }
 
 /**
@@ -95,6 +98,7 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     logs,
     contacts: createContactsApi(send),
     emails: createEmailsApi(send, deps),
+    events: createEventsApi(send, config, deps),
     webhooks: createWebhooksApi(send),
     campaigns: createCampaignsApi(send),
     sequences: createSequencesApi(send),

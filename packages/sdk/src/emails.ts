@@ -2,6 +2,7 @@ import type { ClientDeps, Send, SendSpec } from './transport.js';
 import type {
   BatchEmailResponse,
   CancelEmailResponse,
+  ConsistentReadOptions,
   EmailDetail,
   RequestOptions,
   SendEmailParams,
@@ -15,8 +16,11 @@ export interface EmailsApi {
   send(email: SendEmailParams, options?: SendOptions): Promise<SendEmailResponse>;
   /** `POST /emails/batch` (1..100) → `{ data: [{ id }] }` in input order. */
   batch(emails: SendEmailParams[], options?: SendOptions): Promise<BatchEmailResponse>;
-  /** `GET /emails/:id`: the log entry, details and timeline. */
-  get(id: string, options?: RequestOptions): Promise<EmailDetail>;
+  /**
+   * `GET /emails/:id`: the log entry, details and timeline. `consistentWith` (a send's `position`)
+   * makes the read wait until that send is projected: never a 404 for an email just accepted.
+   */
+  get(id: string, options?: ConsistentReadOptions): Promise<EmailDetail>;
   /** `POST /emails/:id/cancel`: a scheduled email → `{ id, status: 'CANCELLED' }`; 409 once handed to the provider. */
   cancel(id: string, options?: RequestOptions): Promise<CancelEmailResponse>;
 }
@@ -49,7 +53,17 @@ export function createEmailsApi(send: Send, deps: Pick<ClientDeps, 'random'>): E
     batch: (list, options = {}) =>
       send('/emails/batch', {}, postJson(list, isBatchResponse, idempotencyHeader(options)), options),
     get: (id, options = {}) =>
-      send(emailPath(id), {}, { method: 'GET', read: 'json', check: isEmailDetail }, options),
+      send(
+        emailPath(id),
+        {},
+        {
+          method: 'GET',
+          read: 'json',
+          check: isEmailDetail,
+          ...(options.consistentWith ? { headers: { 'Tern-Consistent-With': options.consistentWith } } : {}),
+        },
+        options,
+      ),
     cancel: (id, options = {}) =>
       send(`${emailPath(id)}/cancel`, {}, postJson(undefined, isCancelResponse), options),
   };

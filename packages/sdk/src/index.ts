@@ -32,6 +32,14 @@ export {
   TernTimeoutError,
 } from './errors.js';
 export type {
+  EventFilters,
+  EventList,
+  EventsApi,
+  ListEventsParams,
+  StreamEventsParams,
+  TernEvent,
+} from './events.js';
+export type {
   CreateSequenceParams,
   Enrollment,
   EnrollmentList,
@@ -45,6 +53,7 @@ export type {
 export type {
   BatchEmailResponse,
   CancelEmailResponse,
+  ConsistentReadOptions,
   EmailDetail,
   EmailLogEntry,
   EmailStatus,

@@ -99,10 +99,23 @@ export interface SendEmailParams {
 
 export interface SendEmailResponse {
   id: string;
+  /**
+   * Where this send is in the event stream (SPEC §25): pass it to `emails.get(id, { consistentWith })`
+   * to read your own write (the read waits until the read models include it).
+   */
+  position: string;
 }
 
 export interface BatchEmailResponse {
   data: SendEmailResponse[];
+  /** The last email's position. */
+  position: string;
+}
+
+/** Options of a read that must include a write of yours. */
+export interface ConsistentReadOptions extends RequestOptions {
+  /** A write's `position`: the answer waits (≤ 5 s) until it is projected; past that a `TernApiError` 503. */
+  consistentWith?: string;
 }
 
 export interface CancelEmailResponse {

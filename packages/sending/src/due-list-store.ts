@@ -1,5 +1,6 @@
 import { claimDue } from '@tern/jobs';
 import type pg from 'pg';
+import { deleteAttachments } from './attachments.js';
 import type { StoredMessage } from './outgoing.js';
 
 /**
@@ -172,6 +173,31 @@ export async function clearOutcomes(
       WHERE s.tenant_id = c.t AND s.email_id = c.i AND s.attempt = c.a`,
     [outcomes.map((o) => o.tenant_id), outcomes.map((o) => o.email_id), outcomes.map((o) => o.attempt)],
   );
+}
+
+/**
+ * Rows left `awaiting_log` since before `before` (issue 49, item 2): a request that died between
+ * writing them and appending their email.queued. Called only once the sender's consumer has read
+ * the whole log (lag 0), which moves every row whose email.queued is there: these have none, and
+ * nothing was accepted. Deleted with their attachment bytes (at most `limit` a call).
+ */
+export async function sweepUnqueuedSends(
+  pool: pg.Pool,
+  before: Date,
+  limit: number,
+): Promise<{ tenant_id: string; id: string }[]> {
+  const { rows } = await pool.query<{ tenant_id: string; id: string }>(
+    `DELETE FROM outgoing_emails o USING (
+       SELECT tenant_id, id FROM outgoing_emails
+        WHERE state = 'awaiting_log' AND updated_at < $1 ORDER BY updated_at LIMIT $2) d
+      WHERE o.tenant_id = d.tenant_id AND o.id = d.id AND o.state = 'awaiting_log'
+      RETURNING o.tenant_id, o.id`,
+    [before, limit],
+  );
+  const byTenant = new Map<string, string[]>();
+  for (const r of rows) byTenant.set(r.tenant_id, [...(byTenant.get(r.tenant_id) ?? []), r.id]);
+  for (const [tenant, ids] of byTenant) await deleteAttachments(pool, tenant, ids);
+  return rows;
 }
 
 /** Cancelled rows (`cancelling`) last changed before `before`: their email.cancelled is not in the log yet. */

@@ -1,4 +1,4 @@
-import { hasRecipients, withoutCopies } from '@tern/privacy';
+import { hasRecipients, withoutCopies, withoutMentions } from '@tern/privacy';
 import type pg from 'pg';
 import { deleteAttachments } from './attachments.js';
 
@@ -100,7 +100,7 @@ export async function eraseSendContent(
 /**
  * The address out of every message of the tenant naming it (`outgoing_emails`, its content;
  * `sandbox_messages`, what the sandbox kept): the rows that mention it are read and each
- * rewritten without it. A message left with no recipient loses its content (`{ erased, from }`; a
+ * rewritten without it, in its recipients and in any other text (`[erased]`). A message left with no recipient loses its content (`{ erased, from }`; a
  * sandbox copy is deleted). Returns the emails whose messages named it and the sandbox copies deleted.
  */
 async function scrubCopies(
@@ -119,7 +119,11 @@ async function scrubCopies(
       [tenantId, address],
     );
     for (const row of rows) {
-      const message = withoutCopies(row.message, address);
+      // Out of the recipient fields, then out of every other text (an attachment's file name, the
+      // subject, a header: issue 40 item 10); the From stays (a send still due needs it).
+      const stripped = withoutCopies(row.message, address);
+      const mentions = withoutMentions(stripped ?? row.message, address);
+      const message = mentions ? { ...mentions, from: row.message.from } : stripped;
       if (!message) continue;
       mentioned.add(row.id);
       if (hasRecipients(message))

@@ -17,6 +17,16 @@ export interface IdempotencyKeyRow {
   request_hash: string;
   status_code: number | null;
   response: unknown;
+  created_at: Date;
+  /** The answer the request will give once its email.queued is in the log (issue 49, item 2). */
+  planned: PlannedAnswer | null;
+}
+
+/** What a send request will answer, and the emails it is about; stored before its rows are written. */
+export interface PlannedAnswer {
+  statusCode: number;
+  body: unknown;
+  emailIds: string[];
 }
 
 /**
@@ -35,7 +45,8 @@ export async function claimIdempotencyKey(
        SET route = EXCLUDED.route, request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at,
            status_code = NULL, response = NULL
      WHERE idempotency_keys.created_at <= $6
-        OR (idempotency_keys.status_code IS NULL AND idempotency_keys.created_at <= $7)
+        OR (idempotency_keys.status_code IS NULL AND idempotency_keys.planned IS NULL
+            AND idempotency_keys.created_at <= $7)
      RETURNING 1`,
     [q.tenantId, q.key, q.route, q.hash, q.at, q.expiredBefore, q.staleBefore, q.scope],
   );
@@ -48,7 +59,7 @@ export async function idempotencyKeyRow(
   q: IdempotencyKeyRef,
 ): Promise<IdempotencyKeyRow | undefined> {
   const { rows } = await pool.query<IdempotencyKeyRow>(
-    `SELECT route, request_hash, status_code, response FROM idempotency_keys
+    `SELECT route, request_hash, status_code, response, created_at, planned FROM idempotency_keys
       WHERE tenant_id = $1 AND project_scope = $3 AND key = $2`,
     [q.tenantId, q.key, q.scope],
   );
@@ -65,6 +76,54 @@ export async function storeIdempotencyAnswer(
       WHERE tenant_id = $1 AND project_scope = $5 AND key = $2`,
     [q.tenantId, q.key, q.statusCode, JSON.stringify(q.body), q.scope],
   );
+}
+
+/** Stores the answer the request will give, before it writes its rows (`resolveIdempotencyKey` reads it). */
+export async function planIdempotencyAnswer(
+  pool: pg.Pool,
+  q: IdempotencyKeyRef & { planned: PlannedAnswer },
+): Promise<void> {
+  await pool.query(
+    `UPDATE idempotency_keys SET planned = $3::jsonb
+      WHERE tenant_id = $1 AND project_scope = $4 AND key = $2 AND status_code IS NULL`,
+    [q.tenantId, q.key, JSON.stringify(q.planned), q.scope],
+  );
+}
+
+/**
+ * An unanswered key whose request planned an answer (issue 49, item 2), looked at through its
+ * rows: `answered` when one of them is past `awaiting_log` (the sender consumed its email.queued:
+ * the log holds the request's outcome) — the planned answer is stored as the key's answer;
+ * `released` when none of them is left and the claim is older than `deadBefore` (the request
+ * failed or died before its append, and its rows were deleted or swept) — the key is freed;
+ * else `running`. Only the claim of `createdAt` is touched (a newer claim is another request's).
+ */
+export async function resolveIdempotencyKey(
+  pool: pg.Pool,
+  q: IdempotencyKeyRef & { createdAt: Date; planned: PlannedAnswer; deadBefore: Date },
+): Promise<'answered' | 'released' | 'running'> {
+  const { rows } = await pool.query<{ state: string }>(
+    'SELECT state FROM outgoing_emails WHERE tenant_id = $1 AND id = ANY($2::text[])',
+    [q.tenantId, q.planned.emailIds],
+  );
+  if (rows.some((r) => r.state !== 'awaiting_log')) {
+    const answered = await pool.query(
+      `UPDATE idempotency_keys SET status_code = $3, response = $4::jsonb
+        WHERE tenant_id = $1 AND project_scope = $5 AND key = $2 AND status_code IS NULL AND created_at = $6`,
+      [q.tenantId, q.key, q.planned.statusCode, JSON.stringify(q.planned.body), q.scope, q.createdAt],
+    );
+    // Not this claim any more (answered or taken over meanwhile): the caller reads the key again.
+    return (answered.rowCount ?? 0) > 0 ? 'answered' : 'running';
+  }
+  if (rows.length === 0 && q.createdAt <= q.deadBefore) {
+    await pool.query(
+      `DELETE FROM idempotency_keys
+        WHERE tenant_id = $1 AND project_scope = $3 AND key = $2 AND status_code IS NULL AND created_at = $4`,
+      [q.tenantId, q.key, q.scope, q.createdAt],
+    );
+    return 'released';
+  }
+  return 'running';
 }
 
 /** Frees a key that has no answer yet (its request failed), so a retry can run. */

@@ -13,11 +13,14 @@ import {
   markSendsCancelled,
   markSendsQueued,
   pendingOutcomes,
+  planIdempotencyAnswer,
   pruneIdempotencyKeys,
   releaseIdempotencyKey,
+  resolveIdempotencyKey,
   stillClaimed,
   storeIdempotencyAnswer,
   stuckCancellingSends,
+  sweepUnqueuedSends,
   unclaimSends,
 } from '../src/index.js';
 
@@ -164,11 +167,69 @@ describe('the Idempotency-Key statements (idempotency-keys.ts)', () => {
       request_hash: 'h',
       status_code: 202,
       response: { id: 'x' },
+      created_at: at(11),
+      planned: null,
     });
     await releaseIdempotencyKey(pool, ref);
     expect(await idempotencyKeyRow(pool, ref)).toBeDefined();
     expect(await claim(50)).toBe(false); // answered: kept until it expires
     await pruneIdempotencyKeys(pool, at(12));
     expect(await idempotencyKeyRow(pool, ref)).toBeUndefined();
+  });
+
+  it('a planned answer (issue 49, item 2): never stale; answered once a row left awaiting_log, freed once its rows are gone', async () => {
+    const planned = { statusCode: 202, body: { data: [{ id: 'p1' }, { id: 'p2' }] }, emailIds: ['p1', 'p2'] };
+    const resolve = (createdAt: Date, deadBefore: Date) =>
+      resolveIdempotencyKey(pool, { ...ref, createdAt, planned, deadBefore });
+    expect(await claim(100)).toBe(true);
+    await planIdempotencyAnswer(pool, { ...ref, planned });
+    expect((await idempotencyKeyRow(pool, ref))?.planned).toEqual(planned);
+    expect(await claim(115)).toBe(false); // stale, but planned: no longer freed by age alone
+    // Its rows wait for the log: running, whatever the age.
+    await row('ti', 'p1', 'awaiting_log');
+    await row('ti', 'p2', 'awaiting_log');
+    expect(await resolve(at(100), at(150))).toBe('running');
+    // The sender consumed one email.queued: the log holds the request's outcome.
+    await markSendsQueued(pool, [{ tenantId: 'ti', emailId: 'p1' }], at(101));
+    expect(await resolve(at(99), at(150))).toBe('running'); // another claim's row: untouched…
+    expect((await idempotencyKeyRow(pool, ref))?.status_code).toBeNull();
+    expect(await resolve(at(100), at(150))).toBe('answered');
+    expect(await idempotencyKeyRow(pool, ref)).toMatchObject({ status_code: 202, response: planned.body });
+    // Another key whose rows were swept: freed once old enough, then claimed anew.
+    const other = { ...ref, key: 'k2' };
+    expect(
+      await claimIdempotencyKey(pool, {
+        ...other,
+        route: 'send',
+        hash: 'h',
+        at: at(300),
+        expiredBefore: at(0),
+        staleBefore: at(290),
+      }),
+    ).toBe(true);
+    const gone = { ...planned, emailIds: ['gone1'] };
+    await planIdempotencyAnswer(pool, { ...other, planned: gone });
+    const resolveOther = (deadBefore: Date) =>
+      resolveIdempotencyKey(pool, { ...other, createdAt: at(300), planned: gone, deadBefore });
+    expect(await resolveOther(at(299))).toBe('running');
+    expect(await resolveOther(at(330))).toBe('released');
+    expect(await idempotencyKeyRow(pool, other)).toBeUndefined();
+  });
+});
+
+describe('the sweep of rows whose request died before the log (sweepUnqueuedSends)', () => {
+  it('deletes awaiting_log rows older than the cut-off, nothing else', async () => {
+    await row('ts', 'old', 'awaiting_log');
+    await row('ts', 'queued', 'pending');
+    await pool.query(`UPDATE outgoing_emails SET updated_at = $1 WHERE tenant_id = 'ts'`, [at(0)]);
+    await row('ts', 'young', 'awaiting_log');
+    await pool.query(`UPDATE outgoing_emails SET updated_at = $1 WHERE tenant_id = 'ts' AND id = 'young'`, [
+      at(50),
+    ]);
+    const ofTs = (rows: { tenant_id: string; id: string }[]) => rows.filter((r) => r.tenant_id === 'ts');
+    expect(ofTs(await sweepUnqueuedSends(pool, at(30), 10))).toEqual([{ tenant_id: 'ts', id: 'old' }]);
+    expect(ofTs(await sweepUnqueuedSends(pool, at(30), 10))).toEqual([]);
+    const { rows } = await pool.query(`SELECT id FROM outgoing_emails WHERE tenant_id = 'ts' ORDER BY id`);
+    expect(rows.map((r) => r.id)).toEqual(['queued', 'young']);
   });
 });

@@ -1,4 +1,4 @@
-import { SCRUB_SPEC, scrubbedData } from '@tern/privacy';
+import { mentionPattern, SCRUB_SPEC, scrubbedData } from '@tern/privacy';
 import type pg from 'pg';
 
 /**
@@ -25,13 +25,20 @@ export async function eraseWebhookDeliveries(
   emailIds: readonly string[],
   mentioned: readonly string[] = [],
 ): Promise<number> {
+  // Of another email naming the address: its events naming it as their recipient, or quoting it
+  // anywhere (a whole-message diagnostic; the body as sent).
+  const namesIt = (p: string) => `(lower(event->'data'->>'recipient') = $2 OR lower(event::text) ~ ${p}
+                    OR lower(coalesce(request_body, '')) ~ ${p})`;
   await client.query(
     `UPDATE webhook_attempts SET response_excerpt = NULL
       WHERE response_excerpt IS NOT NULL AND delivery_id IN (
         SELECT id FROM webhook_deliveries
          WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[])
-               OR (email_id = ANY($4::text[]) AND lower(event->'data'->>'recipient') = $2)))`,
-    [tenantId, address, emailIds, mentioned],
+               OR (email_id = ANY($4::text[]) AND ${namesIt('$5')})))
+        -- A receiver's answer echoing the address, whatever delivery it answered (issue 40 item 10).
+        OR (lower(response_excerpt) ~ $5
+            AND delivery_id IN (SELECT id FROM webhook_deliveries WHERE tenant_id = $1))`,
+    [tenantId, address, emailIds, mentioned, mentionPattern(address)],
   );
   const eventScrubbed = `CASE WHEN jsonb_typeof(event->'data') = 'object'
                               THEN jsonb_set(event, '{data}', ${scrubbedData("event->'data'", "event->>'type'", '$4')})
@@ -40,9 +47,9 @@ export async function eraseWebhookDeliveries(
     `UPDATE webhook_deliveries
         SET request_body = NULL, recipient = NULL, event = ${eventScrubbed}
       WHERE tenant_id = $1 AND (lower(recipient) = $2 OR email_id = ANY($3::text[])
-            OR (email_id = ANY($5::text[]) AND lower(event->'data'->>'recipient') = $2))
+            OR (email_id = ANY($5::text[]) AND ${namesIt('$6')}))
         AND (request_body IS NOT NULL OR recipient IS NOT NULL OR event IS DISTINCT FROM ${eventScrubbed})`,
-    [tenantId, address, emailIds, SCRUB_SPEC, mentioned],
+    [tenantId, address, emailIds, SCRUB_SPEC, mentioned, mentionPattern(address)],
   );
   return r.rowCount ?? 0;
 }

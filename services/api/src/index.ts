@@ -18,6 +18,7 @@ export {
   TENANT_WIDE_WRITE_SCOPES,
 } from './credentials.js';
 export type { DomainPolicy } from './domains/policy.js';
+export { type ContentBudget, createContentBudget } from './emails/content-budget.js';
 export { logsQuerySchema } from './logs/schemas.js';
 export { createTernMcpServer, MCP_SERVER_INFO } from './mcp/server.js';
 export { type McpStdioOptions, serveMcpStdio } from './mcp/stdio.js';

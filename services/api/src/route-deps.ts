@@ -4,6 +4,7 @@ import type { AttachmentKeyring } from '@tern/sending';
 import type pg from 'pg';
 import type { ApiKeyStore } from './api-keys/store.js';
 import type { DomainPolicy, FromDomainCheck } from './domains/policy.js';
+import type { ContentBudget } from './emails/content-budget.js';
 import type { ReadContexts } from './read-context.js';
 import type { ApiStores } from './stores.js';
 import type { WebhookRouteOptions } from './webhooks/options.js';
@@ -60,4 +61,6 @@ export interface SendingDeps {
   log: EventStream;
   /** Seals attachment bytes (SPEC §22); without it a send with attachments → 503. */
   keyring?: AttachmentKeyring | undefined;
+  /** Bytes of content in flight in the send routes (issue 40 item 8); default `DEFAULT_CONTENT_BUDGET`. */
+  contentBudget?: ContentBudget | undefined;
 }

@@ -12,10 +12,16 @@ export interface FeedbackTarget {
   emailId: string;
   /** Every recipient of the message, lower case; `to` first. Empty once the recipient was erased. */
   recipients: string[];
+  /**
+   * The one recipient the VERP address proves (issue 40, item 2): the one its per-recipient form
+   * names, or the only recipient of a single-recipient email; null when it proves none (the
+   * whole-email form on a message to several): then no report about it is applied.
+   */
+  proven: string | null;
 }
 
-/** `b+<emailId>.<hmac>` local parts in a text (the report's Original-Mail-From, returned headers). */
-const VERP_IN_TEXT = /\bb\+[A-Za-z0-9_:-][A-Za-z0-9_.:-]{0,127}\.[0-9a-fA-F]{16}@/g;
+/** `b+<emailId>[=<n>].<hmac>` local parts in a text (the report's Original-Mail-From, returned headers). */
+const VERP_IN_TEXT = /\bb\+[A-Za-z0-9_:-][A-Za-z0-9_.:-]{0,127}(?:=\d{1,3})?\.[0-9a-fA-F]{16}@/g;
 
 /** The VERP local parts of `text`, at most `max`, without duplicates. */
 export function verpLocalParts(text: string, max = 5): string[] {
@@ -45,12 +51,18 @@ export async function resolveVerp(
   const claim = parseVerpLocalPart(localPart);
   if (!claim) return null;
   for (const row of await sendsByIdAnyCase(pool, claim.emailId)) {
-    if (!verpMatches(secret, row.tenant_id, row.id, claim.mac)) continue;
+    if (!verpMatches(secret, row.tenant_id, row.id, claim.mac, claim.recipientIndex)) continue;
     const m = row.message;
     const list = [...recipientsOf(m.to), ...recipientsOf(m.cc), ...recipientsOf(m.bcc)];
     const recipients =
       m.erased === true ? [] : [...new Set(list.map(addressOf).filter((a): a is string => a !== null))];
-    return { tenantId: row.tenant_id, emailId: row.id, recipients };
+    const proven =
+      claim.recipientIndex !== null
+        ? (recipients[claim.recipientIndex] ?? null)
+        : recipients.length === 1
+          ? recipients[0]!
+          : null;
+    return { tenantId: row.tenant_id, emailId: row.id, recipients, proven };
   }
   return null;
 }
@@ -59,27 +71,28 @@ const hash = (...parts: string[]) =>
   createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 24);
 
 /**
- * The DSN entries about the email, each with the recipient it names (SPEC §22): on a message to
- * one address, its entries (or the only entry: a relay may rewrite the address it reports), about
- * the whole message; on a message to several, the entry of each of its recipients, named.
- * An entry naming no recipient of the message is dropped.
+ * The DSN entries about the one recipient the VERP address proves (issue 40, item 2): the entries
+ * naming it, or — a relay may rewrite the address it reports — the only entry of a report that
+ * names no other recipient of the email. An entry about anyone else is dropped, so a recipient of
+ * a message can never make Tern record a bounce of another. On a message to several, the event
+ * names its recipient.
  */
 function entriesFor(
   target: FeedbackTarget,
   recipients: readonly DsnRecipient[],
 ): { entry: DsnRecipient; recipient?: string }[] {
-  const ours = target.recipients;
-  if (ours.length === 0) return [];
-  const named = (r: DsnRecipient) => ours.find((a) => r.recipient === a || r.originalRecipient === a) ?? null;
-  if (ours.length === 1) {
-    const own = recipients.filter((r) => named(r) !== null);
-    if (own.length > 0) return own.map((entry) => ({ entry }));
-    return recipients.length === 1 ? [{ entry: recipients[0]! }] : [];
-  }
-  return recipients.flatMap((entry) => {
-    const recipient = named(entry);
-    return recipient === null ? [] : [{ entry, recipient }];
-  });
+  const proven = target.proven;
+  if (proven === null || target.recipients.length === 0) return [];
+  const names = (r: DsnRecipient, a: string) => r.recipient === a || r.originalRecipient === a;
+  const named = recipients.filter((r) => names(r, proven));
+  const own =
+    named.length > 0
+      ? named
+      : recipients.length === 1 && !target.recipients.some((a) => names(recipients[0]!, a))
+        ? [recipients[0]!]
+        : [];
+  const recipient = target.recipients.length > 1 ? proven : undefined;
+  return own.map((entry) => (recipient === undefined ? { entry } : { entry, recipient }));
 }
 
 /**
@@ -96,8 +109,13 @@ export function eventsOf(
 ): DeliveryEvent[] {
   if (report.kind === 'other') return [];
   if (report.kind === 'arf') {
-    if (target.recipients.length === 0) return [];
-    const events = feedbackEvents(target.tenantId, target.emailId, hash('arf', reportId), at);
+    // A complaint is about the recipient it names (Original-Rcpt-To) and the one the VERP
+    // address proves; both must agree (issue 40, item 2).
+    const proven = target.proven;
+    if (proven === null || target.recipients.length === 0) return [];
+    if (report.originalRcptTo !== null && report.originalRcptTo !== proven) return [];
+    const recipient = target.recipients.length > 1 ? proven : undefined;
+    const events = feedbackEvents(target.tenantId, target.emailId, hash('arf', reportId), at, recipient);
     return [events.complained({ feedbackType: report.feedbackType })];
   }
   return entriesFor(target, report.recipients).map(({ entry, recipient }) => {

@@ -3,9 +3,11 @@ import type { AddressInfo } from 'node:net';
 import type { DeliveryEvent } from '@tern/contracts';
 import { isVerifiedBounceHost } from '@tern/domains';
 import { type Logger, silentLogger } from '@tern/jobs';
+import { createSmtpGuard, DEFAULT_SMTP_LISTENER_LIMITS, type SmtpListenerLimits } from '@tern/smtp-limits';
 import type pg from 'pg';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { eventsOf, type FeedbackTarget, resolveVerp, verpLocalParts } from './feedback.js';
+import { createHostCache } from './host-cache.js';
 import { type Report, readReport } from './report.js';
 
 export interface BounceMailboxOptions {
@@ -23,6 +25,10 @@ export interface BounceMailboxOptions {
   maxBytes: number;
   /** BOUNCE_SMTP_RATE_PER_MINUTE: messages per client address per minute; then 421. */
   ratePerMinute: number;
+  /** The connection limits and deadlines every SMTP listener shares (SMTP_LISTEN_*); default the defaults. */
+  limits?: SmtpListenerLimits;
+  /** How long a bounce host's check is remembered (ms); default 60 s. */
+  hostCacheMs?: number;
   /** Longest time one message may take to parse; then it is refused with 451. Default 10 s. */
   parseTimeoutMs?: number;
   /** Name in the greeting. */
@@ -41,37 +47,14 @@ export type MessageOutcome =
 export interface BounceMailbox {
   /** Listens; resolves with the port. */
   start(): Promise<number>;
+  /** Connections open now and distinct clients among them (the guard's count). */
+  stats(): { connections: number; clients: number };
   stop(): Promise<void>;
 }
 
 /** An SMTP reply with its code (smtp-server answers an error with its `responseCode`). */
 function reply(code: number, message: string): Error {
   return Object.assign(new Error(message), { responseCode: code });
-}
-
-/** Messages per client address in the current minute (a fixed window: cheap, and bounded by clients seen). */
-function createRateLimit(perMinute: number, now: () => number) {
-  let window = Math.floor(now() / 60_000);
-  let counts = new Map<string, number>();
-  const roll = () => {
-    const current = Math.floor(now() / 60_000);
-    if (current !== window) {
-      window = current;
-      counts = new Map();
-    }
-  };
-  return {
-    exceeded(client: string): boolean {
-      roll();
-      return (counts.get(client) ?? 0) >= perMinute;
-    },
-    take(client: string): boolean {
-      roll();
-      const n = (counts.get(client) ?? 0) + 1;
-      counts.set(client, n);
-      return n <= perMinute;
-    },
-  };
 }
 
 /** Reads a message stream into memory, up to `max` bytes (the rest is drained, never kept). */
@@ -103,11 +86,22 @@ export function createBounceMailbox(opts: BounceMailboxOptions): BounceMailbox {
   const now = opts.now ?? (() => new Date());
   const parseTimeoutMs = opts.parseTimeoutMs ?? 10_000;
   const bounceDomain = opts.bounceDomain?.toLowerCase();
-  const rate = createRateLimit(opts.ratePerMinute, () => now().getTime());
+  const guard = createSmtpGuard({
+    limits: { ...(opts.limits ?? DEFAULT_SMTP_LISTENER_LIMITS), messagesPerMinute: opts.ratePerMinute },
+    requiresAuth: false,
+    name: opts.hostname ?? 'tern-bounce',
+    now: () => now().getTime(),
+  });
+  // One lookup per host and minute, however many RCPTs name it (issue 40, item 6).
+  const hosts = createHostCache((host) => isVerifiedBounceHost(opts.pool, host), {
+    ttlMs: opts.hostCacheMs ?? 60_000,
+    now: () => now().getTime(),
+  });
 
   async function acceptsHost(host: string): Promise<boolean> {
     if (bounceDomain !== undefined && host === bounceDomain) return true;
-    return isVerifiedBounceHost(opts.pool, host);
+    if (host === '' || host.length > 253) return false;
+    return hosts.get(host);
   }
 
   async function targetsOf(
@@ -146,23 +140,21 @@ export function createBounceMailbox(opts: BounceMailboxOptions): BounceMailbox {
   }
 
   const server = new SMTPServer({
+    ...guard.serverOptions,
     name: opts.hostname ?? 'tern-bounce',
     banner: 'Tern bounce mailbox',
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
     disableReverseLookup: true,
     size: opts.maxBytes,
-    maxClients: 200,
-    socketTimeout: 60_000,
-    closeTimeout: 5_000,
     logger: false,
-    onConnect(session, callback) {
-      const client = session.remoteAddress;
-      if (rate.exceeded(client))
-        return callback(reply(421, 'Too many messages from your address; try later'));
-      callback();
+    onMailFrom(_address, session, callback) {
+      callback(guard.message(session) ?? undefined);
     },
-    onRcptTo(address, _session, callback) {
+    onRcptTo(address, session, callback) {
+      // Counted (per message, connection, client and minute) before any lookup.
+      const refused = guard.recipient(session);
+      if (refused) return callback(refused);
       const at = address.address.lastIndexOf('@');
       const host = at > 0 ? address.address.slice(at + 1).toLowerCase() : '';
       acceptsHost(host).then(
@@ -174,12 +166,9 @@ export function createBounceMailbox(opts: BounceMailboxOptions): BounceMailbox {
       );
     },
     onData(stream, session, callback) {
-      const client = session.remoteAddress;
       readAll(stream, opts.maxBytes)
         .then(async (raw) => {
           if (raw === null) return callback(reply(552, `Message exceeds ${opts.maxBytes} bytes`));
-          if (!rate.take(client))
-            return callback(reply(421, 'Too many messages from your address; try later'));
           let outcome: MessageOutcome;
           try {
             outcome = await handle(session, raw);
@@ -196,7 +185,9 @@ export function createBounceMailbox(opts: BounceMailboxOptions): BounceMailbox {
             logger.info({ reason: outcome.reason }, 'bounce mailbox: message dropped');
           }
           opts.onMessage?.(outcome);
-          callback(null, outcome.kind === 'applied' ? 'Report applied' : 'Accepted');
+          // One reply whatever the outcome (issue 40, item 3): the answer must not tell a sender
+          // whether an address was a recipient of the email.
+          callback(null, 'Accepted');
         })
         .catch((error: unknown) => {
           logger.warn({ err: error }, 'bounce mailbox: message unreadable');
@@ -206,6 +197,7 @@ export function createBounceMailbox(opts: BounceMailboxOptions): BounceMailbox {
   });
   // A client's protocol error or a dropped socket is the client's problem, never the process's.
   server.on('error', (error) => logger.warn({ err: error }, 'bounce mailbox: connection error'));
+  guard.attach(server);
 
   return {
     start() {
@@ -217,6 +209,7 @@ export function createBounceMailbox(opts: BounceMailboxOptions): BounceMailbox {
         });
       });
     },
+    stats: () => guard.stats(),
     stop() {
       return new Promise((resolve) => server.close(() => resolve()));
     },

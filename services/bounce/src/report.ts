@@ -40,6 +40,7 @@ const MAX_RECIPIENTS = 100;
 const MAX_FIELD = 2000;
 
 const ACTIONS = new Set<DsnAction>(['failed', 'delayed', 'delivered', 'relayed', 'expanded']);
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const STATUS = /^([245])\.(\d{1,3})\.(\d{1,3})\b/;
 
 /** The MIME of a raw message; never throws for bad input (mailparser is lenient), only for I/O. */
@@ -66,9 +67,14 @@ function fieldGroups(body: string): Record<string, string[]>[] {
     .map((group) => libmime.decodeHeaders(`${group}\n`) as Record<string, string[]>);
 }
 
+/**
+ * A field's first value, at most MAX_FIELD characters, without what no store can hold: U+0000
+ * removed, a lone surrogate replaced (issue 40, item 11: a NUL in Diagnostic-Code made the event
+ * unstorable, the report was answered 451 and retried for days).
+ */
 const first = (fields: Record<string, string[]>, name: string): string | null => {
-  const value = fields[name]?.[0]?.trim();
-  return value ? value.slice(0, MAX_FIELD) : null;
+  const value = fields[name]?.[0]?.replaceAll('\u0000', '').trim();
+  return value ? value.slice(0, MAX_FIELD).replace(LONE_SURROGATE, '\uFFFD') : null;
 };
 
 /** `rfc822; Ada@Example.com` → `ada@example.com` (other address types: the value as it is). */

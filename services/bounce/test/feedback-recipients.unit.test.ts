@@ -12,26 +12,30 @@ const entry = (recipient: string, action: DsnRecipient['action'], status: string
   diagnostic: status ? `${status.startsWith('5') ? 550 : 451} ${status} about ${recipient}` : null,
 });
 
-describe('eventsOf: one outcome per recipient', () => {
-  it('several recipients: each DSN entry of one of them is its own event, naming it; a stranger is dropped', () => {
-    const target: FeedbackTarget = {
-      tenantId: 't1',
-      emailId: 'em_m',
-      recipients: ['ada@example.com', 'bob@example.com', 'cy@example.com'],
-    };
+describe('eventsOf: only the recipient the VERP address proves (issue 40, item 2)', () => {
+  const report = {
+    kind: 'dsn' as const,
+    envelopeId: 'em_m',
+    recipients: [
+      entry('bob@example.com', 'failed', '5.1.1'),
+      entry('cy@example.com', 'delayed', '4.2.2'),
+      entry('ada@example.com', 'delivered', null),
+      entry('zed@example.com', 'failed', '5.1.1'),
+    ],
+  };
+  const recipients = ['ada@example.com', 'bob@example.com', 'cy@example.com'];
+
+  it('several recipients, the whole-email address (proves none): nothing is applied', () => {
+    expect(eventsOf({ tenantId: 't1', emailId: 'em_m', recipients, proven: null }, report, 'r', AT)).toEqual(
+      [],
+    );
+  });
+
+  it('several recipients, the address of bob’s copy: only bob’s entry, naming him', () => {
     const events = eventsOf(
-      target,
-      {
-        kind: 'dsn',
-        envelopeId: 'em_m',
-        recipients: [
-          entry('bob@example.com', 'failed', '5.1.1'),
-          entry('cy@example.com', 'delayed', '4.2.2'),
-          entry('ada@example.com', 'delivered', null),
-          entry('zed@example.com', 'failed', '5.1.1'),
-        ],
-      },
-      'report-1',
+      { tenantId: 't1', emailId: 'em_m', recipients, proven: 'bob@example.com' },
+      report,
+      'r',
       AT,
     );
     expect(events.map((e) => [e.type, e.data])).toEqual([
@@ -45,15 +49,25 @@ describe('eventsOf: one outcome per recipient', () => {
           recipient: 'bob@example.com',
         },
       ],
-      ['email.delayed', { reason: 'DSN: 451 4.2.2 about cy@example.com', recipient: 'cy@example.com' }],
-      ['email.delivered', { recipient: 'ada@example.com' }],
     ]);
-    expect(new Set(events.map((e) => e.id)).size).toBe(3);
   });
 
+  it('a complaint applies to the proven recipient only when it names that one or none', () => {
+    const arf = (originalRcptTo: string | null) =>
+      ({ kind: 'arf', feedbackType: 'abuse', originalMailFrom: null, originalRcptTo }) as const;
+    const bob = { tenantId: 't1', emailId: 'em_m', recipients, proven: 'bob@example.com' };
+    expect(eventsOf(bob, arf('ada@example.com'), 'c', AT)).toEqual([]);
+    expect(eventsOf(bob, arf('bob@example.com'), 'c', AT).map((e) => e.data)).toEqual([
+      { feedbackType: 'abuse', recipient: 'bob@example.com' },
+    ]);
+    expect(eventsOf({ ...bob, proven: null }, arf('ada@example.com'), 'c', AT)).toEqual([]);
+  });
+});
+
+describe('eventsOf: one outcome per recipient', () => {
   it('one recipient: the outcome is the message’s (no recipient named), as before arrays', () => {
     const events = eventsOf(
-      { tenantId: 't1', emailId: 'em_1', recipients: ['ada@example.com'] },
+      { tenantId: 't1', emailId: 'em_1', recipients: ['ada@example.com'], proven: 'ada@example.com' },
       { kind: 'dsn', envelopeId: null, recipients: [entry('ada@example.com', 'failed', '5.1.1')] },
       'report-2',
       AT,

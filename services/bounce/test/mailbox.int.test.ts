@@ -149,7 +149,8 @@ describe('who may deliver to the bounce mailbox', () => {
 describe('DSNs (RFC 3464) tied by VERP', () => {
   it('a hard bounce to the VERP address → email.bounced { hard, smtpStatus, diagnostic }; delivered twice → one event id', async () => {
     await insertEmail(T1, 'em_hard1', 'Ada@Example.com', ['cc@example.com']);
-    const to = verpAddress(SECRET, T1, 'em_hard1', `tern-bounces.${VERIFIED}`);
+    // Two recipients: the address of Ada's own copy proves the report is about her (issue 40, item 2).
+    const to = verpAddress(SECRET, T1, 'em_hard1', `tern-bounces.${VERIFIED}`, 0);
     const raw = dsn('ada@example.com', 'failed', '5.1.1', '550 5.1.1 <ada@example.com>: User unknown');
     const answer = await deliver([to], raw);
     expect(answer.ok, answer.response).toBe(true);

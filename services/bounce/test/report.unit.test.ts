@@ -65,6 +65,8 @@ describe('RFC 3464 delivery status notifications', () => {
     tenantId: 't1',
     emailId: 'em_1',
     recipients: [to, ...more],
+    // As a per-recipient VERP address to `to` proves it.
+    proven: to,
   });
 
   it('events: failed 5.x.x → bounced hard with smtpStatus and diagnostic; 4.x.x failed → soft; delayed → delayed', async () => {
@@ -148,7 +150,7 @@ describe('RFC 5965 abuse reports (ARF)', () => {
   it('events: complained { feedbackType }', async () => {
     const report = await reportIn(fixture('rfc5965-abuse.eml'));
     const events = eventsOf(
-      { tenantId: 't', emailId: 'em_9', recipients: ['user@example.com'] },
+      { tenantId: 't', emailId: 'em_9', recipients: ['user@example.com'], proven: 'user@example.com' },
       report,
       '<a>',
       AT,

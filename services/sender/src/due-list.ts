@@ -3,7 +3,7 @@ import { cancelledEvent } from '@tern/domain';
 import { backoffMs, createPoller, type Poller } from '@tern/jobs';
 import type { SenderTenantSettings } from '@tern/tenant-settings';
 import { type createAttempt, type RoundContext, suppressionKey } from './attempt.js';
-import type { SenderContext } from './options.js';
+import { SENDER_GROUP, type SenderContext } from './options.js';
 import { type ClaimedRow, keyOf, type Outcome, type OutgoingStore, type PendingOutcome } from './outgoing.js';
 import type { GetTemplate } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
@@ -208,10 +208,27 @@ export function createDueListJob(
     await store.markCancelled(rows);
   }
 
+  /**
+   * Sends whose request died between writing the row and appending its email.queued (issue 49,
+   * item 2: a kill -9 of the api mid-batch). Only once this sender's consumer has read the whole
+   * log: every row whose email.queued is in it has then left `awaiting_log`.
+   */
+  async function sweepUnqueued(): Promise<void> {
+    const lag = await opts.log.lag(opts.group ?? SENDER_GROUP).catch(() => -1);
+    if (lag !== 0) return;
+    const swept = await store.sweepUnqueued();
+    if (swept.length > 0)
+      logger.warn(
+        { count: swept.length },
+        'sender: deleted sends whose request died before their email.queued reached the log',
+      );
+  }
+
   async function runOnce(): Promise<number> {
     await watch.check();
     await relayOutcomes();
     if (sweeps % 20 === 0) await sweepCancelling();
+    if (sweeps % 20 === 10) await sweepUnqueued();
     if (sweeps % 120 === 0) await store.pruneRateCounters();
     if (sweeps % 1200 === 0) await store.pruneIdempotencyKeys();
     sweeps++;

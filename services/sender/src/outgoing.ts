@@ -11,6 +11,7 @@ import {
   pendingOutcomes,
   pruneIdempotencyKeys as pruneKeys,
   stuckCancellingSends,
+  sweepUnqueuedSends,
   unclaimSends,
 } from '@tern/sending';
 import { createTenantSettingsCache, type SenderTenantSettings } from '@tern/tenant-settings';
@@ -119,6 +120,12 @@ export function createOutgoingStore(ctx: SenderContext) {
     return keep;
   }
 
+  /**
+   * Rows left `awaiting_log` for over 30 s: their request died before its email.queued reached the
+   * log (the caller checked that the consumer has read the whole log). Deleted, 500 at a time.
+   */
+  const sweepUnqueued = () => sweepUnqueuedSends(opts.pool, new Date(now().getTime() - 30_000), 500);
+
   /** Counters of seconds long past. */
   async function pruneRateCounters(): Promise<void> {
     await opts.pool.query('DELETE FROM send_rate_counters WHERE second < $1', [
@@ -153,6 +160,7 @@ export function createOutgoingStore(ctx: SenderContext) {
     markQueued,
     stuckCancelling,
     markCancelled,
+    sweepUnqueued,
     claim,
     withinRate,
     pruneRateCounters,

@@ -116,6 +116,8 @@ export async function accept(
   credential: Credential,
   bodies: readonly SendEmailBody[],
   prefix: (i: number) => string,
+  /** Called with the new email ids before any row is written (an Idempotency-Key plans its answer). */
+  planned?: (ids: readonly string[]) => Promise<void>,
 ) {
   const { sending } = deps;
   const { tenantId } = credential;
@@ -130,6 +132,7 @@ export async function accept(
     scheduledAt,
     projectId: body.projectId ?? null,
   }));
+  await planned?.(sends.map((s) => s.id));
   await appendOr503(
     () => enqueueSends(deps.pool, sending.log, tenantId, sends, at, sending.keyring),
     'queued',
@@ -147,7 +150,12 @@ export async function idempotent<T>(
   request: FastifyRequest,
   route: string,
   sent: unknown,
-  produce: () => Promise<T>,
+  /**
+   * The request's work; with an Idempotency-Key, `plan` stores the answer it will give (its body
+   * and email ids) before the rows are written, so a retry after a crash resolves to it once the
+   * log holds the email.queued (issue 49, item 2).
+   */
+  produce: (plan?: (body: T, emailIds: readonly string[]) => Promise<void>) => Promise<T>,
 ): Promise<{ statusCode: number; body: T }> {
   const credential = credentialOf(request);
   const { tenantId } = credential;
@@ -164,7 +172,14 @@ export async function idempotent<T>(
   });
   if (claim.kind === 'replay') return { statusCode: claim.answer.statusCode, body: claim.answer.body as T };
   try {
-    const body = await produce();
+    const body = await produce((planned, emailIds) =>
+      deps.idempotency.plan({
+        tenantId,
+        scope,
+        key,
+        planned: { statusCode: 202, body: planned, emailIds: [...emailIds] },
+      }),
+    );
     await deps.idempotency.storeAnswer({ tenantId, scope, key, answer: { statusCode: 202, body } });
     return { statusCode: 202, body };
   } catch (error) {

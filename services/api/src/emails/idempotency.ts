@@ -5,7 +5,10 @@ import { bindPool, type Repository } from '@tern/jobs';
 import {
   claimIdempotencyKey,
   idempotencyKeyRow,
+  type PlannedAnswer,
+  planIdempotencyAnswer,
   releaseIdempotencyKey,
+  resolveIdempotencyKey,
   storeIdempotencyAnswer,
 } from '@tern/sending';
 import type pg from 'pg';
@@ -20,8 +23,14 @@ import type pg from 'pg';
  */
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
-/** A claim without an answer this old belongs to a request that died: the key is free again. */
+/** A claim without an answer (nor a planned one) this old belongs to a request that died: the key is free again. */
 const STALE_CLAIM_MS = 60_000;
+/**
+ * A claim with a planned answer whose rows are all gone this long after it was made: its request
+ * failed or died before the log took its email.queued (the rows were deleted, or swept by the
+ * sender), so a retry runs (issue 49, item 2). Longer than a request's append may take.
+ */
+const DEAD_CLAIM_MS = 30_000;
 
 export interface StoredAnswer {
   statusCode: number;
@@ -104,6 +113,20 @@ export async function claimKey(
     }
     if (row.status_code !== null)
       return { kind: 'replay', answer: { statusCode: row.status_code, body: row.response } };
+    // The first request planned its answer: the log may already hold its outcome (issue 49, item 2).
+    if (row.planned !== null) {
+      const resolved = await resolveIdempotencyKey(pool, {
+        tenantId: q.tenantId,
+        scope: q.scope,
+        key: q.key,
+        createdAt: row.created_at,
+        planned: row.planned,
+        deadBefore: new Date(at.getTime() - DEAD_CLAIM_MS),
+      });
+      if (resolved === 'answered')
+        return { kind: 'replay', answer: { statusCode: row.planned.statusCode, body: row.planned.body } };
+      if (resolved === 'released') continue;
+    }
     if (Date.now() >= deadline) {
       throw httpError(409, 'A request with this Idempotency-Key is still being processed; retry later', {
         code: 'IDEMPOTENCY_KEY_IN_PROGRESS',
@@ -126,6 +149,14 @@ export async function storeAnswer(
   });
 }
 
+/** The answer the request will give, stored before it writes its rows (a retry resolves to it). */
+export async function planAnswer(
+  pool: pg.Pool,
+  q: { tenantId: string; scope: string; key: string; planned: PlannedAnswer },
+): Promise<void> {
+  await planIdempotencyAnswer(pool, q);
+}
+
 /** The request failed before an answer: free the key so a retry can run. */
 export async function releaseKey(
   pool: pg.Pool,
@@ -137,6 +168,7 @@ export async function releaseKey(
 const idempotencyStatements = {
   claim: claimKey,
   storeAnswer,
+  plan: planAnswer,
   release: releaseKey,
 };
 

@@ -8,6 +8,7 @@ import { cancelledEvent, retentionCutoff } from '@tern/domain';
 import { HttpError, httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
+import { awaitConsistency, consistencyHeaderDoc, notConsistentYet } from '../consistency.js';
 import { boundProject, type Credential, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { notFound, resourceErrors, resourceIdParam } from '../resource-kit.js';
@@ -42,6 +43,7 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
     '/emails/:id',
     {
       config: { auth: 'jwt_or_key', scope: 'email:read' },
+      preHandler: awaitConsistency(deps),
       schema: {
         tags: [TAGS.emails],
         operationId: 'getEmail',
@@ -50,13 +52,17 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
           'The log entry plus `from`, `cc`, `bcc`, `scheduledAt`, `projectId`, `opens`, `clicks` and `events` ' +
           '(the timeline, oldest first). An email accepted but not yet projected shows QUEUED or SCHEDULED with no events. ' +
           'An email created before the tenant’s retention cut-off → 404, as in the logs. ' +
-          'A key bound to a project sees its project’s emails only (another → 404).',
+          'A key bound to a project sees its project’s emails only (another → 404). ' +
+          'With `Tern-Consistent-With: <position>` (a send’s answer) it waits ≤ 5 s for the read models to include ' +
+          'that send, else 503 `NOT_CONSISTENT_YET` with `Retry-After`: never a 404 for an email accepted before it.',
         security: KEY_OR_DASHBOARD,
         params: resourceIdParam('email'),
+        headers: consistencyHeaderDoc,
         response: {
           200: emailDetailSchema,
           ...resourceErrors('email'),
           404: errors.notFound,
+          503: notConsistentYet,
         },
       },
     },

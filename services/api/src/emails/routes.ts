@@ -4,10 +4,13 @@ import {
   sendEmailBodySchema,
   sendEmailResponseSchema,
 } from '@tern/contracts';
+import { queuedEventId } from '@tern/domain';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { positionOf } from '../consistency.js';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { accept, idempotent, type SendRouteDeps, withProject } from './accept.js';
+import { contentBudgetHooks, createContentBudget } from './content-budget.js';
 import { emailReadRoutes } from './read-routes.js';
 import { BATCH_BODY_LIMIT, idempotencyHeader, SEND_BODY_LIMIT, sendErrors } from './schemas.js';
 
@@ -17,12 +20,18 @@ import { BATCH_BODY_LIMIT, idempotencyHeader, SEND_BODY_LIMIT, sendErrors } from
  * 202 once the log has it; the sender does the rest. The sends are here (their checks in
  * `accept.ts`), the reads, cancel and reschedule in `read-routes.ts`.
  */
+/** The position of a send: its `email.queued` (the id `queuedEvent` gives it). */
+const queuedPosition = (emailId: string) => positionOf(queuedEventId(emailId));
+
 export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, deps) => {
+  // Issue 40 item 8: bytes of content in flight bounded in total and per tenant (429 past them).
+  const budget = contentBudgetHooks(deps.sending.contentBudget ?? createContentBudget(), SEND_BODY_LIMIT);
   app.post(
     '/emails/send',
     {
       // A 40 MB message with its attachments (SPEC §22); past the limit → 413 before parsing.
       bodyLimit: SEND_BODY_LIMIT,
+      ...budget,
       config: { auth: 'jwt_or_key', scope: 'email:send' },
       schema: {
         tags: [TAGS.emails],
@@ -44,9 +53,16 @@ export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, dep
     async (request, reply) => {
       const credential = credentialOf(request);
       const bodies = withProject(credential, [request.body], () => 'body.');
-      const answer = await idempotent(deps, request, 'send', bodies[0], async () => {
-        const [id] = await accept(deps, credential, bodies, () => 'body.');
-        return { id: id! };
+      const answerOf = (id: string) => ({ id, position: queuedPosition(id) });
+      const answer = await idempotent(deps, request, 'send', bodies[0], async (plan) => {
+        const [id] = await accept(
+          deps,
+          credential,
+          bodies,
+          () => 'body.',
+          (ids) => (plan ? plan(answerOf(ids[0]!), ids) : Promise.resolve()),
+        );
+        return answerOf(id!);
       });
       return reply.status(answer.statusCode).send(answer.body);
     },
@@ -57,6 +73,7 @@ export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, dep
     {
       // The whole batch at most one largest message (SPEC §22); a larger request is a 413.
       bodyLimit: BATCH_BODY_LIMIT,
+      ...budget,
       config: { auth: 'jwt_or_key', scope: 'email:send' },
       schema: {
         tags: [TAGS.emails],
@@ -76,9 +93,15 @@ export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, dep
       const credential = credentialOf(request);
       const prefix = (i: number) => `body.${i}.`;
       const bodies = withProject(credential, request.body, prefix);
-      const answer = await idempotent(deps, request, 'batch', bodies, async () => {
-        const ids = await accept(deps, credential, bodies, prefix);
-        return { data: ids.map((id) => ({ id })) };
+      const answerOf = (ids: readonly string[]) => ({
+        data: ids.map((id) => ({ id, position: queuedPosition(id) })),
+        position: queuedPosition(ids.at(-1)!),
+      });
+      const answer = await idempotent(deps, request, 'batch', bodies, async (plan) => {
+        const ids = await accept(deps, credential, bodies, prefix, (ids) =>
+          plan ? plan(answerOf(ids), ids) : Promise.resolve(),
+        );
+        return answerOf(ids);
       });
       return reply.status(answer.statusCode).send(answer.body);
     },

@@ -1,5 +1,11 @@
 import cluster from 'node:cluster';
-import { createApiApp, createApiStores, fastifyTrustProxy, type WebhookRouteOptions } from '@tern/api';
+import {
+  createApiApp,
+  createApiStores,
+  createContentBudget,
+  fastifyTrustProxy,
+  type WebhookRouteOptions,
+} from '@tern/api';
 import { createJwtVerifier } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
@@ -94,7 +100,14 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     rateLimit: rateLimitOf(config),
     logger,
     readiness: ctx.readiness,
-    sending: { log: stream, keyring: ctx.keyring },
+    sending: {
+      log: stream,
+      keyring: ctx.keyring,
+      contentBudget: createContentBudget({
+        totalBytes: config.sendContentMaxMb * 1024 * 1024,
+        perTenantBytes: config.sendContentMaxMbPerTenant * 1024 * 1024,
+      }),
+    },
     keyring: ctx.keyring,
     domains: { domains },
     domainPolicy: { requireVerified: ctx.requireVerifiedDomains },

@@ -13,6 +13,7 @@ export async function startBounce(ctx: RuntimeContext): Promise<number> {
     port: config.bounceSmtpPort!,
     maxBytes: config.bounceSmtpMaxBytes,
     ratePerMinute: config.bounceSmtpRatePerMinute,
+    limits: config.smtpListenerLimits,
     hostname: config.bounceMxHost ?? new URL(ctx.publicUrl).hostname,
     logger,
   });

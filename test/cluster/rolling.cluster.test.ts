@@ -1,0 +1,124 @@
+import { rmSync } from 'node:fs';
+import { createClickHouse } from '@tern/stores';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTern } from '../e2e/tern-process.js';
+import { compareWithOracle, generateStream } from '../faults/stream.js';
+import { createFreshDatabase, testServices, waitFor } from '../support/services.js';
+import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
+import { type Deployment, type Monitor, ROLES, startDeployment, startMonitor, TOKEN } from './deployment.js';
+import {
+  sendFigures,
+  startIngestLoad,
+  startSendLoad,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from './load.js';
+
+/**
+ * A rolling restart of every role under load, as a deployment does it: each process (ingest,
+ * sender, dispatcher, projector + api) gets SIGTERM, drains and exits 0, and the same role starts
+ * again on its port and data directory, one after the other while ingest (CLUSTER_ROLL_RATE
+ * events/s), sends and webhooks flow. Then 0 lost, 0 double (the oracle), every acked send once
+ * at the relay, and no answer but 2xx or 503 + Retry-After. A refused connection while a process
+ * on the same port is replaced is counted and printed (a balancer in front hides it).
+ */
+const RATE = Number(process.env.CLUSTER_ROLL_RATE ?? 200);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('rolling restart of every role under load', () => {
+  let db: { url: string; drop(): Promise<void> };
+  let sink: SmtpSink;
+  let hooks: WebhookReceiver;
+  let tern: Deployment | undefined;
+  let monitor: Monitor;
+
+  beforeAll(async () => {
+    buildTern();
+    [db, sink, hooks] = await Promise.all([createFreshDatabase(), startSmtpSink(), startWebhookReceiver()]);
+    tern = await startDeployment({ databaseUrl: db.url, brokers: testServices().kafkaBrokers, sink, hooks });
+    monitor = startMonitor(testServices().kafkaBrokers, tern.env.KAFKA_TOPIC!, db.url);
+  }, 600_000);
+
+  afterAll(async () => {
+    await monitor?.stop().catch(() => undefined);
+    if (tern) for (const r of ROLES) tern[r].child.kill('SIGKILL');
+    await sink?.close();
+    await hooks?.close();
+    await db?.drop();
+  }, 180_000);
+
+  it('each process replaced in turn: 0 lost, 0 double, only 503 + Retry-After', async () => {
+    const deployment = tern!;
+    const stream = generateStream({
+      minEvents: RATE * 90,
+      tenants: 4,
+      seed: 481,
+      prefix: `roll${Date.now() % 1e6}`,
+    });
+    const load = startIngestLoad({
+      url: deployment.ingest.url,
+      token: TOKEN,
+      events: stream.events,
+      ratePerS: RATE,
+      deadlineMs: 900_000,
+    });
+    const sends = startSendLoad({ url: () => deployment.api.url, authorization: deployment.authorization });
+    const steps: string[] = [];
+    await sleep(10_000);
+    for (const role of ROLES) {
+      const t = Date.now();
+      const code = await deployment.replace(role);
+      steps.push(`${role}: exit ${code}, replaced in ${Date.now() - t} ms`);
+      expect(code, role).toBe(0);
+      await sleep(5_000);
+    }
+    await load.done;
+    await sends.stop();
+    await waitFor(() => monitor.lagNow() === 0, {
+      timeoutMs: 600_000,
+      intervalMs: 1000,
+      description: 'caught up',
+    });
+    await waitFor(() => sendFigures(sends.acked, sink, hooks).lost === 0, {
+      timeoutMs: 300_000,
+      intervalMs: 1000,
+      description: 'every acked email at the relay',
+    });
+    await waitFor(() => sendFigures(sends.acked, sink, hooks).hooksMissing === 0, {
+      timeoutMs: 300_000,
+      intervalMs: 1000,
+      description: 'every acked email.sent webhook delivered',
+    });
+    const figures = sendFigures(sends.acked, sink, hooks);
+    tern = undefined;
+    await deployment.stop();
+    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    const ch = createClickHouse({ dataDir: deployment.dataDir });
+    try {
+      const c = await compareWithOracle(stream, pool, ch.client);
+      console.log(
+        [
+          `[cluster] rolling restart (${steps.join('; ')}):`,
+          `events=${stream.events.length} rate=${RATE}/s lost=${c.lost} double=${c.double}`,
+          `ingestUnavailableMax=${load.availability.longest()}ms ingest=${JSON.stringify(load.availability.statuses)}`,
+          `sendsUnavailableMax=${sends.availability.longest()}ms sends=${JSON.stringify(sends.availability.statuses)}`,
+          `acked=${figures.acked} sendsLost=${figures.lost} sendsDouble=${figures.double} webhooksMissing=${figures.hooksMissing} webhookRepeats=${figures.hookRepeats}`,
+          `rebalanceMaxMs=${JSON.stringify(monitor.rebalance(0, Date.now()))}`,
+        ].join(' '),
+      );
+      expect(c.diffs).toEqual([]);
+      expect({ lost: figures.lost, double: figures.double, hooksMissing: figures.hooksMissing }).toEqual({
+        lost: 0,
+        double: 0,
+        hooksMissing: 0,
+      });
+      expect(load.availability.unexpected).toEqual([]);
+      expect(sends.availability.unexpected).toEqual([]);
+    } finally {
+      await ch.close();
+      await pool.end();
+      rmSync(deployment.dataDir, { recursive: true, force: true });
+    }
+  }, 900_000);
+});
