@@ -38,7 +38,10 @@ export function fetchCaller(baseUrl: string, apiKey: string, timeoutMs = MCP_FET
 /** Why a request to Tern failed, without the key (it is in no URL or message here). */
 export function describeFetchFailure(baseUrl: string) {
   return (error: unknown): string => {
-    const cause = (error as { cause?: { code?: string } }).cause?.code;
+    // undici's `fetch failed` carries the socket error as its cause (an AggregateError when
+    // several addresses were tried).
+    const first = (error as { cause?: { code?: string; errors?: { code?: string }[] } }).cause;
+    const cause = first?.code ?? first?.errors?.find((e) => e.code)?.code;
     const name = (error as { name?: string }).name;
     if (name === 'TimeoutError') return `Tern at ${baseUrl} did not answer within ${MCP_FETCH_TIMEOUT_MS} ms`;
     return `Tern at ${baseUrl} could not be reached${cause ? ` (${cause})` : ''}`;
