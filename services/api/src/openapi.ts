@@ -23,6 +23,7 @@ export const TAGS = {
   domains: 'Domains',
   providers: 'Provider notifications',
   mcp: 'MCP',
+  inbound: 'Inbound',
   events: 'Events',
 } as const;
 
@@ -170,6 +171,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.domains,
           description:
             'Sending domains: the DNS records that verify them, DKIM signing of their mail (read: `email:send` or any dashboard JWT; write: dashboard JWT, owner or admin).',
+        },
+        {
+          name: TAGS.inbound,
+          description:
+            'Received mail (SPEC §24): the messages the MX listener stored, their raw MIME and attachments (`inbound:read`), routes (`inbound:manage`).',
         },
         {
           name: TAGS.tracking,
