@@ -171,6 +171,21 @@ describe('analytics', () => {
   });
 });
 
+describe('get_analytics_breakdown', () => {
+  it('with analytics:read answers the route’s rows; without it, the route’s 403', async () => {
+    const jwt = jwtFor(wallClock, A);
+    const key = (await createKey(world.app, jwt, A, { scopes: ['analytics:read'] })).key;
+    const rows = await call(await connect(key), 'get_analytics_breakdown', { by: 'tag', days: 7 });
+    expect(rows.isError, textOf(rows)).toBeFalsy();
+    expect(rows.structuredContent).toBeTypeOf('object');
+    const denied = await call(await connect(keys.all), 'get_analytics_breakdown', { by: 'tag', days: 7 });
+    expect(textOf(denied)).toBe(`Tern answered 403 MISSING_SCOPE: ${MISSING_SCOPE_MESSAGE}`);
+    const bad = await call(await connect(key), 'get_analytics_breakdown', { by: 'weather' });
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toMatch(/^Invalid arguments: by: /);
+  });
+});
+
 describe('list_events', () => {
   it('with events:read: an email’s events in order, then nothing after the last cursor; without: 403', async () => {
     const sent = await call(await connect(keys.send), 'send_email', mail('Evented'));

@@ -5,6 +5,7 @@
 // a key without `email:send` gets the route's 403 back as a tool error, never a send.
 import { sendEmailBodySchema } from '@tern/contracts';
 import { z } from 'zod';
+import { breakdownQuerySchema } from '../analytics/breakdown-schemas.js';
 import { analyticsQuerySchema } from '../analytics/schemas.js';
 import { eventsQuerySchema } from '../events/schemas.js';
 import { logsQuerySchema } from '../logs/schemas.js';
@@ -100,6 +101,20 @@ export const TERN_TOOLS: readonly TernTool[] = [
     input: analyticsQuerySchema,
     method: 'GET',
     path: '/analytics/summary',
+  },
+  {
+    name: 'get_analytics_breakdown',
+    title: 'Analytics by a dimension',
+    description:
+      'Totals and rates per value of one dimension (GET /analytics/breakdown): by = tag, template, project, ' +
+      'campaign, domain, provider (mailbox provider), client, device or bounce category; days or from/to; ' +
+      'filters by any dimension’s value; interval hour|day adds a series per row. Needs scope analytics:read.',
+    scope: 'analytics:read',
+    readOnly: true,
+    placement: 'query',
+    input: breakdownQuerySchema,
+    method: 'GET',
+    path: '/analytics/breakdown',
   },
   {
     name: 'list_events',
