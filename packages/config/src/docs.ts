@@ -323,12 +323,16 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
  * Listed in a table of their own so the README names every variable the code reads.
  */
 export const TOOL_VARIABLES = {
-  TERN_URL: { meaning: '`npm run seed:demo`: the Tern it posts to', default: '`http://127.0.0.1:$PORT`' },
+  TERN_URL: {
+    meaning: '`npm run seed:demo` and `npm run mcp`: the Tern they call',
+    default: '`http://127.0.0.1:$PORT`',
+  },
   SEED_TENANT: { meaning: '`npm run seed:demo`: the tenant of the seeded stream', default: '`demo`' },
   SEED_EMAILS: { meaning: '`npm run seed:demo`: emails posted through `POST /events`', default: '3000' },
   SEED_SENDS: { meaning: '`npm run seed:demo`: emails sent through `POST /emails/batch`', default: '60' },
   TERN_API_KEY: {
-    meaning: '`npm run seed:demo` and the SDK (`init()` without `apiKey`): an API key of the tenant',
+    meaning:
+      '`npm run seed:demo`, `npm run mcp` (required: its scopes decide what the tools may do) and the SDK (`init()` without `apiKey`): an API key of the tenant',
     default: 'unset',
   },
   TERN_BASE_URL: { meaning: 'the SDK: base URL when `init()` is given none', default: 'unset' },

@@ -25,6 +25,7 @@ import { eventRoutes } from './events/routes.js';
 import { inboundRouteRoutes } from './inbound/route-routes.js';
 import { inboundRoutes } from './inbound/routes.js';
 import { logsRoutes } from './logs/routes.js';
+import { mcpRoutes } from './mcp/routes.js';
 import { projectRoutes } from './projects/routes.js';
 import { type ProviderRouteOptions, providerRoutes } from './providers/routes.js';
 import { createReadContexts } from './read-context.js';
@@ -356,4 +357,6 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
       await app.register(providerRoutes, { ...deps, sending: opts.sending, providers: opts.providers });
     }
   }
+  // The MCP server (SPEC §28): its tools call the routes above with the caller's credential.
+  await app.register(mcpRoutes);
 };

@@ -22,6 +22,7 @@ export const TAGS = {
   tracking: 'Tracking',
   domains: 'Domains',
   providers: 'Provider notifications',
+  mcp: 'MCP',
   inbound: 'Inbound',
   events: 'Events',
 } as const;
@@ -39,6 +40,8 @@ export function describeCredential(config: AuthConfig): string | null {
   if (config.auth === 'jwt') return `Dashboard JWT${tenant} (${roles}); API keys get 403.`;
   if (config.denyKeys)
     return `Dashboard JWT (${roles}); every API key gets 403 \`Missing required API key scope\`.`;
+  if (config.scope === undefined)
+    return `Any API key, or a dashboard JWT (${roles}); each call is then checked as its own route.`;
   return `API key with \`${config.scope}\`, or a dashboard JWT (${roles}).`;
 }
 
@@ -183,6 +186,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.events,
           description:
             'The tenant’s events after a cursor, listed or tailed live with Server-Sent Events (`events:read`).',
+        },
+        {
+          name: TAGS.mcp,
+          description:
+            'The Model Context Protocol server for agents (SPEC §28): tools over the routes above, each gated by its route’s scope (docs/mcp.md).',
         },
         ...(opts.ingest
           ? [{ name: 'Ingest', description: 'Delivery events of the sending pipeline (ingest token).' }]

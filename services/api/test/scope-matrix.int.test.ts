@@ -60,7 +60,9 @@ type Rule =
   /** A JWT with role owner or admin; no key, whatever its scopes (template writes, SPEC §12). */
   | { kind: 'adminJwt' }
   /** The signed token in the path is the credential: every caller gets the same answer (SPEC §14 unsubscribe, §11 tracking). */
-  | { kind: 'token' };
+  | { kind: 'token' }
+  /** Any API key or JWT of any tenant; each call inside is checked as its own route (`/mcp`, SPEC §28). */
+  | { kind: 'anyCredential' };
 
 interface Row {
   rule: Rule;
@@ -82,6 +84,7 @@ interface Row {
     payload?: Record<string, unknown> | Record<string, unknown>[];
     body?: string;
     contentType?: string;
+    headers?: Record<string, string>;
   }>;
 }
 
@@ -794,7 +797,7 @@ const ROWS: Record<string, Row> = {
     rule: { kind: 'token' },
     ok: 200,
     request: async () => {
-      const timestamp = String(Math.floor(Date.now() / 1000));
+      const timestamp = String(Math.floor(at().getTime() / 1000));
       const token = fresh();
       const signature = createHmac('sha256', MAILGUN_KEY)
         .update(timestamp + token)
@@ -809,6 +812,19 @@ const ROWS: Record<string, Row> = {
       };
     },
   },
+  // The MCP server (SPEC §28): any credential opens it; each tool call is its route's
+  'POST /mcp': {
+    rule: { kind: 'anyCredential' },
+    ok: 200,
+    request: async () => ({
+      url: '/mcp',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      contentType: 'application/json',
+      headers: { accept: 'application/json, text/event-stream' },
+    }),
+  },
+  'GET /mcp': { rule: { kind: 'anyCredential' }, ok: 405, request: async () => ({ url: '/mcp' }) },
+  'DELETE /mcp': { rule: { kind: 'anyCredential' }, ok: 405, request: async () => ({ url: '/mcp' }) },
   // Unsubscribe links (SPEC §14): the token is the credential
   'GET /u/{token}': {
     rule: { kind: 'token' },
@@ -841,6 +857,7 @@ const CREDENTIALS: CredentialKind[] = [
 function expected(row: Row, credential: CredentialKind): { status: number; message?: string } {
   const { rule } = row;
   if (rule.kind === 'token') return { status: row.ok };
+  if (rule.kind === 'anyCredential') return { status: credential === 'none' ? 401 : row.ok };
   switch (credential) {
     case 'none':
       return { status: 401 };
@@ -964,9 +981,9 @@ describe('scope matrix', () => {
   for (const [route, row] of Object.entries(ROWS)) {
     const [method] = route.split(' ') as [string];
     it.each(CREDENTIALS)(`${route} × %s`, async (credential) => {
-      const { url, payload, body, contentType } = await row.request();
+      const { url, payload, body, contentType, headers: extra } = await row.request();
       const want = expected(row, credential);
-      const headers = await headersFor(row, credential);
+      const headers = { ...(await headersFor(row, credential)), ...extra };
       if (contentType !== undefined) headers['content-type'] = contentType;
       const res = row.stream
         ? await streamHead(url, headers)

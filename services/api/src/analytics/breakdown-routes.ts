@@ -55,6 +55,7 @@ export const breakdownRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, 
     return {
       timeZone,
       fromDay,
+      // biome-ignore lint/complexity/useMathMinMax: ISO day strings, compared as text
       toDay: toDay < fromDay ? fromDay : toDay,
       filters,
       empty: foreign || toDay < fromDay,
