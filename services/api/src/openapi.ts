@@ -22,6 +22,7 @@ export const TAGS = {
   tracking: 'Tracking',
   domains: 'Domains',
   providers: 'Provider notifications',
+  inbound: 'Inbound',
   events: 'Events',
 } as const;
 
@@ -167,6 +168,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.domains,
           description:
             'Sending domains: the DNS records that verify them, DKIM signing of their mail (read: `email:send` or any dashboard JWT; write: dashboard JWT, owner or admin).',
+        },
+        {
+          name: TAGS.inbound,
+          description:
+            'Received mail (SPEC §24): the messages the MX listener stored, their raw MIME and attachments (`inbound:read`), routes (`inbound:manage`).',
         },
         {
           name: TAGS.tracking,

@@ -5,6 +5,8 @@ import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
 import { createUnsubscribeToken } from '@tern/domain';
 import type { SendingDomains } from '@tern/domains';
 import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
+import { insertRoute, receiveMessage } from '@tern/inbound';
+import { createKeyring } from '@tern/privacy';
 import { addSuppression } from '@tern/read-models';
 import { createSandboxProvider } from '@tern/sender';
 import { insertTemplate } from '@tern/templates';
@@ -25,6 +27,7 @@ import {
   bearer,
   buildApp,
   createKey,
+  ENCRYPTION_KEY,
   jwtFor,
   openStores,
   type Stores,
@@ -210,6 +213,47 @@ const domainId = async () => {
   if (typeof d === 'string') throw new Error(`fresh domain: ${d}`);
   return d.id;
 };
+/** A message received for A (through the pipeline the MX listener runs), with one attachment. */
+const inboundId = async () => {
+  const raw = [
+    'From: ann@sender.test',
+    'To: support@a.in.matrix.test',
+    'Subject: matrix',
+    `Message-ID: <${fresh()}@sender.test>`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="B"',
+    '',
+    '--B',
+    'Content-Type: text/plain',
+    '',
+    'hello',
+    '--B',
+    'Content-Type: application/pdf; name="a.pdf"',
+    'Content-Disposition: attachment; filename="a.pdf"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    Buffer.from('%PDF-1.4 matrix').toString('base64'),
+    '--B--',
+    '',
+  ].join('\r\n');
+  const [id] = await receiveMessage(
+    {
+      pool: stores.pool,
+      keyring: createKeyring({ pool: stores.pool, encryptionKey: ENCRYPTION_KEY }),
+      log: { append: async () => {} },
+      resolve: (name, type) => dns.resolve(name, type),
+    },
+    Buffer.from(raw),
+    {
+      recipients: [{ address: 'support@a.in.matrix.test', tenantId: A }],
+      clientIp: '127.0.0.1',
+      helo: 'sender.test',
+      sender: 'ann@sender.test',
+      mta: 'mx.matrix.test',
+    },
+  );
+  return id!;
+};
 const sequenceId = async () =>
   (await insertSequence(stores.pool, A, newResourceId('sequence'), SEQUENCE_BODY, at())).id;
 
@@ -229,6 +273,17 @@ const ROWS: Record<string, Row> = {
     rule: { kind: 'dashboard' },
     ok: 200,
     request: async () => ({ url: '/analytics/top-templates' }),
+  },
+  // Analytics you can slice (SPEC §26)
+  'GET /analytics/breakdown': {
+    rule: { kind: 'scope', scope: 'analytics:read' },
+    ok: 200,
+    request: async () => ({ url: '/analytics/breakdown?by=provider' }),
+  },
+  'GET /analytics/deliverability': {
+    rule: { kind: 'scope', scope: 'analytics:read' },
+    ok: 200,
+    request: async () => ({ url: '/analytics/deliverability' }),
   },
   // Logs (SPEC §7)
   'GET /emails/logs': {
@@ -445,6 +500,70 @@ const ROWS: Record<string, Row> = {
     ok: 204,
     resource: true,
     request: async () => ({ url: `/domains/${await domainId()}` }),
+  },
+  'PATCH /domains/{id}': {
+    rule: { kind: 'adminJwt' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/domains/${await domainId()}`, payload: { receiving: true } }),
+  },
+  // Inbound email (SPEC §24)
+  'GET /inbound/domain': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    request: async () => ({ url: '/inbound/domain' }),
+  },
+  'GET /inbound': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    request: async () => ({ url: '/inbound' }),
+  },
+  'GET /inbound/{id}': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/inbound/${await inboundId()}` }),
+  },
+  'GET /inbound/{id}/raw': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/inbound/${await inboundId()}/raw` }),
+  },
+  'POST /inbound/routes': {
+    rule: { kind: 'scope', scope: 'inbound:manage' },
+    ok: 201,
+    request: async () => ({
+      url: '/inbound/routes',
+      payload: { match: { recipient: `*@${fresh()}.matrix.test` }, priority: 1, actions: [{ store: true }] },
+    }),
+  },
+  'GET /inbound/routes': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    request: async () => ({ url: '/inbound/routes' }),
+  },
+  'DELETE /inbound/routes/{id}': {
+    rule: { kind: 'scope', scope: 'inbound:manage' },
+    ok: 204,
+    resource: true,
+    request: async () => ({
+      url: `/inbound/routes/${
+        (
+          await insertRoute(stores.pool, A, newResourceId('inboundRoute'), {
+            match: { recipient: '*@matrix.test' },
+            priority: 1,
+            actions: [{ drop: true }],
+          })
+        ).id
+      }`,
+    }),
+  },
+  'GET /inbound/{id}/attachments/{attachmentId}': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/inbound/${await inboundId()}/attachments/att_0` }),
   },
   // Outgoing webhooks (SPEC §17)
   'POST /webhooks': {
@@ -800,6 +919,7 @@ beforeAll(async () => {
   domains = testDomains(stores.pool, stream, dns, clock.now);
   app = await buildApp(stores, clock, {
     rateLimit: false,
+    inboundDomain: 'in.matrix.test',
     sending: { log: stream },
     domains: { domains },
     providers: {
