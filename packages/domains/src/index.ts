@@ -10,4 +10,10 @@ export {
   unverifiedDomains,
 } from './signing.js';
 export { applyCheck, type CheckedDomain, type CheckSchedule, DEFAULT_CHECK_SCHEDULE } from './status.js';
-export { parseVerpLocalPart, verpAddress, verpMac, verpMatches } from './verp.js';
+export {
+  parseVerpLocalPart,
+  VERP_MAX_RECIPIENT_INDEX,
+  verpAddress,
+  verpMac,
+  verpMatches,
+} from './verp.js';
