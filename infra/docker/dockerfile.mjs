@@ -7,6 +7,8 @@
 //
 //   node infra/docker/dockerfile.mjs install <stage>   run the stage's `npm ci` lines here, with
 //                                                      the npm version the Dockerfile pins
+//   node infra/docker/dockerfile.mjs node-version      print the Node version the image runs
+//                                                      (`ARG NODE_VERSION`; infra/node.sh installs it)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -173,13 +175,19 @@ export function runShell(commands, opts) {
 
 function main() {
   const [command, stageName] = process.argv.slice(2);
+  const df = parseDockerfile(readFileSync(DOCKERFILE, 'utf8'));
+  const nodePin = df.globalArgs.NODE_VERSION;
+  if (command === 'node-version' && nodePin) {
+    process.stdout.write(`${nodePin}\n`);
+    return;
+  }
   if (command !== 'install' || !stageName) {
-    process.stderr.write('usage: node infra/docker/dockerfile.mjs install <stage>\n');
+    process.stderr.write(
+      'usage: node infra/docker/dockerfile.mjs install <stage> | node infra/docker/dockerfile.mjs node-version\n',
+    );
     process.exit(2);
   }
   const say = (/** @type {string} */ message) => process.stderr.write(`dockerfile: ${message}\n`);
-  const df = parseDockerfile(readFileSync(DOCKERFILE, 'utf8'));
-  const nodePin = df.globalArgs.NODE_VERSION;
   if (nodePin && nodePin !== process.versions.node) {
     say(`warning: node ${process.versions.node} here, the image runs node ${nodePin}`);
   }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
@@ -94,5 +95,30 @@ describe("the repository's Dockerfile: a production image", () => {
     expect(of('CMD').at(-1)?.exec).toEqual(['node', 'services/tern/dist/main.js']);
     expect(of('ENTRYPOINT')).toEqual([]);
     expect(imageEnvironment(df, 'runtime').NODE_ENV).toBe('production');
+  });
+
+  it('runs Node 24 (the LTS line), a version package.json engines accepts, printed for infra/node.sh', () => {
+    const pin = df.globalArgs.NODE_VERSION ?? '';
+    expect(pin).toMatch(/^24\.\d+\.\d+$/);
+    const engines = (
+      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+        engines: { node: string };
+      }
+    ).engines.node;
+    const [major, minor] = /^>=(\d+)\.(\d+)$/.exec(engines)!.slice(1).map(Number) as [number, number];
+    const [pinMajor, pinMinor] = pin.split('.').map(Number) as [number, number];
+    expect(major).toBe(24);
+    expect(pinMajor > major || (pinMajor === major && pinMinor >= minor)).toBe(true);
+    // Both image stages run it.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the Dockerfile's own ARG reference
+    expect(df.stages.filter((s) => s.from === 'node:${NODE_VERSION}-bookworm-slim').length).toBe(2);
+    const printed = execFileSync(
+      process.execPath,
+      [new URL('./dockerfile.mjs', import.meta.url).pathname, 'node-version'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(printed).toBe(`${pin}\n`);
   });
 });

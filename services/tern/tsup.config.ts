@@ -4,10 +4,10 @@ import { defineConfig } from 'tsup';
 // npm dependency stays an import resolved from node_modules at run time (native chDB, PGlite's
 // wasm files, kafkajs…).
 export default defineConfig({
-  entry: ['src/main.ts', 'src/rebuild.ts', 'src/seed-demo.ts'],
+  entry: ['src/main.ts', 'src/rebuild.ts', 'src/seed-demo.ts', 'src/mcp.ts'],
   format: ['esm'],
   platform: 'node',
-  target: 'node20',
+  target: 'node24',
   outDir: 'dist',
   clean: true,
   sourcemap: true,

@@ -150,7 +150,10 @@ describe('Postgres failover: kill -9 of the primary, the standby promoted behind
         ].join(' '),
       );
       expect(c.diffs).toEqual([]);
-      expect({ lost: figures.lost, hooksMissing: figures.hooksMissing }).toEqual({ lost: 0, hooksMissing: 0 });
+      expect({ lost: figures.lost, hooksMissing: figures.hooksMissing }).toEqual({
+        lost: 0,
+        hooksMissing: 0,
+      });
       // A send whose outcome was being recorded when the primary died is sent again (its lease
       // runs out): at most the sender's sends in flight (32), nothing beyond (measured: 2).
       expect(figures.double).toBeLessThanOrEqual(SENDS_IN_FLIGHT);

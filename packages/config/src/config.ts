@@ -103,6 +103,14 @@ export interface Config {
   bounceSmtpMaxBytes: number;
   /** BOUNCE_SMTP_RATE_PER_MINUTE: messages one client address may deliver per minute (421 past it). */
   bounceSmtpRatePerMinute: number;
+  /** INBOUND_SMTP_PORT: the MX listener of inbound email (SPEC §24); undefined → off (0: any free port). */
+  inboundSmtpPort: number | undefined;
+  /** INBOUND_DOMAIN: tenants receive at `<anything>@<slug>.<INBOUND_DOMAIN>` without DNS of their own. */
+  inboundDomain: string | undefined;
+  /** INBOUND_MX_HOST: the MX host receiving domains point to; undefined → the host of PUBLIC_URL. */
+  inboundMxHost: string | undefined;
+  /** INBOUND_MAX_BYTES: largest inbound message (552 past it). */
+  inboundMaxBytes: number;
   /**
    * SMTP_LISTEN_*: the connection limits and deadlines every SMTP listener shares (submission,
    * bounce mailbox, inbound MX); the shape of `@tern/smtp-limits`' `SmtpListenerLimits`.

@@ -252,6 +252,24 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
       'messages one client address may deliver to the bounce mailbox per minute (more: `421`); the bounce mailbox’s own value of `SMTP_LISTEN_MESSAGES_PER_MINUTE`',
     default: '300',
   },
+  INBOUND_SMTP_PORT: {
+    meaning:
+      'port of the inbound MX listener (SPEC §24, [inbound](docs/inbound.md)): STARTTLS offered with `SMTP_TLS_*`, mail taken only for receiving addresses; served by `npm start` and `--services=inbound`; `0` = any free port',
+    default: 'unset (off)',
+  },
+  INBOUND_DOMAIN: {
+    meaning:
+      'domain under which every tenant receives without DNS of its own: `<anything>@<tenant slug>.INBOUND_DOMAIN` (its wildcard MX must reach the listener)',
+    default: 'unset (only receiving domains)',
+  },
+  INBOUND_MX_HOST: {
+    meaning: 'the MX host of receiving domains (their `inbound_mx` record: `10 INBOUND_MX_HOST`)',
+    default: 'the host of `PUBLIC_URL`',
+  },
+  INBOUND_MAX_BYTES: {
+    meaning: 'largest inbound message (larger: `552`)',
+    default: '41943040 (40 MiB)',
+  },
   SMTP_LISTEN_MAX_CONNECTIONS: {
     meaning:
       'every SMTP listener (submission, bounce mailbox, inbound MX): open connections at most per listener; more get `421` and are closed ([SMTP listeners](docs/reliability.md#smtp-listeners))',
@@ -305,12 +323,16 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
  * Listed in a table of their own so the README names every variable the code reads.
  */
 export const TOOL_VARIABLES = {
-  TERN_URL: { meaning: '`npm run seed:demo`: the Tern it posts to', default: '`http://127.0.0.1:$PORT`' },
+  TERN_URL: {
+    meaning: '`npm run seed:demo` and `npm run mcp`: the Tern they call',
+    default: '`http://127.0.0.1:$PORT`',
+  },
   SEED_TENANT: { meaning: '`npm run seed:demo`: the tenant of the seeded stream', default: '`demo`' },
   SEED_EMAILS: { meaning: '`npm run seed:demo`: emails posted through `POST /events`', default: '3000' },
   SEED_SENDS: { meaning: '`npm run seed:demo`: emails sent through `POST /emails/batch`', default: '60' },
   TERN_API_KEY: {
-    meaning: '`npm run seed:demo` and the SDK (`init()` without `apiKey`): an API key of the tenant',
+    meaning:
+      '`npm run seed:demo`, `npm run mcp` (required: its scopes decide what the tools may do) and the SDK (`init()` without `apiKey`): an API key of the tenant',
     default: 'unset',
   },
   TERN_BASE_URL: { meaning: 'the SDK: base URL when `init()` is given none', default: 'unset' },

@@ -130,6 +130,10 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     bounceDomain: e.BOUNCE_DOMAIN,
     bounceSmtpMaxBytes: e.BOUNCE_SMTP_MAX_BYTES,
     bounceSmtpRatePerMinute: e.BOUNCE_SMTP_RATE_PER_MINUTE,
+    inboundSmtpPort: e.INBOUND_SMTP_PORT,
+    inboundDomain: e.INBOUND_DOMAIN,
+    inboundMxHost: e.INBOUND_MX_HOST,
+    inboundMaxBytes: e.INBOUND_MAX_BYTES,
     smtpListenerLimits: {
       maxConnections: e.SMTP_LISTEN_MAX_CONNECTIONS,
       maxConnectionsPerClient: e.SMTP_LISTEN_MAX_CONNECTIONS_PER_CLIENT,

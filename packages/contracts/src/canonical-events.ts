@@ -35,6 +35,7 @@ export const CANONICAL_DATA_FIELDS: Readonly<
     from: [text(320), false],
     scheduledAt: [{ kind: 'timestamp' }, false],
     projectId: [{ kind: 'id' }, false],
+    campaignId: [{ kind: 'id' }, false],
   },
   'email.sent': {
     provider: [text(128, 1), true],

@@ -10,7 +10,13 @@ export const DOMAIN_STATUSES = ['pending', 'verified', 'failed'] as const;
 export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
 
 /** What each published record is for, in the order Tern lists them. */
-export const DOMAIN_RECORD_PURPOSES = ['dkim', 'return_path_mx', 'return_path_spf', 'dmarc'] as const;
+export const DOMAIN_RECORD_PURPOSES = [
+  'dkim',
+  'return_path_mx',
+  'return_path_spf',
+  'dmarc',
+  'inbound_mx',
+] as const;
 export type DomainRecordPurpose = (typeof DOMAIN_RECORD_PURPOSES)[number];
 
 /** The records a domain needs for `verified`; DMARC is advice and never blocks sending. */
@@ -75,7 +81,8 @@ export const domainRecordSchema = z
       description:
         '`dkim`: the public key receivers check signatures with; `return_path_mx` / `return_path_spf`: the bounce ' +
         'subdomain the envelope sender uses (its MX brings bounces back, its SPF authorises the relay); `dmarc`: a ' +
-        'suggested policy, `verified` once any DMARC record exists.',
+        'suggested policy, `verified` once any DMARC record exists; `inbound_mx` (a receiving domain, SPEC §24): the ' +
+        'MX that brings its mail to Tern (`10 <INBOUND_MX_HOST>`).',
     }),
     type: z.enum(['TXT', 'MX']),
     name: z.string().meta({ description: 'The full DNS name to publish the record at.' }),
@@ -105,6 +112,9 @@ export const domainSchema = z
         '`verified` (re-checked daily; a record gone or changed → `failed`).',
     }),
     records: z.array(domainRecordSchema),
+    receiving: z.boolean().meta({
+      description: 'Whether Tern receives mail at the domain (SPEC §24; `PATCH /domains/:id { receiving }`).',
+    }),
     /** Why the domain is not verified: the records not found or with another value, by name; null when verified. */
     reason: z.string().nullable().meta({
       description:
@@ -194,3 +204,14 @@ export const domainFailed = z.strictObject({ ...domainEnvelope, type: z.literal(
  */
 export const domainEventSchema = z.discriminatedUnion('type', [domainVerified, domainFailed]);
 export type DomainEvent = z.infer<typeof domainEventSchema>;
+
+/** `PATCH /domains/:id` (SPEC §24): turns receiving at the domain on or off. */
+export const updateDomainBodySchema = z
+  .strictObject({
+    receiving: z.boolean({ error: 'receiving must be a boolean' }).meta({
+      description:
+        'true: Tern receives mail at the domain; adds the `inbound_mx` record (`10 <INBOUND_MX_HOST>`), verified like the others.',
+    }),
+  })
+  .meta({ examples: [{ receiving: true }] });
+export type UpdateDomainBody = z.infer<typeof updateDomainBodySchema>;

@@ -78,6 +78,11 @@ export const emailDetailSchema = emailLogEntrySchema
     opens: z.number().int(),
     clicks: z.number().int(),
     events: z.array(emailTimelineEventSchema),
+    /** Inbound messages answering this email (SPEC §24: In-Reply-To/References name its Message-ID), oldest first. */
+    replies: z
+      .array(z.object({ id: z.string(), receivedAt: z.string() }))
+      .optional()
+      .meta({ description: 'Received replies to this email (`GET /inbound/:id`), oldest first.' }),
   })
   .meta({
     description: 'The log entry, the details of the send and the timeline (oldest first).',

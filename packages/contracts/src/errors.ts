@@ -58,6 +58,8 @@ export const ERROR_CODES_BY_STATUS = {
     /** The email was already handed to the provider: it can no longer be cancelled. */
     'ALREADY_SENT',
   ],
+  /** `GET`/`DELETE /mcp`: the MCP server is stateless; each message is a POST (SPEC §28). */
+  405: ['METHOD_NOT_ALLOWED'],
   /** `GET /events*`: the cursor is older than the stream keeps (EVENT_STREAM_DAYS, retention; SPEC §25). */
   410: ['CURSOR_EXPIRED'],
   413: ['PAYLOAD_TOO_LARGE'],
@@ -100,6 +102,7 @@ export const GENERAL_ERROR_CODE: { [S in ErrorStatus]: ErrorCodeOf<S> } = {
   401: 'INVALID_CREDENTIAL',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
   409: 'CONFLICT',
   410: 'CURSOR_EXPIRED',
   413: 'PAYLOAD_TOO_LARGE',

@@ -23,6 +23,8 @@ export const emailQueuedData = z.strictObject({
   scheduledAt: isoTimestamp('scheduledAt').optional(),
   /** The email's project (SPEC §16); logs and analytics can be narrowed to it. */
   projectId: idSchema('projectId').optional(),
+  /** The campaign of campaign mail (SPEC §26): analytics can be sliced by it. */
+  campaignId: idSchema('campaignId').optional(),
 });
 /** Personal fields sealed with AES-256-GCM under the (tenant, recipient hash `rh`, UTC month `p`) data key. */
 export const sealedFieldsSchema = z.strictObject({

@@ -25,6 +25,9 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const DOMAIN_EVENT_TYPES = ['domain.verified', 'domain.failed'] as const;
 export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 
-/** What a webhook endpoint can subscribe to: both. */
-export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES, ...DOMAIN_EVENT_TYPES] as const;
+/** An inbound message's arrival (SPEC §24). */
+export const INBOUND_EVENT_TYPE = 'email.received';
+
+/** What a webhook endpoint can subscribe to: all three. */
+export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES, ...DOMAIN_EVENT_TYPES, INBOUND_EVENT_TYPE] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -11,6 +11,7 @@ export * from './event-data.js';
 export * from './events.js';
 export * from './http.js';
 export * from './ids.js';
+export * from './inbound.js';
 export * from './log-events.js';
 export * from './personal-fields.js';
 export * from './projects.js';

@@ -15,6 +15,7 @@ export const RESOURCE_ID_PREFIXES = {
   project: 'prj',
   webhook: 'wh',
   domain: 'dom',
+  inboundRoute: 'inr',
 } as const;
 export type ResourceKind = keyof typeof RESOURCE_ID_PREFIXES;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The 14 API key scopes of SPEC §3 and those of part four (`events:read`, `events:write`: SPEC §25, §28). */
+/** The 14 API key scopes of SPEC §3 and those of part four (`inbound:read`, `inbound:manage`: SPEC §24; `events:read`, `events:write`: SPEC §25, §28; `analytics:read`: SPEC §26). */
 export const SCOPES = [
   'email:send',
   'email:read',
@@ -16,8 +16,11 @@ export const SCOPES = [
   'projects:read',
   'projects:write',
   'webhooks:manage',
+  'inbound:read',
+  'inbound:manage',
   'events:read',
   'events:write',
+  'analytics:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 export const scopeSchema = z.enum(SCOPES, { error: `scope must be one of ${SCOPES.join(', ')}` });

@@ -1,4 +1,5 @@
 import { type DeliveryEvent, type EmailLogEntry, type EmailStatus, STATUS_RANK } from '@tern/contracts';
+import { type EmailDims, evolveDims } from './email-dims.js';
 import { instant, normaliseTimestamp } from './time.js';
 
 /**
@@ -25,6 +26,8 @@ export type QueuedInfo = {
   scheduledAt: string | null;
   /** The email's project (SPEC §16), or null. States stored before projects existed lack it: read with `?? null`. */
   projectId: string | null;
+  /** The campaign the email belongs to (SPEC §26), or null. States stored before it lack it: read with `?? null`. */
+  campaignId?: string | null;
   queuedEventId: string;
 };
 
@@ -67,6 +70,8 @@ export type EmailState = {
    * the address the projector suppresses is the named one, not `toEmail`. Read with `?? 0`.
    */
   namedComplaintCount?: number;
+  /** Analytics dimensions (SPEC §26, `email-dims.ts`). States stored before them lack it. */
+  dims?: EmailDims;
 };
 
 /** The one recipient (of several) an event is about, or undefined when it is the whole message's (SPEC §22). */
@@ -138,6 +143,7 @@ function queuedInfoOf(event: Extract<DeliveryEvent, { type: 'email.queued' }>): 
     from: data.from ?? null,
     scheduledAt: data.scheduledAt === undefined ? null : normaliseTimestamp(data.scheduledAt),
     projectId: data.projectId ?? null,
+    ...(data.campaignId === undefined ? {} : { campaignId: data.campaignId }),
     queuedEventId: event.id,
   };
 }
@@ -202,6 +208,12 @@ function onOpened(state: EmailState, at: Stamp): EmailState {
  * never mutates its input. Callers dedupe by event id first (a count would count a duplicate twice).
  */
 export function evolve(state: EmailState, event: DeliveryEvent): EmailState {
+  const next = evolveCore(state, event);
+  const dims = evolveDims(state.dims, event);
+  return dims === state.dims ? next : { ...next, dims };
+}
+
+function evolveCore(state: EmailState, event: DeliveryEvent): EmailState {
   if (event.tenantId !== state.tenantId || event.emailId !== state.emailId) {
     throw new Error(
       `event ${event.id} is for ${event.tenantId}/${event.emailId}, not for ${state.tenantId}/${state.emailId}`,

@@ -36,6 +36,8 @@ export interface QueuedInput {
   tags?: readonly string[] | undefined;
   scheduledAt?: Date | null | undefined;
   projectId?: string | null | undefined;
+  /** The campaign of campaign mail (SPEC §26). */
+  campaignId?: string | null | undefined;
 }
 
 /** The id of a send's `email.queued` (its read-your-writes position, SPEC §25). */
@@ -57,6 +59,7 @@ export function queuedEvent(input: QueuedInput): EmailQueued {
       ...(input.from !== undefined ? { from: input.from } : {}),
       ...(input.scheduledAt != null ? { scheduledAt: input.scheduledAt.toISOString() } : {}),
       ...(input.projectId != null ? { projectId: input.projectId } : {}),
+      ...(input.campaignId != null ? { campaignId: input.campaignId } : {}),
     },
   });
 }

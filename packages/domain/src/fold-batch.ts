@@ -1,5 +1,6 @@
 import type { DeliveryEvent } from '@tern/contracts';
 import { type AnalyticsDelta, aggregateDeltas, diffContributions } from './analytics.js';
+import { aggregateDimDeltas, type DimDelta, diffDimContributions } from './analytics-dims.js';
 import { type EmailState, evolve, initialEmailState } from './email-fold.js';
 
 /** `tenantId`, NUL, `id`: one key per email (or per event id) of a tenant. */
@@ -27,7 +28,12 @@ export interface FoldedBatch {
   emails: FoldedEmail[];
   /** The rollup change of the batch, summed per (tenant, day, template, project). */
   deltas: AnalyticsDelta[];
+  /** The sliceable rollup's change (SPEC §26, `analytics-dims.ts`), summed per (tenant, dimensions). */
+  dimDeltas: DimDelta[];
 }
+
+/** The mailbox provider of a recipient address (SPEC §26), resolved before the fold; absent: `other`. */
+export type MailboxOf = (toEmail: string | null) => string;
 
 /**
  * The batch's events grouped by email, each group in log order, the groups sorted by (tenant,
@@ -54,15 +60,22 @@ export function groupByEmail(events: readonly DeliveryEvent[]): EmailGroup[] {
 export function foldBatch(
   groups: readonly EmailGroup[],
   stateOf: (tenantId: string, emailId: string) => EmailState | null,
+  mailboxOf?: MailboxOf,
 ): FoldedBatch {
   const emails: FoldedEmail[] = [];
   const deltas: AnalyticsDelta[] = [];
+  const dimDeltas: DimDelta[] = [];
   for (const { tenantId, emailId, events } of groups) {
     const before = stateOf(tenantId, emailId);
     let after = before ?? initialEmailState(tenantId, emailId);
     for (const event of events) after = evolve(after, event);
+    // The provider is decided once, when the email is first known queued, and kept (without a
+    // lookup the state stays without one and counts as `other`).
+    if (mailboxOf !== undefined && after.queued !== null && after.dims?.mailbox === undefined)
+      after = { ...after, dims: { ...after.dims, mailbox: mailboxOf(after.queued.toEmail) } };
     deltas.push(...diffContributions(before, after));
+    dimDeltas.push(...diffDimContributions(before, after));
     emails.push({ tenantId, emailId, before, after, events });
   }
-  return { emails, deltas: aggregateDeltas(deltas) };
+  return { emails, deltas: aggregateDeltas(deltas), dimDeltas: aggregateDimDeltas(dimDeltas) };
 }

@@ -7,6 +7,13 @@ import fc from 'fast-check';
  * createdAt day depends on which email.queued defines it), and short ids (so id order matters).
  */
 
+/** A few real readers (SPEC §26 client dimension): the first human open or click decides. */
+const USER_AGENTS = [
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148',
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36',
+  'Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.17029; Pro)',
+];
+
 const BASE_MS = Date.parse('2024-05-01T23:58:30.000Z');
 
 /** ISO 8601 of `ms` as seen from `offsetMin` minutes east of UTC. */
@@ -44,12 +51,22 @@ const dataArb: Record<EventType, fc.Arbitrary<Record<string, unknown>>> = {
   }),
   'email.delayed': fc.constant({}),
   'email.delivered': fc.constant({}),
-  'email.bounced': fc.record({ bounceType: fc.constantFrom('hard', 'soft') }),
+  'email.bounced': fc.record(
+    {
+      bounceType: fc.constantFrom('hard', 'soft'),
+      smtpStatus: fc.constantFrom('5.1.1', '4.2.2', '5.7.1'),
+      diagnostic: fc.constantFrom('550 5.7.1 Message rejected as spam', 'host not found'),
+    },
+    { requiredKeys: ['bounceType'] },
+  ),
   'email.failed': fc.constant({ reason: 'rejected' }),
   'email.suppressed': fc.constant({ reason: 'listed' }),
   'email.cancelled': fc.constant({}),
-  'email.opened': fc.constant({}),
-  'email.clicked': fc.constant({ url: 'https://example.com' }),
+  'email.opened': fc.record({ userAgent: fc.constantFrom(...USER_AGENTS) }, { requiredKeys: [] }),
+  'email.clicked': fc.record(
+    { url: fc.constant('https://example.com'), userAgent: fc.constantFrom(...USER_AGENTS) },
+    { requiredKeys: ['url'] },
+  ),
   'email.complained': fc.constant({}),
 };
 

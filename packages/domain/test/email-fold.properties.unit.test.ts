@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import {
   type AnalyticsDelta,
   aggregateDeltas,
+  bounceCategory,
+  classifyUserAgent,
   contribution,
   diffContributions,
   type EmailState,
@@ -240,5 +242,27 @@ function reference(events: readonly DeliveryEvent[]): EmailState {
   state.clickCount = ofType('email.clicked').length;
   state.complaintCount = ofType('email.complained').length;
   state.hardBounced = ofType('email.bounced').some((e) => e.data.bounceType === 'hard');
+  // SPEC §26 dimensions: the first human open or click's client, the latest bounce's category.
+  const human = earliest([...ofType('email.opened'), ...ofType('email.clicked')]);
+  const bounce = latest(ofType('email.bounced'));
+  const delayed = ofType('email.delayed').length > 0;
+  if (human || bounce || delayed)
+    state.dims = {
+      ...(human
+        ? {
+            ...classifyUserAgent(human.data.userAgent),
+            engagedAt: iso(human.occurredAt),
+            engagedId: human.id,
+          }
+        : {}),
+      ...(bounce
+        ? {
+            bounce: bounceCategory(bounce.data.smtpStatus, bounce.data.diagnostic),
+            bounceAt: iso(bounce.occurredAt),
+            bounceId: bounce.id,
+          }
+        : {}),
+      ...(delayed ? { delayed: true } : {}),
+    };
   return state;
 }

@@ -85,6 +85,12 @@ export function createDnsChecker(opts: DnsCheckerOptions = {}): DnsChecker {
           const wanted = record.value.toLowerCase().replace(/\.$/, '');
           return hosts.includes(wanted) ? { status: 'verified' } : { status: 'failed', found: hosts[0]! };
         }
+        case 'inbound_mx': {
+          const hosts = await mx(resolver, record.name);
+          if (hosts === null || hosts.length === 0) return { status: 'pending' };
+          const wanted = (record.value.split(/\s+/).pop() ?? '').toLowerCase().replace(/\.$/, '');
+          return hosts.includes(wanted) ? { status: 'verified' } : { status: 'failed', found: hosts[0]! };
+        }
         case 'dmarc': {
           const domain = record.name.replace(/^_dmarc\./, '');
           for (const candidate of signingCandidates(domain)) {

@@ -10,4 +10,5 @@ export {
   unverifiedDomains,
 } from './signing.js';
 export { applyCheck, type CheckedDomain, type CheckSchedule, DEFAULT_CHECK_SCHEDULE } from './status.js';
+export { receivingTenants } from './store.js';
 export { parseVerpLocalPart, verpAddress, verpMac, verpMatches } from './verp.js';

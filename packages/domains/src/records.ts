@@ -42,7 +42,7 @@ export function expectedRecords(
   settings: RecordSettings,
 ): ExpectedRecord[] {
   const bounce = `${settings.bounceSubdomain}.${name}`;
-  const records: Record<DomainRecordPurpose, ExpectedRecord> = {
+  const records: Record<Exclude<DomainRecordPurpose, 'inbound_mx'>, ExpectedRecord> = {
     dkim: {
       purpose: 'dkim',
       type: 'TXT',
@@ -60,3 +60,11 @@ export function expectedRecords(
 export function bounceHostOf(records: readonly ExpectedRecord[]): string | null {
   return records.find((r) => r.purpose === 'return_path_mx')?.name ?? null;
 }
+
+/** The MX record of a receiving domain (SPEC §24): `10 <INBOUND_MX_HOST>` at the domain itself. */
+export const inboundMxRecord = (name: string, mxHost: string): ExpectedRecord => ({
+  purpose: 'inbound_mx',
+  type: 'MX',
+  name,
+  value: `10 ${mxHost}`,
+});

@@ -11,7 +11,7 @@ import { createPoller, type Logger, silentLogger } from '@tern/jobs';
 import type pg from 'pg';
 import type { DnsChecker } from './dns-check.js';
 import { dkimSelector, generateDkimKey } from './keys.js';
-import { expectedRecords, type RecordSettings } from './records.js';
+import { expectedRecords, inboundMxRecord, type RecordSettings } from './records.js';
 import { applyCheck, type CheckOutcome, type CheckSchedule, DEFAULT_CHECK_SCHEDULE } from './status.js';
 import {
   claimDueDomains,
@@ -24,6 +24,7 @@ import {
   insertDomain,
   listDomains,
   saveCheck,
+  setDomainRecords,
   toDomain,
 } from './store.js';
 
@@ -41,6 +42,8 @@ export interface SendingDomainsOptions {
   sealer: KeySealer;
   /** The return path of new domains (BOUNCE_SUBDOMAIN, BOUNCE_MX_HOST, the SPF value). */
   records: RecordSettings;
+  /** INBOUND_MX_HOST: the MX of receiving domains (SPEC §24); absent → BOUNCE_MX_HOST's value. */
+  inboundMxHost?: string | undefined;
   now: () => Date;
   schedule?: CheckSchedule;
   logger?: Logger;
@@ -65,6 +68,11 @@ export interface SendingDomains {
     window: { limit: number; offset: string },
   ): Promise<{ items: Domain[]; total: number }>;
   remove(tenantId: string, id: string): Promise<boolean>;
+  /**
+   * Receiving on or off (SPEC §24): adds (or removes) the `inbound_mx` record `10 <mxHost>` and
+   * checks the DNS now; null when unknown. Without `mxHost` (no INBOUND_MX_HOST) it cannot be on.
+   */
+  setReceiving(tenantId: string, id: string, receiving: boolean): Promise<Domain | null>;
   /** Checks the DNS now and answers the new state (SPEC §20 `POST /domains/:id/verify`); null when unknown. */
   verify(tenantId: string, id: string): Promise<Domain | null>;
   /** One poller pass: appends saved events, then checks every due domain. Resolves with the domains checked. */
@@ -206,6 +214,21 @@ export function createSendingDomains(opts: SendingDomainsOptions): SendingDomain
       return { items: items.map(toDomain), total };
     },
     remove: (tenantId, id) => deleteDomain(pool, tenantId, id),
+    async setReceiving(tenantId, id, receiving) {
+      const row = await getDomain(pool, tenantId, id);
+      if (row === null) return null;
+      const others = row.records.filter((r) => r.purpose !== 'inbound_mx');
+      const mxHost = opts.inboundMxHost ?? opts.records.bounceMxHost;
+      const records = receiving
+        ? [...others, { ...inboundMxRecord(row.name, mxHost), status: 'pending' as const }]
+        : others;
+      await setDomainRecords(pool, tenantId, id, records, now());
+      const fresh = await getDomain(pool, tenantId, id);
+      if (fresh === null) return null;
+      const saved = await check(fresh, true);
+      const current = saved ?? (await getDomain(pool, tenantId, id));
+      return current && toDomain(current);
+    },
     async verify(tenantId, id) {
       const row = await getDomain(pool, tenantId, id);
       if (row === null) return null;

@@ -80,6 +80,7 @@ export const toDomain = (r: DomainRow): Domain => ({
     value: x.value,
     status: x.status,
   })),
+  receiving: r.records.some((x) => x.purpose === 'inbound_mx'),
   reason: r.reason,
   createdAt: r.createdAt.toISOString(),
   verifiedAt: r.verifiedAt?.toISOString() ?? null,
@@ -301,4 +302,35 @@ export async function verifiedNames(
     [tenantId, names],
   );
   return new Set(rows.map((r) => r.name));
+}
+
+/**
+ * The tenants receiving mail at `host` (SPEC §24): a domain of theirs with `receiving: true`
+ * whose `inbound_mx` record is verified.
+ */
+export async function receivingTenants(db: Queryable, host: string): Promise<string[]> {
+  const { rows } = await db.query<{ tenant_id: string }>(
+    `SELECT tenant_id FROM sending_domains
+     WHERE name = $1 AND EXISTS (
+       SELECT 1 FROM jsonb_array_elements(records) r
+       WHERE r->>'purpose' = 'inbound_mx' AND r->>'status' = 'verified')`,
+    [host.toLowerCase()],
+  );
+  return rows.map((r) => r.tenant_id);
+}
+
+/** Replaces a domain's records (receiving on or off, SPEC §24); the next check sets their status. */
+export async function setDomainRecords(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  records: readonly DomainRecord[],
+  now: Date,
+): Promise<boolean> {
+  const result = await db.query(
+    `UPDATE sending_domains SET records = $3::jsonb, updated_at = $4, version = version + 1
+     WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id, JSON.stringify(records), now],
+  );
+  return (result.rowCount ?? 0) > 0;
 }

@@ -3,10 +3,13 @@ import {
   type DomainEvent,
   deliveryEventSchema,
   domainEventSchema,
+  type InboundEvent,
+  inboundEventSchema,
   isCanonicalDeliveryEvent,
   type LogEvent,
   logEventKey,
   looksLikeDomainEvent,
+  looksLikeInboundEvent,
   storableText,
 } from '@tern/contracts';
 import type { ConsumedRecord, EventLog, EventLogConsumer, EventLogRecord } from './port.js';
@@ -30,6 +33,8 @@ export interface EventBatch {
   events: DeliveryEvent[];
   /** Sending domains' events: no read model folds them; the dispatcher delivers them. */
   domainEvents: DomainEvent[];
+  /** Inbound messages' `email.received` (SPEC §24): no delivery fold; the dispatcher announces them. */
+  inboundEvents: InboundEvent[];
   deadLetters: DeadLetter[];
 }
 
@@ -77,9 +82,15 @@ const reasonOf = (issues: readonly { path: PropertyKey[]; message: string }[]) =
   issues.map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`).join('; ');
 
 /** A parsed value as an event, or the reason it is none (the schema's issues). */
-function asEvent(value: unknown): { event: DeliveryEvent } | { domain: DomainEvent } | { reason: string } {
+function asEvent(
+  value: unknown,
+): { event: DeliveryEvent } | { domain: DomainEvent } | { inbound: InboundEvent } | { reason: string } {
   // Records Tern appended were validated then: a cheap check trusts them, zod runs only for the rest.
   if (isCanonicalDeliveryEvent(value)) return { event: value };
+  if (looksLikeInboundEvent(value)) {
+    const inbound = inboundEventSchema.safeParse(value);
+    return inbound.success ? { inbound: inbound.data } : { reason: reasonOf(inbound.error.issues) };
+  }
   if (looksLikeDomainEvent(value)) {
     const domain = domainEventSchema.safeParse(value);
     return domain.success ? { domain: domain.data } : { reason: reasonOf(domain.error.issues) };
@@ -107,6 +118,7 @@ function toBatch(
 ): EventBatch {
   const events: DeliveryEvent[] = [];
   const domainEvents: DomainEvent[] = [];
+  const inboundEvents: InboundEvent[] = [];
   const deadLetters: DeadLetter[] = [];
   for (const [i, value] of values.entries()) {
     const raw = records[i]!.value;
@@ -117,13 +129,14 @@ function toBatch(
     const found = asEvent(value);
     if ('event' in found) events.push(found.event);
     else if ('domain' in found) domainEvents.push(found.domain);
+    else if ('inbound' in found) inboundEvents.push(found.inbound);
     else
       deadLetters.push({
         payload: storableText(opened.has(i) ? JSON.stringify(value) : raw),
         reason: storableText(found.reason),
       });
   }
-  return { events, domainEvents, deadLetters };
+  return { events, domainEvents, inboundEvents, deadLetters };
 }
 
 /** A batch of records that hold no sealed field, read synchronously (benches measure this stage alone). */

@@ -3,6 +3,8 @@ import {
   type EmailQueued,
   ERASED_TEXT,
   erasedValueOf,
+  INBOUND_PERSONAL_FIELDS,
+  type InboundEvent,
   type LogEvent,
   PERSONAL_FIELDS,
   personalFieldsOf,
@@ -20,6 +22,46 @@ export const SEALED_FIELDS = PERSONAL_FIELDS['email.queued'];
 /** An email.queued with a clear recipient (what Tern's own writers and outside pipelines produce). */
 const clearQueued = (e: LogEvent): e is EmailQueued & { data: { toEmail: string } } =>
   e.type === 'email.queued' && typeof e.data.toEmail === 'string';
+
+const isReceived = (e: LogEvent): e is InboundEvent => e.type === 'email.received';
+
+/**
+ * An inbound message's personal fields (SPEC §24) as sealed strings: sealed under its SENDER's
+ * data key (the key is recorded for the inbound id), so erasing the sender erases them.
+ */
+function receivedItem(e: InboundEvent): SealItem {
+  const d = e.data;
+  return {
+    tenantId: e.tenantId,
+    emailId: e.inboundId,
+    email: d.from,
+    at: new Date(e.occurredAt),
+    fields: { from: d.from, to: JSON.stringify(d.to), subject: d.subject, messageId: d.messageId },
+  };
+}
+
+function withoutReceivedPersonal(e: InboundEvent, sealed: Sealed): unknown {
+  const rest: Record<string, unknown> = { ...e.data };
+  for (const name of INBOUND_PERSONAL_FIELDS) delete rest[name];
+  return { ...e, data: { ...rest, sealed } };
+}
+
+/** The clear fields of an opened email.received, or what they read once erased. */
+function receivedClear(fields: Record<string, string | null> | null): Record<string, unknown> {
+  if (!fields) return { from: ERASED_TEXT, to: [], subject: null, messageId: null };
+  let to: unknown = [];
+  try {
+    to = JSON.parse(fields.to ?? '[]');
+  } catch {
+    to = [];
+  }
+  return {
+    from: fields.from ?? ERASED_TEXT,
+    to,
+    subject: fields.subject ?? null,
+    messageId: fields.messageId ?? null,
+  };
+}
 
 const dataOf = (e: DeliveryEvent) => (e.data ?? {}) as Record<string, unknown>;
 
@@ -100,6 +142,7 @@ interface SealedShape {
   type?: unknown;
   tenantId?: unknown;
   emailId?: unknown;
+  inboundId?: unknown;
   data?: Record<string, unknown> & { sealed?: Sealed };
 }
 
@@ -109,6 +152,9 @@ function sealedValue(
 ): (SealedShape & { tenantId: string; emailId: string; data: { sealed: Sealed } }) | null {
   if (value === null || typeof value !== 'object') return null;
   const v = value as SealedShape;
+  // An inbound message's fields are sealed under the key recorded for its inbound id (SPEC §24).
+  if (v.type === 'email.received' && typeof v.inboundId === 'string' && v.emailId === undefined)
+    return sealedValue({ ...v, emailId: v.inboundId });
   const sealed = v.data !== null && typeof v.data === 'object' ? v.data.sealed : undefined;
   if (
     typeof v.tenantId !== 'string' ||
@@ -135,9 +181,12 @@ export function createSealer(keyring: Keyring): EventSealer {
       const queued: number[] = [];
       const later: { index: number; item: EmailSealItem }[] = [];
       const named: { index: number; item: SealItem }[] = [];
+      const received: number[] = [];
       for (const [i, e] of events.entries()) {
         if (clearQueued(e)) queued.push(i);
-        else {
+        else if (isReceived(e)) {
+          if (typeof e.data.from === 'string') received.push(i);
+        } else {
           const fields = personalOf(e);
           if (!fields) continue;
           const emailId = (e as DeliveryEvent).emailId;
@@ -158,8 +207,14 @@ export function createSealer(keyring: Keyring): EventSealer {
           else later.push({ index: i, item: { tenantId: e.tenantId, emailId, fields } });
         }
       }
-      if (queued.length === 0 && later.length === 0 && named.length === 0) return events;
+      if (queued.length === 0 && later.length === 0 && named.length === 0 && received.length === 0)
+        return events;
       const out: unknown[] = events.slice();
+      if (received.length > 0) {
+        const sealed = await keyring.sealMany(received.map((i) => receivedItem(events[i] as InboundEvent)));
+        for (const [n, i] of received.entries())
+          out[i] = withoutReceivedPersonal(events[i] as InboundEvent, sealed[n]!);
+      }
       // email.queued first: a batch holding an email's email.queued and its bounce seals both.
       if (queued.length > 0) {
         const sealed = await keyring.sealMany(
@@ -203,6 +258,11 @@ export function createSealer(keyring: Keyring): EventSealer {
         const fields = opened[n];
         const type = typeof value.type === 'string' ? value.type : 'email.queued';
         const { sealed: _sealed, ...rest } = value.data;
+        if (type === 'email.received') {
+          const target = values[found[n]!.index] as { data: Record<string, unknown> };
+          target.data = { ...rest, ...receivedClear(fields ?? null) };
+          continue;
+        }
         const clear: Record<string, string | null> = fields ? {} : erasedFields(type);
         if (fields)
           for (const name of personalFieldsOf(type)) {

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { type AnalyticsDelta, utcDay } from '@tern/domain';
+import { type AnalyticsDelta, type DimDelta, utcDay } from '@tern/domain';
 import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
 import type pg from 'pg';
 import type { ChReadModel, ProjectionBatch } from './read-model.js';
@@ -9,6 +9,11 @@ export const DAILY_TABLE = 'email_daily_v2';
 export const PROJECT_DAILY_TABLE = 'email_project_daily_v1';
 /** Machine-opened emails per day and project (SPEC §21): only rows whose count changed. */
 export const MACHINE_DAILY_TABLE = 'email_machine_daily_v1';
+/**
+ * The sliceable rollup (SPEC §26): per (tenant, 15-min bucket, dimensions). Versioned: a new
+ * version is a new table, filled by `npm run reproject -- analytics` while this one serves.
+ */
+export const DIMS_TABLE = 'email_dims_v1';
 /** The Postgres outbox of batches not yet shipped to ClickHouse. */
 export const OUTBOX_TABLE = 'analytics_outbox';
 
@@ -24,7 +29,10 @@ export async function shipBatch(
   ch: ClickHouseClient,
   batchId: string,
   rows: readonly AnalyticsDelta[],
+  dimRows: readonly DimDelta[] = [],
 ): Promise<void> {
+  // The sliceable rollup first: same token, its own table's dedup window.
+  await shipDimRows(ch, DIMS_TABLE, batchId, dimRows);
   if (rows.length === 0) return;
   await ch.insert({
     table: DAILY_TABLE,
@@ -70,10 +78,44 @@ export async function shipBatch(
   });
 }
 
+/** The sliceable rollup's row of a delta (ClickHouse column names). */
+export const dimRowOf = (r: DimDelta) => ({
+  tenant_id: r.tenantId,
+  bucket: r.bucket,
+  template_id: r.templateId,
+  project_id: r.projectId,
+  campaign_id: r.campaignId,
+  sending_domain: r.sendingDomain,
+  mailbox_provider: r.mailboxProvider,
+  tags: r.tags,
+  client_family: r.clientFamily,
+  device_type: r.deviceType,
+  bounce_category: r.bounceCategory,
+  delivery_seconds: r.deliverySeconds,
+  ...r.counters,
+});
+
+/** Inserts dimension deltas into `table` (a version of the sliceable rollup) under a dedup token. */
+export async function shipDimRows(
+  ch: ClickHouseClient,
+  table: string,
+  token: string,
+  rows: readonly DimDelta[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await ch.insert({
+    table,
+    format: 'JSONEachRow',
+    values: rows.map(dimRowOf),
+    clickhouse_settings: { insert_deduplication_token: token },
+  });
+}
+
 export type ShipFn = (
   ch: ClickHouseClient,
   batchId: string,
   rows: readonly AnalyticsDelta[],
+  dimRows?: readonly DimDelta[],
 ) => Promise<void>;
 
 /** Ships and deletes outbox rows; `olderThanMs` limits it to batches another run left behind. */
@@ -83,15 +125,15 @@ export async function shipPendingOutbox(
   opts: { olderThanMs?: number; limit?: number; ship?: ShipFn } = {},
 ): Promise<number> {
   const ship = opts.ship ?? shipBatch;
-  const pending = await pool.query<{ batch_id: string; rows: AnalyticsDelta[] }>(
-    `SELECT batch_id, rows FROM analytics_outbox
+  const pending = await pool.query<{ batch_id: string; rows: AnalyticsDelta[]; dim_rows: DimDelta[] }>(
+    `SELECT batch_id, rows, dim_rows FROM analytics_outbox
       WHERE created_at <= now() - make_interval(secs => $1::double precision / 1000)
       ORDER BY created_at LIMIT $2`,
     [opts.olderThanMs ?? 0, opts.limit ?? 100],
   );
   for (const row of pending.rows) {
-    await ship(ch, row.batch_id, row.rows);
-    await completeOutbox(pool, row.batch_id, row.rows);
+    await ship(ch, row.batch_id, row.rows, row.dim_rows);
+    await completeOutbox(pool, row.batch_id, row.rows, row.dim_rows);
   }
   return pending.rows.length;
 }
@@ -104,14 +146,12 @@ export async function completeOutbox(
   pool: pg.Pool,
   batchId: string,
   rows: readonly AnalyticsDelta[],
+  dimRows: readonly DimDelta[] = [],
 ): Promise<void> {
+  const tenants = [...new Set([...rows, ...dimRows].map((r) => r.tenantId))];
   await pool.query(
     'WITH shipped AS (DELETE FROM analytics_outbox WHERE batch_id = $1) SELECT pg_notify($2, $3)',
-    [
-      batchId,
-      READ_MODEL_CHANNEL,
-      readModelPayload({ kind: 'analytics', tenants: rows.map((r) => r.tenantId) }),
-    ],
+    [batchId, READ_MODEL_CHANNEL, readModelPayload({ kind: 'analytics', tenants })],
   );
 }
 
@@ -125,24 +165,28 @@ export const analyticsWatermarkSql = (status: string) =>
   `CASE WHEN EXISTS (SELECT 1 FROM analytics_outbox) THEN NULL
         ELSE coalesce(${status}.events_total, 0)::text || '@' || coalesce(${status}.last_batch_at::text, '-') END`;
 
+/** One outbox row: a batch's change of the daily rollups and of the sliceable one. */
+export type Outbox = { batchId: string; rows: AnalyticsDelta[]; dimRows: DimDelta[] };
+
 /** Writes a batch's rollup change to the outbox, in the projector's transaction; null when no figure moved. */
 export async function writeOutbox(
   client: pg.ClientBase,
   batch: ProjectionBatch,
   newBatchId: () => string,
-): Promise<{ batchId: string; rows: AnalyticsDelta[] } | null> {
+): Promise<Outbox | null> {
   const rows = batch.folded.deltas;
-  if (rows.length === 0) return null;
-  const outbox = { batchId: newBatchId(), rows };
-  await client.query('INSERT INTO analytics_outbox (batch_id, rows) VALUES ($1, $2::jsonb)', [
-    outbox.batchId,
-    JSON.stringify(rows),
-  ]);
+  const dimRows = batch.folded.dimDeltas;
+  if (rows.length === 0 && dimRows.length === 0) return null;
+  const outbox = { batchId: newBatchId(), rows, dimRows };
+  await client.query(
+    'INSERT INTO analytics_outbox (batch_id, rows, dim_rows) VALUES ($1, $2::jsonb, $3::jsonb)',
+    [outbox.batchId, JSON.stringify(rows), JSON.stringify(dimRows)],
+  );
   return outbox;
 }
 
 /** Every day table, emptied by a rebuild. */
-export const ROLLUP_TABLES = [DAILY_TABLE, PROJECT_DAILY_TABLE, MACHINE_DAILY_TABLE] as const;
+export const ROLLUP_TABLES = [DAILY_TABLE, PROJECT_DAILY_TABLE, MACHINE_DAILY_TABLE, DIMS_TABLE] as const;
 
 /**
  * Issues the ClickHouse DELETE only when there is something to delete (a DELETE is a mutation),

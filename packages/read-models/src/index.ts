@@ -1,3 +1,4 @@
+export * from './breakdown-queries.js';
 export * from './daily-analytics.js';
 export * from './daily-analytics-queries.js';
 export * from './email-log/email-log.js';

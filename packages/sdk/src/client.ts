@@ -1,3 +1,4 @@
+import { type AnalyticsApi, createAnalyticsApi } from './analytics.js';
 import { type CampaignsApi, createCampaignsApi } from './campaigns.js';
 import { type ResolvedConfig, readProcessEnv, resolveConfig, type TernOptions } from './config.js';
 import { ITERATOR_PAGE_LIMIT } from './constants.js';
@@ -35,6 +36,8 @@ export interface TernClient {
   readonly sequences: SequencesApi;
   /** Sending (SPEC §11); needs a key with `email:send` (send, batch) or `email:read` (get, cancel). */
   readonly emails: EmailsApi;
+  /** Breakdowns and deliverability (SPEC §26; key scope `analytics:read`). */
+  readonly analytics: AnalyticsApi;
   /** The event stream (SPEC §25): `list({ after })` and `for await (const e of stream({ after }))` (`events:read`). */
   readonly events: EventsApi;
 }
@@ -102,5 +105,6 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     webhooks: createWebhooksApi(send),
     campaigns: createCampaignsApi(send),
     sequences: createSequencesApi(send),
+    analytics: createAnalyticsApi(send),
   };
 }

@@ -1,4 +1,16 @@
 export type {
+  AnalyticsApi,
+  AnalyticsCounts,
+  AnalyticsDimension,
+  AnalyticsPeriod,
+  AnalyticsRangeParams,
+  Breakdown,
+  BreakdownParams,
+  BreakdownRow,
+  Deliverability,
+  ProviderDeliverability,
+} from './analytics.js';
+export type {
   Campaign,
   CampaignDay,
   CampaignList,

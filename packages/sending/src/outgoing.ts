@@ -29,6 +29,8 @@ export interface NewSend {
   dueAt: Date;
   scheduledAt: Date | null;
   projectId: string | null;
+  /** The campaign of campaign mail (SPEC §26): its `email.queued` names it for analytics. */
+  campaignId?: string | null;
   /**
    * Campaign or sequence mail (SPEC §23): claimed after every tenant's transactional mail that is
    * due. Default false (POST /emails/send|batch, SMTP submission).
@@ -75,6 +77,7 @@ export async function enqueueSends(
       tags: s.message.tags,
       scheduledAt: s.scheduledAt,
       projectId: s.projectId,
+      campaignId: s.campaignId ?? null,
     }),
   );
   const { rows } = await pool.query<{ id: string }>(

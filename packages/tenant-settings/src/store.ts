@@ -3,9 +3,11 @@ import type pg from 'pg';
 import {
   getRetentionOverride,
   getSendRate,
+  getTimeZone,
   getTracking,
   setRetentionOverride,
   setSendRate,
+  setTimeZone,
   setTracking,
 } from './tenant-settings.js';
 
@@ -23,6 +25,9 @@ export interface TenantSettingsStore {
   setTracking(tenantId: string, tracking: Partial<TrackingSettings>, at: Date): Promise<void>;
   getSendRate(tenantId: string): Promise<number | null>;
   setSendRate(tenantId: string, sendRatePerSecond: number | null, at: Date): Promise<void>;
+  /** The IANA time zone of analytics days and hours (SPEC §26); null = UTC. */
+  getTimeZone(tenantId: string): Promise<string | null>;
+  setTimeZone(tenantId: string, timeZone: string | null, at: Date): Promise<void>;
 }
 
 export function createTenantSettingsStore(pool: pg.Pool): TenantSettingsStore {
@@ -33,5 +38,7 @@ export function createTenantSettingsStore(pool: pg.Pool): TenantSettingsStore {
     setTracking: (tenantId, tracking, at) => setTracking(pool, tenantId, tracking, at),
     getSendRate: (tenantId) => getSendRate(pool, tenantId),
     setSendRate: (tenantId, rate, at) => setSendRate(pool, tenantId, rate, at),
+    getTimeZone: (tenantId) => getTimeZone(pool, tenantId),
+    setTimeZone: (tenantId, timeZone, at) => setTimeZone(pool, tenantId, timeZone, at),
   };
 }

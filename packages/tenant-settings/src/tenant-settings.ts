@@ -139,3 +139,20 @@ export async function setTracking(
     [tenantId, tracking.opens ?? null, tracking.clicks ?? null, at],
   );
 }
+
+/** The tenant's IANA time zone (SPEC §26), or null (UTC). */
+export async function getTimeZone(pool: pg.Pool, tenantId: string): Promise<string | null> {
+  const { rows } = await pool.query<{ time_zone: string | null }>(
+    'SELECT time_zone FROM tenant_settings WHERE tenant_id = $1',
+    [tenantId],
+  );
+  return rows[0]?.time_zone ?? null;
+}
+
+export async function setTimeZone(pool: pg.Pool, tenantId: string, timeZone: string | null, at: Date) {
+  await pool.query(
+    `INSERT INTO tenant_settings (tenant_id, time_zone, updated_at) VALUES ($1, $2, $3)
+     ON CONFLICT (tenant_id) DO UPDATE SET time_zone = EXCLUDED.time_zone, updated_at = EXCLUDED.updated_at`,
+    [tenantId, timeZone, at],
+  );
+}

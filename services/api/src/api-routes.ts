@@ -3,13 +3,15 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import rateLimit from '@fastify/rate-limit';
 import type { JwtVerifier } from '@tern/auth';
 import { HttpError, httpError } from '@tern/http';
+import { createInboundReader } from '@tern/inbound';
 import type { Logger } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
-import { createAnalyticsQueries } from '@tern/read-models';
+import { createAnalyticsQueries, createBreakdownQueries } from '@tern/read-models';
 import type { ReadModelFeed } from '@tern/stores';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type pg from 'pg';
+import { breakdownRoutes } from './analytics/breakdown-routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
 import { createApiKeyStore } from './api-keys/store.js';
 import { campaignRoutes } from './campaigns/routes.js';
@@ -20,7 +22,10 @@ import { createFromDomainCheck, type DomainPolicy } from './domains/policy.js';
 import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
 import { emailRoutes } from './emails/routes.js';
 import { eventRoutes } from './events/routes.js';
+import { inboundRouteRoutes } from './inbound/route-routes.js';
+import { inboundRoutes } from './inbound/routes.js';
 import { logsRoutes } from './logs/routes.js';
+import { mcpRoutes } from './mcp/routes.js';
 import { projectRoutes } from './projects/routes.js';
 import { type ProviderRouteOptions, providerRoutes } from './providers/routes.js';
 import { createReadContexts } from './read-context.js';
@@ -93,6 +98,8 @@ export interface ApiRoutesOptions {
   surface?: 'full' | 'sending';
   /** Provider notification credentials (SPEC §21): `/providers/*` need them and `sending`. */
   providers?: ProviderRouteOptions;
+  /** INBOUND_DOMAIN (SPEC §24): the tenants' addresses under it; `/inbound*` need `keyring`. */
+  inboundDomain?: string | undefined;
   /** EVENT_STREAM_DAYS (SPEC §25), default 30. */
   eventStreamDays?: number;
   /** Limits and timers of `GET /events/stream`. */
@@ -276,6 +283,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     ...createApiStores(opts.pool, opts.stores),
     pool: opts.pool,
     analytics: createAnalyticsQueries(opts.ch),
+    breakdown: createBreakdownQueries(opts.ch),
     keys,
     now,
     retentionDays: opts.retentionDays,
@@ -294,6 +302,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     return;
   }
   await app.register(analyticsRoutes, deps);
+  await app.register(breakdownRoutes, deps);
   await app.register(logsRoutes, deps);
   await app.register(eventRoutes, deps);
   await app.register(tenantRoutes, deps);
@@ -324,6 +333,16 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   }
   if (opts.webhooks) await app.register(webhookRoutes, { ...deps, webhooks: opts.webhooks });
   if (opts.domains) await app.register(domainRoutes, { ...deps, domains: opts.domains });
+  if (opts.keyring) {
+    await app.register(inboundRoutes, {
+      inbound: {
+        pool: deps.pool,
+        reader: createInboundReader(deps.pool, opts.keyring),
+        inboundDomain: opts.inboundDomain,
+      },
+    });
+    await app.register(inboundRouteRoutes, { pool: deps.pool });
+  }
   if (opts.sending) {
     await app.register(emailRoutes, { ...deps, sending: opts.sending });
     if (opts.trackingSecret !== undefined) {
@@ -338,4 +357,6 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
       await app.register(providerRoutes, { ...deps, sending: opts.sending, providers: opts.providers });
     }
   }
+  // The MCP server (SPEC §28): its tools call the routes above with the caller's credential.
+  await app.register(mcpRoutes);
 };

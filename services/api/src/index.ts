@@ -20,6 +20,9 @@ export {
 export type { DomainPolicy } from './domains/policy.js';
 export { type ContentBudget, createContentBudget } from './emails/content-budget.js';
 export { logsQuerySchema } from './logs/schemas.js';
+export { createTernMcpServer, MCP_SERVER_INFO } from './mcp/server.js';
+export { type McpStdioOptions, serveMcpStdio } from './mcp/stdio.js';
+export { TERN_TOOLS, type TernTool } from './mcp/tools.js';
 export { CREDENTIAL_EXTENSION } from './openapi.js';
 export { insertProject } from './projects/store.js';
 export type { ProviderRouteOptions } from './providers/routes.js';

@@ -22,6 +22,8 @@ export const TAGS = {
   tracking: 'Tracking',
   domains: 'Domains',
   providers: 'Provider notifications',
+  mcp: 'MCP',
+  inbound: 'Inbound',
   events: 'Events',
 } as const;
 
@@ -38,6 +40,8 @@ export function describeCredential(config: AuthConfig): string | null {
   if (config.auth === 'jwt') return `Dashboard JWT${tenant} (${roles}); API keys get 403.`;
   if (config.denyKeys)
     return `Dashboard JWT (${roles}); every API key gets 403 \`Missing required API key scope\`.`;
+  if (config.scope === undefined)
+    return `Any API key, or a dashboard JWT (${roles}); each call is then checked as its own route.`;
   return `API key with \`${config.scope}\`, or a dashboard JWT (${roles}).`;
 }
 
@@ -169,6 +173,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
             'Sending domains: the DNS records that verify them, DKIM signing of their mail (read: `email:send` or any dashboard JWT; write: dashboard JWT, owner or admin).',
         },
         {
+          name: TAGS.inbound,
+          description:
+            'Received mail (SPEC §24): the messages the MX listener stored, their raw MIME and attachments (`inbound:read`), routes (`inbound:manage`).',
+        },
+        {
           name: TAGS.tracking,
           description:
             'The open pixel and click redirect the sender puts in HTML mail (SPEC §11). No credential: the signed token is one.',
@@ -177,6 +186,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.events,
           description:
             'The tenant’s events after a cursor, listed or tailed live with Server-Sent Events (`events:read`).',
+        },
+        {
+          name: TAGS.mcp,
+          description:
+            'The Model Context Protocol server for agents (SPEC §28): tools over the routes above, each gated by its route’s scope (docs/mcp.md).',
         },
         ...(opts.ingest
           ? [{ name: 'Ingest', description: 'Delivery events of the sending pipeline (ingest token).' }]

@@ -1,5 +1,5 @@
 import type { EventStream } from '@tern/event-log';
-import type { AnalyticsQueries } from '@tern/read-models';
+import type { AnalyticsQueries, BreakdownQueries } from '@tern/read-models';
 import type { AttachmentKeyring } from '@tern/sending';
 import type pg from 'pg';
 import type { ApiKeyStore } from './api-keys/store.js';
@@ -20,6 +20,8 @@ export interface ApiRouteDeps extends ApiStores {
    */
   pool: pg.Pool;
   analytics: AnalyticsQueries;
+  /** The sliceable rollup's reads (SPEC §26). */
+  breakdown: BreakdownQueries;
   keys: ApiKeyStore;
   /** Business clock. */
   now: () => Date;

@@ -137,6 +137,11 @@ export const errors = {
     'Idempotency-Key was already used with a different request body',
     { code: 'IDEMPOTENCY_KEY_REUSED' },
   ),
+  methodNotAllowed: errorResponse(
+    405,
+    'The route takes another method (`Allow` names it).',
+    'This MCP server keeps no session and opens no stream: POST each JSON-RPC message',
+  ),
   unavailable: errorResponse(
     503,
     'The event log cannot take the request now; nothing was accepted. Retry after `Retry-After`.',

@@ -48,6 +48,7 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
     tracking: await deps.tenantSettings.getTracking(tenantId),
     sendRatePerSecond: await deps.tenantSettings.getSendRate(tenantId),
     defaultSendRatePerSecond: deps.sendRatePerSecond,
+    timeZone: await deps.tenantSettings.getTimeZone(tenantId),
   });
 
   app.post(
@@ -189,7 +190,7 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
       },
     },
     async (request) => {
-      const { retentionDays, tracking, sendRatePerSecond } = request.body;
+      const { retentionDays, tracking, sendRatePerSecond, timeZone } = request.body;
       const tenantId = request.params.id;
       // Checked before any write: a refused body changes nothing.
       const ceiling = deps.sendRateMaxPerSecond;
@@ -211,6 +212,10 @@ export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, dep
       if (sendRatePerSecond !== undefined) {
         await deps.tenantSettings.setSendRate(tenantId, sendRatePerSecond, deps.now());
         request.log.info({ sendRatePerSecond }, 'tenant send rate changed');
+      }
+      if (timeZone !== undefined) {
+        await deps.tenantSettings.setTimeZone(tenantId, timeZone, deps.now());
+        request.log.info({ timeZone }, 'tenant time zone changed');
       }
       return settingsOf(tenantId);
     },

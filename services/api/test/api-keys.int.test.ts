@@ -355,6 +355,7 @@ describe('GET /tenants/:id/settings', () => {
         tracking: { opens: true, clicks: true },
         sendRatePerSecond: null,
         defaultSendRatePerSecond: 0,
+        timeZone: null,
       });
       await app.inject({
         method: 'PUT',
@@ -368,6 +369,7 @@ describe('GET /tenants/:id/settings', () => {
         tracking: { opens: true, clicks: true },
         sendRatePerSecond: null,
         defaultSendRatePerSecond: 0,
+        timeZone: null,
       });
     });
 
@@ -421,6 +423,7 @@ describe('PUT /tenants/:id/settings', () => {
           tracking: { opens: true, clicks: true },
           sendRatePerSecond: null,
           defaultSendRatePerSecond: 0,
+          timeZone: null,
         });
         const { rows } = await stores.pool.query(
           'SELECT retention_days FROM tenant_settings WHERE tenant_id = $1',
@@ -440,6 +443,7 @@ describe('PUT /tenants/:id/settings', () => {
         retentionDays: 9,
         sendRatePerSecond: 20,
         defaultSendRatePerSecond: 0,
+        timeZone: null,
       });
       const { rows } = await stores.pool.query(
         'SELECT send_rate_per_second FROM tenant_settings WHERE tenant_id = $1',

@@ -119,9 +119,14 @@ describe('createApiApp', () => {
         asked.push(`rate ${tenantId}`);
         return null;
       },
+      getTimeZone: async (tenantId) => {
+        asked.push(`time zone ${tenantId}`);
+        return 'Europe/Paris';
+      },
       setRetention: unused,
       setTracking: unused,
       setSendRate: unused,
+      setTimeZone: unused,
     };
     const app = await build({ stores: { tenantSettings } });
     try {
@@ -132,8 +137,9 @@ describe('createApiApp', () => {
         defaultRetentionDays: 90,
         tracking: { opens: false, clicks: true },
         sendRatePerSecond: null,
+        timeZone: 'Europe/Paris',
       });
-      expect(asked).toEqual(['retention acme', 'tracking acme', 'rate acme']);
+      expect(asked).toEqual(['retention acme', 'tracking acme', 'rate acme', 'time zone acme']);
     } finally {
       await app.close();
     }

@@ -750,6 +750,7 @@ describe('tracking', () => {
       tracking: { opens: false, clicks: false },
       sendRatePerSecond: null,
       defaultSendRatePerSecond: 0,
+      timeZone: null,
     });
     const bad = await world.app.inject({
       method: 'PUT',

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { eventStream } from '@tern/read-models';
 import { EventSource } from 'eventsource';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -143,6 +144,32 @@ describe('the event stream routes', () => {
     }
     const bad = await get('/events/stream', key, { 'last-event-id': 'x1' });
     expect(bad.status).toBe(400);
+  });
+
+  it('an erased recipient’s fields read null, never the clear value', async () => {
+    const client = await stores.pool.connect();
+    try {
+      await eventStream.eraseRecipient?.(client, {
+        tenantId: tenant,
+        address: 'em-c@example.com',
+        recipientHash: 'h',
+        emailIds: ['em-c'],
+        mentioned: [],
+      });
+    } finally {
+      client.release();
+    }
+    const page = (await (await get('/events?emailId=em-c')).json()) as {
+      data: { data: Record<string, unknown> }[];
+    };
+    expect(page.data).toHaveLength(3);
+    for (const e of page.data) {
+      expect(e.data.to).toBeNull();
+      expect(e.data.subject).toBeNull();
+      expect(JSON.stringify(e)).not.toContain('em-c@example.com');
+    }
+    const queued = page.data.find((e) => 'toEmail' in e.data);
+    expect(queued?.data.toEmail).toBeNull();
   });
 
   it('a cursor past retention answers 410', async () => {

@@ -5,6 +5,8 @@ import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
 import { createUnsubscribeToken } from '@tern/domain';
 import type { SendingDomains } from '@tern/domains';
 import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
+import { insertRoute, receiveMessage } from '@tern/inbound';
+import { createKeyring } from '@tern/privacy';
 import { addSuppression } from '@tern/read-models';
 import { createSandboxProvider } from '@tern/sender';
 import { insertTemplate } from '@tern/templates';
@@ -25,6 +27,7 @@ import {
   bearer,
   buildApp,
   createKey,
+  ENCRYPTION_KEY,
   jwtFor,
   openStores,
   type Stores,
@@ -57,7 +60,9 @@ type Rule =
   /** A JWT with role owner or admin; no key, whatever its scopes (template writes, SPEC §12). */
   | { kind: 'adminJwt' }
   /** The signed token in the path is the credential: every caller gets the same answer (SPEC §14 unsubscribe, §11 tracking). */
-  | { kind: 'token' };
+  | { kind: 'token' }
+  /** Any API key or JWT of any tenant; each call inside is checked as its own route (`/mcp`, SPEC §28). */
+  | { kind: 'anyCredential' };
 
 interface Row {
   rule: Rule;
@@ -79,6 +84,7 @@ interface Row {
     payload?: Record<string, unknown> | Record<string, unknown>[];
     body?: string;
     contentType?: string;
+    headers?: Record<string, string>;
   }>;
 }
 
@@ -210,6 +216,47 @@ const domainId = async () => {
   if (typeof d === 'string') throw new Error(`fresh domain: ${d}`);
   return d.id;
 };
+/** A message received for A (through the pipeline the MX listener runs), with one attachment. */
+const inboundId = async () => {
+  const raw = [
+    'From: ann@sender.test',
+    'To: support@a.in.matrix.test',
+    'Subject: matrix',
+    `Message-ID: <${fresh()}@sender.test>`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="B"',
+    '',
+    '--B',
+    'Content-Type: text/plain',
+    '',
+    'hello',
+    '--B',
+    'Content-Type: application/pdf; name="a.pdf"',
+    'Content-Disposition: attachment; filename="a.pdf"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    Buffer.from('%PDF-1.4 matrix').toString('base64'),
+    '--B--',
+    '',
+  ].join('\r\n');
+  const [id] = await receiveMessage(
+    {
+      pool: stores.pool,
+      keyring: createKeyring({ pool: stores.pool, encryptionKey: ENCRYPTION_KEY }),
+      log: { append: async () => {} },
+      resolve: (name, type) => dns.resolve(name, type),
+    },
+    Buffer.from(raw),
+    {
+      recipients: [{ address: 'support@a.in.matrix.test', tenantId: A }],
+      clientIp: '127.0.0.1',
+      helo: 'sender.test',
+      sender: 'ann@sender.test',
+      mta: 'mx.matrix.test',
+    },
+  );
+  return id!;
+};
 const sequenceId = async () =>
   (await insertSequence(stores.pool, A, newResourceId('sequence'), SEQUENCE_BODY, at())).id;
 
@@ -229,6 +276,17 @@ const ROWS: Record<string, Row> = {
     rule: { kind: 'dashboard' },
     ok: 200,
     request: async () => ({ url: '/analytics/top-templates' }),
+  },
+  // Analytics you can slice (SPEC §26)
+  'GET /analytics/breakdown': {
+    rule: { kind: 'scope', scope: 'analytics:read' },
+    ok: 200,
+    request: async () => ({ url: '/analytics/breakdown?by=provider' }),
+  },
+  'GET /analytics/deliverability': {
+    rule: { kind: 'scope', scope: 'analytics:read' },
+    ok: 200,
+    request: async () => ({ url: '/analytics/deliverability' }),
   },
   // Logs (SPEC §7)
   'GET /emails/logs': {
@@ -445,6 +503,70 @@ const ROWS: Record<string, Row> = {
     ok: 204,
     resource: true,
     request: async () => ({ url: `/domains/${await domainId()}` }),
+  },
+  'PATCH /domains/{id}': {
+    rule: { kind: 'adminJwt' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/domains/${await domainId()}`, payload: { receiving: true } }),
+  },
+  // Inbound email (SPEC §24)
+  'GET /inbound/domain': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    request: async () => ({ url: '/inbound/domain' }),
+  },
+  'GET /inbound': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    request: async () => ({ url: '/inbound' }),
+  },
+  'GET /inbound/{id}': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/inbound/${await inboundId()}` }),
+  },
+  'GET /inbound/{id}/raw': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/inbound/${await inboundId()}/raw` }),
+  },
+  'POST /inbound/routes': {
+    rule: { kind: 'scope', scope: 'inbound:manage' },
+    ok: 201,
+    request: async () => ({
+      url: '/inbound/routes',
+      payload: { match: { recipient: `*@${fresh()}.matrix.test` }, priority: 1, actions: [{ store: true }] },
+    }),
+  },
+  'GET /inbound/routes': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    request: async () => ({ url: '/inbound/routes' }),
+  },
+  'DELETE /inbound/routes/{id}': {
+    rule: { kind: 'scope', scope: 'inbound:manage' },
+    ok: 204,
+    resource: true,
+    request: async () => ({
+      url: `/inbound/routes/${
+        (
+          await insertRoute(stores.pool, A, newResourceId('inboundRoute'), {
+            match: { recipient: '*@matrix.test' },
+            priority: 1,
+            actions: [{ drop: true }],
+          })
+        ).id
+      }`,
+    }),
+  },
+  'GET /inbound/{id}/attachments/{attachmentId}': {
+    rule: { kind: 'scope', scope: 'inbound:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/inbound/${await inboundId()}/attachments/att_0` }),
   },
   // Outgoing webhooks (SPEC §17)
   'POST /webhooks': {
@@ -675,7 +797,7 @@ const ROWS: Record<string, Row> = {
     rule: { kind: 'token' },
     ok: 200,
     request: async () => {
-      const timestamp = String(Math.floor(Date.now() / 1000));
+      const timestamp = String(Math.floor(at().getTime() / 1000));
       const token = fresh();
       const signature = createHmac('sha256', MAILGUN_KEY)
         .update(timestamp + token)
@@ -690,6 +812,19 @@ const ROWS: Record<string, Row> = {
       };
     },
   },
+  // The MCP server (SPEC §28): any credential opens it; each tool call is its route's
+  'POST /mcp': {
+    rule: { kind: 'anyCredential' },
+    ok: 200,
+    request: async () => ({
+      url: '/mcp',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      contentType: 'application/json',
+      headers: { accept: 'application/json, text/event-stream' },
+    }),
+  },
+  'GET /mcp': { rule: { kind: 'anyCredential' }, ok: 405, request: async () => ({ url: '/mcp' }) },
+  'DELETE /mcp': { rule: { kind: 'anyCredential' }, ok: 405, request: async () => ({ url: '/mcp' }) },
   // Unsubscribe links (SPEC §14): the token is the credential
   'GET /u/{token}': {
     rule: { kind: 'token' },
@@ -722,6 +857,7 @@ const CREDENTIALS: CredentialKind[] = [
 function expected(row: Row, credential: CredentialKind): { status: number; message?: string } {
   const { rule } = row;
   if (rule.kind === 'token') return { status: row.ok };
+  if (rule.kind === 'anyCredential') return { status: credential === 'none' ? 401 : row.ok };
   switch (credential) {
     case 'none':
       return { status: 401 };
@@ -800,6 +936,7 @@ beforeAll(async () => {
   domains = testDomains(stores.pool, stream, dns, clock.now);
   app = await buildApp(stores, clock, {
     rateLimit: false,
+    inboundDomain: 'in.matrix.test',
     sending: { log: stream },
     domains: { domains },
     providers: {
@@ -844,9 +981,9 @@ describe('scope matrix', () => {
   for (const [route, row] of Object.entries(ROWS)) {
     const [method] = route.split(' ') as [string];
     it.each(CREDENTIALS)(`${route} × %s`, async (credential) => {
-      const { url, payload, body, contentType } = await row.request();
+      const { url, payload, body, contentType, headers: extra } = await row.request();
       const want = expected(row, credential);
-      const headers = await headersFor(row, credential);
+      const headers = { ...(await headersFor(row, credential)), ...extra };
       if (contentType !== undefined) headers['content-type'] = contentType;
       const res = row.stream
         ? await streamHead(url, headers)

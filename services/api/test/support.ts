@@ -5,6 +5,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { createJwtVerifier, signDashboardToken } from '@tern/auth';
 import { type DeliveryEvent, deliveryEventSchema, type Role } from '@tern/contracts';
+import type { MailboxOf } from '@tern/domain';
 import { createKeyring } from '@tern/privacy';
 import { applyBatchToPostgres, shipBatch } from '@tern/projector';
 import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
@@ -153,7 +154,7 @@ export async function createKey(
 
 // --- Events ----------------------------------------------------------------------------------
 
-type EventInput = { type: string; occurredAt: string; data?: Record<string, unknown> };
+export type EventInput = { type: string; occurredAt: string; data?: Record<string, unknown> };
 
 let eventCounter = 0;
 
@@ -175,6 +176,7 @@ export function eventsOf(tenantId: string, emailId: string, inputs: EventInput[]
 export async function project(
   stores: Pick<Stores, 'pool' | 'ch'>,
   events: readonly DeliveryEvent[],
+  mailboxOf?: MailboxOf,
 ): Promise<void> {
   const batchSize = 2000;
   for (let i = 0; i < events.length; i += batchSize) {
@@ -183,9 +185,10 @@ export async function project(
       events.slice(i, i + batchSize),
       [],
       () => `b-${suffix()}`,
+      mailboxOf,
     );
     if (result.outbox) {
-      await shipBatch(stores.ch, result.outbox.batchId, result.outbox.rows);
+      await shipBatch(stores.ch, result.outbox.batchId, result.outbox.rows, result.outbox.dimRows);
       await stores.pool.query('DELETE FROM analytics_outbox WHERE batch_id = $1', [result.outbox.batchId]);
     }
   }

@@ -1,6 +1,6 @@
 // DSNs about a message to several recipients (SPEC §22): each entry names its recipient.
 import { describe, expect, it } from 'vitest';
-import { eventsOf, type FeedbackTarget } from '../src/index.js';
+import { eventsOf } from '../src/index.js';
 import type { DsnRecipient } from '../src/report.js';
 
 const AT = new Date('2026-06-15T12:00:00.000Z');

@@ -96,8 +96,11 @@ export const SCOPES = [
   'projects:read',
   'projects:write',
   'webhooks:manage',
+  'inbound:read',
+  'inbound:manage',
   'events:read',
   'events:write',
+  'analytics:read',
 ] as const;
 
 export interface ApiKey {

@@ -1,4 +1,4 @@
-import type { LogEvent } from '@tern/contracts';
+import { isInboundEvent, type LogEvent } from '@tern/contracts';
 import { type EnabledEndpoint, enabledEndpoints, insertDeliveries, type NewDelivery } from '@tern/webhooks';
 import type pg from 'pg';
 import type { DispatcherContext } from './context.js';
@@ -35,7 +35,9 @@ export async function deliveriesFor(
   const out: NewDelivery[] = [];
   for (const event of wanted) {
     for (const endpoint of byTenant.get(event.tenantId) ?? []) {
-      if (matches(endpoint, event.type)) {
+      // An inbound message a route acted on goes to the route's webhooks only (SPEC §24).
+      const routed = isInboundEvent(event) ? event.data.webhooks : undefined;
+      if (routed !== undefined ? routed.includes(endpoint.id) : matches(endpoint, event.type)) {
         out.push({
           tenantId: event.tenantId,
           endpointId: endpoint.id,

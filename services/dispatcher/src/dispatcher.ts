@@ -87,8 +87,8 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
         maxBatchSize: opts.maxBatchSize ?? 1000,
         maxWaitMs: opts.maxWaitMs ?? 100,
         // Delivery events and sending domains' events (SPEC §20) alike.
-        handle: async ({ events, domainEvents }) => {
-          await enqueue(ctx, [...events, ...domainEvents]);
+        handle: async ({ events, domainEvents, inboundEvents }) => {
+          await enqueue(ctx, [...events, ...domainEvents, ...inboundEvents]);
         },
       });
       workers.poller.start();

@@ -1,4 +1,10 @@
-import type { DeliveryEvent, DomainEvent, DomainWebhookPayload, WebhookPayload } from '@tern/contracts';
+import type {
+  DeliveryEvent,
+  DomainEvent,
+  DomainWebhookPayload,
+  InboundEvent,
+  WebhookPayload,
+} from '@tern/contracts';
 import type { EmailView } from '@tern/read-models';
 
 /**
@@ -31,5 +37,23 @@ export function buildDomainPayload(event: DomainEvent): DomainWebhookPayload {
     type: event.type,
     timestamp: event.occurredAt,
     data: { domainId: event.domainId, tenantId: event.tenantId, ...event.data },
+  };
+}
+
+/**
+ * The body of an `email.received` delivery (SPEC §24): the message's metadata and the links of its
+ * content on the api (`/inbound/:id`, `/raw`), never the body itself.
+ */
+export function buildInboundPayload(event: InboundEvent) {
+  const id = event.inboundId;
+  return {
+    type: event.type,
+    timestamp: event.occurredAt,
+    data: {
+      inboundId: id,
+      tenantId: event.tenantId,
+      ...event.data,
+      links: { self: `/inbound/${id}`, raw: `/inbound/${id}/raw` },
+    },
   };
 }

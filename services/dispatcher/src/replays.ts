@@ -33,10 +33,10 @@ export function createReplayJob(ctx: DispatcherContext, intervalMs: number): Pol
       maxBatchSize: 1000,
       maxWaitMs: 200,
       // Dead letters are the projector's; the dispatcher only skips them.
-      handle: async ({ events, domainEvents }) => {
+      handle: async ({ events, domainEvents, inboundEvents }) => {
         const made = await insertDeliveries(
           pool,
-          await deliveriesFor(pool, [...events, ...domainEvents], only),
+          await deliveriesFor(pool, [...events, ...domainEvents, ...inboundEvents], only),
           now(),
         );
         enqueued += made;

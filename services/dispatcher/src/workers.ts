@@ -1,4 +1,4 @@
-import { isDomainEvent } from '@tern/contracts';
+import { isDomainEvent, isInboundEvent } from '@tern/contracts';
 import { emailKey } from '@tern/domain';
 import { createPoller, type Poller } from '@tern/jobs';
 import { emailViewsAt } from '@tern/read-models';
@@ -14,7 +14,7 @@ import {
 import { type DispatcherContext, errorText } from './context.js';
 import { postWebhook } from './http-post.js';
 import type { AttemptRecord } from './options.js';
-import { buildDomainPayload, buildPayload } from './payload.js';
+import { buildDomainPayload, buildInboundPayload, buildPayload } from './payload.js';
 
 export interface WorkerSettings {
   schedule: readonly number[];
@@ -66,7 +66,13 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
     const views = await emailViewsAt(
       pool,
       claimed.flatMap((d) =>
-        d.request_body === null && d.url !== null && d.enabled && !isDomainEvent(d.event) ? [d.event] : [],
+        d.request_body === null &&
+        d.url !== null &&
+        d.enabled &&
+        !isDomainEvent(d.event) &&
+        !isInboundEvent(d.event)
+          ? [d.event]
+          : [],
       ),
     );
     for (const d of claimed) {
@@ -78,6 +84,13 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
         // A domain event carries everything its body needs: no projection to wait for.
         const body = JSON.stringify(buildDomainPayload(d.event));
         fixed.push({ id: d.id, body, recipient: null });
+        ready.push({ ...d, request_body: body });
+        continue;
+      }
+      if (isInboundEvent(d.event)) {
+        // An inbound message's metadata and links (SPEC §24): no projection to wait for.
+        const body = JSON.stringify(buildInboundPayload(d.event));
+        fixed.push({ id: d.id, body, recipient: d.event.data.from });
         ready.push({ ...d, request_body: body });
         continue;
       }

@@ -1,4 +1,5 @@
 export * from './ch-sink.js';
+export * from './mailbox-resolver.js';
 export * from './pg-sink.js';
 export * from './projector.js';
 export * from './prune-job.js';

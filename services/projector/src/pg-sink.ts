@@ -1,11 +1,12 @@
 import type { DeliveryEvent } from '@tern/contracts';
-import { type AnalyticsDelta, emailKey, foldBatch, groupByEmail } from '@tern/domain';
+import { emailKey, foldBatch, groupByEmail, type MailboxOf } from '@tern/domain';
 import type { DeadLetter } from '@tern/event-log';
 import { withTransaction } from '@tern/jobs';
 import {
   claimIntoTimeline,
   lockEmails,
   markProcessed,
+  type Outbox,
   PG_READ_MODELS,
   type ProjectionBatch,
   writeDeadLetters,
@@ -27,7 +28,7 @@ export interface PgBatchResult {
   applied: number;
   duplicates: number;
   /** The outbox row written in the same transaction, to ship to ClickHouse; null when no figure moved. */
-  outbox: { batchId: string; rows: AnalyticsDelta[] } | null;
+  outbox: Outbox | null;
 }
 
 /**
@@ -41,8 +42,11 @@ export async function applyBatchToPostgres(
   events: readonly DeliveryEvent[],
   deadLetters: readonly DeadLetter[],
   newBatchId: () => string,
+  mailboxOf?: MailboxOf,
 ): Promise<PgBatchResult> {
-  return withTransaction(pool, (client) => applyInTransaction(client, events, deadLetters, newBatchId));
+  return withTransaction(pool, (client) =>
+    applyInTransaction(client, events, deadLetters, newBatchId, mailboxOf),
+  );
 }
 
 async function applyInTransaction(
@@ -50,6 +54,7 @@ async function applyInTransaction(
   events: readonly DeliveryEvent[],
   deadLetters: readonly DeadLetter[],
   newBatchId: () => string,
+  mailboxOf: MailboxOf | undefined,
 ): Promise<PgBatchResult> {
   await writeDeadLetters(client, deadLetters);
   // Same id twice in one batch counts once, as across batches.
@@ -67,7 +72,11 @@ async function applyInTransaction(
   const before = await lockEmails(client, groups);
   const batch: ProjectionBatch = {
     applied,
-    folded: foldBatch(groups, (tenantId, emailId) => before.get(emailKey(tenantId, emailId)) ?? null),
+    folded: foldBatch(
+      groups,
+      (tenantId, emailId) => before.get(emailKey(tenantId, emailId)) ?? null,
+      mailboxOf,
+    ),
   };
   const outbox = await writeOutbox(client, batch, newBatchId);
   for (const model of PG_READ_MODELS) await model.apply?.(client, batch);

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { type DeliveryEvent, storableText } from '@tern/contracts';
-import type { AnalyticsDelta } from '@tern/domain';
+import type { AnalyticsDelta, MailboxOf } from '@tern/domain';
 import type { DeadLetter, EventBatch, EventLogConsumer, EventStream } from '@tern/event-log';
 import { backoffMs, type Logger, silentLogger } from '@tern/jobs';
-import { writeClickHouseDeadLetter } from '@tern/read-models';
+import { type Outbox, writeClickHouseDeadLetter } from '@tern/read-models';
 import { classifyStoreError } from '@tern/stores';
 import type pg from 'pg';
 import { completeOutbox, type ShipFn, shipBatch, shipPendingOutbox } from './ch-sink.js';
+import type { MailboxResolver } from './mailbox-resolver.js';
 import { applyBatchToPostgres, deadLetterEvent } from './pg-sink.js';
 
 export interface BatchStats {
@@ -31,6 +32,8 @@ export interface ProjectorOptions {
   newBatchId?: () => string;
   /** Backoff of transient store errors: first and largest wait. */
   retry?: { initialMs: number; maxMs: number };
+  /** The recipients' mailbox providers (SPEC §26); absent: every email is `other`. */
+  mailboxes?: MailboxResolver;
   /** No progress for this long while the log has a lag → `stalled()` names why (`/ready` 503). Default 60 s. */
   stallAfterMs?: number;
 }
@@ -61,11 +64,23 @@ const reasonOf = (store: string, error: unknown): string => {
  * row never blocks the others (issue 9, item 1). Retried after a crash, the same tokens dedup.
  */
 export function isolatingShip(pool: pg.Pool): ShipFn {
-  return async (ch, batchId, rows) => {
+  return async (ch, batchId, rows, dimRows) => {
     try {
-      await shipBatch(ch, batchId, rows);
+      await shipBatch(ch, batchId, rows, dimRows);
     } catch (error) {
-      if (!isDataError(error) || rows.length === 0) throw error;
+      if (!isDataError(error) || rows.length + (dimRows?.length ?? 0) === 0) throw error;
+      for (const [i, row] of (dimRows ?? []).entries()) {
+        try {
+          await shipBatch(ch, `${batchId}:d${i}`, [], [row]);
+        } catch (rowError) {
+          if (!isDataError(rowError)) throw rowError;
+          await writeClickHouseDeadLetter(
+            pool,
+            storableText(JSON.stringify(row)),
+            reasonOf('ClickHouse', rowError),
+          );
+        }
+      }
       for (const [i, row] of rows.entries()) {
         try {
           await shipBatch(ch, `${batchId}:${i}`, [row]);
@@ -86,7 +101,7 @@ interface PgStepResult {
   applied: number;
   duplicates: number;
   deadLettered: number;
-  outboxes: { batchId: string; rows: AnalyticsDelta[] }[];
+  outboxes: Outbox[];
 }
 
 /**
@@ -100,9 +115,10 @@ export async function applyIsolating(
   events: readonly DeliveryEvent[],
   dead: readonly DeadLetter[],
   newBatchId: () => string,
+  mailboxOf?: MailboxOf,
 ): Promise<PgStepResult> {
   try {
-    const r = await applyBatchToPostgres(pool, events, dead, newBatchId);
+    const r = await applyBatchToPostgres(pool, events, dead, newBatchId, mailboxOf);
     return {
       applied: r.applied,
       duplicates: r.duplicates,
@@ -120,8 +136,8 @@ export async function applyIsolating(
       return { applied: 0, duplicates: 0, deadLettered: letters.length, outboxes: [] };
     }
     const half = Math.ceil(events.length / 2);
-    const a = await applyIsolating(pool, events.slice(0, half), dead, newBatchId);
-    const b = await applyIsolating(pool, events.slice(half), [], newBatchId);
+    const a = await applyIsolating(pool, events.slice(0, half), dead, newBatchId, mailboxOf);
+    const b = await applyIsolating(pool, events.slice(half), [], newBatchId, mailboxOf);
     return {
       applied: a.applied + b.applied,
       duplicates: a.duplicates + b.duplicates,
@@ -154,10 +170,11 @@ export function createProjector(opts: ProjectorOptions): Projector {
 
   async function processBatch({ events, deadLetters }: EventBatch): Promise<BatchStats> {
     const started = performance.now();
-    const result = await applyIsolating(opts.pool, events, deadLetters, newBatchId);
+    const mailboxOf = await opts.mailboxes?.prepare(events);
+    const result = await applyIsolating(opts.pool, events, deadLetters, newBatchId, mailboxOf);
     for (const outbox of result.outboxes) {
-      await ship(opts.ch, outbox.batchId, outbox.rows);
-      await completeOutbox(opts.pool, outbox.batchId, outbox.rows);
+      await ship(opts.ch, outbox.batchId, outbox.rows, outbox.dimRows);
+      await completeOutbox(opts.pool, outbox.batchId, outbox.rows, outbox.dimRows);
     }
     return {
       records: events.length + deadLetters.length,

@@ -4,6 +4,7 @@ import type { Logger } from '@tern/jobs';
 import { REBUILT_TABLES, truncateRollups } from '@tern/read-models';
 import { notifyReadModel } from '@tern/stores';
 import type pg from 'pg';
+import type { MailboxResolver } from './mailbox-resolver.js';
 import { type BatchStats, createProjector } from './projector.js';
 
 export interface RebuildOptions {
@@ -17,6 +18,8 @@ export interface RebuildOptions {
   timeoutMs?: number;
   logger?: Logger;
   onBatch?: (stats: BatchStats) => void;
+  /** The recipients' mailbox providers (SPEC §26). */
+  mailboxes?: MailboxResolver;
 }
 
 /**
@@ -46,6 +49,7 @@ export async function rebuildProjections(
     maxBatchSize: opts.maxBatchSize ?? 5000,
     maxWaitMs: 50,
     ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(opts.mailboxes ? { mailboxes: opts.mailboxes } : {}),
     onBatch(stats) {
       events += stats.records;
       opts.onBatch?.(stats);

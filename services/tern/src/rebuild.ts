@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '@tern/config';
 import { createKeyring, sealedEventStream } from '@tern/privacy';
-import { rebuildProjections } from '@tern/projector';
+import { createMailboxResolver, rebuildProjections } from '@tern/projector';
 import { pino } from 'pino';
 import { PROJECTOR_GROUP } from './roles/projector.js';
 import { loadOrCreateDevSecrets } from './secrets.js';
@@ -37,6 +37,7 @@ async function main(): Promise<void> {
       log: stream,
       group,
       logger,
+      mailboxes: createMailboxResolver({ servers: config.dnsServers }),
     });
     const perSecond = Math.round(events / (durationMs / 1000));
     process.stdout.write(

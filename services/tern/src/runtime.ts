@@ -16,6 +16,7 @@ import { resolvePublicUrl } from './public-url.js';
 import { CLUSTER_REQUESTS_PER_CONNECTION, createBareApp, mountDashboard, startApi } from './roles/api.js';
 import { startBounce } from './roles/bounce.js';
 import { startDispatcher } from './roles/dispatcher.js';
+import { startInbound } from './roles/inbound.js';
 import { startIngest } from './roles/ingest.js';
 import { PROJECTOR_GROUP, startProjector } from './roles/projector.js';
 import { startSender } from './roles/sender.js';
@@ -64,6 +65,8 @@ export interface Runtime {
   smtpSubmissionPort?: number;
   /** The bounce mailbox's SMTP port (SPEC §21), when it runs. */
   bouncePort?: number;
+  /** The inbound MX listener's port (SPEC §24), when it runs. */
+  inboundPort?: number;
   /**
    * Settles once what starts after the server listens has started (the projector's consumer
    * group join); rejects if it failed — the process should then exit.
@@ -174,6 +177,8 @@ export async function startServices(
   const onClose = (name: string, close: () => Promise<unknown>) => void closers.unshift({ name, close });
   // The bounce mailbox runs where it is asked for and has a port (SPEC §21: off unless set).
   const runBounce = services.has('bounce') && config.bounceSmtpPort !== undefined;
+  // The inbound MX runs where it is asked for and has a port (SPEC §24: off unless set).
+  const runInbound = services.has('inbound') && config.inboundSmtpPort !== undefined;
   let log: EventLog | undefined;
   try {
     const { pg: pgStore, ch: chStore } = await openStores(
@@ -220,7 +225,15 @@ export async function startServices(
 
     // The API appends sends, cancels and tracking events; the worker bulk sends; the sender
     // outcomes; the dispatcher reads the log; the bounce mailbox appends delivery feedback.
-    if (runBounce || LOG_USERS.some((s) => services.has(s))) {
+    if (
+      services.has('inbound') &&
+      config.inboundSmtpPort === undefined &&
+      !CORE_SERVICES.every((s) => services.has(s))
+    )
+      throw new ConfigError('INBOUND_SMTP_PORT is required to run the inbound MX (--services=inbound)', [
+        'INBOUND_SMTP_PORT',
+      ]);
+    if (runBounce || runInbound || LOG_USERS.some((s) => services.has(s))) {
       const opened = await openEventLog(config, pgStore, logger);
       log = opened;
       onClose('event-log', () => opened.close());
@@ -281,6 +294,7 @@ export async function startServices(
     if (services.has('sender')) await startSender(ctx);
     if (services.has('dispatcher')) await startDispatcher(ctx);
     const bouncePort = runBounce ? await startBounce(ctx) : undefined;
+    const inboundPort = runInbound ? await startInbound(ctx) : undefined;
     // With the embedded engine, an idle process gives back the memory it does not use (issue 10:
     // idle RSS): glibc's free memory and the pages chDB's library touched once at load.
     if (chStore?.kind === 'chdb') {
@@ -318,6 +332,7 @@ export async function startServices(
       app,
       url: `http://${config.host}:${port}`,
       ...(bouncePort !== undefined ? { bouncePort } : {}),
+      ...(inboundPort !== undefined ? { inboundPort } : {}),
       stores: {
         postgres: pgStore.kind === 'pglite' ? 'PGlite' : 'Postgres server',
         clickhouse: chStore ? (chStore.kind === 'chdb' ? 'chDB' : 'ClickHouse server') : 'none',

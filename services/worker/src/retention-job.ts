@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { retentionCutoff } from '@tern/domain';
+import { expireInbound } from '@tern/inbound';
 import { createPoller, type Logger, silentLogger, withTransaction } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import {
@@ -217,6 +218,16 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
     await lockedStep((client) => expireEventStream(client, { allBut: [] }, streamCutoff));
     for (const model of CH_READ_MODELS)
       for (const { scope, cutoff } of scopes) clickhouseDeletes += await model.expire(opts.ch, scope, cutoff);
+    // Received mail (SPEC §24) expires by its arrival, like an email by its queued time.
+    for (const { scope, cutoff } of scopes)
+      deletedContent +=
+        (await lockedStep((client) =>
+          expireInbound(
+            client,
+            cutoff,
+            'tenantId' in scope ? { tenantId: scope.tenantId } : { except: scope.allBut },
+          ),
+        )) ?? 0;
     // Data keys: a month's key goes once the whole month is before the cut-off (an email of the
     // month still visible keeps it), per overriding tenant and for everybody else.
     let deletedKeys: number | undefined;

@@ -1,5 +1,6 @@
 import { deleteContactsTo, rekeyErasedUnsubscribes } from '@tern/bulk';
 import type { ErasureResult } from '@tern/contracts';
+import { eraseInbound } from '@tern/inbound';
 import { withTransaction } from '@tern/jobs';
 import { type Keyring, recordErasure } from '@tern/privacy';
 import { type Erasure, emailIdsTo, PG_READ_MODELS } from '@tern/read-models';
@@ -63,7 +64,15 @@ export async function eraseRecipient(
     const erasure: Erasure = { tenantId, address, recipientHash: rh, emailIds: ids, mentioned };
     const counts: Record<string, number> = {};
     for (const model of PG_READ_MODELS) Object.assign(counts, await model.eraseRecipient?.(client, erasure));
-    const webhookDeliveries = await eraseWebhookDeliveries(client, tenantId, address, ids, mentioned);
+    // Received mail the address sent or received (SPEC §24); its webhook deliveries go with the emails'.
+    const inboundIds = await eraseInbound(client, tenantId, rh);
+    const webhookDeliveries = await eraseWebhookDeliveries(
+      client,
+      tenantId,
+      address,
+      [...ids, ...inboundIds],
+      mentioned,
+    );
     const unsubscribes = await rekeyErasedUnsubscribes(client, tenantId, address, rh);
     // The api processes' memoised log pages of this tenant may hold the address (delivered at commit).
     await notifyReadModel(client, { kind: 'logs', tenants: [tenantId] });

@@ -1,4 +1,10 @@
-import { createDomainBodySchema, domainSchema, normalizeDomainName, type Role } from '@tern/contracts';
+import {
+  createDomainBodySchema,
+  domainSchema,
+  normalizeDomainName,
+  type Role,
+  updateDomainBodySchema,
+} from '@tern/contracts';
 import type { SendingDomains } from '@tern/domains';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -170,6 +176,39 @@ export const domainRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { domains: Domai
       const checked = await domains.verify(credentialOf(request).tenantId, request.params.id);
       if (checked === null) throw notFound('Domain');
       return checked;
+    },
+  );
+
+  app.patch(
+    '/domains/:id',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.domains],
+        operationId: 'updateDomain',
+        summary: 'Receive mail at a domain (or stop)',
+        description:
+          'Dashboard JWT with role owner or admin. `receiving: true` adds the `inbound_mx` record (`10 <INBOUND_MX_HOST>`) ' +
+          'and checks the DNS now; once that record is verified, mail to any address at the domain is received (SPEC §24). ' +
+          '`false` removes the record: mail to the domain is refused again.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        body: updateDomainBodySchema,
+        response: {
+          200: domainSchema,
+          400: errors.badRequest('body.receiving: receiving must be a boolean'),
+          ...resourceErrors('Domain', { notFound: true, forbidden: writeForbidden }),
+        },
+      },
+    },
+    async (request) => {
+      const updated = await domains.setReceiving(
+        credentialOf(request).tenantId,
+        request.params.id,
+        request.body.receiving,
+      );
+      if (updated === null) throw notFound('Domain');
+      return updated;
     },
   );
 

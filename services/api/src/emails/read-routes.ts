@@ -6,6 +6,7 @@ import {
 } from '@tern/contracts';
 import { cancelledEvent, retentionCutoff } from '@tern/domain';
 import { HttpError, httpError } from '@tern/http';
+import { repliesTo } from '@tern/inbound';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import { awaitConsistency, consistencyHeaderDoc, notConsistentYet } from '../consistency.js';
@@ -76,7 +77,11 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
       // A project-bound key sees the emails of its project only (SPEC §16).
       const bound = boundProject(credential);
       if (!detail || (bound !== null && detail.projectId !== bound)) throw notFound('Email');
-      return detail;
+      const replies = await repliesTo(deps.pool, credential.tenantId, detail.id);
+      return {
+        ...detail,
+        replies: replies.map((r) => ({ id: r.id, receivedAt: r.receivedAt.toISOString() })),
+      };
     },
   );
 

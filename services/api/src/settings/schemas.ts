@@ -50,15 +50,41 @@ const trackingChangeSchema = trackingSettingsSchema
       'Open and click tracking of sent mail (SPEC §11): a pixel and rewritten links. Either field alone; the other keeps its value.',
   });
 
+/** An IANA time zone name Node knows (Intl), or null (UTC). */
+export const timeZoneSchema = z
+  .string({ error: 'timeZone must be an IANA time zone name, e.g. Europe/Paris' })
+  .max(64, { error: 'timeZone must be an IANA time zone name, e.g. Europe/Paris' })
+  .refine(isTimeZone, { error: 'timeZone must be an IANA time zone name, e.g. Europe/Paris' })
+  .nullable()
+  .meta({
+    description:
+      'The IANA time zone of the analytics days and hours (SPEC §26), e.g. `Europe/Paris`; null = UTC.',
+  });
+
+export function isTimeZone(name: string): boolean {
+  if (!/^[A-Za-z0-9_+\-/]{1,64}$/.test(name)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export const tenantSettingsSchema = z
   .strictObject({
     retentionDays: retentionDaysSchema.optional(),
     tracking: trackingChangeSchema.optional(),
     sendRatePerSecond: sendRatePerSecondSchema.optional(),
+    timeZone: timeZoneSchema.optional(),
   })
   .refine(
-    (b) => b.retentionDays !== undefined || b.tracking !== undefined || b.sendRatePerSecond !== undefined,
-    { error: 'retentionDays, tracking or sendRatePerSecond is required' },
+    (b) =>
+      b.retentionDays !== undefined ||
+      b.tracking !== undefined ||
+      b.sendRatePerSecond !== undefined ||
+      b.timeZone !== undefined,
+    { error: 'retentionDays, tracking, sendRatePerSecond or timeZone is required' },
   )
   .meta({
     description: 'Fields left out keep their value.',
@@ -67,6 +93,7 @@ export const tenantSettingsSchema = z
       { tracking: { opens: false, clicks: true } },
       { tracking: { opens: false } },
       { sendRatePerSecond: 20 },
+      { timeZone: 'Europe/Paris' },
     ],
   });
 
@@ -82,6 +109,7 @@ export const tenantSettingsResponseSchema = z
       description:
         'The server default (SEND_RATE_PER_SECOND) while `sendRatePerSecond` is null; 0 = unlimited.',
     }),
+    timeZone: timeZoneSchema,
   })
   .meta({
     description: 'The tenant’s settings.',
@@ -92,6 +120,7 @@ export const tenantSettingsResponseSchema = z
         tracking: { opens: true, clicks: true },
         sendRatePerSecond: null,
         defaultSendRatePerSecond: 100,
+        timeZone: null,
       },
     ],
   });

@@ -56,6 +56,7 @@ export function sendingDomainsOf(ctx: RuntimeContext): SendingDomains {
         fallbackHost: bounceMxHost,
       }),
     },
+    inboundMxHost: config.inboundMxHost ?? new URL(publicUrl).hostname,
     now: () => new Date(),
     logger: ctx.logger,
     maxPerTenant: config.domainsMaxPerTenant,
@@ -109,6 +110,7 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
       }),
     },
     keyring: ctx.keyring,
+    inboundDomain: config.inboundDomain,
     domains: { domains },
     domainPolicy: { requireVerified: ctx.requireVerifiedDomains },
     providers: {

@@ -1,6 +1,6 @@
 import { EVENT_LOG_TABLE } from '@tern/event-log';
 import { NotReadyError } from '@tern/http';
-import { createProjector, createPruneJob } from '@tern/projector';
+import { createMailboxResolver, createProjector, createPruneJob } from '@tern/projector';
 import { type RuntimeContext, streamOf } from '../context.js';
 
 /** The projector's consumer group; every projector instance joins it. */
@@ -25,6 +25,7 @@ export function startProjector(ctx: RuntimeContext): void {
     group: PROJECTOR_GROUP,
     ...(ctx.services.has('api') ? { maxBatchSize: SHARED_PROCESS_BATCH } : {}),
     logger,
+    mailboxes: createMailboxResolver({ servers: config.dnsServers }),
     stallAfterMs: config.projectorStallSeconds * 1000,
     onBatch(stats) {
       ctx.activity();

@@ -27,6 +27,8 @@ export interface BulkMail {
   /** For analytics (top-templates); the parts above are already rendered. */
   templateId: string | null;
   tags: string[];
+  /** The campaign of campaign mail (SPEC §26 analytics); absent for sequence mail. */
+  campaignId?: string;
   headers: Record<string, string>;
   /** When it may be handed to the provider (a paced campaign, SPEC §23); default: when enqueued. */
   dueAt?: Date;

@@ -20,6 +20,7 @@ const asSend = (m: BulkMail, at: Date): NewSend => ({
   dueAt: m.dueAt ?? at,
   scheduledAt: null,
   projectId: null,
+  campaignId: m.campaignId ?? null,
   bulk: true,
 });
 

@@ -101,6 +101,7 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
           if ('mail' in composed) {
             mails.push({
               ...composed.mail,
+              campaignId: c.id,
               ...(spacingMs === null ? {} : { dueAt: new Date(base.getTime() + Math.floor(i * spacingMs)) }),
             });
             mailContacts.push(r.id);

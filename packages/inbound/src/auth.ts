@@ -1,0 +1,72 @@
+import { Resolver } from 'node:dns/promises';
+import type { InboundAuth } from '@tern/contracts';
+import { authenticate } from 'mailauth';
+
+/** How the verdicts were reached: the connection's facts (SPEC §24 keeps the client IP and HELO). */
+export interface ArrivalFacts {
+  clientIp: string;
+  helo: string;
+  /** MAIL FROM ('' for the null sender). */
+  sender: string;
+  /** The name this MX calls itself (mailauth's `mta`). */
+  mta: string;
+}
+
+export type DnsResolve = (name: string, type: string) => Promise<unknown>;
+
+/** A resolver for mailauth through DNS_SERVERS (`host:port` list), or the system's when none. */
+export function dnsResolverOf(servers: readonly string[] | undefined): DnsResolve {
+  const resolver = new Resolver({ timeout: 2_000, tries: 2 });
+  if (servers && servers.length > 0) resolver.setServers([...servers]);
+  return (name, type) => resolver.resolve(name, type as 'TXT');
+}
+
+const TEMPERROR: InboundAuth = { spf: 'temperror', dkim: 'temperror', dmarc: 'temperror', arc: 'temperror' };
+
+/** The best DKIM verdict of the signatures (one passing signature is a pass), `none` when unsigned. */
+function dkimVerdict(results: readonly { status: { result: string } }[]): string {
+  if (results.length === 0) return 'none';
+  if (results.some((r) => r.status.result === 'pass')) return 'pass';
+  return results[0]!.status.result;
+}
+
+/**
+ * SPF, DKIM, DMARC and ARC of a message on arrival (mailauth; DNS through `resolve`). A verdict
+ * that could not be reached in `timeoutMs` (a resolver that never answers) is `temperror`: the
+ * message is stored all the same — a verdict never decides whether Tern keeps mail.
+ */
+export async function verdictsOf(
+  raw: Buffer,
+  facts: ArrivalFacts,
+  resolve: DnsResolve,
+  timeoutMs = 15_000,
+): Promise<InboundAuth> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((ok) => {
+    timer = setTimeout(() => ok(null), timeoutMs);
+  });
+  try {
+    const result = await Promise.race([
+      authenticate(raw, {
+        ip: facts.clientIp,
+        helo: facts.helo,
+        sender: facts.sender,
+        mta: facts.mta,
+        resolver: resolve as never,
+        disableBimi: true,
+      }),
+      timeout,
+    ]);
+    if (result === null) return TEMPERROR;
+    return {
+      spf: result.spf ? result.spf.status.result : 'none',
+      dkim: dkimVerdict(result.dkim.results),
+      dmarc: result.dmarc ? result.dmarc.status.result : 'none',
+      arc: result.arc ? result.arc.status.result : 'none',
+    };
+  } catch {
+    return TEMPERROR;
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,34 @@
+export { type ArrivalFacts, type DnsResolve, dnsResolverOf, verdictsOf } from './auth.js';
+export { DEFAULT_INBOUND_LIMITS, type InboundLimits } from './limits.js';
+export { createInboundListener, type InboundListener, type InboundListenerOptions } from './listener.js';
+export { createInboundReader, decodeInboundCursor, type InboundPage, type InboundReader } from './reader.js';
+export {
+  type Envelope,
+  newInboundId,
+  type ReceiveDeps,
+  type ReceivedMessage,
+  receiveMessage,
+} from './receive.js';
+export { createRecipientResolver } from './recipients.js';
+export {
+  type CreateRouteBody,
+  createRouteBodySchema,
+  deleteRoute,
+  firstMatch,
+  type InboundRoute,
+  insertRoute,
+  listRoutes,
+  type RouteAction,
+} from './routes.js';
+export {
+  ensureInboundAddress,
+  eraseInbound,
+  expireInbound,
+  getInbound,
+  inboundSlug,
+  listInbound,
+  repliesTo,
+  type SealedBlob,
+  type StoredInbound,
+  tenantOfSlug,
+} from './store.js';

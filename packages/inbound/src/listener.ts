@@ -1,0 +1,139 @@
+import type { AddressInfo } from 'node:net';
+import { silentLogger } from '@tern/jobs';
+import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
+import { DEFAULT_INBOUND_LIMITS, type InboundLimits, inboundLimits, smtpReply } from './limits.js';
+import { type ReceiveDeps, receiveMessage } from './receive.js';
+
+export interface InboundListenerOptions extends ReceiveDeps {
+  host: string;
+  /** INBOUND_SMTP_PORT (0: any free port). */
+  port: number;
+  /** INBOUND_MAX_BYTES: larger messages → 552. */
+  maxBytes: number;
+  /** The tenants a recipient address belongs to (none: 550 5.1.1). */
+  tenantsOf(address: string): Promise<string[]>;
+  /** The STARTTLS pair (SMTP_TLS_*): offered, never required. */
+  tls?: { key: string | Buffer; cert: string | Buffer } | undefined;
+  /** The name in the greeting and mailauth's `mta` (INBOUND_MX_HOST). */
+  hostname: string;
+  limits?: Partial<InboundLimits>;
+}
+
+export interface InboundListener {
+  start(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Reads DATA up to `max` bytes (the rest is drained and dropped); null when over. */
+function readAll(stream: SMTPServerDataStream, max: number): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) chunks.push(chunk);
+    });
+    stream.on('error', reject);
+    stream.on('end', () => resolve(size > max || stream.sizeExceeded ? null : Buffer.concat(chunks)));
+  });
+}
+
+/**
+ * The MX listener (SPEC §24): accepts a recipient only at a tenant's receiving address (550 5.1.1
+ * otherwise, so it is never a relay), takes messages up to `maxBytes` (552 past it), and answers
+ * 250 only once `receiveMessage` has the message in the store and the log — 451 otherwise, so the
+ * sending MTA retries.
+ */
+export function createInboundListener(opts: InboundListenerOptions): InboundListener {
+  const logger = opts.logger ?? silentLogger;
+  const limits = inboundLimits({ ...DEFAULT_INBOUND_LIMITS, ...opts.limits });
+  const tenants = new Map<string, Map<string, string[]>>();
+
+  const server = new SMTPServer({
+    name: opts.hostname,
+    banner: 'Tern inbound',
+    authOptional: true,
+    disabledCommands: opts.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : {}),
+    hideSTARTTLS: false,
+    disableReverseLookup: true,
+    size: opts.maxBytes,
+    logger: false,
+    ...limits.serverOptions,
+    onConnect(session, callback) {
+      const refused = limits.connect(session);
+      callback(refused ?? undefined);
+    },
+    onClose(session) {
+      limits.close(session);
+      tenants.delete(session.id);
+    },
+    onMailFrom(_address, session, callback) {
+      tenants.set(session.id, new Map());
+      callback();
+    },
+    onRcptTo(address, session, callback) {
+      const refused = limits.recipient(session);
+      if (refused) return callback(refused);
+      opts.tenantsOf(address.address).then(
+        (found) => {
+          if (found.length === 0) return callback(smtpReply(550, '5.1.1 No such mailbox here'));
+          const map = tenants.get(session.id) ?? new Map<string, string[]>();
+          map.set(address.address, found);
+          tenants.set(session.id, map);
+          callback();
+        },
+        (error: unknown) => {
+          logger.warn({ err: error }, 'inbound: recipient check failed');
+          callback(smtpReply(451, '4.3.0 Try again later'));
+        },
+      );
+    },
+    onData(stream, session, callback) {
+      readAll(stream, opts.maxBytes)
+        .then(async (raw) => {
+          if (raw === null) return callback(smtpReply(552, `5.3.4 Message exceeds ${opts.maxBytes} bytes`));
+          if (!limits.takeMessage(session.remoteAddress))
+            return callback(smtpReply(421, '4.7.0 Too many messages from your address; try again later'));
+          const map = tenants.get(session.id) ?? new Map<string, string[]>();
+          const recipients = session.envelope.rcptTo.flatMap((r) =>
+            (map.get(r.address) ?? []).map((tenantId) => ({ address: r.address, tenantId })),
+          );
+          try {
+            const ids = await receiveMessage(opts, raw, {
+              recipients,
+              clientIp: session.remoteAddress,
+              helo: session.hostNameAppearsAs ?? '',
+              sender: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+              mta: opts.hostname,
+            });
+            callback(null, `2.0.0 Stored as ${ids.join(' ')}`);
+          } catch (error) {
+            logger.warn({ err: error }, 'inbound: message not stored; the sender will retry');
+            callback(smtpReply(451, '4.3.0 Temporary failure; try again later'));
+          }
+        })
+        .catch((error: unknown) => {
+          logger.warn({ err: error }, 'inbound: message unreadable');
+          callback(smtpReply(451, '4.3.0 Temporary failure; try again later'));
+        });
+    },
+  });
+  limits.attach(server);
+  server.on('error', (error) => logger.warn({ err: error }, 'inbound: connection error'));
+
+  return {
+    start() {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(opts.port, opts.host, () => {
+          server.off('error', reject);
+          resolve((server.server.address() as AddressInfo).port);
+        });
+      });
+    },
+    stop() {
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,246 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { InboundAuth, InboundEvent } from '@tern/contracts';
+import { normalizeMessageId } from '@tern/domain';
+import { type Logger, silentLogger, withTransaction } from '@tern/jobs';
+import type { Keyring } from '@tern/privacy';
+import { emailsByMessageId } from '@tern/read-models';
+import { type AddressObject, type ParsedMail, simpleParser } from 'mailparser';
+import type pg from 'pg';
+import { type ArrivalFacts, type DnsResolve, verdictsOf } from './auth.js';
+import { firstMatch, type InboundRoute } from './routes.js';
+import { deleteInbound, findDuplicate, insertInbound, lockDedupKey, markAnnounced } from './store.js';
+
+/** A message as the pipeline's consumers see it once it is stored (the hook of DMARC reports, routes). */
+export interface ReceivedMessage {
+  id: string;
+  tenantId: string;
+  /** Sender (the From header's address, else MAIL FROM). */
+  from: string;
+  /** The tenant's envelope recipients. */
+  recipients: string[];
+  subject: string | null;
+  auth: InboundAuth;
+  inReplyTo: string | null;
+  receivedAt: Date;
+  raw: Buffer;
+  parsed: ParsedMail;
+  /** false when this arrival was a duplicate of a message already stored (an MTA's retry). */
+  fresh: boolean;
+}
+
+export interface ReceiveDeps {
+  pool: pg.Pool;
+  keyring: Keyring;
+  /** The sealed event stream (only `email.received` is appended here). */
+  log: { append(events: readonly InboundEvent[]): Promise<void> };
+  resolve: DnsResolve;
+  now?: () => Date;
+  logger?: Logger;
+  /**
+   * Called once per stored message after it is durable (log and store), before the 250: the hook
+   * other parts hang on (routes, DMARC aggregate reports). A throw is logged, never fails the message.
+   */
+  onReceived?: (message: ReceivedMessage) => Promise<void> | void;
+  /** The tenant's routes (SPEC §24); absent: none. */
+  routesOf?: (tenantId: string) => Promise<InboundRoute[]>;
+}
+
+/** The envelope of one accepted message: each recipient with the tenant it belongs to. */
+export interface Envelope extends ArrivalFacts {
+  recipients: readonly { address: string; tenantId: string }[];
+}
+
+/** `inb_` + 10 characters of time + 16 of randomness, base 36: ordered by arrival. */
+export function newInboundId(now: Date): string {
+  const time = now.getTime().toString(36).padStart(10, '0');
+  const rand = [...randomBytes(16)].map((b) => (b % 36).toString(36)).join('');
+  return `inb_${time}${rand}`;
+}
+
+const DEDUP_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** The body's bytes (after the header block): what an MTA's retry leaves unchanged while it may re-stamp traces. */
+function bodyHash(raw: Buffer): string {
+  let at = raw.indexOf('\r\n\r\n');
+  if (at < 0) at = raw.indexOf('\n\n');
+  return createHash('sha256')
+    .update(at < 0 ? raw : raw.subarray(at))
+    .digest('hex');
+}
+
+const addresses = (a: AddressObject | AddressObject[] | undefined): string[] =>
+  (Array.isArray(a) ? a : a ? [a] : []).flatMap((o) => o.value.map((v) => v.address ?? '').filter(Boolean));
+
+/** The Message-IDs a reply names: In-Reply-To first, then References from the newest. */
+function referencedIds(parsed: ParsedMail): string[] {
+  const refs = Array.isArray(parsed.references)
+    ? parsed.references
+    : parsed.references
+      ? [parsed.references]
+      : [];
+  return [parsed.inReplyTo ?? '', ...refs.slice().reverse()]
+    .flatMap((r) => r.split(/\s+/))
+    .map(normalizeMessageId)
+    .filter((r) => r !== '');
+}
+
+function contentOf(parsed: ParsedMail, facts: ArrivalFacts) {
+  return {
+    cc: addresses(parsed.cc),
+    text: parsed.text ?? null,
+    html: typeof parsed.html === 'string' ? parsed.html : null,
+    headers: parsed.headerLines.map((h) => ({
+      name: h.key,
+      value: h.line.slice(h.line.indexOf(':') + 1).trim(),
+    })),
+    attachments: parsed.attachments.map((a, i) => ({
+      id: `att_${i}`,
+      filename: a.filename ?? null,
+      contentType: a.contentType,
+      size: a.size,
+      contentId: a.contentId ?? null,
+    })),
+    clientIp: facts.clientIp,
+    helo: facts.helo,
+    envelopeFrom: facts.sender,
+    messageId: parsed.messageId ?? null,
+  };
+}
+
+/**
+ * The pipeline of one accepted message (SPEC §24): parse (mailparser), verdicts (mailauth),
+ * thread (provider_messages), then per tenant of its recipients: seal the content under the
+ * sender's data key, store it (one row; a resend of the same Message-ID and body to the same
+ * recipients within 24 h finds the first and stores nothing), append `email.received`, mark it
+ * announced. Resolves once every tenant's message is in the store AND the log; a throw means
+ * the MTA must retry (451), and the retry finds what was already stored.
+ */
+export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: Envelope): Promise<string[]> {
+  const now = deps.now ?? (() => new Date());
+  const logger = deps.logger ?? silentLogger;
+  const parsed = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
+  const auth = await verdictsOf(raw, envelope, deps.resolve);
+  const refs = referencedIds(parsed);
+  const threads = refs.length > 0 ? await emailsByMessageId(deps.pool, refs.slice(0, 50)) : new Map();
+  const hash = bodyHash(raw);
+  const from = (addresses(parsed.from)[0] ?? envelope.sender) || `postmaster@${envelope.helo || 'unknown'}`;
+  const headerTo = addresses(parsed.to);
+  const byTenant = new Map<string, string[]>();
+  for (const r of envelope.recipients) {
+    const list = byTenant.get(r.tenantId) ?? [];
+    list.push(r.address.toLowerCase());
+    byTenant.set(r.tenantId, list);
+  }
+  const ids: string[] = [];
+  for (const [tenantId, recipients] of byTenant) {
+    const receivedAt = now();
+    const dedupKey = createHash('sha256')
+      .update(JSON.stringify([[...new Set(recipients)].sort(), parsed.messageId ?? '', hash]))
+      .digest('hex');
+    const inReplyTo =
+      refs
+        .flatMap((ref) => (threads.get(ref) ?? []) as { tenantId: string; emailId: string }[])
+        .find((e) => e.tenantId === tenantId)?.emailId ?? null;
+    const id = newInboundId(receivedAt);
+    const to = headerTo.length > 0 ? headerTo : recipients;
+    const seal = (label: string, data: Buffer) =>
+      deps.keyring.sealBytes(tenantId, id, from, receivedAt, label, data);
+    const summary = await seal(
+      'summary',
+      Buffer.from(JSON.stringify({ from, to, subject: parsed.subject ?? null })),
+    );
+    const content = await seal('content', Buffer.from(JSON.stringify(contentOf(parsed, envelope))));
+    const sealedRaw = await seal('raw', raw);
+    const hashes = [
+      ...new Set([...recipients, ...to, ...addresses(parsed.cc)].map((a) => a.toLowerCase())),
+    ].map((a) => deps.keyring.recipientHash(tenantId, a));
+    const stored = await withTransaction(deps.pool, async (client) => {
+      await lockDedupKey(client, tenantId, dedupKey);
+      const dup = await findDuplicate(
+        client,
+        tenantId,
+        dedupKey,
+        new Date(receivedAt.getTime() - DEDUP_WINDOW_MS),
+      );
+      if (dup) return { ...dup, fresh: false };
+      await insertInbound(client, {
+        id,
+        tenantId,
+        receivedAt,
+        dedupKey,
+        fromHash: summary.rh,
+        toHashes: hashes,
+        period: summary.p,
+        size: raw.length,
+        attachments: parsed.attachments.length,
+        auth,
+        inReplyTo,
+        summary,
+        content,
+        raw: sealedRaw,
+      });
+      return { id, announced: false, fresh: true };
+    });
+    const route = deps.routesOf
+      ? firstMatch(await deps.routesOf(tenantId), { recipients, from, subject: parsed.subject ?? null })
+      : null;
+    const dropped = route?.actions.some((a) => 'drop' in a) ?? false;
+    if (!stored.announced) {
+      const event: InboundEvent = {
+        id: stored.id,
+        type: 'email.received',
+        tenantId,
+        inboundId: stored.id,
+        occurredAt: receivedAt.toISOString(),
+        data: {
+          from,
+          to: to.slice(0, 100),
+          subject: parsed.subject?.slice(0, 998) ?? null,
+          messageId: parsed.messageId?.slice(0, 998) ?? null,
+          size: raw.length,
+          attachments: parsed.attachments.length,
+          auth,
+          inReplyTo,
+          ...(route
+            ? {
+                routeId: route.id,
+                webhooks: dropped ? [] : route.actions.flatMap((a) => ('webhook' in a ? [a.webhook] : [])),
+              }
+            : {}),
+        },
+      };
+      await deps.log.append([event]);
+      await markAnnounced(deps.pool, stored.id);
+    }
+    // A `drop` route: accepted (the sender is not told), announced to nobody, its content not kept.
+    if (dropped) {
+      await deleteInbound(deps.pool, tenantId, stored.id);
+      ids.push(stored.id);
+      continue;
+    }
+    ids.push(stored.id);
+    if (deps.onReceived) {
+      try {
+        await deps.onReceived({
+          id: stored.id,
+          tenantId,
+          from,
+          recipients,
+          subject: parsed.subject ?? null,
+          auth,
+          inReplyTo,
+          receivedAt,
+          raw,
+          parsed,
+          fresh: stored.fresh,
+        });
+      } catch (error) {
+        logger.warn(
+          { err: error, inboundId: stored.id },
+          'inbound: a consumer of the received message failed',
+        );
+      }
+    }
+  }
+  return ids;
+}

@@ -1,0 +1,131 @@
+import type pg from 'pg';
+import { z } from 'zod';
+
+/**
+ * Inbound routes (SPEC §24): `{ match: { recipient, from?, subject? }, priority, actions }`; the
+ * first matching route by priority (then age) acts. Owns `inbound_routes`.
+ */
+
+const pattern = z
+  .string()
+  .min(1)
+  .max(320)
+  .refine(
+    (p) => {
+      if (!p.startsWith('/')) return true;
+      try {
+        new RegExp(patternBody(p), 'i');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { error: 'must be an address, "*@domain" or a /regex/' },
+  );
+
+export const routeActionSchema = z.union([
+  z.strictObject({ webhook: z.string().min(1).max(64) }),
+  z.strictObject({ forward: z.email({ error: 'forward must be an email address' }) }),
+  z.strictObject({ store: z.literal(true) }),
+  z.strictObject({ drop: z.literal(true) }),
+]);
+export type RouteAction = z.infer<typeof routeActionSchema>;
+
+export const createRouteBodySchema = z.strictObject({
+  match: z.strictObject({ recipient: pattern, from: pattern.optional(), subject: pattern.optional() }),
+  priority: z.number().int().min(0).max(1_000_000),
+  actions: z.array(routeActionSchema).min(1).max(10),
+});
+export type CreateRouteBody = z.infer<typeof createRouteBodySchema>;
+
+export interface InboundRoute extends CreateRouteBody {
+  id: string;
+  createdAt: string;
+}
+
+/** `/re/` → `re` (a pattern given as a regex). */
+function patternBody(p: string): string {
+  return p.replace(/^\/(.*)\/$/, '$1');
+}
+
+/** Whether `value` matches a pattern: exact (no case), `*@domain`, or `/regex/` (case-insensitive). */
+export function matches(patternText: string, value: string): boolean {
+  const v = value.toLowerCase();
+  if (patternText.startsWith('/') && patternText.endsWith('/') && patternText.length > 2) {
+    try {
+      return new RegExp(patternBody(patternText), 'i').test(value);
+    } catch {
+      return false;
+    }
+  }
+  const p = patternText.toLowerCase();
+  if (p.startsWith('*@')) return v.endsWith(p.slice(1));
+  return v === p;
+}
+
+/** The first route (by priority, then age) matching any recipient, the sender and the subject. */
+export function firstMatch(
+  routes: readonly InboundRoute[],
+  message: { recipients: readonly string[]; from: string; subject: string | null },
+): InboundRoute | null {
+  const sorted = [...routes].sort(
+    (a, b) => a.priority - b.priority || a.createdAt.localeCompare(b.createdAt),
+  );
+  for (const r of sorted) {
+    if (!message.recipients.some((to) => matches(r.match.recipient, to))) continue;
+    if (r.match.from !== undefined && !matches(r.match.from, message.from)) continue;
+    if (r.match.subject !== undefined && !matches(r.match.subject, message.subject ?? '')) continue;
+    return r;
+  }
+  return null;
+}
+
+type Row = {
+  id: string;
+  priority: number;
+  match: InboundRoute['match'];
+  actions: RouteAction[];
+  created_at: Date;
+};
+const toRoute = (r: Row): InboundRoute => ({
+  id: r.id,
+  priority: r.priority,
+  match: r.match,
+  actions: r.actions,
+  createdAt: r.created_at.toISOString(),
+});
+
+export async function insertRoute(
+  db: pg.Pool | pg.ClientBase,
+  tenantId: string,
+  id: string,
+  body: CreateRouteBody,
+): Promise<InboundRoute> {
+  const { rows } = await db.query<Row>(
+    `INSERT INTO inbound_routes (id, tenant_id, priority, match, actions) VALUES ($1, $2, $3, $4, $5)
+     RETURNING id, priority, match, actions, created_at`,
+    [id, tenantId, body.priority, JSON.stringify(body.match), JSON.stringify(body.actions)],
+  );
+  return toRoute(rows[0]!);
+}
+
+export async function listRoutes(db: pg.Pool | pg.ClientBase, tenantId: string): Promise<InboundRoute[]> {
+  const { rows } = await db.query<Row>(
+    `SELECT id, priority, match, actions, created_at FROM inbound_routes WHERE tenant_id = $1
+     ORDER BY priority, created_at LIMIT 1000`,
+    [tenantId],
+  );
+  return rows.map(toRoute);
+}
+
+export async function deleteRoute(
+  db: pg.Pool | pg.ClientBase,
+  tenantId: string,
+  id: string,
+): Promise<boolean> {
+  const result = await db.query('DELETE FROM inbound_routes WHERE tenant_id = $1 AND id = $2', [
+    tenantId,
+    id,
+  ]);
+  return (result.rowCount ?? 0) > 0;
+}

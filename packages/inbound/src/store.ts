@@ -1,0 +1,262 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+
+/**
+ * The tables of inbound email (SPEC §24; infra/migrations/postgres/0240_inbound.sql): only this
+ * module names `inbound_addresses` and `inbound_messages`. Content columns hold sealed bytes; this
+ * module never sees a key.
+ */
+
+type Db = pg.Pool | pg.ClientBase;
+
+/** A DNS label naming the tenant under INBOUND_DOMAIN: its id when it is one, else a hash of it. */
+export function inboundSlug(tenantId: string): string {
+  const lower = tenantId.toLowerCase();
+  if (/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(lower) && lower === tenantId) return lower;
+  return `t-${createHash('sha256').update(tenantId).digest('hex').slice(0, 20)}`;
+}
+
+/** Records (once) and answers the tenant's slug: mail to `<anything>@<slug>.<INBOUND_DOMAIN>` is its. */
+export async function ensureInboundAddress(db: Db, tenantId: string): Promise<string> {
+  const slug = inboundSlug(tenantId);
+  await db.query('INSERT INTO inbound_addresses (slug, tenant_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
+    slug,
+    tenantId,
+  ]);
+  return slug;
+}
+
+/** The tenant a slug was issued to, or null. */
+export async function tenantOfSlug(db: Db, slug: string): Promise<string | null> {
+  const { rows } = await db.query<{ tenant_id: string }>(
+    'SELECT tenant_id FROM inbound_addresses WHERE slug = $1',
+    [slug],
+  );
+  return rows[0]?.tenant_id ?? null;
+}
+
+/** A sealed blob as three columns. */
+export interface SealedBlob {
+  iv: Buffer;
+  tag: Buffer;
+  ct: Buffer;
+}
+
+export interface InboundRow {
+  id: string;
+  tenantId: string;
+  receivedAt: Date;
+  dedupKey: string;
+  fromHash: string;
+  toHashes: string[];
+  period: string;
+  size: number;
+  attachments: number;
+  auth: Record<string, string>;
+  inReplyTo: string | null;
+  summary: SealedBlob;
+  content: SealedBlob;
+  raw: SealedBlob;
+}
+
+/** The one message of the tenant with this dedup key received since `since`, with whether it was announced. */
+export async function findDuplicate(
+  db: Db,
+  tenantId: string,
+  dedupKey: string,
+  since: Date,
+): Promise<{ id: string; announced: boolean } | null> {
+  const { rows } = await db.query<{ id: string; announced: boolean }>(
+    `SELECT id, announced FROM inbound_messages
+     WHERE tenant_id = $1 AND dedup_key = $2 AND received_at >= $3 ORDER BY received_at LIMIT 1`,
+    [tenantId, dedupKey, since],
+  );
+  return rows[0] ?? null;
+}
+
+/** Serialises the arrivals of one dedup key (a transaction-scoped advisory lock). */
+export async function lockDedupKey(client: pg.ClientBase, tenantId: string, dedupKey: string): Promise<void> {
+  await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 43))', [`${tenantId}\n${dedupKey}`]);
+}
+
+export async function insertInbound(db: Db, r: InboundRow): Promise<void> {
+  await db.query(
+    `INSERT INTO inbound_messages (id, tenant_id, received_at, dedup_key, from_hash, to_hashes, period, size,
+       attachments, auth, in_reply_to, summary_iv, summary_tag, summary, content_iv, content_tag, content,
+       raw_iv, raw_tag, raw)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)`,
+    [
+      r.id,
+      r.tenantId,
+      r.receivedAt,
+      r.dedupKey,
+      r.fromHash,
+      r.toHashes,
+      r.period,
+      r.size,
+      r.attachments,
+      JSON.stringify(r.auth),
+      r.inReplyTo,
+      r.summary.iv,
+      r.summary.tag,
+      r.summary.ct,
+      r.content.iv,
+      r.content.tag,
+      r.content.ct,
+      r.raw.iv,
+      r.raw.tag,
+      r.raw.ct,
+    ],
+  );
+}
+
+export async function markAnnounced(db: Db, id: string): Promise<void> {
+  await db.query('UPDATE inbound_messages SET announced = true WHERE id = $1', [id]);
+}
+
+/** A stored message's columns as the routes read them (sealed parts still sealed). */
+export interface StoredInbound {
+  id: string;
+  tenantId: string;
+  receivedAt: Date;
+  fromHash: string;
+  period: string;
+  size: number;
+  attachments: number;
+  auth: { spf: string; dkim: string; dmarc: string; arc: string };
+  inReplyTo: string | null;
+  summary: SealedBlob;
+  content?: SealedBlob;
+  raw?: SealedBlob;
+}
+
+const LIST_COLUMNS = `id, tenant_id, received_at, from_hash, period, size, attachments, auth, in_reply_to,
+  summary_iv, summary_tag, summary`;
+
+type Row = {
+  id: string;
+  tenant_id: string;
+  received_at: Date;
+  from_hash: string;
+  period: string;
+  size: number;
+  attachments: number;
+  auth: StoredInbound['auth'];
+  in_reply_to: string | null;
+  summary_iv: Buffer;
+  summary_tag: Buffer;
+  summary: Buffer;
+  content_iv?: Buffer;
+  content_tag?: Buffer;
+  content?: Buffer;
+  raw_iv?: Buffer;
+  raw_tag?: Buffer;
+  raw?: Buffer;
+};
+
+function toStored(r: Row): StoredInbound {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    receivedAt: r.received_at,
+    fromHash: r.from_hash,
+    period: r.period,
+    size: r.size,
+    attachments: r.attachments,
+    auth: r.auth,
+    inReplyTo: r.in_reply_to,
+    summary: { iv: r.summary_iv, tag: r.summary_tag, ct: r.summary },
+    ...(r.content ? { content: { iv: r.content_iv!, tag: r.content_tag!, ct: r.content } } : {}),
+    ...(r.raw ? { raw: { iv: r.raw_iv!, tag: r.raw_tag!, ct: r.raw } } : {}),
+  };
+}
+
+/** One page, newest first, after the (receivedAt, id) of `after`; filtered by keyed hashes of addresses. */
+export async function listInbound(
+  db: Db,
+  q: {
+    tenantId: string;
+    limit: number;
+    after?: { at: string; id: string } | undefined;
+    toHash?: string | undefined;
+    fromHash?: string | undefined;
+    since?: string | undefined;
+  },
+): Promise<StoredInbound[]> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${LIST_COLUMNS} FROM inbound_messages
+     WHERE tenant_id = $1
+       AND ($2::timestamptz IS NULL OR (received_at, id) < ($2::timestamptz, $3::text))
+       AND ($4::text IS NULL OR $4 = ANY(to_hashes))
+       AND ($5::text IS NULL OR from_hash = $5)
+       AND ($6::timestamptz IS NULL OR received_at >= $6)
+     ORDER BY received_at DESC, id DESC LIMIT $7`,
+    [
+      q.tenantId,
+      q.after?.at ?? null,
+      q.after?.id ?? null,
+      q.toHash ?? null,
+      q.fromHash ?? null,
+      q.since ?? null,
+      q.limit,
+    ],
+  );
+  return rows.map(toStored);
+}
+
+/** One message of the tenant with its content (and its raw bytes when asked). */
+export async function getInbound(
+  db: Db,
+  tenantId: string,
+  id: string,
+  opts: { raw?: boolean } = {},
+): Promise<StoredInbound | null> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${LIST_COLUMNS}, content_iv, content_tag, content${opts.raw ? ', raw_iv, raw_tag, raw' : ''}
+     FROM inbound_messages WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id],
+  );
+  return rows[0] ? toStored(rows[0]) : null;
+}
+
+/** The inbound messages answering one of the tenant's emails (SPEC §24 threading), oldest first. */
+export async function repliesTo(
+  db: Db,
+  tenantId: string,
+  emailId: string,
+): Promise<{ id: string; receivedAt: Date }[]> {
+  const { rows } = await db.query<{ id: string; received_at: Date }>(
+    `SELECT id, received_at FROM inbound_messages WHERE tenant_id = $1 AND in_reply_to = $2
+     ORDER BY received_at, id LIMIT 100`,
+    [tenantId, emailId],
+  );
+  return rows.map((r) => ({ id: r.id, receivedAt: r.received_at }));
+}
+
+/** Erasure (SPEC §14, §24): deletes the tenant's messages the address sent or received; returns their ids. */
+export async function eraseInbound(db: Db, tenantId: string, recipientHash: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    'DELETE FROM inbound_messages WHERE tenant_id = $1 AND (from_hash = $2 OR $2 = ANY(to_hashes)) RETURNING id',
+    [tenantId, recipientHash],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Retention (SPEC §9): deletes messages received before `cutoff` (one tenant's, or all but `except`'s). */
+export async function expireInbound(
+  db: Db,
+  cutoff: Date,
+  scope: { tenantId?: string; except?: readonly string[] } = {},
+): Promise<number> {
+  const result = await db.query(
+    `DELETE FROM inbound_messages WHERE received_at < $1
+       AND ($2::text IS NULL OR tenant_id = $2) AND NOT (tenant_id = ANY($3::text[]))`,
+    [cutoff, scope.tenantId ?? null, scope.except ?? []],
+  );
+  return result.rowCount ?? 0;
+}
+
+/** Deletes one stored message (a `drop` route). */
+export async function deleteInbound(db: Db, tenantId: string, id: string): Promise<void> {
+  await db.query('DELETE FROM inbound_messages WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+}

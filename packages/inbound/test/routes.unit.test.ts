@@ -1,0 +1,83 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createRouteBodySchema, firstMatch, type InboundRoute, matches } from '../src/routes.js';
+
+const route = (
+  id: string,
+  priority: number,
+  recipient: string,
+  extra: Partial<InboundRoute['match']> = {},
+): InboundRoute => ({
+  id,
+  priority,
+  match: { recipient, ...extra },
+  actions: [{ store: true }],
+  createdAt: `2026-01-01T00:00:0${id.length % 10}.000Z`,
+});
+
+describe('route matching (SPEC §24)', () => {
+  it('exact (any case), *@domain and /regex/', () => {
+    expect(matches('Support@Acme.test', 'support@acme.test')).toBe(true);
+    expect(matches('support@acme.test', 'sales@acme.test')).toBe(false);
+    expect(matches('*@acme.test', 'x@acme.test')).toBe(true);
+    expect(matches('*@acme.test', 'x@notacme.test')).toBe(false);
+    expect(matches('/^inv-\\d+@/', 'INV-42@acme.test')).toBe(true);
+    expect(matches('/^inv-\\d+@/', 'inv-x@acme.test')).toBe(false);
+  });
+
+  it('the first match by priority acts; from and subject narrow it', () => {
+    const routes = [
+      route('catchall', 100, '*@acme.test'),
+      route('billing', 10, 'billing@acme.test', { from: '*@bank.test' }),
+      route('urgent', 5, '*@acme.test', { subject: '/urgent/' }),
+    ];
+    const pick = (to: string, from: string, subject: string) =>
+      firstMatch(routes, { recipients: [to], from, subject })?.id ?? null;
+    expect(pick('billing@acme.test', 'x@bank.test', 'statement')).toBe('billing');
+    expect(pick('billing@acme.test', 'x@other.test', 'statement')).toBe('catchall');
+    expect(pick('billing@acme.test', 'x@bank.test', 'URGENT: pay')).toBe('urgent');
+    expect(pick('x@elsewhere.test', 'x@bank.test', 'urgent')).toBeNull();
+  });
+
+  it('the order routes are listed in never changes which one acts', () => {
+    const routes = [
+      route('a', 3, '*@acme.test'),
+      route('bb', 1, '/^s/'),
+      route('ccc', 2, 'support@acme.test'),
+    ];
+    fc.assert(
+      fc.property(fc.shuffledSubarray(routes, { minLength: 3, maxLength: 3 }), (shuffled) => {
+        expect(
+          firstMatch(shuffled, { recipients: ['support@acme.test'], from: 'a@b.test', subject: null })?.id,
+        ).toBe('bb');
+      }),
+    );
+  });
+
+  it('a body with a bad regex, no action or an unknown action is refused', () => {
+    expect(
+      createRouteBodySchema.safeParse({
+        match: { recipient: '/(/' },
+        priority: 1,
+        actions: [{ store: true }],
+      }).success,
+    ).toBe(false);
+    expect(
+      createRouteBodySchema.safeParse({ match: { recipient: '*@a.test' }, priority: 1, actions: [] }).success,
+    ).toBe(false);
+    expect(
+      createRouteBodySchema.safeParse({
+        match: { recipient: '*@a.test' },
+        priority: 1,
+        actions: [{ bounce: true }],
+      }).success,
+    ).toBe(false);
+    expect(
+      createRouteBodySchema.safeParse({
+        match: { recipient: '*@a.test' },
+        priority: 1,
+        actions: [{ webhook: 'we_1' }, { forward: 'ops@a.test' }],
+      }).success,
+    ).toBe(true);
+  });
+});

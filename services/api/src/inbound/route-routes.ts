@@ -1,0 +1,101 @@
+import { httpError } from '@tern/http';
+import { createRouteBodySchema, deleteRoute, insertRoute, listRoutes } from '@tern/inbound';
+import { getEndpoint } from '@tern/webhooks';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type pg from 'pg';
+import { z } from 'zod';
+import { type AuthConfig, credentialOf } from '../credentials.js';
+import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
+import { newResourceId, notFound, resourceErrors } from '../resource-kit.js';
+import { errors, noContentSchema } from '../schemas.js';
+
+const read: AuthConfig = { auth: 'jwt_or_key', scope: 'inbound:read' };
+const manage: AuthConfig = { auth: 'jwt_or_key', scope: 'inbound:manage' };
+
+const routeSchema = z.object({
+  id: z.string(),
+  priority: z.number(),
+  match: z.object({ recipient: z.string(), from: z.string().optional(), subject: z.string().optional() }),
+  actions: z.array(z.record(z.string(), z.unknown())),
+  createdAt: z.string(),
+});
+
+/** `/inbound/routes` (SPEC §24): what happens to received mail; the first match by priority acts. */
+export const inboundRouteRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool }> = async (app, { pool }) => {
+  app.post(
+    '/inbound/routes',
+    {
+      config: manage,
+      schema: {
+        tags: [TAGS.inbound],
+        operationId: 'createInboundRoute',
+        summary: 'Add an inbound route',
+        description:
+          '`match.recipient` (and optional `from`, `subject`): an exact address, `*@domain` or `/regex/`. The first ' +
+          'matching route by `priority` (lowest first) acts: `{ webhook: endpointId }` announces the message to that ' +
+          'endpoint only, `{ store: true }` keeps it announced to nobody, `{ drop: true }` accepts and discards it. ' +
+          'No route matches → stored and announced to every endpoint subscribed to `email.received`. ' +
+          '`{ forward }` is refused (400) until forwarding is built.',
+        security: KEY_OR_DASHBOARD,
+        body: createRouteBodySchema,
+        response: {
+          201: routeSchema,
+          400: errors.badRequest('body.actions: webhook we_x is no endpoint of this tenant'),
+          ...resourceErrors('inbound route'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = credentialOf(request);
+      for (const action of request.body.actions) {
+        if ('forward' in action)
+          throw httpError(400, 'body.actions: forward is not available yet', { code: 'BAD_REQUEST' });
+        if ('webhook' in action && (await getEndpoint(pool, tenantId, action.webhook)) === null)
+          throw httpError(400, `body.actions: webhook ${action.webhook} is no endpoint of this tenant`, {
+            code: 'BAD_REQUEST',
+          });
+      }
+      const route = await insertRoute(pool, tenantId, newResourceId('inboundRoute'), request.body);
+      return reply.status(201).send(route);
+    },
+  );
+
+  app.get(
+    '/inbound/routes',
+    {
+      config: read,
+      schema: {
+        tags: [TAGS.inbound],
+        operationId: 'listInboundRoutes',
+        summary: 'List inbound routes',
+        description: 'In the order they are tried: priority, then age.',
+        security: KEY_OR_DASHBOARD,
+        response: { 200: z.object({ data: z.array(routeSchema) }), ...resourceErrors('inbound route') },
+      },
+    },
+    async (request) => ({ data: await listRoutes(pool, credentialOf(request).tenantId) }),
+  );
+
+  app.delete(
+    '/inbound/routes/:id',
+    {
+      config: manage,
+      schema: {
+        tags: [TAGS.inbound],
+        operationId: 'deleteInboundRoute',
+        summary: 'Delete an inbound route',
+        security: KEY_OR_DASHBOARD,
+        params: z.object({ id: z.string().max(64) }),
+        response: {
+          204: noContentSchema.meta({ description: 'Deleted.' }),
+          ...resourceErrors('Inbound route', { notFound: true }),
+        },
+      },
+    },
+    async (request, reply) => {
+      if (!(await deleteRoute(pool, credentialOf(request).tenantId, request.params.id)))
+        throw notFound('Inbound route');
+      return reply.status(204).send();
+    },
+  );
+};

@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { devTlsPair } from '@tern/api';
+import { receivingTenants } from '@tern/domains';
+import {
+  createInboundListener,
+  createRecipientResolver,
+  dnsResolverOf,
+  listRoutes,
+  type ReceivedMessage,
+} from '@tern/inbound';
+import { type RuntimeContext, streamOf } from '../context.js';
+
+/**
+ * The inbound MX listener (SPEC §24); returns its port. `onReceived` is the pipeline's hook for
+ * other consumers of stored mail (routes; DMARC aggregate reports).
+ */
+export async function startInbound(
+  ctx: RuntimeContext,
+  onReceived?: (message: ReceivedMessage) => Promise<void>,
+): Promise<number> {
+  const { config, logger, publicUrl } = ctx;
+  const hostname = config.inboundMxHost ?? new URL(publicUrl).hostname;
+  const tls =
+    config.smtpTlsCert !== undefined && config.smtpTlsKey !== undefined
+      ? { cert: readFileSync(config.smtpTlsCert), key: readFileSync(config.smtpTlsKey) }
+      : await devTlsPair(config.dataDir, hostname);
+  const listener = createInboundListener({
+    pool: ctx.pool,
+    keyring: ctx.keyring,
+    log: streamOf(ctx),
+    resolve: dnsResolverOf(config.dnsServers),
+    host: config.host,
+    port: config.inboundSmtpPort!,
+    maxBytes: config.inboundMaxBytes,
+    hostname,
+    tls,
+    tenantsOf: createRecipientResolver({
+      pool: ctx.pool,
+      inboundDomain: config.inboundDomain,
+      receivingTenants: (host) => receivingTenants(ctx.pool, host),
+    }),
+    routesOf: (tenantId) => listRoutes(ctx.pool, tenantId),
+    logger,
+    ...(onReceived ? { onReceived } : {}),
+  });
+  const port = await listener.start();
+  ctx.onClose('inbound', () => listener.stop());
+  logger.info({ port }, 'inbound MX listening');
+  return port;
+}

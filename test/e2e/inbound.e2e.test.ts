@@ -1,0 +1,319 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { signDashboardToken } from '@tern/auth';
+import nodemailer from 'nodemailer';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostfix, type TestPostfix } from '../support/postfix.js';
+import { createFreshDatabase, tempDir, waitFor } from '../support/services.js';
+import { buildTern, freePort, MAIN, startTern, type TernProcess } from './tern-process.js';
+
+const run = promisify(execFile);
+const REBUILD = resolve(MAIN, '../rebuild.js');
+const JWT_SECRET = 'inbound-e2e-secret-0123456789abcdef';
+const TENANT = 'acme';
+const INBOUND_DOMAIN = 'in.tern.test';
+const MAX_BYTES = 2 * 1024 * 1024;
+const RELAYED = 200;
+
+type Summary = {
+  id: string;
+  from: string;
+  subject: string | null;
+  attachments: { id: string; filename: string; size: number }[];
+};
+
+/**
+ * SPEC §24 on the built process (`npm start` with INBOUND_SMTP_PORT, Postgres server, the
+ * Postgres-table log): Debian's Postfix relays mail with attachments to the MX listener; swaks
+ * delivers directly, with STARTTLS, with pipelining and over the size limit; the API serves the
+ * message, its raw MIME and its attachments; a kill -9 while Postfix relays RELAYED messages ends
+ * with each stored exactly once; erasing the sender removes its mail and survives `npm run rebuild`.
+ */
+let db: { url: string; drop(): Promise<void> };
+let pool: pg.Pool;
+let tern: TernProcess | undefined;
+let postfix: TestPostfix;
+let env: Record<string, string>;
+let inboundPort: number;
+let postfixPort: number;
+let domain: string;
+const jwt = signDashboardToken({
+  secret: JWT_SECRET,
+  tenantId: TENANT,
+  role: 'owner',
+  expiresInSeconds: 3600,
+});
+const headers = { authorization: `Bearer ${jwt}` };
+const api = async (path: string) => fetch(`${tern!.url}${path}`, { headers });
+const list = async (query = ''): Promise<Summary[]> =>
+  ((await (await api(`/inbound?limit=100${query}`)).json()) as { data: Summary[] }).data;
+
+async function swaks(args: string[]): Promise<{ code: number; out: string }> {
+  try {
+    const { stdout, stderr } = await run('swaks', ['--server', `127.0.0.1:${inboundPort}`, ...args], {
+      timeout: 60_000,
+    });
+    return { code: 0, out: stdout + stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, out: e.stdout + e.stderr };
+  }
+}
+
+beforeAll(async () => {
+  buildTern();
+  db = await createFreshDatabase();
+  pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  inboundPort = await freePort();
+  // The STARTTLS pair of SMTP_TLS_* (openssl: a second, not Tern's dev generator).
+  const tlsDir = tempDir('tern-e2e-inbound-tls-');
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=mx.tern.test',
+    '-keyout',
+    join(tlsDir, 'key.pem'),
+    '-out',
+    join(tlsDir, 'cert.pem'),
+  ]);
+  env = {
+    SMTP_TLS_CERT: join(tlsDir, 'cert.pem'),
+    SMTP_TLS_KEY: join(tlsDir, 'key.pem'),
+    NODE_ENV: 'development',
+    DATABASE_URL: db.url,
+    JWT_SECRET,
+    INGEST_TOKEN: 'inbound-e2e-ingest-token-0123456789',
+    TRACKING_SECRET: 'inbound-e2e-tracking-secret-0123456789',
+    WEBHOOK_SECRETS_KEY: 'inbound-e2e-webhook-secrets-key-0123456789',
+    ENCRYPTION_KEY: 'inbound-e2e-encryption-key-0123456789abcdef',
+    INBOUND_SMTP_PORT: String(inboundPort),
+    INBOUND_DOMAIN,
+    INBOUND_MAX_BYTES: String(MAX_BYTES),
+    DATA_DIR: tempDir('tern-e2e-inbound-'),
+  };
+  tern = await startTern({ env, readyTimeoutMs: 180_000 });
+  domain = ((await (await api('/inbound/domain')).json()) as { domain: string }).domain;
+  expect(domain).toBe(`${TENANT}.${INBOUND_DOMAIN}`);
+  postfixPort = await freePort();
+  postfix = await startPostfix({ port: postfixPort, transports: { [domain]: inboundPort } });
+}, 240_000);
+
+afterAll(async () => {
+  await tern?.stop();
+  await postfix?.stop();
+  await pool?.end();
+  await db?.drop();
+});
+
+describe('receiving with real MTAs', () => {
+  it('Postfix relays a message with attachments; the API serves it, its raw MIME and its attachments', async () => {
+    const pdf = Buffer.from(`%PDF-1.4 ${'x'.repeat(50_000)}`);
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: postfixPort,
+      secure: false,
+      ignoreTLS: true,
+    });
+    await transport.sendMail({
+      from: 'Ann <ann@sender.test>',
+      to: `support@${domain}`,
+      subject: 'Invoice via Postfix',
+      text: 'See attached.',
+      html: '<p>See attached.</p>',
+      attachments: [
+        { filename: 'invoice.pdf', content: pdf, contentType: 'application/pdf' },
+        { filename: 'notes.txt', content: 'line one\n' },
+      ],
+    });
+    transport.close();
+    const found = await waitFor(async () => (await list()).find((m) => m.subject === 'Invoice via Postfix'), {
+      timeoutMs: 60_000,
+      intervalMs: 300,
+      description: 'the relayed message stored',
+    });
+    const detail = (await (await api(`/inbound/${found.id}`)).json()) as Summary & {
+      text: string;
+      html: string;
+      helo: string;
+      clientIp: string;
+      auth: Record<string, string>;
+    };
+    expect(detail).toMatchObject({
+      from: 'ann@sender.test',
+      text: expect.stringContaining('See attached.'),
+      clientIp: '127.0.0.1',
+    });
+    expect(detail.helo).not.toBe('');
+    expect(Object.keys(detail.auth).sort()).toEqual(['arc', 'dkim', 'dmarc', 'spf']);
+    expect(detail.attachments.map((a) => a.filename)).toEqual(['invoice.pdf', 'notes.txt']);
+    const raw = await api(`/inbound/${found.id}/raw`);
+    expect(raw.headers.get('content-type')).toBe('message/rfc822');
+    expect(await raw.text()).toContain('Received: from');
+    const att = await api(`/inbound/${found.id}/attachments/${detail.attachments[0]!.id}`);
+    expect(att.headers.get('content-type')).toBe('application/pdf');
+    expect(Buffer.from(await att.arrayBuffer()).equals(pdf)).toBe(true);
+  });
+
+  it('swaks directly, with STARTTLS and with pipelining: 250; another domain: 550 5.1.1; over INBOUND_MAX_BYTES: 552', async () => {
+    const plain = await swaks([
+      '--to',
+      `a@${domain}`,
+      '--from',
+      'sw@sender.test',
+      '--header',
+      'Subject: swaks plain',
+    ]);
+    expect(plain.out).toMatch(/<-\s+250 2\.0\.0 Stored as inb_/);
+    const tls = await swaks([
+      '--to',
+      `b@${domain}`,
+      '--from',
+      'sw@sender.test',
+      '--tls',
+      '--header',
+      'Subject: swaks tls',
+    ]);
+    expect(tls.out).toMatch(/STARTTLS/);
+    expect(tls.out).toMatch(/TLS started/);
+    expect(tls.out).toMatch(/250 2\.0\.0 Stored as inb_/);
+    const piped = await swaks([
+      '--to',
+      `c@${domain}`,
+      '--from',
+      'sw@sender.test',
+      '--pipeline',
+      '--header',
+      'Subject: swaks pipelined',
+    ]);
+    expect(piped.out).toMatch(/PIPELINING/);
+    expect(piped.out).toMatch(/250 2\.0\.0 Stored as inb_/);
+    const relay = await swaks(['--to', 'victim@example.com', '--from', 'sw@sender.test']);
+    expect(relay.out).toMatch(/550 5\.1\.1/);
+    const big = join(tempDir('tern-e2e-inbound-big-'), 'big.bin');
+    writeFileSync(big, Buffer.alloc(MAX_BYTES + 1024, 7));
+    const over = await swaks([
+      '--to',
+      `d@${domain}`,
+      '--from',
+      'sw@sender.test',
+      '--suppress-data',
+      '--attach',
+      `@${big}`,
+    ]);
+    expect(over.out, over.out.slice(-600)).toMatch(/552 5\.3\.4/);
+    const subjects = (await list()).map((m) => m.subject);
+    expect(subjects).toEqual(expect.arrayContaining(['swaks plain', 'swaks tls', 'swaks pipelined']));
+    expect(subjects.filter((s) => s === null || s === 'swaks')).toHaveLength(0);
+  });
+});
+
+describe('a crash while Postfix relays', () => {
+  it(`kill -9 mid-stream: each of ${RELAYED} messages is stored exactly once (Postfix retries the rest)`, async () => {
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: postfixPort,
+      secure: false,
+      ignoreTLS: true,
+      pool: true,
+      maxConnections: 4,
+    });
+    await Promise.all(
+      Array.from({ length: RELAYED }, (_, i) =>
+        transport.sendMail({
+          from: 'bulk@sender.test',
+          to: `bulk@${domain}`,
+          subject: `bulk ${i}`,
+          text: `message ${i}`,
+          messageId: `<bulk-${i}@sender.test>`,
+        }),
+      ),
+    );
+    transport.close();
+    const stored = async () =>
+      Number(
+        (
+          await pool.query(
+            "SELECT count(*) AS n FROM inbound_messages WHERE size < 4000 AND received_at > now() - interval '10 minutes'",
+          )
+        ).rows[0].n,
+      );
+    const before = await stored();
+    await waitFor(async () => (await stored()) > before + 10, {
+      timeoutMs: 60_000,
+      intervalMs: 50,
+      description: 'relaying under way',
+    });
+    tern!.child.kill('SIGKILL');
+    await new Promise((r) => tern!.child.once('exit', r));
+    tern = await startTern({ env, readyTimeoutMs: 180_000 });
+    const bulk = async () =>
+      (
+        await pool.query<{ n: string; keys: string }>(
+          `SELECT count(*) AS n, count(DISTINCT dedup_key) AS keys FROM inbound_messages WHERE from_hash = (
+           SELECT from_hash FROM inbound_messages ORDER BY received_at DESC LIMIT 1)`,
+        )
+      ).rows[0]!;
+    await waitFor(async () => Number((await bulk()).keys) >= RELAYED, {
+      timeoutMs: 240_000,
+      intervalMs: 500,
+      description: 'every message stored',
+    });
+    await new Promise((r) => setTimeout(r, 3_000));
+    const final = await bulk();
+    expect(Number(final.keys)).toBe(RELAYED);
+    expect(Number(final.n)).toBe(RELAYED);
+    const unannounced = await pool.query(
+      'SELECT count(*)::int AS n FROM inbound_messages WHERE NOT announced',
+    );
+    expect(unannounced.rows[0].n).toBe(0);
+  }, 400_000);
+});
+
+describe('erasure', () => {
+  it('erasing the sender removes its received mail everywhere and survives npm run rebuild', async () => {
+    const res = await swaks([
+      '--to',
+      `e@${domain}`,
+      '--from',
+      'erin@sender.test',
+      '--header',
+      'From: erin@sender.test',
+      '--header',
+      'Subject: from erin',
+    ]);
+    const id = /Stored as (inb_[0-9a-z]+)/.exec(res.out)![1]!;
+    expect((await api(`/inbound/${id}`)).status).toBe(200);
+    const erased = await fetch(`${tern!.url}/contacts/erase`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'erin@sender.test' }),
+    });
+    expect(erased.status).toBe(202);
+    expect((await api(`/inbound/${id}`)).status).toBe(404);
+    expect(await list('&from=erin%40sender.test')).toEqual([]);
+    expect((await pool.query('SELECT 1 FROM inbound_messages WHERE id = $1', [id])).rowCount).toBe(0);
+    await tern!.stop();
+    tern = undefined;
+    const rebuilt = await run(process.execPath, [REBUILD], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+      timeout: 180_000,
+    });
+    expect(rebuilt.stdout).toMatch(/rebuilt from \d+ records/);
+    tern = await startTern({ env, readyTimeoutMs: 180_000 });
+    expect((await api(`/inbound/${id}`)).status).toBe(404);
+    const log = await pool.query<{ value: string }>(
+      "SELECT value FROM event_log WHERE value LIKE '%email.received%'",
+    );
+    expect(log.rows.length).toBeGreaterThan(0);
+    expect(log.rows.map((r) => r.value).join('\n')).not.toContain('erin@sender.test');
+  }, 300_000);
+});

@@ -1,0 +1,154 @@
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { TERN_TOOLS } from '@tern/api';
+import { signDashboardToken } from '@tern/auth';
+import { MISSING_SCOPE_MESSAGE } from '@tern/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFreshDatabase, tempDir, waitFor } from '../support/services.js';
+import { buildTern, startTern, type TernProcess } from './tern-process.js';
+
+// SPEC §28 over stdio: the official SDK's StdioClientTransport starts `npm run --silent mcp` (the
+// built bundle, as an agent's configuration does) with a key in its environment, against `npm
+// start` (sandbox provider, the Postgres-table log): tools listed and called, each gated by the key's
+// scopes, bad input a tool error, an unreachable Tern a tool error.
+
+const SECRET = 'mcp-stdio-e2e-secret-long-enough-for-hs256';
+const TENANT = 'acme';
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+type ToolResult = {
+  content: { type: string; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
+
+let tern: TernProcess;
+let db: Awaited<ReturnType<typeof createFreshDatabase>>;
+const keys = { send: '', read: '' };
+const clients: Client[] = [];
+
+/** `npm run --silent mcp` started by the SDK's stdio client, with only PATH, HOME and the key. */
+async function connect(apiKey: string, url = tern.url): Promise<Client> {
+  const client = new Client({ name: 'tern-e2e', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: 'npm',
+      args: ['run', '--silent', 'mcp'],
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        TERN_API_KEY: apiKey,
+        TERN_URL: url,
+      },
+      stderr: 'pipe',
+    }),
+  );
+  clients.push(client);
+  return client;
+}
+const call = async (client: Client, name: string, args: Record<string, unknown>) =>
+  (await client.callTool({ name, arguments: args })) as ToolResult;
+const textOf = (r: ToolResult) => r.content.map((c) => c.text).join('\n');
+
+beforeAll(async () => {
+  buildTern();
+  // The Postgres server (a database of its own) rather than PGlite: no embedded initdb to wait for.
+  db = await createFreshDatabase();
+  tern = await startTern({
+    env: {
+      DATA_DIR: tempDir('tern-e2e-mcp-'),
+      DATABASE_URL: db.url,
+      JWT_SECRET: SECRET,
+      NODE_ENV: 'development',
+    },
+    readyTimeoutMs: 300_000,
+  });
+  const jwt = signDashboardToken({ secret: SECRET, tenantId: TENANT, role: 'owner', expiresInSeconds: 600 });
+  for (const [name, scopes] of [
+    ['send', ['email:send']],
+    ['read', ['email:read']],
+  ] as const) {
+    const res = await fetch(`${tern.url}/tenants/${TENANT}/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `mcp ${name}`, scopes }),
+    });
+    expect(res.status).toBe(201);
+    keys[name] = ((await res.json()) as { key: string }).key;
+  }
+}, 420_000);
+
+afterAll(async () => {
+  for (const client of clients) await client.close().catch(() => undefined);
+  await tern?.stop();
+  await db?.drop();
+});
+
+describe('npm run mcp (stdio) against npm start', () => {
+  it('lists the tools; send_email, get_email and list_logs work within the key’s scopes', async () => {
+    const sender = await connect(keys.send);
+    const { tools } = await sender.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(TERN_TOOLS.map((t) => t.name).sort());
+
+    const sent = await call(sender, 'send_email', {
+      from: 'Acme <hello@acme.test>',
+      to: 'delivered@sandbox.test',
+      subject: 'Over stdio',
+      text: 'Hi',
+    });
+    expect(sent.isError, textOf(sent)).toBeFalsy();
+    const id = sent.structuredContent?.id as string;
+    expect(id).toMatch(/^em_/);
+
+    const reader = await connect(keys.read);
+    const detail = await waitFor(
+      async () => {
+        const got = await call(reader, 'get_email', { id });
+        return got.structuredContent?.status === 'DELIVERED' ? got.structuredContent : null;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, description: `${id} delivered` },
+    );
+    expect((detail.events as { type: string }[]).map((e) => e.type)).toEqual(
+      expect.arrayContaining(['email.queued', 'email.sent', 'email.delivered']),
+    );
+    const page = await call(reader, 'list_logs', { status: 'DELIVERED', limit: 10 });
+    expect((page.structuredContent!.data as { id: string }[]).map((e) => e.id)).toContain(id);
+  }, 120_000);
+
+  it('scopes: the read key cannot send, the send key cannot read — tool errors, the process lives on', async () => {
+    const reader = await connect(keys.read);
+    const refused = await call(reader, 'send_email', {
+      from: 'hello@acme.test',
+      to: 'delivered@sandbox.test',
+      subject: 'Never',
+      text: 'x',
+    });
+    expect(refused).toMatchObject({ isError: true });
+    expect(textOf(refused)).toBe(`Tern answered 403 MISSING_SCOPE: ${MISSING_SCOPE_MESSAGE}`);
+    const sender = await connect(keys.send);
+    for (const [name, args] of [
+      ['get_email', { id: 'em_x' }],
+      ['list_logs', {}],
+    ] as const) {
+      const denied = await call(sender, name, args);
+      expect(denied.isError).toBe(true);
+      expect(textOf(denied)).toContain('403 MISSING_SCOPE');
+    }
+    const bad = await call(reader, 'list_logs', { limit: 1000 });
+    expect(textOf(bad)).toMatch(/^Invalid arguments: limit: /);
+    expect((await reader.listTools()).tools.length).toBe(TERN_TOOLS.length);
+  }, 120_000);
+
+  it('an unknown key and an unreachable Tern are tool errors, not crashes', async () => {
+    const unknown = await connect('tern_0000000000000000000000000000000000000000');
+    expect(textOf(await call(unknown, 'list_logs', {}))).toMatch(/^Tern answered 401 INVALID_CREDENTIAL: /);
+    const nowhere = await connect(keys.read, 'http://127.0.0.1:9');
+    const result = await call(nowhere, 'list_logs', {});
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^Tern at http:\/\/127\.0\.0\.1:9 could not be reached/);
+    expect(textOf(result)).not.toContain(keys.read);
+  }, 120_000);
+});
