@@ -57,7 +57,10 @@ describe('npm start: ingest, projector and api in one process on embedded stores
         .map((l) => l.trim())
         .filter((l) => l.startsWith('curl '));
       expect(curls).toHaveLength(4);
-      expect(JSON.parse(execSync(curls[0]!, { shell: '/bin/bash' }).toString())).toEqual({ accepted: 1 });
+      expect(JSON.parse(execSync(curls[0]!, { shell: '/bin/bash' }).toString())).toEqual({
+        accepted: 1,
+        position: expect.any(String),
+      });
 
       // More events through the public endpoint.
       const post = await fetch(`${tern.url}/events`, {

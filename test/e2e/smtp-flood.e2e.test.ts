@@ -1,5 +1,5 @@
 // Issue 40, "Done when": a local flood of 20 000 connections to each SMTP listener of `npm start`
-// (submission and the bounce mailbox) leaves `/health` answering within 1 s throughout. The flood
+// (submission, the bounce mailbox and the inbound MX) leaves `/health` answering within 1 s throughout. The flood
 // holds every connection the listener lets in (as the attack did) and drops the refused ones.
 import { execFile } from 'node:child_process';
 import net from 'node:net';
@@ -9,6 +9,7 @@ import { createFreshDatabase, tempDir, testServices, uniqueName } from '../suppo
 import { buildTern, freePort, startTern, type TernProcess } from './tern-process.js';
 
 const exec = promisify(execFile);
+// 20 000 per listener as the issue says; FLOOD_CONNECTIONS lowers it for a quick local run.
 const FLOOD = Number(process.env.FLOOD_CONNECTIONS ?? 20_000);
 const WAVE = 400;
 
@@ -58,12 +59,13 @@ describe('a flood of connections to every SMTP listener (issue 40)', () => {
   let drop: (() => Promise<void>) | undefined;
   let submissionPort: number;
   let bouncePort: number;
+  let inboundPort: number;
 
   beforeAll(async () => {
     buildTern();
     const db = await createFreshDatabase();
     drop = db.drop;
-    [submissionPort, bouncePort] = [await freePort(), await freePort()];
+    [submissionPort, bouncePort, inboundPort] = [await freePort(), await freePort(), await freePort()];
     tern = await startTern({
       env: {
         NODE_ENV: 'development',
@@ -79,6 +81,8 @@ describe('a flood of connections to every SMTP listener (issue 40)', () => {
         BOUNCE_DOMAIN: 'bounces.tern.test',
         SMTP_SUBMISSION_PORT: String(submissionPort),
         BOUNCE_SMTP_PORT: String(bouncePort),
+        INBOUND_SMTP_PORT: String(inboundPort),
+        INBOUND_DOMAIN: 'in.tern.test',
       },
       readyTimeoutMs: 150_000,
     });
@@ -89,7 +93,7 @@ describe('a flood of connections to every SMTP listener (issue 40)', () => {
     await drop?.();
   });
 
-  it(`${FLOOD} connections to submission, then to the bounce mailbox: /health answers within 1 s throughout`, async () => {
+  it(`${FLOOD} connections to submission, then to the bounce mailbox, then to the inbound MX: /health answers within 1 s throughout`, async () => {
     const latencies: number[] = [];
     const statuses: number[] = [];
     let flooding = true;
@@ -116,21 +120,26 @@ describe('a flood of connections to every SMTP listener (issue 40)', () => {
     const started = Date.now();
     const submission = await flood(submissionPort, FLOOD);
     const bounce = await flood(bouncePort, FLOOD);
+    const inbound = await flood(inboundPort, FLOOD);
     flooding = false;
     await probe;
     const seconds = (Date.now() - started) / 1000;
     const worst = Math.max(...latencies);
     console.log(
-      `flood: ${FLOOD} per listener in ${seconds.toFixed(1)} s; submission ${JSON.stringify(submission)}, bounce ${JSON.stringify(bounce)}; /health ${latencies.length} probes, worst ${worst.toFixed(0)} ms, p50 ${latencies.sort((a, b) => a - b)[Math.floor(latencies.length / 2)]!.toFixed(0)} ms`,
+      `flood: ${FLOOD} per listener in ${seconds.toFixed(1)} s; submission ${JSON.stringify(submission)}, bounce ${JSON.stringify(bounce)}, inbound ${JSON.stringify(inbound)}; /health ${latencies.length} probes, worst ${worst.toFixed(0)} ms, p50 ${latencies.sort((a, b) => a - b)[Math.floor(latencies.length / 2)]!.toFixed(0)} ms`,
     );
     // The per-client cap (SMTP_LISTEN_MAX_CONNECTIONS_PER_CLIENT, 20) held at any time; the rest
     // were refused. Submission closes a held connection at the AUTH deadline (30 s), which lets
     // the next 20 in: one per 30 s window of the flood.
     expect(submission.held).toBeLessThanOrEqual(20 * Math.ceil(seconds / 30));
     expect(bounce.held).toBeLessThanOrEqual(20 * Math.ceil(seconds / 30));
-    expect(submission.refused + submission.held + submission.failed).toBe(FLOOD);
+    expect(inbound.held).toBeLessThanOrEqual(20 * Math.ceil(seconds / 30));
+    for (const listener of [submission, bounce, inbound]) {
+      expect(listener.held).toBeGreaterThan(0);
+      expect(listener.refused + listener.held + listener.failed).toBe(FLOOD);
+    }
     expect(statuses.every((s) => s === 200)).toBe(true);
     expect(worst).toBeLessThan(1000);
     expect(latencies.length).toBeGreaterThan(10);
-  }, 400_000);
+  }, 600_000);
 });

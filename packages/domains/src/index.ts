@@ -11,4 +11,10 @@ export {
 } from './signing.js';
 export { applyCheck, type CheckedDomain, type CheckSchedule, DEFAULT_CHECK_SCHEDULE } from './status.js';
 export { receivingTenants } from './store.js';
-export { parseVerpLocalPart, verpAddress, verpMac, verpMatches } from './verp.js';
+export {
+  parseVerpLocalPart,
+  VERP_MAX_RECIPIENT_INDEX,
+  verpAddress,
+  verpMac,
+  verpMatches,
+} from './verp.js';

@@ -1,5 +1,4 @@
 export { type ArrivalFacts, type DnsResolve, dnsResolverOf, verdictsOf } from './auth.js';
-export { DEFAULT_INBOUND_LIMITS, type InboundLimits } from './limits.js';
 export { createInboundListener, type InboundListener, type InboundListenerOptions } from './listener.js';
 export { createInboundReader, decodeInboundCursor, type InboundPage, type InboundReader } from './reader.js';
 export {

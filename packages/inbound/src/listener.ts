@@ -1,7 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import { silentLogger } from '@tern/jobs';
+import {
+  createSmtpGuard,
+  DEFAULT_SMTP_LISTENER_LIMITS,
+  type SmtpGuard,
+  type SmtpListenerLimits,
+  smtpReply,
+} from '@tern/smtp-limits';
 import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
-import { DEFAULT_INBOUND_LIMITS, type InboundLimits, inboundLimits, smtpReply } from './limits.js';
 import { type ReceiveDeps, receiveMessage } from './receive.js';
 
 export interface InboundListenerOptions extends ReceiveDeps {
@@ -16,11 +22,14 @@ export interface InboundListenerOptions extends ReceiveDeps {
   tls?: { key: string | Buffer; cert: string | Buffer } | undefined;
   /** The name in the greeting and mailauth's `mta` (INBOUND_MX_HOST). */
   hostname: string;
-  limits?: Partial<InboundLimits>;
+  /** The limits every SMTP listener shares (SMTP_LISTEN_*; packages/smtp-limits). */
+  limits?: SmtpListenerLimits;
 }
 
 export interface InboundListener {
   start(): Promise<number>;
+  /** Connections open now, and distinct clients among them (the guard's count). */
+  stats: SmtpGuard['stats'];
   stop(): Promise<void>;
 }
 
@@ -46,10 +55,17 @@ function readAll(stream: SMTPServerDataStream, max: number): Promise<Buffer | nu
  */
 export function createInboundListener(opts: InboundListenerOptions): InboundListener {
   const logger = opts.logger ?? silentLogger;
-  const limits = inboundLimits({ ...DEFAULT_INBOUND_LIMITS, ...opts.limits });
+  // The same guard as submission and the bounce mailbox (issue 40): caps per client and in total,
+  // a session deadline no trickle of bytes extends, recipients per message/connection/minute.
+  const guard = createSmtpGuard({
+    limits: opts.limits ?? DEFAULT_SMTP_LISTENER_LIMITS,
+    requiresAuth: false,
+    name: opts.hostname,
+  });
   const tenants = new Map<string, Map<string, string[]>>();
 
   const server = new SMTPServer({
+    ...guard.serverOptions,
     name: opts.hostname,
     banner: 'Tern inbound',
     authOptional: true,
@@ -59,21 +75,18 @@ export function createInboundListener(opts: InboundListenerOptions): InboundList
     disableReverseLookup: true,
     size: opts.maxBytes,
     logger: false,
-    ...limits.serverOptions,
-    onConnect(session, callback) {
-      const refused = limits.connect(session);
-      callback(refused ?? undefined);
-    },
     onClose(session) {
-      limits.close(session);
       tenants.delete(session.id);
     },
     onMailFrom(_address, session, callback) {
+      const refused = guard.message(session);
+      if (refused) return callback(refused);
       tenants.set(session.id, new Map());
       callback();
     },
     onRcptTo(address, session, callback) {
-      const refused = limits.recipient(session);
+      // Counted (per message, connection, client and minute) before any lookup.
+      const refused = guard.recipient(session);
       if (refused) return callback(refused);
       opts.tenantsOf(address.address).then(
         (found) => {
@@ -93,8 +106,6 @@ export function createInboundListener(opts: InboundListenerOptions): InboundList
       readAll(stream, opts.maxBytes)
         .then(async (raw) => {
           if (raw === null) return callback(smtpReply(552, `5.3.4 Message exceeds ${opts.maxBytes} bytes`));
-          if (!limits.takeMessage(session.remoteAddress))
-            return callback(smtpReply(421, '4.7.0 Too many messages from your address; try again later'));
           const map = tenants.get(session.id) ?? new Map<string, string[]>();
           const recipients = session.envelope.rcptTo.flatMap((r) =>
             (map.get(r.address) ?? []).map((tenantId) => ({ address: r.address, tenantId })),
@@ -119,8 +130,8 @@ export function createInboundListener(opts: InboundListenerOptions): InboundList
         });
     },
   });
-  limits.attach(server);
   server.on('error', (error) => logger.warn({ err: error }, 'inbound: connection error'));
+  guard.attach(server);
 
   return {
     start() {
@@ -132,6 +143,7 @@ export function createInboundListener(opts: InboundListenerOptions): InboundList
         });
       });
     },
+    stats: () => guard.stats(),
     stop() {
       return new Promise((resolve) => server.close(() => resolve()));
     },

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type DeliveryEvent, recipientsOf } from '@tern/contracts';
+import { type DeliveryEvent, envelopeOf } from '@tern/contracts';
 import { feedbackEvents } from '@tern/domain';
 import { parseVerpLocalPart, verpMatches } from '@tern/domains';
 import { sendsByIdAnyCase } from '@tern/sending';
@@ -33,12 +33,6 @@ export function verpLocalParts(text: string, max = 5): string[] {
   return [...found];
 }
 
-const addressOf = (mailbox: unknown): string | null => {
-  if (typeof mailbox !== 'string') return null;
-  const angle = /<([^>]+)>/.exec(mailbox);
-  return (angle ? angle[1]! : mailbox).trim().toLowerCase() || null;
-};
-
 /**
  * The email a VERP local part names, when its HMAC is the one Tern wrote for that email's tenant;
  * null for anything else (not a VERP address, an unknown email, a forged or altered MAC).
@@ -53,9 +47,8 @@ export async function resolveVerp(
   for (const row of await sendsByIdAnyCase(pool, claim.emailId)) {
     if (!verpMatches(secret, row.tenant_id, row.id, claim.mac, claim.recipientIndex)) continue;
     const m = row.message;
-    const list = [...recipientsOf(m.to), ...recipientsOf(m.cc), ...recipientsOf(m.bcc)];
-    const recipients =
-      m.erased === true ? [] : [...new Set(list.map(addressOf).filter((a): a is string => a !== null))];
+    // The sender's own envelope (to, cc, bcc, each once): the order its per-recipient index names.
+    const recipients = m.erased === true ? [] : envelopeOf(m).map((r) => r.address.toLowerCase());
     const proven =
       claim.recipientIndex !== null
         ? (recipients[claim.recipientIndex] ?? null)

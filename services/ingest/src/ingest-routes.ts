@@ -74,11 +74,22 @@ export const ingestRoutes: FastifyPluginAsync<IngestRoutesOptions> = async (app,
         summary: 'Append delivery events',
         description:
           'The sending pipeline posts delivery events (SPEC §5). The whole batch is validated first: any invalid ' +
-          'event → 400 listing every index, and nothing is appended; 202 once the log acknowledged every event.',
+          'event → 400 listing every index, and nothing is appended; 202 once the log acknowledged every event, with ' +
+          '`position` (the last event’s id) for a read-your-writes `Tern-Consistent-With` header.',
         security: [{ ingestToken: [] }],
         body: ingestBodyDoc,
         response: {
-          202: z.object({ accepted: z.number().int() }).meta({ description: 'Every event is in the log.' }),
+          202: z
+            .object({
+              accepted: z.number().int(),
+              position: z.string().meta({
+                description:
+                  'Read-your-writes (SPEC §25): the id of the batch’s last event. Send it as `Tern-Consistent-With` ' +
+                  'on `GET /emails/:id` (with a key of that event’s tenant) to read once the event is projected.',
+                example: 'ev-1',
+              }),
+            })
+            .meta({ description: 'Every event is in the log.' }),
           400: errorDoc(
             400,
             'Invalid body or events; `issues` lists `{ index, path, message }`.',
@@ -130,7 +141,10 @@ export const ingestRoutes: FastifyPluginAsync<IngestRoutesOptions> = async (app,
       }
       await append(opts.log, result.events);
       opts.onAccepted?.(result.events.length);
-      return reply.status(202).send({ accepted: result.events.length });
+      // Read-your-writes (SPEC §25): the position is the last event's id, the form the API's
+      // `Tern-Consistent-With` check looks up in the event stream.
+      const position = result.events.at(-1)?.id;
+      return reply.status(202).send({ accepted: result.events.length, position });
     },
   );
 };

@@ -92,7 +92,7 @@ describe.each(adapters)('POST /events on the $name log', (adapter) => {
       const before = await appended();
       const res = await post(event(1));
       expect(res.statusCode).toBe(202);
-      expect(res.json()).toEqual({ accepted: 1 });
+      expect(res.json()).toEqual({ accepted: 1, position: 'evt-1' });
       expect(await appended()).toBe(before + 1);
     });
 
@@ -101,7 +101,7 @@ describe.each(adapters)('POST /events on the $name log', (adapter) => {
       const events = Array.from({ length: 1000 }, (_, i) => event(10_000 + i));
       const res = await post({ events });
       expect(res.statusCode).toBe(202);
-      expect(res.json()).toEqual({ accepted: 1000 });
+      expect(res.json()).toEqual({ accepted: 1000, position: 'evt-10999' });
       expect(await appended()).toBe(before + 1000);
     });
   });

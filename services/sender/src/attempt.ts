@@ -10,7 +10,7 @@ import { attemptEvents, renderTemplate } from '@tern/domain';
 import { DkimKeyUnreadableError, type SigningKeys } from '@tern/domains';
 import { loadAttachments } from '@tern/sending';
 import type { SenderTenantSettings } from '@tern/tenant-settings';
-import { envelopeSender } from './envelope.js';
+import { envelopeSender, envelopeSenders } from './envelope.js';
 import { DEFAULT_RETRY_DELAYS_MS, type SenderContext } from './options.js';
 import type { ClaimedRow, Outcome } from './outgoing.js';
 import type { GetTemplate, ProviderResult, Signing } from './ports.js';
@@ -191,10 +191,13 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
           };
     const signed = await signingOf(row);
     const signing = 'signing' in signed ? signed.signing : null;
-    const envelopeFrom =
-      'signing' in signed
-        ? envelopeSender(opts.tracking.secret, row.tenant_id, row.id, signed.bounceHost ?? opts.bounceDomain)
-        : null;
+    const bounceHost = 'signing' in signed ? (signed.bounceHost ?? opts.bounceDomain ?? null) : null;
+    const envelopeFrom = envelopeSender(opts.tracking.secret, row.tenant_id, row.id, bounceHost);
+    // Per recipient, by its place in the stored envelope (before suppressed ones leave it): the
+    // index the bounce mailbox resolves (issue 40, item 2).
+    const envelopeFromFor = bounceHost
+      ? envelopeSenders(opts.tracking.secret, row.tenant_id, row.id, bounceHost, envelope)
+      : null;
     const message = 'error' in signed ? signed : await build(sendable, signing, round);
     if ('error' in message) {
       return done(
@@ -228,6 +231,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
         ...(files.length > 0 ? { attachments: files } : {}),
         ...(signing ? { signing } : {}),
         ...(envelopeFrom ? { envelopeFrom } : {}),
+        ...(envelopeFromFor ? { envelopeFromFor } : {}),
       });
     } catch (error) {
       result = {

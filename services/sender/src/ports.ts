@@ -88,6 +88,13 @@ export interface SendContext {
    */
   envelopeFrom?: string;
   /**
+   * The VERP envelope sender of the copy to one recipient (issue 40, item 2): its per-recipient
+   * form, naming the recipient by its place in the stored email's envelope (to, cc, bcc), the
+   * order the bounce mailbox resolves. Given with `envelopeFrom`; the SMTP provider then sends one
+   * envelope per recipient.
+   */
+  envelopeFromFor?: (recipient: string) => string;
+  /**
    * The attachments' bytes (SPEC §22), in the order `message.attachments` describes them; one
    * with a `contentId` is an inline part (`cid:`).
    */

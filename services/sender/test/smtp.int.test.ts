@@ -282,7 +282,8 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
     const id = await queue('verp@example.com');
     await finalTypes(id, 'email.sent');
     const got = smtp.received.find((r) => r.raw.includes(id))!;
-    expect(got.mailFrom).toBe(verpAddress(SENDER_SECRET, TENANT, id, 'bounces.tern.test'));
+    // Per recipient (issue 40, item 2): recipient 0, the only one, in the per-recipient form.
+    expect(got.mailFrom).toBe(verpAddress(SENDER_SECRET, TENANT, id, 'bounces.tern.test', 0));
     expect(got.mailDsn).toMatchObject({ ret: 'HDRS', envid: id });
     expect(got.rcptDsn).toEqual([expect.objectContaining({ notify: ['FAILURE', 'DELAY', 'SUCCESS'] })]);
   });
@@ -311,8 +312,16 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
       `${id}:a1:sent`,
       `${id}:a1:bounced:r1`,
     ]);
-    const got = smtp.received.find((r) => r.raw.includes(id))!;
-    expect(got.rcptTo).toEqual(['ok1@example.com', 'ok2@example.com']);
+    // One envelope per recipient (issue 40, item 2), each with the VERP address of its place in
+    // the stored envelope (to: ok1 0, reject-z 1; cc: Blocked-X 2; bcc: ok2 3).
+    const copies = smtp.received
+      .filter((r) => r.raw.includes(id))
+      .sort((a, b) => a.rcptTo[0]!.localeCompare(b.rcptTo[0]!));
+    expect(copies.map((c) => [c.rcptTo, c.mailFrom])).toEqual([
+      [['ok1@example.com'], verpAddress(SENDER_SECRET, TENANT, id, 'bounces.tern.test', 0)],
+      [['ok2@example.com'], verpAddress(SENDER_SECRET, TENANT, id, 'bounces.tern.test', 3)],
+    ]);
+    const got = copies[0]!;
     const parsed = await simpleParser(got.raw);
     expect(parsed.headers.has('cc')).toBe(false);
     expect(got.raw).not.toMatch(/blocked-x|ok2@/i);

@@ -178,4 +178,28 @@ export const deliverabilityResponseSchema = z
       }),
     ),
   })
-  .meta({ description: 'Deliverability per recipient mailbox provider over the period.' });
+  .meta({
+    description: 'Deliverability per recipient mailbox provider over the period.',
+    examples: [
+      {
+        period: { from: '2026-06-09', to: '2026-06-15', timeZone: 'Europe/Paris' },
+        providers: [
+          {
+            provider: 'gmail',
+            total: 120,
+            sent: 118,
+            delivered: 115,
+            bounced: 2,
+            complained: 0,
+            delayed: 3,
+            deliveryRate: 97.5,
+            bounceRate: 1.7,
+            complaintRate: 0,
+            deferralRate: 2.5,
+            medianDeliverySeconds: 1.8,
+            p95DeliverySeconds: 12.4,
+          },
+        ],
+      },
+    ],
+  });

@@ -19,6 +19,13 @@ const routeSchema = z.object({
   actions: z.array(z.record(z.string(), z.unknown())),
   createdAt: z.string(),
 });
+const ROUTE_EXAMPLE = {
+  id: 'rt_01jd2k3m4n5p6q7r8s9t0v1w2x',
+  priority: 10,
+  match: { recipient: '*@acme.in.tern.example.net' },
+  actions: [{ webhook: 'we_01jd2k3m4n5p6q7r8s9t0v1w2x' }, { store: true }],
+  createdAt: '2026-06-15T12:00:00.000Z',
+};
 
 /** `/inbound/routes` (SPEC §24): what happens to received mail; the first match by priority acts. */
 export const inboundRouteRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool }> = async (app, { pool }) => {
@@ -37,9 +44,17 @@ export const inboundRouteRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool }> = asyn
           'No route matches → stored and announced to every endpoint subscribed to `email.received`. ' +
           '`{ forward }` is refused (400) until forwarding is built.',
         security: KEY_OR_DASHBOARD,
-        body: createRouteBodySchema,
+        body: createRouteBodySchema.meta({
+          examples: [
+            {
+              match: { recipient: '*@acme.in.tern.example.net' },
+              priority: 10,
+              actions: [{ webhook: 'we_01jd2k3m4n5p6q7r8s9t0v1w2x' }, { store: true }],
+            },
+          ],
+        }),
         response: {
-          201: routeSchema,
+          201: routeSchema.meta({ description: 'The route.', examples: [ROUTE_EXAMPLE] }),
           400: errors.badRequest('body.actions: webhook we_x is no endpoint of this tenant'),
           ...resourceErrors('inbound route'),
         },
@@ -70,7 +85,12 @@ export const inboundRouteRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool }> = asyn
         summary: 'List inbound routes',
         description: 'In the order they are tried: priority, then age.',
         security: KEY_OR_DASHBOARD,
-        response: { 200: z.object({ data: z.array(routeSchema) }), ...resourceErrors('inbound route') },
+        response: {
+          200: z
+            .object({ data: z.array(routeSchema) })
+            .meta({ description: 'The routes, by priority.', examples: [{ data: [ROUTE_EXAMPLE] }] }),
+          ...resourceErrors('inbound route'),
+        },
       },
     },
     async (request) => ({ data: await listRoutes(pool, credentialOf(request).tenantId) }),

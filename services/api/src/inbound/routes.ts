@@ -20,9 +20,9 @@ export interface InboundRouteOptions {
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'inbound:read' };
 const idParams = z.object({ id: z.string().max(64).meta({ example: 'inb_0mif3x2k9a8b7c6d5e4f3g2h1i' }) });
 const attachmentParams = idParams.extend({ attachmentId: z.string().max(16).meta({ example: 'att_0' }) });
-const binary = (type: string, description: string) => ({
+const binary = (type: string, description: string, example: string) => ({
   description,
-  content: { [type]: { schema: z.string().meta({ description: `${type} bytes` }) } },
+  content: { [type]: { schema: z.string().meta({ description: `${type} bytes`, example }) } },
 });
 const missing = (what: string) => errorResponse(404, `No such ${what} for this tenant.`, `${what} not found`);
 
@@ -68,10 +68,31 @@ export const inboundRoutes: FastifyPluginAsyncZod<{ inbound: InboundRouteOptions
         security: KEY_OR_DASHBOARD,
         querystring: inboundListQuerySchema,
         response: {
-          200: z.object({
-            data: z.array(inboundSummarySchema),
-            meta: z.object({ limit: z.number(), nextCursor: z.string().nullable() }),
-          }),
+          200: z
+            .object({
+              data: z.array(inboundSummarySchema),
+              meta: z.object({ limit: z.number(), nextCursor: z.string().nullable() }),
+            })
+            .meta({
+              description: 'Received messages, newest first.',
+              examples: [
+                {
+                  data: [
+                    {
+                      id: 'inb_01jd2k3m4n5p6q7r8s9t0v1w2x',
+                      from: 'ana@customer.example',
+                      to: ['support@acme.in.tern.example.net'],
+                      subject: 'Re: Your invoice',
+                      auth: { spf: 'pass', dkim: 'pass', dmarc: 'pass', arc: 'none' },
+                      inReplyTo: null,
+                      receivedAt: '2026-06-15T12:00:00.000Z',
+                      attachments: [],
+                    },
+                  ],
+                  meta: { limit: 20, nextCursor: null },
+                },
+              ],
+            }),
           400: errors.badRequest('querystring.limit: Too big: expected number to be <=100'),
           ...resourceErrors('inbound message'),
         },
@@ -108,7 +129,39 @@ export const inboundRoutes: FastifyPluginAsyncZod<{ inbound: InboundRouteOptions
           'Its addresses, subject, text and HTML, headers, attachments (metadata), verdicts and thread.',
         security: KEY_OR_DASHBOARD,
         params: idParams,
-        response: { 200: inboundMessageSchema, ...resourceErrors('Inbound message', { notFound: true }) },
+        response: {
+          200: inboundMessageSchema.meta({
+            description: 'The message with its verdicts.',
+            examples: [
+              {
+                id: 'inb_01jd2k3m4n5p6q7r8s9t0v1w2x',
+                from: 'ana@customer.example',
+                to: ['support@acme.in.tern.example.net'],
+                cc: [],
+                subject: 'Re: Your invoice',
+                text: 'Thanks, received.',
+                html: null,
+                headers: [{ name: 'Subject', value: 'Re: Your invoice' }],
+                attachments: [
+                  {
+                    id: 'att_1',
+                    filename: 'scan.pdf',
+                    contentType: 'application/pdf',
+                    size: 48213,
+                    contentId: null,
+                  },
+                ],
+                auth: { spf: 'pass', dkim: 'pass', dmarc: 'pass', arc: 'none' },
+                clientIp: '192.0.2.10',
+                helo: 'mail.customer.example',
+                messageId: '<cafe@customer.example>',
+                inReplyTo: 'em_01jd2k3m4n5p6q7r8s9t0v1w2x',
+                receivedAt: '2026-06-15T12:00:00.000Z',
+              },
+            ],
+          }),
+          ...resourceErrors('Inbound message', { notFound: true }),
+        },
       },
     },
     async (request) => {
@@ -129,7 +182,11 @@ export const inboundRoutes: FastifyPluginAsyncZod<{ inbound: InboundRouteOptions
         security: KEY_OR_DASHBOARD,
         params: idParams,
         response: {
-          200: binary('message/rfc822', 'The raw MIME message.'),
+          200: binary(
+            'message/rfc822',
+            'The raw MIME message.',
+            'From: ana@customer.example\r\nTo: support@acme.in.tern.example.net\r\nSubject: Re: Your invoice\r\n\r\nThanks, received.\r\n',
+          ),
           401: errors.unauthorized,
           403: errors.forbiddenScope,
           404: missing('Inbound message'),
@@ -157,7 +214,11 @@ export const inboundRoutes: FastifyPluginAsyncZod<{ inbound: InboundRouteOptions
         security: KEY_OR_DASHBOARD,
         params: attachmentParams,
         response: {
-          200: binary('application/octet-stream', 'The attachment’s bytes, with its own content type.'),
+          200: binary(
+            'application/octet-stream',
+            'The attachment’s bytes, with its own content type.',
+            '%PDF-1.7 …',
+          ),
           401: errors.unauthorized,
           403: errors.forbiddenScope,
           404: missing('Attachment'),

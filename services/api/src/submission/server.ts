@@ -64,7 +64,7 @@ function smtpAnswer(status: number, body: string, headers: Record<string, unknow
 
 /**
  * SMTP submission (SPEC §22): STARTTLS, AUTH PLAIN/LOGIN with an API key holding `email:send` as
- * password, each message parsed (`mailparser`) and queued through `POST /emails/send`; `250 … <id>`
+ * password, each message parsed (`mailparser`) and queued through `POST /emails/send`; `250 … <id> position=<position>`
  * once `email.queued` is in the log.
  */
 export async function startSubmissionServer(opts: SubmissionOptions): Promise<SubmissionServer> {
@@ -158,7 +158,8 @@ export async function startSubmissionServer(opts: SubmissionOptions): Promise<Su
           return;
         }
         submit(Buffer.concat(chunks), session).then(
-          (id) => callback(null, `2.0.0 OK: queued as ${id}`),
+          // Read-your-writes (SPEC §25): the send's position, for `Tern-Consistent-With`.
+          ({ id, position }) => callback(null, `2.0.0 OK: queued as ${id} position=${position}`),
           (error: unknown) => {
             if (error instanceof SmtpRefusal) callback(refusal(error.responseCode, error.message));
             else if (error instanceof Error && 'responseCode' in error) callback(error);
@@ -175,7 +176,7 @@ export async function startSubmissionServer(opts: SubmissionOptions): Promise<Su
     },
   });
 
-  async function submit(raw: Buffer, session: SMTPServerSession): Promise<string> {
+  async function submit(raw: Buffer, session: SMTPServerSession): Promise<{ id: string; position: string }> {
     const key = keys.get(session.id);
     if (key === undefined) throw new SmtpRefusal(530, '5.7.0 Authentication required');
     assertHeaderSection(raw);
@@ -205,9 +206,9 @@ export async function startSubmissionServer(opts: SubmissionOptions): Promise<Su
       remoteAddress: session.remoteAddress,
     });
     if (res.statusCode !== 202) throw smtpAnswer(res.statusCode, res.body, res.headers);
-    const { id } = res.json() as { id: string };
+    const { id, position } = res.json() as { id: string; position: string };
     log?.info({ emailId: id, remoteAddress: session.remoteAddress }, 'smtp submission queued');
-    return id;
+    return { id, position };
   }
 
   guard.attach(server);

@@ -1,6 +1,10 @@
 import { envelopeOf, parseMailbox, type RenderedMessage } from '@tern/contracts';
 import nodemailer from 'nodemailer';
-import type { MailProvider, ProviderFault, ProviderResult, SendContext } from '../ports.js';
+import type { MailProvider, ProviderFault, ProviderResult, SendContext, Signing } from '../ports.js';
+import { sendEach } from './smtp-each.js';
+import { classifySmtpError, relayMessageId, type SmtpError } from './smtp-errors.js';
+
+export { classifySmtpError, relayMessageId } from './smtp-errors.js';
 
 /**
  * The headers a signature covers (SPEC §20, relaxed/relaxed, rsa-sha256): the addresses, subject,
@@ -43,62 +47,9 @@ export interface SmtpPool {
 /** 5 connections of 100 messages each: nodemailer's own pool defaults. */
 export const DEFAULT_SMTP_POOL: SmtpPool = { maxConnections: 5, maxMessages: 100 };
 
-/** The SMTP steps whose reply is about one recipient (nodemailer's `err.command`). */
-const RECIPIENT_STEPS = new Set(['RCPT TO', 'DATA']);
-
-type SmtpError = {
-  responseCode?: number;
-  code?: string;
-  command?: string;
-  response?: string;
-  message?: string;
-  recipient?: string;
-  rejectedErrors?: unknown[];
-};
-
 /**
- * Classifies a nodemailer error (SPEC §11, issue 24 item 13). Only the relay's answer about the
- * recipient decides its fate: a 5xx to its `RCPT TO` (or to `DATA` for it) is a permanent refusal
- * (bounced hard, the address is suppressed), a 4xx there is temporary (delayed, retried). Every
- * other failure — the connection, TLS, the greeting, `AUTH` (535: a wrong or rotated password),
- * `MAIL FROM`, a message nodemailer could not build — says nothing about the recipient: it is
- * delayed and retried with `fault` set, so the provider is reported failing and nobody is
- * suppressed for it.
- */
-/**
- * The relay's own id of an accepted message, from its final answer to DATA (SPEC §21): Postfix,
- * SendGrid and Postmark say `250 … queued as <id>`, SES says `250 Ok <id>`. Notifications of those
- * providers name the message by it, not by the Message-ID header. Undefined when the answer names none.
- */
-export function relayMessageId(response: unknown): string | undefined {
-  if (typeof response !== 'string') return undefined;
-  const queued = /queued as <?([A-Za-z0-9][A-Za-z0-9._@+=-]{3,254})>?/i.exec(response);
-  if (queued) return queued[1];
-  const ses = /^250 (?:\d\.\d\.\d+ )?Ok ([0-9a-f]{8,}(?:-[0-9a-f]+)+)\s*$/i.exec(response.trim());
-  return ses?.[1];
-}
-
-export function classifySmtpError(error: unknown, recipient?: string): ProviderResult {
-  const e = (error ?? {}) as SmtpError;
-  // Every recipient refused: nodemailer throws once and lists each refusal; `to`'s is the one.
-  if (recipient !== undefined && Array.isArray(e.rejectedErrors)) {
-    const mine = (e.rejectedErrors as SmtpError[]).find(
-      (r) => String(r.recipient ?? '').toLowerCase() === recipient.toLowerCase(),
-    );
-    if (mine) return classifySmtpError(mine);
-  }
-  const step = e.command ?? 'API';
-  const reason = `${step}: ${e.response ?? e.message ?? 'SMTP error'}`.slice(0, 1000);
-  if (RECIPIENT_STEPS.has(step) && typeof e.responseCode === 'number') {
-    if (e.responseCode >= 500) return { kind: 'bounced', reason };
-    if (e.responseCode >= 400) return { kind: 'delayed', reason };
-  }
-  const code = typeof e.responseCode === 'number' ? String(e.responseCode) : (e.code ?? 'error');
-  return { kind: 'delayed', reason, fault: { step, code } };
-}
-
-/**
- * The SMTP relay of `SMTP_URL`, through nodemailer: one transaction per message, over a pool of
+ * The SMTP relay of `SMTP_URL`, through nodemailer: one transaction per recipient when the email
+ * has VERP envelope senders (issue 40, item 2; `sendEach`), else one per message, over a pool of
  * connections that are kept open and reused (`pool`).
  */
 export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
@@ -127,18 +78,36 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
       // The envelope is every recipient, each once (SPEC §22): To and Cc are headers, Bcc never is.
       const recipients = envelopeOf(message).map((r) => r.address);
       const to = (recipients[0] ?? '').toLowerCase();
+      if (envelopeFrom && context.envelopeFromFor) {
+        // One envelope per recipient, each its own VERP address (issue 40, item 2).
+        return sendEach(transport, {
+          mail: {
+            messageId: message.messageId,
+            from,
+            to: message.to,
+            ...(message.cc.length > 0 ? { cc: message.cc } : {}),
+            ...(message.bcc.length > 0 ? { bcc: message.bcc } : {}),
+            ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+            subject: message.subject,
+            ...(message.html !== null ? { html: message.html } : {}),
+            ...(message.text !== null ? { text: message.text } : {}),
+            headers: message.headers,
+            ...(attachmentsOf(context) ?? {}),
+          },
+          ...(signing ? { dkim: dkimOf(signing) } : {}),
+          recipients,
+          envelopeFromFor: context.envelopeFromFor,
+          emailId: context.emailId,
+          concurrency: pool === false ? 1 : pool.maxConnections,
+          messageId: message.messageId,
+        });
+      }
       try {
         const info = await transport.sendMail({
           ...(signing
             ? {
                 // nodemailer signs relaxed/relaxed with rsa-sha256.
-                dkim: {
-                  domainName: signing.dkim.domain,
-                  keySelector: signing.dkim.selector,
-                  // A parsed key: node's signer takes it as well as a PEM (nodemailer's types say string).
-                  privateKey: signing.dkim.privateKey as unknown as string,
-                  headerFieldNames: DKIM_SIGNED_HEADERS,
-                },
+                dkim: dkimOf(signing),
               }
             : {}),
           ...(envelopeFrom
@@ -166,20 +135,7 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
           ...(message.html !== null ? { html: message.html } : {}),
           ...(message.text !== null ? { text: message.text } : {}),
           headers: message.headers,
-          ...(context?.attachments && context.attachments.length > 0
-            ? {
-                // A file with a content id is an inline part (multipart/related) the HTML shows as
-                // `cid:<id>`; the others are attachments (multipart/mixed).
-                attachments: context.attachments.map((a) => ({
-                  filename: a.filename,
-                  content: a.content,
-                  contentType: a.contentType,
-                  ...(a.contentId !== null
-                    ? { cid: a.contentId, contentDisposition: 'inline' as const }
-                    : {}),
-                })),
-              }
-            : {}),
+          ...(attachmentsOf(context) ?? {}),
         });
         const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
           (typeof r === 'string' ? r : r.address).toLowerCase(),
@@ -265,4 +221,31 @@ function nodemailerFrom(from: string): string | { name: string; address: string 
   const mailbox = parseMailbox(from);
   if (mailbox === null) return null;
   return mailbox.name === null ? mailbox.address : { name: mailbox.name, address: mailbox.address };
+}
+
+/** nodemailer's DKIM options (relaxed/relaxed, rsa-sha256) for a signing. */
+function dkimOf(signing: Signing) {
+  return {
+    domainName: signing.dkim.domain,
+    keySelector: signing.dkim.selector,
+    // A parsed key: node's signer takes it as well as a PEM (nodemailer's types say string).
+    privateKey: signing.dkim.privateKey as unknown as string,
+    headerFieldNames: DKIM_SIGNED_HEADERS,
+  };
+}
+
+/**
+ * The attachments as nodemailer parts: a file with a content id is an inline part
+ * (multipart/related) the HTML shows as `cid:<id>`; the others are attachments (multipart/mixed).
+ */
+function attachmentsOf(context: SendContext | undefined) {
+  if (!context?.attachments || context.attachments.length === 0) return null;
+  return {
+    attachments: context.attachments.map((a) => ({
+      filename: a.filename,
+      content: a.content,
+      contentType: a.contentType,
+      ...(a.contentId !== null ? { cid: a.contentId, contentDisposition: 'inline' as const } : {}),
+    })),
+  };
 }

@@ -32,6 +32,7 @@ export async function startInbound(
     host: config.host,
     port: config.inboundSmtpPort!,
     maxBytes: config.inboundMaxBytes,
+    limits: config.smtpListenerLimits,
     hostname,
     tls,
     tenantsOf: createRecipientResolver({

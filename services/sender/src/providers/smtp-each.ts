@@ -1,0 +1,117 @@
+import type { Transporter } from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import type Mail from 'nodemailer/lib/mailer';
+import type { ProviderResult } from '../ports.js';
+import { classifySmtpError, relayMessageId } from './smtp-errors.js';
+
+/** One recipient's own transaction: taken, refused (its RCPT TO / DATA answer) or a fault. */
+type Each =
+  | { recipient: string; kind: 'sent'; providerMessageId?: string }
+  | { recipient: string; kind: 'refused'; result: ProviderResult }
+  | { recipient: string; kind: 'fault'; result: ProviderResult };
+
+export interface SendEachOptions {
+  /** The message (headers, body, attachments; no envelope, no DKIM): composed once. */
+  mail: Mail.Options;
+  dkim?: Mail.Options['dkim'];
+  /** The envelope recipients, to + cc + bcc, each once, `to` first. */
+  recipients: readonly string[];
+  /** The per-recipient VERP envelope sender of each. */
+  envelopeFromFor: (recipient: string) => string;
+  /** The ENVID of the DSNs asked for (RFC 3461). */
+  emailId: string;
+  /** How many transactions at once: the pool's connections (the pool bounds them anyway). */
+  concurrency: number;
+  messageId: string;
+}
+
+/**
+ * One SMTP transaction per recipient (issue 40, item 2): the same bytes (composed once, so Bcc is
+ * in no header and every copy is identical), each with its own VERP envelope sender, so a DSN or a
+ * complaint to it proves which recipient it is about. The results combine into what one
+ * transaction to all of them reports (SPEC §22): sent when any recipient was taken, each refused
+ * one its own bounce (a 4xx or a fault after others were taken: soft — Tern does not resend part
+ * of a message); none taken: every refusal 5xx → bounced, a fault → delayed with the fault (the
+ * whole email is retried, nobody got it), else the `to` recipient's answer.
+ */
+export async function sendEach(transport: Transporter, opts: SendEachOptions): Promise<ProviderResult> {
+  const raw = await new MailComposer(opts.mail).compile().build();
+  const results: Each[] = new Array(opts.recipients.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < opts.recipients.length) {
+      const i = next++;
+      const recipient = opts.recipients[i]!;
+      results[i] = await sendOne(transport, raw, recipient, opts);
+    }
+  };
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(opts.concurrency, opts.recipients.length)) }, worker),
+  );
+  const taken = results.filter((r) => r.kind === 'sent');
+  if (taken.length > 0) {
+    const refused = results.filter((r) => r.kind !== 'sent');
+    const providerMessageId = taken[0]!.providerMessageId;
+    return {
+      kind: 'sent',
+      messageId: opts.messageId,
+      ...(providerMessageId ? { providerMessageId } : {}),
+      ...(refused.length > 0
+        ? {
+            followUps: refused.map((r) => ({
+              type: 'email.bounced' as const,
+              bounceType: r.result.kind === 'bounced' ? ('hard' as const) : ('soft' as const),
+              reason: 'reason' in r.result ? r.result.reason : 'recipient refused',
+              recipient: r.recipient.toLowerCase(),
+            })),
+          }
+        : {}),
+    };
+  }
+  const fault = results.find((r) => r.kind === 'fault');
+  if (fault) return fault.result;
+  const each = results.map((r) => ({
+    recipient: r.recipient.toLowerCase(),
+    bounceType: r.kind !== 'sent' && r.result.kind === 'bounced' ? ('hard' as const) : ('soft' as const),
+    reason: r.kind !== 'sent' && 'reason' in r.result ? r.result.reason : 'recipient refused',
+  }));
+  if (results.length > 1 && each.every((r) => r.bounceType === 'hard'))
+    return { kind: 'bounced', reason: each[0]!.reason, recipients: each };
+  const first = results[0]!;
+  return first.kind === 'sent' ? { kind: 'sent', messageId: opts.messageId } : first.result;
+}
+
+async function sendOne(
+  transport: Transporter,
+  raw: Buffer,
+  recipient: string,
+  opts: SendEachOptions,
+): Promise<Each> {
+  try {
+    const info = await transport.sendMail({
+      raw,
+      ...(opts.dkim ? { dkim: opts.dkim } : {}),
+      envelope: { from: opts.envelopeFromFor(recipient), to: [recipient] },
+      // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP address
+      // (SPEC §21), with the headers only and the email id as ENVID.
+      dsn: { id: opts.emailId, return: 'headers', notify: ['failure', 'delay', 'success'] },
+    });
+    const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
+      (typeof r === 'string' ? r : r.address).toLowerCase(),
+    );
+    if (rejected.includes(recipient.toLowerCase())) {
+      const why = (info.rejectedErrors ?? [])[0];
+      const result = classifySmtpError(
+        why ?? { command: 'RCPT TO', responseCode: 550, message: 'recipient rejected' },
+      );
+      return { recipient, kind: 'refused', result };
+    }
+    const providerMessageId = relayMessageId(info.response);
+    return { recipient, kind: 'sent', ...(providerMessageId ? { providerMessageId } : {}) };
+  } catch (error) {
+    const result = classifySmtpError(error, recipient);
+    return result.kind === 'delayed' && result.fault
+      ? { recipient, kind: 'fault', result }
+      : { recipient, kind: 'refused', result };
+  }
+}
