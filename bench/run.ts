@@ -35,6 +35,7 @@ const BENCHES = [
   'soak',
   'feedback',
   'smtp-out',
+  'big-sends',
 ] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
@@ -53,6 +54,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   soak: 600_000,
   feedback: 1_200_000,
   'smtp-out': 600_000,
+  'big-sends': 900_000,
 };
 
 /**
@@ -75,9 +77,13 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const chosen = args.filter((a): a is BenchName => (BENCHES as readonly string[]).includes(a));
-// The soak case (≈ 4 min) and reads (the built `npm start`: `npm run build` first) run only when named.
+// The soak case (≈ 4 min), reads and big-sends (the built `npm start`: `npm run build` first) run only when named.
 const selected: BenchName[] =
-  chosen.length > 0 ? chosen : quick ? ['readpath'] : BENCHES.filter((b) => b !== 'soak' && b !== 'reads');
+  chosen.length > 0
+    ? chosen
+    : quick
+      ? ['readpath']
+      : BENCHES.filter((b) => b !== 'soak' && b !== 'reads' && b !== 'big-sends');
 const resultsDir = join(here, 'results');
 const profilesDir = join(resultsDir, 'profiles');
 mkdirSync(resultsDir, { recursive: true });
