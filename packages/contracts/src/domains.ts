@@ -138,7 +138,7 @@ export const domainSchema = z
           {
             purpose: 'dkim',
             type: 'TXT',
-            name: 'tern202606._domainkey.example.com',
+            name: 'tern202606-3f9a1c2e._domainkey.example.com',
             value: `v=DKIM1; k=rsa; p=${EXAMPLE_KEY}`,
             status: 'pending',
           },
@@ -164,8 +164,9 @@ export const domainSchema = z
             status: 'pending',
           },
         ],
+        receiving: false,
         reason:
-          'not found: tern202606._domainkey.example.com (TXT), tern-bounces.example.com (MX), tern-bounces.example.com (TXT)',
+          'not found: tern202606-3f9a1c2e._domainkey.example.com (TXT), tern-bounces.example.com (MX), tern-bounces.example.com (TXT)',
         createdAt: '2026-06-15T12:00:00.000Z',
         verifiedAt: null,
         lastCheckedAt: '2026-06-15T12:00:00.000Z',

@@ -40,6 +40,11 @@ async function call(
     ...(opts.body !== undefined ? { body: opts.body } : {}),
     signal: AbortSignal.timeout(20_000),
   });
+  // A live tail (`GET /events/stream`) answers with its headers and never ends: its status is the answer.
+  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    await res.body?.cancel();
+    return { status: res.status, body: '', json: () => ({}) };
+  }
   const body = await res.text();
   return { status: res.status, body, json: () => JSON.parse(body) };
 }

@@ -213,6 +213,8 @@ describe('projects, the project switcher and settings, in Chromium', () => {
       tracking: { opens: false, clicks: true },
       sendRatePerSecond: 25,
       defaultSendRatePerSecond: 0,
+      // SPEC §26's time zone: the page leaves it as it was (unset → UTC).
+      timeZone: null,
     });
     await expect.poll(() => w.page.getByTestId('retention-now').textContent()).toBe('30 days');
     await expect.poll(() => w.page.getByTestId('rate-now').textContent()).toBe('25 per second');

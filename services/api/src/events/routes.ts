@@ -126,11 +126,17 @@ export const eventRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps
           })
           .loose(),
         response: {
-          200: z.string().meta({
+          200: {
             description: 'text/event-stream: `id: <cursor>` and `data: <event JSON>` per event.',
-            example:
-              'id: 1042\ndata: {"type":"email.delivered","id":"evt_01J9Z","cursor":"1042","data":{"emailId":"em_01J9Z"}}\n\n: keep-alive\n\n',
-          }),
+            content: {
+              'text/event-stream': {
+                schema: z.string().meta({
+                  example:
+                    'id: 1042\ndata: {"type":"email.delivered","id":"evt_01J9Z","cursor":"1042","data":{"emailId":"em_01J9Z"}}\n\n: keep-alive\n\n',
+                }),
+              },
+            },
+          },
           400: errors.badRequest('headers.last-event-id: Last-Event-ID must be a cursor'),
           410: gone,
           429: errorResponse(

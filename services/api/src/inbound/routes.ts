@@ -219,6 +219,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<{ inbound: InboundRouteOptions
             'The attachment’s bytes, with its own content type.',
             '%PDF-1.7 …',
           ),
+          400: errors.badRequest('params.attachmentId: Too big: expected string to have <=16 characters'),
           401: errors.unauthorized,
           403: errors.forbiddenScope,
           404: missing('Attachment'),
