@@ -108,10 +108,18 @@ describe('split mode: services as separate processes on Kafka and a Postgres ser
       { timeoutMs: 90_000, description: 'both emails delivered' },
     );
     expect(logs.data.map((d) => d.id).sort()).toEqual(['m0', 'm1']);
-    const summary = await fetch(`${worker.url}/analytics/summary`, {
-      headers: { authorization: `Bearer ${jwt}` },
-    });
-    expect(((await summary.json()) as { totals: { sent: number } }).totals.sent).toBe(2);
+    // Analytics follow the log through the outbox: poll until they have caught up (bounded).
+    const sent = await waitFor(
+      async () => {
+        const summary = await fetch(`${worker.url}/analytics/summary`, {
+          headers: { authorization: `Bearer ${jwt}` },
+        });
+        const n = ((await summary.json()) as { totals: { sent: number } }).totals.sent;
+        return n === 2 ? n : undefined;
+      },
+      { timeoutMs: 30_000, description: 'analytics caught up' },
+    );
+    expect(sent).toBe(2);
     const workersOfA = childrenOf(ingestA.child.pid!);
     for (const p of [ingestA, ingestB, worker]) expect(await p.stop()).toBe(0);
     // The primary exits only once its workers have.
