@@ -1,10 +1,10 @@
-import type { AddressInfo } from 'node:net';
 import { silentLogger } from '@tern/jobs';
 import {
   createSmtpGuard,
   DEFAULT_SMTP_LISTENER_LIMITS,
   type SmtpGuard,
   type SmtpListenerLimits,
+  serveGuarded,
   smtpReply,
 } from '@tern/smtp-limits';
 import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
@@ -130,22 +130,10 @@ export function createInboundListener(opts: InboundListenerOptions): InboundList
         });
     },
   });
-  server.on('error', (error) => logger.warn({ err: error }, 'inbound: connection error'));
-  guard.attach(server);
-
-  return {
-    start() {
-      return new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(opts.port, opts.host, () => {
-          server.off('error', reject);
-          resolve((server.server.address() as AddressInfo).port);
-        });
-      });
-    },
-    stats: () => guard.stats(),
-    stop() {
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
+  const listener = serveGuarded(server, guard, {
+    port: opts.port,
+    host: opts.host,
+    onError: (error) => logger.warn({ err: error }, 'inbound: connection error'),
+  });
+  return { start: listener.listen, stats: listener.stats, stop: listener.close };
 }

@@ -8,3 +8,4 @@ export {
 } from './guard.js';
 export { DEFAULT_SMTP_LISTENER_LIMITS, type SmtpListenerLimits } from './limits.js';
 export { type PerMinute, perMinute } from './per-minute.js';
+export { type GuardedListener, serveGuarded } from './serve.js';

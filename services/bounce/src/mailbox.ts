@@ -1,9 +1,14 @@
 import { createHash } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import type { DeliveryEvent } from '@tern/contracts';
 import { isVerifiedBounceHost } from '@tern/domains';
 import { type Logger, silentLogger } from '@tern/jobs';
-import { createSmtpGuard, DEFAULT_SMTP_LISTENER_LIMITS, type SmtpListenerLimits } from '@tern/smtp-limits';
+import {
+  createSmtpGuard,
+  DEFAULT_SMTP_LISTENER_LIMITS,
+  type SmtpListenerLimits,
+  serveGuarded,
+  smtpReply,
+} from '@tern/smtp-limits';
 import type pg from 'pg';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { eventsOf, type FeedbackTarget, resolveVerp, verpLocalParts } from './feedback.js';
@@ -50,11 +55,6 @@ export interface BounceMailbox {
   /** Connections open now and distinct clients among them (the guard's count). */
   stats(): { connections: number; clients: number };
   stop(): Promise<void>;
-}
-
-/** An SMTP reply with its code (smtp-server answers an error with its `responseCode`). */
-function reply(code: number, message: string): Error {
-  return Object.assign(new Error(message), { responseCode: code });
 }
 
 /** Reads a message stream into memory, up to `max` bytes (the rest is drained, never kept). */
@@ -158,23 +158,23 @@ export function createBounceMailbox(opts: BounceMailboxOptions): BounceMailbox {
       const at = address.address.lastIndexOf('@');
       const host = at > 0 ? address.address.slice(at + 1).toLowerCase() : '';
       acceptsHost(host).then(
-        (ok) => callback(ok ? undefined : reply(550, 'No such mailbox here')),
+        (ok) => callback(ok ? undefined : smtpReply(550, 'No such mailbox here')),
         (error: unknown) => {
           logger.warn({ err: error }, 'bounce mailbox: recipient check failed');
-          callback(reply(451, 'Try again later'));
+          callback(smtpReply(451, 'Try again later'));
         },
       );
     },
     onData(stream, session, callback) {
       readAll(stream, opts.maxBytes)
         .then(async (raw) => {
-          if (raw === null) return callback(reply(552, `Message exceeds ${opts.maxBytes} bytes`));
+          if (raw === null) return callback(smtpReply(552, `Message exceeds ${opts.maxBytes} bytes`));
           let outcome: MessageOutcome;
           try {
             outcome = await handle(session, raw);
           } catch (error) {
             logger.warn({ err: error }, 'bounce mailbox: message not applied; the sender may retry');
-            return callback(reply(451, 'Temporary failure; try again later'));
+            return callback(smtpReply(451, 'Temporary failure; try again later'));
           }
           if (outcome.kind === 'applied') {
             logger.info(
@@ -191,27 +191,15 @@ export function createBounceMailbox(opts: BounceMailboxOptions): BounceMailbox {
         })
         .catch((error: unknown) => {
           logger.warn({ err: error }, 'bounce mailbox: message unreadable');
-          callback(reply(451, 'Temporary failure; try again later'));
+          callback(smtpReply(451, 'Temporary failure; try again later'));
         });
     },
   });
   // A client's protocol error or a dropped socket is the client's problem, never the process's.
-  server.on('error', (error) => logger.warn({ err: error }, 'bounce mailbox: connection error'));
-  guard.attach(server);
-
-  return {
-    start() {
-      return new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(opts.port, opts.host, () => {
-          server.off('error', reject);
-          resolve((server.server.address() as AddressInfo).port);
-        });
-      });
-    },
-    stats: () => guard.stats(),
-    stop() {
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
+  const listener = serveGuarded(server, guard, {
+    port: opts.port,
+    host: opts.host,
+    onError: (error) => logger.warn({ err: error }, 'bounce mailbox: connection error'),
+  });
+  return { start: listener.listen, stats: listener.stats, stop: listener.close };
 }

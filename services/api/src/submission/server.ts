@@ -1,4 +1,9 @@
-import { createSmtpGuard, DEFAULT_SMTP_LISTENER_LIMITS, type SmtpListenerLimits } from '@tern/smtp-limits';
+import {
+  createSmtpGuard,
+  DEFAULT_SMTP_LISTENER_LIMITS,
+  type SmtpListenerLimits,
+  serveGuarded,
+} from '@tern/smtp-limits';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
@@ -211,19 +216,10 @@ export async function startSubmissionServer(opts: SubmissionOptions): Promise<Su
     return { id, position };
   }
 
-  guard.attach(server);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
+  const listener = serveGuarded(server, guard, {
+    port: opts.port,
+    host: opts.host,
+    onError: (error) => log?.warn({ err: error }, 'smtp submission connection error'),
   });
-  server.on('error', (error) => log?.warn({ err: error }, 'smtp submission connection error'));
-  const address = server.server.address();
-  return {
-    port: typeof address === 'object' && address ? address.port : opts.port,
-    stats: () => guard.stats(),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  return { port: await listener.listen(), stats: listener.stats, close: listener.close };
 }
