@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import { DIM_COUNTER_NAMES, type DimCounters } from '@tern/domain';
 import { z } from 'zod';
 import { DIMS_TABLE } from './daily-analytics.js';
 
@@ -24,18 +25,9 @@ export const DIMENSION_COLUMNS = {
 export type Dimension = keyof typeof DIMENSION_COLUMNS;
 export const DIMENSIONS = Object.keys(DIMENSION_COLUMNS) as Dimension[];
 
-export const BREAKDOWN_COUNTERS = [
-  'total',
-  'sent',
-  'delivered',
-  'opened',
-  'clicked',
-  'bounced',
-  'complained',
-  'failed',
-  'delayed',
-] as const;
-export type BreakdownCounters = Record<(typeof BREAKDOWN_COUNTERS)[number], number>;
+/** The counters of a row: those the fold's dimension rows carry (`DIM_COUNTER_NAMES`), summed. */
+export const BREAKDOWN_COUNTERS = DIM_COUNTER_NAMES;
+export type BreakdownCounters = DimCounters;
 
 const int64 = z
   .union([z.string(), z.number()])

@@ -78,22 +78,25 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
       // The envelope is every recipient, each once (SPEC §22): To and Cc are headers, Bcc never is.
       const recipients = envelopeOf(message).map((r) => r.address);
       const to = (recipients[0] ?? '').toLowerCase();
+      // Parsed once (RFC 5322, `parseMailbox`) and handed over as name + address: nodemailer
+      // never re-reads the string, so it cannot find a second mailbox in it (issue 24, item 9).
+      const mail = {
+        messageId: message.messageId,
+        from,
+        to: message.to,
+        ...(message.cc.length > 0 ? { cc: message.cc } : {}),
+        ...(message.bcc.length > 0 ? { bcc: message.bcc } : {}),
+        ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+        subject: message.subject,
+        ...(message.html !== null ? { html: message.html } : {}),
+        ...(message.text !== null ? { text: message.text } : {}),
+        headers: message.headers,
+        ...(attachmentsOf(context) ?? {}),
+      };
       if (envelopeFrom && context.envelopeFromFor) {
         // One envelope per recipient, each its own VERP address (issue 40, item 2).
         return sendEach(transport, {
-          mail: {
-            messageId: message.messageId,
-            from,
-            to: message.to,
-            ...(message.cc.length > 0 ? { cc: message.cc } : {}),
-            ...(message.bcc.length > 0 ? { bcc: message.bcc } : {}),
-            ...(message.replyTo ? { replyTo: message.replyTo } : {}),
-            subject: message.subject,
-            ...(message.html !== null ? { html: message.html } : {}),
-            ...(message.text !== null ? { text: message.text } : {}),
-            headers: message.headers,
-            ...(attachmentsOf(context) ?? {}),
-          },
+          mail,
           ...(signing ? { dkim: dkimOf(signing) } : {}),
           recipients,
           envelopeFromFor: context.envelopeFromFor,
@@ -123,19 +126,7 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
                 },
               }
             : {}),
-          messageId: message.messageId,
-          // Parsed once (RFC 5322, `parseMailbox`) and handed over as name + address: nodemailer
-          // never re-reads the string, so it cannot find a second mailbox in it (issue 24, item 9).
-          from,
-          to: message.to,
-          ...(message.cc.length > 0 ? { cc: message.cc } : {}),
-          ...(message.bcc.length > 0 ? { bcc: message.bcc } : {}),
-          ...(message.replyTo ? { replyTo: message.replyTo } : {}),
-          subject: message.subject,
-          ...(message.html !== null ? { html: message.html } : {}),
-          ...(message.text !== null ? { text: message.text } : {}),
-          headers: message.headers,
-          ...(attachmentsOf(context) ?? {}),
+          ...mail,
         });
         const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
           (typeof r === 'string' ? r : r.address).toLowerCase(),
