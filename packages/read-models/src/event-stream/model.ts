@@ -2,6 +2,7 @@ import type { DeliveryEvent, WebhookPayload } from '@tern/contracts';
 import { type EmailState, emailKey, evolve, initialEmailState } from '@tern/domain';
 import { SCRUB_SPEC, scrubbedData } from '@tern/privacy';
 import type pg from 'pg';
+import type { EmailView } from '../email-log/views.js';
 import type { PgReadModel, ProjectionBatch, TenantScope } from '../read-model.js';
 
 /** An event of the stream as it is stored: its webhook body (SPEC §17) and its id. */
@@ -9,23 +10,43 @@ export interface StreamedPayload extends WebhookPayload {
   id: string;
 }
 
-/** The webhook body of `event` for an email whose state, with the event folded in, is `state`. */
-export function streamedPayload(event: DeliveryEvent, state: EmailState): StreamedPayload {
+/**
+ * The webhook body of a delivery event (SPEC §17): `{ type, timestamp, data }`, `data` = the
+ * email's id, tenant, project, recipient, subject, tags and status, plus the event's own fields.
+ * The dispatcher's deliveries and the event stream (SPEC §25) both read an event this way.
+ */
+export function webhookPayload(
+  event: DeliveryEvent,
+  email: Pick<EmailView, 'projectId' | 'to' | 'subject' | 'tags' | 'status'>,
+): WebhookPayload {
   const own = (event.data ?? {}) as Record<string, unknown>;
   return {
-    id: event.id,
     type: event.type,
     timestamp: event.occurredAt,
     data: {
       ...own,
       emailId: event.emailId,
       tenantId: event.tenantId,
+      projectId: email.projectId,
+      to: email.to,
+      subject: email.subject,
+      tags: email.tags,
+      status: email.status,
+    },
+  };
+}
+
+/** The webhook body of `event` for an email whose state, with the event folded in, is `state`. */
+export function streamedPayload(event: DeliveryEvent, state: EmailState): StreamedPayload {
+  return {
+    id: event.id,
+    ...webhookPayload(event, {
       projectId: state.queued?.projectId ?? null,
       to: state.queued?.toEmail ?? null,
       subject: state.queued?.subject ?? null,
       tags: state.queued?.tags ?? [],
       status: state.status,
-    },
+    }),
   };
 }
 
