@@ -143,9 +143,10 @@ describe('sending domains on the built process (production, a real relay)', () =
       timeoutMs: 20_000,
       description: 'the signed message at the relay',
     });
-    // The envelope sender is the email's VERP address on the bounce subdomain (SPEC §20, §21).
+    // The envelope sender is the VERP address of the email's first recipient on the bounce subdomain
+    // (SPEC §20, §21).
     expect(got.mailFrom).toMatch(
-      new RegExp(`^b\\+${String(sent.body.id)}\\.[0-9a-f]+@tern-bounces\\.${name.replaceAll('.', '\\.')}$`),
+      new RegExp(`^b\\+${String(sent.body.id)}=0\\.[0-9a-f]+@tern-bounces\\.${name.replaceAll('.', '\\.')}$`),
     );
     const result = await dkimVerify(Buffer.from(got.raw), { resolver: dns.resolve as never });
     expect(result.results.map((r) => [r.signingDomain, r.status.result])).toEqual([[name, 'pass']]);

@@ -116,10 +116,24 @@ describe('DKIM: mail of a verified domain is signed, and verifies', () => {
         'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
       },
     });
-    // SPEC §21: a VERP address naming the email, with the HMAC of the tenant's email.
-    expect(got.mailFrom).toBe(verpAddress(TRACKING_SECRET, TENANT, id, `tern-bounces.${verified.name}`));
-    expect(got.mailFrom).toMatch(new RegExp(`^b\\+${id}\\.[0-9a-f]{16}@tern-bounces\\.`));
-    expect(got.rcptTo.sort()).toEqual(['ada@example.com', 'grace@example.com']);
+    // SPEC §21: one envelope per recipient, each with a VERP address naming the email and the
+    // recipient's index, with the HMAC of the tenant's email (so no recipient can forge another's
+    // bounce). The same bytes go to both.
+    const envelopes = await waitFor(
+      () => {
+        const all = smtp.received.filter((r) => r.raw.includes(`<${id}@`));
+        return all.length === 2 ? all : undefined;
+      },
+      { timeoutMs: 20_000, description: 'both envelopes at the SMTP server' },
+    );
+    const byRecipient = new Map(envelopes.map((e) => [e.rcptTo.join(','), e]));
+    ['ada@example.com', 'grace@example.com'].forEach((rcpt, index) => {
+      const envelope = byRecipient.get(rcpt);
+      expect(envelope, rcpt).toBeDefined();
+      expect(envelope!.mailFrom).toBe(verpAddress(TRACKING_SECRET, TENANT, id, `tern-bounces.${verified.name}`, index));
+      expect(envelope!.mailFrom).toMatch(new RegExp(`^b\\+${id}=${index}\\.[0-9a-f]{16}@tern-bounces\\.`));
+      expect(envelope!.raw).toBe(got.raw);
+    });
     const result = await verify(got.raw);
     expect(result.results).toHaveLength(1);
     const [signature] = result.results;
