@@ -79,7 +79,7 @@ export interface Config {
   ingestWorkers: number | undefined;
   /** DNS_SERVERS: resolvers of sending-domain checks (`ip:port`, SPEC §20); undefined → the system's. */
   dnsServers: string[] | undefined;
-  /** SEND_CONTENT_MAX_MB(_PER_TENANT): MiB of content in flight in the send routes (issue 40 item 8). */
+  /** SEND_CONTENT_MAX_MB(_PER_TENANT): MiB of content in flight in the send routes and SMTP submission (issue 40 item 8). */
   sendContentMaxMb: number;
   sendContentMaxMbPerTenant: number;
   /** DOMAINS_MAX_PER_TENANT: sending domains a tenant may have (issue 40 item 11). */

@@ -193,7 +193,7 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
   },
   SEND_CONTENT_MAX_MB: {
     meaning:
-      'MiB of message content the send routes hold at once (each request its `Content-Length`, from before its body is read to its answer); past it → 429 `RATE_LIMITED` with `Retry-After` (issue 40 item 8)',
+      'MiB of message content the send routes and SMTP submission hold at once, one budget per process (an HTTP request its `Content-Length`, from before its body is read to its answer; an SMTP message its bytes as its DATA arrives, to its answer); past it → 429 `RATE_LIMITED` with `Retry-After`, over SMTP `451 4.3.1` (the rest of the message is read and dropped) (issue 40 item 8)',
     default: '96',
   },
   SEND_CONTENT_MAX_MB_PER_TENANT: {

@@ -3,6 +3,7 @@
 
 export { cohortDays } from './analytics/routes.js';
 export { analyticsQuerySchema } from './analytics/schemas.js';
+export { type ApiKeyStore, createApiKeyStore } from './api-keys/store.js';
 export {
   buildReferenceApp,
   INGEST_EXAMPLE,
@@ -10,7 +11,7 @@ export {
   REFERENCE_SENDGRID_KEY,
   renderApiReference,
 } from './api-reference.js';
-export { apiRoutes } from './api-routes.js';
+export { apiRoutes, DEFAULT_KEY_CACHE_TTL_MS, DEFAULT_LAST_USED_FLUSH_MS } from './api-routes.js';
 export { type ApiDeps, createApiApp, createSendingApp, fastifyTrustProxy } from './app.js';
 export {
   JWT_REQUIRED_MESSAGE,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { httpError } from '@tern/http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { credentialOf } from '../credentials.js';
@@ -13,8 +14,20 @@ import { credentialOf } from '../credentials.js';
 export interface ContentBudget {
   /** Takes `bytes` for `tenantId`: the release function, or null when a bound would be passed. */
   take(tenantId: string, bytes: number): (() => void) | null;
+  /**
+   * A hold that grows as a message's bytes arrive (SMTP DATA, whose size is known only at its end):
+   * each `grow` is checked against the bounds as `take` is, counting the hold's own bytes as free.
+   */
+  open(tenantId: string): ContentHold;
   /** Bytes held now (tests, metrics). */
   held(): number;
+}
+
+export interface ContentHold {
+  /** Adds `bytes` to the hold: false (nothing added) when a bound would be passed. */
+  grow(bytes: number): boolean;
+  /** Gives every byte of the hold back; a second call does nothing. */
+  release(): void;
 }
 
 export interface ContentBudgetOptions {
@@ -33,28 +46,54 @@ export const DEFAULT_CONTENT_BUDGET: ContentBudgetOptions = {
 export function createContentBudget(opts: ContentBudgetOptions = DEFAULT_CONTENT_BUDGET): ContentBudget {
   let total = 0;
   const byTenant = new Map<string, number>();
-  return {
-    take(tenantId, bytes) {
-      const mine = byTenant.get(tenantId) ?? 0;
-      // A request alone larger than a bound still passes when nothing else is held (the body limit
-      // refuses it as 413 otherwise); it never waits forever.
-      if ((total > 0 && total + bytes > opts.totalBytes) || (mine > 0 && mine + bytes > opts.perTenantBytes))
-        return null;
-      total += bytes;
-      byTenant.set(tenantId, mine + bytes);
-      let released = false;
-      return () => {
+  const open = (tenantId: string): ContentHold => {
+    let own = 0;
+    let released = false;
+    return {
+      grow(bytes) {
+        if (released) return false;
+        const mine = byTenant.get(tenantId) ?? 0;
+        // A message alone larger than a bound still passes when nothing else is held (the size
+        // limit refuses it otherwise); it never waits forever.
+        if (
+          (total - own > 0 && total + bytes > opts.totalBytes) ||
+          (mine - own > 0 && mine + bytes > opts.perTenantBytes)
+        )
+          return false;
+        own += bytes;
+        total += bytes;
+        byTenant.set(tenantId, mine + bytes);
+        return true;
+      },
+      release() {
         if (released) return;
         released = true;
-        total -= bytes;
-        const left = (byTenant.get(tenantId) ?? bytes) - bytes;
+        total -= own;
+        const left = (byTenant.get(tenantId) ?? own) - own;
         if (left <= 0) byTenant.delete(tenantId);
         else byTenant.set(tenantId, left);
-      };
+      },
+    };
+  };
+  return {
+    take(tenantId, bytes) {
+      const hold = open(tenantId);
+      return hold.grow(bytes) ? hold.release : null;
     },
+    open,
     held: () => total,
   };
 }
+
+/**
+ * The header by which this process's own SMTP submission marks the `POST /emails/send` it injects
+ * for a message whose bytes it already holds in the budget (so they are not counted twice). Its
+ * value is random per process: no client can present it.
+ */
+const HELD_BY_SUBMISSION = randomUUID();
+export const contentHeldHeaders = (): Record<string, string> => ({
+  'x-tern-content-held': HELD_BY_SUBMISSION,
+});
 
 const releases = new WeakMap<FastifyRequest, () => void>();
 
@@ -69,6 +108,7 @@ export function contentBudgetHooks(budget: ContentBudget, bodyLimit: number) {
   };
   return {
     preParsing: async (request: FastifyRequest, _reply: FastifyReply) => {
+      if (request.headers['x-tern-content-held'] === HELD_BY_SUBMISSION) return;
       const declared = Number(request.headers['content-length']);
       const bytes = Number.isFinite(declared) && declared > 0 ? Math.min(declared, bodyLimit) : bodyLimit;
       const free = budget.take(credentialOf(request).tenantId, bytes);

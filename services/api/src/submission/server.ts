@@ -7,10 +7,13 @@ import {
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import { type ContentBudget, type ContentHold, contentHeldHeaders } from '../emails/content-budget.js';
 import { assertHeaderSection, idempotencyKeyOfMessage, SmtpRefusal, sendBodyOf } from './message.js';
 
 /** SPEC §22: the whole message, as submitted, at most 40 MB (SIZE; 552 past it). */
 export const SUBMISSION_MAX_BYTES = 40 * 1024 * 1024;
+/** The step by which a message's hold in the content budget grows while its DATA arrives. */
+const HOLD_STEP_BYTES = 1024 * 1024;
 /** to + cc + bcc ≤ 50 (SPEC §22): RCPT past it → 452. */
 export const SUBMISSION_MAX_RECIPIENTS = 50;
 
@@ -31,6 +34,13 @@ export interface SubmissionOptions {
   maxBytes?: number;
   /** The connection limits and deadlines every SMTP listener shares (SMTP_LISTEN_*); default the defaults. */
   limits?: SmtpListenerLimits;
+  /**
+   * Bytes of message content in flight (issue 40 item 8), shared with the HTTP send routes: a
+   * message holds its bytes as they arrive in DATA, under the tenant of the connection's key
+   * (`tenantOf`), until it is answered; one that would pass a bound is read to its end without
+   * being kept and answered `451 4.3.1`, so the client retries later.
+   */
+  contentBudget?: { budget: ContentBudget; tenantOf(key: string): Promise<string | null> };
   logger?: FastifyBaseLogger;
 }
 
@@ -75,8 +85,13 @@ function smtpAnswer(status: number, body: string, headers: Record<string, unknow
 export async function startSubmissionServer(opts: SubmissionOptions): Promise<SubmissionServer> {
   const maxBytes = opts.maxBytes ?? SUBMISSION_MAX_BYTES;
   const log = opts.logger;
-  // The key of each authenticated connection, by connection id; never logged, dropped on close.
+  // The key of each authenticated connection (and its tenant, for the content budget), by
+  // connection id; never logged, dropped on close.
   const keys = new Map<string, string>();
+  const tenants = new Map<string, string>();
+  // The content-budget hold of each message in DATA, by connection id (released on its answer or close).
+  const holds = new Map<string, ContentHold>();
+  const budget = opts.contentBudget;
   const limits = opts.limits ?? DEFAULT_SMTP_LISTENER_LIMITS;
   const guard = createSmtpGuard({
     limits: {
@@ -115,9 +130,21 @@ export async function startSubmissionServer(opts: SubmissionOptions): Promise<Su
         .then(
           (res) => {
             if (res.statusCode === 400) {
-              keys.set(session.id, key);
-              guard.authSucceeded(session);
-              callback(null, { user: { username: auth.username ?? '' } });
+              const accept = () => {
+                keys.set(session.id, key);
+                guard.authSucceeded(session);
+                callback(null, { user: { username: auth.username ?? '' } });
+              };
+              if (!budget) return accept();
+              budget.tenantOf(key).then(
+                (tenantId) => {
+                  if (tenantId === null)
+                    return callback(refusal(454, '4.7.0 Temporary authentication failure'));
+                  tenants.set(session.id, tenantId);
+                  accept();
+                },
+                () => callback(refusal(454, '4.7.0 Temporary authentication failure')),
+              );
               return;
             }
             if (res.statusCode >= 500) {
@@ -151,37 +178,72 @@ export async function startSubmissionServer(opts: SubmissionOptions): Promise<Su
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       let bytes = 0;
+      const tenantId = tenants.get(session.id);
+      const hold = budget && tenantId !== undefined ? budget.budget.open(tenantId) : null;
+      if (hold) holds.set(session.id, hold);
+      let reserved = 0;
+      let overBudget = false;
+      const release = () => hold?.release();
       stream.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
-        if (bytes <= maxBytes) chunks.push(chunk);
+        if (bytes > maxBytes || overBudget) return;
+        if (hold && bytes > reserved) {
+          const step = Math.max(HOLD_STEP_BYTES, bytes - reserved);
+          if (!hold.grow(step)) {
+            // Past a bound: the rest is read and dropped, the message answered 451 at its end.
+            overBudget = true;
+            chunks.length = 0;
+            release();
+            return;
+          }
+          reserved += step;
+        }
+        chunks.push(chunk);
       });
-      // A client that goes away mid-DATA: the stream is destroyed, never ends, nothing is queued.
+      // A client that goes away mid-DATA: the stream is destroyed, never ends, nothing is queued
+      // (its hold is given back on close).
       stream.on('error', () => undefined);
       stream.on('end', () => {
+        // From here the answer gives the hold back (a close during the submit does not).
+        if (holds.get(session.id) === hold) holds.delete(session.id);
         if ((stream as unknown as { sizeExceeded?: boolean }).sizeExceeded) {
+          release();
           callback(refusal(552, `5.3.4 Message too big: at most ${maxBytes} bytes`));
           return;
         }
-        submit(Buffer.concat(chunks), session).then(
-          // Read-your-writes (SPEC §25): the send's position, for `Tern-Consistent-With`.
-          ({ id, position }) => callback(null, `2.0.0 OK: queued as ${id} position=${position}`),
-          (error: unknown) => {
-            if (error instanceof SmtpRefusal) callback(refusal(error.responseCode, error.message));
-            else if (error instanceof Error && 'responseCode' in error) callback(error);
-            else {
-              log?.error({ err: error }, 'smtp submission failed');
-              callback(refusal(451, '4.3.0 Temporary failure: try again later'));
-            }
-          },
-        );
+        if (overBudget) {
+          callback(refusal(451, '4.3.1 Too much message content in flight: try again later'));
+          return;
+        }
+        submit(Buffer.concat(chunks.splice(0)), session, hold !== null)
+          .finally(release)
+          .then(
+            // Read-your-writes (SPEC §25): the send's position, for `Tern-Consistent-With`.
+            ({ id, position }) => callback(null, `2.0.0 OK: queued as ${id} position=${position}`),
+            (error: unknown) => {
+              if (error instanceof SmtpRefusal) callback(refusal(error.responseCode, error.message));
+              else if (error instanceof Error && 'responseCode' in error) callback(error);
+              else {
+                log?.error({ err: error }, 'smtp submission failed');
+                callback(refusal(451, '4.3.0 Temporary failure: try again later'));
+              }
+            },
+          );
       });
     },
     onClose(session) {
       keys.delete(session.id);
+      tenants.delete(session.id);
+      holds.get(session.id)?.release();
+      holds.delete(session.id);
     },
   });
 
-  async function submit(raw: Buffer, session: SMTPServerSession): Promise<{ id: string; position: string }> {
+  async function submit(
+    raw: Buffer,
+    session: SMTPServerSession,
+    held: boolean,
+  ): Promise<{ id: string; position: string }> {
     const key = keys.get(session.id);
     if (key === undefined) throw new SmtpRefusal(530, '5.7.0 Authentication required');
     assertHeaderSection(raw);
@@ -206,6 +268,8 @@ export async function startSubmissionServer(opts: SubmissionOptions): Promise<Su
         'x-api-key': key,
         'content-type': 'application/json',
         ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+        // Its bytes are held by this message's hold already: not counted a second time.
+        ...(held ? contentHeldHeaders() : {}),
       },
       payload: JSON.stringify(body),
       remoteAddress: session.remoteAddress,

@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import {
+  type ContentBudget,
   createApiApp,
   createApiStores,
   createContentBudget,
@@ -29,6 +30,24 @@ export function jwtVerifierOf(config: Config, secrets: RuntimeSecrets) {
         ? { publicKey: config.jwtPublicKey, maxLifetimeMs }
         : { jwksUrl: config.jwtJwksUrl!, maxLifetimeMs },
   );
+}
+
+const budgets = new WeakMap<RuntimeContext, ContentBudget>();
+
+/**
+ * The process's one budget of message content in flight (SEND_CONTENT_MAX_MB[_PER_TENANT], issue 40
+ * item 8), shared by the HTTP send routes and SMTP submission.
+ */
+export function contentBudgetOf(ctx: RuntimeContext): ContentBudget {
+  let budget = budgets.get(ctx);
+  if (!budget) {
+    budget = createContentBudget({
+      totalBytes: ctx.config.sendContentMaxMb * 1024 * 1024,
+      perTenantBytes: ctx.config.sendContentMaxMbPerTenant * 1024 * 1024,
+    });
+    budgets.set(ctx, budget);
+  }
+  return budget;
 }
 
 /** The per-credential request limit of RATE_LIMIT_PER_MINUTE (0: none). */
@@ -104,10 +123,7 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     sending: {
       log: stream,
       keyring: ctx.keyring,
-      contentBudget: createContentBudget({
-        totalBytes: config.sendContentMaxMb * 1024 * 1024,
-        perTenantBytes: config.sendContentMaxMbPerTenant * 1024 * 1024,
-      }),
+      contentBudget: contentBudgetOf(ctx),
     },
     keyring: ctx.keyring,
     inboundDomain: config.inboundDomain,

@@ -1,14 +1,17 @@
 import { readFileSync } from 'node:fs';
 import {
+  createApiKeyStore,
   createApiStores,
   createSendingApp,
+  DEFAULT_KEY_CACHE_TTL_MS,
+  DEFAULT_LAST_USED_FLUSH_MS,
   devTlsPair,
   type SubmissionServer,
   startSubmissionServer,
 } from '@tern/api';
 import type { FastifyInstance } from 'fastify';
 import { type RuntimeContext, streamOf } from '../context.js';
-import { jwtVerifierOf, rateLimitOf } from './api.js';
+import { contentBudgetOf, jwtVerifierOf, rateLimitOf } from './api.js';
 
 /**
  * SMTP submission (SPEC §22): each message goes through POST /emails/send of the api app in this
@@ -25,7 +28,7 @@ export async function startSubmission(ctx: RuntimeContext, app: FastifyInstance)
       retentionDays: config.retentionDays,
       rateLimit: rateLimitOf(config),
       logger,
-      sending: { log: streamOf(ctx), keyring: ctx.keyring },
+      sending: { log: streamOf(ctx), keyring: ctx.keyring, contentBudget: contentBudgetOf(ctx) },
       domainPolicy: { requireVerified: ctx.requireVerifiedDomains },
     });
     ctx.onClose('submission-app', () => sendingApp.close());
@@ -35,6 +38,16 @@ export async function startSubmission(ctx: RuntimeContext, app: FastifyInstance)
     config.smtpTlsCert !== undefined && config.smtpTlsKey !== undefined
       ? { cert: readFileSync(config.smtpTlsCert), key: readFileSync(config.smtpTlsKey) }
       : await devTlsPair(config.dataDir, new URL(publicUrl).hostname);
+  // The tenant of a connection's key, for the content budget it shares with the HTTP send routes
+  // (the key was checked by POST /emails/send already; cached as the api caches keys).
+  const keys = createApiKeyStore({
+    pool: ctx.pool,
+    now: () => new Date(),
+    cacheTtlMs: DEFAULT_KEY_CACHE_TTL_MS,
+    lastUsedFlushMs: DEFAULT_LAST_USED_FLUSH_MS,
+    logger,
+  });
+  ctx.onClose('submission-keys', () => keys.close());
   const submission = await startSubmissionServer({
     app: target,
     port: config.smtpSubmissionPort!,
@@ -43,6 +56,10 @@ export async function startSubmission(ctx: RuntimeContext, app: FastifyInstance)
     requireTls: config.nodeEnv === 'production',
     hostname: new URL(publicUrl).hostname,
     limits: config.smtpListenerLimits,
+    contentBudget: {
+      budget: contentBudgetOf(ctx),
+      tenantOf: async (key) => (await keys.authenticate(key))?.tenantId ?? null,
+    },
     logger,
   });
   ctx.onClose('submission', () => submission.close());
