@@ -15,7 +15,8 @@ const EMAIL_ID = 'em_3kT9qLm2ZxV7bN4cR8sW1yPd';
 /** Read-your-writes (SPEC §25): pass it as `Tern-Consistent-With` on a read. */
 const positionSchema = z.string().meta({
   description:
-    'The position of this write’s last event: a read sent with `Tern-Consistent-With: <position>` waits until it is projected.',
+    'The position of this write: its last event’s id on each partition of the event log it went to, joined by `,` ' +
+    '(one id for one email). A read sent with `Tern-Consistent-With: <position>` waits until the whole write is projected.',
 });
 
 export const sendEmailResponseSchema = z.object({ id: z.string(), position: positionSchema }).meta({
@@ -27,14 +28,16 @@ export type SendEmailResponse = z.infer<typeof sendEmailResponseSchema>;
 export const batchEmailResponseSchema = z
   .object({ data: z.array(sendEmailResponseSchema), position: positionSchema })
   .meta({
-    description: 'Every email queued; ids in input order. Each email’s own `position`, and the last one’s.',
+    description:
+      'Every email queued; ids in input order. Each email’s own `position`, and the batch’s: the last email on each partition of the log.',
     examples: [
       {
         data: [
           { id: EMAIL_ID, position: `${EMAIL_ID}:queued` },
           { id: 'em_7Hc2WnQ5rT1vX9kL3mB6zYpa', position: 'em_7Hc2WnQ5rT1vX9kL3mB6zYpa:queued' },
         ],
-        position: 'em_7Hc2WnQ5rT1vX9kL3mB6zYpa:queued',
+        // The two emails on two partitions of the log: the batch's position names both.
+        position: `${EMAIL_ID}:queued,em_7Hc2WnQ5rT1vX9kL3mB6zYpa:queued`,
       },
     ],
   });

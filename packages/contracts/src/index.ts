@@ -14,6 +14,7 @@ export * from './ids.js';
 export * from './inbound.js';
 export * from './log-events.js';
 export * from './personal-fields.js';
+export * from './position.js';
 export * from './projects.js';
 export * from './relay-headers.js';
 export * from './resources.js';

@@ -1,4 +1,4 @@
-export { createKafkaEventLog, type KafkaEventLogOptions } from './kafka.js';
+export { createKafkaEventLog, type KafkaEventLogOptions, keyPartitioner } from './kafka.js';
 export {
   type ConsumedRecord,
   type ConsumeOptions,
@@ -24,5 +24,6 @@ export {
   type EventStream,
   encodeEvents,
   encodeRecords,
+  positionOfWrite,
   type StreamConsumeOptions,
 } from './stream.js';

@@ -7,6 +7,7 @@ import {
   type logCreator,
   logLevel,
   Partitioners,
+  type PartitionMetadata,
   type Producer,
 } from 'kafkajs';
 import { ensureTopic } from './kafka-topic.js';
@@ -104,11 +105,17 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
   const consumers = new Set<{ stop(): Promise<void> }>();
   let ready: Promise<void> | null = null;
   let closed = false;
+  // The partition of each key, read once per process at start (`keyPartitioner`).
+  let partitionOf: (key: string) => number = () => {
+    throw new Error('kafka event log not initialised');
+  };
 
   function init(): Promise<void> {
     ready ??= (async () => {
       await admin.connect();
       await ensureTopic(admin, topic, options.partitions ?? 6, options.replicationFactor);
+      const [meta] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+      partitionOf = keyPartitioner(topic, meta?.partitions.length ?? 0);
       await producer.connect();
     })().catch((error: unknown) => {
       ready = null; // the next call tries again
@@ -284,9 +291,15 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
           topic,
           acks: -1,
           timeout: timeoutMs,
-          messages: records.map((r) => ({ key: r.key, value: r.value })),
+          // The partition `partitionsOf` names, so a write's position names where it landed.
+          messages: records.map((r) => ({ key: r.key, value: r.value, partition: partitionOf(r.key) })),
         });
       });
+    },
+
+    async partitionsOf(keys) {
+      await unavailable('partitionsOf', init);
+      return keys.map(partitionOf);
     },
 
     consume,
@@ -324,6 +337,26 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
       ready = null;
     },
   };
+}
+
+/**
+ * The partition of a key: kafkajs's default partitioner (murmur2 of the key, as the Java client)
+ * over the topic's `count` partitions, the one a producer without an explicit partition picks, so
+ * keys stay where earlier versions put them. The count is read at start: partitions an operator
+ * adds take effect at the next start (they move keys to other partitions anyway).
+ */
+export function keyPartitioner(topic: string, count: number): (key: string) => number {
+  if (!Number.isInteger(count) || count < 1) throw new Error(`kafka topic ${topic} has no partitions`);
+  const pick = Partitioners.DefaultPartitioner();
+  const partitionMetadata: PartitionMetadata[] = Array.from({ length: count }, (_, partitionId) => ({
+    partitionErrorCode: 0,
+    partitionId,
+    leader: 0,
+    replicas: [0],
+    isr: [0],
+    offlineReplicas: [],
+  }));
+  return (key) => pick({ topic, partitionMetadata, message: { key, value: null } });
 }
 
 function toKafkaLogCreator(logger: Logger): logCreator {

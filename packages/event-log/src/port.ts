@@ -32,6 +32,12 @@ export interface EventLogConsumer {
 export interface EventLog {
   /** Resolves once the log durably holds every record (Kafka acks=-1); rejects with EventLogUnavailableError when it cannot. */
   append(records: EventLogRecord[]): Promise<void>;
+  /**
+   * The partition `append` puts a record of each key on (one per key, in order): Kafka's default
+   * partitioner over the topic's partitions, always 0 on the Postgres table. Read-your-writes
+   * (SPEC §25) names a write by its last event per partition: each partition is folded in order.
+   */
+  partitionsOf(keys: readonly string[]): Promise<number[]>;
   consume(opts: ConsumeOptions): Promise<EventLogConsumer>;
   /** Records not yet committed by the group (a group that never committed counts the whole log). */
   lag(group: string): Promise<number>;

@@ -3,6 +3,7 @@ import {
   type DomainEvent,
   deliveryEventSchema,
   domainEventSchema,
+  formatPosition,
   type InboundEvent,
   inboundEventSchema,
   isCanonicalDeliveryEvent,
@@ -57,6 +58,8 @@ export interface DeliveryEventAppender {
 export interface EventStream {
   /** Resolves once the log durably holds every event; rejects with EventLogUnavailableError when it cannot. */
   append(events: readonly LogEvent[]): Promise<void>;
+  /** The partition `append` puts each key's events on (`EventLog.partitionsOf`; a key as `logEventKey` gives it). */
+  partitionsOf(keys: readonly string[]): Promise<number[]>;
   consume(opts: StreamConsumeOptions): Promise<EventLogConsumer>;
   /** Records not yet committed by the group. */
   lag(group: string): Promise<number>;
@@ -179,6 +182,7 @@ export function createEventStream(log: EventLog, opts: { sealer?: EventSealer } 
       if (events.length === 0) return;
       await log.append(await encodeEvents(events, sealer));
     },
+    partitionsOf: (keys) => log.partitionsOf(keys),
     consume({ handle, ...rest }) {
       return log.consume({ ...rest, handle: async (records) => handle(await decodeBatch(records, sealer)) });
     },
@@ -186,4 +190,23 @@ export function createEventStream(log: EventLog, opts: { sealer?: EventSealer } 
     ping: () => log.ping(),
     close: () => log.close(),
   };
+}
+
+/**
+ * Read-your-writes (SPEC §25): the `position` of a write of `events` (id, and log key as
+ * `logEventKey` gives it, in append order) — its last event on each partition it went to,
+ * partitions ascending (`formatPosition`). One event, or one partition: that last event's id.
+ * Known before the append (a send plans its answer first); the append puts each key where
+ * `partitionsOf` says.
+ */
+export async function positionOfWrite(
+  log: Pick<EventStream, 'partitionsOf'>,
+  events: readonly { id: string; key: string }[],
+): Promise<string> {
+  if (events.length === 0) throw new Error('a write has at least one event');
+  if (events.length === 1) return events[0]!.id;
+  const partitions = await log.partitionsOf(events.map((e) => e.key));
+  const lastOn = new Map<number, string>();
+  for (const [i, e] of events.entries()) lastOn.set(partitions[i]!, e.id);
+  return formatPosition([...lastOn].sort(([a], [b]) => a - b).map(([, id]) => id));
 }

@@ -62,6 +62,19 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
       }
     });
 
+    it('partitionsOf names the partition each key’s records are delivered on', async () => {
+      const records = makeRecords('p', 40, 40);
+      const partitions = await log.partitionsOf(records.map((r) => r.key));
+      expect(partitions).toHaveLength(records.length);
+      // Asked twice, the same answer (a position is computed before its append).
+      expect(await log.partitionsOf(records.map((r) => r.key))).toEqual(partitions);
+      await log.append(records);
+      const c = await consumeAll({ group, fromBeginning: true });
+      await c.waitForValues(records.map((r) => r.value));
+      const expected = new Map(records.map((r, i) => [r.key, partitions[i]]));
+      for (const r of c.records) expect(r.partition).toBe(expected.get(r.key));
+    });
+
     it('keeps per-key order across many keys and appends', async () => {
       const keys = 120;
       const rounds = 5;

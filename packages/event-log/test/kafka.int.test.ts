@@ -1,4 +1,4 @@
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaEventLog } from '../src/kafka.js';
 import { EventLogUnavailableError } from '../src/port.js';
@@ -48,6 +48,36 @@ describe('Kafka event log specifics', () => {
       await expect(log.ping()).rejects.toBeInstanceOf(EventLogUnavailableError);
     } finally {
       await log.close();
+    }
+  });
+
+  it('partitionsOf is where a plain kafkajs producer puts each key: keys stay where they were', async () => {
+    const topic = `${topicPrefix}event-log-test-${randomSuffix()}`;
+    const log = createKafkaEventLog({
+      brokers,
+      topic,
+      partitions: 5,
+      clientId: 'event-log-test',
+      logger: quiet,
+    });
+    const producer = new Kafka({ clientId: 'event-log-test', brokers, logLevel: logLevel.NOTHING }).producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    try {
+      await log.ping(); // creates the topic
+      await producer.connect();
+      const records = makeRecords('plain', 50, 50);
+      // Appended without a partition: kafkajs's own choice, as the log appended before partitionsOf.
+      const sent = await Promise.all(
+        records.map((r) => producer.send({ topic, acks: -1, messages: [{ key: r.key, value: r.value }] })),
+      );
+      const chosen = sent.map((meta) => meta[0]!.partition);
+      expect(new Set(chosen).size).toBeGreaterThan(1);
+      expect(await log.partitionsOf(records.map((r) => r.key))).toEqual(chosen);
+    } finally {
+      await producer.disconnect();
+      await log.close();
+      await admin.deleteTopics({ topics: [topic] }).catch(() => {});
     }
   });
 

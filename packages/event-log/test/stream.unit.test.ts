@@ -1,4 +1,4 @@
-import type { DeliveryEvent, DomainEvent } from '@tern/contracts';
+import { type DeliveryEvent, type DomainEvent, parsePosition } from '@tern/contracts';
 import { describe, expect, it } from 'vitest';
 import {
   type ConsumedRecord,
@@ -7,6 +7,7 @@ import {
   type EventLog,
   type EventSealer,
   encodeEvents,
+  positionOfWrite,
 } from '../src/index.js';
 
 const queued = (id: string, emailId: string): DeliveryEvent => ({
@@ -52,6 +53,7 @@ function memoryLog(): EventLog & { records: { key: string; value: string }[] } {
       records.push(...batch);
       await handler?.(consumed(batch));
     },
+    partitionsOf: async (keys) => keys.map(() => 0),
     async consume(opts) {
       handler = opts.handle;
       return { stop: async () => {} };
@@ -156,5 +158,28 @@ describe('the typed event stream', () => {
     const batch = await decodeBatch(consumed([{ key: 'dom_2', value: JSON.stringify(bad) }]));
     expect(batch.domainEvents).toEqual([]);
     expect(batch.deadLetters.map((d) => d.reason)).toEqual([expect.stringMatching(/^data\.status: /)]);
+  });
+});
+
+describe('the position of a write (read-your-writes, SPEC §25)', () => {
+  // Keys `k<partition>-…` land on that partition.
+  const log = { partitionsOf: async (keys: readonly string[]) => keys.map((k) => Number(k[1])) };
+  const write = (...keys: string[]) => keys.map((key, i) => ({ id: `ev${i}`, key }));
+
+  it('names the last event on each partition the write touched, partitions ascending', async () => {
+    expect(await positionOfWrite(log, write('k2-a', 'k0-b', 'k2-c', 'k1-d', 'k0-e'))).toBe('ev4,ev3,ev2');
+  });
+
+  it('one event, or one partition: the last event alone (the position of before)', async () => {
+    expect(await positionOfWrite(log, write('k3-a'))).toBe('ev0');
+    expect(await positionOfWrite(log, write('k1-a', 'k1-b', 'k1-c'))).toBe('ev2');
+    expect(await positionOfWrite(createEventStream(memoryLog()), write('k1-a', 'k2-b'))).toBe('ev1');
+  });
+
+  it('a position reads back as its ids; anything else is refused', () => {
+    expect(parsePosition('ev4,ev3, ev2')).toEqual(['ev4', 'ev3', 'ev2']);
+    expect(parsePosition('em_1:queued')).toEqual(['em_1:queued']);
+    for (const bad of ['', 'a,,b', 'not a position!', 'a;b', Array(1001).fill('x').join(',')])
+      expect(parsePosition(bad)).toBeNull();
   });
 });

@@ -108,7 +108,10 @@ export interface SendEmailResponse {
 
 export interface BatchEmailResponse {
   data: SendEmailResponse[];
-  /** The last email's position. */
+  /**
+   * The batch's position: its last email on each partition of the event log, joined by `,` (one id
+   * on a one-partition log). `emails.get(anyId, { consistentWith })` with it waits for the whole batch.
+   */
   position: string;
 }
 

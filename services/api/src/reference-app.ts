@@ -16,6 +16,7 @@ const unused = (): never => {
 };
 const UNUSED_LOG: EventStream = {
   append: unused,
+  partitionsOf: unused,
   consume: unused,
   lag: unused,
   ping: unused,

@@ -1,6 +1,12 @@
 import { timingSafeEqualStr } from '@tern/auth';
-import { type DeliveryEvent, EVENT_TYPES, MAX_EVENTS_PER_REQUEST, validateEvents } from '@tern/contracts';
-import type { EventStream } from '@tern/event-log';
+import {
+  type DeliveryEvent,
+  EVENT_TYPES,
+  logEventKey,
+  MAX_EVENTS_PER_REQUEST,
+  validateEvents,
+} from '@tern/contracts';
+import { type EventStream, positionOfWrite } from '@tern/event-log';
 import { appendOr503, httpError } from '@tern/http';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
@@ -75,7 +81,7 @@ export const ingestRoutes: FastifyPluginAsync<IngestRoutesOptions> = async (app,
         description:
           'The sending pipeline posts delivery events (SPEC §5). The whole batch is validated first: any invalid ' +
           'event → 400 listing every index, and nothing is appended; 202 once the log acknowledged every event, with ' +
-          '`position` (the last event’s id) for a read-your-writes `Tern-Consistent-With` header.',
+          '`position` (the last event on each partition of the log) for a read-your-writes `Tern-Consistent-With` header.',
         security: [{ ingestToken: [] }],
         body: ingestBodyDoc,
         response: {
@@ -84,9 +90,11 @@ export const ingestRoutes: FastifyPluginAsync<IngestRoutesOptions> = async (app,
               accepted: z.number().int(),
               position: z.string().meta({
                 description:
-                  'Read-your-writes (SPEC §25): the id of the batch’s last event. Send it as `Tern-Consistent-With` ' +
-                  'on `GET /emails/:id` (with a key of that event’s tenant) to read once the event is projected.',
-                example: 'ev-1',
+                  'Read-your-writes (SPEC §25): the id of the batch’s last event on each partition of the log, ' +
+                  'partitions ascending, joined by `,` (one id for one event, and on the Postgres-table log). Send it ' +
+                  'as `Tern-Consistent-With` on `GET /emails/:id` (with a key of those events’ tenant) to read once ' +
+                  'every event of the batch is projected.',
+                example: 'ev-7,ev-9',
               }),
             })
             .meta({ description: 'Every event is in the log.' }),
@@ -141,9 +149,16 @@ export const ingestRoutes: FastifyPluginAsync<IngestRoutesOptions> = async (app,
       }
       await append(opts.log, result.events);
       opts.onAccepted?.(result.events.length);
-      // Read-your-writes (SPEC §25): the position is the last event's id, the form the API's
-      // `Tern-Consistent-With` check looks up in the event stream.
-      const position = result.events.at(-1)?.id;
+      // Read-your-writes (SPEC §25): the last event's id on each partition the batch went to, the
+      // ids the API's `Tern-Consistent-With` check looks up in the event stream.
+      const position = await appendOr503(
+        () =>
+          positionOfWrite(
+            opts.log,
+            result.events.map((e) => ({ id: e.id, key: logEventKey(e) })),
+          ),
+        'accepted',
+      );
       return reply.status(202).send({ accepted: result.events.length, position });
     },
   );

@@ -55,7 +55,7 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
           'An email created before the tenant’s retention cut-off → 404, as in the logs. ' +
           'A key bound to a project sees its project’s emails only (another → 404). ' +
           'With `Tern-Consistent-With: <position>` (a send’s answer) it waits ≤ 5 s for the read models to include ' +
-          'that send, else 503 `NOT_CONSISTENT_YET` with `Retry-After`: never a 404 for an email accepted before it.',
+          'that whole write (every email of a batch), else 503 `NOT_CONSISTENT_YET` with `Retry-After`: never a 404 for an email accepted before it.',
         security: KEY_OR_DASHBOARD,
         params: resourceIdParam('email'),
         headers: consistencyHeaderDoc,

@@ -5,8 +5,9 @@ import {
   sendEmailResponseSchema,
 } from '@tern/contracts';
 import { queuedEventId } from '@tern/domain';
+import { positionOfWrite } from '@tern/event-log';
+import { appendOr503 } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { positionOf } from '../consistency.js';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { accept, idempotent, type SendRouteDeps, withProject } from './accept.js';
@@ -20,8 +21,8 @@ import { BATCH_BODY_LIMIT, idempotencyHeader, SEND_BODY_LIMIT, sendErrors } from
  * 202 once the log has it; the sender does the rest. The sends are here (their checks in
  * `accept.ts`), the reads, cancel and reschedule in `read-routes.ts`.
  */
-/** The position of a send: its `email.queued` (the id `queuedEvent` gives it). */
-const queuedPosition = (emailId: string) => positionOf(queuedEventId(emailId));
+/** The position of one send: its `email.queued` (the id `queuedEvent` gives it). */
+const queuedPosition = (emailId: string) => queuedEventId(emailId);
 
 export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, deps) => {
   // Issue 40 item 8: bytes of content in flight bounded in total and per tenant (429 past them).
@@ -93,15 +94,26 @@ export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, dep
       const credential = credentialOf(request);
       const prefix = (i: number) => `body.${i}.`;
       const bodies = withProject(credential, request.body, prefix);
-      const answerOf = (ids: readonly string[]) => ({
+      // The batch's position covers every email of it: the last `email.queued` on each partition
+      // of the log (they are keyed by email), known before the append.
+      const answerOf = async (ids: readonly string[]) => ({
         data: ids.map((id) => ({ id, position: queuedPosition(id) })),
-        position: queuedPosition(ids.at(-1)!),
+        position: await appendOr503(
+          () =>
+            positionOfWrite(
+              deps.sending.log,
+              ids.map((id) => ({ id: queuedPosition(id), key: id })),
+            ),
+          'queued',
+        ),
       });
       const answer = await idempotent(deps, request, 'batch', bodies, async (plan) => {
-        const ids = await accept(deps, credential, bodies, prefix, (ids) =>
-          plan ? plan(answerOf(ids), ids) : Promise.resolve(),
-        );
-        return answerOf(ids);
+        let planned: Awaited<ReturnType<typeof answerOf>> | undefined;
+        const ids = await accept(deps, credential, bodies, prefix, async (ids) => {
+          planned = await answerOf(ids);
+          if (plan) await plan(planned, ids);
+        });
+        return planned ?? answerOf(ids);
       });
       return reply.status(answer.statusCode).send(answer.body);
     },
