@@ -165,20 +165,60 @@ export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
 const isoInstant = (what: string) =>
   z.iso.datetime({ offset: true, error: `${what} must be an ISO 8601 timestamp with a zone` });
 
+const REPLAY_CURSOR_MESSAGE = 'after must be a cursor: the `cursor` of an event (digits)';
+
 export const replayWebhookBodySchema = z
   .strictObject({
-    since: isoInstant('since'),
-    until: isoInstant('until').optional(),
+    since: isoInstant('since').optional().meta({
+      description: 'Start of a time window (with `until`): events with `occurredAt` in [since, until).',
+    }),
+    until: isoInstant('until').optional().meta({ description: 'End of the time window; default now.' }),
+    after: z
+      .string({ error: REPLAY_CURSOR_MESSAGE })
+      .regex(/^[0-9]{1,18}$/, { error: REPLAY_CURSOR_MESSAGE })
+      .optional()
+      .meta({
+        description:
+          'A cursor of the event stream (`GET /events`): every event after it, in stream order (instead of a window).',
+        example: '1042',
+      }),
   })
-  .meta({ examples: [{ since: '2026-11-19T00:00:00Z', until: '2026-11-20T00:00:00Z' }] });
+  .superRefine((body, ctx) => {
+    if ((body.since === undefined) === (body.after === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: [body.since === undefined ? 'since' : 'after'],
+        message: 'give either since (a time window) or after (a cursor), not both',
+      });
+    else if (body.after !== undefined && body.until !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['until'], message: 'until goes with since, not with after' });
+  })
+  .meta({
+    examples: [{ since: '2026-11-19T00:00:00Z', until: '2026-11-20T00:00:00Z' }, { after: '1042' }],
+  });
 export type ReplayWebhookBody = z.infer<typeof replayWebhookBodySchema>;
 
 export const webhookReplaySchema = z
   .object({
     id: z.string(),
     webhookId: z.string(),
-    since: z.string(),
-    until: z.string(),
+    since: z
+      .string()
+      .nullable()
+      .meta({ description: 'A window replay: its start; null for a cursor replay.' }),
+    until: z.string().nullable().meta({ description: 'A window replay: its end; null for a cursor replay.' }),
+    after: z
+      .string()
+      .nullable()
+      .meta({ description: 'A cursor replay: the cursor given; null for a window replay.' }),
+    through: z.string().nullable().meta({
+      description:
+        'A cursor replay: the last cursor it covers (the stream’s head when asked, or the 10 000th matching event).',
+    }),
+    hasMore: z.boolean().meta({
+      description:
+        'A cursor replay stopped at 10 000 events: replay again with `after` = `through` for the rest.',
+    }),
     status: z.enum(['pending', 'running', 'done']),
   })
   .meta({
@@ -188,6 +228,19 @@ export const webhookReplaySchema = z
         webhookId: 'wh_7Gq2vN9xKp4sLm3Tz8Rb1Wc5',
         since: '2026-11-19T00:00:00.000Z',
         until: '2026-11-20T00:00:00.000Z',
+        after: null,
+        through: null,
+        hasMore: false,
+        status: 'pending',
+      },
+      {
+        id: 'rpl_Xw2nB8kQ4sT7vL9mC3dF1gH6',
+        webhookId: 'wh_7Gq2vN9xKp4sLm3Tz8Rb1Wc5',
+        since: null,
+        until: null,
+        after: '1042',
+        through: '1318',
+        hasMore: false,
         status: 'pending',
       },
     ],

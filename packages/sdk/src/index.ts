@@ -83,6 +83,7 @@ export { type VerifyWebhookOptions, verifyWebhook, WebhookVerificationError } fr
 export type {
   CreateWebhookParams,
   Page,
+  ReplayParams,
   UpdateWebhookParams,
   WebhookAttempt,
   WebhookDelivery,

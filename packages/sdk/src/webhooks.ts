@@ -58,10 +58,19 @@ export interface WebhookDelivery {
 export interface WebhookReplay {
   id: string;
   webhookId: string;
-  since: string;
-  until: string;
+  /** A window replay's start and end; null for a replay from a cursor. */
+  since: string | null;
+  until: string | null;
+  /** A replay from a cursor: the cursor given and the last cursor covered; null for a window replay. */
+  after: string | null;
+  through: string | null;
+  /** Stopped at 10 000 events: replay again with `{ after: through }` for the rest. */
+  hasMore: boolean;
   status: 'pending' | 'running' | 'done';
 }
+
+/** What `webhooks.replay` re-delivers: a time window, or every event after a cursor of `events.list`. */
+export type ReplayParams = { since: string | Date; until?: string | Date } | { after: string };
 
 export interface Page<T> {
   data: T[];
@@ -96,12 +105,12 @@ export interface WebhooksApi {
     params?: { page?: number; limit?: number; status?: WebhookDeliveryStatus },
     options?: RequestOptions,
   ): Promise<Page<WebhookDelivery>>;
-  /** Re-delivers the events with `occurredAt` in [since, until) (until: now) with their original ids. */
-  replay(
-    id: string,
-    params: { since: string | Date; until?: string | Date },
-    options?: RequestOptions,
-  ): Promise<WebhookReplay>;
+  /**
+   * Re-delivers past events with their original ids: those with `occurredAt` in [since, until)
+   * (until: now), or every event of the stream after the cursor `after` (an event's `cursor` or a
+   * page's `next` from `client.events.list`), in stream order.
+   */
+  replay(id: string, params: ReplayParams, options?: RequestOptions): Promise<WebhookReplay>;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -112,7 +121,7 @@ const isEndpointWithSecret = (v: unknown): v is WebhookEndpointWithSecret =>
   isEndpoint(v) && typeof (v as unknown as Record<string, unknown>).secret === 'string';
 const isPage = (v: unknown): v is Page<never> => isObject(v) && Array.isArray(v.data) && isObject(v.meta);
 const isReplay = (v: unknown): v is WebhookReplay =>
-  isObject(v) && typeof v.id === 'string' && typeof v.since === 'string';
+  isObject(v) && typeof v.id === 'string' && typeof v.hasMore === 'boolean';
 
 const iso = (d: string | Date) => (typeof d === 'string' ? d : d.toISOString());
 const at = (id: string) => `/webhooks/${encodeURIComponent(id)}`;
@@ -159,10 +168,14 @@ export function createWebhooksApi(send: Send): WebhooksApi {
         {},
         {
           method: 'POST',
-          body: json({
-            since: iso(params.since),
-            ...(params.until === undefined ? {} : { until: iso(params.until) }),
-          }),
+          body: json(
+            'after' in params
+              ? { after: params.after }
+              : {
+                  since: iso(params.since),
+                  ...(params.until === undefined ? {} : { until: iso(params.until) }),
+                },
+          ),
           read: 'json',
           check: isReplay,
         },

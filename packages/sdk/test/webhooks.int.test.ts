@@ -78,6 +78,18 @@ describe('client.webhooks', () => {
 
     const replay = await client.webhooks.replay(created.id, { since: new Date(Date.now() - 3_600_000) });
     expect(replay).toMatchObject({ webhookId: created.id, status: 'pending' });
+    // From a cursor of `client.events.list` (SPEC §25): this tenant has no events, so '0' is its head.
+    const fromCursor = await client.webhooks.replay(created.id, { after: '0' });
+    expect(fromCursor).toMatchObject({
+      webhookId: created.id,
+      since: null,
+      after: '0',
+      through: '0',
+      hasMore: false,
+    });
+    const ahead = await client.webhooks.replay(created.id, { after: '5' }).catch((e: unknown) => e);
+    expect((ahead as TernApiError).status).toBe(400);
+    expect((ahead as TernApiError).message).toContain('body.after');
 
     await expect(client.webhooks.remove(created.id)).resolves.toBeUndefined();
     const gone = await client.webhooks.get(created.id).catch((e: unknown) => e);

@@ -96,9 +96,17 @@ export interface NewDelivery {
   endpointId: string;
   event: LogEvent;
   replayId: string;
+  /**
+   * The body, when it is known already (a replay from the event stream: the stream holds each event
+   * as its webhook body); otherwise the workers fix it before the first attempt. With its recipient.
+   */
+  body?: { json: string; recipient: string | null };
 }
 
-/** Inserts deliveries; the unique (endpoint, event, replay) key makes a re-read a no-op. */
+/**
+ * Inserts deliveries, in the order given (ids ascending: the workers claim due rows by time, then
+ * id); the unique (endpoint, event, replay) key makes a re-read a no-op.
+ */
 export async function insertDeliveries(
   db: Queryable,
   rows: readonly NewDelivery[],
@@ -107,10 +115,12 @@ export async function insertDeliveries(
   if (rows.length === 0) return 0;
   const result = await db.query(
     `INSERT INTO webhook_deliveries
-       (tenant_id, endpoint_id, event_id, event_type, email_id, replay_id, event, next_attempt_at, created_at, updated_at)
-     SELECT t, e, ev, ty, em, r, j::jsonb, $8, $8, $8
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-       AS u(t, e, ev, ty, em, r, j)
+       (tenant_id, endpoint_id, event_id, event_type, email_id, replay_id, event, request_body, recipient,
+        next_attempt_at, created_at, updated_at)
+     SELECT t, e, ev, ty, em, r, j::jsonb, b, rc, $8, $8, $8
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $9::text[],
+                 $10::text[]) WITH ORDINALITY AS u(t, e, ev, ty, em, r, j, b, rc, o)
+     ORDER BY o
      ON CONFLICT (endpoint_id, event_id, replay_id) DO NOTHING`,
     [
       rows.map((r) => r.tenantId),
@@ -122,6 +132,8 @@ export async function insertDeliveries(
       rows.map((r) => r.replayId),
       rows.map((r) => JSON.stringify(r.event)),
       now,
+      rows.map((r) => r.body?.json ?? null),
+      rows.map((r) => r.body?.recipient ?? null),
     ],
   );
   return result.rowCount ?? 0;
@@ -159,7 +171,7 @@ export async function claimDueDeliveries(
       table: 'webhook_deliveries',
       alias: 'd',
       due: `status = 'pending' AND next_attempt_at <= $1`,
-      orderBy: 'next_attempt_at',
+      orderBy: 'next_attempt_at, id',
       limit: '$3',
       set: 'next_attempt_at = $2',
       returning: `d.id, d.tenant_id, d.endpoint_id, d.event_id, d.email_id, d.event, d.request_body, d.attempts,
@@ -167,7 +179,8 @@ export async function claimDueDeliveries(
     })})
      SELECT c.*, e.url, e.enabled, e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at
      FROM claimed c
-     LEFT JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.id = c.endpoint_id`,
+     LEFT JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.id = c.endpoint_id
+     ORDER BY c.id`,
     [at, leaseUntil, limit],
   );
   return rows;

@@ -25,17 +25,65 @@ export async function insertReplay(
     webhookId: r.endpointId,
     since: r.since.toISOString(),
     until: r.until.toISOString(),
+    after: null,
+    through: null,
+    hasMore: false,
     status: 'pending',
   };
 }
 
-/** A claimed replay: its endpoint and window. */
+/**
+ * Inserts a replay of the event stream's events in (`after`, `through`] (SPEC §25). An unfinished
+ * replay of the same endpoint and cursor is answered instead of a second one (a retried request
+ * queues nothing twice); `hasMore` is the caller's (the 10 000-event bound of one replay).
+ */
+export async function insertCursorReplay(
+  db: Queryable,
+  tenantId: string,
+  r: { id: string; endpointId: string; after: bigint; through: bigint; hasMore: boolean },
+  now: Date,
+): Promise<WebhookReplay> {
+  const { rows } = await db.query<{
+    id: string;
+    through_seq: string;
+    has_more: boolean;
+    status: WebhookReplay['status'];
+  }>(
+    `WITH made AS (
+       INSERT INTO webhook_replays (id, tenant_id, endpoint_id, after_seq, through_seq, has_more, created_at)
+       VALUES ($1, $2, $3, $4, $5, $7, $6)
+       ON CONFLICT (endpoint_id, after_seq) WHERE status <> 'done' AND after_seq IS NOT NULL DO NOTHING
+       RETURNING id, through_seq::text, has_more, status)
+     SELECT * FROM made
+     UNION ALL
+     SELECT id, through_seq::text, has_more, status FROM webhook_replays
+      WHERE endpoint_id = $3 AND after_seq = $4 AND status <> 'done' AND NOT EXISTS (SELECT 1 FROM made)`,
+    [r.id, tenantId, r.endpointId, r.after.toString(), r.through.toString(), now, r.hasMore],
+  );
+  const row = rows[0];
+  // Finished between the conflict and the read (rare): ask again.
+  if (!row) return insertCursorReplay(db, tenantId, r, now);
+  return {
+    id: row.id,
+    webhookId: r.endpointId,
+    since: null,
+    until: null,
+    after: r.after.toString(),
+    through: row.through_seq,
+    hasMore: row.has_more,
+    status: row.status,
+  };
+}
+
+/** A claimed replay: its endpoint and its window (`since`, `until`) or cursor range (`after_seq`, `through_seq`). */
 export interface ClaimedReplay {
   id: string;
   tenant_id: string;
   endpoint_id: string;
-  since: Date;
-  until: Date;
+  since: Date | null;
+  until: Date | null;
+  after_seq: string | null;
+  through_seq: string | null;
 }
 
 /** Claims the oldest replay not done (and not leased), leasing it until `leaseUntil`. */
@@ -49,7 +97,7 @@ export async function claimReplay(db: Queryable, at: Date, leaseUntil: Date): Pr
       orderBy: 'created_at',
       limit: 1,
       set: `status = 'running', claimed_until = $2`,
-      returning: 'r.id, r.tenant_id, r.endpoint_id, r.since, r.until',
+      returning: 'r.id, r.tenant_id, r.endpoint_id, r.since, r.until, r.after_seq::text, r.through_seq::text',
     },
     [at, leaseUntil],
   );

@@ -149,3 +149,53 @@ export async function eventsProjected(
   );
   return (rows[0]?.n ?? 0) >= new Set(eventIds).size;
 }
+
+/** Events one webhook replay from a cursor delivers at most (SPEC §25); more → `hasMore`. */
+export const MAX_REPLAY_EVENTS = 10_000;
+
+export type ReplayRange =
+  | { kind: 'expired' }
+  /** The cursor is past the tenant's head: no event has it yet. */
+  | { kind: 'ahead'; head: string }
+  | { kind: 'range'; through: string; count: number; hasMore: boolean };
+
+/**
+ * What a webhook replay from `after` covers (SPEC §25), in ONE statement: the events of the types
+ * `types` (null: all) after it, up to the stream's head or the `max`-th of them. Expired like
+ * `eventsPage`: a cursor whose next events retention took → `expired` (410).
+ */
+export async function eventsReplayRange(
+  db: pg.Pool | pg.ClientBase,
+  q: { tenantId: string; after: bigint; cutoff: Date; types: readonly string[] | null; max?: number },
+): Promise<ReplayRange> {
+  const max = Math.max(1, Math.trunc(q.max ?? MAX_REPLAY_EVENTS));
+  const { rows } = await db.query<{
+    head: string | null;
+    expired_through: string | null;
+    first_at: Date | null;
+    n: number;
+    nth: string | null;
+  }>(
+    `WITH matching AS (
+       SELECT seq FROM event_stream
+        WHERE tenant_id = $1 AND seq > $2 AND recorded_at >= $3
+          AND ($4::text[] IS NULL OR type = ANY($4::text[]))
+        ORDER BY seq LIMIT $5 + 1)
+     SELECT h.last_seq::text AS head, h.expired_through::text AS expired_through,
+            (SELECT recorded_at FROM event_stream f WHERE f.tenant_id = $1 AND f.seq > $2
+              ORDER BY f.seq LIMIT 1) AS first_at,
+            (SELECT count(*)::int FROM matching) AS n,
+            (SELECT seq::text FROM matching ORDER BY seq OFFSET $5 - 1 LIMIT 1) AS nth
+       FROM (SELECT 1) one LEFT JOIN event_stream_heads h ON h.tenant_id = $1`,
+    [q.tenantId, q.after.toString(), q.cutoff, q.types && q.types.length > 0 ? [...q.types] : null, max],
+  );
+  const row = rows[0];
+  const head = BigInt(row?.head ?? '0');
+  const expiredThrough = BigInt(row?.expired_through ?? '0');
+  if (q.after < expiredThrough || (row?.first_at != null && row.first_at < q.cutoff))
+    return { kind: 'expired' };
+  if (q.after > head) return { kind: 'ahead', head: head.toString() };
+  const n = row?.n ?? 0;
+  if (n > max) return { kind: 'range', through: row?.nth ?? head.toString(), count: max, hasMore: true };
+  return { kind: 'range', through: head.toString(), count: n, hasMore: false };
+}

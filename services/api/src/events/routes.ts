@@ -1,4 +1,3 @@
-import { retentionCutoff } from '@tern/domain';
 import { httpError } from '@tern/http';
 import { eventsPage, parseEventCursor } from '@tern/read-models';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -8,33 +7,14 @@ import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { resourceErrors } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errorResponse, errors } from '../schemas.js';
+import { cursorExpired, cursorGone, eventStreamCutoff } from './cutoff.js';
 import { eventsQuerySchema, eventsResponseSchema, streamQuerySchema } from './schemas.js';
 import { createTailHub } from './tail.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const expired = () =>
-  httpError(
-    410,
-    'This cursor is older than the event stream keeps (EVENT_STREAM_DAYS); list from the start',
-    {
-      code: 'CURSOR_EXPIRED',
-    },
-  );
-const gone = errorResponse(
-  410,
-  'The cursor is older than the stream keeps (EVENT_STREAM_DAYS or the tenant’s retention).',
-  'This cursor is older than the event stream keeps (EVENT_STREAM_DAYS); list from the start',
-);
-
 /** `GET /events` and `GET /events/stream` (SPEC §25): the tenant's events after a cursor, listed or tailed. */
 export const eventRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
-  const cutoffOf = async (tenantId: string) => {
-    const at = deps.now();
-    const context = await deps.readModel.get(tenantId);
-    const retention = retentionCutoff(at, context.retentionOverride ?? deps.retentionDays);
-    const stream = new Date(at.getTime() - deps.eventStreamDays * 86_400_000);
-    return retention > stream ? retention : stream;
-  };
+  const cutoffOf = (tenantId: string) => eventStreamCutoff(deps, tenantId);
   const hub = createTailHub({
     pool: deps.pool,
     cutoffOf,
@@ -73,7 +53,7 @@ export const eventRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps
           400: errors.badRequest(
             'querystring.after: after must be a cursor: the `cursor` of an event (digits)',
           ),
-          410: gone,
+          410: cursorGone,
           ...resourceErrors('event'),
         },
       },
@@ -94,7 +74,7 @@ export const eventRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps
         tag,
         projectId,
       });
-      if (page.expired) throw expired();
+      if (page.expired) throw cursorExpired();
       return reply
         .type(JSON_TYPE)
         .send(`{"data":${page.json},"next":"${page.next}","hasMore":${page.hasMore}}`);
@@ -138,7 +118,7 @@ export const eventRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps
             },
           },
           400: errors.badRequest('headers.last-event-id: Last-Event-ID must be a cursor'),
-          410: gone,
+          410: cursorGone,
           429: errorResponse(
             429,
             'Too many open streams for this tenant or server.',
@@ -170,7 +150,7 @@ export const eventRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps
         limit: 1,
         cutoff: await cutoffOf(tenantId),
       });
-      if (first.expired) throw expired();
+      if (first.expired) throw cursorExpired();
       reply.hijack();
       reply.raw.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',

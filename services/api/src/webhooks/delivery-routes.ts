@@ -3,14 +3,17 @@ import {
   listMeta,
   listResponseSchema,
   replayWebhookBodySchema,
+  type WebhookReplay,
   webhookDeliverySchema,
   webhookDeliveryStatusSchema,
   webhookReplaySchema,
 } from '@tern/contracts';
 import { retentionCutoff } from '@tern/domain';
 import { httpError } from '@tern/http';
+import { eventsReplayRange, parseEventCursor } from '@tern/read-models';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { credentialOf } from '../credentials.js';
+import { cursorExpired, cursorGone, eventStreamCutoff } from '../events/cutoff.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { notFound, pageQuerySchema, pageWindow } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
@@ -71,10 +74,15 @@ export function deliveryRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps: 
         operationId: 'replayWebhook',
         summary: 'Deliver past events again',
         description:
-          'Re-reads the event log and delivers to this endpoint every event of the tenant with `occurredAt` in ' +
-          '[`since`, `until`) (default until now) that its filter matches, with the original `webhook-id`s. ' +
-          'Runs in the background (202). Expired events are not delivered again: a `since` before the tenant’s ' +
-          'retention cut-off starts at the cut-off (the answer says so), an `until` at or before it → 400.',
+          'Delivers past events to this endpoint again, with their original `webhook-id`s, signed as usual; ' +
+          'runs in the background (202). Either a time window — `{ since, until? }`: re-reads the event log, ' +
+          'every event of the tenant with `occurredAt` in [`since`, `until`) (default until now) that the ' +
+          'endpoint’s filter matches; a `since` before the tenant’s retention cut-off starts at the cut-off (the ' +
+          'answer says so), an `until` at or before it → 400 — or a cursor of the event stream (SPEC §25) — ' +
+          '`{ after }`: every event of `GET /events` after it that the filter matches, in stream order, up to ' +
+          'the stream’s head when asked (`through`), at most 10 000 per replay (`hasMore`: replay again with ' +
+          '`after` = `through`). A cursor past retention → 410 `CURSOR_EXPIRED`; one beyond the head → 400. ' +
+          'Asking again for the same cursor while its replay is unfinished answers that replay (nothing twice).',
         security: KEY_OR_DASHBOARD,
         params,
         body: replayWebhookBodySchema,
@@ -82,13 +90,22 @@ export function deliveryRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps: 
           202: webhookReplaySchema,
           400: errors.badRequest('body.since: since must be an ISO 8601 timestamp with a zone'),
           ...withNotFound,
+          410: cursorGone,
         },
       },
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
       const now = deps.now();
-      const since = new Date(request.body.since);
+      if (request.body.after !== undefined) {
+        const replay = await replayAfter(tenantId, request.params.id, request.body.after);
+        request.log.info(
+          { webhookId: replay.webhookId, replayId: replay.id, after: replay.after, through: replay.through },
+          'webhook replay from a cursor requested',
+        );
+        return reply.status(202).send(replay);
+      }
+      const since = new Date(request.body.since ?? 0);
       const until = request.body.until ? new Date(request.body.until) : now;
       if (since.getTime() >= until.getTime()) {
         throw httpError(400, 'body.since: since must be before until', { code: 'FST_ERR_VALIDATION' });
@@ -118,4 +135,41 @@ export function deliveryRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps: 
       return reply.status(202).send(replay);
     },
   );
+
+  /**
+   * A replay from a cursor of the event stream (SPEC §25): the range is fixed now — after the cursor,
+   * through the stream's head or the 10 000th event the endpoint's filter matches — and the
+   * dispatcher enqueues it from the stream.
+   */
+  async function replayAfter(tenantId: string, endpointId: string, cursor: string): Promise<WebhookReplay> {
+    const after = parseEventCursor(cursor);
+    if (after === null)
+      throw httpError(400, 'body.after: after must be a cursor', { code: 'FST_ERR_VALIDATION' });
+    const endpoint = await deps.webhookStore.getEndpoint(tenantId, endpointId);
+    if (!endpoint) throw notFound('Webhook');
+    const range = await eventsReplayRange(deps.pool, {
+      tenantId,
+      after,
+      cutoff: await eventStreamCutoff(deps, tenantId),
+      types: endpoint.events,
+    });
+    if (range.kind === 'expired') throw cursorExpired();
+    if (range.kind === 'ahead')
+      throw httpError(
+        400,
+        `body.after: no event has this cursor yet (the stream's last cursor is ${range.head})`,
+        { code: 'FST_ERR_VALIDATION' },
+      );
+    return deps.webhookStore.insertCursorReplay(
+      tenantId,
+      {
+        id: `rpl_${randomBase62(24)}`,
+        endpointId: endpoint.id,
+        after,
+        through: BigInt(range.through),
+        hasMore: range.hasMore,
+      },
+      deps.now(),
+    );
+  }
 }

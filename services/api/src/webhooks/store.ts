@@ -2,6 +2,7 @@ import { bindPool, type Repository } from '@tern/jobs';
 import {
   deleteEndpoint,
   getEndpoint,
+  insertCursorReplay,
   insertEndpoint,
   insertReplay,
   listDeliveries,
@@ -19,6 +20,7 @@ export {
   deleteEndpoint,
   type EndpointPatch,
   getEndpoint,
+  insertCursorReplay,
   insertEndpoint,
   insertReplay,
   listDeliveries,
@@ -37,6 +39,7 @@ const webhookStatements = {
   rotateSecret,
   listDeliveries,
   insertReplay,
+  insertCursorReplay,
 };
 
 /** The webhooks repository: the functions above over one pool (`ApiStores.webhookStore`). */
