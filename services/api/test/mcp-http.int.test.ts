@@ -1,12 +1,20 @@
 // The MCP server at /mcp (SPEC §28) driven by the official SDK's own client over Streamable HTTP, on
 // a real socket, into the real routes (Postgres, the log, projector, sandbox sender, chDB): tools
 // listed and called, each gated by its route's scope, bad input a tool error, the API's
-// credential checks in front.
+// credential checks in front. Inbound mail comes in over SMTP through the real MX listener.
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { MISSING_SCOPE_MESSAGE } from '@tern/contracts';
+import {
+  createInboundListener,
+  createRecipientResolver,
+  ensureInboundAddress,
+  type InboundListener,
+} from '@tern/inbound';
+import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
 import { waitFor } from '../../../test/support/services.js';
 import { TERN_TOOLS } from '../src/index.js';
 import { openSendingWorld, type SendingWorld, wallClock } from './sending-support.js';
@@ -21,14 +29,21 @@ type ToolResult = {
 let world: SendingWorld;
 let base: string;
 const A = `mcp-${suffix()}`;
-const keys: Record<'all' | 'send' | 'read' | 'events' | 'none', string> = {
+const keys: Record<'all' | 'send' | 'read' | 'events' | 'inbound' | 'none', string> = {
   all: '',
   send: '',
   read: '',
   events: '',
+  inbound: '',
   none: '',
 };
 const clients: Client[] = [];
+const INBOUND_DOMAIN = 'in.mcp.test';
+let dns: TestDnsServer;
+let mx: InboundListener;
+let mxPort: number;
+/** A's receiving address under INBOUND_DOMAIN (`<slug>.in.mcp.test`). */
+let inboundHost: string;
 
 /** An SDK client connected to /mcp with `credential` in the Authorization header. */
 async function connect(credential: string): Promise<Client> {
@@ -61,11 +76,33 @@ beforeAll(async () => {
   keys.send = (await createKey(world.app, jwt, A, { scopes: ['email:send'] })).key;
   keys.read = (await createKey(world.app, jwt, A, { scopes: ['email:read'] })).key;
   keys.events = (await createKey(world.app, jwt, A, { scopes: ['events:read'] })).key;
+  keys.inbound = (await createKey(world.app, jwt, A, { scopes: ['inbound:read'] })).key;
   keys.none = (await createKey(world.app, jwt, A, { scopes: ['templates:read'] })).key;
+  // The MX listener as `npm start` runs it (SPEC §24), on the app's keyring and log.
+  dns = await startTestDnsServer();
+  inboundHost = `${await ensureInboundAddress(world.stores.pool, A)}.${INBOUND_DOMAIN}`;
+  mx = createInboundListener({
+    pool: world.stores.pool,
+    keyring: world.keyring,
+    log: world.log,
+    resolve: (name, type) => dns.resolve(name, type),
+    host: '127.0.0.1',
+    port: 0,
+    maxBytes: 1024 * 1024,
+    hostname: 'mx.mcp.test',
+    tenantsOf: createRecipientResolver({
+      pool: world.stores.pool,
+      inboundDomain: INBOUND_DOMAIN,
+      receivingTenants: async () => [],
+    }),
+  });
+  mxPort = await mx.start();
 }, 120_000);
 
 afterAll(async () => {
   for (const client of clients) await client.close().catch(() => undefined);
+  await mx?.stop();
+  await dns?.close();
   await world?.close();
 });
 
@@ -83,6 +120,13 @@ describe('tools/list', () => {
     expect(Object.keys(logs.inputSchema.properties ?? {})).toEqual(
       expect.arrayContaining(['status', 'from', 'to', 'tag', 'q', 'projectId', 'cursor', 'limit']),
     );
+    const inbound = tools.find((t) => t.name === 'list_inbound')!;
+    expect(Object.keys(inbound.inputSchema.properties ?? {}).sort()).toEqual(
+      ['cursor', 'from', 'limit', 'since', 'to'].sort(),
+    );
+    expect(inbound.annotations).toMatchObject({ readOnlyHint: true });
+    const one = tools.find((t) => t.name === 'get_inbound')!;
+    expect(one.inputSchema).toMatchObject({ required: ['id'], properties: { id: { type: 'string' } } });
   });
 });
 
@@ -215,6 +259,100 @@ describe('list_events', () => {
   });
 });
 
+describe('list_inbound and get_inbound', () => {
+  /** Delivers a message over SMTP to the MX listener (nodemailer's SMTP client); answers its `250` line. */
+  async function receive(message: SendMailOptions): Promise<string> {
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: mxPort,
+      secure: false,
+      ignoreTLS: true,
+    });
+    try {
+      return (await transport.sendMail(message)).response;
+    } finally {
+      transport.close();
+    }
+  }
+
+  it('with inbound:read: the received mail listed (metadata), then read whole — never its raw MIME', async () => {
+    const sender = `ann-${suffix()}@sender.test`;
+    const response = await receive({
+      from: `Ann <${sender}>`,
+      to: `support@${inboundHost}`,
+      subject: 'Question for an agent',
+      text: 'Where is my invoice?',
+      html: '<p>Where is my invoice?</p>',
+      attachments: [
+        { filename: 'scan.pdf', content: Buffer.from('%PDF-1.4 mcp'), contentType: 'application/pdf' },
+      ],
+    });
+    expect(response).toMatch(/^250 .*inb_/);
+    const reader = await connect(keys.inbound);
+    const listed = await call(reader, 'list_inbound', { from: sender, limit: 5 });
+    expect(listed.isError, textOf(listed)).toBeFalsy();
+    const page = listed.structuredContent as {
+      data: Record<string, unknown>[];
+      meta: { limit: number; nextCursor: string | null };
+    };
+    expect(page.meta).toEqual({ limit: 5, nextCursor: null });
+    expect(page.data).toHaveLength(1);
+    const summary = page.data[0]!;
+    expect(summary).toMatchObject({
+      from: sender,
+      to: [`support@${inboundHost}`],
+      subject: 'Question for an agent',
+      inReplyTo: null,
+      auth: expect.objectContaining({ spf: expect.any(String), dkim: expect.any(String) }),
+    });
+    expect(response).toContain(summary.id as string);
+    // The route's own answer, the same JSON.
+    const direct = await world.app.inject({
+      url: `/inbound?from=${encodeURIComponent(sender)}&limit=5`,
+      headers: { authorization: `Bearer ${keys.inbound}` },
+    });
+    expect(JSON.parse(textOf(listed))).toEqual(direct.json());
+
+    const got = await call(reader, 'get_inbound', { id: summary.id });
+    expect(got.isError, textOf(got)).toBeFalsy();
+    expect(got.structuredContent).toMatchObject({
+      id: summary.id,
+      from: sender,
+      subject: 'Question for an agent',
+      text: expect.stringContaining('Where is my invoice?'),
+      html: expect.stringContaining('<p>Where is my invoice?</p>'),
+      attachments: [{ filename: 'scan.pdf', size: 12 }],
+      clientIp: '127.0.0.1',
+    });
+    expect(Object.keys(got.structuredContent!)).not.toContain('raw');
+    expect(textOf(got)).not.toContain('%PDF-1.4 mcp');
+    expect(textOf(got)).not.toContain(Buffer.from('%PDF-1.4 mcp').toString('base64'));
+    // Other filters reach the route: nothing of that sender since a minute from now.
+    const later = await call(reader, 'list_inbound', {
+      from: sender,
+      since: new Date(Date.now() + 60_000).toISOString(),
+    });
+    expect(later.structuredContent).toMatchObject({ data: [] });
+  });
+
+  it('without inbound:read both are the route’s 403 as a tool error; an unknown id is its 404', async () => {
+    const other = await connect(keys.all);
+    for (const [name, args] of [
+      ['list_inbound', {}],
+      ['get_inbound', { id: 'inb_0mif3x2k9a8b7c6d5e4f3g2h1i' }],
+    ] as const) {
+      const denied = await call(other, name, args);
+      expect(denied.isError, name).toBe(true);
+      expect(textOf(denied), name).toBe(`Tern answered 403 MISSING_SCOPE: ${MISSING_SCOPE_MESSAGE}`);
+    }
+    const missing = await call(await connect(keys.inbound), 'get_inbound', {
+      id: 'inb_0mif3x2k9a8b7c6d5e4f3g2h1i',
+    });
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toMatch(/^Tern answered 404 NOT_FOUND: /);
+  });
+});
+
 describe('bad input is a tool error, never a crash', () => {
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ['list_logs', { limit: 0 }, /limit: limit must be an integer from 1 to 100/],
@@ -228,6 +366,12 @@ describe('bad input is a tool error, never a crash', () => {
     ['get_analytics_summary', { days: 1000 }, /days: days must be an integer from 1 to 90/],
     ['list_events', { after: 'yesterday' }, /after: after must be a cursor/],
     ['list_events', { types: 'email.exploded' }, /types\.0: types must be a comma list of/],
+    ['list_inbound', { limit: 0 }, /limit: /],
+    ['list_inbound', { since: 'yesterday' }, /since: since must be an ISO 8601 timestamp/],
+    ['list_inbound', { subject: 'x' }, /Unrecognized key: "subject"/],
+    ['get_inbound', {}, /id: /],
+    ['get_inbound', { id: '' }, /id: must not be empty/],
+    ['get_inbound', { id: `inb_${'x'.repeat(80)}` }, /id: /],
   ];
   it.each(cases)('%s %j', async (name, args, message) => {
     const client = await connect(keys.all);

@@ -1,4 +1,9 @@
-import { inboundListQuerySchema, inboundMessageSchema, inboundSummarySchema } from '@tern/contracts';
+import {
+  inboundIdParamsSchema,
+  inboundListQuerySchema,
+  inboundMessageSchema,
+  inboundSummarySchema,
+} from '@tern/contracts';
 import { httpError } from '@tern/http';
 import { decodeInboundCursor, ensureInboundAddress, type InboundReader } from '@tern/inbound';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -18,8 +23,9 @@ export interface InboundRouteOptions {
 }
 
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'inbound:read' };
-const idParams = z.object({ id: z.string().max(64).meta({ example: 'inb_0mif3x2k9a8b7c6d5e4f3g2h1i' }) });
-const attachmentParams = idParams.extend({ attachmentId: z.string().max(16).meta({ example: 'att_0' }) });
+const attachmentParams = inboundIdParamsSchema.extend({
+  attachmentId: z.string().max(16).meta({ example: 'att_0' }),
+});
 const binary = (type: string, description: string, example: string) => ({
   description,
   content: { [type]: { schema: z.string().meta({ description: `${type} bytes`, example }) } },
@@ -128,7 +134,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<{ inbound: InboundRouteOptions
         description:
           'Its addresses, subject, text and HTML, headers, attachments (metadata), verdicts and thread.',
         security: KEY_OR_DASHBOARD,
-        params: idParams,
+        params: inboundIdParamsSchema,
         response: {
           200: inboundMessageSchema.meta({
             description: 'The message with its verdicts.',
@@ -180,7 +186,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<{ inbound: InboundRouteOptions
         operationId: 'getInboundRaw',
         summary: 'A received message as it arrived',
         security: KEY_OR_DASHBOARD,
-        params: idParams,
+        params: inboundIdParamsSchema,
         response: {
           200: binary(
             'message/rfc822',

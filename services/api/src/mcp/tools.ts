@@ -3,7 +3,7 @@
 // API key — in-process over HTTP at `/mcp` (`routes.ts`), over the network for `npm run mcp`
 // (`stdio.ts`). So scopes, project binding, rate limits, validation and the answer are the route's:
 // a key without `email:send` gets the route's 403 back as a tool error, never a send.
-import { sendEmailBodySchema } from '@tern/contracts';
+import { inboundIdParamsSchema, inboundListQuerySchema, sendEmailBodySchema } from '@tern/contracts';
 import { z } from 'zod';
 import { breakdownQuerySchema } from '../analytics/breakdown-schemas.js';
 import { analyticsQuerySchema } from '../analytics/schemas.js';
@@ -117,6 +117,35 @@ export const TERN_TOOLS: readonly TernTool[] = [
     path: '/analytics/breakdown',
   },
   {
+    name: 'list_inbound',
+    title: 'List received mail',
+    description:
+      'One page of the mail Tern received for the tenant, newest first (GET /inbound): from, to, subject, ' +
+      'SPF/DKIM/DMARC/ARC verdicts, inReplyTo (the id of the email it answers), receivedAt and attachments ' +
+      '(metadata). Filters: to / from (an address, exact), since (ISO 8601); limit ≤ 100; pass meta.nextCursor ' +
+      'back as cursor for the next page. Read one with get_inbound. Needs scope inbound:read.',
+    scope: 'inbound:read',
+    readOnly: true,
+    placement: 'query',
+    input: inboundListQuerySchema,
+    method: 'GET',
+    path: '/inbound',
+  },
+  {
+    name: 'get_inbound',
+    title: 'Read a received message',
+    description:
+      'One received message by id (GET /inbound/:id): its addresses, subject, text and HTML, headers, ' +
+      'attachments (metadata: filename, type, size), verdicts, client address and HELO, Message-ID and the ' +
+      'email it replies to. Needs scope inbound:read.',
+    scope: 'inbound:read',
+    readOnly: true,
+    placement: 'id',
+    input: inboundIdParamsSchema,
+    method: 'GET',
+    path: '/inbound/:id',
+  },
+  {
     name: 'list_events',
     title: 'List events after a cursor',
     description:
@@ -183,6 +212,8 @@ export function routeRequestOf(tool: TernTool, args: Record<string, unknown>): R
     const { id = '', ...rest } = query;
     const extra = Object.keys(rest);
     if (extra.length > 0) return `Invalid arguments: unknown ${extra.join(', ')}`;
+    // An empty id would name the collection (`/inbound/`), not one of its members.
+    if (id === '') return 'Invalid arguments: id: must not be empty';
     return { method: tool.method, path: tool.path.replace(':id', encodeURIComponent(id)) };
   }
   return { method: tool.method, path: tool.path, query };
