@@ -28,7 +28,7 @@ type ToolResult = {
 
 let tern: TernProcess;
 let db: Awaited<ReturnType<typeof createFreshDatabase>>;
-const keys = { send: '', read: '', inbound: '' };
+const keys = { send: '', read: '', inbound: '', analytics: '', events: '' };
 let inboundPort: number;
 /** The tenant's receiving domain, `acme.in.mcp.test` (GET /inbound/domain). */
 let inboundHost: string;
@@ -79,6 +79,8 @@ beforeAll(async () => {
     ['send', ['email:send']],
     ['read', ['email:read']],
     ['inbound', ['inbound:read']],
+    ['analytics', ['analytics:read']],
+    ['events', ['events:read']],
   ] as const) {
     const res = await fetch(`${tern.url}/tenants/${TENANT}/api-keys`, {
       method: 'POST',
@@ -195,6 +197,52 @@ describe('npm run mcp (stdio) against npm start', () => {
     }
     const bad = await call(reader, 'list_inbound', { since: 'last week' });
     expect(textOf(bad)).toMatch(/^Invalid arguments: since: /);
+  }, 120_000);
+
+  it('list_events, get_analytics_breakdown and get_analytics_summary answer as their routes, each within its scope', async () => {
+    const sent = await call(await connect(keys.send), 'send_email', {
+      from: 'Acme <hello@acme.test>',
+      to: 'delivered@sandbox.test',
+      subject: 'Evented over stdio',
+      text: 'Hi',
+    });
+    const emailId = sent.structuredContent?.id as string;
+    expect(emailId).toMatch(/^em_/);
+
+    const events = await connect(keys.events);
+    const page = await waitFor(
+      async () => {
+        const got = await call(events, 'list_events', { emailId, limit: 50 });
+        const types =
+          (got.structuredContent?.data as { type: string }[] | undefined)?.map((e) => e.type) ?? [];
+        return types.includes('email.delivered') ? got.structuredContent : null;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, description: `${emailId}'s events through list_events` },
+    );
+    expect((page.data as { type: string }[])[0]?.type).toBe('email.queued');
+    expect(textOf(await call(await connect(keys.read), 'list_events', {}))).toContain('403 MISSING_SCOPE');
+
+    const analytics = await connect(keys.analytics);
+    const rows = await call(analytics, 'get_analytics_breakdown', { by: 'tag', days: 7 });
+    expect(rows.isError, textOf(rows)).toBeFalsy();
+    expect(rows.structuredContent).toBeTypeOf('object');
+    expect(textOf(await call(events, 'get_analytics_breakdown', { by: 'tag', days: 7 }))).toContain(
+      '403 MISSING_SCOPE',
+    );
+    // The summary is a dashboard session's route (SPEC §28 keeps its credential rule): a key is
+    // refused with the route's 403, a dashboard JWT given as the key is answered.
+    const keyed = await call(analytics, 'get_analytics_summary', { days: 7 });
+    expect(keyed.isError).toBe(true);
+    expect(textOf(keyed)).toMatch(/^Tern answered 403 /);
+    const jwt = signDashboardToken({
+      secret: SECRET,
+      tenantId: TENANT,
+      role: 'owner',
+      expiresInSeconds: 600,
+    });
+    const summary = await call(await connect(jwt), 'get_analytics_summary', { days: 7 });
+    expect(summary.isError, textOf(summary)).toBeFalsy();
+    expect(summary.structuredContent).toMatchObject({ period: { days: 7 }, totals: expect.any(Object) });
   }, 120_000);
 
   it('an unknown key and an unreachable Tern are tool errors, not crashes', async () => {
