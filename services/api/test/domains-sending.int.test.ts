@@ -130,7 +130,9 @@ describe('DKIM: mail of a verified domain is signed, and verifies', () => {
     ['ada@example.com', 'grace@example.com'].forEach((rcpt, index) => {
       const envelope = byRecipient.get(rcpt);
       expect(envelope, rcpt).toBeDefined();
-      expect(envelope!.mailFrom).toBe(verpAddress(TRACKING_SECRET, TENANT, id, `tern-bounces.${verified.name}`, index));
+      expect(envelope!.mailFrom).toBe(
+        verpAddress(TRACKING_SECRET, TENANT, id, `tern-bounces.${verified.name}`, index),
+      );
       expect(envelope!.mailFrom).toMatch(new RegExp(`^b\\+${id}=${index}\\.[0-9a-f]{16}@tern-bounces\\.`));
       expect(envelope!.raw).toBe(got.raw);
     });
