@@ -210,7 +210,8 @@ try {
   const rssStreaming = readMemory(pid)?.rssMiB ?? Number.NaN;
   log(
     `append → client: p50 ${lat.p50} ms, p99 ${lat.p99} ms, max ${lat.max} ms; ${lat.messages} messages ` +
-      `of ${Math.round(expected)} expected; ${lat.open} streams open`,
+      `of ${Math.round(expected)} expected; ${lat.open} streams open; highest per second of arrival: ` +
+      `${lat.maxPerSecond.join(' ')} ms`,
   );
   const withMax = await write('unpaced, with streams', 0, MAX_SECONDS);
   await clients.close();

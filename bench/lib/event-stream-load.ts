@@ -101,6 +101,8 @@ export interface StreamReport {
   p50: number;
   p99: number;
   max: number;
+  /** The highest latency of the messages that arrived in each second since the reset, ms. */
+  maxPerSecond: number[];
   /** Refused or cut streams since the start, and the first reason. */
   errors: number;
   firstError?: string;
@@ -124,7 +126,7 @@ export async function startStreamClients(opts: {
 }): Promise<StreamClients> {
   const script = `const http = require('node:http');
 const o = JSON.parse(process.argv[1]); const u = new URL(o.url);
-let open = 0, messages = 0, timed = 0, errors = 0, firstError, lat = [];
+let open = 0, messages = 0, timed = 0, errors = 0, firstError, lat = [], perSecond = [], since = Date.now();
 const reqs = [];
 function fail(e) { errors++; firstError ??= String(e); }
 function start(s) {
@@ -141,7 +143,7 @@ function start(s) {
           if (!block.includes('data:')) continue;
           messages++;
           const m = /"subject": ?"t=(\\d+)"/.exec(block); // jsonb text: '"subject": "t=…"'
-          if (m) { timed++; lat.push(now - Number(m[1])); }
+          if (m) { timed++; const l = now - Number(m[1]); lat.push(l); const sec = Math.floor((now - since) / 1000); perSecond[sec] = Math.max(perSecond[sec] ?? 0, l); }
         }
       });
       res.on('end', () => { open--; fail('stream ended'); });
@@ -162,11 +164,11 @@ process.stdin.on('data', (d) => {
   line += d; let nl;
   while ((nl = line.indexOf('\\n')) >= 0) {
     const cmd = line.slice(0, nl); line = line.slice(nl + 1);
-    if (cmd === 'reset') { messages = 0; timed = 0; lat = []; process.stdout.write('ok\\n'); }
+    if (cmd === 'reset') { messages = 0; timed = 0; lat = []; perSecond = []; since = Date.now(); process.stdout.write('ok\\n'); }
     if (cmd === 'report') {
       lat.sort((a, b) => a - b);
       const at = (q) => lat.length === 0 ? NaN : lat[Math.min(lat.length - 1, Math.ceil(q * lat.length) - 1)];
-      process.stdout.write(JSON.stringify({ open, messages, timed, p50: at(0.5), p99: at(0.99), max: lat.at(-1) ?? NaN, errors, firstError }) + '\\n');
+      process.stdout.write(JSON.stringify({ open, messages, timed, p50: at(0.5), p99: at(0.99), max: lat.at(-1) ?? NaN, maxPerSecond: Array.from(perSecond, (x) => x ?? 0), errors, firstError }) + '\\n');
     }
     if (cmd === 'close') { for (const r of reqs) r.destroy(); process.stdout.write('closed\\n'); process.exit(0); }
   }
