@@ -46,6 +46,7 @@ const BENCHES = [
   'feedback',
   'smtp-out',
   'big-sends',
+  'events',
 ] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
@@ -65,6 +66,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   feedback: 1_200_000,
   'smtp-out': 600_000,
   'big-sends': 900_000,
+  events: 300_000,
 };
 
 /**
@@ -90,13 +92,13 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const chosen = args.filter((a): a is BenchName => (BENCHES as readonly string[]).includes(a));
-// The soak case (≈ 4 min), reads and big-sends (the built `npm start`: `npm run build` first) run only when named.
+// The soak case (≈ 4 min), reads, big-sends and events (the built `npm start`: `npm run build` first) run only when named.
 const selected: BenchName[] =
   chosen.length > 0
     ? chosen
     : quick
       ? ['readpath']
-      : BENCHES.filter((b) => b !== 'soak' && b !== 'reads' && b !== 'big-sends');
+      : BENCHES.filter((b) => b !== 'soak' && b !== 'reads' && b !== 'big-sends' && b !== 'events');
 const resultsDir = join(here, 'results');
 const profilesDir = join(resultsDir, 'profiles');
 mkdirSync(resultsDir, { recursive: true });

@@ -8,8 +8,10 @@
  *     bounded rate until stopped, then reports what was accepted.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
@@ -132,17 +134,25 @@ export interface Ceiling {
  * server costs to send that answer, with nothing computed per request.
  */
 export async function startCeiling(bodies: Record<string, string>): Promise<Ceiling> {
+  // Through a file: a body of hundreds of kB is more than one argument may hold (E2BIG).
+  const dir = mkdtempSync(join(tmpdir(), 'tern-bench-ceiling-'));
+  const file = join(dir, 'bodies.json');
+  writeFileSync(file, JSON.stringify(bodies));
   const script = `const Fastify = require(process.argv[1]);
-const bodies = JSON.parse(process.argv[2]);
+const bodies = JSON.parse(require('node:fs').readFileSync(process.argv[2], 'utf8'));
 const app = Fastify({ logger: false });
 for (const [name, body] of Object.entries(bodies))
   app.get('/' + name, (_req, reply) => { reply.type('application/json; charset=utf-8').send(body); });
 app.listen({ host: '127.0.0.1', port: 0 }).then(() => process.stdout.write(String(app.server.address().port) + '\\n'));`;
-  const child = spawn(process.execPath, ['-e', script, fastifyPath, JSON.stringify(bodies)], {
+  const child = spawn(process.execPath, ['-e', script, fastifyPath, file], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const port = await firstLine(child, 30_000);
-  return { url: `http://127.0.0.1:${port}`, pid: child.pid, close: () => stop(child) };
+  try {
+    const port = await firstLine(child, 30_000);
+    return { url: `http://127.0.0.1:${port}`, pid: child.pid, close: () => stop(child) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export interface WriterReport {

@@ -104,6 +104,32 @@ describe('the event stream routes', () => {
     }
   });
 
+  it('order=newest reads the same events backwards, paging with before = next', async () => {
+    const all = (await (await get('/events?limit=1000')).json()) as { data: { id: string }[] };
+    const reversed = all.data.map((e) => e.id).reverse();
+    for (const limit of [1, 4, 1000]) {
+      const seen: string[] = [];
+      let before: string | undefined;
+      for (let i = 0; i < 20; i++) {
+        const page = (await (
+          await get(`/events?order=newest&limit=${limit}${before ? `&before=${before}` : ''}`)
+        ).json()) as { data: { id: string; cursor: string }[]; next: string; hasMore: boolean };
+        seen.push(...page.data.map((e) => e.id));
+        if (page.data.length > 0) expect(page.next).toBe(page.data.at(-1)?.cursor);
+        before = page.next;
+        if (!page.hasMore) break;
+      }
+      expect(seen, `limit ${limit}`).toEqual(reversed);
+    }
+    const sent = (await (await get('/events?order=newest&types=email.sent&limit=2')).json()) as {
+      data: { type: string; data: { emailId: string } }[];
+    };
+    expect(sent.data.map((e) => [e.type, e.data.emailId])).toEqual([
+      ['email.sent', 'em-c'],
+      ['email.sent', 'em-b'],
+    ]);
+  });
+
   it('filters by types, emailId, tag and project; a project key sees its project only', async () => {
     const ids = async (path: string, k = key) =>
       (
@@ -137,6 +163,10 @@ describe('the event stream routes', () => {
       ['/events?types=email.nope', 'types'],
       ['/events?emailId=%00', 'emailId'],
       ['/events/stream?after=1e3', 'after'],
+      ['/events?order=oldest', 'order'],
+      ['/events?order=newest&before=x', 'before'],
+      ['/events?order=newest&after=1', 'after'],
+      ['/events?before=5', 'before'],
     ] as const) {
       const res = await get(path);
       expect(res.status, path).toBe(400);

@@ -198,8 +198,11 @@ export async function newPage(browser: Browser, width = 1280): Promise<WatchedPa
     const u = new URL(r.url());
     return `${r.method()} ${u.pathname}${u.search}`;
   };
+  // A live tail (`GET /events/stream`) stays open as long as its page: it is a call of the page,
+  // never "in flight" in the sense of `waitIdle`.
+  const streaming = (r: { url(): string }) => new URL(r.url()).pathname.endsWith('/stream');
   page.on('request', (r) => {
-    pending.add(label(r));
+    if (!streaming(r)) pending.add(label(r));
     if (r.resourceType() === 'fetch' || r.resourceType() === 'xhr') {
       calls.push(`${r.method()} ${new URL(r.url()).pathname}`);
     }

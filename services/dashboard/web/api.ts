@@ -171,3 +171,78 @@ export async function download(path: string, filename: string): Promise<number> 
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
   return blob.size;
 }
+
+/** One Server-Sent Events message: its `id:` (the event's cursor) and its `data:`. */
+export interface StreamMessage {
+  id: string;
+  data: string;
+}
+
+/**
+ * Reads a `text/event-stream` answer (SPEC §25 `GET /events/stream`) through `fetch`, so that it
+ * carries the same Bearer JWT as every other call: `EventSource` cannot send an Authorization
+ * header, and a token in the URL would be written to access logs. Resolves when the stream ends
+ * (the server closed it, or `signal` aborted it); rejects with an `ApiError` on a refusal (401 ends
+ * the session, as for `request`) or when Tern cannot be reached. `lastEventId` resumes exactly.
+ */
+export async function readStream(
+  path: string,
+  opts: {
+    lastEventId?: string | undefined;
+    signal: AbortSignal;
+    /** The stream is open (its headers are in): what follows is live. */
+    onOpen(): void;
+    onMessage(m: StreamMessage): void;
+  },
+): Promise<void> {
+  const headers: Record<string, string> = { accept: 'text/event-stream' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (opts.lastEventId !== undefined) headers['last-event-id'] = opts.lastEventId;
+  let res: Response;
+  try {
+    res = await fetch(path, { headers, credentials: 'omit', cache: 'no-store', signal: opts.signal });
+  } catch {
+    if (opts.signal.aborted) return;
+    throw new ApiError(0, 'Tern cannot be reached. Check that it is running, then retry.');
+  }
+  if (!res.ok || !res.body) {
+    let message = `${res.status} ${res.statusText}`;
+    let code: string | undefined;
+    try {
+      const err = (await res.json()) as { message?: unknown; code?: unknown };
+      if (typeof err.message === 'string') message = err.message;
+      if (typeof err.code === 'string') code = err.code;
+    } catch {
+      // Not JSON: keep the status line.
+    }
+    if (res.status === 401) onUnauthorized();
+    throw new ApiError(res.status, message, code);
+  }
+  opts.onOpen();
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffered += value;
+      // A message ends with a blank line; comment lines (`: keep-alive`) carry nothing.
+      for (let end = buffered.indexOf('\n\n'); end >= 0; end = buffered.indexOf('\n\n')) {
+        const block = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        let id: string | undefined;
+        const data: string[] = [];
+        for (const line of block.split('\n')) {
+          if (line.startsWith('id:')) id = line.slice(3).trim();
+          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+        }
+        if (id !== undefined && data.length > 0) opts.onMessage({ id, data: data.join('\n') });
+      }
+    }
+  } catch {
+    if (opts.signal.aborted) return;
+    throw new ApiError(0, 'The event stream was cut.');
+  } finally {
+    reader.releaseLock();
+  }
+}

@@ -4,6 +4,7 @@ import { CampaignsPage } from './pages/campaigns.js';
 import { ContactsPage } from './pages/contacts.js';
 import { DomainsPage } from './pages/domains.js';
 import { EmailPage } from './pages/email.js';
+import { EventsPage } from './pages/events.js';
 import { LogsPage } from './pages/logs.js';
 import { OverviewPage } from './pages/overview.js';
 import { ProjectsPage } from './pages/projects.js';
@@ -42,6 +43,7 @@ export const PAGES: readonly PageDef[] = [
   { path: '/', label: 'Overview', render: () => <OverviewPage /> },
   { path: '/logs', label: 'Logs', render: ({ route }) => <LogsPage route={route} /> },
   { path: '/emails', navPath: '/logs', render: ({ rest }) => <EmailPage id={rest} /> },
+  { path: '/events', label: 'Events', render: ({ route }) => <EventsPage route={route} /> },
   { path: '/send', label: 'Send', render: () => <SendPage /> },
   {
     path: '/campaigns',

@@ -140,7 +140,26 @@ export interface Rendered {
 }
 
 // The contract's list itself: `@tern/contracts/event-types` imports nothing (no zod reaches the bundle).
-export { WEBHOOK_EVENT_TYPES as EVENT_TYPES } from '@tern/contracts/event-types';
+/** What `GET /events?types=` filters on (SPEC §25): the delivery events of an email. */
+export {
+  EVENT_TYPES as STREAM_EVENT_TYPES,
+  WEBHOOK_EVENT_TYPES as EVENT_TYPES,
+} from '@tern/contracts/event-types';
+
+/** One event of the stream (SPEC §25): its webhook body plus `id` and `cursor`. */
+export interface StreamEvent {
+  id: string;
+  cursor: string;
+  type: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+/** `GET /events`: a page, and where the next one starts (`after`, or `before` with `order=newest`). */
+export interface StreamPage {
+  data: StreamEvent[];
+  next: string;
+  hasMore: boolean;
+}
 
 /** `/webhooks` (SPEC §17); `events: null` = every event type. */
 export interface Webhook {

@@ -18,6 +18,12 @@ export interface EventsQuery {
   tenantId: string;
   /** Events strictly after this cursor; absent: from the oldest event kept. */
   after?: string | undefined;
+  /**
+   * `newest`: the newest events first (a dashboard's view), strictly before `before` when given;
+   * `after` is then ignored and `next` is the page's oldest cursor (pass it as `before`).
+   */
+  order?: 'stream' | 'newest' | undefined;
+  before?: string | undefined;
   limit: number;
   /** Events recorded before it are past retention: never read, and a cursor reaching them → `expired`. */
   cutoff: Date;
@@ -55,6 +61,7 @@ export async function eventsPage(db: pg.Pool | pg.ClientBase, q: EventsQuery): P
   const after = q.after === undefined ? null : parseEventCursor(q.after);
   if (q.after !== undefined && after === null) throw new Error('invalid event cursor');
   const limit = Math.max(1, Math.min(MAX_EVENTS_PAGE, Math.trunc(q.limit)));
+  if (q.order === 'newest') return newestPage(db, q, limit);
   const { rows } = await db.query<{
     head: string | null;
     expired_through: string | null;
@@ -106,6 +113,59 @@ export async function eventsPage(db: pg.Pool | pg.ClientBase, q: EventsQuery): P
   const items = row?.json ? row.json.split('\n') : [];
   const cursors = row?.cursors ? row.cursors.split(',') : [];
   return { expired: false, json: `[${items.join(',')}]`, items, cursors, count, next, hasMore };
+}
+
+/**
+ * The newest events first, before a cursor: what a person looks at (the dashboard's Events page),
+ * then follows with the tail after the first one. Retention hides what it hides; a `before` past
+ * it is simply an empty page (nothing older is kept), not a 410.
+ */
+async function newestPage(db: pg.Pool | pg.ClientBase, q: EventsQuery, limit: number): Promise<EventsPage> {
+  const before = q.before === undefined ? null : parseEventCursor(q.before);
+  if (q.before !== undefined && before === null) throw new Error('invalid event cursor');
+  const { rows } = await db.query<{
+    json: string | null;
+    cursors: string | null;
+    n: number;
+    last: string | null;
+  }>(
+    `WITH page AS (
+       SELECT seq, payload FROM event_stream
+        WHERE tenant_id = $1 AND ($2::bigint IS NULL OR seq < $2) AND recorded_at >= $4
+          AND ($5::text[] IS NULL OR type = ANY($5::text[]))
+          AND ($6::text IS NULL OR email_id = $6)
+          AND ($7::text IS NULL OR tags @> ARRAY[$7::text])
+          AND ($8::text IS NULL OR project_id = $8)
+        ORDER BY seq DESC LIMIT $3)
+     SELECT (SELECT string_agg((payload || jsonb_build_object('cursor', seq::text))::text, E'\n' ORDER BY seq DESC)
+               FROM page) AS json,
+            (SELECT string_agg(seq::text, ',' ORDER BY seq DESC) FROM page) AS cursors,
+            (SELECT count(*)::int FROM page) AS n,
+            (SELECT min(seq)::text FROM page) AS last`,
+    [
+      q.tenantId,
+      before?.toString() ?? null,
+      limit,
+      q.cutoff,
+      q.types && q.types.length > 0 ? [...q.types] : null,
+      q.emailId ?? null,
+      q.tag ?? null,
+      q.projectId ?? null,
+    ],
+  );
+  const row = rows[0];
+  const count = row?.n ?? 0;
+  const items = row?.json ? row.json.split('\n') : [];
+  const cursors = row?.cursors ? row.cursors.split(',') : [];
+  return {
+    expired: false,
+    json: `[${items.join(',')}]`,
+    items,
+    cursors,
+    count,
+    next: row?.last ?? before?.toString() ?? '0',
+    hasMore: count === limit,
+  };
 }
 
 /** One event of the stream: its webhook body (SPEC §17), its id and its cursor. */

@@ -45,7 +45,9 @@ export const eventRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps
           'than EVENT_STREAM_DAYS (default 30) or the tenant’s retention → 410. A key bound to a project sees ' +
           'that project’s events only. API key with `events:read`, or a dashboard JWT.\n\n' +
           'Example: `GET /events?after=1042&limit=500&types=email.bounced,email.complained`, then again with ' +
-          '`after=` the answer’s `next`.',
+          '`after=` the answer’s `next`. `order=newest` reads backwards instead (newest first, `before=` the ' +
+          'answer’s `next` for older ones): what a person looks at, before tailing `GET /events/stream` after the ' +
+          'first one’s cursor.',
         security: KEY_OR_DASHBOARD,
         querystring: eventsQuerySchema,
         response: {
@@ -61,12 +63,22 @@ export const eventRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps
     async (request, reply) => {
       const credential = credentialOf(request);
       const { tenantId } = credential;
-      const { after, limit, types, emailId, tag } = request.query;
+      const { after, limit, types, emailId, tag, order, before } = request.query;
+      if (order === 'newest' && after !== undefined)
+        throw httpError(400, 'querystring.after: after reads in stream order; with order=newest use before', {
+          code: 'BAD_REQUEST',
+        });
+      if (order === 'stream' && before !== undefined)
+        throw httpError(400, 'querystring.before: before needs order=newest (in stream order use after)', {
+          code: 'BAD_REQUEST',
+        });
       const { projectId, empty } = projectOf(request, boundProject(credential));
-      if (empty) return { data: [], next: after ?? '0', hasMore: false };
+      if (empty) return { data: [], next: (order === 'newest' ? before : after) ?? '0', hasMore: false };
       const page = await eventsPage(deps.pool, {
         tenantId,
         after,
+        order,
+        before,
         limit,
         cutoff: await cutoffOf(tenantId),
         types,

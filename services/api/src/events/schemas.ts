@@ -44,9 +44,26 @@ export const eventFiltersSchema = z.object({
   }),
 });
 
+const BEFORE_MESSAGE = 'before must be a cursor: the `cursor` of an event (digits)';
+const ORDER_MESSAGE = 'order must be stream or newest';
+
 export const eventsQuerySchema = eventFiltersSchema.extend({
   after: cursorSchema.optional(),
   limit: queryInteger('limit', 1, MAX_EVENTS_LIMIT, 100),
+  order: z
+    .enum(['stream', 'newest'], { error: ORDER_MESSAGE })
+    .default('stream')
+    .meta({
+      description:
+        '`stream` (default): the stream’s order, after `after`. `newest`: the newest events first (a dashboard’s ' +
+        'view), before `before`; `next` is then the page’s oldest cursor, to pass as `before`.',
+      example: 'newest',
+    }),
+  before: z
+    .string({ error: BEFORE_MESSAGE })
+    .regex(/^[0-9]{1,18}$/, { error: BEFORE_MESSAGE })
+    .optional()
+    .meta({ description: 'With `order=newest`: only events before this cursor.', example: '1042' }),
 });
 
 export const streamQuerySchema = eventFiltersSchema.extend({ after: cursorSchema.optional() });
