@@ -3,11 +3,13 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { signDashboardToken } from '@tern/auth';
+import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostfix, type TestPostfix } from '../support/postfix.js';
 import { createFreshDatabase, tempDir, waitFor } from '../support/services.js';
+import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
 import { buildTern, freePort, MAIN, startTern, type TernProcess } from './tern-process.js';
 
 const run = promisify(execFile);
@@ -36,6 +38,8 @@ let db: { url: string; drop(): Promise<void> };
 let pool: pg.Pool;
 let tern: TernProcess | undefined;
 let postfix: TestPostfix;
+/** Where Tern's sender delivers (SMTP_URL): the forwards of a `forward` route arrive here. */
+let sink: SmtpSink;
 let env: Record<string, string>;
 let inboundPort: number;
 let postfixPort: number;
@@ -68,6 +72,7 @@ beforeAll(async () => {
   db = await createFreshDatabase();
   pool = new pg.Pool({ connectionString: db.url, max: 2 });
   inboundPort = await freePort();
+  sink = await startSmtpSink();
   // The STARTTLS pair of SMTP_TLS_* (openssl: a second, not Tern's dev generator).
   const tlsDir = tempDir('tern-e2e-inbound-tls-');
   await run('openssl', [
@@ -99,6 +104,7 @@ beforeAll(async () => {
     INBOUND_DOMAIN,
     INBOUND_MAX_BYTES: String(MAX_BYTES),
     DATA_DIR: tempDir('tern-e2e-inbound-'),
+    SMTP_URL: sink.url,
   };
   tern = await startTern({ env, readyTimeoutMs: 180_000 });
   domain = ((await (await api('/inbound/domain')).json()) as { domain: string }).domain;
@@ -110,6 +116,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await tern?.stop();
   await postfix?.stop();
+  await sink?.close();
   await pool?.end();
   await db?.drop();
 });
@@ -214,6 +221,108 @@ describe('receiving with real MTAs', () => {
     expect(subjects).toEqual(expect.arrayContaining(['swaks plain', 'swaks tls', 'swaks pipelined']));
     expect(subjects.filter((s) => s === null || s === 'swaks')).toHaveLength(0);
   });
+});
+
+describe('forwarding (SPEC §24 `forward`)', () => {
+  async function direct(message: Parameters<ReturnType<typeof nodemailer.createTransport>['sendMail']>[0]) {
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: inboundPort,
+      secure: false,
+      ignoreTLS: true,
+    });
+    try {
+      return (await transport.sendMail(message)).response;
+    } finally {
+      transport.close();
+    }
+  }
+  const forwardsTo = (to: string) => sink.received.filter((m) => m.rcptTo.includes(to));
+
+  it('re-sends the message to the route’s address only, as an email of the tenant sent to a real SMTP server; a forward is not forwarded again', async () => {
+    const created = await fetch(`${tern!.url}/inbound/routes`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        match: { recipient: `fwd@${domain}` },
+        priority: 1,
+        actions: [{ forward: 'ops@elsewhere.test' }],
+      }),
+    });
+    expect(created.status).toBe(201);
+    const pdf = Buffer.from(`%PDF-1.4 ${'y'.repeat(20_000)}`);
+    const stored = await direct({
+      from: 'Ann Example <ann@sender.test>',
+      to: `fwd@${domain}`,
+      cc: 'someone@victim.test',
+      subject: 'Please forward',
+      text: 'Forward me as I am.',
+      html: '<p>Forward me as I am.</p>',
+      messageId: '<fwd-1@sender.test>',
+      attachments: [{ filename: 'quote.pdf', content: pdf, contentType: 'application/pdf' }],
+    });
+    const inboundId = /inb_[0-9a-z]+/.exec(stored)![0];
+    const [sunk] = await waitFor(
+      async () => {
+        const got = forwardsTo('ops@elsewhere.test');
+        return got.length > 0 ? got : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, description: 'the forward at the SMTP server' },
+    );
+    // Only the route's address: never the To/Cc the message names (no open relay).
+    expect(sunk!.rcptTo).toEqual(['ops@elsewhere.test']);
+    expect(sink.received.some((m) => m.rcptTo.includes('someone@victim.test'))).toBe(false);
+    const mail = await simpleParser(sunk!.raw);
+    expect(mail.from?.value[0]).toMatchObject({
+      address: `fwd@${domain}`,
+      name: `Ann Example via fwd@${domain}`,
+    });
+    expect(mail.replyTo?.value[0]?.address).toBe('ann@sender.test');
+    expect(mail.subject).toBe('Please forward');
+    expect(mail.text).toContain('Forward me as I am.');
+    expect(mail.headers.get('tern-forwarded-inbound')).toBe(inboundId);
+    expect(mail.attachments.map((a) => [a.filename, a.contentType])).toEqual([
+      ['quote.pdf', 'application/pdf'],
+    ]);
+    expect(mail.attachments[0]!.content.equals(pdf)).toBe(true);
+    // An email of the tenant's log like any send.
+    const emailId = mail.headers.get('x-tern-email-id') as string;
+    expect(emailId).toMatch(/^em_/);
+    const email = await waitFor(
+      async () => {
+        const res = await api(`/emails/${emailId}`);
+        const body = (await res.json()) as { status: string; to: unknown; from: string };
+        return res.status === 200 && body.status !== 'QUEUED' ? body : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 300, description: 'the forward in the log' },
+    );
+    expect(['SENT', 'DELIVERED']).toContain(email.status);
+
+    // The forward itself coming back to the receiving address (a loop): stored, not forwarded again.
+    const looped = await direct({
+      envelope: { from: 'ops@elsewhere.test', to: [`fwd@${domain}`] },
+      raw: sunk!.raw,
+    });
+    expect(looped).toMatch(/250 2\.0\.0 Stored as inb_/);
+    await direct({
+      from: 'ann@sender.test',
+      to: `fwd@${domain}`,
+      subject: 'Second',
+      text: 'Second one.',
+      messageId: '<fwd-2@sender.test>',
+    });
+    await waitFor(
+      async () =>
+        forwardsTo('ops@elsewhere.test').some((m) => m.raw.includes('Second one.')) ? true : undefined,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+        description: 'the second forward',
+      },
+    );
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(forwardsTo('ops@elsewhere.test')).toHaveLength(2);
+  }, 180_000);
 });
 
 describe('a crash while Postfix relays', () => {
