@@ -29,6 +29,8 @@ export interface InboundSweepResult {
   announced: number;
   /** Rows deleted because their key is gone. */
   removed: number;
+  /** Rows that failed (left for the next run). */
+  failed: number;
 }
 
 export interface InboundSweeper {
@@ -38,6 +40,7 @@ export interface InboundSweeper {
 }
 
 export const DEFAULT_SWEEP_GRACE_MS = 10 * 60 * 1000;
+const MAX_FAILURES_IN_A_ROW = 5;
 
 export function createInboundSweeper(opts: InboundSweeperOptions): InboundSweeper {
   const now = opts.now ?? (() => new Date());
@@ -97,15 +100,29 @@ export function createInboundSweeper(opts: InboundSweeperOptions): InboundSweepe
   }
 
   async function runOnce(): Promise<InboundSweepResult> {
-    const result: InboundSweepResult = { announced: 0, removed: 0 };
+    const result: InboundSweepResult = { announced: 0, removed: 0, failed: 0 };
     const rows = await unannouncedBefore(
       opts.pool,
       new Date(now().getTime() - graceMs),
       opts.batchSize ?? 100,
     );
-    // The first failure ends the run (the log is likely still down); the next run starts over.
-    for (const m of rows) result[await sweepOne(m)] += 1;
-    if (result.announced > 0 || result.removed > 0)
+    // A row that fails is left for the next run and the others go on (one bad row never blocks the
+    // rest); a few failures in a row end the run (the log is likely still down).
+    let failedInARow = 0;
+    for (const m of rows) {
+      try {
+        result[await sweepOne(m)] += 1;
+        failedInARow = 0;
+      } catch (error) {
+        result.failed += 1;
+        logger.warn(
+          { err: error, inboundId: m.id },
+          'inbound: sweeping a message failed; the next run retries',
+        );
+        if (++failedInARow >= MAX_FAILURES_IN_A_ROW) break;
+      }
+    }
+    if (result.announced > 0 || result.removed > 0 || result.failed > 0)
       logger.info(result, 'inbound: unannounced messages swept');
     return result;
   }
