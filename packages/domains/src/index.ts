@@ -10,7 +10,7 @@ export {
   unverifiedDomains,
 } from './signing.js';
 export { applyCheck, type CheckedDomain, type CheckSchedule, DEFAULT_CHECK_SCHEDULE } from './status.js';
-export { receivingTenants } from './store.js';
+export { receivingTenants, verifiedDomainNames } from './store.js';
 export {
   parseVerpLocalPart,
   VERP_MAX_RECIPIENT_INDEX,

@@ -304,6 +304,15 @@ export async function verifiedNames(
   return new Set(rows.map((r) => r.name));
 }
 
+/** The tenant's verified domain names, oldest first (a forward's From when the receiving address is not one, SPEC §24). */
+export async function verifiedDomainNames(db: Queryable, tenantId: string, limit = 10): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT name FROM sending_domains WHERE tenant_id = $1 AND status = 'verified' ORDER BY created_at, name LIMIT $2`,
+    [tenantId, limit],
+  );
+  return rows.map((r) => r.name);
+}
+
 /**
  * The tenants receiving mail at `host` (SPEC §24): a domain of theirs with `receiving: true`
  * whose `inbound_mx` record is verified.

@@ -1,7 +1,15 @@
 export { type ArrivalFacts, type DnsResolve, dnsResolverOf, verdictsOf } from './auth.js';
+export {
+  FORWARDED_HEADER,
+  type ForwardAttachment,
+  type ForwardRequest,
+  type ForwardSender,
+  forwardEmailId,
+} from './forward.js';
 export { createInboundListener, type InboundListener, type InboundListenerOptions } from './listener.js';
 export { createInboundReader, decodeInboundCursor, type InboundPage, type InboundReader } from './reader.js';
 export {
+  completeStored,
   type Envelope,
   newInboundId,
   type ReceiveDeps,
@@ -31,3 +39,10 @@ export {
   type StoredInbound,
   tenantOfSlug,
 } from './store.js';
+export {
+  createInboundSweeper,
+  DEFAULT_SWEEP_GRACE_MS,
+  type InboundSweeper,
+  type InboundSweeperOptions,
+  type InboundSweepResult,
+} from './sweeper.js';

@@ -7,7 +7,8 @@ import { emailsByMessageId } from '@tern/read-models';
 import { type AddressObject, type ParsedMail, simpleParser } from 'mailparser';
 import type pg from 'pg';
 import { type ArrivalFacts, type DnsResolve, verdictsOf } from './auth.js';
-import { firstMatch, type InboundRoute } from './routes.js';
+import { type ForwardSender, forwardRequest, isForward } from './forward.js';
+import { firstMatch, type InboundRoute, matches } from './routes.js';
 import { deleteInbound, findDuplicate, insertInbound, lockDedupKey, markAnnounced } from './store.js';
 
 /** A message as the pipeline's consumers see it once it is stored (the hook of DMARC reports, routes). */
@@ -43,6 +44,96 @@ export interface ReceiveDeps {
   onReceived?: (message: ReceivedMessage) => Promise<void> | void;
   /** The tenant's routes (SPEC §24); absent: none. */
   routesOf?: (tenantId: string) => Promise<InboundRoute[]>;
+  /**
+   * Sends a `forward` action's message through the send path (SPEC §24); absent: a route's forward
+   * is a failure (451), never silently skipped.
+   */
+  forward?: ForwardSender;
+}
+
+/** A stored message the log does not know yet, as `completeStored` needs it. */
+export interface StoredArrival {
+  id: string;
+  announced: boolean;
+  tenantId: string;
+  receivedAt: Date;
+  from: string;
+  to: string[];
+  recipients: string[];
+  size: number;
+  auth: InboundAuth;
+  inReplyTo: string | null;
+  parsed: ParsedMail;
+}
+
+/**
+ * What follows the store (SPEC §24), for an arrival and for the sweeper alike: the first matching
+ * route; when not announced yet, its forwards queued (email ids derived from the inbound id, so a
+ * redo queues nothing twice), `email.received` appended (event id = inbound id: a redo is a
+ * duplicate the consumers drop), the row marked announced; a `drop` route's content deleted.
+ */
+export async function completeStored(
+  deps: Pick<ReceiveDeps, 'pool' | 'log' | 'routesOf' | 'forward'>,
+  m: StoredArrival,
+): Promise<{ dropped: boolean }> {
+  const { parsed } = m;
+  const route = deps.routesOf
+    ? firstMatch(await deps.routesOf(m.tenantId), {
+        recipients: m.recipients,
+        from: m.from,
+        subject: parsed.subject ?? null,
+      })
+    : null;
+  const dropped = route?.actions.some((a) => 'drop' in a) ?? false;
+  if (!m.announced) {
+    if (route && !dropped && !isForward(parsed)) {
+      const recipient = m.recipients.find((r) => matches(route.match.recipient, r)) ?? m.recipients[0] ?? '';
+      for (const [action, a] of route.actions.entries()) {
+        if (!('forward' in a)) continue;
+        if (!deps.forward) throw new Error('inbound: a forward route but no send path');
+        await deps.forward(
+          forwardRequest({
+            tenantId: m.tenantId,
+            inboundId: m.id,
+            action,
+            to: a.forward,
+            recipient,
+            from: m.from,
+            parsed,
+            at: m.receivedAt,
+          }),
+        );
+      }
+    }
+    const event: InboundEvent = {
+      id: m.id,
+      type: 'email.received',
+      tenantId: m.tenantId,
+      inboundId: m.id,
+      occurredAt: m.receivedAt.toISOString(),
+      data: {
+        from: m.from,
+        to: m.to.slice(0, 100),
+        subject: parsed.subject?.slice(0, 998) ?? null,
+        messageId: parsed.messageId?.slice(0, 998) ?? null,
+        size: m.size,
+        attachments: parsed.attachments.length,
+        auth: m.auth,
+        inReplyTo: m.inReplyTo,
+        ...(route
+          ? {
+              routeId: route.id,
+              webhooks: dropped ? [] : route.actions.flatMap((a) => ('webhook' in a ? [a.webhook] : [])),
+            }
+          : {}),
+      },
+    };
+    await deps.log.append([event]);
+    await markAnnounced(deps.pool, m.id);
+  }
+  // A `drop` route: accepted (the sender is not told), announced to nobody, its content not kept.
+  if (dropped) await deleteInbound(deps.pool, m.tenantId, m.id);
+  return { dropped };
 }
 
 /** The envelope of one accepted message: each recipient with the tenant it belongs to. */
@@ -84,8 +175,9 @@ function referencedIds(parsed: ParsedMail): string[] {
     .filter((r) => r !== '');
 }
 
-function contentOf(parsed: ParsedMail, facts: ArrivalFacts) {
+function contentOf(parsed: ParsedMail, facts: ArrivalFacts, recipients: readonly string[]) {
   return {
+    recipients,
     cc: addresses(parsed.cc),
     text: parsed.text ?? null,
     html: typeof parsed.html === 'string' ? parsed.html : null,
@@ -149,7 +241,10 @@ export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: E
       'summary',
       Buffer.from(JSON.stringify({ from, to, subject: parsed.subject ?? null })),
     );
-    const content = await seal('content', Buffer.from(JSON.stringify(contentOf(parsed, envelope))));
+    const content = await seal(
+      'content',
+      Buffer.from(JSON.stringify(contentOf(parsed, envelope, recipients))),
+    );
     const sealedRaw = await seal('raw', raw);
     const hashes = [
       ...new Set([...recipients, ...to, ...addresses(parsed.cc)].map((a) => a.toLowerCase())),
@@ -181,44 +276,21 @@ export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: E
       });
       return { id, announced: false, fresh: true };
     });
-    const route = deps.routesOf
-      ? firstMatch(await deps.routesOf(tenantId), { recipients, from, subject: parsed.subject ?? null })
-      : null;
-    const dropped = route?.actions.some((a) => 'drop' in a) ?? false;
-    if (!stored.announced) {
-      const event: InboundEvent = {
-        id: stored.id,
-        type: 'email.received',
-        tenantId,
-        inboundId: stored.id,
-        occurredAt: receivedAt.toISOString(),
-        data: {
-          from,
-          to: to.slice(0, 100),
-          subject: parsed.subject?.slice(0, 998) ?? null,
-          messageId: parsed.messageId?.slice(0, 998) ?? null,
-          size: raw.length,
-          attachments: parsed.attachments.length,
-          auth,
-          inReplyTo,
-          ...(route
-            ? {
-                routeId: route.id,
-                webhooks: dropped ? [] : route.actions.flatMap((a) => ('webhook' in a ? [a.webhook] : [])),
-              }
-            : {}),
-        },
-      };
-      await deps.log.append([event]);
-      await markAnnounced(deps.pool, stored.id);
-    }
-    // A `drop` route: accepted (the sender is not told), announced to nobody, its content not kept.
-    if (dropped) {
-      await deleteInbound(deps.pool, tenantId, stored.id);
-      ids.push(stored.id);
-      continue;
-    }
+    const outcome = await completeStored(deps, {
+      id: stored.id,
+      announced: stored.announced,
+      tenantId,
+      receivedAt,
+      from,
+      to,
+      recipients,
+      size: raw.length,
+      auth,
+      inReplyTo,
+      parsed,
+    });
     ids.push(stored.id);
+    if (outcome.dropped) continue;
     if (deps.onReceived) {
       try {
         await deps.onReceived({

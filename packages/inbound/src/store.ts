@@ -59,7 +59,10 @@ export interface InboundRow {
   raw: SealedBlob;
 }
 
-/** The one message of the tenant with this dedup key received since `since`, with whether it was announced. */
+/**
+ * The one message of the tenant with this dedup key received since `since`, or not announced yet
+ * however old (a retry completes it rather than storing a second copy), with whether it was announced.
+ */
 export async function findDuplicate(
   db: Db,
   tenantId: string,
@@ -68,7 +71,8 @@ export async function findDuplicate(
 ): Promise<{ id: string; announced: boolean } | null> {
   const { rows } = await db.query<{ id: string; announced: boolean }>(
     `SELECT id, announced FROM inbound_messages
-     WHERE tenant_id = $1 AND dedup_key = $2 AND received_at >= $3 ORDER BY received_at LIMIT 1`,
+     WHERE tenant_id = $1 AND dedup_key = $2 AND (received_at >= $3 OR NOT announced)
+     ORDER BY received_at LIMIT 1`,
     [tenantId, dedupKey, since],
   );
   return rows[0] ?? null;
@@ -259,4 +263,17 @@ export async function expireInbound(
 /** Deletes one stored message (a `drop` route). */
 export async function deleteInbound(db: Db, tenantId: string, id: string): Promise<void> {
   await db.query('DELETE FROM inbound_messages WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+}
+
+/** A stored message whose `email.received` is not in the log, sealed parts still sealed (the sweeper's input). */
+export type UnannouncedInbound = StoredInbound & { content: SealedBlob; raw: SealedBlob };
+
+/** Messages stored before `before` and never announced (their 250 never went out), oldest first. */
+export async function unannouncedBefore(db: Db, before: Date, limit: number): Promise<UnannouncedInbound[]> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${LIST_COLUMNS}, content_iv, content_tag, content, raw_iv, raw_tag, raw
+     FROM inbound_messages WHERE NOT announced AND received_at < $1 ORDER BY received_at, id LIMIT $2`,
+    [before, limit],
+  );
+  return rows.map((r) => toStored(r) as UnannouncedInbound);
 }

@@ -13,6 +13,7 @@ import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dn
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import {
   createInboundListener,
+  createInboundSweeper,
   createRecipientResolver,
   ensureInboundAddress,
   getInbound,
@@ -270,5 +271,103 @@ describe('verdicts and threads', () => {
     expect(byId.get(/inb_[0-9a-z]+/.exec(reply.response)![0])!.in_reply_to).toBe('em_sent_1');
     expect(byId.get(/inb_[0-9a-z]+/.exec(foreign.response)![0])!.in_reply_to).toBeNull();
     expect(received.some((m) => m.inReplyTo === 'em_sent_1')).toBe(true);
+  });
+});
+
+describe('stored, but its 250 never went out (SPEC §24: nothing orphaned, nothing stored twice)', () => {
+  // A real fault of the real log: its table is away at the moment of the append (the row is in).
+  const logTableAway = () => pool.query('ALTER TABLE event_log RENAME TO event_log_away');
+  const logTableBack = () => pool.query('ALTER TABLE event_log_away RENAME TO event_log');
+  const sweeper = () =>
+    createInboundSweeper({
+      pool,
+      keyring,
+      log: {
+        append: (events) => createEventStream(db.log, { sealer: createSealer(keyring) }).append(events),
+      },
+      graceMs: 0,
+      onReceived: (m) => {
+        received.push(m);
+      },
+    });
+  const unannounced = async () =>
+    (
+      await pool.query<{ id: string }>('SELECT id FROM inbound_messages WHERE NOT announced ORDER BY id')
+    ).rows.map((r) => r.id);
+
+  it('the log fails at the append: 451, the row kept unannounced; the sweeper appends its event once; a late retry stores nothing', async () => {
+    const raw = message({ id: 'sweep-1', subject: 'never answered' });
+    await logTableAway();
+    let refused: Awaited<ReturnType<typeof deliver>>;
+    try {
+      refused = await deliver([`support@${T1}.${INBOUND_DOMAIN}`], raw);
+    } finally {
+      await logTableBack();
+    }
+    expect(refused).toMatchObject({ ok: false, code: 451 });
+    const [orphan] = await unannounced();
+    expect(orphan).toMatch(/^inb_/);
+    expect((await logValues()).filter((v) => v.includes(orphan!))).toHaveLength(0);
+
+    // The log still down when the sweeper runs: the row is left as it is for the next run.
+    await logTableAway();
+    try {
+      expect(await sweeper().runOnce()).toEqual({ announced: 0, removed: 0, failed: 1 });
+    } finally {
+      await logTableBack();
+    }
+    expect(await unannounced()).toEqual([orphan]);
+
+    // The MTA never retries (within the grace): the sweeper completes the row.
+    const before = received.length;
+    expect(await sweeper().runOnce()).toEqual({ announced: 1, removed: 0, failed: 0 });
+    expect(await unannounced()).toEqual([]);
+    expect((await logValues()).filter((v) => v.includes(orphan!))).toHaveLength(1);
+    expect(received.slice(before).map((m) => m.id)).toEqual([orphan]);
+    expect(await sweeper().runOnce()).toEqual({ announced: 0, removed: 0, failed: 0 });
+
+    // The MTA's retry after all: the same id, no second row, no second event.
+    const late = await deliver([`support@${T1}.${INBOUND_DOMAIN}`], raw);
+    expect(late.response).toContain(orphan);
+    const { rows: copies } = await pool.query(
+      'SELECT count(*)::int AS n FROM inbound_messages WHERE dedup_key = (SELECT dedup_key FROM inbound_messages WHERE id = $1)',
+      [orphan],
+    );
+    expect(copies[0].n).toBe(1);
+    expect((await logValues()).filter((v) => v.includes(orphan!))).toHaveLength(1);
+  });
+
+  it('a retry later than the 24 h window completes the unannounced row instead of storing a second', async () => {
+    const raw = message({ id: 'sweep-2', subject: 'retried late' });
+    await logTableAway();
+    try {
+      expect(await deliver([`support@${T1}.${INBOUND_DOMAIN}`], raw)).toMatchObject({ ok: false, code: 451 });
+    } finally {
+      await logTableBack();
+    }
+    const [orphan] = await unannounced();
+    await pool.query(
+      "UPDATE inbound_messages SET received_at = received_at - interval '2 days' WHERE id = $1",
+      [orphan],
+    );
+    const ok = await deliver([`support@${T1}.${INBOUND_DOMAIN}`], raw);
+    expect(ok.response).toContain(orphan);
+    expect(await unannounced()).toEqual([]);
+    expect((await logValues()).filter((v) => v.includes(orphan!))).toHaveLength(1);
+  });
+
+  it('a row whose key is gone (the sender erased) is removed by the sweeper, not announced', async () => {
+    const raw = message({ id: 'sweep-3', from: 'gone@sender.test' });
+    await logTableAway();
+    try {
+      expect(await deliver([`support@${T1}.${INBOUND_DOMAIN}`], raw)).toMatchObject({ ok: false, code: 451 });
+    } finally {
+      await logTableBack();
+    }
+    const [orphan] = await unannounced();
+    await keyring.eraseKeys(T1, 'gone@sender.test');
+    expect(await sweeper().runOnce()).toEqual({ announced: 0, removed: 1, failed: 0 });
+    expect((await pool.query('SELECT 1 FROM inbound_messages WHERE id = $1', [orphan])).rowCount).toBe(0);
+    expect((await logValues()).filter((v) => v.includes(orphan!))).toHaveLength(0);
   });
 });

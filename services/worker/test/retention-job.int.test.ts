@@ -1,3 +1,4 @@
+import { type DnsResolve, receiveMessage } from '@tern/inbound';
 import { createKeyring, type Sealed } from '@tern/privacy';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -473,5 +474,74 @@ describe('retention job', () => {
     expect(await rowsOf(L, 'em_long')).toEqual(ALL);
 
     expect(await job(2).runOnce()).toMatchObject({ ran: true, deletedLogs: 0, deletedContent: 0 });
+  });
+
+  it('deletes received mail (SPEC §24) from before each tenant’s cut-off, announced or not, and keeps the rest', async () => {
+    const keyring = createKeyring({ pool: stores.pool, encryptionKey: ENCRYPTION_KEY });
+    // No DNS here: every verdict is reached as "none"/"temperror" at once.
+    const noDns: DnsResolve = async (name) => {
+      throw Object.assign(new Error(`no ${name}`), { code: 'ENOTFOUND' });
+    };
+    /** A message received at `at` through the real pipeline; `logDown`: stored, its event refused (451). */
+    const receive = async (tenant: string, at: string, n: string, logDown = false): Promise<string> => {
+      const raw = Buffer.from(
+        [
+          'From: Ann <ann@sender.test>',
+          `To: in@${tenant}.test`,
+          `Subject: kept until ${n}`,
+          `Message-ID: <${n}-${tenant}@sender.test>`,
+          '',
+          `Body ${n}`,
+          '',
+        ].join('\r\n'),
+      );
+      const deps = {
+        pool: stores.pool,
+        keyring,
+        log: {
+          append: async () => {
+            if (logDown) throw new Error('log down (test)');
+          },
+        },
+        resolve: noDns,
+        now: () => new Date(at),
+      };
+      const envelope = {
+        recipients: [{ address: `in@${tenant}.test`, tenantId: tenant }],
+        clientIp: '192.0.2.1',
+        helo: 'mx.sender.test',
+        sender: 'ann@sender.test',
+        mta: 'mx.tern.test',
+      };
+      if (!logDown) return (await receiveMessage(deps, raw, envelope))[0]!;
+      await expect(receiveMessage(deps, raw, envelope)).rejects.toThrow('log down');
+      const { rows } = await stores.pool.query<{ id: string }>(
+        'SELECT id FROM inbound_messages WHERE tenant_id = $1 AND NOT announced AND received_at = $2',
+        [tenant, at],
+      );
+      return rows[0]!.id;
+    };
+    const day = 86_400_000;
+    const around = (tenant: string) => {
+      const cutoff = cutoffOf(tenant).getTime();
+      return { before: new Date(cutoff - day).toISOString(), after: new Date(cutoff + day).toISOString() };
+    };
+    const expected: Record<string, { gone: string[]; kept: string[] }> = {};
+    for (const tenant of [D, S, L]) {
+      const { before, after } = around(tenant);
+      expected[tenant] = {
+        gone: [await receive(tenant, before, 'old'), await receive(tenant, before, 'old-unannounced', true)],
+        kept: [await receive(tenant, after, 'new'), await receive(tenant, after, 'new-unannounced', true)],
+      };
+    }
+    const result = await job().runOnce();
+    expect(result.deletedContent).toBeGreaterThanOrEqual(6);
+    for (const tenant of [D, S, L]) {
+      const { rows } = await stores.pool.query<{ id: string }>(
+        'SELECT id FROM inbound_messages WHERE tenant_id = $1 ORDER BY id',
+        [tenant],
+      );
+      expect(rows.map((r) => r.id)).toEqual([...expected[tenant]!.kept].sort());
+    }
   });
 });

@@ -41,8 +41,9 @@ export const inboundRouteRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool }> = asyn
           '`match.recipient` (and optional `from`, `subject`): an exact address, `*@domain` or `/regex/`. The first ' +
           'matching route by `priority` (lowest first) acts: `{ webhook: endpointId }` announces the message to that ' +
           'endpoint only, `{ store: true }` keeps it announced to nobody, `{ drop: true }` accepts and discards it. ' +
-          'No route matches → stored and announced to every endpoint subscribed to `email.received`. ' +
-          '`{ forward }` is refused (400) until forwarding is built.',
+          '`{ forward: address }` re-sends the message to that address (only that one) as an email of the tenant: ' +
+          'From the receiving address (or `forwarding@` a verified domain), Reply-To the original sender, counted and ' +
+          'logged like any send. No route matches → stored and announced to every endpoint subscribed to `email.received`.',
         security: KEY_OR_DASHBOARD,
         body: createRouteBodySchema.meta({
           examples: [
@@ -63,8 +64,6 @@ export const inboundRouteRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool }> = asyn
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
       for (const action of request.body.actions) {
-        if ('forward' in action)
-          throw httpError(400, 'body.actions: forward is not available yet', { code: 'BAD_REQUEST' });
         if ('webhook' in action && (await getEndpoint(pool, tenantId, action.webhook)) === null)
           throw httpError(400, `body.actions: webhook ${action.webhook} is no endpoint of this tenant`, {
             code: 'BAD_REQUEST',

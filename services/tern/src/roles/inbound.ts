@@ -1,13 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { devTlsPair } from '@tern/api';
-import { receivingTenants } from '@tern/domains';
+import { receivingTenants, unverifiedDomains, verifiedDomainNames } from '@tern/domains';
 import {
   createInboundListener,
+  createInboundSweeper,
   createRecipientResolver,
   dnsResolverOf,
+  type ForwardSender,
   listRoutes,
   type ReceivedMessage,
 } from '@tern/inbound';
+import { decodeAttachments, enqueueSends } from '@tern/sending';
 import { type RuntimeContext, streamOf } from '../context.js';
 
 /**
@@ -24,10 +27,13 @@ export async function startInbound(
     config.smtpTlsCert !== undefined && config.smtpTlsKey !== undefined
       ? { cert: readFileSync(config.smtpTlsCert), key: readFileSync(config.smtpTlsKey) }
       : await devTlsPair(config.dataDir, hostname);
+  const forward = forwardSender(ctx);
+  const routesOf = (tenantId: string) => listRoutes(ctx.pool, tenantId);
   const listener = createInboundListener({
     pool: ctx.pool,
     keyring: ctx.keyring,
     log: streamOf(ctx),
+    forward,
     resolve: dnsResolverOf(config.dnsServers),
     host: config.host,
     port: config.inboundSmtpPort!,
@@ -40,12 +46,87 @@ export async function startInbound(
       inboundDomain: config.inboundDomain,
       receivingTenants: (host) => receivingTenants(ctx.pool, host),
     }),
-    routesOf: (tenantId) => listRoutes(ctx.pool, tenantId),
+    routesOf,
+    logger,
+    ...(onReceived ? { onReceived } : {}),
+  });
+  // Stored mail whose email.received never reached the log and whose MTA did not retry.
+  const sweeper = createInboundSweeper({
+    pool: ctx.pool,
+    keyring: ctx.keyring,
+    log: streamOf(ctx),
+    forward,
+    routesOf,
     logger,
     ...(onReceived ? { onReceived } : {}),
   });
   const port = await listener.start();
-  ctx.onClose('inbound', () => listener.stop());
+  sweeper.start();
+  ctx.onClose('inbound', async () => {
+    await listener.stop();
+    await sweeper.stop();
+  });
   logger.info({ port }, 'inbound MX listening');
   return port;
+}
+
+/** A display name without the characters that would end it. */
+const displayName = (s: string) => s.replace(/["\\\r\n<>]/g, '').slice(0, 200);
+
+/**
+ * The `forward` route action on the one send path (SPEC §24, docs/inbound.md "Forwarding"): From the
+ * receiving address when a verified domain of the tenant covers it, else `forwarding@` the tenant's
+ * oldest verified domain (any receiving address when verification is not required), named
+ * "<sender> via <receiving address>"; Reply-To the original sender; the original's subject, text,
+ * html and attachments. Queued like `POST /emails/send` (`enqueueSends`), idempotent per email id.
+ */
+function forwardSender(ctx: RuntimeContext): ForwardSender {
+  const { pool } = ctx;
+  async function fromAddress(tenantId: string, recipient: string): Promise<string> {
+    if (!ctx.requireVerifiedDomains) return recipient;
+    if ((await unverifiedDomains(pool, tenantId, [recipient])).length === 0) return recipient;
+    const [domain] = await verifiedDomainNames(pool, tenantId, 1);
+    // None: queued all the same; the sender refuses it (DOMAIN_NOT_VERIFIED) into the tenant's log.
+    return domain === undefined ? recipient : `forwarding@${domain}`;
+  }
+  return async (f) => {
+    const address = await fromAddress(f.tenantId, f.recipient);
+    const { files, meta } = decodeAttachments(
+      f.attachments.map((a) => ({
+        filename: a.filename,
+        contentType: a.contentType,
+        content: a.content.toString('base64'),
+        ...(a.contentId ? { contentId: a.contentId } : {}),
+      })),
+    );
+    await enqueueSends(
+      pool,
+      streamOf(ctx),
+      f.tenantId,
+      [
+        {
+          id: f.emailId,
+          message: {
+            from: `"${displayName(f.sender.name ?? f.sender.address)} via ${f.recipient}" <${address}>`,
+            to: f.to,
+            replyTo: f.sender.address,
+            subject: f.subject,
+            ...(f.html !== null ? { html: f.html } : {}),
+            ...(f.text !== null ? { text: f.text } : {}),
+            headers: f.headers,
+            tags: ['inbound-forward'],
+            ...(meta.length > 0 ? { attachments: meta } : {}),
+          },
+          subject: f.subject,
+          templateId: null,
+          dueAt: f.at,
+          scheduledAt: null,
+          projectId: null,
+          ...(files.length > 0 ? { files } : {}),
+        },
+      ],
+      f.at,
+      ctx.keyring,
+    );
+  };
 }
