@@ -1,6 +1,12 @@
 export { type ArrivalFacts, type DnsResolve, dnsResolverOf, verdictsOf } from './auth.js';
 export { createInboundListener, type InboundListener, type InboundListenerOptions } from './listener.js';
-export { createInboundReader, decodeInboundCursor, type InboundPage, type InboundReader } from './reader.js';
+export {
+  createInboundReader,
+  decodeInboundCursor,
+  encodeInboundCursor,
+  type InboundPage,
+  type InboundReader,
+} from './reader.js';
 export {
   type Envelope,
   newInboundId,

@@ -3,6 +3,7 @@ import { BATCH_BODY_LIMIT, SEND_BODY_LIMIT } from '../emails/schemas.js';
 import { encodeLogsCursor } from '../logs/cursor.js';
 import { resendContactRoutes } from './resend-contacts.js';
 import { idParam, type Json, ResendError, send, ternCaller, validation } from './resend-kit.js';
+import { resendReceivingRoutes } from './resend-receiving.js';
 import { domainAsResend, emailAsResend, sendBodyFromResend } from './resend-shapes.js';
 
 /**
@@ -170,5 +171,6 @@ export const resendCompatRoutes: FastifyPluginAsync<ResendCompatOptions> = async
     return send(reply, { object: 'domain', id: (request.params as { id: string }).id, deleted: true });
   });
 
+  resendReceivingRoutes(app, tern);
   resendContactRoutes(app, tern);
 };
