@@ -36,6 +36,7 @@ const BENCHES = [
   'feedback',
   'smtp-out',
   'big-sends',
+  'inbound',
 ] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
@@ -55,6 +56,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   feedback: 1_200_000,
   'smtp-out': 600_000,
   'big-sends': 900_000,
+  inbound: 120_000,
 };
 
 /**
