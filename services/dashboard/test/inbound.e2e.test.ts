@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { tempDir, waitFor } from '../../../test/support/services.js';
 import {
   api,
+  apiWrite,
   type Browser,
   checkPage,
   launchBrowser,
@@ -111,8 +112,24 @@ describe('the Inbound page, in Chromium', () => {
     );
     expect(listed.subject).toBe(subject);
 
+    // A route of the tenant (for another address: this message still arrives unrouted).
+    await apiWrite(tern, 'POST', '/inbound/routes', {
+      match: { recipient: `billing@${address.split('@')[1]}`, subject: '/invoice/' },
+      priority: 5,
+      actions: [{ store: true }],
+    });
+
     const w = await newPage(browser);
     await signIn(w, tern, tern.jwt, '/inbound');
+    const route = w.page.locator('[data-testid="inbound-routes"] tbody tr');
+    await route.waitFor();
+    expect(await route.locator('td, th').allTextContents()).toEqual([
+      '5',
+      `billing@${address.split('@')[1]}`,
+      '—',
+      '/invoice/',
+      'store',
+    ]);
     const row = w.page.locator('[data-testid="inbound"] tbody tr', { hasText: subject });
     await row.waitFor();
     expect(await row.textContent()).toContain('ann@sender.test');

@@ -107,6 +107,13 @@ export interface InboundList {
   data: InboundSummary[];
   meta: { limit: number; nextCursor: string | null };
 }
+export interface InboundRoute {
+  id: string;
+  priority: number;
+  match: { recipient: string; from?: string; subject?: string };
+  actions: Record<string, unknown>[];
+  createdAt: string;
+}
 export interface InboundMessage extends InboundSummary {
   cc: string[];
   text: string | null;

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { download, get, query } from '../api.js';
 import { TenantWide } from '../project.js';
 import { routeHref } from '../router.js';
-import type { InboundAuth, InboundList, InboundMessage } from '../types.js';
+import type { InboundAuth, InboundList, InboundMessage, InboundRoute } from '../types.js';
 import {
   Alert,
   EmptyState,
@@ -37,6 +37,12 @@ function Verdicts({ auth }: { auth: InboundAuth }) {
   );
 }
 
+/** `{ webhook: "we_x" }` → `webhook we_x`; `{ store: true }` → `store`. */
+const actionLabel = (action: Record<string, unknown>) =>
+  Object.entries(action)
+    .map(([k, v]) => (v === true ? k : `${k} ${String(v)}`))
+    .join(' ');
+
 function InboundListView() {
   // The cursors of the pages shown so far: the last one is this page's (`''` for the newest).
   const [cursors, setCursors] = useState<string[]>(['']);
@@ -53,6 +59,7 @@ function InboundListView() {
       ),
     [],
   );
+  const routes = useLoad(() => get<{ data: InboundRoute[] }>('/inbound/routes').then((r) => r.body.data), []);
   const next = list.data?.meta.nextCursor;
   return (
     <Page title="Inbound">
@@ -107,6 +114,34 @@ function InboundListView() {
           </button>
         </nav>
       )}
+      <h2 id="inbound-routes">Routes</h2>
+      <ListTable
+        load={routes}
+        items={routes.data}
+        what="inbound routes"
+        label="Inbound routes"
+        testId="inbound-routes"
+        columns={['Priority', 'Recipient', 'From', 'Subject', 'Actions']}
+        empty={
+          <EmptyState title="No route.">
+            <p>
+              Without one, received mail is stored and announced to every webhook subscribed to{' '}
+              <code>email.received</code>. Routes are made with <code>POST /inbound/routes</code>.
+            </p>
+          </EmptyState>
+        }
+        row={(r) => (
+          <tr key={r.id}>
+            <td>{r.priority}</td>
+            <th scope="row">
+              <code>{r.match.recipient}</code>
+            </th>
+            <td>{r.match.from ?? '—'}</td>
+            <td>{r.match.subject ?? '—'}</td>
+            <td>{r.actions.map(actionLabel).join(', ')}</td>
+          </tr>
+        )}
+      />
     </Page>
   );
 }
