@@ -31,6 +31,7 @@ export {
   expireInbound,
   getInbound,
   inboundSlug,
+  inboundTenantOf,
   listInbound,
   repliesTo,
   type SealedBlob,

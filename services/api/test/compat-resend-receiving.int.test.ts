@@ -57,7 +57,8 @@ afterAll(async () => {
   await stores?.close();
 });
 
-const download = (url: string) => fetch(url, { headers: { authorization: `Bearer ${key}` } });
+/** As Resend's links are fetched (by `receiving.forward` too): a plain GET, no key. */
+const download = (url: string) => fetch(url);
 
 describe('resend.emails.receiving', () => {
   it('list: newest first in Resend’s shape, paged with limit and after', async () => {
@@ -78,7 +79,7 @@ describe('resend.emails.receiving', () => {
     expect(second.data!.data.map((m) => m.id)).toEqual([ids[0]]);
   });
 
-  it('get: text, html, headers, attachments; raw.download_url serves the MIME message', async () => {
+  it('get: text, html, headers, attachments; raw.download_url (signed, no key) serves the MIME message', async () => {
     const { data, error } = await resend.emails.receiving.get(ids[0]!);
     expect(error).toBeNull();
     expect(data).toMatchObject({
@@ -95,9 +96,23 @@ describe('resend.emails.receiving', () => {
       expect.objectContaining({ filename: 'scan.pdf', content_type: 'application/pdf', size: pdf.length }),
       expect.objectContaining({ filename: 'notes.txt', content_type: 'text/plain' }),
     ]);
+    expect(data!.raw!.download_url).toMatch(new RegExp(`^${origin}/compat/resend/downloads/`));
+    expect(Date.parse(data!.raw!.expires_at) - Date.now()).toBeGreaterThan(3_500_000);
     const raw = await download(data!.raw!.download_url);
     expect(raw.status).toBe(200);
+    expect(raw.headers.get('content-type')).toBe('message/rfc822');
     expect(await raw.text()).toContain('Subject: Question 0');
+    // The link names one message and part: altered (another id, or a forged signature) it is refused.
+    const token = data!.raw!.download_url.split('/downloads/')[1]!;
+    const [payload, sig] = token.split('.');
+    const other = Buffer.from(JSON.stringify([ids[1], 'raw', Math.floor(Date.now() / 1000) + 60])).toString(
+      'base64url',
+    );
+    for (const forged of [`${other}.${sig}`, `${payload}.${sig!.slice(0, -2)}AA`, payload!]) {
+      const refused = await download(`${origin}/compat/resend/downloads/${forged}`);
+      expect(refused.status, forged).toBe(404);
+      expect(await refused.json()).toMatchObject({ name: 'not_found' });
+    }
   });
 
   it('attachments.list and .get: metadata with a download_url that serves the exact bytes', async () => {

@@ -1,12 +1,10 @@
 import { encodeInboundCursor } from '@tern/inbound';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { downloadToken, LINK_SECONDS } from './resend-downloads.js';
 import { idParam, type Json, ResendError, send, type TernCall, validation } from './resend-kit.js';
 
 // Resend's receiving API (`resend.emails.receiving.list/get`, `.attachments.list/get`) over
 // Tern's `/inbound*` routes (SPEC §24). Decisions: docs/inbound.md, "Resend compatibility".
-
-/** How long Resend says a download link lasts; Tern's link needs the key and lasts as the message does. */
-const LINK_SECONDS = 3600;
 
 type Attachment = {
   id: string;
@@ -17,7 +15,18 @@ type Attachment = {
 };
 
 const origin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
-const expiresAt = () => new Date(Date.now() + LINK_SECONDS * 1000).toISOString();
+
+/**
+ * The `download_url` of a part (`raw` or `att_<n>`) and its `expires_at`: a signed link under
+ * `/compat/resend/downloads/` when a secret is set, else Tern's own route (which needs the key).
+ */
+function link(request: FastifyRequest, secret: string | undefined, inboundId: string, part: string) {
+  const expires = Math.floor(Date.now() / 1000) + LINK_SECONDS;
+  const url = secret
+    ? `${origin(request)}/compat/resend/downloads/${downloadToken(secret, inboundId, part, expires)}`
+    : `${origin(request)}/inbound/${encodeURIComponent(inboundId)}/${part === 'raw' ? 'raw' : `attachments/${encodeURIComponent(part)}`}`;
+  return { download_url: url, expires_at: new Date(expires * 1000).toISOString() };
+}
 const disposition = (a: Attachment) => (a.contentId ? 'inline' : 'attachment');
 
 /** Resend's `limit` (1..100, default 20) and `after`/`before` (ids), as Resend's SDK sends them. */
@@ -42,7 +51,12 @@ const attachmentMeta = (a: Attachment) => ({
   content_disposition: disposition(a),
 });
 
-function attachmentData(request: FastifyRequest, inboundId: string, a: Attachment) {
+function attachmentData(
+  request: FastifyRequest,
+  secret: string | undefined,
+  inboundId: string,
+  a: Attachment,
+) {
   return {
     id: a.id,
     ...(a.filename !== null ? { filename: a.filename } : {}),
@@ -50,13 +64,12 @@ function attachmentData(request: FastifyRequest, inboundId: string, a: Attachmen
     content_type: a.contentType,
     content_disposition: disposition(a),
     ...(a.contentId !== null ? { content_id: a.contentId } : {}),
-    download_url: `${origin(request)}/inbound/${encodeURIComponent(inboundId)}/attachments/${encodeURIComponent(a.id)}`,
-    expires_at: expiresAt(),
+    ...link(request, secret, inboundId, a.id),
   };
 }
 
 /** Tern's received message (`GET /inbound/:id`, or a list item) in Resend's shape. */
-function receivedAsResend(m: Json, request: FastifyRequest, full: boolean): Json {
+function receivedAsResend(m: Json, request: FastifyRequest, secret: string | undefined, full: boolean): Json {
   const headerList = (m.headers as { name: string; value: string }[] | undefined) ?? [];
   const header = (name: string) => headerList.find((h) => h.name.toLowerCase() === name)?.value;
   const replyTo = header('reply-to');
@@ -82,14 +95,11 @@ function receivedAsResend(m: Json, request: FastifyRequest, full: boolean): Json
     html: m.html ?? null,
     text: m.text ?? null,
     headers,
-    raw: {
-      download_url: `${origin(request)}/inbound/${encodeURIComponent(String(m.id))}/raw`,
-      expires_at: expiresAt(),
-    },
+    raw: link(request, secret, String(m.id), 'raw'),
   };
 }
 
-export function resendReceivingRoutes(app: FastifyInstance, tern: TernCall): void {
+export function resendReceivingRoutes(app: FastifyInstance, tern: TernCall, secret?: string): void {
   app.get('/emails/receiving', async (request, reply) => {
     const { limit, after } = pageOf(request);
     let cursor = '';
@@ -110,13 +120,13 @@ export function resendReceivingRoutes(app: FastifyInstance, tern: TernCall): voi
     return send(reply, {
       object: 'list',
       has_more: meta.nextCursor !== null,
-      data: full.map((m) => receivedAsResend(m, request, false)),
+      data: full.map((m) => receivedAsResend(m, request, secret, false)),
     });
   });
 
   app.get('/emails/receiving/:id', async (request, reply) => {
     const { body } = await tern(request, 'GET', `/inbound/${idParam(request)}`);
-    return send(reply, receivedAsResend(body, request, true));
+    return send(reply, receivedAsResend(body, request, secret, true));
   });
 
   app.get('/emails/receiving/:id/attachments', async (request, reply) => {
@@ -129,7 +139,7 @@ export function resendReceivingRoutes(app: FastifyInstance, tern: TernCall): voi
     return send(reply, {
       object: 'list',
       has_more: start + limit < all.length,
-      data: page.map((a) => attachmentData(request, String(body.id), a)),
+      data: page.map((a) => attachmentData(request, secret, String(body.id), a)),
     });
   });
 
@@ -138,6 +148,6 @@ export function resendReceivingRoutes(app: FastifyInstance, tern: TernCall): voi
     const wanted = (request.params as { attachmentId: string }).attachmentId;
     const found = ((body.attachments as Attachment[]) ?? []).find((a) => a.id === wanted);
     if (!found) throw new ResendError(404, 'not_found', 'Attachment not found');
-    return send(reply, { object: 'attachment', ...attachmentData(request, String(body.id), found) });
+    return send(reply, { object: 'attachment', ...attachmentData(request, secret, String(body.id), found) });
   });
 }
