@@ -47,6 +47,7 @@ const BENCHES = [
   'smtp-out',
   'big-sends',
   'events',
+  'inbound',
 ] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
@@ -67,6 +68,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   'smtp-out': 600_000,
   'big-sends': 900_000,
   events: 300_000,
+  inbound: 120_000,
 };
 
 /**

@@ -7,7 +7,13 @@ export {
   forwardEmailId,
 } from './forward.js';
 export { createInboundListener, type InboundListener, type InboundListenerOptions } from './listener.js';
-export { createInboundReader, decodeInboundCursor, type InboundPage, type InboundReader } from './reader.js';
+export {
+  createInboundReader,
+  decodeInboundCursor,
+  encodeInboundCursor,
+  type InboundPage,
+  type InboundReader,
+} from './reader.js';
 export {
   completeStored,
   type Envelope,
@@ -33,6 +39,7 @@ export {
   expireInbound,
   getInbound,
   inboundSlug,
+  inboundTenantOf,
   listInbound,
   repliesTo,
   type SealedBlob,

@@ -29,8 +29,10 @@ interface Content {
   messageId: string | null;
 }
 
-const encodeCursor = (m: StoredInbound) =>
-  Buffer.from(JSON.stringify([m.receivedAt.toISOString(), m.id])).toString('base64url');
+/** The cursor of the page that follows the message received at `at` (ISO 8601) with this id. */
+export const encodeInboundCursor = (at: string, id: string) =>
+  Buffer.from(JSON.stringify([at, id])).toString('base64url');
+const encodeCursor = (m: StoredInbound) => encodeInboundCursor(m.receivedAt.toISOString(), m.id);
 
 /** The (receivedAt, id) a cursor names, or null when it is not one of ours. */
 export function decodeInboundCursor(cursor: string): { at: string; id: string } | null {

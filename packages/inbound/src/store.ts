@@ -208,6 +208,15 @@ export async function listInbound(
   return rows.map(toStored);
 }
 
+/** The tenant a stored message belongs to (ids are unique across tenants), or null. */
+export async function inboundTenantOf(db: Db, id: string): Promise<string | null> {
+  const { rows } = await db.query<{ tenant_id: string }>(
+    'SELECT tenant_id FROM inbound_messages WHERE id = $1',
+    [id],
+  );
+  return rows[0]?.tenant_id ?? null;
+}
+
 /** One message of the tenant with its content (and its raw bytes when asked). */
 export async function getInbound(
   db: Db,

@@ -5,6 +5,7 @@ import { ITERATOR_PAGE_LIMIT } from './constants.js';
 import { type ContactsApi, createContactsApi } from './contacts.js';
 import { createEmailsApi, type EmailsApi } from './emails.js';
 import { createEventsApi, type EventsApi } from './events.js';
+import { createInboundApi, type InboundApi } from './inbound.js';
 import { createSequencesApi, type SequencesApi } from './sequences.js';
 import { type ClientDeps, createSend, defaultDeps } from './transport.js';
 import type {
@@ -40,6 +41,8 @@ export interface TernClient {
   readonly analytics: AnalyticsApi;
   /** The event stream (SPEC §25): `list({ after })` and `for await (const e of stream({ after }))` (`events:read`). */
   readonly events: EventsApi;
+  /** Received mail (SPEC §24): list, get, raw MIME and attachments (`inbound:read`). */
+  readonly inbound: InboundApi;
 }
 
 /**
@@ -102,6 +105,7 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     contacts: createContactsApi(send),
     emails: createEmailsApi(send, deps),
     events: createEventsApi(send, config, deps),
+    inbound: createInboundApi(send),
     webhooks: createWebhooksApi(send),
     campaigns: createCampaignsApi(send),
     sequences: createSequencesApi(send),

@@ -8,6 +8,8 @@ import type {
   EmailStatus as ContractEmailStatus,
   ErasureResult as ContractErasureResult,
   ImportResult as ContractImportResult,
+  InboundMessage as ContractInboundMessage,
+  InboundSummary as ContractInboundSummary,
   LogsMeta as ContractLogsMeta,
   LogsResponse as ContractLogsResponse,
   SendEmailInput as ContractSendEmailInput,
@@ -17,6 +19,7 @@ import type {
   WebhookWithSecret as ContractWebhookWithSecret,
 } from '@tern/contracts';
 import type { Contact, ErasureResult, ImportContactsResult } from './contacts.js';
+import type { InboundMessage, InboundSummary } from './inbound.js';
 import type { EmailLogEntry, EmailStatus, LogsMeta, LogsResponse, SendEmailParams } from './types.js';
 import type {
   WebhookDelivery,
@@ -41,4 +44,6 @@ type _ContractChecks = [
   Assert<Equals<WebhookEndpointWithSecret, ContractWebhookWithSecret>>,
   Assert<Equals<WebhookDelivery, ContractWebhookDelivery>>,
   Assert<Equals<WebhookReplay, ContractWebhookReplay>>,
+  Assert<Equals<InboundSummary, ContractInboundSummary>>,
+  Assert<Equals<InboundMessage, ContractInboundMessage>>,
 ];

@@ -52,6 +52,16 @@ export type {
   TernEvent,
 } from './events.js';
 export type {
+  InboundApi,
+  InboundAttachment,
+  InboundAuth,
+  InboundList,
+  InboundMessage,
+  InboundSummary,
+  InboundVerdict,
+  ListInboundParams,
+} from './inbound.js';
+export type {
   CreateSequenceParams,
   Enrollment,
   EnrollmentList,

@@ -49,7 +49,12 @@ export type SendSpec<T> = {
    * cancel that is already done), so it is retried like a GET: on 429, 5xx, timeouts, network errors.
    */
   idempotent?: boolean;
-} & ({ read: 'json'; check: (value: unknown) => value is T } | { read: 'text' } | { read: 'none' });
+} & (
+  | { read: 'json'; check: (value: unknown) => value is T }
+  | { read: 'text' }
+  | { read: 'bytes' }
+  | { read: 'none' }
+);
 
 /** Sends one call (with the client's credential, timeout and retry policy); what resources use. */
 export type Send = <T>(
@@ -128,10 +133,12 @@ export function createSend(config: ResolvedConfig, deps: ClientDeps): Send {
         signal: controller.signal,
       });
       // The body is read under the same timer: a server that stalls mid-body also times out.
+      if (spec.read === 'bytes' && res.status >= 200 && res.status < 300)
+        return { ok: true, value: new Uint8Array(await res.arrayBuffer()) as T };
       const text = await res.text();
       if (res.status >= 200 && res.status < 300) {
         if (spec.read === 'text') return { ok: true, value: text as T };
-        if (spec.read === 'none') return { ok: true, value: undefined as T };
+        if (spec.read !== 'json') return { ok: true, value: undefined as T };
         const parsed = parseJson(text);
         if (parsed.ok && spec.check(parsed.value)) return { ok: true, value: parsed.value };
         const error = new TernApiError({

@@ -1,6 +1,8 @@
+import { createHmac } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
+import { createInboundReader } from '@tern/inbound';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { type ApiRoutesOptions, apiRoutes } from './api-routes.js';
 import { resendCompatRoutes } from './compat/resend.js';
@@ -123,7 +125,21 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
   } = deps;
   await app.register(apiRoutes, routes);
   // Resend's API over Tern's routes (SPEC §22): the `resend` package with its base URL set here.
-  await app.register(resendCompatRoutes, { prefix: '/compat/resend' });
+  await app.register(resendCompatRoutes, {
+    prefix: '/compat/resend',
+    // Signed download links of received mail, under a key of their own derived from TRACKING_SECRET.
+    ...(deps.keyring && deps.trackingSecret
+      ? {
+          downloads: {
+            secret: createHmac('sha256', deps.trackingSecret)
+              .update('resend-compat-downloads')
+              .digest('base64url'),
+            pool: deps.pool,
+            reader: createInboundReader(deps.pool, deps.keyring),
+          },
+        }
+      : {}),
+  });
   return app;
 }
 

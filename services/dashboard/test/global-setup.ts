@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import type { TestProject } from 'vitest/node';
-import { startTern } from '../../../test/e2e/tern-process.js';
+import { freePort, startTern } from '../../../test/e2e/tern-process.js';
 import { buildAll } from './build.js';
 
 const BROWSER_SETUP = fileURLToPath(new URL('../../../infra/browser.sh', import.meta.url));
@@ -40,6 +40,8 @@ export interface DashboardEnv {
   jwtSecret: string;
   /** `chromium.connect(wsEndpoint)`: the shared browser. */
   wsEndpoint: string;
+  /** The MX listener's port (INBOUND_SMTP_PORT; INBOUND_DOMAIN is `in.tern.test`). */
+  inboundPort: number;
 }
 
 declare module 'vitest' {
@@ -61,7 +63,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     execFileSync('bash', [BROWSER_SETUP], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000 });
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'tern-dashboard-'));
-  const tern = await startTern({ env: { DATA_DIR: dataDir, NODE_ENV: 'development' } });
+  const inboundPort = await freePort();
+  const tern = await startTern({
+    env: {
+      DATA_DIR: dataDir,
+      NODE_ENV: 'development',
+      INBOUND_SMTP_PORT: String(inboundPort),
+      INBOUND_DOMAIN: 'in.tern.test',
+    },
+  });
   let browser: Awaited<ReturnType<typeof chromium.launchServer>> | undefined;
   try {
     const lines = tern.stdout().split('\n');
@@ -88,6 +98,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       ingestToken: ingestLine.split(':')[1]!.trim(),
       jwtSecret: secrets.jwtSecret,
       wsEndpoint: browser.wsEndpoint(),
+      inboundPort,
     });
   } catch (error) {
     await browser?.close();

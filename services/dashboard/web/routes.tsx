@@ -5,6 +5,7 @@ import { ContactsPage } from './pages/contacts.js';
 import { DomainsPage } from './pages/domains.js';
 import { EmailPage } from './pages/email.js';
 import { EventsPage } from './pages/events.js';
+import { InboundPage } from './pages/inbound.js';
 import { LogsPage } from './pages/logs.js';
 import { OverviewPage } from './pages/overview.js';
 import { ProjectsPage } from './pages/projects.js';
@@ -60,6 +61,7 @@ export const PAGES: readonly PageDef[] = [
   { path: '/suppressions', label: 'Suppressions', render: () => <SuppressionsPage /> },
   { path: '/domains', label: 'Domains', render: ({ session }) => <DomainsPage session={session} /> },
   { path: '/webhooks', label: 'Webhooks', render: () => <WebhooksPage /> },
+  { path: '/inbound', label: 'Inbound', render: ({ rest }) => <InboundPage id={rest} /> },
   { path: '/api-keys', label: 'API keys', render: ({ session }) => <ApiKeysPage session={session} /> },
   { path: '/projects', label: 'Projects', render: () => <ProjectsPage /> },
   { path: '/settings', label: 'Settings', render: ({ session }) => <SettingsPage session={session} /> },

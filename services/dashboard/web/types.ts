@@ -81,6 +81,49 @@ export interface EmailContent {
   text?: string | null;
 }
 
+/** Received mail (SPEC §24 `GET /inbound`, `/inbound/:id`). */
+export interface InboundAuth {
+  spf: string;
+  dkim: string;
+  dmarc: string;
+  arc: string;
+}
+export interface InboundAttachment {
+  id: string;
+  filename: string | null;
+  contentType: string;
+  size: number;
+}
+export interface InboundSummary {
+  id: string;
+  from: string | null;
+  to: string[];
+  subject: string | null;
+  auth: InboundAuth;
+  inReplyTo: string | null;
+  receivedAt: string;
+}
+export interface InboundList {
+  data: InboundSummary[];
+  meta: { limit: number; nextCursor: string | null };
+}
+export interface InboundRoute {
+  id: string;
+  priority: number;
+  match: { recipient: string; from?: string; subject?: string };
+  actions: Record<string, unknown>[];
+  createdAt: string;
+}
+export interface InboundMessage extends InboundSummary {
+  cc: string[];
+  text: string | null;
+  html: string | null;
+  attachments: InboundAttachment[];
+  clientIp: string | null;
+  helo: string | null;
+  messageId: string | null;
+}
+
 export const SCOPES = [
   'email:send',
   'email:read',

@@ -2,7 +2,9 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { BATCH_BODY_LIMIT, SEND_BODY_LIMIT } from '../emails/schemas.js';
 import { encodeLogsCursor } from '../logs/cursor.js';
 import { resendContactRoutes } from './resend-contacts.js';
+import { DOWNLOAD_ROUTE, type InboundDownloads, resendDownloadRoutes } from './resend-downloads.js';
 import { idParam, type Json, ResendError, send, ternCaller, validation } from './resend-kit.js';
+import { resendReceivingRoutes } from './resend-receiving.js';
 import { domainAsResend, emailAsResend, sendBodyFromResend } from './resend-shapes.js';
 
 /**
@@ -11,9 +13,12 @@ import { domainAsResend, emailAsResend, sendBodyFromResend } from './resend-shap
  * into Tern's own route with the caller's credential (same auth, scopes, rate limits, validation),
  * and its answer (or error) translated back into Resend's shapes. Decisions: docs/sending.md.
  */
-export type ResendCompatOptions = Record<never, never>;
+export interface ResendCompatOptions {
+  /** Signed `download_url`s of received mail (absent: the links are Tern's own routes, with the key). */
+  downloads?: InboundDownloads | undefined;
+}
 
-export const resendCompatRoutes: FastifyPluginAsync<ResendCompatOptions> = async (app) => {
+export const resendCompatRoutes: FastifyPluginAsync<ResendCompatOptions> = async (app, opts) => {
   // Documented in docs/sending.md as Resend documents them, not in Tern's OpenAPI document.
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
@@ -57,6 +62,8 @@ export const resendCompatRoutes: FastifyPluginAsync<ResendCompatOptions> = async
   });
   // As Resend: no credential at all is a 401 before anything else is looked at.
   app.addHook('onRequest', async (request) => {
+    // A signed download link is its own credential (Resend's are fetched with no key).
+    if (opts.downloads && request.routeOptions.url?.endsWith(DOWNLOAD_ROUTE)) return;
     if (request.headers.authorization === undefined)
       throw new ResendError(401, 'missing_api_key', 'Missing API key in the authorization header');
   });
@@ -170,5 +177,7 @@ export const resendCompatRoutes: FastifyPluginAsync<ResendCompatOptions> = async
     return send(reply, { object: 'domain', id: (request.params as { id: string }).id, deleted: true });
   });
 
+  resendReceivingRoutes(app, tern, opts.downloads?.secret);
+  if (opts.downloads) resendDownloadRoutes(app, opts.downloads);
   resendContactRoutes(app, tern);
 };

@@ -1,0 +1,236 @@
+/**
+ * Inbound mail (SPEC §24, issue 43): messages/s accepted by the MX listener (parse, SPF/DKIM/DMARC/
+ * ARC through a DNS server, sealed store in Postgres, `email.received` sealed in the log, then `250`)
+ * against `POST /events` of the same number of events, one event per request, with the same number
+ * in flight, on the same stores and log in the same run; and the time from the final `.` of DATA to
+ * the `250` (p50/p99). The SMTP client is a plain socket (EHLO once, then MAIL/RCPT/DATA per
+ * message on `BENCH_INBOUND_CONCURRENCY` connections, default 8), so the latency is the listener's
+ * alone. `BENCH_INBOUND_MESSAGES` per round (default 300), each ≈ 6 KB with a 4 KB attachment;
+ * SMTP and HTTP rounds alternate twice, the best of each counts. The DNS server is the tests'
+ * in-process one with no records (every verdict `none`): the lookups happen, answered locally.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { EventLog } from '@tern/event-log';
+import { createInboundListener, createRecipientResolver, ensureInboundAddress } from '@tern/inbound';
+import { createIngestApp } from '@tern/ingest';
+import { createKeyring } from '@tern/privacy';
+import { DEFAULT_SMTP_LISTENER_LIMITS } from '@tern/smtp-limits';
+import type pg from 'pg';
+import { startTestDnsServer } from '../../test/support/dns-server.js';
+import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
+import { figureMaker } from '../lib/report.js';
+import { BENCH_ENCRYPTION_KEY, sealedAsRuntime } from '../lib/sealing.js';
+import { postJson } from '../lib/sending.js';
+import { benchEnv, runTag } from '../lib/services.js';
+import { distribution, round } from '../lib/stats.js';
+
+const env = benchEnv(process.env);
+const messages = Number(process.env.BENCH_INBOUND_MESSAGES ?? 300);
+const concurrency = Number(process.env.BENCH_INBOUND_CONCURRENCY ?? 8);
+const INBOUND_DOMAIN = 'in.bench.test';
+const attachment = randomBytes(3072)
+  .toString('base64')
+  .match(/.{1,76}/g)!
+  .join('\r\n');
+
+const message = (to: string, i: number) =>
+  [
+    'From: Ann <ann@sender.test>',
+    `To: ${to}`,
+    `Subject: Bench ${i}`,
+    `Message-ID: <${runTag()}-${i}@sender.test>`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="B"',
+    '',
+    '--B',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    `Hello ${i}, a line of text to read.`,
+    '--B',
+    'Content-Type: application/octet-stream; name="data.bin"',
+    'Content-Disposition: attachment; filename="data.bin"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    attachment,
+    '--B--',
+    '',
+  ].join('\r\n');
+
+/** One SMTP session on a plain socket: each command awaits its whole reply (multi-line included). */
+async function smtpSession(port: number) {
+  const socket: Socket = connect({ host: '127.0.0.1', port });
+  socket.setNoDelay(true);
+  const waiting: ((reply: string) => void)[] = [];
+  let buffer = '';
+  let lines: string[] = [];
+  socket.on('data', (chunk) => {
+    buffer += chunk.toString('latin1');
+    let nl = buffer.indexOf('\r\n');
+    while (nl >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 2);
+      lines.push(line);
+      if (/^\d{3} /.test(line)) {
+        const reply = lines.join('\n');
+        lines = [];
+        waiting.shift()?.(reply);
+      }
+      nl = buffer.indexOf('\r\n');
+    }
+  });
+  const reply = () => new Promise<string>((resolve) => waiting.push(resolve));
+  const expect = async (pending: Promise<string>, code: string) => {
+    const r = await pending;
+    if (!r.startsWith(code)) throw new Error(`SMTP answered ${r}`);
+    return r;
+  };
+  const cmd = (line: string, code: string) => {
+    const pending = reply();
+    socket.write(`${line}\r\n`);
+    return expect(pending, code);
+  };
+  await expect(reply(), '220');
+  await cmd('EHLO bench.sender.test', '250');
+  return {
+    /** One message; answers the ms from the final `.` written to the `250` read. */
+    async send(to: string, body: string): Promise<number> {
+      await cmd('MAIL FROM:<ann@sender.test>', '250');
+      await cmd(`RCPT TO:<${to}>`, '250');
+      await cmd('DATA', '354');
+      const pending = reply();
+      socket.write(body);
+      const t0 = performance.now();
+      socket.write('\r\n.\r\n');
+      await expect(pending, '250');
+      return performance.now() - t0;
+    },
+    async close() {
+      await cmd('QUIT', '221').catch(() => undefined);
+      socket.destroy();
+    },
+  };
+}
+
+/** Runs `n` tasks on `c` workers (worker index given); the wall time in ms. */
+async function inFlight(n: number, c: number, task: (i: number, worker: number) => Promise<void>) {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: c }, async (_, w) => {
+      for (let i = next++; i < n; i = next++) await task(i, w);
+    }),
+  );
+  return performance.now() - started;
+}
+
+async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: ClickHouseClient) {
+  const dns = await startTestDnsServer();
+  const keyring = createKeyring({ pool, encryptionKey: BENCH_ENCRYPTION_KEY });
+  const tenantId = `inb${runTag()}`;
+  const to = `support@${await ensureInboundAddress(pool, tenantId)}.${INBOUND_DOMAIN}`;
+  const listener = createInboundListener({
+    pool,
+    keyring,
+    log: sealedAsRuntime(raw, pool),
+    resolve: (name, type) => dns.resolve(name, type),
+    host: '127.0.0.1',
+    port: 0,
+    maxBytes: 40 * 1024 * 1024,
+    hostname: 'mx.bench.test',
+    // One client sending as fast as it can: the per-client minute caps would stop it.
+    limits: { ...DEFAULT_SMTP_LISTENER_LIMITS, messagesPerMinute: 1_000_000, recipientsPerMinute: 1_000_000 },
+    tenantsOf: createRecipientResolver({
+      pool,
+      inboundDomain: INBOUND_DOMAIN,
+      receivingTenants: async () => [],
+    }),
+  });
+  const port = await listener.start();
+  const token = randomBytes(24).toString('base64url');
+  const ingest = await createIngestApp({ log: sealedAsRuntime(raw, pool), ingestToken: token });
+  await ingest.listen({ host: '127.0.0.1', port: 0 });
+  const eventsUrl = `http://127.0.0.1:${(ingest.server.address() as AddressInfo).port}/events`;
+  const sessions = await Promise.all(Array.from({ length: concurrency }, () => smtpSession(port)));
+  let seq = 0;
+  const latencies: number[] = [];
+  const overSmtp = () =>
+    inFlight(messages, concurrency, async (_i, w) => {
+      latencies.push(await sessions[w]!.send(to, message(to, seq++)));
+    });
+  const overHttp = () =>
+    inFlight(messages, concurrency, async () => {
+      const i = seq++;
+      const emailId = `em_${tenantId}_${i}`;
+      await postJson(
+        eventsUrl,
+        {
+          events: [
+            {
+              id: `${emailId}-queued`,
+              type: 'email.queued',
+              tenantId,
+              emailId,
+              occurredAt: new Date().toISOString(),
+              data: { toEmail: 'ann@sender.test', subject: `Bench ${i}` },
+            },
+          ],
+        },
+        { authorization: `Bearer ${token}` },
+        [202],
+      );
+    });
+  try {
+    // Warm-up: sessions, parser, keyring, JIT.
+    await sessions[0]!.send(to, message(to, seq++));
+    latencies.length = 0;
+    const runs: { smtp: number[]; http: number[] } = { smtp: [], http: [] };
+    for (let r = 0; r < 2; r++) {
+      runs.smtp.push(await overSmtp());
+      runs.http.push(await overHttp());
+    }
+    const { rows } = await pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM inbound_messages WHERE tenant_id = $1 AND announced',
+      [tenantId],
+    );
+    const expected = 1 + 2 * messages;
+    if (Number(rows[0]?.n) !== expected)
+      throw new Error(`${rows[0]?.n} messages stored, expected ${expected}`);
+    const smtpPerSecond = messages / (Math.min(...runs.smtp) / 1000);
+    const httpPerSecond = messages / (Math.min(...runs.http) / 1000);
+    const lat = distribution(latencies);
+    console.error(
+      `[inbound] ${variant}: ${smtpPerSecond.toFixed(0)} messages/s over SMTP, ${httpPerSecond.toFixed(0)} events/s ` +
+        `over POST /events (1 per request); final . → 250 p50 ${lat.p50.toFixed(1)} ms, p99 ${lat.p99.toFixed(1)} ms`,
+    );
+    const fig = figureMaker('inbound', variant);
+    return {
+      figures: [
+        fig(`messages/s stored over SMTP (${concurrency} connections)`, smtpPerSecond, '/s'),
+        fig(`POST /events/s, 1 event each (${concurrency} in flight)`, httpPerSecond, '/s'),
+        fig('ratio SMTP / POST /events', smtpPerSecond / httpPerSecond, '×', { op: '>=', value: 0.5 }),
+        fig('final . → 250 p50', lat.p50, 'ms'),
+        fig('final . → 250 p99', lat.p99, 'ms'),
+      ],
+      details: {
+        messages,
+        concurrency,
+        runsMs: { smtp: runs.smtp.map((v) => round(v, 0)), http: runs.http.map((v) => round(v, 0)) },
+      },
+    };
+  } finally {
+    for (const s of sessions) await s.close();
+    await listener.stop();
+    await ingest.close();
+    await dns.close();
+  }
+}
+
+await runOnLogs({
+  bench: 'inbound',
+  defaultLogs: 'postgres,kafka',
+  postgres: (ch) => onPostgresTableLog(env, ch, measure, { pollIntervalMs: 100 }),
+  kafka: (ch) => onKafkaLog(env, ch, measure, { topicPrefix: 'tern-bench.inbound' }),
+});

@@ -1,0 +1,168 @@
+/// <reference lib="dom" />
+// The callbacks given to page.evaluate run in the browser: they see the DOM, not Node.
+/**
+ * The Inbound page (SPEC §24) in Chromium: swaks delivers a real message (HTML, text and a PDF) to
+ * the shared Tern's MX listener (INBOUND_SMTP_PORT); the page lists it with its verdicts, opens it
+ * with its HTML in a sandboxed frame (never in the page), and saves its attachment with the same
+ * bytes.
+ */
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { tempDir, waitFor } from '../../../test/support/services.js';
+import {
+  api,
+  apiWrite,
+  type Browser,
+  checkPage,
+  launchBrowser,
+  newPage,
+  sharedTern,
+  signIn,
+  type Tern,
+} from './harness.js';
+
+const run = promisify(execFile);
+
+interface Listed {
+  id: string;
+  subject: string | null;
+}
+
+/** One MIME message: text and HTML alternatives, and a PDF attached. */
+function mime(to: string, subject: string, pdf: Buffer): string {
+  return [
+    'From: Ann Sender <ann@sender.test>',
+    `To: ${to}`,
+    `Subject: ${subject}`,
+    `Message-ID: <${subject.replace(/\W/g, '')}@sender.test>`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="MIX"',
+    '',
+    '--MIX',
+    'Content-Type: multipart/alternative; boundary="ALT"',
+    '',
+    '--ALT',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    'Hello from the text part.',
+    '--ALT',
+    'Content-Type: text/html; charset=utf-8',
+    '',
+    '<p id="sender-markup">Hello from <b>the HTML part</b>.</p>',
+    '--ALT--',
+    '--MIX',
+    'Content-Type: application/pdf; name="invoice.pdf"',
+    'Content-Disposition: attachment; filename="invoice.pdf"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    ...(pdf.toString('base64').match(/.{1,76}/g) ?? []),
+    '--MIX--',
+    '',
+  ].join('\r\n');
+}
+
+describe('the Inbound page, in Chromium', () => {
+  let tern: Tern;
+  let browser: Browser;
+  let address: string;
+
+  beforeAll(async () => {
+    tern = sharedTern('inbound');
+    const { domain } = await api<{ domain: string }>(tern, '/inbound/domain');
+    address = `support@${domain}`;
+    browser = await launchBrowser();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('a message delivered over SMTP is listed with its verdicts, opens sandboxed, and its attachment saves', async () => {
+    const pdf = Buffer.concat([
+      Buffer.from('%PDF-1.4\n'),
+      Buffer.from([0, 9, 200, 255]),
+      Buffer.alloc(2048, 3),
+    ]);
+    const subject = `Invoice question ${Date.now()}`;
+    const file = join(tempDir('tern-dashboard-inbound-'), 'message.eml');
+    writeFileSync(file, mime(address, subject, pdf));
+    const { stdout } = await run(
+      'swaks',
+      [
+        '--server',
+        `127.0.0.1:${inject('dashboard').inboundPort}`,
+        '--from',
+        'ann@sender.test',
+        '--to',
+        address,
+        '--data',
+        `@${file}`,
+      ],
+      { timeout: 60_000 },
+    );
+    const id = /250 [^\n]*(inb_[0-9a-z]+)/.exec(stdout)?.[1];
+    expect(id, stdout).toBeDefined();
+    // Stored before the 250: the API lists it at once.
+    const listed = await waitFor(
+      async () => (await api<{ data: Listed[] }>(tern, '/inbound')).data.find((m) => m.id === id),
+      { timeoutMs: 10_000, intervalMs: 200, description: 'the message listed' },
+    );
+    expect(listed.subject).toBe(subject);
+
+    // A route of the tenant (for another address: this message still arrives unrouted).
+    await apiWrite(tern, 'POST', '/inbound/routes', {
+      match: { recipient: `billing@${address.split('@')[1]}`, subject: '/invoice/' },
+      priority: 5,
+      actions: [{ store: true }],
+    });
+
+    const w = await newPage(browser);
+    await signIn(w, tern, tern.jwt, '/inbound');
+    const route = w.page.locator('[data-testid="inbound-routes"] tbody tr');
+    await route.waitFor();
+    expect(await route.locator('td, th').allTextContents()).toEqual([
+      '5',
+      `billing@${address.split('@')[1]}`,
+      '—',
+      '/invoice/',
+      'store',
+    ]);
+    const row = w.page.locator('[data-testid="inbound"] tbody tr', { hasText: subject });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('ann@sender.test');
+    expect(await row.textContent()).toContain(address);
+    expect(await row.locator('.badge').allTextContents()).toEqual([
+      expect.stringMatching(/^SPF /),
+      expect.stringMatching(/^DKIM /),
+      expect.stringMatching(/^DMARC /),
+      expect.stringMatching(/^ARC /),
+    ]);
+    await checkPage(w, 'inbound');
+
+    await row.getByRole('link', { name: subject }).click();
+    const fields = w.page.getByTestId('inbound-message');
+    await fields.waitFor();
+    expect(await fields.textContent()).toContain(id!);
+    expect(await w.page.getByTestId('inbound-verdicts').textContent()).toMatch(/SPF .*DKIM .*DMARC .*ARC /);
+    // The sender's HTML renders in a frame without scripts or this origin, never in the page itself.
+    const iframe = w.page.locator('iframe[title="Received HTML"]');
+    expect(await iframe.getAttribute('sandbox')).toBe('');
+    const frame = w.page.frameLocator('iframe[title="Received HTML"]');
+    await expect.poll(() => frame.locator('b').textContent()).toBe('the HTML part');
+    expect(await w.page.locator('#sender-markup').count()).toBe(0);
+
+    const link = w.page.getByTestId('inbound-attachments').getByRole('link', { name: 'invoice.pdf' });
+    expect(await w.page.getByTestId('inbound-attachments').textContent()).toContain('application/pdf');
+    const [saved] = await Promise.all([w.page.waitForEvent('download'), link.click()]);
+    expect(saved.suggestedFilename()).toBe('invoice.pdf');
+    // The browser is the run's shared one (connected remotely): read the file through Playwright.
+    const chunks: Buffer[] = [];
+    for await (const chunk of await saved.createReadStream()) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).equals(pdf)).toBe(true);
+    expect(w.calls).toContain(`GET /inbound/${id}/attachments/att_0`);
+    await checkPage(w, 'inbound-message');
+  }, 120_000);
+});
