@@ -1,4 +1,19 @@
 export { type ArrivalFacts, type DnsResolve, dnsResolverOf, verdictsOf } from './auth.js';
+export {
+  createDmarcConsumer,
+  type DmarcOutcome,
+  type DmarcSource,
+  type DmarcSummary,
+  dmarcSummary,
+} from './dmarc.js';
+export {
+  DMARC_LIMITS,
+  type DmarcLimits,
+  DmarcRejected,
+  type DmarcReport,
+  looksLikeDmarcReport,
+  parseDmarcReport,
+} from './dmarc-parse.js';
 export { createInboundListener, type InboundListener, type InboundListenerOptions } from './listener.js';
 export { createInboundReader, decodeInboundCursor, type InboundPage, type InboundReader } from './reader.js';
 export {

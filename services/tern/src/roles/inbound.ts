@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { devTlsPair } from '@tern/api';
 import { receivingTenants } from '@tern/domains';
 import {
+  createDmarcConsumer,
   createInboundListener,
   createRecipientResolver,
   dnsResolverOf,
@@ -11,8 +12,8 @@ import {
 import { type RuntimeContext, streamOf } from '../context.js';
 
 /**
- * The inbound MX listener (SPEC §24); returns its port. `onReceived` is the pipeline's hook for
- * other consumers of stored mail (routes; DMARC aggregate reports).
+ * The inbound MX listener (SPEC §24); returns its port. Every stored message goes to the DMARC
+ * aggregate report consumer (SPEC §26), then to `onReceived`, the hook for other consumers.
  */
 export async function startInbound(
   ctx: RuntimeContext,
@@ -24,6 +25,14 @@ export async function startInbound(
     config.smtpTlsCert !== undefined && config.smtpTlsKey !== undefined
       ? { cert: readFileSync(config.smtpTlsCert), key: readFileSync(config.smtpTlsKey) }
       : await devTlsPair(config.dataDir, hostname);
+  const dmarc = createDmarcConsumer({ pool: ctx.pool, logger });
+  const consume = async (message: ReceivedMessage) => {
+    try {
+      await dmarc(message);
+    } finally {
+      await onReceived?.(message);
+    }
+  };
   const listener = createInboundListener({
     pool: ctx.pool,
     keyring: ctx.keyring,
@@ -42,7 +51,7 @@ export async function startInbound(
     }),
     routesOf: (tenantId) => listRoutes(ctx.pool, tenantId),
     logger,
-    ...(onReceived ? { onReceived } : {}),
+    onReceived: consume,
   });
   const port = await listener.start();
   ctx.onClose('inbound', () => listener.stop());
