@@ -255,12 +255,9 @@ export const dmarcSummarySchema = z
       .number()
       .int()
       .meta({ description: 'Aggregate reports of the domain whose period ended in the window.' }),
-    rejected: z
-      .number()
-      .int()
-      .meta({
-        description: 'Report attachments of the tenant refused in the window (malformed, oversized, a bomb).',
-      }),
+    rejected: z.number().int().meta({
+      description: 'Report attachments of the tenant refused in the window (malformed, oversized, a bomb).',
+    }),
     messages: z.number().int().meta({ description: 'Messages reported, all sources.' }),
     sources: z
       .array(dmarcSourceSchema)
