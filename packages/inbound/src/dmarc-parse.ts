@@ -122,7 +122,13 @@ function collectCapped(
       chunks.push(chunk);
     });
     stream.on('error', (error: Error) =>
-      fail(error instanceof DmarcRejected ? error : new DmarcRejected(`corrupt archive (${error.message})`)),
+      fail(
+        error instanceof DmarcRejected
+          ? error
+          : /too many bytes/.test(error.message)
+            ? new DmarcRejected('zip entry inflates past the size it declares')
+            : new DmarcRejected(`corrupt archive (${error.message})`),
+      ),
     );
     stream.on('end', () => {
       if (done) return;

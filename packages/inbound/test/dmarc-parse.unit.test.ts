@@ -94,6 +94,17 @@ describe('parseDmarcReport', () => {
     expect(await refused(bomb)).toMatch(/compression ratio over 200:1/);
   });
 
+  it('refuses a zip bomb whose directory lies about its size (a tiny entry declared) while inflating it', async () => {
+    const bomb = await zip([{ name: 'report.xml', data: zeros(64) }]);
+    const central = bomb.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
+    bomb.writeUInt32LE(1000, central + 24); // uncompressed size: 1000 bytes (it is 64 MiB)
+    const rss = process.memoryUsage().rss;
+    const started = performance.now();
+    expect(await refused(bomb)).toBe('zip entry inflates past the size it declares');
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(process.memoryUsage().rss - rss).toBeLessThan(64 * 1024 * 1024);
+  });
+
   it('refuses a zip of more than one entry', async () => {
     const two = await zip([
       { name: 'a.xml', data: Buffer.from(XML) },
