@@ -216,3 +216,74 @@ export const updateDomainBodySchema = z
   })
   .meta({ examples: [{ receiving: true }] });
 export type UpdateDomainBody = z.infer<typeof updateDomainBodySchema>;
+
+/** `GET /domains/:id/dmarc?days=` (SPEC §26): the window, 1–365 days, default 30. */
+export const dmarcQuerySchema = z.strictObject({
+  days: z.coerce
+    .number({ error: 'days must be an integer from 1 to 365' })
+    .int({ error: 'days must be an integer from 1 to 365' })
+    .min(1, { error: 'days must be an integer from 1 to 365' })
+    .max(365, { error: 'days must be an integer from 1 to 365' })
+    .default(30),
+});
+
+const passFail = z.strictObject({ pass: z.number().int(), fail: z.number().int() });
+
+/** One sending source of a domain as DMARC reporters saw it. */
+export const dmarcSourceSchema = z.strictObject({
+  sourceIp: z.string().meta({ description: 'The IP address that sent mail as the domain.' }),
+  count: z.number().int().meta({ description: 'Messages reported from it in the window.' }),
+  disposition: z
+    .strictObject({ none: z.number().int(), quarantine: z.number().int(), reject: z.number().int() })
+    .meta({ description: 'Messages by the policy the receivers applied.' }),
+  dkim: passFail.meta({ description: 'Messages by DMARC-aligned DKIM result.' }),
+  spf: passFail.meta({ description: 'Messages by DMARC-aligned SPF result.' }),
+  reporters: z
+    .array(z.string())
+    .meta({ description: 'The reporting organisations (report_metadata.org_name).' }),
+  firstSeen: z.iso
+    .datetime({ offset: true })
+    .meta({ description: 'Start of the earliest report naming it.' }),
+  lastSeen: z.iso.datetime({ offset: true }).meta({ description: 'End of the latest report naming it.' }),
+});
+
+export const dmarcSummarySchema = z
+  .strictObject({
+    domain: z.string(),
+    days: z.number().int(),
+    reports: z
+      .number()
+      .int()
+      .meta({ description: 'Aggregate reports of the domain whose period ended in the window.' }),
+    rejected: z.number().int().meta({
+      description: 'Report attachments of the tenant refused in the window (malformed, oversized, a bomb).',
+    }),
+    messages: z.number().int().meta({ description: 'Messages reported, all sources.' }),
+    sources: z
+      .array(dmarcSourceSchema)
+      .meta({ description: 'Sending sources by IP, most mail first (at most 1000).' }),
+  })
+  .meta({
+    examples: [
+      {
+        domain: 'example.com',
+        days: 30,
+        reports: 2,
+        rejected: 0,
+        messages: 45,
+        sources: [
+          {
+            sourceIp: '192.0.2.10',
+            count: 42,
+            disposition: { none: 42, quarantine: 0, reject: 0 },
+            dkim: { pass: 42, fail: 0 },
+            spf: { pass: 42, fail: 0 },
+            reporters: ['google.com'],
+            firstSeen: '2026-11-30T00:00:00.000Z',
+            lastSeen: '2026-11-30T23:59:59.000Z',
+          },
+        ],
+      },
+    ],
+  });
+export type DmarcSummaryBody = z.infer<typeof dmarcSummarySchema>;

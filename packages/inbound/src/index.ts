@@ -1,5 +1,20 @@
 export { type ArrivalFacts, type DnsResolve, dnsResolverOf, verdictsOf } from './auth.js';
 export {
+  createDmarcConsumer,
+  type DmarcOutcome,
+  type DmarcSource,
+  type DmarcSummary,
+  dmarcSummary,
+} from './dmarc.js';
+export {
+  DMARC_LIMITS,
+  type DmarcLimits,
+  DmarcRejected,
+  type DmarcReport,
+  looksLikeDmarcReport,
+  parseDmarcReport,
+} from './dmarc-parse.js';
+export {
   FORWARDED_HEADER,
   type ForwardAttachment,
   type ForwardRequest,

@@ -492,6 +492,12 @@ const ROWS: Record<string, Row> = {
     resource: true,
     request: async () => ({ url: `/domains/${await domainId()}` }),
   },
+  'GET /domains/{id}/dmarc': {
+    rule: { kind: 'scope', scope: 'analytics:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/domains/${await domainId()}/dmarc?days=7` }),
+  },
   'POST /domains/{id}/verify': {
     rule: { kind: 'adminJwt' },
     ok: 200,

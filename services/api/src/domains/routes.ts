@@ -1,5 +1,7 @@
 import {
   createDomainBodySchema,
+  dmarcQuerySchema,
+  dmarcSummarySchema,
   domainSchema,
   normalizeDomainName,
   type Role,
@@ -7,6 +9,7 @@ import {
 } from '@tern/contracts';
 import type { SendingDomains } from '@tern/domains';
 import { httpError } from '@tern/http';
+import { dmarcSummary } from '@tern/inbound';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
@@ -36,6 +39,8 @@ export interface DomainRouteOptions {
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'email:send' };
 /** Writes (add, verify now, delete): a dashboard JWT with role owner or admin; no API key (SPEC §20). */
 const ADMINS: readonly Role[] = ['owner', 'admin'];
+/** DMARC aggregate reports (SPEC §26): analytics, so a dashboard JWT of any role or a key with `analytics:read`. */
+const dmarcRead: AuthConfig = { auth: 'jwt_or_key', scope: 'analytics:read' };
 const write: AuthConfig = { auth: 'jwt_or_key', denyKeys: true, roles: ADMINS };
 
 const writeForbidden = errorResponse(
@@ -149,6 +154,37 @@ export const domainRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { domains: Domai
       const found = await domains.get(credentialOf(request).tenantId, request.params.id);
       if (found === null) throw notFound('Domain');
       return found;
+    },
+  );
+
+  app.get(
+    '/domains/:id/dmarc',
+    {
+      config: dmarcRead,
+      schema: {
+        tags: [TAGS.domains],
+        operationId: 'getDomainDmarc',
+        summary: 'DMARC aggregate reports of a domain',
+        description:
+          'What receivers reported (RFC 7489 aggregate reports mailed to a receiving address of the tenant, SPEC §24) ' +
+          'for the domain, over the reports whose period ended in the last `days` (1–365, default 30): the sending ' +
+          'sources by IP with their volumes, the dispositions applied, the DMARC-aligned DKIM and SPF results, the ' +
+          'reporters and the dates seen. A dashboard JWT of any role or an API key with `analytics:read`.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        querystring: dmarcQuerySchema,
+        response: {
+          200: dmarcSummarySchema,
+          400: errors.badRequest('querystring.days: days must be an integer from 1 to 365'),
+          ...resourceErrors('Domain', { notFound: true }),
+        },
+      },
+    },
+    async (request) => {
+      const { tenantId } = credentialOf(request);
+      const found = await domains.get(tenantId, request.params.id);
+      if (found === null) throw notFound('Domain');
+      return dmarcSummary(deps.pool, tenantId, found.name, request.query.days);
     },
   );
 

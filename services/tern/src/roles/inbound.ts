@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { devTlsPair } from '@tern/api';
 import { receivingTenants, unverifiedDomains, verifiedDomainNames } from '@tern/domains';
 import {
+  createDmarcConsumer,
   createInboundListener,
   createInboundSweeper,
   createRecipientResolver,
@@ -14,8 +15,8 @@ import { decodeAttachments, enqueueSends } from '@tern/sending';
 import { type RuntimeContext, streamOf } from '../context.js';
 
 /**
- * The inbound MX listener (SPEC §24); returns its port. `onReceived` is the pipeline's hook for
- * other consumers of stored mail (routes; DMARC aggregate reports).
+ * The inbound MX listener (SPEC §24); returns its port. Every stored message goes to the DMARC
+ * aggregate report consumer (SPEC §26), then to `onReceived`, the hook for other consumers.
  */
 export async function startInbound(
   ctx: RuntimeContext,
@@ -29,6 +30,14 @@ export async function startInbound(
       : await devTlsPair(config.dataDir, hostname);
   const forward = forwardSender(ctx);
   const routesOf = (tenantId: string) => listRoutes(ctx.pool, tenantId);
+  const dmarc = createDmarcConsumer({ pool: ctx.pool, logger });
+  const consume = async (message: ReceivedMessage) => {
+    try {
+      await dmarc(message);
+    } finally {
+      await onReceived?.(message);
+    }
+  };
   const listener = createInboundListener({
     pool: ctx.pool,
     keyring: ctx.keyring,
@@ -48,7 +57,7 @@ export async function startInbound(
     }),
     routesOf,
     logger,
-    ...(onReceived ? { onReceived } : {}),
+    onReceived: consume,
   });
   // Stored mail whose email.received never reached the log and whose MTA did not retry.
   const sweeper = createInboundSweeper({
@@ -58,7 +67,7 @@ export async function startInbound(
     forward,
     routesOf,
     logger,
-    ...(onReceived ? { onReceived } : {}),
+    onReceived: consume,
   });
   const port = await listener.start();
   sweeper.start();

@@ -1,0 +1,237 @@
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import {
+  DMARC_LIMITS,
+  type DmarcLimits,
+  DmarcRejected,
+  looksLikeDmarcReport,
+  parseDmarcReport,
+} from './dmarc-parse.js';
+import type { ReceivedMessage } from './receive.js';
+
+/**
+ * DMARC aggregate reports (SPEC §26) mailed to a receiving address of the tenant (SPEC §24): the
+ * `onReceived` consumer that parses each report attachment of a stored message and records it, and
+ * the per-domain read of `GET /domains/:id/dmarc`. Only this module names `dmarc_reports` and
+ * `dmarc_records` (infra/migrations/postgres/0270_dmarc_reports.sql).
+ */
+
+type Db = pg.Pool | pg.ClientBase;
+
+interface Logger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+const newReportId = () => `dmr_${randomBytes(12).toString('base64url')}`;
+
+export interface DmarcOutcome {
+  attachment: string | null;
+  status: 'stored' | 'duplicate' | 'rejected';
+  reason?: string;
+  domain?: string;
+}
+
+/**
+ * The consumer: each attachment of a fresh message that looks like a report (RFC 7489 §7.2.1.1
+ * name, or a gzip/zip/XML type under a `Report Domain:` subject) is parsed and stored, or recorded
+ * `rejected` with the reason. A message without one is not touched.
+ */
+export function createDmarcConsumer(deps: { pool: pg.Pool; logger: Logger; limits?: DmarcLimits }) {
+  const limits = deps.limits ?? DMARC_LIMITS;
+  return async (message: ReceivedMessage): Promise<DmarcOutcome[]> => {
+    if (!message.fresh) return [];
+    const outcomes: DmarcOutcome[] = [];
+    for (const attachment of message.parsed.attachments ?? []) {
+      if (!looksLikeDmarcReport(attachment, message.subject)) continue;
+      const name = attachment.filename ?? null;
+      try {
+        const report = await parseDmarcReport(attachment.content, limits);
+        const stored = await storeReport(deps.pool, message, name, report);
+        outcomes.push({
+          attachment: name,
+          status: stored ? 'stored' : 'duplicate',
+          domain: report.policy.domain,
+        });
+        deps.logger.info(
+          {
+            inboundId: message.id,
+            domain: report.policy.domain,
+            records: report.records.length,
+            duplicate: !stored,
+          },
+          'dmarc: aggregate report received',
+        );
+      } catch (error) {
+        if (!(error instanceof DmarcRejected)) throw error;
+        await deps.pool.query(
+          `INSERT INTO dmarc_reports (id, tenant_id, inbound_id, attachment, status, reason, received_at)
+           VALUES ($1, $2, $3, $4, 'rejected', $5, $6)`,
+          [newReportId(), message.tenantId, message.id, name, error.reason, message.receivedAt],
+        );
+        outcomes.push({ attachment: name, status: 'rejected', reason: error.reason });
+        deps.logger.warn({ inboundId: message.id, reason: error.reason }, 'dmarc: aggregate report refused');
+      }
+    }
+    return outcomes;
+  };
+}
+
+async function storeReport(
+  pool: pg.Pool,
+  message: ReceivedMessage,
+  attachment: string | null,
+  report: Awaited<ReturnType<typeof parseDmarcReport>>,
+): Promise<boolean> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const id = newReportId();
+    const { domain, ...policy } = report.policy;
+    const inserted = await client.query(
+      `INSERT INTO dmarc_reports (id, tenant_id, inbound_id, attachment, status, domain, org_name, report_id,
+                                  begin_at, end_at, policy, received_at)
+       VALUES ($1, $2, $3, $4, 'stored', $5, $6, $7, $8, $9, $10, $11)
+       ON CONFLICT (tenant_id, domain, org_name, report_id) WHERE status = 'stored' DO NOTHING`,
+      [
+        id,
+        message.tenantId,
+        message.id,
+        attachment,
+        domain,
+        report.orgName,
+        report.reportId,
+        report.begin,
+        report.end,
+        JSON.stringify(policy),
+        message.receivedAt,
+      ],
+    );
+    if (inserted.rowCount === 0) {
+      await client.query('ROLLBACK');
+      return false;
+    }
+    // One statement for every record: arrays of columns, unnested.
+    const r = report.records;
+    await client.query(
+      `INSERT INTO dmarc_records (report_id, tenant_id, domain, end_at, source_ip, count, disposition, dkim, spf,
+                                  header_from, auth)
+       SELECT $1, $2, $3, $4, u.ip, u.count, u.disposition, u.dkim, u.spf, u.header_from, u.auth
+       FROM unnest($5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::jsonb[])
+         AS u(ip, count, disposition, dkim, spf, header_from, auth)`,
+      [
+        id,
+        message.tenantId,
+        domain,
+        report.end,
+        r.map((x) => x.sourceIp),
+        r.map((x) => x.count),
+        r.map((x) => x.disposition),
+        r.map((x) => x.dkim),
+        r.map((x) => x.spf),
+        r.map((x) => x.headerFrom),
+        r.map((x) => JSON.stringify(x.authResults)),
+      ],
+    );
+    await client.query('COMMIT');
+    return true;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+export interface DmarcSource {
+  sourceIp: string;
+  count: number;
+  disposition: { none: number; quarantine: number; reject: number };
+  dkim: { pass: number; fail: number };
+  spf: { pass: number; fail: number };
+  reporters: string[];
+  firstSeen: string;
+  lastSeen: string;
+}
+
+export interface DmarcSummary {
+  domain: string;
+  days: number;
+  reports: number;
+  rejected: number;
+  messages: number;
+  sources: DmarcSource[];
+}
+
+/**
+ * The reports of one domain whose period ended within `days`: sending sources by IP (most mail
+ * first), volumes by disposition and by aligned DKIM/SPF result, the reporters and the date range.
+ * `rejected` counts the tenant's refused report attachments of the same window (their domain is
+ * unknown: they were never read).
+ */
+export async function dmarcSummary(
+  db: Db,
+  tenantId: string,
+  domain: string,
+  days: number,
+): Promise<DmarcSummary> {
+  const since = new Date(Date.now() - days * 86_400_000);
+  const sources = await db.query<{
+    source_ip: string;
+    count: string;
+    none: string;
+    quarantine: string;
+    reject: string;
+    dkim_pass: string;
+    dkim_fail: string;
+    spf_pass: string;
+    spf_fail: string;
+    reporters: string[];
+    first_seen: Date;
+    last_seen: Date;
+  }>(
+    `SELECT d.source_ip,
+            sum(d.count) AS count,
+            sum(d.count) FILTER (WHERE d.disposition = 'none') AS none,
+            sum(d.count) FILTER (WHERE d.disposition = 'quarantine') AS quarantine,
+            sum(d.count) FILTER (WHERE d.disposition = 'reject') AS reject,
+            sum(d.count) FILTER (WHERE d.dkim = 'pass') AS dkim_pass,
+            sum(d.count) FILTER (WHERE d.dkim = 'fail') AS dkim_fail,
+            sum(d.count) FILTER (WHERE d.spf = 'pass') AS spf_pass,
+            sum(d.count) FILTER (WHERE d.spf = 'fail') AS spf_fail,
+            array_agg(DISTINCT r.org_name ORDER BY r.org_name) AS reporters,
+            min(r.begin_at) AS first_seen,
+            max(r.end_at) AS last_seen
+     FROM dmarc_records d JOIN dmarc_reports r ON r.id = d.report_id
+     WHERE d.tenant_id = $1 AND d.domain = $2 AND d.end_at >= $3
+     GROUP BY d.source_ip
+     ORDER BY sum(d.count) DESC, d.source_ip
+     LIMIT 1000`,
+    [tenantId, domain, since],
+  );
+  const counts = await db.query<{ reports: string; rejected: string }>(
+    `SELECT count(*) FILTER (WHERE status = 'stored' AND domain = $2 AND end_at >= $3) AS reports,
+            count(*) FILTER (WHERE status = 'rejected' AND received_at >= $3) AS rejected
+     FROM dmarc_reports WHERE tenant_id = $1`,
+    [tenantId, domain, since],
+  );
+  const n = (v: string | null) => Number(v ?? 0);
+  const list = sources.rows.map((s) => ({
+    sourceIp: s.source_ip,
+    count: n(s.count),
+    disposition: { none: n(s.none), quarantine: n(s.quarantine), reject: n(s.reject) },
+    dkim: { pass: n(s.dkim_pass), fail: n(s.dkim_fail) },
+    spf: { pass: n(s.spf_pass), fail: n(s.spf_fail) },
+    reporters: s.reporters,
+    firstSeen: s.first_seen.toISOString(),
+    lastSeen: s.last_seen.toISOString(),
+  }));
+  return {
+    domain,
+    days,
+    reports: n(counts.rows[0]?.reports ?? null),
+    rejected: n(counts.rows[0]?.rejected ?? null),
+    messages: list.reduce((a, s) => a + s.count, 0),
+    sources: list,
+  };
+}
