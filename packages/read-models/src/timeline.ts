@@ -65,6 +65,32 @@ export async function claimIntoTimeline(
   return new Set(rows.map((r) => emailKey(r.tenant_id, r.event_id)));
 }
 
+/** The last timeline claim taken (`email_events.claim_seq`), 0 before the first. */
+export async function lastClaim(client: pg.ClientBase): Promise<number> {
+  const { rows } = await client.query<{ cut: string }>(
+    'SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS cut FROM email_events_claim_seq',
+  );
+  return Number(rows[0]?.cut ?? 0);
+}
+
+/**
+ * Which of `events` the timeline claimed at or before `cut` (a reprojection's hand-over): the
+ * events a live fold had counted then. Claims older than the sequence have none, and were.
+ */
+export async function claimedByCut(
+  db: pg.Pool | pg.ClientBase,
+  events: readonly DeliveryEvent[],
+  cut: number,
+): Promise<Set<string>> {
+  const { rows } = await db.query<{ tenant_id: string; event_id: string }>(
+    `SELECT tenant_id, event_id FROM email_events
+      WHERE (tenant_id, event_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+        AND (claim_seq IS NULL OR claim_seq <= $3)`,
+    [events.map((e) => e.tenantId), events.map((e) => e.id), cut],
+  );
+  return new Set(rows.map((r) => emailKey(r.tenant_id, r.event_id)));
+}
+
 /** Claims a dead-lettered event's id: a redelivery of it is then a known duplicate, never retried. */
 export async function markProcessed(client: pg.ClientBase, event: DeliveryEvent): Promise<void> {
   await client.query(
