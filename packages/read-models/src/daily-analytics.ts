@@ -319,7 +319,11 @@ export async function dimVersions(ch: ClickHouseClient): Promise<{ table: string
     .sort((a, b) => a.version - b.version);
 }
 
-/** A rebuild's start: the outbox emptied (Postgres) and every rollup truncated (ClickHouse). */
+/**
+ * A rebuild's start: the outbox emptied (Postgres) and every rollup truncated (ClickHouse), each
+ * version of the sliceable one too (the projector writes the one `analytics_dims_targets` names).
+ */
 export async function truncateRollups(ch: ClickHouseClient): Promise<void> {
-  for (const table of ROLLUP_TABLES) await ch.command({ query: `TRUNCATE TABLE IF EXISTS ${table}` });
+  const tables = [...new Set([...ROLLUP_TABLES, ...(await dimVersions(ch)).map((v) => v.table)])];
+  for (const table of tables) await ch.command({ query: `TRUNCATE TABLE IF EXISTS ${table}` });
 }
