@@ -255,27 +255,19 @@ export const dailyAnalytics: ChReadModel = {
 };
 
 /**
- * Names the versions the live projector writes, under ACCESS EXCLUSIVE: every projector batch
- * reads `analytics_dims_targets` first in its transaction (`dimTargets`), so the change waits for
- * the batches in flight to commit and the next ones see the new row. Returns the cut: the last
- * timeline claim (`email_events.claim_seq`) taken so far, all of them by batches that wrote only
- * the previous targets.
+ * Takes `analytics_dims_targets` ACCESS EXCLUSIVE in `client`'s transaction: every projector batch
+ * reads that row first in its own transaction (`dimTargets`), so this waits for the batches in
+ * flight to commit, and the next ones wait for this transaction. Returns the last timeline claim
+ * (`email_events.claim_seq`) taken by then: no claim after it commits before this transaction.
  */
-export async function setDimTargets(pool: pg.Pool, tables: readonly string[]): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('LOCK TABLE analytics_dims_targets IN ACCESS EXCLUSIVE MODE');
-    await client.query('UPDATE analytics_dims_targets SET tables = $1, updated_at = now()', [tables]);
-    const cut = await lastClaim(client);
-    await client.query('COMMIT');
-    return cut;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+export async function lockDimTargets(client: pg.ClientBase): Promise<number> {
+  await client.query('LOCK TABLE analytics_dims_targets IN ACCESS EXCLUSIVE MODE');
+  return lastClaim(client);
+}
+
+/** Names the versions the live projector writes (in `lockDimTargets`' transaction, or alone). */
+export async function setDimTargets(db: pg.Pool | pg.ClientBase, tables: readonly string[]): Promise<void> {
+  await db.query('UPDATE analytics_dims_targets SET tables = $1, updated_at = now()', [tables]);
 }
 
 /** The version `email_dims` serves: the first target (both are switched together by a reprojection). */

@@ -74,19 +74,17 @@ export async function lastClaim(client: pg.ClientBase): Promise<number> {
 }
 
 /**
- * Which of `events` the timeline claimed at or before `cut` (a reprojection's hand-over): the
- * events a live fold had counted then. Claims older than the sequence have none, and were.
+ * Which of `events` the timeline has claimed (committed): the events the live fold has counted.
+ * A reprojection folds exactly these (services/projector/src/reproject.ts).
  */
-export async function claimedByCut(
+export async function claimedEvents(
   db: pg.Pool | pg.ClientBase,
   events: readonly DeliveryEvent[],
-  cut: number,
 ): Promise<Set<string>> {
   const { rows } = await db.query<{ tenant_id: string; event_id: string }>(
     `SELECT tenant_id, event_id FROM email_events
-      WHERE (tenant_id, event_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-        AND (claim_seq IS NULL OR claim_seq <= $3)`,
-    [events.map((e) => e.tenantId), events.map((e) => e.id), cut],
+      WHERE (tenant_id, event_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    [events.map((e) => e.tenantId), events.map((e) => e.id)],
   );
   return new Set(rows.map((r) => emailKey(r.tenant_id, r.event_id)));
 }

@@ -1,14 +1,18 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import type { DeliveryEvent } from '@tern/contracts';
 import { type EmailState, emailKey, foldBatch, groupByEmail } from '@tern/domain';
-import type { EventBatch, EventStream } from '@tern/event-log';
+import type { EventBatch, EventLogConsumer, EventStream } from '@tern/event-log';
 import {
-  claimedByCut,
+  claimedEvents,
   createDimsVersion,
   DIMS_VERSION,
+  lastClaim,
+  lockDimTargets,
   serveDimsTable,
   servingDimsTable,
   setDimTargets,
   shipDimRows,
+  writeBackDims,
 } from '@tern/read-models';
 import { notifyReadModel } from '@tern/stores';
 import type pg from 'pg';
@@ -45,8 +49,10 @@ export interface ReprojectOptions {
 export interface ReprojectResult {
   from: string;
   to: string;
-  /** The last timeline claim the replay counted; later ones reached the new version from the live projector. */
+  /** The last timeline claim before the swap: the replay counted every claim up to it, the live projector the later ones. */
   cut: number;
+  /** Stored email states whose classification the replay changed. */
+  rewritten: number;
   events: number;
   counted: number;
   durationMs: number;
@@ -55,17 +61,18 @@ export interface ReprojectResult {
 /**
  * `npm run reproject -- analytics` (SPEC §26, docs/analytics.md "Reprojection"): fills the next
  * version of the sliceable rollup (`email_dims_v<n+1>`) from the whole log with today's fold while
- * `email_dims` keeps serving version n, then swaps the view. The hand-over is exact:
+ * `email_dims` keeps serving version n and the projectors keep running, then swaps. The replay
+ * folds, in memory, exactly the events the timeline has claimed (each once: the claim is the live
+ * fold's dedup); an event read before the live projector claimed it waits in `pending`.
  *
- * 1. the live projector is told to write both versions (`setDimTargets`), which returns the cut: the
- *    last timeline claim made by a batch that wrote version n only;
- * 2. the replay folds, in memory, exactly the log's events claimed at or before the cut (each
- *    once: the timeline's claim is the dedup the live fold used), into version n+1;
- * 3. once it has read the log to its end, the view is replaced (one metadata operation) and the
- *    live projector writes version n+1 only. Version n stays, unread, for a manual DROP.
- *
- * Every event is thus in version n+1 exactly once: folded by the replay (claimed ≤ cut) or shipped
- * by the live projector (claimed > cut, its batch wrote both versions).
+ * The hand-over, in ONE Postgres transaction holding `analytics_dims_targets` ACCESS EXCLUSIVE
+ * (the projectors' next batches wait on it): the replay reads the log to its end and folds the
+ * pending events now claimed, so it holds every event claimed by then and no other; the replay's
+ * classification is written into the stored email states (`writeBackDims`), so the live fold's
+ * next deltas start from the rows version n+1 holds; the projectors are told to write version n+1;
+ * `email_dims` is pointed at it; commit. Every event is thus in version n+1 exactly once: claimed
+ * before the lock → folded by the replay; after → by a live batch writing version n+1.
+ * Version n stays, unread and no longer written, for a manual DROP.
  */
 export async function reprojectAnalytics(opts: ReprojectOptions): Promise<ReprojectResult> {
   const started = performance.now();
@@ -74,49 +81,64 @@ export async function reprojectAnalytics(opts: ReprojectOptions): Promise<Reproj
   const version = Number(DIMS_VERSION.exec(from)?.[1] ?? Number.NaN);
   if (!Number.isInteger(version)) throw new Error(`the serving rollup ${from} is not email_dims_v<n>`);
   const to = `email_dims_v${version + 1}`;
-
-  // A run that stopped half-way left the live projector writing `to` too: stop that, then start over.
+  // A run stopped half-way may have left the projectors told otherwise: version n only.
   await setDimTargets(pool, [from]);
   await createDimsVersion(ch, from, to, opts.addColumns);
-  const cut = await setDimTargets(pool, [from, to]);
 
   const states = new Map<string, EmailState>();
   const counted = new Set<string>();
+  const pending = new Map<string, DeliveryEvent>();
   let done = 0;
   let batchNo = 0;
-  const initialLag = await opts.log.lag(opts.group);
-  let total = initialLag;
+  let total = await opts.log.lag(opts.group);
+
+  /** Folds the claimed ones of `candidates` not counted yet; the others wait in `pending`. */
+  async function take(candidates: readonly DeliveryEvent[]): Promise<void> {
+    const fresh = candidates.filter((e) => !counted.has(emailKey(e.tenantId, e.id)));
+    if (fresh.length === 0) return;
+    const claimed = await claimedEvents(pool, fresh);
+    const applied: DeliveryEvent[] = [];
+    for (const e of fresh) {
+      const k = emailKey(e.tenantId, e.id);
+      if (!claimed.has(k)) pending.set(k, e);
+      else if (!counted.has(k)) {
+        counted.add(k);
+        pending.delete(k);
+        applied.push(e);
+      }
+    }
+    if (applied.length === 0) return;
+    const mailboxOf = await opts.mailboxes?.prepare(applied);
+    const folded = foldBatch(
+      groupByEmail(applied),
+      (tenantId, emailId) => states.get(emailKey(tenantId, emailId)) ?? null,
+      mailboxOf,
+    );
+    for (const email of folded.emails) states.set(emailKey(email.tenantId, email.emailId), email.after);
+    await shipDimRows(ch, to, `reproject:${to}:${batchNo++}`, folded.dimDeltas);
+  }
 
   async function handle({ events, deadLetters, domainEvents, inboundEvents }: EventBatch): Promise<void> {
     done += events.length + deadLetters.length + domainEvents.length + inboundEvents.length;
-    const fresh = events.filter((e) => !counted.has(emailKey(e.tenantId, e.id)));
-    if (fresh.length > 0) {
-      // Only what the live fold had claimed by the cut; a dead-lettered or later event is not in it.
-      const keep = await claimedByCut(pool, fresh, cut);
-      const applied = fresh.filter((e) => {
-        const k = emailKey(e.tenantId, e.id);
-        if (!keep.has(k) || counted.has(k)) return false;
-        counted.add(k);
-        return true;
-      });
-      if (applied.length > 0) {
-        const mailboxOf = await opts.mailboxes?.prepare(applied);
-        const folded = foldBatch(
-          groupByEmail(applied),
-          (tenantId, emailId) => states.get(emailKey(tenantId, emailId)) ?? null,
-          mailboxOf,
-        );
-        for (const email of folded.emails) states.set(emailKey(email.tenantId, email.emailId), email.after);
-        await shipDimRows(ch, to, `reproject:${to}:${batchNo++}`, folded.dimDeltas);
-      }
-    }
+    // The pending first: the live projector has claimed most of them by now.
+    await take([...pending.values(), ...events]);
     const seconds = (performance.now() - started) / 1000;
     const perSecond = done / Math.max(seconds, 0.001);
     total = Math.max(total, done);
     opts.onProgress?.({ done, total, perSecond, etaMs: ((total - done) / perSecond) * 1000 });
   }
 
-  const consumer = await opts.log.consume({
+  const deadline = Date.now() + (opts.timeoutMs ?? 60 * 60_000);
+  const caughtUp = async () => {
+    for (;;) {
+      const lag = await opts.log.lag(opts.group);
+      total = Math.max(total, done + lag);
+      if (lag === 0) return;
+      if (Date.now() > deadline) throw new Error(`reprojection did not catch up within ${opts.timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  let consumer: EventLogConsumer | null = await opts.log.consume({
     group: opts.group,
     fromBeginning: true,
     maxBatchSize: opts.maxBatchSize ?? 5000,
@@ -124,23 +146,39 @@ export async function reprojectAnalytics(opts: ReprojectOptions): Promise<Reproj
     handle,
   });
   try {
-    const deadline = Date.now() + (opts.timeoutMs ?? 60 * 60_000);
-    // Every event claimed by the cut was in the log before the cut was taken: reading the log to an
-    // end seen after it is reading all of them.
-    for (;;) {
-      const lag = await opts.log.lag(opts.group);
-      total = Math.max(total, done + lag);
-      if (lag === 0) break;
-      if (Date.now() > deadline) throw new Error(`reprojection did not catch up within ${opts.timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 50));
+    await caughtUp();
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await lockDimTargets(client);
+      // Projectors hold now; what they claimed is all committed. Read the log to its end (events
+      // appended meanwhile are unclaimed: pending, for the live fold) and fold what is claimed.
+      await caughtUp();
+      await consumer.stop();
+      consumer = null;
+      await take([...pending.values()]);
+      const cut = await lastClaim(client);
+      const rewritten = await writeBackDims(client, states.values());
+      await setDimTargets(client, [to]);
+      await serveDimsTable(ch, to);
+      await client.query('COMMIT');
+      await notifyReadModel(pool, { kind: 'reset' });
+      return {
+        from,
+        to,
+        cut,
+        rewritten,
+        events: done,
+        counted: counted.size,
+        durationMs: performance.now() - started,
+      };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
     }
   } finally {
-    await consumer.stop();
+    await consumer?.stop();
   }
-
-  // The swap: readers resolve `email_dims` per query, so each reads one version whole.
-  await serveDimsTable(ch, to);
-  await setDimTargets(pool, [to]);
-  await notifyReadModel(pool, { kind: 'reset' });
-  return { from, to, cut, events: done, counted: counted.size, durationMs: performance.now() - started };
 }

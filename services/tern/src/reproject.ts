@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     if (tty) process.stderr.write('\n');
     const perSecond = Math.round(result.events / (result.durationMs / 1000));
     process.stdout.write(
-      `reprojected ${result.from} → ${result.to}: ${result.events} records (${result.counted} counted up to claim ${result.cut}) in ${Math.round(result.durationMs)} ms (${perSecond} records/s); email_dims now reads ${result.to}\n`,
+      `reprojected ${result.from} → ${result.to}: ${result.events} records (${result.counted} counted up to claim ${result.cut}, ${result.rewritten} email states reclassified) in ${Math.round(result.durationMs)} ms (${perSecond} records/s); email_dims now reads ${result.to}\n`,
     );
   } finally {
     await closeInOrder(closers.splice(0));
