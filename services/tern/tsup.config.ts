@@ -4,7 +4,7 @@ import { defineConfig } from 'tsup';
 // npm dependency stays an import resolved from node_modules at run time (native chDB, PGlite's
 // wasm files, kafkajs…).
 export default defineConfig({
-  entry: ['src/main.ts', 'src/rebuild.ts', 'src/seed-demo.ts', 'src/mcp.ts'],
+  entry: ['src/main.ts', 'src/rebuild.ts', 'src/reproject.ts', 'src/seed-demo.ts', 'src/mcp.ts'],
   format: ['esm'],
   platform: 'node',
   target: 'node24',

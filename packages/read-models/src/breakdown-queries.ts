@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { DIM_COUNTER_NAMES, type DimCounters } from '@tern/domain';
 import { z } from 'zod';
-import { DIMS_TABLE } from './daily-analytics.js';
+import { DIMS_VIEW } from './daily-analytics.js';
 
 /**
  * The reads of the sliceable rollup (SPEC §26; its owner, `daily-analytics.ts`, writes it): a
@@ -105,8 +105,8 @@ function whereOf(p: z.output<typeof breakdownParams>) {
 /** The FROM and key expression of a breakdown: a tag breakdown counts an email once per tag ('' without). */
 const sourceOf = (by: Dimension) =>
   by === 'tag'
-    ? { from: `${DIMS_TABLE} AS d LEFT ARRAY JOIN d.tags AS tag_key`, key: 'tag_key' }
-    : { from: `${DIMS_TABLE} AS d`, key: `d.${DIMENSION_COLUMNS[by]}` };
+    ? { from: `${DIMS_VIEW} AS d LEFT ARRAY JOIN d.tags AS tag_key`, key: 'tag_key' }
+    : { from: `${DIMS_VIEW} AS d`, key: `d.${DIMENSION_COLUMNS[by]}` };
 
 export interface BreakdownQueries {
   /** Keys with a non-zero figure, by total desc then key; `series` per key when an interval is asked. */
@@ -157,7 +157,7 @@ export function createBreakdownQueries(ch: ClickHouseClient): BreakdownQueries {
            FROM (SELECT d.mailbox_provider AS provider, d.delivery_seconds AS seconds, sum(d.total) AS t,
                         sum(d.sent) AS s, sum(d.delivered) AS dl, sum(d.bounced) AS b, sum(d.complained) AS c,
                         sum(d.delayed) AS dy
-                   FROM ${DIMS_TABLE} AS d WHERE ${where} GROUP BY provider, seconds)
+                   FROM ${DIMS_VIEW} AS d WHERE ${where} GROUP BY provider, seconds)
           GROUP BY provider HAVING total != 0 OR sent != 0 ORDER BY total DESC, provider ASC`,
         params,
       );

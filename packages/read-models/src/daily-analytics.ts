@@ -3,6 +3,7 @@ import { type AnalyticsDelta, type DimDelta, utcDay } from '@tern/domain';
 import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
 import type pg from 'pg';
 import type { ChReadModel, ProjectionBatch } from './read-model.js';
+import { lastClaim } from './timeline.js';
 
 export const DAILY_TABLE = 'email_daily_v2';
 /** The same deltas per project, for emails that name one (SPEC §16). */
@@ -14,6 +15,10 @@ export const MACHINE_DAILY_TABLE = 'email_machine_daily_v1';
  * version is a new table, filled by `npm run reproject -- analytics` while this one serves.
  */
 export const DIMS_TABLE = 'email_dims_v1';
+/** What readers query: a view over the serving version, replaced by a reprojection's swap. */
+export const DIMS_VIEW = 'email_dims';
+/** The versions of the sliceable rollup: `email_dims_v<n>`. */
+export const DIMS_VERSION = /^email_dims_v([1-9][0-9]*)$/;
 /** The Postgres outbox of batches not yet shipped to ClickHouse. */
 export const OUTBOX_TABLE = 'analytics_outbox';
 
@@ -30,9 +35,11 @@ export async function shipBatch(
   batchId: string,
   rows: readonly AnalyticsDelta[],
   dimRows: readonly DimDelta[] = [],
+  dimTables: readonly string[] = [DIMS_TABLE],
 ): Promise<void> {
-  // The sliceable rollup first: same token, its own table's dedup window.
-  await shipDimRows(ch, DIMS_TABLE, batchId, dimRows);
+  // The sliceable rollup first (each version the batch's transaction named): same token, each
+  // table's own dedup window.
+  for (const table of dimTables) await shipDimRows(ch, table, batchId, dimRows);
   if (rows.length === 0) return;
   await ch.insert({
     table: DAILY_TABLE,
@@ -116,6 +123,7 @@ export type ShipFn = (
   batchId: string,
   rows: readonly AnalyticsDelta[],
   dimRows?: readonly DimDelta[],
+  dimTables?: readonly string[],
 ) => Promise<void>;
 
 /** Ships and deletes outbox rows; `olderThanMs` limits it to batches another run left behind. */
@@ -125,14 +133,19 @@ export async function shipPendingOutbox(
   opts: { olderThanMs?: number; limit?: number; ship?: ShipFn } = {},
 ): Promise<number> {
   const ship = opts.ship ?? shipBatch;
-  const pending = await pool.query<{ batch_id: string; rows: AnalyticsDelta[]; dim_rows: DimDelta[] }>(
-    `SELECT batch_id, rows, dim_rows FROM analytics_outbox
+  const pending = await pool.query<{
+    batch_id: string;
+    rows: AnalyticsDelta[];
+    dim_rows: DimDelta[];
+    dim_tables: string[] | null;
+  }>(
+    `SELECT batch_id, rows, dim_rows, dim_tables FROM analytics_outbox
       WHERE created_at <= now() - make_interval(secs => $1::double precision / 1000)
       ORDER BY created_at LIMIT $2`,
     [opts.olderThanMs ?? 0, opts.limit ?? 100],
   );
   for (const row of pending.rows) {
-    await ship(ch, row.batch_id, row.rows, row.dim_rows);
+    await ship(ch, row.batch_id, row.rows, row.dim_rows, row.dim_tables ?? [DIMS_TABLE]);
     await completeOutbox(pool, row.batch_id, row.rows, row.dim_rows);
   }
   return pending.rows.length;
@@ -166,21 +179,32 @@ export const analyticsWatermarkSql = (status: string) =>
         ELSE coalesce(${status}.events_total, 0)::text || '@' || coalesce(${status}.last_batch_at::text, '-') END`;
 
 /** One outbox row: a batch's change of the daily rollups and of the sliceable one. */
-export type Outbox = { batchId: string; rows: AnalyticsDelta[]; dimRows: DimDelta[] };
+export type Outbox = { batchId: string; rows: AnalyticsDelta[]; dimRows: DimDelta[]; dimTables: string[] };
+
+/**
+ * The versions of the sliceable rollup this transaction's batch writes (`analytics_dims_targets`).
+ * Read FIRST in the projector's transaction: its ACCESS SHARE lock, held until commit, is what a
+ * reprojection's switch waits for (services/projector/src/reproject.ts).
+ */
+export async function dimTargets(client: pg.ClientBase): Promise<string[]> {
+  const { rows } = await client.query<{ tables: string[] }>('SELECT tables FROM analytics_dims_targets');
+  return rows[0]?.tables ?? [DIMS_TABLE];
+}
 
 /** Writes a batch's rollup change to the outbox, in the projector's transaction; null when no figure moved. */
 export async function writeOutbox(
   client: pg.ClientBase,
   batch: ProjectionBatch,
   newBatchId: () => string,
+  dimTables: string[] = [DIMS_TABLE],
 ): Promise<Outbox | null> {
   const rows = batch.folded.deltas;
   const dimRows = batch.folded.dimDeltas;
   if (rows.length === 0 && dimRows.length === 0) return null;
-  const outbox = { batchId: newBatchId(), rows, dimRows };
+  const outbox = { batchId: newBatchId(), rows, dimRows, dimTables };
   await client.query(
-    'INSERT INTO analytics_outbox (batch_id, rows, dim_rows) VALUES ($1, $2::jsonb, $3::jsonb)',
-    [outbox.batchId, JSON.stringify(rows), JSON.stringify(dimRows)],
+    'INSERT INTO analytics_outbox (batch_id, rows, dim_rows, dim_tables) VALUES ($1, $2::jsonb, $3::jsonb, $4)',
+    [outbox.batchId, JSON.stringify(rows), JSON.stringify(dimRows), dimTables],
   );
   return outbox;
 }
@@ -195,7 +219,9 @@ export const ROLLUP_TABLES = [DAILY_TABLE, PROJECT_DAILY_TABLE, MACHINE_DAILY_TA
  */
 async function deleteDays(ch: ClickHouseClient, where: string, params: Record<string, unknown>) {
   let issued = 0;
-  for (const table of ROLLUP_TABLES) {
+  // Every version of the sliceable rollup: the serving one and one a reprojection is filling.
+  const tables = [...new Set([...ROLLUP_TABLES, ...(await dimVersions(ch)).map((v) => v.table)])];
+  for (const table of tables) {
     const probe = await ch.query({
       query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
       query_params: params,
@@ -228,7 +254,68 @@ export const dailyAnalytics: ChReadModel = {
   },
 };
 
-/** A rebuild's start: the outbox emptied (Postgres) and every rollup truncated (ClickHouse). */
+/**
+ * Takes `analytics_dims_targets` ACCESS EXCLUSIVE in `client`'s transaction: every projector batch
+ * reads that row first in its own transaction (`dimTargets`), so this waits for the batches in
+ * flight to commit, and the next ones wait for this transaction. Returns the last timeline claim
+ * (`email_events.claim_seq`) taken by then: no claim after it commits before this transaction.
+ */
+export async function lockDimTargets(client: pg.ClientBase): Promise<number> {
+  await client.query('LOCK TABLE analytics_dims_targets IN ACCESS EXCLUSIVE MODE');
+  return lastClaim(client);
+}
+
+/** Names the versions the live projector writes (in `lockDimTargets`' transaction, or alone). */
+export async function setDimTargets(db: pg.Pool | pg.ClientBase, tables: readonly string[]): Promise<void> {
+  await db.query('UPDATE analytics_dims_targets SET tables = $1, updated_at = now()', [tables]);
+}
+
+/** The version `email_dims` serves: the first target (both are switched together by a reprojection). */
+export async function servingDimsTable(pool: pg.Pool): Promise<string> {
+  const { rows } = await pool.query<{ tables: string[] }>('SELECT tables FROM analytics_dims_targets');
+  return rows[0]?.tables[0] ?? DIMS_TABLE;
+}
+
+/**
+ * (Re)creates the version `to` of the sliceable rollup empty, with the structure and engine of
+ * `from` plus `addColumns` (ClickHouse column definitions). A leftover of a stopped run is dropped.
+ */
+export async function createDimsVersion(
+  ch: ClickHouseClient,
+  from: string,
+  to: string,
+  addColumns: readonly string[] = [],
+): Promise<void> {
+  for (const t of [from, to])
+    if (!DIMS_VERSION.test(t)) throw new Error(`not a version of the sliceable rollup: ${t}`);
+  await ch.command({ query: `DROP TABLE IF EXISTS ${to}` });
+  await ch.command({ query: `CREATE TABLE ${to} AS ${from}` });
+  for (const column of addColumns) await ch.command({ query: `ALTER TABLE ${to} ADD COLUMN ${column}` });
+}
+
+/** Points `email_dims`, what every reader queries, at `table`: one atomic metadata change. */
+export async function serveDimsTable(ch: ClickHouseClient, table: string): Promise<void> {
+  if (!DIMS_VERSION.test(table)) throw new Error(`not a version of the sliceable rollup: ${table}`);
+  await ch.command({ query: `CREATE OR REPLACE VIEW ${DIMS_VIEW} AS SELECT *, day FROM ${table}` });
+}
+
+/** The versions of the sliceable rollup that exist in ClickHouse, oldest first. */
+export async function dimVersions(ch: ClickHouseClient): Promise<{ table: string; version: number }[]> {
+  const rs = await ch.query({
+    query: "SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'email_dims_v%'",
+    format: 'JSONEachRow',
+  });
+  return (await rs.json<{ name: string }>())
+    .map((r) => ({ table: r.name, version: Number(DIMS_VERSION.exec(r.name)?.[1] ?? 0) }))
+    .filter((v) => v.version > 0)
+    .sort((a, b) => a.version - b.version);
+}
+
+/**
+ * A rebuild's start: the outbox emptied (Postgres) and every rollup truncated (ClickHouse), each
+ * version of the sliceable one too (the projector writes the one `analytics_dims_targets` names).
+ */
 export async function truncateRollups(ch: ClickHouseClient): Promise<void> {
-  for (const table of ROLLUP_TABLES) await ch.command({ query: `TRUNCATE TABLE IF EXISTS ${table}` });
+  const tables = [...new Set([...ROLLUP_TABLES, ...(await dimVersions(ch)).map((v) => v.table)])];
+  for (const table of tables) await ch.command({ query: `TRUNCATE TABLE IF EXISTS ${table}` });
 }

@@ -65,6 +65,30 @@ export async function claimIntoTimeline(
   return new Set(rows.map((r) => emailKey(r.tenant_id, r.event_id)));
 }
 
+/** The last timeline claim taken (`email_events.claim_seq`), 0 before the first. */
+export async function lastClaim(client: pg.ClientBase): Promise<number> {
+  const { rows } = await client.query<{ cut: string }>(
+    'SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS cut FROM email_events_claim_seq',
+  );
+  return Number(rows[0]?.cut ?? 0);
+}
+
+/**
+ * Which of `events` the timeline has claimed (committed): the events the live fold has counted.
+ * A reprojection folds exactly these (services/projector/src/reproject.ts).
+ */
+export async function claimedEvents(
+  db: pg.Pool | pg.ClientBase,
+  events: readonly DeliveryEvent[],
+): Promise<Set<string>> {
+  const { rows } = await db.query<{ tenant_id: string; event_id: string }>(
+    `SELECT tenant_id, event_id FROM email_events
+      WHERE (tenant_id, event_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    [events.map((e) => e.tenantId), events.map((e) => e.id)],
+  );
+  return new Set(rows.map((r) => emailKey(r.tenant_id, r.event_id)));
+}
+
 /** Claims a dead-lettered event's id: a redelivery of it is then a known duplicate, never retried. */
 export async function markProcessed(client: pg.ClientBase, event: DeliveryEvent): Promise<void> {
   await client.query(

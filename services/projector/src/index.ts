@@ -4,3 +4,4 @@ export * from './pg-sink.js';
 export * from './projector.js';
 export * from './prune-job.js';
 export * from './rebuild.js';
+export * from './reproject.js';

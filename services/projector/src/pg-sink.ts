@@ -4,6 +4,7 @@ import type { DeadLetter } from '@tern/event-log';
 import { withTransaction } from '@tern/jobs';
 import {
   claimIntoTimeline,
+  dimTargets,
   lockEmails,
   markProcessed,
   type Outbox,
@@ -56,6 +57,8 @@ async function applyInTransaction(
   newBatchId: () => string,
   mailboxOf: MailboxOf | undefined,
 ): Promise<PgBatchResult> {
+  // First: the lock a reprojection's switch waits for (see `dimTargets`).
+  const dimTables = await dimTargets(client);
   await writeDeadLetters(client, deadLetters);
   // Same id twice in one batch counts once, as across batches.
   const unique = new Map<string, DeliveryEvent>();
@@ -78,7 +81,7 @@ async function applyInTransaction(
       mailboxOf,
     ),
   };
-  const outbox = await writeOutbox(client, batch, newBatchId);
+  const outbox = await writeOutbox(client, batch, newBatchId, dimTables);
   for (const model of PG_READ_MODELS) await model.apply?.(client, batch);
   return { applied: applied.length, duplicates: events.length - applied.length, outbox };
 }

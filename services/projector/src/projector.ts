@@ -64,14 +64,14 @@ const reasonOf = (store: string, error: unknown): string => {
  * row never blocks the others (issue 9, item 1). Retried after a crash, the same tokens dedup.
  */
 export function isolatingShip(pool: pg.Pool): ShipFn {
-  return async (ch, batchId, rows, dimRows) => {
+  return async (ch, batchId, rows, dimRows, dimTables) => {
     try {
-      await shipBatch(ch, batchId, rows, dimRows);
+      await shipBatch(ch, batchId, rows, dimRows, dimTables);
     } catch (error) {
       if (!isDataError(error) || rows.length + (dimRows?.length ?? 0) === 0) throw error;
       for (const [i, row] of (dimRows ?? []).entries()) {
         try {
-          await shipBatch(ch, `${batchId}:d${i}`, [], [row]);
+          await shipBatch(ch, `${batchId}:d${i}`, [], [row], dimTables);
         } catch (rowError) {
           if (!isDataError(rowError)) throw rowError;
           await writeClickHouseDeadLetter(
@@ -173,7 +173,7 @@ export function createProjector(opts: ProjectorOptions): Projector {
     const mailboxOf = await opts.mailboxes?.prepare(events);
     const result = await applyIsolating(opts.pool, events, deadLetters, newBatchId, mailboxOf);
     for (const outbox of result.outboxes) {
-      await ship(opts.ch, outbox.batchId, outbox.rows, outbox.dimRows);
+      await ship(opts.ch, outbox.batchId, outbox.rows, outbox.dimRows, outbox.dimTables);
       await completeOutbox(opts.pool, outbox.batchId, outbox.rows, outbox.dimRows);
     }
     return {

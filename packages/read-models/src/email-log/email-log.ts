@@ -68,6 +68,36 @@ export function logRows(emails: readonly FoldedEmail[]): Record<string, unknown>
  * folded). Placeholder rows (version 0) first, so that every affected email can be row-locked,
  * even new ones.
  */
+/**
+ * A reprojection's hand-over (services/projector/src/reproject.ts): sets the classification the
+ * replay gave each email (`state.dims`: provider, client, device, bounce category, deferred) into
+ * its stored state where it differs, so the live fold's next delta for the email starts from the
+ * row the new rollup version holds. Counts the states changed.
+ */
+export async function writeBackDims(client: pg.ClientBase, states: Iterable<EmailState>): Promise<number> {
+  let changed = 0;
+  let chunk: EmailState[] = [];
+  const flush = async () => {
+    if (chunk.length === 0) return;
+    const r = await client.query(
+      `UPDATE email_logs e SET state = jsonb_set(e.state, '{dims}', u.d)
+         FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS u(t, i, d)
+        WHERE e.tenant_id = u.t AND e.id = u.i AND e.version > 0
+          AND e.state->'dims' IS DISTINCT FROM u.d`,
+      [chunk.map((x) => x.tenantId), chunk.map((x) => x.emailId), chunk.map((x) => JSON.stringify(x.dims))],
+    );
+    changed += r.rowCount ?? 0;
+    chunk = [];
+  };
+  for (const state of states) {
+    if (state.dims === undefined) continue;
+    chunk.push(state);
+    if (chunk.length >= 5000) await flush();
+  }
+  await flush();
+  return changed;
+}
+
 export async function lockEmails(
   client: pg.ClientBase,
   emails: readonly Pick<EmailGroup, 'tenantId' | 'emailId'>[],
