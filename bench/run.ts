@@ -48,6 +48,7 @@ const BENCHES = [
   'big-sends',
   'events',
   'inbound',
+  'inbound-memory',
 ] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
@@ -69,6 +70,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   'big-sends': 900_000,
   events: 300_000,
   inbound: 120_000,
+  'inbound-memory': 600_000,
 };
 
 /**
@@ -94,13 +96,16 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const chosen = args.filter((a): a is BenchName => (BENCHES as readonly string[]).includes(a));
-// The soak case (≈ 4 min), reads, big-sends and events (the built `npm start`: `npm run build` first) run only when named.
+// The soak case (≈ 4 min), reads, big-sends, events and inbound-memory (the built `npm start`: `npm run build` first) run only when named.
 const selected: BenchName[] =
   chosen.length > 0
     ? chosen
     : quick
       ? ['readpath']
-      : BENCHES.filter((b) => b !== 'soak' && b !== 'reads' && b !== 'big-sends' && b !== 'events');
+      : BENCHES.filter(
+          (b) =>
+            b !== 'soak' && b !== 'reads' && b !== 'big-sends' && b !== 'events' && b !== 'inbound-memory',
+        );
 const resultsDir = join(here, 'results');
 const profilesDir = join(resultsDir, 'profiles');
 mkdirSync(resultsDir, { recursive: true });
