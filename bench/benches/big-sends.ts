@@ -26,7 +26,7 @@ import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
 import { sampleRss } from '../lib/rss-sampler.js';
 import { tempDir } from '../lib/services.js';
 import { round, rssMiB } from '../lib/stats.js';
-import { logWarnings, startTern } from '../lib/tern-process.js';
+import { boundBench, logWarnings, startTern } from '../lib/tern-process.js';
 
 const MAIN = resolve(import.meta.dirname, '../../services/tern/dist/main.js');
 const BEFORE = process.env.BENCH_BIG_SENDS_BEFORE ? resolve(process.env.BENCH_BIG_SENDS_BEFORE) : undefined;
@@ -42,17 +42,7 @@ for (const main of [MAIN, BEFORE])
   if (main && !existsSync(main)) throw new Error(`${main} missing: npm run build`);
 
 const started = performance.now();
-/**
- * The runner SIGKILLs a bench past its bound, which would leave the Tern child running: this
- * process kills its child itself and exits first (BENCH_TIMEOUT_SECONDS less 20 s, else 880 s).
- */
-const OWN_BOUND_MS = (Number(process.env.BENCH_TIMEOUT_SECONDS) || 900) * 1000 - 20_000;
-let running: { kill(signal: NodeJS.Signals): boolean } | undefined;
-setTimeout(() => {
-  console.error(`[big-sends] not done within ${OWN_BOUND_MS / 1000} s: stopping the Tern child`);
-  running?.kill('SIGKILL');
-  process.exit(1);
-}, OWN_BOUND_MS).unref();
+const bound = boundBench('big-sends', 900);
 const secret = (n: number) => randomBytes(n).toString('base64url');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const raw = randomBytes(HTTP_RAW_BYTES);
@@ -155,7 +145,7 @@ async function measure(build: string, main: string): Promise<BuildFigures> {
     port,
     logFile: join(dir.path, 'tern.log'),
   });
-  running = tern.child;
+  bound.watch(tern.child);
   const sampler = sampleRss(tern.child.pid!);
   try {
     const tenants = Array.from({ length: CONCURRENT }, (_, i) => `big_${build}_${i}`);

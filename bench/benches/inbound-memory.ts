@@ -22,7 +22,7 @@ import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
 import { sampleRss } from '../lib/rss-sampler.js';
 import { tempDir } from '../lib/services.js';
 import { round, rssMiB } from '../lib/stats.js';
-import { logWarnings, startTern } from '../lib/tern-process.js';
+import { boundBench, logWarnings, startTern } from '../lib/tern-process.js';
 
 const MAIN = resolve(import.meta.dirname, '../../services/tern/dist/main.js');
 const SECONDS = Number(process.env.BENCH_INBOUND_MEMORY_SECONDS ?? 60);
@@ -34,13 +34,7 @@ const INBOUND_DOMAIN = 'in.bench.test';
 if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: npm run build`);
 
 const started = performance.now();
-const OWN_BOUND_MS = (Number(process.env.BENCH_TIMEOUT_SECONDS) || 600) * 1000 - 20_000;
-let running: { kill(signal: NodeJS.Signals): boolean } | undefined;
-setTimeout(() => {
-  console.error(`[inbound-memory] not done within ${OWN_BOUND_MS / 1000} s: stopping the Tern child`);
-  running?.kill('SIGKILL');
-  process.exit(1);
-}, OWN_BOUND_MS).unref();
+const bound = boundBench('inbound-memory', 600);
 const secret = (n: number) => randomBytes(n).toString('base64url');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const small = randomBytes(MESSAGE_RAW_BYTES);
@@ -110,7 +104,7 @@ const tern = await startTern({
   port,
   logFile: join(dir.path, 'tern.log'),
 });
-running = tern.child;
+bound.watch(tern.child);
 const sampler = sampleRss(tern.child.pid!);
 const figures: Figure[] = [];
 try {

@@ -110,3 +110,26 @@ export async function fillLogs(
   );
   await pool.query('VACUUM ANALYZE email_logs');
 }
+
+/**
+ * The runner SIGKILLs a bench past its bound, which would leave a Tern child running: this
+ * process kills its child itself and exits first (BENCH_TIMEOUT_SECONDS less 20 s, else
+ * `defaultSeconds` less 20 s). `watch` names the child to kill.
+ */
+export function boundBench(
+  bench: string,
+  defaultSeconds: number,
+): { watch(child: { kill(signal: NodeJS.Signals): boolean }): void } {
+  const boundMs = (Number(process.env.BENCH_TIMEOUT_SECONDS) || defaultSeconds) * 1000 - 20_000;
+  let running: { kill(signal: NodeJS.Signals): boolean } | undefined;
+  setTimeout(() => {
+    console.error(`[${bench}] not done within ${boundMs / 1000} s: stopping the Tern child`);
+    running?.kill('SIGKILL');
+    process.exit(1);
+  }, boundMs).unref();
+  return {
+    watch(child) {
+      running = child;
+    },
+  };
+}
