@@ -71,6 +71,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       INBOUND_SMTP_PORT: String(inboundPort),
       INBOUND_DOMAIN: 'in.tern.test',
     },
+    // The start-up of embedded chDB and Kafka-less stores on a machine busy with other work.
+    readyTimeoutMs: 180_000,
   });
   let browser: Awaited<ReturnType<typeof chromium.launchServer>> | undefined;
   try {

@@ -2,6 +2,7 @@ import type { JSX } from 'preact';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { CampaignsPage } from './pages/campaigns.js';
 import { ContactsPage } from './pages/contacts.js';
+import { DeliverabilityPage } from './pages/deliverability.js';
 import { DomainsPage } from './pages/domains.js';
 import { EmailPage } from './pages/email.js';
 import { EventsPage } from './pages/events.js';
@@ -43,6 +44,7 @@ export interface PageDef {
 export const PAGES: readonly PageDef[] = [
   { path: '/', label: 'Overview', render: () => <OverviewPage /> },
   { path: '/logs', label: 'Logs', render: ({ route }) => <LogsPage route={route} /> },
+  { path: '/deliverability', label: 'Deliverability', render: () => <DeliverabilityPage /> },
   { path: '/emails', navPath: '/logs', render: ({ rest }) => <EmailPage id={rest} /> },
   { path: '/events', label: 'Events', render: ({ route }) => <EventsPage route={route} /> },
   { path: '/send', label: 'Send', render: () => <SendPage /> },

@@ -377,3 +377,95 @@ export interface TenantSettings {
   /** The server default (SEND_RATE_PER_SECOND); 0 = unlimited. */
   defaultSendRatePerSecond: number;
 }
+
+/** SPEC §26: the dimensions of `GET /analytics/breakdown` (`by=`, and each one a filter). */
+export const DIMENSIONS = [
+  'tag',
+  'template',
+  'project',
+  'campaign',
+  'domain',
+  'provider',
+  'client',
+  'device',
+  'bounce',
+] as const;
+export type Dimension = (typeof DIMENSIONS)[number];
+
+/** The counters of a breakdown row or of one point of its series. */
+export interface BreakdownCounters {
+  total: number;
+  sent: number;
+  delivered: number;
+  opened: number;
+  clicked: number;
+  bounced: number;
+  complained: number;
+  failed: number;
+  delayed: number;
+}
+export interface BreakdownRow extends BreakdownCounters {
+  /** The dimension's value; '' = emails without one. */
+  key: string;
+  rates: {
+    deliveryRate: number;
+    openRate: number;
+    clickRate: number;
+    bounceRate: number;
+    complaintRate: number;
+  };
+  /** With `interval`: one point per local hour or day, zero-filled; `start` is the UTC instant. */
+  series?: ({ start: string } & BreakdownCounters)[];
+}
+export interface AnalyticsPeriod {
+  from: string;
+  to: string;
+  timeZone: string;
+}
+export interface Breakdown {
+  by: Dimension;
+  interval: 'hour' | 'day' | null;
+  period: AnalyticsPeriod;
+  data: BreakdownRow[];
+}
+
+/** `GET /analytics/deliverability`: per recipient mailbox provider. */
+export interface ProviderDeliverability {
+  provider: string;
+  total: number;
+  sent: number;
+  delivered: number;
+  bounced: number;
+  complained: number;
+  delayed: number;
+  deliveryRate: number;
+  bounceRate: number;
+  complaintRate: number;
+  deferralRate: number;
+  medianDeliverySeconds: number | null;
+  p95DeliverySeconds: number | null;
+}
+export interface Deliverability {
+  period: AnalyticsPeriod;
+  providers: ProviderDeliverability[];
+}
+
+/** `GET /domains/:id/dmarc` (SPEC §26): what receivers reported about a domain, by source IP. */
+export interface DmarcSource {
+  sourceIp: string;
+  count: number;
+  disposition: { none: number; quarantine: number; reject: number };
+  dkim: { pass: number; fail: number };
+  spf: { pass: number; fail: number };
+  reporters: string[];
+  firstSeen: string;
+  lastSeen: string;
+}
+export interface DmarcSummary {
+  domain: string;
+  days: number;
+  reports: number;
+  rejected: number;
+  messages: number;
+  sources: DmarcSource[];
+}

@@ -1,12 +1,19 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, query } from '../api.js';
+import { routeHref } from '../router.js';
 import { isAdmin, type Session } from '../session.js';
+import type { DmarcSummary } from '../types.js';
 import {
   Alert,
   ConfirmButtons,
+  EmptyState,
+  ErrorNotice,
   formatDate,
+  formatNumber,
   ListTable,
+  Loading,
   Page,
+  PeriodSwitch,
   TableWrap,
   useActionError,
   useLoad,
@@ -150,6 +157,182 @@ function Records({
   );
 }
 
+/**
+ * The DMARC tab of a domain (SPEC §26 `GET /domains/:id/dmarc`): what receivers' aggregate reports
+ * said of the mail sent as the domain, by sending source IP — volumes, the DMARC-aligned DKIM and
+ * SPF results, the receivers' dispositions, who reported.
+ */
+function DmarcReports({ domain }: { domain: Domain }) {
+  const [days, setDays] = useState(30);
+  const { data, error, loading } = useLoad(
+    () =>
+      get<DmarcSummary>(`/domains/${encodeURIComponent(domain.id)}/dmarc${query({ days })}`).then(
+        (r) => r.body,
+      ),
+    [domain.id, days],
+  );
+  return (
+    <section class="panel" aria-labelledby="dmarc-title" data-testid="domain-dmarc">
+      <header class="page-head">
+        <h2 id="dmarc-title">DMARC reports for {domain.name}</h2>
+        <PeriodSwitch days={days} onChange={setDays} />
+      </header>
+      {error && <ErrorNotice error={error} what="DMARC reports" />}
+      {!data && loading && <Loading />}
+      {data && (
+        <div aria-busy={loading}>
+          <dl class="cards">
+            <div class="card">
+              <dt>Reports</dt>
+              <dd>
+                <span class="figure" data-testid="dmarc-reports">
+                  {formatNumber(data.reports)}
+                </span>
+              </dd>
+            </div>
+            <div class="card">
+              <dt>Messages reported</dt>
+              <dd>
+                <span class="figure" data-testid="dmarc-messages">
+                  {formatNumber(data.messages)}
+                </span>
+              </dd>
+            </div>
+            <div class="card">
+              <dt>Reports refused</dt>
+              <dd>
+                <span class="figure" data-testid="dmarc-rejected">
+                  {formatNumber(data.rejected)}
+                </span>
+              </dd>
+            </div>
+          </dl>
+          {data.sources.length === 0 ? (
+            <EmptyState title={`No DMARC report for ${domain.name} in the last ${days} days.`}>
+              <p>
+                Receivers send aggregate reports to the address in your DMARC record’s <code>rua=</code>:
+                point it at one of your <a href={routeHref('/inbound')}>receiving addresses</a> and Tern reads
+                them.
+              </p>
+            </EmptyState>
+          ) : (
+            <TableWrap label={`DMARC sources of ${domain.name}`}>
+              <table data-testid="dmarc-sources">
+                <thead>
+                  <tr>
+                    <th scope="col">Source IP</th>
+                    <th scope="col" class="num">
+                      Messages
+                    </th>
+                    <th scope="col" class="num">
+                      DKIM aligned
+                    </th>
+                    <th scope="col" class="num">
+                      DKIM failed
+                    </th>
+                    <th scope="col" class="num">
+                      SPF aligned
+                    </th>
+                    <th scope="col" class="num">
+                      SPF failed
+                    </th>
+                    <th scope="col" class="num">
+                      Quarantined
+                    </th>
+                    <th scope="col" class="num">
+                      Rejected
+                    </th>
+                    <th scope="col">Reported by</th>
+                    <th scope="col">Last seen</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.sources.map((s) => (
+                    <tr key={s.sourceIp} data-ip={s.sourceIp}>
+                      <th scope="row">
+                        <code>{s.sourceIp}</code>
+                      </th>
+                      <td class="num">{formatNumber(s.count)}</td>
+                      <td class="num">{formatNumber(s.dkim.pass)}</td>
+                      <td class="num">{formatNumber(s.dkim.fail)}</td>
+                      <td class="num">{formatNumber(s.spf.pass)}</td>
+                      <td class="num">{formatNumber(s.spf.fail)}</td>
+                      <td class="num">{formatNumber(s.disposition.quarantine)}</td>
+                      <td class="num">{formatNumber(s.disposition.reject)}</td>
+                      <td>{s.reporters.join(', ')}</td>
+                      <td>
+                        <time dateTime={s.lastSeen}>{formatDate(s.lastSeen)}</time>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableWrap>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}
+
+type Tab = 'records' | 'dmarc';
+const TABS: readonly [Tab, string][] = [
+  ['records', 'Records'],
+  ['dmarc', 'DMARC reports'],
+];
+
+/** A domain's page: its records to publish, and its DMARC reports, as tabs (arrow keys move). */
+function DomainPanel({
+  domain,
+  tab,
+  onTab,
+  admin,
+  onChecked,
+}: {
+  domain: Domain;
+  tab: Tab;
+  onTab: (t: Tab) => void;
+  admin: boolean;
+  onChecked: (d: Domain) => void;
+}) {
+  const move = (e: KeyboardEvent) => {
+    if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+    e.preventDefault();
+    const i = TABS.findIndex(([t]) => t === tab);
+    const next = TABS[(i + (e.key === 'ArrowRight' ? 1 : TABS.length - 1)) % TABS.length]![0];
+    onTab(next);
+    document.getElementById(`domain-tab-${next}`)?.focus();
+  };
+  return (
+    <div data-testid="domain-page" data-id={domain.id}>
+      <div class="tabs" role="tablist" aria-label={`Domain ${domain.name}`}>
+        {TABS.map(([t, label]) => (
+          <button
+            key={t}
+            type="button"
+            role="tab"
+            id={`domain-tab-${t}`}
+            aria-selected={tab === t}
+            {...(tab === t ? { 'aria-controls': `domain-tabpanel-${t}` } : {})}
+            tabIndex={tab === t ? 0 : -1}
+            onClick={() => onTab(t)}
+            onKeyDown={move}
+          >
+            {label}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`domain-tabpanel-${tab}`} aria-labelledby={`domain-tab-${tab}`}>
+        {tab === 'records' ? (
+          <Records domain={domain} admin={admin} onChecked={onChecked} />
+        ) : (
+          <DmarcReports domain={domain} />
+        )}
+      </div>
+    </div>
+  );
+}
+
 /** SPEC §20: add a domain, publish its records, see it verified. Owners and admins change; anyone reads. */
 export function DomainsPage({ session }: { session: Session }) {
   const admin = isAdmin(session);
@@ -162,6 +345,7 @@ export function DomainsPage({ session }: { session: Session }) {
     [page],
   );
   const [shown, setShown] = useState<Domain | undefined>();
+  const [tab, setTab] = useState<Tab>('records');
   const [name, setName] = useState('');
   const form = useActionError();
   const action = useActionError();
@@ -172,6 +356,7 @@ export function DomainsPage({ session }: { session: Session }) {
     await form.run(async () => {
       const res = await post<Domain>('/domains', { name: name.trim() });
       setShown(res.body);
+      setTab('records');
       setName('');
       list.reload();
     });
@@ -210,8 +395,10 @@ export function DomainsPage({ session }: { session: Session }) {
         </form>
       )}
       {shown && (
-        <Records
+        <DomainPanel
           domain={shown}
+          tab={tab}
+          onTab={setTab}
           admin={admin}
           onChecked={(d) => {
             setShown(d);
@@ -251,10 +438,25 @@ export function DomainsPage({ session }: { session: Session }) {
                   type="button"
                   class="secondary"
                   aria-label={`Records of ${d.name}`}
-                  aria-pressed={shown?.id === d.id}
-                  onClick={() => setShown(d)}
+                  aria-pressed={shown?.id === d.id && tab === 'records'}
+                  onClick={() => {
+                    setShown(d);
+                    setTab('records');
+                  }}
                 >
                   Records
+                </button>
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`DMARC reports of ${d.name}`}
+                  aria-pressed={shown?.id === d.id && tab === 'dmarc'}
+                  onClick={() => {
+                    setShown(d);
+                    setTab('dmarc');
+                  }}
+                >
+                  DMARC
                 </button>
                 {admin &&
                   (confirming === d.id ? (

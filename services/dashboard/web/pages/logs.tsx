@@ -1,3 +1,4 @@
+import { useEffect, useState } from 'preact/hooks';
 import { get, query } from '../api.js';
 import { useProject } from '../project.js';
 import { navigate, type Route, routeHref } from '../router.js';
@@ -17,37 +18,124 @@ import {
 
 const LIMIT = 20;
 
+/** The filters of the address (`#/logs?status=BOUNCED&q=ada%40&tag=receipt&from=2026-06-01&to=…`). */
+interface LogFilters {
+  status: string;
+  q: string;
+  tag: string;
+  /** UTC days, YYYY-MM-DD, inclusive. */
+  from: string;
+  to: string;
+}
+const FILTER_KEYS = ['status', 'q', 'tag', 'from', 'to'] as const;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The API's `from`/`to` (SPEC §19, ISO instants on `createdAt`) of the page's UTC days. */
+function apiBounds(f: LogFilters): { from?: string; to?: string } {
+  return {
+    ...(DAY.test(f.from) ? { from: `${f.from}T00:00:00.000Z` } : {}),
+    ...(DAY.test(f.to) ? { to: `${f.to}T23:59:59.999Z` } : {}),
+  };
+}
+
 /**
- * The delivery log (SPEC §7), newest first. The status filter is SPEC §19's `status` parameter and
- * the project switcher its `projectId`, both applied by the API: the rows, the total and the pages
- * are those of the filter. "Older" follows `meta.nextCursor` (SPEC §19: the next page at constant
- * cost however deep); "Newer" and a typed page number ask for the page by number.
+ * The delivery log (SPEC §7), newest first. Every filter is one of SPEC §19's parameters, applied
+ * by the API — `status`, `q` (recipient, exact or prefix), `tag`, `from`/`to` (whole UTC days on
+ * `createdAt`) and the project switcher's `projectId` — so the rows, the total and the pages are
+ * those of the filter. "Older" follows `meta.nextCursor` (the next page at constant cost however
+ * deep); "Newer" and a typed page number ask for the page by number.
  */
 export function LogsPage({ route }: { route: Route }) {
-  // Page, cursor and filter live in the address (`#/logs?page=2&status=SENT`): Back from an email
-  // returns to the same page, and a view can be bookmarked or shared.
+  // Page, cursor and filters live in the address: Back from an email returns to the same page, and
+  // a view can be bookmarked or shared.
   const page = positive(route.params.get('page'));
   const cursor = route.params.get('cursor') ?? '';
-  const status = route.params.get('status') ?? '';
+  const filters = Object.fromEntries(
+    FILTER_KEYS.map((k) => [k, route.params.get(k) ?? '']),
+  ) as unknown as LogFilters;
+  const { status } = filters;
   const project = useProject();
-  const go = (next: { page?: number; status?: string; cursor?: string }) =>
+  const go = (next: { page?: number; cursor?: string } & Partial<LogFilters>) =>
     navigate(
       `/logs${query({
         ...(next.cursor ? { cursor: next.cursor } : { page: next.page ?? page }),
-        status: next.status ?? status,
+        ...Object.fromEntries(FILTER_KEYS.map((k) => [k, next[k] ?? filters[k]])),
       })}`,
     );
+  const key = JSON.stringify(filters);
   const { data, error, loading } = useLoad(
     () =>
       get<List<LogEntry> & { meta: LogsMeta }>(
-        `/emails/logs${query({ ...(cursor ? { cursor } : { page }), limit: LIMIT, status, projectId: project.id })}`,
+        `/emails/logs${query({
+          ...(cursor ? { cursor } : { page }),
+          limit: LIMIT,
+          status,
+          q: filters.q,
+          tag: filters.tag,
+          ...apiBounds(filters),
+          projectId: project.id,
+        })}`,
       ).then((r) => r.body),
-    [page, cursor, status, project.id],
+    [page, cursor, key, project.id],
   );
-  const filtered = status !== '' || project.id !== undefined;
+  const filtered = FILTER_KEYS.some((k) => filters[k] !== '') || project.id !== undefined;
+  // The typed filters apply together on "Apply" (a request per keystroke would page the log for nothing).
+  const [draft, setDraft] = useState({ q: filters.q, tag: filters.tag, from: filters.from, to: filters.to });
+  useEffect(
+    () => setDraft({ q: filters.q, tag: filters.tag, from: filters.from, to: filters.to }),
+    [filters.q, filters.tag, filters.from, filters.to],
+  );
+  const apply = (e: Event) => {
+    e.preventDefault();
+    go({ page: 1, q: draft.q.trim(), tag: draft.tag.trim(), from: draft.from, to: draft.to });
+  };
 
   return (
     <Page title="Logs">
+      <form class="filters" aria-label="Log filters" onSubmit={apply}>
+        <label for="log-q">Recipient</label>
+        <input
+          id="log-q"
+          type="search"
+          autoComplete="off"
+          spellcheck={false}
+          placeholder="ada@ or ada@example.com"
+          value={draft.q}
+          onInput={(e) => setDraft({ ...draft, q: e.currentTarget.value })}
+        />
+        <label for="log-tag">Tag</label>
+        <input
+          id="log-tag"
+          autoComplete="off"
+          spellcheck={false}
+          value={draft.tag}
+          onInput={(e) => setDraft({ ...draft, tag: e.currentTarget.value })}
+        />
+        <label for="log-from">From (UTC)</label>
+        <input
+          id="log-from"
+          type="date"
+          value={draft.from}
+          onChange={(e) => setDraft({ ...draft, from: e.currentTarget.value })}
+        />
+        <label for="log-to">To (UTC)</label>
+        <input
+          id="log-to"
+          type="date"
+          value={draft.to}
+          onChange={(e) => setDraft({ ...draft, to: e.currentTarget.value })}
+        />
+        <button type="submit">Apply</button>
+        {FILTER_KEYS.some((k) => filters[k] !== '') && (
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => go({ page: 1, status: '', q: '', tag: '', from: '', to: '' })}
+          >
+            Clear filters
+          </button>
+        )}
+      </form>
       <div class="filters">
         <label for="status-filter">Status</label>
         <select
@@ -78,7 +166,7 @@ export function LogsPage({ route }: { route: Route }) {
               <EmptyState title={filtered ? 'No email matches this view.' : 'No email yet.'}>
                 <p>
                   {filtered
-                    ? 'Choose another status or project, or send one that matches. '
+                    ? 'Change or clear the filters, choose another project, or send one that matches. '
                     : 'Every email Tern sends or is told about appears here. '}
                   Send one from the <a href={routeHref('/send')}>Send</a> page, or call{' '}
                   <code>POST /emails/send</code> with an <a href={routeHref('/api-keys')}>API key</a>.
@@ -95,6 +183,7 @@ export function LogsPage({ route }: { route: Route }) {
                     <th scope="col">Recipient</th>
                     <th scope="col">Subject</th>
                     <th scope="col">Status</th>
+                    <th scope="col">Tags</th>
                     <th scope="col">Created</th>
                   </tr>
                 </thead>
@@ -110,6 +199,7 @@ export function LogsPage({ route }: { route: Route }) {
                       <td>
                         <StatusBadge status={e.status} />
                       </td>
+                      <td>{e.tags.length === 0 ? '—' : e.tags.join(', ')}</td>
                       <td>
                         <time dateTime={e.createdAt}>{formatDate(e.createdAt)}</time>
                       </td>

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { get, query } from '../api.js';
+import { BreakdownSection } from '../breakdown.js';
 import { ANALYTICS_SERIES, DailyChart } from '../chart.js';
 import { useProject } from '../project.js';
 import { routeHref } from '../router.js';
@@ -151,6 +152,7 @@ export function OverviewPage() {
           )}
         </div>
       )}
+      <BreakdownSection days={days} projectId={project.id} />
     </Page>
   );
 }

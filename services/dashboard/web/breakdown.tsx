@@ -1,0 +1,282 @@
+import { useMemo, useState } from 'preact/hooks';
+import { get, query } from './api.js';
+import { SeriesChart } from './chart.js';
+import { type Breakdown, type BreakdownCounters, DIMENSIONS, type Dimension } from './types.js';
+import { ErrorNotice, formatNumber, Loading, TableWrap, useLoad } from './ui.js';
+
+/** How each dimension is named on screen (SPEC §26). */
+export const DIMENSION_LABELS: Record<Dimension, string> = {
+  tag: 'Tag',
+  template: 'Template',
+  project: 'Project',
+  campaign: 'Campaign',
+  domain: 'Sending domain',
+  provider: 'Mailbox provider',
+  client: 'Client',
+  device: 'Device',
+  bounce: 'Bounce category',
+};
+
+/** The figures a chart can draw, one line per row. */
+const FIGURES = [
+  ['total', 'Emails'],
+  ['sent', 'Sent'],
+  ['delivered', 'Delivered'],
+  ['opened', 'Opened'],
+  ['clicked', 'Clicked'],
+  ['bounced', 'Bounced'],
+  ['complained', 'Complaints'],
+] as const satisfies readonly (readonly [keyof BreakdownCounters, string])[];
+type Figure = (typeof FIGURES)[number][0];
+
+const TOP_N = [3, 5, 8] as const;
+
+/** A row's key as shown: '' is the emails without a value of the dimension. */
+export const keyLabel = (key: string) => (key === '' ? '(none)' : key);
+
+const percent = (n: number) => `${n.toFixed(1)}%`;
+
+/**
+ * The overview's breakdown (SPEC §26 `GET /analytics/breakdown`): rows of one dimension over the
+ * overview's period (or a from/to of local days), narrowed by filters on other dimensions (and by
+ * the project switcher), with a line per top row by local hour or day.
+ */
+export function BreakdownSection({ days, projectId }: { days: number; projectId: string | undefined }) {
+  const [by, setBy] = useState<Dimension>('provider');
+  const [interval, setInterval] = useState<'day' | 'hour'>('day');
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const [filters, setFilters] = useState<[Dimension, string][]>([]);
+  const [filterBy, setFilterBy] = useState<Dimension>('tag');
+  const [filterValue, setFilterValue] = useState('');
+  const [figure, setFigure] = useState<Figure>('total');
+  const [topN, setTopN] = useState<number>(5);
+  const range = from !== '' && to !== '' ? { from, to } : { days };
+  const params = {
+    by,
+    interval,
+    ...range,
+    ...Object.fromEntries(filters),
+    // The project switcher narrows the breakdown as it narrows every page.
+    ...(projectId !== undefined ? { project: projectId } : {}),
+  };
+  const q = query(params);
+  const load = useLoad(() => get<Breakdown>(`/analytics/breakdown${q}`).then((r) => r.body), [q]);
+  const data = load.data;
+  const lines = useMemo(
+    () =>
+      (data?.data ?? []).slice(0, topN).map((row) => ({
+        label: keyLabel(row.key),
+        values: (row.series ?? []).map((p) => p[figure]),
+      })),
+    [data, topN, figure],
+  );
+  const starts = useMemo(() => data?.data[0]?.series?.map((p) => p.start) ?? [], [data]);
+
+  const addFilter = (e: Event) => {
+    e.preventDefault();
+    setFilters((fs) => [...fs.filter(([d]) => d !== filterBy), [filterBy, filterValue.trim()]]);
+    setFilterValue('');
+  };
+
+  return (
+    <section aria-labelledby="breakdown-title" data-testid="breakdown">
+      <h2 id="breakdown-title">Breakdown</h2>
+      <div class="filters">
+        <label for="breakdown-by">Breakdown by</label>
+        <select id="breakdown-by" value={by} onChange={(e) => setBy(e.currentTarget.value as Dimension)}>
+          {DIMENSIONS.map((d) => (
+            <option key={d} value={d}>
+              {DIMENSION_LABELS[d]}
+            </option>
+          ))}
+        </select>
+        <label for="breakdown-interval">Interval</label>
+        <select
+          id="breakdown-interval"
+          value={interval}
+          onChange={(e) => setInterval(e.currentTarget.value as 'day' | 'hour')}
+        >
+          <option value="day">Day</option>
+          <option value="hour">Hour</option>
+        </select>
+        <label for="breakdown-from">From</label>
+        <input
+          id="breakdown-from"
+          type="date"
+          value={from}
+          onChange={(e) => setFrom(e.currentTarget.value)}
+        />
+        <label for="breakdown-to">To</label>
+        <input id="breakdown-to" type="date" value={to} onChange={(e) => setTo(e.currentTarget.value)} />
+        {(from !== '' || to !== '') && (
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => {
+              setFrom('');
+              setTo('');
+            }}
+          >
+            Clear dates
+          </button>
+        )}
+      </div>
+      <form class="filters" aria-label="Breakdown filters" onSubmit={addFilter}>
+        <label for="breakdown-filter-by">Filter by</label>
+        <select
+          id="breakdown-filter-by"
+          value={filterBy}
+          onChange={(e) => setFilterBy(e.currentTarget.value as Dimension)}
+        >
+          {DIMENSIONS.map((d) => (
+            <option key={d} value={d}>
+              {DIMENSION_LABELS[d]}
+            </option>
+          ))}
+        </select>
+        <label for="breakdown-filter-value">Filter value</label>
+        <input
+          id="breakdown-filter-value"
+          autoComplete="off"
+          spellcheck={false}
+          placeholder="gmail, receipt, …"
+          value={filterValue}
+          onInput={(e) => setFilterValue(e.currentTarget.value)}
+        />
+        <button type="submit">Add filter</button>
+      </form>
+      {filters.length > 0 && (
+        <ul class="chips" aria-label="Filters applied">
+          {filters.map(([d, v]) => (
+            <li key={d}>
+              <span class="badge">
+                {DIMENSION_LABELS[d]} = {keyLabel(v)}
+              </span>{' '}
+              <button
+                type="button"
+                class="link"
+                aria-label={`Remove filter ${DIMENSION_LABELS[d]} = ${keyLabel(v)}`}
+                onClick={() => setFilters((fs) => fs.filter(([x]) => x !== d))}
+              >
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {load.error && <ErrorNotice error={load.error} what="the analytics breakdown" />}
+      {!data && load.loading && <Loading />}
+      {data && (
+        <div aria-busy={load.loading} data-by={data.by} data-interval={data.interval ?? ''}>
+          <p class="muted" data-testid="breakdown-period">
+            {DIMENSION_LABELS[data.by]} · {data.period.from} to {data.period.to} ({data.period.timeZone})
+          </p>
+          {data.data.length === 0 ? (
+            <p class="muted">No email matches this breakdown.</p>
+          ) : (
+            <>
+              <div class="filters">
+                <label for="breakdown-figure">Chart figure</label>
+                <select
+                  id="breakdown-figure"
+                  value={figure}
+                  onChange={(e) => setFigure(e.currentTarget.value as Figure)}
+                >
+                  {FIGURES.map(([k, l]) => (
+                    <option key={k} value={k}>
+                      {l}
+                    </option>
+                  ))}
+                </select>
+                <label for="breakdown-top">Lines</label>
+                <select
+                  id="breakdown-top"
+                  value={String(topN)}
+                  onChange={(e) => setTopN(Number(e.currentTarget.value))}
+                >
+                  {TOP_N.map((n) => (
+                    <option key={n} value={String(n)}>
+                      Top {n}
+                    </option>
+                  ))}
+                </select>
+              </div>
+              <SeriesChart
+                starts={starts}
+                lines={lines}
+                timeZone={data.period.timeZone}
+                interval={data.interval ?? 'day'}
+                label={`${FIGURES.find(([k]) => k === figure)?.[1]} by ${DIMENSION_LABELS[data.by].toLowerCase()}`}
+              />
+              <TableWrap label={`Breakdown by ${DIMENSION_LABELS[data.by].toLowerCase()}`}>
+                <table data-testid="breakdown-table">
+                  <thead>
+                    <tr>
+                      <th scope="col">{DIMENSION_LABELS[data.by]}</th>
+                      <th scope="col" class="num">
+                        Emails
+                      </th>
+                      <th scope="col" class="num">
+                        Sent
+                      </th>
+                      <th scope="col" class="num">
+                        Delivered
+                      </th>
+                      <th scope="col" class="num">
+                        Opened
+                      </th>
+                      <th scope="col" class="num">
+                        Clicked
+                      </th>
+                      <th scope="col" class="num">
+                        Bounced
+                      </th>
+                      <th scope="col" class="num">
+                        Complaints
+                      </th>
+                      <th scope="col" class="num">
+                        Delivery rate
+                      </th>
+                      <th scope="col" class="num">
+                        Open rate
+                      </th>
+                      <th scope="col" class="num">
+                        Click rate
+                      </th>
+                      <th scope="col" class="num">
+                        Bounce rate
+                      </th>
+                      <th scope="col" class="num">
+                        Complaint rate
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.data.map((r) => (
+                      <tr key={r.key} data-key={r.key}>
+                        <th scope="row">{keyLabel(r.key)}</th>
+                        <td class="num">{formatNumber(r.total)}</td>
+                        <td class="num">{formatNumber(r.sent)}</td>
+                        <td class="num">{formatNumber(r.delivered)}</td>
+                        <td class="num">{formatNumber(r.opened)}</td>
+                        <td class="num">{formatNumber(r.clicked)}</td>
+                        <td class="num">{formatNumber(r.bounced)}</td>
+                        <td class="num">{formatNumber(r.complained)}</td>
+                        <td class="num">{percent(r.rates.deliveryRate)}</td>
+                        <td class="num">{percent(r.rates.openRate)}</td>
+                        <td class="num">{percent(r.rates.clickRate)}</td>
+                        <td class="num">{percent(r.rates.bounceRate)}</td>
+                        <td class="num">{percent(r.rates.complaintRate)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableWrap>
+            </>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}
