@@ -154,6 +154,12 @@ describe('GET /emails/logs filters and cursor (SPEC §19)', () => {
       (e) => e.createdAt >= '2026-06-05T00:00:00.000Z',
     ],
     ['tag', '&tag=receipt', (e) => e.tags.includes('receipt')],
+    ['templateId', '&templateId=t2', (e) => byId().get(e.id)?.templateId === 't2'],
+    [
+      'templateId + status + tag',
+      '&templateId=t1&status=DELIVERED&tag=receipt',
+      (e) => byId().get(e.id)?.templateId === 't1' && e.status === 'DELIVERED' && e.tags.includes('receipt'),
+    ],
     ['q exact', '&q=e0003%40example.com', (e) => e.toEmail === 'e0003@example.com'],
     ['q prefix, any case', '&q=E00', (e) => e.toEmail.startsWith('e00')],
     [

@@ -26,7 +26,7 @@ export interface LogsCursor {
  *
  * - every page walks `email_logs_tenant_order_idx` (or the status or project one) in the log's
  *   order, so no query sorts and none scans the table;
- * - `meta.total` without `tag`/`q`/`from`/`to` is Σ `email_log_counts` over the days from the
+ * - `meta.total` without `tag`/`q`/`templateId`/`from`/`to` is Σ `email_log_counts` over the days from the
  *   retention cut-off (≤ days × statuses rows), exact because the projector keeps the counters in
  *   the transaction that changes the rows;
  * - a deep `page` without those filters starts at the right hour: the same counters say how many
@@ -34,7 +34,7 @@ export interface LogsCursor {
  *   that day, so the index walk skips whole days and hours and only steps over one hour's entries;
  * - a `cursor` is a keyset position: one index descent whatever the depth.
  *
- * With `tag`, `q`, `from` or `to`, the total is an exact `count(*)` over the index range, costing
+ * With `tag`, `q`, `templateId`, `from` or `to`, the total is an exact `count(*)` over the index range, costing
  * one index entry per entry in the range (the retention window, narrowed by `from`/`to` and
  * `status`), and a `page` steps over (page − 1) × limit matching entries; a cursor stays constant.
  *
@@ -52,6 +52,8 @@ export interface LogsFilter {
   q?: string;
   /** Entries of this project (SPEC §16). */
   projectId?: string;
+  /** Entries rendered from this template (its id). */
+  templateId?: string;
 }
 
 export interface LogsPageQuery {
@@ -178,13 +180,19 @@ export function logsStatement(q: LogsPageQuery): { text: string; values: unknown
     countWhere.push(`c.${column} = ${p}`);
     hourWhere.push(`h.${column} = ${p}`);
   }
-  const { from, to, tag, q: recipient } = q.filter;
+  const { from, to, tag, q: recipient, templateId } = q.filter;
   if (from !== undefined) rowWhere.push(`e.created_at >= ${sql.param(storableBound(from))}::timestamptz`);
   if (to !== undefined) rowWhere.push(`e.created_at <= ${sql.param(storableBound(to))}::timestamptz`);
   if (tag !== undefined) rowWhere.push(`e.tags @> jsonb_build_array(${sql.param(tag)}::text)`);
   if (recipient !== undefined)
     rowWhere.push(`starts_with(lower(e.to_email), lower(${sql.param(recipient)}::text))`);
-  const counted = from === undefined && to === undefined && tag === undefined && recipient === undefined;
+  if (templateId !== undefined) rowWhere.push(`e.template_id = ${sql.param(templateId)}::text`);
+  const counted =
+    from === undefined &&
+    to === undefined &&
+    tag === undefined &&
+    recipient === undefined &&
+    templateId === undefined;
 
   const where = rowWhere.join(' AND ');
   const fetch = sql.param(q.limit + 1);

@@ -30,7 +30,7 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
         description:
           'One page of the tenant’s emails, newest first (`createdAt` desc, then `id` desc). `provider` and ' +
           '`messageId` are null until the email is sent. Entries older than the tenant’s retention are never ' +
-          'listed. A page past the end has `data: []`. Filters `status`, `from`/`to`, `tag`, `q` and `projectId` ' +
+          'listed. A page past the end has `data: []`. Filters `status`, `from`/`to`, `tag`, `q`, `templateId` and `projectId` ' +
           'combine (AND); `meta.total` counts the matching entries exactly. `meta.nextCursor` opens the next page ' +
           'at constant cost, whatever its depth. A key bound to a project sees that project only. API key with ' +
           'scope `email:read`, or a dashboard JWT.\n\n' +
@@ -48,7 +48,7 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
     async (request, reply) => {
       const credential = credentialOf(request);
       const { tenantId } = credential;
-      const { page, limit, status, from, to, tag, q } = request.query;
+      const { page, limit, status, from, to, tag, q, templateId } = request.query;
       // A project-bound key sees its project only: another project's filter finds nothing.
       const bound = boundProject(credential);
       const projectId = bound ?? request.query.projectId;
@@ -75,6 +75,7 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
               to ?? null,
               tag ?? null,
               q ?? null,
+              templateId ?? null,
             ]);
       // Only answers to valid queries are memoised: a known key needs no further check.
       const known = pages.peek(key, context.logsVersion);
@@ -96,7 +97,7 @@ export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps)
               limit,
               page,
               cursor,
-              filter: { status, from, to, tag, q, projectId },
+              filter: { status, from, to, tag, q, projectId, templateId },
             });
         return {
           data: result.entries,

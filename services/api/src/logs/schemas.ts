@@ -54,6 +54,12 @@ export const logsQuerySchema = pageQuerySchema
       'ada@',
     ),
     projectId: projectFilter,
+    templateId: queryText(
+      'templateId',
+      256,
+      'Only the emails rendered from this template (its id, as `GET /templates` lists it).',
+      'tpl_8Kd2mQ7wE1rT6yU3iO9pAs4L',
+    ),
     cursor: queryText(
       'cursor',
       512,
