@@ -52,10 +52,13 @@ interface Spec {
   delayed?: boolean;
   bounce?: readonly [string, string];
   category?: string;
+  /** Rendered from the file's template "Receipt". */
+  templated?: boolean;
 }
 
 const SPECS: Spec[] = [
   {
+    templated: true,
     id: 'g1',
     to: 'g1@gmail.com',
     provider: 'gmail',
@@ -68,6 +71,7 @@ const SPECS: Spec[] = [
     click: true,
   },
   {
+    templated: true,
     id: 'g2',
     to: 'g2@gmail.com',
     provider: 'gmail',
@@ -106,6 +110,7 @@ const SPECS: Spec[] = [
     delayed: true,
   },
   {
+    templated: true,
     id: 'o1',
     to: 'o1@outlook.com',
     provider: 'outlook',
@@ -118,6 +123,7 @@ const SPECS: Spec[] = [
     click: true,
   },
   {
+    templated: true,
     id: 'o2',
     to: 'o2@outlook.com',
     provider: 'outlook',
@@ -162,7 +168,7 @@ const SPECS: Spec[] = [
 const BASE = Date.now() - 5 * 60_000;
 const queuedAt = (i: number) => BASE - i * 1000;
 
-function eventsOf(tenantId: string): unknown[] {
+function eventsOf(tenantId: string, templateId: string): unknown[] {
   return SPECS.flatMap((s, i) => {
     const at = queuedAt(i);
     const emailId = `an-${s.id}`;
@@ -175,7 +181,12 @@ function eventsOf(tenantId: string): unknown[] {
       data,
     });
     const out = [
-      ev('email.queued', 0, { toEmail: s.to, subject: `Message ${s.id}`, tags: s.tags }),
+      ev('email.queued', 0, {
+        toEmail: s.to,
+        subject: `Message ${s.id}`,
+        tags: s.tags,
+        ...(s.templated ? { templateId } : {}),
+      }),
       ev('email.sent', 1000, { provider: 'ses', messageId: `<${emailId}@tern>` }),
     ];
     if (s.delayed) out.push(ev('email.delayed', 1500, { reason: '451 4.7.1 try again later' }));
@@ -256,10 +267,17 @@ const utcHour = (ms: number) => `${new Date(ms).toISOString().slice(0, 13).repla
 describe('analytics you can slice, in Chromium (SPEC §26)', () => {
   let tern: Tern;
   let browser: Browser;
+  let templateId: string;
 
   beforeAll(async () => {
     tern = sharedTern('analytics');
-    await postEvents(tern, eventsOf(tern.tenant));
+    const template = await apiWrite<{ id: string }>(tern, 'POST', '/templates', {
+      name: 'Receipt',
+      subject: 'Your receipt',
+      html: '<p>Thank you.</p>',
+    });
+    templateId = template.id;
+    await postEvents(tern, eventsOf(tern.tenant, templateId));
     // Projected into both read models: the log, and the sliceable rollup with every outcome.
     await waitFor(
       async () => {
@@ -332,6 +350,8 @@ describe('analytics you can slice, in Chromium (SPEC §26)', () => {
     await shows(expectedRows(SPECS, (s) => [s.client ?? '']));
     await section.getByLabel('Breakdown by', { exact: true }).selectOption({ label: 'Device' });
     await shows(expectedRows(SPECS, (s) => [s.device ?? '']));
+    await section.getByLabel('Breakdown by', { exact: true }).selectOption({ label: 'Template' });
+    await shows(expectedRows(SPECS, (s) => [s.templated ? templateId : '']));
 
     // One local (UTC) day by hour: the chart's figures put each provider's emails in their hour.
     const day = utcDay(BASE);
@@ -486,7 +506,7 @@ describe('analytics you can slice, in Chromium (SPEC §26)', () => {
     await w.page.close();
   });
 
-  it('logs: recipient search, tag, date range and status are the API parameters; the rows are those of the events', async () => {
+  it('logs: recipient search, tag, template, date range and status are the API parameters; the rows are those of the events', async () => {
     const w = await newPage(browser);
     await signIn(w, tern, tern.jwt, '/logs');
     const table = w.page
@@ -522,10 +542,27 @@ describe('analytics you can slice, in Chromium (SPEC §26)', () => {
     await expect.poll(recipients).toEqual(receiptO.sort());
     await expect.poll(() => w.page.getByTestId('logs-total').textContent()).toBe(`${receiptO.length} emails`);
 
+    // The template menu names the tenant's templates; it is the API's `templateId`.
+    await w.page.getByLabel('Template', { exact: true }).selectOption({ label: 'Receipt' });
+    await expect.poll(recipients).toEqual(
+      SPECS.filter((s) => s.templated && s.tags.includes('receipt') && s.to.startsWith('o'))
+        .map((s) => s.to)
+        .sort(),
+    );
+    expect(new URL(w.page.url()).hash).toMatch(/template=tpl_/);
     // The status menu combines with them: the bounced one among those.
     await w.page.getByLabel('Status', { exact: true }).selectOption('BOUNCED');
     await expect.poll(recipients).toEqual(['o2@outlook.com']);
 
+    // The template alone: every email rendered from it.
+    await w.page.getByRole('button', { name: 'Clear filters' }).click();
+    await expect.poll(recipients).toEqual(all);
+    await w.page.getByLabel('Template', { exact: true }).selectOption({ label: 'Receipt' });
+    await expect.poll(recipients).toEqual(
+      SPECS.filter((s) => s.templated)
+        .map((s) => s.to)
+        .sort(),
+    );
     // A date range after the emails: nothing; the range of their day: all of them again.
     await w.page.getByRole('button', { name: 'Clear filters' }).click();
     await expect.poll(recipients).toEqual(all);

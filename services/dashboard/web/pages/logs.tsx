@@ -21,13 +21,15 @@ const LIMIT = 20;
 /** The filters of the address (`#/logs?status=BOUNCED&q=ada%40&tag=receipt&from=2026-06-01&to=…`). */
 interface LogFilters {
   status: string;
+  /** A template id (the API's `templateId`). */
+  template: string;
   q: string;
   tag: string;
   /** UTC days, YYYY-MM-DD, inclusive. */
   from: string;
   to: string;
 }
-const FILTER_KEYS = ['status', 'q', 'tag', 'from', 'to'] as const;
+const FILTER_KEYS = ['status', 'template', 'q', 'tag', 'from', 'to'] as const;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** The API's `from`/`to` (SPEC §19, ISO instants on `createdAt`) of the page's UTC days. */
@@ -40,8 +42,8 @@ function apiBounds(f: LogFilters): { from?: string; to?: string } {
 
 /**
  * The delivery log (SPEC §7), newest first. Every filter is one of SPEC §19's parameters, applied
- * by the API — `status`, `q` (recipient, exact or prefix), `tag`, `from`/`to` (whole UTC days on
- * `createdAt`) and the project switcher's `projectId` — so the rows, the total and the pages are
+ * by the API — `status`, `templateId`, `q` (recipient, exact or prefix), `tag`, `from`/`to` (whole
+ * UTC days on `createdAt`) and the project switcher's `projectId` — so the rows, the total and the pages are
  * those of the filter. "Older" follows `meta.nextCursor` (the next page at constant cost however
  * deep); "Newer" and a typed page number ask for the page by number.
  */
@@ -70,6 +72,7 @@ export function LogsPage({ route }: { route: Route }) {
           ...(cursor ? { cursor } : { page }),
           limit: LIMIT,
           status,
+          templateId: filters.template,
           q: filters.q,
           tag: filters.tag,
           ...apiBounds(filters),
@@ -78,6 +81,19 @@ export function LogsPage({ route }: { route: Route }) {
       ).then((r) => r.body),
     [page, cursor, key, project.id],
   );
+  // The template menu names the tenant's templates; an id of the address that is not among them
+  // (a deleted template, or one past the first 100) stays a choice of its own.
+  const templates = useLoad(
+    () =>
+      get<List<{ id: string; name: string }>>(`/templates${query({ limit: 100 })}`).then(
+        (r) => r.body.data,
+        () => [],
+      ),
+    [],
+  );
+  const templateChoices = [...(templates.data ?? [])];
+  if (filters.template !== '' && !templateChoices.some((t) => t.id === filters.template))
+    templateChoices.push({ id: filters.template, name: filters.template });
   const filtered = FILTER_KEYS.some((k) => filters[k] !== '') || project.id !== undefined;
   // The typed filters apply together on "Apply" (a request per keystroke would page the log for nothing).
   const [draft, setDraft] = useState({ q: filters.q, tag: filters.tag, from: filters.from, to: filters.to });
@@ -130,7 +146,7 @@ export function LogsPage({ route }: { route: Route }) {
           <button
             type="button"
             class="secondary"
-            onClick={() => go({ page: 1, status: '', q: '', tag: '', from: '', to: '' })}
+            onClick={() => go({ page: 1, status: '', template: '', q: '', tag: '', from: '', to: '' })}
           >
             Clear filters
           </button>
@@ -147,6 +163,19 @@ export function LogsPage({ route }: { route: Route }) {
           {STATUSES.map((s) => (
             <option key={s} value={s}>
               {s}
+            </option>
+          ))}
+        </select>
+        <label for="template-filter">Template</label>
+        <select
+          id="template-filter"
+          value={filters.template}
+          onChange={(e) => go({ page: 1, template: e.currentTarget.value })}
+        >
+          <option value="">Any</option>
+          {templateChoices.map((t) => (
+            <option key={t.id} value={t.id}>
+              {t.name}
             </option>
           ))}
         </select>
