@@ -18,6 +18,11 @@ export const emailLogEntrySchema = z.object({
   messageId: z.string().nullable(),
   createdAt: z.string(),
   tags: z.array(z.string()),
+  opened: z
+    .boolean()
+    .meta({ description: 'A human open was recorded (machine opens do not count, SPEC §21).' }),
+  clicked: z.boolean().meta({ description: 'A human click was recorded (scanner clicks do not count).' }),
+  complained: z.boolean().meta({ description: 'A complaint was recorded (SPEC §4 `email.complained`).' }),
 });
 export type EmailLogEntry = z.infer<typeof emailLogEntrySchema>;
 

@@ -298,5 +298,8 @@ export function toLogEntry(state: EmailState): EmailLogEntry | null {
     messageId: state.messageId,
     createdAt: queued.createdAt,
     tags: [...queued.tags],
+    opened: state.openCount > 0,
+    clicked: state.clickCount > 0,
+    complained: state.complaintCount > 0,
   };
 }

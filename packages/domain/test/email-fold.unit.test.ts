@@ -45,6 +45,9 @@ describe('email.queued creates the log entry', () => {
       messageId: null,
       createdAt: T0,
       tags: [],
+      opened: false,
+      clicked: false,
+      complained: false,
     });
   });
 
@@ -207,6 +210,9 @@ describe('events before email.queued are kept and applied', () => {
 
   it('opens before queued show up in the entry’s counts', () => {
     given(opened('o1', T2), queued('q1', T0)).thenState({ openCount: 1, firstOpenedAt: T2 });
+    given(opened('o1', T2), queued('q1', T0)).thenEntry(
+      expect.objectContaining({ opened: true, clicked: false, complained: false }),
+    );
   });
 });
 

@@ -30,6 +30,12 @@ export interface EmailLogEntry {
   /** ISO 8601 timestamp of `email.queued`. */
   createdAt: string;
   tags: string[];
+  /** A human open was recorded (machine opens do not count). */
+  opened: boolean;
+  /** A human click was recorded (scanner clicks do not count). */
+  clicked: boolean;
+  /** A complaint was recorded. */
+  complained: boolean;
 }
 
 export interface LogsMeta {

@@ -95,6 +95,9 @@ function entryOf(n: number, sent: boolean, createdAt: string): EmailLogEntry {
     messageId: sent ? `msg-${n}` : null,
     createdAt,
     tags: n % 3 === 0 ? ['welcome'] : [],
+    opened: false,
+    clicked: false,
+    complained: false,
   };
 }
 

@@ -278,5 +278,8 @@ export function expectedLog(emails: readonly GeneratedEmail[], now: string, rete
       messageId: e.messageId,
       createdAt: e.createdAt.toISOString(),
       tags: e.tags,
+      opened: e.opens > 0,
+      clicked: e.clicks > 0,
+      complained: e.complaints > 0,
     }));
 }

@@ -116,8 +116,21 @@ describe('GET /emails/logs', () => {
       const data = (await logs('?limit=100')).json().data as Record<string, unknown>[];
       for (const entry of data) {
         expect(Object.keys(entry).sort()).toEqual(
-          ['createdAt', 'id', 'messageId', 'provider', 'status', 'subject', 'tags', 'toEmail'].sort(),
+          [
+            'clicked',
+            'complained',
+            'createdAt',
+            'id',
+            'messageId',
+            'opened',
+            'provider',
+            'status',
+            'subject',
+            'tags',
+            'toEmail',
+          ].sort(),
         );
+        for (const flag of ['opened', 'clicked', 'complained']) expect(typeof entry[flag]).toBe('boolean');
         expect(entry.createdAt).toBe(new Date(entry.createdAt as string).toISOString());
         expect(Array.isArray(entry.tags)).toBe(true);
         const sent = ['SENT', 'DELAYED', 'DELIVERED', 'BOUNCED'].includes(entry.status as string);

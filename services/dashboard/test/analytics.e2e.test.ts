@@ -521,9 +521,22 @@ describe('analytics you can slice, in Chromium (SPEC §26)', () => {
     };
     const all = SPECS.map((s) => s.to).sort();
     await expect.poll(recipients).toEqual(all);
-    // Tags are a column.
+    // Tags are a column; so are the opened / clicked / complained flags, each row as its events say.
     const g1 = table.locator('tbody tr', { hasText: 'g1@gmail.com' });
     expect((await g1.locator('td').allTextContents())[2]).toBe('receipt');
+    const yes = (b: boolean) => (b ? 'Yes' : 'No');
+    for (const s of SPECS) {
+      const cells = await table
+        .locator('tbody tr', { has: w.page.getByRole('rowheader', { name: s.to, exact: true }) })
+        .locator('td')
+        .allTextContents();
+      expect(cells.slice(3, 6), s.to).toEqual([
+        yes(s.ua !== undefined),
+        yes(s.click === true),
+        yes(s.complain === true),
+      ]);
+    }
+    expect(SPECS.some((s) => s.ua !== undefined) && SPECS.some((s) => s.ua === undefined)).toBe(true);
 
     await w.page.getByLabel('Tag', { exact: true }).fill('welcome');
     await w.page.getByRole('button', { name: 'Apply' }).click();

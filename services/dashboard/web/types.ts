@@ -64,6 +64,10 @@ export interface LogEntry {
   messageId: string | null;
   createdAt: string;
   tags: string[];
+  /** A human open, a human click, a complaint was recorded (SPEC §4). */
+  opened: boolean;
+  clicked: boolean;
+  complained: boolean;
 }
 export interface EmailDetail extends LogEntry {
   from?: string | null;

@@ -88,6 +88,9 @@ type LogRow = {
   message_id: string | null;
   created_at: Date;
   tags: unknown;
+  opened: boolean;
+  clicked: boolean;
+  complained: boolean;
   ck: string;
 };
 
@@ -101,10 +104,21 @@ const toEntry = (r: LogRow): EmailLogEntry => ({
   messageId: r.message_id,
   createdAt: r.created_at.toISOString(),
   tags: Array.isArray(r.tags) ? r.tags.filter((t): t is string => typeof t === 'string') : [],
+  opened: r.opened,
+  clicked: r.clicked,
+  complained: r.complained,
 });
 
-const COLUMNS = `e.id, e.to_email, e.subject, e.status, e.provider, e.message_id, e.created_at, e.tags,
+const COLUMNS = `e.id, e.to_email, e.subject, e.status, e.provider, e.message_id, e.created_at, e.tags, e.state,
        to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS ck`;
+/**
+ * The page's columns over the inner rows `p`: the engagement flags are read from the fold state
+ * here, outside the LIMIT/OFFSET, so that rows stepped over are never detoasted.
+ */
+const PAGE = `p.id, p.to_email, p.subject, p.status, p.provider, p.message_id, p.created_at, p.tags, p.ck,
+       COALESCE((p.state->>'openCount')::int, 0) > 0 AS opened,
+       COALESCE((p.state->>'clickCount')::int, 0) > 0 AS clicked,
+       COALESCE((p.state->>'complaintCount')::int, 0) > 0 AS complained`;
 /** The log's order; matches the indexes of migration 0040 column for column. */
 const ORDER = 'ORDER BY e.created_at DESC, e.id COLLATE "C" DESC';
 
@@ -205,7 +219,7 @@ export function logsStatement(q: LogsPageQuery): { text: string; values: unknown
     const at = sql.param(q.cursor.createdAt);
     const id = sql.param(q.cursor.id);
     const after = `(${at}::timestamp AT TIME ZONE 'UTC')`;
-    statement = `SELECT (${totalSql})::text AS total, p.* FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+    statement = `SELECT (${totalSql})::text AS total, ${PAGE} FROM (SELECT 1) AS one LEFT JOIN LATERAL (
       SELECT ${COLUMNS} FROM email_logs e
        WHERE ${where} AND e.created_at <= ${after}
          AND (e.created_at < ${after} OR e.id COLLATE "C" < ${id}::text COLLATE "C")
@@ -244,14 +258,14 @@ export function logsStatement(q: LogsPageQuery): { text: string; values: unknown
              AND (e.created_at, e.id COLLATE "C") < ((SELECT hour + interval '1 hour' FROM target_hour), '')
            ${ORDER} LIMIT 1 OFFSET (SELECT ${offset}::bigint - before FROM target_hour)
         )
-        SELECT (SELECT coalesce(sum(n), 0) FROM days)::text AS total, p.* FROM (SELECT 1) AS one
+        SELECT (SELECT coalesce(sum(n), 0) FROM days)::text AS total, ${PAGE} FROM (SELECT 1) AS one
           LEFT JOIN LATERAL (
             SELECT ${COLUMNS} FROM email_logs e
              WHERE ${where}
                AND (e.created_at, e.id COLLATE "C") <= ((SELECT created_at FROM anchor), (SELECT id FROM anchor))
              ${ORDER} LIMIT ${fetch}) AS p ON true`;
     } else {
-      statement = `SELECT (${totalSql})::text AS total, p.* FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+      statement = `SELECT (${totalSql})::text AS total, ${PAGE} FROM (SELECT 1) AS one LEFT JOIN LATERAL (
         SELECT ${COLUMNS} FROM email_logs e WHERE ${where}
          ${ORDER} LIMIT ${fetch} OFFSET ${offset}::bigint) AS p ON true`;
     }

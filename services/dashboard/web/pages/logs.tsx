@@ -213,6 +213,9 @@ export function LogsPage({ route }: { route: Route }) {
                     <th scope="col">Subject</th>
                     <th scope="col">Status</th>
                     <th scope="col">Tags</th>
+                    <th scope="col">Opened</th>
+                    <th scope="col">Clicked</th>
+                    <th scope="col">Complained</th>
                     <th scope="col">Created</th>
                   </tr>
                 </thead>
@@ -229,6 +232,9 @@ export function LogsPage({ route }: { route: Route }) {
                         <StatusBadge status={e.status} />
                       </td>
                       <td>{e.tags.length === 0 ? '—' : e.tags.join(', ')}</td>
+                      <td>{e.opened ? 'Yes' : 'No'}</td>
+                      <td>{e.clicked ? 'Yes' : 'No'}</td>
+                      <td>{e.complained ? 'Yes' : 'No'}</td>
                       <td>
                         <time dateTime={e.createdAt}>{formatDate(e.createdAt)}</time>
                       </td>
