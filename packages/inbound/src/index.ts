@@ -28,6 +28,7 @@ export {
   encodeInboundCursor,
   type InboundPage,
   type InboundReader,
+  type InboundReaderOptions,
 } from './reader.js';
 export {
   completeStored,

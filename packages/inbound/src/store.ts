@@ -185,6 +185,8 @@ export async function listInbound(
     toHash?: string | undefined;
     fromHash?: string | undefined;
     since?: string | undefined;
+    /** The tenant's retention cut-off (SPEC §9): nothing received before it is listed. */
+    cutoff?: Date | undefined;
   },
 ): Promise<StoredInbound[]> {
   const { rows } = await db.query<Row>(
@@ -194,6 +196,7 @@ export async function listInbound(
        AND ($4::text IS NULL OR $4 = ANY(to_hashes))
        AND ($5::text IS NULL OR from_hash = $5)
        AND ($6::timestamptz IS NULL OR received_at >= $6)
+       AND ($8::timestamptz IS NULL OR received_at >= $8)
      ORDER BY received_at DESC, id DESC LIMIT $7`,
     [
       q.tenantId,
@@ -203,6 +206,7 @@ export async function listInbound(
       q.fromHash ?? null,
       q.since ?? null,
       q.limit,
+      q.cutoff ?? null,
     ],
   );
   return rows.map(toStored);
@@ -217,17 +221,21 @@ export async function inboundTenantOf(db: Db, id: string): Promise<string | null
   return rows[0]?.tenant_id ?? null;
 }
 
-/** One message of the tenant with its content (and its raw bytes when asked). */
+/**
+ * One message of the tenant with its content (and its raw bytes when asked); null when it was
+ * received before `cutoff` (the tenant's retention, SPEC §9), whether or not the job deleted it yet.
+ */
 export async function getInbound(
   db: Db,
   tenantId: string,
   id: string,
-  opts: { raw?: boolean } = {},
+  opts: { raw?: boolean; cutoff?: Date | undefined } = {},
 ): Promise<StoredInbound | null> {
   const { rows } = await db.query<Row>(
     `SELECT ${LIST_COLUMNS}, content_iv, content_tag, content${opts.raw ? ', raw_iv, raw_tag, raw' : ''}
-     FROM inbound_messages WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id],
+     FROM inbound_messages WHERE tenant_id = $1 AND id = $2
+       AND ($3::timestamptz IS NULL OR received_at >= $3)`,
+    [tenantId, id, opts.cutoff ?? null],
   );
   return rows[0] ? toStored(rows[0]) : null;
 }
