@@ -48,6 +48,7 @@ export {
   insertRoute,
   listRoutes,
   type RouteAction,
+  updateRoute,
 } from './routes.js';
 export {
   ensureInboundAddress,

@@ -71,6 +71,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       INBOUND_SMTP_PORT: String(inboundPort),
       INBOUND_DOMAIN: 'in.tern.test',
     },
+    // A shared 2-core machine under a full test run can take over a minute to start it.
+    readyTimeoutMs: 180_000,
   });
   let browser: Awaited<ReturnType<typeof chromium.launchServer>> | undefined;
   try {
