@@ -28,6 +28,7 @@ export {
   encodeInboundCursor,
   type InboundPage,
   type InboundReader,
+  type InboundReaderOptions,
 } from './reader.js';
 export {
   completeStored,
@@ -47,6 +48,7 @@ export {
   insertRoute,
   listRoutes,
   type RouteAction,
+  updateRoute,
 } from './routes.js';
 export {
   ensureInboundAddress,

@@ -8,7 +8,9 @@ import {
   smtpReply,
 } from '@tern/smtp-limits';
 import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
+import { createCoalescer } from './coalesce.js';
 import { type ReceiveDeps, receiveMessage } from './receive.js';
+import { markAnnouncedMany } from './store.js';
 
 export interface InboundListenerOptions extends ReceiveDeps {
   host: string;
@@ -63,6 +65,18 @@ export function createInboundListener(opts: InboundListenerOptions): InboundList
     name: opts.hostname,
   });
   const tenants = new Map<string, Map<string, string[]>>();
+  // Group commit across sessions: the `email.received` of arrivals finishing together go to the
+  // log in one append, and their rows are marked announced in one UPDATE. Each session's 250 still
+  // waits for its own batch to be durable.
+  const append = createCoalescer<Parameters<ReceiveDeps['log']['append']>[0]>((batches) =>
+    opts.log.append(batches.flat()),
+  );
+  const announce = createCoalescer<string>((ids) => markAnnouncedMany(opts.pool, ids));
+  const deps: ReceiveDeps = {
+    ...opts,
+    log: { append: (events) => append(events) },
+    markAnnounced: (id) => announce(id),
+  };
 
   const server = new SMTPServer({
     ...guard.serverOptions,
@@ -111,7 +125,7 @@ export function createInboundListener(opts: InboundListenerOptions): InboundList
             (map.get(r.address) ?? []).map((tenantId) => ({ address: r.address, tenantId })),
           );
           try {
-            const ids = await receiveMessage(opts, raw, {
+            const ids = await receiveMessage(deps, raw, {
               recipients,
               clientIp: session.remoteAddress,
               helo: session.hostNameAppearsAs ?? '',

@@ -45,11 +45,22 @@ export function decodeInboundCursor(cursor: string): { at: string; id: string } 
   }
 }
 
+export interface InboundReaderOptions {
+  /**
+   * The tenant's retention cut-off now (SPEC §9): a message received before it reads as absent
+   * (404, not listed) at once, before the worker's retention job deletes it. Without it, only the
+   * job's deletion hides old mail.
+   */
+  cutoffOf?: (tenantId: string) => Promise<Date>;
+}
+
 /**
  * Reads stored inbound mail for the API (SPEC §24): opens the sealed parts with the keyring. A
- * message whose key is gone (erased, past retention) reads as absent.
+ * message whose key is gone (erased, past retention) or received before the tenant's retention
+ * cut-off reads as absent.
  */
-export function createInboundReader(pool: pg.Pool, keyring: InboundKeyring) {
+export function createInboundReader(pool: pg.Pool, keyring: InboundKeyring, opts: InboundReaderOptions = {}) {
+  const cutoffOf = async (tenantId: string) => (opts.cutoffOf ? opts.cutoffOf(tenantId) : undefined);
   const open = async (m: StoredInbound, label: string, blob: SealedBlob): Promise<Buffer | null> =>
     keyring.openBytes(m.tenantId, m.id, label, { rh: m.fromHash, p: m.period, ...blob });
   const json = async <T>(m: StoredInbound, label: string, blob: SealedBlob): Promise<T | null> => {
@@ -88,6 +99,7 @@ export function createInboundReader(pool: pg.Pool, keyring: InboundKeyring) {
         toHash: q.to ? keyring.recipientHash(q.tenantId, q.to.trim().toLowerCase()) : undefined,
         fromHash: q.from ? keyring.recipientHash(q.tenantId, q.from.trim().toLowerCase()) : undefined,
         since: q.since,
+        cutoff: await cutoffOf(q.tenantId),
       });
       const page = rows.slice(0, q.limit);
       const data: InboundSummary[] = [];
@@ -99,7 +111,7 @@ export function createInboundReader(pool: pg.Pool, keyring: InboundKeyring) {
     },
 
     async get(tenantId: string, id: string): Promise<InboundMessage | null> {
-      const m = await getInbound(pool, tenantId, id);
+      const m = await getInbound(pool, tenantId, id, { cutoff: await cutoffOf(tenantId) });
       if (!m?.content) return null;
       const content = await json<Content>(m, 'content', m.content);
       const summary = content && (await summaryOf(m, content));
@@ -117,7 +129,7 @@ export function createInboundReader(pool: pg.Pool, keyring: InboundKeyring) {
     },
 
     async raw(tenantId: string, id: string): Promise<Buffer | null> {
-      const m = await getInbound(pool, tenantId, id, { raw: true });
+      const m = await getInbound(pool, tenantId, id, { raw: true, cutoff: await cutoffOf(tenantId) });
       return m?.raw ? open(m, 'raw', m.raw) : null;
     },
 

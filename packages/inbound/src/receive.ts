@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { InboundAuth, InboundEvent } from '@tern/contracts';
 import { normalizeMessageId } from '@tern/domain';
-import { type Logger, silentLogger, withTransaction } from '@tern/jobs';
+import { type Logger, silentLogger } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import { emailsByMessageId } from '@tern/read-models';
 import { type AddressObject, type ParsedMail, simpleParser } from 'mailparser';
@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { type ArrivalFacts, type DnsResolve, verdictsOf } from './auth.js';
 import { type ForwardSender, forwardRequest, isForward } from './forward.js';
 import { firstMatch, type InboundRoute, matches } from './routes.js';
-import { deleteInbound, findDuplicate, insertInbound, lockDedupKey, markAnnounced } from './store.js';
+import { deleteInbound, markAnnounced, storeInbound } from './store.js';
 
 /** A message as the pipeline's consumers see it once it is stored (the hook of DMARC reports, routes). */
 export interface ReceivedMessage {
@@ -49,6 +49,8 @@ export interface ReceiveDeps {
    * is a failure (451), never silently skipped.
    */
   forward?: ForwardSender;
+  /** Marks a stored message announced; default one UPDATE per message (the listener groups them). */
+  markAnnounced?: (id: string) => Promise<void>;
 }
 
 /** A stored message the log does not know yet, as `completeStored` needs it. */
@@ -73,7 +75,7 @@ export interface StoredArrival {
  * duplicate the consumers drop), the row marked announced; a `drop` route's content deleted.
  */
 export async function completeStored(
-  deps: Pick<ReceiveDeps, 'pool' | 'log' | 'routesOf' | 'forward'>,
+  deps: Pick<ReceiveDeps, 'pool' | 'log' | 'routesOf' | 'forward' | 'markAnnounced'>,
   m: StoredArrival,
 ): Promise<{ dropped: boolean }> {
   const { parsed } = m;
@@ -129,7 +131,7 @@ export async function completeStored(
       },
     };
     await deps.log.append([event]);
-    await markAnnounced(deps.pool, m.id);
+    await (deps.markAnnounced ? deps.markAnnounced(m.id) : markAnnounced(deps.pool, m.id));
   }
   // A `drop` route: accepted (the sender is not told), announced to nobody, its content not kept.
   if (dropped) await deleteInbound(deps.pool, m.tenantId, m.id);
@@ -210,8 +212,11 @@ function contentOf(parsed: ParsedMail, facts: ArrivalFacts, recipients: readonly
 export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: Envelope): Promise<string[]> {
   const now = deps.now ?? (() => new Date());
   const logger = deps.logger ?? silentLogger;
-  const parsed = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
-  const auth = await verdictsOf(raw, envelope, deps.resolve);
+  // The verdicts wait mostly on DNS: they run while the message is parsed.
+  const [parsed, auth] = await Promise.all([
+    simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true }),
+    verdictsOf(raw, envelope, deps.resolve),
+  ]);
   const refs = referencedIds(parsed);
   const threads = refs.length > 0 ? await emailsByMessageId(deps.pool, refs.slice(0, 50)) : new Map();
   const hash = bodyHash(raw);
@@ -249,16 +254,10 @@ export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: E
     const hashes = [
       ...new Set([...recipients, ...to, ...addresses(parsed.cc)].map((a) => a.toLowerCase())),
     ].map((a) => deps.keyring.recipientHash(tenantId, a));
-    const stored = await withTransaction(deps.pool, async (client) => {
-      await lockDedupKey(client, tenantId, dedupKey);
-      const dup = await findDuplicate(
-        client,
-        tenantId,
-        dedupKey,
-        new Date(receivedAt.getTime() - DEDUP_WINDOW_MS),
-      );
-      if (dup) return { ...dup, fresh: false };
-      await insertInbound(client, {
+    // Dedup check and insert in one round trip (`storeInbound`), under the dedup key's lock.
+    const stored = await storeInbound(
+      deps.pool,
+      {
         id,
         tenantId,
         receivedAt,
@@ -273,9 +272,9 @@ export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: E
         summary,
         content,
         raw: sealedRaw,
-      });
-      return { id, announced: false, fresh: true };
-    });
+      },
+      new Date(receivedAt.getTime() - DEDUP_WINDOW_MS),
+    );
     const outcome = await completeStored(deps, {
       id: stored.id,
       announced: stored.announced,

@@ -12,6 +12,10 @@ export function createRecipientResolver(opts: {
   receivingTenants(host: string): Promise<string[]>;
 }) {
   const suffix = opts.inboundDomain ? `.${opts.inboundDomain.toLowerCase()}` : undefined;
+  // A slug, once issued, names its tenant for good (`inbound_addresses` rows are never changed or
+  // deleted): known ones are kept (bounded), so a RCPT of a busy address costs no query. A slug not
+  // issued yet is asked every time (it may be issued any moment by `GET /inbound/domain`).
+  const known = new Map<string, string>();
   return async function tenantsOf(address: string): Promise<string[]> {
     const at = address.lastIndexOf('@');
     if (at <= 0) return [];
@@ -22,8 +26,13 @@ export function createRecipientResolver(opts: {
     if (suffix && host.endsWith(suffix)) {
       const slug = host.slice(0, -suffix.length);
       if (slug === '' || slug.includes('.')) return [];
+      const cached = known.get(slug);
+      if (cached !== undefined) return [cached];
       const tenant = await tenantOfSlug(opts.pool, slug);
-      return tenant ? [tenant] : [];
+      if (tenant === null) return [];
+      if (known.size >= 10_000) known.clear();
+      known.set(slug, tenant);
+      return [tenant];
     }
     return opts.receivingTenants(host);
   };

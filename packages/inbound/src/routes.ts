@@ -118,6 +118,21 @@ export async function listRoutes(db: pg.Pool | pg.ClientBase, tenantId: string):
   return rows.map(toRoute);
 }
 
+/** Replaces a route's match, priority and actions (its id and age stay); null when the tenant has no such route. */
+export async function updateRoute(
+  db: pg.Pool | pg.ClientBase,
+  tenantId: string,
+  id: string,
+  body: CreateRouteBody,
+): Promise<InboundRoute | null> {
+  const { rows } = await db.query<Row>(
+    `UPDATE inbound_routes SET priority = $3, match = $4, actions = $5 WHERE tenant_id = $1 AND id = $2
+     RETURNING id, priority, match, actions, created_at`,
+    [tenantId, id, body.priority, JSON.stringify(body.match), JSON.stringify(body.actions)],
+  );
+  return rows[0] ? toRoute(rows[0]) : null;
+}
+
 export async function deleteRoute(
   db: pg.Pool | pg.ClientBase,
   tenantId: string,

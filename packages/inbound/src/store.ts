@@ -28,10 +28,11 @@ export async function ensureInboundAddress(db: Db, tenantId: string): Promise<st
 
 /** The tenant a slug was issued to, or null. */
 export async function tenantOfSlug(db: Db, slug: string): Promise<string | null> {
-  const { rows } = await db.query<{ tenant_id: string }>(
-    'SELECT tenant_id FROM inbound_addresses WHERE slug = $1',
-    [slug],
-  );
+  const { rows } = await db.query<{ tenant_id: string }>({
+    name: 'inbound_slug_tenant',
+    text: 'SELECT tenant_id FROM inbound_addresses WHERE slug = $1',
+    values: [slug],
+  });
   return rows[0]?.tenant_id ?? null;
 }
 
@@ -60,40 +61,26 @@ export interface InboundRow {
 }
 
 /**
- * The one message of the tenant with this dedup key received since `since`, or not announced yet
- * however old (a retry completes it rather than storing a second copy), with whether it was announced.
+ * Stores an arrival unless it is a duplicate, in one round trip (`inbound_store`, migration 0320):
+ * under an advisory lock on the dedup key, the message of the tenant with this key received since
+ * `since`, or not announced yet however old (a retry completes it rather than storing a second
+ * copy), is answered with `fresh: false`; else the row is inserted (`announced = false`) and
+ * answered with `fresh: true`. The lock is held until the statement's own transaction commits.
  */
-export async function findDuplicate(
+export async function storeInbound(
   db: Db,
-  tenantId: string,
-  dedupKey: string,
+  r: InboundRow,
   since: Date,
-): Promise<{ id: string; announced: boolean } | null> {
-  const { rows } = await db.query<{ id: string; announced: boolean }>(
-    `SELECT id, announced FROM inbound_messages
-     WHERE tenant_id = $1 AND dedup_key = $2 AND (received_at >= $3 OR NOT announced)
-     ORDER BY received_at LIMIT 1`,
-    [tenantId, dedupKey, since],
-  );
-  return rows[0] ?? null;
-}
-
-/** Serialises the arrivals of one dedup key (a transaction-scoped advisory lock). */
-export async function lockDedupKey(client: pg.ClientBase, tenantId: string, dedupKey: string): Promise<void> {
-  await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 43))', [`${tenantId}\n${dedupKey}`]);
-}
-
-export async function insertInbound(db: Db, r: InboundRow): Promise<void> {
-  await db.query(
-    `INSERT INTO inbound_messages (id, tenant_id, received_at, dedup_key, from_hash, to_hashes, period, size,
-       attachments, auth, in_reply_to, summary_iv, summary_tag, summary, content_iv, content_tag, content,
-       raw_iv, raw_tag, raw)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)`,
-    [
+): Promise<{ id: string; announced: boolean; fresh: boolean }> {
+  const { rows } = await db.query<{ id: string; announced: boolean; fresh: boolean }>({
+    name: 'inbound_store',
+    text: `SELECT id, announced, fresh FROM inbound_store($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)`,
+    values: [
       r.id,
       r.tenantId,
       r.receivedAt,
       r.dedupKey,
+      since,
       r.fromHash,
       r.toHashes,
       r.period,
@@ -111,11 +98,27 @@ export async function insertInbound(db: Db, r: InboundRow): Promise<void> {
       r.raw.tag,
       r.raw.ct,
     ],
-  );
+  });
+  const row = rows[0];
+  if (!row) throw new Error('inbound_store answered no row');
+  return row;
+}
+
+/** Marks stored messages announced (their `email.received` is in the log), in one statement. */
+export async function markAnnouncedMany(db: Db, ids: readonly string[]): Promise<void> {
+  await db.query({
+    name: 'inbound_announced_many',
+    text: 'UPDATE inbound_messages SET announced = true WHERE id = ANY($1::text[])',
+    values: [ids],
+  });
 }
 
 export async function markAnnounced(db: Db, id: string): Promise<void> {
-  await db.query('UPDATE inbound_messages SET announced = true WHERE id = $1', [id]);
+  await db.query({
+    name: 'inbound_announced',
+    text: 'UPDATE inbound_messages SET announced = true WHERE id = $1',
+    values: [id],
+  });
 }
 
 /** A stored message's columns as the routes read them (sealed parts still sealed). */
@@ -185,6 +188,8 @@ export async function listInbound(
     toHash?: string | undefined;
     fromHash?: string | undefined;
     since?: string | undefined;
+    /** The tenant's retention cut-off (SPEC §9): nothing received before it is listed. */
+    cutoff?: Date | undefined;
   },
 ): Promise<StoredInbound[]> {
   const { rows } = await db.query<Row>(
@@ -194,6 +199,7 @@ export async function listInbound(
        AND ($4::text IS NULL OR $4 = ANY(to_hashes))
        AND ($5::text IS NULL OR from_hash = $5)
        AND ($6::timestamptz IS NULL OR received_at >= $6)
+       AND ($8::timestamptz IS NULL OR received_at >= $8)
      ORDER BY received_at DESC, id DESC LIMIT $7`,
     [
       q.tenantId,
@@ -203,6 +209,7 @@ export async function listInbound(
       q.fromHash ?? null,
       q.since ?? null,
       q.limit,
+      q.cutoff ?? null,
     ],
   );
   return rows.map(toStored);
@@ -217,17 +224,21 @@ export async function inboundTenantOf(db: Db, id: string): Promise<string | null
   return rows[0]?.tenant_id ?? null;
 }
 
-/** One message of the tenant with its content (and its raw bytes when asked). */
+/**
+ * One message of the tenant with its content (and its raw bytes when asked); null when it was
+ * received before `cutoff` (the tenant's retention, SPEC §9), whether or not the job deleted it yet.
+ */
 export async function getInbound(
   db: Db,
   tenantId: string,
   id: string,
-  opts: { raw?: boolean } = {},
+  opts: { raw?: boolean; cutoff?: Date | undefined } = {},
 ): Promise<StoredInbound | null> {
   const { rows } = await db.query<Row>(
     `SELECT ${LIST_COLUMNS}, content_iv, content_tag, content${opts.raw ? ', raw_iv, raw_tag, raw' : ''}
-     FROM inbound_messages WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id],
+     FROM inbound_messages WHERE tenant_id = $1 AND id = $2
+       AND ($3::timestamptz IS NULL OR received_at >= $3)`,
+    [tenantId, id, opts.cutoff ?? null],
   );
   return rows[0] ? toStored(rows[0]) : null;
 }

@@ -22,6 +22,7 @@ import { createFromDomainCheck, type DomainPolicy } from './domains/policy.js';
 import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
 import { emailRoutes } from './emails/routes.js';
 import { eventRoutes } from './events/routes.js';
+import { inboundCutoff } from './inbound/cutoff.js';
 import { inboundRouteRoutes } from './inbound/route-routes.js';
 import { inboundRoutes } from './inbound/routes.js';
 import { logsRoutes } from './logs/routes.js';
@@ -337,7 +338,13 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     await app.register(inboundRoutes, {
       inbound: {
         pool: deps.pool,
-        reader: createInboundReader(deps.pool, opts.keyring),
+        reader: createInboundReader(deps.pool, opts.keyring, {
+          cutoffOf: inboundCutoff(
+            async (tenantId) => (await deps.readModel.get(tenantId)).retentionOverride,
+            now,
+            opts.retentionDays,
+          ),
+        }),
         inboundDomain: opts.inboundDomain,
       },
     });

@@ -3,9 +3,11 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
 import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
 import { createInboundReader } from '@tern/inbound';
+import { getRetentionOverride } from '@tern/tenant-settings';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { type ApiRoutesOptions, apiRoutes } from './api-routes.js';
 import { resendCompatRoutes } from './compat/resend.js';
+import { inboundCutoff } from './inbound/cutoff.js';
 import { registerApiDocs } from './openapi.js';
 
 export interface ApiLoggerOptions {
@@ -135,7 +137,13 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
               .update('resend-compat-downloads')
               .digest('base64url'),
             pool: deps.pool,
-            reader: createInboundReader(deps.pool, deps.keyring),
+            reader: createInboundReader(deps.pool, deps.keyring, {
+              cutoffOf: inboundCutoff(
+                (tenantId) => getRetentionOverride(deps.pool, tenantId),
+                deps.now ?? (() => new Date()),
+                deps.retentionDays,
+              ),
+            }),
           },
         }
       : {}),

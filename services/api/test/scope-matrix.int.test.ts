@@ -552,6 +552,23 @@ const ROWS: Record<string, Row> = {
     ok: 200,
     request: async () => ({ url: '/inbound/routes' }),
   },
+  'PUT /inbound/routes/{id}': {
+    rule: { kind: 'scope', scope: 'inbound:manage' },
+    ok: 200,
+    resource: true,
+    request: async () => ({
+      url: `/inbound/routes/${
+        (
+          await insertRoute(stores.pool, A, newResourceId('inboundRoute'), {
+            match: { recipient: '*@matrix.test' },
+            priority: 1,
+            actions: [{ drop: true }],
+          })
+        ).id
+      }`,
+      payload: { match: { recipient: '*@changed.matrix.test' }, priority: 2, actions: [{ store: true }] },
+    }),
+  },
   'DELETE /inbound/routes/{id}': {
     rule: { kind: 'scope', scope: 'inbound:manage' },
     ok: 204,

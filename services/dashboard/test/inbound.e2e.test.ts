@@ -4,7 +4,7 @@
  * The Inbound page (SPEC §24) in Chromium: swaks delivers a real message (HTML, text and a PDF) to
  * the shared Tern's MX listener (INBOUND_SMTP_PORT); the page lists it with its verdicts, opens it
  * with its HTML in a sandboxed frame (never in the page), and saves its attachment with the same
- * bytes.
+ * bytes; its routes are made, changed (a refused pattern answered in the form) and deleted there.
  */
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -129,6 +129,7 @@ describe('the Inbound page, in Chromium', () => {
       '—',
       '/invoice/',
       'store',
+      'EditDelete',
     ]);
     const row = w.page.locator('[data-testid="inbound"] tbody tr', { hasText: subject });
     await row.waitFor();
@@ -164,5 +165,77 @@ describe('the Inbound page, in Chromium', () => {
     expect(Buffer.concat(chunks).equals(pdf)).toBe(true);
     expect(w.calls).toContain(`GET /inbound/${id}/attachments/att_0`);
     await checkPage(w, 'inbound-message');
+  }, 120_000);
+
+  it('routes: created, edited (a bad pattern refused in the form) and deleted from the page', async () => {
+    const domain = address.split('@')[1]!;
+    const recipient = `orders-${Date.now()}@${domain}`;
+    const routes = async () =>
+      (
+        await api<{
+          data: { id: string; priority: number; match: Record<string, string>; actions: unknown[] }[];
+        }>(tern, '/inbound/routes')
+      ).data.filter((r) => r.match.recipient === recipient);
+
+    const w = await newPage(browser);
+    await signIn(w, tern, tern.jwt, '/inbound');
+    await w.page.getByRole('button', { name: 'New route' }).click();
+    const form = w.page.getByRole('form', { name: 'New route' });
+    await form.getByLabel('Recipient pattern').fill(recipient);
+    await form.getByLabel('Subject pattern (optional)').fill('/order/');
+    await form.getByLabel('Priority').fill('3');
+    await form.getByLabel('Action 1', { exact: true }).selectOption('forward');
+    await form.getByLabel('Forward to (action 1)').fill('ops@elsewhere.test');
+    await form.getByRole('button', { name: 'Add action' }).click();
+    await form.getByLabel('Action 2', { exact: true }).selectOption('store');
+    await checkPage(w, 'inbound-route-form');
+    await form.getByRole('button', { name: 'Create route' }).click();
+    await form.waitFor({ state: 'detached' });
+    const [made] = await routes();
+    expect(made).toMatchObject({
+      priority: 3,
+      match: { recipient, subject: '/order/' },
+      actions: [{ forward: 'ops@elsewhere.test' }, { store: true }],
+    });
+    expect(w.calls).toContain('POST /inbound/routes');
+    const row = w.page.locator('[data-testid="inbound-routes"] tbody tr', { hasText: recipient });
+    expect(await row.locator('td').nth(3).textContent()).toBe('forward ops@elsewhere.test, store');
+
+    // Edit: a pattern that is no regex is refused by the API, said in the form, and nothing changes.
+    await w.page.getByRole('button', { name: `Edit route ${recipient}` }).click();
+    const edit = w.page.getByRole('form', { name: 'Edit route' });
+    expect(await edit.getByLabel('Recipient pattern').inputValue()).toBe(recipient);
+    expect(await edit.getByLabel('Forward to (action 1)').inputValue()).toBe('ops@elsewhere.test');
+    await edit.getByLabel('From pattern (optional)').fill('/(unclosed/');
+    await edit.getByRole('button', { name: 'Save route' }).click();
+    await expect.poll(() => edit.getByRole('alert').textContent()).toMatch(/regex/);
+    expect((await routes())[0]).toEqual(made);
+    // The browser logs the refused request: the one error expected, then the page must stay clean.
+    expect(w.errors).toEqual([expect.stringMatching(/status of 400/)]);
+    w.errors.length = 0;
+    await edit.getByLabel('From pattern (optional)').fill('*@customer.test');
+    await edit.getByLabel('Priority').fill('7');
+    await edit.getByLabel('Action 1', { exact: true }).selectOption('drop');
+    await edit.getByRole('button', { name: 'Remove action 2' }).click();
+    await edit.getByRole('button', { name: 'Save route' }).click();
+    await edit.waitFor({ state: 'detached' });
+    expect(await routes()).toEqual([
+      expect.objectContaining({
+        id: made!.id,
+        priority: 7,
+        match: { recipient, from: '*@customer.test', subject: '/order/' },
+        actions: [{ drop: true }],
+      }),
+    ]);
+    expect(w.calls).toContain(`PUT /inbound/routes/${made!.id}`);
+    await expect.poll(() => row.locator('td').first().textContent()).toBe('7');
+
+    // Delete, confirmed.
+    await w.page.getByRole('button', { name: `Delete route ${recipient}` }).click();
+    await row.getByRole('button', { name: 'Confirm delete' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect(await routes()).toEqual([]);
+    expect(w.calls).toContain(`DELETE /inbound/routes/${made!.id}`);
+    await checkPage(w, 'inbound-routes-after-delete');
   }, 120_000);
 });

@@ -61,10 +61,15 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     });
     if (fresh.length > 0) {
       const refOf = new Map(items.map((item, n) => [item, refs[n]!]));
-      await pool.query(
+      const { rows } = await pool.query<{
+        tenant_id: string;
+        email_id: string;
+        recipient_hash: string;
+        period: string;
+      }>(
         `INSERT INTO email_keys (tenant_id, email_id, recipient_hash, period)
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
-         ON CONFLICT DO NOTHING`,
+         ON CONFLICT DO NOTHING RETURNING tenant_id, email_id, recipient_hash, period`,
         [
           fresh.map((i) => i.tenantId),
           fresh.map((i) => i.emailId),
@@ -72,6 +77,10 @@ export function createKeyring(opts: KeyringOptions): Keyring {
           fresh.map((i) => refOf.get(i)!.p),
         ],
       );
+      // What was written is the email's key: a next seal of the same email (sealBytes of its
+      // parts, the sealed event) inserts nothing again. A conflicting row is not cached (its key may differ).
+      for (const r of rows)
+        emailKeys.set(emailKeyId(r.tenant_id, r.email_id), { rh: r.recipient_hash, p: r.period });
     }
     const ivs = randomBytes(12 * items.length);
     return items.map((item, n) =>
@@ -186,7 +195,10 @@ export function createKeyring(opts: KeyringOptions): Keyring {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', keys.get(cacheKey(tenantId, ref.rh, ref.p))!, iv);
       cipher.setAAD(bytesAad(tenantId, emailId, label, ref.rh, ref.p));
-      const ct = Buffer.concat([cipher.update(data), cipher.final()]);
+      // AES-GCM's final() adds no byte: no second copy of a large message.
+      const body = cipher.update(data);
+      const last = cipher.final();
+      const ct = last.length === 0 ? body : Buffer.concat([body, last]);
       return { rh: ref.rh, p: ref.p, iv, tag: cipher.getAuthTag(), ct };
     },
 

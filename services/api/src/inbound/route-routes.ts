@@ -1,5 +1,12 @@
 import { httpError } from '@tern/http';
-import { createRouteBodySchema, deleteRoute, insertRoute, listRoutes } from '@tern/inbound';
+import {
+  type CreateRouteBody,
+  createRouteBodySchema,
+  deleteRoute,
+  insertRoute,
+  listRoutes,
+  updateRoute,
+} from '@tern/inbound';
 import { getEndpoint } from '@tern/webhooks';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type pg from 'pg';
@@ -29,6 +36,16 @@ const ROUTE_EXAMPLE = {
 
 /** `/inbound/routes` (SPEC §24): what happens to received mail; the first match by priority acts. */
 export const inboundRouteRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool }> = async (app, { pool }) => {
+  /** A webhook action must name an endpoint of the tenant. */
+  async function checkWebhooks(tenantId: string, body: CreateRouteBody): Promise<void> {
+    for (const action of body.actions) {
+      if ('webhook' in action && (await getEndpoint(pool, tenantId, action.webhook)) === null)
+        throw httpError(400, `body.actions: webhook ${action.webhook} is no endpoint of this tenant`, {
+          code: 'BAD_REQUEST',
+        });
+    }
+  }
+
   app.post(
     '/inbound/routes',
     {
@@ -63,12 +80,7 @@ export const inboundRouteRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool }> = asyn
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      for (const action of request.body.actions) {
-        if ('webhook' in action && (await getEndpoint(pool, tenantId, action.webhook)) === null)
-          throw httpError(400, `body.actions: webhook ${action.webhook} is no endpoint of this tenant`, {
-            code: 'BAD_REQUEST',
-          });
-      }
+      await checkWebhooks(tenantId, request.body);
       const route = await insertRoute(pool, tenantId, newResourceId('inboundRoute'), request.body);
       return reply.status(201).send(route);
     },
@@ -93,6 +105,40 @@ export const inboundRouteRoutes: FastifyPluginAsyncZod<{ pool: pg.Pool }> = asyn
       },
     },
     async (request) => ({ data: await listRoutes(pool, credentialOf(request).tenantId) }),
+  );
+
+  app.put(
+    '/inbound/routes/:id',
+    {
+      config: manage,
+      schema: {
+        tags: [TAGS.inbound],
+        operationId: 'replaceInboundRoute',
+        summary: 'Change an inbound route',
+        description:
+          'Replaces the route’s `match`, `priority` and `actions` (the body of `POST /inbound/routes`); its id and ' +
+          'age (the tie-break between equal priorities) stay. Mail received from then on is routed by it.',
+        security: KEY_OR_DASHBOARD,
+        params: z.object({ id: z.string().max(64) }),
+        body: createRouteBodySchema.meta({
+          examples: [
+            { match: { recipient: '*@acme.in.tern.example.net' }, priority: 5, actions: [{ drop: true }] },
+          ],
+        }),
+        response: {
+          200: routeSchema.meta({ description: 'The route as changed.', examples: [ROUTE_EXAMPLE] }),
+          400: errors.badRequest('body.actions: webhook we_x is no endpoint of this tenant'),
+          ...resourceErrors('Inbound route', { notFound: true }),
+        },
+      },
+    },
+    async (request) => {
+      const { tenantId } = credentialOf(request);
+      await checkWebhooks(tenantId, request.body);
+      const route = await updateRoute(pool, tenantId, request.params.id, request.body);
+      if (!route) throw notFound('Inbound route');
+      return route;
+    },
   );
 
   app.delete(
