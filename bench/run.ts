@@ -56,7 +56,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   ingest: 180_000,
   projection: 600_000,
   lag: 180_000,
-  analytics: 300_000,
+  analytics: 1_200_000,
   webhooks: 300_000,
   send: 300_000,
   readpath: 900_000,

@@ -6,6 +6,14 @@
  * runtime's batch size (10 000) `sealed` as servers mode and `npm start` run it: the log filled
  * through the sealing log, the projector opening email.queued's personal fields (SPEC §14).
  * Target (project issues): ≥ 25 000 events/s.
+ *
+ * The sliceable rollup (SPEC §26, issue 44): at the runtime's batch size each log is also folded with
+ * the dimensions switched off (`analytics_dims_targets` emptied: no dimension rows in the outbox,
+ * none inserted into chDB; the fold still computes them, timed apart in the CPU stages), and the
+ * ratio of the two rates printed (target: the dimensions cost ≤ 20 %, ratio ≥ 0.8). Then the
+ * reprojection (`npm run reproject -- analytics`, `reprojectAnalytics`) of a Postgres-table log of
+ * each size of BENCH_REPROJECT_EVENTS (default 100 000 and 400 000 events), once the projector has
+ * claimed them: its rate in events/s and how it scales with the log.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { DeliveryEvent } from '@tern/contracts';
@@ -15,7 +23,8 @@ import {
   createPostgresEventLog,
   type EventStream,
 } from '@tern/event-log';
-import { type BatchStats, createProjector } from '@tern/projector';
+import { type BatchStats, createProjector, reprojectAnalytics } from '@tern/projector';
+import { setDimTargets } from '@tern/read-models';
 import pg from 'pg';
 import { type CpuSnapshot, cpuBetween, cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
 import { projectionStages } from '../lib/cpu-stages.js';
@@ -33,6 +42,15 @@ const total = Number(process.env.BENCH_PROJECTION_EVENTS ?? 100_000);
 const batchSizes = (process.env.BENCH_BATCH_SIZES ?? '1000,5000,10000').split(',').map(Number);
 const maxSeconds = Number(process.env.BENCH_PROJECTION_SECONDS ?? 60);
 const projectorCount = Number(process.env.BENCH_PROJECTORS ?? 2);
+const reprojectSizes = (process.env.BENCH_REPROJECT_EVENTS ?? '100000,400000')
+  .split(',')
+  .filter(Boolean)
+  .map(Number);
+/** Empties the rollups between runs (the chDB is shared by every run of the process). */
+const truncateRollups = async (ch: ClickHouseClient) => {
+  await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
+  await ch.command({ query: 'TRUNCATE TABLE IF EXISTS email_dims_v1' });
+};
 /** The projector's default `maxBatchSize` (services/projector), the size of the sealed runs. */
 const RUNTIME_BATCH_SIZE = 10_000;
 // Statement and ClickHouse call timings of the projector (a few µs of overhead per call).
@@ -54,7 +72,10 @@ async function project(
   events: readonly DeliveryEvent[],
   tenantPrefix: string,
   instances = 1,
+  dims = true,
 ): Promise<RunOutcome> {
+  // Dimensions off: no version of the sliceable rollup named, so none written (writeOutbox).
+  if (!dims) await setDimTargets(pool, []);
   const group = `tern-bench.projector-${runTag()}`;
   const batches: BatchStats[] = [];
   let handled = 0;
@@ -112,7 +133,7 @@ async function project(
   const firstBatchMs = firstBatchAt ? firstBatchAt.at - started : Number.NaN;
   const durations = distribution(batches.map((b) => b.durationMs));
   const sizes = distribution(batches.map((b) => b.records));
-  const name = `${variant} batch ${maxBatchSize}${instances > 1 ? ` ×${instances} projectors` : ''}`;
+  const name = `${dims ? '' : 'no dims: '}${variant} batch ${maxBatchSize}${instances > 1 ? ` ×${instances} projectors` : ''}`;
   console.error(
     `[projection] ${name}: ${handled} events in ${Math.round(elapsedMs)} ms → ${Math.round(rate)} events/s; ` +
       `${batches.length} batches (mean ${Math.round(sizes.mean)} records), batch p50 ${durations.p50.toFixed(0)} ms p99 ${durations.p99.toFixed(0)} ms; ` +
@@ -154,6 +175,7 @@ async function project(
     details: {
       maxBatchSize,
       projectors: instances,
+      dims,
       eventsPerSec: Math.round(rate),
       steadyEventsPerSec: Math.round(steadyRate),
       firstBatchMs: Math.round(firstBatchMs),
@@ -178,7 +200,9 @@ async function project(
 /** The maxBatchSize of the fastest single-projector run of a log so far. */
 function best(prefix: string): unknown {
   return outcomes
-    .filter((o) => o.details.projectors === 1 && String(o.figures[0]?.variant).startsWith(prefix))
+    .filter(
+      (o) => o.details.projectors === 1 && o.details.dims && String(o.figures[0]?.variant).startsWith(prefix),
+    )
     .sort((a, b) => b.figures[0]!.value - a.figures[0]!.value)[0]?.details.maxBatchSize;
 }
 
@@ -202,11 +226,26 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
   try {
     const fillRate = await fillLog(log, events);
     console.error(`[projection] kafka: filled ${events.length} events at ${fillRate} events/s`);
-    for (const size of batchSizes) {
-      await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
+    // The runtime's size again with the dimensions off (issue 44: what the new columns cost).
+    const runs = [
+      ...batchSizes.map((size) => ({ size, dims: true })),
+      { size: RUNTIME_BATCH_SIZE, dims: false },
+    ];
+    for (const { size, dims } of runs) {
+      await truncateRollups(ch);
       const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
       try {
-        const outcome = await project('kafka', createEventStream(log), store.pool, ch, size, events, tag);
+        const outcome = await project(
+          'kafka',
+          createEventStream(log),
+          store.pool,
+          ch,
+          size,
+          events,
+          tag,
+          1,
+          dims,
+        );
         outcome.details.fillEventsPerSec = fillRate;
         outcomes.push(outcome);
       } finally {
@@ -216,7 +255,7 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
     if (projectorCount > 1) {
       // Scale-out: the best batch size so far, with several consumers splitting the 6 partitions.
       const size = Number(best('kafka') ?? batchSizes.at(-1));
-      await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
+      await truncateRollups(ch);
       const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
       try {
         outcomes.push(
@@ -237,7 +276,7 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
 async function kafkaSealed(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void> {
   const tag = `pks${runTag()}`;
   const { events, topic, log } = kafkaRun(tag);
-  await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
+  await truncateRollups(ch);
   const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
   try {
     // The ingest side's keyring creates the keys; the projector's own (cold) one reads them.
@@ -258,11 +297,12 @@ async function postgresTable(ch: ClickHouseClient, outcomes: RunOutcome[]): Prom
   const tag = `pp${runTag()}`;
   const events = generateTraffic({ events: total, tag, endMs: Date.now() });
   const runs = [
-    ...batchSizes.map((size) => ({ size, sealed: false })),
-    { size: RUNTIME_BATCH_SIZE, sealed: true },
+    ...batchSizes.map((size) => ({ size, sealed: false, dims: true })),
+    { size: RUNTIME_BATCH_SIZE, sealed: false, dims: false },
+    { size: RUNTIME_BATCH_SIZE, sealed: true, dims: true },
   ];
-  for (const { size, sealed } of runs) {
-    await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
+  for (const { size, sealed, dims } of runs) {
+    await truncateRollups(ch);
     // The log table lives in the projection's own database, as in the all-in-one deployment.
     const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
     const logPool = new pg.Pool({ connectionString: store.db.url, max: 4 });
@@ -276,7 +316,7 @@ async function postgresTable(ch: ClickHouseClient, outcomes: RunOutcome[]): Prom
         : await fillLog(log, events);
       console.error(`[projection] ${variant}: filled ${events.length} events at ${fillRate} events/s`);
       const consumed = sealed ? sealedAsRuntime(log, store.pool) : createEventStream(log);
-      const outcome = await project(variant, consumed, store.pool, ch, size, events, tag);
+      const outcome = await project(variant, consumed, store.pool, ch, size, events, tag, 1, dims);
       outcome.details.fillEventsPerSec = fillRate;
       outcomes.push(outcome);
     } finally {
@@ -287,15 +327,126 @@ async function postgresTable(ch: ClickHouseClient, outcomes: RunOutcome[]): Prom
   }
 }
 
+/** Dimensions on over off, per log, at the runtime's batch size (both unsealed, same process). */
+function dimsCost(): Figure[] {
+  const rateOf = (prefix: string, dims: boolean) =>
+    outcomes.find(
+      (o) =>
+        o.details.dims === dims &&
+        o.details.maxBatchSize === RUNTIME_BATCH_SIZE &&
+        o.details.projectors === 1 &&
+        String(o.figures[0]?.variant) === `${dims ? '' : 'no dims: '}${prefix} batch ${RUNTIME_BATCH_SIZE}`,
+    )?.figures[0]?.value;
+  const out: Figure[] = [];
+  for (const prefix of ['kafka', 'postgres-table']) {
+    const on = rateOf(prefix, true);
+    const off = rateOf(prefix, false);
+    if (on === undefined || off === undefined) continue;
+    console.error(
+      `[projection] ${prefix}: dimensions on ${Math.round(on)} events/s, off ${Math.round(off)}: ×${(on / off).toFixed(2)}`,
+    );
+    out.push({
+      bench: 'projection',
+      variant: `${prefix} batch ${RUNTIME_BATCH_SIZE}`,
+      metric: 'throughput with dimensions / without',
+      value: on / off,
+      unit: '×',
+      target: { op: '>=', value: 0.8 },
+    });
+  }
+  return out;
+}
+
+/**
+ * `reprojectAnalytics` over a Postgres-table log of `size` events the projector has folded (the
+ * replay folds only what the timeline claimed): no live ingest, batches of 5000, hand-over and
+ * write-back included (every email state is rewritten: the bench's projector had no mailbox
+ * resolver, the replay classifies by domain).
+ */
+async function reprojection(ch: ClickHouseClient, size: number): Promise<RunOutcome> {
+  const tag = `pr${runTag()}`;
+  const events = generateTraffic({ events: size, tag, endMs: Date.now() });
+  await truncateRollups(ch);
+  const store = await openProjectionDatabase(env.databaseUrl);
+  const logPool = new pg.Pool({ connectionString: store.db.url, max: 4 });
+  logPool.on('error', () => {});
+  const log = createPostgresEventLog({ pool: logPool });
+  try {
+    await fillLog(log, events);
+    const projected = await project(
+      'reprojection fill',
+      createEventStream(log),
+      store.pool,
+      ch,
+      RUNTIME_BATCH_SIZE,
+      events,
+      tag,
+    );
+    if (!projected.details.verified) throw new Error('the projector did not fold the reprojection log');
+    const before = cpuSnapshot();
+    const result = await reprojectAnalytics({
+      pool: store.pool,
+      ch,
+      log: createEventStream(log),
+      group: `tern-bench.reproject-${runTag()}`,
+      maxBatchSize: 5000,
+      mailboxes: { size: 0, prepare: async () => (to) => (to?.endsWith('@gmail.com') ? 'gmail' : 'other') },
+    });
+    const cpu = cpuBetween(before, cpuSnapshot());
+    const rate = (result.events / result.durationMs) * 1000;
+    console.error(
+      `[projection] reprojection of ${result.events} events (${result.counted} counted, ${result.rewritten} states rewritten): ` +
+        `${Math.round(result.durationMs)} ms → ${Math.round(rate)} events/s; RSS ${rssMiB()} MiB; CPU % of a core ${JSON.stringify(cpu)}`,
+    );
+    const variant = `reprojection, Postgres-table log of ${size.toLocaleString('en-US')} events`;
+    return {
+      figures: [
+        { bench: 'projection', variant, metric: 'replay rate', value: rate, unit: 'events/s' },
+        { bench: 'projection', variant, metric: 'duration', value: result.durationMs, unit: 'ms' },
+      ],
+      details: {
+        size,
+        ...result,
+        eventsPerSec: Math.round(rate),
+        cpuPercentOfOneCore: cpu,
+        rssMiB: rssMiB(),
+      },
+    };
+  } finally {
+    await log.close();
+    await logPool.end().catch(() => {});
+    await store.close();
+  }
+}
+
+/** How the replay rate scales: the largest log's rate over the smallest's. */
+function scaling(): Figure[] {
+  if (reprojections.length < 2) return [];
+  const rate = (o: RunOutcome) => Number(o.details.eventsPerSec);
+  const first = reprojections[0]!;
+  const last = reprojections.at(-1)!;
+  return [
+    {
+      bench: 'projection',
+      variant: `reprojection, ${Number(last.details.size).toLocaleString('en-US')} over ${Number(first.details.size).toLocaleString('en-US')} events`,
+      metric: 'replay rate ratio',
+      value: rate(last) / rate(first),
+      unit: '×',
+    },
+  ];
+}
+
 const started = performance.now();
 const which = (process.env.BENCH_LOGS ?? 'kafka,postgres').split(',');
 const chdb = await openChdb();
 // chDB runs in this process: its engine alone accounts for much of the RSS printed at the end.
 const rssAfterChdbOpenMiB = rssMiB();
 const outcomes: RunOutcome[] = [];
+const reprojections: RunOutcome[] = [];
 try {
   if (which.includes('kafka')) await kafka(chdb.ch, outcomes);
   if (which.includes('postgres')) await postgresTable(chdb.ch, outcomes);
+  for (const size of reprojectSizes) reprojections.push(await reprojection(chdb.ch, size));
 } finally {
   await chdb.close();
 }
@@ -311,11 +462,18 @@ const stageFigures: Figure[] = Object.entries(stages).map(([stage, micros]) => (
 
 const result: BenchResult = {
   bench: 'projection',
-  figures: [...outcomes.flatMap((o) => o.figures), ...stageFigures],
+  figures: [
+    ...outcomes.flatMap((o) => o.figures),
+    ...dimsCost(),
+    ...reprojections.flatMap((o) => o.figures),
+    ...scaling(),
+    ...stageFigures,
+  ],
   details: {
     events: total,
     cpuMicrosPerEvent: stages,
     runs: outcomes.map((o) => ({ variant: o.figures[0]?.variant, ...o.details })),
+    reprojections: reprojections.map((o) => o.details),
     bestBatchSize: { kafka: best('kafka'), postgresTable: best('postgres-table') },
     maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1),
     rssAfterChdbOpenMiB,

@@ -167,13 +167,15 @@ export interface DmarcSummary {
  * The reports of one domain whose period ended within `days`: sending sources by IP (most mail
  * first), volumes by disposition and by aligned DKIM/SPF result, the reporters and the date range.
  * `rejected` counts the tenant's refused report attachments of the same window (their domain is
- * unknown: they were never read).
+ * unknown: they were never read). `receivedSince`: the tenant's retention cut-off (SPEC §9): a
+ * report received before it is invisible at once, whatever `days` asks, before `expireDmarc` deletes it.
  */
 export async function dmarcSummary(
   db: Db,
   tenantId: string,
   domain: string,
   days: number,
+  receivedSince: Date = new Date(0),
 ): Promise<DmarcSummary> {
   const since = new Date(Date.now() - days * 86_400_000);
   const sources = await db.query<{
@@ -203,17 +205,17 @@ export async function dmarcSummary(
             min(r.begin_at) AS first_seen,
             max(r.end_at) AS last_seen
      FROM dmarc_records d JOIN dmarc_reports r ON r.id = d.report_id
-     WHERE d.tenant_id = $1 AND d.domain = $2 AND d.end_at >= $3
+     WHERE d.tenant_id = $1 AND d.domain = $2 AND d.end_at >= $3 AND r.received_at >= $4
      GROUP BY d.source_ip
      ORDER BY sum(d.count) DESC, d.source_ip
      LIMIT 1000`,
-    [tenantId, domain, since],
+    [tenantId, domain, since, receivedSince],
   );
   const counts = await db.query<{ reports: string; rejected: string }>(
     `SELECT count(*) FILTER (WHERE status = 'stored' AND domain = $2 AND end_at >= $3) AS reports,
             count(*) FILTER (WHERE status = 'rejected' AND received_at >= $3) AS rejected
-     FROM dmarc_reports WHERE tenant_id = $1`,
-    [tenantId, domain, since],
+     FROM dmarc_reports WHERE tenant_id = $1 AND received_at >= $4`,
+    [tenantId, domain, since, receivedSince],
   );
   const n = (v: string | null) => Number(v ?? 0);
   const list = sources.rows.map((s) => ({
@@ -234,4 +236,23 @@ export async function dmarcSummary(
     messages: list.reduce((a, s) => a + s.count, 0),
     sources: list,
   };
+}
+
+/**
+ * Retention (SPEC §9) of the DMARC aggregate reports: a report, stored or refused, goes with the
+ * tenant's retention counted from its arrival (`received_at`), as the received message it came in
+ * (`expireInbound`); its records go with it (ON DELETE CASCADE). `scope` as `expireInbound`'s.
+ * Returns the reports deleted.
+ */
+export async function expireDmarc(
+  db: Db,
+  cutoff: Date,
+  scope: { tenantId?: string; except?: readonly string[] } = {},
+): Promise<number> {
+  const result = await db.query(
+    `DELETE FROM dmarc_reports WHERE received_at < $1
+       AND ($2::text IS NULL OR tenant_id = $2) AND NOT (tenant_id = ANY($3::text[]))`,
+    [cutoff, scope.tenantId ?? null, scope.except ?? []],
+  );
+  return result.rowCount ?? 0;
 }

@@ -5,6 +5,7 @@ export {
   type DmarcSource,
   type DmarcSummary,
   dmarcSummary,
+  expireDmarc,
 } from './dmarc.js';
 export {
   DMARC_LIMITS,

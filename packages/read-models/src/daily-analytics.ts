@@ -199,7 +199,9 @@ export async function writeOutbox(
   dimTables: string[] = [DIMS_TABLE],
 ): Promise<Outbox | null> {
   const rows = batch.folded.deltas;
-  const dimRows = batch.folded.dimDeltas;
+  // No version named (`analytics_dims_targets` emptied: the sliceable rollup switched off): the
+  // dimension rows would never be shipped, so they are not written either.
+  const dimRows = dimTables.length === 0 ? [] : batch.folded.dimDeltas;
   if (rows.length === 0 && dimRows.length === 0) return null;
   const outbox = { batchId: newBatchId(), rows, dimRows, dimTables };
   await client.query(

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { retentionCutoff } from '@tern/domain';
-import { expireInbound } from '@tern/inbound';
+import { expireDmarc, expireInbound } from '@tern/inbound';
 import { createPoller, type Logger, silentLogger, withTransaction } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import {
@@ -218,16 +218,13 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
     await lockedStep((client) => expireEventStream(client, { allBut: [] }, streamCutoff));
     for (const model of CH_READ_MODELS)
       for (const { scope, cutoff } of scopes) clickhouseDeletes += await model.expire(opts.ch, scope, cutoff);
-    // Received mail (SPEC §24) expires by its arrival, like an email by its queued time.
-    for (const { scope, cutoff } of scopes)
-      deletedContent +=
-        (await lockedStep((client) =>
-          expireInbound(
-            client,
-            cutoff,
-            'tenantId' in scope ? { tenantId: scope.tenantId } : { except: scope.allBut },
-          ),
-        )) ?? 0;
+    // Received mail (SPEC §24) expires by its arrival, like an email by its queued time; so do the
+    // DMARC aggregate reports (SPEC §26) read from it, with their records.
+    for (const { scope, cutoff } of scopes) {
+      const of = 'tenantId' in scope ? { tenantId: scope.tenantId } : { except: scope.allBut };
+      deletedContent += (await lockedStep((client) => expireInbound(client, cutoff, of))) ?? 0;
+      deletedContent += (await lockedStep((client) => expireDmarc(client, cutoff, of))) ?? 0;
+    }
     // Data keys: a month's key goes once the whole month is before the cut-off (an email of the
     // month still visible keeps it), per overriding tenant and for everybody else.
     let deletedKeys: number | undefined;

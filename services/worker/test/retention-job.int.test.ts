@@ -1,7 +1,14 @@
-import { type DnsResolve, receiveMessage } from '@tern/inbound';
+import {
+  createDmarcConsumer,
+  type DnsResolve,
+  dmarcSummary,
+  type ReceivedMessage,
+  receiveMessage,
+} from '@tern/inbound';
 import { createKeyring, type Sealed } from '@tern/privacy';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gzip, reportXml } from '../../../packages/inbound/test/dmarc-report.js';
 import { waitFor } from '../../../test/support/services.js';
 import { eventsFor, type GeneratedEmail, generateEmails } from '../../api/test/dataset.js';
 import { createRetentionJob, RETENTION_LOCK_KEY } from '../src/index.js';
@@ -543,5 +550,65 @@ describe('retention job', () => {
       );
       expect(rows.map((r) => r.id)).toEqual([...expected[tenant]!.kept].sort());
     }
+  });
+
+  it('deletes DMARC aggregate reports (SPEC §26) received before each tenant’s cut-off, with their records; the read hides them at once', async () => {
+    const dmarc = createDmarcConsumer({ pool: stores.pool, logger: { info: () => {}, warn: () => {} } });
+    const domainOf = (tenant: string) => `${tenant}.test`;
+    /** One report attachment mailed to the tenant at `at` (a parsable one, or a refused one). */
+    const report = async (tenant: string, at: Date, n: string, refused = false) => {
+      const domain = domainOf(tenant);
+      const xml = reportXml({ domain, reportId: n, rows: [{ ip: '192.0.2.10', count: 3 }] });
+      const message = {
+        id: `inb-${n}-${tenant}`,
+        tenantId: tenant,
+        subject: `Report Domain: ${domain} Submitter: google.com Report-ID: ${n}`,
+        receivedAt: at,
+        fresh: true,
+        parsed: {
+          attachments: [
+            {
+              filename: `google.com!${domain}!1700000000!1700086399!${n}.xml.gz`,
+              contentType: 'application/gzip',
+              content: refused ? Buffer.from('not gzip, not xml') : gzip(xml),
+            },
+          ],
+        },
+      } as unknown as ReceivedMessage;
+      const [outcome] = await dmarc(message);
+      expect(outcome?.status).toBe(refused ? 'rejected' : 'stored');
+    };
+    const reportsOf = async (tenant: string) =>
+      (
+        await stores.pool.query<{ report_id: string | null; status: string; records: number }>(
+          `SELECT r.report_id, r.status, (SELECT count(*)::int FROM dmarc_records d WHERE d.report_id = r.id) AS records
+             FROM dmarc_reports r WHERE r.tenant_id = $1 ORDER BY r.status, r.report_id`,
+          [tenant],
+        )
+      ).rows;
+    const day = 86_400_000;
+    for (const tenant of [D, S, L]) {
+      const cutoff = cutoffOf(tenant).getTime();
+      await report(tenant, new Date(cutoff - day), 'old');
+      await report(tenant, new Date(cutoff - 1), 'old-refused', true);
+      await report(tenant, new Date(cutoff + day), 'new');
+      await report(tenant, new Date(cutoff), 'new-refused', true);
+      // Before the job: the read with the tenant's cut-off (what the route passes) shows only the new one.
+      const summary = await dmarcSummary(stores.pool, tenant, domainOf(tenant), 365, cutoffOf(tenant));
+      expect([summary.reports, summary.messages]).toEqual([1, 3]);
+      expect((await dmarcSummary(stores.pool, tenant, domainOf(tenant), 365)).reports).toBe(2);
+    }
+    const result = await job().runOnce();
+    expect(result.deletedContent).toBeGreaterThanOrEqual(6);
+    for (const tenant of [D, S, L])
+      expect(await reportsOf(tenant)).toEqual([
+        { report_id: null, status: 'rejected', records: 0 },
+        { report_id: 'new', status: 'stored', records: 1 },
+      ]);
+    // The records of the deleted reports went with them.
+    const orphans = await stores.pool.query(
+      'SELECT 1 FROM dmarc_records d WHERE NOT EXISTS (SELECT 1 FROM dmarc_reports r WHERE r.id = d.report_id)',
+    );
+    expect(orphans.rowCount).toBe(0);
   });
 });

@@ -7,6 +7,7 @@ import {
   type Role,
   updateDomainBodySchema,
 } from '@tern/contracts';
+import { retentionCutoff } from '@tern/domain';
 import type { SendingDomains } from '@tern/domains';
 import { httpError } from '@tern/http';
 import { dmarcSummary } from '@tern/inbound';
@@ -184,7 +185,10 @@ export const domainRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { domains: Domai
       const { tenantId } = credentialOf(request);
       const found = await domains.get(tenantId, request.params.id);
       if (found === null) throw notFound('Domain');
-      return dmarcSummary(deps.pool, tenantId, found.name, request.query.days);
+      // The tenant's retention cut-off (SPEC §9): older reports are invisible before the job deletes them.
+      const context = await deps.readModel.get(tenantId);
+      const cutoff = retentionCutoff(deps.now(), context.retentionOverride ?? deps.retentionDays);
+      return dmarcSummary(deps.pool, tenantId, found.name, request.query.days, cutoff);
     },
   );
 
