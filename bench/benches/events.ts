@@ -18,6 +18,12 @@
  *      route in its own process answering the same bytes, at 16 connections, in turn,
  *      BENCH_EVENTS_ROUNDS (2) times for BENCH_EVENTS_LIST_SECONDS (3) each: the ratio of medians.
  * Issue 42's targets: p99 ≤ 1 s at 1 000 streams and 2 000 events/s; list ≥ 50 % of the bare route.
+ * BENCH_EVENTS_SERVERS=1, servers mode: the writers' `POST /events` go to an ingest process of its own
+ * (`--services=ingest`, INGEST_WORKERS=1), the streams and lists to `--services=projector,api` (the api
+ * cannot leave the projector's process here: without CLICKHOUSE_URL both need the one embedded chDB,
+ * and this machine has no ClickHouse server). BENCH_EVENTS_ONLY=list: phase 4 alone (its tenant filled
+ * first). BENCH_EVENTS_CPU_PROF=<dir>: each server process writes a V8 CPU profile there.
+ * BENCH_EVENTS_MAIN=<path>: another build of main.js.
  * Defaults finish in about 1.5 minutes; `--quick`: 200 streams, 500 events/s, shorter phases.
  * Needs `npm run build` first.
  */
@@ -52,7 +58,14 @@ const MAX_SECONDS = num('BENCH_EVENTS_MAX_SECONDS', 2, 4);
 const LIST_SECONDS = num('BENCH_EVENTS_LIST_SECONDS', 1, 3);
 const ROUNDS = num('BENCH_EVENTS_ROUNDS', 1, 2);
 const BATCH = 120;
-const MAIN = resolve(import.meta.dirname, '../../services/tern/dist/main.js');
+const CPU_PROF = process.env.BENCH_EVENTS_CPU_PROF;
+const SERVERS = process.env.BENCH_EVENTS_SERVERS === '1';
+const LIST_ONLY = process.env.BENCH_EVENTS_ONLY === 'list';
+// BENCH_EVENTS_MAIN: another build of main.js (e.g. the one before a change, beside dist/ so that it
+// resolves the same node_modules), measured under the same conditions.
+const MAIN = resolve(
+  process.env.BENCH_EVENTS_MAIN ?? resolve(import.meta.dirname, '../../services/tern/dist/main.js'),
+);
 if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: npm run build`);
 const started = performance.now();
 const env = benchEnv(process.env);
@@ -96,16 +109,32 @@ const fig = (variant: string, metric: string, value: number, unit: string, targe
 const log = (line: string) => console.error(`[events] ${line}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let server: TernProcess | undefined;
+let ingest: TernProcess | undefined;
 let clients: StreamClients | undefined;
+details.mode = SERVERS ? 'servers: ingest | projector,api' : 'npm start';
 try {
+  const port = 40_000 + Math.floor(Math.random() * 20_000);
+  const nodeFlags = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
   server = await startTern({
     main: MAIN,
+    args: SERVERS ? ['--services=projector,api'] : [],
     env: common,
-    port: 40_000 + Math.floor(Math.random() * 20_000),
+    port,
     logFile: join(dataDir.path, 'tern.log'),
+    nodeFlags,
   });
   const url = server.url;
   const pid = server.child.pid!;
+  if (SERVERS)
+    ingest = await startTern({
+      main: MAIN,
+      args: ['--services=ingest'],
+      env: { ...common, DATA_DIR: join(dataDir.path, 'ingest'), INGEST_WORKERS: '1' },
+      port: port + 1,
+      logFile: join(dataDir.path, 'ingest.log'),
+      nodeFlags,
+    });
+  const writeUrl = ingest?.url ?? url;
 
   // --- One key with events:read per tenant ---------------------------------------------------------
   const keys = new Map<string, string>();
@@ -140,7 +169,7 @@ try {
   const write = async (name: string, rate: number, seconds: number, to = tenants, atLeast = 0) => {
     const before = await streamed();
     const writer = await startEventWriter({
-      url,
+      url: writeUrl,
       ingestToken: common.INGEST_TOKEN!,
       tenants: to,
       eventsPerSec: rate,
@@ -168,74 +197,107 @@ try {
     return { ...report, projected };
   };
 
-  // --- 1. Ingest without streams --------------------------------------------------------------------
-  const alonePaced = await write('paced, no stream', RATE, SECONDS);
-  const aloneMax = await write('unpaced, no stream', 0, MAX_SECONDS);
+  if (!LIST_ONLY) {
+    // --- 1. Ingest without streams --------------------------------------------------------------------
+    const alonePaced = await write('paced, no stream', RATE, SECONDS);
+    const aloneMax = await write('unpaced, no stream', 0, MAX_SECONDS);
 
-  // --- 2. Streams opened: RSS per stream ----------------------------------------------------------
-  await sleep(1000);
-  const rssBefore = readMemory(pid)?.rssMiB ?? Number.NaN;
-  const heads = new Map<string, string>();
-  for (const tenantId of tenants) {
-    const res = await fetch(`${url}/events?order=newest&limit=1`, {
-      headers: { authorization: `Bearer ${keys.get(tenantId)}` },
+    // --- 2. Streams opened: RSS per stream ----------------------------------------------------------
+    await sleep(1000);
+    const rssBefore = readMemory(pid)?.rssMiB ?? Number.NaN;
+    const heads = new Map<string, string>();
+    for (const tenantId of tenants) {
+      const res = await fetch(`${url}/events?order=newest&limit=1`, {
+        headers: { authorization: `Bearer ${keys.get(tenantId)}` },
+      });
+      const page = (await res.json()) as { data: { cursor: string }[]; next: string };
+      heads.set(tenantId, page.data[0]?.cursor ?? page.next);
+    }
+    clients = await startStreamClients({
+      url,
+      streams: Array.from({ length: STREAMS }, (_, i) => {
+        const tenantId = tenants[i % TENANTS]!;
+        return { key: keys.get(tenantId)!, after: heads.get(tenantId)! };
+      }),
     });
-    const page = (await res.json()) as { data: { cursor: string }[]; next: string };
-    heads.set(tenantId, page.data[0]?.cursor ?? page.next);
+    await sleep(2000);
+    const opened = await clients.report();
+    const rssAfter = readMemory(pid)?.rssMiB ?? Number.NaN;
+    log(
+      `${opened.open} of ${STREAMS} streams open (${opened.errors} refused: ${opened.firstError ?? '-'}), ` +
+        `RSS ${round(rssBefore)} → ${round(rssAfter)} MiB`,
+    );
+    if (opened.open < STREAMS)
+      throw new Error(`only ${opened.open} of ${STREAMS} streams opened: ${opened.firstError}`);
+
+    // --- 3. Ingest while the streams follow ---------------------------------------------------------
+    await clients.reset();
+    const withPaced = await write('paced, with streams', RATE, SECONDS);
+    await sleep(2000); // the last events on their way to the clients
+    const lat = await clients.report();
+    // The projector's share of that latency: from each POST (its subject's `t=`) to the event's row in
+    // the stream (`recorded_at`, in the projector's transaction; one clock, this machine's).
+    const inStream = (
+      await pool.query<{ p50: number | null; p99: number | null }>(
+        `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag) AS p50,
+                percentile_cont(0.99) WITHIN GROUP (ORDER BY lag) AS p99
+           FROM (SELECT extract(epoch FROM recorded_at) * 1000
+                          - substr(payload -> 'data' ->> 'subject', 3)::bigint AS lag
+                   FROM event_stream WHERE event_id LIKE $1) x`,
+        [`em_s${tag}pacedwithstreams\\_%`],
+      )
+    ).rows[0];
+    const perTenant = STREAMS / TENANTS;
+    const expected = withPaced.acceptedEvents * perTenant;
+    const rssStreaming = readMemory(pid)?.rssMiB ?? Number.NaN;
+    log(
+      `append → client: p50 ${lat.p50} ms, p99 ${lat.p99} ms, max ${lat.max} ms (append → in the stream: ` +
+        `p50 ${Math.round(inStream?.p50 ?? Number.NaN)} ms, p99 ${Math.round(inStream?.p99 ?? Number.NaN)} ms); ${lat.messages} messages ` +
+        `of ${Math.round(expected)} expected; ${lat.open} streams open; highest per second of arrival: ` +
+        `${lat.maxPerSecond.join(' ')} ms`,
+    );
+    const withMax = await write('unpaced, with streams', 0, MAX_SECONDS);
+    await clients.close();
+    clients = undefined;
+
+    const streamsVariant = `${STREAMS} streams, ${TENANTS} tenants, ${RATE} events/s${SERVERS ? ', servers mode' : ''}`;
+    fig(streamsVariant, 'append → client p99', lat.p99, 'ms', { op: '<=', value: 1000 });
+    fig(streamsVariant, 'append → client p50', lat.p50, 'ms');
+    // What the tail adds is the difference: the rest is the projector's backlog.
+    fig(
+      streamsVariant,
+      'append → in the stream (projected) p99',
+      Math.round(inStream?.p99 ?? Number.NaN),
+      'ms',
+    );
+    fig(
+      streamsVariant,
+      'append → in the stream (projected) p50',
+      Math.round(inStream?.p50 ?? Number.NaN),
+      'ms',
+    );
+    fig(streamsVariant, 'messages delivered / expected', (lat.messages / Math.max(1, expected)) * 100, '%');
+    fig(streamsVariant, 'RSS per open stream (idle)', ((rssAfter - rssBefore) * 1024) / STREAMS, 'KiB');
+    fig(streamsVariant, 'server RSS while streaming', rssStreaming, 'MiB');
+    fig('ingest, paced, no stream', 'accepted', alonePaced.eventsPerSec, 'events/s');
+    fig('ingest, paced, with streams', 'accepted', withPaced.eventsPerSec, 'events/s');
+    fig('ingest, paced, no stream', 'POST p99', alonePaced.postP99, 'ms');
+    fig('ingest, paced, with streams', 'POST p99', withPaced.postP99, 'ms');
+    fig('ingest, unpaced, no stream', 'accepted', aloneMax.eventsPerSec, 'events/s');
+    fig('ingest, unpaced, with streams', 'accepted', withMax.eventsPerSec, 'events/s');
+    fig(
+      'ingest, unpaced',
+      'with streams / without',
+      (withMax.eventsPerSec / aloneMax.eventsPerSec) * 100,
+      '%',
+    );
+    // The tail follows the projector: when it projects less than is appended, the lag above is mostly its.
+    fig('ingest, paced, no stream', 'projected into the stream', alonePaced.projected, 'events/s');
+    fig('ingest, paced, with streams', 'projected into the stream', withPaced.projected, 'events/s');
+    fig('ingest, unpaced, no stream', 'projected into the stream', aloneMax.projected, 'events/s');
+    fig('ingest, unpaced, with streams', 'projected into the stream', withMax.projected, 'events/s');
+    details.phases = { alonePaced, aloneMax, withPaced, withMax, opened, latency: lat, rssBefore, rssAfter };
   }
-  clients = await startStreamClients({
-    url,
-    streams: Array.from({ length: STREAMS }, (_, i) => {
-      const tenantId = tenants[i % TENANTS]!;
-      return { key: keys.get(tenantId)!, after: heads.get(tenantId)! };
-    }),
-  });
-  await sleep(2000);
-  const opened = await clients.report();
-  const rssAfter = readMemory(pid)?.rssMiB ?? Number.NaN;
-  log(
-    `${opened.open} of ${STREAMS} streams open (${opened.errors} refused: ${opened.firstError ?? '-'}), ` +
-      `RSS ${round(rssBefore)} → ${round(rssAfter)} MiB`,
-  );
-  if (opened.open < STREAMS)
-    throw new Error(`only ${opened.open} of ${STREAMS} streams opened: ${opened.firstError}`);
-
-  // --- 3. Ingest while the streams follow ---------------------------------------------------------
-  await clients.reset();
-  const withPaced = await write('paced, with streams', RATE, SECONDS);
-  await sleep(2000); // the last events on their way to the clients
-  const lat = await clients.report();
-  const perTenant = STREAMS / TENANTS;
-  const expected = withPaced.acceptedEvents * perTenant;
-  const rssStreaming = readMemory(pid)?.rssMiB ?? Number.NaN;
-  log(
-    `append → client: p50 ${lat.p50} ms, p99 ${lat.p99} ms, max ${lat.max} ms; ${lat.messages} messages ` +
-      `of ${Math.round(expected)} expected; ${lat.open} streams open; highest per second of arrival: ` +
-      `${lat.maxPerSecond.join(' ')} ms`,
-  );
-  const withMax = await write('unpaced, with streams', 0, MAX_SECONDS);
-  await clients.close();
-  clients = undefined;
-
-  const streamsVariant = `${STREAMS} streams, ${TENANTS} tenants, ${RATE} events/s`;
-  fig(streamsVariant, 'append → client p99', lat.p99, 'ms', { op: '<=', value: 1000 });
-  fig(streamsVariant, 'append → client p50', lat.p50, 'ms');
-  fig(streamsVariant, 'messages delivered / expected', (lat.messages / Math.max(1, expected)) * 100, '%');
-  fig(streamsVariant, 'RSS per open stream (idle)', ((rssAfter - rssBefore) * 1024) / STREAMS, 'KiB');
-  fig(streamsVariant, 'server RSS while streaming', rssStreaming, 'MiB');
-  fig('ingest, paced, no stream', 'accepted', alonePaced.eventsPerSec, 'events/s');
-  fig('ingest, paced, with streams', 'accepted', withPaced.eventsPerSec, 'events/s');
-  fig('ingest, paced, no stream', 'POST p99', alonePaced.postP99, 'ms');
-  fig('ingest, paced, with streams', 'POST p99', withPaced.postP99, 'ms');
-  fig('ingest, unpaced, no stream', 'accepted', aloneMax.eventsPerSec, 'events/s');
-  fig('ingest, unpaced, with streams', 'accepted', withMax.eventsPerSec, 'events/s');
-  fig('ingest, unpaced', 'with streams / without', (withMax.eventsPerSec / aloneMax.eventsPerSec) * 100, '%');
-  // The tail follows the projector: when it projects less than is appended, the lag above is mostly its.
-  fig('ingest, paced, no stream', 'projected into the stream', alonePaced.projected, 'events/s');
-  fig('ingest, paced, with streams', 'projected into the stream', withPaced.projected, 'events/s');
-  fig('ingest, unpaced, no stream', 'projected into the stream', aloneMax.projected, 'events/s');
-  fig('ingest, unpaced, with streams', 'projected into the stream', withMax.projected, 'events/s');
-  details.phases = { alonePaced, aloneMax, withPaced, withMax, opened, latency: lat, rssBefore, rssAfter };
 
   // --- 4. A page of 1 000 events against the bare route --------------------------------------------
   const listTenant = tenants[0]!;
@@ -281,7 +343,7 @@ try {
     await ceiling.close();
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
-  const listVariant = `GET /events?limit=1000 (${listed} events, ${Math.round(Buffer.byteLength(body) / 1024)} KiB), 16 connections`;
+  const listVariant = `GET /events?limit=1000 (${listed} events, ${Math.round(Buffer.byteLength(body) / 1024)} KiB), 16 connections${SERVERS ? ', servers mode' : ''}`;
   fig(listVariant, 'api', median(runs.api), 'req/s');
   fig(listVariant, 'bare route, same bytes, own process', median(runs.bare), 'req/s');
   fig(listVariant, 'ratio to the bare route', (median(runs.api) / median(runs.bare)) * 100, '%', {
@@ -296,6 +358,7 @@ try {
   details.apiWarnings = logWarnings(server.logFile);
 } finally {
   await clients?.close();
+  await ingest?.stop();
   await server?.stop();
   await pool.end();
   await db.drop();

@@ -21,10 +21,12 @@ export async function startTern(opts: {
   port: number;
   logFile: string;
   nodeFlags?: string[];
+  /** Arguments after `main`, e.g. `--services=api`. */
+  args?: string[];
 }): Promise<TernProcess> {
   const url = `http://127.0.0.1:${opts.port}`;
   const out = openSync(opts.logFile, 'w');
-  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), opts.main], {
+  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), opts.main, ...(opts.args ?? [])], {
     env: { ...opts.env, PORT: String(opts.port), PUBLIC_URL: url },
     stdio: ['ignore', out, 'inherit'],
   });

@@ -50,6 +50,16 @@ export function streamedPayload(event: DeliveryEvent, state: EmailState): Stream
   };
 }
 
+/**
+ * The event's text as the stream sends it (`GET /events`, the SSE tail): its webhook body plus its
+ * cursor, one line of JSON. Stored once (`event_stream.body`, migration 0310): a page is then the
+ * concatenation of stored text, never rebuilt per read.
+ */
+export function streamedBody(payload: StreamedPayload, seq: bigint): string {
+  const { id, type, timestamp, data } = payload;
+  return JSON.stringify({ id, cursor: seq.toString(), type, timestamp, data });
+}
+
 /** Each applied event's email state with that event folded in, by `emailKey(tenant, event id)`. */
 function statesAtEvents(batch: ProjectionBatch): Map<string, EmailState> {
   const out = new Map<string, EmailState>();
@@ -94,7 +104,7 @@ async function appendToStream(client: pg.ClientBase, batch: ProjectionBatch): Pr
     project: [] as (string | null)[],
     type: [] as string[],
     tags: [] as string[],
-    payload: [] as string[],
+    body: [] as string[],
   };
   for (const row of rows) {
     const events = byTenant.get(row.tenant_id) ?? [];
@@ -112,18 +122,30 @@ async function appendToStream(client: pg.ClientBase, batch: ProjectionBatch): Pr
       cols.project.push(payload.data.projectId);
       cols.type.push(event.type);
       cols.tags.push(JSON.stringify(payload.data.tags));
-      cols.payload.push(JSON.stringify(payload));
+      cols.body.push(streamedBody(payload, seq));
     }
   }
   // A seq whose event is already streamed (a rebuild replaying the log) is skipped: a gap in the
-  // numbers, never a second copy.
+  // numbers, never a second copy. The texts go as ONE JSON array parameter (escaped natively, not
+  // element by element as a text[] parameter is); `payload` is the same text without its cursor.
   await client.query(
-    `INSERT INTO event_stream (tenant_id, seq, event_id, email_id, project_id, type, tags, recorded_at, payload)
-     SELECT u.t, u.s, u.e, u.m, u.p, u.ty, ARRAY(SELECT jsonb_array_elements_text(u.g)), clock_timestamp(), u.pl
-       FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::jsonb[])
-            AS u(t, s, e, m, p, ty, g, pl)
+    `INSERT INTO event_stream (tenant_id, seq, event_id, email_id, project_id, type, tags, recorded_at, payload, body)
+     SELECT u.t, u.s, u.e, u.m, u.p, u.ty, ARRAY(SELECT jsonb_array_elements_text(u.g)), clock_timestamp(),
+            u.b::jsonb - 'cursor', u.b
+       FROM ROWS FROM (unnest($1::text[]), unnest($2::bigint[]), unnest($3::text[]), unnest($4::text[]),
+                       unnest($5::text[]), unnest($6::text[]), unnest($7::jsonb[]), json_array_elements_text($8::json))
+            AS u(t, s, e, m, p, ty, g, b)
      ON CONFLICT DO NOTHING`,
-    [cols.tenant, cols.seq, cols.event, cols.email, cols.project, cols.type, cols.tags, cols.payload],
+    [
+      cols.tenant,
+      cols.seq,
+      cols.event,
+      cols.email,
+      cols.project,
+      cols.type,
+      cols.tags,
+      JSON.stringify(cols.body),
+    ],
   );
 }
 
@@ -186,7 +208,8 @@ export const eventStream: PgReadModel = {
         || CASE WHEN ${own} ? 'recipient' THEN '{"recipient": null}'::jsonb ELSE '{}'::jsonb END
         || CASE WHEN email_id = ANY($2::text[]) THEN '{"to": null, "subject": null}'::jsonb ELSE '{}'::jsonb END)`;
     const r = await client.query(
-      `UPDATE event_stream SET payload = ${scrubbed}
+      // The stored text goes (NULL): the reads print the scrubbed payload instead; never the clear value.
+      `UPDATE event_stream SET payload = ${scrubbed}, body = NULL
         WHERE tenant_id = $1
           AND ((email_id = ANY($2::text[]) AND (NOT (${own} ? 'recipient') OR lower(${own}->>'recipient') = $4))
                OR (email_id = ANY($5::text[]) AND lower(${own}->>'recipient') = $4))

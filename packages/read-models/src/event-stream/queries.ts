@@ -31,6 +31,12 @@ export interface EventsQuery {
   emailId?: string | undefined;
   tag?: string | undefined;
   projectId?: string | undefined;
+  /**
+   * `items`: the page is read one event per line (the SSE tail writes them one by one and filters
+   * them); default: as one JSON array text, concatenated by Postgres from the stored text (a list
+   * page then costs Node no split, join or parse). Either shape answers both `json` and `items`.
+   */
+  shape?: 'array' | 'items' | undefined;
 }
 
 export type EventsPage =
@@ -52,6 +58,40 @@ export type EventsPage =
     }
   | { expired: true };
 
+/** What separates the events in the text Postgres answers: a comma (an array's elements) or a newline. */
+const separator = (q: EventsQuery) => (q.shape === 'items' ? '\n' : ',');
+
+type Page = Extract<EventsPage, { expired: false }>;
+
+/**
+ * A page from the text Postgres concatenated (`separator`): `json` and `items` are each computed
+ * when first read (getters: never spread this object), so a list page is sent as it came (`[` text
+ * `]`) and the tail splits its lines. JSON text (stored, or printed from jsonb) never holds a raw
+ * newline.
+ */
+function pageOf(q: EventsQuery, text: string | null, rest: Omit<Page, 'expired' | 'json' | 'items'>): Page {
+  let json: string | undefined;
+  let items: string[] | undefined;
+  const lines = q.shape === 'items';
+  return {
+    expired: false,
+    ...rest,
+    get json() {
+      json ??= text === null ? '[]' : lines ? `[${this.items.join(',')}]` : `[${text}]`;
+      return json;
+    },
+    get items() {
+      items ??=
+        text === null
+          ? []
+          : lines
+            ? text.split('\n')
+            : (JSON.parse(`[${text}]`) as unknown[]).map((e) => JSON.stringify(e));
+      return items;
+    },
+  };
+}
+
 /**
  * One page of a tenant's events after a cursor, in `seq` order, in ONE statement (one snapshot):
  * the page, the head and the retention check agree. A cursor before the oldest event kept (deleted
@@ -72,7 +112,7 @@ export async function eventsPage(db: pg.Pool | pg.ClientBase, q: EventsQuery): P
     last: string | null;
   }>(
     `WITH page AS (
-       SELECT seq, payload FROM event_stream
+       SELECT seq, payload, body FROM event_stream
         WHERE tenant_id = $1 AND seq > $2 AND recorded_at >= $4
           AND ($5::text[] IS NULL OR type = ANY($5::text[]))
           AND ($6::text IS NULL OR email_id = $6)
@@ -82,8 +122,7 @@ export async function eventsPage(db: pg.Pool | pg.ClientBase, q: EventsQuery): P
      SELECT h.last_seq::text AS head, h.expired_through::text AS expired_through,
             (SELECT recorded_at FROM event_stream f WHERE f.tenant_id = $1 AND f.seq > $2
               ORDER BY f.seq LIMIT 1) AS first_at,
-            -- jsonb text never holds a raw newline: it separates the events.
-            (SELECT string_agg((payload || jsonb_build_object('cursor', seq::text))::text, E'\n' ORDER BY seq)
+            (SELECT string_agg(COALESCE(body, (payload || jsonb_build_object('cursor', seq::text))::text), $9 ORDER BY seq)
                FROM page) AS json,
             (SELECT string_agg(seq::text, ',' ORDER BY seq) FROM page) AS cursors,
             (SELECT count(*)::int FROM page) AS n,
@@ -98,6 +137,7 @@ export async function eventsPage(db: pg.Pool | pg.ClientBase, q: EventsQuery): P
       q.emailId ?? null,
       q.tag ?? null,
       q.projectId ?? null,
+      separator(q),
     ],
   );
   const row = rows[0];
@@ -110,9 +150,8 @@ export async function eventsPage(db: pg.Pool | pg.ClientBase, q: EventsQuery): P
   const hasMore = count === limit;
   const from = after ?? 0n;
   const next = hasMore ? (row?.last ?? from.toString()) : (head > from ? head : from).toString();
-  const items = row?.json ? row.json.split('\n') : [];
   const cursors = row?.cursors ? row.cursors.split(',') : [];
-  return { expired: false, json: `[${items.join(',')}]`, items, cursors, count, next, hasMore };
+  return pageOf(q, row?.json ?? null, { cursors, count, next, hasMore });
 }
 
 /**
@@ -130,14 +169,14 @@ async function newestPage(db: pg.Pool | pg.ClientBase, q: EventsQuery, limit: nu
     last: string | null;
   }>(
     `WITH page AS (
-       SELECT seq, payload FROM event_stream
+       SELECT seq, payload, body FROM event_stream
         WHERE tenant_id = $1 AND ($2::bigint IS NULL OR seq < $2) AND recorded_at >= $4
           AND ($5::text[] IS NULL OR type = ANY($5::text[]))
           AND ($6::text IS NULL OR email_id = $6)
           AND ($7::text IS NULL OR tags @> ARRAY[$7::text])
           AND ($8::text IS NULL OR project_id = $8)
         ORDER BY seq DESC LIMIT $3)
-     SELECT (SELECT string_agg((payload || jsonb_build_object('cursor', seq::text))::text, E'\n' ORDER BY seq DESC)
+     SELECT (SELECT string_agg(COALESCE(body, (payload || jsonb_build_object('cursor', seq::text))::text), $9 ORDER BY seq DESC)
                FROM page) AS json,
             (SELECT string_agg(seq::text, ',' ORDER BY seq DESC) FROM page) AS cursors,
             (SELECT count(*)::int FROM page) AS n,
@@ -151,21 +190,18 @@ async function newestPage(db: pg.Pool | pg.ClientBase, q: EventsQuery, limit: nu
       q.emailId ?? null,
       q.tag ?? null,
       q.projectId ?? null,
+      separator(q),
     ],
   );
   const row = rows[0];
   const count = row?.n ?? 0;
-  const items = row?.json ? row.json.split('\n') : [];
   const cursors = row?.cursors ? row.cursors.split(',') : [];
-  return {
-    expired: false,
-    json: `[${items.join(',')}]`,
-    items,
+  return pageOf(q, row?.json ?? null, {
     cursors,
     count,
     next: row?.last ?? before?.toString() ?? '0',
     hasMore: count === limit,
-  };
+  });
 }
 
 /** One event of the stream: its webhook body (SPEC §17), its id and its cursor. */
