@@ -2,15 +2,21 @@
  * A sink SMTP relay in its own process (the SMTP benches' far end): `smtp-server` accepting every
  * message, no TLS, no auth, bodies read and dropped. Its own process, so the relay's CPU is not
  * the bench's. Prints {"smtpPort":N,"httpPort":M} once listening on 127.0.0.1;
- * `GET http://127.0.0.1:M/` answers {"messages":…,"connections":…}; closes on SIGTERM.
- *   node --import tsx bench/lib/smtp-sink.ts
+ * `GET http://127.0.0.1:M/` answers {"messages":…,"connections":…,"peak":…}; closes on SIGTERM.
+ * `--delay-ms=N`: each message is answered N ms after its last byte, as a remote MTA that writes it
+ * to its queue before it says 250 (issue 45: 200 ms).
+ *   node --import tsx bench/lib/smtp-sink.ts [--delay-ms=200]
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
+const delayMs = Number(process.argv.find((a) => a.startsWith('--delay-ms='))?.slice(11) ?? 0);
 let messages = 0;
 let connections = 0;
+/** Connections open at once, now and at most. */
+let open = 0;
+let peak = 0;
 const smtp = new SMTPServer({
   authOptional: true,
   disabledCommands: ['STARTTLS'],
@@ -19,21 +25,35 @@ const smtp = new SMTPServer({
   maxClients: 1000,
   onConnect(_session, callback) {
     connections++;
+    open++;
+    peak = Math.max(peak, open);
     callback();
+  },
+  onClose() {
+    open--;
   },
   onData(stream, _session, callback) {
     stream.on('data', () => undefined);
     stream.on('end', () => {
-      messages++;
-      callback();
+      if (delayMs > 0)
+        setTimeout(() => {
+          messages++;
+          callback();
+        }, delayMs);
+      else {
+        messages++;
+        callback();
+      }
     });
   },
 });
 // A client that goes away mid-session (a pool closed, a bench killed) is no reason to stop.
 smtp.on('error', () => undefined);
-const http = createServer((_req, res) => {
+const http = createServer((req, res) => {
+  // `?reset`: the peak starts again from the connections open now (one run's peak).
+  if (req.url?.includes('reset')) peak = open;
   res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify({ messages, connections }));
+  res.end(JSON.stringify({ messages, connections, peak }));
 });
 await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
 await new Promise<void>((r) => http.listen(0, '127.0.0.1', () => r()));

@@ -53,8 +53,10 @@ export interface Config {
   encryptionKey: string | undefined;
   /** Mail relay of the sender (`smtp://` / `smtps://`); undefined → the sandbox provider (SPEC §11). */
   smtpUrl: string | undefined;
-  /** Connections the sender keeps open to the relay of `smtpUrl` at most; 0 = a new connection per message. */
+  /** Cap of the messages in flight (connections) to the relay of `smtpUrl`; 0 = a new connection per message. */
   smtpMaxConnections: number;
+  /** Messages in flight to the relay before it pushed back or took any (issue 45); grows up to the cap. */
+  smtpStartConnections: number;
   /** Messages sent over one pooled connection before it is replaced. */
   smtpMaxMessages: number;
   /** Base URL users reach Tern at (dashboard link, tracking links); undefined → the listen URL. */

@@ -115,7 +115,12 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
   },
   SMTP_MAX_CONNECTIONS: {
     meaning:
-      'connections the sender keeps open to the relay of `SMTP_URL` at most, reused from message to message (nodemailer `pool`); `0` = a new connection per message; the relay URL’s own `?maxConnections=` wins ([sending](docs/sending.md#pooled-smtp-connections))',
+      'cap of the messages in flight to the relay of `SMTP_URL`, and so of the connections open to it (reused from message to message, nodemailer `pool`): the sender starts at `SMTP_START_CONNECTIONS`, grows while the relay takes mail and halves when it pushes back (421, 4xx, refused connections); `0` = a new connection per message; the relay URL’s own `?maxConnections=` wins ([sending](docs/sending.md#pooled-smtp-connections))',
+    default: '`256`',
+  },
+  SMTP_START_CONNECTIONS: {
+    meaning:
+      'messages in flight (connections) to the relay before it has pushed back or taken any: what a small relay takes; grows from there up to `SMTP_MAX_CONNECTIONS` ([sending](docs/sending.md#pooled-smtp-connections))',
     default: '`5`',
   },
   SMTP_MAX_MESSAGES: {

@@ -107,6 +107,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     encryptionKey: e.ENCRYPTION_KEY,
     smtpUrl: e.SMTP_URL,
     smtpMaxConnections: e.SMTP_MAX_CONNECTIONS,
+    smtpStartConnections: e.SMTP_START_CONNECTIONS,
     smtpMaxMessages: e.SMTP_MAX_MESSAGES,
     publicUrl: e.PUBLIC_URL,
     nodeEnv: e.NODE_ENV,

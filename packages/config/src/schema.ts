@@ -50,7 +50,8 @@ export const envSchema = z.object({
     })
     .optional(),
   SMTP_URL: urlVar(['smtp:', 'smtps:']).optional(),
-  SMTP_MAX_CONNECTIONS: intVar(0, 1000).default(5),
+  SMTP_MAX_CONNECTIONS: intVar(0, 1000).default(256),
+  SMTP_START_CONNECTIONS: intVar(1, 1000).default(5),
   SMTP_MAX_MESSAGES: intVar(1, 1_000_000).default(100),
   // A trailing slash is dropped so `${publicUrl}/path` is always one slash.
   PUBLIC_URL: urlVar(['http:', 'https:'])

@@ -50,7 +50,8 @@ describe('loadConfig', () => {
       eventStreamDays: 30,
       bounceMxHost: undefined,
       spfInclude: undefined,
-      smtpMaxConnections: 5,
+      smtpMaxConnections: 256,
+      smtpStartConnections: 5,
       smtpMaxMessages: 100,
       bounceSmtpPort: undefined,
       bounceDomain: undefined,
@@ -134,6 +135,7 @@ describe('loadConfig', () => {
       SHUTDOWN_TIMEOUT_MS: '5000',
       METRICS_TOKEN: 'metrics-token-0123456789',
       OPEN_DEDUP_SECONDS: '600',
+      SMTP_START_CONNECTIONS: '2',
     });
     expect(config).toEqual({
       port: 8080,
@@ -158,6 +160,7 @@ describe('loadConfig', () => {
       encryptionKey: 'an-encryption-key-of-32-bytes-or-more',
       smtpUrl: 'smtps://user:pw@relay.example.com:465',
       smtpMaxConnections: 0,
+      smtpStartConnections: 2,
       smtpMaxMessages: 500,
       publicUrl: 'https://mail.example.com',
       nodeEnv: 'test',

@@ -93,13 +93,28 @@ const PG_MIGRATION_LOCK = 7_204_311_955;
 /**
  * Applies the pending Postgres migrations in one transaction, under a transaction-scoped
  * advisory lock: processes starting together wait for each other, and the later ones find
- * everything applied. A failing file rolls back the whole run.
+ * everything applied. A failing file rolls back the whole run. A start with nothing pending (every
+ * restart) costs one query and no transaction (issue 45, item 6): the records are read first, and
+ * only when one is missing does the locked run start (which reads them again under the lock).
  */
 export async function migratePostgres(
   pool: pg.Pool,
   dir: string = DEFAULT_POSTGRES_MIGRATIONS_DIR,
 ): Promise<MigrationResult> {
   const migrations = await readMigrations(dir);
+  const recorded = await pool
+    .query<{ version: number; checksum: string }>('SELECT version, checksum FROM schema_migrations')
+    .then((r) => r.rows)
+    .catch((error: unknown) => {
+      // 42P01: no table yet (a new database): the locked run creates it.
+      if ((error as { code?: string }).code === '42P01') return null;
+      throw error;
+    });
+  if (
+    recorded !== null &&
+    pending(migrations, new Map(recorded.map((r) => [r.version, r.checksum])), 'Postgres').length === 0
+  )
+    return { applied: [] };
   return withTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [PG_MIGRATION_LOCK]);
     await client.query(`
@@ -168,6 +183,9 @@ export async function migrateClickHouse(
   dir: string = DEFAULT_CLICKHOUSE_MIGRATIONS_DIR,
 ): Promise<MigrationResult> {
   const migrations = await readMigrations(dir);
+  // Nothing pending (every restart): one query (issue 45, item 6).
+  const known = await appliedClickHouse(client).catch(() => null);
+  if (known !== null && pending(migrations, known, 'ClickHouse').length === 0) return { applied: [] };
   await client.command({
     query: `
       CREATE TABLE IF NOT EXISTS schema_migrations
@@ -180,12 +198,7 @@ export async function migrateClickHouse(
       ENGINE = ReplacingMergeTree
       ORDER BY version`,
   });
-  const rs = await client.query({
-    query: 'SELECT version, argMax(checksum, applied_at) AS checksum FROM schema_migrations GROUP BY version',
-    format: 'JSONEachRow',
-  });
-  const rows = await rs.json<{ version: number | string; checksum: string }>();
-  const applied = new Map(rows.map((r) => [Number(r.version), r.checksum]));
+  const applied = await appliedClickHouse(client);
   const todo = pending(migrations, applied, 'ClickHouse');
   for (const m of todo) {
     for (const statement of splitClickHouseStatements(m.sql)) {
@@ -202,4 +215,14 @@ export async function migrateClickHouse(
     });
   }
   return { applied: todo.map((m) => m.name) };
+}
+
+/** The ClickHouse migrations recorded, version → checksum (the table must exist). */
+async function appliedClickHouse(client: ClickHouseClient): Promise<Map<number, string>> {
+  const rs = await client.query({
+    query: 'SELECT version, argMax(checksum, applied_at) AS checksum FROM schema_migrations GROUP BY version',
+    format: 'JSONEachRow',
+  });
+  const rows = await rs.json<{ version: number | string; checksum: string }>();
+  return new Map(rows.map((r) => [Number(r.version), r.checksum]));
 }

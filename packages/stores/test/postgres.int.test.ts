@@ -178,6 +178,37 @@ describe('Postgres server (DATABASE_URL)', () => {
     await rm(dir, { recursive: true });
   });
 
+  it('a start with nothing pending is one query, no transaction; a new file still takes the locked run (issue 45)', async () => {
+    const store = await freshStore();
+    const dir = await tempDir('tern-mig-');
+    await writeFile(join(dir, '0001_t.sql'), 'CREATE TABLE t (x int);');
+    await migratePostgres(store.pool, dir);
+    const seen: string[] = [];
+    const spy = (pool: pg.Pool) => {
+      const query = pool.query.bind(pool);
+      pool.query = ((text: unknown, ...rest: unknown[]) => {
+        seen.push(typeof text === 'string' ? text.trim().split(/\s+/).slice(0, 2).join(' ') : 'config');
+        return (query as (...a: unknown[]) => unknown)(text, ...rest);
+      }) as typeof pool.query;
+      const connect = pool.connect.bind(pool);
+      // pg's own query() connects with a callback; every caller's arguments pass through.
+      pool.connect = ((...args: unknown[]) => {
+        seen.push('connect');
+        return (connect as (...a: unknown[]) => unknown)(...args);
+      }) as typeof pool.connect;
+    };
+    spy(store.pool);
+    expect(await migratePostgres(store.pool, dir)).toEqual({ applied: [] });
+    // pg's query() takes a client through connect() too: one query, one connect, no BEGIN.
+    expect(seen).toEqual(['SELECT version,', 'connect']);
+    seen.length = 0;
+    await writeFile(join(dir, '0002_u.sql'), 'CREATE TABLE u (x int);');
+    expect(await migratePostgres(store.pool, dir)).toEqual({ applied: ['0002_u.sql'] });
+    expect(seen).toContain('connect');
+    expect(await tableNames(store.pool)).toEqual(['schema_migrations', 't', 'u']);
+    await rm(dir, { recursive: true });
+  });
+
   it('rejects misnamed and duplicate migration files', async () => {
     const store = await freshStore();
     const dir = await tempDir('tern-mig-');

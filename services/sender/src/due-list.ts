@@ -5,7 +5,7 @@ import type { SenderTenantSettings } from '@tern/tenant-settings';
 import { type createAttempt, type RoundContext, suppressionKey } from './attempt.js';
 import { SENDER_GROUP, type SenderContext } from './options.js';
 import { type ClaimedRow, keyOf, type Outcome, type OutgoingStore, type PendingOutcome } from './outgoing.js';
-import type { GetTemplate } from './ports.js';
+import type { GetTemplate, ProviderCapacity } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
 import { type Envelope, envelopeOfMessage } from './recipients.js';
 
@@ -27,6 +27,25 @@ export function nextRoundSize(
   if (claimed < size) return limits.min;
   if (tookMs > limits.targetMs) return Math.max(limits.min, Math.min(limits.max, Math.floor(size / 2)));
   return Math.max(limits.min, Math.min(limits.max, tookMs <= limits.targetMs / 2 ? size * 2 : size));
+}
+
+/**
+ * The round limits with the relay in view (issue 45): a round holds at most twice the messages the
+ * provider takes at once now (`capacity().inFlight`, which grows while the relay takes them), so
+ * every connection has a second message waiting; and a round may last three of the relay's
+ * transactions longer than `targetMs` (a relay that answers after 200 ms makes every round last
+ * that long, which is no reason for smaller rounds). Without a capacity: the limits as they are.
+ */
+export function relayLimits(
+  limits: { min: number; max: number; targetMs: number },
+  capacity: ProviderCapacity | undefined,
+): { min: number; max: number; targetMs: number } {
+  if (capacity === undefined) return limits;
+  return {
+    min: limits.min,
+    max: Math.max(limits.min, Math.min(limits.max, 2 * capacity.inFlight)),
+    targetMs: limits.targetMs + 3 * capacity.latencyMs,
+  };
 }
 
 /** Outcomes left in `send_outcomes` this long are the relay's (a round's own append is done by then). */
@@ -259,7 +278,12 @@ export function createDueListJob(
         } else await round(rows, settings);
         handled += rows.length;
         const took = performance.now() - started;
-        roundSize = nextRoundSize(size, claimed.length, took, bulk > 0 ? bulkLimits : limits);
+        roundSize = nextRoundSize(
+          size,
+          claimed.length,
+          took,
+          relayLimits(bulk > 0 ? bulkLimits : limits, opts.provider.capacity?.()),
+        );
       }
     };
     const handled = await Promise.all(Array.from({ length: lanes }, lane));

@@ -111,4 +111,15 @@ export interface MailProvider {
    */
   check?(): Promise<ProviderFault | null>;
   close?(): Promise<void>;
+  /**
+   * How much the provider takes at once now (issue 45): the messages it may hold in flight (its
+   * relay's bound, which adapts to the relay's push-back) and how long a transaction takes
+   * (moving average). The due-list sizes its claim rounds from it; absent: rounds of their own size.
+   */
+  capacity?(): ProviderCapacity;
+}
+
+export interface ProviderCapacity {
+  inFlight: number;
+  latencyMs: number;
 }

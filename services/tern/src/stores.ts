@@ -19,8 +19,8 @@ export interface OpenedStores {
 
 /**
  * Opens and migrates the stores the one way `npm start`, every `--services=` role and
- * `npm run rebuild` share (Postgres server or PGlite, ClickHouse server or chDB). `onOpen` hears
- * each store as soon as it is open, so a failure later (a migration) still closes it.
+ * `npm run rebuild` share (Postgres server or PGlite, ClickHouse server or chDB), side by side.
+ * `onOpen` hears each store as soon as it is open, so a failure later (a migration) still closes it.
  */
 export async function openStores(
   config: Config,
@@ -28,14 +28,27 @@ export async function openStores(
   opts: { clickhouse: boolean },
   onOpen: (name: 'postgres' | 'clickhouse', close: () => Promise<void>) => void,
 ): Promise<OpenedStores> {
-  const pg = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
-  onOpen('postgres', () => pg.close());
-  await migratePostgres(pg.pool, MIGRATIONS.postgres);
-  if (!opts.clickhouse) return { pg };
-  const ch = createClickHouse({ clickhouseUrl: config.clickhouseUrl, dataDir: config.dataDir });
-  onOpen('clickhouse', () => ch.close());
-  await migrateClickHouse(ch.client, MIGRATIONS.clickhouse);
-  return { pg, ch };
+  // Both stores side by side (issue 45, item 6): PGlite's and chDB's starts and migration checks
+  // overlap instead of adding up. A failure of either still closes both (`onOpen` heard them).
+  const postgres = (async () => {
+    const pg = await createPostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+    onOpen('postgres', () => pg.close());
+    await migratePostgres(pg.pool, MIGRATIONS.postgres);
+    return pg;
+  })();
+  const clickhouse = opts.clickhouse
+    ? (async () => {
+        const ch = createClickHouse({ clickhouseUrl: config.clickhouseUrl, dataDir: config.dataDir });
+        onOpen('clickhouse', () => ch.close());
+        await migrateClickHouse(ch.client, MIGRATIONS.clickhouse);
+        return ch;
+      })()
+    : Promise.resolve(undefined);
+  // Both settle before a failure is thrown, so no store opens after its closer was called.
+  const [pg, ch] = await Promise.allSettled([postgres, clickhouse]);
+  if (pg.status === 'rejected') throw pg.reason;
+  if (ch.status === 'rejected') throw ch.reason;
+  return ch.value === undefined ? { pg: pg.value } : { pg: pg.value, ch: ch.value };
 }
 
 export interface OpenEventLogOptions {

@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
 
 export interface TlsPair {
   key: string;
@@ -17,6 +16,9 @@ export async function selfSignedPair(host: string): Promise<TlsPair> {
   if (/^[\d.]+$/.test(host) || host.includes(':')) {
     if (host !== '127.0.0.1' && host !== '::1') altNames.push({ type: 7, ip: host });
   } else if (host !== 'localhost') altNames.push({ type: 2, value: host });
+  // Loaded when a pair is made (once per data directory): selfsigned and its x509 parsers were
+  // ≈ 11 % of the CPU of a start of `npm start` (issue 45, item 6).
+  const { generate } = await import('selfsigned');
   const pems = await generate([{ name: 'commonName', value: host }], {
     keySize: 2048,
     algorithm: 'sha256',

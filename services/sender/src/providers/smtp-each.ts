@@ -23,6 +23,8 @@ export interface SendEachOptions {
   /** How many transactions at once: the pool's connections (the pool bounds them anyway). */
   concurrency: number;
   messageId: string;
+  /** Each transaction goes through it (the relay's gate, `handOverThrough`). */
+  handOver?: <T>(send: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -88,14 +90,17 @@ async function sendOne(
   opts: SendEachOptions,
 ): Promise<Each> {
   try {
-    const info = await transport.sendMail({
-      raw,
-      ...(opts.dkim ? { dkim: opts.dkim } : {}),
-      envelope: { from: opts.envelopeFromFor(recipient), to: [recipient] },
-      // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP address
-      // (SPEC §21), with the headers only and the email id as ENVID.
-      dsn: { id: opts.emailId, return: 'headers', notify: ['failure', 'delay', 'success'] },
-    });
+    const handOver = opts.handOver ?? (<T>(send: () => Promise<T>) => send());
+    const info = await handOver(() =>
+      transport.sendMail({
+        raw,
+        ...(opts.dkim ? { dkim: opts.dkim } : {}),
+        envelope: { from: opts.envelopeFromFor(recipient), to: [recipient] },
+        // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP address
+        // (SPEC §21), with the headers only and the email id as ENVID.
+        dsn: { id: opts.emailId, return: 'headers', notify: ['failure', 'delay', 'success'] },
+      }),
+    );
     const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
       (typeof r === 'string' ? r : r.address).toLowerCase(),
     );

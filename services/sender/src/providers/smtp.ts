@@ -1,6 +1,7 @@
 import { envelopeOf, parseMailbox, type RenderedMessage } from '@tern/contracts';
 import nodemailer from 'nodemailer';
 import type { MailProvider, ProviderFault, ProviderResult, SendContext, Signing } from '../ports.js';
+import { createRelayGate, pushBackOf, type RelayGate } from './relay-gate.js';
 import { sendEach } from './smtp-each.js';
 import { classifySmtpError, relayMessageId, type SmtpError } from './smtp-errors.js';
 
@@ -31,10 +32,13 @@ export interface SmtpProviderOptions {
   /** Per-connection timeouts; must stay well below the sender's lease. Default 30 s. */
   timeoutMs?: number;
   /**
-   * Pooled connections (SMTP_MAX_CONNECTIONS, SMTP_MAX_MESSAGES): at most `maxConnections` open to
-   * the relay, each reused for `maxMessages` messages before it is closed and a new one opened.
-   * `false`: a new connection per message. Default `DEFAULT_SMTP_POOL`. The relay URL's own
-   * `pool`, `maxConnections` and `maxMessages` query parameters win over these.
+   * Pooled connections (SMTP_START_CONNECTIONS, SMTP_MAX_CONNECTIONS, SMTP_MAX_MESSAGES): the
+   * messages in flight to the relay — and so the connections open, each reused for `maxMessages`
+   * messages before it is closed and a new one opened — start at `startConnections` and adapt to
+   * the relay (`RelayGate`: grow while it takes them, halve when it pushes back) up to
+   * `maxConnections`. `false`: a new connection per message (still at most that many at once).
+   * Default `DEFAULT_SMTP_POOL`. The relay URL's own `pool`, `maxConnections` and `maxMessages`
+   * query parameters win over these.
    */
   pool?: SmtpPool | false;
 }
@@ -42,10 +46,18 @@ export interface SmtpProviderOptions {
 export interface SmtpPool {
   maxConnections: number;
   maxMessages: number;
+  /** Messages in flight (connections) before the relay has said anything. Default 5. */
+  startConnections?: number;
 }
 
-/** 5 connections of 100 messages each: nodemailer's own pool defaults. */
-export const DEFAULT_SMTP_POOL: SmtpPool = { maxConnections: 5, maxMessages: 100 };
+/**
+ * Issue 45: from 5 connections (nodemailer's own default, what a small relay takes) up to 256 while
+ * the relay takes them, 100 messages each.
+ */
+export const DEFAULT_SMTP_POOL: SmtpPool = { maxConnections: 256, maxMessages: 100, startConnections: 5 };
+
+/** Times a message refused before it reached the relay (a push-back) is handed over again at once. */
+const PUSH_BACK_TRIES = 10;
 
 /**
  * The SMTP relay of `SMTP_URL`, through nodemailer: one transaction per recipient when the email
@@ -59,6 +71,13 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
   url.searchParams.set('greetingTimeout', String(timeout));
   url.searchParams.set('socketTimeout', String(timeout));
   const pool = opts.pool ?? DEFAULT_SMTP_POOL;
+  const urlCap = Number(url.searchParams.get('maxConnections'));
+  const cap = urlCap > 0 ? urlCap : pool === false ? DEFAULT_SMTP_POOL.maxConnections : pool.maxConnections;
+  const gate = createRelayGate({
+    initial: (pool === false ? undefined : pool.startConnections) ?? DEFAULT_SMTP_POOL.startConnections!,
+    max: cap,
+  });
+  const handOver = handOverThrough(gate);
   // The URL's query (nodemailer's own options) applies over the keys given beside it.
   const transport = nodemailer.createTransport({
     url: url.toString(),
@@ -101,33 +120,37 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
           recipients,
           envelopeFromFor: context.envelopeFromFor,
           emailId: context.emailId,
-          concurrency: pool === false ? 1 : pool.maxConnections,
+          // The gate bounds them with the rest of the relay's transactions.
+          concurrency: cap,
           messageId: message.messageId,
+          handOver,
         });
       }
       try {
-        const info = await transport.sendMail({
-          ...(signing
-            ? {
-                // nodemailer signs relaxed/relaxed with rsa-sha256.
-                dkim: dkimOf(signing),
-              }
-            : {}),
-          ...(envelopeFrom
-            ? {
-                // A custom envelope lists every recipient itself.
-                envelope: { from: envelopeFrom, to: recipients },
-                // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP
-                // address (SPEC §21), with the headers only and the email id as ENVID.
-                dsn: {
-                  id: context.emailId,
-                  return: 'headers',
-                  notify: ['failure', 'delay', 'success'],
-                },
-              }
-            : {}),
-          ...mail,
-        });
+        const info = await handOver(() =>
+          transport.sendMail({
+            ...(signing
+              ? {
+                  // nodemailer signs relaxed/relaxed with rsa-sha256.
+                  dkim: dkimOf(signing),
+                }
+              : {}),
+            ...(envelopeFrom
+              ? {
+                  // A custom envelope lists every recipient itself.
+                  envelope: { from: envelopeFrom, to: recipients },
+                  // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP
+                  // address (SPEC §21), with the headers only and the email id as ENVID.
+                  dsn: {
+                    id: context.emailId,
+                    return: 'headers',
+                    notify: ['failure', 'delay', 'success'],
+                  },
+                }
+              : {}),
+            ...mail,
+          }),
+        );
         const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
           (typeof r === 'string' ? r : r.address).toLowerCase(),
         );
@@ -187,6 +210,37 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
     async close() {
       transport.close();
     },
+    capacity: () => ({ inFlight: gate.limit(), latencyMs: gate.latencyMs() }),
+  };
+}
+
+/**
+ * A transaction through the gate (issue 45): its answer tells the gate whether the relay takes
+ * more. A push-back that left the message unsent (a 421, a refused connection, a 4xx before any
+ * recipient) is handed over again after a short wait while the relay is otherwise taking mail (so
+ * the back-pressure of a connection limit costs no retry of the email); a relay that takes nothing
+ * gets the error at once, as before (delayed, the provider reported failing).
+ */
+export function handOverThrough(gate: RelayGate) {
+  return async <T>(send: () => Promise<T>): Promise<T> => {
+    for (let tries = 1; ; tries++) {
+      const result = await gate.run(async () => {
+        const startedAt = performance.now();
+        try {
+          const value = await send();
+          gate.taken(startedAt);
+          return { ok: true as const, value };
+        } catch (error) {
+          const pushBack = pushBackOf(error);
+          if (pushBack.pushBack) gate.pushedBack(startedAt);
+          return { ok: false as const, error, unsent: pushBack.unsent };
+        }
+      });
+      if (result.ok) return result.value;
+      if (!result.unsent || tries >= PUSH_BACK_TRIES || !gate.alive(5_000)) throw result.error;
+      const waitMs = Math.min(2_000, 50 * 2 ** tries) * (0.5 + Math.random());
+      await new Promise((r) => setTimeout(r, waitMs));
+    }
   };
 }
 

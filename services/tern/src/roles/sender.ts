@@ -18,7 +18,11 @@ export async function startSender(ctx: RuntimeContext): Promise<void> {
           pool:
             config.smtpMaxConnections === 0
               ? false
-              : { maxConnections: config.smtpMaxConnections, maxMessages: config.smtpMaxMessages },
+              : {
+                  maxConnections: config.smtpMaxConnections,
+                  maxMessages: config.smtpMaxMessages,
+                  startConnections: config.smtpStartConnections,
+                },
         })
       : createSandboxProvider({ pool }),
     isSuppressed: suppressionCheck(ctx.keyring),
