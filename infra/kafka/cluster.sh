@@ -78,15 +78,26 @@ format_all() {
   if [ -f "$KAFKA_CLUSTER_DIR/cluster.id" ]; then
     cluster_id="$(cat "$KAFKA_CLUSTER_DIR/cluster.id")"
   else
-    cluster_id="$(java $KAFKA_LOG4J_OPTS -cp "$KAFKA_LIBS/*" kafka.tools.StorageTool random-uuid)"
+    # What `StorageTool random-uuid` prints (16 random bytes, base64url without padding), without
+    # starting a JVM for it: on the loaded 2-core machine each JVM start took 20–60 s.
+    # Not starting with '-' (StorageTool would read it as an option; Kafka's own ids never do).
+    cluster_id="-"
+    while [[ "$cluster_id" == -* ]]; do
+      cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+    done
     echo "$cluster_id" >"$KAFKA_CLUSTER_DIR/cluster.id"
   fi
+  local pids=()
   for n in $(seq 1 $NODES); do
     render_node "$n"
     [ -f "$(node_dir "$n")/data/meta.properties" ] && continue
+    # The three formats at once (one JVM each).
     java $KAFKA_LOG4J_OPTS -cp "$KAFKA_LIBS/*" kafka.tools.StorageTool format \
-      -t "$cluster_id" -c "$(node_dir "$n")/server.properties" --ignore-formatted >/dev/null
+      -t "$cluster_id" -c "$(node_dir "$n")/server.properties" --ignore-formatted >/dev/null &
+    pids+=("$!")
   done
+  local pid
+  for pid in "${pids[@]}"; do wait "$pid"; done
 }
 
 spawn_node() {
@@ -177,7 +188,7 @@ kill-node) stop_node "$2" KILL ;;
 pid) node_pid "$2" ;;
 stop) for n in $(seq 1 $NODES); do stop_node "$n" TERM & done; wait ;;
 brokers) brokers ;;
-controller) run_probe Quorum "$(brokers)" 30 ;;
+controller) run_probe Quorum "$(brokers)" "${KAFKA_QUORUM_TIMEOUT:-90}" ;;
 *)
   echo "usage: cluster.sh start|stop|brokers|start-node <n>|stop-node <n>|kill-node <n>|pid <n>|controller" >&2
   exit 2

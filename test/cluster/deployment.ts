@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { signDashboardToken } from '@tern/auth';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { freePort, startTern as startTernProcess, type TernProcess } from '../e2e/tern-process.js';
+import { buildTern, freePort, startTern as startTernProcess, type TernProcess } from '../e2e/tern-process.js';
 import { watchdog } from '../faults/servers.js';
 import { tempDir, uniqueName } from '../support/services.js';
 import type { SmtpSink } from '../support/smtp-sink.js';
+import { type Balancer, startBalancer } from './balancer.js';
 import type { WebhookReceiver } from './load.js';
 
 /**
@@ -33,12 +34,31 @@ process.once('exit', () => {
   rmSync(pidsDir, { recursive: true, force: true });
 });
 
+// CLUSTER_LOG_DIR: each process's output (LOG_LEVEL=error) is written there when it exits.
+const logDir = process.env.CLUSTER_LOG_DIR;
+
 async function startTern(opts: Parameters<typeof startTernProcess>[0]): Promise<TernProcess> {
   const p = await startTernProcess(opts);
   live.add(p);
-  p.child.once('exit', () => live.delete(p));
+  p.child.once('exit', () => {
+    live.delete(p);
+    if (logDir)
+      appendFileSync(
+        join(logDir, `${p.child.pid}-${opts.args?.join('_').replace(/[^a-z,=_-]/g, '') ?? 'tern'}.log`),
+        `${p.stdout()}${p.stderr()}`,
+      );
+  });
   appendFileSync(pidsFile, `${p.child.pid}\n`);
   return p;
+}
+
+/**
+ * Builds the bundle every process of the suite runs, unless CLUSTER_PREBUILT=1 says it is built
+ * already: two files run at once (by hand, on other ports) must not rebuild it under each other's
+ * starting processes (tsup empties dist/ first).
+ */
+export function buildForCluster(): void {
+  if (process.env.CLUSTER_PREBUILT !== '1') buildTern();
 }
 
 export const TOKEN = 'cluster-ingest-token-0123456789abcdef';
@@ -53,6 +73,14 @@ export interface Deployment {
   dispatcher: TernProcess;
   /** The projector + api process's DATA_DIR (its chDB). */
   dataDir: string;
+  /** The DATA_DIR of every projector + api process started (the first, then each extra one). */
+  projectorDataDirs: string[];
+  /** With `balanced`: HAProxy in front of the ingest and the api processes (balancer.ts). */
+  balancers?: { ingest: Balancer; api: Balancer };
+  /** Where clients send events: the ingest balancer, or the ingest process. */
+  ingestUrl(): string;
+  /** Where clients call the api: the api balancer, or the api process. */
+  apiUrl(): string;
   tenant: string;
   authorization: string;
   stop(): Promise<void>;
@@ -61,8 +89,22 @@ export interface Deployment {
    * again on the same port and data directory. Resolves with the old process's exit code.
    */
   replace(role: Role): Promise<number | null>;
-  /** One more process of `role` (its own port and data directory), to scale out. */
-  extra(role: 'sender' | 'dispatcher' | 'ingest'): Promise<TernProcess>;
+  /**
+   * A rolling step behind the balancers, as a deployment does it: ingest (stateless) gets its
+   * successor first, on another port, added to the balancer; then the old one is taken out and
+   * gets SIGTERM. The api (its chDB directory belongs to one process) is taken out of the
+   * balancer (which answers 503 + Retry-After meanwhile), replaced in place, put back. Senders and
+   * dispatchers are replaced in place. Resolves with the old process's exit code.
+   */
+  roll(role: Role): Promise<number | null>;
+  /**
+   * One more process of `role` (its own port and data directory), to scale out; `api` is a
+   * projector + api process (the api alone needs a ClickHouse server): one more projector member
+   * and one more api.
+   */
+  extra(role: 'sender' | 'dispatcher' | 'ingest' | 'api'): Promise<TernProcess>;
+  /** SIGKILL of every process started and the balancers: the teardown of a failed test. */
+  kill(): Promise<void>;
 }
 
 export const ROLES = ['ingest', 'sender', 'dispatcher', 'api'] as const;
@@ -73,6 +115,8 @@ export async function startDeployment(opts: {
   brokers: string[];
   sink: SmtpSink;
   hooks: WebhookReceiver;
+  /** HAProxy in front of ingest and api (balancer.ts). */
+  balanced?: boolean;
 }): Promise<Deployment> {
   const apiPort = String(await freePort());
   const env: Record<string, string> = {
@@ -92,6 +136,7 @@ export async function startDeployment(opts: {
     WEBHOOK_ALLOW_PRIVATE: 'true',
   };
   const started: TernProcess[] = [];
+  let balancers: { ingest: Balancer; api: Balancer } | undefined;
   const envOf = new Map<TernProcess, { services: string; env: Record<string, string> }>();
   const role = async (services: string, extra: Record<string, string> = {}) => {
     const roleEnv = { ...env, DATA_DIR: tempDir('tern-cluster-'), PORT: String(await freePort()), ...extra };
@@ -116,6 +161,19 @@ export async function startDeployment(opts: {
       body: JSON.stringify({ url: opts.hooks.url, events: ['email.sent'] }),
     });
     if (hook.status !== 201) throw new Error(`webhook endpoint: ${hook.status} ${await hook.text()}`);
+    const portOf = (p: TernProcess) => Number(new URL(p.url).port);
+    const nameOf = new Map<TernProcess, string>([
+      [ingest, 'ingest0'],
+      [api, 'api0'],
+    ]);
+    let named = 0;
+    if (opts.balanced) {
+      const [ingestLb, apiLb] = await Promise.all([
+        startBalancer([{ name: 'ingest0', port: portOf(ingest) }]),
+        startBalancer([{ name: 'api0', port: portOf(api) }]),
+      ]);
+      balancers = { ingest: ingestLb, api: apiLb };
+    }
     const deployment: Deployment = {
       env,
       ingest,
@@ -123,20 +181,55 @@ export async function startDeployment(opts: {
       sender,
       dispatcher,
       dataDir,
+      projectorDataDirs: [dataDir],
+      ...(balancers ? { balancers } : {}),
       tenant,
       authorization,
+      ingestUrl: () => balancers?.ingest.url ?? deployment.ingest.url,
+      apiUrl: () => balancers?.api.url ?? deployment.api.url,
       async stop() {
         for (const r of ROLES) await deployment[r].stop(60_000);
+        await balancers?.ingest.destroy();
+        await balancers?.api.destroy();
+      },
+      async kill() {
+        for (const p of started) p.child.kill('SIGKILL');
+        await balancers?.ingest.destroy().catch(() => undefined);
+        await balancers?.api.destroy().catch(() => undefined);
       },
       async extra(r) {
         const { services, env: roleEnv } = envOf.get(deployment[r])!;
+        const dir = tempDir('tern-cluster-');
         const p = await startTern({
-          env: { ...roleEnv, DATA_DIR: tempDir('tern-cluster-'), PORT: String(await freePort()) },
+          env: { ...roleEnv, DATA_DIR: dir, PORT: String(await freePort()) },
           args: [`--services=${services}`],
           readyTimeoutMs: 300_000,
         });
         started.push(p);
+        envOf.set(p, { services, env: { ...roleEnv, DATA_DIR: dir, PORT: String(portOf(p)) } });
+        if (r === 'api') deployment.projectorDataDirs.push(dir);
         return p;
+      },
+      async roll(r) {
+        if (!balancers || r === 'sender' || r === 'dispatcher') return deployment.replace(r);
+        const old = deployment[r];
+        const lb = balancers[r];
+        const name = nameOf.get(old)!;
+        if (r === 'ingest') {
+          const next = await deployment.extra('ingest');
+          const nextName = `ingest${++named}`;
+          await lb.add(nextName, portOf(next));
+          nameOf.set(next, nextName);
+          await lb.remove(name);
+          const code = await old.stop(60_000);
+          deployment.ingest = next;
+          return code;
+        }
+        await lb.drain(name);
+        const code = await deployment.replace('api');
+        nameOf.set(deployment.api, name);
+        await lb.ready(name);
+        return code;
       },
       async replace(r) {
         const old = deployment[r];
@@ -147,6 +240,7 @@ export async function startDeployment(opts: {
           args: [`--services=${services}`],
           readyTimeoutMs: 300_000,
         });
+        started.push(p);
         envOf.set(p, { services, env: roleEnv });
         deployment[r] = p;
         return code;
@@ -155,6 +249,8 @@ export async function startDeployment(opts: {
     return deployment;
   } catch (error) {
     for (const p of started) p.child.kill('SIGKILL');
+    await balancers?.ingest.destroy().catch(() => undefined);
+    await balancers?.api.destroy().catch(() => undefined);
     throw error;
   }
 }
@@ -165,6 +261,13 @@ export interface Monitor {
   rebalance(from: number, to: number): Record<string, number>;
   /** The projector's lag of the last sample, when that sample is under 2 s old. */
   lagNow(): number | undefined;
+  /** The topic's end offsets of the last sample (partition → offset). */
+  endsNow(): Map<number, number> | undefined;
+  /**
+   * Whether the projector's committed offsets (last sample, under 2 s old) have reached `ends`:
+   * caught up with what was appended until then, while sends go on appending.
+   */
+  reached(ends: Map<number, number>): boolean;
   /** The largest projector lag sampled in [from, to]. */
   maxLag(from: number, to: number): number;
   /** Events applied by the projector (projection_status), now. */
@@ -186,6 +289,7 @@ export function startMonitor(brokers: string[], topic: string, databaseUrl: stri
   pool.on('error', () => undefined);
   const states: { t: number; group: string; stable: boolean }[] = [];
   const lags: { t: number; lag: number }[] = [];
+  let last: { t: number; ends: Map<number, number>; done: Map<number, number> } | undefined;
   let stopping = false;
   const sample = async () => {
     const t = Date.now();
@@ -201,6 +305,7 @@ export function startMonitor(brokers: string[], topic: string, databaseUrl: stri
         admin.fetchOffsets({ groupId: 'tern-projector', topics: [topic] }),
       ]);
       const done = new Map(committed[0]!.partitions.map((p) => [p.partition, Number(p.offset)]));
+      last = { t, ends: new Map(ends.map((e) => [e.partition, Number(e.high)])), done };
       lags.push({
         t,
         lag: ends.reduce(
@@ -242,6 +347,11 @@ export function startMonitor(brokers: string[], topic: string, databaseUrl: stri
     lagNow() {
       const last = lags.at(-1);
       return last && Date.now() - last.t < 2000 ? last.lag : undefined;
+    },
+    endsNow: () => last?.ends,
+    reached(ends) {
+      if (!last || Date.now() - last.t > 2000) return false;
+      return [...ends].every(([partition, end]) => (last!.done.get(partition) ?? -1) >= end);
     },
     maxLag: (from, to) => Math.max(0, ...lags.filter((l) => l.t >= from && l.t <= to).map((l) => l.lag)),
     async applied() {

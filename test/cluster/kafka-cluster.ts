@@ -35,9 +35,12 @@ export async function startKafkaCluster(): Promise<KafkaCluster> {
     KAFKA_CLUSTER_DIR: dir,
     KAFKA_CLUSTER_PORT: String(base),
     KAFKA_CLUSTER_CONTROLLER_PORT: String(base + 100),
+    // Each node's start and the readiness probe: generous, a JVM start took 20–60 s on the loaded
+    // 2-core machine.
+    KAFKA_START_TIMEOUT: process.env.KAFKA_START_TIMEOUT ?? '400',
   };
   const script = async (...args: string[]) =>
-    (await run('bash', [SCRIPT, ...args], { env, timeoutMs: 200_000 })).stdout.trim();
+    (await run('bash', [SCRIPT, ...args], { env, timeoutMs: 600_000 })).stdout.trim();
   const unwatch = watchdog(`bash "$SCRIPT" stop >/dev/null 2>&1; rm -rf "$KAFKA_CLUSTER_DIR"`, {
     SCRIPT,
     KAFKA_CLUSTER_DIR: dir,

@@ -3,11 +3,18 @@ import { createClickHouse } from '@tern/stores';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTern } from '../e2e/tern-process.js';
 import { compareWithOracle, generateStream, type Stream } from '../faults/stream.js';
 import { createFreshDatabase, waitFor } from '../support/services.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
-import { type Deployment, type Monitor, ROLES, startDeployment, startMonitor, TOKEN } from './deployment.js';
+import {
+  buildForCluster,
+  type Deployment,
+  type Monitor,
+  ROLES,
+  startDeployment,
+  startMonitor,
+  TOKEN,
+} from './deployment.js';
 import { type KafkaCluster, startKafkaCluster } from './kafka-cluster.js';
 import {
   type SendLoad,
@@ -50,7 +57,7 @@ describe('Kafka, three brokers: faults under load', () => {
   const phases: Phase[] = [];
 
   beforeAll(async () => {
-    buildTern();
+    buildForCluster();
     [cluster, db, sink, hooks] = await Promise.all([
       startKafkaCluster(),
       createFreshDatabase(),
@@ -128,7 +135,12 @@ describe('Kafka, three brokers: faults under load', () => {
     await load.done;
     const ingestedAt = Date.now();
     const total = stream.events.length;
-    await waitFor(() => monitor.lagNow() === 0, {
+    // Sends keep appending: caught up = past every end offset of the moment ingest finished (a
+    // sample taken after it).
+    await sleep(1500);
+    await waitFor(() => monitor.endsNow() !== undefined, { timeoutMs: 60_000, intervalMs: 500 });
+    const ends = monitor.endsNow()!;
+    await waitFor(() => monitor.reached(ends), {
       timeoutMs: 600_000,
       intervalMs: 1000,
       description: `${name}: the projector caught up`,

@@ -14,6 +14,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Unavailability windows of one client: opened by a failure, closed by the next success. */
 export class Availability {
+  /**
+   * @param refusedIsDocumented a refused connection counts as the documented unavailability
+   *   (a process replaced on the same port, no balancer in front); behind a balancer it does not.
+   */
+  constructor(private readonly refusedIsDocumented = true) {}
   private downSince: number | undefined;
   readonly windows: { from: number; ms: number }[] = [];
   readonly statuses: Record<string, number> = {};
@@ -31,6 +36,9 @@ export class Availability {
     this.statuses[what] = (this.statuses[what] ?? 0) + 1;
     this.downSince ??= Date.now();
     if (!documented && this.unexpected.length < 20) this.unexpected.push(what);
+  }
+  get refusedDocumented(): boolean {
+    return this.refusedIsDocumented;
   }
   /** The longest window that started at or after `since` (ms), 0 when none. */
   longest(since = 0, until = Number.POSITIVE_INFINITY): number {
@@ -63,7 +71,11 @@ async function postUntilAccepted(
       });
     } catch (error) {
       // A process being replaced (rolling restart) refuses connections for a moment.
-      availability.failed(`connection:${(error as Error).name}`, true);
+      const cause = (error as Error & { cause?: { code?: string; message?: string } }).cause;
+      availability.failed(
+        `connection:${(error as Error).name}:${cause?.code ?? cause?.message ?? (error as Error).message}`,
+        availability.refusedDocumented,
+      );
       await sleep(250);
       continue;
     }
@@ -94,9 +106,11 @@ export function startIngestLoad(opts: {
   ratePerS: number;
   batch?: number;
   deadlineMs: number;
+  /** Behind a balancer: a refused connection is a client error. */
+  balanced?: boolean;
 }): IngestLoad {
   const batch = opts.batch ?? 100;
-  const availability = new Availability();
+  const availability = new Availability(!opts.balanced);
   const started = Date.now();
   const deadline = started + opts.deadlineMs;
   let next = 0;
@@ -136,8 +150,10 @@ export function startSendLoad(opts: {
   authorization: string;
   everyMs?: number;
   batch?: number;
+  /** Behind a balancer: a refused connection is a client error. */
+  balanced?: boolean;
 }): SendLoad {
-  const availability = new Availability();
+  const availability = new Availability(!opts.balanced);
   const acked: string[] = [];
   let stopping = false;
   let n = 0;

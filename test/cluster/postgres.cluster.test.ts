@@ -2,12 +2,19 @@ import { rmSync } from 'node:fs';
 import { createClickHouse } from '@tern/stores';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTern } from '../e2e/tern-process.js';
 import { processAlive } from '../faults/servers.js';
 import { compareWithOracle, generateStream } from '../faults/stream.js';
 import { testServices, waitFor } from '../support/services.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
-import { type Deployment, type Monitor, ROLES, startDeployment, startMonitor, TOKEN } from './deployment.js';
+import {
+  buildForCluster,
+  type Deployment,
+  type Monitor,
+  ROLES,
+  startDeployment,
+  startMonitor,
+  TOKEN,
+} from './deployment.js';
 import {
   Availability,
   sendFigures,
@@ -40,7 +47,7 @@ describe('Postgres failover: kill -9 of the primary, the standby promoted behind
   let monitor: Monitor;
 
   beforeAll(async () => {
-    buildTern();
+    buildForCluster();
     [pair, sink, hooks] = await Promise.all([startPostgresPair(), startSmtpSink(), startWebhookReceiver()]);
     tern = await startDeployment({
       databaseUrl: pair.url,

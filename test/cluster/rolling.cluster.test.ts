@@ -2,11 +2,19 @@ import { rmSync } from 'node:fs';
 import { createClickHouse } from '@tern/stores';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTern } from '../e2e/tern-process.js';
 import { compareWithOracle, generateStream } from '../faults/stream.js';
-import { createFreshDatabase, testServices, waitFor } from '../support/services.js';
+import { createFreshDatabase, waitFor } from '../support/services.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
-import { type Deployment, type Monitor, ROLES, startDeployment, startMonitor, TOKEN } from './deployment.js';
+import {
+  buildForCluster,
+  type Deployment,
+  type Monitor,
+  ROLES,
+  startDeployment,
+  startMonitor,
+  TOKEN,
+} from './deployment.js';
+import { type KafkaCluster, startKafkaCluster } from './kafka-cluster.js';
 import {
   sendFigures,
   startIngestLoad,
@@ -16,17 +24,22 @@ import {
 } from './load.js';
 
 /**
- * A rolling restart of every role under load, as a deployment does it: each process (ingest,
- * sender, dispatcher, projector + api) gets SIGTERM, drains and exits 0, and the same role starts
- * again on its port and data directory, one after the other while ingest (CLUSTER_ROLL_RATE
- * events/s), sends and webhooks flow. Then 0 lost, 0 double (the oracle), every acked send once
- * at the relay, and no answer but 2xx or 503 + Retry-After. A refused connection while a process
- * on the same port is replaced is counted and printed (a balancer in front hides it).
+ * A rolling restart of every role under load, as a deployment does it, on the suite's three-broker
+ * cluster with HAProxy in front of ingest and api (Deployment.roll): ingest's successor starts on
+ * another port and joins the balancer before the old process is taken out and gets SIGTERM; the
+ * api (projector + api: its chDB directory belongs to one process) is taken out of the balancer,
+ * drains, exits 0 and starts again on its port and data directory, the balancer answering 503 +
+ * Retry-After meanwhile; sender and dispatcher are replaced in place. One after the other while
+ * ingest (CLUSTER_ROLL_RATE events/s), sends and webhooks flow. Then 0 lost, 0 double (the
+ * oracle), every acked send once at the relay, and no answer but 2xx or 503 + Retry-After (a
+ * refused connection counts as a client error: the balancer is there to hide it).
  */
-const RATE = Number(process.env.CLUSTER_ROLL_RATE ?? 200);
+const RATE = Number(process.env.CLUSTER_ROLL_RATE ?? 150);
+const SECONDS = Number(process.env.CLUSTER_ROLL_S ?? 150);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('rolling restart of every role under load', () => {
+  let cluster: KafkaCluster;
   let db: { url: string; drop(): Promise<void> };
   let sink: SmtpSink;
   let hooks: WebhookReceiver;
@@ -34,15 +47,27 @@ describe('rolling restart of every role under load', () => {
   let monitor: Monitor;
 
   beforeAll(async () => {
-    buildTern();
-    [db, sink, hooks] = await Promise.all([createFreshDatabase(), startSmtpSink(), startWebhookReceiver()]);
-    tern = await startDeployment({ databaseUrl: db.url, brokers: testServices().kafkaBrokers, sink, hooks });
-    monitor = startMonitor(testServices().kafkaBrokers, tern.env.KAFKA_TOPIC!, db.url);
-  }, 600_000);
+    buildForCluster();
+    [cluster, db, sink, hooks] = await Promise.all([
+      startKafkaCluster(),
+      createFreshDatabase(),
+      startSmtpSink(),
+      startWebhookReceiver(),
+    ]);
+    tern = await startDeployment({
+      databaseUrl: db.url,
+      brokers: cluster.brokers,
+      sink,
+      hooks,
+      balanced: true,
+    });
+    monitor = startMonitor(cluster.brokers, tern.env.KAFKA_TOPIC!, db.url);
+  }, 900_000);
 
   afterAll(async () => {
     await monitor?.stop().catch(() => undefined);
-    if (tern) for (const r of ROLES) tern[r].child.kill('SIGKILL');
+    await tern?.kill();
+    await cluster?.destroy();
     await sink?.close();
     await hooks?.close();
     await db?.drop();
@@ -51,24 +76,29 @@ describe('rolling restart of every role under load', () => {
   it('each process replaced in turn: 0 lost, 0 double, only 503 + Retry-After', async () => {
     const deployment = tern!;
     const stream = generateStream({
-      minEvents: RATE * 90,
+      minEvents: RATE * SECONDS,
       tenants: 4,
       seed: 481,
       prefix: `roll${Date.now() % 1e6}`,
     });
     const load = startIngestLoad({
-      url: deployment.ingest.url,
+      url: deployment.ingestUrl(),
       token: TOKEN,
       events: stream.events,
       ratePerS: RATE,
-      deadlineMs: 900_000,
+      deadlineMs: 1_200_000,
+      balanced: true,
     });
-    const sends = startSendLoad({ url: () => deployment.api.url, authorization: deployment.authorization });
+    const sends = startSendLoad({
+      url: () => deployment.apiUrl(),
+      authorization: deployment.authorization,
+      balanced: true,
+    });
     const steps: string[] = [];
     await sleep(10_000);
     for (const role of ROLES) {
       const t = Date.now();
-      const code = await deployment.replace(role);
+      const code = await deployment.roll(role);
       steps.push(`${role}: exit ${code}, replaced in ${Date.now() - t} ms`);
       expect(code, role).toBe(0);
       await sleep(5_000);
@@ -120,5 +150,5 @@ describe('rolling restart of every role under load', () => {
       await pool.end();
       rmSync(deployment.dataDir, { recursive: true, force: true });
     }
-  }, 900_000);
+  }, 1_800_000);
 });
