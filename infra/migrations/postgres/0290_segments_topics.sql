@@ -41,12 +41,21 @@ CREATE TABLE segments (
 );
 CREATE INDEX segments_tenant_created_idx ON segments (tenant_id, created_at DESC, id COLLATE "C" DESC);
 
--- A campaign goes to an audience or to a segment (its filter copied at the first claim, so the
--- fan-out evaluates one filter from its start to its end), and may name a topic.
+-- A campaign goes to an audience or to a segment, and may name a topic. A segment is evaluated
+-- once, when the fan-out first claims the campaign: its matching contacts are listed in
+-- campaign_recipients in one statement (with recipients_ready, in one transaction), and the
+-- fan-out walks that list; the list goes when the campaign is sent.
 ALTER TABLE campaigns ALTER COLUMN audience DROP NOT NULL;
 ALTER TABLE campaigns ADD COLUMN segment_id text;                 -- NULL = the audience
-ALTER TABLE campaigns ADD COLUMN segment_filter jsonb;            -- the segment's filter at the claim
+ALTER TABLE campaigns ADD COLUMN segment_filter jsonb;            -- the segment's filter it was evaluated with
+ALTER TABLE campaigns ADD COLUMN recipients_ready boolean NOT NULL DEFAULT false;
 ALTER TABLE campaigns ADD COLUMN topic_id text;                   -- NULL = every subscribed contact
+CREATE TABLE campaign_recipients (
+  tenant_id   text NOT NULL,
+  campaign_id text NOT NULL,
+  contact_id  text NOT NULL,                                      -- matched the segment at the start
+  PRIMARY KEY (tenant_id, campaign_id, contact_id)                -- the fan-out's keyset
+);
 ALTER TABLE campaigns ADD CONSTRAINT campaigns_target_check CHECK ((audience IS NULL) <> (segment_id IS NULL));
 ALTER TABLE sequences ADD COLUMN topic_id text;                   -- NULL = every subscribed contact
 

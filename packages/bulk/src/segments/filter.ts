@@ -1,5 +1,6 @@
 import { engagedSql, recipientTaggedSql } from '@tern/read-models';
 import { z } from 'zod';
+import { topicSubscribedSql } from '../topics/store.js';
 
 /**
  * The segment filter (SPEC §27): a tree of clauses over a tenant's contacts, and its compiler to
@@ -181,11 +182,7 @@ export function compileSegmentFilter(filter: SegmentFilter, opts: CompileOptions
   };
 
   /** Subscribed: the contact's own choice, else the topic's default (an unknown topic: nobody). */
-  const topicClause = (id: string): string => {
-    const t = p(id);
-    return `(COALESCE(c.topics ->> ${t}, (SELECT tp.default_subscription FROM topics tp
-              WHERE tp.tenant_id = ${tenant} AND tp.id = ${t})) = 'opt_in')`;
-  };
+  const topicClause = (id: string): string => topicSubscribedSql('c', tenant, p(id));
 
   return `(c.tenant_id = ${tenant} AND ${clause(filter)})`;
 }
