@@ -22,14 +22,17 @@ const COLUMN: Record<EngagementKind, string> = {
 };
 
 /**
- * A predicate: the address `emailExpr` of tenant `tenantExpr` had `kind` at or after `sinceExpr`
- * (an index range of `recipient_engagement_<kind>_idx`, then a hashed semi-join).
+ * A predicate: the address `emailExpr` of tenant `tenantExpr` had `kind` at or after `sinceExpr`:
+ * one index range of `recipient_engagement_<kind>_idx`, uncorrelated, so Postgres hashes it once
+ * (a hashed semi-join at the top of a filter, a hashed subplan under `OR`/`NOT` — given the
+ * `work_mem` the segment statements set, `SEGMENT_WORK_MEM` of packages/bulk) and probes it per
+ * contact: never a scan of the rollup, nor of the emails, per contact.
  */
 export const engagedSql = (tenantExpr: string, emailExpr: string, kind: EngagementKind, sinceExpr: string) =>
   `(${emailExpr} IN (SELECT re.email FROM recipient_engagement re
      WHERE re.tenant_id = ${tenantExpr} AND re.${COLUMN[kind]} >= ${sinceExpr}))`;
 
-/** A predicate: the address got mail tagged `tagExpr`. */
+/** A predicate: the address got mail tagged `tagExpr` (one range of the primary key, hashed likewise). */
 export const recipientTaggedSql = (tenantExpr: string, emailExpr: string, tagExpr: string) =>
   `(${emailExpr} IN (SELECT rt.email FROM recipient_tags rt WHERE rt.tenant_id = ${tenantExpr} AND rt.tag = ${tagExpr}))`;
 

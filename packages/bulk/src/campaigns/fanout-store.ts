@@ -2,6 +2,7 @@ import { claimDue, withTransaction } from '@tern/jobs';
 import type pg from 'pg';
 import { type Recipient, reachableContactSql } from '../contacts/store.js';
 import { compileSegmentFilter, type SegmentFilter } from '../segments/filter.js';
+import { SEGMENT_WORK_MEM } from '../segments/store.js';
 import { topicSubscribedSql } from '../topics/store.js';
 import type { CampaignRow } from './store.js';
 
@@ -56,6 +57,7 @@ export async function listSegmentRecipients(
 ): Promise<CampaignRow | null> {
   if (c.segment_id === null || c.recipients_ready) return c;
   return withTransaction(pool, async (client) => {
+    await client.query(`SET LOCAL work_mem = '${SEGMENT_WORK_MEM}'`);
     const seg = await client.query<{ filter: SegmentFilter }>(
       'SELECT filter FROM segments WHERE tenant_id = $1 AND id = $2',
       [c.tenant_id, c.segment_id],

@@ -176,7 +176,8 @@ export function compileSegmentFilter(filter: SegmentFilter, opts: CompileOptions
     const typ = typeof f.value === 'number' ? 'number' : typeof f.value === 'boolean' ? 'boolean' : 'string';
     const value = `${p(JSON.stringify(f.value))}::jsonb`;
     const same = `jsonb_typeof(${v}) = '${typ}'`;
-    if (f.op === 'eq') return `(${same} AND ${v} = ${value})`;
+    // jsonb equality is typed already ('"2"' <> '2'); the extra test would only blur the estimate.
+    if (f.op === 'eq') return `(${v} = ${value})`;
     if (f.op === 'neq') return `(NOT COALESCE(${same} AND ${v} = ${value}, false))`;
     return `(${same} AND ${v} ${OPS_SQL[f.op]} ${value})`;
   };
