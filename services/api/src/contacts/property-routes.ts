@@ -1,4 +1,5 @@
 import { MAX_PROPERTIES, PROPERTY_TYPES, propertyNameSchema } from '@tern/bulk';
+import { createContactBodySchema } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -11,7 +12,9 @@ import { HEADER_FIELDS } from './csv.js';
 import { READ, WRITE } from './schemas.js';
 
 /** Names the CSV columns and the contact fields already use: a property may not take them. */
-const RESERVED = new Set([...Object.keys(HEADER_FIELDS), 'properties', 'topics']);
+const RESERVED = new Set(
+  [...Object.keys(HEADER_FIELDS), ...Object.keys(createContactBodySchema.shape)].map((k) => k.toLowerCase()),
+);
 
 const EXAMPLE = { name: 'plan', type: 'string', createdAt: '2026-06-15T12:00:00.000Z' };
 

@@ -50,7 +50,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
         description:
           'The address is stored lowercased; a second contact with the same address (any case) is a 409. ' +
           '`subscribed` defaults to true. `properties` must be defined (`POST /contact-properties`) and of ' +
-          'their type; `topics` must name topics of the tenant (400 otherwise). API key with `contacts:write`, or a dashboard JWT.',
+          'their type; topic choices must name topics of the tenant (400 otherwise). API key with `contacts:write`, or a dashboard JWT.',
         security: KEY_OR_DASHBOARD,
         body: createContactBodySchema,
         response: {
@@ -145,7 +145,7 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
         summary: 'Update a contact',
         description:
           'Changes the given fields; `attributes` and `audiences` replace the whole value, `properties` and ' +
-          '`topics` merge into the contact’s (null removes a key: a topic returns to its default). `subscribed: true` ' +
+          'topic choices merge into the contact’s (null removes a key: a topic returns to its default). `subscribed: true` ' +
           'resubscribes the contact but leaves the suppression list alone: an address suppressed by an ' +
           'unsubscribe gets mail again only once its suppression is deleted.',
         security: KEY_OR_DASHBOARD,

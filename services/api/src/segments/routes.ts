@@ -219,6 +219,7 @@ export const segmentRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, de
         tags: [TAGS.contacts],
         operationId: 'getSegment',
         summary: 'Get a segment',
+        description: 'One segment of the tenant with its filter; another tenant’s id is a 404.',
         security: KEY_OR_DASHBOARD,
         params,
         response: { 200: segmentSchema, ...resourceErrors('Segment', { notFound: true }) },
@@ -245,7 +246,15 @@ export const segmentRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, de
         params,
         querystring: pageQuerySchema,
         response: {
-          200: listResponseSchema(contactSchema).meta({ description: 'One page of the matching contacts.' }),
+          200: listResponseSchema(contactSchema).meta({
+            description: 'One page of the matching contacts.',
+            examples: [
+              {
+                data: contactSchema.meta()?.examples ?? [],
+                meta: { page: 1, limit: 20, total: 1, totalPages: 1 },
+              },
+            ],
+          }),
           400: errors.badRequest('querystring.limit: limit must be an integer from 1 to 100'),
           ...resourceErrors('Segment', { notFound: true }),
         },

@@ -126,6 +126,7 @@ export const topicRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps
         tags: [TAGS.contacts],
         operationId: 'getTopic',
         summary: 'Get a topic',
+        description: 'One topic of the tenant; another tenant’s id is a 404.',
         security: KEY_OR_DASHBOARD,
         params,
         response: { 200: topicSchema, ...resourceErrors('Topic', { notFound: true }) },

@@ -179,7 +179,6 @@ export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> 
             'topic id): every public topic of the tenant is set to `opt_in` when checked, `opt_out` otherwise. ' +
             'Leaves `subscribed` alone (a contact unsubscribed from all stays so). Answers the page again.',
           params: tokenParams,
-          body: z.object({ topic: z.array(z.string().max(200)).max(100) }).optional(),
           response: {
             200: { description: 'The page.', content: { 'text/html': { schema: html } } },
             404: unknownLink,
@@ -190,7 +189,10 @@ export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> 
       async (request, reply) => {
         const { token } = request.params;
         const claims = claimsOf(token);
-        const chosen = request.body?.topic ?? [];
+        // The parser above hands `{ topic: [...] }` (or nothing): bounded like any form of the page.
+        const chosen = ((request.body as { topic?: string[] } | undefined)?.topic ?? [])
+          .filter((t) => t.length <= 200)
+          .slice(0, 100);
         await deps.unsubscribes.savePreferences(claims.tenantId, claims.email, chosen, deps.now());
         const prefs = await deps.unsubscribes.preferences(claims.tenantId, claims.email);
         if (prefs === null || prefs.topics.length === 0) return sendPage(reply, confirmPage(claims.email));
