@@ -99,15 +99,6 @@ try {
         ],
       },
     ],
-    [
-      'audience news, not received in 60 days, or clicked in 7',
-      {
-        or: [
-          { and: [{ audience: 'news' }, { not: { engagement: 'received', days: 60 } }] },
-          { engagement: 'clicked', days: 7 },
-        ],
-      },
-    ],
   ];
   const counts: Record<string, { ms: number; total: number }> = {};
   for (const [name, filter] of filters) {
