@@ -49,6 +49,7 @@ const BENCHES = [
   'events',
   'inbound',
   'inbound-memory',
+  'segments',
 ] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
@@ -71,6 +72,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   events: 300_000,
   inbound: 120_000,
   'inbound-memory': 600_000,
+  segments: 600_000,
 };
 
 /**

@@ -7,6 +7,7 @@ export {
   claimCampaign,
   FANOUT_TABLE,
   fanoutChunk,
+  listSegmentRecipients,
   recordChunk,
 } from './campaigns/fanout-store.js';
 export {
@@ -25,6 +26,16 @@ export {
   updateDraft,
 } from './campaigns/store.js';
 export { exportContacts, type ImportedContact, upsertContacts } from './contacts/import.js';
+export {
+  type ContactProperty,
+  checkPropertyValue,
+  checkPropertyValues,
+  MAX_PROPERTIES,
+  normaliseDate,
+  PROPERTY_TYPES,
+  type PropertyType,
+  type PropertyValue,
+} from './contacts/properties.js';
 export {
   type AudienceCounts,
   type ContactPatch,
@@ -45,9 +56,30 @@ export {
   type ContactStore,
   createCampaignStore,
   createContactStore,
+  createSegmentStore,
   createSequenceStore,
+  createTopicStore,
+  type SegmentStore,
   type SequenceStore,
+  type TopicStore,
 } from './repositories.js';
+export {
+  type CompileOptions,
+  compileSegmentFilter,
+  ENGAGEMENT_KINDS,
+  type EngagementKind,
+  filterReferences,
+  filterSize,
+  MAX_ENGAGEMENT_DAYS,
+  MAX_FILTER_DEPTH,
+  MAX_FILTER_NODES,
+  PROPERTY_OPS,
+  type PropertyOp,
+  propertyNameSchema,
+  type SegmentFilter,
+  segmentFilterSchema,
+} from './segments/filter.js';
+export { countMatching, getSegment, type Segment } from './segments/store.js';
 export {
   advanceEnrollment,
   type ClaimedEnrollment,
@@ -70,3 +102,12 @@ export {
   updateSequence,
 } from './sequences/store.js';
 export { DAILY_EVENTS, type DailyKind, mailDaily, mailStats, statsKey, ZERO_STATS } from './stats.js';
+export {
+  contactPreferences,
+  contactTopicStates,
+  type Preferences,
+  savePreferences,
+  type Topic,
+  type TopicDefault,
+  topicSubscribedSql,
+} from './topics/store.js';

@@ -16,6 +16,7 @@ import {
   updateDraft,
 } from './campaigns/store.js';
 import { exportContacts, upsertContacts } from './contacts/import.js';
+import { deleteProperty, insertProperty, listProperties, propertyTypes } from './contacts/properties.js';
 import {
   deleteContact,
   getContact,
@@ -24,6 +25,15 @@ import {
   listContacts,
   updateContact,
 } from './contacts/store.js';
+import {
+  countMatching,
+  deleteSegment,
+  getSegment,
+  insertSegment,
+  listSegments,
+  matchingContacts,
+  updateSegment,
+} from './segments/store.js';
 import {
   cancelEnrollment,
   enroll,
@@ -34,6 +44,14 @@ import {
   updateSequence,
 } from './sequences/store.js';
 import { type DailyKind, mailDaily } from './stats.js';
+import {
+  deleteTopic,
+  getTopic,
+  insertTopic,
+  listTopics,
+  unknownTopics,
+  updateTopic,
+} from './topics/store.js';
 
 const contactStatements = {
   insert: insertContact,
@@ -46,6 +64,13 @@ const contactStatements = {
   upsert: upsertContacts,
   /** Every contact of the tenant (or an audience) in id order, a page at a time. */
   export: exportContacts,
+  /** Contact properties (SPEC §27): definitions, and their types for the checks of a write. */
+  insertProperty,
+  properties: listProperties,
+  deleteProperty,
+  propertyTypes,
+  /** Topic ids a write names that the tenant does not have. */
+  unknownTopics,
 };
 
 /** Contacts and audiences of a tenant (SPEC §14), over one pool. */
@@ -116,4 +141,37 @@ export type SequenceStore = Repository<typeof sequenceStatements>;
 
 export function createSequenceStore(pool: pg.Pool): SequenceStore {
   return bindPool(pool, sequenceStatements);
+}
+
+const topicStatements = {
+  insert: insertTopic,
+  get: getTopic,
+  list: listTopics,
+  update: updateTopic,
+  delete: deleteTopic,
+};
+
+/** Topics of a tenant (SPEC §27), over one pool. */
+export type TopicStore = Repository<typeof topicStatements>;
+
+export function createTopicStore(pool: pg.Pool): TopicStore {
+  return bindPool(pool, topicStatements);
+}
+
+const segmentStatements = {
+  insert: insertSegment,
+  get: getSegment,
+  list: listSegments,
+  update: updateSegment,
+  delete: deleteSegment,
+  /** The contacts a filter matches now: one page and the total. */
+  contacts: matchingContacts,
+  count: countMatching,
+};
+
+/** Segments of a tenant (SPEC §27), over one pool. */
+export type SegmentStore = Repository<typeof segmentStatements>;
+
+export function createSegmentStore(pool: pg.Pool): SegmentStore {
+  return bindPool(pool, segmentStatements);
 }

@@ -50,7 +50,12 @@ export const campaignSchema = z
     id: z.string().meta({ description: 'Campaign id, `cmp_…`.' }),
     name: z.string(),
     from: z.string(),
-    audience: z.string(),
+    audience: z.string().nullable().meta({ description: 'The audience, or null when `segment` is given.' }),
+    segment: z
+      .string()
+      .nullable()
+      .meta({ description: 'The segment (SPEC §27) instead of an audience, or null.' }),
+    topic: z.string().nullable().meta({ description: 'The topic whose subscribers only get it, or null.' }),
     templateId: z.string().nullable(),
     subject: z.string().nullable(),
     html: z.string().nullable(),
@@ -77,6 +82,8 @@ export const campaignSchema = z
         name: 'June newsletter',
         from: 'Acme <news@acme.test>',
         audience: 'newsletter',
+        segment: null,
+        topic: null,
         templateId: null,
         subject: 'June news for {{firstName}}',
         html: '<p>Hi {{firstName}}, here is what is new.</p>',
@@ -139,6 +146,10 @@ export const sequenceSchema = z
     id: z.string().meta({ description: 'Sequence id, `seq_…`.' }),
     name: z.string(),
     from: z.string(),
+    topic: z
+      .string()
+      .nullable()
+      .meta({ description: 'The topic whose subscribers only get its steps, or null.' }),
     steps: z.array(
       z.object({
         delayMinutes: z.number().int(),
@@ -167,6 +178,7 @@ export const sequenceSchema = z
         id: 'seq_4Hs9dK2mQ7wE1rT6yU3iO8pA',
         name: 'Onboarding',
         from: 'Acme <hello@acme.test>',
+        topic: null,
         steps: [
           {
             delayMinutes: 0,

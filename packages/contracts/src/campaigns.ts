@@ -91,11 +91,32 @@ const sendRatePerMinute = z
     example: 600,
   });
 
+const resourceRef = (field: string, description: string, example: string) =>
+  z
+    .string({ error: `${field} must be a ${field} id` })
+    .min(1, { error: `${field} must be a ${field} id` })
+    .max(128, { error: `${field} must be a ${field} id` })
+    .meta({ description, example });
+const segment = resourceRef(
+  'segment',
+  'A segment of the tenant (SPEC §27) instead of `audience`: its filter is evaluated once, when the campaign starts sending.',
+  'seg_3WzN8kQ1vYp0aB7cD9eF2gH4',
+);
+const topic = resourceRef(
+  'topic',
+  'A topic of the tenant (SPEC §27): only the contacts subscribed to it (their choice, else its default) get the mail.',
+  'top_3WzN8kQ1vYp0aB7cD9eF2gH4',
+);
+
+export { topic as topicRefSchema };
+
 export const createCampaignBodySchema = z
   .strictObject({
     name,
     from: fromAddressSchema,
-    audience: audienceNameSchema,
+    audience: audienceNameSchema.optional(),
+    segment: segment.optional(),
+    topic: topic.optional(),
     ...content,
     scheduledAt: scheduledAt.optional(),
     sendRatePerMinute: sendRatePerMinute.nullable().optional(),
@@ -103,6 +124,12 @@ export const createCampaignBodySchema = z
   .superRefine((body, ctx) => {
     const problem = contentProblem(body);
     if (problem) ctx.addIssue({ code: 'custom', path: [problem.path], message: problem.message });
+    if ((body.audience === undefined) === (body.segment === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['audience'],
+        message: 'give exactly one of audience and segment',
+      });
   })
   .meta({
     examples: [
@@ -122,6 +149,8 @@ export const updateCampaignBodySchema = z
     name: name.optional(),
     from: fromAddressSchema.optional(),
     audience: audienceNameSchema.optional(),
+    segment: segment.optional(),
+    topic: topic.nullable().optional(),
     templateId: templateId.nullable().optional(),
     subject: subject.nullable().optional(),
     html: part('html', '<p>Hi {{firstName}}</p>').nullable().optional(),
@@ -129,8 +158,13 @@ export const updateCampaignBodySchema = z
     scheduledAt: scheduledAt.nullable().optional(),
     sendRatePerMinute: sendRatePerMinute.nullable().optional(),
   })
+  .refine((b) => b.audience === undefined || b.segment === undefined, {
+    error: 'give audience or segment, not both',
+    path: ['segment'],
+  })
   .meta({
-    description: 'Fields to change (null clears an optional one); the result must still have content.',
+    description:
+      'Fields to change (null clears an optional one); the result must still have content. `audience` and `segment` replace each other.',
     examples: [{ subject: 'June news, revised', scheduledAt: '2026-06-20T09:00:00Z' }],
   });
 export type UpdateCampaignBody = z.infer<typeof updateCampaignBodySchema>;
@@ -157,6 +191,7 @@ export const createSequenceBodySchema = z
   .strictObject({
     name,
     from: fromAddressSchema,
+    topic: topic.optional(),
     steps: z
       .array(sequenceStepBodySchema, { error: 'steps must be an array of 1 to 20 steps' })
       .min(1, { error: 'steps must be an array of 1 to 20 steps' })
@@ -184,15 +219,19 @@ export const updateSequenceBodySchema = z
   .strictObject({
     name: name.optional(),
     from: fromAddressSchema.optional(),
+    topic: topic.nullable().optional(),
     steps: z
       .array(sequenceStepBodySchema, { error: 'steps must be an array of 1 to 20 steps' })
       .min(1, { error: 'steps must be an array of 1 to 20 steps' })
       .max(MAX_SEQUENCE_STEPS, { error: 'steps must be an array of 1 to 20 steps' })
       .optional(),
   })
-  .refine((b) => b.name !== undefined || b.from !== undefined || b.steps !== undefined, {
-    error: 'name, from or steps is required',
-  })
+  .refine(
+    (b) => b.name !== undefined || b.from !== undefined || b.steps !== undefined || b.topic !== undefined,
+    {
+      error: 'name, from, topic or steps is required',
+    },
+  )
   .meta({
     examples: [
       {

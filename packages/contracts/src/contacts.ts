@@ -72,6 +72,35 @@ export const contactAttributesSchema = z
   .meta({ description: 'Free attributes (e.g. for template variables).', example: { plan: 'pro' } });
 export type ContactAttributes = z.infer<typeof contactAttributesSchema>;
 
+/** Values of the tenant's contact properties (SPEC §27), checked against their types on write; null clears one. */
+export const contactPropertiesSchema = z
+  .record(
+    z.string().min(1).max(MAX_ATTRIBUTE_KEY_LENGTH, { error: 'property names must be 1..64 characters' }),
+    z.union([z.string(), z.number(), z.boolean(), z.null()]),
+    { error: 'properties must be an object of string, number, boolean or null values' },
+  )
+  .refine((a) => Object.keys(a).length <= 100, { error: 'properties must have at most 100 keys' })
+  .meta({
+    description:
+      'Values of defined contact properties (`POST /contact-properties`), each of its type (a date as ISO 8601); null removes one. A write merges them into the contact’s.',
+    example: { plan: 'pro', seats: 3, trialEndsAt: '2026-07-01T00:00:00.000Z' },
+  });
+
+export const TOPIC_CHOICES = ['opt_in', 'opt_out'] as const;
+/** A contact's topic choices (SPEC §27): topic id → opt_in | opt_out; null returns one to its default. */
+export const contactTopicsSchema = z
+  .record(
+    z.string().min(1).max(200),
+    z.enum(TOPIC_CHOICES, { error: 'a topic choice must be opt_in, opt_out or null' }).nullable(),
+    { error: 'topics must be an object of topic id → opt_in | opt_out | null' },
+  )
+  .refine((a) => Object.keys(a).length <= 100, { error: 'topics must have at most 100 keys' })
+  .meta({
+    description:
+      'Topic choices by topic id; absent = the topic’s default, null forgets a choice. A write merges them into the contact’s.',
+    example: { top_3WzN8kQ1vYp0aB7cD9eF2gH4: 'opt_out' },
+  });
+
 /** `POST /contacts`. */
 export const createContactBodySchema = z
   .strictObject({
@@ -81,6 +110,8 @@ export const createContactBodySchema = z
     attributes: contactAttributesSchema.optional(),
     subscribed: z.boolean({ error: 'subscribed must be a boolean' }).optional(),
     audiences: audiencesSchema.optional(),
+    properties: contactPropertiesSchema.optional(),
+    topics: contactTopicsSchema.optional(),
   })
   .meta({
     examples: [
@@ -89,7 +120,7 @@ export const createContactBodySchema = z
   });
 export type CreateContactBody = z.infer<typeof createContactBodySchema>;
 
-/** `PATCH /contacts/:id`: any subset; `attributes` and `audiences` replace the whole value. */
+/** `PATCH /contacts/:id`: any subset; `attributes` and `audiences` replace the whole value, `properties` and `topics` merge. */
 export const updateContactBodySchema = createContactBodySchema
   .partial()
   .meta({ examples: [{ firstName: 'Ada', subscribed: false }] });
@@ -104,6 +135,8 @@ const EXAMPLE_CONTACT = {
   subscribed: true,
   unsubscribedAt: null,
   audiences: ['newsletter'],
+  properties: { plan: 'pro' },
+  topics: {},
   createdAt: '2026-06-15T12:00:00.000Z',
   updatedAt: '2026-06-15T12:00:00.000Z',
 };
@@ -121,6 +154,12 @@ export const contactSchema = z
       .nullable()
       .meta({ description: 'When it last unsubscribed; null while subscribed.' }),
     audiences: z.array(z.string()),
+    properties: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+      .meta({ description: 'Values of the tenant’s contact properties (a date as an ISO 8601 instant).' }),
+    topics: z.record(z.string(), z.enum(TOPIC_CHOICES)).meta({
+      description: 'The contact’s own topic choices by topic id; a topic absent here has its default.',
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })

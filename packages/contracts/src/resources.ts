@@ -16,6 +16,8 @@ export const RESOURCE_ID_PREFIXES = {
   webhook: 'wh',
   domain: 'dom',
   inboundRoute: 'inr',
+  topic: 'top',
+  segment: 'seg',
 } as const;
 export type ResourceKind = keyof typeof RESOURCE_ID_PREFIXES;
 

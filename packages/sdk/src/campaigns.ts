@@ -20,7 +20,12 @@ export interface Campaign {
   id: string;
   name: string;
   from: string;
-  audience: string;
+  /** The audience, or null when the campaign goes to a segment. */
+  audience: string | null;
+  /** The segment (SPEC §27) instead of an audience, evaluated once when it starts sending. */
+  segment: string | null;
+  /** Only this topic's subscribers get it; null: every subscribed contact. */
+  topic: string | null;
   templateId: string | null;
   subject: string | null;
   html: string | null;
@@ -40,7 +45,10 @@ export interface CreateCampaignParams {
   name: string;
   /** `addr` or `Name <addr>`. */
   from: string;
-  audience: string;
+  /** Give `audience` or `segment`. */
+  audience?: string;
+  segment?: string;
+  topic?: string;
   templateId?: string;
   subject?: string;
   html?: string;
@@ -53,7 +61,7 @@ export interface CreateCampaignParams {
 
 /** Fields to change while draft; `null` clears an optional one. */
 export type UpdateCampaignParams = {
-  [K in keyof CreateCampaignParams]?: K extends 'name' | 'from' | 'audience'
+  [K in keyof CreateCampaignParams]?: K extends 'name' | 'from' | 'audience' | 'segment'
     ? CreateCampaignParams[K]
     : CreateCampaignParams[K] | null;
 };

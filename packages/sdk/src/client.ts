@@ -1,4 +1,12 @@
 import { type AnalyticsApi, createAnalyticsApi } from './analytics.js';
+import {
+  type ContactPropertiesApi,
+  createContactPropertiesApi,
+  createSegmentsApi,
+  createTopicsApi,
+  type SegmentsApi,
+  type TopicsApi,
+} from './audiences.js';
 import { type CampaignsApi, createCampaignsApi } from './campaigns.js';
 import { type ResolvedConfig, readProcessEnv, resolveConfig, type TernOptions } from './config.js';
 import { ITERATOR_PAGE_LIMIT } from './constants.js';
@@ -29,6 +37,12 @@ export interface TernClient {
   logs(params?: IterateLogsParams, options?: RequestOptions): AsyncGenerator<EmailLogEntry, void, undefined>;
   /** Contacts and audiences (`contacts:read` / `contacts:write`). */
   readonly contacts: ContactsApi;
+  /** Typed contact properties (SPEC §27; `contacts:read` / `contacts:write`). */
+  readonly contactProperties: ContactPropertiesApi;
+  /** Segments: filters over contacts (SPEC §27; `contacts:read` / `contacts:write`). */
+  readonly segments: SegmentsApi;
+  /** Topics contacts opt in to or out of (SPEC §27; `contacts:read` / `contacts:write`). */
+  readonly topics: TopicsApi;
   /** Outgoing webhook endpoints, their deliveries and replays (key scope `webhooks:manage`). */
   readonly webhooks: WebhooksApi;
   /** Campaigns (`campaigns:read` / `campaigns:write`). */
@@ -103,6 +117,9 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     getLogs,
     logs,
     contacts: createContactsApi(send),
+    contactProperties: createContactPropertiesApi(send),
+    segments: createSegmentsApi(send),
+    topics: createTopicsApi(send),
     emails: createEmailsApi(send, deps),
     events: createEventsApi(send, config, deps),
     inbound: createInboundApi(send),

@@ -13,6 +13,10 @@ export interface Contact {
   /** When it last unsubscribed; null while subscribed. */
   unsubscribedAt: string | null;
   audiences: string[];
+  /** Values of the tenant's contact properties (SPEC §27); a date as an ISO 8601 instant. */
+  properties: Record<string, string | number | boolean>;
+  /** The contact's own topic choices by topic id; a topic absent here has its default. */
+  topics: Record<string, 'opt_in' | 'opt_out'>;
   createdAt: string;
   updatedAt: string;
 }
@@ -25,9 +29,13 @@ export interface CreateContactParams {
   /** Default true. */
   subscribed?: boolean;
   audiences?: string[];
+  /** Values of defined contact properties, each of its type; null removes one. Merged on update. */
+  properties?: Record<string, string | number | boolean | null>;
+  /** Topic choices by topic id; null returns one to the topic's default. Merged on update. */
+  topics?: Record<string, 'opt_in' | 'opt_out' | null>;
 }
 
-/** Fields to change; `attributes` and `audiences` replace the whole value. */
+/** Fields to change; `attributes` and `audiences` replace the whole value, `properties` and `topics` merge. */
 export type UpdateContactParams = Partial<CreateContactParams>;
 
 export interface ListContactsParams {

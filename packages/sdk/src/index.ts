@@ -11,6 +11,17 @@ export type {
   ProviderDeliverability,
 } from './analytics.js';
 export type {
+  ContactPropertiesApi,
+  ContactProperty,
+  ContactPropertyType,
+  CreateTopicParams,
+  Segment,
+  SegmentFilter,
+  SegmentsApi,
+  Topic,
+  TopicsApi,
+} from './audiences.js';
+export type {
   Campaign,
   CampaignDay,
   CampaignList,

@@ -25,6 +25,8 @@ export interface Sequence {
   id: string;
   name: string;
   from: string;
+  /** Only this topic's subscribers get its steps; null: every subscribed contact. */
+  topic: string | null;
   steps: SequenceStep[];
   enrollments: { active: number; completed: number; stopped: number; cancelled: number };
   createdAt: string;
@@ -34,6 +36,8 @@ export interface Sequence {
 export interface CreateSequenceParams {
   name: string;
   from: string;
+  /** A topic of the tenant (SPEC §27): a contact that opted out stops (`unsubscribed`). */
+  topic?: string;
   /** 1..20 steps. */
   steps: SequenceStepParams[];
 }
@@ -61,6 +65,7 @@ export interface SequenceList {
 export interface UpdateSequenceParams {
   name?: string;
   from?: string;
+  topic?: string | null;
   steps?: SequenceStepParams[];
 }
 

@@ -31,11 +31,13 @@ import { projectRoutes } from './projects/routes.js';
 import { type ProviderRouteOptions, providerRoutes } from './providers/routes.js';
 import { createReadContexts } from './read-context.js';
 import type { ApiRouteDeps, EventTailOptions, SendingDeps } from './route-deps.js';
+import { segmentRoutes } from './segments/routes.js';
 import { sequenceRoutes } from './sequences/routes.js';
 import { type ApiStores, createApiStores } from './stores.js';
 import { suppressionRoutes } from './suppressions/routes.js';
 import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
+import { topicRoutes } from './topics/routes.js';
 import { trackingRoutes } from './tracking/routes.js';
 import { refuseUnstorableInput } from './unstorable-input.js';
 import { unsubscribeRoutes } from './unsubscribe/routes.js';
@@ -322,6 +324,8 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
       ...(opts.erasureRescrubMs !== undefined ? { rescrubAfterMs: opts.erasureRescrubMs } : {}),
     });
   }
+  await app.register(topicRoutes, deps);
+  await app.register(segmentRoutes, deps);
   await app.register(campaignRoutes, deps);
   await app.register(sequenceRoutes, deps);
   if (opts.trackingSecret !== undefined) {

@@ -3,8 +3,12 @@ import {
   type ContactStore,
   createCampaignStore,
   createContactStore,
+  createSegmentStore,
   createSequenceStore,
+  createTopicStore,
+  type SegmentStore,
   type SequenceStore,
+  type TopicStore,
 } from '@tern/bulk';
 import { bindPool, type Repository } from '@tern/jobs';
 import { emailsByMessageId, logsPage } from '@tern/read-models';
@@ -39,6 +43,10 @@ export interface ApiStores {
   campaigns: CampaignStore;
   /** Sequences and their enrollments (SPEC §15; `@tern/bulk`). */
   sequences: SequenceStore;
+  /** Topics (SPEC §27; `@tern/bulk`). */
+  topics: TopicStore;
+  /** Segments (SPEC §27; `@tern/bulk`). */
+  segments: SegmentStore;
   /** A tenant's retention, tracking and send rate (`/tenants/:id/settings`). */
   tenantSettings: TenantSettingsStore;
   /** The email log's reads outside a tenant resource: `GET /logs` pages, provider notices' message ids. */
@@ -66,6 +74,8 @@ export function createApiStores(pool: pg.Pool, given: Partial<ApiStores> = {}): 
     contacts: given.contacts ?? createContactStore(pool),
     campaigns: given.campaigns ?? createCampaignStore(pool),
     sequences: given.sequences ?? createSequenceStore(pool),
+    topics: given.topics ?? createTopicStore(pool),
+    segments: given.segments ?? createSegmentStore(pool),
     tenantSettings: given.tenantSettings ?? createTenantSettingsStore(pool),
     logQueries: given.logQueries ?? bindPool(pool, logQueries),
   };

@@ -57,6 +57,8 @@ describe('POST /contacts', () => {
       subscribed: true,
       unsubscribedAt: null,
       audiences: ['newsletter', 'Product updates'],
+      properties: {},
+      topics: {},
       createdAt: NOW,
       updatedAt: NOW,
     });

@@ -90,8 +90,8 @@ describe('OpenAPI', () => {
         expect(error.required).toEqual(expect.arrayContaining(['statusCode', 'error', 'message']));
       }
     }
-    // The unsubscribe page (GET, POST) and the two tracking links.
-    expect(publicRoutes).toBe(4);
+    // The unsubscribe page (GET, POST, its preference form) and the two tracking links.
+    expect(publicRoutes).toBe(5);
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual([
       'apiKey',
       'apiKeyHeader',

@@ -1,6 +1,14 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { signTrackingToken } from '@tern/auth';
-import { enroll, insertCampaign, insertContact, insertSequence } from '@tern/bulk';
+import {
+  createContactStore,
+  createSegmentStore,
+  createTopicStore,
+  enroll,
+  insertCampaign,
+  insertContact,
+  insertSequence,
+} from '@tern/bulk';
 import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
 import { createUnsubscribeToken } from '@tern/domain';
 import type { SendingDomains } from '@tern/domains';
@@ -132,6 +140,28 @@ const contactId = async () => {
   if (contact === 'exists') throw new Error('fresh address exists');
   return contact.id;
 };
+/** A contact property, a topic and a segment of A (SPEC §27), straight through their owner's stores. */
+const propertyName = async () => {
+  const name = `p${fresh()}`;
+  await createContactStore(stores.pool).insertProperty(A, { name, type: 'string' }, at());
+  return name;
+};
+const topicId = async () =>
+  (
+    await createTopicStore(stores.pool).insert(
+      A,
+      { id: newResourceId('topic'), name: 't', default: 'opt_in', public: true },
+      at(),
+    )
+  ).id;
+const segmentId = async () =>
+  (
+    await createSegmentStore(stores.pool).insert(
+      A,
+      { id: newResourceId('segment'), name: 's', filter: { tag: 'x' } },
+      at(),
+    )
+  ).id;
 /** A webhook endpoint of A, created through the API (its secret is sealed like any other). */
 const webhookId = async () => {
   const res = await app.inject({
@@ -474,6 +504,93 @@ const ROWS: Record<string, Row> = {
     rule: { kind: 'scope', scope: 'contacts:read' },
     ok: 200,
     request: async () => ({ url: '/audiences' }),
+  },
+  // Contact properties, topics and segments (SPEC §27)
+  'POST /contact-properties': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 201,
+    request: async () => ({ url: '/contact-properties', payload: { name: `p${fresh()}`, type: 'number' } }),
+  },
+  'GET /contact-properties': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    request: async () => ({ url: '/contact-properties' }),
+  },
+  'DELETE /contact-properties/{name}': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 204,
+    resource: true,
+    request: async () => ({ url: `/contact-properties/${await propertyName()}` }),
+  },
+  'POST /topics': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 201,
+    request: async () => ({ url: '/topics', payload: { name: 'News', default: 'opt_in', public: true } }),
+  },
+  'GET /topics': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    request: async () => ({ url: '/topics' }),
+  },
+  'GET /topics/{id}': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/topics/${await topicId()}` }),
+  },
+  'PATCH /topics/{id}': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/topics/${await topicId()}`, payload: { public: false } }),
+  },
+  'DELETE /topics/{id}': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 204,
+    resource: true,
+    request: async () => ({ url: `/topics/${await topicId()}` }),
+  },
+  'POST /segments': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 201,
+    request: async () => ({
+      url: '/segments',
+      payload: { name: 'S', filter: { engagement: 'opened', days: 7 } },
+    }),
+  },
+  'POST /segments/count': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    request: async () => ({ url: '/segments/count', payload: { filter: { audience: 'news' } } }),
+  },
+  'GET /segments': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    request: async () => ({ url: '/segments' }),
+  },
+  'GET /segments/{id}': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/segments/${await segmentId()}` }),
+  },
+  'GET /segments/{id}/contacts': {
+    rule: { kind: 'scope', scope: 'contacts:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/segments/${await segmentId()}/contacts` }),
+  },
+  'PATCH /segments/{id}': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/segments/${await segmentId()}`, payload: { name: 'Renamed' } }),
+  },
+  'DELETE /segments/{id}': {
+    rule: { kind: 'scope', scope: 'contacts:write' },
+    ok: 204,
+    resource: true,
+    request: async () => ({ url: `/segments/${await segmentId()}` }),
   },
   // Sending domains (SPEC §20): keys read with email:send; writes need an owner/admin JWT
   'POST /domains': {
@@ -853,6 +970,15 @@ const ROWS: Record<string, Row> = {
     rule: { kind: 'token' },
     ok: 200,
     request: async () => ({ url: `/u/${unsubscribeToken()}` }),
+  },
+  'POST /u/{token}/preferences': {
+    rule: { kind: 'token' },
+    ok: 200,
+    request: async () => ({
+      url: `/u/${unsubscribeToken()}/preferences`,
+      body: 'topic=top_x',
+      contentType: 'application/x-www-form-urlencoded',
+    }),
   },
   'POST /u/{token}': {
     rule: { kind: 'token' },

@@ -380,7 +380,7 @@ describe('PATCH /sequences/:id and GET /sequences/:id/enrollments', () => {
         ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
       });
     const cases: [string, string, unknown, RegExp][] = [
-      ['PATCH', `/sequences/${seq}`, {}, /name, from or steps is required/],
+      ['PATCH', `/sequences/${seq}`, {}, /name, from, topic or steps is required/],
       ['PATCH', `/sequences/${seq}`, { steps: [] }, /body\.steps/],
       [
         'PATCH',

@@ -1,6 +1,9 @@
-import { claimDue } from '@tern/jobs';
+import { claimDue, withTransaction } from '@tern/jobs';
 import type pg from 'pg';
 import { type Recipient, reachableContactSql } from '../contacts/store.js';
+import { compileSegmentFilter, type SegmentFilter } from '../segments/filter.js';
+import { SEGMENT_WORK_MEM } from '../segments/store.js';
+import { topicSubscribedSql } from '../topics/store.js';
 import type { CampaignRow } from './store.js';
 
 /**
@@ -40,9 +43,61 @@ export async function claimCampaign(
 }
 
 /**
+ * A segment campaign's recipients (SPEC §27), listed once: the contacts its segment's filter
+ * matches at the snapshot (engagement windows end at `snapshot_at`; contacts created later are
+ * out), written to `campaign_recipients` with `recipients_ready` in one transaction — only while
+ * the lease is `owner`'s. A crash before the commit leaves nothing; the next claim lists again.
+ * A segment deleted meanwhile reaches nobody. Resolves with the row as updated, or null when the
+ * lease was lost.
+ */
+export async function listSegmentRecipients(
+  pool: pg.Pool,
+  c: CampaignRow,
+  owner: string,
+): Promise<CampaignRow | null> {
+  if (c.segment_id === null || c.recipients_ready) return c;
+  return withTransaction(pool, async (client) => {
+    await client.query(`SET LOCAL work_mem = '${SEGMENT_WORK_MEM}'`);
+    const seg = await client.query<{ filter: SegmentFilter }>(
+      'SELECT filter FROM segments WHERE tenant_id = $1 AND id = $2',
+      [c.tenant_id, c.segment_id],
+    );
+    const filter = seg.rows[0]?.filter ?? null;
+    if (filter !== null) {
+      const params: unknown[] = [];
+      const where = compileSegmentFilter(filter, {
+        tenantId: c.tenant_id,
+        params,
+        at: c.snapshot_at ?? undefined,
+      });
+      const n = params.length;
+      await client.query(
+        `INSERT INTO campaign_recipients (tenant_id, campaign_id, contact_id)
+         SELECT c.tenant_id, $${n + 1}, c.id FROM contacts c WHERE ${where} AND c.created_at <= $${n + 2}
+         ON CONFLICT DO NOTHING`,
+        [...params, c.id, c.snapshot_at],
+      );
+    }
+    const { rowCount } = await client.query(
+      `UPDATE campaigns SET recipients_ready = true, segment_filter = $3
+        WHERE tenant_id = $1 AND id = $2 AND lease_owner = $4 AND status = 'sending'`,
+      [c.tenant_id, c.id, filter === null ? null : JSON.stringify(filter), owner],
+    );
+    if ((rowCount ?? 0) === 0) throw new LeaseLost();
+    return { ...c, recipients_ready: true, segment_filter: filter };
+  }).catch((error: unknown) => {
+    if (error instanceof LeaseLost) return null;
+    throw error;
+  });
+}
+
+class LeaseLost extends Error {}
+
+/**
  * The next `chunkSize` contacts after `cursor` (keyset on the contact id) that are in the
- * audience at the snapshot, reachable — or that already got this campaign's email (a redo after a
- * crash keeps the same recipients).
+ * audience at the snapshot (or listed for the segment), reachable and subscribed to the topic
+ * the campaign names — or that already got this campaign's email (a redo after a crash keeps
+ * the same recipients).
  */
 export async function fanoutChunk(
   pool: Pick<pg.Pool, 'query'>,
@@ -51,17 +106,25 @@ export async function fanoutChunk(
   source: string,
   chunkSize: number,
 ): Promise<Recipient[]> {
+  const params: unknown[] = [c.tenant_id, cursor, source, chunkSize];
+  const p = (v: unknown) => `$${params.push(v)}`;
+  const members =
+    c.segment_id === null
+      ? `ct.audiences @> ARRAY[${p(c.audience)}::text] AND ct.created_at <= ${p(c.snapshot_at)}`
+      : `EXISTS (SELECT 1 FROM campaign_recipients r
+                  WHERE r.tenant_id = ct.tenant_id AND r.campaign_id = ${p(c.id)} AND r.contact_id = ct.id)`;
+  const topic = c.topic_id === null ? 'true' : topicSubscribedSql('ct', '$1', `${p(c.topic_id)}::text`);
   const { rows } = await pool.query<Recipient>(
     `SELECT ct.id, ct.email, ct.first_name, ct.last_name, ct.attributes
        FROM contacts ct
-      WHERE ct.tenant_id = $1 AND ct.audiences @> ARRAY[$2::text] AND ct.created_at <= $3
-        AND ($4::text IS NULL OR ct.id > $4)
-        AND (${reachableContactSql('ct')}
+      WHERE ct.tenant_id = $1 AND ${members}
+        AND ($2::text IS NULL OR ct.id > $2)
+        AND ((${reachableContactSql('ct')} AND ${topic})
              OR EXISTS (SELECT 1 FROM bulk_emails b
-                         WHERE b.tenant_id = ct.tenant_id AND b.source = $5 AND b.contact_id = ct.id))
+                         WHERE b.tenant_id = ct.tenant_id AND b.source = $3 AND b.contact_id = ct.id))
       ORDER BY ct.id
-      LIMIT $6`,
-    [c.tenant_id, c.audience, c.snapshot_at, cursor, source, chunkSize],
+      LIMIT $4`,
+    params,
   );
   return rows;
 }
@@ -124,5 +187,12 @@ export async function advanceFanout(
       ? [c.tenant_id, c.id, cursor, at, owner]
       : [c.tenant_id, c.id, cursor, at, owner, step.leaseUntil, step.nextDue],
   );
-  return (rowCount ?? 0) > 0;
+  const ours = (rowCount ?? 0) > 0;
+  // A sent campaign is never fanned out again: its segment's list has served.
+  if (ours && done && c.segment_id !== null)
+    await pool.query('DELETE FROM campaign_recipients WHERE tenant_id = $1 AND campaign_id = $2', [
+      c.tenant_id,
+      c.id,
+    ]);
+  return ours;
 }

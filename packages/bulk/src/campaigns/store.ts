@@ -1,6 +1,7 @@
 import type { Campaign, CampaignStatus, MailStats, UpdateCampaignBody } from '@tern/contracts';
 import { type PageQuery, pageWindow } from '@tern/contracts';
 import type pg from 'pg';
+import type { SegmentFilter } from '../segments/filter.js';
 import { mailStats, statsKey, ZERO_STATS } from '../stats.js';
 
 /** Campaigns in Postgres (`campaigns`, SPEC §15): plain functions of a pool and the tenant id. */
@@ -12,7 +13,13 @@ export interface CampaignRow {
   id: string;
   name: string;
   from_address: string;
-  audience: string;
+  audience: string | null;
+  segment_id: string | null;
+  /** The segment's filter, copied at the first claim (SPEC §27: evaluated once). */
+  segment_filter: SegmentFilter | null;
+  /** The recipients of a segment campaign are listed (`campaign_recipients`). */
+  recipients_ready: boolean;
+  topic_id: string | null;
   template_id: string | null;
   subject: string | null;
   html: string | null;
@@ -28,7 +35,7 @@ export interface CampaignRow {
   updated_at: Date;
 }
 
-const COLUMNS = `tenant_id, id, name, from_address, audience, template_id, subject, html, text, status,
+const COLUMNS = `tenant_id, id, name, from_address, audience, segment_id, segment_filter, recipients_ready, topic_id, template_id, subject, html, text, status,
   scheduled_at, snapshot_at, fanout_cursor, sent_at, send_rate_per_minute, next_due_at, created_at, updated_at`;
 
 export const campaignSource = (id: string) => `campaign:${id}`;
@@ -39,6 +46,8 @@ function toCampaign(r: CampaignRow, stats: MailStats): Campaign {
     name: r.name,
     from: r.from_address,
     audience: r.audience,
+    segment: r.segment_id,
+    topic: r.topic_id,
     templateId: r.template_id,
     subject: r.subject,
     html: r.html,
@@ -66,7 +75,11 @@ export interface NewCampaign {
   id: string;
   name: string;
   from: string;
-  audience: string;
+  audience: string | null;
+  /** SPEC §27: a segment instead of the audience; absent = none. */
+  segment?: string | null;
+  /** SPEC §27: only this topic's subscribers; absent = none. */
+  topic?: string | null;
   templateId: string | null;
   subject: string | null;
   html: string | null;
@@ -84,8 +97,8 @@ export async function insertCampaign(
 ): Promise<Campaign> {
   const { rows } = await db.query<CampaignRow>(
     `INSERT INTO campaigns (tenant_id, id, name, from_address, audience, template_id, subject, html, text,
-                            status, scheduled_at, send_rate_per_minute, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'draft', $10, $12, $11, $11)
+                            status, scheduled_at, send_rate_per_minute, created_at, updated_at, segment_id, topic_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'draft', $10, $12, $11, $11, $13, $14)
      RETURNING ${COLUMNS}`,
     [
       tenantId,
@@ -100,6 +113,8 @@ export async function insertCampaign(
       c.scheduledAt,
       at,
       c.sendRatePerMinute ?? null,
+      c.segment ?? null,
+      c.topic ?? null,
     ],
   );
   return toCampaign(rows[0]!, { ...ZERO_STATS });
@@ -160,6 +175,8 @@ export async function updateDraft(
     name: 'name',
     from: 'from_address',
     audience: 'audience',
+    segment: 'segment_id',
+    topic: 'topic_id',
     templateId: 'template_id',
     subject: 'subject',
     html: 'html',
@@ -173,6 +190,9 @@ export async function updateDraft(
     values.push(field === 'scheduledAt' && value !== null ? new Date(value) : value);
     set.push(`${col} = $${values.length}`);
   }
+  // An audience and a segment replace each other.
+  if (patch.audience !== undefined && patch.segment === undefined) set.push('segment_id = NULL');
+  if (patch.segment !== undefined && patch.audience === undefined) set.push('audience = NULL');
   const { rows } = await db.query<CampaignRow>(
     `UPDATE campaigns SET ${[...set, 'updated_at = $3'].join(', ')}
       WHERE tenant_id = $1 AND id = $2 AND status = 'draft' RETURNING ${COLUMNS}`,

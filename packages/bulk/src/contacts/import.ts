@@ -12,6 +12,8 @@ export interface ImportedContact {
   attributes: ContactAttributes | null;
   subscribed: boolean | null;
   audiences: string[] | null;
+  /** Checked values of contact properties (SPEC §27), merged into the stored ones; null: none. */
+  properties?: Record<string, string | number | boolean> | null;
 }
 
 /**
@@ -31,17 +33,19 @@ export async function upsertContacts(
   if (batch.length === 0) return { created: 0, updated: 0, raced: [] };
   const { rows } = await db.query<{ email: string; inserted: boolean }>(
     `WITH r AS (
-       SELECT r.id, r.email, r.first_name, r.last_name, r.attributes, r.subscribed,
+       SELECT r.id, r.email, r.first_name, r.last_name, r.attributes, r.subscribed, r.properties,
               CASE WHEN r.audiences IS NULL THEN NULL
                    ELSE ARRAY(SELECT jsonb_array_elements_text(r.audiences)) END AS audiences
          FROM jsonb_to_recordset($2::jsonb) AS r(id text, email text, first_name text, last_name text,
-                                                 attributes jsonb, subscribed boolean, audiences jsonb)
+                                                 attributes jsonb, subscribed boolean, audiences jsonb,
+                                                 properties jsonb)
      ),
      upd AS (
        UPDATE contacts c SET
          first_name = COALESCE(r.first_name, c.first_name),
          last_name  = COALESCE(r.last_name, c.last_name),
          attributes = COALESCE(r.attributes, c.attributes),
+         properties = c.properties || COALESCE(r.properties, '{}'),
          unsubscribed_at = CASE WHEN c.subscribed AND r.subscribed = false THEN $3 ELSE c.unsubscribed_at END,
          subscribed = c.subscribed AND COALESCE(r.subscribed, true),
          audiences  = CASE WHEN $4::text IS NULL OR $4::text = ANY(COALESCE(r.audiences, c.audiences))
@@ -54,13 +58,13 @@ export async function upsertContacts(
      ),
      ins AS (
        INSERT INTO contacts (tenant_id, id, email, first_name, last_name, attributes, subscribed,
-                             unsubscribed_at, audiences, created_at, updated_at)
+                             unsubscribed_at, audiences, created_at, updated_at, properties)
        SELECT $1, r.id, r.email, r.first_name, r.last_name, COALESCE(r.attributes, '{}'),
               COALESCE(r.subscribed, true),
               CASE WHEN r.subscribed = false THEN $3::timestamptz END,
               CASE WHEN $4::text IS NULL OR $4::text = ANY(COALESCE(r.audiences, '{}'))
                    THEN COALESCE(r.audiences, '{}') ELSE COALESCE(r.audiences, '{}') || $4::text END,
-              $3, $3
+              $3, $3, COALESCE(r.properties, '{}')
          FROM r
         WHERE r.email NOT IN (SELECT email FROM upd)
        ON CONFLICT (tenant_id, email) DO NOTHING
@@ -89,6 +93,7 @@ function toRecord(c: ImportedContact) {
     attributes: c.attributes,
     subscribed: c.subscribed,
     audiences: c.audiences,
+    properties: c.properties ?? null,
   };
 }
 

@@ -18,12 +18,14 @@ export interface ContactRow {
   subscribed: boolean;
   unsubscribed_at: Date | null;
   audiences: string[];
+  properties: Record<string, string | number | boolean>;
+  topics: Record<string, 'opt_in' | 'opt_out'>;
   created_at: Date;
   updated_at: Date;
 }
 
 export const COLUMNS =
-  'id, email, first_name, last_name, attributes, subscribed, unsubscribed_at, audiences, created_at, updated_at';
+  'id, email, first_name, last_name, attributes, subscribed, unsubscribed_at, audiences, properties, topics, created_at, updated_at';
 
 export function toContact(r: ContactRow): Contact {
   return {
@@ -35,6 +37,8 @@ export function toContact(r: ContactRow): Contact {
     subscribed: r.subscribed,
     unsubscribedAt: r.unsubscribed_at === null ? null : r.unsubscribed_at.toISOString(),
     audiences: r.audiences,
+    properties: r.properties,
+    topics: r.topics,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
   };
@@ -50,6 +54,10 @@ export interface NewContact {
   attributes?: ContactAttributes | undefined;
   subscribed?: boolean | undefined;
   audiences?: string[] | undefined;
+  /** Checked values (`checkPropertyValues`); null entries are dropped. */
+  properties?: Record<string, string | number | boolean | null> | undefined;
+  /** Topic choices; null entries are dropped. */
+  topics?: Record<string, 'opt_in' | 'opt_out' | null> | undefined;
 }
 
 /** Inserts a contact; `'exists'` when the tenant already has one with that address. */
@@ -63,8 +71,8 @@ export async function insertContact(
   try {
     const { rows } = await db.query<ContactRow>(
       `INSERT INTO contacts (tenant_id, id, email, first_name, last_name, attributes, subscribed,
-                             unsubscribed_at, audiences, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+                             unsubscribed_at, audiences, created_at, updated_at, properties, topics)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, jsonb_strip_nulls($11::jsonb), jsonb_strip_nulls($12::jsonb))
        RETURNING ${COLUMNS}`,
       [
         tenantId,
@@ -77,6 +85,8 @@ export async function insertContact(
         subscribed ? null : now,
         c.audiences ?? [],
         now,
+        JSON.stringify(c.properties ?? {}),
+        JSON.stringify(c.topics ?? {}),
       ],
     );
     return toContact(rows[0]!);
@@ -122,7 +132,8 @@ export async function listContacts(
 export type ContactPatch = Omit<Partial<NewContact>, 'id'>;
 
 /**
- * Applies the given fields (absent = unchanged; `attributes` and `audiences` replace). `null` when
+ * Applies the given fields (absent = unchanged; `attributes` and `audiences` replace, `properties`
+ * and `topics` merge: a null entry removes its key). `null` when
  * the contact is not the tenant's, `'exists'` when the new address belongs to another contact.
  */
 export async function updateContact(
@@ -146,6 +157,8 @@ export async function updateContact(
                                 WHEN subscribed THEN $15
                                 ELSE unsubscribed_at END,
          subscribed  = CASE WHEN $13 THEN $14 ELSE subscribed END,
+         properties  = jsonb_strip_nulls(properties || $16::jsonb),
+         topics      = jsonb_strip_nulls(topics || $17::jsonb),
          updated_at  = $15
        WHERE tenant_id = $1 AND id = $2
        RETURNING ${COLUMNS}`,
@@ -165,6 +178,8 @@ export async function updateContact(
         has('subscribed'),
         patch.subscribed ?? true,
         now,
+        JSON.stringify(patch.properties ?? {}),
+        JSON.stringify(patch.topics ?? {}),
       ],
     );
     return rows[0] ? toContact(rows[0]) : null;

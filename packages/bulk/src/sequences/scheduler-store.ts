@@ -1,6 +1,7 @@
 import { claimDueSql } from '@tern/jobs';
 import { suppressedSql } from '@tern/read-models';
 import type pg from 'pg';
+import { topicSubscribedSql } from '../topics/store.js';
 import type { StoredStep } from './store.js';
 
 /**
@@ -49,7 +50,9 @@ export async function claimDueEnrollments(
       set: 'lease_owner = $1, lease_until = $2',
       returning: 'e.tenant_id, e.id, e.sequence_id, e.contact_id, e.next_step, e.next_due_at',
     })})
-     SELECT c.*, s.steps, s.from_address, ct.email, ct.first_name, ct.last_name, ct.attributes, ct.subscribed,
+     SELECT c.*, s.steps, s.from_address, ct.email, ct.first_name, ct.last_name, ct.attributes,
+            -- A sequence naming a topic (SPEC §27) reaches its subscribers only: opted out = unsubscribed.
+            (ct.subscribed AND (s.topic_id IS NULL OR ${topicSubscribedSql('ct', 'c.tenant_id', 's.topic_id')})) AS subscribed,
             ${suppressedSql('ct.tenant_id', 'ct.email')} AS suppressed
        FROM claimed c
        LEFT JOIN sequences s ON s.tenant_id = c.tenant_id AND s.id = c.sequence_id

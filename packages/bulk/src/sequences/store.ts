@@ -25,6 +25,7 @@ interface SequenceRow {
   id: string;
   name: string;
   from_address: string;
+  topic_id: string | null;
   steps: StoredStep[];
   created_at: Date;
   updated_at: Date;
@@ -61,6 +62,7 @@ async function toSequences(db: Queryable, tenantId: string, rows: SequenceRow[])
       id: r.id,
       name: r.name,
       from: r.from_address,
+      topic: r.topic_id,
       steps: r.steps.map((step, i) => ({
         ...step,
         stats: stats.get(statsKey(sequenceSource(r.id), i)) ?? { ...ZERO_STATS },
@@ -80,16 +82,16 @@ export async function insertSequence(
   at: Date,
 ): Promise<Sequence> {
   const { rows } = await db.query<SequenceRow>(
-    `INSERT INTO sequences (tenant_id, id, name, from_address, steps, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id, name, from_address, steps, created_at, updated_at`,
-    [tenantId, id, body.name, body.from, JSON.stringify(toStoredSteps(body.steps)), at],
+    `INSERT INTO sequences (tenant_id, id, name, from_address, steps, created_at, updated_at, topic_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $6, $7) RETURNING id, name, from_address, topic_id, steps, created_at, updated_at`,
+    [tenantId, id, body.name, body.from, JSON.stringify(toStoredSteps(body.steps)), at, body.topic ?? null],
   );
   return (await toSequences(db, tenantId, rows))[0]!;
 }
 
 export async function getSequence(db: Queryable, tenantId: string, id: string): Promise<Sequence | null> {
   const { rows } = await db.query<SequenceRow>(
-    'SELECT id, name, from_address, steps, created_at, updated_at FROM sequences WHERE tenant_id = $1 AND id = $2',
+    'SELECT id, name, from_address, topic_id, steps, created_at, updated_at FROM sequences WHERE tenant_id = $1 AND id = $2',
     [tenantId, id],
   );
   return rows[0] ? (await toSequences(db, tenantId, rows))[0]! : null;
@@ -110,9 +112,10 @@ export async function updateSequence(
   const { rows } = await db.query<SequenceRow>(
     `UPDATE sequences
         SET name = COALESCE($3, name), from_address = COALESCE($4, from_address),
-            steps = COALESCE($5::jsonb, steps), updated_at = $6
+            steps = COALESCE($5::jsonb, steps), updated_at = $6,
+            topic_id = CASE WHEN $7 THEN $8 ELSE topic_id END
       WHERE tenant_id = $1 AND id = $2
-      RETURNING id, name, from_address, steps, created_at, updated_at`,
+      RETURNING id, name, from_address, topic_id, steps, created_at, updated_at`,
     [
       tenantId,
       id,
@@ -120,6 +123,8 @@ export async function updateSequence(
       patch.from ?? null,
       patch.steps === undefined ? null : JSON.stringify(toStoredSteps(patch.steps)),
       at,
+      patch.topic !== undefined,
+      patch.topic ?? null,
     ],
   );
   return rows[0] ? (await toSequences(db, tenantId, rows))[0]! : null;
@@ -134,7 +139,7 @@ export async function listSequences(
   const [count, list] = await Promise.all([
     db.query<{ total: string }>('SELECT count(*) AS total FROM sequences WHERE tenant_id = $1', [tenantId]),
     db.query<SequenceRow>(
-      `SELECT id, name, from_address, steps, created_at, updated_at FROM sequences WHERE tenant_id = $1
+      `SELECT id, name, from_address, topic_id, steps, created_at, updated_at FROM sequences WHERE tenant_id = $1
         ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2 OFFSET $3::bigint`,
       [tenantId, limit, offset],
     ),

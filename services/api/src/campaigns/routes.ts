@@ -44,6 +44,17 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       throw bad(`body.templateId: template ${id} not found`);
   }
 
+  /** A segment and a topic a campaign names must be the tenant's (SPEC §27). */
+  async function checkTargets(
+    tenantId: string,
+    b: { segment?: string | undefined; topic?: string | null | undefined },
+  ) {
+    if (b.segment !== undefined && (await deps.segments.get(tenantId, b.segment)) === null)
+      throw bad(`body.segment: segment ${b.segment} not found`);
+    if (b.topic != null && (await deps.topics.get(tenantId, b.topic)) === null)
+      throw bad(`body.topic: topic ${b.topic} not found`);
+  }
+
   app.post(
     '/campaigns',
     {
@@ -53,7 +64,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
         operationId: 'createCampaign',
         summary: 'Create a campaign',
         description:
-          'A draft: one message for every subscribed, non-suppressed contact of `audience`, sent by `POST /campaigns/:id/send`. Content is a template of the tenant or own `subject` + `html`/`text`, rendered per contact (`{{email}}`, `{{firstName}}`, `{{lastName}}`, attributes).',
+          'A draft: one message for every subscribed, non-suppressed contact of `audience` — or of `segment`, whose filter is evaluated once when the campaign starts sending — and, with `topic`, subscribed to that topic; sent by `POST /campaigns/:id/send`. Content is a template of the tenant or own `subject` + `html`/`text`, rendered per contact (`{{email}}`, `{{firstName}}`, `{{lastName}}`, attributes).',
         security: KEY_OR_DASHBOARD,
         body: createCampaignBodySchema,
         response: {
@@ -68,6 +79,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       const b = request.body;
       checkSchedule(b.scheduledAt);
       await checkTemplate(tenantId, b.templateId);
+      await checkTargets(tenantId, b);
       await deps.fromDomains.assertVerified(tenantId, [{ field: 'body.from', from: b.from }]);
       const campaign = await deps.campaigns.insert(
         tenantId,
@@ -75,7 +87,9 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
           id: newResourceId('campaign'),
           name: b.name,
           from: b.from,
-          audience: b.audience,
+          audience: b.audience ?? null,
+          segment: b.segment ?? null,
+          topic: b.topic ?? null,
           templateId: b.templateId ?? null,
           subject: b.subject ?? null,
           html: b.html ?? null,
@@ -211,6 +225,7 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
       const b = request.body;
       checkSchedule(b.scheduledAt);
       await checkTemplate(tenantId, b.templateId);
+      await checkTargets(tenantId, b);
       if (b.from !== undefined)
         await deps.fromDomains.assertVerified(tenantId, [{ field: 'body.from', from: b.from }]);
       const outcome = await deps.campaigns.updateDraft(tenantId, id, b, deps.now(), (r: CampaignRow) => {

@@ -18,11 +18,11 @@ export const neutraliseCell = (value: string): string => (FORMULA_CELL.test(valu
 export const restoreCell = (value: string): string => (NEUTRALISED_CELL.test(value) ? value.slice(1) : value);
 
 /** A contact as an export row (the columns of `CONTACT_CSV_COLUMNS`), formula cells neutralised. */
-function csvRow(c: Contact): string[] {
-  return rawCsvRow(c).map(neutraliseCell);
+function csvRow(c: Contact, properties: readonly string[]): string[] {
+  return rawCsvRow(c, properties).map(neutraliseCell);
 }
 
-function rawCsvRow(c: Contact): string[] {
+function rawCsvRow(c: Contact, properties: readonly string[]): string[] {
   return [
     c.id,
     c.email,
@@ -33,11 +33,21 @@ function rawCsvRow(c: Contact): string[] {
     Object.keys(c.attributes).length === 0 ? '' : JSON.stringify(c.attributes),
     c.createdAt,
     c.updatedAt,
+    ...properties.map((name) => {
+      const value = c.properties[name];
+      return value === undefined ? '' : String(value);
+    }),
   ];
 }
 
-/** The export as CSV text chunks: the header, then one chunk per batch of contacts. */
-export async function* contactsCsv(batches: AsyncIterable<Contact[]>): AsyncGenerator<string> {
-  yield stringify([[...CONTACT_CSV_COLUMNS]]);
-  for await (const contacts of batches) yield stringify(contacts.map(csvRow));
+/**
+ * The export as CSV text chunks: the header, then one chunk per batch of contacts. Each contact
+ * property (SPEC §27) is one more column, named as the property, after the fixed ones.
+ */
+export async function* contactsCsv(
+  batches: AsyncIterable<Contact[]>,
+  properties: readonly string[] = [],
+): AsyncGenerator<string> {
+  yield stringify([[...CONTACT_CSV_COLUMNS, ...properties]]);
+  for await (const contacts of batches) yield stringify(contacts.map((c) => csvRow(c, properties)));
 }

@@ -64,7 +64,10 @@ export function contactCsvRoutes(
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const stream = Readable.from(contactsCsv(deps.contacts.export(tenantId, request.query.audience)));
+      const properties = [...(await deps.contacts.propertyTypes(tenantId)).keys()];
+      const stream = Readable.from(
+        contactsCsv(deps.contacts.export(tenantId, request.query.audience), properties),
+      );
       return (
         reply
           .header('content-type', 'text/csv; charset=utf-8')
@@ -93,7 +96,9 @@ export function contactCsvRoutes(
           'Body: `text/csv`, read as a stream (any size up to the server limit, default 64 MiB). The header row ' +
           'names the columns: `email` (required), `first_name`, `last_name`, `subscribed` (true/false/yes/no/1/0), ' +
           '`audiences` (names joined by `;`), `attributes` (a JSON object); `id`, `created_at`, `updated_at`, ' +
-          '`unsubscribed_at` are ignored, so an export imports back. Upsert on the address: a new address ' +
+          '`unsubscribed_at` are ignored, so an export imports back. A column named as a contact property ' +
+          '(`POST /contact-properties`) carries its value, checked against its type (a number, true/false, ' +
+          'an ISO 8601 date). Upsert on the address: a new address ' +
           'creates a contact; for an existing one every non-empty cell replaces the field and an empty cell ' +
           'leaves it. An import never resubscribes a contact that unsubscribed. Invalid rows are skipped and ' +
           'reported (`row` counts the header as row 1); the valid ones are written. `audience` adds every ' +
@@ -131,6 +136,7 @@ export function contactCsvRoutes(
         tenantId,
         body,
         addAudience: request.query.audience ?? null,
+        properties: await deps.contacts.propertyTypes(tenantId),
         maxBytes: importMaxBytes,
         now: deps.now,
         newId: () => newResourceId('contact'),

@@ -1,6 +1,6 @@
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ContactStore, ImportedContact } from '@tern/bulk';
+import { type ContactStore, checkPropertyValue, type ImportedContact, type PropertyType } from '@tern/bulk';
 import {
   audienceNameSchema,
   type ContactAttributes,
@@ -28,9 +28,12 @@ export const MAX_REPORTED_ERRORS = 1000;
 const MAX_FIELD_BYTES = 64 * 1024;
 
 type Field = 'email' | 'firstName' | 'lastName' | 'subscribed' | 'audiences' | 'attributes';
+/** A column of a contact property (SPEC §27): the header is the property's name. */
+type PropertyColumn = { property: string; type: PropertyType };
+type Column = Field | PropertyColumn | null;
 
 /** Header names (case-insensitive) → field; `null` = read and ignored (export-only columns). */
-const HEADER_FIELDS: Record<string, Field | null> = {
+export const HEADER_FIELDS: Record<string, Field | null> = {
   email: 'email',
   first_name: 'firstName',
   firstname: 'firstName',
@@ -53,20 +56,26 @@ const FALSE = new Set(['false', 'no', '0']);
 
 class RowError extends Error {}
 
-/** The columns of a header row; a 400 for a missing `email`, an unknown or a repeated column. */
-function readHeader(record: string[]): (Field | null)[] {
+/**
+ * The columns of a header row: the fixed ones, and a defined property's name (exactly as defined);
+ * a 400 for a missing `email`, an unknown or a repeated column.
+ */
+function readHeader(record: string[], properties: ReadonlyMap<string, PropertyType>): Column[] {
   const seen = new Set<string>();
-  const fields = record.map((raw) => {
-    const name = raw.trim().toLowerCase();
-    if (!(name in HEADER_FIELDS)) {
+  const fields = record.map((raw): Column => {
+    const trimmed = raw.trim();
+    const name = trimmed.toLowerCase();
+    const type = properties.get(trimmed);
+    if (!(name in HEADER_FIELDS) && type === undefined) {
       throw httpError(
         400,
-        `body: unknown column "${raw.slice(0, 64)}" in the header row; known columns: email, first_name, last_name, subscribed, audiences, attributes (id, created_at, updated_at are ignored)`,
+        `body: unknown column "${raw.slice(0, 64)}" in the header row; known columns: email, first_name, last_name, subscribed, audiences, attributes, the contact properties (id, created_at, updated_at are ignored)`,
         { code: 'INVALID_CSV' },
       );
     }
-    const field = HEADER_FIELDS[name] ?? null;
-    const key = field ?? name;
+    const field: Column =
+      name in HEADER_FIELDS ? (HEADER_FIELDS[name] ?? null) : { property: trimmed, type: type! };
+    const key = field === null ? name : typeof field === 'string' ? field : `property:${field.property}`;
     if (seen.has(key))
       throw httpError(400, `body: column "${raw.slice(0, 64)}" appears twice in the header row`, {
         code: 'INVALID_CSV',
@@ -79,8 +88,23 @@ function readHeader(record: string[]): (Field | null)[] {
   return fields;
 }
 
+/** A property cell as its typed value (an empty cell was left out before). */
+function propertyCell(column: PropertyColumn, cell: string): string | number | boolean {
+  let value: unknown = cell;
+  if (column.type === 'number')
+    value = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(cell) ? Number(cell) : cell;
+  else if (column.type === 'boolean') {
+    const v = cell.toLowerCase();
+    value = TRUE.has(v) ? true : FALSE.has(v) ? false : cell;
+  }
+  const checked = checkPropertyValue(column.type, column.property, value);
+  if ('error' in checked || checked.value === null)
+    throw new RowError('error' in checked ? checked.error : `property ${column.property} is empty`);
+  return checked.value;
+}
+
 /** One data row → the contact it names; throws a `RowError` saying what is wrong. */
-function readRow(fields: readonly (Field | null)[], record: readonly string[]): Omit<ImportedContact, 'id'> {
+function readRow(fields: readonly Column[], record: readonly string[]): Omit<ImportedContact, 'id'> {
   if (record.length !== fields.length) {
     throw new RowError(`expected ${fields.length} columns, got ${record.length}`);
   }
@@ -141,8 +165,18 @@ function readRow(fields: readonly (Field | null)[], record: readonly string[]): 
     attributes = parsed.data;
   }
 
+  let properties: Record<string, string | number | boolean> | null = null;
+  for (const [i, column] of fields.entries()) {
+    if (column === null || typeof column === 'string') continue;
+    const value = restoreCell((record[i] ?? '').trim());
+    if (value === '') continue;
+    properties ??= {};
+    properties[column.property] = propertyCell(column, value);
+  }
+
   return {
     email: email.data,
+    properties,
     firstName: name('firstName', 'first_name'),
     lastName: name('lastName', 'last_name'),
     subscribed,
@@ -189,6 +223,8 @@ export interface ImportContactsOptions {
   tenantId: string;
   body: Readable;
   addAudience: string | null;
+  /** The tenant's contact properties: their columns are read and checked (SPEC §27). */
+  properties: ReadonlyMap<string, PropertyType>;
   maxBytes: number;
   now: () => Date;
   newId: () => string;
@@ -223,7 +259,7 @@ export async function importContacts(opts: ImportContactsOptions): Promise<Impor
 
   // `row` is the line number in the file (the header is row 1; for a record spanning lines, its
   // last line), as the parser counts it: deterministic whatever the chunking of the body.
-  let fields: (Field | null)[] | null = null;
+  let fields: Column[] | null = null;
   const unreadable: { row: number; message: string; beforeHeader: boolean }[] = [];
   let unreadableCount = 0;
   const parser = parse({
@@ -255,7 +291,7 @@ export async function importContacts(opts: ImportContactsOptions): Promise<Impor
         const broken = unreadable.find((u) => u.beforeHeader);
         if (broken)
           throw httpError(400, `body: the header row is ${broken.message}`, { code: 'INVALID_CSV' });
-        fields = readHeader(record);
+        fields = readHeader(record, opts.properties);
         continue;
       }
       result.rows++;

@@ -14,6 +14,8 @@ import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 import { CSV_CONTENT_TYPES, DEFAULT_IMPORT_MAX_BYTES } from './csv.js';
 import { contactCsvRoutes } from './csv-routes.js';
+import { checkContactExtras } from './extras.js';
+import { contactPropertyRoutes } from './property-routes.js';
 import {
   audiencesQuerySchema,
   conflict,
@@ -47,21 +49,23 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
         summary: 'Create a contact',
         description:
           'The address is stored lowercased; a second contact with the same address (any case) is a 409. ' +
-          '`subscribed` defaults to true. API key with `contacts:write`, or a dashboard JWT.',
+          '`subscribed` defaults to true. `properties` must be defined (`POST /contact-properties`) and of ' +
+          'their type; topic choices must name topics of the tenant (400 otherwise). API key with `contacts:write`, or a dashboard JWT.',
         security: KEY_OR_DASHBOARD,
         body: createContactBodySchema,
         response: {
           201: contactSchema,
-          400: errors.badRequest('body.email: email must be a valid email address'),
+          400: errors.badRequest('body.properties: property plan must be a string'),
           ...resourceErrors('contact', { conflict: conflictSchema }),
         },
       },
     },
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
+      const extras = await checkContactExtras(deps.contacts, tenantId, request.body);
       const created = await deps.contacts.insert(
         tenantId,
-        { id: newResourceId('contact'), ...request.body },
+        { id: newResourceId('contact'), ...request.body, ...extras },
         deps.now(),
       );
       if (created === 'exists') throw conflict();
@@ -104,6 +108,8 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
 
   // `GET /contacts/export` and `POST /contacts/import` (csv-routes.ts), in their place among the routes.
   contactCsvRoutes(app, deps, importMaxBytes);
+  // `/contact-properties` (SPEC §27): the definitions of the values contacts carry.
+  contactPropertyRoutes(app, deps);
 
   app.get(
     '/contacts/:id',
@@ -138,7 +144,8 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
         operationId: 'updateContact',
         summary: 'Update a contact',
         description:
-          'Changes the given fields; `attributes` and `audiences` replace the whole value. `subscribed: true` ' +
+          'Changes the given fields; `attributes` and `audiences` replace the whole value, `properties` and ' +
+          'topic choices merge into the contact’s (null removes a key: a topic returns to its default). `subscribed: true` ' +
           'resubscribes the contact but leaves the suppression list alone: an address suppressed by an ' +
           'unsubscribe gets mail again only once its suppression is deleted.',
         security: KEY_OR_DASHBOARD,
@@ -153,7 +160,13 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
     },
     async (request) => {
       const { tenantId } = credentialOf(request);
-      const updated = await deps.contacts.update(tenantId, request.params.id, request.body, deps.now());
+      const extras = await checkContactExtras(deps.contacts, tenantId, request.body);
+      const updated = await deps.contacts.update(
+        tenantId,
+        request.params.id,
+        { ...request.body, ...extras },
+        deps.now(),
+      );
       if (updated === 'exists') throw conflict();
       if (updated === null) throw notFound('Contact');
       return updated;

@@ -56,6 +56,12 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
   }
 
+  /** A topic a sequence names must be the tenant's (SPEC §27). */
+  async function checkTopic(tenantId: string, topic: string | null | undefined) {
+    if (topic != null && (await deps.topics.get(tenantId, topic)) === null)
+      throw httpError(400, `body.topic: topic ${topic} not found`, { code: 'FST_ERR_VALIDATION' });
+  }
+
   app.post(
     '/sequences',
     {
@@ -78,6 +84,7 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     async (request, reply) => {
       const tenantId = credentialOf(request).tenantId;
       await checkTemplates(tenantId, request.body.steps);
+      await checkTopic(tenantId, request.body.topic);
       await deps.fromDomains.assertVerified(tenantId, [{ field: 'body.from', from: request.body.from }]);
       const sequence = await deps.sequences.insert(
         tenantId,
@@ -161,6 +168,7 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     async (request) => {
       const tenantId = credentialOf(request).tenantId;
       if (request.body.steps !== undefined) await checkTemplates(tenantId, request.body.steps);
+      await checkTopic(tenantId, request.body.topic);
       if (request.body.from !== undefined)
         await deps.fromDomains.assertVerified(tenantId, [{ field: 'body.from', from: request.body.from }]);
       const updated = await deps.sequences.update(tenantId, request.params.id, request.body, deps.now());

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import type { Preferences } from '@tern/bulk';
 import { MIN_TRACKING_SECRET_LENGTH, verifyUnsubscribeToken } from '@tern/domain';
 import { httpError } from '@tern/http';
 import type { FastifyReply } from 'fastify';
-import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { TAGS } from '../openapi.js';
 import type { ApiRouteDeps } from '../route-deps.js';
@@ -44,6 +45,29 @@ const confirmPage = (email: string) =>
       // The same body a mail client sends for RFC 8058 one-click, so both take one path.
       `<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click">` +
       `<button type="submit">Unsubscribe</button></form>`,
+  );
+
+/**
+ * The preference page (SPEC §27): the tenant's public topics as checkboxes (checked: receives it),
+ * saved by a POST to `/u/:token/preferences`; below, the one-click form that leaves everything.
+ */
+const preferencePage = (email: string, prefs: Preferences, token: string, saved: boolean) =>
+  page(
+    'Email preferences',
+    `<h1>Email preferences</h1><p>Choose what <strong>${escapeHtml(email)}</strong> receives.</p>` +
+      (saved ? '<p role="status">Your preferences are saved.</p>' : '') +
+      `<form method="post" action="/u/${encodeURIComponent(token)}/preferences"><fieldset><legend>Topics</legend>` +
+      prefs.topics
+        .map(
+          (t) =>
+            `<p><label><input type="checkbox" name="topic" value="${escapeHtml(t.id)}"${t.subscribed ? ' checked' : ''}> ` +
+            `${escapeHtml(t.name)}</label></p>`,
+        )
+        .join('') +
+      `</fieldset><p><button type="submit">Save preferences</button></p></form>` +
+      `<h2>Unsubscribe from everything</h2>` +
+      `<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click">` +
+      `<button type="submit">Unsubscribe from all</button></form>`,
   );
 
 const donePage = (email: string) =>
@@ -121,8 +145,61 @@ export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> 
         security: [],
       },
     },
-    async (request, reply) => sendPage(reply, confirmPage(claimsOf(request.params.token).email)),
+    async (request, reply) => {
+      const { token } = request.params;
+      const claims = claimsOf(token);
+      const prefs = await deps.unsubscribes.preferences(claims.tenantId, claims.email);
+      // No contact, or no public topic: nothing to choose, the plain confirmation.
+      if (prefs === null || prefs.topics.length === 0) return sendPage(reply, confirmPage(claims.email));
+      return sendPage(reply, preferencePage(claims.email, prefs, token, false));
+    },
   );
+
+  // The preference form (SPEC §27): an urlencoded body of the checked topics, in a context of its
+  // own so that this route alone reads a body.
+  await app.register(async (plugin) => {
+    const form = plugin.withTypeProvider<ZodTypeProvider>();
+    form.removeAllContentTypeParsers();
+    form.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: MAX_BODY_BYTES },
+      (_request, body, done) => done(null, { topic: new URLSearchParams(String(body)).getAll('topic') }),
+    );
+    form.post(
+      '/u/:token/preferences',
+      {
+        logLevel: 'warn',
+        config: { publicCredential: TOKEN_CREDENTIAL },
+        schema: {
+          tags: [TAGS.unsubscribe],
+          operationId: 'savePreferences',
+          summary: 'Save topic preferences',
+          description:
+            'The preference page’s form (`application/x-www-form-urlencoded`, one `topic` field per checked ' +
+            'topic id): every public topic of the tenant is set to `opt_in` when checked, `opt_out` otherwise. ' +
+            'Leaves `subscribed` alone (a contact unsubscribed from all stays so). Answers the page again.',
+          params: tokenParams,
+          response: {
+            200: { description: 'The page.', content: { 'text/html': { schema: html } } },
+            404: unknownLink,
+          },
+          security: [],
+        },
+      },
+      async (request, reply) => {
+        const { token } = request.params;
+        const claims = claimsOf(token);
+        // The parser above hands `{ topic: [...] }` (or nothing): bounded like any form of the page.
+        const chosen = ((request.body as { topic?: string[] } | undefined)?.topic ?? [])
+          .filter((t) => t.length <= 200)
+          .slice(0, 100);
+        await deps.unsubscribes.savePreferences(claims.tenantId, claims.email, chosen, deps.now());
+        const prefs = await deps.unsubscribes.preferences(claims.tenantId, claims.email);
+        if (prefs === null || prefs.topics.length === 0) return sendPage(reply, confirmPage(claims.email));
+        return sendPage(reply, preferencePage(claims.email, prefs, token, true));
+      },
+    );
+  });
 
   app.post(
     '/u/:token',

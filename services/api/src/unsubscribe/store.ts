@@ -1,9 +1,12 @@
-import { unsubscribeAddress } from '@tern/bulk';
+import { contactPreferences, savePreferences, unsubscribeAddress } from '@tern/bulk';
 import { bindPool, type Repository } from '@tern/jobs';
 import type pg from 'pg';
 
 const unsubscribeStatements = {
   unsubscribe: unsubscribeAddress,
+  /** The preference page's public topics of an address (SPEC §27), and their save. */
+  preferences: contactPreferences,
+  savePreferences,
 };
 
 /**

@@ -6,6 +6,7 @@ import {
   claimCampaign,
   FANOUT_TABLE,
   fanoutChunk,
+  listSegmentRecipients,
   recordChunk,
 } from '@tern/bulk';
 import { createLeasedJob, type LeasedJobContext } from '@tern/jobs';
@@ -61,7 +62,9 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
 
   async function claim({ owner, leaseUntil }: LeasedJobContext): Promise<CampaignRow | null> {
     const at = now();
-    return claimCampaign(pool, owner, leaseUntil(at), at);
+    const claimed = await claimCampaign(pool, owner, leaseUntil(at), at);
+    // A segment is evaluated once, at the first claim (SPEC §27); a lost lease: the other goes on.
+    return claimed === null ? null : listSegmentRecipients(pool, claimed, owner);
   }
 
   async function fanOut(c: CampaignRow, { owner, leaseUntil, stopping }: LeasedJobContext): Promise<number> {

@@ -1,0 +1,201 @@
+import type { Contact } from './contacts.js';
+import type { Send } from './transport.js';
+import type { ListMeta, RequestOptions } from './types.js';
+
+// Contact properties, topics and segments (SPEC §27): `contacts:read` / `contacts:write`.
+
+export type ContactPropertyType = 'string' | 'number' | 'boolean' | 'date';
+
+export interface ContactProperty {
+  name: string;
+  type: ContactPropertyType;
+  createdAt: string;
+}
+
+export interface ContactPropertiesApi {
+  /** Defines a typed property contacts carry values of (409 when the name exists). */
+  create(
+    params: { name: string; type: ContactPropertyType },
+    options?: RequestOptions,
+  ): Promise<ContactProperty>;
+  /** Every definition, by name. */
+  list(options?: RequestOptions): Promise<{ data: ContactProperty[] }>;
+  /** Removes the definition and every contact's value of it. */
+  remove(name: string, options?: RequestOptions): Promise<void>;
+}
+
+export interface Topic {
+  id: string;
+  name: string;
+  /** What a contact that never chose gets. */
+  default: 'opt_in' | 'opt_out';
+  /** Shown on the preference page. */
+  public: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CreateTopicParams {
+  name: string;
+  default: 'opt_in' | 'opt_out';
+  public: boolean;
+}
+
+export interface TopicsApi {
+  create(params: CreateTopicParams, options?: RequestOptions): Promise<Topic>;
+  list(
+    params?: { page?: number; limit?: number },
+    options?: RequestOptions,
+  ): Promise<{ data: Topic[]; meta: ListMeta }>;
+  get(id: string, options?: RequestOptions): Promise<Topic>;
+  update(id: string, params: Partial<CreateTopicParams>, options?: RequestOptions): Promise<Topic>;
+  /** 409 while a sequence or a campaign not yet sent names it. */
+  remove(id: string, options?: RequestOptions): Promise<void>;
+}
+
+/** A segment filter (SPEC §27): at most 8 deep and 100 clauses. */
+export type SegmentFilter =
+  | { and: SegmentFilter[] }
+  | { or: SegmentFilter[] }
+  | { not: SegmentFilter }
+  | {
+      property: string;
+      op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'contains' | 'exists';
+      value?: string | number | boolean;
+    }
+  | { audience: string }
+  | { topic: string }
+  | { engagement: 'opened' | 'clicked' | 'bounced' | 'received'; days: number }
+  | { tag: string }
+  | { campaign: string };
+
+export interface Segment {
+  id: string;
+  name: string;
+  filter: SegmentFilter;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SegmentsApi {
+  create(params: { name: string; filter: SegmentFilter }, options?: RequestOptions): Promise<Segment>;
+  list(
+    params?: { page?: number; limit?: number },
+    options?: RequestOptions,
+  ): Promise<{ data: Segment[]; meta: ListMeta }>;
+  get(id: string, options?: RequestOptions): Promise<Segment>;
+  update(
+    id: string,
+    params: { name?: string; filter?: SegmentFilter },
+    options?: RequestOptions,
+  ): Promise<Segment>;
+  /** 409 while a draft or scheduled campaign names it. */
+  remove(id: string, options?: RequestOptions): Promise<void>;
+  /** The contacts the segment matches now, newest first; `meta.total` counts them all. */
+  contacts(
+    id: string,
+    params?: { page?: number; limit?: number },
+    options?: RequestOptions,
+  ): Promise<{ data: Contact[]; meta: ListMeta }>;
+  /** How many contacts a filter (not saved) matches now. */
+  count(filter: SegmentFilter, options?: RequestOptions): Promise<{ total: number }>;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const hasId = (value: unknown) => isRecord(value) && typeof value.id === 'string';
+const isPage = (value: unknown) => isRecord(value) && Array.isArray(value.data) && isRecord(value.meta);
+const json = (method: 'GET' | 'POST' | 'PATCH', body?: unknown) => ({
+  method,
+  read: 'json' as const,
+  ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+});
+
+export function createContactPropertiesApi(send: Send): ContactPropertiesApi {
+  return {
+    create: (params, options = {}) =>
+      send(
+        '/contact-properties',
+        {},
+        {
+          ...json('POST', params),
+          check: (v): v is ContactProperty => isRecord(v) && typeof v.name === 'string',
+        },
+        options,
+      ),
+    list: (options = {}) =>
+      send(
+        '/contact-properties',
+        {},
+        {
+          ...json('GET'),
+          check: (v): v is { data: ContactProperty[] } => isRecord(v) && Array.isArray(v.data),
+        },
+        options,
+      ),
+    remove: (name, options = {}) =>
+      send<void>(
+        `/contact-properties/${encodeURIComponent(name)}`,
+        {},
+        { method: 'DELETE', read: 'none' },
+        options,
+      ),
+  };
+}
+
+export function createTopicsApi(send: Send): TopicsApi {
+  const path = (id: string) => `/topics/${encodeURIComponent(id)}`;
+  const isTopic = (v: unknown): v is Topic => hasId(v);
+  return {
+    create: (params, options = {}) =>
+      send('/topics', {}, { ...json('POST', params), check: isTopic }, options),
+    list: (params = {}, options = {}) =>
+      send(
+        '/topics',
+        { page: params.page, limit: params.limit },
+        { ...json('GET'), check: (v): v is { data: Topic[]; meta: ListMeta } => isPage(v) },
+        options,
+      ),
+    get: (id, options = {}) => send(path(id), {}, { ...json('GET'), check: isTopic }, options),
+    update: (id, params, options = {}) =>
+      send(path(id), {}, { ...json('PATCH', params), check: isTopic }, options),
+    remove: (id, options = {}) => send<void>(path(id), {}, { method: 'DELETE', read: 'none' }, options),
+  };
+}
+
+export function createSegmentsApi(send: Send): SegmentsApi {
+  const path = (id: string) => `/segments/${encodeURIComponent(id)}`;
+  const isSegment = (v: unknown): v is Segment => hasId(v);
+  return {
+    create: (params, options = {}) =>
+      send('/segments', {}, { ...json('POST', params), check: isSegment }, options),
+    list: (params = {}, options = {}) =>
+      send(
+        '/segments',
+        { page: params.page, limit: params.limit },
+        { ...json('GET'), check: (v): v is { data: Segment[]; meta: ListMeta } => isPage(v) },
+        options,
+      ),
+    get: (id, options = {}) => send(path(id), {}, { ...json('GET'), check: isSegment }, options),
+    update: (id, params, options = {}) =>
+      send(path(id), {}, { ...json('PATCH', params), check: isSegment }, options),
+    remove: (id, options = {}) => send<void>(path(id), {}, { method: 'DELETE', read: 'none' }, options),
+    contacts: (id, params = {}, options = {}) =>
+      send(
+        `${path(id)}/contacts`,
+        { page: params.page, limit: params.limit },
+        { ...json('GET'), check: (v): v is { data: Contact[]; meta: ListMeta } => isPage(v) },
+        options,
+      ),
+    count: (filter, options = {}) =>
+      send(
+        '/segments/count',
+        {},
+        {
+          ...json('POST', { filter }),
+          check: (v): v is { total: number } => isRecord(v) && typeof v.total === 'number',
+        },
+        options,
+      ),
+  };
+}

@@ -1,0 +1,201 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { READ, WRITE } from '../contacts/schemas.js';
+import { credentialOf } from '../credentials.js';
+import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
+import {
+  conflict,
+  listAnswer,
+  listResponses,
+  newResourceId,
+  notFound,
+  pageQuerySchema,
+  pageWindow,
+  resourceErrors,
+  resourceIdParam,
+} from '../resource-kit.js';
+import type { ApiRouteDeps } from '../route-deps.js';
+import { errors, noContentSchema } from '../schemas.js';
+
+const EXAMPLE = {
+  id: 'top_3WzN8kQ1vYp0aB7cD9eF2gH4',
+  name: 'Product updates',
+  default: 'opt_in',
+  public: true,
+  createdAt: '2026-06-15T12:00:00.000Z',
+  updatedAt: '2026-06-15T12:00:00.000Z',
+};
+
+const topicDefault = z.enum(['opt_in', 'opt_out'], { error: 'default must be opt_in or opt_out' }).meta({
+  description:
+    'What a contact that never chose gets: `opt_in` (receives the topic’s mail until it opts out) or `opt_out`.',
+});
+
+export const topicSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    default: z.enum(['opt_in', 'opt_out']),
+    public: z.boolean().meta({ description: 'Shown on the preference page of the unsubscribe link.' }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ examples: [EXAMPLE] });
+
+const name = z
+  .string({ error: 'name must be a string of 1 to 100 characters' })
+  .trim()
+  .min(1, { error: 'name must be a string of 1 to 100 characters' })
+  .max(100, { error: 'name must be a string of 1 to 100 characters' });
+
+export const createTopicBodySchema = z
+  .strictObject({ name, default: topicDefault, public: z.boolean({ error: 'public must be a boolean' }) })
+  .meta({ examples: [{ name: 'Product updates', default: 'opt_in', public: true }] });
+const updateTopicBodySchema = createTopicBodySchema
+  .partial()
+  .refine((b) => Object.keys(b).length > 0, { error: 'give at least one of name, default, public' })
+  .meta({ examples: [{ public: false }] });
+
+const params = resourceIdParam('topic', EXAMPLE.id);
+
+/** `/topics` (SPEC §27): what contacts subscribe to; campaigns and sequences may name one. */
+export const topicRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  app.post(
+    '/topics',
+    {
+      config: WRITE,
+      schema: {
+        tags: [TAGS.contacts],
+        operationId: 'createTopic',
+        summary: 'Create a topic',
+        description:
+          'A topic contacts opt in to or out of (`PATCH /contacts/:id { topics }`, or the preference page when ' +
+          '`public`). A campaign or sequence naming it reaches only its subscribers.',
+        security: KEY_OR_DASHBOARD,
+        body: createTopicBodySchema,
+        response: {
+          201: topicSchema,
+          400: errors.badRequest('body.default: default must be opt_in or opt_out'),
+          ...resourceErrors('topic'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = credentialOf(request);
+      const topic = await deps.topics.insert(
+        tenantId,
+        { id: newResourceId('topic'), ...request.body },
+        deps.now(),
+      );
+      return reply.status(201).send(topic);
+    },
+  );
+
+  app.get(
+    '/topics',
+    {
+      config: READ,
+      schema: {
+        tags: [TAGS.contacts],
+        operationId: 'listTopics',
+        summary: 'List topics',
+        description: 'Newest first.',
+        security: KEY_OR_DASHBOARD,
+        querystring: pageQuerySchema,
+        response: listResponses(topicSchema, {
+          what: 'topic',
+          description: 'One page of topics.',
+          examples: [EXAMPLE],
+        }),
+      },
+    },
+    async (request) => {
+      const { items, total } = await deps.topics.list(
+        credentialOf(request).tenantId,
+        pageWindow(request.query),
+      );
+      return listAnswer(items, request.query, total);
+    },
+  );
+
+  app.get(
+    '/topics/:id',
+    {
+      config: READ,
+      schema: {
+        tags: [TAGS.contacts],
+        operationId: 'getTopic',
+        summary: 'Get a topic',
+        description: 'One topic of the tenant; another tenant’s id is a 404.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        response: { 200: topicSchema, ...resourceErrors('Topic', { notFound: true }) },
+      },
+    },
+    async (request) => {
+      const topic = await deps.topics.get(credentialOf(request).tenantId, request.params.id);
+      if (topic === null) throw notFound('Topic');
+      return topic;
+    },
+  );
+
+  app.patch(
+    '/topics/:id',
+    {
+      config: WRITE,
+      schema: {
+        tags: [TAGS.contacts],
+        operationId: 'updateTopic',
+        summary: 'Update a topic',
+        description: 'Changes the given fields; a new `default` applies to every contact that never chose.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        body: updateTopicBodySchema,
+        response: {
+          200: topicSchema,
+          400: errors.badRequest('body: give at least one of name, default, public'),
+          ...resourceErrors('Topic', { notFound: true }),
+        },
+      },
+    },
+    async (request) => {
+      const topic = await deps.topics.update(
+        credentialOf(request).tenantId,
+        request.params.id,
+        request.body,
+        deps.now(),
+      );
+      if (topic === null) throw notFound('Topic');
+      return topic;
+    },
+  );
+
+  app.delete(
+    '/topics/:id',
+    {
+      config: WRITE,
+      schema: {
+        tags: [TAGS.contacts],
+        operationId: 'deleteTopic',
+        summary: 'Delete a topic',
+        description:
+          'Removes the topic and the contacts’ choices of it; 409 while a sequence or a campaign not yet sent names it.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        response: {
+          204: noContentSchema,
+          ...resourceErrors('Topic', {
+            notFound: true,
+            conflict: 'Topic is used by a campaign or a sequence',
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const outcome = await deps.topics.delete(credentialOf(request).tenantId, request.params.id);
+      if (outcome === 'not_found') throw notFound('Topic');
+      if (outcome === 'in_use') throw conflict('Topic is used by a campaign or a sequence');
+      return reply.status(204).send();
+    },
+  );
+};
