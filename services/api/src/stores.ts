@@ -1,6 +1,8 @@
 import {
+  type AutomationStore,
   type CampaignStore,
   type ContactStore,
+  createAutomationStore,
   createCampaignStore,
   createContactStore,
   createSequenceStore,
@@ -39,6 +41,8 @@ export interface ApiStores {
   campaigns: CampaignStore;
   /** Sequences and their enrollments (SPEC §15; `@tern/bulk`). */
   sequences: SequenceStore;
+  /** Automations and their runs (SPEC §27; `@tern/bulk`). */
+  automations: AutomationStore;
   /** A tenant's retention, tracking and send rate (`/tenants/:id/settings`). */
   tenantSettings: TenantSettingsStore;
   /** The email log's reads outside a tenant resource: `GET /logs` pages, provider notices' message ids. */
@@ -66,6 +70,7 @@ export function createApiStores(pool: pg.Pool, given: Partial<ApiStores> = {}): 
     contacts: given.contacts ?? createContactStore(pool),
     campaigns: given.campaigns ?? createCampaignStore(pool),
     sequences: given.sequences ?? createSequenceStore(pool),
+    automations: given.automations ?? createAutomationStore(pool),
     tenantSettings: given.tenantSettings ?? createTenantSettingsStore(pool),
     logQueries: given.logQueries ?? bindPool(pool, logQueries),
   };
