@@ -112,24 +112,44 @@ export const MAX_AUTOMATION_DEPTH = 5;
 
 const branch = () => z.array(automationStepSchema).max(MAX_AUTOMATION_STEPS).optional();
 
-export const automationStepSchema: z.ZodType<AutomationStep> = z.lazy(() =>
-  z.union([
-    z.strictObject({ delay: duration('delay') }),
-    z.strictObject({ send: idLike.meta({ description: 'A template of the tenant.' }) }),
-    z.strictObject({
-      waitFor: z.strictObject({ event: eventName, timeout: duration('timeout') }),
-      then: branch(),
-      else: branch(),
-    }),
-    z.strictObject({ if: automationFilterSchema, then: branch(), else: branch() }),
-    z.strictObject({
+const STEP_KINDS = ['delay', 'send', 'waitFor', 'if', 'update'] as const;
+
+/**
+ * One step: exactly one of `delay`, `send`, `waitFor`, `if`, `update` (`then`/`else` only with
+ * `waitFor` and `if`). One object with every key optional, checked after, so an error names the
+ * field (`steps.1.waitFor.timeout`) rather than "no member of the union matched".
+ */
+export const automationStepSchema: z.ZodType<AutomationStep, unknown> = z.lazy(() =>
+  z
+    .strictObject({
+      delay: duration('delay').optional(),
+      send: idLike.meta({ description: 'A template of the tenant.' }).optional(),
+      waitFor: z.strictObject({ event: eventName, timeout: duration('timeout') }).optional(),
+      if: automationFilterSchema.optional(),
       update: z
         .record(z.string().min(1).max(100), propertyValue)
         .refine((r) => Object.keys(r).length >= 1 && Object.keys(r).length <= 50, {
           error: 'update must set 1 to 50 properties',
-        }),
-    }),
-  ]),
+        })
+        .optional(),
+      then: branch(),
+      else: branch(),
+    })
+    .superRefine((step, ctx) => {
+      const kinds = STEP_KINDS.filter((k) => step[k] !== undefined);
+      if (kinds.length !== 1)
+        ctx.addIssue({
+          code: 'custom',
+          message: `a step must have exactly one of ${STEP_KINDS.join(', ')}`,
+        });
+      else if (
+        (step.then !== undefined || step.else !== undefined) &&
+        kinds[0] !== 'waitFor' &&
+        kinds[0] !== 'if'
+      )
+        ctx.addIssue({ code: 'custom', message: 'then and else belong to a waitFor or an if step' });
+    })
+    .transform((step) => step as AutomationStep),
 );
 
 /** Every step of a list, branches included, with its depth (1 = top level). */
@@ -220,6 +240,22 @@ export const updateAutomationBodySchema = z
   .meta({ examples: [{ name: 'Welcome (v2)' }] });
 export type UpdateAutomationBody = z.infer<typeof updateAutomationBodySchema>;
 
+/**
+ * A stored step as answered (validated on the way in): the same keys, no check and no transform,
+ * so the response serializer and the OpenAPI document take it as is.
+ */
+const storedStepSchema: z.ZodType<AutomationStep> = z.lazy(() =>
+  z.object({
+    delay: z.string().optional(),
+    send: z.string().optional(),
+    waitFor: z.object({ event: z.string(), timeout: z.string() }).optional(),
+    if: z.record(z.string(), z.unknown()).optional(),
+    update: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
+    then: z.array(storedStepSchema).optional(),
+    else: z.array(storedStepSchema).optional(),
+  }),
+) as unknown as z.ZodType<AutomationStep>;
+
 export const AUTOMATION_RUN_STATES = ['active', 'completed', 'stopped'] as const;
 export type AutomationRunState = (typeof AUTOMATION_RUN_STATES)[number];
 
@@ -229,7 +265,7 @@ export const automationSchema = z
     name: z.string(),
     from: z.string().nullable(),
     trigger: z.object({ event: z.string() }),
-    steps: z.array(automationStepSchema),
+    steps: z.array(storedStepSchema),
     runs: z
       .object({ active: z.number().int(), completed: z.number().int(), stopped: z.number().int() })
       .meta({ description: 'Runs by state.' }),

@@ -11,6 +11,19 @@ export type {
   ProviderDeliverability,
 } from './analytics.js';
 export type {
+  Automation,
+  AutomationFilter,
+  AutomationList,
+  AutomationRun,
+  AutomationRunList,
+  AutomationStep,
+  AutomationsApi,
+  CreateAutomationParams,
+  TrackEventParams,
+  TrackedEvent,
+  UpdateAutomationParams,
+} from './automations.js';
+export type {
   Campaign,
   CampaignDay,
   CampaignList,

@@ -36,7 +36,7 @@ import {
  * 2. the inbox's events (contact changes, tracked events, the copied ones) start runs and end
  *    waits, each event deleted in the transaction that handles it;
  * 3. the due runs move: the step at a run's position is done and the run moves past it in ONE
- *    transaction, under the run's row lock, with the step's row in `automation_run_steps`
+ *    transaction (the claimed batch's), under the run's row lock, with the step's row in `automation_run_steps`
  *    (primary key run + path: a step is recorded once) and the step's own effect (a property
  *    update). A `send` hands its mail to the send path first, under an id derived from
  *    (tenant, run, path): a worker killed between the hand-over and the commit redoes it with the
@@ -79,7 +79,10 @@ export function createAutomationRunner(opts: AutomationRunnerOptions): Automatio
 
   async function inbox(at: Date, job: LeasedJobContext): Promise<number> {
     const events = await claimInbox(pool, job.owner, job.leaseUntil(at), at, batchSize);
-    for (const e of events) await withTransaction(pool, (c) => handleInboxEvent(c, e, job.owner, at));
+    // One transaction per claimed batch: each event's handling and its deletion commit together.
+    await withTransaction(pool, async (c) => {
+      for (const e of events) await handleInboxEvent(c, e, job.owner, at);
+    });
     return events.length;
   }
 
@@ -142,7 +145,11 @@ export function createAutomationRunner(opts: AutomationRunnerOptions): Automatio
       await mailer.enqueue(tenantId, mails, at);
       handed += mails.length;
     }
-    for (const r of runs) await withTransaction(pool, (c) => moveOne(c, r, at, owner, sends.get(r.id)));
+    // The claimed runs move in one transaction (one commit per batch, not per run): each run's
+    // step record, its effect and its move commit together, or none of them.
+    await withTransaction(pool, async (c) => {
+      for (const r of runs) await moveOne(c, r, at, owner, sends.get(r.id));
+    });
     return handed;
   }
 
