@@ -81,6 +81,22 @@ export {
   type SequenceStore,
 } from './repositories.js';
 export {
+  type CompileOptions,
+  compileSegmentFilter,
+  ENGAGEMENT_KINDS,
+  type EngagementKind,
+  filterReferences,
+  filterSize,
+  MAX_ENGAGEMENT_DAYS,
+  MAX_FILTER_DEPTH,
+  MAX_FILTER_NODES,
+  PROPERTY_OPS,
+  type PropertyOp,
+  propertyNameSchema,
+  type SegmentFilter,
+  segmentFilterSchema,
+} from './segments/filter.js';
+export {
   advanceEnrollment,
   type ClaimedEnrollment,
   claimDueEnrollments,

@@ -1,6 +1,7 @@
 import { dailyAnalytics, OUTBOX_TABLE } from './daily-analytics.js';
 import { emailLog } from './email-log/email-log.js';
 import { logCounts } from './email-log/log-counts.js';
+import { recipientEngagement } from './engagement.js';
 import { eventStream } from './event-stream/model.js';
 import { projectionStatus } from './projection-status.js';
 import { providerMessages } from './provider-messages.js';
@@ -10,7 +11,7 @@ import { timeline } from './timeline.js';
 
 /**
  * Every read model of the projector, in the order a batch is applied: the log rows, their
- * counters, the suppressions they cause, the message ids, the event stream (its tenant heads are
+ * counters, the suppressions they cause, the message ids, the recipients' engagement, the event stream (its tenant heads are
  * locked late: held for the shortest time), then the projection's progress (its notice goes last). Retention, erasure and rebuild loop over this list instead of naming tables.
  */
 export const PG_READ_MODELS: readonly PgReadModel[] = [
@@ -18,6 +19,7 @@ export const PG_READ_MODELS: readonly PgReadModel[] = [
   logCounts,
   suppressionList,
   providerMessages,
+  recipientEngagement,
   timeline,
   eventStream,
   projectionStatus,
