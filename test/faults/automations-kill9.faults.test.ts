@@ -31,6 +31,8 @@ const emailId = (runId: string, path: string) =>
 describe('kill -9 of the worker with automation runs in flight', () => {
   let db: { url: string; drop(): Promise<void> };
   let pool: pg.Pool;
+  /** The worker of the moment: killed in afterAll too (a timed-out test never reaches its finally). */
+  let worker: TernProcess | undefined;
 
   beforeAll(async () => {
     buildTern();
@@ -40,6 +42,7 @@ describe('kill -9 of the worker with automation runs in flight', () => {
     await migratePostgres(pool);
   }, 240_000);
   afterAll(async () => {
+    if (worker && worker.child.exitCode === null) worker.child.kill('SIGKILL');
     await pool?.end();
     await db?.drop();
   });
@@ -104,7 +107,6 @@ describe('kill -9 of the worker with automation runs in flight', () => {
       Math.floor(total * ((k + 0.2 + 0.6 * random()) / (KILLS + 1))),
     );
     const killedAt: number[] = [];
-    let worker: TernProcess | undefined;
     try {
       for (const point of points) {
         worker = await start();
@@ -157,7 +159,7 @@ describe('kill -9 of the worker with automation runs in flight', () => {
     ).rows)
       updates.set(r.contact_id, (updates.get(r.contact_id) ?? 0) + 1);
     const done = (
-      await pool.query<{ n: string }>(`SELECT count(*) AS n FROM contacts WHERE attributes->>'done' = '1'`)
+      await pool.query<{ n: string }>(`SELECT count(*) AS n FROM contacts WHERE properties->>'done' = '1'`)
     ).rows[0]?.n;
 
     const stepsOf = new Map<string, string[]>();

@@ -6,6 +6,7 @@ export {
   type ClaimedRun,
   claimDueRuns,
   claimInbox,
+  contactMatches,
   followedTypes,
   followStream,
   handleInboxEvent,
@@ -19,7 +20,7 @@ export {
   recordRunStep,
   setContactProperties,
 } from './automations/runner-store.js';
-export { afterBranch, type FilterContact, matchesFilter, nextPath, stepAt } from './automations/steps.js';
+export { afterBranch, nextPath, stepAt } from './automations/steps.js';
 export {
   deleteAutomation,
   getAutomation,

@@ -71,29 +71,29 @@ const idLike = z.string().min(1).max(200);
 /** A property value an `update` step sets (null removes it). */
 const propertyValue = z.union([z.string().max(2000), z.number(), z.boolean(), z.null()]);
 
-/** The condition of an `if` step: over the contact's properties (`attributes`) and audiences. */
+/**
+ * The condition of an `if` step: a segment filter (SPEC §27) evaluated on the run's contact when
+ * the step is reached. Its full check is packages/bulk's `segmentFilterSchema` (the api runs it on
+ * every `if`); here it is any object, so the contracts do not hold a second copy.
+ */
 export type AutomationFilter =
   | { and: AutomationFilter[] }
   | { or: AutomationFilter[] }
   | { not: AutomationFilter }
   | { property: string; op: FilterOp; value?: string | number | boolean | undefined }
-  | { audience: string };
+  | { audience: string }
+  | { topic: string }
+  | { engagement: 'opened' | 'clicked' | 'bounced' | 'received'; days: number }
+  | { tag: string }
+  | { campaign: string };
 export const FILTER_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'exists'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 
-export const automationFilterSchema: z.ZodType<AutomationFilter> = z.lazy(() =>
-  z.union([
-    z.strictObject({ and: z.array(automationFilterSchema).min(1).max(20) }),
-    z.strictObject({ or: z.array(automationFilterSchema).min(1).max(20) }),
-    z.strictObject({ not: automationFilterSchema }),
-    z.strictObject({
-      property: z.string().min(1).max(100),
-      op: z.enum(FILTER_OPS),
-      value: z.union([z.string().max(2000), z.number(), z.boolean()]).optional(),
-    }),
-    z.strictObject({ audience: z.string().min(1).max(100) }),
-  ]),
-);
+export const automationFilterSchema = z.record(z.string(), z.unknown()).meta({
+  description:
+    'A segment filter (SPEC §27): `{ and }`, `{ or }`, `{ not }`, `{ property, op, value? }`, `{ audience }`, `{ topic }`, `{ engagement, days }`, `{ tag }`, `{ campaign }`.',
+  example: { property: 'plan', op: 'eq', value: 'pro' },
+}) as unknown as z.ZodType<AutomationFilter>;
 
 export type AutomationStep =
   | { delay: string }

@@ -3,7 +3,7 @@ import type { ListMeta, RequestOptions } from './types.js';
 
 // Automations (SPEC §27): `/automations`, their runs, and `POST /events/track` (`client.events.track`).
 
-/** The condition of an `if` step, over the contact's properties and audiences. */
+/** The condition of an `if` step: a segment filter (SPEC §27) on the run's contact. */
 export type AutomationFilter =
   | { and: AutomationFilter[] }
   | { or: AutomationFilter[] }
@@ -13,7 +13,11 @@ export type AutomationFilter =
       op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'contains' | 'exists';
       value?: string | number | boolean | undefined;
     }
-  | { audience: string };
+  | { audience: string }
+  | { topic: string }
+  | { engagement: 'opened' | 'clicked' | 'bounced' | 'received'; days: number }
+  | { tag: string }
+  | { campaign: string };
 
 /** One step; `then`/`else` of a `waitFor`: the event came / the timeout passed. */
 export type AutomationStep =

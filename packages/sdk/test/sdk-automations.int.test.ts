@@ -136,6 +136,8 @@ describe('client.automations', () => {
         'from is required',
       ],
       [{ ...base, steps: [{ waitFor: { event: 'email.opened' } }] }, 'timeout'],
+      [{ ...base, steps: [{ if: { property: 'plan', op: 'nope' } }] }, 'body.steps: if:'],
+      [{ ...base, steps: [{ update: { '9lives': 1 } }] }, '9lives is not a property name'],
     ];
     for (const [body, message] of cases) {
       const r = await status(client.automations.create(body as never));

@@ -2,6 +2,7 @@ import { type AutomationStep, EVENT_TYPES } from '@tern/contracts';
 import { claimDueSql } from '@tern/jobs';
 import { eventStreamHeadSql, eventsPage, suppressedSql } from '@tern/read-models';
 import type pg from 'pg';
+import { compileSegmentFilter, type SegmentFilter } from '../segments/filter.js';
 
 /**
  * The statements of the automation runner (SPEC §27; the job is services/worker): the claim of
@@ -138,7 +139,27 @@ export async function moveRun(
   );
 }
 
-/** An `update` step: merges the properties into the contact's `attributes` (null removes one). */
+/**
+ * An `if` step: whether the contact matches the segment filter now (packages/bulk's
+ * `compileSegmentFilter`, the predicate segments and campaigns use), in the caller's transaction.
+ */
+export async function contactMatches(
+  client: pg.ClientBase,
+  tenantId: string,
+  contactId: string,
+  filter: SegmentFilter,
+  at: Date,
+): Promise<boolean> {
+  const params: unknown[] = [contactId];
+  const where = compileSegmentFilter(filter, { tenantId, params, at });
+  const { rows } = await client.query<{ yes: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM contacts c WHERE c.id = $1 AND ${where}) AS yes`,
+    params,
+  );
+  return rows[0]?.yes === true;
+}
+
+/** An `update` step: merges the properties into the contact's `properties` (null removes one). */
 export async function setContactProperties(
   client: pg.ClientBase,
   tenantId: string,
@@ -149,7 +170,7 @@ export async function setContactProperties(
   const removed = Object.keys(properties).filter((k) => properties[k] === null);
   const set = Object.fromEntries(Object.entries(properties).filter(([, v]) => v !== null));
   await client.query(
-    `UPDATE contacts SET attributes = (attributes - $4::text[]) || $3::jsonb, updated_at = $5
+    `UPDATE contacts SET properties = (properties - $4::text[]) || $3::jsonb, updated_at = $5
       WHERE tenant_id = $1 AND id = $2`,
     [tenantId, contactId, JSON.stringify(set), removed, at],
   );

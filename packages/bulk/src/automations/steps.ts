@@ -1,8 +1,8 @@
-import type { AutomationFilter, AutomationStep } from '@tern/contracts';
+import type { AutomationStep } from '@tern/contracts';
 
 /**
  * The pure part of an automation run (SPEC §27): where a step is in the tree, which step comes
- * after it, and the `if` condition over a contact. A position is a path: indexes into the step
+ * after it. (An `if` is evaluated in SQL: `contactMatches`.) A position is a path: indexes into the step
  * lists joined with the branch taken, `1`, `1.else.0`, `1.else.0.then.2`. Paths never repeat
  * within a run (the tree has no loop), so (run, path) names each step done exactly once.
  */
@@ -44,49 +44,4 @@ export function nextPath(steps: readonly AutomationStep[], path: string): string
 export function afterBranch(steps: readonly AutomationStep[], path: string, branch: Branch): string | null {
   const first = `${path}.${branch}.0`;
   return stepAt(steps, first) !== undefined ? first : nextPath(steps, path);
-}
-
-/** What an `if` sees of a contact. */
-export interface FilterContact {
-  attributes: Record<string, unknown>;
-  audiences: readonly string[];
-}
-
-function compare(a: unknown, b: unknown): number | null {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
-  return null;
-}
-
-/** Whether the contact matches the filter (properties are the contact's `attributes`). */
-export function matchesFilter(filter: AutomationFilter, c: FilterContact): boolean {
-  if ('and' in filter) return filter.and.every((f) => matchesFilter(f, c));
-  if ('or' in filter) return filter.or.some((f) => matchesFilter(f, c));
-  if ('not' in filter) return !matchesFilter(filter.not, c);
-  if ('audience' in filter) return c.audiences.includes(filter.audience);
-  const has = Object.hasOwn(c.attributes, filter.property);
-  const v = has ? c.attributes[filter.property] : undefined;
-  const cmp = compare(v, filter.value);
-  switch (filter.op) {
-    case 'exists':
-      return has && v !== null;
-    case 'eq':
-      return has && v === filter.value;
-    case 'neq':
-      return !(has && v === filter.value);
-    case 'gt':
-      return cmp !== null && cmp > 0;
-    case 'gte':
-      return cmp !== null && cmp >= 0;
-    case 'lt':
-      return cmp !== null && cmp < 0;
-    case 'lte':
-      return cmp !== null && cmp <= 0;
-    case 'contains':
-      return typeof v === 'string' && typeof filter.value === 'string' && v.includes(filter.value);
-    default: {
-      const _exhaustive: never = filter.op;
-      return _exhaustive;
-    }
-  }
 }

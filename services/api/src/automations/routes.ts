@@ -1,4 +1,5 @@
 import { randomBase62 } from '@tern/auth';
+import { propertyNameSchema, segmentFilterSchema } from '@tern/bulk';
 import {
   AUTOMATION_RUN_STATES,
   type AutomationStep,
@@ -41,11 +42,27 @@ const runsQuerySchema = pageQuerySchema.extend({
 
 /** `/automations` and `POST /events/track` (SPEC §27). The runner is services/worker's `createAutomationRunner`. */
 export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
-  /** Every `send` step's template must be the tenant's: a 400 naming each one that is not. */
+  /**
+   * Every `send` step's template must be the tenant's, every `if` a valid segment filter, every
+   * `update` property a property name: a 400 naming each one that is not.
+   */
   async function checkTemplates(tenantId: string, steps: readonly AutomationStep[]) {
     const problems: string[] = [];
     const seen = new Set<string>();
     for (const [step] of walkSteps(steps)) {
+      if ('if' in step) {
+        const parsed = segmentFilterSchema.safeParse(step.if);
+        if (!parsed.success)
+          problems.push(
+            `body.steps: if: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'filter'}: ${i.message}`).join(', ')}`,
+          );
+      }
+      if ('update' in step)
+        for (const name of Object.keys(step.update))
+          if (!propertyNameSchema.safeParse(name).success)
+            problems.push(
+              `body.steps: update: ${name} is not a property name (a letter, then up to 63 letters, digits or _)`,
+            );
       if (!('send' in step) || seen.has(step.send)) continue;
       seen.add(step.send);
       if (!(await deps.automations.templateExists(tenantId, step.send)))

@@ -3,16 +3,17 @@ import {
   type ClaimedRun,
   claimDueRuns,
   claimInbox,
+  contactMatches,
   followedTypes,
   followStream,
   handleInboxEvent,
   lockRun,
-  matchesFilter,
   moveRun,
   nextPath,
   RUNS_TABLE,
   type RunMove,
   recordRunStep,
+  type SegmentFilter,
   setContactProperties,
   stepAt,
 } from '@tern/bulk';
@@ -216,7 +217,7 @@ export function createAutomationRunner(opts: AutomationRunnerOptions): Automatio
       return done('send', send.mail ? 'queued' : 'skipped', nextPath(steps, path), send.id);
     }
     if ('if' in step) {
-      const yes = matchesFilter(step.if, { attributes: r.attributes ?? {}, audiences: r.audiences ?? [] });
+      const yes = await contactMatches(c, r.tenant_id, r.contact_id, step.if as SegmentFilter, at);
       return done('if', yes ? 'then' : 'else', afterBranch(steps, path, yes ? 'then' : 'else'));
     }
     if ('update' in step) {
