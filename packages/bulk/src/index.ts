@@ -1,6 +1,37 @@
-// Bulk mail (SPEC §14, §15): contacts and audiences, campaigns, sequences and their enrollments,
+// Bulk mail (SPEC §14, §15, §27): contacts and audiences, campaigns, sequences and their enrollments,
+// automations and their runs,
 // the mail they produced (`bulk_emails`) and its statistics. The owner of these tables: the api's
 // routes and the worker's fan-out and scheduler both call it. Named exports only.
+export {
+  type ClaimedRun,
+  claimDueRuns,
+  claimInbox,
+  contactMatches,
+  followedTypes,
+  followStream,
+  handleInboxEvent,
+  INBOX_TABLE,
+  type InboxEvent,
+  type LockedRun,
+  lockRun,
+  moveRun,
+  RUNS_TABLE,
+  type RunMove,
+  recordRunStep,
+  setContactProperties,
+} from './automations/runner-store.js';
+export { afterBranch, nextPath, stepAt } from './automations/steps.js';
+export {
+  deleteAutomation,
+  getAutomation,
+  insertAutomation,
+  listAutomations,
+  listRuns,
+  recordAutomationEvent,
+  type TrackOutcome,
+  trackEvent,
+  updateAutomation,
+} from './automations/store.js';
 export {
   advanceFanout,
   type ChunkEmail,
@@ -52,8 +83,10 @@ export {
 } from './contacts/store.js';
 export { rekeyErasedUnsubscribes, unsubscribeAddress } from './contacts/unsubscribe.js';
 export {
+  type AutomationStore,
   type CampaignStore,
   type ContactStore,
+  createAutomationStore,
   createCampaignStore,
   createContactStore,
   createSegmentStore,

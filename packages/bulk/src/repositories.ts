@@ -2,6 +2,16 @@ import { bindPool, type Repository, withTransaction } from '@tern/jobs';
 import { templateExists } from '@tern/templates';
 import type pg from 'pg';
 import {
+  deleteAutomation,
+  getAutomation,
+  insertAutomation,
+  listAutomations,
+  listRuns,
+  recordAutomationEvent,
+  trackEvent,
+  updateAutomation,
+} from './automations/store.js';
+import {
   type CampaignRow,
   campaignOf,
   campaignSource,
@@ -73,11 +83,44 @@ const contactStatements = {
   unknownTopics,
 };
 
-/** Contacts and audiences of a tenant (SPEC §14), over one pool. */
+/**
+ * Contacts and audiences of a tenant (SPEC §14), over one pool. `insert` and `update` put their
+ * `contact.created` / `contact.updated` in the automations' trigger inbox in the same transaction
+ * (SPEC §27), under an id derived from the contact and the write's time.
+ */
 export type ContactStore = Repository<typeof contactStatements>;
 
 export function createContactStore(pool: pg.Pool): ContactStore {
-  return bindPool(pool, contactStatements);
+  const bound = bindPool(pool, contactStatements);
+  return {
+    ...bound,
+    insert: (tenantId, c, now) =>
+      withTransaction(pool, async (client) => {
+        const created = await insertContact(client, tenantId, c, now);
+        if (created !== 'exists')
+          await recordAutomationEvent(client, {
+            tenantId,
+            id: `cev_${created.id}:created`,
+            name: 'contact.created',
+            contactId: created.id,
+            at: now,
+          });
+        return created;
+      }),
+    update: (tenantId, id, patch, now) =>
+      withTransaction(pool, async (client) => {
+        const updated = await updateContact(client, tenantId, id, patch, now);
+        if (updated !== null && updated !== 'exists')
+          await recordAutomationEvent(client, {
+            tenantId,
+            id: `cev_${updated.id}:updated:${now.getTime()}`,
+            name: 'contact.updated',
+            contactId: updated.id,
+            at: now,
+          });
+        return updated;
+      }),
+  };
 }
 
 const campaignStatements = {
@@ -174,4 +217,24 @@ export type SegmentStore = Repository<typeof segmentStatements>;
 
 export function createSegmentStore(pool: pg.Pool): SegmentStore {
   return bindPool(pool, segmentStatements);
+}
+
+const automationStatements = {
+  insert: insertAutomation,
+  get: getAutomation,
+  list: listAutomations,
+  update: updateAutomation,
+  delete: deleteAutomation,
+  runs: listRuns,
+  /** `POST /events/track`: a contact's custom event into the trigger inbox. */
+  track: trackEvent,
+  /** Whether the tenant has the template a `send` step names. */
+  templateExists,
+};
+
+/** Automations and their runs (SPEC §27), over one pool. The runner is the worker's. */
+export type AutomationStore = Repository<typeof automationStatements>;
+
+export function createAutomationStore(pool: pg.Pool): AutomationStore {
+  return bindPool(pool, automationStatements);
 }

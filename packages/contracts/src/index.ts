@@ -1,4 +1,5 @@
 export * from './attachments.js';
+export * from './automations.js';
 export * from './campaign-responses.js';
 export * from './campaigns.js';
 export * from './canonical-events.js';

@@ -12,6 +12,7 @@ export const RESOURCE_ID_PREFIXES = {
   contact: 'ct',
   campaign: 'cmp',
   sequence: 'seq',
+  automation: 'aut',
   project: 'prj',
   webhook: 'wh',
   domain: 'dom',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The 14 API key scopes of SPEC §3 and those of part four (`inbound:read`, `inbound:manage`: SPEC §24; `events:read`, `events:write`: SPEC §25, §28; `analytics:read`: SPEC §26). */
+/** The 14 API key scopes of SPEC §3 and those of part four (`inbound:read`, `inbound:manage`: SPEC §24; `events:read`, `events:write`: SPEC §25, §28; `analytics:read`: SPEC §26; `automations:read`, `automations:write`: SPEC §27). */
 export const SCOPES = [
   'email:send',
   'email:read',
@@ -21,6 +21,8 @@ export const SCOPES = [
   'events:read',
   'events:write',
   'analytics:read',
+  'automations:read',
+  'automations:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 export const scopeSchema = z.enum(SCOPES, { error: `scope must be one of ${SCOPES.join(', ')}` });

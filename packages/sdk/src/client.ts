@@ -7,6 +7,7 @@ import {
   type SegmentsApi,
   type TopicsApi,
 } from './audiences.js';
+import { type AutomationsApi, createAutomationsApi } from './automations.js';
 import { type CampaignsApi, createCampaignsApi } from './campaigns.js';
 import { type ResolvedConfig, readProcessEnv, resolveConfig, type TernOptions } from './config.js';
 import { ITERATOR_PAGE_LIMIT } from './constants.js';
@@ -49,6 +50,8 @@ export interface TernClient {
   readonly campaigns: CampaignsApi;
   /** Sequences and enrollments (`sequences:read` / `sequences:write`). */
   readonly sequences: SequencesApi;
+  /** Automations and their runs (`automations:read` / `automations:write`). */
+  readonly automations: AutomationsApi;
   /** Sending (SPEC §11); needs a key with `email:send` (send, batch) or `email:read` (get, cancel). */
   readonly emails: EmailsApi;
   /** Breakdowns and deliverability (SPEC §26; key scope `analytics:read`). */
@@ -126,6 +129,7 @@ export function createTernClient(config: ResolvedConfig, deps: ClientDeps): Tern
     webhooks: createWebhooksApi(send),
     campaigns: createCampaignsApi(send),
     sequences: createSequencesApi(send),
+    automations: createAutomationsApi(send),
     analytics: createAnalyticsApi(send),
   };
 }

@@ -3,6 +3,8 @@
 // describes; nothing imports this file, the typecheck reads it.
 
 import type {
+  Automation as ContractAutomation,
+  AutomationRun as ContractAutomationRun,
   Contact as ContractContact,
   EmailLogEntry as ContractEmailLogEntry,
   EmailStatus as ContractEmailStatus,
@@ -18,6 +20,7 @@ import type {
   WebhookReplay as ContractWebhookReplay,
   WebhookWithSecret as ContractWebhookWithSecret,
 } from '@tern/contracts';
+import type { Automation, AutomationRun } from './automations.js';
 import type { Contact, ErasureResult, ImportContactsResult } from './contacts.js';
 import type { InboundMessage, InboundSummary } from './inbound.js';
 import type { EmailLogEntry, EmailStatus, LogsMeta, LogsResponse, SendEmailParams } from './types.js';
@@ -32,6 +35,8 @@ type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B 
 type Assert<T extends true> = T;
 
 type _ContractChecks = [
+  Assert<Equals<Automation, ContractAutomation>>,
+  Assert<Equals<AutomationRun, ContractAutomationRun>>,
   Assert<Equals<SendEmailParams, ContractSendEmailInput>>,
   Assert<Equals<Contact, ContractContact>>,
   Assert<Equals<ImportContactsResult, ContractImportResult>>,

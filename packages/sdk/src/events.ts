@@ -1,3 +1,4 @@
+import { isTrackedEvent, type TrackEventParams, type TrackedEvent } from './automations.js';
 import type { ResolvedConfig } from './config.js';
 import { TernApiError } from './errors.js';
 import { type ClientDeps, errorFromResponse, type Send } from './transport.js';
@@ -55,6 +56,8 @@ export interface EventsApi {
    * expired cursor, 403 for a missing scope) ends it with a `TernApiError`.
    */
   stream(params?: StreamEventsParams): AsyncGenerator<TernEvent, void, undefined>;
+  /** `POST /events/track` (`events:write`): a custom event of a contact, for automations (SPEC §27). */
+  track(params: TrackEventParams, options?: RequestOptions): Promise<TrackedEvent>;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
@@ -107,6 +110,13 @@ async function* sseMessages(
 
 export function createEventsApi(send: Send, config: ResolvedConfig, deps: ClientDeps): EventsApi {
   return {
+    track: (params, options = {}) =>
+      send(
+        '/events/track',
+        {},
+        { method: 'POST', body: JSON.stringify(params), read: 'json', check: isTrackedEvent },
+        options,
+      ),
     list(params = {}, options = {}) {
       return send(
         '/events',

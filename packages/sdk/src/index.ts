@@ -22,6 +22,19 @@ export type {
   TopicsApi,
 } from './audiences.js';
 export type {
+  Automation,
+  AutomationFilter,
+  AutomationList,
+  AutomationRun,
+  AutomationRunList,
+  AutomationStep,
+  AutomationsApi,
+  CreateAutomationParams,
+  TrackEventParams,
+  TrackedEvent,
+  UpdateAutomationParams,
+} from './automations.js';
+export type {
   Campaign,
   CampaignDay,
   CampaignList,

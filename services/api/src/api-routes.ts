@@ -14,6 +14,7 @@ import type pg from 'pg';
 import { breakdownRoutes } from './analytics/breakdown-routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
 import { createApiKeyStore } from './api-keys/store.js';
+import { automationRoutes } from './automations/routes.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { eraseRoutes } from './contacts/erase-routes.js';
 import { contactRoutes } from './contacts/routes.js';
@@ -328,6 +329,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   await app.register(segmentRoutes, deps);
   await app.register(campaignRoutes, deps);
   await app.register(sequenceRoutes, deps);
+  await app.register(automationRoutes, deps);
   if (opts.trackingSecret !== undefined) {
     const keyring = opts.keyring;
     await app.register(unsubscribeRoutes, {

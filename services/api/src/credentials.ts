@@ -135,6 +135,7 @@ export const TENANT_WIDE_WRITE_SCOPES: readonly Scope[] = [
   'campaigns:write',
   'sequences:write',
   'suppressions:write',
+  'automations:write',
 ];
 export const PROJECT_KEY_TENANT_WIDE_MESSAGE =
   'This API key is bound to a project: contacts, campaigns, sequences and suppressions are tenant-wide, so it may read them but not change them; use a key without a project or a dashboard session';

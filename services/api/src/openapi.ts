@@ -18,6 +18,7 @@ export const TAGS = {
   unsubscribe: 'Unsubscribe',
   campaigns: 'Campaigns',
   sequences: 'Sequences',
+  automations: 'Automations',
   emails: 'Emails',
   tracking: 'Tracking',
   domains: 'Domains',
@@ -166,6 +167,11 @@ export async function registerApiDocs(app: FastifyInstance, opts: ApiDocsOptions
           name: TAGS.sequences,
           description:
             'Drip sequences: steps sent at enrollment + the delays, stopped by unsubscribe, suppression, erasure or cancel (`sequences:read`, `sequences:write`).',
+        },
+        {
+          name: TAGS.automations,
+          description:
+            'Flows a trigger event starts per contact: delays, sends, waits for an event, conditions and property updates, each step exactly once; stopped by unsubscribe, suppression or erasure (`automations:read`, `automations:write`; `POST /events/track`: `events:write`).',
         },
         {
           name: TAGS.domains,

@@ -1,6 +1,8 @@
 import {
+  type AutomationStore,
   type CampaignStore,
   type ContactStore,
+  createAutomationStore,
   createCampaignStore,
   createContactStore,
   createSegmentStore,
@@ -47,6 +49,8 @@ export interface ApiStores {
   topics: TopicStore;
   /** Segments (SPEC §27; `@tern/bulk`). */
   segments: SegmentStore;
+  /** Automations and their runs (SPEC §27; `@tern/bulk`). */
+  automations: AutomationStore;
   /** A tenant's retention, tracking and send rate (`/tenants/:id/settings`). */
   tenantSettings: TenantSettingsStore;
   /** The email log's reads outside a tenant resource: `GET /logs` pages, provider notices' message ids. */
@@ -76,6 +80,7 @@ export function createApiStores(pool: pg.Pool, given: Partial<ApiStores> = {}): 
     sequences: given.sequences ?? createSequenceStore(pool),
     topics: given.topics ?? createTopicStore(pool),
     segments: given.segments ?? createSegmentStore(pool),
+    automations: given.automations ?? createAutomationStore(pool),
     tenantSettings: given.tenantSettings ?? createTenantSettingsStore(pool),
     logQueries: given.logQueries ?? bindPool(pool, logQueries),
   };

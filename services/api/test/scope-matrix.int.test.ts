@@ -5,6 +5,7 @@ import {
   createSegmentStore,
   createTopicStore,
   enroll,
+  insertAutomation,
   insertCampaign,
   insertContact,
   insertSequence,
@@ -289,6 +290,9 @@ const inboundId = async () => {
 };
 const sequenceId = async () =>
   (await insertSequence(stores.pool, A, newResourceId('sequence'), SEQUENCE_BODY, at())).id;
+const AUTOMATION_BODY = { name: 'Flow', trigger: { event: 'contact.created' }, steps: [{ delay: 'PT1H' }] };
+const automationId = async () =>
+  (await insertAutomation(stores.pool, A, newResourceId('automation'), AUTOMATION_BODY, at())).id;
 
 const ROWS: Record<string, Row> = {
   // Analytics (SPEC §6)
@@ -855,6 +859,52 @@ const ROWS: Record<string, Row> = {
       const outcome = await enroll(stores.pool, A, seq, `enr_${fresh()}`, email, at());
       if (outcome.kind !== 'ok') throw new Error(outcome.kind);
       return { url: `/sequences/${seq}/enrollments/${outcome.enrollment.id}` };
+    },
+  },
+  // Automations (SPEC §27)
+  'POST /automations': {
+    rule: { kind: 'scope', scope: 'automations:write' },
+    ok: 201,
+    request: async () => ({ url: '/automations', payload: AUTOMATION_BODY }),
+  },
+  'GET /automations': {
+    rule: { kind: 'scope', scope: 'automations:read' },
+    ok: 200,
+    request: async () => ({ url: '/automations' }),
+  },
+  'GET /automations/{id}': {
+    rule: { kind: 'scope', scope: 'automations:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/automations/${await automationId()}` }),
+  },
+  'PATCH /automations/{id}': {
+    rule: { kind: 'scope', scope: 'automations:write' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/automations/${await automationId()}`, payload: { name: 'renamed' } }),
+  },
+  'DELETE /automations/{id}': {
+    rule: { kind: 'scope', scope: 'automations:write' },
+    ok: 204,
+    resource: true,
+    request: async () => ({ url: `/automations/${await automationId()}` }),
+  },
+  'GET /automations/{id}/runs': {
+    rule: { kind: 'scope', scope: 'automations:read' },
+    ok: 200,
+    resource: true,
+    request: async () => ({ url: `/automations/${await automationId()}/runs` }),
+  },
+  'POST /events/track': {
+    rule: { kind: 'scope', scope: 'events:write' },
+    ok: 202,
+    // The contact it names is A's: another tenant's credential finds no such contact.
+    resource: true,
+    request: async () => {
+      const email = `${fresh()}@matrix.test`;
+      await insertContact(stores.pool, A, { id: newResourceId('contact'), email }, at());
+      return { url: '/events/track', payload: { email, name: 'matrix.event' } };
     },
   },
   // Sending (SPEC §11)

@@ -148,6 +148,8 @@ export const SCOPES = [
   'events:read',
   'events:write',
   'analytics:read',
+  'automations:read',
+  'automations:write',
 ] as const;
 
 export interface ApiKey {

@@ -2,6 +2,13 @@
 // fan-out, the sequence scheduler and the send path of their mail. What the runtime's worker role,
 // the benches and this service's tests use of it, named.
 export {
+  type AutomationRunner,
+  type AutomationRunnerOptions,
+  automationSource,
+  createAutomationRunner,
+  DEFAULT_AUTOMATION_LEASE_MS,
+} from './automations/runner.js';
+export {
   type BulkMail,
   type BulkMailer,
   type ComposeFailure,

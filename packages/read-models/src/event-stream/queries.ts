@@ -295,3 +295,11 @@ export async function eventsReplayRange(
   if (n > max) return { kind: 'range', through: row?.nth ?? head.toString(), count: max, hasMore: true };
   return { kind: 'range', through: head.toString(), count: n, hasMore: false };
 }
+
+/**
+ * The tenant's head of the stream (its last seq, 0 before any event) as a scalar subquery, for a
+ * statement of another owner that starts following the stream there (the automation follower of
+ * packages/bulk). `tenant` is a `$n` parameter.
+ */
+export const eventStreamHeadSql = (tenant: string) =>
+  `COALESCE((SELECT last_seq FROM event_stream_heads WHERE tenant_id = ${tenant}), 0)`;

@@ -1,4 +1,5 @@
 import {
+  createAutomationRunner,
   createCampaignFanout,
   createRetentionJob,
   createSequenceScheduler,
@@ -9,7 +10,7 @@ import { sendingDomainsOf } from './api.js';
 
 /**
  * The worker role: the background jobs, out of the api (issue 25, item 5) — physical deletion of
- * expired entries, campaign fan-out and sequence steps (SPEC §14, §15). Any number of instances:
+ * expired entries, campaign fan-out, sequence steps and automation runs (SPEC §14, §15, §27). Any number of instances:
  * retention runs in one at a time (advisory lock), fan-out and steps are durable jobs in Postgres
  * shared through leases (SKIP LOCKED). Their emails take the send path of POST /emails/send
  * (outgoing_emails, then email.queued; the sender does the rest). And the sending domains'
@@ -42,7 +43,10 @@ export function startWorker(ctx: RuntimeContext): void {
   const fanout = createCampaignFanout(bulk);
   const sequences = createSequenceScheduler(bulk);
   fanout.start();
+  const automations = createAutomationRunner(bulk);
   sequences.start();
+  automations.start();
   ctx.onClose('campaign-fanout', () => fanout.stop());
   ctx.onClose('sequence-scheduler', () => sequences.stop());
+  ctx.onClose('automation-runner', () => automations.stop());
 }

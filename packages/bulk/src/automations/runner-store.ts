@@ -1,0 +1,343 @@
+import { type AutomationStep, EVENT_TYPES } from '@tern/contracts';
+import { claimDueSql } from '@tern/jobs';
+import { eventStreamHeadSql, eventsPage, suppressedSql } from '@tern/read-models';
+import type pg from 'pg';
+import { compileSegmentFilter, type SegmentFilter } from '../segments/filter.js';
+
+/**
+ * The statements of the automation runner (SPEC §27; the job is services/worker): the claim of
+ * due runs with their automation and contact, a run's move under its lock with the step it did,
+ * the trigger inbox's claim and handling, and the follower that copies the event stream's
+ * delivery events into the inbox.
+ */
+
+type Queryable = Pick<pg.Pool, 'query'>;
+
+/** The tables whose rows carry the runner's leases (`createLeasedJob` hands them back on stop). */
+export const RUNS_TABLE = 'automation_runs';
+export const INBOX_TABLE = 'automation_inbox';
+
+/** A claimed run with its automation and contact (null fields: gone since). */
+export interface ClaimedRun {
+  tenant_id: string;
+  id: string;
+  automation_id: string;
+  contact_id: string;
+  position: string | null;
+  waiting: 'delay' | 'event' | null;
+  steps: AutomationStep[] | null;
+  from_address: string | null;
+  email: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  attributes: Record<string, unknown> | null;
+  audiences: string[] | null;
+  subscribed: boolean | null;
+  suppressed: boolean;
+}
+
+/** Claims up to `batchSize` due runs (`FOR UPDATE SKIP LOCKED`, a lease), oldest due first. */
+export async function claimDueRuns(
+  pool: Queryable,
+  owner: string,
+  leaseUntil: Date,
+  at: Date,
+  batchSize: number,
+): Promise<ClaimedRun[]> {
+  const { rows } = await pool.query<ClaimedRun>(
+    `WITH claimed AS (${claimDueSql({
+      table: RUNS_TABLE,
+      alias: 'r',
+      keys: ['tenant_id', 'id'],
+      due: `state = 'active' AND due_at <= $3 AND (lease_until IS NULL OR lease_until < $3)`,
+      orderBy: 'due_at',
+      limit: '$4',
+      set: 'lease_owner = $1, lease_until = $2',
+      returning: 'r.tenant_id, r.id, r.automation_id, r.contact_id, r.position, r.waiting, r.due_at',
+    })})
+     SELECT c.*, a.steps, a.from_address, ct.email, ct.first_name, ct.last_name, ct.attributes, ct.audiences,
+            ct.subscribed, ${suppressedSql('ct.tenant_id', 'ct.email')} AS suppressed
+       FROM claimed c
+       LEFT JOIN automations a ON a.tenant_id = c.tenant_id AND a.id = c.automation_id
+       LEFT JOIN contacts ct ON ct.tenant_id = c.tenant_id AND ct.id = c.contact_id
+      ORDER BY c.due_at`,
+    [owner, leaseUntil, at, batchSize],
+  );
+  return rows;
+}
+
+/** The run as its lock holder sees it, or null when this owner no longer holds it active. */
+export interface LockedRun {
+  position: string | null;
+  waiting: 'delay' | 'event' | null;
+  wait_arrived: boolean;
+}
+
+/** Locks the run (`FOR UPDATE`) in the caller's transaction, if this owner still holds it. */
+export async function lockRun(
+  client: pg.ClientBase,
+  run: Pick<ClaimedRun, 'tenant_id' | 'id'>,
+  owner: string,
+): Promise<LockedRun | null> {
+  const { rows } = await client.query<LockedRun>(
+    `SELECT position, waiting, wait_arrived FROM automation_runs
+      WHERE tenant_id = $1 AND id = $2 AND lease_owner = $3 AND state = 'active' FOR UPDATE`,
+    [run.tenant_id, run.id, owner],
+  );
+  return rows[0] ?? null;
+}
+
+/** Records the step done at `path` (the primary key: once per run and path); false when it already was. */
+export async function recordRunStep(
+  client: pg.ClientBase,
+  run: Pick<ClaimedRun, 'tenant_id' | 'id'>,
+  step: { path: string; kind: string; outcome: string | null; emailId: string | null; at: Date },
+): Promise<boolean> {
+  const r = await client.query(
+    `INSERT INTO automation_run_steps (tenant_id, run_id, path, kind, outcome, email_id, done_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+    [run.tenant_id, run.id, step.path, step.kind, step.outcome, step.emailId, step.at],
+  );
+  return (r.rowCount ?? 0) === 1;
+}
+
+/** Where a run goes: a step due at once, a wait, the end, or a stop. */
+export type RunMove =
+  | { to: 'step'; position: string; dueAt: Date }
+  | { to: 'wait'; position: string; waiting: 'delay'; dueAt: Date }
+  | { to: 'wait'; position: string; waiting: 'event'; event: string; dueAt: Date }
+  | { to: 'completed' }
+  | { to: 'stopped'; reason: string };
+
+/** Moves the locked run (lease released: the next claim takes it when due); `stepDone` counts a step. */
+export async function moveRun(
+  client: pg.ClientBase,
+  run: Pick<ClaimedRun, 'tenant_id' | 'id'>,
+  move: RunMove,
+  stepDone: boolean,
+  at: Date,
+): Promise<void> {
+  const over = move.to === 'completed' || move.to === 'stopped';
+  await client.query(
+    `UPDATE automation_runs
+        SET state = $3, stop_reason = $4, position = $5, waiting = $6, wait_event = $7,
+            wait_since = CASE WHEN $7::text IS NULL THEN NULL ELSE $9::timestamptz END, wait_arrived = false,
+            due_at = $8, steps_done = steps_done + $10, lease_owner = NULL, lease_until = NULL, updated_at = $9
+      WHERE tenant_id = $1 AND id = $2`,
+    [
+      run.tenant_id,
+      run.id,
+      move.to === 'completed' ? 'completed' : move.to === 'stopped' ? 'stopped' : 'active',
+      move.to === 'stopped' ? move.reason : null,
+      over ? null : move.position,
+      move.to === 'wait' ? move.waiting : null,
+      move.to === 'wait' && move.waiting === 'event' ? move.event : null,
+      over ? null : move.dueAt,
+      at,
+      stepDone ? 1 : 0,
+    ],
+  );
+}
+
+/**
+ * An `if` step: whether the contact matches the segment filter now (packages/bulk's
+ * `compileSegmentFilter`, the predicate segments and campaigns use), in the caller's transaction.
+ */
+export async function contactMatches(
+  client: pg.ClientBase,
+  tenantId: string,
+  contactId: string,
+  filter: SegmentFilter,
+  at: Date,
+): Promise<boolean> {
+  const params: unknown[] = [contactId];
+  const where = compileSegmentFilter(filter, { tenantId, params, at });
+  const { rows } = await client.query<{ yes: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM contacts c WHERE c.id = $1 AND ${where}) AS yes`,
+    params,
+  );
+  return rows[0]?.yes === true;
+}
+
+/** An `update` step: merges the properties into the contact's `properties` (null removes one). */
+export async function setContactProperties(
+  client: pg.ClientBase,
+  tenantId: string,
+  contactId: string,
+  properties: Record<string, string | number | boolean | null>,
+  at: Date,
+): Promise<void> {
+  const removed = Object.keys(properties).filter((k) => properties[k] === null);
+  const set = Object.fromEntries(Object.entries(properties).filter(([, v]) => v !== null));
+  await client.query(
+    `UPDATE contacts SET properties = (properties - $4::text[]) || $3::jsonb, updated_at = $5
+      WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, contactId, JSON.stringify(set), removed, at],
+  );
+}
+
+// ---- the trigger inbox ---------------------------------------------------------------------
+
+export interface InboxEvent {
+  tenant_id: string;
+  id: string;
+  name: string;
+  contact_id: string;
+  occurred_at: Date;
+}
+
+/** Claims up to `batchSize` inbox events, oldest first, with a lease. */
+export async function claimInbox(
+  pool: Queryable,
+  owner: string,
+  leaseUntil: Date,
+  at: Date,
+  batchSize: number,
+): Promise<InboxEvent[]> {
+  const { rows } = await pool.query<InboxEvent>(
+    claimDueSql({
+      table: INBOX_TABLE,
+      alias: 'i',
+      keys: ['tenant_id', 'id'],
+      due: 'lease_until IS NULL OR lease_until < $3',
+      orderBy: 'occurred_at',
+      limit: '$4',
+      set: 'lease_owner = $1, lease_until = $2',
+      returning: 'i.tenant_id, i.id, i.name, i.contact_id, i.occurred_at',
+    }),
+    [owner, leaseUntil, at, batchSize],
+  );
+  return rows;
+}
+
+/**
+ * Handles one inbox event in the caller's transaction: deletes it (only while this owner holds
+ * it: a lapsed lease handed it to another), starts a run of every automation it triggers for a
+ * subscribed contact without one active (run id derived from the automation and the event, so a
+ * redo starts nothing twice), and ends the waits of the contact's runs waiting for it since
+ * before it occurred. Resolves with the runs started and the waits ended.
+ */
+export async function handleInboxEvent(
+  client: pg.ClientBase,
+  e: InboxEvent,
+  owner: string,
+  at: Date,
+): Promise<{ started: number; woken: number }> {
+  const { rows } = await client.query<{ started: string; woken: string }>(
+    `WITH mine AS (
+       DELETE FROM automation_inbox WHERE tenant_id = $1 AND id = $2 AND lease_owner = $6 RETURNING 1
+     ), started AS (
+       INSERT INTO automation_runs (tenant_id, id, automation_id, contact_id, state, position, due_at,
+                                    started_at, updated_at)
+       SELECT a.tenant_id, 'run_' || left(encode(sha256(convert_to(a.id || ':' || $2, 'UTF8')), 'hex'), 24),
+              a.id, $4, 'active', '0', $5, $5, $5
+         FROM automations a, mine
+        WHERE a.tenant_id = $1 AND a.trigger_event = $3
+          AND EXISTS (SELECT 1 FROM contacts ct WHERE ct.tenant_id = $1 AND ct.id = $4 AND ct.subscribed)
+       ON CONFLICT DO NOTHING
+       RETURNING 1
+     ), woken AS (
+       UPDATE automation_runs r SET wait_arrived = true, due_at = $5, updated_at = $5
+         FROM mine
+        WHERE r.tenant_id = $1 AND r.contact_id = $4 AND r.state = 'active' AND r.waiting = 'event'
+          AND r.wait_event = $3 AND NOT r.wait_arrived AND r.wait_since <= $7
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM started) AS started, (SELECT count(*) FROM woken) AS woken`,
+    [e.tenant_id, e.id, e.name, e.contact_id, at, owner, e.occurred_at],
+  );
+  return { started: Number(rows[0]?.started ?? 0), woken: Number(rows[0]?.woken ?? 0) };
+}
+
+// ---- the follower of the event stream -------------------------------------------------------
+
+const DELIVERY = new Set<string>(EVENT_TYPES);
+
+/** Every delivery event type the tenants' automations trigger on or wait for, by tenant. */
+export async function followedTypes(pool: Queryable): Promise<Map<string, string[]>> {
+  const { rows } = await pool.query<{ tenant_id: string; trigger_event: string; steps: AutomationStep[] }>(
+    `SELECT a.tenant_id, a.trigger_event, a.steps FROM automations a
+      JOIN automation_stream_cursors c ON c.tenant_id = a.tenant_id`,
+  );
+  const out = new Map<string, Set<string>>();
+  const add = (tenant: string, type: string) => {
+    if (!DELIVERY.has(type)) return;
+    const set = out.get(tenant) ?? new Set<string>();
+    set.add(type);
+    out.set(tenant, set);
+  };
+  const walk = (tenant: string, steps: readonly AutomationStep[]) => {
+    for (const s of steps) {
+      if ('waitFor' in s) add(tenant, s.waitFor.event);
+      if ('then' in s && s.then) walk(tenant, s.then);
+      if ('else' in s && s.else) walk(tenant, s.else);
+    }
+  };
+  for (const r of rows) {
+    add(r.tenant_id, r.trigger_event);
+    walk(r.tenant_id, r.steps);
+  }
+  return new Map([...out].map(([t, s]) => [t, [...s].sort()]));
+}
+
+/**
+ * Copies the tenant's next page of stream events of `types` into the inbox (the contact is the
+ * recipient's contact; events of other addresses are passed over) and moves the tenant's cursor,
+ * in the caller's transaction. The cursor row is locked `SKIP LOCKED`: another worker following
+ * the same tenant skips it. Resolves with the events copied, or null when another holds it.
+ */
+export async function followStream(
+  client: pg.ClientBase,
+  tenantId: string,
+  types: readonly string[],
+  pageSize: number,
+): Promise<{ copied: number; more: boolean } | null> {
+  const { rows } = await client.query<{ last_seq: string }>(
+    'SELECT last_seq::text FROM automation_stream_cursors WHERE tenant_id = $1 FOR UPDATE SKIP LOCKED',
+    [tenantId],
+  );
+  const from = rows[0]?.last_seq;
+  if (from === undefined) return null;
+  const page = await eventsPage(client, {
+    tenantId,
+    after: from,
+    limit: pageSize,
+    cutoff: new Date(0),
+    types,
+  });
+  if (page.expired) {
+    // Retention took events past the cursor: follow on from the head.
+    await client.query(
+      `UPDATE automation_stream_cursors SET last_seq = ${eventStreamHeadSql('$1')} WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    return { copied: 0, more: false };
+  }
+  const events = page.items.map(
+    (j) => JSON.parse(j) as { id: string; type: string; timestamp: string; data: { to?: string | null } },
+  );
+  const withTo = events.filter((e) => typeof e.data.to === 'string');
+  let copied = 0;
+  if (withTo.length > 0) {
+    const r = await client.query(
+      `INSERT INTO automation_inbox (tenant_id, id, name, contact_id, occurred_at)
+       SELECT $1, u.id, u.name, ct.id, u.at
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS u(id, name, email, at)
+         JOIN contacts ct ON ct.tenant_id = $1 AND ct.email = lower(u.email)
+       ON CONFLICT (tenant_id, id) DO NOTHING`,
+      [
+        tenantId,
+        withTo.map((e) => e.id),
+        withTo.map((e) => e.type),
+        withTo.map((e) => e.data.to),
+        withTo.map((e) => e.timestamp),
+      ],
+    );
+    copied = r.rowCount ?? 0;
+  }
+  await client.query('UPDATE automation_stream_cursors SET last_seq = $2 WHERE tenant_id = $1', [
+    tenantId,
+    page.next,
+  ]);
+  return { copied, more: page.hasMore };
+}

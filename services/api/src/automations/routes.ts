@@ -1,0 +1,283 @@
+import { randomBase62 } from '@tern/auth';
+import { propertyNameSchema, segmentFilterSchema } from '@tern/bulk';
+import {
+  AUTOMATION_RUN_STATES,
+  type AutomationStep,
+  automationRunSchema,
+  automationSchema,
+  createAutomationBodySchema,
+  trackEventBodySchema,
+  trackEventResponseSchema,
+  updateAutomationBodySchema,
+  walkSteps,
+} from '@tern/contracts';
+import { httpError } from '@tern/http';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { type AuthConfig, credentialOf } from '../credentials.js';
+import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
+import {
+  listAnswer,
+  listResponses,
+  newResourceId,
+  notFound,
+  pageQuerySchema,
+  resourceErrors,
+  resourceIdParam,
+} from '../resource-kit.js';
+import type { ApiRouteDeps } from '../route-deps.js';
+import { errors, noContentSchema } from '../schemas.js';
+
+const read: AuthConfig = { auth: 'jwt_or_key', scope: 'automations:read' };
+const write: AuthConfig = { auth: 'jwt_or_key', scope: 'automations:write' };
+const track: AuthConfig = { auth: 'jwt_or_key', scope: 'events:write' };
+const params = resourceIdParam('automation', 'aut_4Hs9dK2mQ7wE1rT6yU3iO8pA');
+const EXAMPLE = automationSchema.meta()?.examples;
+const runsQuerySchema = pageQuerySchema.extend({
+  state: z
+    .enum(AUTOMATION_RUN_STATES, { error: `state must be one of ${AUTOMATION_RUN_STATES.join(', ')}` })
+    .optional()
+    .meta({ description: 'Only the runs in this state.', example: 'active' }),
+});
+
+/** `/automations` and `POST /events/track` (SPEC §27). The runner is services/worker's `createAutomationRunner`. */
+export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  /**
+   * Every `send` step's template must be the tenant's, every `if` a valid segment filter, every
+   * `update` property a property name: a 400 naming each one that is not.
+   */
+  async function checkTemplates(tenantId: string, steps: readonly AutomationStep[]) {
+    const problems: string[] = [];
+    const seen = new Set<string>();
+    for (const [step] of walkSteps(steps)) {
+      if ('if' in step) {
+        const parsed = segmentFilterSchema.safeParse(step.if);
+        if (!parsed.success)
+          problems.push(
+            `body.steps: if: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'filter'}: ${i.message}`).join(', ')}`,
+          );
+      }
+      if ('update' in step)
+        for (const name of Object.keys(step.update))
+          if (!propertyNameSchema.safeParse(name).success)
+            problems.push(
+              `body.steps: update: ${name} is not a property name (a letter, then up to 63 letters, digits or _)`,
+            );
+      if (!('send' in step) || seen.has(step.send)) continue;
+      seen.add(step.send);
+      if (!(await deps.automations.templateExists(tenantId, step.send)))
+        problems.push(`body.steps: template ${step.send} not found`);
+    }
+    if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
+  }
+
+  app.post(
+    '/automations',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.automations],
+        operationId: 'createAutomation',
+        summary: 'Create an automation',
+        description:
+          'From now on, each `trigger.event` of a contact (`contact.created`, `contact.updated`, a delivery event of mail to the contact, or a custom event of `POST /events/track`) starts a run of `steps` for that contact, unless one is already active. A run is stopped when its contact unsubscribes, is suppressed or erased.',
+        security: KEY_OR_DASHBOARD,
+        body: createAutomationBodySchema,
+        response: {
+          201: automationSchema,
+          400: errors.badRequest('body.steps.0.delay: delay must be an ISO 8601 duration …'),
+          ...resourceErrors('automation'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const tenantId = credentialOf(request).tenantId;
+      await checkTemplates(tenantId, request.body.steps);
+      if (request.body.from !== undefined)
+        await deps.fromDomains.assertVerified(tenantId, [{ field: 'body.from', from: request.body.from }]);
+      const created = await deps.automations.insert(
+        tenantId,
+        newResourceId('automation'),
+        request.body,
+        deps.now(),
+      );
+      return reply.status(201).send(created);
+    },
+  );
+
+  app.get(
+    '/automations',
+    {
+      config: read,
+      schema: {
+        tags: [TAGS.automations],
+        operationId: 'listAutomations',
+        summary: 'List automations',
+        description: 'Newest first, each with its runs by state.',
+        security: KEY_OR_DASHBOARD,
+        querystring: pageQuerySchema,
+        response: listResponses(automationSchema, {
+          what: 'automation',
+          description: 'One page of automations.',
+          examples: EXAMPLE ?? [],
+        }),
+      },
+    },
+    async (request) => {
+      const { items, total } = await deps.automations.list(credentialOf(request).tenantId, request.query);
+      return listAnswer(items, request.query, total);
+    },
+  );
+
+  app.get(
+    '/automations/:id',
+    {
+      config: read,
+      schema: {
+        tags: [TAGS.automations],
+        operationId: 'getAutomation',
+        summary: 'Get an automation',
+        description: 'Its trigger, its steps and its runs by state.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        response: { 200: automationSchema, ...resourceErrors('Automation', { notFound: true }) },
+      },
+    },
+    async (request) => {
+      const found = await deps.automations.get(credentialOf(request).tenantId, request.params.id);
+      if (found === null) throw notFound('Automation');
+      return found;
+    },
+  );
+
+  app.patch(
+    '/automations/:id',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.automations],
+        operationId: 'updateAutomation',
+        summary: 'Change an automation',
+        description:
+          '`name`, `from`, `trigger` and/or `steps` (the whole tree). Runs keep their position (a path such as `1.else.0`); a run whose step no longer exists completes when it next moves. Steps already done are not redone.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        body: updateAutomationBodySchema,
+        response: {
+          200: automationSchema,
+          400: errors.badRequest('body: name, from, trigger or steps is required'),
+          ...resourceErrors('Automation', { notFound: true }),
+        },
+      },
+    },
+    async (request) => {
+      const tenantId = credentialOf(request).tenantId;
+      if (request.body.steps !== undefined) await checkTemplates(tenantId, request.body.steps);
+      if (request.body.from !== undefined)
+        await deps.fromDomains.assertVerified(tenantId, [{ field: 'body.from', from: request.body.from }]);
+      if (request.body.steps !== undefined && request.body.from === undefined) {
+        const sends = [...walkSteps(request.body.steps)].some(([s]) => 'send' in s);
+        const current = sends ? await deps.automations.get(tenantId, request.params.id) : null;
+        if (current !== null && current.from === null)
+          throw httpError(400, 'body.from: from is required when a step sends', {
+            code: 'FST_ERR_VALIDATION',
+          });
+      }
+      const updated = await deps.automations.update(tenantId, request.params.id, request.body, deps.now());
+      if (updated === null) throw notFound('Automation');
+      return updated;
+    },
+  );
+
+  app.delete(
+    '/automations/:id',
+    {
+      config: write,
+      schema: {
+        tags: [TAGS.automations],
+        operationId: 'deleteAutomation',
+        summary: 'Delete an automation',
+        description: 'It and its runs go; no further step is done. Mail already sent stays sent.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        response: {
+          204: noContentSchema.meta({ description: 'Deleted.' }),
+          ...resourceErrors('Automation', { notFound: true }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const found = await deps.automations.delete(credentialOf(request).tenantId, request.params.id);
+      if (!found) throw notFound('Automation');
+      return reply.status(204).send();
+    },
+  );
+
+  app.get(
+    '/automations/:id/runs',
+    {
+      config: read,
+      schema: {
+        tags: [TAGS.automations],
+        operationId: 'listAutomationRuns',
+        summary: 'List an automation’s runs',
+        description:
+          'Newest first: each run’s contact, state, `position` (the path of its current step), what it waits for and until when, and the steps done; `state` narrows to one state.',
+        security: KEY_OR_DASHBOARD,
+        params,
+        querystring: runsQuerySchema,
+        response: {
+          ...listResponses(automationRunSchema, {
+            what: 'Automation',
+            description: 'One page of runs.',
+            examples: automationRunSchema.meta()?.examples ?? [],
+            badRequest: 'querystring.state: state must be one of active, completed, stopped',
+          }),
+          ...resourceErrors('Automation', { notFound: true }),
+        },
+      },
+    },
+    async (request) => {
+      const found = await deps.automations.runs(
+        credentialOf(request).tenantId,
+        request.params.id,
+        request.query,
+      );
+      if (found === null) throw notFound('Automation');
+      return listAnswer(found.items, request.query, found.total);
+    },
+  );
+
+  app.post(
+    '/events/track',
+    {
+      config: track,
+      schema: {
+        tags: [TAGS.automations],
+        operationId: 'trackEvent',
+        summary: 'Track a custom event',
+        description:
+          'A custom event of the tenant’s contact with that address (404 `Contact not found` when there is none): it starts the automations it triggers and ends the runs of that contact waiting for it. Handled by the worker within its poll interval.',
+        security: KEY_OR_DASHBOARD,
+        body: trackEventBodySchema,
+        response: {
+          202: trackEventResponseSchema,
+          400: errors.badRequest('body.name: name must be 1 to 100 characters of A-Z, a-z, 0-9, _ . : -'),
+          ...resourceErrors('Contact', { notFound: true }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const id = `evt_${randomBase62(24)}`;
+      const outcome = await deps.automations.track({
+        tenantId: credentialOf(request).tenantId,
+        id,
+        name: request.body.name,
+        email: request.body.email,
+        at: deps.now(),
+      });
+      if (outcome.kind === 'no_contact') throw notFound('Contact');
+      return reply.status(202).send({ id, name: request.body.name, contactId: outcome.contactId });
+    },
+  );
+};
