@@ -119,38 +119,42 @@ const STEP_KINDS = ['delay', 'send', 'waitFor', 'if', 'update'] as const;
  * `waitFor` and `if`). One object with every key optional, checked after, so an error names the
  * field (`steps.1.waitFor.timeout`) rather than "no member of the union matched".
  */
-export const automationStepSchema: z.ZodType<AutomationStep, unknown> = z.lazy(() =>
-  z
-    .strictObject({
-      delay: duration('delay').optional(),
-      send: idLike.meta({ description: 'A template of the tenant.' }).optional(),
-      waitFor: z.strictObject({ event: eventName, timeout: duration('timeout') }).optional(),
-      if: automationFilterSchema.optional(),
-      update: z
-        .record(z.string().min(1).max(100), propertyValue)
-        .refine((r) => Object.keys(r).length >= 1 && Object.keys(r).length <= 50, {
-          error: 'update must set 1 to 50 properties',
+export const automationStepSchema: z.ZodType<AutomationStep, unknown> = z
+  .lazy(
+    () =>
+      z
+        .strictObject({
+          delay: duration('delay').optional(),
+          send: idLike.meta({ description: 'A template of the tenant.' }).optional(),
+          waitFor: z.strictObject({ event: eventName, timeout: duration('timeout') }).optional(),
+          if: automationFilterSchema.optional(),
+          update: z
+            .record(z.string().min(1).max(100), propertyValue)
+            .refine((r) => Object.keys(r).length >= 1 && Object.keys(r).length <= 50, {
+              error: 'update must set 1 to 50 properties',
+            })
+            .optional(),
+          then: branch(),
+          else: branch(),
         })
-        .optional(),
-      then: branch(),
-      else: branch(),
-    })
-    .superRefine((step, ctx) => {
-      const kinds = STEP_KINDS.filter((k) => step[k] !== undefined);
-      if (kinds.length !== 1)
-        ctx.addIssue({
-          code: 'custom',
-          message: `a step must have exactly one of ${STEP_KINDS.join(', ')}`,
-        });
-      else if (
-        (step.then !== undefined || step.else !== undefined) &&
-        kinds[0] !== 'waitFor' &&
-        kinds[0] !== 'if'
-      )
-        ctx.addIssue({ code: 'custom', message: 'then and else belong to a waitFor or an if step' });
-    })
-    .transform((step) => step as AutomationStep),
-);
+        .superRefine((step, ctx) => {
+          const kinds = STEP_KINDS.filter((k) => step[k] !== undefined);
+          if (kinds.length !== 1)
+            ctx.addIssue({
+              code: 'custom',
+              message: `a step must have exactly one of ${STEP_KINDS.join(', ')}`,
+            });
+          else if (
+            (step.then !== undefined || step.else !== undefined) &&
+            kinds[0] !== 'waitFor' &&
+            kinds[0] !== 'if'
+          )
+            ctx.addIssue({ code: 'custom', message: 'then and else belong to a waitFor or an if step' });
+          // A cast, not a transform: a transform has no JSON Schema for the document's components.
+        }) as unknown as z.ZodType<AutomationStep, unknown>,
+    // An id: the schema is recursive (`then`/`else`), so the OpenAPI document needs it as a component.
+  )
+  .meta({ id: 'NewAutomationStep' });
 
 /** Every step of a list, branches included, with its depth (1 = top level). */
 export function* walkSteps(steps: readonly AutomationStep[], depth = 1): Generator<[AutomationStep, number]> {
@@ -244,17 +248,19 @@ export type UpdateAutomationBody = z.infer<typeof updateAutomationBodySchema>;
  * A stored step as answered (validated on the way in): the same keys, no check and no transform,
  * so the response serializer and the OpenAPI document take it as is.
  */
-const storedStepSchema: z.ZodType<AutomationStep> = z.lazy(() =>
-  z.object({
-    delay: z.string().optional(),
-    send: z.string().optional(),
-    waitFor: z.object({ event: z.string(), timeout: z.string() }).optional(),
-    if: z.record(z.string(), z.unknown()).optional(),
-    update: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
-    then: z.array(storedStepSchema).optional(),
-    else: z.array(storedStepSchema).optional(),
-  }),
-) as unknown as z.ZodType<AutomationStep>;
+const storedStepSchema: z.ZodType<AutomationStep> = z
+  .lazy(() =>
+    z.object({
+      delay: z.string().optional(),
+      send: z.string().optional(),
+      waitFor: z.object({ event: z.string(), timeout: z.string() }).optional(),
+      if: z.record(z.string(), z.unknown()).optional(),
+      update: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
+      then: z.array(storedStepSchema).optional(),
+      else: z.array(storedStepSchema).optional(),
+    }),
+  )
+  .meta({ id: 'AutomationStep' }) as unknown as z.ZodType<AutomationStep>;
 
 export const AUTOMATION_RUN_STATES = ['active', 'completed', 'stopped'] as const;
 export type AutomationRunState = (typeof AUTOMATION_RUN_STATES)[number];

@@ -39,40 +39,44 @@ export type SegmentFilter =
   | { tag: string }
   | { campaign: string };
 
-const node: z.ZodType<SegmentFilter> = z.lazy(() =>
-  z.union([
-    z.strictObject({ and: z.array(node).min(1).max(MAX_FILTER_NODES) }),
-    z.strictObject({ or: z.array(node).min(1).max(MAX_FILTER_NODES) }),
-    z.strictObject({ not: node }),
-    z
-      .strictObject({
-        property: propertyNameSchema,
-        op: z.enum(PROPERTY_OPS),
-        value: z.union([z.string().max(1000), z.number().finite(), z.boolean()]).optional(),
-      })
-      .superRefine((p, ctx) => {
-        if (p.op === 'exists') {
-          if (p.value !== undefined)
-            ctx.addIssue({ code: 'custom', path: ['value'], message: 'exists takes no value' });
-          return;
-        }
-        if (p.value === undefined)
-          ctx.addIssue({ code: 'custom', path: ['value'], message: `${p.op} needs a value` });
-        else if (p.op === 'contains' && typeof p.value !== 'string')
-          ctx.addIssue({ code: 'custom', path: ['value'], message: 'contains needs a string' });
-        else if (['gt', 'gte', 'lt', 'lte'].includes(p.op) && typeof p.value === 'boolean')
-          ctx.addIssue({ code: 'custom', path: ['value'], message: `${p.op} needs a number or a date` });
-      }),
-    z.strictObject({ audience: name }),
-    z.strictObject({ topic: name }),
-    z.strictObject({
-      engagement: z.enum(ENGAGEMENT_KINDS),
-      days: z.number().int().min(1).max(MAX_ENGAGEMENT_DAYS),
-    }),
-    z.strictObject({ tag: name }),
-    z.strictObject({ campaign: name }),
-  ]),
-);
+const node: z.ZodType<SegmentFilter> = z
+  .lazy(
+    () =>
+      z.union([
+        z.strictObject({ and: z.array(node).min(1).max(MAX_FILTER_NODES) }),
+        z.strictObject({ or: z.array(node).min(1).max(MAX_FILTER_NODES) }),
+        z.strictObject({ not: node }),
+        z
+          .strictObject({
+            property: propertyNameSchema,
+            op: z.enum(PROPERTY_OPS),
+            value: z.union([z.string().max(1000), z.number().finite(), z.boolean()]).optional(),
+          })
+          .superRefine((p, ctx) => {
+            if (p.op === 'exists') {
+              if (p.value !== undefined)
+                ctx.addIssue({ code: 'custom', path: ['value'], message: 'exists takes no value' });
+              return;
+            }
+            if (p.value === undefined)
+              ctx.addIssue({ code: 'custom', path: ['value'], message: `${p.op} needs a value` });
+            else if (p.op === 'contains' && typeof p.value !== 'string')
+              ctx.addIssue({ code: 'custom', path: ['value'], message: 'contains needs a string' });
+            else if (['gt', 'gte', 'lt', 'lte'].includes(p.op) && typeof p.value === 'boolean')
+              ctx.addIssue({ code: 'custom', path: ['value'], message: `${p.op} needs a number or a date` });
+          }),
+        z.strictObject({ audience: name }),
+        z.strictObject({ topic: name }),
+        z.strictObject({
+          engagement: z.enum(ENGAGEMENT_KINDS),
+          days: z.number().int().min(1).max(MAX_ENGAGEMENT_DAYS),
+        }),
+        z.strictObject({ tag: name }),
+        z.strictObject({ campaign: name }),
+      ]),
+    // An id: the tree is recursive, so the OpenAPI document holds it as one component it refers to.
+  )
+  .meta({ id: 'SegmentFilterClause' });
 
 /** Depth (a leaf is 1) and clause count of a tree. */
 export function filterSize(f: SegmentFilter): { depth: number; nodes: number } {

@@ -89,6 +89,9 @@ export const logsResponseSchema = z
             messageId: '0100018f-abc',
             createdAt: '2026-06-15T11:59:00.000Z',
             tags: ['receipt'],
+            opened: true,
+            clicked: false,
+            complained: false,
           },
         ],
         // `?status=delivered&tag=receipt&limit=1`: more pages follow, so a cursor to the next one.
