@@ -361,7 +361,8 @@ try {
   await ingest?.stop();
   await server?.stop();
   await pool.end();
-  await db.drop();
+  if (process.env.BENCH_KEEP_DB === '1') log(`database kept: ${db.url}`);
+  else await db.drop();
   dataDir.remove();
 }
 

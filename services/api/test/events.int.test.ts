@@ -312,4 +312,16 @@ describe('the event stream routes', () => {
       for (const s of streams) s.source.close();
     }
   }, 60_000);
+
+  it('orders cursors as numbers past 9 (10 after 9, not after 1), both ways', async () => {
+    await project(stores, [...queued('em-d'), ...queued('em-e')]);
+    const all = (await (await get('/events?limit=1000')).json()) as { data: { cursor: string }[] };
+    const cursors = all.data.map((e) => Number(e.cursor));
+    expect(cursors.length).toBeGreaterThanOrEqual(12);
+    expect(cursors).toEqual([...cursors].sort((a, b) => a - b));
+    const newest = (await (await get('/events?order=newest&limit=3')).json()) as {
+      data: { cursor: string }[];
+    };
+    expect(newest.data.map((e) => Number(e.cursor))).toEqual([...cursors].reverse().slice(0, 3));
+  });
 });

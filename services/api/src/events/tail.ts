@@ -115,7 +115,6 @@ export function createTailHub(opts: TailHubOptions) {
       tenantId,
       after: after.toString(),
       limit: PAGE,
-      shape: 'items',
       cutoff: await opts.cutoffOf(tenantId),
       ...filter,
     };
