@@ -6,6 +6,7 @@ export {
   type EventLogConsumer,
   type EventLogRecord,
   EventLogUnavailableError,
+  type PartitionSpan,
 } from './port.js';
 export {
   createPostgresEventLog,
@@ -24,6 +25,7 @@ export {
   type EventStream,
   encodeEvents,
   encodeRecords,
+  hasReached,
   positionOfWrite,
   type StreamConsumeOptions,
 } from './stream.js';

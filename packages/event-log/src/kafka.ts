@@ -323,6 +323,14 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
       return Number(lag);
     },
 
+    async spans() {
+      const watermarks = await retrying(async () => {
+        await init();
+        return admin.fetchTopicOffsets(topic);
+      }, 10_000);
+      return watermarks.map((w) => ({ partition: w.partition, low: w.low, high: w.high }));
+    },
+
     async ping() {
       await unavailable('ping', async () => {
         await init();

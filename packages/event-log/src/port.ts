@@ -24,6 +24,13 @@ export interface ConsumeOptions {
   handle(batch: ConsumedRecord[]): Promise<void>;
 }
 
+/** A partition's offsets (decimal integers): the first one held and the next one to be written. */
+export interface PartitionSpan {
+  partition: number;
+  low: string;
+  high: string;
+}
+
 export interface EventLogConsumer {
   /** Stops fetching, waits for the batch being handled, leaves the group. */
   stop(): Promise<void>;
@@ -41,6 +48,13 @@ export interface EventLog {
   consume(opts: ConsumeOptions): Promise<EventLogConsumer>;
   /** Records not yet committed by the group (a group that never committed counts the whole log). */
   lag(group: string): Promise<number>;
+  /**
+   * Each partition's span now: `low`, the first offset it still holds, `high`, the offset its next
+   * record will take (Kafka's watermarks). A reader that has handled offset `high - 1` of every
+   * partition with `high > low` has read every record appended before the call, however fast
+   * records keep arriving (the reprojection's hand-over waits for exactly that).
+   */
+  spans(): Promise<PartitionSpan[]>;
   /** Readiness: rejects when the log cannot be reached. */
   ping(): Promise<void>;
   /** Stops every consumer this log started and releases connections. */

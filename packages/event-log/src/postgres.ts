@@ -322,6 +322,14 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       return Number(rows[0]?.lag ?? 0);
     },
 
+    async spans() {
+      await ensureSchema();
+      const { rows } = await pool.query<{ low: string; high: string }>(
+        `SELECT coalesce(min(seq), 0)::text AS low, (coalesce(max(seq), -1) + 1)::text AS high FROM ${table}`,
+      );
+      return [{ partition: 0, low: rows[0]?.low ?? '0', high: rows[0]?.high ?? '0' }];
+    },
+
     async ping() {
       await pool.query('SELECT 1');
     },

@@ -13,7 +13,7 @@ import {
   looksLikeInboundEvent,
   storableText,
 } from '@tern/contracts';
-import type { ConsumedRecord, EventLog, EventLogConsumer, EventLogRecord } from './port.js';
+import type { ConsumedRecord, EventLog, EventLogConsumer, EventLogRecord, PartitionSpan } from './port.js';
 
 /**
  * The event log as every Tern service uses it: typed events in, typed events out — an email's
@@ -37,6 +37,8 @@ export interface EventBatch {
   /** Inbound messages' `email.received` (SPEC §24): no delivery fold; the dispatcher announces them. */
   inboundEvents: InboundEvent[];
   deadLetters: DeadLetter[];
+  /** The last offset of each partition this batch held (set by the stream's `consume`): where a reader stands. */
+  positions?: ReadonlyMap<number, string>;
 }
 
 export interface StreamConsumeOptions {
@@ -63,6 +65,8 @@ export interface EventStream {
   consume(opts: StreamConsumeOptions): Promise<EventLogConsumer>;
   /** Records not yet committed by the group. */
   lag(group: string): Promise<number>;
+  /** Each partition's span now (`EventLog.spans`). */
+  spans(): Promise<PartitionSpan[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -174,6 +178,25 @@ export async function encodeEvents(
   return encodeRecords(events, sealer ? await sealer.seal(events) : events);
 }
 
+/** The last offset of each partition in `records` (offsets ascend within a partition). */
+function lastOffsets(records: readonly ConsumedRecord[]): Map<number, string> {
+  const last = new Map<number, string>();
+  for (const r of records) last.set(r.partition, r.offset);
+  return last;
+}
+
+/**
+ * Whether a reader standing at `positions` (the last offset handled per partition) has read every
+ * record within `spans` (a snapshot of `EventLog.spans`).
+ */
+export function hasReached(positions: ReadonlyMap<number, string>, spans: readonly PartitionSpan[]): boolean {
+  return spans.every((s) => {
+    if (BigInt(s.high) <= BigInt(s.low)) return true; // nothing held
+    const at = positions.get(s.partition);
+    return at !== undefined && BigInt(at) >= BigInt(s.high) - 1n;
+  });
+}
+
 /** The typed stream over a log of records; with a `sealer`, personal fields are sealed on the way in and opened on the way out. */
 export function createEventStream(log: EventLog, opts: { sealer?: EventSealer } = {}): EventStream {
   const { sealer } = opts;
@@ -184,9 +207,14 @@ export function createEventStream(log: EventLog, opts: { sealer?: EventSealer } 
     },
     partitionsOf: (keys) => log.partitionsOf(keys),
     consume({ handle, ...rest }) {
-      return log.consume({ ...rest, handle: async (records) => handle(await decodeBatch(records, sealer)) });
+      return log.consume({
+        ...rest,
+        handle: async (records) =>
+          handle({ ...(await decodeBatch(records, sealer)), positions: lastOffsets(records) }),
+      });
     },
     lag: (group) => log.lag(group),
+    spans: () => log.spans(),
     ping: () => log.ping(),
     close: () => log.close(),
   };

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConsumedRecord, EventLog } from '../src/port.js';
+import { hasReached } from '../src/stream.js';
 import {
   appendedByKey,
   type Collector,
@@ -73,6 +74,29 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
       await c.waitForValues(records.map((r) => r.value));
       const expected = new Map(records.map((r, i) => [r.key, partitions[i]]));
       for (const r of c.records) expect(r.partition).toBe(expected.get(r.key));
+    });
+
+    it('spans name each partition’s end: a reader that handled up to them has read every record appended before', async () => {
+      expect(hasReached(new Map(), await log.spans())).toBe(true); // nothing held yet
+      const first = makeRecords('s', 24, 6);
+      await log.append(first);
+      const spans = await log.spans();
+      const held = spans.reduce((n, s) => n + Number(BigInt(s.high) - BigInt(s.low)), 0);
+      expect(held).toBe(first.length);
+      expect(hasReached(new Map(), spans)).toBe(false);
+      // Records appended after the snapshot are not waited for.
+      await log.append(makeRecords('t', 12, 4));
+      const c = await consumeAll({ group, fromBeginning: true });
+      await c.waitForValues(first.map((r) => r.value));
+      const positions = new Map<number, string>();
+      const firstValues = new Set(first.map((r) => r.value));
+      for (const r of c.records) {
+        const at = positions.get(r.partition);
+        if (firstValues.has(r.value) && (at === undefined || BigInt(r.offset) > BigInt(at)))
+          positions.set(r.partition, r.offset);
+      }
+      expect(hasReached(positions, spans)).toBe(true);
+      expect(hasReached(positions, await log.spans())).toBe(false);
     });
 
     it('keeps per-key order across many keys and appends', async () => {

@@ -59,6 +59,7 @@ function memoryLog(): EventLog & { records: { key: string; value: string }[] } {
       return { stop: async () => {} };
     },
     lag: async () => 0,
+    spans: async () => [],
     ping: async () => {},
     close: async () => {},
   };

@@ -19,6 +19,7 @@ const UNUSED_LOG: EventStream = {
   partitionsOf: unused,
   consume: unused,
   lag: unused,
+  spans: unused,
   ping: unused,
   close: async () => {},
 };
