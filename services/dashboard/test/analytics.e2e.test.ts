@@ -387,6 +387,28 @@ describe('analytics you can slice, in Chromium (SPEC §26)', () => {
     ).toBe(
       `Clicked by mailbox provider over 24 hours: ${providers.map((p) => `${p} ${clicks(p)}`).join(', ')}.`,
     );
+    // The choices live in the address: a reload (or a shared link) shows the same breakdown.
+    await section.getByLabel('Filter by', { exact: true }).selectOption({ label: 'Tag' });
+    await section.getByLabel('Filter value', { exact: true }).fill('welcome');
+    await section.getByRole('button', { name: 'Add filter' }).click();
+    const welcome = thatDay.filter((s) => s.tags.includes('welcome'));
+    await shows(expectedRows(welcome, (s) => [s.provider]));
+    const address = new URLSearchParams((await w.page.evaluate(() => window.location.hash)).split('?')[1]);
+    expect(Object.fromEntries(address)).toMatchObject({
+      by: 'provider',
+      interval: 'hour',
+      from: day,
+      to: day,
+      figure: 'clicked',
+      'f.tag': 'welcome',
+    });
+    await w.page.reload();
+    await shows(expectedRows(welcome, (s) => [s.provider]));
+    expect(await section.getByLabel('Chart figure', { exact: true }).inputValue()).toBe('clicked');
+    expect(await section.getByLabel('Interval', { exact: true }).inputValue()).toBe('hour');
+    expect(await section.getByLabel('From', { exact: true }).inputValue()).toBe(day);
+    await section.getByRole('button', { name: 'Remove filter Tag = welcome' }).click();
+    await shows(expectedRows(thatDay, (s) => [s.provider]));
     expect(w.calls.filter((c) => c === 'GET /analytics/breakdown').length).toBeGreaterThan(5);
     await checkPage(w, 'overview-breakdown');
     await w.page.close();

@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { get, query } from './api.js';
 import { SeriesChart } from './chart.js';
+import { type Route, setParams } from './router.js';
 import { type Breakdown, type BreakdownCounters, DIMENSIONS, type Dimension } from './types.js';
 import { ErrorNotice, formatNumber, Loading, TableWrap, useLoad } from './ui.js';
 
@@ -31,6 +32,30 @@ type Figure = (typeof FIGURES)[number][0];
 
 const TOP_N = [3, 5, 8] as const;
 
+/** The address parameter of a breakdown filter on a dimension: `f.tag=receipt`. */
+const FILTER_PREFIX = 'f.';
+
+const oneOf = <T extends string>(value: string | null, allowed: readonly T[], fallback: T): T =>
+  allowed.includes(value as T) ? (value as T) : fallback;
+
+/** The breakdown's choices read from the address; what is missing or unknown there is the default. */
+export function breakdownChoices(params: URLSearchParams) {
+  const figures = FIGURES.map(([k]) => k);
+  const top = Number(params.get('top'));
+  return {
+    by: oneOf<Dimension>(params.get('by'), DIMENSIONS, 'provider'),
+    interval: oneOf(params.get('interval'), ['day', 'hour'] as const, 'day'),
+    from: params.get('from') ?? '',
+    to: params.get('to') ?? '',
+    filters: DIMENSIONS.flatMap((d): [Dimension, string][] => {
+      const v = params.get(`${FILTER_PREFIX}${d}`);
+      return v === null ? [] : [[d, v]];
+    }),
+    figure: oneOf<Figure>(params.get('figure'), figures, 'total'),
+    topN: (TOP_N as readonly number[]).includes(top) ? top : 5,
+  };
+}
+
 /** A row's key as shown: '' is the emails without a value of the dimension. */
 export const keyLabel = (key: string) => (key === '' ? '(none)' : key);
 
@@ -41,16 +66,27 @@ const percent = (n: number) => `${n.toFixed(1)}%`;
  * overview's period (or a from/to of local days), narrowed by filters on other dimensions (and by
  * the project switcher), with a line per top row by local hour or day.
  */
-export function BreakdownSection({ days, projectId }: { days: number; projectId: string | undefined }) {
-  const [by, setBy] = useState<Dimension>('provider');
-  const [interval, setInterval] = useState<'day' | 'hour'>('day');
-  const [from, setFrom] = useState('');
-  const [to, setTo] = useState('');
-  const [filters, setFilters] = useState<[Dimension, string][]>([]);
+export function BreakdownSection({
+  days,
+  projectId,
+  route,
+}: {
+  days: number;
+  projectId: string | undefined;
+  route: Route;
+}) {
+  // The choices live in the address (`#/?by=client&interval=hour&f.tag=receipt&figure=opened`): a
+  // bookmarked or shared overview shows the same breakdown. Only the filter being typed is local.
+  const { by, interval, from, to, filters, figure, topN } = breakdownChoices(route.params);
+  const set = (changes: Record<string, string | undefined>) => setParams(route, changes);
+  const setBy = (d: Dimension) => set({ by: d });
+  const setInterval = (i: 'day' | 'hour') => set({ interval: i });
+  const setFrom = (d: string) => set({ from: d });
+  const setTo = (d: string) => set({ to: d });
+  const setFigure = (f: Figure) => set({ figure: f });
+  const setTopN = (n: number) => set({ top: String(n) });
   const [filterBy, setFilterBy] = useState<Dimension>('tag');
   const [filterValue, setFilterValue] = useState('');
-  const [figure, setFigure] = useState<Figure>('total');
-  const [topN, setTopN] = useState<number>(5);
   const range = from !== '' && to !== '' ? { from, to } : { days };
   const params = {
     by,
@@ -75,8 +111,11 @@ export function BreakdownSection({ days, projectId }: { days: number; projectId:
 
   const addFilter = (e: Event) => {
     e.preventDefault();
-    setFilters((fs) => [...fs.filter(([d]) => d !== filterBy), [filterBy, filterValue.trim()]]);
+    // A filter of no value stays in the address as `f.<dim>=` ('' is the emails without one).
+    const params = new URLSearchParams(route.params);
+    params.set(`${FILTER_PREFIX}${filterBy}`, filterValue.trim());
     setFilterValue('');
+    window.location.hash = `${route.path}?${params.toString()}`;
   };
 
   return (
@@ -110,14 +149,7 @@ export function BreakdownSection({ days, projectId }: { days: number; projectId:
         <label for="breakdown-to">To</label>
         <input id="breakdown-to" type="date" value={to} onChange={(e) => setTo(e.currentTarget.value)} />
         {(from !== '' || to !== '') && (
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => {
-              setFrom('');
-              setTo('');
-            }}
-          >
+          <button type="button" class="secondary" onClick={() => set({ from: undefined, to: undefined })}>
             Clear dates
           </button>
         )}
@@ -157,7 +189,12 @@ export function BreakdownSection({ days, projectId }: { days: number; projectId:
                 type="button"
                 class="link"
                 aria-label={`Remove filter ${DIMENSION_LABELS[d]} = ${keyLabel(v)}`}
-                onClick={() => setFilters((fs) => fs.filter(([x]) => x !== d))}
+                onClick={() => {
+                  const params = new URLSearchParams(route.params);
+                  params.delete(`${FILTER_PREFIX}${d}`);
+                  const search = params.toString();
+                  window.location.hash = `${route.path}${search ? `?${search}` : ''}`;
+                }}
               >
                 Remove
               </button>

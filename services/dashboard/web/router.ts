@@ -47,6 +47,21 @@ export function withProject(path: string, project = currentProject()): string {
 /** The `href` of an in-app link (`#/…`), keeping the project. */
 export const routeHref = (path: string) => `#${withProject(path)}`;
 
+/**
+ * Sets some parameters of the current address, keeping its path and the others (`''` or undefined
+ * removes one): a view's choices live in the address, so Back, a bookmark or a shared link shows
+ * the same view.
+ */
+export function setParams(route: Route, changes: Record<string, string | undefined>): void {
+  const params = new URLSearchParams(route.params);
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === undefined || v === '') params.delete(k);
+    else params.set(k, v);
+  }
+  const search = params.toString();
+  window.location.hash = `${route.path}${search ? `?${search}` : ''}`;
+}
+
 export function navigate(path: string): void {
   window.location.hash = withProject(path);
 }

@@ -42,7 +42,7 @@ export interface PageDef {
  * the navigation, the router and the focus handling follow.
  */
 export const PAGES: readonly PageDef[] = [
-  { path: '/', label: 'Overview', render: () => <OverviewPage /> },
+  { path: '/', label: 'Overview', render: ({ route }) => <OverviewPage route={route} /> },
   { path: '/logs', label: 'Logs', render: ({ route }) => <LogsPage route={route} /> },
   { path: '/deliverability', label: 'Deliverability', render: () => <DeliverabilityPage /> },
   { path: '/emails', navPath: '/logs', render: ({ rest }) => <EmailPage id={rest} /> },

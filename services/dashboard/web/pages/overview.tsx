@@ -1,9 +1,8 @@
-import { useState } from 'preact/hooks';
 import { get, query } from '../api.js';
 import { BreakdownSection } from '../breakdown.js';
 import { ANALYTICS_SERIES, DailyChart } from '../chart.js';
 import { useProject } from '../project.js';
-import { routeHref } from '../router.js';
+import { type Route, routeHref, setParams } from '../router.js';
 import type { DailyBucket, Summary, TopTemplate } from '../types.js';
 import {
   EmptyState,
@@ -52,8 +51,13 @@ function Card({ id, label, value, rate }: { id: string; label: string; value: nu
   );
 }
 
-export function OverviewPage() {
-  const [days, setDays] = useState<number>(30);
+const PERIODS = [7, 30, 90] as const;
+
+export function OverviewPage({ route }: { route: Route }) {
+  // The period lives in the address too (`#/?days=7`), with the breakdown's choices.
+  const asked = Number(route.params.get('days'));
+  const days = (PERIODS as readonly number[]).includes(asked) ? asked : 30;
+  const setDays = (d: number) => setParams(route, { days: String(d) });
   const project = useProject();
   const { data, error, loading } = useLoad(() => loadOverview(days, project.id), [days, project.id]);
 
@@ -152,7 +156,7 @@ export function OverviewPage() {
           )}
         </div>
       )}
-      <BreakdownSection days={days} projectId={project.id} />
+      <BreakdownSection days={days} projectId={project.id} route={route} />
     </Page>
   );
 }
