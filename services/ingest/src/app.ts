@@ -12,7 +12,7 @@ export interface IngestAppOptions {
 
 /** The ingest service alone (split mode and tests): errors, health, readiness, `POST /events`. */
 export async function createIngestApp(opts: IngestAppOptions) {
-  const app = Fastify({ logger: opts.logger ?? false, disableRequestLogging: false });
+  const app = Fastify({ logger: opts.logger ?? false });
   installErrorHandlers(app);
   registerHealthRoutes(app, [{ name: 'event-log', check: () => opts.log.ping() }]);
   await app.register(ingestRoutes, {
