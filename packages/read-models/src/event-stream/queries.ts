@@ -40,6 +40,12 @@ export type EventsPage =
       json: string;
       /** The same events, one JSON text each (the SSE tail writes them one by one). */
       items: string[];
+      /**
+       * `head` + the JSON array + `tail`, encoded (a list route's whole body): the events are written
+       * into one buffer, so no 1 000-string join, flattening or encoding at the socket (≈ 1 ms for a
+       * page of 1 000 where those cost ≈ 3.6 ms, bench/README.md).
+       */
+      encoded(head: string, tail: string): Buffer;
       cursors: string[];
       count: number;
       /**
@@ -55,7 +61,7 @@ export type EventsPage =
 type Page = Extract<EventsPage, { expired: false }>;
 
 /** A page from its rows: `json` is joined when first read (a getter: never spread this object). */
-function pageOf(items: string[], rest: Omit<Page, 'expired' | 'json' | 'items'>): Page {
+function pageOf(items: string[], rest: Omit<Page, 'expired' | 'json' | 'items' | 'encoded'>): Page {
   let json: string | undefined;
   return {
     expired: false,
@@ -64,6 +70,20 @@ function pageOf(items: string[], rest: Omit<Page, 'expired' | 'json' | 'items'>)
     get json() {
       json ??= `[${items.join(',')}]`;
       return json;
+    },
+    encoded(head, tail) {
+      let size = Buffer.byteLength(head) + Buffer.byteLength(tail) + 2 + items.length;
+      for (const item of items) size += Buffer.byteLength(item);
+      const out = Buffer.allocUnsafe(size);
+      let at = out.write(head, 0);
+      out[at++] = 0x5b; // [
+      for (const [i, item] of items.entries()) {
+        if (i > 0) out[at++] = 0x2c; // ,
+        at += out.write(item, at);
+      }
+      out[at++] = 0x5d; // ]
+      at += out.write(tail, at);
+      return out.subarray(0, at); // one comma fewer than items when there are any
     },
   };
 }

@@ -89,7 +89,7 @@ export const eventRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps
       if (page.expired) throw cursorExpired();
       return reply
         .type(JSON_TYPE)
-        .send(`{"data":${page.json},"next":"${page.next}","hasMore":${page.hasMore}}`);
+        .send(page.encoded('{"data":', `,"next":"${page.next}","hasMore":${page.hasMore}}`));
     },
   );
 
