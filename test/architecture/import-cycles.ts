@@ -45,14 +45,18 @@ export function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][
   return found;
 }
 
-/** The cycles of every workspace under `services/` and `packages/`, as paths relative to the root. */
+/** The source folders of a workspace: its `src/`, and the dashboard's browser code in `web/`. */
+export const SOURCE_FOLDERS = ['src', 'web'] as const;
+
+/** The cycles of every source folder of every workspace under `services/` and `packages/`, as paths relative to the root. */
 export function workspaceCycles(root = ROOT): string[] {
   const out: string[] = [];
   for (const base of ['services', 'packages'])
-    for (const name of readdirSync(join(root, base)).sort()) {
-      const src = join(root, base, name, 'src');
-      if (!existsSync(src)) continue;
-      for (const cycle of cycles(importGraph(src))) out.push(cycle.map((f) => relative(root, f)).join(' → '));
-    }
+    for (const name of readdirSync(join(root, base)).sort())
+      for (const folder of SOURCE_FOLDERS) {
+        const src = join(root, base, name, folder);
+        if (!existsSync(src)) continue;
+        for (const cycle of cycles(importGraph(src))) out.push(cycle.map((f) => relative(root, f)).join(' → '));
+      }
   return out;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { cycles, workspaceCycles } from './import-cycles.js';
 
 describe('no import cycle inside a workspace', () => {
-  it('finds none in services/*/src and packages/*/src', () => {
+  it('finds none in services/*/{src,web} and packages/*/{src,web}', () => {
     expect(workspaceCycles(), 'move the shared types or functions into a module both import').toEqual([]);
   });
 

@@ -1,3 +1,4 @@
+import { withTimeout } from '@tern/jobs';
 import libmime from 'libmime';
 import { type ParsedMail, simpleParser } from 'mailparser';
 
@@ -165,17 +166,11 @@ export interface ReadReport {
  * read is dropped, not retried.
  */
 export async function readReport(raw: Buffer, timeoutMs = 10_000): Promise<ReadReport> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), timeoutMs);
-  });
   try {
-    const mail = await Promise.race([parseMime(raw), late]);
-    if (mail === null) return { report: { kind: 'other' }, messageId: null };
+    const mail = await withTimeout(parseMime(raw), timeoutMs);
     return { report: reportOf(mail), messageId: mail.messageId?.slice(0, 998) ?? null };
   } catch {
+    // Refused by mailparser, or not read within `timeoutMs`.
     return { report: { kind: 'other' }, messageId: null };
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -2,8 +2,9 @@ import { useMemo, useState } from 'preact/hooks';
 import { get, query } from './api.js';
 import { SeriesChart } from './chart.js';
 import { type Route, setParams } from './router.js';
+import { TableWrap } from './table.js';
 import { type Breakdown, type BreakdownCounters, DIMENSIONS, type Dimension } from './types.js';
-import { ErrorNotice, formatNumber, Loading, TableWrap, useLoad } from './ui.js';
+import { ErrorNotice, formatNumber, Loading, useLoad } from './ui.js';
 
 /** How each dimension is named on screen (SPEC §26). */
 export const DIMENSION_LABELS: Record<Dimension, string> = {

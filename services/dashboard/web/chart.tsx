@@ -1,6 +1,6 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
-import { TableWrap } from './ui.js';
+import { TableWrap } from './table.js';
 
 const DAY_S = 86_400;
 

@@ -2,8 +2,6 @@ import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 
-export { EmptyState, ListTable, Pager, type PagerProps, pagerOf, TableWrap } from './table.js';
-
 export function formatDate(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);

@@ -4,6 +4,7 @@ import {
   campaignSchema,
   contentProblem,
   createCampaignBodySchema,
+  MAX_SCHEDULE_AHEAD_MS,
   updateCampaignBodySchema,
 } from '@tern/contracts';
 import { analyticsPeriod, dayRange } from '@tern/domain';
@@ -24,11 +25,9 @@ import { errors, noContentSchema } from '../schemas.js';
 import { bad, EXAMPLE, EXAMPLE_ID, notDraft, params, read, write } from './schemas.js';
 import { campaignSendRoutes } from './send-routes.js';
 
-/** SPEC §11's bound on `scheduledAt`, applied to campaigns too. */
-export const MAX_SCHEDULE_AHEAD_MS = 30 * 86_400_000;
-
 /** `/campaigns` (SPEC §15). The fan-out itself is `createCampaignFanout` (fanout.ts). */
 export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+  /** SPEC §11's bound on `scheduledAt` (the contracts' `MAX_SCHEDULE_AHEAD_MS`), applied to campaigns too. */
   function checkSchedule(value: string | null | undefined) {
     if (value === undefined || value === null) return;
     const at = new Date(value).getTime();

@@ -2,18 +2,9 @@ import { useState } from 'preact/hooks';
 import { del, get, post } from '../api.js';
 import { useProject } from '../project.js';
 import { isAdmin, type Session } from '../session.js';
+import { EmptyState, ListTable } from '../table.js';
 import { type ApiKey, type CreatedApiKey, SCOPES } from '../types.js';
-import {
-  Alert,
-  ConfirmButtons,
-  EmptyState,
-  formatDate,
-  ListTable,
-  Page,
-  ShownOnce,
-  useActionError,
-  useLoad,
-} from '../ui.js';
+import { Alert, ConfirmButtons, formatDate, Page, ShownOnce, useActionError, useLoad } from '../ui.js';
 
 /** SPEC §8: create with scope checkboxes, the key shown once with copy, revoke. Owners and admins only. */
 export function ApiKeysPage({ session }: { session: Session }) {

@@ -2,17 +2,9 @@ import { useState } from 'preact/hooks';
 import { get, query } from '../api.js';
 import { TenantWide } from '../project.js';
 import { navigate, routeHref } from '../router.js';
+import { EmptyState, ListTable, pagerOf } from '../table.js';
 import type { Campaign, List } from '../types.js';
-import {
-  EmptyState,
-  formatDate,
-  formatNumber,
-  ListTable,
-  Page,
-  pagerOf,
-  StatusBadge,
-  useLoad,
-} from '../ui.js';
+import { formatDate, formatNumber, Page, StatusBadge, useLoad } from '../ui.js';
 import { CampaignDetail } from './campaign-detail.js';
 import { CampaignEditor } from './campaign-editor.js';
 

@@ -1,20 +1,9 @@
 import { useState } from 'preact/hooks';
 import { del, download, get, post, query, type UploadProgress, upload } from '../api.js';
 import { TenantWide } from '../project.js';
+import { EmptyState, ListTable, pagerOf, TableWrap } from '../table.js';
 import type { Contact, ImportResult, List } from '../types.js';
-import {
-  Alert,
-  EmptyState,
-  formatDate,
-  formatNumber,
-  ListTable,
-  Page,
-  ProgressBar,
-  pagerOf,
-  TableWrap,
-  useActionError,
-  useLoad,
-} from '../ui.js';
+import { Alert, formatDate, formatNumber, Page, ProgressBar, useActionError, useLoad } from '../ui.js';
 
 /** Refused rows shown under an import's result (the API keeps the first 1000). */
 const SHOWN_ERRORS = 50;

@@ -1,17 +1,9 @@
 import { useState } from 'preact/hooks';
 import { get, query } from '../api.js';
 import { useProject } from '../project.js';
+import { EmptyState, TableWrap } from '../table.js';
 import type { Deliverability } from '../types.js';
-import {
-  EmptyState,
-  ErrorNotice,
-  formatNumber,
-  Loading,
-  Page,
-  PeriodSwitch,
-  TableWrap,
-  useLoad,
-} from '../ui.js';
+import { ErrorNotice, formatNumber, Loading, Page, PeriodSwitch, useLoad } from '../ui.js';
 
 /** Seconds as read at a glance: `0.8 s`, `42 s`, `3.5 min`, `2.1 h`; `—` without deliveries. */
 export function formatSeconds(s: number | null): string {

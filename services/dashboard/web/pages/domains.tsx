@@ -2,19 +2,17 @@ import { useState } from 'preact/hooks';
 import { del, get, post, query } from '../api.js';
 import { routeHref } from '../router.js';
 import { isAdmin, type Session } from '../session.js';
+import { EmptyState, ListTable, TableWrap } from '../table.js';
 import type { DmarcSummary } from '../types.js';
 import {
   Alert,
   ConfirmButtons,
-  EmptyState,
   ErrorNotice,
   formatDate,
   formatNumber,
-  ListTable,
   Loading,
   Page,
   PeriodSwitch,
-  TableWrap,
   useActionError,
   useLoad,
 } from '../ui.js';

@@ -2,8 +2,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { type ApiError, get, query, readStream } from '../api.js';
 import { useProject } from '../project.js';
 import { navigate, type Route, routeHref } from '../router.js';
+import { EmptyState, TableWrap } from '../table.js';
 import { STREAM_EVENT_TYPES, type StreamEvent, type StreamPage } from '../types.js';
-import { EmptyState, ErrorNotice, formatDate, Loading, Page, TableWrap, useLoad } from '../ui.js';
+import { ErrorNotice, formatDate, Loading, Page, useLoad } from '../ui.js';
 
 /** Rows read per page ("Older"), and the most the page keeps while it follows (the oldest go). */
 const LIMIT = 50;

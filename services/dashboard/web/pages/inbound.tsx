@@ -2,16 +2,15 @@ import { useState } from 'preact/hooks';
 import { del, download, get, post, put, query } from '../api.js';
 import { TenantWide } from '../project.js';
 import { routeHref } from '../router.js';
+import { EmptyState, ListTable } from '../table.js';
 import type { InboundAuth, InboundList, InboundMessage, InboundRoute, List, Webhook } from '../types.js';
 import {
   Alert,
   ConfirmButtons,
-  EmptyState,
   ErrorNotice,
   formatDate,
   formatNumber,
   HtmlPreview,
-  ListTable,
   Loading,
   Page,
   useActionError,

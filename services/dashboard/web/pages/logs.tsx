@@ -2,19 +2,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, query } from '../api.js';
 import { useProject } from '../project.js';
 import { navigate, type Route, routeHref } from '../router.js';
+import { EmptyState, Pager, TableWrap } from '../table.js';
 import { type List, type LogEntry, type LogsMeta, STATUSES } from '../types.js';
-import {
-  EmptyState,
-  ErrorNotice,
-  formatDate,
-  formatNumber,
-  Loading,
-  Page,
-  Pager,
-  StatusBadge,
-  TableWrap,
-  useLoad,
-} from '../ui.js';
+import { ErrorNotice, formatDate, formatNumber, Loading, Page, StatusBadge, useLoad } from '../ui.js';
 
 const LIMIT = 20;
 

@@ -3,18 +3,9 @@ import { BreakdownSection } from '../breakdown.js';
 import { ANALYTICS_SERIES, DailyChart } from '../chart.js';
 import { useProject } from '../project.js';
 import { type Route, routeHref, setParams } from '../router.js';
+import { EmptyState, TableWrap } from '../table.js';
 import type { DailyBucket, Summary, TopTemplate } from '../types.js';
-import {
-  EmptyState,
-  ErrorNotice,
-  formatDate,
-  formatNumber,
-  Loading,
-  Page,
-  PeriodSwitch,
-  TableWrap,
-  useLoad,
-} from '../ui.js';
+import { ErrorNotice, formatDate, formatNumber, Loading, Page, PeriodSwitch, useLoad } from '../ui.js';
 
 interface Overview {
   summary: Summary;

@@ -2,18 +2,9 @@ import { useState } from 'preact/hooks';
 import { del, get, patch, post, query } from '../api.js';
 import { useProject } from '../project.js';
 import { PROJECT_PARAM } from '../router.js';
+import { EmptyState, ListTable, pagerOf } from '../table.js';
 import type { List, Project } from '../types.js';
-import {
-  Alert,
-  ConfirmButtons,
-  EmptyState,
-  formatDate,
-  ListTable,
-  Page,
-  pagerOf,
-  useActionError,
-  useLoad,
-} from '../ui.js';
+import { Alert, ConfirmButtons, formatDate, Page, useActionError, useLoad } from '../ui.js';
 
 /**
  * SPEC §16: projects group a tenant's emails (and may bind API keys). Create, rename, delete (the

@@ -1,19 +1,16 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, query } from '../api.js';
 import { routeHref } from '../router.js';
+import { EmptyState, ListTable, pagerOf, TableWrap } from '../table.js';
 import { ENROLLMENT_STATES, type Enrollment, type List, type Sequence } from '../types.js';
 import {
   Alert,
-  EmptyState,
   ErrorNotice,
   formatDate,
   formatDelay,
-  ListTable,
   Loading,
   Page,
-  pagerOf,
   StatusBadge,
-  TableWrap,
   useActionError,
   useLoad,
   usePoll,

@@ -2,8 +2,9 @@ import { useState } from 'preact/hooks';
 import { get, query } from '../api.js';
 import { TenantWide } from '../project.js';
 import { navigate, routeHref } from '../router.js';
+import { EmptyState, ListTable, pagerOf } from '../table.js';
 import type { List, Sequence } from '../types.js';
-import { EmptyState, formatDate, formatNumber, ListTable, Page, pagerOf, useLoad } from '../ui.js';
+import { formatDate, formatNumber, Page, useLoad } from '../ui.js';
 import { SequenceDetail } from './sequence-detail.js';
 import { SequenceEditor } from './sequence-editor.js';
 

@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, query } from '../api.js';
 import { TenantWide } from '../project.js';
+import { EmptyState, ListTable, pagerOf } from '../table.js';
 import type { List, Suppression } from '../types.js';
-import { Alert, EmptyState, formatDate, ListTable, Page, pagerOf, useActionError, useLoad } from '../ui.js';
+import { Alert, formatDate, Page, useActionError, useLoad } from '../ui.js';
 
 /** SPEC §13: the addresses Tern never sends to, added by hand or by bounces and complaints. */
 export function SuppressionsPage() {

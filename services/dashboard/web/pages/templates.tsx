@@ -2,18 +2,9 @@ import { useState } from 'preact/hooks';
 import { del, get, post, put, query } from '../api.js';
 import { TenantWide } from '../project.js';
 import { isAdmin, type Session } from '../session.js';
+import { EmptyState, ListTable, pagerOf } from '../table.js';
 import type { List, Rendered, Template } from '../types.js';
-import {
-  Alert,
-  ConfirmButtons,
-  EmptyState,
-  HtmlPreview,
-  ListTable,
-  Page,
-  pagerOf,
-  useActionError,
-  useLoad,
-} from '../ui.js';
+import { Alert, ConfirmButtons, HtmlPreview, Page, useActionError, useLoad } from '../ui.js';
 
 const EMPTY = { id: '', name: '', subject: '', html: '', text: '' };
 

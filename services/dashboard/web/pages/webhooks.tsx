@@ -1,18 +1,16 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, query } from '../api.js';
 import { TenantWide } from '../project.js';
+import { EmptyState, Pager, TableWrap } from '../table.js';
 import { type Delivery, EVENT_TYPES, type List, type Webhook } from '../types.js';
 import {
   Alert,
-  EmptyState,
   ErrorNotice,
   errorMessage,
   formatDate,
   Loading,
   Page,
-  Pager,
   ShownOnce,
-  TableWrap,
   useActionError,
   useLoad,
 } from '../ui.js';
