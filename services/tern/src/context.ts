@@ -81,3 +81,26 @@ export function streamOf(ctx: RuntimeContext): EventStream {
   if (!ctx.stream) throw new Error('the event log is not open in this process');
   return ctx.stream;
 }
+
+/** What each optional capability of the context is, for the error when a role finds it missing. */
+const CAPABILITIES = {
+  ch: 'ClickHouse',
+  secretBox: 'the webhook secrets box',
+  dkimSealer: 'the DKIM key sealer',
+  trackingSecret: 'the tracking secret',
+} as const;
+
+/**
+ * A capability the runtime provides when a role that needs it runs here (`ctx.ch`, …): a role reads
+ * each once at its start and passes the value on, typed as present; missing, it fails the start
+ * with a sentence naming what is missing.
+ */
+export function capability<K extends keyof typeof CAPABILITIES>(
+  ctx: RuntimeContext,
+  key: K,
+): NonNullable<RuntimeContext[K]> {
+  const value = ctx[key];
+  if (value === undefined || value === null)
+    throw new Error(`${CAPABILITIES[key]} is not open in this process`);
+  return value as NonNullable<RuntimeContext[K]>;
+}

@@ -15,7 +15,7 @@ import { installErrorHandlers, registerHealthRoutes } from '@tern/http';
 import { lastBatchAt } from '@tern/read-models';
 import { createReadModelFeed } from '@tern/stores';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { type RuntimeContext, type RuntimeSecrets, streamOf } from '../context.js';
+import { capability, type RuntimeContext, type RuntimeSecrets, streamOf } from '../context.js';
 import { DASHBOARD_DIR } from '../paths.js';
 
 /** Requests an ingest worker serves on one keep-alive connection before asking the client to reconnect. */
@@ -65,7 +65,7 @@ export function sendingDomainsOf(ctx: RuntimeContext): SendingDomains {
     pool: ctx.pool,
     log: streamOf(ctx),
     dns: createDnsChecker({ servers: config.dnsServers }),
-    sealer: ctx.dkimSealer!,
+    sealer: capability(ctx, 'dkimSealer'),
     records: {
       bounceSubdomain: config.bounceSubdomain,
       bounceMxHost,
@@ -91,7 +91,7 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
   const stream = streamOf(ctx);
   const domains = sendingDomainsOf(ctx);
   const webhooks: WebhookRouteOptions = {
-    secretBox: ctx.secretBox!,
+    secretBox: capability(ctx, 'secretBox'),
     urlPolicy: { allowPrivate: config.webhookAllowPrivate },
   };
   // Repeated reads are memoised on what the read models' writers announce (issue 10): a
@@ -109,9 +109,9 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     pool,
     // The tenant resources' repositories, built once here over the pool (issue 25, item 4).
     stores: createApiStores(pool),
-    trackingSecret: ctx.trackingSecret!,
+    trackingSecret: capability(ctx, 'trackingSecret'),
     openDedupSeconds: config.openDedupSeconds,
-    ch: ctx.ch!,
+    ch: capability(ctx, 'ch'),
     jwt: jwtVerifierOf(config, ctx.secrets),
     retentionDays: config.retentionDays,
     eventStreamDays: config.eventStreamDays,

@@ -1,5 +1,5 @@
 import { createBounceMailbox } from '@tern/bounce';
-import { type RuntimeContext, streamOf } from '../context.js';
+import { capability, type RuntimeContext, streamOf } from '../context.js';
 
 /** The bounce mailbox role (SPEC §21): DSNs and ARF reports read into delivery feedback; returns its port. */
 export async function startBounce(ctx: RuntimeContext): Promise<number> {
@@ -7,7 +7,7 @@ export async function startBounce(ctx: RuntimeContext): Promise<number> {
   const bounce = createBounceMailbox({
     pool: ctx.pool,
     log: streamOf(ctx),
-    secret: ctx.trackingSecret!,
+    secret: capability(ctx, 'trackingSecret'),
     bounceDomain: config.bounceDomain,
     host: config.host,
     port: config.bounceSmtpPort!,

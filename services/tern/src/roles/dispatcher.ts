@@ -1,5 +1,5 @@
 import { createDispatcher, DISPATCHER_GROUP } from '@tern/dispatcher';
-import { type RuntimeContext, streamOf } from '../context.js';
+import { capability, type RuntimeContext, streamOf } from '../context.js';
 
 /** The dispatcher role: webhook deliveries of the log's events (SPEC §17). */
 export async function startDispatcher(ctx: RuntimeContext): Promise<void> {
@@ -8,7 +8,7 @@ export async function startDispatcher(ctx: RuntimeContext): Promise<void> {
     pool: ctx.pool,
     log: streamOf(ctx),
     group: DISPATCHER_GROUP,
-    secretBox: ctx.secretBox!,
+    secretBox: capability(ctx, 'secretBox'),
     allowPrivate: config.webhookAllowPrivate,
     // Delivery records (request bodies hold personal data) live as long as the delivery log.
     recordRetentionMs: config.retentionDays * 86_400_000,

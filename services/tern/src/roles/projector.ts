@@ -1,7 +1,7 @@
 import { EVENT_LOG_TABLE } from '@tern/event-log';
 import { NotReadyError } from '@tern/http';
 import { createMailboxResolver, createProjector, createPruneJob } from '@tern/projector';
-import { type RuntimeContext, streamOf } from '../context.js';
+import { capability, type RuntimeContext, streamOf } from '../context.js';
 
 /** The projector's consumer group; every projector instance joins it. */
 export const PROJECTOR_GROUP = 'tern-projector';
@@ -20,7 +20,7 @@ export function startProjector(ctx: RuntimeContext): void {
   const { config, logger, metrics, pool } = ctx;
   const projector = createProjector({
     pool,
-    ch: ctx.ch!,
+    ch: capability(ctx, 'ch'),
     log: streamOf(ctx),
     group: PROJECTOR_GROUP,
     ...(ctx.services.has('api') ? { maxBatchSize: SHARED_PROCESS_BATCH } : {}),

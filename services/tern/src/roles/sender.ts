@@ -3,7 +3,7 @@ import { NotReadyError } from '@tern/http';
 import { suppressionCheck, suppressionCheckMany } from '@tern/read-models';
 import { createSandboxProvider, createSender, createSmtpProvider } from '@tern/sender';
 import { getTemplate } from '@tern/templates';
-import { type RuntimeContext, streamOf } from '../context.js';
+import { capability, type RuntimeContext, streamOf } from '../context.js';
 
 /** The sender role: the queue of outgoing mail, sent through the provider, outcomes appended to the log. */
 export async function startSender(ctx: RuntimeContext): Promise<void> {
@@ -29,9 +29,9 @@ export async function startSender(ctx: RuntimeContext): Promise<void> {
     keyring: ctx.keyring,
     suppressedAmong: suppressionCheckMany(ctx.keyring),
     getTemplate,
-    signingKeys: createSigningKeys({ pool, sealer: ctx.dkimSealer! }),
+    signingKeys: createSigningKeys({ pool, sealer: capability(ctx, 'dkimSealer') }),
     requireVerifiedDomain: ctx.requireVerifiedDomains,
-    tracking: { secret: ctx.trackingSecret!, publicUrl: ctx.publicUrl },
+    tracking: { secret: capability(ctx, 'trackingSecret'), publicUrl: ctx.publicUrl },
     bounceDomain: config.bounceDomain,
     logger,
     onProviderFault: (fault) => metrics.providerFaults.inc({ step: fault.step, code: fault.code }),

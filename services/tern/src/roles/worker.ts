@@ -5,7 +5,7 @@ import {
   createSequenceScheduler,
   outgoingMailer,
 } from '@tern/worker';
-import { type RuntimeContext, streamOf } from '../context.js';
+import { capability, type RuntimeContext, streamOf } from '../context.js';
 import { sendingDomainsOf } from './api.js';
 
 /**
@@ -23,7 +23,7 @@ export function startWorker(ctx: RuntimeContext): void {
   ctx.onClose('domain-checks', () => domains.stop());
   const retention = createRetentionJob({
     pool,
-    ch: ctx.ch!,
+    ch: capability(ctx, 'ch'),
     now: () => new Date(),
     defaultRetentionDays: config.retentionDays,
     eventStreamDays: config.eventStreamDays,
@@ -37,7 +37,7 @@ export function startWorker(ctx: RuntimeContext): void {
     mailer: outgoingMailer(pool, streamOf(ctx)),
     now: () => new Date(),
     publicUrl,
-    trackingSecret: ctx.trackingSecret!,
+    trackingSecret: capability(ctx, 'trackingSecret'),
     logger,
   };
   const fanout = createCampaignFanout(bulk);
