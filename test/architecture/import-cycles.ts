@@ -56,7 +56,8 @@ export function workspaceCycles(root = ROOT): string[] {
       for (const folder of SOURCE_FOLDERS) {
         const src = join(root, base, name, folder);
         if (!existsSync(src)) continue;
-        for (const cycle of cycles(importGraph(src))) out.push(cycle.map((f) => relative(root, f)).join(' → '));
+        for (const cycle of cycles(importGraph(src)))
+          out.push(cycle.map((f) => relative(root, f)).join(' → '));
       }
   return out;
 }
