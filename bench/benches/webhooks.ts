@@ -9,10 +9,10 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { webhookStore } from '@tern/api';
 import type { DeliveryEvent } from '@tern/contracts';
 import { createDispatcher, postWebhook } from '@tern/dispatcher';
 import { createEventStream, createKafkaEventLog } from '@tern/event-log';
+import * as webhookStore from '@tern/webhooks';
 import { createSecretBox, generateWebhookSecret, webhookHeaders } from '@tern/webhooks';
 import { openProjectionDatabase } from '../lib/projection-stores.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';

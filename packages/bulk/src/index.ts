@@ -92,9 +92,11 @@ export {
   createSegmentStore,
   createSequenceStore,
   createTopicStore,
+  createUnsubscribeStore,
   type SegmentStore,
   type SequenceStore,
   type TopicStore,
+  type UnsubscribeStore,
 } from './repositories.js';
 export {
   type CompileOptions,

@@ -35,6 +35,7 @@ import {
   listContacts,
   updateContact,
 } from './contacts/store.js';
+import { unsubscribeAddress } from './contacts/unsubscribe.js';
 import {
   countMatching,
   deleteSegment,
@@ -55,10 +56,12 @@ import {
 } from './sequences/store.js';
 import { type DailyKind, mailDaily } from './stats.js';
 import {
+  contactPreferences,
   deleteTopic,
   getTopic,
   insertTopic,
   listTopics,
+  savePreferences,
   unknownTopics,
   updateTopic,
 } from './topics/store.js';
@@ -237,4 +240,21 @@ export type AutomationStore = Repository<typeof automationStatements>;
 
 export function createAutomationStore(pool: pg.Pool): AutomationStore {
   return bindPool(pool, automationStatements);
+}
+
+const unsubscribeStatements = {
+  unsubscribe: unsubscribeAddress,
+  /** The preference page's public topics of an address (SPEC §27), and their save. */
+  preferences: contactPreferences,
+  savePreferences,
+};
+
+/**
+ * The unsubscribe repository (`ApiStores.unsubscribes`). The erasure's re-keying of the unsubscribe
+ * records (`rekeyErasedUnsubscribes`) runs inside its transaction, on its client.
+ */
+export type UnsubscribeStore = Repository<typeof unsubscribeStatements>;
+
+export function createUnsubscribeStore(pool: pg.Pool): UnsubscribeStore {
+  return bindPool(pool, unsubscribeStatements);
 }

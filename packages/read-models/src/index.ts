@@ -16,4 +16,5 @@ export * from './registry.js';
 export * from './suppressions/checks.js';
 export * from './suppressions/manual.js';
 export * from './suppressions/model.js';
+export * from './suppressions/repository.js';
 export * from './timeline.js';

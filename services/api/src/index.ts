@@ -33,4 +33,3 @@ export { type SubmissionServer, startSubmissionServer } from './submission/serve
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
 export type { WebhookRouteOptions } from './webhooks/options.js';
 export { PROJECT_KEY_WEBHOOKS_MESSAGE } from './webhooks/routes.js';
-export * as webhookStore from './webhooks/store.js';

@@ -8,21 +8,26 @@ import {
   createSegmentStore,
   createSequenceStore,
   createTopicStore,
+  createUnsubscribeStore,
   type SegmentStore,
   type SequenceStore,
   type TopicStore,
+  type UnsubscribeStore,
 } from '@tern/bulk';
 import { bindPool, type Repository } from '@tern/jobs';
-import { emailsByMessageId, logsPage } from '@tern/read-models';
+import {
+  createSuppressionStore,
+  emailsByMessageId,
+  logsPage,
+  type SuppressionStore,
+} from '@tern/read-models';
 import { createTemplateStore, type TemplateStore } from '@tern/templates';
 import { createTenantSettingsStore, type TenantSettingsStore } from '@tern/tenant-settings';
+import { createWebhookStore, type WebhookStore } from '@tern/webhooks';
 import type pg from 'pg';
 import { createIdempotencyStore, type IdempotencyStore } from './emails/idempotency.js';
 import { createEmailStore, type EmailStore } from './emails/store.js';
 import { createProjectStore, type ProjectStore } from './projects/store.js';
-import { createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
-import { createUnsubscribeStore, type UnsubscribeStore } from './unsubscribe/store.js';
-import { createWebhookStore, type WebhookStore } from './webhooks/store.js';
 
 /**
  * The repositories of the tenant resources the routes use (issue 25, item 4): each built once over

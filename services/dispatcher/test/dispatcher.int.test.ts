@@ -1,6 +1,6 @@
-import { webhookStore } from '@tern/api';
 import { domainEventSchema } from '@tern/contracts';
 import { createEventStream, createKafkaEventLog, type EventLog } from '@tern/event-log';
+import * as webhookStore from '@tern/webhooks';
 import { createSecretBox } from '@tern/webhooks';
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,11 +1,11 @@
 // Fixtures of the dispatcher tests: a fresh migrated Postgres database, endpoints written through
 // the API's own store, events appended to a real log and projected by the projector's own sink.
 import { randomBytes } from 'node:crypto';
-import { webhookStore } from '@tern/api';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import { createEventStream, type EventLog } from '@tern/event-log';
 import { applyBatchToPostgres } from '@tern/projector';
 import { migratePostgres } from '@tern/stores';
+import * as webhookStore from '@tern/webhooks';
 import { generateWebhookSecret, type SecretBox } from '@tern/webhooks';
 import pg from 'pg';
 import { createFreshDatabase } from '../../../test/support/services.js';

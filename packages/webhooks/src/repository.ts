@@ -1,0 +1,31 @@
+import { bindPool, type Repository } from '@tern/jobs';
+import type pg from 'pg';
+import { listDeliveries } from './deliveries.js';
+import {
+  deleteEndpoint,
+  getEndpoint,
+  insertEndpoint,
+  listEndpoints,
+  rotateSecret,
+  updateEndpoint,
+} from './endpoints.js';
+import { insertCursorReplay, insertReplay } from './replays.js';
+
+const webhookStatements = {
+  insertEndpoint,
+  getEndpoint,
+  listEndpoints,
+  updateEndpoint,
+  deleteEndpoint,
+  rotateSecret,
+  listDeliveries,
+  insertReplay,
+  insertCursorReplay,
+};
+
+/** The webhook resource's repository (SPEC §17): endpoints, deliveries and replays over one pool (`ApiStores.webhookStore`). */
+export type WebhookStore = Repository<typeof webhookStatements>;
+
+export function createWebhookStore(pool: pg.Pool): WebhookStore {
+  return bindPool(pool, webhookStatements);
+}
