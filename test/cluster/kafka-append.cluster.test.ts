@@ -76,6 +76,13 @@ describe('Kafka event log on three brokers: every resolved append is in the topi
       const id = randomBytes(8).toString('hex');
       return { key: `m-${id}`, value: JSON.stringify({ id }) };
     });
+  // The first append creates the topic; its metadata reaches every broker a moment later.
+  const firstAppend = (log: EventLog, batch: EventLogRecord[]) =>
+    waitFor(() => log.append(batch).then(() => true), {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      description: 'the first append',
+    });
   const idOf = (r: EventLogRecord) => (JSON.parse(r.value) as { id: string }).id;
   const keyOf = (value: unknown) => (value as { id?: string } | null)?.id;
 
@@ -93,7 +100,7 @@ describe('Kafka event log on three brokers: every resolved append is in the topi
     const resendsBefore = resends.length;
     const acked: string[] = [];
     const warm = records(60);
-    await log.append(warm);
+    await firstAppend(log, warm);
     acked.push(...warm.map(idOf));
     // The producer's metadata now names this node as a leader; it is not refreshed while idle.
     const node = await leaderOf(topic, 0);
@@ -115,7 +122,7 @@ describe('Kafka event log on three brokers: every resolved append is in the topi
   it(`appends under load while a leader is stopped for ${DOWN_S} s and started again`, async () => {
     const topic = uniqueName('append-stop');
     const log = createKafkaEventLog({ brokers: cluster.brokers, topic, partitions: 6, logger });
-    await log.append(records(6));
+    await firstAppend(log, records(6));
     const resendsBefore = resends.length;
     const acked: string[] = [];
     let failed = 0;
