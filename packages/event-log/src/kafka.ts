@@ -10,6 +10,7 @@ import {
   type PartitionMetadata,
   type Producer,
 } from 'kafkajs';
+import { sendEvery } from './kafka-send.js';
 import { ensureTopic } from './kafka-topic.js';
 import {
   type ConsumedRecord,
@@ -39,7 +40,8 @@ export interface KafkaEventLogOptions {
   /**
    * kafkajs idempotent producer. Off by default: per-key order already holds with one request in
    * flight, duplicates are harmless downstream (event ids), and a kafkajs idempotent producer
-   * whose request timed out can be left with sequence numbers the broker rejects for good.
+   * whose request timed out can be left with sequence numbers the broker rejects for good. It
+   * does not prevent kafkajs's short sends either (same code path): `sendEvery` does.
    */
   idempotent?: boolean;
   /**
@@ -287,12 +289,18 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
       if (records.length === 0) return;
       await unavailable('append', async () => {
         await init();
-        await producer.send({
+        // The partition `partitionsOf` names, so a write's position names where it landed.
+        const messages = records.map((r) => ({ key: r.key, value: r.value, partition: partitionOf(r.key) }));
+        // Not producer.send alone: it can resolve without some partitions' records (kafka-send.ts).
+        await sendEvery(producer, messages, {
           topic,
-          acks: -1,
-          timeout: timeoutMs,
-          // The partition `partitionsOf` names, so a write's position names where it landed.
-          messages: records.map((r) => ({ key: r.key, value: r.value, partition: partitionOf(r.key) })),
+          timeoutMs,
+          deadline: Date.now() + timeoutMs,
+          onResend: (partitions, count) =>
+            logger?.warn(
+              { topic, partitions, records: count },
+              'kafka produce resolved short; sending again',
+            ),
         });
       });
     },
