@@ -28,6 +28,8 @@ export {
   listAutomations,
   listRuns,
   recordAutomationEvent,
+  recordAutomationEvents,
+  recordContactEvent,
   type TrackOutcome,
   trackEvent,
   updateAutomation,

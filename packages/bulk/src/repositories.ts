@@ -8,6 +8,7 @@ import {
   listAutomations,
   listRuns,
   recordAutomationEvent,
+  recordAutomationEvents,
   trackEvent,
   updateAutomation,
 } from './automations/store.js';
@@ -87,9 +88,10 @@ const contactStatements = {
 };
 
 /**
- * Contacts and audiences of a tenant (SPEC §14), over one pool. `insert` and `update` put their
- * `contact.created` / `contact.updated` in the automations' trigger inbox in the same transaction
- * (SPEC §27), under an id derived from the contact and the write's time.
+ * Contacts and audiences of a tenant (SPEC §14), over one pool. `insert`, `update` and each CSV
+ * import batch (`upsert`) put their `contact.created` / `contact.updated` in the automations'
+ * trigger inbox in the same transaction (SPEC §27), under an id derived from the contact (and, for
+ * an update, the write's time): an imported contact triggers what a created one does.
  */
 export type ContactStore = Repository<typeof contactStatements>;
 
@@ -122,6 +124,26 @@ export function createContactStore(pool: pg.Pool): ContactStore {
             at: now,
           });
         return updated;
+      }),
+    upsert: (tenantId, batch, addAudience, now) =>
+      withTransaction(pool, async (client) => {
+        const written = await upsertContacts(client, tenantId, batch, addAudience, now);
+        await recordAutomationEvents(client, {
+          tenantId,
+          name: 'contact.created',
+          at: now,
+          events: written.createdIds.map((id) => ({ id: `cev_${id}:created`, contactId: id })),
+        });
+        await recordAutomationEvents(client, {
+          tenantId,
+          name: 'contact.updated',
+          at: now,
+          events: written.updatedIds.map((id) => ({
+            id: `cev_${id}:updated:${now.getTime()}`,
+            contactId: id,
+          })),
+        });
+        return written;
       }),
   };
 }
@@ -229,17 +251,24 @@ const automationStatements = {
   update: updateAutomation,
   delete: deleteAutomation,
   runs: listRuns,
-  /** `POST /events/track`: a contact's custom event into the trigger inbox. */
-  track: trackEvent,
   /** Whether the tenant has the template a `send` step names. */
   templateExists,
 };
 
 /** Automations and their runs (SPEC §27), over one pool. The runner is the worker's. */
-export type AutomationStore = Repository<typeof automationStatements>;
+export interface AutomationStore extends Repository<typeof automationStatements> {
+  /**
+   * `POST /events/track`: a contact's custom event into the trigger inbox and the event stream,
+   * in one transaction (`trackEvent`).
+   */
+  track(e: Parameters<typeof trackEvent>[1]): ReturnType<typeof trackEvent>;
+}
 
 export function createAutomationStore(pool: pg.Pool): AutomationStore {
-  return bindPool(pool, automationStatements);
+  return {
+    ...bindPool(pool, automationStatements),
+    track: (e) => withTransaction(pool, (client) => trackEvent(client, e)),
+  };
 }
 
 const unsubscribeStatements = {

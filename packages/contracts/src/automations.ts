@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { fromAddressSchema } from './campaigns.js';
-import { EVENT_TYPES } from './event-types.js';
+import { EVENT_TYPES, INBOUND_EVENT_TYPE } from './event-types.js';
 
 /**
  * Automations (SPEC §27): `POST /automations { name, from?, trigger: { event }, steps }`, the
@@ -11,8 +11,15 @@ import { EVENT_TYPES } from './event-types.js';
 /** The contact events Tern emits itself (a write of `POST`/`PATCH /contacts`). */
 export const CONTACT_EVENT_TYPES = ['contact.created', 'contact.updated'] as const;
 
-/** Built-in triggers: contact changes and the delivery events of the event stream (SPEC §25). */
-export const AUTOMATION_BUILTIN_EVENTS = [...CONTACT_EVENT_TYPES, ...EVENT_TYPES] as const;
+/**
+ * Built-in triggers: contact changes, the delivery events of the event stream (SPEC §25) and an
+ * inbound message from the contact (`email.received`, SPEC §24).
+ */
+export const AUTOMATION_BUILTIN_EVENTS = [
+  ...CONTACT_EVENT_TYPES,
+  ...EVENT_TYPES,
+  INBOUND_EVENT_TYPE,
+] as const;
 
 /** Prefixes only Tern's own event types use: a custom event may not take them. */
 const RESERVED = /^(email|contact|domain)\./;
@@ -36,7 +43,7 @@ const eventName = z
     },
   )
   .meta({
-    description: `\`contact.created\`, \`contact.updated\`, a delivery event type (${EVENT_TYPES.join(', ')}) or a custom event name.`,
+    description: `\`contact.created\`, \`contact.updated\`, a delivery event type (${EVENT_TYPES.join(', ')}), \`email.received\` (mail from the contact) or a custom event name.`,
     example: 'contact.created',
   });
 
@@ -208,12 +215,18 @@ const EXAMPLE_STEPS: AutomationStep[] = [
   },
 ];
 
+const enabled = z.boolean({ error: 'enabled must be a boolean' }).meta({
+  description: 'false: starts no run (runs already going on finish). Default true.',
+  example: true,
+});
+
 export const createAutomationBodySchema = z
   .strictObject({
     name,
     from: fromAddressSchema.optional(),
     trigger: triggerSchema,
     steps: stepsSchema,
+    enabled: enabled.optional(),
   })
   .superRefine((b, ctx) => {
     if (b.from === undefined && [...walkSteps(b.steps)].some(([s]) => 'send' in s))
@@ -237,11 +250,12 @@ export const updateAutomationBodySchema = z
     from: fromAddressSchema.optional(),
     trigger: triggerSchema.optional(),
     steps: stepsSchema.optional(),
+    enabled: enabled.optional(),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), {
-    error: 'name, from, trigger or steps is required',
+    error: 'name, from, trigger, steps or enabled is required',
   })
-  .meta({ examples: [{ name: 'Welcome (v2)' }] });
+  .meta({ examples: [{ name: 'Welcome (v2)' }, { enabled: false }] });
 export type UpdateAutomationBody = z.infer<typeof updateAutomationBodySchema>;
 
 /**
@@ -272,6 +286,7 @@ export const automationSchema = z
     from: z.string().nullable(),
     trigger: z.object({ event: z.string() }),
     steps: z.array(storedStepSchema),
+    enabled: z.boolean().meta({ description: 'false: no new run starts.' }),
     runs: z
       .object({ active: z.number().int(), completed: z.number().int(), stopped: z.number().int() })
       .meta({ description: 'Runs by state.' }),
@@ -286,6 +301,7 @@ export const automationSchema = z
         from: 'Acme <hello@acme.test>',
         trigger: { event: 'contact.created' },
         steps: EXAMPLE_STEPS,
+        enabled: true,
         runs: { active: 3, completed: 10, stopped: 1 },
         createdAt: '2026-06-15T12:00:00.000Z',
         updatedAt: '2026-06-15T12:00:00.000Z',

@@ -33,6 +33,8 @@ export interface Erasure {
   emailIds: readonly string[];
   /** Other emails whose messages named it (another `to`, a cc, bcc or reply-to; SPEC §22). */
   mentioned: readonly string[];
+  /** The tenant's contacts with this address, deleted by the erasure (their custom events are scrubbed). */
+  contactIds?: readonly string[] | undefined;
 }
 
 /** Whose rows an expiry takes: one tenant's, or every tenant's but those listed (they have their own cut-off). */

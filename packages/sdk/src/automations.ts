@@ -37,6 +37,8 @@ export interface Automation {
   from: string | null;
   trigger: { event: string };
   steps: AutomationStep[];
+  /** false: no new run starts (runs going on finish). */
+  enabled: boolean;
   runs: { active: number; completed: number; stopped: number };
   createdAt: string;
   updatedAt: string;
@@ -46,9 +48,11 @@ export interface CreateAutomationParams {
   name: string;
   /** Required when a step sends. */
   from?: string;
-  /** `contact.created`, `contact.updated`, a delivery event type or a custom event name. */
+  /** `contact.created`, `contact.updated`, a delivery event type, `email.received` or a custom event name. */
   trigger: { event: string };
   steps: AutomationStep[];
+  /** Default true. */
+  enabled?: boolean;
 }
 
 export interface UpdateAutomationParams {
@@ -56,6 +60,7 @@ export interface UpdateAutomationParams {
   from?: string;
   trigger?: { event: string };
   steps?: AutomationStep[];
+  enabled?: boolean;
 }
 
 export interface AutomationRun {

@@ -44,6 +44,13 @@ beforeAll(async () => {
     body: JSON.stringify({ name: 'hi', subject: 'Hi {{firstName}}', text: 'hello' }),
   });
   templateId = ((await res.json()) as { id: string }).id;
+  // The property the `update` step sets: an automation's update is checked against the definitions.
+  const defined = await fetch(`${baseUrl}/contact-properties`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'upgraded', type: 'boolean' }),
+  });
+  expect(defined.status).toBe(201);
 });
 
 afterAll(async () => {
@@ -78,6 +85,7 @@ describe('client.automations', () => {
     expect(created).toMatchObject({
       name: 'Upgrade',
       trigger: { event: 'plan.upgraded' },
+      enabled: true,
       runs: { active: 0, completed: 0, stopped: 0 },
     });
     expect(created.id).toMatch(/^aut_[A-Za-z0-9]{24}$/);

@@ -1,5 +1,6 @@
 import type { JSX } from 'preact';
 import { ApiKeysPage } from './pages/api-keys.js';
+import { AutomationsPage } from './pages/automations.js';
 import { CampaignsPage } from './pages/campaigns.js';
 import { ContactsPage } from './pages/contacts.js';
 import { DeliverabilityPage } from './pages/deliverability.js';
@@ -10,11 +11,14 @@ import { InboundPage } from './pages/inbound.js';
 import { LogsPage } from './pages/logs.js';
 import { OverviewPage } from './pages/overview.js';
 import { ProjectsPage } from './pages/projects.js';
+import { PropertiesPage } from './pages/properties.js';
+import { SegmentsPage } from './pages/segments.js';
 import { SendPage } from './pages/send.js';
 import { SequencesPage } from './pages/sequences.js';
 import { SettingsPage } from './pages/settings.js';
 import { SuppressionsPage } from './pages/suppressions.js';
 import { TemplatesPage } from './pages/templates.js';
+import { TopicsPage } from './pages/topics.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import type { Route } from './router.js';
 import type { Session } from './session.js';
@@ -58,8 +62,16 @@ export const PAGES: readonly PageDef[] = [
     label: 'Sequences',
     render: ({ rest }) => <SequencesPage id={rest} />,
   },
+  {
+    path: '/automations',
+    label: 'Automations',
+    render: ({ rest }) => <AutomationsPage id={rest} />,
+  },
   { path: '/templates', label: 'Templates', render: ({ session }) => <TemplatesPage session={session} /> },
   { path: '/contacts', label: 'Contacts', render: () => <ContactsPage /> },
+  { path: '/properties', label: 'Properties', render: () => <PropertiesPage /> },
+  { path: '/segments', label: 'Segments', render: ({ rest }) => <SegmentsPage id={rest} /> },
+  { path: '/topics', label: 'Topics', render: () => <TopicsPage /> },
   { path: '/suppressions', label: 'Suppressions', render: () => <SuppressionsPage /> },
   { path: '/domains', label: 'Domains', render: ({ session }) => <DomainsPage session={session} /> },
   { path: '/webhooks', label: 'Webhooks', render: () => <WebhooksPage /> },

@@ -475,3 +475,58 @@ export interface DmarcSummary {
   messages: number;
   sources: DmarcSource[];
 }
+
+/** SPEC §27 contact properties: typed definitions of the values contacts carry. */
+export const PROPERTY_TYPES = ['string', 'number', 'boolean', 'date'] as const;
+export interface ContactProperty {
+  name: string;
+  type: (typeof PROPERTY_TYPES)[number];
+  createdAt: string;
+}
+
+/** SPEC §27 topics: what contacts subscribe to. */
+export interface Topic {
+  id: string;
+  name: string;
+  default: 'opt_in' | 'opt_out';
+  public: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A segment filter (SPEC §27); the API checks it. */
+export type SegmentFilter = Record<string, unknown>;
+export interface Segment {
+  id: string;
+  name: string;
+  filter: SegmentFilter;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** SPEC §27 automations: a trigger and a tree of steps, each contact's run through them. */
+export type AutomationStep = Record<string, unknown>;
+export interface Automation {
+  id: string;
+  name: string;
+  from: string | null;
+  trigger: { event: string };
+  steps: AutomationStep[];
+  enabled: boolean;
+  runs: { active: number; completed: number; stopped: number };
+  createdAt: string;
+  updatedAt: string;
+}
+export const AUTOMATION_RUN_STATES = ['active', 'completed', 'stopped'] as const;
+export interface AutomationRun {
+  id: string;
+  contactId: string;
+  email: string | null;
+  state: (typeof AUTOMATION_RUN_STATES)[number];
+  stopReason: string | null;
+  position: string | null;
+  waiting: 'delay' | 'event' | null;
+  dueAt: string | null;
+  stepsDone: number;
+  startedAt: string;
+}

@@ -1,4 +1,4 @@
-import type { LogEvent } from '@tern/contracts';
+import { type LogEvent, WEBHOOK_EVENT_TYPES } from '@tern/contracts';
 import { createPoller, type Poller } from '@tern/jobs';
 import { listEvents, type StreamEvent } from '@tern/read-models';
 import {
@@ -68,7 +68,8 @@ export function createReplayJob(ctx: DispatcherContext, intervalMs: number): Pol
         limit: CURSOR_PAGE,
         // The api checked the cursor against retention; what expired since is simply gone.
         cutoff: new Date(0),
-        types: endpoint.eventTypes ?? undefined,
+        // No filter: every webhook event type — not the stream's custom events, which no webhook carries.
+        types: endpoint.eventTypes ?? WEBHOOK_EVENT_TYPES,
       });
       if (page.expired) {
         logger.warn({ replayId: replay.id }, 'webhook replay: its events expired meanwhile');

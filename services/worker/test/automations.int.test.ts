@@ -119,6 +119,16 @@ beforeAll(async () => {
   });
   welcome = await template('welcome', 'Welcome {{firstName}}');
   nudge = await template('nudge', 'Still there?');
+  // The properties the `if` and `update` steps name: an automation's update is checked against them.
+  for (const [name, type] of [
+    ['engaged', 'boolean'],
+    ['paid', 'boolean'],
+    ['plan', 'string'],
+    ['seats', 'number'],
+    ['tier', 'string'],
+    ['seen', 'number'],
+  ])
+    expect((await post('/contact-properties', { name, type })).statusCode).toBe(201);
 });
 
 afterAll(async () => {

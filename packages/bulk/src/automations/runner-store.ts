@@ -232,7 +232,7 @@ export async function handleInboxEvent(
        SELECT a.tenant_id, 'run_' || left(encode(sha256(convert_to(a.id || ':' || $2, 'UTF8')), 'hex'), 24),
               a.id, $4, 'active', '0', $5, $5, $5
          FROM automations a, mine
-        WHERE a.tenant_id = $1 AND a.trigger_event = $3
+        WHERE a.tenant_id = $1 AND a.trigger_event = $3 AND a.enabled
           AND EXISTS (SELECT 1 FROM contacts ct WHERE ct.tenant_id = $1 AND ct.id = $4 AND ct.subscribed)
        ON CONFLICT DO NOTHING
        RETURNING 1
@@ -253,10 +253,18 @@ export async function handleInboxEvent(
 
 const DELIVERY = new Set<string>(EVENT_TYPES);
 
-/** Every delivery event type the tenants' automations trigger on or wait for, by tenant. */
+/**
+ * Every delivery event type the tenants' automations trigger on (the enabled ones) or wait for
+ * (all: a disabled automation's runs finish), by tenant.
+ */
 export async function followedTypes(pool: Queryable): Promise<Map<string, string[]>> {
-  const { rows } = await pool.query<{ tenant_id: string; trigger_event: string; steps: AutomationStep[] }>(
-    `SELECT a.tenant_id, a.trigger_event, a.steps FROM automations a
+  const { rows } = await pool.query<{
+    tenant_id: string;
+    trigger_event: string;
+    enabled: boolean;
+    steps: AutomationStep[];
+  }>(
+    `SELECT a.tenant_id, a.trigger_event, a.enabled, a.steps FROM automations a
       JOIN automation_stream_cursors c ON c.tenant_id = a.tenant_id`,
   );
   const out = new Map<string, Set<string>>();
@@ -274,7 +282,7 @@ export async function followedTypes(pool: Queryable): Promise<Map<string, string
     }
   };
   for (const r of rows) {
-    add(r.tenant_id, r.trigger_event);
+    if (r.enabled) add(r.tenant_id, r.trigger_event);
     walk(r.tenant_id, r.steps);
   }
   return new Map([...out].map(([t, s]) => [t, [...s].sort()]));

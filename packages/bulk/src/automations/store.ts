@@ -7,7 +7,7 @@ import type {
   UpdateAutomationBody,
 } from '@tern/contracts';
 import { type PageQuery, pageWindow } from '@tern/contracts';
-import { eventStreamHeadSql } from '@tern/read-models';
+import { appendContactEvents, eventStreamHeadSql } from '@tern/read-models';
 import type pg from 'pg';
 
 /** Automations, their runs and the trigger inbox in Postgres (SPEC §27): the api's statements. */
@@ -20,11 +20,12 @@ interface AutomationRow {
   from_address: string | null;
   trigger_event: string;
   steps: AutomationStep[];
+  enabled: boolean;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = 'id, name, from_address, trigger_event, steps, created_at, updated_at';
+const COLUMNS = 'id, name, from_address, trigger_event, steps, enabled, created_at, updated_at';
 
 async function toAutomations(db: Queryable, tenantId: string, rows: AutomationRow[]): Promise<Automation[]> {
   if (rows.length === 0) return [];
@@ -42,6 +43,7 @@ async function toAutomations(db: Queryable, tenantId: string, rows: AutomationRo
       from: r.from_address,
       trigger: { event: r.trigger_event },
       steps: r.steps,
+      enabled: r.enabled,
       runs,
       createdAt: r.created_at.toISOString(),
       updatedAt: r.updated_at.toISOString(),
@@ -65,9 +67,18 @@ export async function insertAutomation(
 ): Promise<Automation> {
   await db.query(FOLLOW_FROM_HEAD, [tenantId]);
   const { rows } = await db.query<AutomationRow>(
-    `INSERT INTO automations (tenant_id, id, name, from_address, trigger_event, steps, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ${COLUMNS}`,
-    [tenantId, id, body.name, body.from ?? null, body.trigger.event, JSON.stringify(body.steps), at],
+    `INSERT INTO automations (tenant_id, id, name, from_address, trigger_event, steps, enabled, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $8, $7, $7) RETURNING ${COLUMNS}`,
+    [
+      tenantId,
+      id,
+      body.name,
+      body.from ?? null,
+      body.trigger.event,
+      JSON.stringify(body.steps),
+      at,
+      body.enabled ?? true,
+    ],
   );
   return (await toAutomations(db, tenantId, rows))[0]!;
 }
@@ -82,7 +93,8 @@ export async function getAutomation(db: Queryable, tenantId: string, id: string)
 
 /**
  * `PATCH /automations/:id`: the given fields; `steps` replaces the tree. Runs keep their position
- * (a path): one whose step no longer exists completes when it next moves.
+ * (a path): one whose step no longer exists completes when it next moves. `enabled: false` starts
+ * no further run; the runs going on finish.
  */
 export async function updateAutomation(
   db: Queryable,
@@ -94,7 +106,8 @@ export async function updateAutomation(
   const { rows } = await db.query<AutomationRow>(
     `UPDATE automations
         SET name = COALESCE($3, name), from_address = COALESCE($4, from_address),
-            trigger_event = COALESCE($5, trigger_event), steps = COALESCE($6::jsonb, steps), updated_at = $7
+            trigger_event = COALESCE($5, trigger_event), steps = COALESCE($6::jsonb, steps), updated_at = $7,
+            enabled = COALESCE($8, enabled)
       WHERE tenant_id = $1 AND id = $2
       RETURNING ${COLUMNS}`,
     [
@@ -105,6 +118,7 @@ export async function updateAutomation(
       patch.trigger?.event ?? null,
       patch.steps === undefined ? null : JSON.stringify(patch.steps),
       at,
+      patch.enabled ?? null,
     ],
   );
   return rows[0] ? (await toAutomations(db, tenantId, rows))[0]! : null;
@@ -205,7 +219,7 @@ export async function recordAutomationEvent(
   await db.query(
     `INSERT INTO automation_inbox (tenant_id, id, name, contact_id, occurred_at)
      SELECT $1, $2, $3, $4, $5
-      WHERE EXISTS (SELECT 1 FROM automations WHERE tenant_id = $1 AND trigger_event = $3)
+      WHERE EXISTS (SELECT 1 FROM automations WHERE tenant_id = $1 AND trigger_event = $3 AND enabled)
          OR EXISTS (SELECT 1 FROM automation_runs WHERE tenant_id = $1 AND contact_id = $4 AND state = 'active'
                        AND waiting = 'event' AND wait_event = $3)
      ON CONFLICT (tenant_id, id) DO NOTHING`,
@@ -213,19 +227,68 @@ export async function recordAutomationEvent(
   );
 }
 
+/**
+ * The same event of many contacts into the inbox in one statement (a CSV import's
+ * `contact.created`), under the same condition as {@link recordAutomationEvent}: only when an
+ * enabled automation triggers on it or a run of that contact waits for it.
+ */
+export async function recordAutomationEvents(
+  db: Queryable,
+  e: { tenantId: string; name: string; at: Date; events: readonly { id: string; contactId: string }[] },
+): Promise<number> {
+  if (e.events.length === 0) return 0;
+  const r = await db.query(
+    `INSERT INTO automation_inbox (tenant_id, id, name, contact_id, occurred_at)
+     SELECT $1, u.id, $2, u.contact_id, $3
+       FROM unnest($4::text[], $5::text[]) AS u(id, contact_id)
+      WHERE EXISTS (SELECT 1 FROM automations WHERE tenant_id = $1 AND trigger_event = $2 AND enabled)
+         OR EXISTS (SELECT 1 FROM automation_runs WHERE tenant_id = $1 AND contact_id = u.contact_id
+                       AND state = 'active' AND waiting = 'event' AND wait_event = $2)
+     ON CONFLICT (tenant_id, id) DO NOTHING`,
+    [e.tenantId, e.name, e.at, e.events.map((x) => x.id), e.events.map((x) => x.contactId)],
+  );
+  return r.rowCount ?? 0;
+}
+
 export type TrackOutcome = { kind: 'no_contact' } | { kind: 'ok'; contactId: string };
 
-/** `POST /events/track`: the contact with that address's custom event, into the inbox. */
-export async function trackEvent(
+/**
+ * An event of the contact with this address, by name, into the inbox: a custom event of
+ * `POST /events/track`, or an inbound message from the contact (`email.received`, SPEC §24).
+ */
+export async function recordContactEvent(
   db: Queryable,
   e: { tenantId: string; id: string; name: string; email: string; at: Date },
 ): Promise<TrackOutcome> {
   const { rows } = await db.query<{ id: string }>(
     'SELECT id FROM contacts WHERE tenant_id = $1 AND email = $2',
-    [e.tenantId, e.email],
+    [e.tenantId, e.email.trim().toLowerCase()],
   );
   const contactId = rows[0]?.id;
   if (contactId === undefined) return { kind: 'no_contact' };
   await recordAutomationEvent(db, { tenantId: e.tenantId, id: e.id, name: e.name, contactId, at: e.at });
   return { kind: 'ok', contactId };
+}
+
+/**
+ * `POST /events/track` (SPEC §27, §25), in the caller's transaction: the contact's custom event
+ * into the trigger inbox and into the tenant's event stream (`GET /events`), where it reads
+ * `{ id, cursor, type: <name>, timestamp, data: { tenantId, contactId, email, data } }`.
+ */
+export async function trackEvent(
+  client: pg.ClientBase,
+  e: { tenantId: string; id: string; name: string; email: string; data: Record<string, unknown>; at: Date },
+): Promise<TrackOutcome> {
+  const outcome = await recordContactEvent(client, e);
+  if (outcome.kind === 'no_contact') return outcome;
+  await appendContactEvents(client, e.tenantId, [
+    {
+      id: e.id,
+      contactId: outcome.contactId,
+      type: e.name,
+      timestamp: e.at.toISOString(),
+      data: { tenantId: e.tenantId, contactId: outcome.contactId, email: e.email, data: e.data },
+    },
+  ]);
+  return outcome;
 }

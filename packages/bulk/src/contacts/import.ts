@@ -21,7 +21,8 @@ export interface ImportedContact {
  * replaces the stored one, a null one leaves it; `subscribed: true` never resubscribes an existing
  * contact that unsubscribed (only an explicit PATCH does); `addAudience` joins every row to it.
  * `raced`: addresses another request created between this statement's update and insert (rare);
- * they are not written and the caller reports them.
+ * they are not written and the caller reports them. `createdIds`/`updatedIds`: the contacts written
+ * (the repository puts their `contact.created`/`contact.updated` in the automations' inbox).
  */
 export async function upsertContacts(
   db: Queryable,
@@ -29,9 +30,15 @@ export async function upsertContacts(
   batch: readonly ImportedContact[],
   addAudience: string | null,
   now: Date,
-): Promise<{ created: number; updated: number; raced: string[] }> {
-  if (batch.length === 0) return { created: 0, updated: 0, raced: [] };
-  const { rows } = await db.query<{ email: string; inserted: boolean }>(
+): Promise<{
+  created: number;
+  updated: number;
+  raced: string[];
+  createdIds: string[];
+  updatedIds: string[];
+}> {
+  if (batch.length === 0) return { created: 0, updated: 0, raced: [], createdIds: [], updatedIds: [] };
+  const { rows } = await db.query<{ id: string; email: string; inserted: boolean }>(
     `WITH r AS (
        SELECT r.id, r.email, r.first_name, r.last_name, r.attributes, r.subscribed, r.properties,
               CASE WHEN r.audiences IS NULL THEN NULL
@@ -54,7 +61,7 @@ export async function upsertContacts(
          updated_at = $3
          FROM r
         WHERE c.tenant_id = $1 AND c.email = r.email
-       RETURNING c.email
+       RETURNING c.id, c.email
      ),
      ins AS (
        INSERT INTO contacts (tenant_id, id, email, first_name, last_name, attributes, subscribed,
@@ -68,11 +75,11 @@ export async function upsertContacts(
          FROM r
         WHERE r.email NOT IN (SELECT email FROM upd)
        ON CONFLICT (tenant_id, email) DO NOTHING
-       RETURNING email
+       RETURNING id, email
      )
-     SELECT email, false AS inserted FROM upd
+     SELECT id, email, false AS inserted FROM upd
      UNION ALL
-     SELECT email, true AS inserted FROM ins`,
+     SELECT id, email, true AS inserted FROM ins`,
     [tenantId, JSON.stringify(batch.map(toRecord)), now, addAudience],
   );
   const created = rows.filter((r) => r.inserted).length;
@@ -81,6 +88,8 @@ export async function upsertContacts(
     created,
     updated: rows.length - created,
     raced: batch.filter((c) => !written.has(c.email)).map((c) => c.email),
+    createdIds: rows.filter((r) => r.inserted).map((r) => r.id),
+    updatedIds: rows.filter((r) => !r.inserted).map((r) => r.id),
   };
 }
 

@@ -197,13 +197,13 @@ export async function deleteContact(db: Queryable, tenantId: string, id: string)
   return (rowCount ?? 0) > 0;
 }
 
-/** Erasure (SPEC §14): deletes the tenant's contact with this address; resolves with how many went. */
-export async function deleteContactsTo(db: Queryable, tenantId: string, address: string): Promise<number> {
-  const { rowCount } = await db.query('DELETE FROM contacts WHERE tenant_id = $1 AND email = $2', [
-    tenantId,
-    address,
-  ]);
-  return rowCount ?? 0;
+/** Erasure (SPEC §14): deletes the tenant's contact with this address; resolves with the ids that went. */
+export async function deleteContactsTo(db: Queryable, tenantId: string, address: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    'DELETE FROM contacts WHERE tenant_id = $1 AND email = $2 RETURNING id',
+    [tenantId, address],
+  );
+  return rows.map((r) => r.id);
 }
 
 /** The recipient fields a template may use: `{{email}}`, `{{firstName}}`, `{{lastName}}`, attributes. */

@@ -4,6 +4,7 @@ import { SCRUB_SPEC, scrubbedData } from '@tern/privacy';
 import type pg from 'pg';
 import type { EmailView } from '../email-log/views.js';
 import type { PgReadModel, ProjectionBatch, TenantScope } from '../read-model.js';
+import { eraseContactEvents } from './contact-events.js';
 
 /** An event of the stream as it is stored: its webhook body (SPEC §17) and its id. */
 export interface StreamedPayload extends WebhookPayload {
@@ -198,7 +199,7 @@ export const eventStream: PgReadModel = {
   tables: ['event_stream', 'event_stream_heads'],
   apply: appendToStream,
   expire: expireEventStream,
-  async eraseRecipient(client, { tenantId, address, emailIds, mentioned }) {
+  async eraseRecipient(client, { tenantId, address, emailIds, mentioned, contactIds }) {
     // The personal fields read null: of this recipient's emails every event's recipient, subject
     // and the type's personal fields; of the other emails naming it, the events naming it.
     const nulls = (t: string) => `COALESCE((SELECT jsonb_object_agg(f, 'null'::jsonb)
@@ -216,6 +217,7 @@ export const eventStream: PgReadModel = {
           AND payload IS DISTINCT FROM ${scrubbed}`,
       [tenantId, emailIds, SCRUB_SPEC, address, mentioned],
     );
-    return { streamEvents: r.rowCount ?? 0 };
+    const custom = await eraseContactEvents(client, tenantId, contactIds ?? []);
+    return { streamEvents: (r.rowCount ?? 0) + custom };
   },
 };

@@ -1,5 +1,5 @@
 import { randomBase62 } from '@tern/auth';
-import { propertyNameSchema, segmentFilterSchema } from '@tern/bulk';
+import { checkPropertyValue, type PropertyType, propertyNameSchema, segmentFilterSchema } from '@tern/bulk';
 import {
   AUTOMATION_RUN_STATES,
   type AutomationStep,
@@ -12,6 +12,7 @@ import {
   walkSteps,
 } from '@tern/contracts';
 import { httpError } from '@tern/http';
+import { notifyReadModel } from '@tern/stores';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type AuthConfig, credentialOf } from '../credentials.js';
@@ -44,11 +45,15 @@ const runsQuerySchema = pageQuerySchema.extend({
 export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
   /**
    * Every `send` step's template must be the tenant's, every `if` a valid segment filter, every
-   * `update` property a property name: a 400 naming each one that is not.
+   * `update` a defined contact property given a value of its type (checked as a contact write
+   * checks it): a 400 naming each one that is not. Resolves with the steps as stored (a date
+   * property's value normalised to `…Z`, as contact writes store it).
    */
-  async function checkTemplates(tenantId: string, steps: readonly AutomationStep[]) {
+  async function checkSteps(tenantId: string, steps: readonly AutomationStep[]): Promise<AutomationStep[]> {
     const problems: string[] = [];
     const seen = new Set<string>();
+    const updates = [...walkSteps(steps)].some(([s]) => 'update' in s);
+    const types = updates ? await deps.contacts.propertyTypes(tenantId) : new Map<string, PropertyType>();
     for (const [step] of walkSteps(steps)) {
       if ('if' in step) {
         const parsed = segmentFilterSchema.safeParse(step.if);
@@ -58,17 +63,23 @@ export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app,
           );
       }
       if ('update' in step)
-        for (const name of Object.keys(step.update))
-          if (!propertyNameSchema.safeParse(name).success)
+        for (const [name, value] of Object.entries(step.update)) {
+          if (!propertyNameSchema.safeParse(name).success) {
             problems.push(
               `body.steps: update: ${name} is not a property name (a letter, then up to 63 letters, digits or _)`,
             );
+            continue;
+          }
+          const checked = checkPropertyValue(types.get(name), name, value);
+          if ('error' in checked) problems.push(`body.steps: update: ${checked.error}`);
+        }
       if (!('send' in step) || seen.has(step.send)) continue;
       seen.add(step.send);
       if (!(await deps.automations.templateExists(tenantId, step.send)))
         problems.push(`body.steps: template ${step.send} not found`);
     }
     if (problems.length > 0) throw httpError(400, problems.join('; '), { code: 'FST_ERR_VALIDATION' });
+    return normalised(steps, types);
   }
 
   app.post(
@@ -80,7 +91,7 @@ export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app,
         operationId: 'createAutomation',
         summary: 'Create an automation',
         description:
-          'From now on, each `trigger.event` of a contact (`contact.created`, `contact.updated`, a delivery event of mail to the contact, or a custom event of `POST /events/track`) starts a run of `steps` for that contact, unless one is already active. A run is stopped when its contact unsubscribes, is suppressed or erased.',
+          'From now on, each `trigger.event` of a contact (`contact.created`, `contact.updated` — by the API or a CSV import —, a delivery event of mail to the contact, `email.received` — mail from the contact —, or a custom event of `POST /events/track`) starts a run of `steps` for that contact, unless one is already active. A run is stopped when its contact unsubscribes, is suppressed or erased. `enabled: false` starts no run. An `update` step names defined contact properties with values of their types.',
         security: KEY_OR_DASHBOARD,
         body: createAutomationBodySchema,
         response: {
@@ -92,13 +103,13 @@ export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app,
     },
     async (request, reply) => {
       const tenantId = credentialOf(request).tenantId;
-      await checkTemplates(tenantId, request.body.steps);
+      const steps = await checkSteps(tenantId, request.body.steps);
       if (request.body.from !== undefined)
         await deps.fromDomains.assertVerified(tenantId, [{ field: 'body.from', from: request.body.from }]);
       const created = await deps.automations.insert(
         tenantId,
         newResourceId('automation'),
-        request.body,
+        { ...request.body, steps },
         deps.now(),
       );
       return reply.status(201).send(created);
@@ -159,20 +170,21 @@ export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app,
         operationId: 'updateAutomation',
         summary: 'Change an automation',
         description:
-          '`name`, `from`, `trigger` and/or `steps` (the whole tree). Runs keep their position (a path such as `1.else.0`); a run whose step no longer exists completes when it next moves. Steps already done are not redone.',
+          '`name`, `from`, `trigger`, `steps` (the whole tree) and/or `enabled`. Runs keep their position (a path such as `1.else.0`); a run whose step no longer exists completes when it next moves. Steps already done are not redone. `enabled: false` starts no further run; the runs going on finish.',
         security: KEY_OR_DASHBOARD,
         params,
         body: updateAutomationBodySchema,
         response: {
           200: automationSchema,
-          400: errors.badRequest('body: name, from, trigger or steps is required'),
+          400: errors.badRequest('body: name, from, trigger, steps or enabled is required'),
           ...resourceErrors('Automation', { notFound: true }),
         },
       },
     },
     async (request) => {
       const tenantId = credentialOf(request).tenantId;
-      if (request.body.steps !== undefined) await checkTemplates(tenantId, request.body.steps);
+      const steps =
+        request.body.steps === undefined ? undefined : await checkSteps(tenantId, request.body.steps);
       if (request.body.from !== undefined)
         await deps.fromDomains.assertVerified(tenantId, [{ field: 'body.from', from: request.body.from }]);
       if (request.body.steps !== undefined && request.body.from === undefined) {
@@ -183,7 +195,12 @@ export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app,
             code: 'FST_ERR_VALIDATION',
           });
       }
-      const updated = await deps.automations.update(tenantId, request.params.id, request.body, deps.now());
+      const updated = await deps.automations.update(
+        tenantId,
+        request.params.id,
+        { ...request.body, ...(steps === undefined ? {} : { steps }) },
+        deps.now(),
+      );
       if (updated === null) throw notFound('Automation');
       return updated;
     },
@@ -257,7 +274,7 @@ export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app,
         operationId: 'trackEvent',
         summary: 'Track a custom event',
         description:
-          'A custom event of the tenant’s contact with that address (404 `Contact not found` when there is none): it starts the automations it triggers and ends the runs of that contact waiting for it. Handled by the worker within its poll interval.',
+          'A custom event of the tenant’s contact with that address (404 `Contact not found` when there is none): it starts the automations it triggers and ends the runs of that contact waiting for it (handled by the worker within its poll interval), and it is in the event stream at once (`GET /events`, type = its name, `data: { tenantId, contactId, email, data }`).',
         security: KEY_OR_DASHBOARD,
         body: trackEventBodySchema,
         response: {
@@ -274,10 +291,37 @@ export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app,
         id,
         name: request.body.name,
         email: request.body.email,
+        data: request.body.data ?? {},
         at: deps.now(),
       });
       if (outcome.kind === 'no_contact') throw notFound('Contact');
+      // The event is in the stream: live tails (`GET /events/stream`) of every process read it now.
+      const change = { kind: 'logs', tenants: [credentialOf(request).tenantId] } as const;
+      await notifyReadModel(deps.pool, change);
+      deps.readModel.changed(change);
       return reply.status(202).send({ id, name: request.body.name, contactId: outcome.contactId });
     },
   );
 };
+
+/** The steps with each `update` value as a contact write stores it (a date as `…Z`). */
+function normalised(
+  steps: readonly AutomationStep[],
+  types: ReadonlyMap<string, PropertyType>,
+): AutomationStep[] {
+  return steps.map((step) => {
+    let out: AutomationStep = step;
+    if ('update' in step)
+      out = {
+        update: Object.fromEntries(
+          Object.entries(step.update).map(([name, value]) => {
+            const checked = checkPropertyValue(types.get(name), name, value);
+            return [name, 'value' in checked ? checked.value : value];
+          }),
+        ),
+      };
+    if ('then' in out && out.then) out = { ...out, then: normalised(out.then, types) };
+    if ('else' in out && out.else) out = { ...out, else: normalised(out.else, types) };
+    return out;
+  });
+}

@@ -49,7 +49,8 @@ export async function eraseRecipient(
   const done = await withTransaction(pool, async (client) => {
     const dataKeys = await keyring.eraseKeys(tenantId, address, client);
     const firstTime = await recordErasure(client, tenantId, rh);
-    const contacts = await deleteContactsTo(client, tenantId, address);
+    const contactIds = await deleteContactsTo(client, tenantId, address);
+    const contacts = contactIds.length;
     // The emails of this recipient: by their log entry, and by the send's content (a send not yet
     // projected has no log entry), where it is the (first) `to`.
     const ids = [
@@ -61,7 +62,7 @@ export async function eraseRecipient(
     // The address out of every message naming it (SPEC §22: per address): a message to several
     // people stays theirs; the recipient's own sends lose their content.
     const { sandboxMessages, mentioned } = await eraseSendContent(client, tenantId, address, ids);
-    const erasure: Erasure = { tenantId, address, recipientHash: rh, emailIds: ids, mentioned };
+    const erasure: Erasure = { tenantId, address, recipientHash: rh, emailIds: ids, mentioned, contactIds };
     const counts: Record<string, number> = {};
     for (const model of PG_READ_MODELS) Object.assign(counts, await model.eraseRecipient?.(client, erasure));
     // Received mail the address sent or received (SPEC §24); its webhook deliveries go with the emails'.

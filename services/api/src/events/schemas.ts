@@ -1,4 +1,4 @@
-import { EVENT_TYPES, idSchema } from '@tern/contracts';
+import { customEventNameSchema, EVENT_TYPES, idSchema } from '@tern/contracts';
 import { z } from 'zod';
 import { queryInteger } from '../schemas.js';
 
@@ -20,18 +20,21 @@ const text = (field: string, description: string, example: string) =>
     .optional()
     .meta({ description, example });
 
-const TYPES_MESSAGE = `types must be a comma list of ${EVENT_TYPES.join(', ')}`;
+const TYPES_MESSAGE = `types must be a comma list of ${EVENT_TYPES.join(', ')} or custom event names`;
+const DELIVERY_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
+/** A delivery event type, or a custom event's name (`POST /events/track`, SPEC §27). */
+const isStreamType = (t: string) => DELIVERY_TYPES.has(t) || customEventNameSchema.safeParse(t).success;
 
 export const eventFiltersSchema = z.object({
   types: z
     .string({ error: TYPES_MESSAGE })
     .max(1000, { error: TYPES_MESSAGE })
     .transform((s) => [...new Set(s.split(',').map((t) => t.trim()))])
-    .pipe(z.array(z.enum(EVENT_TYPES, { error: TYPES_MESSAGE })))
+    .pipe(z.array(z.string().refine(isStreamType, { error: TYPES_MESSAGE })))
     .optional()
     .meta({
       type: 'string',
-      description: 'Only these event types (a comma list).',
+      description: 'Only these event types (a comma list): delivery event types and custom event names.',
       example: 'email.delivered,email.bounced',
     }),
   emailId: idSchema('emailId')

@@ -3,6 +3,7 @@ import {
   listMeta,
   listResponseSchema,
   replayWebhookBodySchema,
+  WEBHOOK_EVENT_TYPES,
   type WebhookReplay,
   webhookDeliverySchema,
   webhookDeliveryStatusSchema,
@@ -151,7 +152,8 @@ export function deliveryRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps: 
       tenantId,
       after,
       cutoff: await eventStreamCutoff(deps, tenantId),
-      types: endpoint.events,
+      // No filter: every webhook event type — not the stream's custom events, which no webhook carries.
+      types: endpoint.events ?? WEBHOOK_EVENT_TYPES,
     });
     if (range.kind === 'expired') throw cursorExpired();
     if (range.kind === 'ahead')

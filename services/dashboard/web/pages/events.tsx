@@ -159,7 +159,13 @@ export function EventsPage({ route }: { route: Route }) {
               <tbody>
                 {rows.map((e) => {
                   const emailId = typeof e.data.emailId === 'string' ? e.data.emailId : undefined;
-                  const to = typeof e.data.to === 'string' ? e.data.to : null;
+                  // A custom event (`POST /events/track`) names its contact's address as `email`.
+                  const to =
+                    typeof e.data.to === 'string'
+                      ? e.data.to
+                      : typeof e.data.email === 'string'
+                        ? e.data.email
+                        : null;
                   return (
                     <tr key={e.cursor} data-cursor={e.cursor} data-id={e.id}>
                       <th scope="row">

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { devTlsPair } from '@tern/api';
+import { recordContactEvent } from '@tern/bulk';
 import { receivingTenants, unverifiedDomains, verifiedDomainNames } from '@tern/domains';
 import {
   createDmarcConsumer,
@@ -35,7 +36,11 @@ export async function startInbound(
     try {
       await dmarc(message);
     } finally {
-      await onReceived?.(message);
+      try {
+        await triggerAutomations(ctx, message);
+      } finally {
+        await onReceived?.(message);
+      }
     }
   };
   const listener = createInboundListener({
@@ -77,6 +82,23 @@ export async function startInbound(
   });
   logger.info({ port }, 'inbound MX listening');
   return port;
+}
+
+/**
+ * `email.received` as an automation trigger (SPEC §27, docs/automations.md): a message from one of
+ * the tenant's contacts goes to the trigger inbox under its own id (`inb_…`), once — an MTA's
+ * retry of a stored message (`fresh: false`) triggers nothing again. A message from an address that
+ * is no contact, or dropped by a route, triggers nothing.
+ */
+async function triggerAutomations(ctx: RuntimeContext, message: ReceivedMessage): Promise<void> {
+  if (!message.fresh) return;
+  await recordContactEvent(ctx.pool, {
+    tenantId: message.tenantId,
+    id: message.id,
+    name: 'email.received',
+    email: message.from,
+    at: message.receivedAt,
+  });
 }
 
 /** A display name without the characters that would end it. */

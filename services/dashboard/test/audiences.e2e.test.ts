@@ -1,0 +1,173 @@
+/// <reference lib="dom" />
+/**
+ * The audience pages of SPEC §27 (issue 47) in Chromium against the run's Tern: contact properties
+ * defined and deleted in the browser, topics added and made private, and a segment built from
+ * conditions whose live count and members are the API's own answers (`POST /segments/count`,
+ * `GET /segments/:id/contacts`), with a filter the API refuses shown as such.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  api,
+  apiWrite,
+  type Browser,
+  checkPage,
+  expectRefusalsLogged,
+  launchBrowser,
+  newPage,
+  sharedTern,
+  signIn,
+  type Tern,
+} from './harness.js';
+
+interface Property {
+  name: string;
+  type: string;
+}
+interface Topic {
+  id: string;
+  name: string;
+  default: string;
+  public: boolean;
+}
+
+describe('properties, topics and segments, in Chromium', () => {
+  let tern: Tern;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    tern = sharedTern('audiences');
+    browser = await launchBrowser();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('defines properties and topics, builds a segment with its live count, lists its members', async () => {
+    const w = await newPage(browser);
+    await signIn(w, tern, tern.jwt, '/properties');
+    await w.page.getByTestId('empty').getByText('No contact property yet.').waitFor();
+    await checkPage(w, 'properties-empty');
+
+    // Properties, defined in the browser.
+    for (const [name, type] of [
+      ['plan', 'string'],
+      ['seats', 'number'],
+      ['legacy', 'boolean'],
+    ]) {
+      await w.page.getByLabel('Property name').fill(name!);
+      await w.page.getByLabel('Type').selectOption(type!);
+      await w.page.getByRole('button', { name: 'Add property' }).click();
+      await w.page.locator(`[data-testid="properties"] tbody tr[data-id="${name}"]`).waitFor();
+    }
+    expect((await api<{ data: Property[] }>(tern, '/contact-properties')).data).toEqual([
+      expect.objectContaining({ name: 'legacy', type: 'boolean' }),
+      expect.objectContaining({ name: 'plan', type: 'string' }),
+      expect.objectContaining({ name: 'seats', type: 'number' }),
+    ]);
+    // A name already defined: the API's 409, shown.
+    await w.page.getByLabel('Property name').fill('plan');
+    await w.page.getByRole('button', { name: 'Add property' }).click();
+    await w.page.getByRole('alert').getByText('Contact property plan already exists').waitFor();
+    expectRefusalsLogged(w, 409);
+    // Delete one, confirmed.
+    await w.page.getByRole('button', { name: 'Delete legacy' }).click();
+    await w.page.getByRole('button', { name: 'Delete legacy and its values' }).click();
+    await expect
+      .poll(async () =>
+        (await api<{ data: Property[] }>(tern, '/contact-properties')).data.map((p) => p.name),
+      )
+      .toEqual(['plan', 'seats']);
+    await checkPage(w, 'properties');
+
+    // Topics.
+    await w.page.goto(`${tern.url}/#/topics`);
+    await w.page.getByTestId('empty').getByText('No topic yet.').waitFor();
+    await w.page.getByLabel('Topic name').fill('Product updates');
+    await w.page.getByLabel('Contacts who never chose').selectOption('opt_out');
+    await w.page.getByRole('button', { name: 'Add topic' }).click();
+    await w.page.locator('[data-testid="topics"] tbody tr', { hasText: 'Product updates' }).waitFor();
+    const [topic] = (await api<{ data: Topic[] }>(tern, '/topics')).data;
+    expect(topic).toMatchObject({ name: 'Product updates', default: 'opt_out', public: true });
+    await w.page.getByRole('button', { name: 'Make private Product updates' }).click();
+    await expect.poll(async () => (await api<Topic>(tern, `/topics/${topic!.id}`)).public).toBe(false);
+    await w.page.getByRole('button', { name: 'Make public Product updates' }).waitFor();
+    await checkPage(w, 'topics');
+
+    // Contacts with values (through the API, as an application writes them).
+    const people: [string, Record<string, unknown>, Record<string, string>?][] = [
+      ['ada@example.com', { plan: 'pro', seats: 12 }, { [topic!.id]: 'opt_in' }],
+      ['bob@example.com', { plan: 'pro', seats: 2 }],
+      ['cy@example.com', { plan: 'free', seats: 30 }],
+      ['di@example.com', {}],
+    ];
+    for (const [email, properties, topics] of people)
+      await apiWrite(tern, 'POST', '/contacts', { email, properties, ...(topics ? { topics } : {}) });
+
+    // A segment from conditions: plan = pro, live count = the API's.
+    await w.page.goto(`${tern.url}/#/segments`);
+    await w.page.getByTestId('empty').getByText('No segment yet.').waitFor();
+    await w.page.getByRole('link', { name: 'New segment' }).click();
+    await w.page.getByLabel('Segment name').fill('Pro users');
+    await w.page.getByLabel('Condition 1 property').selectOption('plan');
+    await w.page.getByLabel('Condition 1 value').fill('pro');
+    const count = w.page.getByTestId('live-count');
+    await expect.poll(() => count.textContent(), { timeout: 15_000 }).toBe('2 contacts match now');
+    const apiCount = async (filter: unknown) =>
+      (await apiWrite<{ total: number }>(tern, 'POST', '/segments/count', { filter }, 200)).total;
+    expect(await apiCount({ property: 'plan', op: 'eq', value: 'pro' })).toBe(2);
+    // A second condition, any of them: seats ≥ 20 adds cy.
+    await w.page.getByRole('button', { name: 'Add a condition' }).click();
+    await w.page.getByLabel('Condition 2 property').selectOption('seats');
+    await w.page.getByLabel('Condition 2 comparison').selectOption('gte');
+    await w.page.getByLabel('Condition 2 value').fill('20');
+    await w.page.getByLabel('Contacts matching').selectOption('or');
+    await expect.poll(() => count.textContent(), { timeout: 15_000 }).toBe('3 contacts match now');
+    // Subscribed to the topic, negated: everyone but ada (all, with the pro clause) …
+    await w.page.getByLabel('Contacts matching').selectOption('and');
+    await w.page.getByRole('button', { name: 'Remove condition 2' }).click();
+    await w.page.getByRole('button', { name: 'Add a condition' }).click();
+    await w.page.getByLabel('Condition 2 kind').selectOption('topic');
+    await w.page.getByLabel('Condition 2 topic').selectOption(topic!.id);
+    await w.page.getByLabel('Condition 2 negated (not)').check();
+    await expect.poll(() => count.textContent(), { timeout: 15_000 }).toBe('1 contact matches now');
+    const filter = { and: [{ property: 'plan', op: 'eq', value: 'pro' }, { not: { topic: topic!.id } }] };
+    expect(await apiCount(filter)).toBe(1);
+    // The same filter as JSON; a property not defined is the API's refusal, shown.
+    await w.page.getByRole('button', { name: 'JSON' }).click();
+    const json = w.page.getByLabel('Filter (JSON)');
+    expect(JSON.parse(await json.inputValue())).toEqual(filter);
+    await json.fill(JSON.stringify({ property: 'nope', op: 'exists' }));
+    await expect
+      .poll(() => count.textContent(), { timeout: 15_000 })
+      .toBe('Not counted: body.filter: property nope is not defined (POST /contact-properties)');
+    expectRefusalsLogged(w, 400);
+    await json.fill(JSON.stringify({ property: 'plan', op: 'eq', value: 'pro' }));
+    await expect.poll(() => count.textContent(), { timeout: 15_000 }).toBe('2 contacts match now');
+    await checkPage(w, 'segment-new');
+    await w.page.getByRole('button', { name: 'Create segment' }).click();
+    await w.page.waitForURL(/#\/segments\/seg_/);
+    const id = decodeURIComponent(new URL(w.page.url()).hash.split('/')[2]!.split('?')[0]!);
+
+    // Its members: the API's.
+    const members = await api<{ data: { email: string }[]; meta: { total: number } }>(
+      tern,
+      `/segments/${id}/contacts`,
+    );
+    expect(members.data.map((c) => c.email).sort()).toEqual(['ada@example.com', 'bob@example.com']);
+    await expect
+      .poll(() => w.page.getByTestId('segment-total').textContent())
+      .toBe(String(members.meta.total));
+    await expect
+      .poll(async () => (await w.page.locator('[data-testid="members"] tbody th').allTextContents()).sort())
+      .toEqual(['ada@example.com', 'bob@example.com']);
+    await checkPage(w, 'segment');
+
+    // The list.
+    await w.page.getByRole('link', { name: '← Segments' }).click();
+    await w.page.locator('[data-testid="segments"] tbody tr', { hasText: 'Pro users' }).waitFor();
+    await checkPage(w, 'segments');
+    expect(w.errors).toEqual([]);
+    await w.page.close();
+  });
+});

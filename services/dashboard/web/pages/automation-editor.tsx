@@ -1,0 +1,285 @@
+import { INBOUND_EVENT_TYPE, EVENT_TYPES as STREAM_TYPES } from '@tern/contracts/event-types';
+import { useState } from 'preact/hooks';
+import { get, patch, post, query } from '../api.js';
+import type { Automation, AutomationStep, ContactProperty, List, Template } from '../types.js';
+import { Alert, useActionError, useLoad } from '../ui.js';
+
+/** The triggers offered (any custom event name typed in works too). */
+const TRIGGERS = ['contact.created', 'contact.updated', ...STREAM_TYPES, INBOUND_EVENT_TYPE];
+const STEP_KINDS = {
+  send: 'Send a template',
+  delay: 'Wait for a while',
+  waitFor: 'Wait for an event',
+  update: 'Set a property',
+} as const;
+type StepKind = keyof typeof STEP_KINDS;
+
+interface StepDraft {
+  kind: StepKind;
+  /** send: template id; delay: duration; waitFor: event; update: property. */
+  a: string;
+  /** waitFor: timeout; update: value. */
+  b: string;
+}
+
+const emptyStep = (): StepDraft => ({ kind: 'send', a: '', b: '' });
+
+function stepOf(s: StepDraft, properties: readonly ContactProperty[]): AutomationStep {
+  switch (s.kind) {
+    case 'send':
+      return { send: s.a };
+    case 'delay':
+      return { delay: s.a.trim() };
+    case 'waitFor':
+      return { waitFor: { event: s.a.trim(), timeout: s.b.trim() } };
+    case 'update': {
+      const type = properties.find((p) => p.name === s.a)?.type;
+      const value = type === 'number' ? Number(s.b) : type === 'boolean' ? s.b === 'true' : s.b;
+      return { update: { [s.a]: value } };
+    }
+  }
+}
+
+/**
+ * An automation (new or existing): its name, sender, trigger and steps — as a simple list of
+ * steps, or as the API's JSON (branches: `then`/`else` of `waitFor` and `if`). Saved as a whole.
+ */
+export function AutomationEditor({
+  existing,
+  onSaved,
+}: {
+  existing?: Automation;
+  onSaved: (a: Automation) => void;
+}) {
+  const [name, setName] = useState(existing?.name ?? '');
+  const [from, setFrom] = useState(existing?.from ?? '');
+  const [trigger, setTrigger] = useState(existing?.trigger.event ?? 'contact.created');
+  const [enabled, setEnabled] = useState(existing?.enabled ?? true);
+  const [mode, setMode] = useState<'form' | 'json'>(existing ? 'json' : 'form');
+  const [steps, setSteps] = useState<StepDraft[]>([emptyStep()]);
+  const [json, setJson] = useState(existing ? JSON.stringify(existing.steps, null, 2) : '');
+  const templates = useLoad(
+    () => get<List<Template>>(`/templates${query({ limit: 100 })}`).then((r) => r.body.data),
+    [],
+  );
+  const properties = useLoad(
+    () => get<{ data: ContactProperty[] }>('/contact-properties').then((r) => r.body.data),
+    [],
+  );
+  const saving = useActionError();
+  const setStep = (i: number, change: Partial<StepDraft>) =>
+    setSteps((cur) => cur.map((s, j) => (j === i ? { ...s, ...change } : s)));
+  const formSteps = () => steps.map((s) => stepOf(s, properties.data ?? []));
+
+  const save = async (e: Event) => {
+    e.preventDefault();
+    let parsed: unknown;
+    if (mode === 'json') {
+      try {
+        parsed = JSON.parse(json);
+      } catch {
+        saving.setError('The steps are not valid JSON.');
+        return;
+      }
+    } else parsed = formSteps();
+    const body = { name, trigger: { event: trigger.trim() }, steps: parsed, ...(from ? { from } : {}) };
+    await saving.run(async () => {
+      const res = existing
+        ? await patch<Automation>(`/automations/${encodeURIComponent(existing.id)}`, body)
+        : await post<Automation>('/automations', { ...body, enabled });
+      onSaved(res.body);
+    });
+  };
+
+  const id = (i: number, f: string) => `astep-${i}-${f}`;
+  return (
+    <form class="panel" onSubmit={save} aria-labelledby="aut-form">
+      <h2 id="aut-form">{existing ? 'Edit the automation' : 'Automation'}</h2>
+      <label for="aut-name">Automation name</label>
+      <input
+        id="aut-name"
+        required
+        maxLength={100}
+        value={name}
+        onInput={(e) => setName(e.currentTarget.value)}
+      />
+      <label for="aut-from">From (needed when a step sends)</label>
+      <input
+        id="aut-from"
+        placeholder="Acme <hello@acme.test>"
+        value={from}
+        onInput={(e) => setFrom(e.currentTarget.value)}
+      />
+      <label for="aut-trigger">Trigger event</label>
+      <input
+        id="aut-trigger"
+        required
+        list="aut-triggers"
+        aria-describedby="aut-trigger-help"
+        value={trigger}
+        onInput={(e) => setTrigger(e.currentTarget.value)}
+      />
+      <datalist id="aut-triggers">
+        {TRIGGERS.map((t) => (
+          <option key={t} value={t} />
+        ))}
+      </datalist>
+      <p class="muted" id="aut-trigger-help">
+        A contact change, a delivery event of mail to the contact, <code>email.received</code> (mail from the
+        contact) or the name of a custom event you post to <code>POST /events/track</code>.
+      </p>
+      {!existing && (
+        <label class="check">
+          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
+          Enabled: start a run for each trigger from now on
+        </label>
+      )}
+      <fieldset class="segmented">
+        <legend>Steps written as</legend>
+        <button type="button" aria-pressed={mode === 'form'} onClick={() => setMode('form')}>
+          Simple steps
+        </button>
+        <button
+          type="button"
+          aria-pressed={mode === 'json'}
+          onClick={() => {
+            if (mode === 'form') setJson(JSON.stringify(formSteps(), null, 2));
+            setMode('json');
+          }}
+        >
+          JSON
+        </button>
+      </fieldset>
+      {mode === 'json' ? (
+        <>
+          <label for="aut-json">Steps (JSON)</label>
+          <textarea
+            id="aut-json"
+            rows={10}
+            spellcheck={false}
+            aria-describedby="aut-json-help"
+            value={json}
+            onInput={(e) => setJson(e.currentTarget.value)}
+          />
+          <p class="muted" id="aut-json-help">
+            An array of <code>{'{ delay: "P1D" }'}</code>, <code>{'{ send: templateId }'}</code>,{' '}
+            <code>{'{ waitFor: { event, timeout }, then?, else? }'}</code>,{' '}
+            <code>{'{ if: filter, then?, else? }'}</code>, <code>{'{ update: { property: value } }'}</code>.
+          </p>
+        </>
+      ) : (
+        <>
+          <ol class="steps">
+            {steps.map((s, i) => (
+              <li key={i}>
+                <fieldset>
+                  <legend>Step {i + 1}</legend>
+                  <label for={id(i, 'kind')}>Step {i + 1} kind</label>
+                  <select
+                    id={id(i, 'kind')}
+                    value={s.kind}
+                    onChange={(e) => setStep(i, { kind: e.currentTarget.value as StepKind, a: '', b: '' })}
+                  >
+                    {Object.entries(STEP_KINDS).map(([k, label]) => (
+                      <option key={k} value={k}>
+                        {label}
+                      </option>
+                    ))}
+                  </select>
+                  {s.kind === 'send' && (
+                    <>
+                      <label for={id(i, 'a')}>Step {i + 1} template</label>
+                      <select
+                        id={id(i, 'a')}
+                        required
+                        value={s.a}
+                        onChange={(e) => setStep(i, { a: e.currentTarget.value })}
+                      >
+                        <option value="">Choose a template</option>
+                        {templates.data?.map((t) => (
+                          <option key={t.id} value={t.id}>
+                            {t.name}
+                          </option>
+                        ))}
+                      </select>
+                    </>
+                  )}
+                  {s.kind === 'delay' && (
+                    <>
+                      <label for={id(i, 'a')}>Step {i + 1} duration (ISO 8601, e.g. P1D, PT30M)</label>
+                      <input
+                        id={id(i, 'a')}
+                        required
+                        value={s.a}
+                        onInput={(e) => setStep(i, { a: e.currentTarget.value })}
+                      />
+                    </>
+                  )}
+                  {s.kind === 'waitFor' && (
+                    <>
+                      <label for={id(i, 'a')}>Step {i + 1} event</label>
+                      <input
+                        id={id(i, 'a')}
+                        required
+                        list="aut-triggers"
+                        value={s.a}
+                        onInput={(e) => setStep(i, { a: e.currentTarget.value })}
+                      />
+                      <label for={id(i, 'b')}>Step {i + 1} timeout (ISO 8601)</label>
+                      <input
+                        id={id(i, 'b')}
+                        required
+                        value={s.b}
+                        onInput={(e) => setStep(i, { b: e.currentTarget.value })}
+                      />
+                    </>
+                  )}
+                  {s.kind === 'update' && (
+                    <>
+                      <label for={id(i, 'a')}>Step {i + 1} property</label>
+                      <select
+                        id={id(i, 'a')}
+                        required
+                        value={s.a}
+                        onChange={(e) => setStep(i, { a: e.currentTarget.value })}
+                      >
+                        <option value="">Choose a property</option>
+                        {properties.data?.map((p) => (
+                          <option key={p.name} value={p.name}>
+                            {p.name} ({p.type})
+                          </option>
+                        ))}
+                      </select>
+                      <label for={id(i, 'b')}>Step {i + 1} value</label>
+                      <input
+                        id={id(i, 'b')}
+                        value={s.b}
+                        onInput={(e) => setStep(i, { b: e.currentTarget.value })}
+                      />
+                    </>
+                  )}
+                  {steps.length > 1 && (
+                    <button
+                      type="button"
+                      class="secondary"
+                      onClick={() => setSteps((cur) => cur.filter((_, j) => j !== i))}
+                    >
+                      Remove step {i + 1}
+                    </button>
+                  )}
+                </fieldset>
+              </li>
+            ))}
+          </ol>
+          <div class="row">
+            <button type="button" class="secondary" onClick={() => setSteps((cur) => [...cur, emptyStep()])}>
+              Add a step
+            </button>
+          </div>
+        </>
+      )}
+      <Alert message={saving.error} />
+      <button type="submit">{existing ? 'Save automation' : 'Create automation'}</button>
+    </form>
+  );
+}

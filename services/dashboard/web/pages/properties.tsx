@@ -1,0 +1,121 @@
+import { useState } from 'preact/hooks';
+import { del, get, post } from '../api.js';
+import { TenantWide } from '../project.js';
+import { type ContactProperty, PROPERTY_TYPES } from '../types.js';
+import {
+  Alert,
+  ConfirmButtons,
+  EmptyState,
+  formatDate,
+  ListTable,
+  Page,
+  useActionError,
+  useLoad,
+} from '../ui.js';
+
+/**
+ * SPEC §27 contact properties: typed definitions (string, number, boolean, date) whose values
+ * contacts carry, checked on every write and CSV import; a segment filters on them.
+ */
+export function PropertiesPage() {
+  const list = useLoad(() => get<{ data: ContactProperty[] }>('/contact-properties').then((r) => r.body), []);
+  const [name, setName] = useState('');
+  const [type, setType] = useState<ContactProperty['type']>('string');
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const form = useActionError();
+  const action = useActionError();
+
+  return (
+    <Page title="Contact properties">
+      <TenantWide what="Contact properties" />
+      <form
+        class="panel"
+        aria-labelledby="new-property"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const ok = await form.run(() => post('/contact-properties', { name, type }));
+          if (ok) setName('');
+          list.reload();
+        }}
+      >
+        <h2 id="new-property">Define a property</h2>
+        <label for="prop-name">Property name</label>
+        <input
+          id="prop-name"
+          required
+          maxLength={64}
+          aria-describedby="prop-name-help"
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+        <p class="muted" id="prop-name-help">
+          A letter, then letters, digits or _ (the key on contacts and the CSV column, case-sensitive).
+        </p>
+        <label for="prop-type">Type</label>
+        <select
+          id="prop-type"
+          value={type}
+          onChange={(e) => setType(e.currentTarget.value as ContactProperty['type'])}
+        >
+          {PROPERTY_TYPES.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+        <Alert message={form.error} />
+        <button type="submit">Add property</button>
+      </form>
+      <ListTable
+        load={list}
+        items={list.data?.data}
+        what="contact properties"
+        label="Contact properties"
+        testId="properties"
+        columns={['Name', 'Type', 'Defined', 'Action']}
+        actionError={action.error}
+        empty={
+          <EmptyState title="No contact property yet.">
+            <p>
+              Define one above (a plan, a signup date…): contacts then carry a value of it, set through the
+              API or a CSV import column of the same name, and segments can filter on it.
+            </p>
+          </EmptyState>
+        }
+        row={(p) => (
+          <tr key={p.name} data-id={p.name}>
+            <th scope="row">
+              <code>{p.name}</code>
+            </th>
+            <td>{p.type}</td>
+            <td>
+              <time dateTime={p.createdAt}>{formatDate(p.createdAt)}</time>
+            </td>
+            <td>
+              {confirming === p.name ? (
+                <ConfirmButtons
+                  label={`Delete ${p.name} and its values`}
+                  onConfirm={async () => {
+                    setConfirming(null);
+                    await action.run(() => del(`/contact-properties/${encodeURIComponent(p.name)}`));
+                    list.reload();
+                  }}
+                  onKeep={() => setConfirming(null)}
+                />
+              ) : (
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`Delete ${p.name}`}
+                  onClick={() => setConfirming(p.name)}
+                >
+                  Delete
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
+    </Page>
+  );
+}

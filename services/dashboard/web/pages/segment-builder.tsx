@@ -1,0 +1,296 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, get, post, query } from '../api.js';
+import type { ContactProperty, List, SegmentFilter, Topic } from '../types.js';
+import { formatNumber, useLoad } from '../ui.js';
+
+const KINDS = {
+  property: 'Property',
+  audience: 'In audience',
+  topic: 'Subscribed to topic',
+  engagement: 'Engagement in the last days',
+  tag: 'Got mail tagged',
+  campaign: 'Got mail of campaign',
+} as const;
+type Kind = keyof typeof KINDS;
+const OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'exists'] as const;
+const ENGAGEMENTS = ['opened', 'clicked', 'bounced', 'received'] as const;
+
+export interface Clause {
+  kind: Kind;
+  not: boolean;
+  /** The property, audience, topic id, tag or campaign id; the engagement kind. */
+  subject: string;
+  op: (typeof OPS)[number];
+  value: string;
+  days: string;
+}
+
+export const emptyClause = (): Clause => ({
+  kind: 'property',
+  not: false,
+  subject: '',
+  op: 'eq',
+  value: '',
+  days: '30',
+});
+
+/** One clause as the API's filter, with the property's value of its type. */
+function clauseFilter(c: Clause, types: ReadonlyMap<string, string>): SegmentFilter {
+  let f: SegmentFilter;
+  if (c.kind === 'property') {
+    const type = types.get(c.subject);
+    const value =
+      type === 'number' ? Number(c.value) : type === 'boolean' ? c.value === 'true' : c.value.trim();
+    f = { property: c.subject, op: c.op, ...(c.op === 'exists' ? {} : { value }) };
+  } else if (c.kind === 'engagement') f = { engagement: c.subject || 'opened', days: Number(c.days) };
+  else f = { [c.kind]: c.subject.trim() };
+  return c.not ? { not: f } : f;
+}
+
+/** Whether a clause says enough to be asked about (no request for a half-written condition). */
+function complete(c: Clause): boolean {
+  if (c.kind === 'engagement') return Number(c.days) >= 1;
+  if (c.subject.trim() === '') return false;
+  return c.kind !== 'property' || c.op === 'exists' || c.value.trim() !== '';
+}
+
+/**
+ * The filter of the clauses: one clause as is, several under `and` (all) or `or` (any); null while
+ * there is none or one is not complete.
+ */
+export function filterOf(
+  clauses: readonly Clause[],
+  match: 'and' | 'or',
+  types: ReadonlyMap<string, string>,
+): SegmentFilter | null {
+  if (clauses.length === 0 || !clauses.every(complete)) return null;
+  const parts = clauses.map((c) => clauseFilter(c, types));
+  return parts.length === 1 ? parts[0]! : { [match]: parts };
+}
+
+/**
+ * The live count of a filter (`POST /segments/count`), asked again 400 ms after the last change;
+ * the API's refusal of a filter (a property not defined, a value of the wrong type) is shown.
+ */
+export function LiveCount({ filter }: { filter: SegmentFilter | null }) {
+  const [state, setState] = useState<{ total?: number; error?: string; counting: boolean }>({
+    counting: false,
+  });
+  const key = filter === null ? '' : JSON.stringify(filter);
+  useEffect(() => {
+    if (filter === null) {
+      setState({ counting: false });
+      return;
+    }
+    let live = true;
+    setState((s) => ({ ...s, counting: true }));
+    const timer = setTimeout(() => {
+      post<{ total: number }>('/segments/count', { filter }).then(
+        (r) => live && setState({ total: r.body.total, counting: false }),
+        (e: unknown) =>
+          live && setState({ error: e instanceof ApiError ? e.message : String(e), counting: false }),
+      );
+    }, 400);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [key]);
+  return (
+    <p class="live-count" role="status" data-testid="live-count">
+      {filter === null
+        ? 'Complete the conditions to see how many contacts match.'
+        : state.error
+          ? `Not counted: ${state.error}`
+          : state.total === undefined || state.counting
+            ? 'Counting…'
+            : `${formatNumber(state.total)} ${state.total === 1 ? 'contact matches' : 'contacts match'} now`}
+    </p>
+  );
+}
+
+/** The rows of conditions of the segment builder, and how they combine. */
+export function ClauseEditor({
+  clauses,
+  setClauses,
+  match,
+  setMatch,
+  properties,
+}: {
+  clauses: Clause[];
+  setClauses: (update: (cur: Clause[]) => Clause[]) => void;
+  match: 'and' | 'or';
+  setMatch: (m: 'and' | 'or') => void;
+  properties: readonly ContactProperty[] | undefined;
+}) {
+  const topics = useLoad(
+    () => get<List<Topic>>(`/topics${query({ limit: 100 })}`).then((r) => r.body.data),
+    [],
+  );
+  const set = (i: number, change: Partial<Clause>) =>
+    setClauses((cur) => cur.map((c, j) => (j === i ? { ...c, ...change } : c)));
+  return (
+    <>
+      <label for="seg-match">Contacts matching</label>
+      <select id="seg-match" value={match} onChange={(e) => setMatch(e.currentTarget.value as 'and' | 'or')}>
+        <option value="and">all of the conditions</option>
+        <option value="or">any of the conditions</option>
+      </select>
+      <ol class="steps">
+        {clauses.map((c, i) => {
+          const id = (f: string) => `clause-${i}-${f}`;
+          const type = properties?.find((p) => p.name === c.subject)?.type;
+          return (
+            <li key={i}>
+              <fieldset>
+                <legend>Condition {i + 1}</legend>
+                <label for={id('kind')}>Condition {i + 1} kind</label>
+                <select
+                  id={id('kind')}
+                  value={c.kind}
+                  onChange={(e) =>
+                    set(i, { kind: e.currentTarget.value as Kind, subject: '', value: '', op: 'eq' })
+                  }
+                >
+                  {Object.entries(KINDS).map(([k, label]) => (
+                    <option key={k} value={k}>
+                      {label}
+                    </option>
+                  ))}
+                </select>
+                {c.kind === 'property' && (
+                  <>
+                    <label for={id('subject')}>Condition {i + 1} property</label>
+                    <select
+                      id={id('subject')}
+                      required
+                      value={c.subject}
+                      onChange={(e) => set(i, { subject: e.currentTarget.value })}
+                    >
+                      <option value="">Choose a property</option>
+                      {properties?.map((p) => (
+                        <option key={p.name} value={p.name}>
+                          {p.name} ({p.type})
+                        </option>
+                      ))}
+                    </select>
+                    <label for={id('op')}>Condition {i + 1} comparison</label>
+                    <select
+                      id={id('op')}
+                      value={c.op}
+                      onChange={(e) => set(i, { op: e.currentTarget.value as Clause['op'] })}
+                    >
+                      {OPS.map((op) => (
+                        <option key={op} value={op}>
+                          {op}
+                        </option>
+                      ))}
+                    </select>
+                    {c.op !== 'exists' && (
+                      <>
+                        <label for={id('value')}>Condition {i + 1} value</label>
+                        {type === 'boolean' ? (
+                          <select
+                            id={id('value')}
+                            value={c.value}
+                            onChange={(e) => set(i, { value: e.currentTarget.value })}
+                          >
+                            <option value="">Choose</option>
+                            <option value="true">true</option>
+                            <option value="false">false</option>
+                          </select>
+                        ) : (
+                          <input
+                            id={id('value')}
+                            inputMode={type === 'number' ? 'decimal' : 'text'}
+                            placeholder={type === 'date' ? '2026-06-01' : undefined}
+                            value={c.value}
+                            onInput={(e) => set(i, { value: e.currentTarget.value })}
+                          />
+                        )}
+                      </>
+                    )}
+                  </>
+                )}
+                {c.kind === 'topic' && (
+                  <>
+                    <label for={id('subject')}>Condition {i + 1} topic</label>
+                    <select
+                      id={id('subject')}
+                      value={c.subject}
+                      onChange={(e) => set(i, { subject: e.currentTarget.value })}
+                    >
+                      <option value="">Choose a topic</option>
+                      {topics.data?.map((t) => (
+                        <option key={t.id} value={t.id}>
+                          {t.name}
+                        </option>
+                      ))}
+                    </select>
+                  </>
+                )}
+                {c.kind === 'engagement' && (
+                  <>
+                    <label for={id('subject')}>Condition {i + 1} engagement</label>
+                    <select
+                      id={id('subject')}
+                      value={c.subject || 'opened'}
+                      onChange={(e) => set(i, { subject: e.currentTarget.value })}
+                    >
+                      {ENGAGEMENTS.map((k) => (
+                        <option key={k} value={k}>
+                          {k}
+                        </option>
+                      ))}
+                    </select>
+                    <label for={id('days')}>Condition {i + 1} days</label>
+                    <input
+                      id={id('days')}
+                      type="number"
+                      min={1}
+                      max={365}
+                      value={c.days}
+                      onInput={(e) => set(i, { days: e.currentTarget.value })}
+                    />
+                  </>
+                )}
+                {(c.kind === 'audience' || c.kind === 'tag' || c.kind === 'campaign') && (
+                  <>
+                    <label for={id('subject')}>
+                      Condition {i + 1} {c.kind === 'campaign' ? 'campaign id' : c.kind}
+                    </label>
+                    <input
+                      id={id('subject')}
+                      value={c.subject}
+                      onInput={(e) => set(i, { subject: e.currentTarget.value })}
+                    />
+                  </>
+                )}
+                <label class="check">
+                  <input
+                    type="checkbox"
+                    checked={c.not}
+                    onChange={(e) => set(i, { not: e.currentTarget.checked })}
+                  />
+                  Condition {i + 1} negated (not)
+                </label>
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={() => setClauses((cur) => cur.filter((_, j) => j !== i))}
+                >
+                  Remove condition {i + 1}
+                </button>
+              </fieldset>
+            </li>
+          );
+        })}
+      </ol>
+      <div class="row">
+        <button type="button" class="secondary" onClick={() => setClauses((cur) => [...cur, emptyClause()])}>
+          Add a condition
+        </button>
+      </div>
+    </>
+  );
+}
