@@ -2,18 +2,16 @@ import { useState } from 'preact/hooks';
 import { del, get, patch, query } from '../api.js';
 import { TenantWide } from '../project.js';
 import { navigate, routeHref } from '../router.js';
+import { EmptyState, ListTable, pagerOf } from '../table.js';
 import { AUTOMATION_RUN_STATES, type Automation, type AutomationRun, type List } from '../types.js';
 import {
   Alert,
   ConfirmButtons,
-  EmptyState,
   ErrorNotice,
   formatDate,
   formatNumber,
-  ListTable,
   Loading,
   Page,
-  pagerOf,
   StatusBadge,
   useActionError,
   useLoad,

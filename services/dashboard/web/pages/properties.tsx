@@ -1,17 +1,9 @@
 import { useState } from 'preact/hooks';
 import { del, get, post } from '../api.js';
 import { TenantWide } from '../project.js';
+import { EmptyState, ListTable } from '../table.js';
 import { type ContactProperty, PROPERTY_TYPES } from '../types.js';
-import {
-  Alert,
-  ConfirmButtons,
-  EmptyState,
-  formatDate,
-  ListTable,
-  Page,
-  useActionError,
-  useLoad,
-} from '../ui.js';
+import { Alert, ConfirmButtons, formatDate, Page, useActionError, useLoad } from '../ui.js';
 
 /**
  * SPEC §27 contact properties: typed definitions (string, number, boolean, date) whose values

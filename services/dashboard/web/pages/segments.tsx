@@ -2,18 +2,16 @@ import { useState } from 'preact/hooks';
 import { del, get, patch, post, query } from '../api.js';
 import { TenantWide } from '../project.js';
 import { navigate, routeHref } from '../router.js';
+import { EmptyState, ListTable, pagerOf } from '../table.js';
 import type { Contact, ContactProperty, List, Segment, SegmentFilter } from '../types.js';
 import {
   Alert,
   ConfirmButtons,
-  EmptyState,
   ErrorNotice,
   formatDate,
   formatNumber,
-  ListTable,
   Loading,
   Page,
-  pagerOf,
   useActionError,
   useLoad,
 } from '../ui.js';

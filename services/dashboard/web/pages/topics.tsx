@@ -1,18 +1,9 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, query } from '../api.js';
 import { TenantWide } from '../project.js';
+import { EmptyState, ListTable, pagerOf } from '../table.js';
 import type { List, Topic } from '../types.js';
-import {
-  Alert,
-  ConfirmButtons,
-  EmptyState,
-  formatDate,
-  ListTable,
-  Page,
-  pagerOf,
-  useActionError,
-  useLoad,
-} from '../ui.js';
+import { Alert, ConfirmButtons, formatDate, Page, useActionError, useLoad } from '../ui.js';
 
 const DEFAULTS = { opt_in: 'Subscribed unless they opt out', opt_out: 'Not subscribed unless they opt in' };
 
