@@ -69,7 +69,12 @@ countClientStatements();
 
 const server = ownServer
   ? await startDedicatedPostgres({
-      settings: ["shared_preload_libraries = 'pg_stat_statements'", 'max_connections = 100'],
+      settings: [
+        "shared_preload_libraries = 'pg_stat_statements'",
+        'max_connections = 100',
+        // e.g. `wal_compression = lz4` (what a setting does to the WAL per email); `;` between lines.
+        ...(process.env.BENCH_PGWORK_PG_SETTINGS ?? '').split(';').filter((l) => l.trim() !== ''),
+      ],
     })
   : null;
 const adminUrl = server?.url ?? env.databaseUrl;
