@@ -1,20 +1,14 @@
 /**
  * Postgres work per email (issue 45, item 2): statements, rows written, HOT updates and WAL bytes
- * that one email costs through to DELIVERED and its webhook delivery. Two phases, each on the same
- * database with the whole path in this process, started fresh and stopped at the phase's end (so
- * every backend's table counters are flushed):
- *  - transactional: `BENCH_PGWORK_EMAILS` `POST /emails/send` (8 in flight) → sender (SMTP to an
- *    in-process smtp-server sink) → email.sent → the bench posts each email's `email.delivered`
- *    to `POST /events` once its log row shows SENT (the relay's feedback) → projector →
- *    DELIVERED → dispatcher → one webhook delivery (endpoint subscribed to `email.delivered`)
- *    received by a loopback server and recorded;
- *  - campaign: a campaign to `BENCH_PGWORK_CAMPAIGN` contacts (fan-out, sender, the same feedback,
- *    projector, webhook).
- * Counted on a Postgres server of the bench's own (initdb on a free port, `pg_stat_statements`
- * preloaded, nothing else writing its WAL); `BENCH_PGWORK_SERVER=shared` uses DATABASE_URL
- * instead (statements counted on the client only; WAL includes other sessions'). The event log is
- * Kafka (`KAFKA_BROKERS`): its appends are not Postgres work; `BENCH_PGWORK_LOG=postgres` puts
- * the log in a table of the same database, counted too. Counts do not depend on the machine's load.
+ * one email costs through to DELIVERED and its webhook delivery (bench/README.md). Two phases on
+ * one database, the whole path in this process, started fresh and stopped at the phase's end (so
+ * every backend's table counters are flushed): transactional (`POST /emails/send`, SMTP to an
+ * in-process sink, `email.delivered` posted to `POST /events` once the log row is SENT, projector,
+ * dispatcher to a loopback endpoint subscribed to `email.delivered`) and campaign (the fan-out,
+ * then the same). On a Postgres server of its own (`pg_stat_statements` preloaded, nothing else
+ * writing its WAL); `BENCH_PGWORK_SERVER=shared` uses DATABASE_URL (client-side counts only; WAL
+ * includes other sessions'). The log is Kafka; `BENCH_PGWORK_LOG=postgres` puts it in a table of
+ * the same database, counted too. The pollers' statements grow with a phase's length.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
