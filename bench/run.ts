@@ -50,6 +50,7 @@ const BENCHES = [
   'inbound',
   'inbound-memory',
   'segments',
+  'pgwork',
 ] as const;
 type BenchName = (typeof BENCHES)[number];
 // Whole-process bounds (setup and cleanup included); each measured phase has its own, shorter one.
@@ -73,6 +74,7 @@ const TIMEOUT_MS: Record<BenchName, number> = {
   inbound: 120_000,
   'inbound-memory': 600_000,
   segments: 600_000,
+  pgwork: 600_000,
 };
 
 /**

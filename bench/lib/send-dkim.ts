@@ -19,7 +19,7 @@ import { pollUntil } from './services.js';
 import { round } from './stats.js';
 
 /** An SMTP relay that accepts everything and counts the messages (the sink of the DKIM runs). */
-function startSink(): Promise<{ url: string; count: () => number; close(): Promise<void> }> {
+export function startSink(): Promise<{ url: string; count: () => number; close(): Promise<void> }> {
   let count = 0;
   const server = new SMTPServer({
     authOptional: true,

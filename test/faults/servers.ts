@@ -202,7 +202,9 @@ export interface DedicatedPostgres {
  * on a free port with its Unix socket in that dir. initdb and the server refuse to run as root,
  * so as root they run as the `postgres` OS user (runuser), which owns the dir.
  */
-export async function startDedicatedPostgres(): Promise<DedicatedPostgres> {
+export async function startDedicatedPostgres(
+  opts: { settings?: readonly string[] } = {},
+): Promise<DedicatedPostgres> {
   const bin = postgresBin();
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'tern-faults-pg-'));
@@ -288,6 +290,8 @@ export async function startDedicatedPostgres(): Promise<DedicatedPostgres> {
         `unix_socket_directories = '${dir}'`,
         'max_connections = 40',
         'shared_buffers = 64MB',
+        // Lines of the caller's own (later lines win), e.g. a bench's preloaded extension.
+        ...(opts.settings ?? []),
         '',
       ].join('\n'),
     );

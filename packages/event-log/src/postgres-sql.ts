@@ -35,23 +35,18 @@ export async function createTables(pool: pg.Pool, table: string): Promise<void> 
   });
 }
 
-/** Appends `records` in one transaction, their seqs visible in order. */
+/** Appends `records` in one statement (its own transaction), their seqs visible in order. */
 export async function insertRecords(pool: pg.Pool, table: string, records: EventLogRecord[]): Promise<void> {
-  await withTransaction(pool, async (client) => {
-    // A bigserial is drawn at insert but becomes visible at commit, so two concurrent appends
-    // could commit out of seq order and a reader at `seq >= next_seq` would skip the lower one
-    // forever. Holding this lock until commit makes seqs visible in order. The NOTIFY is sent
-    // at commit.
-    await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2)), pg_notify($3, $4)', [
-      LOCK_NAMESPACE,
-      table,
-      table,
-      '',
-    ]);
-    await client.query(
-      `INSERT INTO ${table} (key, value)
-       SELECT k, v FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(k, v, i) ORDER BY i`,
-      [records.map((r) => r.key), records.map((r) => r.value)],
-    );
-  });
+  // A bigserial is drawn at insert but becomes visible at commit, so two concurrent appends
+  // could commit out of seq order and a reader at `seq >= next_seq` would skip the lower one
+  // forever. Holding this lock until commit makes seqs visible in order: it is taken by the
+  // materialised CTE, which the sorted input reads whole before the first row (and its seq) is
+  // inserted. The NOTIFY is sent at commit. One statement rather than BEGIN, lock, INSERT and
+  // COMMIT (issue 45: four statements per append).
+  await pool.query(
+    `WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock($1, hashtext($2)), pg_notify($3, $4))
+     INSERT INTO ${table} (key, value)
+     SELECT r.k, r.v FROM locked, unnest($5::text[], $6::text[]) WITH ORDINALITY AS r(k, v, i) ORDER BY r.i`,
+    [LOCK_NAMESPACE, table, table, '', records.map((r) => r.key), records.map((r) => r.value)],
+  );
 }

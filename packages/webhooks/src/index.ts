@@ -1,3 +1,4 @@
+export * from './batched.js';
 export * from './deliveries.js';
 export * from './endpoints.js';
 export * from './erasure.js';

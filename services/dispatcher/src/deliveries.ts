@@ -1,5 +1,10 @@
 import { isInboundEvent, type LogEvent } from '@tern/contracts';
-import { type EnabledEndpoint, enabledEndpoints, insertDeliveries, type NewDelivery } from '@tern/webhooks';
+import {
+  type EnabledEndpoint,
+  enabledEndpoints,
+  enqueueLiveDeliveries,
+  type NewDelivery,
+} from '@tern/webhooks';
 import type pg from 'pg';
 import type { DispatcherContext } from './context.js';
 
@@ -50,9 +55,12 @@ export async function deliveriesFor(
   return out;
 }
 
-/** Turns consumed events into deliveries (what the live consumer does with a batch). */
+/**
+ * Turns consumed events into deliveries (what the live consumer does with a batch): one statement,
+ * the endpoints matched in it (issue 45), as `deliveriesFor` matches them for a replay.
+ */
 export async function enqueue(ctx: DispatcherContext, events: readonly LogEvent[]): Promise<number> {
-  const made = await insertDeliveries(ctx.pool, await deliveriesFor(ctx.pool, events), ctx.now());
+  const made = await enqueueLiveDeliveries(ctx.pool, events, ctx.now());
   if (made > 0) ctx.wakeWorkers();
   return made;
 }

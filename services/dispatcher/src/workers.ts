@@ -1,7 +1,7 @@
 import { isDomainEvent, isInboundEvent } from '@tern/contracts';
-import { emailKey } from '@tern/domain';
+import type { EmailState } from '@tern/domain';
 import { createPoller, type Poller } from '@tern/jobs';
-import { emailViewsAt } from '@tern/read-models';
+import { projectedEmailStateSql, viewAt } from '@tern/read-models';
 import {
   abandonDelivery,
   type ClaimedDelivery,
@@ -15,6 +15,7 @@ import { type DispatcherContext, errorText } from './context.js';
 import { postWebhook } from './http-post.js';
 import type { AttemptRecord } from './options.js';
 import { buildDomainPayload, buildInboundPayload, buildPayload } from './payload.js';
+import { createDeliveredRecorder } from './recorder.js';
 
 export interface WorkerSettings {
   schedule: readonly number[];
@@ -41,10 +42,13 @@ export interface DeliveryWorkers {
 export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings): DeliveryWorkers {
   const { pool, now, logger } = ctx;
   const inFlight = new Set<Promise<void>>();
+  const delivered = createDeliveredRecorder(pool, () => inFlight.size);
+  /** Whether the last claim took every free slot: more may be due (issue 45, see `runDue`). */
+  let lastClaimFull = false;
 
   async function claim(limit: number): Promise<ClaimedDelivery[]> {
     const at = now();
-    return claimDueDeliveries(pool, at, new Date(at.getTime() + s.leaseMs), limit);
+    return claimDueDeliveries(pool, at, new Date(at.getTime() + s.leaseMs), limit, projectedEmailStateSql);
   }
 
   /** Ends a delivery without an HTTP attempt (endpoint gone or disabled). */
@@ -62,19 +66,6 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
     const waiting: string[] = [];
     const fixed: { id: string; body: string; recipient: string | null }[] = [];
     const at = now();
-    // The email log's view of each email event's email, as of that event (one query).
-    const views = await emailViewsAt(
-      pool,
-      claimed.flatMap((d) =>
-        d.request_body === null &&
-        d.url !== null &&
-        d.enabled &&
-        !isDomainEvent(d.event) &&
-        !isInboundEvent(d.event)
-          ? [d.event]
-          : [],
-      ),
-    );
     for (const d of claimed) {
       if (d.request_body !== null || d.url === null || !d.enabled) {
         ready.push(d);
@@ -94,7 +85,8 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
         ready.push({ ...d, request_body: body });
         continue;
       }
-      const view = views.get(emailKey(d.event.tenantId, d.event.id))!;
+      // The email log's view of the event's email as of the event (its state came with the claim).
+      const view = viewAt((d.email_state ?? null) as EmailState | null, d.event);
       if (
         !view.projected &&
         d.event.type !== 'email.queued' &&
@@ -156,23 +148,38 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
     const finished = now();
     const next =
       outcome === 'retry' ? new Date(finished.getTime() + (s.schedule[attemptNo - 1] ?? 0)) : finished;
-    // The attempt, the delivery's new state and the endpoint's failure run, in one statement.
-    const disabled = await recordAttempt(pool, {
-      deliveryId: d.id,
-      tenantId: d.tenant_id,
-      endpointId: d.endpoint_id,
-      attempt: attemptNo,
-      startedAt,
-      durationMs: result.durationMs,
-      statusCode: result.statusCode,
-      error: result.error,
-      responseExcerpt: result.responseExcerpt,
-      status: outcome === 'retry' ? 'pending' : outcome,
-      nextAttemptAt: next,
-      finishedAt: finished,
-      ok,
-      disableIfFailingSince: new Date(startedAt.getTime() - s.disableAfterMs),
-    });
+    // A success is recorded with the others ending meanwhile (one statement for them all);
+    // a failure: the attempt, the delivery's new state and the endpoint's failure run, in one.
+    const disabled = ok
+      ? await delivered
+          .record({
+            deliveryId: d.id,
+            tenantId: d.tenant_id,
+            endpointId: d.endpoint_id,
+            attempt: attemptNo,
+            startedAt,
+            durationMs: result.durationMs,
+            statusCode: result.statusCode,
+            responseExcerpt: result.responseExcerpt,
+            finishedAt: finished,
+          })
+          .then(() => false)
+      : await recordAttempt(pool, {
+          deliveryId: d.id,
+          tenantId: d.tenant_id,
+          endpointId: d.endpoint_id,
+          attempt: attemptNo,
+          startedAt,
+          durationMs: result.durationMs,
+          statusCode: result.statusCode,
+          error: result.error,
+          responseExcerpt: result.responseExcerpt,
+          status: outcome === 'retry' ? 'pending' : outcome,
+          nextAttemptAt: next,
+          finishedAt: finished,
+          ok,
+          disableIfFailingSince: new Date(startedAt.getTime() - s.disableAfterMs),
+        });
     if (disabled) logger.warn({ webhookId: d.endpoint_id }, 'webhook endpoint disabled after failing');
     ctx.opts.onAttempt?.({
       deliveryId: d.id,
@@ -187,6 +194,7 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
     const free = s.concurrency - inFlight.size;
     if (free <= 0) return 0;
     const claimed = await claim(free);
+    lastClaimFull = claimed.length === free;
     const ready = claimed.length > 0 ? await fixBodies(claimed) : [];
     for (const d of ready) {
       const p: Promise<void> = attempt(d)
@@ -196,7 +204,12 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
         })
         .finally(() => {
           inFlight.delete(p);
-          ctx.wakeWorkers();
+          // A claim for the slots this frees, once half of them are free and only when the last
+          // claim found more due than it could take (issue 45: claims of one row each, most of
+          // them finding nothing, were a statement per delivery). New deliveries wake the
+          // workers themselves (`enqueue`); retries fall due within the poll interval.
+          if (lastClaimFull && s.concurrency - inFlight.size >= Math.ceil(s.concurrency / 2))
+            ctx.wakeWorkers();
         });
       inFlight.add(p);
     }

@@ -1,4 +1,5 @@
 import type { DeliveryEvent } from '@tern/contracts';
+import { initialEmailState } from '@tern/domain';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyBatchToPostgres, deadLetterEvent } from '../src/index.js';
@@ -62,6 +63,45 @@ describe('claiming event ids through the timeline', () => {
       { email_id: 'em_c', event_id: 'x2' },
     ]);
     expect(await visible(other)).toEqual(['em_b']);
+  });
+
+  it('a new email is inserted once, no placeholder; one a concurrent batch inserted first fails the batch, and its retry folds on top', async () => {
+    const t = `t-claim-new-${suffix()}`;
+    const versions = async () =>
+      (
+        await pool.query<{ id: string; version: number; status: string | null }>(
+          'SELECT id, version, status FROM email_logs WHERE tenant_id = $1 ORDER BY id',
+          [t],
+        )
+      ).rows;
+    await apply([queued(t, 'n1', 'em_new')]);
+    expect(await versions()).toEqual([{ id: 'em_new', version: 1, status: 'QUEUED' }]);
+    // Another batch (a concurrent projector) holds a new email's row, uncommitted, while this one folds it.
+    const rival = await pool.connect();
+    try {
+      await rival.query('BEGIN');
+      await rival.query(
+        `INSERT INTO email_logs (tenant_id, id, state, version) VALUES ($1, 'em_race', $2, 1)`,
+        [t, JSON.stringify(initialEmailState(t, 'em_race'))],
+      );
+      const folding = apply([queued(t, 'r1', 'em_race')]).then(
+        () => null,
+        (error: { code?: string }) => error.code ?? 'no code',
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      await rival.query('COMMIT');
+      // The batch saw no row, so it would overwrite the rival's: it fails instead (retried).
+      expect(await folding).toBe('40001');
+    } finally {
+      rival.release();
+    }
+    expect(await timeline(t)).toEqual([{ email_id: 'em_new', event_id: 'n1' }]);
+    await apply([queued(t, 'r1', 'em_race')]);
+    expect((await versions()).find((r) => r.id === 'em_race')).toEqual({
+      id: 'em_race',
+      version: 2,
+      status: 'QUEUED',
+    });
   });
 
   it('a dead-lettered id is a known duplicate: a redelivery of it is not folded', async () => {

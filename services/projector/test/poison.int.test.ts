@@ -129,7 +129,7 @@ describe('poison events: isolated, dead-lettered, and the projector goes on', ()
         RETURN NEW;
       END $$;
       DROP TRIGGER IF EXISTS poison_refuse ON email_logs;
-      CREATE TRIGGER poison_refuse BEFORE UPDATE ON email_logs FOR EACH ROW EXECUTE FUNCTION poison_refuse();`);
+      CREATE TRIGGER poison_refuse BEFORE INSERT OR UPDATE ON email_logs FOR EACH ROW EXECUTE FUNCTION poison_refuse();`);
     try {
       const bad = {
         id: 'refused',

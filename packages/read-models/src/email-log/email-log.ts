@@ -12,19 +12,36 @@ export const emailLog: PgReadModel = {
   rebuild: 'truncate',
   tables: ['email_logs'],
   async apply(client, { folded }) {
-    const updates = logRows(folded.emails);
-    await client.query(
-      `UPDATE email_logs e
-          SET to_email = u.to_email, subject = u.subject, status = u.status, provider = u.provider,
-              message_id = u.message_id, template_id = u.template_id, tags = u.tags,
-              created_at = u.created_at, state = u.state, version = e.version + 1, updated_at = now(),
-              project_id = u.project_id
+    // One statement for the batch (issue 45): an email folded before (its row locked by
+    // `lockEmails`) is updated; a new one is inserted as it ends the batch, never as a placeholder
+    // then updated. `fresh` (1): the row was not there when the batch locked; if a concurrent
+    // batch inserted it meanwhile, the row is left alone and the batch fails as a serialisation
+    // failure (retried). `fresh` is also the inserted version: 0 marks a locked row (never
+    // inserted). A version-0 row (a placeholder an older projector committed) is taken over.
+    const rows = logRows(folded.emails).map((r, i) => ({
+      ...r,
+      fresh: folded.emails[i]!.before === null ? 1 : 0,
+    }));
+    const r = await client.query(
+      `INSERT INTO email_logs AS e (tenant_id, id, to_email, subject, status, provider, message_id, template_id,
+                                    tags, created_at, state, version, updated_at, project_id)
+       SELECT u.tenant_id, u.id, u.to_email, u.subject, u.status, u.provider, u.message_id, u.template_id,
+              u.tags, u.created_at, u.state, u.fresh, now(), u.project_id
          FROM jsonb_to_recordset($1::jsonb) AS u(tenant_id text, id text, to_email text, subject text,
               status text, provider text, message_id text, template_id text, tags jsonb,
-              created_at timestamptz, state jsonb, project_id text)
-        WHERE e.tenant_id = u.tenant_id AND e.id = u.id`,
-      [JSON.stringify(updates)],
+              created_at timestamptz, state jsonb, project_id text, fresh int)
+       ON CONFLICT (tenant_id, id) DO UPDATE
+          SET to_email = EXCLUDED.to_email, subject = EXCLUDED.subject, status = EXCLUDED.status,
+              provider = EXCLUDED.provider, message_id = EXCLUDED.message_id,
+              template_id = EXCLUDED.template_id, tags = EXCLUDED.tags, created_at = EXCLUDED.created_at,
+              state = EXCLUDED.state, version = e.version + 1, updated_at = now(), project_id = EXCLUDED.project_id
+        WHERE EXCLUDED.version = 0 OR e.version = 0`,
+      [JSON.stringify(rows)],
     );
+    if ((r.rowCount ?? 0) < rows.length)
+      throw Object.assign(new Error('email_logs: a new email was folded by a concurrent batch; retrying'), {
+        code: '40001',
+      });
   },
   async eraseRecipient(client, { tenantId, emailIds }) {
     const r = await client.query(
@@ -64,9 +81,9 @@ export function logRows(emails: readonly FoldedEmail[]): Record<string, unknown>
 }
 
 /**
- * Locks the batch's emails in (tenant, email) order and answers their stored states (null: never
- * folded). Placeholder rows (version 0) first, so that every affected email can be row-locked,
- * even new ones.
+ * Locks the batch's emails that have a row, in (tenant, email) order, and answers their stored
+ * states (null: never folded). A new email has no row to lock: `emailLog.apply` inserts it, and a
+ * concurrent batch that inserted it first makes this batch fail and retry.
  */
 /**
  * A reprojection's hand-over (services/projector/src/reproject.ts): sets the classification the
@@ -104,12 +121,6 @@ export async function lockEmails(
 ): Promise<Map<string, EmailState | null>> {
   const tenants = emails.map((e) => e.tenantId);
   const ids = emails.map((e) => e.emailId);
-  await client.query(
-    `INSERT INTO email_logs (tenant_id, id, state, version)
-     SELECT t, i, '{}'::jsonb, 0 FROM unnest($1::text[], $2::text[]) AS u(t, i)
-     ON CONFLICT DO NOTHING`,
-    [tenants, ids],
-  );
   const current = await client.query<{
     tenant_id: string;
     id: string;

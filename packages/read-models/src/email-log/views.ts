@@ -18,6 +18,12 @@ export interface EmailView {
   status: EmailStatus | null;
 }
 
+/**
+ * The projected state of every folded email, as a relation `(tenant_id, id, state)`: what
+ * `emailViewsAt` reads, for a statement of another owner to join (the dispatcher's claim, issue 45).
+ */
+export const projectedEmailStateSql = '(SELECT tenant_id, id, state FROM email_logs WHERE version > 0)';
+
 /** The view of each event's email as of that event, by `emailKey(tenantId, event id)`; one query. */
 export async function emailViewsAt(
   db: pg.Pool | pg.ClientBase,
