@@ -9,7 +9,7 @@ import {
 } from '@tern/smtp-limits';
 import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
 import { createCoalescer } from './coalesce.js';
-import type { RawMessage } from './parse.js';
+import { createRawCollector, type RawMessage } from './parse.js';
 import { type ReceiveDeps, receiveMessage } from './receive.js';
 import { markAnnouncedMany } from './store.js';
 
@@ -37,20 +37,23 @@ export interface InboundListener {
 }
 
 /**
- * Reads DATA up to `max` bytes (the rest is drained and dropped); null when over. The chunks are
- * kept as they came, never concatenated: the message is held once (docs/inbound.md).
+ * Reads DATA up to `max` bytes (the rest is drained and dropped); null when over. The bytes are
+ * copied into a few slabs as they come and never concatenated: the message is held once
+ * (docs/inbound.md, "Memory of a large message").
  */
 function readAll(stream: SMTPServerDataStream, max: number): Promise<RawMessage | null> {
   return new Promise((resolve, reject) => {
-    let chunks: Buffer[] = [];
-    let size = 0;
+    const raw = createRawCollector();
+    let over = false;
     stream.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= max) chunks.push(chunk);
-      else chunks = [];
+      if (over) return;
+      if (raw.size + chunk.length > max) {
+        over = true;
+        raw.clear();
+      } else raw.push(chunk);
     });
     stream.on('error', reject);
-    stream.on('end', () => resolve(size > max || stream.sizeExceeded ? null : { chunks, size }));
+    stream.on('end', () => resolve(over || stream.sizeExceeded ? null : raw.message()));
   });
 }
 

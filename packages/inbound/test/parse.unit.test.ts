@@ -7,7 +7,13 @@ import fc from 'fast-check';
 import { simpleParser } from 'mailparser';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { describe, expect, it } from 'vitest';
-import { attachmentKept, bodyHash, parseForStore, type RawMessage } from '../src/parse.js';
+import {
+  attachmentKept,
+  bodyHash,
+  createRawCollector,
+  parseForStore,
+  type RawMessage,
+} from '../src/parse.js';
 
 /** The body hash as it was computed over one Buffer (before the chunks). */
 function wholeBodyHash(raw: Buffer): string {
@@ -29,6 +35,35 @@ function split(raw: Buffer, cuts: readonly number[]): RawMessage {
   }
   return { chunks, size: raw.length };
 }
+
+describe('createRawCollector', () => {
+  it('holds the bytes as they came, in a 64 KiB slab then 1 MiB ones, whatever the chunks', () => {
+    const data = randomBytes(3 * 1024 * 1024 + 12_345);
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 1_500_000 }), { minLength: 1, maxLength: 30 }),
+        (sizes) => {
+          const raw = createRawCollector();
+          let at = 0;
+          for (const n of sizes) {
+            if (at >= data.length) break;
+            raw.push(data.subarray(at, at + n));
+            at = Math.min(at + n, data.length);
+          }
+          const message = raw.message();
+          expect(message.size).toBe(at);
+          expect(raw.size).toBe(at);
+          expect(Buffer.concat(message.chunks as Buffer[]).equals(data.subarray(0, at))).toBe(true);
+          expect(message.chunks.slice(1, -1).every((c) => c.length === 1024 * 1024)).toBe(true);
+          expect(message.chunks[0]!.length).toBeLessThanOrEqual(64 * 1024);
+        },
+      ),
+      { numRuns: 60 },
+    );
+    const empty = createRawCollector();
+    expect(empty.message()).toEqual({ chunks: [], size: 0 });
+  });
+});
 
 describe('bodyHash over chunks', () => {
   it('equals the hash over the whole message for any cut, separators straddling chunks included', () => {
