@@ -171,6 +171,42 @@ describe('receiving with real MTAs', () => {
     expect(Buffer.from(await att.arrayBuffer()).equals(pdf)).toBe(true);
   });
 
+  it('Postfix relays a 1.5 MB message: its raw is stored in sealed 1 MiB parts and served byte for byte, its attachment too', async () => {
+    const file = Buffer.from(Array.from({ length: 1_100_000 }, (_, i) => (i * 7919) % 251));
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: postfixPort,
+      secure: false,
+      ignoreTLS: true,
+    });
+    await transport.sendMail({
+      from: 'Ann <ann@sender.test>',
+      to: `support@${domain}`,
+      subject: 'Large via Postfix',
+      text: 'A large one.',
+      attachments: [{ filename: 'large.bin', content: file }],
+    });
+    transport.close();
+    const found = await waitFor(async () => (await list()).find((m) => m.subject === 'Large via Postfix'), {
+      timeoutMs: 60_000,
+      intervalMs: 300,
+      description: 'the relayed large message stored',
+    });
+    const { rows } = await pool.query<{ size: number; raw_parts: number }>(
+      'SELECT size, raw_parts FROM inbound_messages WHERE id = $1',
+      [found.id],
+    );
+    expect(rows[0]!.size).toBeGreaterThan(1024 * 1024);
+    expect(rows[0]!.raw_parts).toBe(Math.ceil(rows[0]!.size / (1024 * 1024)));
+    const raw = Buffer.from(await (await api(`/inbound/${found.id}/raw`)).arrayBuffer());
+    expect(raw.length).toBe(rows[0]!.size);
+    expect(raw.toString('latin1')).toContain('Received: from');
+    const parsed = await simpleParser(raw);
+    expect(parsed.attachments[0]!.content.equals(file)).toBe(true);
+    const att = await api(`/inbound/${found.id}/attachments/att_0`);
+    expect(Buffer.from(await att.arrayBuffer()).equals(file)).toBe(true);
+  });
+
   it('swaks directly, with STARTTLS and with pipelining: 250; another domain: 550 5.1.1; over INBOUND_MAX_BYTES: 552', async () => {
     const plain = await swaks([
       '--to',

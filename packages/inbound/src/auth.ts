@@ -1,5 +1,6 @@
 import { Resolver } from 'node:dns/promises';
 import type { InboundAuth } from '@tern/contracts';
+import { type RawMessage, rawMessageOf, rawStream } from './parse.js';
 
 /**
  * mailauth (and its joi, x509 and BIMI parsers) is loaded with the first message to authenticate,
@@ -45,7 +46,7 @@ function dkimVerdict(results: readonly { status: { result: string } }[]): string
  * message is stored all the same — a verdict never decides whether Tern keeps mail.
  */
 export async function verdictsOf(
-  raw: Buffer,
+  raw: Buffer | RawMessage,
   facts: ArrivalFacts,
   resolve: DnsResolve,
   timeoutMs = 15_000,
@@ -57,7 +58,8 @@ export async function verdictsOf(
   try {
     const { authenticate } = await loadMailauth();
     const result = await Promise.race([
-      authenticate(raw, {
+      // Read from the chunks as a stream: mailauth hashes the body as it goes, no copy of the message.
+      authenticate(rawStream(rawMessageOf(raw)), {
         ip: facts.clientIp,
         helo: facts.helo,
         sender: facts.sender,

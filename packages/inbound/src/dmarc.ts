@@ -7,6 +7,7 @@ import {
   looksLikeDmarcReport,
   parseDmarcReport,
 } from './dmarc-parse.js';
+import { attachmentKept } from './parse.js';
 import type { ReceivedMessage } from './receive.js';
 
 /**
@@ -46,6 +47,13 @@ export function createDmarcConsumer(deps: { pool: pg.Pool; logger: Logger; limit
       if (!looksLikeDmarcReport(attachment, message.subject)) continue;
       const name = attachment.filename ?? null;
       try {
+        // Over 5 MiB the listener did not keep its bytes (docs/inbound.md): refused by its size.
+        if (!attachmentKept(attachment))
+          throw new DmarcRejected(
+            attachment.size > limits.maxCompressedBytes
+              ? `attachment of ${attachment.size} bytes is over ${limits.maxCompressedBytes}`
+              : `attachment of ${attachment.size} bytes was not kept in memory`,
+          );
         const report = await parseDmarcReport(attachment.content, limits);
         const stored = await storeReport(deps.pool, message, name, report);
         outcomes.push({

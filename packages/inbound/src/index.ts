@@ -23,6 +23,8 @@ export {
   forwardEmailId,
 } from './forward.js';
 export { createInboundListener, type InboundListener, type InboundListenerOptions } from './listener.js';
+export { attachmentKept, KEEP_ATTACHMENT_BYTES, type RawMessage } from './parse.js';
+export { RAW_PART_BYTES } from './raw-parts.js';
 export {
   createInboundReader,
   decodeInboundCursor,

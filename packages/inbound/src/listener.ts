@@ -9,6 +9,7 @@ import {
 } from '@tern/smtp-limits';
 import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
 import { createCoalescer } from './coalesce.js';
+import { createRawCollector, type RawMessage } from './parse.js';
 import { type ReceiveDeps, receiveMessage } from './receive.js';
 import { markAnnouncedMany } from './store.js';
 
@@ -35,17 +36,24 @@ export interface InboundListener {
   stop(): Promise<void>;
 }
 
-/** Reads DATA up to `max` bytes (the rest is drained and dropped); null when over. */
-function readAll(stream: SMTPServerDataStream, max: number): Promise<Buffer | null> {
+/**
+ * Reads DATA up to `max` bytes (the rest is drained and dropped); null when over. The bytes are
+ * copied into a few slabs as they come and never concatenated: the message is held once
+ * (docs/inbound.md, "Memory of a large message").
+ */
+function readAll(stream: SMTPServerDataStream, max: number): Promise<RawMessage | null> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
+    const raw = createRawCollector();
+    let over = false;
     stream.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= max) chunks.push(chunk);
+      if (over) return;
+      if (raw.size + chunk.length > max) {
+        over = true;
+        raw.clear();
+      } else raw.push(chunk);
     });
     stream.on('error', reject);
-    stream.on('end', () => resolve(size > max || stream.sizeExceeded ? null : Buffer.concat(chunks)));
+    stream.on('end', () => resolve(over || stream.sizeExceeded ? null : raw.message()));
   });
 }
 

@@ -2,6 +2,7 @@ import type { InboundMessage, InboundSummary } from '@tern/contracts';
 import type { Keyring } from '@tern/privacy';
 import { simpleParser } from 'mailparser';
 import type pg from 'pg';
+import { openRaw } from './raw-parts.js';
 import { getInbound, listInbound, type SealedBlob, type StoredInbound } from './store.js';
 
 /** What the reader needs of the keyring. */
@@ -130,7 +131,7 @@ export function createInboundReader(pool: pg.Pool, keyring: InboundKeyring, opts
 
     async raw(tenantId: string, id: string): Promise<Buffer | null> {
       const m = await getInbound(pool, tenantId, id, { raw: true, cutoff: await cutoffOf(tenantId) });
-      return m?.raw ? open(m, 'raw', m.raw) : null;
+      return m ? openRaw(pool, keyring, m) : null;
     },
 
     /** One attachment's bytes (re-read from the raw message) with its type and name. */

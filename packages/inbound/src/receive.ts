@@ -4,10 +4,20 @@ import { normalizeMessageId } from '@tern/domain';
 import { type Logger, silentLogger } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import { emailsByMessageId } from '@tern/read-models';
-import { type AddressObject, type ParsedMail, simpleParser } from 'mailparser';
+import type { AddressObject, ParsedMail } from 'mailparser';
 import type pg from 'pg';
 import { type ArrivalFacts, type DnsResolve, verdictsOf } from './auth.js';
 import { type ForwardSender, forwardRequest, isForward } from './forward.js';
+import {
+  attachmentKept,
+  bodyHash,
+  concatRaw,
+  parseForStore,
+  parseFull,
+  type RawMessage,
+  rawMessageOf,
+} from './parse.js';
+import { deleteRawParts, RAW_PART_BYTES, writeRawParts } from './raw-parts.js';
 import { firstMatch, type InboundRoute, matches } from './routes.js';
 import { deleteInbound, markAnnounced, storeInbound } from './store.js';
 
@@ -23,7 +33,12 @@ export interface ReceivedMessage {
   auth: InboundAuth;
   inReplyTo: string | null;
   receivedAt: Date;
-  raw: Buffer;
+  /** The raw MIME as one Buffer: a copy of the whole message on each call (call it only when needed). */
+  raw(): Buffer;
+  /**
+   * The parsed message; an attachment over `keepAttachmentBytes` (5 MiB) has an empty `content`
+   * and its real `size` (`attachmentKept` tells them apart): its bytes are in `raw()`.
+   */
   parsed: ParsedMail;
   /** false when this arrival was a duplicate of a message already stored (an MTA's retry). */
   fresh: boolean;
@@ -51,6 +66,10 @@ export interface ReceiveDeps {
   forward?: ForwardSender;
   /** Marks a stored message announced; default one UPDATE per message (the listener groups them). */
   markAnnounced?: (id: string) => Promise<void>;
+  /** A raw message over this many bytes is sealed and stored in parts of this size (default 1 MiB). */
+  rawPartBytes?: number;
+  /** An attachment over this many bytes is not kept decoded in `parsed` (default 5 MiB). */
+  keepAttachmentBytes?: number;
 }
 
 /** A stored message the log does not know yet, as `completeStored` needs it. */
@@ -66,6 +85,8 @@ export interface StoredArrival {
   auth: InboundAuth;
   inReplyTo: string | null;
   parsed: ParsedMail;
+  /** The message parsed with every attachment's bytes, when `parsed` dropped some (a forward sends them). */
+  full?: () => Promise<ParsedMail>;
 }
 
 /**
@@ -78,7 +99,7 @@ export async function completeStored(
   deps: Pick<ReceiveDeps, 'pool' | 'log' | 'routesOf' | 'forward' | 'markAnnounced'>,
   m: StoredArrival,
 ): Promise<{ dropped: boolean }> {
-  const { parsed } = m;
+  let { parsed } = m;
   const route = deps.routesOf
     ? firstMatch(await deps.routesOf(m.tenantId), {
         recipients: m.recipients,
@@ -90,6 +111,9 @@ export async function completeStored(
   if (!m.announced) {
     if (route && !dropped && !isForward(parsed)) {
       const recipient = m.recipients.find((r) => matches(route.match.recipient, r)) ?? m.recipients[0] ?? '';
+      // A forward sends every attachment: parse again with their bytes when some were not kept.
+      const forwards = route.actions.some((a) => 'forward' in a);
+      if (forwards && m.full && !parsed.attachments.every(attachmentKept)) parsed = await m.full();
       for (const [action, a] of route.actions.entries()) {
         if (!('forward' in a)) continue;
         if (!deps.forward) throw new Error('inbound: a forward route but no send path');
@@ -151,15 +175,7 @@ export function newInboundId(now: Date): string {
 }
 
 const DEDUP_WINDOW_MS = 24 * 60 * 60 * 1000;
-
-/** The body's bytes (after the header block): what an MTA's retry leaves unchanged while it may re-stamp traces. */
-function bodyHash(raw: Buffer): string {
-  let at = raw.indexOf('\r\n\r\n');
-  if (at < 0) at = raw.indexOf('\n\n');
-  return createHash('sha256')
-    .update(at < 0 ? raw : raw.subarray(at))
-    .digest('hex');
-}
+const EMPTY_BLOB = { iv: Buffer.alloc(0), tag: Buffer.alloc(0), ct: Buffer.alloc(0) };
 
 const addresses = (a: AddressObject | AddressObject[] | undefined): string[] =>
   (Array.isArray(a) ? a : a ? [a] : []).flatMap((o) => o.value.map((v) => v.address ?? '').filter(Boolean));
@@ -209,12 +225,18 @@ function contentOf(parsed: ParsedMail, facts: ArrivalFacts, recipients: readonly
  * announced. Resolves once every tenant's message is in the store AND the log; a throw means
  * the MTA must retry (451), and the retry finds what was already stored.
  */
-export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: Envelope): Promise<string[]> {
+export async function receiveMessage(
+  deps: ReceiveDeps,
+  input: Buffer | RawMessage,
+  envelope: Envelope,
+): Promise<string[]> {
   const now = deps.now ?? (() => new Date());
   const logger = deps.logger ?? silentLogger;
-  // The verdicts wait mostly on DNS: they run while the message is parsed.
+  const raw = rawMessageOf(input);
+  const partBytes = deps.rawPartBytes ?? RAW_PART_BYTES;
+  // The verdicts wait mostly on DNS: they run while the message is parsed. Both read the chunks.
   const [parsed, auth] = await Promise.all([
-    simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true }),
+    parseForStore(raw, deps.keepAttachmentBytes),
     verdictsOf(raw, envelope, deps.resolve),
   ]);
   const refs = referencedIds(parsed);
@@ -250,7 +272,9 @@ export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: E
       'content',
       Buffer.from(JSON.stringify(contentOf(parsed, envelope, recipients))),
     );
-    const sealedRaw = await seal('raw', raw);
+    // Over one part, the raw is sealed and written part by part before the row (raw-parts.ts).
+    const rawParts = raw.size > partBytes ? await writeRawParts(deps.pool, raw, partBytes, seal, id) : 0;
+    const sealedRaw = rawParts > 0 ? EMPTY_BLOB : await seal('raw', concatRaw(raw));
     const hashes = [
       ...new Set([...recipients, ...to, ...addresses(parsed.cc)].map((a) => a.toLowerCase())),
     ].map((a) => deps.keyring.recipientHash(tenantId, a));
@@ -265,16 +289,19 @@ export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: E
         fromHash: summary.rh,
         toHashes: hashes,
         period: summary.p,
-        size: raw.length,
+        size: raw.size,
         attachments: parsed.attachments.length,
         auth,
         inReplyTo,
         summary,
         content,
         raw: sealedRaw,
+        rawParts,
       },
       new Date(receivedAt.getTime() - DEDUP_WINDOW_MS),
     );
+    // A duplicate: the first copy's raw is kept, the parts just written are not needed.
+    if (rawParts > 0 && !stored.fresh) await deleteRawParts(deps.pool, id);
     const outcome = await completeStored(deps, {
       id: stored.id,
       announced: stored.announced,
@@ -283,10 +310,11 @@ export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: E
       from,
       to,
       recipients,
-      size: raw.length,
+      size: raw.size,
       auth,
       inReplyTo,
       parsed,
+      full: () => parseFull(raw),
     });
     ids.push(stored.id);
     if (outcome.dropped) continue;
@@ -301,7 +329,7 @@ export async function receiveMessage(deps: ReceiveDeps, raw: Buffer, envelope: E
           auth,
           inReplyTo,
           receivedAt,
-          raw,
+          raw: () => concatRaw(raw),
           parsed,
           fresh: stored.fresh,
         });

@@ -57,7 +57,9 @@ export interface InboundRow {
   inReplyTo: string | null;
   summary: SealedBlob;
   content: SealedBlob;
+  /** The sealed raw MIME; empty when it is in `rawParts` parts (raw-parts.ts). */
   raw: SealedBlob;
+  rawParts: number;
 }
 
 /**
@@ -74,7 +76,7 @@ export async function storeInbound(
 ): Promise<{ id: string; announced: boolean; fresh: boolean }> {
   const { rows } = await db.query<{ id: string; announced: boolean; fresh: boolean }>({
     name: 'inbound_store',
-    text: `SELECT id, announced, fresh FROM inbound_store($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)`,
+    text: `SELECT id, announced, fresh FROM inbound_store($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22)`,
     values: [
       r.id,
       r.tenantId,
@@ -97,6 +99,7 @@ export async function storeInbound(
       r.raw.iv,
       r.raw.tag,
       r.raw.ct,
+      r.rawParts,
     ],
   });
   const row = rows[0];
@@ -135,10 +138,12 @@ export interface StoredInbound {
   summary: SealedBlob;
   content?: SealedBlob;
   raw?: SealedBlob;
+  /** 0: the raw MIME is `raw`; else it is in that many parts of `inbound_raw_parts`. */
+  rawParts: number;
 }
 
 const LIST_COLUMNS = `id, tenant_id, received_at, from_hash, period, size, attachments, auth, in_reply_to,
-  summary_iv, summary_tag, summary`;
+  summary_iv, summary_tag, summary, raw_parts`;
 
 type Row = {
   id: string;
@@ -153,6 +158,7 @@ type Row = {
   summary_iv: Buffer;
   summary_tag: Buffer;
   summary: Buffer;
+  raw_parts: number;
   content_iv?: Buffer;
   content_tag?: Buffer;
   content?: Buffer;
@@ -173,6 +179,7 @@ function toStored(r: Row): StoredInbound {
     auth: r.auth,
     inReplyTo: r.in_reply_to,
     summary: { iv: r.summary_iv, tag: r.summary_tag, ct: r.summary },
+    rawParts: r.raw_parts,
     ...(r.content ? { content: { iv: r.content_iv!, tag: r.content_tag!, ct: r.content } } : {}),
     ...(r.raw ? { raw: { iv: r.raw_iv!, tag: r.raw_tag!, ct: r.raw } } : {}),
   };

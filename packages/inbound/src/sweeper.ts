@@ -1,5 +1,6 @@
 import { createPoller, type Logger, silentLogger } from '@tern/jobs';
-import { simpleParser } from 'mailparser';
+import { parseForStore, parseFull, rawMessageOf } from './parse.js';
+import { deleteOrphanRawParts, openRaw } from './raw-parts.js';
 import { completeStored, type ReceiveDeps } from './receive.js';
 import { deleteInbound, type SealedBlob, type UnannouncedInbound, unannouncedBefore } from './store.js';
 
@@ -31,6 +32,8 @@ export interface InboundSweepResult {
   removed: number;
   /** Rows that failed (left for the next run). */
   failed: number;
+  /** Raw parts deleted because their message row never came (a crash between the two). */
+  orphanParts: number;
 }
 
 export interface InboundSweeper {
@@ -54,7 +57,7 @@ export function createInboundSweeper(opts: InboundSweeperOptions): InboundSweepe
     const [summary, content, raw] = await Promise.all([
       open(m, 'summary', m.summary),
       open(m, 'content', m.content),
-      open(m, 'raw', m.raw),
+      openRaw(opts.pool, opts.keyring, m),
     ]);
     if (!summary || !content || !raw) {
       await deleteInbound(opts.pool, m.tenantId, m.id);
@@ -62,7 +65,8 @@ export function createInboundSweeper(opts: InboundSweeperOptions): InboundSweepe
     }
     const s = JSON.parse(summary.toString()) as { from: string; to: string[] };
     const c = JSON.parse(content.toString()) as { recipients?: string[] };
-    const parsed = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
+    const message = rawMessageOf(raw);
+    const parsed = await parseForStore(message);
     const recipients = c.recipients ?? s.to;
     const { dropped } = await completeStored(opts, {
       id: m.id,
@@ -76,6 +80,7 @@ export function createInboundSweeper(opts: InboundSweeperOptions): InboundSweepe
       auth: m.auth,
       inReplyTo: m.inReplyTo,
       parsed,
+      full: () => parseFull(message),
     });
     if (!dropped && opts.onReceived) {
       try {
@@ -88,7 +93,7 @@ export function createInboundSweeper(opts: InboundSweeperOptions): InboundSweepe
           auth: m.auth,
           inReplyTo: m.inReplyTo,
           receivedAt: m.receivedAt,
-          raw,
+          raw: () => raw,
           parsed,
           fresh: true,
         });
@@ -100,12 +105,11 @@ export function createInboundSweeper(opts: InboundSweeperOptions): InboundSweepe
   }
 
   async function runOnce(): Promise<InboundSweepResult> {
-    const result: InboundSweepResult = { announced: 0, removed: 0, failed: 0 };
-    const rows = await unannouncedBefore(
-      opts.pool,
-      new Date(now().getTime() - graceMs),
-      opts.batchSize ?? 100,
-    );
+    const before = new Date(now().getTime() - graceMs);
+    const result: InboundSweepResult = { announced: 0, removed: 0, failed: 0, orphanParts: 0 };
+    // Parts sealed for an arrival whose row never came (its 250 never went out either).
+    result.orphanParts = await deleteOrphanRawParts(opts.pool, before);
+    const rows = await unannouncedBefore(opts.pool, before, opts.batchSize ?? 100);
     // A row that fails is left for the next run and the others go on (one bad row never blocks the
     // rest); a few failures in a row end the run (the log is likely still down).
     let failedInARow = 0;
@@ -122,7 +126,7 @@ export function createInboundSweeper(opts: InboundSweeperOptions): InboundSweepe
         if (++failedInARow >= MAX_FAILURES_IN_A_ROW) break;
       }
     }
-    if (result.announced > 0 || result.removed > 0 || result.failed > 0)
+    if (result.announced > 0 || result.removed > 0 || result.failed > 0 || result.orphanParts > 0)
       logger.info(result, 'inbound: unannounced messages swept');
     return result;
   }

@@ -312,7 +312,7 @@ describe('stored, but its 250 never went out (SPEC §24: nothing orphaned, nothi
     // The log still down when the sweeper runs: the row is left as it is for the next run.
     await logTableAway();
     try {
-      expect(await sweeper().runOnce()).toEqual({ announced: 0, removed: 0, failed: 1 });
+      expect(await sweeper().runOnce()).toEqual({ announced: 0, removed: 0, failed: 1, orphanParts: 0 });
     } finally {
       await logTableBack();
     }
@@ -320,11 +320,11 @@ describe('stored, but its 250 never went out (SPEC §24: nothing orphaned, nothi
 
     // The MTA never retries (within the grace): the sweeper completes the row.
     const before = received.length;
-    expect(await sweeper().runOnce()).toEqual({ announced: 1, removed: 0, failed: 0 });
+    expect(await sweeper().runOnce()).toEqual({ announced: 1, removed: 0, failed: 0, orphanParts: 0 });
     expect(await unannounced()).toEqual([]);
     expect((await logValues()).filter((v) => v.includes(orphan!))).toHaveLength(1);
     expect(received.slice(before).map((m) => m.id)).toEqual([orphan]);
-    expect(await sweeper().runOnce()).toEqual({ announced: 0, removed: 0, failed: 0 });
+    expect(await sweeper().runOnce()).toEqual({ announced: 0, removed: 0, failed: 0, orphanParts: 0 });
 
     // The MTA's retry after all: the same id, no second row, no second event.
     const late = await deliver([`support@${T1}.${INBOUND_DOMAIN}`], raw);
@@ -366,7 +366,7 @@ describe('stored, but its 250 never went out (SPEC §24: nothing orphaned, nothi
     }
     const [orphan] = await unannounced();
     await keyring.eraseKeys(T1, 'gone@sender.test');
-    expect(await sweeper().runOnce()).toEqual({ announced: 0, removed: 1, failed: 0 });
+    expect(await sweeper().runOnce()).toEqual({ announced: 0, removed: 1, failed: 0, orphanParts: 0 });
     expect((await pool.query('SELECT 1 FROM inbound_messages WHERE id = $1', [orphan])).rowCount).toBe(0);
     expect((await logValues()).filter((v) => v.includes(orphan!))).toHaveLength(0);
   });
