@@ -39,51 +39,6 @@ export async function markSendsQueued(
 }
 
 /**
- * The rows whose email.queued is in the log now, in one statement (issue 45): transactional rows
- * due now (at most `limit`, in the order given) are claimed at once for this attempt —
- * `awaiting_log` → `sending` with a lease, as `claimDueSends` claims, so they skip `pending` and
- * one update of the row; the others (campaign and sequence mail, scheduled sends, past `limit`)
- * become `pending` for the due-list, which keeps its order (SPEC §23). Answers the rows moved and
- * those claimed.
- */
-export async function queueAndClaimSends(
-  pool: pg.Pool,
-  events: readonly { tenantId: string; emailId: string }[],
-  q: { at: Date; leaseMs: number; limit: number },
-): Promise<{ moved: number; claimed: ClaimedRow[] }> {
-  if (events.length === 0) return { moved: 0, claimed: [] };
-  const { rows } = await pool.query<ClaimedRow & { claimed: boolean }>(
-    `WITH q AS (SELECT * FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(t, i, n)),
-     now_due AS (
-       SELECT o.tenant_id, o.id FROM outgoing_emails o JOIN q ON o.tenant_id = q.t AND o.id = q.i
-        WHERE o.state = 'awaiting_log' AND o.due_at <= $3 AND NOT o.bulk
-        ORDER BY q.n LIMIT $5)
-     UPDATE outgoing_emails o
-        SET state = CASE WHEN c.id IS NULL THEN 'pending' ELSE 'sending' END,
-            attempts = CASE WHEN c.id IS NULL THEN o.attempts ELSE o.attempts + 1 END,
-            lease_until = CASE WHEN c.id IS NULL THEN o.lease_until ELSE $4 END,
-            updated_at = $3
-       FROM q LEFT JOIN now_due c ON c.tenant_id = q.t AND c.id = q.i
-      WHERE o.tenant_id = q.t AND o.id = q.i AND o.state = 'awaiting_log'
-      RETURNING o.tenant_id, o.id, o.attempts, o.bulk, c.id IS NOT NULL AS claimed,
-                CASE WHEN c.id IS NULL THEN NULL ELSE o.message END AS message`,
-    [
-      events.map((e) => e.tenantId),
-      events.map((e) => e.emailId),
-      q.at,
-      new Date(q.at.getTime() + q.leaseMs),
-      Math.max(0, q.limit),
-    ],
-  );
-  return {
-    moved: rows.length,
-    claimed: rows
-      .filter((r) => r.claimed)
-      .map(({ tenant_id, id, attempts, message, bulk }) => ({ tenant_id, id, attempts, message, bulk })),
-  };
-}
-
-/**
  * Claims due rows (SPEC §23): transactional mail of every tenant ahead of campaign and sequence
  * mail, then by due time; tenants in `exhausted` (send rate used up for this second) are left out.
  */

@@ -15,7 +15,6 @@ import {
   pendingOutcomes,
   planIdempotencyAnswer,
   pruneIdempotencyKeys,
-  queueAndClaimSends,
   releaseIdempotencyKey,
   resolveIdempotencyKey,
   stillClaimed,
@@ -121,76 +120,6 @@ describe('the due-list statements (due-list-store.ts)', () => {
     expect(await pendingOutcomes(pool, at(14), 10)).toHaveLength(1);
     await clearOutcomes(pool, recorded);
     expect(await pendingOutcomes(pool, at(14), 10)).toEqual([]);
-  });
-
-  it('queued: transactional rows due now are claimed at once (up to the limit), the others become pending', async () => {
-    await row('q1', 'now1', 'awaiting_log');
-    await row('q1', 'now2', 'awaiting_log');
-    await row('q1', 'now3', 'awaiting_log');
-    await row('q1', 'bulk', 'awaiting_log', true);
-    await row('q1', 'later', 'awaiting_log');
-    await pool.query(`UPDATE outgoing_emails SET due_at = $1 WHERE tenant_id = 'q1' AND id = 'later'`, [
-      at(3600),
-    ]);
-    await row('q1', 'pend', 'pending');
-    const q = (id: string) => ({ tenantId: 'q1', emailId: id });
-    const { moved, claimed } = await queueAndClaimSends(
-      pool,
-      ['now1', 'bulk', 'later', 'now2', 'now3', 'pend', 'absent'].map(q),
-      { at: at(1), leaseMs: 10_000, limit: 2 },
-    );
-    expect(moved).toBe(5);
-    // The limit takes the first ones in the order given; each claimed with its message, attempt 1.
-    expect(claimed.map((r) => [r.id, r.attempts, r.bulk, r.message.subject]).sort()).toEqual([
-      ['now1', 1, false, 'S'],
-      ['now2', 1, false, 'S'],
-    ]);
-    const states = Object.fromEntries(
-      await Promise.all(
-        ['now1', 'now2', 'now3', 'bulk', 'later', 'pend'].map(async (id) => [id, await stateOf('q1', id)]),
-      ),
-    );
-    expect(states).toEqual({
-      now1: { state: 'sending', attempts: 1 },
-      now2: { state: 'sending', attempts: 1 },
-      now3: { state: 'pending', attempts: 0 },
-      bulk: { state: 'pending', attempts: 0 },
-      later: { state: 'pending', attempts: 0 },
-      pend: { state: 'pending', attempts: 0 },
-    });
-    // A claimed row holds its lease: the due-list claims the others (those due), not it, and a
-    // repeated consume moves nothing.
-    const due = await claimDueSends(pool, { at: at(2), leaseMs: 10_000, limit: 10, exhausted: new Set() });
-    expect(
-      due
-        .filter((r) => r.tenant_id === 'q1')
-        .map((r) => r.id)
-        .sort(),
-    ).toEqual(['bulk', 'now3', 'pend']);
-    expect(await queueAndClaimSends(pool, [q('now1')], { at: at(2), leaseMs: 10_000, limit: 2 })).toEqual({
-      moved: 0,
-      claimed: [],
-    });
-    // The attempt finishes as one the due-list claimed; after a lapsed lease the due-list takes it.
-    expect(
-      await finishSends(
-        pool,
-        [{ row: claimed[0]!, state: 'done', dueAt: null, error: null, events: [] }],
-        at(3),
-      ),
-    ).toEqual([]);
-    expect(await stateOf('q1', claimed[0]!.id)).toEqual({ state: 'done', attempts: 1 });
-    const lapsed = await claimDueSends(pool, {
-      at: at(20),
-      leaseMs: 10_000,
-      limit: 10,
-      exhausted: new Set(),
-    });
-    expect(lapsed.filter((r) => r.id === claimed[1]!.id).map((r) => [r.tenant_id, r.attempts])).toEqual([
-      ['q1', 2],
-    ]);
-    // Out of the way of the tests below (their claims run later on the clock).
-    await pool.query(`UPDATE outgoing_emails SET state = 'done' WHERE tenant_id = 'q1'`);
   });
 
   it('an exhausted tenant is left out; a handed-back row is due again with its attempt undone', async () => {

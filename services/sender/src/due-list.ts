@@ -55,10 +55,6 @@ export interface DueListJob {
   poller: Poller;
   /** One pass over the due-list (claims and sends what is due); returns the emails handled. */
   runOnce(): Promise<number>;
-  /** Sends rows the consumer claimed as their email.queued arrived (`queueAndClaim`): one round. */
-  sendClaimed(claimed: ClaimedRow[]): Promise<void>;
-  /** How many rows the consumer may claim at once: the largest round the relay takes now. */
-  claimLimit(): number;
 }
 
 /**
@@ -249,9 +245,7 @@ export function createDueListJob(
 
   async function runOnce(): Promise<number> {
     await watch.check();
-    // Outcomes left behind (a failed append, a crash) are rare: looked for every tenth pass, and
-    // every pass while the log refuses them (issue 45: a statement per pass otherwise).
-    if (sweeps % 10 === 0 || relayFailures > 0) await relayOutcomes();
+    await relayOutcomes();
     if (sweeps % 20 === 0) await sweepCancelling();
     if (sweeps % 20 === 10) await sweepUnqueued();
     if (sweeps % 120 === 0) await store.pruneRateCounters();
@@ -296,13 +290,6 @@ export function createDueListJob(
     return handled.reduce((a, b) => a + b, 0);
   }
 
-  async function sendClaimed(claimed: ClaimedRow[]): Promise<void> {
-    if (claimed.length === 0) return;
-    const settings = await store.tenantSettings(claimed.map((r) => r.tenant_id));
-    const rows = await store.withinRate(claimed, new Set<string>(), settings);
-    if (rows.length > 0) await round(rows, settings);
-  }
-
   const poller = createPoller({
     name: 'sender',
     intervalMs: pollIntervalMs,
@@ -310,10 +297,5 @@ export function createDueListJob(
     onError: (error) => logger.warn({ err: error }, 'sender: due-list pass failed; trying again'),
   });
 
-  return {
-    poller,
-    runOnce,
-    sendClaimed,
-    claimLimit: () => relayLimits(limits, opts.provider.capacity?.()).max,
-  };
+  return { poller, runOnce };
 }

@@ -10,7 +10,6 @@ import {
   type PendingOutcome,
   pendingOutcomes,
   pruneIdempotencyKeys as pruneKeys,
-  queueAndClaimSends,
   stuckCancellingSends,
   sweepUnqueuedSends,
   unclaimSends,
@@ -50,14 +49,6 @@ export function createOutgoingStore(ctx: SenderContext) {
 
   const markQueued = (events: readonly { tenantId: string; emailId: string }[]) =>
     markSendsQueued(opts.pool, events, now());
-
-  /**
-   * What the consumer does with the email.queued it reads (issue 45): the rows leave
-   * `awaiting_log`, and up to `limit` transactional ones due now are claimed for an attempt at
-   * once (one update of each row fewer than `pending`, then a claim).
-   */
-  const queueAndClaim = (events: readonly { tenantId: string; emailId: string }[], limit: number) =>
-    queueAndClaimSends(opts.pool, events, { at: now(), leaseMs, limit });
 
   /**
    * Claims due rows (SPEC §23): transactional mail of every tenant ahead of campaign and sequence
@@ -148,42 +139,12 @@ export function createOutgoingStore(ctx: SenderContext) {
    */
   const finish = (outcomes: readonly Outcome[]) => finishSends(opts.pool, outcomes, now());
 
-  /**
-   * Outcomes in the log whose `send_outcomes` rows are not deleted yet (issue 45): deleted
-   * together, 1 s after the first of them at most, at 500, before the relay looks for outcomes
-   * left behind, and when the sender stops. Rows a crash leaves are appended again by the relay:
-   * duplicates the consumers drop, as after a crash between an append and its delete.
-   */
-  let cleared: PendingOutcome[] = [];
-  let clearTimer: NodeJS.Timeout | null = null;
-  async function flushReported(): Promise<void> {
-    if (clearTimer !== null) clearTimeout(clearTimer);
-    clearTimer = null;
-    const taken = cleared;
-    cleared = [];
-    await clearOutcomes(opts.pool, taken);
-  }
-
   /** Outcomes recorded over `ageMs` ago whose events are not in the log yet (its append failed). */
-  async function unreported(ageMs: number, limit: number): Promise<PendingOutcome[]> {
-    await flushReported();
-    return pendingOutcomes(opts.pool, new Date(now().getTime() - ageMs), limit);
-  }
+  const unreported = (ageMs: number, limit: number) =>
+    pendingOutcomes(opts.pool, new Date(now().getTime() - ageMs), limit);
 
-  /** These outcomes' events are in the log now: their rows go with the next delete. */
-  async function reported(outcomes: readonly PendingOutcome[]): Promise<void> {
-    cleared.push(...outcomes);
-    if (cleared.length >= 500) return flushReported();
-    clearTimer ??= setTimeout(() => {
-      flushReported().catch((error: unknown) =>
-        ctx.logger.warn(
-          { err: error },
-          'sender: outcomes in the log not cleared; the relay appends them again',
-        ),
-      );
-    }, 1000);
-    clearTimer.unref();
-  }
+  /** These outcomes' events are in the log now. */
+  const reported = (outcomes: readonly PendingOutcome[]) => clearOutcomes(opts.pool, outcomes);
 
   /** Idempotency keys live 24 h (SPEC §11); older ones are dropped in small batches. */
   const pruneIdempotencyKeys = () => pruneKeys(opts.pool, new Date(now().getTime() - 25 * 3600_000));
@@ -197,7 +158,6 @@ export function createOutgoingStore(ctx: SenderContext) {
 
   return {
     markQueued,
-    queueAndClaim,
     stuckCancelling,
     markCancelled,
     sweepUnqueued,
@@ -207,7 +167,6 @@ export function createOutgoingStore(ctx: SenderContext) {
     finish,
     unreported,
     reported,
-    flushReported,
     tenantSettings: tenantSettings.of,
     pruneIdempotencyKeys,
   };

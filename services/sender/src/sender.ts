@@ -27,8 +27,7 @@ export interface Sender {
 /**
  * The sender (SPEC §11). Two loops:
  * - a consumer of the log (its own group) that turns each `email.queued` of a send into a due
- *   entry of `outgoing_emails` (the row was written by the API before it appended the event),
- *   and claims and sends at once the transactional ones due now (issue 45);
+ *   entry of `outgoing_emails` (the row was written by the API before it appended the event);
  * - the due-list worker: claims due rows (`FOR UPDATE SKIP LOCKED`, with a lease, so several
  *   instances never take the same row and a dead one's rows come back), renders, checks the
  *   suppression list, adds tracking, hands each message to the provider in its own transaction,
@@ -62,12 +61,8 @@ export function createSender(opts: SenderOptions): Sender {
         maxWaitMs: 50,
         async handle({ events }) {
           // Dead letters are the projector's; an email.queued that is not Tern's send moves no row.
-          // Transactional mail due now is claimed and sent right here (issue 45: one update of its
-          // row fewer); the rest waits in the due-list, which the poller is woken for.
           const queued = events.filter((e) => e.type === 'email.queued');
-          const { moved, claimed } = await store.queueAndClaim(queued, dueList.claimLimit());
-          if (moved > claimed.length) dueList.poller.wake();
-          await dueList.sendClaimed(claimed);
+          if ((await store.markQueued(queued)) > 0) dueList.poller.wake();
         },
       });
       dueList.poller.start();
@@ -78,14 +73,6 @@ export function createSender(opts: SenderOptions): Sender {
       await consumer?.stop();
       consumer = null;
       await stopping;
-      await store
-        .flushReported()
-        .catch((error: unknown) =>
-          logger.warn(
-            { err: error },
-            'sender: outcomes in the log not cleared; the relay appends them again',
-          ),
-        );
       await opts.provider.close?.();
     },
   };
