@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { bumpStreamHeads, insertStreamRows } from './rows.js';
 
 /**
  * Events of a contact in the event stream (SPEC §25: "delivery, inbound, domain, contact and
@@ -26,31 +27,20 @@ export async function appendContactEvents(
   events: readonly ContactStreamEvent[],
 ): Promise<string[]> {
   if (events.length === 0) return [];
-  const { rows } = await client.query<{ last_seq: string }>(
-    `INSERT INTO event_stream_heads AS h (tenant_id, last_seq) VALUES ($1, $2)
-     ON CONFLICT (tenant_id) DO UPDATE SET last_seq = h.last_seq + EXCLUDED.last_seq
-     RETURNING last_seq::text`,
-    [tenantId, events.length],
-  );
-  const last = BigInt(rows[0]!.last_seq);
+  const last = (await bumpStreamHeads(client, [[tenantId, events.length]])).get(tenantId)!;
   const seqs = events.map((_, i) => (last - BigInt(events.length - 1 - i)).toString());
-  const bodies = events.map((e, i) =>
-    JSON.stringify({ id: e.id, cursor: seqs[i], type: e.type, timestamp: e.timestamp, data: e.data }),
-  );
-  await client.query(
-    `INSERT INTO event_stream (tenant_id, seq, event_id, email_id, project_id, type, tags, recorded_at, payload, body)
-     SELECT $1, u.s, u.e, u.c, NULL, u.ty, '{}', clock_timestamp(), u.b::jsonb - 'cursor', u.b
-       FROM ROWS FROM (unnest($2::bigint[]), unnest($3::text[]), unnest($4::text[]), unnest($5::text[]),
-                       json_array_elements_text($6::json)) AS u(s, e, c, ty, b)
-     ON CONFLICT DO NOTHING`,
-    [
+  await insertStreamRows(
+    client,
+    events.map((e, i) => ({
       tenantId,
-      seqs,
-      events.map((e) => e.id),
-      events.map((e) => e.contactId),
-      events.map((e) => e.type),
-      JSON.stringify(bodies),
-    ],
+      seq: seqs[i]!,
+      eventId: e.id,
+      key: e.contactId,
+      projectId: null,
+      type: e.type,
+      tags: '[]',
+      body: JSON.stringify({ id: e.id, cursor: seqs[i], type: e.type, timestamp: e.timestamp, data: e.data }),
+    })),
   );
   return seqs;
 }

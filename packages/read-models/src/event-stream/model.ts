@@ -5,6 +5,7 @@ import type pg from 'pg';
 import type { EmailView } from '../email-log/views.js';
 import type { PgReadModel, ProjectionBatch, TenantScope } from '../read-model.js';
 import { eraseContactEvents } from './contact-events.js';
+import { bumpStreamHeads, insertStreamRows, type StreamRow } from './rows.js';
 
 /** An event of the stream as it is stored: its webhook body (SPEC §17) and its id. */
 export interface StreamedPayload extends WebhookPayload {
@@ -89,65 +90,34 @@ async function appendToStream(client: pg.ClientBase, batch: ProjectionBatch): Pr
     else byTenant.set(e.tenantId, [e]);
   }
   const tenants = [...byTenant.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const { rows } = await client.query<{ tenant_id: string; last_seq: string }>(
-    `INSERT INTO event_stream_heads AS h (tenant_id, last_seq)
-     SELECT t, n FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS u(t, n, o) ORDER BY o
-     ON CONFLICT (tenant_id) DO UPDATE SET last_seq = h.last_seq + EXCLUDED.last_seq
-     RETURNING tenant_id, last_seq`,
-    [tenants, tenants.map((t) => byTenant.get(t)?.length ?? 0)],
+  const heads = await bumpStreamHeads(
+    client,
+    tenants.map((t) => [t, byTenant.get(t)?.length ?? 0] as const),
   );
   const states = statesAtEvents(batch);
-  const cols = {
-    tenant: [] as string[],
-    seq: [] as string[],
-    event: [] as string[],
-    email: [] as string[],
-    project: [] as (string | null)[],
-    type: [] as string[],
-    tags: [] as string[],
-    body: [] as string[],
-  };
-  for (const row of rows) {
-    const events = byTenant.get(row.tenant_id) ?? [];
-    let seq = BigInt(row.last_seq) - BigInt(events.length);
+  const rows: StreamRow[] = [];
+  for (const [tenantId, last] of heads) {
+    const events = byTenant.get(tenantId) ?? [];
+    let seq = last - BigInt(events.length);
     for (const event of events) {
       seq += 1n;
       const state =
         states.get(emailKey(event.tenantId, event.id)) ??
         evolve(initialEmailState(event.tenantId, event.emailId), event);
       const payload = streamedPayload(event, state);
-      cols.tenant.push(event.tenantId);
-      cols.seq.push(seq.toString());
-      cols.event.push(event.id);
-      cols.email.push(event.emailId);
-      cols.project.push(payload.data.projectId);
-      cols.type.push(event.type);
-      cols.tags.push(JSON.stringify(payload.data.tags));
-      cols.body.push(streamedBody(payload, seq));
+      rows.push({
+        tenantId: event.tenantId,
+        seq: seq.toString(),
+        eventId: event.id,
+        key: event.emailId,
+        projectId: payload.data.projectId,
+        type: event.type,
+        tags: JSON.stringify(payload.data.tags),
+        body: streamedBody(payload, seq),
+      });
     }
   }
-  // A seq whose event is already streamed (a rebuild replaying the log) is skipped: a gap in the
-  // numbers, never a second copy. The texts go as ONE JSON array parameter (escaped natively, not
-  // element by element as a text[] parameter is); `payload` is the same text without its cursor.
-  await client.query(
-    `INSERT INTO event_stream (tenant_id, seq, event_id, email_id, project_id, type, tags, recorded_at, payload, body)
-     SELECT u.t, u.s, u.e, u.m, u.p, u.ty, ARRAY(SELECT jsonb_array_elements_text(u.g)), clock_timestamp(),
-            u.b::jsonb - 'cursor', u.b
-       FROM ROWS FROM (unnest($1::text[]), unnest($2::bigint[]), unnest($3::text[]), unnest($4::text[]),
-                       unnest($5::text[]), unnest($6::text[]), unnest($7::jsonb[]), json_array_elements_text($8::json))
-            AS u(t, s, e, m, p, ty, g, b)
-     ON CONFLICT DO NOTHING`,
-    [
-      cols.tenant,
-      cols.seq,
-      cols.event,
-      cols.email,
-      cols.project,
-      cols.type,
-      cols.tags,
-      JSON.stringify(cols.body),
-    ],
-  );
+  await insertStreamRows(client, rows);
 }
 
 const scopeSql = (scope: TenantScope, param: string) =>

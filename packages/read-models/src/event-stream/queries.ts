@@ -104,19 +104,14 @@ const FILTERS = `AND ($5::text[] IS NULL OR type = ANY($5::text[]))
 /** The rows of a page in the order asked (`descending`), whatever order Postgres appended them in. */
 function pageRows(rows: unknown[][], descending: boolean): { cursors: string[]; items: string[] } {
   const page = rows.filter((r) => r[0] === 1) as [number, string, string][];
-  const seqOf = (r: [number, string, string]) => BigInt(r[1]);
+  // Seqs as decimal texts without leading zeros: the longer is the larger (no BigInt per row).
+  const order = (x: [number, string, string], y: [number, string, string]) => {
+    const c = x[1].length - y[1].length || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0);
+    return descending ? -c : c;
+  };
   let sorted = true;
-  for (let i = 1; i < page.length && sorted; i++) {
-    const a = seqOf(page[i - 1]!);
-    const b = seqOf(page[i]!);
-    sorted = descending ? a > b : a < b;
-  }
-  if (!sorted)
-    page.sort((x, y) => {
-      const d = seqOf(x) - seqOf(y);
-      const c = d < 0n ? -1 : d > 0n ? 1 : 0;
-      return descending ? -c : c;
-    });
+  for (let i = 1; i < page.length && sorted; i++) sorted = order(page[i - 1]!, page[i]!) < 0;
+  if (!sorted) page.sort(order);
   return { cursors: page.map((r) => r[1]), items: page.map((r) => r[2]) };
 }
 
