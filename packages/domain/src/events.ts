@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   type DeliveryEvent,
   deliveryEventSchema,
@@ -188,6 +189,44 @@ export function clickedEvent(input: TrackingInput & { url: string }): DeliveryEv
     occurredAt: input.at.toISOString(),
     data: { url: input.url, ...agent(input) },
   });
+}
+
+/** What an upstream provider's notification says about one email (SPEC §21). */
+export interface ProviderNoticeInput {
+  /** `ses`, `sendgrid`, … : the first part of the event's id. */
+  provider: string;
+  /** The notification's own key (its event id, or its message and recipient): the same notice → the same id. */
+  key: string;
+  tenantId: string;
+  emailId: string;
+  type: EventType;
+  data: Record<string, unknown>;
+  /** The provider's timestamp when it is one (ISO or any `Date.parse` form), else `receivedAt`. */
+  occurredAt: string | undefined;
+  receivedAt: Date;
+  /** The one recipient of several the notice is about (SPEC §22). */
+  recipient?: string | undefined;
+}
+
+/** A provider notice's event id: `<provider>:<32 base64url chars of the SHA-256 of its key>`. */
+export const providerEventId = (provider: string, key: string): string =>
+  `${provider}:${createHash('sha256').update(key).digest('base64url').slice(0, 32)}`;
+
+/**
+ * The event of an upstream provider's notification (`POST /providers/*`, SPEC §21), or null when
+ * the contract refuses what the provider sent (a redelivered notice gets the same id).
+ */
+export function providerNoticeEvent(input: ProviderNoticeInput): DeliveryEvent | null {
+  const ms = input.occurredAt === undefined ? Number.NaN : Date.parse(input.occurredAt);
+  const parsed = deliveryEventSchema.safeParse({
+    id: providerEventId(input.provider, input.key),
+    type: input.type,
+    tenantId: input.tenantId,
+    emailId: input.emailId,
+    occurredAt: (Number.isFinite(ms) ? new Date(ms) : input.receivedAt).toISOString(),
+    data: input.recipient !== undefined ? { ...input.data, recipient: input.recipient } : input.data,
+  });
+  return parsed.success ? (parsed.data as DeliveryEvent) : null;
 }
 
 /** The outcomes delivery feedback reports about an email after the hand-off (SPEC §21). */

@@ -1,6 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { EventWebhook } from '@sendgrid/eventwebhook';
-import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
+import type { DeliveryEvent } from '@tern/contracts';
+import { providerNoticeEvent } from '@tern/domain';
 import { appendOr503, httpError } from '@tern/http';
 import type { EmailRef } from '@tern/read-models';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -93,20 +94,6 @@ function parseJson(raw: Buffer): unknown {
   }
 }
 
-/**
- * The Tern event id of a provider's event: the provider and a hash of its own event id, so the
- * same notification delivered twice is one event (SPEC §5 idempotency), whatever characters the
- * provider's id holds.
- */
-export const providerEventId = (provider: ProviderName, key: string): string =>
-  `${provider}:${createHash('sha256').update(key).digest('base64url').slice(0, 32)}`;
-
-/** A provider's timestamp when it is one, else the time received. */
-function occurredAt(raw: string | undefined, now: Date): string {
-  const ms = raw === undefined ? Number.NaN : Date.parse(raw);
-  return Number.isFinite(ms) ? new Date(ms).toISOString() : now.toISOString();
-}
-
 /** A SendGrid key as configured: PEM, or the base64 DER the SendGrid settings page shows. */
 function sendgridPem(key: string): string {
   if (key.includes('-----BEGIN')) return key.replaceAll('\\n', '\n');
@@ -143,18 +130,18 @@ export const providerRoutes: FastifyPluginAsyncZod<
       // No email, or emails of several tenants sharing the id: applied to none.
       if (emails.size !== 1) continue;
       const [ref] = emails.values() as unknown as [EmailRef];
-      const parsed = deliveryEventSchema.safeParse({
-        id: providerEventId(provider, notice.key),
-        type: notice.outcome.type,
+      const event = providerNoticeEvent({
+        provider,
+        key: notice.key,
         tenantId: ref.tenantId,
         emailId: ref.emailId,
-        occurredAt: occurredAt(notice.occurredAt, now),
-        data:
-          notice.recipient !== undefined
-            ? { ...notice.outcome.data, recipient: notice.recipient }
-            : notice.outcome.data,
+        type: notice.outcome.type,
+        data: notice.outcome.data,
+        occurredAt: notice.occurredAt,
+        receivedAt: now,
+        recipient: notice.recipient,
       });
-      if (parsed.success) events.push(parsed.data);
+      if (event) events.push(event);
     }
     if (events.length > 0) await appendOr503(() => sending.log.append(events), 'queued');
     return { received: notices.length, applied: events.length, ignored: notices.length - events.length };
