@@ -14,6 +14,7 @@ export {
   type PostgresEventLog,
   type PostgresEventLogOptions,
 } from './postgres.js';
+export { pruneCommitted as pruneEventLog } from './postgres-sql.js';
 export {
   createEventStream,
   type DeadLetter,

@@ -50,3 +50,26 @@ export async function insertRecords(pool: pg.Pool, table: string, records: Event
     [LOCK_NAMESPACE, table, table, '', records.map((r) => r.key), records.map((r) => r.value)],
   );
 }
+
+/**
+ * Deletes at most `limit` records of the Postgres event log `table` that the consumer group `group`
+ * has committed past AND that were appended before `before` (the projector's prune job, issue 9
+ * item 7): a record is never deleted before that group applied it. Returns the rows deleted.
+ */
+export async function pruneCommitted(
+  pool: pg.Pool,
+  table: string,
+  group: string,
+  before: Date,
+  limit: number,
+): Promise<number> {
+  const r = await pool.query(
+    `DELETE FROM ${table} WHERE seq IN (
+       SELECT seq FROM ${table}
+        WHERE seq < (SELECT next_seq FROM ${table}_offsets WHERE group_id = $1)
+          AND appended_at < $2
+        ORDER BY seq LIMIT $3)`,
+    [group, before, limit],
+  );
+  return r.rowCount ?? 0;
+}

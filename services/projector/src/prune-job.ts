@@ -1,3 +1,4 @@
+import { pruneEventLog } from '@tern/event-log';
 import type { Logger } from '@tern/jobs';
 import { createPoller } from '@tern/jobs';
 import { pruneDeadLetters, pruneProcessed, pruneSoftBounces, SOFT_BOUNCE_WINDOW_MS } from '@tern/read-models';
@@ -74,17 +75,7 @@ export function createPruneJob(opts: PruneJobOptions): PruneJob {
     const processedEvents = await deleteInBatches((limit) => pruneProcessed(opts.pool, cutoff, limit));
     let eventLog = 0;
     if (table !== undefined) {
-      eventLog = await deleteInBatches(async (limit) => {
-        const r = await opts.pool.query(
-          `DELETE FROM ${table} WHERE seq IN (
-             SELECT seq FROM ${table}
-              WHERE seq < (SELECT next_seq FROM ${table}_offsets WHERE group_id = $1)
-                AND appended_at < $2
-              ORDER BY seq LIMIT $3)`,
-          [opts.group, cutoff, limit],
-        );
-        return r.rowCount ?? 0;
-      });
+      eventLog = await deleteInBatches((limit) => pruneEventLog(opts.pool, table, opts.group, cutoff, limit));
     }
     const deadLetters = await deleteInBatches((limit) => pruneDeadLetters(opts.pool, cutoff, limit));
     const softCutoff = new Date(now().getTime() - 2 * SOFT_BOUNCE_WINDOW_MS);
