@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 /**
@@ -22,23 +22,18 @@ export function migratedTables(root = ROOT): string[] {
   return [...tables].sort();
 }
 
-/** The workspaces that reach a database: those depending on pg, ClickHouse or the stores. */
-function databaseWorkspaces(root: string): string[] {
+/**
+ * Every source folder of the tree that can hold SQL (issue 41 item 5): each workspace's `src/`,
+ * not only those that depend on a database driver, and the root's `scripts/`. Not `web/` (the
+ * browser holds no SQL; a resource's name there is a URL) nor `bench/` (a bench measures the
+ * stores directly: its ceilings are built to bypass the owners).
+ */
+function sourceFolders(root: string): string[] {
   const out: string[] = [];
   for (const base of ['packages', 'services'])
-    for (const name of readdirSync(join(root, base))) {
-      const manifest = join(root, base, name, 'package.json');
-      let deps: Record<string, string>;
-      try {
-        deps =
-          (JSON.parse(readFileSync(manifest, 'utf8')) as { dependencies?: Record<string, string> })
-            .dependencies ?? {};
-      } catch {
-        continue;
-      }
-      if ('pg' in deps || '@clickhouse/client' in deps || '@tern/stores' in deps)
-        out.push(join(base, name, 'src'));
-    }
+    for (const name of readdirSync(join(root, base)))
+      if (existsSync(join(root, base, name, 'src'))) out.push(join(base, name, 'src'));
+  if (existsSync(join(root, 'scripts'))) out.push('scripts');
   return out;
 }
 
@@ -46,7 +41,7 @@ function* sourceFiles(dir: string): Generator<string> {
   for (const entry of readdirSync(dir)) {
     const path = join(dir, entry);
     if (statSync(path).isDirectory()) yield* sourceFiles(path);
-    else if (path.endsWith('.ts') && !path.endsWith('.test.ts') && !path.endsWith('.d.ts')) yield path;
+    else if (/\.tsx?$/.test(path) && !/\.test\.tsx?$/.test(path) && !path.endsWith('.d.ts')) yield path;
   }
 }
 
@@ -64,7 +59,7 @@ export function namesTable(src: string, table: string): boolean {
 /** Per table, the source files (relative to the root, outside tests) that name it. */
 export function tableUsers(root = ROOT, tables = migratedTables(root)): Map<string, string[]> {
   const users = new Map<string, string[]>(tables.map((t) => [t, []]));
-  for (const dir of databaseWorkspaces(root))
+  for (const dir of sourceFolders(root))
     for (const file of sourceFiles(join(root, dir))) {
       const src = withoutComments(readFileSync(file, 'utf8'));
       for (const table of tables) if (namesTable(src, table)) users.get(table)!.push(relative(root, file));
