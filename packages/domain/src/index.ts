@@ -1,6 +1,7 @@
 export * from './analytics.js';
 export * from './analytics-dims.js';
 export * from './bounce-category.js';
+export * from './decide.js';
 export * from './email-dims.js';
 export * from './email-fold.js';
 export * from './events.js';

@@ -4,10 +4,9 @@ import {
   campaignSchema,
   contentProblem,
   createCampaignBodySchema,
-  MAX_SCHEDULE_AHEAD_MS,
   updateCampaignBodySchema,
 } from '@tern/contracts';
-import { analyticsPeriod, dayRange } from '@tern/domain';
+import { analyticsPeriod, dayRange, scheduleProblem } from '@tern/domain';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { analyticsQuerySchema } from '../analytics/schemas.js';
 import { credentialOf } from '../credentials.js';
@@ -30,11 +29,8 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
   /** SPEC §11's bound on `scheduledAt` (the contracts' `MAX_SCHEDULE_AHEAD_MS`), applied to campaigns too. */
   function checkSchedule(value: string | null | undefined) {
     if (value === undefined || value === null) return;
-    const at = new Date(value).getTime();
-    const now = deps.now().getTime();
-    if (at <= now) throw bad('body.scheduledAt: scheduledAt must be in the future');
-    if (at > now + MAX_SCHEDULE_AHEAD_MS)
-      throw bad('body.scheduledAt: scheduledAt must be at most 30 days ahead');
+    const problem = scheduleProblem(new Date(value), deps.now());
+    if (problem !== null) throw bad(`body.scheduledAt: ${problem}`);
   }
 
   async function checkTemplate(tenantId: string, id: string | null | undefined) {

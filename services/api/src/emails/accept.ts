@@ -1,14 +1,8 @@
 // How `POST /emails/send|batch` accept their bodies (SPEC §11): the project of each, the checks of
 // the whole batch (sizes, schedule, templates, verified From), the rows and every `email.queued`
 // appended at once, and the Idempotency-Key replay.
-import {
-  MAX_MESSAGE_BYTES,
-  MAX_SCHEDULE_AHEAD_MS,
-  messageBytes,
-  normalizeSendBody,
-  type SendEmailBody,
-} from '@tern/contracts';
-import { cutSubject, renderTemplate } from '@tern/domain';
+import { MAX_MESSAGE_BYTES, messageBytes, normalizeSendBody, type SendEmailBody } from '@tern/contracts';
+import { cutSubject, renderTemplate, scheduleProblem } from '@tern/domain';
 import { appendOr503, httpError } from '@tern/http';
 import { decodeAttachments, enqueueSends, type NewSend, type StoredMessage } from '@tern/sending';
 import type { FastifyRequest } from 'fastify';
@@ -87,10 +81,8 @@ async function prepare(
     let scheduledAt: Date | null = null;
     if (body.scheduledAt !== undefined) {
       scheduledAt = new Date(body.scheduledAt);
-      if (scheduledAt.getTime() <= at.getTime())
-        problems.push(`${prefix(i)}scheduledAt: scheduledAt must be in the future`);
-      else if (scheduledAt.getTime() > at.getTime() + MAX_SCHEDULE_AHEAD_MS)
-        problems.push(`${prefix(i)}scheduledAt: scheduledAt must be at most 30 days ahead`);
+      const problem = scheduleProblem(scheduledAt, at);
+      if (problem !== null) problems.push(`${prefix(i)}scheduledAt: ${problem}`);
     }
     let subject = body.subject ?? '';
     if (body.templateId !== undefined) {

@@ -1,10 +1,5 @@
-import {
-  cancelEmailResponseSchema,
-  emailContentSchema,
-  emailDetailSchema,
-  MAX_SCHEDULE_AHEAD_MS,
-} from '@tern/contracts';
-import { cancelledEvent, retentionCutoff } from '@tern/domain';
+import { cancelEmailResponseSchema, emailContentSchema, emailDetailSchema } from '@tern/contracts';
+import { decideCancel, retentionCutoff, scheduleProblem } from '@tern/domain';
 import { HttpError, httpError } from '@tern/http';
 import { repliesTo } from '@tern/inbound';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -151,17 +146,18 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
       const { id } = request.params;
       if (!(await visible(credential, id))) throw notFound('Email');
       const at = deps.now();
-      const outcome = await deps.emails.cancel(tenantId, id, at);
-      if (outcome === 'not_found') throw notFound('Email');
-      if (outcome === 'handed') {
+      // The store's compare-and-set says what it found; the domain decides the answer and the events.
+      const decision = decideCancel(await deps.emails.cancel(tenantId, id, at), tenantId, id, at);
+      if (decision.kind === 'not_found') throw notFound('Email');
+      if (decision.kind === 'refused') {
         throw httpError(409, 'The email was already handed to the provider; it can no longer be cancelled', {
           code: 'ALREADY_SENT',
         });
       }
-      if (outcome === 'cancelled') {
+      if (decision.kind === 'cancel') {
         // The row already says cancelled (never sent); if this append fails the sender's sweep appends it.
         try {
-          await sending.log.append([cancelledEvent(tenantId, id, at)]);
+          await sending.log.append(decision.events);
           await deps.emails.markCancelled(tenantId, id);
         } catch (error) {
           if (error instanceof HttpError) throw error;
@@ -196,14 +192,9 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
       if (!(await visible(credential, id))) throw notFound('Email');
       const at = new Date(request.body.scheduledAt);
       const current = deps.now();
-      if (at.getTime() <= current.getTime())
-        throw httpError(400, 'body.scheduledAt: scheduledAt must be in the future', {
-          code: 'FST_ERR_VALIDATION',
-        });
-      if (at.getTime() > current.getTime() + MAX_SCHEDULE_AHEAD_MS)
-        throw httpError(400, 'body.scheduledAt: scheduledAt must be at most 30 days ahead', {
-          code: 'FST_ERR_VALIDATION',
-        });
+      const problem = scheduleProblem(at, current);
+      if (problem !== null)
+        throw httpError(400, `body.scheduledAt: ${problem}`, { code: 'FST_ERR_VALIDATION' });
       const outcome = await deps.emails.reschedule(credential.tenantId, id, at, current);
       if (outcome === 'not_found') throw notFound('Email');
       if (outcome === 'handed')
