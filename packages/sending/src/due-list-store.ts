@@ -1,7 +1,7 @@
 import { claimDue } from '@tern/jobs';
 import type pg from 'pg';
 import { deleteAttachments } from './attachments.js';
-import type { StoredMessage } from './outgoing.js';
+import type { StoredMessage } from './enqueue.js';
 
 /**
  * The sender's statements on its due-list (`outgoing_emails`), each one statement: the claim of

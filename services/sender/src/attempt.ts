@@ -12,7 +12,7 @@ import { loadAttachments } from '@tern/sending';
 import type { SenderTenantSettings } from '@tern/tenant-settings';
 import { envelopeSender, envelopeSenders } from './envelope.js';
 import { DEFAULT_RETRY_DELAYS_MS, type SenderContext } from './options.js';
-import type { ClaimedRow, Outcome } from './outgoing.js';
+import type { ClaimedRow, Outcome } from './outgoing-store.js';
 import type { GetTemplate, ProviderResult, Signing } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
 import { attemptMaker, type Envelope, eventsAbout, followUpEvent, withoutRecipients } from './recipients.js';

@@ -4,7 +4,13 @@ import { backoffMs, createPoller, type Poller } from '@tern/jobs';
 import type { SenderTenantSettings } from '@tern/tenant-settings';
 import { type createAttempt, type RoundContext, suppressionKey } from './attempt.js';
 import { SENDER_GROUP, type SenderContext } from './options.js';
-import { type ClaimedRow, keyOf, type Outcome, type OutgoingStore, type PendingOutcome } from './outgoing.js';
+import {
+  type ClaimedRow,
+  keyOf,
+  type Outcome,
+  type OutgoingStore,
+  type PendingOutcome,
+} from './outgoing-store.js';
 import type { GetTemplate, ProviderCapacity } from './ports.js';
 import type { ProviderWatch } from './provider-health.js';
 import { type Envelope, envelopeOfMessage } from './recipients.js';

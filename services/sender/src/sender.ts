@@ -3,7 +3,7 @@ import { silentLogger } from '@tern/jobs';
 import { createAttempt } from './attempt.js';
 import { createDueListJob } from './due-list.js';
 import { type ProviderHealth, SENDER_GROUP, type SenderContext, type SenderOptions } from './options.js';
-import { createOutgoingStore } from './outgoing.js';
+import { createOutgoingStore } from './outgoing-store.js';
 import { createProviderWatch } from './provider-health.js';
 
 export {
@@ -34,7 +34,7 @@ export interface Sender {
  *   and appends the outcome to the log before marking the row done.
  * A crash repeats at most the provider transactions in flight (each with the same Message-ID).
  *
- * Its parts: `outgoing.ts` (the statements on the due-list), `attempt.ts` (one email's attempt),
+ * Its parts: `outgoing-store.ts` (the statements on the due-list), `attempt.ts` (one email's attempt),
  * `provider-health.ts` (whether the provider fails) and `due-list.ts` (the `createPoller` job).
  */
 export function createSender(opts: SenderOptions): Sender {
