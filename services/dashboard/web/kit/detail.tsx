@@ -1,8 +1,8 @@
 // The detail pages' shape: one thing loaded, its page, the way back, its edit and delete buttons.
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import type { ApiError } from '../api.js';
-import { ConfirmButtons, ErrorNotice, Loading, Page, usePoll } from '../ui.js';
+import { type ApiError, get } from '../api.js';
+import { ConfirmButtons, ErrorNotice, Loading, Page, useLoad, usePoll } from '../ui.js';
 import { BackLink } from './list-page.js';
 
 export interface Loaded<T> {
@@ -11,39 +11,40 @@ export interface Loaded<T> {
   loading: boolean;
 }
 
+/** `/<list>/<id>` read: its path and its load. */
+export function useDetail<T>(list: string, id: string) {
+  const path = `/${list}/${encodeURIComponent(id)}`;
+  return { path, load: useLoad(() => get<T>(path).then((r) => r.body), [path]) };
+}
+
 /**
- * The page of one thing: titled `title(thing)` (`noun` while it loads), the way back to its list,
- * the API's error, then `children(thing)` in a `div[data-testid]` (with `attrs(thing)`).
+ * The page of one thing of `/<list>`: titled "<noun> <its name>" (`noun` while it loads), the way
+ * back to the list, the API's error, then `children(thing)` in a `div[data-testid=<noun>]` (with
+ * `attrs(thing)`).
  */
-export function DetailPage<T>({
+export function DetailPage<T extends { name: string }>({
   load,
   noun,
-  title,
-  back,
-  backLabel,
-  what,
-  testId,
+  list,
   attrs,
   children,
 }: {
   load: Loaded<T>;
   noun: string;
-  title: (thing: T) => string;
-  back: string;
-  backLabel: string;
-  /** What the error notice names (`ErrorNotice`'s `what`). */
-  what: string;
-  testId: string;
+  list: string;
   attrs?: (thing: T) => Record<string, string | boolean>;
   children: (thing: T) => ComponentChildren;
 }) {
   const t = load.data;
   return (
-    <Page title={t ? title(t) : noun} actions={<BackLink to={back} label={backLabel} />}>
-      {load.error && <ErrorNotice error={load.error} what={what} />}
+    <Page
+      title={t ? `${noun} ${t.name}` : noun}
+      actions={<BackLink to={`/${list}`} label={`${list[0]?.toUpperCase()}${list.slice(1)}`} />}
+    >
+      {load.error && <ErrorNotice error={load.error} what={list} />}
       {!t && load.loading && <Loading />}
       {t && (
-        <div data-testid={testId} {...attrs?.(t)}>
+        <div data-testid={noun.toLowerCase()} {...attrs?.(t)}>
           {children(t)}
         </div>
       )}

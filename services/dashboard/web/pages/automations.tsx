@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks';
-import { del, get, patch } from '../api.js';
-import { DeleteButton, DetailPage, EditToggle, useFollow } from '../kit/detail.js';
+import { del, patch } from '../api.js';
+import { DeleteButton, DetailPage, EditToggle, useDetail, useFollow } from '../kit/detail.js';
 import { ListPage, NewPage, StateFilter, usePagedList } from '../kit/list-page.js';
 import { navigate, routeHref } from '../router.js';
 import { EmptyState, ListTable } from '../table.js';
 import { AUTOMATION_RUN_STATES, type Automation, type AutomationRun } from '../types.js';
-import { Alert, formatDate, formatNumber, StatusBadge, useActionError, useLoad } from '../ui.js';
+import { Alert, formatDate, formatNumber, StatusBadge, useActionError } from '../ui.js';
 import { AutomationEditor } from './automation-editor.js';
 
 const POLL_MS = 2000;
@@ -87,8 +87,7 @@ function AutomationList() {
 }
 
 function AutomationDetail({ id }: { id: string }) {
-  const path = `/automations/${encodeURIComponent(id)}`;
-  const automation = useLoad(() => get<Automation>(path).then((r) => r.body), [path]);
+  const { path, load: automation } = useDetail<Automation>('automations', id);
   const [state, setState] = useState('');
   const runs = usePagedList<AutomationRun>(`${path}/runs`, 'Run pages', { state });
   const [editing, setEditing] = useState(false);
@@ -99,15 +98,7 @@ function AutomationDetail({ id }: { id: string }) {
   });
 
   return (
-    <DetailPage
-      load={automation}
-      noun="Automation"
-      title={(a) => `Automation ${a.name}`}
-      back="/automations"
-      backLabel="Automations"
-      what="automations"
-      testId="automation"
-    >
+    <DetailPage load={automation} noun="Automation" list="automations">
       {(a) => (
         <>
           <dl class="fields">

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, query } from '../api.js';
 import { DailyChart } from '../chart.js';
-import { DeleteButton, DetailPage, EditToggle } from '../kit/detail.js';
+import { DeleteButton, DetailPage, EditToggle, useDetail } from '../kit/detail.js';
 import { navigate } from '../router.js';
 import type { Campaign, CampaignDay } from '../types.js';
 import {
@@ -42,8 +42,7 @@ function settling(c: Campaign, now: number): boolean {
 }
 
 export function CampaignDetail({ id }: { id: string }) {
-  const path = `/campaigns/${encodeURIComponent(id)}`;
-  const campaign = useLoad(() => get<Campaign>(path).then((r) => r.body), [path]);
+  const { path, load: campaign } = useDetail<Campaign>('campaigns', id);
   const c = campaign.data;
   const live = c !== undefined && settling(c, Date.now());
   usePoll(live, POLL_MS, campaign.reload);
@@ -66,11 +65,7 @@ export function CampaignDetail({ id }: { id: string }) {
     <DetailPage
       load={campaign}
       noun="Campaign"
-      title={(c) => `Campaign ${c.name}`}
-      back="/campaigns"
-      backLabel="Campaigns"
-      what="campaigns"
-      testId="campaign"
+      list="campaigns"
       attrs={(c) => ({ 'data-status': c.status, 'data-live': live })}
     >
       {(c) => (

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post } from '../api.js';
-import { DeleteButton, DetailPage, EditToggle } from '../kit/detail.js';
+import { DeleteButton, DetailPage, EditToggle, useDetail } from '../kit/detail.js';
+import { JsonField, WrittenAs } from '../kit/editor.js';
 import { ListPage, NewPage, usePagedList } from '../kit/list-page.js';
 import { navigate, routeHref } from '../router.js';
 import { EmptyState, ListTable } from '../table.js';
@@ -112,22 +113,16 @@ function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s:
         value={name}
         onInput={(e) => setName(e.currentTarget.value)}
       />
-      <fieldset class="segmented">
-        <legend>Filter written as</legend>
-        <button type="button" aria-pressed={mode === 'conditions'} onClick={() => setMode('conditions')}>
-          Conditions
-        </button>
-        <button
-          type="button"
-          aria-pressed={mode === 'json'}
-          onClick={() => {
-            if (mode === 'conditions' && filter !== null) setJson(JSON.stringify(filter, null, 2));
-            setMode('json');
-          }}
-        >
-          JSON
-        </button>
-      </fieldset>
+      <WrittenAs
+        legend="Filter written as"
+        formLabel="Conditions"
+        json={mode === 'json'}
+        onForm={() => setMode('conditions')}
+        onJson={() => {
+          if (mode === 'conditions' && filter !== null) setJson(JSON.stringify(filter, null, 2));
+          setMode('json');
+        }}
+      />
       {mode === 'conditions' ? (
         <ClauseEditor
           clauses={clauses}
@@ -138,21 +133,12 @@ function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s:
         />
       ) : (
         <>
-          <label for="seg-json">Filter (JSON)</label>
-          <textarea
-            id="seg-json"
-            rows={8}
-            spellcheck={false}
-            aria-describedby="seg-json-help"
-            value={json}
-            onInput={(e) => setJson(e.currentTarget.value)}
-          />
-          <p class="muted" id="seg-json-help">
+          <JsonField id="seg-json" label="Filter (JSON)" rows={8} value={json} onInput={setJson}>
             <code>{'{ and: [...] }'}</code>, <code>{'{ or: [...] }'}</code>, <code>{'{ not: … }'}</code>,{' '}
             <code>{'{ property, op, value }'}</code>, <code>{'{ audience }'}</code>,{' '}
             <code>{'{ topic }'}</code>, <code>{'{ engagement, days }'}</code>, <code>{'{ tag }'}</code>,{' '}
             <code>{'{ campaign }'}</code>.
-          </p>
+          </JsonField>
           <Alert message={jsonError} />
         </>
       )}
@@ -164,21 +150,12 @@ function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s:
 }
 
 function SegmentDetail({ id }: { id: string }) {
-  const path = `/segments/${encodeURIComponent(id)}`;
-  const segment = useLoad(() => get<Segment>(path).then((r) => r.body), [path]);
+  const { path, load: segment } = useDetail<Segment>('segments', id);
   const members = usePagedList<Contact>(`${path}/contacts`, 'Member pages');
   const [editing, setEditing] = useState(false);
   const action = useActionError();
   return (
-    <DetailPage
-      load={segment}
-      noun="Segment"
-      title={(s) => `Segment ${s.name}`}
-      back="/segments"
-      backLabel="Segments"
-      what="segments"
-      testId="segment"
-    >
+    <DetailPage load={segment} noun="Segment" list="segments">
       {(s) => (
         <>
           <dl class="fields">

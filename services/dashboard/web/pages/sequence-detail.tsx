@@ -1,12 +1,12 @@
 import { useState } from 'preact/hooks';
-import { del, get, post } from '../api.js';
-import { DetailPage, EditToggle, useFollow } from '../kit/detail.js';
+import { del, post } from '../api.js';
+import { DetailPage, EditToggle, useDetail, useFollow } from '../kit/detail.js';
 import { type Column, FiguresTable, num } from '../kit/figures-table.js';
 import { StateFilter, usePagedList } from '../kit/list-page.js';
 import { routeHref } from '../router.js';
 import { EmptyState, ListTable } from '../table.js';
 import { ENROLLMENT_STATES, type Enrollment, type Sequence } from '../types.js';
-import { Alert, formatDate, formatDelay, StatusBadge, useActionError, useLoad } from '../ui.js';
+import { Alert, formatDate, formatDelay, StatusBadge, useActionError } from '../ui.js';
 import { SequenceEditor } from './sequence-editor.js';
 
 const POLL_MS = 2000;
@@ -40,8 +40,7 @@ const STEP_COLUMNS: Column<Step>[] = [
 ];
 
 export function SequenceDetail({ id }: { id: string }) {
-  const path = `/sequences/${encodeURIComponent(id)}`;
-  const sequence = useLoad(() => get<Sequence>(path).then((r) => r.body), [path]);
+  const { path, load: sequence } = useDetail<Sequence>('sequences', id);
   const [state, setState] = useState('');
   const enrollments = usePagedList<Enrollment>(`${path}/enrollments`, 'Enrollment pages', { state });
   const [editing, setEditing] = useState(false);
@@ -56,15 +55,7 @@ export function SequenceDetail({ id }: { id: string }) {
   });
 
   return (
-    <DetailPage
-      load={sequence}
-      noun="Sequence"
-      title={(s) => `Sequence ${s.name}`}
-      back="/sequences"
-      backLabel="Sequences"
-      what="sequences"
-      testId="sequence"
-    >
+    <DetailPage load={sequence} noun="Sequence" list="sequences">
       {(s) => (
         <>
           <dl class="fields">
