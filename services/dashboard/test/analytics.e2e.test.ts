@@ -7,21 +7,10 @@
  * never read back from the API: a page that shows another row, another count or another rate fails.
  */
 import nodemailer from 'nodemailer';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { gzip, reportXml } from '../../../packages/inbound/test/dmarc-report.js';
 import { waitFor } from '../../../test/support/services.js';
-import {
-  api,
-  apiWrite,
-  type Browser,
-  checkPage,
-  launchBrowser,
-  newPage,
-  postEvents,
-  sharedTern,
-  signIn,
-  type Tern,
-} from './harness.js';
+import { api, apiWrite, checkPage, dashboardFile, postEvents } from './fixture.js';
 
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148';
@@ -265,43 +254,36 @@ const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const utcHour = (ms: number) => `${new Date(ms).toISOString().slice(0, 13).replace('T', ' ')}:00`;
 
 describe('analytics you can slice, in Chromium (SPEC §26)', () => {
-  let tern: Tern;
-  let browser: Browser;
   let templateId: string;
 
-  beforeAll(async () => {
-    tern = sharedTern('analytics');
-    const template = await apiWrite<{ id: string }>(tern, 'POST', '/templates', {
-      name: 'Receipt',
-      subject: 'Your receipt',
-      html: '<p>Thank you.</p>',
-    });
-    templateId = template.id;
-    await postEvents(tern, eventsOf(tern.tenant, templateId));
-    // Projected into both read models: the log, and the sliceable rollup with every outcome.
-    await waitFor(
-      async () => {
-        const logs = await api<{ meta: { total: number } }>(tern, '/emails/logs?limit=1');
-        const b = await api<{ data: Counts[] }>(tern, '/analytics/breakdown?by=provider&days=7');
-        const sum = (k: keyof Counts) => b.data.reduce((n, r) => n + r[k], 0);
-        const want = count(SPECS);
-        return (
-          logs.meta.total === SPECS.length &&
-          (Object.keys(want) as (keyof Counts)[]).every((k) => sum(k) === want[k])
-        );
-      },
-      { timeoutMs: 60_000, intervalMs: 250, description: 'the events projected' },
-    );
-    browser = await launchBrowser();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
+  const { tern, open } = dashboardFile('analytics', {
+    seed: async (tern) => {
+      const template = await apiWrite<{ id: string }>(tern, 'POST', '/templates', {
+        name: 'Receipt',
+        subject: 'Your receipt',
+        html: '<p>Thank you.</p>',
+      });
+      templateId = template.id;
+      await postEvents(tern, eventsOf(tern.tenant, templateId));
+      // Projected into both read models: the log, and the sliceable rollup with every outcome.
+      await waitFor(
+        async () => {
+          const logs = await api<{ meta: { total: number } }>(tern, '/emails/logs?limit=1');
+          const b = await api<{ data: Counts[] }>(tern, '/analytics/breakdown?by=provider&days=7');
+          const sum = (k: keyof Counts) => b.data.reduce((n, r) => n + r[k], 0);
+          const want = count(SPECS);
+          return (
+            logs.meta.total === SPECS.length &&
+            (Object.keys(want) as (keyof Counts)[]).every((k) => sum(k) === want[k])
+          );
+        },
+        { timeoutMs: 60_000, intervalMs: 250, description: 'the events projected' },
+      );
+    },
   });
 
   it('overview breakdown: each dimension, filters combined, from/to and hourly lines show the counts of the events', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern);
+    const w = await open();
     const section = w.page.getByRole('region', { name: 'Breakdown', exact: true });
     const table = section.getByRole('region', { name: /^Breakdown by/ }).locator('table');
     const cells = async () => {
@@ -415,8 +397,7 @@ describe('analytics you can slice, in Chromium (SPEC §26)', () => {
   });
 
   it('deliverability: per mailbox provider, the rates and the median and p95 time to delivery of the events', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/deliverability');
+    const w = await open('/deliverability');
     await w.page.getByRole('heading', { name: 'Deliverability', level: 1 }).waitFor();
     await w.page.getByRole('button', { name: '7 days' }).click();
     const table = w.page.getByRole('region', { name: 'Deliverability by mailbox provider' }).locator('table');
@@ -492,8 +473,7 @@ describe('analytics you can slice, in Chromium (SPEC §26)', () => {
       transport.close();
     }
 
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/domains');
+    const w = await open('/domains');
     await w.page.getByRole('button', { name: `DMARC reports of ${name}` }).click();
     const tab = w.page.getByRole('tab', { name: 'DMARC reports' });
     expect(await tab.getAttribute('aria-selected')).toBe('true');
@@ -529,8 +509,7 @@ describe('analytics you can slice, in Chromium (SPEC §26)', () => {
   });
 
   it('logs: recipient search, tag, template, date range and status are the API parameters; the rows are those of the events', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/logs');
+    const w = await open('/logs');
     const table = w.page
       .getByRole('table')
       .filter({ has: w.page.getByRole('columnheader', { name: 'Recipient' }) });

@@ -5,19 +5,8 @@
  * conditions whose live count and members are the API's own answers (`POST /segments/count`,
  * `GET /segments/:id/contacts`), with a filter the API refuses shown as such.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  api,
-  apiWrite,
-  type Browser,
-  checkPage,
-  expectRefusalsLogged,
-  launchBrowser,
-  newPage,
-  sharedTern,
-  signIn,
-  type Tern,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { api, apiWrite, checkPage, dashboardFile, expectRefusalsLogged } from './fixture.js';
 
 interface Property {
   name: string;
@@ -31,21 +20,10 @@ interface Topic {
 }
 
 describe('properties, topics and segments, in Chromium', () => {
-  let tern: Tern;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    tern = sharedTern('audiences');
-    browser = await launchBrowser();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const { tern, open } = dashboardFile('audiences');
 
   it('defines properties and topics, builds a segment with its live count, lists its members', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/properties');
+    const w = await open('/properties');
     await w.page.getByTestId('empty').getByText('No contact property yet.').waitFor();
     await checkPage(w, 'properties-empty');
 

@@ -9,18 +9,8 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  api,
-  apiWrite,
-  type Browser,
-  checkPage,
-  launchBrowser,
-  newPage,
-  sharedTern,
-  signIn,
-  type Tern,
-} from './harness.js';
+import { describe, expect, inject, it } from 'vitest';
+import { api, apiWrite, checkPage, dashboardFile } from './fixture.js';
 
 const run = promisify(execFile);
 
@@ -40,23 +30,15 @@ interface Run {
 const idOf = (url: string) => decodeURIComponent(new URL(url).hash.split('/')[2]!.split('?')[0]!);
 
 describe('the automations pages, in Chromium', () => {
-  let tern: Tern;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    tern = sharedTern('automations');
-    await apiWrite(tern, 'POST', '/contact-properties', { name: 'replied', type: 'boolean' });
-    await apiWrite(tern, 'POST', '/contacts', { email: 'ada@example.com', firstName: 'Ada' });
-    browser = await launchBrowser();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
+  const { tern, open } = dashboardFile('automations', {
+    seed: async (tern) => {
+      await apiWrite(tern, 'POST', '/contact-properties', { name: 'replied', type: 'boolean' });
+      await apiWrite(tern, 'POST', '/contacts', { email: 'ada@example.com', firstName: 'Ada' });
+    },
   });
 
   it('a reply over SMTP runs a form-made automation; a tracked event runs a JSON one; disable and enable', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/automations');
+    const w = await open('/automations');
     await w.page.getByTestId('empty').getByText('No automation yet.').waitFor();
     await checkPage(w, 'automations-empty');
 

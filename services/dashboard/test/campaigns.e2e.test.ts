@@ -6,19 +6,8 @@
  * sandbox and followed to `sent` without a reload, its stats and daily chart equal to the API's;
  * then a scheduled one cancelled, and one from a template.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  api,
-  apiWrite,
-  type Browser,
-  checkPage,
-  launchBrowser,
-  newPage,
-  screenshot,
-  sharedTern,
-  signIn,
-  type Tern,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { api, apiWrite, checkPage, dashboardFile, screenshot, type Tern } from './fixture.js';
 
 interface Stats {
   recipients: number;
@@ -60,30 +49,22 @@ function audienceCsv(): string {
 }
 
 describe('the campaigns page, in Chromium', () => {
-  let tern: Tern;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    tern = sharedTern('campaigns');
-    const imported = await apiWrite<{ created: number }>(
-      tern,
-      'POST',
-      '/contacts/import',
-      audienceCsv(),
-      200,
-    );
-    expect(imported.created).toBe(READERS + 5);
-    await apiWrite(tern, 'POST', '/suppressions', { email: 'blocked@example.com' });
-    browser = await launchBrowser();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
+  const { tern, open } = dashboardFile('campaigns', {
+    seed: async (tern) => {
+      const imported = await apiWrite<{ created: number }>(
+        tern,
+        'POST',
+        '/contacts/import',
+        audienceCsv(),
+        200,
+      );
+      expect(imported.created).toBe(READERS + 5);
+      await apiWrite(tern, 'POST', '/suppressions', { email: 'blocked@example.com' });
+    },
   });
 
   it('writes a campaign with a live, sandboxed preview, sends it to 50 contacts and follows it to sent: stats and daily chart as the API has them', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/campaigns');
+    const w = await open('/campaigns');
     // Nothing yet: the empty state says what to do first.
     await w.page.getByTestId('empty').getByText('No campaign yet.').waitFor();
     await checkPage(w, 'campaigns-empty');
@@ -224,8 +205,7 @@ describe('the campaigns page, in Chromium', () => {
       subject: 'Monthly for {{firstName}}',
       html: '<p class="greeting">Dear {{firstName}} {{lastName}}</p>',
     });
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/campaigns/new');
+    const w = await open('/campaigns/new');
     await w.page.getByLabel('Name').fill('July from template');
     await w.page.getByLabel('From', { exact: true }).fill('news@acme.test');
     await w.page.getByLabel('Audience').fill('other');

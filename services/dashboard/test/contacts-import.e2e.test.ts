@@ -7,18 +7,8 @@
  * refused lines with their reasons as the API answered them, then the export downloaded and equal
  * to the API's.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  api,
-  apiWrite,
-  type Browser,
-  checkPage,
-  launchBrowser,
-  newPage,
-  sharedTern,
-  signIn,
-  type Tern,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { api, apiWrite, checkPage, dashboardFile } from './fixture.js';
 
 const LINES = 10_000;
 /** Data rows (1-based) that are refused, and why. */
@@ -38,21 +28,10 @@ function csv(): string {
 }
 
 describe('contacts: CSV import with progress, and export, in Chromium', () => {
-  let tern: Tern;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    tern = sharedTern('imports');
-    browser = await launchBrowser();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const { tern, browser, open } = dashboardFile('imports');
 
   it('imports 10 000 lines: the bar moves, the counts and refused lines are the API’s; the export downloads', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/contacts');
+    const w = await open('/contacts');
     await w.page.getByTestId('empty').getByText('No contact yet.').waitFor();
     for (let i = 1; i <= EXISTING; i++) {
       await apiWrite(tern, 'POST', '/contacts', { email: `row${i}@example.com`, firstName: 'Old' });

@@ -1,21 +1,8 @@
 /// <reference lib="dom" />
 // The callbacks given to page.evaluate run in the browser: they see the DOM, not Node.
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  api,
-  type Browser,
-  checkPage,
-  expectPublicApiOnly,
-  launchBrowser,
-  newPage,
-  postEvents,
-  seedEvents,
-  sharedTern,
-  signIn,
-  type Tern,
-  waitProjected,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { api, checkPage, dashboardFile, expectPublicApiOnly, newPage, TENANT } from './fixture.js';
 
 const EMAILS = 45;
 
@@ -36,19 +23,7 @@ function forgedJwt(): string {
 }
 
 describe('the dashboard in Chromium, against a running Tern', () => {
-  let tern: Tern;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    tern = sharedTern();
-    await postEvents(tern, seedEvents(EMAILS));
-    await waitProjected(tern, EMAILS);
-    browser = await launchBrowser();
-  }, 180_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const { tern, browser, open } = dashboardFile(TENANT, { emails: EMAILS });
 
   it('GET / is the dashboard, under a strict CSP; the banner prints the one-click link', async () => {
     expect(tern.link).toBe(`${tern.url}/#token=${tern.jwt}`);
@@ -109,8 +84,7 @@ describe('the dashboard in Chromium, against a running Tern', () => {
   });
 
   it('overview: the cards equal the API summary for 7, 30 and 90 days; chart, top templates, as-of', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern);
+    const w = await open();
     for (const days of [7, 30, 90]) {
       await w.page.getByRole('button', { name: `${days} days` }).click();
       await w.page.locator(`[data-testid="overview"][data-days="${days}"][aria-busy="false"]`).waitFor();
@@ -141,8 +115,7 @@ describe('the dashboard in Chromium, against a running Tern', () => {
   });
 
   it('logs: pages through every email newest first, exactly as the API pages them', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/logs');
+    const w = await open('/logs');
     const rows = w.page.locator('[data-testid="logs"] tbody tr');
     const first = await api<Logs>(tern, '/emails/logs?page=1&limit=20');
     expect(first.meta.totalPages).toBe(3);
@@ -169,8 +142,7 @@ describe('the dashboard in Chromium, against a running Tern', () => {
   });
 
   it('logs: the status filter is sent as `status`, and the API applies it: those rows, their exact total', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/logs');
+    const w = await open('/logs');
     await w.page.locator('[data-testid="logs"]').waitFor();
     const request = w.page.waitForRequest(
       (r) => r.url().includes('/emails/logs') && r.url().includes('status=BOUNCED'),
@@ -199,8 +171,7 @@ describe('the dashboard in Chromium, against a running Tern', () => {
   });
 
   it('API keys: create one with chosen scopes, shown once; it works; revoke it and it is refused', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/api-keys');
+    const w = await open('/api-keys');
     await w.page.getByLabel('Name').fill('browser test key');
     await w.page.getByRole('checkbox', { name: 'email:send' }).uncheck();
     await w.page.getByRole('checkbox', { name: 'email:read' }).check();
@@ -230,8 +201,7 @@ describe('the dashboard in Chromium, against a running Tern', () => {
   });
 
   it('a member sees the figures but no admin action', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.token('member'));
+    const w = await open('/', { token: tern.token('member') });
     expect(await w.page.getByTestId('tenant').textContent()).toBe('demo · member');
     await w.page.getByTestId('total-total').waitFor();
     await w.page.goto(`${tern.url}/#/api-keys`);
@@ -243,8 +213,7 @@ describe('the dashboard in Chromium, against a running Tern', () => {
   });
 
   it('webhooks: create an endpoint (secret shown once), list it, replay, and read the deliveries as the API answers them', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/webhooks');
+    const w = await open('/webhooks');
     // Tern's own /health answers a POST with 404: every attempt fails with a known status code.
     await w.page.getByLabel('URL').fill(`${tern.url}/health`);
     await w.page.getByLabel('Description (optional)').fill('browser test');
@@ -295,8 +264,7 @@ describe('the dashboard in Chromium, against a running Tern', () => {
   });
 
   it('works with the keyboard: skip link, then the navigation to the logs', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern);
+    const w = await open();
     await w.page.getByTestId('total-total').waitFor();
     await w.page.keyboard.press('Tab');
     expect(await w.page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
@@ -321,8 +289,7 @@ describe('the dashboard in Chromium, against a running Tern', () => {
 
   // The email pages (SPEC §11). Last: the send adds an email to the tenant the tests above count.
   it('logs: a row opens the email and its timeline, oldest event first', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/logs');
+    const w = await open('/logs');
     const first = w.page.locator('[data-testid="logs"] tbody tr').first();
     const id = await first.getAttribute('data-id');
     await first.getByRole('link').click();
@@ -338,8 +305,7 @@ describe('the dashboard in Chromium, against a running Tern', () => {
   });
 
   it('send: a sandbox email is followed on its timeline until DELIVERED, with its content', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/send');
+    const w = await open('/send');
     await w.page.getByLabel('To').fill('delivered@sandbox.test');
     await w.page.getByLabel('Subject').fill('Browser test');
     await w.page.getByLabel('Text').fill('Sent from the dashboard test.');

@@ -6,19 +6,9 @@
  * route (`POST /events`) appear on top without a reload, read from `GET /events/stream` with the
  * page's JWT; the type filter narrows both the list and the tail.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
-import {
-  api,
-  type Browser,
-  checkPage,
-  launchBrowser,
-  newPage,
-  postEvents,
-  sharedTern,
-  signIn,
-  type Tern,
-} from './harness.js';
+import { api, checkPage, dashboardFile, postEvents } from './fixture.js';
 
 interface StreamPage {
   data: { id: string; cursor: string; type: string }[];
@@ -44,17 +34,7 @@ const email = (tenantId: string, emailId: string, types: string[], at = Date.now
   }));
 
 describe('the Events page, in Chromium', () => {
-  let tern: Tern;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    tern = sharedTern('events');
-    browser = await launchBrowser();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const { tern, open } = dashboardFile('events');
 
   /** Waits until the stream holds `n` events of the tenant (the projector has folded them). */
   const streamed = (n: number) =>
@@ -72,8 +52,7 @@ describe('the Events page, in Chromium', () => {
     await streamed(6);
     const newest = await api<StreamPage>(tern, '/events?order=newest&limit=50');
 
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/events');
+    const w = await open('/events');
     const rows = () =>
       w.page
         .locator('[data-testid="events"] tbody tr')

@@ -10,19 +10,9 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { tempDir, waitFor } from '../../../test/support/services.js';
-import {
-  api,
-  apiWrite,
-  type Browser,
-  checkPage,
-  launchBrowser,
-  newPage,
-  sharedTern,
-  signIn,
-  type Tern,
-} from './harness.js';
+import { api, apiWrite, checkPage, dashboardFile } from './fixture.js';
 
 const run = promisify(execFile);
 
@@ -65,19 +55,13 @@ function mime(to: string, subject: string, pdf: Buffer): string {
 }
 
 describe('the Inbound page, in Chromium', () => {
-  let tern: Tern;
-  let browser: Browser;
   let address: string;
 
-  beforeAll(async () => {
-    tern = sharedTern('inbound');
-    const { domain } = await api<{ domain: string }>(tern, '/inbound/domain');
-    address = `support@${domain}`;
-    browser = await launchBrowser();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
+  const { tern, open } = dashboardFile('inbound', {
+    seed: async (tern) => {
+      const { domain } = await api<{ domain: string }>(tern, '/inbound/domain');
+      address = `support@${domain}`;
+    },
   });
 
   it('a message delivered over SMTP is listed with its verdicts, opens sandboxed, and its attachment saves', async () => {
@@ -119,8 +103,7 @@ describe('the Inbound page, in Chromium', () => {
       actions: [{ store: true }],
     });
 
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/inbound');
+    const w = await open('/inbound');
     const route = w.page.locator('[data-testid="inbound-routes"] tbody tr');
     await route.waitFor();
     expect(await route.locator('td, th').allTextContents()).toEqual([
@@ -177,8 +160,7 @@ describe('the Inbound page, in Chromium', () => {
         }>(tern, '/inbound/routes')
       ).data.filter((r) => r.match.recipient === recipient);
 
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/inbound');
+    const w = await open('/inbound');
     await w.page.getByRole('button', { name: 'New route' }).click();
     const form = w.page.getByRole('form', { name: 'New route' });
     await form.getByLabel('Recipient pattern').fill(recipient);

@@ -7,21 +7,16 @@
  * overview to its analytics, and a copied link opens the same narrowed view; an admin changes the
  * settings, a member reads them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   api,
-  type Browser,
   checkPage,
+  dashboardFile,
   expectRefusalsLogged,
-  launchBrowser,
-  newPage,
   postEvents,
   seedEvents,
-  sharedTern,
-  signIn,
-  type Tern,
   waitProjected,
-} from './harness.js';
+} from './fixture.js';
 
 interface Logs {
   data: { id: string }[];
@@ -34,21 +29,10 @@ interface Project {
 const EMAILS = 45;
 
 describe('projects, the project switcher and settings, in Chromium', () => {
-  let tern: Tern;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    tern = sharedTern('projects');
-    browser = await launchBrowser();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const { tern, open } = dashboardFile('projects');
 
   it('projects: create, rename, delete; the switcher narrows logs and overview exactly as the API; a link shares the view', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/projects');
+    const w = await open('/projects');
     await w.page.getByTestId('empty').getByText('No project yet.').waitFor();
     for (const name of ['Marketing', 'Billing', 'Scratch']) {
       await w.page.getByLabel('Name', { exact: true }).fill(name);
@@ -137,8 +121,7 @@ describe('projects, the project switcher and settings, in Chromium', () => {
     await w.page.getByRole('link', { name: 'Logs', exact: true }).click();
     await w.page.locator('[data-testid="logs"]').waitFor();
     const link = w.page.url();
-    const other = await newPage(browser);
-    await signIn(other, tern);
+    const other = await open();
     await other.page.goto(link);
     const receiptsLogs = await api<Logs>(tern, `/emails/logs?projectId=${receipts}&limit=20`);
     await expect
@@ -160,8 +143,7 @@ describe('projects, the project switcher and settings, in Chromium', () => {
   });
 
   it('logs page with the API cursor: Older follows meta.nextCursor, the pages are the API’s', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/logs');
+    const w = await open('/logs');
     const first = await api<Logs>(tern, '/emails/logs?limit=20');
     expect(first.meta.totalPages).toBe(3);
     await w.page.getByText('Page 1 of 3').waitFor();
@@ -185,8 +167,7 @@ describe('projects, the project switcher and settings, in Chromium', () => {
   });
 
   it('settings: an admin turns tracking and retention; a member reads them, changes nothing', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.token('admin'), '/settings');
+    const w = await open('/settings', { token: tern.token('admin') });
     const before = await api<{ retentionDays: number | null; defaultRetentionDays: number }>(
       tern,
       `/tenants/${tern.tenant}/settings`,
@@ -221,8 +202,7 @@ describe('projects, the project switcher and settings, in Chromium', () => {
     await checkPage(w, 'settings');
     await w.page.close();
 
-    const m = await newPage(browser);
-    await signIn(m, tern, tern.token('member'), '/settings');
+    const m = await open('/settings', { token: tern.token('member') });
     await m.page.getByText('You are signed in as a member').waitFor();
     await expect.poll(() => m.page.getByLabel('Track opens').isChecked()).toBe(false);
     expect(await m.page.getByLabel('Track clicks').isChecked()).toBe(true);

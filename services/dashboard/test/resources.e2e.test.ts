@@ -5,20 +5,8 @@
  * and contacts (§14). A file of their own, on the same harness as `dashboard.e2e.test.ts`; each
  * test is self-contained and checks, besides what it does, what the API then holds.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  api,
-  type Browser,
-  checkPage,
-  launchBrowser,
-  newPage,
-  postEvents,
-  seedEvents,
-  sharedTern,
-  signIn,
-  type Tern,
-  waitProjected,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { api, checkPage, dashboardFile } from './fixture.js';
 
 interface List<T> {
   data: T[];
@@ -26,23 +14,10 @@ interface List<T> {
 }
 
 describe('the tenant-resource pages (templates, suppressions, contacts), in Chromium', () => {
-  let tern: Tern;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    tern = sharedTern('resources');
-    await postEvents(tern, seedEvents(10, Date.now(), tern.tenant));
-    await waitProjected(tern, 10);
-    browser = await launchBrowser();
-  }, 180_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const { tern, open } = dashboardFile('resources', { emails: 10 });
 
   it('templates: an admin creates one and sees the rendered preview; a member views it, no write action', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.token('admin'), '/templates');
+    const w = await open('/templates', { token: tern.token('admin') });
     await w.page.getByRole('button', { name: 'New template' }).click();
     await w.page.getByLabel('Name').fill('Welcome');
     await w.page.getByLabel('Subject').fill('Hello {{name}}');
@@ -66,8 +41,7 @@ describe('the tenant-resource pages (templates, suppressions, contacts), in Chro
     await checkPage(w, 'templates');
 
     // A member (SPEC §12: reads and previews, never writes) sees the template read-only.
-    const m = await newPage(browser);
-    await signIn(m, tern, tern.token('member'), '/templates');
+    const m = await open('/templates', { token: tern.token('member') });
     const row = m.page.locator('[data-testid="templates"] tbody tr', { hasText: 'Welcome' });
     await row.waitFor();
     expect(await m.page.getByRole('button', { name: 'New template' }).count()).toBe(0);
@@ -92,8 +66,7 @@ describe('the tenant-resource pages (templates, suppressions, contacts), in Chro
   });
 
   it('suppressions: add an address, see it listed, remove it, all from the keyboard', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/suppressions');
+    const w = await open('/suppressions');
     await w.page.getByRole('heading', { name: 'Suppressions' }).waitFor();
     await w.page.getByLabel('Email address').focus();
     await w.page.keyboard.type('Blocked@Example.com');
@@ -130,8 +103,7 @@ describe('the tenant-resource pages (templates, suppressions, contacts), in Chro
   });
 
   it('contacts: add two, filter by audience (only its member shows), delete one', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/contacts');
+    const w = await open('/contacts');
     const add = async (email: string, firstName: string, audiences: string) => {
       await w.page.getByLabel('Email address').fill(email);
       await w.page.getByLabel('First name').fill(firstName);

@@ -6,19 +6,8 @@
  * by the scheduler and the sandbox while the page watches, its next due step as the API has it,
  * per-step figures equal to the API's, an enrollment stopped, the steps edited.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  api,
-  apiWrite,
-  type Browser,
-  checkPage,
-  expectRefusalsLogged,
-  launchBrowser,
-  newPage,
-  sharedTern,
-  signIn,
-  type Tern,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { api, apiWrite, checkPage, dashboardFile, expectRefusalsLogged } from './fixture.js';
 
 interface Enrollment {
   id: string;
@@ -37,23 +26,15 @@ interface Sequence {
 const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 
 describe('the sequences page, in Chromium', () => {
-  let tern: Tern;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    tern = sharedTern('sequences');
-    await apiWrite(tern, 'POST', '/contacts', { email: 'ada@example.com', firstName: 'Ada' });
-    await apiWrite(tern, 'POST', '/contacts', { email: 'bob@example.com', firstName: 'Bob' });
-    browser = await launchBrowser();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
+  const { tern, open } = dashboardFile('sequences', {
+    seed: async (tern) => {
+      await apiWrite(tern, 'POST', '/contacts', { email: 'ada@example.com', firstName: 'Ada' });
+      await apiWrite(tern, 'POST', '/contacts', { email: 'bob@example.com', firstName: 'Bob' });
+    },
   });
 
   it('creates a drip, enrolls a contact and watches its first step go out; stops another; edits a step', async () => {
-    const w = await newPage(browser);
-    await signIn(w, tern, tern.jwt, '/sequences');
+    const w = await open('/sequences');
     await w.page.getByTestId('empty').getByText('No sequence yet.').waitFor();
     await checkPage(w, 'sequences-empty');
 

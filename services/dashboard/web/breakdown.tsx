@@ -1,8 +1,8 @@
 import { useMemo, useState } from 'preact/hooks';
 import { get, query } from './api.js';
 import { SeriesChart } from './chart.js';
+import { type Column, FiguresTable, num, percent } from './kit/figures-table.js';
 import { type Route, setParams } from './router.js';
-import { TableWrap } from './table.js';
 import { type Breakdown, type BreakdownCounters, DIMENSIONS, type Dimension } from './types.js';
 import { ErrorNotice, formatNumber, Loading, useLoad } from './ui.js';
 
@@ -60,7 +60,24 @@ export function breakdownChoices(params: URLSearchParams) {
 /** A row's key as shown: '' is the emails without a value of the dimension. */
 export const keyLabel = (key: string) => (key === '' ? '(none)' : key);
 
-const percent = (n: number) => `${n.toFixed(1)}%`;
+type Row = Breakdown['data'][number];
+
+/** The breakdown table's columns: the dimension's values, the counts, the rates. */
+const breakdownColumns = (dimension: string): Column<Row>[] => [
+  { label: dimension, cell: (r) => keyLabel(r.key) },
+  num('Emails', (r) => formatNumber(r.total)),
+  num('Sent', (r) => formatNumber(r.sent)),
+  num('Delivered', (r) => formatNumber(r.delivered)),
+  num('Opened', (r) => formatNumber(r.opened)),
+  num('Clicked', (r) => formatNumber(r.clicked)),
+  num('Bounced', (r) => formatNumber(r.bounced)),
+  num('Complaints', (r) => formatNumber(r.complained)),
+  num('Delivery rate', (r) => percent(r.rates.deliveryRate)),
+  num('Open rate', (r) => percent(r.rates.openRate)),
+  num('Click rate', (r) => percent(r.rates.clickRate)),
+  num('Bounce rate', (r) => percent(r.rates.bounceRate)),
+  num('Complaint rate', (r) => percent(r.rates.complaintRate)),
+];
 
 /**
  * The overview's breakdown (SPEC §26 `GET /analytics/breakdown`): rows of one dimension over the
@@ -247,70 +264,14 @@ export function BreakdownSection({
                 interval={data.interval ?? 'day'}
                 label={`${FIGURES.find(([k]) => k === figure)?.[1]} by ${DIMENSION_LABELS[data.by].toLowerCase()}`}
               />
-              <TableWrap label={`Breakdown by ${DIMENSION_LABELS[data.by].toLowerCase()}`}>
-                <table data-testid="breakdown-table">
-                  <thead>
-                    <tr>
-                      <th scope="col">{DIMENSION_LABELS[data.by]}</th>
-                      <th scope="col" class="num">
-                        Emails
-                      </th>
-                      <th scope="col" class="num">
-                        Sent
-                      </th>
-                      <th scope="col" class="num">
-                        Delivered
-                      </th>
-                      <th scope="col" class="num">
-                        Opened
-                      </th>
-                      <th scope="col" class="num">
-                        Clicked
-                      </th>
-                      <th scope="col" class="num">
-                        Bounced
-                      </th>
-                      <th scope="col" class="num">
-                        Complaints
-                      </th>
-                      <th scope="col" class="num">
-                        Delivery rate
-                      </th>
-                      <th scope="col" class="num">
-                        Open rate
-                      </th>
-                      <th scope="col" class="num">
-                        Click rate
-                      </th>
-                      <th scope="col" class="num">
-                        Bounce rate
-                      </th>
-                      <th scope="col" class="num">
-                        Complaint rate
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.data.map((r) => (
-                      <tr key={r.key} data-key={r.key}>
-                        <th scope="row">{keyLabel(r.key)}</th>
-                        <td class="num">{formatNumber(r.total)}</td>
-                        <td class="num">{formatNumber(r.sent)}</td>
-                        <td class="num">{formatNumber(r.delivered)}</td>
-                        <td class="num">{formatNumber(r.opened)}</td>
-                        <td class="num">{formatNumber(r.clicked)}</td>
-                        <td class="num">{formatNumber(r.bounced)}</td>
-                        <td class="num">{formatNumber(r.complained)}</td>
-                        <td class="num">{percent(r.rates.deliveryRate)}</td>
-                        <td class="num">{percent(r.rates.openRate)}</td>
-                        <td class="num">{percent(r.rates.clickRate)}</td>
-                        <td class="num">{percent(r.rates.bounceRate)}</td>
-                        <td class="num">{percent(r.rates.complaintRate)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </TableWrap>
+              <FiguresTable
+                label={`Breakdown by ${DIMENSION_LABELS[data.by].toLowerCase()}`}
+                testId="breakdown-table"
+                columns={breakdownColumns(DIMENSION_LABELS[data.by])}
+                rows={data.data}
+                rowKey={(r) => r.key}
+                rowAttrs={(r) => ({ 'data-key': r.key })}
+              />
             </>
           )}
         </div>

@@ -1,6 +1,6 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useMemo, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
-import { TableWrap } from './table.js';
+import { type Column, FiguresTable, type FiguresTableProps, num } from './kit/figures-table.js';
 
 const DAY_S = 86_400;
 
@@ -19,6 +19,87 @@ export const ANALYTICS_SERIES = [
   { key: 'bounced', label: 'Bounced', color: '#cf222e' },
 ] as const;
 
+/** A line as drawn: its label, its colour, its swatch (`.swatch[data-color]`), a value per x. */
+interface Line {
+  label: string;
+  color: string;
+  swatch: string;
+  values: readonly number[];
+}
+
+interface LineChartProps<R> {
+  /** The x of each value, in seconds since the epoch. */
+  xs: readonly number[];
+  lines: readonly Line[];
+  /** The zone the axes read in. */
+  timeZone: string;
+  xAxis: uPlot.Axis;
+  /** The canvas's text alternative. */
+  label: string;
+  testId?: string;
+  /** The table's summary, its region's name, its test id, and the table itself. */
+  summary: string;
+  table: FiguresTableProps<R>;
+}
+
+/** uPlot lines that follow their box's width, their legend, and their figures as a table. */
+function LineChart<R>({ xs, lines, timeZone, xAxis, label, testId, summary, table }: LineChartProps<R>) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const data: uPlot.AlignedData = [[...xs], ...lines.map((l) => [...l.values])];
+    const size = () => ({ width: Math.max(el.clientWidth, 240), height: el.clientWidth < 500 ? 200 : 260 });
+    const plot = new uPlot(
+      {
+        ...size(),
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), timeZone),
+        legend: { show: false },
+        cursor: { drag: { x: false, y: false } },
+        scales: { y: { range: (_u, _min, max) => [0, Math.max(max, 1)] } },
+        axes: [xAxis, { stroke: '#444' }],
+        series: [
+          {},
+          ...lines.map((l) => ({ label: l.label, stroke: l.color, width: 2, points: { show: false } })),
+        ],
+      },
+      data,
+      el,
+    );
+    const resize = new ResizeObserver(() => plot.setSize(size()));
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [xs, lines, timeZone, xAxis]);
+  return (
+    <figure class="chart">
+      <div ref={box} role="img" data-testid={testId} aria-label={label} />
+      <figcaption>
+        <ul class="legend">
+          {lines.map((l) => (
+            <li key={l.label}>
+              <span class="swatch" data-color={l.swatch} aria-hidden="true" /> {l.label}
+            </li>
+          ))}
+        </ul>
+        <details>
+          <summary>{summary}</summary>
+          <FiguresTable {...table} />
+        </details>
+      </figcaption>
+    </figure>
+  );
+}
+
+const DAY_AXIS: uPlot.Axis = {
+  stroke: '#444',
+  // Whole days only (the buckets are UTC days), labelled MM-DD.
+  incrs: [DAY_S, 2 * DAY_S, 7 * DAY_S, 14 * DAY_S, 28 * DAY_S],
+  values: (_u, splits) => splits.map((s) => new Date(s * 1000).toISOString().slice(5, 10)),
+};
+
 /**
  * uPlot lines of figures per UTC day. The canvas has a text alternative (`role="img"` with the
  * totals) and the figures are also a table under "Daily figures as a table".
@@ -32,91 +113,38 @@ export function DailyChart<K extends string>({
   series: readonly Series<K>[];
   label?: string;
 }) {
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    const el = box.current;
-    if (!el) return;
-    const xs = daily.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
-    const data: uPlot.AlignedData = [xs, ...series.map((s) => daily.map((d) => d[s.key]))];
-    const size = () => ({ width: Math.max(el.clientWidth, 240), height: el.clientWidth < 500 ? 200 : 260 });
-    const plot = new uPlot(
-      {
-        ...size(),
-        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-        legend: { show: false },
-        cursor: { drag: { x: false, y: false } },
-        scales: { y: { range: (_u, _min, max) => [0, Math.max(max, 1)] } },
-        axes: [
-          {
-            stroke: '#444',
-            // Whole days only (the buckets are UTC days), labelled MM-DD.
-            incrs: [DAY_S, 2 * DAY_S, 7 * DAY_S, 14 * DAY_S, 28 * DAY_S],
-            values: (_u, splits) => splits.map((s) => new Date(s * 1000).toISOString().slice(5, 10)),
-          },
-          { stroke: '#444' },
-        ],
-        series: [
-          {},
-          ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: false } })),
-        ],
-      },
-      data,
-      el,
-    );
-    const resize = new ResizeObserver(() => plot.setSize(size()));
-    resize.observe(el);
-    return () => {
-      resize.disconnect();
-      plot.destroy();
-    };
-  }, [daily, series]);
+  type Day = (typeof daily)[number];
+  const xs = useMemo(() => daily.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000), [daily]);
+  const lines = useMemo(
+    () =>
+      series.map((s) => ({
+        label: s.label,
+        color: s.color,
+        swatch: s.key,
+        values: daily.map((d) => d[s.key]),
+      })),
+    [daily, series],
+  );
   const sum = (k: K) => daily.reduce((n, d) => n + d[k], 0);
   return (
-    <figure class="chart">
-      <div
-        ref={box}
-        role="img"
-        aria-label={`${label} over ${daily.length} days: ${series.map((s) => `${sum(s.key)} ${s.label.toLowerCase()}`).join(', ')}.`}
-      />
-      <figcaption>
-        <ul class="legend">
-          {series.map((s) => (
-            <li key={s.key}>
-              <span class="swatch" data-color={s.key} aria-hidden="true" /> {s.label}
-            </li>
-          ))}
-        </ul>
-        <details>
-          <summary>Daily figures as a table</summary>
-          <TableWrap label="Daily figures">
-            <table data-testid="daily-table">
-              <thead>
-                <tr>
-                  <th scope="col">Day (UTC)</th>
-                  {series.map((s) => (
-                    <th scope="col" key={s.key} class="num">
-                      {s.label}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {daily.map((d) => (
-                  <tr key={d.date}>
-                    <th scope="row">{d.date}</th>
-                    {series.map((s) => (
-                      <td key={s.key} class="num">
-                        {d[s.key]}
-                      </td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-        </details>
-      </figcaption>
-    </figure>
+    <LineChart
+      xs={xs}
+      lines={lines}
+      timeZone="Etc/UTC"
+      xAxis={DAY_AXIS}
+      label={`${label} over ${daily.length} days: ${series.map((s) => `${sum(s.key)} ${s.label.toLowerCase()}`).join(', ')}.`}
+      summary="Daily figures as a table"
+      table={{
+        label: 'Daily figures',
+        testId: 'daily-table',
+        columns: [
+          { label: 'Day (UTC)', cell: (d: Day) => d.date },
+          ...series.map((s) => num<Day>(s.label, (d) => d[s.key])),
+        ],
+        rows: [...daily],
+        rowKey: (d) => d.date,
+      }}
+    />
   );
 }
 
@@ -156,99 +184,50 @@ export function SeriesChart({
   interval: 'hour' | 'day';
   label: string;
 }) {
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    const el = box.current;
-    if (!el) return;
-    const xs = starts.map((s) => Date.parse(s) / 1000);
-    const data: uPlot.AlignedData = [xs, ...lines.map((l) => [...l.values])];
-    const size = () => ({ width: Math.max(el.clientWidth, 240), height: el.clientWidth < 500 ? 200 : 260 });
-    const plot = new uPlot(
-      {
-        ...size(),
-        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), timeZone),
-        legend: { show: false },
-        cursor: { drag: { x: false, y: false } },
-        scales: { y: { range: (_u, _min, max) => [0, Math.max(max, 1)] } },
-        axes: [
-          interval === 'day'
-            ? { stroke: '#444', incrs: [DAY_S, 2 * DAY_S, 7 * DAY_S, 14 * DAY_S, 28 * DAY_S] }
-            : { stroke: '#444' },
-          { stroke: '#444' },
-        ],
-        series: [
-          {},
-          ...lines.map((l, i) => ({
-            label: l.label,
-            stroke: PALETTE[i % PALETTE.length],
-            width: 2,
-            points: { show: false },
-          })),
-        ],
-      },
-      data,
-      el,
-    );
-    const resize = new ResizeObserver(() => plot.setSize(size()));
-    resize.observe(el);
-    return () => {
-      resize.disconnect();
-      plot.destroy();
-    };
-  }, [starts, lines, timeZone, interval]);
+  const xs = useMemo(() => starts.map((s) => Date.parse(s) / 1000), [starts]);
+  const drawn = useMemo(
+    () =>
+      lines.map((l, i) => ({
+        label: l.label,
+        color: PALETTE[i % PALETTE.length]!,
+        swatch: `p${i % PALETTE.length}`,
+        values: l.values,
+      })),
+    [lines],
+  );
   const sum = (l: KeyedSeries) => l.values.reduce((n, v) => n + v, 0);
   const unit = interval === 'day' ? 'days' : 'hours';
   return (
-    <figure class="chart">
-      <div
-        ref={box}
-        role="img"
-        data-testid="breakdown-chart"
-        aria-label={`${label} over ${starts.length} ${unit}: ${lines.map((l) => `${l.label} ${sum(l)}`).join(', ')}.`}
-      />
-      <figcaption>
-        <ul class="legend">
-          {lines.map((l, i) => (
-            <li key={l.label}>
-              <span class="swatch" data-color={`p${i % PALETTE.length}`} aria-hidden="true" /> {l.label}
-            </li>
-          ))}
-        </ul>
-        <details>
-          <summary>Chart figures as a table</summary>
-          <TableWrap label="Chart figures">
-            <table data-testid="series-table">
-              <thead>
-                <tr>
-                  <th scope="col">
-                    {interval === 'day' ? 'Day' : 'Hour'} ({timeZone})
-                  </th>
-                  {lines.map((l) => (
-                    <th scope="col" key={l.label} class="num">
-                      {l.label}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {starts.map((s, i) => (
-                  <tr key={s}>
-                    <th scope="row">{localTime(s, timeZone, interval)}</th>
-                    {lines.map((l) => (
-                      <td key={l.label} class="num">
-                        {l.values[i]}
-                      </td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-        </details>
-      </figcaption>
-    </figure>
+    <LineChart
+      xs={xs}
+      lines={drawn}
+      timeZone={timeZone}
+      xAxis={interval === 'day' ? SERIES_DAY_AXIS : SERIES_HOUR_AXIS}
+      testId="breakdown-chart"
+      label={`${label} over ${starts.length} ${unit}: ${lines.map((l) => `${l.label} ${sum(l)}`).join(', ')}.`}
+      summary="Chart figures as a table"
+      table={{
+        label: 'Chart figures',
+        testId: 'series-table',
+        columns: [
+          {
+            label: `${interval === 'day' ? 'Day' : 'Hour'} (${timeZone})`,
+            cell: (s: string) => localTime(s, timeZone, interval),
+          },
+          ...lines.map((l): Column<string> => ({ label: l.label, num: true, cell: (_, i) => l.values[i] })),
+        ],
+        rows: [...starts],
+        rowKey: (s) => s,
+      }}
+    />
   );
 }
+
+const SERIES_DAY_AXIS: uPlot.Axis = {
+  stroke: '#444',
+  incrs: [DAY_S, 2 * DAY_S, 7 * DAY_S, 14 * DAY_S, 28 * DAY_S],
+};
+const SERIES_HOUR_AXIS: uPlot.Axis = { stroke: '#444' };
 
 /** `2026-06-15` (a day) or `2026-06-15 14:00` (an hour) of an instant, in `timeZone`. */
 export function localTime(iso: string, timeZone: string, interval: 'hour' | 'day'): string {

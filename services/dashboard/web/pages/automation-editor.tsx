@@ -1,7 +1,8 @@
 import { INBOUND_EVENT_TYPE, EVENT_TYPES as STREAM_TYPES } from '@tern/contracts/event-types';
 import { useState } from 'preact/hooks';
-import { get, patch, post, query } from '../api.js';
-import type { Automation, AutomationStep, ContactProperty, List, Template } from '../types.js';
+import { get, patch, post } from '../api.js';
+import { JsonField, StepList, TemplateSelect, useSteps, useTemplates, WrittenAs } from '../kit/editor.js';
+import type { Automation, AutomationStep, ContactProperty } from '../types.js';
 import { Alert, useActionError, useLoad } from '../ui.js';
 
 /** The triggers offered (any custom event name typed in works too). */
@@ -56,19 +57,14 @@ export function AutomationEditor({
   const [trigger, setTrigger] = useState(existing?.trigger.event ?? 'contact.created');
   const [enabled, setEnabled] = useState(existing?.enabled ?? true);
   const [mode, setMode] = useState<'form' | 'json'>(existing ? 'json' : 'form');
-  const [steps, setSteps] = useState<StepDraft[]>([emptyStep()]);
+  const { steps, setSteps, setStep } = useSteps<StepDraft>(() => [emptyStep()]);
   const [json, setJson] = useState(existing ? JSON.stringify(existing.steps, null, 2) : '');
-  const templates = useLoad(
-    () => get<List<Template>>(`/templates${query({ limit: 100 })}`).then((r) => r.body.data),
-    [],
-  );
+  const templates = useTemplates();
   const properties = useLoad(
     () => get<{ data: ContactProperty[] }>('/contact-properties').then((r) => r.body.data),
     [],
   );
   const saving = useActionError();
-  const setStep = (i: number, change: Partial<StepDraft>) =>
-    setSteps((cur) => cur.map((s, j) => (j === i ? { ...s, ...change } : s)));
   const formSteps = () => steps.map((s) => stepOf(s, properties.data ?? []));
 
   const save = async (e: Event) => {
@@ -134,149 +130,106 @@ export function AutomationEditor({
           Enabled: start a run for each trigger from now on
         </label>
       )}
-      <fieldset class="segmented">
-        <legend>Steps written as</legend>
-        <button type="button" aria-pressed={mode === 'form'} onClick={() => setMode('form')}>
-          Simple steps
-        </button>
-        <button
-          type="button"
-          aria-pressed={mode === 'json'}
-          onClick={() => {
-            if (mode === 'form') setJson(JSON.stringify(formSteps(), null, 2));
-            setMode('json');
-          }}
-        >
-          JSON
-        </button>
-      </fieldset>
+      <WrittenAs
+        legend="Steps written as"
+        formLabel="Simple steps"
+        json={mode === 'json'}
+        onForm={() => setMode('form')}
+        onJson={() => {
+          if (mode === 'form') setJson(JSON.stringify(formSteps(), null, 2));
+          setMode('json');
+        }}
+      />
       {mode === 'json' ? (
-        <>
-          <label for="aut-json">Steps (JSON)</label>
-          <textarea
-            id="aut-json"
-            rows={10}
-            spellcheck={false}
-            aria-describedby="aut-json-help"
-            value={json}
-            onInput={(e) => setJson(e.currentTarget.value)}
-          />
-          <p class="muted" id="aut-json-help">
-            An array of <code>{'{ delay: "P1D" }'}</code>, <code>{'{ send: templateId }'}</code>,{' '}
-            <code>{'{ waitFor: { event, timeout }, then?, else? }'}</code>,{' '}
-            <code>{'{ if: filter, then?, else? }'}</code>, <code>{'{ update: { property: value } }'}</code>.
-          </p>
-        </>
+        <JsonField id="aut-json" label="Steps (JSON)" rows={10} value={json} onInput={setJson}>
+          An array of <code>{'{ delay: "P1D" }'}</code>, <code>{'{ send: templateId }'}</code>,{' '}
+          <code>{'{ waitFor: { event, timeout }, then?, else? }'}</code>,{' '}
+          <code>{'{ if: filter, then?, else? }'}</code>, <code>{'{ update: { property: value } }'}</code>.
+        </JsonField>
       ) : (
-        <>
-          <ol class="steps">
-            {steps.map((s, i) => (
-              <li key={i}>
-                <fieldset>
-                  <legend>Step {i + 1}</legend>
-                  <label for={id(i, 'kind')}>Step {i + 1} kind</label>
+        <StepList steps={steps} setSteps={setSteps} newStep={emptyStep}>
+          {(s, i) => (
+            <>
+              <label for={id(i, 'kind')}>Step {i + 1} kind</label>
+              <select
+                id={id(i, 'kind')}
+                value={s.kind}
+                onChange={(e) => setStep(i, { kind: e.currentTarget.value as StepKind, a: '', b: '' })}
+              >
+                {Object.entries(STEP_KINDS).map(([k, label]) => (
+                  <option key={k} value={k}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+              {s.kind === 'send' && (
+                <>
+                  <label for={id(i, 'a')}>Step {i + 1} template</label>
+                  <TemplateSelect
+                    id={id(i, 'a')}
+                    value={s.a}
+                    onChange={(a) => setStep(i, { a })}
+                    templates={templates.data}
+                  />
+                </>
+              )}
+              {s.kind === 'delay' && (
+                <>
+                  <label for={id(i, 'a')}>Step {i + 1} duration (ISO 8601, e.g. P1D, PT30M)</label>
+                  <input
+                    id={id(i, 'a')}
+                    required
+                    value={s.a}
+                    onInput={(e) => setStep(i, { a: e.currentTarget.value })}
+                  />
+                </>
+              )}
+              {s.kind === 'waitFor' && (
+                <>
+                  <label for={id(i, 'a')}>Step {i + 1} event</label>
+                  <input
+                    id={id(i, 'a')}
+                    required
+                    list="aut-triggers"
+                    value={s.a}
+                    onInput={(e) => setStep(i, { a: e.currentTarget.value })}
+                  />
+                  <label for={id(i, 'b')}>Step {i + 1} timeout (ISO 8601)</label>
+                  <input
+                    id={id(i, 'b')}
+                    required
+                    value={s.b}
+                    onInput={(e) => setStep(i, { b: e.currentTarget.value })}
+                  />
+                </>
+              )}
+              {s.kind === 'update' && (
+                <>
+                  <label for={id(i, 'a')}>Step {i + 1} property</label>
                   <select
-                    id={id(i, 'kind')}
-                    value={s.kind}
-                    onChange={(e) => setStep(i, { kind: e.currentTarget.value as StepKind, a: '', b: '' })}
+                    id={id(i, 'a')}
+                    required
+                    value={s.a}
+                    onChange={(e) => setStep(i, { a: e.currentTarget.value })}
                   >
-                    {Object.entries(STEP_KINDS).map(([k, label]) => (
-                      <option key={k} value={k}>
-                        {label}
+                    <option value="">Choose a property</option>
+                    {properties.data?.map((p) => (
+                      <option key={p.name} value={p.name}>
+                        {p.name} ({p.type})
                       </option>
                     ))}
                   </select>
-                  {s.kind === 'send' && (
-                    <>
-                      <label for={id(i, 'a')}>Step {i + 1} template</label>
-                      <select
-                        id={id(i, 'a')}
-                        required
-                        value={s.a}
-                        onChange={(e) => setStep(i, { a: e.currentTarget.value })}
-                      >
-                        <option value="">Choose a template</option>
-                        {templates.data?.map((t) => (
-                          <option key={t.id} value={t.id}>
-                            {t.name}
-                          </option>
-                        ))}
-                      </select>
-                    </>
-                  )}
-                  {s.kind === 'delay' && (
-                    <>
-                      <label for={id(i, 'a')}>Step {i + 1} duration (ISO 8601, e.g. P1D, PT30M)</label>
-                      <input
-                        id={id(i, 'a')}
-                        required
-                        value={s.a}
-                        onInput={(e) => setStep(i, { a: e.currentTarget.value })}
-                      />
-                    </>
-                  )}
-                  {s.kind === 'waitFor' && (
-                    <>
-                      <label for={id(i, 'a')}>Step {i + 1} event</label>
-                      <input
-                        id={id(i, 'a')}
-                        required
-                        list="aut-triggers"
-                        value={s.a}
-                        onInput={(e) => setStep(i, { a: e.currentTarget.value })}
-                      />
-                      <label for={id(i, 'b')}>Step {i + 1} timeout (ISO 8601)</label>
-                      <input
-                        id={id(i, 'b')}
-                        required
-                        value={s.b}
-                        onInput={(e) => setStep(i, { b: e.currentTarget.value })}
-                      />
-                    </>
-                  )}
-                  {s.kind === 'update' && (
-                    <>
-                      <label for={id(i, 'a')}>Step {i + 1} property</label>
-                      <select
-                        id={id(i, 'a')}
-                        required
-                        value={s.a}
-                        onChange={(e) => setStep(i, { a: e.currentTarget.value })}
-                      >
-                        <option value="">Choose a property</option>
-                        {properties.data?.map((p) => (
-                          <option key={p.name} value={p.name}>
-                            {p.name} ({p.type})
-                          </option>
-                        ))}
-                      </select>
-                      <label for={id(i, 'b')}>Step {i + 1} value</label>
-                      <input
-                        id={id(i, 'b')}
-                        value={s.b}
-                        onInput={(e) => setStep(i, { b: e.currentTarget.value })}
-                      />
-                    </>
-                  )}
-                  {steps.length > 1 && (
-                    <button
-                      type="button"
-                      class="secondary"
-                      onClick={() => setSteps((cur) => cur.filter((_, j) => j !== i))}
-                    >
-                      Remove step {i + 1}
-                    </button>
-                  )}
-                </fieldset>
-              </li>
-            ))}
-          </ol>
-          <div class="row">
-            <button type="button" class="secondary" onClick={() => setSteps((cur) => [...cur, emptyStep()])}>
-              Add a step
-            </button>
-          </div>
-        </>
+                  <label for={id(i, 'b')}>Step {i + 1} value</label>
+                  <input
+                    id={id(i, 'b')}
+                    value={s.b}
+                    onInput={(e) => setStep(i, { b: e.currentTarget.value })}
+                  />
+                </>
+              )}
+            </>
+          )}
+        </StepList>
       )}
       <Alert message={saving.error} />
       <button type="submit">{existing ? 'Save automation' : 'Create automation'}</button>

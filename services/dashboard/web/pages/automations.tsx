@@ -1,22 +1,11 @@
 import { useState } from 'preact/hooks';
-import { del, get, patch, query } from '../api.js';
-import { TenantWide } from '../project.js';
+import { del, patch } from '../api.js';
+import { DeleteButton, DetailPage, EditToggle, useDetail, useFollow } from '../kit/detail.js';
+import { ListPage, NewPage, StateFilter, usePagedList } from '../kit/list-page.js';
 import { navigate, routeHref } from '../router.js';
-import { EmptyState, ListTable, pagerOf } from '../table.js';
-import { AUTOMATION_RUN_STATES, type Automation, type AutomationRun, type List } from '../types.js';
-import {
-  Alert,
-  ConfirmButtons,
-  ErrorNotice,
-  formatDate,
-  formatNumber,
-  Loading,
-  Page,
-  StatusBadge,
-  useActionError,
-  useLoad,
-  usePoll,
-} from '../ui.js';
+import { EmptyState, ListTable } from '../table.js';
+import { AUTOMATION_RUN_STATES, type Automation, type AutomationRun } from '../types.js';
+import { Alert, formatDate, formatNumber, StatusBadge, useActionError } from '../ui.js';
 import { AutomationEditor } from './automation-editor.js';
 
 const POLL_MS = 2000;
@@ -28,30 +17,18 @@ export function AutomationsPage({ id }: { id: string }) {
   if (id === '') return <AutomationList />;
   if (id === 'new')
     return (
-      <Page title="New automation" actions={<a href={routeHref('/automations')}>← Automations</a>}>
+      <NewPage title="New automation" back="/automations" backLabel="Automations">
         <AutomationEditor onSaved={(a) => navigate(`/automations/${encodeURIComponent(a.id)}`)} />
-      </Page>
+      </NewPage>
     );
   return <AutomationDetail id={id} />;
 }
 
 function AutomationList() {
-  const [page, setPage] = useState(1);
-  const list = useLoad(
-    () => get<List<Automation>>(`/automations${query({ page, limit: 20 })}`).then((r) => r.body),
-    [page],
-  );
+  const { list, pager } = usePagedList<Automation>('/automations', 'Automation pages');
   const action = useActionError();
   return (
-    <Page
-      title="Automations"
-      actions={
-        <a class="button" href={routeHref('/automations/new')}>
-          New automation
-        </a>
-      }
-    >
-      <TenantWide what="Automations" />
+    <ListPage title="Automations" newHref="/automations/new" newLabel="New automation">
       <ListTable
         load={list}
         items={list.data?.data}
@@ -60,7 +37,7 @@ function AutomationList() {
         testId="automations"
         columns={['Name', 'Trigger', 'State', 'Active', 'Completed', 'Stopped', 'Created', 'Action']}
         actionError={action.error}
-        pager={pagerOf(list.data?.meta, setPage, 'Automation pages')}
+        pager={pager}
         empty={
           <EmptyState title="No automation yet.">
             <p>
@@ -105,44 +82,25 @@ function AutomationList() {
           </tr>
         )}
       />
-    </Page>
+    </ListPage>
   );
 }
 
 function AutomationDetail({ id }: { id: string }) {
-  const path = `/automations/${encodeURIComponent(id)}`;
-  const automation = useLoad(() => get<Automation>(path).then((r) => r.body), [path]);
-  const [page, setPage] = useState(1);
+  const { path, load: automation } = useDetail<Automation>('automations', id);
   const [state, setState] = useState('');
-  const runs = useLoad(
-    () => get<List<AutomationRun>>(`${path}/runs${query({ page, limit: 20, state })}`).then((r) => r.body),
-    [path, page, state],
-  );
+  const runs = usePagedList<AutomationRun>(`${path}/runs`, 'Run pages', { state });
   const [editing, setEditing] = useState(false);
-  const [confirming, setConfirming] = useState(false);
   const action = useActionError();
-  const [followFrom, setFollowFrom] = useState(() => Date.now());
-  const following = Date.now() - followFrom < FOLLOW_MS;
-  usePoll(following, POLL_MS, () => {
+  const { following, refreshed } = useFollow(POLL_MS, FOLLOW_MS, () => {
     automation.reload();
-    runs.reload();
+    runs.list.reload();
   });
-  const refreshed = () => {
-    setFollowFrom(Date.now());
-    automation.reload();
-    runs.reload();
-  };
 
-  const a = automation.data;
   return (
-    <Page
-      title={a ? `Automation ${a.name}` : 'Automation'}
-      actions={<a href={routeHref('/automations')}>← Automations</a>}
-    >
-      {automation.error && <ErrorNotice error={automation.error} what="automations" />}
-      {!a && automation.loading && <Loading />}
-      {a && (
-        <div data-testid="automation">
+    <DetailPage load={automation} noun="Automation" list="automations">
+      {(a) => (
+        <>
           <dl class="fields">
             <dt>Trigger</dt>
             <dd>
@@ -175,31 +133,18 @@ function AutomationDetail({ id }: { id: string }) {
             >
               {a.enabled ? 'Disable automation' : 'Enable automation'}
             </button>
-            <button
-              type="button"
-              class="secondary"
-              aria-expanded={editing}
-              onClick={() => setEditing(!editing)}
-            >
-              {editing ? 'Close the editor' : 'Edit automation'}
-            </button>
+            <EditToggle editing={editing} setEditing={setEditing} label="Edit automation" />
             <button type="button" class="secondary" onClick={refreshed}>
               Refresh
             </button>
-            {confirming ? (
-              <ConfirmButtons
-                label="Delete this automation and its runs"
-                onConfirm={async () => {
-                  setConfirming(false);
-                  if (await action.run(() => del(path))) navigate('/automations');
-                }}
-                onKeep={() => setConfirming(false)}
-              />
-            ) : (
-              <button type="button" class="secondary" onClick={() => setConfirming(true)}>
-                Delete automation
-              </button>
-            )}
+            <DeleteButton
+              label="Delete automation"
+              confirm="Delete this automation and its runs"
+              onConfirm={async (close) => {
+                close();
+                if (await action.run(() => del(path))) navigate('/automations');
+              }}
+            />
             {following && <span class="muted">Updating every {POLL_MS / 1000} s.</span>}
           </div>
           <Alert message={action.error} />
@@ -213,32 +158,23 @@ function AutomationDetail({ id }: { id: string }) {
             />
           )}
           <h2 id="runs">Runs</h2>
-          <div class="filters">
-            <label for="run-state">State</label>
-            <select
-              id="run-state"
-              value={state}
-              onChange={(e) => {
-                setState(e.currentTarget.value);
-                setPage(1);
-              }}
-            >
-              <option value="">All</option>
-              {AUTOMATION_RUN_STATES.map((st) => (
-                <option key={st} value={st}>
-                  {st}
-                </option>
-              ))}
-            </select>
-          </div>
+          <StateFilter
+            id="run-state"
+            states={AUTOMATION_RUN_STATES}
+            value={state}
+            onChange={(st) => {
+              setState(st);
+              runs.setPage(1);
+            }}
+          />
           <ListTable
-            load={runs}
-            items={runs.data?.data}
+            load={runs.list}
+            items={runs.list.data?.data}
             what="automation runs"
             label="Runs"
             testId="runs"
             columns={['Contact', 'State', 'Position', 'Waiting for', 'Next move', 'Steps done', 'Started']}
-            pager={pagerOf(runs.data?.meta, setPage, 'Run pages')}
+            pager={runs.pager}
             empty={
               <EmptyState title={state ? `No ${state} run.` : 'No run yet.'}>
                 <p>
@@ -264,8 +200,8 @@ function AutomationDetail({ id }: { id: string }) {
               </tr>
             )}
           />
-        </div>
+        </>
       )}
-    </Page>
+    </DetailPage>
   );
 }

@@ -1,16 +1,15 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, query } from '../api.js';
 import { DailyChart } from '../chart.js';
-import { navigate, routeHref } from '../router.js';
+import { DeleteButton, DetailPage, EditToggle, useDetail } from '../kit/detail.js';
+import { navigate } from '../router.js';
 import type { Campaign, CampaignDay } from '../types.js';
 import {
   Alert,
-  ConfirmButtons,
   ErrorNotice,
   formatDate,
   formatNumber,
   Loading,
-  Page,
   PeriodSwitch,
   ProgressBar,
   StatsCards,
@@ -43,14 +42,12 @@ function settling(c: Campaign, now: number): boolean {
 }
 
 export function CampaignDetail({ id }: { id: string }) {
-  const path = `/campaigns/${encodeURIComponent(id)}`;
-  const campaign = useLoad(() => get<Campaign>(path).then((r) => r.body), [path]);
+  const { path, load: campaign } = useDetail<Campaign>('campaigns', id);
   const c = campaign.data;
   const live = c !== undefined && settling(c, Date.now());
   usePoll(live, POLL_MS, campaign.reload);
   const action = useActionError();
   const [editing, setEditing] = useState(false);
-  const [confirming, setConfirming] = useState(false);
   // "Refresh" once the page stopped following: opens and clicks keep coming for days.
   const [version, setVersion] = useState(0);
   const refresh = () => {
@@ -65,14 +62,14 @@ export function CampaignDetail({ id }: { id: string }) {
     });
 
   return (
-    <Page
-      title={c ? `Campaign ${c.name}` : 'Campaign'}
-      actions={<a href={routeHref('/campaigns')}>← Campaigns</a>}
+    <DetailPage
+      load={campaign}
+      noun="Campaign"
+      list="campaigns"
+      attrs={(c) => ({ 'data-status': c.status, 'data-live': live })}
     >
-      {campaign.error && <ErrorNotice error={campaign.error} what="campaigns" />}
-      {!c && campaign.loading && <Loading />}
-      {c && (
-        <div data-testid="campaign" data-status={c.status} data-live={live}>
+      {(c) => (
+        <>
           <dl class="fields">
             <dt>Status</dt>
             <dd>
@@ -118,30 +115,17 @@ export function CampaignDetail({ id }: { id: string }) {
             <>
               <SendPanel campaign={c} run={run} />
               <div class="row">
-                <button
-                  type="button"
-                  class="secondary"
-                  aria-expanded={editing}
-                  onClick={() => setEditing(!editing)}
-                >
-                  {editing ? 'Close the editor' : 'Edit draft'}
-                </button>
-                {confirming ? (
-                  <ConfirmButtons
-                    label="Confirm delete"
-                    onConfirm={() =>
-                      action.run(async () => {
-                        await del(path);
-                        navigate('/campaigns');
-                      })
-                    }
-                    onKeep={() => setConfirming(false)}
-                  />
-                ) : (
-                  <button type="button" class="secondary" onClick={() => setConfirming(true)}>
-                    Delete draft
-                  </button>
-                )}
+                <EditToggle editing={editing} setEditing={setEditing} label="Edit draft" />
+                <DeleteButton
+                  label="Delete draft"
+                  confirm="Confirm delete"
+                  onConfirm={() =>
+                    action.run(async () => {
+                      await del(path);
+                      navigate('/campaigns');
+                    })
+                  }
+                />
               </div>
               {editing ? (
                 <CampaignEditor
@@ -170,9 +154,9 @@ export function CampaignDetail({ id }: { id: string }) {
           {(c.status === 'sending' || c.status === 'sent') && <Progress campaign={c} />}
           {c.status === 'sent' && <CampaignDaily id={c.id} settled={!live} version={version} />}
           {c.status !== 'draft' && <Preview draft={draftOf(c)} />}
-        </div>
+        </>
       )}
-    </Page>
+    </DetailPage>
   );
 }
 

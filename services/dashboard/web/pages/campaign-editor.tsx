@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, patch, post, query } from '../api.js';
+import { ContentMode, TemplateSelect, useTemplates } from '../kit/editor.js';
 import { routeHref } from '../router.js';
-import type { Audience, Campaign, List, Rendered, Template } from '../types.js';
+import type { Audience, Campaign, List, Rendered } from '../types.js';
 import { Alert, ErrorNotice, formatNumber, HtmlPreview, useActionError, useLoad } from '../ui.js';
 
 /** The contact a preview renders for: the variables every campaign email has (SPEC §15). */
@@ -44,10 +45,7 @@ export function CampaignEditor({
 }) {
   const [d, setD] = useState<Draft>(() => draftOf(existing));
   const saving = useActionError();
-  const templates = useLoad(
-    () => get<List<Template>>(`/templates${query({ limit: 100 })}`).then((r) => r.body.data),
-    [],
-  );
+  const templates = useTemplates();
   const set = (patchOf: Partial<Draft>) => setD((cur) => ({ ...cur, ...patchOf }));
   const field = (k: 'name' | 'from' | 'subject' | 'html' | 'text') => ({
     id: `cmp-${k}`,
@@ -105,40 +103,16 @@ export function CampaignEditor({
         <AudienceField value={d.audience} onChange={(audience) => set({ audience })} />
         <fieldset>
           <legend>Content</legend>
-          <label class="check">
-            <input
-              type="radio"
-              name="cmp-mode"
-              checked={d.mode === 'own'}
-              onChange={() => set({ mode: 'own' })}
-            />
-            Write it here
-          </label>
-          <label class="check">
-            <input
-              type="radio"
-              name="cmp-mode"
-              checked={d.mode === 'template'}
-              onChange={() => set({ mode: 'template' })}
-            />
-            From a template
-          </label>
+          <ContentMode name="cmp-mode" mode={d.mode} onChange={(mode) => set({ mode })} />
           {d.mode === 'template' && (
             <>
               <label for="cmp-template">Template</label>
-              <select
+              <TemplateSelect
                 id="cmp-template"
-                required
                 value={d.templateId}
-                onChange={(e) => set({ templateId: e.currentTarget.value })}
-              >
-                <option value="">Choose a template</option>
-                {templates.data?.map((t) => (
-                  <option key={t.id} value={t.id}>
-                    {t.name}
-                  </option>
-                ))}
-              </select>
+                onChange={(templateId) => set({ templateId })}
+                templates={templates.data}
+              />
               {templates.data?.length === 0 && (
                 <p class="muted">
                   No template yet: write one on the <a href={routeHref('/templates')}>Templates</a> page, or

@@ -1,10 +1,8 @@
-import { useState } from 'preact/hooks';
-import { get, query } from '../api.js';
-import { TenantWide } from '../project.js';
+import { ListPage, NewPage, usePagedList } from '../kit/list-page.js';
 import { navigate, routeHref } from '../router.js';
-import { EmptyState, ListTable, pagerOf } from '../table.js';
-import type { Campaign, List } from '../types.js';
-import { formatDate, formatNumber, Page, StatusBadge, useLoad } from '../ui.js';
+import { EmptyState, ListTable } from '../table.js';
+import type { Campaign } from '../types.js';
+import { formatDate, formatNumber, StatusBadge } from '../ui.js';
 import { CampaignDetail } from './campaign-detail.js';
 import { CampaignEditor } from './campaign-editor.js';
 
@@ -16,21 +14,9 @@ export function CampaignsPage({ id }: { id: string }) {
 }
 
 function CampaignList() {
-  const [page, setPage] = useState(1);
-  const list = useLoad(
-    () => get<List<Campaign>>(`/campaigns${query({ page, limit: 20 })}`).then((r) => r.body),
-    [page],
-  );
+  const { list, pager } = usePagedList<Campaign>('/campaigns', 'Campaign pages');
   return (
-    <Page
-      title="Campaigns"
-      actions={
-        <a class="button" href={routeHref('/campaigns/new')}>
-          New campaign
-        </a>
-      }
-    >
-      <TenantWide what="Campaigns" />
+    <ListPage title="Campaigns" newHref="/campaigns/new" newLabel="New campaign">
       <ListTable
         load={list}
         items={list.data?.data}
@@ -38,7 +24,7 @@ function CampaignList() {
         label="Campaigns"
         testId="campaigns"
         columns={['Name', 'Status', 'Audience', 'Sent', 'When', 'Created']}
-        pager={pagerOf(list.data?.meta, setPage, 'Campaign pages')}
+        pager={pager}
         empty={
           <EmptyState title="No campaign yet.">
             <p>
@@ -73,14 +59,14 @@ function CampaignList() {
           </tr>
         )}
       />
-    </Page>
+    </ListPage>
   );
 }
 
 function NewCampaign() {
   return (
-    <Page title="New campaign" actions={<a href={routeHref('/campaigns')}>← Campaigns</a>}>
+    <NewPage title="New campaign" back="/campaigns" backLabel="Campaigns">
       <CampaignEditor onSaved={(c) => navigate(`/campaigns/${encodeURIComponent(c.id)}`)} />
-    </Page>
+    </NewPage>
   );
 }

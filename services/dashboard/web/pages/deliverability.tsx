@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { get, query } from '../api.js';
+import { type Column, FiguresTable, num, percent } from '../kit/figures-table.js';
 import { useProject } from '../project.js';
-import { EmptyState, TableWrap } from '../table.js';
+import { EmptyState } from '../table.js';
 import type { Deliverability } from '../types.js';
 import { ErrorNotice, formatNumber, Loading, Page, PeriodSwitch, useLoad } from '../ui.js';
 
@@ -14,7 +15,20 @@ export function formatSeconds(s: number | null): string {
   return `${(s / 3600).toFixed(1)} h`;
 }
 
-const percent = (n: number) => `${n.toFixed(1)}%`;
+type Row = Deliverability['providers'][number];
+
+const COLUMNS: Column<Row>[] = [
+  { label: 'Mailbox provider', cell: (p) => p.provider },
+  num('Emails', (p) => formatNumber(p.total)),
+  num('Sent', (p) => formatNumber(p.sent)),
+  num('Delivered', (p) => formatNumber(p.delivered)),
+  num('Delivery rate', (p) => percent(p.deliveryRate)),
+  num('Bounce rate', (p) => percent(p.bounceRate)),
+  num('Complaint rate', (p) => percent(p.complaintRate)),
+  num('Deferral rate', (p) => percent(p.deferralRate)),
+  num('Median time to delivery', (p) => formatSeconds(p.medianDeliverySeconds)),
+  num('95th percentile', (p) => formatSeconds(p.p95DeliverySeconds)),
+];
 
 /**
  * `/deliverability` (SPEC §26 `GET /analytics/deliverability`): per recipient mailbox provider,
@@ -50,58 +64,14 @@ export function DeliverabilityPage() {
               <p>Each email counts under its recipient’s mailbox provider once it is queued.</p>
             </EmptyState>
           ) : (
-            <TableWrap label="Deliverability by mailbox provider">
-              <table data-testid="deliverability-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Mailbox provider</th>
-                    <th scope="col" class="num">
-                      Emails
-                    </th>
-                    <th scope="col" class="num">
-                      Sent
-                    </th>
-                    <th scope="col" class="num">
-                      Delivered
-                    </th>
-                    <th scope="col" class="num">
-                      Delivery rate
-                    </th>
-                    <th scope="col" class="num">
-                      Bounce rate
-                    </th>
-                    <th scope="col" class="num">
-                      Complaint rate
-                    </th>
-                    <th scope="col" class="num">
-                      Deferral rate
-                    </th>
-                    <th scope="col" class="num">
-                      Median time to delivery
-                    </th>
-                    <th scope="col" class="num">
-                      95th percentile
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.providers.map((p) => (
-                    <tr key={p.provider} data-provider={p.provider}>
-                      <th scope="row">{p.provider}</th>
-                      <td class="num">{formatNumber(p.total)}</td>
-                      <td class="num">{formatNumber(p.sent)}</td>
-                      <td class="num">{formatNumber(p.delivered)}</td>
-                      <td class="num">{percent(p.deliveryRate)}</td>
-                      <td class="num">{percent(p.bounceRate)}</td>
-                      <td class="num">{percent(p.complaintRate)}</td>
-                      <td class="num">{percent(p.deferralRate)}</td>
-                      <td class="num">{formatSeconds(p.medianDeliverySeconds)}</td>
-                      <td class="num">{formatSeconds(p.p95DeliverySeconds)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <FiguresTable
+              label="Deliverability by mailbox provider"
+              testId="deliverability-table"
+              columns={COLUMNS}
+              rows={data.providers}
+              rowKey={(p) => p.provider}
+              rowAttrs={(p) => ({ 'data-provider': p.provider })}
+            />
           )}
         </div>
       )}

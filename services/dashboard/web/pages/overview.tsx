@@ -1,11 +1,20 @@
 import { get, query } from '../api.js';
 import { BreakdownSection } from '../breakdown.js';
 import { ANALYTICS_SERIES, DailyChart } from '../chart.js';
+import { type Column, FiguresTable, num } from '../kit/figures-table.js';
 import { useProject } from '../project.js';
 import { type Route, routeHref, setParams } from '../router.js';
-import { EmptyState, TableWrap } from '../table.js';
+import { EmptyState } from '../table.js';
 import type { DailyBucket, Summary, TopTemplate } from '../types.js';
 import { ErrorNotice, formatDate, formatNumber, Loading, Page, PeriodSwitch, useLoad } from '../ui.js';
+
+const TOP_COLUMNS: Column<TopTemplate>[] = [
+  { label: 'Template', cell: (t) => t.name },
+  { label: 'Subject', cell: (t) => t.subject },
+  num('Sent', (t) => t.sent),
+  num('Opened', (t) => t.opened),
+  num('Clicked', (t) => t.clicked),
+];
 
 interface Overview {
   summary: Summary;
@@ -114,36 +123,13 @@ export function OverviewPage({ route }: { route: Route }) {
           {data.top.length === 0 ? (
             <p class="muted">No template was used in this period.</p>
           ) : (
-            <TableWrap label="Top templates">
-              <table data-testid="top-templates">
-                <thead>
-                  <tr>
-                    <th scope="col">Template</th>
-                    <th scope="col">Subject</th>
-                    <th scope="col" class="num">
-                      Sent
-                    </th>
-                    <th scope="col" class="num">
-                      Opened
-                    </th>
-                    <th scope="col" class="num">
-                      Clicked
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.top.map((t) => (
-                    <tr key={t.id}>
-                      <th scope="row">{t.name}</th>
-                      <td>{t.subject}</td>
-                      <td class="num">{t.sent}</td>
-                      <td class="num">{t.opened}</td>
-                      <td class="num">{t.clicked}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <FiguresTable
+              label="Top templates"
+              testId="top-templates"
+              columns={TOP_COLUMNS}
+              rows={data.top}
+              rowKey={(t) => t.id}
+            />
           )}
         </div>
       )}

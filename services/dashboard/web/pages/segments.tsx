@@ -1,20 +1,12 @@
 import { useState } from 'preact/hooks';
-import { del, get, patch, post, query } from '../api.js';
-import { TenantWide } from '../project.js';
+import { del, get, patch, post } from '../api.js';
+import { DeleteButton, DetailPage, EditToggle, useDetail } from '../kit/detail.js';
+import { JsonField, WrittenAs } from '../kit/editor.js';
+import { ListPage, NewPage, usePagedList } from '../kit/list-page.js';
 import { navigate, routeHref } from '../router.js';
-import { EmptyState, ListTable, pagerOf } from '../table.js';
-import type { Contact, ContactProperty, List, Segment, SegmentFilter } from '../types.js';
-import {
-  Alert,
-  ConfirmButtons,
-  ErrorNotice,
-  formatDate,
-  formatNumber,
-  Loading,
-  Page,
-  useActionError,
-  useLoad,
-} from '../ui.js';
+import { EmptyState, ListTable } from '../table.js';
+import type { Contact, ContactProperty, Segment, SegmentFilter } from '../types.js';
+import { Alert, formatDate, formatNumber, useActionError, useLoad } from '../ui.js';
 import { type Clause, ClauseEditor, emptyClause, filterOf, LiveCount } from './segment-builder.js';
 
 /** SPEC §27 segments: `#/segments` (list), `#/segments/new` (builder), `#/segments/<id>` (members). */
@@ -22,29 +14,17 @@ export function SegmentsPage({ id }: { id: string }) {
   if (id === '') return <SegmentList />;
   if (id === 'new')
     return (
-      <Page title="New segment" actions={<a href={routeHref('/segments')}>← Segments</a>}>
+      <NewPage title="New segment" back="/segments" backLabel="Segments">
         <SegmentEditor onSaved={(s) => navigate(`/segments/${encodeURIComponent(s.id)}`)} />
-      </Page>
+      </NewPage>
     );
   return <SegmentDetail id={id} />;
 }
 
 function SegmentList() {
-  const [page, setPage] = useState(1);
-  const list = useLoad(
-    () => get<List<Segment>>(`/segments${query({ page, limit: 20 })}`).then((r) => r.body),
-    [page],
-  );
+  const { list, pager } = usePagedList<Segment>('/segments', 'Segment pages');
   return (
-    <Page
-      title="Segments"
-      actions={
-        <a class="button" href={routeHref('/segments/new')}>
-          New segment
-        </a>
-      }
-    >
-      <TenantWide what="Segments" />
+    <ListPage title="Segments" newHref="/segments/new" newLabel="New segment">
       <ListTable
         load={list}
         items={list.data?.data}
@@ -52,7 +32,7 @@ function SegmentList() {
         label="Segments"
         testId="segments"
         columns={['Name', 'Filter', 'Created']}
-        pager={pagerOf(list.data?.meta, setPage, 'Segment pages')}
+        pager={pager}
         empty={
           <EmptyState title="No segment yet.">
             <p>
@@ -76,7 +56,7 @@ function SegmentList() {
           </tr>
         )}
       />
-    </Page>
+    </ListPage>
   );
 }
 
@@ -133,22 +113,16 @@ function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s:
         value={name}
         onInput={(e) => setName(e.currentTarget.value)}
       />
-      <fieldset class="segmented">
-        <legend>Filter written as</legend>
-        <button type="button" aria-pressed={mode === 'conditions'} onClick={() => setMode('conditions')}>
-          Conditions
-        </button>
-        <button
-          type="button"
-          aria-pressed={mode === 'json'}
-          onClick={() => {
-            if (mode === 'conditions' && filter !== null) setJson(JSON.stringify(filter, null, 2));
-            setMode('json');
-          }}
-        >
-          JSON
-        </button>
-      </fieldset>
+      <WrittenAs
+        legend="Filter written as"
+        formLabel="Conditions"
+        json={mode === 'json'}
+        onForm={() => setMode('conditions')}
+        onJson={() => {
+          if (mode === 'conditions' && filter !== null) setJson(JSON.stringify(filter, null, 2));
+          setMode('json');
+        }}
+      />
       {mode === 'conditions' ? (
         <ClauseEditor
           clauses={clauses}
@@ -159,21 +133,12 @@ function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s:
         />
       ) : (
         <>
-          <label for="seg-json">Filter (JSON)</label>
-          <textarea
-            id="seg-json"
-            rows={8}
-            spellcheck={false}
-            aria-describedby="seg-json-help"
-            value={json}
-            onInput={(e) => setJson(e.currentTarget.value)}
-          />
-          <p class="muted" id="seg-json-help">
+          <JsonField id="seg-json" label="Filter (JSON)" rows={8} value={json} onInput={setJson}>
             <code>{'{ and: [...] }'}</code>, <code>{'{ or: [...] }'}</code>, <code>{'{ not: … }'}</code>,{' '}
             <code>{'{ property, op, value }'}</code>, <code>{'{ audience }'}</code>,{' '}
             <code>{'{ topic }'}</code>, <code>{'{ engagement, days }'}</code>, <code>{'{ tag }'}</code>,{' '}
             <code>{'{ campaign }'}</code>.
-          </p>
+          </JsonField>
           <Alert message={jsonError} />
         </>
       )}
@@ -185,26 +150,14 @@ function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s:
 }
 
 function SegmentDetail({ id }: { id: string }) {
-  const path = `/segments/${encodeURIComponent(id)}`;
-  const segment = useLoad(() => get<Segment>(path).then((r) => r.body), [path]);
-  const [page, setPage] = useState(1);
-  const members = useLoad(
-    () => get<List<Contact>>(`${path}/contacts${query({ page, limit: 20 })}`).then((r) => r.body),
-    [path, page],
-  );
+  const { path, load: segment } = useDetail<Segment>('segments', id);
+  const members = usePagedList<Contact>(`${path}/contacts`, 'Member pages');
   const [editing, setEditing] = useState(false);
-  const [confirming, setConfirming] = useState(false);
   const action = useActionError();
-  const s = segment.data;
   return (
-    <Page
-      title={s ? `Segment ${s.name}` : 'Segment'}
-      actions={<a href={routeHref('/segments')}>← Segments</a>}
-    >
-      {segment.error && <ErrorNotice error={segment.error} what="segments" />}
-      {!s && segment.loading && <Loading />}
-      {s && (
-        <div data-testid="segment">
+    <DetailPage load={segment} noun="Segment" list="segments">
+      {(s) => (
+        <>
           <dl class="fields">
             <dt>Filter</dt>
             <dd>
@@ -213,35 +166,24 @@ function SegmentDetail({ id }: { id: string }) {
               </code>
             </dd>
             <dt>Contacts matching now</dt>
-            <dd data-testid="segment-total">{members.data ? formatNumber(members.data.meta.total) : '…'}</dd>
+            <dd data-testid="segment-total">
+              {members.list.data ? formatNumber(members.list.data.meta.total) : '…'}
+            </dd>
             <dt>Id</dt>
             <dd>
               <code>{s.id}</code>
             </dd>
           </dl>
           <div class="row">
-            <button
-              type="button"
-              class="secondary"
-              aria-expanded={editing}
-              onClick={() => setEditing(!editing)}
-            >
-              {editing ? 'Close the editor' : 'Edit segment'}
-            </button>
-            {confirming ? (
-              <ConfirmButtons
-                label="Delete this segment"
-                onConfirm={async () => {
-                  setConfirming(false);
-                  if (await action.run(() => del(path))) navigate('/segments');
-                }}
-                onKeep={() => setConfirming(false)}
-              />
-            ) : (
-              <button type="button" class="secondary" onClick={() => setConfirming(true)}>
-                Delete segment
-              </button>
-            )}
+            <EditToggle editing={editing} setEditing={setEditing} label="Edit segment" />
+            <DeleteButton
+              label="Delete segment"
+              confirm="Delete this segment"
+              onConfirm={async (close) => {
+                close();
+                if (await action.run(() => del(path))) navigate('/segments');
+              }}
+            />
           </div>
           <Alert message={action.error} />
           {editing && (
@@ -250,19 +192,19 @@ function SegmentDetail({ id }: { id: string }) {
               onSaved={() => {
                 setEditing(false);
                 segment.reload();
-                members.reload();
+                members.list.reload();
               }}
             />
           )}
           <h2>Members</h2>
           <ListTable
-            load={members}
-            items={members.data?.data}
+            load={members.list}
+            items={members.list.data?.data}
             what="segment members"
             label="Contacts of the segment"
             testId="members"
             columns={['Email', 'Name', 'Subscribed', 'Created']}
-            pager={pagerOf(members.data?.meta, setPage, 'Member pages')}
+            pager={members.pager}
             empty={<EmptyState title="No contact matches this segment now." />}
             row={(c) => (
               <tr key={c.id} data-id={c.id}>
@@ -275,8 +217,8 @@ function SegmentDetail({ id }: { id: string }) {
               </tr>
             )}
           />
-        </div>
+        </>
       )}
-    </Page>
+    </DetailPage>
   );
 }

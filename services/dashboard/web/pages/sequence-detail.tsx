@@ -1,20 +1,12 @@
 import { useState } from 'preact/hooks';
-import { del, get, post, query } from '../api.js';
+import { del, post } from '../api.js';
+import { DetailPage, EditToggle, useDetail, useFollow } from '../kit/detail.js';
+import { type Column, FiguresTable, num } from '../kit/figures-table.js';
+import { StateFilter, usePagedList } from '../kit/list-page.js';
 import { routeHref } from '../router.js';
-import { EmptyState, ListTable, pagerOf, TableWrap } from '../table.js';
-import { ENROLLMENT_STATES, type Enrollment, type List, type Sequence } from '../types.js';
-import {
-  Alert,
-  ErrorNotice,
-  formatDate,
-  formatDelay,
-  Loading,
-  Page,
-  StatusBadge,
-  useActionError,
-  useLoad,
-  usePoll,
-} from '../ui.js';
+import { EmptyState, ListTable } from '../table.js';
+import { ENROLLMENT_STATES, type Enrollment, type Sequence } from '../types.js';
+import { Alert, formatDate, formatDelay, StatusBadge, useActionError } from '../ui.js';
 import { SequenceEditor } from './sequence-editor.js';
 
 const POLL_MS = 2000;
@@ -29,44 +21,43 @@ const whenOf = (delayMinutes: number, i: number) =>
       : `with step ${i}`
     : `${formatDelay(delayMinutes)} after ${i === 0 ? 'enrollment' : `step ${i}`}`;
 
+type Step = Sequence['steps'][number];
+const stat = (key: keyof Step['stats'], label: string) => num<Step>(label, (step) => step.stats[key], key);
+const STEP_COLUMNS: Column<Step>[] = [
+  { label: 'Step', cell: (_, i) => i + 1 },
+  { label: 'When', cell: (step, i) => whenOf(step.delayMinutes, i) },
+  {
+    label: 'Subject',
+    cell: (step) => step.subject ?? (step.templateId ? `template ${step.templateId}` : '—'),
+  },
+  stat('recipients', 'Recipients'),
+  stat('sent', 'Sent'),
+  stat('delivered', 'Delivered'),
+  stat('opened', 'Opened'),
+  stat('clicked', 'Clicked'),
+  stat('bounced', 'Bounced'),
+  stat('unsubscribed', 'Unsubscribed'),
+];
+
 export function SequenceDetail({ id }: { id: string }) {
-  const path = `/sequences/${encodeURIComponent(id)}`;
-  const sequence = useLoad(() => get<Sequence>(path).then((r) => r.body), [path]);
-  const [page, setPage] = useState(1);
+  const { path, load: sequence } = useDetail<Sequence>('sequences', id);
   const [state, setState] = useState('');
-  const enrollments = useLoad(
-    () =>
-      get<List<Enrollment>>(`${path}/enrollments${query({ page, limit: 20, state })}`).then((r) => r.body),
-    [path, page, state],
-  );
+  const enrollments = usePagedList<Enrollment>(`${path}/enrollments`, 'Enrollment pages', { state });
   const [editing, setEditing] = useState(false);
   const [email, setEmail] = useState('');
   const enrolling = useActionError();
   const action = useActionError();
   // Follow the mail for a while after the page opened or the last action: steps fall due and their
   // figures move without a reload.
-  const [followFrom, setFollowFrom] = useState(() => Date.now());
-  const following = Date.now() - followFrom < FOLLOW_MS;
-  usePoll(following, POLL_MS, () => {
+  const { following, refreshed } = useFollow(POLL_MS, FOLLOW_MS, () => {
     sequence.reload();
-    enrollments.reload();
+    enrollments.list.reload();
   });
-  const refreshed = () => {
-    setFollowFrom(Date.now());
-    sequence.reload();
-    enrollments.reload();
-  };
 
-  const s = sequence.data;
   return (
-    <Page
-      title={s ? `Sequence ${s.name}` : 'Sequence'}
-      actions={<a href={routeHref('/sequences')}>← Sequences</a>}
-    >
-      {sequence.error && <ErrorNotice error={sequence.error} what="sequences" />}
-      {!s && sequence.loading && <Loading />}
-      {s && (
-        <div data-testid="sequence">
+    <DetailPage load={sequence} noun="Sequence" list="sequences">
+      {(s) => (
+        <>
           <dl class="fields">
             <dt>From</dt>
             <dd>{s.from}</dd>
@@ -81,77 +72,16 @@ export function SequenceDetail({ id }: { id: string }) {
             </dd>
           </dl>
           <h2>Steps</h2>
-          <TableWrap label="Steps and their figures">
-            <table data-testid="steps">
-              <thead>
-                <tr>
-                  <th scope="col">Step</th>
-                  <th scope="col">When</th>
-                  <th scope="col">Subject</th>
-                  <th scope="col" class="num">
-                    Recipients
-                  </th>
-                  <th scope="col" class="num">
-                    Sent
-                  </th>
-                  <th scope="col" class="num">
-                    Delivered
-                  </th>
-                  <th scope="col" class="num">
-                    Opened
-                  </th>
-                  <th scope="col" class="num">
-                    Clicked
-                  </th>
-                  <th scope="col" class="num">
-                    Bounced
-                  </th>
-                  <th scope="col" class="num">
-                    Unsubscribed
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {s.steps.map((step, i) => (
-                  <tr key={i} data-step={i + 1}>
-                    <th scope="row">{i + 1}</th>
-                    <td>{whenOf(step.delayMinutes, i)}</td>
-                    <td>{step.subject ?? (step.templateId ? `template ${step.templateId}` : '—')}</td>
-                    <td class="num" data-stat="recipients">
-                      {step.stats.recipients}
-                    </td>
-                    <td class="num" data-stat="sent">
-                      {step.stats.sent}
-                    </td>
-                    <td class="num" data-stat="delivered">
-                      {step.stats.delivered}
-                    </td>
-                    <td class="num" data-stat="opened">
-                      {step.stats.opened}
-                    </td>
-                    <td class="num" data-stat="clicked">
-                      {step.stats.clicked}
-                    </td>
-                    <td class="num" data-stat="bounced">
-                      {step.stats.bounced}
-                    </td>
-                    <td class="num" data-stat="unsubscribed">
-                      {step.stats.unsubscribed}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <FiguresTable
+            label="Steps and their figures"
+            testId="steps"
+            columns={STEP_COLUMNS}
+            rows={s.steps}
+            rowKey={(_, i) => i}
+            rowAttrs={(_, i) => ({ 'data-step': i + 1 })}
+          />
           <div class="row">
-            <button
-              type="button"
-              class="secondary"
-              aria-expanded={editing}
-              onClick={() => setEditing(!editing)}
-            >
-              {editing ? 'Close the editor' : 'Edit steps'}
-            </button>
+            <EditToggle editing={editing} setEditing={setEditing} label="Edit steps" />
             <button type="button" class="secondary" onClick={refreshed}>
               Refresh
             </button>
@@ -197,33 +127,24 @@ export function SequenceDetail({ id }: { id: string }) {
             <Alert message={enrolling.error} />
             <button type="submit">Enroll</button>
           </form>
-          <div class="filters">
-            <label for="enr-state">State</label>
-            <select
-              id="enr-state"
-              value={state}
-              onChange={(e) => {
-                setState(e.currentTarget.value);
-                setPage(1);
-              }}
-            >
-              <option value="">All</option>
-              {ENROLLMENT_STATES.map((st) => (
-                <option key={st} value={st}>
-                  {st}
-                </option>
-              ))}
-            </select>
-          </div>
+          <StateFilter
+            id="enr-state"
+            states={ENROLLMENT_STATES}
+            value={state}
+            onChange={(st) => {
+              setState(st);
+              enrollments.setPage(1);
+            }}
+          />
           <ListTable
-            load={enrollments}
-            items={enrollments.data?.data}
+            load={enrollments.list}
+            items={enrollments.list.data?.data}
             what="enrollment lists"
             label="Enrollments"
             testId="enrollments"
             columns={['Contact', 'State', 'Next step', 'Enrolled', 'Action']}
             actionError={action.error}
-            pager={pagerOf(enrollments.data?.meta, setPage, 'Enrollment pages')}
+            pager={enrollments.pager}
             empty={
               <EmptyState title={state ? `No ${state} enrollment.` : 'No contact enrolled yet.'}>
                 <p>Enroll a contact above: the steps then go out to it one after the other.</p>
@@ -266,8 +187,8 @@ export function SequenceDetail({ id }: { id: string }) {
               </tr>
             )}
           />
-        </div>
+        </>
       )}
-    </Page>
+    </DetailPage>
   );
 }

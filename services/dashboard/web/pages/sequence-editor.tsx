@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
-import { get, patch, post, query } from '../api.js';
-import type { List, Sequence, Template } from '../types.js';
-import { Alert, formatDelay, useActionError, useLoad } from '../ui.js';
+import { patch, post } from '../api.js';
+import { ContentMode, StepList, TemplateSelect, useSteps, useTemplates } from '../kit/editor.js';
+import type { Sequence } from '../types.js';
+import { Alert, formatDelay, useActionError } from '../ui.js';
 
 const MAX_STEPS = 20;
 
@@ -33,23 +34,19 @@ export function SequenceEditor({
 }) {
   const [name, setName] = useState(existing?.name ?? '');
   const [from, setFrom] = useState(existing?.from ?? '');
-  const [steps, setSteps] = useState<StepDraft[]>(
-    existing?.steps.map((s) => ({
-      delayMinutes: String(s.delayMinutes),
-      mode: s.templateId ? 'template' : 'own',
-      templateId: s.templateId ?? '',
-      subject: s.subject ?? '',
-      html: s.html ?? '',
-      text: s.text ?? '',
-    })) ?? [emptyStep(0)],
+  const { steps, setSteps, setStep } = useSteps<StepDraft>(
+    () =>
+      existing?.steps.map((s) => ({
+        delayMinutes: String(s.delayMinutes),
+        mode: s.templateId ? 'template' : 'own',
+        templateId: s.templateId ?? '',
+        subject: s.subject ?? '',
+        html: s.html ?? '',
+        text: s.text ?? '',
+      })) ?? [emptyStep(0)],
   );
-  const templates = useLoad(
-    () => get<List<Template>>(`/templates${query({ limit: 100 })}`).then((r) => r.body.data),
-    [],
-  );
+  const templates = useTemplates();
   const saving = useActionError();
-  const setStep = (i: number, change: Partial<StepDraft>) =>
-    setSteps((cur) => cur.map((s, j) => (j === i ? { ...s, ...change } : s)));
 
   const save = async (e: Event) => {
     e.preventDefault();
@@ -96,116 +93,75 @@ export function SequenceEditor({
         value={from}
         onInput={(e) => setFrom(e.currentTarget.value)}
       />
-      <ol class="steps">
-        {steps.map((s, i) => (
-          <li key={i}>
-            <fieldset>
-              <legend>Step {i + 1}</legend>
-              <label for={`step-${i}-delay`}>
-                {i === 0 ? 'Minutes after enrollment' : `Minutes after step ${i}`}
-              </label>
-              <input
-                id={`step-${i}-delay`}
-                type="number"
-                inputMode="numeric"
-                required
-                min={0}
-                max={525600}
-                aria-describedby={`step-${i}-delay-said`}
-                value={s.delayMinutes}
-                onInput={(e) => setStep(i, { delayMinutes: e.currentTarget.value })}
-              />
-              <p class="muted" id={`step-${i}-delay-said`}>
-                {Number.isInteger(Number(s.delayMinutes)) && Number(s.delayMinutes) >= 0
-                  ? formatDelay(Number(s.delayMinutes))
-                  : 'A whole number of minutes, 0 or more.'}
-              </p>
-              <label class="check">
-                <input
-                  type="radio"
-                  name={`step-${i}-mode`}
-                  checked={s.mode === 'own'}
-                  onChange={() => setStep(i, { mode: 'own' })}
+      <StepList
+        steps={steps}
+        setSteps={setSteps}
+        newStep={() => emptyStep(1440)}
+        canAdd={steps.length < MAX_STEPS}
+      >
+        {(s, i) => (
+          <>
+            <label for={`step-${i}-delay`}>
+              {i === 0 ? 'Minutes after enrollment' : `Minutes after step ${i}`}
+            </label>
+            <input
+              id={`step-${i}-delay`}
+              type="number"
+              inputMode="numeric"
+              required
+              min={0}
+              max={525600}
+              aria-describedby={`step-${i}-delay-said`}
+              value={s.delayMinutes}
+              onInput={(e) => setStep(i, { delayMinutes: e.currentTarget.value })}
+            />
+            <p class="muted" id={`step-${i}-delay-said`}>
+              {Number.isInteger(Number(s.delayMinutes)) && Number(s.delayMinutes) >= 0
+                ? formatDelay(Number(s.delayMinutes))
+                : 'A whole number of minutes, 0 or more.'}
+            </p>
+            <ContentMode name={`step-${i}-mode`} mode={s.mode} onChange={(mode) => setStep(i, { mode })} />
+            {s.mode === 'template' && (
+              <>
+                <label for={`step-${i}-template`}>Template</label>
+                <TemplateSelect
+                  id={`step-${i}-template`}
+                  value={s.templateId}
+                  onChange={(templateId) => setStep(i, { templateId })}
+                  templates={templates.data}
                 />
-                Write it here
-              </label>
-              <label class="check">
-                <input
-                  type="radio"
-                  name={`step-${i}-mode`}
-                  checked={s.mode === 'template'}
-                  onChange={() => setStep(i, { mode: 'template' })}
+              </>
+            )}
+            <label for={`step-${i}-subject`}>{s.mode === 'own' ? 'Subject' : 'Subject (optional)'}</label>
+            <input
+              id={`step-${i}-subject`}
+              required={s.mode === 'own'}
+              maxLength={998}
+              value={s.subject}
+              onInput={(e) => setStep(i, { subject: e.currentTarget.value })}
+            />
+            {s.mode === 'own' && (
+              <>
+                <label for={`step-${i}-html`}>HTML</label>
+                <textarea
+                  id={`step-${i}-html`}
+                  rows={4}
+                  spellcheck={false}
+                  value={s.html}
+                  onInput={(e) => setStep(i, { html: e.currentTarget.value })}
                 />
-                From a template
-              </label>
-              {s.mode === 'template' && (
-                <>
-                  <label for={`step-${i}-template`}>Template</label>
-                  <select
-                    id={`step-${i}-template`}
-                    required
-                    value={s.templateId}
-                    onChange={(e) => setStep(i, { templateId: e.currentTarget.value })}
-                  >
-                    <option value="">Choose a template</option>
-                    {templates.data?.map((t) => (
-                      <option key={t.id} value={t.id}>
-                        {t.name}
-                      </option>
-                    ))}
-                  </select>
-                </>
-              )}
-              <label for={`step-${i}-subject`}>{s.mode === 'own' ? 'Subject' : 'Subject (optional)'}</label>
-              <input
-                id={`step-${i}-subject`}
-                required={s.mode === 'own'}
-                maxLength={998}
-                value={s.subject}
-                onInput={(e) => setStep(i, { subject: e.currentTarget.value })}
-              />
-              {s.mode === 'own' && (
-                <>
-                  <label for={`step-${i}-html`}>HTML</label>
-                  <textarea
-                    id={`step-${i}-html`}
-                    rows={4}
-                    spellcheck={false}
-                    value={s.html}
-                    onInput={(e) => setStep(i, { html: e.currentTarget.value })}
-                  />
-                  <label for={`step-${i}-text`}>Text</label>
-                  <textarea
-                    id={`step-${i}-text`}
-                    rows={3}
-                    value={s.text}
-                    onInput={(e) => setStep(i, { text: e.currentTarget.value })}
-                  />
-                </>
-              )}
-              {steps.length > 1 && (
-                <button
-                  type="button"
-                  class="secondary"
-                  onClick={() => setSteps((cur) => cur.filter((_, j) => j !== i))}
-                >
-                  Remove step {i + 1}
-                </button>
-              )}
-            </fieldset>
-          </li>
-        ))}
-      </ol>
-      <div class="row">
-        <button
-          type="button"
-          class="secondary"
-          disabled={steps.length >= MAX_STEPS}
-          onClick={() => setSteps((cur) => [...cur, emptyStep(1440)])}
-        >
-          Add a step
-        </button>
-      </div>
+                <label for={`step-${i}-text`}>Text</label>
+                <textarea
+                  id={`step-${i}-text`}
+                  rows={3}
+                  value={s.text}
+                  onInput={(e) => setStep(i, { text: e.currentTarget.value })}
+                />
+              </>
+            )}
+          </>
+        )}
+      </StepList>
       <Alert message={saving.error} />
       <button type="submit">{existing ? 'Save sequence' : 'Create sequence'}</button>
     </form>

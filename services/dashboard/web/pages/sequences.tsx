@@ -1,10 +1,8 @@
-import { useState } from 'preact/hooks';
-import { get, query } from '../api.js';
-import { TenantWide } from '../project.js';
+import { ListPage, NewPage, usePagedList } from '../kit/list-page.js';
 import { navigate, routeHref } from '../router.js';
-import { EmptyState, ListTable, pagerOf } from '../table.js';
-import type { List, Sequence } from '../types.js';
-import { formatDate, formatNumber, Page, useLoad } from '../ui.js';
+import { EmptyState, ListTable } from '../table.js';
+import type { Sequence } from '../types.js';
+import { formatDate, formatNumber } from '../ui.js';
 import { SequenceDetail } from './sequence-detail.js';
 import { SequenceEditor } from './sequence-editor.js';
 
@@ -16,21 +14,9 @@ export function SequencesPage({ id }: { id: string }) {
 }
 
 function SequenceList() {
-  const [page, setPage] = useState(1);
-  const list = useLoad(
-    () => get<List<Sequence>>(`/sequences${query({ page, limit: 20 })}`).then((r) => r.body),
-    [page],
-  );
+  const { list, pager } = usePagedList<Sequence>('/sequences', 'Sequence pages');
   return (
-    <Page
-      title="Sequences"
-      actions={
-        <a class="button" href={routeHref('/sequences/new')}>
-          New sequence
-        </a>
-      }
-    >
-      <TenantWide what="Sequences" />
+    <ListPage title="Sequences" newHref="/sequences/new" newLabel="New sequence">
       <ListTable
         load={list}
         items={list.data?.data}
@@ -38,7 +24,7 @@ function SequenceList() {
         label="Sequences"
         testId="sequences"
         columns={['Name', 'Steps', 'Active', 'Completed', 'Stopped', 'Created']}
-        pager={pagerOf(list.data?.meta, setPage, 'Sequence pages')}
+        pager={pager}
         empty={
           <EmptyState title="No sequence yet.">
             <p>
@@ -63,14 +49,14 @@ function SequenceList() {
           </tr>
         )}
       />
-    </Page>
+    </ListPage>
   );
 }
 
 function NewSequence() {
   return (
-    <Page title="New sequence" actions={<a href={routeHref('/sequences')}>← Sequences</a>}>
+    <NewPage title="New sequence" back="/sequences" backLabel="Sequences">
       <SequenceEditor onSaved={(s) => navigate(`/sequences/${encodeURIComponent(s.id)}`)} />
-    </Page>
+    </NewPage>
   );
 }
