@@ -1,8 +1,8 @@
 import type { EventStream } from '@tern/event-log';
 import type { AnalyticsQueries, BreakdownQueries } from '@tern/read-models';
 import type { AttachmentKeyring } from '@tern/sending';
+import type { ApiKeyStore } from '@tern/tenant-settings';
 import type pg from 'pg';
-import type { ApiKeyStore } from './api-keys/store.js';
 import type { DomainPolicy, FromDomainCheck } from './domains/policy.js';
 import type { ContentBudget } from './emails/content-budget.js';
 import type { ReadContexts } from './read-context.js';

@@ -14,20 +14,27 @@ import {
   type TopicStore,
   type UnsubscribeStore,
 } from '@tern/bulk';
-import { bindPool, type Repository } from '@tern/jobs';
 import {
+  createLogQueries,
   createSuppressionStore,
-  emailsByMessageId,
-  logsPage,
+  type LogQueries,
   type SuppressionStore,
 } from '@tern/read-models';
+import {
+  createEmailStore,
+  createIdempotencyStore,
+  type EmailStore,
+  type IdempotencyStore,
+} from '@tern/sending';
 import { createTemplateStore, type TemplateStore } from '@tern/templates';
-import { createTenantSettingsStore, type TenantSettingsStore } from '@tern/tenant-settings';
+import {
+  createProjectStore,
+  createTenantSettingsStore,
+  type ProjectStore,
+  type TenantSettingsStore,
+} from '@tern/tenant-settings';
 import { createWebhookStore, type WebhookStore } from '@tern/webhooks';
 import type pg from 'pg';
-import { createIdempotencyStore, type IdempotencyStore } from './emails/idempotency.js';
-import { createEmailStore, type EmailStore } from './emails/store.js';
-import { createProjectStore, type ProjectStore } from './projects/store.js';
 
 /**
  * The repositories of the tenant resources the routes use (issue 25, item 4): each built once over
@@ -62,11 +69,6 @@ export interface ApiStores {
   logQueries: LogQueries;
 }
 
-const logQueries = { page: logsPage, byMessageId: emailsByMessageId };
-
-/** Queries of the email log's read models (`@tern/read-models`) over one pool. */
-export type LogQueries = Repository<typeof logQueries>;
-
 /**
  * Every repository of `ApiStores` over one pool: what the runtime builds and hands to the api.
  * `given` ones are kept as they are (a test's fake, the runtime's own); the others are built here.
@@ -87,6 +89,6 @@ export function createApiStores(pool: pg.Pool, given: Partial<ApiStores> = {}): 
     segments: given.segments ?? createSegmentStore(pool),
     automations: given.automations ?? createAutomationStore(pool),
     tenantSettings: given.tenantSettings ?? createTenantSettingsStore(pool),
-    logQueries: given.logQueries ?? bindPool(pool, logQueries),
+    logQueries: given.logQueries ?? createLogQueries(pool),
   };
 }

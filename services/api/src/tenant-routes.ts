@@ -1,5 +1,6 @@
 import type { Role, Scope } from '@tern/contracts';
 import { httpError } from '@tern/http';
+import type { ApiKeyRecord } from '@tern/tenant-settings';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
   apiKeyListSchema,
@@ -7,7 +8,6 @@ import {
   createApiKeyBodySchema,
   createdApiKeySchema,
 } from './api-keys/schemas.js';
-import type { ApiKeyRecord } from './api-keys/store.js';
 import type { AuthConfig } from './credentials.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';
 import type { ApiRouteDeps } from './route-deps.js';

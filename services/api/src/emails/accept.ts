@@ -15,7 +15,7 @@ import type { FastifyRequest } from 'fastify';
 import { boundProject, type Credential, credentialOf } from '../credentials.js';
 import { newResourceId } from '../resource-kit.js';
 import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
-import { idempotencyKeyOf, requestHash } from './idempotency.js';
+import { claimOrRefuse, idempotencyKeyOf, requestHash } from './idempotency.js';
 
 /** What the send routes need: the query API's deps and the sending ones (SPEC §11). */
 export type SendRouteDeps = ApiRouteDeps & { sending: SendingDeps };
@@ -162,14 +162,16 @@ export async function idempotent<T>(
   const scope = boundProject(credential) ?? '';
   const key = idempotencyKeyOf(request.headers);
   if (key === undefined) return { statusCode: 202, body: await produce() };
-  const claim = await deps.idempotency.claim({
-    tenantId,
-    scope,
-    key,
-    route,
-    hash: requestHash(route, sent),
-    now: deps.now,
-  });
+  const claim = claimOrRefuse(
+    await deps.idempotency.claim({
+      tenantId,
+      scope,
+      key,
+      route,
+      hash: requestHash(route, sent),
+      now: deps.now,
+    }),
+  );
   if (claim.kind === 'replay') return { statusCode: claim.answer.statusCode, body: claim.answer.body as T };
   try {
     const body = await produce((planned, emailIds) =>
