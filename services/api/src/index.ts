@@ -27,7 +27,7 @@ export { TERN_TOOLS, type TernTool } from './mcp/tools.js';
 export { CREDENTIAL_EXTENSION } from './openapi.js';
 export type { ProviderRouteOptions } from './providers/routes.js';
 export { newResourceId } from './resource-kit.js';
-export { type ApiStores, createApiStores } from './stores.js';
+export type { ApiStores } from './stores.js';
 export { type SubmissionServer, startSubmissionServer } from './submission/server.js';
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
 export type { WebhookRouteOptions } from './webhooks/options.js';

@@ -37,8 +37,9 @@ import { createWebhookStore, type WebhookStore } from '@tern/webhooks';
 import type pg from 'pg';
 
 /**
- * The repositories of the tenant resources the routes use (issue 25, item 4): each built once over
- * the pool, so a route calls `deps.templates.get(…)` and never holds the pool itself.
+ * The repositories of the tenant resources the routes use, each its owner package's factory over
+ * the pool: a route calls `deps.templates.get(…)` and never holds SQL itself. `apiRoutes` builds
+ * them (`stores` in its options replaces any, for a test's fake).
  */
 export interface ApiStores {
   templates: TemplateStore;
@@ -70,8 +71,9 @@ export interface ApiStores {
 }
 
 /**
- * Every repository of `ApiStores` over one pool: what the runtime builds and hands to the api.
- * `given` ones are kept as they are (a test's fake, the runtime's own); the others are built here.
+ * Every repository of `ApiStores` over one pool, built once by `apiRoutes`, which hands each route
+ * plugin the few it uses. `given` ones are kept as they are (a test's fake); the others are built
+ * here with their owner's factory.
  */
 export function createApiStores(pool: pg.Pool, given: Partial<ApiStores> = {}): ApiStores {
   return {

@@ -1,5 +1,12 @@
 import { randomBase62 } from '@tern/auth';
-import { checkPropertyValue, type PropertyType, propertyNameSchema, segmentFilterSchema } from '@tern/bulk';
+import {
+  type AutomationStore,
+  type ContactStore,
+  checkPropertyValue,
+  type PropertyType,
+  propertyNameSchema,
+  segmentFilterSchema,
+} from '@tern/bulk';
 import {
   AUTOMATION_RUN_STATES,
   type AutomationStep,
@@ -41,8 +48,14 @@ const runsQuerySchema = pageQuerySchema.extend({
     .meta({ description: 'Only the runs in this state.', example: 'active' }),
 });
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type AutomationRouteDeps = Pick<ApiRouteDeps, 'fromDomains' | 'now' | 'pool' | 'readModel'> & {
+  automations: AutomationStore;
+  contacts: ContactStore;
+};
+
 /** `/automations` and `POST /events/track` (SPEC §27). The runner is services/worker's `createAutomationRunner`. */
-export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const automationRoutes: FastifyPluginAsyncZod<AutomationRouteDeps> = async (app, deps) => {
   /**
    * Every `send` step's template must be the tenant's, every `if` a valid segment filter, every
    * `update` a defined contact property given a value of its type (checked as a contact write

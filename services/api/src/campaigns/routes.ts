@@ -1,4 +1,11 @@
-import { type CampaignRow, DAILY_EVENTS, type DailyKind } from '@tern/bulk';
+import {
+  type CampaignRow,
+  type CampaignStore,
+  DAILY_EVENTS,
+  type DailyKind,
+  type SegmentStore,
+  type TopicStore,
+} from '@tern/bulk';
 import {
   campaignDailySchema,
   campaignSchema,
@@ -25,8 +32,15 @@ import { errors, noContentSchema } from '../schemas.js';
 import { bad, EXAMPLE, EXAMPLE_ID, notDraft, params, read, write } from './schemas.js';
 import { campaignSendRoutes } from './send-routes.js';
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type CampaignRouteDeps = Pick<ApiRouteDeps, 'domainPolicy' | 'fromDomains' | 'now'> & {
+  campaigns: CampaignStore;
+  segments: SegmentStore;
+  topics: TopicStore;
+};
+
 /** `/campaigns` (SPEC §15). The fan-out itself is `createCampaignFanout` (fanout.ts). */
-export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const campaignRoutes: FastifyPluginAsyncZod<CampaignRouteDeps> = async (app, deps) => {
   /** SPEC §11's bound on `scheduledAt` (the contracts' `MAX_SCHEDULE_AHEAD_MS`), applied to campaigns too. */
   function checkSchedule(value: string | null | undefined) {
     if (value === undefined || value === null) return;

@@ -1,6 +1,7 @@
 // How `POST /emails/send|batch` accept their bodies (SPEC §11): the project of each, the checks of
 // the whole batch (sizes, schedule, templates, verified From), the rows and every `email.queued`
 // appended at once, and the Idempotency-Key replay.
+
 import {
   MAX_MESSAGE_BYTES,
   MAX_SCHEDULE_AHEAD_MS,
@@ -11,6 +12,7 @@ import {
 import { cutSubject, renderTemplate } from '@tern/domain';
 import { appendOr503, httpError } from '@tern/http';
 import { decodeAttachments, enqueueSends, type NewSend, type StoredMessage } from '@tern/sending';
+import type { TemplateStore } from '@tern/templates';
 import type { FastifyRequest } from 'fastify';
 import { boundProject, type Credential, credentialOf } from '../credentials.js';
 import { newResourceId } from '../resource-kit.js';
@@ -18,7 +20,11 @@ import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
 import { claimOrRefuse, idempotencyKeyOf, requestHash } from './idempotency.js';
 
 /** What the send routes need: the query API's deps and the sending ones (SPEC §11). */
-export type SendRouteDeps = ApiRouteDeps & { sending: SendingDeps };
+export type SendRouteDeps = Pick<ApiRouteDeps, 'fromDomains' | 'idempotency' | 'now' | 'pool'> & {
+  templates: TemplateStore;
+} & {
+  sending: SendingDeps;
+};
 
 /**
  * The part of a body that is the message (scheduling and project live in their own columns), and

@@ -3,6 +3,7 @@ import {
   normaliseDate,
   type PropertyType,
   type SegmentFilter,
+  type SegmentStore,
   segmentFilterSchema,
 } from '@tern/bulk';
 import { contactSchema, listResponseSchema } from '@tern/contracts';
@@ -125,8 +126,11 @@ const countSchema = z
   .object({ total: z.number().int().meta({ description: 'Contacts matching now.' }) })
   .meta({ examples: [{ total: 1234 }] });
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type SegmentRouteDeps = Pick<ApiRouteDeps, 'now'> & { contacts: ContactStore; segments: SegmentStore };
+
 /** `/segments` (SPEC §27): named filters over contacts, evaluated when read. */
-export const segmentRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const segmentRoutes: FastifyPluginAsyncZod<SegmentRouteDeps> = async (app, deps) => {
   app.post(
     '/segments',
     {

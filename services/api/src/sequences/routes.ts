@@ -1,4 +1,5 @@
 import { randomBase62 } from '@tern/auth';
+import type { SequenceStore, TopicStore } from '@tern/bulk';
 import {
   createSequenceBodySchema,
   ENROLLMENT_STATES,
@@ -44,8 +45,14 @@ const enrollmentsQuerySchema = pageQuerySchema.extend({
     .meta({ description: 'Only the enrollments in this state.', example: 'active' }),
 });
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type SequenceRouteDeps = Pick<ApiRouteDeps, 'domainPolicy' | 'fromDomains' | 'now'> & {
+  sequences: SequenceStore;
+  topics: TopicStore;
+};
+
 /** `/sequences` (SPEC §15). The schedule itself is `createSequenceScheduler` (scheduler.ts). */
-export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const sequenceRoutes: FastifyPluginAsyncZod<SequenceRouteDeps> = async (app, deps) => {
   /** Every step's template must be the tenant's: a 400 naming each one that is not. */
   async function checkTemplates(tenantId: string, steps: readonly { templateId?: string | undefined }[]) {
     const problems: string[] = [];

@@ -9,7 +9,7 @@ import {
 } from '@tern/contracts';
 import { renderTemplate, templateSyntaxError } from '@tern/domain';
 import { httpError } from '@tern/http';
-import type { TemplateContentInput } from '@tern/templates';
+import type { TemplateContentInput, TemplateStore } from '@tern/templates';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AuthConfig } from '../credentials.js';
 import { credentialOf } from '../credentials.js';
@@ -61,8 +61,11 @@ function content(body: {
   return input;
 }
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type TemplateRouteDeps = Pick<ApiRouteDeps, 'now'> & { templates: TemplateStore };
+
 /** `/templates` (SPEC §12): the reference implementation of the resource pattern (docs/architecture.md). */
-export const templateRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const templateRoutes: FastifyPluginAsyncZod<TemplateRouteDeps> = async (app, deps) => {
   app.post(
     '/templates',
     {

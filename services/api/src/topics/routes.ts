@@ -1,3 +1,4 @@
+import type { TopicStore } from '@tern/bulk';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { READ, WRITE } from '../contacts/schemas.js';
@@ -58,8 +59,11 @@ const updateTopicBodySchema = createTopicBodySchema
 
 const params = resourceIdParam('topic', EXAMPLE.id);
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type TopicRouteDeps = Pick<ApiRouteDeps, 'now'> & { topics: TopicStore };
+
 /** `/topics` (SPEC §27): what contacts subscribe to; campaigns and sequences may name one. */
-export const topicRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const topicRoutes: FastifyPluginAsyncZod<TopicRouteDeps> = async (app, deps) => {
   app.post(
     '/topics',
     {
