@@ -279,7 +279,7 @@ const unsubscribeStatements = {
 };
 
 /**
- * The unsubscribe repository (`ApiStores.unsubscribes`). The erasure's re-keying of the unsubscribe
+ * The unsubscribe repository (the api's unsubscribe routes). The erasure's re-keying of the unsubscribe
  * records (`rekeyErasedUnsubscribes`) runs inside its transaction, on its client.
  */
 export type UnsubscribeStore = Repository<typeof unsubscribeStatements>;

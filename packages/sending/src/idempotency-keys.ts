@@ -2,7 +2,7 @@ import type pg from 'pg';
 
 /**
  * The statements on `idempotency_keys` (`Idempotency-Key` of the send routes, SPEC §11): the api's
- * claim, answer and release (`services/api/src/emails/idempotency.ts` keeps the rules and the
+ * claim, answer and release (`idempotency-store.ts` keeps the rules and the
  * waiting), and the sender's prune of old keys. A key is per tenant and project scope.
  */
 

@@ -1,8 +1,10 @@
 export * from './attachments.js';
 export * from './due-list-store.js';
+export * from './email-store.js';
 export { enqueueSends, type NewSend, type StoredMessage, sendsByIdAnyCase } from './enqueue.js';
 export * from './erasure.js';
 export * from './idempotency-keys.js';
+export * from './idempotency-store.js';
 export * from './sandbox.js';
 export * from './send-controls.js';
 export * from './send-detail.js';

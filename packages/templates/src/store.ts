@@ -169,7 +169,7 @@ const templateStatements = {
   names: templateNames,
 };
 
-/** The templates repository: the functions above over one pool (`ApiStores.templates`). */
+/** The templates repository: the functions above over one pool (the api's `/templates` routes). */
 export type TemplateStore = Repository<typeof templateStatements>;
 
 export function createTemplateStore(pool: pg.Pool): TemplateStore {

@@ -23,7 +23,7 @@ const webhookStatements = {
   insertCursorReplay,
 };
 
-/** The webhook resource's repository (SPEC §17): endpoints, deliveries and replays over one pool (`ApiStores.webhookStore`). */
+/** The webhook resource's repository (SPEC §17): endpoints, deliveries and replays over one pool (the api's `/webhooks*` routes). */
 export type WebhookStore = Repository<typeof webhookStatements>;
 
 export function createWebhookStore(pool: pg.Pool): WebhookStore {

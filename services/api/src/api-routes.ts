@@ -8,12 +8,12 @@ import type { Logger } from '@tern/jobs';
 import type { Keyring } from '@tern/privacy';
 import { createAnalyticsQueries, createBreakdownQueries } from '@tern/read-models';
 import type { ReadModelFeed } from '@tern/stores';
+import { createApiKeyStore } from '@tern/tenant-settings';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type pg from 'pg';
 import { breakdownRoutes } from './analytics/breakdown-routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
-import { createApiKeyStore } from './api-keys/store.js';
 import { automationRoutes } from './automations/routes.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { eraseRoutes } from './contacts/erase-routes.js';
@@ -21,6 +21,7 @@ import { contactRoutes } from './contacts/routes.js';
 import { createAuthHook } from './credentials.js';
 import { createFromDomainCheck, type DomainPolicy } from './domains/policy.js';
 import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
+import { emailReadRoutes } from './emails/read-routes.js';
 import { emailRoutes } from './emails/routes.js';
 import { eventRoutes } from './events/routes.js';
 import { inboundCutoff } from './inbound/cutoff.js';
@@ -47,10 +48,7 @@ import { webhookRoutes } from './webhooks/routes.js';
 
 export interface ApiRoutesOptions {
   pool: pg.Pool;
-  /**
-   * The tenant resources' repositories, built by the runtime; each one absent is built here over
-   * `pool` (`createApiStores`).
-   */
+  /** Repositories to use instead of their owner's over `pool` (a test's fake); the rest are built here. */
   stores?: Partial<ApiStores>;
   ch: ClickHouseClient;
   jwt: JwtVerifier;
@@ -303,6 +301,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   if (opts.surface === 'sending') {
     if (!opts.sending) throw new Error('surface "sending" needs the sending deps');
     await app.register(emailRoutes, { ...deps, sending: opts.sending });
+    await app.register(emailReadRoutes, { ...deps, sending: opts.sending });
     return;
   }
   await app.register(analyticsRoutes, deps);
@@ -358,6 +357,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   }
   if (opts.sending) {
     await app.register(emailRoutes, { ...deps, sending: opts.sending });
+    await app.register(emailReadRoutes, { ...deps, sending: opts.sending });
     if (opts.trackingSecret !== undefined) {
       await app.register(trackingRoutes, {
         ...deps,

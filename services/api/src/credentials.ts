@@ -1,8 +1,8 @@
 import { classifyBearer, isAuthError, type JwtVerifier } from '@tern/auth';
 import { type ErrorCodeOf, MISSING_SCOPE_MESSAGE, type Role, type Scope } from '@tern/contracts';
 import { HttpError, httpError } from '@tern/http';
+import type { ApiKeyStore } from '@tern/tenant-settings';
 import type { FastifyRequest } from 'fastify';
-import type { ApiKeyStore } from './api-keys/store.js';
 
 /** Who is calling, once the credential was verified. */
 export type Credential =

@@ -1,9 +1,9 @@
 // What other workspaces (the runtime, benches) and this service's tests use of the api: named,
 // so a module's every export is not public by accident (issue 25, item 4).
 
+export { type ApiKeyStore, createApiKeyStore, insertProject } from '@tern/tenant-settings';
 export { cohortDays } from './analytics/routes.js';
 export { analyticsQuerySchema } from './analytics/schemas.js';
-export { type ApiKeyStore, createApiKeyStore } from './api-keys/store.js';
 export {
   buildReferenceApp,
   INGEST_EXAMPLE,
@@ -25,10 +25,9 @@ export { createTernMcpServer, MCP_SERVER_INFO } from './mcp/server.js';
 export { type McpStdioOptions, serveMcpStdio } from './mcp/stdio.js';
 export { TERN_TOOLS, type TernTool } from './mcp/tools.js';
 export { CREDENTIAL_EXTENSION } from './openapi.js';
-export { insertProject } from './projects/store.js';
 export type { ProviderRouteOptions } from './providers/routes.js';
 export { newResourceId } from './resource-kit.js';
-export { type ApiStores, createApiStores } from './stores.js';
+export type { ApiStores } from './stores.js';
 export { type SubmissionServer, startSubmissionServer } from './submission/server.js';
 export { devTlsPair, selfSignedPair, type TlsPair } from './submission/tls.js';
 export type { WebhookRouteOptions } from './webhooks/options.js';

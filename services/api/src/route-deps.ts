@@ -1,8 +1,8 @@
 import type { EventStream } from '@tern/event-log';
 import type { AnalyticsQueries, BreakdownQueries } from '@tern/read-models';
 import type { AttachmentKeyring } from '@tern/sending';
+import type { ApiKeyStore } from '@tern/tenant-settings';
 import type pg from 'pg';
-import type { ApiKeyStore } from './api-keys/store.js';
 import type { DomainPolicy, FromDomainCheck } from './domains/policy.js';
 import type { ContentBudget } from './emails/content-budget.js';
 import type { ReadContexts } from './read-context.js';
@@ -10,9 +10,10 @@ import type { ApiStores } from './stores.js';
 import type { WebhookRouteOptions } from './webhooks/options.js';
 
 /**
- * What the route plugins of the query API share; built once by `apiRoutes`. The tenant resources'
- * repositories (`ApiStores`: `templates`, `suppressions`, …) come ready-made from the runtime or
- * are built over `pool`; the routes of those resources never use `pool` itself.
+ * Everything `apiRoutes` builds once for its route plugins. No plugin takes all of it: each
+ * declares the few fields it uses, its own `<Name>RouteDeps` (e.g. `{ templates: TemplateStore;
+ * now: () => Date }`). The repositories (`ApiStores`) are their owners' factories over `pool`; the
+ * routes of those resources never use `pool` itself.
  */
 export interface ApiRouteDeps extends ApiStores {
   /**

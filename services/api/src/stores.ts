@@ -14,24 +14,32 @@ import {
   type TopicStore,
   type UnsubscribeStore,
 } from '@tern/bulk';
-import { bindPool, type Repository } from '@tern/jobs';
 import {
+  createLogQueries,
   createSuppressionStore,
-  emailsByMessageId,
-  logsPage,
+  type LogQueries,
   type SuppressionStore,
 } from '@tern/read-models';
+import {
+  createEmailStore,
+  createIdempotencyStore,
+  type EmailStore,
+  type IdempotencyStore,
+} from '@tern/sending';
 import { createTemplateStore, type TemplateStore } from '@tern/templates';
-import { createTenantSettingsStore, type TenantSettingsStore } from '@tern/tenant-settings';
+import {
+  createProjectStore,
+  createTenantSettingsStore,
+  type ProjectStore,
+  type TenantSettingsStore,
+} from '@tern/tenant-settings';
 import { createWebhookStore, type WebhookStore } from '@tern/webhooks';
 import type pg from 'pg';
-import { createIdempotencyStore, type IdempotencyStore } from './emails/idempotency.js';
-import { createEmailStore, type EmailStore } from './emails/store.js';
-import { createProjectStore, type ProjectStore } from './projects/store.js';
 
 /**
- * The repositories of the tenant resources the routes use (issue 25, item 4): each built once over
- * the pool, so a route calls `deps.templates.get(…)` and never holds the pool itself.
+ * The repositories of the tenant resources the routes use, each its owner package's factory over
+ * the pool: a route calls `deps.templates.get(…)` and never holds SQL itself. `apiRoutes` builds
+ * them (`stores` in its options replaces any, for a test's fake).
  */
 export interface ApiStores {
   templates: TemplateStore;
@@ -62,14 +70,10 @@ export interface ApiStores {
   logQueries: LogQueries;
 }
 
-const logQueries = { page: logsPage, byMessageId: emailsByMessageId };
-
-/** Queries of the email log's read models (`@tern/read-models`) over one pool. */
-export type LogQueries = Repository<typeof logQueries>;
-
 /**
- * Every repository of `ApiStores` over one pool: what the runtime builds and hands to the api.
- * `given` ones are kept as they are (a test's fake, the runtime's own); the others are built here.
+ * Every repository of `ApiStores` over one pool, built once by `apiRoutes`, which hands each route
+ * plugin the few it uses. `given` ones are kept as they are (a test's fake); the others are built
+ * here with their owner's factory.
  */
 export function createApiStores(pool: pg.Pool, given: Partial<ApiStores> = {}): ApiStores {
   return {
@@ -87,6 +91,6 @@ export function createApiStores(pool: pg.Pool, given: Partial<ApiStores> = {}): 
     segments: given.segments ?? createSegmentStore(pool),
     automations: given.automations ?? createAutomationStore(pool),
     tenantSettings: given.tenantSettings ?? createTenantSettingsStore(pool),
-    logQueries: given.logQueries ?? bindPool(pool, logQueries),
+    logQueries: given.logQueries ?? createLogQueries(pool),
   };
 }

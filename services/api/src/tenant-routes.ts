@@ -1,5 +1,6 @@
 import type { Role, Scope } from '@tern/contracts';
 import { httpError } from '@tern/http';
+import type { ApiKeyRecord, ProjectStore } from '@tern/tenant-settings';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
   apiKeyListSchema,
@@ -7,7 +8,6 @@ import {
   createApiKeyBodySchema,
   createdApiKeySchema,
 } from './api-keys/schemas.js';
-import type { ApiKeyRecord } from './api-keys/store.js';
 import type { AuthConfig } from './credentials.js';
 import { DASHBOARD_ONLY, TAGS } from './openapi.js';
 import type { ApiRouteDeps } from './route-deps.js';
@@ -40,8 +40,20 @@ const metadata = (r: ApiKeyRecord) => ({
   projectId: r.projectId,
 });
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type TenantRouteDeps = Pick<
+  ApiRouteDeps,
+  | 'keys'
+  | 'now'
+  | 'readModel'
+  | 'retentionDays'
+  | 'sendRateMaxPerSecond'
+  | 'sendRatePerSecond'
+  | 'tenantSettings'
+> & { projects: ProjectStore };
+
 /** `/tenants/:id/api-keys` (SPEC §8) and `/tenants/:id/settings` (SPEC §9 retention override). */
-export const tenantRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const tenantRoutes: FastifyPluginAsyncZod<TenantRouteDeps> = async (app, deps) => {
   const settingsOf = async (tenantId: string) => ({
     retentionDays: await deps.tenantSettings.getRetention(tenantId),
     defaultRetentionDays: deps.retentionDays,

@@ -1,10 +1,10 @@
 import { createUnsubscribeToken } from '@tern/domain';
 import { createKeyring } from '@tern/privacy';
 import { suppressionCheck, suppressionCheckMany } from '@tern/read-models';
+import { emailDetail } from '@tern/sending';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
-import { emailDetail } from '../src/emails/store.js';
 import {
   buildApp,
   createClock,

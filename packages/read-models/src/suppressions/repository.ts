@@ -11,7 +11,7 @@ const suppressionStatements = {
   remove: removeSuppression,
 };
 
-/** The suppression list's repository (SPEC §13): its statements over one pool (`ApiStores.suppressions`). */
+/** The suppression list's repository (SPEC §13): its statements over one pool (the api's `/suppressions` routes). */
 export type SuppressionStore = Repository<typeof suppressionStatements>;
 
 export function createSuppressionStore(pool: pg.Pool): SuppressionStore {

@@ -29,12 +29,18 @@ const zero = (): BreakdownCounters =>
 const countersOf = (r: BreakdownCounters): BreakdownCounters =>
   Object.fromEntries(BREAKDOWN_COUNTERS.map((c) => [c, r[c]])) as BreakdownCounters;
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type BreakdownRouteDeps = Pick<
+  ApiRouteDeps,
+  'breakdown' | 'now' | 'readModel' | 'retentionDays' | 'tenantSettings'
+>;
+
 /**
  * `/analytics/breakdown` and `/analytics/deliverability` (SPEC §26): the sliceable rollup, in the
  * tenant's time zone; a dashboard JWT or an API key with `analytics:read` (a key bound to a
  * project sees that project only).
  */
-export const breakdownRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const breakdownRoutes: FastifyPluginAsyncZod<BreakdownRouteDeps> = async (app, deps) => {
   /** The tenant's local day range, cut at retention, and its filters (a bound key's project forced). */
   async function rangeOf(tenantId: string, bound: string | null, q: RangeQuery) {
     const timeZone = (await deps.tenantSettings.getTimeZone(tenantId)) ?? 'UTC';

@@ -1,5 +1,6 @@
 import { analyticsPeriod, dayRange, rates, retentionCutoff, utcDay } from '@tern/domain';
 import type { DayRangeParams } from '@tern/read-models';
+import type { TemplateStore } from '@tern/templates';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { credentialOf } from '../credentials.js';
 import { DASHBOARD_ONLY, TAGS } from '../openapi.js';
@@ -36,8 +37,13 @@ const analyticsErrors = {
   403: errors.forbiddenKind,
 };
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type AnalyticsRouteDeps = Pick<ApiRouteDeps, 'analytics' | 'now' | 'readModel' | 'retentionDays'> & {
+  templates: TemplateStore;
+};
+
 /** `/analytics/summary|daily|top-templates` (SPEC §6): dashboard sessions only, from ClickHouse. */
-export const analyticsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const analyticsRoutes: FastifyPluginAsyncZod<AnalyticsRouteDeps> = async (app, deps) => {
   const memo = createReadMemo<unknown>({ maxEntries: 5000 });
   // Every field of the range is in the key: the whole tenant and each project are separate answers.
   const keyOf = (kind: string, r: DayRangeParams) =>

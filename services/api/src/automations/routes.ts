@@ -1,5 +1,12 @@
 import { randomBase62 } from '@tern/auth';
-import { checkPropertyValue, type PropertyType, propertyNameSchema, segmentFilterSchema } from '@tern/bulk';
+import {
+  type AutomationStore,
+  type ContactStore,
+  checkPropertyValue,
+  type PropertyType,
+  propertyNameSchema,
+  segmentFilterSchema,
+} from '@tern/bulk';
 import {
   AUTOMATION_RUN_STATES,
   type AutomationStep,
@@ -26,6 +33,7 @@ import {
   resourceErrors,
   resourceIdParam,
 } from '../resource-kit.js';
+import { getRoute, listRoute } from '../resource-routes.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 
@@ -41,8 +49,14 @@ const runsQuerySchema = pageQuerySchema.extend({
     .meta({ description: 'Only the runs in this state.', example: 'active' }),
 });
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type AutomationRouteDeps = Pick<ApiRouteDeps, 'fromDomains' | 'now' | 'pool' | 'readModel'> & {
+  automations: AutomationStore;
+  contacts: ContactStore;
+};
+
 /** `/automations` and `POST /events/track` (SPEC §27). The runner is services/worker's `createAutomationRunner`. */
-export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const automationRoutes: FastifyPluginAsyncZod<AutomationRouteDeps> = async (app, deps) => {
   /**
    * Every `send` step's template must be the tenant's, every `if` a valid segment filter, every
    * `update` a defined contact property given a value of its type (checked as a contact write
@@ -116,50 +130,29 @@ export const automationRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app,
     },
   );
 
-  app.get(
-    '/automations',
-    {
-      config: read,
-      schema: {
-        tags: [TAGS.automations],
-        operationId: 'listAutomations',
-        summary: 'List automations',
-        description: 'Newest first, each with its runs by state.',
-        security: KEY_OR_DASHBOARD,
-        querystring: pageQuerySchema,
-        response: listResponses(automationSchema, {
-          what: 'automation',
-          description: 'One page of automations.',
-          examples: EXAMPLE ?? [],
-        }),
-      },
-    },
-    async (request) => {
-      const { items, total } = await deps.automations.list(credentialOf(request).tenantId, request.query);
-      return listAnswer(items, request.query, total);
-    },
-  );
+  listRoute(app, '/automations', {
+    config: read,
+    tag: TAGS.automations,
+    operationId: 'listAutomations',
+    summary: 'List automations',
+    description: 'Newest first, each with its runs by state.',
+    item: automationSchema,
+    what: 'automation',
+    page: { description: 'One page of automations.', examples: EXAMPLE ?? [] },
+    list: (tenantId, page) => deps.automations.list(tenantId, page),
+  });
 
-  app.get(
-    '/automations/:id',
-    {
-      config: read,
-      schema: {
-        tags: [TAGS.automations],
-        operationId: 'getAutomation',
-        summary: 'Get an automation',
-        description: 'Its trigger, its steps and its runs by state.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: { 200: automationSchema, ...resourceErrors('Automation', { notFound: true }) },
-      },
-    },
-    async (request) => {
-      const found = await deps.automations.get(credentialOf(request).tenantId, request.params.id);
-      if (found === null) throw notFound('Automation');
-      return found;
-    },
-  );
+  getRoute(app, '/automations/:id', {
+    config: read,
+    tag: TAGS.automations,
+    operationId: 'getAutomation',
+    summary: 'Get an automation',
+    description: 'Its trigger, its steps and its runs by state.',
+    item: automationSchema,
+    What: 'Automation',
+    params,
+    get: (tenantId, id) => deps.automations.get(tenantId, id),
+  });
 
   app.patch(
     '/automations/:id',

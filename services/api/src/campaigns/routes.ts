@@ -1,4 +1,11 @@
-import { type CampaignRow, DAILY_EVENTS, type DailyKind } from '@tern/bulk';
+import {
+  type CampaignRow,
+  type CampaignStore,
+  DAILY_EVENTS,
+  type DailyKind,
+  type SegmentStore,
+  type TopicStore,
+} from '@tern/bulk';
 import {
   campaignDailySchema,
   campaignSchema,
@@ -11,21 +18,22 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { analyticsQuerySchema } from '../analytics/schemas.js';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
-import {
-  listAnswer,
-  listResponses,
-  newResourceId,
-  notFound,
-  pageQuerySchema,
-  resourceErrors,
-} from '../resource-kit.js';
+import { newResourceId, notFound, resourceErrors } from '../resource-kit.js';
+import { getRoute, listRoute } from '../resource-routes.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 import { bad, EXAMPLE, EXAMPLE_ID, notDraft, params, read, write } from './schemas.js';
 import { campaignSendRoutes } from './send-routes.js';
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type CampaignRouteDeps = Pick<ApiRouteDeps, 'domainPolicy' | 'fromDomains' | 'now'> & {
+  campaigns: CampaignStore;
+  segments: SegmentStore;
+  topics: TopicStore;
+};
+
 /** `/campaigns` (SPEC §15). The fan-out itself is `createCampaignFanout` (fanout.ts). */
-export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const campaignRoutes: FastifyPluginAsyncZod<CampaignRouteDeps> = async (app, deps) => {
   /** SPEC §11's bound on `scheduledAt` (the contracts' `MAX_SCHEDULE_AHEAD_MS`), applied to campaigns too. */
   function checkSchedule(value: string | null | undefined) {
     if (value === undefined || value === null) return;
@@ -98,51 +106,30 @@ export const campaignRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     },
   );
 
-  app.get(
-    '/campaigns',
-    {
-      config: read,
-      schema: {
-        tags: [TAGS.campaigns],
-        operationId: 'listCampaigns',
-        summary: 'List campaigns',
-        description: 'Newest first, each with its stats.',
-        security: KEY_OR_DASHBOARD,
-        querystring: pageQuerySchema,
-        response: listResponses(campaignSchema, {
-          what: 'campaign',
-          description: 'One page of campaigns.',
-          examples: EXAMPLE ?? [],
-        }),
-      },
-    },
-    async (request) => {
-      const { items, total } = await deps.campaigns.list(credentialOf(request).tenantId, request.query);
-      return listAnswer(items, request.query, total);
-    },
-  );
+  listRoute(app, '/campaigns', {
+    config: read,
+    tag: TAGS.campaigns,
+    operationId: 'listCampaigns',
+    summary: 'List campaigns',
+    description: 'Newest first, each with its stats.',
+    item: campaignSchema,
+    what: 'campaign',
+    page: { description: 'One page of campaigns.', examples: EXAMPLE ?? [] },
+    list: (tenantId, page) => deps.campaigns.list(tenantId, page),
+  });
 
-  app.get(
-    '/campaigns/:id',
-    {
-      config: read,
-      schema: {
-        tags: [TAGS.campaigns],
-        operationId: 'getCampaign',
-        summary: 'Get a campaign',
-        description:
-          '`stats` counts its emails from the delivery log: `recipients` (emails created), `sent`, `delivered`, `opened`, `clicked`, `bounced`, `complained`, `unsubscribed`.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: { 200: campaignSchema, ...resourceErrors('Campaign', { notFound: true }) },
-      },
-    },
-    async (request) => {
-      const found = await deps.campaigns.get(credentialOf(request).tenantId, request.params.id);
-      if (found === null) throw notFound('Campaign');
-      return found;
-    },
-  );
+  getRoute(app, '/campaigns/:id', {
+    config: read,
+    tag: TAGS.campaigns,
+    operationId: 'getCampaign',
+    summary: 'Get a campaign',
+    description:
+      '`stats` counts its emails from the delivery log: `recipients` (emails created), `sent`, `delivered`, `opened`, `clicked`, `bounced`, `complained`, `unsubscribed`.',
+    item: campaignSchema,
+    What: 'Campaign',
+    params,
+    get: (tenantId, id) => deps.campaigns.get(tenantId, id),
+  });
 
   app.get(
     '/campaigns/:id/daily',

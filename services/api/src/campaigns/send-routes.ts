@@ -1,3 +1,4 @@
+import type { CampaignStore } from '@tern/bulk';
 import { campaignStatusAnswerSchema } from '@tern/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { credentialOf } from '../credentials.js';
@@ -10,7 +11,10 @@ import { EXAMPLE_ID, notDraft, params, write } from './schemas.js';
  * `POST /campaigns/:id/send` and `POST /campaigns/:id/cancel` (SPEC §15): what starts or stops a
  * campaign's fan-out. Registered by `campaignRoutes` on its own instance.
  */
-export function campaignSendRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps: ApiRouteDeps): void {
+export function campaignSendRoutes(
+  app: Parameters<FastifyPluginAsyncZod>[0],
+  deps: Pick<ApiRouteDeps, 'domainPolicy' | 'fromDomains' | 'now'> & { campaigns: CampaignStore },
+): void {
   app.post(
     '/campaigns/:id/send',
     {

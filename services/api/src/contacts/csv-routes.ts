@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import type { ContactStore } from '@tern/bulk';
 import { audienceNameSchema, importResultSchema } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import { type FastifyPluginAsyncZod, validatorCompiler } from 'fastify-type-provider-zod';
@@ -24,7 +25,7 @@ const importQuerySchema = z.object({
  */
 export function contactCsvRoutes(
   app: Parameters<FastifyPluginAsyncZod>[0],
-  deps: ApiRouteDeps,
+  deps: Pick<ApiRouteDeps, 'now'> & { contacts: ContactStore },
   importMaxBytes: number,
 ): void {
   app.get(

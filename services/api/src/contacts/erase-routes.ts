@@ -7,7 +7,7 @@ import type { ApiRouteDeps } from '../route-deps.js';
 import { errors } from '../schemas.js';
 import { eraseRecipient } from './erase.js';
 
-export interface EraseRoutesOptions extends ApiRouteDeps {
+export interface EraseRoutesOptions extends Pick<ApiRouteDeps, 'now' | 'pool' | 'readModel'> {
   keyring: Keyring;
   /**
    * When the scrub runs once more (default 45 s): another process may still hold the erased key

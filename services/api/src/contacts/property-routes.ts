@@ -1,3 +1,4 @@
+import type { ContactStore } from '@tern/bulk';
 import { MAX_PROPERTIES, PROPERTY_TYPES, propertyNameSchema } from '@tern/bulk';
 import { createContactBodySchema } from '@tern/contracts';
 import { httpError } from '@tern/http';
@@ -39,7 +40,10 @@ export const createContactPropertyBodySchema = z
 const nameParam = z.object({ name: z.string().min(1).max(64).meta({ description: 'The property’s name.' }) });
 
 /** `/contact-properties` (SPEC §27): typed definitions of the values contacts carry. */
-export function contactPropertyRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps: ApiRouteDeps): void {
+export function contactPropertyRoutes(
+  app: Parameters<FastifyPluginAsyncZod>[0],
+  deps: Pick<ApiRouteDeps, 'now'> & { contacts: ContactStore },
+): void {
   const r = app;
   r.post(
     '/contact-properties',

@@ -1,3 +1,4 @@
+import type { ContactStore } from '@tern/bulk';
 import {
   audienceListSchema,
   contactListSchema,
@@ -27,7 +28,8 @@ import {
   withNotFound,
 } from './schemas.js';
 
-export interface ContactRoutesOptions extends ApiRouteDeps {
+export interface ContactRoutesOptions extends Pick<ApiRouteDeps, 'now'> {
+  contacts: ContactStore;
   /** Largest CSV body `POST /contacts/import` reads (default 64 MiB); more → 413. */
   importMaxBytes?: number;
 }

@@ -53,10 +53,9 @@ const params = resourceIdParam('domain', 'dom_8Kd2mQ7wE1rT6yU3iO9pAs4L');
 const EXAMPLE = domainSchema.meta()?.examples;
 
 /** `/domains` (SPEC §20): sending domains and the DNS records that verify them. */
-export const domainRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { domains: DomainRouteOptions }> = async (
-  app,
-  deps,
-) => {
+export const domainRoutes: FastifyPluginAsyncZod<
+  Pick<ApiRouteDeps, 'now' | 'pool' | 'readModel' | 'retentionDays'> & { domains: DomainRouteOptions }
+> = async (app, deps) => {
   const { domains } = deps.domains;
 
   app.post(

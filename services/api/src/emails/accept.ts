@@ -1,18 +1,24 @@
 // How `POST /emails/send|batch` accept their bodies (SPEC §11): the project of each, the checks of
 // the whole batch (sizes, schedule, templates, verified From), the rows and every `email.queued`
 // appended at once, and the Idempotency-Key replay.
+
 import { MAX_MESSAGE_BYTES, messageBytes, normalizeSendBody, type SendEmailBody } from '@tern/contracts';
 import { cutSubject, renderTemplate, scheduleProblem } from '@tern/domain';
 import { appendOr503, httpError } from '@tern/http';
 import { decodeAttachments, enqueueSends, type NewSend, type StoredMessage } from '@tern/sending';
+import type { TemplateStore } from '@tern/templates';
 import type { FastifyRequest } from 'fastify';
 import { boundProject, type Credential, credentialOf } from '../credentials.js';
 import { newResourceId } from '../resource-kit.js';
 import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
-import { idempotencyKeyOf, requestHash } from './idempotency.js';
+import { claimOrRefuse, idempotencyKeyOf, requestHash } from './idempotency.js';
 
 /** What the send routes need: the query API's deps and the sending ones (SPEC §11). */
-export type SendRouteDeps = ApiRouteDeps & { sending: SendingDeps };
+export type SendRouteDeps = Pick<ApiRouteDeps, 'fromDomains' | 'idempotency' | 'now' | 'pool'> & {
+  templates: TemplateStore;
+} & {
+  sending: SendingDeps;
+};
 
 /**
  * The part of a body that is the message (scheduling and project live in their own columns), and
@@ -154,14 +160,16 @@ export async function idempotent<T>(
   const scope = boundProject(credential) ?? '';
   const key = idempotencyKeyOf(request.headers);
   if (key === undefined) return { statusCode: 202, body: await produce() };
-  const claim = await deps.idempotency.claim({
-    tenantId,
-    scope,
-    key,
-    route,
-    hash: requestHash(route, sent),
-    now: deps.now,
-  });
+  const claim = claimOrRefuse(
+    await deps.idempotency.claim({
+      tenantId,
+      scope,
+      key,
+      route,
+      hash: requestHash(route, sent),
+      now: deps.now,
+    }),
+  );
   if (claim.kind === 'replay') return { statusCode: claim.answer.statusCode, body: claim.answer.body as T };
   try {
     const body = await produce((planned, emailIds) =>

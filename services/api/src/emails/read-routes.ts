@@ -8,15 +8,22 @@ import { awaitConsistency, consistencyHeaderDoc, notConsistentYet } from '../con
 import { boundProject, type Credential, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { notFound, resourceErrors, resourceIdParam } from '../resource-kit.js';
+import type { ApiRouteDeps, SendingDeps } from '../route-deps.js';
 import { errors } from '../schemas.js';
-import type { SendRouteDeps } from './accept.js';
 import { rescheduleBodySchema, rescheduleResponses } from './schemas.js';
 
 /**
  * `GET /emails/:id`, `GET /emails/:id/content`, `POST /emails/:id/cancel` and `PATCH /emails/:id`
- * (SPEC §11, §22): registered by `emailRoutes` on its own instance, after the sends.
+ * (SPEC §11, §22): a plugin of their own, registered by `apiRoutes` right after the sends.
  */
-export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps: SendRouteDeps): void {
+export type EmailReadRouteDeps = Pick<
+  ApiRouteDeps,
+  'emails' | 'now' | 'pool' | 'readModel' | 'retentionDays'
+> & {
+  sending: SendingDeps;
+};
+
+export const emailReadRoutes: FastifyPluginAsyncZod<EmailReadRouteDeps> = async (app, deps) => {
   const { sending } = deps;
 
   /** The tenant's retention cut-off now (SPEC §9): an email created before it is not found. */
@@ -204,4 +211,4 @@ export function emailReadRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps:
       return { id, scheduledAt: at.toISOString() };
     },
   );
-}
+};

@@ -12,14 +12,14 @@ import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { accept, idempotent, type SendRouteDeps, withProject } from './accept.js';
 import { contentBudgetHooks, createContentBudget } from './content-budget.js';
-import { emailReadRoutes } from './read-routes.js';
 import { BATCH_BODY_LIMIT, idempotencyHeader, SEND_BODY_LIMIT, sendErrors } from './schemas.js';
 
 /**
  * `POST /emails/send|batch`, `GET /emails/:id`, `POST /emails/:id/cancel`, `GET /emails/:id/content`
  * (SPEC §11). A send writes its content to `outgoing_emails`, appends `email.queued`, and answers
  * 202 once the log has it; the sender does the rest. The sends are here (their checks in
- * `accept.ts`), the reads, cancel and reschedule in `read-routes.ts`.
+ * `accept.ts`), the reads, cancel and reschedule in `read-routes.ts` (a plugin of
+ * their own).
  */
 /** The position of one send: its `email.queued` (the id `queuedEvent` gives it). */
 const queuedPosition = (emailId: string) => queuedEventId(emailId);
@@ -118,6 +118,4 @@ export const emailRoutes: FastifyPluginAsyncZod<SendRouteDeps> = async (app, dep
       return reply.status(answer.statusCode).send(answer.body);
     },
   );
-
-  emailReadRoutes(app, deps);
 };

@@ -12,8 +12,14 @@ import { eventsQuerySchema, eventsResponseSchema, streamQuerySchema } from './sc
 import { createTailHub } from './tail.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** What the plugin uses (built by `apiRoutes`). */
+export type EventRouteDeps = Pick<
+  ApiRouteDeps,
+  'eventStreamDays' | 'eventTail' | 'now' | 'pool' | 'readModel' | 'retentionDays'
+>;
+
 /** `GET /events` and `GET /events/stream` (SPEC §25): the tenant's events after a cursor, listed or tailed. */
-export const eventRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const eventRoutes: FastifyPluginAsyncZod<EventRouteDeps> = async (app, deps) => {
   const cutoffOf = (tenantId: string) => eventStreamCutoff(deps, tenantId);
   const hub = createTailHub({
     pool: deps.pool,

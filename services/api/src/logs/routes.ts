@@ -13,8 +13,11 @@ import { logsQuerySchema, logsResponseSchema } from './schemas.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type LogsRouteDeps = Pick<ApiRouteDeps, 'logQueries' | 'now' | 'readModel' | 'retentionDays'>;
+
 /** `GET /emails/logs` (SPEC §7, §19): the caller's tenant only, newest first, never an expired entry. */
-export const logsRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const logsRoutes: FastifyPluginAsyncZod<LogsRouteDeps> = async (app, deps) => {
   // Pages memoised on the tenant's logs version (`read-context.ts`): ≤ 8 MiB of answers.
   const pages = createReadMemo<Buffer>({ maxEntries: 5000, maxBytes: 8 * 2 ** 20, sizeOf: (b) => b.length });
   app.get(

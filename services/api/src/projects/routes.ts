@@ -1,5 +1,6 @@
 import { createProjectBodySchema, projectSchema, updateProjectBodySchema } from '@tern/contracts';
 import { httpError } from '@tern/http';
+import type { ProjectStore } from '@tern/tenant-settings';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { type AuthConfig, boundProject, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
@@ -21,8 +22,11 @@ const write: AuthConfig = { auth: 'jwt_or_key', scope: 'projects:write' };
 const params = resourceIdParam('project', 'prj_4Hs9dK2mQ7wE1rT6yU3iO8pA');
 const EXAMPLE = projectSchema.meta()?.examples;
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type ProjectRouteDeps = Pick<ApiRouteDeps, 'now'> & { projects: ProjectStore };
+
 /** `/projects` (SPEC §16). A project-bound API key sees and changes only its own project. */
-export const projectRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const projectRoutes: FastifyPluginAsyncZod<ProjectRouteDeps> = async (app, deps) => {
   /** The caller's view: another project than the bound one does not exist for it. */
   function visible(request: Parameters<typeof credentialOf>[0], id: string): boolean {
     const bound = boundProject(credentialOf(request));

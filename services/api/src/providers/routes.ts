@@ -110,7 +110,10 @@ function sendgridPem(key: string): string {
  * limit (a provider's burst is not abuse, and a forged request costs one signature check).
  */
 export const providerRoutes: FastifyPluginAsyncZod<
-  ApiRouteDeps & { sending: SendingDeps; providers: ProviderRouteOptions }
+  Pick<ApiRouteDeps, 'logQueries' | 'now' | 'pool'> & {
+    sending: SendingDeps;
+    providers: ProviderRouteOptions;
+  }
 > = async (app, deps) => {
   const { providers, sending } = deps;
   // Signatures are over the bytes as sent: read every body raw (SNS posts JSON as text/plain).

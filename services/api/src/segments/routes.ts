@@ -3,6 +3,7 @@ import {
   normaliseDate,
   type PropertyType,
   type SegmentFilter,
+  type SegmentStore,
   segmentFilterSchema,
 } from '@tern/bulk';
 import { contactSchema, listResponseSchema } from '@tern/contracts';
@@ -15,7 +16,6 @@ import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
   listAnswer,
-  listResponses,
   newResourceId,
   notFound,
   pageQuerySchema,
@@ -23,6 +23,7 @@ import {
   resourceErrors,
   resourceIdParam,
 } from '../resource-kit.js';
+import { getRoute, listRoute } from '../resource-routes.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 
@@ -125,8 +126,11 @@ const countSchema = z
   .object({ total: z.number().int().meta({ description: 'Contacts matching now.' }) })
   .meta({ examples: [{ total: 1234 }] });
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type SegmentRouteDeps = Pick<ApiRouteDeps, 'now'> & { contacts: ContactStore; segments: SegmentStore };
+
 /** `/segments` (SPEC §27): named filters over contacts, evaluated when read. */
-export const segmentRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const segmentRoutes: FastifyPluginAsyncZod<SegmentRouteDeps> = async (app, deps) => {
   app.post(
     '/segments',
     {
@@ -184,53 +188,29 @@ export const segmentRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, de
     },
   );
 
-  app.get(
-    '/segments',
-    {
-      config: READ,
-      schema: {
-        tags: [TAGS.contacts],
-        operationId: 'listSegments',
-        summary: 'List segments',
-        description: 'Newest first.',
-        security: KEY_OR_DASHBOARD,
-        querystring: pageQuerySchema,
-        response: listResponses(segmentSchema, {
-          what: 'segment',
-          description: 'One page of segments.',
-          examples: [EXAMPLE],
-        }),
-      },
-    },
-    async (request) => {
-      const { items, total } = await deps.segments.list(
-        credentialOf(request).tenantId,
-        pageWindow(request.query),
-      );
-      return listAnswer(items, request.query, total);
-    },
-  );
+  listRoute(app, '/segments', {
+    config: READ,
+    tag: TAGS.contacts,
+    operationId: 'listSegments',
+    summary: 'List segments',
+    description: 'Newest first.',
+    item: segmentSchema,
+    what: 'segment',
+    page: { description: 'One page of segments.', examples: [EXAMPLE] },
+    list: (tenantId, page) => deps.segments.list(tenantId, pageWindow(page)),
+  });
 
-  app.get(
-    '/segments/:id',
-    {
-      config: READ,
-      schema: {
-        tags: [TAGS.contacts],
-        operationId: 'getSegment',
-        summary: 'Get a segment',
-        description: 'One segment of the tenant with its filter; another tenant’s id is a 404.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: { 200: segmentSchema, ...resourceErrors('Segment', { notFound: true }) },
-      },
-    },
-    async (request) => {
-      const segment = await deps.segments.get(credentialOf(request).tenantId, request.params.id);
-      if (segment === null) throw notFound('Segment');
-      return segment;
-    },
-  );
+  getRoute(app, '/segments/:id', {
+    config: READ,
+    tag: TAGS.contacts,
+    operationId: 'getSegment',
+    summary: 'Get a segment',
+    description: 'One segment of the tenant with its filter; another tenant’s id is a 404.',
+    item: segmentSchema,
+    What: 'Segment',
+    params,
+    get: (tenantId, id) => deps.segments.get(tenantId, id),
+  });
 
   app.get(
     '/segments/:id/contacts',

@@ -1,4 +1,5 @@
 import { randomBase62 } from '@tern/auth';
+import type { SequenceStore, TopicStore } from '@tern/bulk';
 import {
   createSequenceBodySchema,
   ENROLLMENT_STATES,
@@ -22,6 +23,7 @@ import {
   resourceErrors,
   resourceIdParam,
 } from '../resource-kit.js';
+import { getRoute, listRoute } from '../resource-routes.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 
@@ -44,8 +46,14 @@ const enrollmentsQuerySchema = pageQuerySchema.extend({
     .meta({ description: 'Only the enrollments in this state.', example: 'active' }),
 });
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type SequenceRouteDeps = Pick<ApiRouteDeps, 'domainPolicy' | 'fromDomains' | 'now'> & {
+  sequences: SequenceStore;
+  topics: TopicStore;
+};
+
 /** `/sequences` (SPEC §15). The schedule itself is `createSequenceScheduler` (scheduler.ts). */
-export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const sequenceRoutes: FastifyPluginAsyncZod<SequenceRouteDeps> = async (app, deps) => {
   /** Every step's template must be the tenant's: a 400 naming each one that is not. */
   async function checkTemplates(tenantId: string, steps: readonly { templateId?: string | undefined }[]) {
     const problems: string[] = [];
@@ -96,50 +104,29 @@ export const sequenceRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     },
   );
 
-  app.get(
-    '/sequences',
-    {
-      config: read,
-      schema: {
-        tags: [TAGS.sequences],
-        operationId: 'listSequences',
-        summary: 'List sequences',
-        description: 'Newest first, each with per-step stats and enrollment counts.',
-        security: KEY_OR_DASHBOARD,
-        querystring: pageQuerySchema,
-        response: listResponses(sequenceSchema, {
-          what: 'sequence',
-          description: 'One page of sequences.',
-          examples: EXAMPLE ?? [],
-        }),
-      },
-    },
-    async (request) => {
-      const { items, total } = await deps.sequences.list(credentialOf(request).tenantId, request.query);
-      return listAnswer(items, request.query, total);
-    },
-  );
+  listRoute(app, '/sequences', {
+    config: read,
+    tag: TAGS.sequences,
+    operationId: 'listSequences',
+    summary: 'List sequences',
+    description: 'Newest first, each with per-step stats and enrollment counts.',
+    item: sequenceSchema,
+    what: 'sequence',
+    page: { description: 'One page of sequences.', examples: EXAMPLE ?? [] },
+    list: (tenantId, page) => deps.sequences.list(tenantId, page),
+  });
 
-  app.get(
-    '/sequences/:id',
-    {
-      config: read,
-      schema: {
-        tags: [TAGS.sequences],
-        operationId: 'getSequence',
-        summary: 'Get a sequence',
-        description: 'Its steps, each with `stats` like a campaign’s, and its enrollments by state.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: { 200: sequenceSchema, ...resourceErrors('Sequence', { notFound: true }) },
-      },
-    },
-    async (request) => {
-      const found = await deps.sequences.get(credentialOf(request).tenantId, request.params.id);
-      if (found === null) throw notFound('Sequence');
-      return found;
-    },
-  );
+  getRoute(app, '/sequences/:id', {
+    config: read,
+    tag: TAGS.sequences,
+    operationId: 'getSequence',
+    summary: 'Get a sequence',
+    description: 'Its steps, each with `stats` like a campaign’s, and its enrollments by state.',
+    item: sequenceSchema,
+    What: 'Sequence',
+    params,
+    get: (tenantId, id) => deps.sequences.get(tenantId, id),
+  });
 
   app.patch(
     '/sequences/:id',

@@ -1,4 +1,5 @@
 import { addSuppressionBodySchema, suppressionSchema } from '@tern/contracts';
+import type { SuppressionStore } from '@tern/read-models';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type AuthConfig, credentialOf } from '../credentials.js';
@@ -17,8 +18,11 @@ const EXAMPLE = {
   createdAt: '2026-06-15T12:00:00.000Z',
 };
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type SuppressionRouteDeps = Pick<ApiRouteDeps, 'now'> & { suppressions: SuppressionStore };
+
 /** `/suppressions` (SPEC §13). */
-export const suppressionRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const suppressionRoutes: FastifyPluginAsyncZod<SuppressionRouteDeps> = async (app, deps) => {
   app.get(
     '/suppressions',
     {

@@ -9,21 +9,13 @@ import {
 } from '@tern/contracts';
 import { renderTemplate, templateSyntaxError } from '@tern/domain';
 import { httpError } from '@tern/http';
-import type { TemplateContentInput } from '@tern/templates';
+import type { TemplateContentInput, TemplateStore } from '@tern/templates';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AuthConfig } from '../credentials.js';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
-import {
-  conflict,
-  listAnswer,
-  listResponses,
-  newResourceId,
-  notFound,
-  pageQuerySchema,
-  resourceErrors,
-  resourceIdParam,
-} from '../resource-kit.js';
+import { conflict, newResourceId, notFound, resourceErrors, resourceIdParam } from '../resource-kit.js';
+import { getRoute, listRoute } from '../resource-routes.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errorResponse, errors, noContentSchema } from '../schemas.js';
 
@@ -61,8 +53,11 @@ function content(body: {
   return input;
 }
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type TemplateRouteDeps = Pick<ApiRouteDeps, 'now'> & { templates: TemplateStore };
+
 /** `/templates` (SPEC §12): the reference implementation of the resource pattern (docs/architecture.md). */
-export const templateRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const templateRoutes: FastifyPluginAsyncZod<TemplateRouteDeps> = async (app, deps) => {
   app.post(
     '/templates',
     {
@@ -97,59 +92,40 @@ export const templateRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, d
     },
   );
 
-  app.get(
-    '/templates',
-    {
-      config: read,
-      schema: {
-        tags: [TAGS.templates],
-        operationId: 'listTemplates',
-        summary: 'List templates',
-        description: 'Newest first, without content (`GET /templates/:id` has it).',
-        security: KEY_OR_DASHBOARD,
-        querystring: pageQuerySchema,
-        response: listResponses(templateSummarySchema, {
-          what: 'template',
-          description: 'One page of templates.',
-          examples: [
-            {
-              id: 'tpl_8Zc1qW4rT7yU2iO5pA3sD6fG',
-              name: 'Welcome',
-              subject: 'Welcome, {{firstName}}',
-              createdAt: '2026-06-15T12:00:00.000Z',
-              updatedAt: '2026-06-15T12:00:00.000Z',
-            },
-          ],
-        }),
-      },
+  listRoute(app, '/templates', {
+    config: read,
+    tag: TAGS.templates,
+    operationId: 'listTemplates',
+    summary: 'List templates',
+    description: 'Newest first, without content (`GET /templates/:id` has it).',
+    item: templateSummarySchema,
+    what: 'template',
+    page: {
+      description: 'One page of templates.',
+      examples: [
+        {
+          id: 'tpl_8Zc1qW4rT7yU2iO5pA3sD6fG',
+          name: 'Welcome',
+          subject: 'Welcome, {{firstName}}',
+          createdAt: '2026-06-15T12:00:00.000Z',
+          updatedAt: '2026-06-15T12:00:00.000Z',
+        },
+      ],
     },
-    async (request) => {
-      const { tenantId } = credentialOf(request);
-      const { items, total } = await deps.templates.list(tenantId, request.query);
-      return listAnswer(items, request.query, total);
-    },
-  );
+    list: (tenantId, page) => deps.templates.list(tenantId, page),
+  });
 
-  app.get(
-    '/templates/:id',
-    {
-      config: read,
-      schema: {
-        tags: [TAGS.templates],
-        operationId: 'getTemplate',
-        summary: 'Get a template',
-        description: 'The template with its content. `templates:read` key or any dashboard JWT.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: { 200: templateSchema, ...resourceErrors('Template', { notFound: true }) },
-      },
-    },
-    async (request) => {
-      const found = await deps.templates.get(credentialOf(request).tenantId, request.params.id);
-      if (found === null) throw notFound('Template');
-      return found;
-    },
-  );
+  getRoute(app, '/templates/:id', {
+    config: read,
+    tag: TAGS.templates,
+    operationId: 'getTemplate',
+    summary: 'Get a template',
+    description: 'The template with its content. `templates:read` key or any dashboard JWT.',
+    item: templateSchema,
+    What: 'Template',
+    params,
+    get: (tenantId, id) => deps.templates.get(tenantId, id),
+  });
 
   app.put(
     '/templates/:id',

@@ -1,3 +1,4 @@
+import type { TopicStore } from '@tern/bulk';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { READ, WRITE } from '../contacts/schemas.js';
@@ -5,15 +6,13 @@ import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
-  listAnswer,
-  listResponses,
   newResourceId,
   notFound,
-  pageQuerySchema,
   pageWindow,
   resourceErrors,
   resourceIdParam,
 } from '../resource-kit.js';
+import { getRoute, listRoute } from '../resource-routes.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 
@@ -58,8 +57,11 @@ const updateTopicBodySchema = createTopicBodySchema
 
 const params = resourceIdParam('topic', EXAMPLE.id);
 
+/** What the plugin uses (built by `apiRoutes`). */
+export type TopicRouteDeps = Pick<ApiRouteDeps, 'now'> & { topics: TopicStore };
+
 /** `/topics` (SPEC §27): what contacts subscribe to; campaigns and sequences may name one. */
-export const topicRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps) => {
+export const topicRoutes: FastifyPluginAsyncZod<TopicRouteDeps> = async (app, deps) => {
   app.post(
     '/topics',
     {
@@ -91,53 +93,29 @@ export const topicRoutes: FastifyPluginAsyncZod<ApiRouteDeps> = async (app, deps
     },
   );
 
-  app.get(
-    '/topics',
-    {
-      config: READ,
-      schema: {
-        tags: [TAGS.contacts],
-        operationId: 'listTopics',
-        summary: 'List topics',
-        description: 'Newest first.',
-        security: KEY_OR_DASHBOARD,
-        querystring: pageQuerySchema,
-        response: listResponses(topicSchema, {
-          what: 'topic',
-          description: 'One page of topics.',
-          examples: [EXAMPLE],
-        }),
-      },
-    },
-    async (request) => {
-      const { items, total } = await deps.topics.list(
-        credentialOf(request).tenantId,
-        pageWindow(request.query),
-      );
-      return listAnswer(items, request.query, total);
-    },
-  );
+  listRoute(app, '/topics', {
+    config: READ,
+    tag: TAGS.contacts,
+    operationId: 'listTopics',
+    summary: 'List topics',
+    description: 'Newest first.',
+    item: topicSchema,
+    what: 'topic',
+    page: { description: 'One page of topics.', examples: [EXAMPLE] },
+    list: (tenantId, page) => deps.topics.list(tenantId, pageWindow(page)),
+  });
 
-  app.get(
-    '/topics/:id',
-    {
-      config: READ,
-      schema: {
-        tags: [TAGS.contacts],
-        operationId: 'getTopic',
-        summary: 'Get a topic',
-        description: 'One topic of the tenant; another tenant’s id is a 404.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: { 200: topicSchema, ...resourceErrors('Topic', { notFound: true }) },
-      },
-    },
-    async (request) => {
-      const topic = await deps.topics.get(credentialOf(request).tenantId, request.params.id);
-      if (topic === null) throw notFound('Topic');
-      return topic;
-    },
-  );
+  getRoute(app, '/topics/:id', {
+    config: READ,
+    tag: TAGS.contacts,
+    operationId: 'getTopic',
+    summary: 'Get a topic',
+    description: 'One topic of the tenant; another tenant’s id is a 404.',
+    item: topicSchema,
+    What: 'Topic',
+    params,
+    get: (tenantId, id) => deps.topics.get(tenantId, id),
+  });
 
   app.patch(
     '/topics/:id',

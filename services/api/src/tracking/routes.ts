@@ -60,7 +60,7 @@ export function locationOf(url: string): string {
 /** No credential header: the signed token in the path is one. */
 const TOKEN_CREDENTIAL = 'None: the signed token in the path is the credential (a forged one gets 404).';
 
-export interface TrackingRoutesOptions extends ApiRouteDeps {
+export interface TrackingRoutesOptions extends Pick<ApiRouteDeps, 'now' | 'pool' | 'readModel'> {
   sending: SendingDeps;
   /** TRACKING_SECRET: the key the tokens are signed with. */
   trackingSecret: string;

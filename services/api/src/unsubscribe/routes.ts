@@ -89,7 +89,7 @@ const unknownLink = errorResponse(
   'Unknown unsubscribe link',
 );
 
-export interface UnsubscribeRoutesOptions extends ApiRouteDeps {
+export interface UnsubscribeRoutesOptions extends Pick<ApiRouteDeps, 'now' | 'unsubscribes'> {
   /** TRACKING_SECRET: the key the tokens are signed with. */
   trackingSecret: string;
   /** The keyring's keyed hash: a link of an erased address writes nothing in clear. */

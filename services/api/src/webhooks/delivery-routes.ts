@@ -29,7 +29,13 @@ const deliveriesQuerySchema = pageQuerySchema.extend({
  * `GET /webhooks/:id/deliveries` and `POST /webhooks/:id/replay`: registered by `webhookRoutes` on its
  * own instance, so its hooks (the project-bound key refusal) apply to them too.
  */
-export function deliveryRoutes(app: Parameters<FastifyPluginAsyncZod>[0], deps: ApiRouteDeps): void {
+export function deliveryRoutes(
+  app: Parameters<FastifyPluginAsyncZod>[0],
+  deps: Pick<
+    ApiRouteDeps,
+    'eventStreamDays' | 'now' | 'pool' | 'readModel' | 'retentionDays' | 'webhookStore'
+  >,
+): void {
   app.get(
     '/webhooks/:id/deliveries',
     {

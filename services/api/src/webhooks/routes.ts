@@ -30,10 +30,11 @@ export const PROJECT_KEY_WEBHOOKS_MESSAGE =
   "This API key is bound to a project: webhooks are tenant-wide (they receive every project's events); use a key without a project or a dashboard session";
 
 /** `/webhooks*` (SPEC §17). Registered by `apiRoutes` when the runtime configured webhooks. */
-export const webhookRoutes: FastifyPluginAsyncZod<ApiRouteDeps & { webhooks: WebhookRouteOptions }> = async (
-  app,
-  deps,
-) => {
+export const webhookRoutes: FastifyPluginAsyncZod<
+  Pick<ApiRouteDeps, 'eventStreamDays' | 'now' | 'pool' | 'readModel' | 'retentionDays' | 'webhookStore'> & {
+    webhooks: WebhookRouteOptions;
+  }
+> = async (app, deps) => {
   const { secretBox, urlPolicy } = deps.webhooks;
 
   // After the auth hook of `apiRoutes` (parent hooks run first): the credential is known here.

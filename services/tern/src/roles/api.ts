@@ -2,7 +2,6 @@ import cluster from 'node:cluster';
 import {
   type ContentBudget,
   createApiApp,
-  createApiStores,
   createContentBudget,
   fastifyTrustProxy,
   type WebhookRouteOptions,
@@ -107,8 +106,6 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
     readModel,
     webhooks,
     pool,
-    // The tenant resources' repositories, built once here over the pool (issue 25, item 4).
-    stores: createApiStores(pool),
     trackingSecret: capability(ctx, 'trackingSecret'),
     openDedupSeconds: config.openDedupSeconds,
     ch: capability(ctx, 'ch'),

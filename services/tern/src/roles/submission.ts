@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import {
   createApiKeyStore,
-  createApiStores,
   createSendingApp,
   DEFAULT_KEY_CACHE_TTL_MS,
   DEFAULT_LAST_USED_FLUSH_MS,
@@ -23,7 +22,6 @@ export async function startSubmission(ctx: RuntimeContext, app: FastifyInstance)
   if (!ctx.services.has('api')) {
     const sendingApp = await createSendingApp({
       pool: ctx.pool,
-      stores: createApiStores(ctx.pool),
       jwt: jwtVerifierOf(config, ctx.secrets),
       retentionDays: config.retentionDays,
       rateLimit: rateLimitOf(config),

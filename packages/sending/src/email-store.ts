@@ -1,29 +1,18 @@
-import {
-  type DeliveryEvent,
-  type EmailDetail,
-  type emailTimelineEventSchema,
-  envelopeOf,
-  recipientsOf,
-} from '@tern/contracts';
+import { type DeliveryEvent, type EmailDetail, envelopeOf, recipientsOf } from '@tern/contracts';
 import { type EmailState, queuedStatus, recipientOutcomes } from '@tern/domain';
 import { bindPool, type Repository } from '@tern/jobs';
 import { emailIsVisible, timelineOf } from '@tern/read-models';
-import {
-  cancelSend,
-  emailDetailRow,
-  emailProject,
-  markSendCancelled,
-  rescheduleSend,
-  sandboxContent,
-} from '@tern/sending';
 import type pg from 'pg';
-import type { z } from 'zod';
+import { cancelSend, markSendCancelled, rescheduleSend } from './send-controls.js';
+import { emailDetailRow, emailProject, sandboxContent } from './send-detail.js';
 
 /**
- * The sent emails' reads and controls (SPEC §11) as the routes need them: the statements are the
- * send tables' owner's (packages/sending: `cancelSend`, `rescheduleSend`, `emailDetailRow`, …);
- * here the fallbacks to the log and the rows turned into responses. No HTTP here.
+ * The sent emails' reads and controls (SPEC §11) as the api's routes need them, over this
+ * package's statements (`cancelSend`, `rescheduleSend`, `emailDetailRow`, …): the fallbacks to the
+ * log and the rows turned into responses. No HTTP here.
  */
+
+type TimelineEvent = EmailDetail['events'][number];
 
 export type CancelOutcome = 'cancelled' | 'already_cancelled' | 'handed' | 'not_found';
 
@@ -65,7 +54,11 @@ export async function emailDetail(
   if (state === null || state.queued === null) {
     if (row.o_created_at === null || row.o_created_at < cutoff) return null;
     const scheduled = row.o_scheduled_at;
-    const status = scheduled !== null && scheduled > row.o_created_at ? 'SCHEDULED' : 'QUEUED';
+    // The fold's own rule (packages/domain), so a send not yet projected shows what the log will.
+    const status = queuedStatus({
+      createdAt: row.o_created_at.toISOString(),
+      scheduledAt: scheduled?.toISOString() ?? null,
+    });
     return {
       id,
       // An erased recipient's send keeps no content (null), SPEC §14.
@@ -139,8 +132,8 @@ export async function emailDetail(
     opens: state.openCount,
     clicks: state.clickCount,
     events: events.map(
-      (e): z.infer<typeof emailTimelineEventSchema> => ({
-        type: e.type as z.infer<typeof emailTimelineEventSchema>['type'],
+      (e): TimelineEvent => ({
+        type: e.type as TimelineEvent['type'],
         occurredAt: e.occurred_at.toISOString(),
         data: e.data,
       }),
@@ -174,7 +167,7 @@ const emailStatements = {
   reschedule: rescheduleOutgoing,
 };
 
-/** The sent emails repository: the functions above and packages/sending's over one pool (`ApiStores.emails`). */
+/** The sent emails repository: the functions above and packages/sending's over one pool (the api's `/emails/:id*` routes). */
 export type EmailStore = Repository<typeof emailStatements>;
 
 export function createEmailStore(pool: pg.Pool): EmailStore {

@@ -108,7 +108,7 @@ const projectStatements = {
   delete: deleteProject,
 };
 
-/** The projects repository: the functions above over one pool (`ApiStores.projects`). */
+/** The projects repository: the functions above over one pool (the api's `/projects` routes). */
 export type ProjectStore = Repository<typeof projectStatements>;
 
 export function createProjectStore(pool: pg.Pool): ProjectStore {
