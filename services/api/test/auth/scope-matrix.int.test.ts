@@ -294,6 +294,18 @@ const AUTOMATION_BODY = { name: 'Flow', trigger: { event: 'contact.created' }, s
 const automationId = async () =>
   (await insertAutomation(stores.pool, A, newResourceId('automation'), AUTOMATION_BODY, at())).id;
 
+/** A row of a route gated by `scope` (an API key holding it, or a JWT of any role). */
+const scoped = (scope: Scope, ok: number, request: Row['request']): Row => ({
+  rule: { kind: 'scope', scope },
+  ok,
+  request,
+});
+/** `scoped`, for a route whose path names one of tenant A's resources (another tenant: 404). */
+const scopedResource = (scope: Scope, ok: number, request: Row['request']): Row => ({
+  ...scoped(scope, ok, request),
+  resource: true,
+});
+
 const ROWS: Record<string, Row> = {
   // Analytics (SPEC §6)
   'GET /analytics/summary': {
@@ -312,28 +324,16 @@ const ROWS: Record<string, Row> = {
     request: async () => ({ url: '/analytics/top-templates' }),
   },
   // Analytics you can slice (SPEC §26)
-  'GET /analytics/breakdown': {
-    rule: { kind: 'scope', scope: 'analytics:read' },
-    ok: 200,
-    request: async () => ({ url: '/analytics/breakdown?by=provider' }),
-  },
-  'GET /analytics/deliverability': {
-    rule: { kind: 'scope', scope: 'analytics:read' },
-    ok: 200,
-    request: async () => ({ url: '/analytics/deliverability' }),
-  },
+  'GET /analytics/breakdown': scoped('analytics:read', 200, async () => ({
+    url: '/analytics/breakdown?by=provider',
+  })),
+  'GET /analytics/deliverability': scoped('analytics:read', 200, async () => ({
+    url: '/analytics/deliverability',
+  })),
   // Logs (SPEC §7)
-  'GET /emails/logs': {
-    rule: { kind: 'scope', scope: 'email:read' },
-    ok: 200,
-    request: async () => ({ url: '/emails/logs' }),
-  },
+  'GET /emails/logs': scoped('email:read', 200, async () => ({ url: '/emails/logs' })),
   // The event stream (SPEC §25)
-  'GET /events': {
-    rule: { kind: 'scope', scope: 'events:read' },
-    ok: 200,
-    request: async () => ({ url: '/events?limit=10' }),
-  },
+  'GET /events': scoped('events:read', 200, async () => ({ url: '/events?limit=10' })),
   'GET /events/stream': {
     rule: { kind: 'scope', scope: 'events:read' },
     ok: 200,
@@ -374,17 +374,10 @@ const ROWS: Record<string, Row> = {
     ok: 201,
     request: async () => ({ url: '/templates', payload: { name: 'n', subject: 's', text: 't' } }),
   },
-  'GET /templates': {
-    rule: { kind: 'scope', scope: 'templates:read' },
-    ok: 200,
-    request: async () => ({ url: '/templates' }),
-  },
-  'GET /templates/{id}': {
-    rule: { kind: 'scope', scope: 'templates:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/templates/${await template()}` }),
-  },
+  'GET /templates': scoped('templates:read', 200, async () => ({ url: '/templates' })),
+  'GET /templates/{id}': scopedResource('templates:read', 200, async () => ({
+    url: `/templates/${await template()}`,
+  })),
   'PUT /templates/{id}': {
     rule: { kind: 'adminJwt' },
     ok: 200,
@@ -400,29 +393,19 @@ const ROWS: Record<string, Row> = {
     resource: true,
     request: async () => ({ url: `/templates/${await template()}` }),
   },
-  'POST /templates/{id}/render': {
-    rule: { kind: 'scope', scope: 'templates:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/templates/${await template()}/render`, payload: { variables: {} } }),
-  },
+  'POST /templates/{id}/render': scopedResource('templates:read', 200, async () => ({
+    url: `/templates/${await template()}/render`,
+    payload: { variables: {} },
+  })),
   // Suppressions (SPEC §13)
-  'GET /suppressions': {
-    rule: { kind: 'scope', scope: 'suppressions:read' },
-    ok: 200,
-    request: async () => ({ url: '/suppressions' }),
-  },
-  'POST /suppressions': {
-    rule: { kind: 'scope', scope: 'suppressions:write' },
-    ok: 201,
-    request: async () => ({ url: '/suppressions', payload: { email: `${fresh()}@matrix.test` } }),
-  },
-  'DELETE /suppressions/{email}': {
-    rule: { kind: 'scope', scope: 'suppressions:write' },
-    ok: 204,
-    resource: true,
-    request: async () => ({ url: `/suppressions/${encodeURIComponent(await suppressed())}` }),
-  },
+  'GET /suppressions': scoped('suppressions:read', 200, async () => ({ url: '/suppressions' })),
+  'POST /suppressions': scoped('suppressions:write', 201, async () => ({
+    url: '/suppressions',
+    payload: { email: `${fresh()}@matrix.test` },
+  })),
+  'DELETE /suppressions/{email}': scopedResource('suppressions:write', 204, async () => ({
+    url: `/suppressions/${encodeURIComponent(await suppressed())}`,
+  })),
   // Projects (SPEC §16)
   'POST /projects': {
     rule: { kind: 'scope', scope: 'projects:write' },
@@ -430,11 +413,7 @@ const ROWS: Record<string, Row> = {
     projectKey: 403,
     request: async () => ({ url: '/projects', payload: { name: 'p' } }),
   },
-  'GET /projects': {
-    rule: { kind: 'scope', scope: 'projects:read' },
-    ok: 200,
-    request: async () => ({ url: '/projects' }),
-  },
+  'GET /projects': scoped('projects:read', 200, async () => ({ url: '/projects' })),
   'GET /projects/{id}': {
     rule: { kind: 'scope', scope: 'projects:read' },
     ok: 200,
@@ -457,34 +436,21 @@ const ROWS: Record<string, Row> = {
     request: async () => ({ url: `/projects/${await projectId()}` }),
   },
   // Contacts and audiences (SPEC §14)
-  'POST /contacts': {
-    rule: { kind: 'scope', scope: 'contacts:write' },
-    ok: 201,
-    request: async () => ({ url: '/contacts', payload: { email: `${fresh()}@matrix.test` } }),
-  },
-  'GET /contacts': {
-    rule: { kind: 'scope', scope: 'contacts:read' },
-    ok: 200,
-    request: async () => ({ url: '/contacts' }),
-  },
-  'GET /contacts/{id}': {
-    rule: { kind: 'scope', scope: 'contacts:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/contacts/${await contactId()}` }),
-  },
-  'PATCH /contacts/{id}': {
-    rule: { kind: 'scope', scope: 'contacts:write' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/contacts/${await contactId()}`, payload: { firstName: 'Ada' } }),
-  },
-  'DELETE /contacts/{id}': {
-    rule: { kind: 'scope', scope: 'contacts:write' },
-    ok: 204,
-    resource: true,
-    request: async () => ({ url: `/contacts/${await contactId()}` }),
-  },
+  'POST /contacts': scoped('contacts:write', 201, async () => ({
+    url: '/contacts',
+    payload: { email: `${fresh()}@matrix.test` },
+  })),
+  'GET /contacts': scoped('contacts:read', 200, async () => ({ url: '/contacts' })),
+  'GET /contacts/{id}': scopedResource('contacts:read', 200, async () => ({
+    url: `/contacts/${await contactId()}`,
+  })),
+  'PATCH /contacts/{id}': scopedResource('contacts:write', 200, async () => ({
+    url: `/contacts/${await contactId()}`,
+    payload: { firstName: 'Ada' },
+  })),
+  'DELETE /contacts/{id}': scopedResource('contacts:write', 204, async () => ({
+    url: `/contacts/${await contactId()}`,
+  })),
   'POST /contacts/import': {
     rule: { kind: 'scope', scope: 'contacts:write' },
     ok: 200,
@@ -494,66 +460,36 @@ const ROWS: Record<string, Row> = {
       contentType: 'text/csv',
     }),
   },
-  'POST /contacts/erase': {
-    rule: { kind: 'scope', scope: 'contacts:write' },
-    ok: 202,
-    request: async () => ({ url: '/contacts/erase', payload: { email: `${fresh()}@matrix.test` } }),
-  },
-  'GET /contacts/export': {
-    rule: { kind: 'scope', scope: 'contacts:read' },
-    ok: 200,
-    request: async () => ({ url: '/contacts/export' }),
-  },
-  'GET /audiences': {
-    rule: { kind: 'scope', scope: 'contacts:read' },
-    ok: 200,
-    request: async () => ({ url: '/audiences' }),
-  },
+  'POST /contacts/erase': scoped('contacts:write', 202, async () => ({
+    url: '/contacts/erase',
+    payload: { email: `${fresh()}@matrix.test` },
+  })),
+  'GET /contacts/export': scoped('contacts:read', 200, async () => ({ url: '/contacts/export' })),
+  'GET /audiences': scoped('contacts:read', 200, async () => ({ url: '/audiences' })),
   // Contact properties, topics and segments (SPEC §27)
-  'POST /contact-properties': {
-    rule: { kind: 'scope', scope: 'contacts:write' },
-    ok: 201,
-    request: async () => ({ url: '/contact-properties', payload: { name: `p${fresh()}`, type: 'number' } }),
-  },
-  'GET /contact-properties': {
-    rule: { kind: 'scope', scope: 'contacts:read' },
-    ok: 200,
-    request: async () => ({ url: '/contact-properties' }),
-  },
-  'DELETE /contact-properties/{name}': {
-    rule: { kind: 'scope', scope: 'contacts:write' },
-    ok: 204,
-    resource: true,
-    request: async () => ({ url: `/contact-properties/${await propertyName()}` }),
-  },
-  'POST /topics': {
-    rule: { kind: 'scope', scope: 'contacts:write' },
-    ok: 201,
-    request: async () => ({ url: '/topics', payload: { name: 'News', default: 'opt_in', public: true } }),
-  },
-  'GET /topics': {
-    rule: { kind: 'scope', scope: 'contacts:read' },
-    ok: 200,
-    request: async () => ({ url: '/topics' }),
-  },
-  'GET /topics/{id}': {
-    rule: { kind: 'scope', scope: 'contacts:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/topics/${await topicId()}` }),
-  },
-  'PATCH /topics/{id}': {
-    rule: { kind: 'scope', scope: 'contacts:write' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/topics/${await topicId()}`, payload: { public: false } }),
-  },
-  'DELETE /topics/{id}': {
-    rule: { kind: 'scope', scope: 'contacts:write' },
-    ok: 204,
-    resource: true,
-    request: async () => ({ url: `/topics/${await topicId()}` }),
-  },
+  'POST /contact-properties': scoped('contacts:write', 201, async () => ({
+    url: '/contact-properties',
+    payload: { name: `p${fresh()}`, type: 'number' },
+  })),
+  'GET /contact-properties': scoped('contacts:read', 200, async () => ({ url: '/contact-properties' })),
+  'DELETE /contact-properties/{name}': scopedResource('contacts:write', 204, async () => ({
+    url: `/contact-properties/${await propertyName()}`,
+  })),
+  'POST /topics': scoped('contacts:write', 201, async () => ({
+    url: '/topics',
+    payload: { name: 'News', default: 'opt_in', public: true },
+  })),
+  'GET /topics': scoped('contacts:read', 200, async () => ({ url: '/topics' })),
+  'GET /topics/{id}': scopedResource('contacts:read', 200, async () => ({
+    url: `/topics/${await topicId()}`,
+  })),
+  'PATCH /topics/{id}': scopedResource('contacts:write', 200, async () => ({
+    url: `/topics/${await topicId()}`,
+    payload: { public: false },
+  })),
+  'DELETE /topics/{id}': scopedResource('contacts:write', 204, async () => ({
+    url: `/topics/${await topicId()}`,
+  })),
   'POST /segments': {
     rule: { kind: 'scope', scope: 'contacts:write' },
     ok: 201,
@@ -562,63 +498,37 @@ const ROWS: Record<string, Row> = {
       payload: { name: 'S', filter: { engagement: 'opened', days: 7 } },
     }),
   },
-  'POST /segments/count': {
-    rule: { kind: 'scope', scope: 'contacts:read' },
-    ok: 200,
-    request: async () => ({ url: '/segments/count', payload: { filter: { audience: 'news' } } }),
-  },
-  'GET /segments': {
-    rule: { kind: 'scope', scope: 'contacts:read' },
-    ok: 200,
-    request: async () => ({ url: '/segments' }),
-  },
-  'GET /segments/{id}': {
-    rule: { kind: 'scope', scope: 'contacts:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/segments/${await segmentId()}` }),
-  },
-  'GET /segments/{id}/contacts': {
-    rule: { kind: 'scope', scope: 'contacts:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/segments/${await segmentId()}/contacts` }),
-  },
-  'PATCH /segments/{id}': {
-    rule: { kind: 'scope', scope: 'contacts:write' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/segments/${await segmentId()}`, payload: { name: 'Renamed' } }),
-  },
-  'DELETE /segments/{id}': {
-    rule: { kind: 'scope', scope: 'contacts:write' },
-    ok: 204,
-    resource: true,
-    request: async () => ({ url: `/segments/${await segmentId()}` }),
-  },
+  'POST /segments/count': scoped('contacts:read', 200, async () => ({
+    url: '/segments/count',
+    payload: { filter: { audience: 'news' } },
+  })),
+  'GET /segments': scoped('contacts:read', 200, async () => ({ url: '/segments' })),
+  'GET /segments/{id}': scopedResource('contacts:read', 200, async () => ({
+    url: `/segments/${await segmentId()}`,
+  })),
+  'GET /segments/{id}/contacts': scopedResource('contacts:read', 200, async () => ({
+    url: `/segments/${await segmentId()}/contacts`,
+  })),
+  'PATCH /segments/{id}': scopedResource('contacts:write', 200, async () => ({
+    url: `/segments/${await segmentId()}`,
+    payload: { name: 'Renamed' },
+  })),
+  'DELETE /segments/{id}': scopedResource('contacts:write', 204, async () => ({
+    url: `/segments/${await segmentId()}`,
+  })),
   // Sending domains (SPEC §20): keys read with email:send; writes need an owner/admin JWT
   'POST /domains': {
     rule: { kind: 'adminJwt' },
     ok: 201,
     request: async () => ({ url: '/domains', payload: { name: `${fresh()}.matrix.test` } }),
   },
-  'GET /domains': {
-    rule: { kind: 'scope', scope: 'email:send' },
-    ok: 200,
-    request: async () => ({ url: '/domains' }),
-  },
-  'GET /domains/{id}': {
-    rule: { kind: 'scope', scope: 'email:send' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/domains/${await domainId()}` }),
-  },
-  'GET /domains/{id}/dmarc': {
-    rule: { kind: 'scope', scope: 'analytics:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/domains/${await domainId()}/dmarc?days=7` }),
-  },
+  'GET /domains': scoped('email:send', 200, async () => ({ url: '/domains' })),
+  'GET /domains/{id}': scopedResource('email:send', 200, async () => ({
+    url: `/domains/${await domainId()}`,
+  })),
+  'GET /domains/{id}/dmarc': scopedResource('analytics:read', 200, async () => ({
+    url: `/domains/${await domainId()}/dmarc?days=7`,
+  })),
   'POST /domains/{id}/verify': {
     rule: { kind: 'adminJwt' },
     ok: 200,
@@ -638,28 +548,14 @@ const ROWS: Record<string, Row> = {
     request: async () => ({ url: `/domains/${await domainId()}`, payload: { receiving: true } }),
   },
   // Inbound email (SPEC §24)
-  'GET /inbound/domain': {
-    rule: { kind: 'scope', scope: 'inbound:read' },
-    ok: 200,
-    request: async () => ({ url: '/inbound/domain' }),
-  },
-  'GET /inbound': {
-    rule: { kind: 'scope', scope: 'inbound:read' },
-    ok: 200,
-    request: async () => ({ url: '/inbound' }),
-  },
-  'GET /inbound/{id}': {
-    rule: { kind: 'scope', scope: 'inbound:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/inbound/${await inboundId()}` }),
-  },
-  'GET /inbound/{id}/raw': {
-    rule: { kind: 'scope', scope: 'inbound:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/inbound/${await inboundId()}/raw` }),
-  },
+  'GET /inbound/domain': scoped('inbound:read', 200, async () => ({ url: '/inbound/domain' })),
+  'GET /inbound': scoped('inbound:read', 200, async () => ({ url: '/inbound' })),
+  'GET /inbound/{id}': scopedResource('inbound:read', 200, async () => ({
+    url: `/inbound/${await inboundId()}`,
+  })),
+  'GET /inbound/{id}/raw': scopedResource('inbound:read', 200, async () => ({
+    url: `/inbound/${await inboundId()}/raw`,
+  })),
   'POST /inbound/routes': {
     rule: { kind: 'scope', scope: 'inbound:manage' },
     ok: 201,
@@ -668,11 +564,7 @@ const ROWS: Record<string, Row> = {
       payload: { match: { recipient: `*@${fresh()}.matrix.test` }, priority: 1, actions: [{ store: true }] },
     }),
   },
-  'GET /inbound/routes': {
-    rule: { kind: 'scope', scope: 'inbound:read' },
-    ok: 200,
-    request: async () => ({ url: '/inbound/routes' }),
-  },
+  'GET /inbound/routes': scoped('inbound:read', 200, async () => ({ url: '/inbound/routes' })),
   'PUT /inbound/routes/{id}': {
     rule: { kind: 'scope', scope: 'inbound:manage' },
     ok: 200,
@@ -706,53 +598,31 @@ const ROWS: Record<string, Row> = {
       }`,
     }),
   },
-  'GET /inbound/{id}/attachments/{attachmentId}': {
-    rule: { kind: 'scope', scope: 'inbound:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/inbound/${await inboundId()}/attachments/att_0` }),
-  },
+  'GET /inbound/{id}/attachments/{attachmentId}': scopedResource('inbound:read', 200, async () => ({
+    url: `/inbound/${await inboundId()}/attachments/att_0`,
+  })),
   // Outgoing webhooks (SPEC §17)
-  'POST /webhooks': {
-    rule: { kind: 'scope', scope: 'webhooks:manage' },
-    ok: 201,
-    request: async () => ({ url: '/webhooks', payload: { url: `http://127.0.0.1:9/${fresh()}` } }),
-  },
-  'GET /webhooks': {
-    rule: { kind: 'scope', scope: 'webhooks:manage' },
-    ok: 200,
-    request: async () => ({ url: '/webhooks' }),
-  },
-  'GET /webhooks/{id}': {
-    rule: { kind: 'scope', scope: 'webhooks:manage' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/webhooks/${await webhookId()}` }),
-  },
-  'PATCH /webhooks/{id}': {
-    rule: { kind: 'scope', scope: 'webhooks:manage' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/webhooks/${await webhookId()}`, payload: { description: 'renamed' } }),
-  },
-  'DELETE /webhooks/{id}': {
-    rule: { kind: 'scope', scope: 'webhooks:manage' },
-    ok: 204,
-    resource: true,
-    request: async () => ({ url: `/webhooks/${await webhookId()}` }),
-  },
-  'POST /webhooks/{id}/rotate-secret': {
-    rule: { kind: 'scope', scope: 'webhooks:manage' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/webhooks/${await webhookId()}/rotate-secret` }),
-  },
-  'GET /webhooks/{id}/deliveries': {
-    rule: { kind: 'scope', scope: 'webhooks:manage' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/webhooks/${await webhookId()}/deliveries` }),
-  },
+  'POST /webhooks': scoped('webhooks:manage', 201, async () => ({
+    url: '/webhooks',
+    payload: { url: `http://127.0.0.1:9/${fresh()}` },
+  })),
+  'GET /webhooks': scoped('webhooks:manage', 200, async () => ({ url: '/webhooks' })),
+  'GET /webhooks/{id}': scopedResource('webhooks:manage', 200, async () => ({
+    url: `/webhooks/${await webhookId()}`,
+  })),
+  'PATCH /webhooks/{id}': scopedResource('webhooks:manage', 200, async () => ({
+    url: `/webhooks/${await webhookId()}`,
+    payload: { description: 'renamed' },
+  })),
+  'DELETE /webhooks/{id}': scopedResource('webhooks:manage', 204, async () => ({
+    url: `/webhooks/${await webhookId()}`,
+  })),
+  'POST /webhooks/{id}/rotate-secret': scopedResource('webhooks:manage', 200, async () => ({
+    url: `/webhooks/${await webhookId()}/rotate-secret`,
+  })),
+  'GET /webhooks/{id}/deliveries': scopedResource('webhooks:manage', 200, async () => ({
+    url: `/webhooks/${await webhookId()}/deliveries`,
+  })),
   'POST /webhooks/{id}/replay': {
     rule: { kind: 'scope', scope: 'webhooks:manage' },
     ok: 202,
@@ -763,81 +633,46 @@ const ROWS: Record<string, Row> = {
     }),
   },
   // Campaigns (SPEC §15)
-  'POST /campaigns': {
-    rule: { kind: 'scope', scope: 'campaigns:write' },
-    ok: 201,
-    request: async () => ({ url: '/campaigns', payload: CAMPAIGN_BODY }),
-  },
-  'GET /campaigns': {
-    rule: { kind: 'scope', scope: 'campaigns:read' },
-    ok: 200,
-    request: async () => ({ url: '/campaigns' }),
-  },
-  'GET /campaigns/{id}': {
-    rule: { kind: 'scope', scope: 'campaigns:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/campaigns/${await campaignId()}` }),
-  },
-  'PATCH /campaigns/{id}': {
-    rule: { kind: 'scope', scope: 'campaigns:write' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/campaigns/${await campaignId()}`, payload: { name: 'renamed' } }),
-  },
-  'DELETE /campaigns/{id}': {
-    rule: { kind: 'scope', scope: 'campaigns:write' },
-    ok: 204,
-    resource: true,
-    request: async () => ({ url: `/campaigns/${await campaignId()}` }),
-  },
-  'GET /campaigns/{id}/daily': {
-    rule: { kind: 'scope', scope: 'campaigns:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/campaigns/${await campaignId()}/daily` }),
-  },
-  'POST /campaigns/{id}/send': {
-    rule: { kind: 'scope', scope: 'campaigns:write' },
-    ok: 202,
-    resource: true,
-    request: async () => ({ url: `/campaigns/${await campaignId()}/send` }),
-  },
-  'POST /campaigns/{id}/cancel': {
-    rule: { kind: 'scope', scope: 'campaigns:write' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/campaigns/${await campaignId()}/cancel` }),
-  },
+  'POST /campaigns': scoped('campaigns:write', 201, async () => ({
+    url: '/campaigns',
+    payload: CAMPAIGN_BODY,
+  })),
+  'GET /campaigns': scoped('campaigns:read', 200, async () => ({ url: '/campaigns' })),
+  'GET /campaigns/{id}': scopedResource('campaigns:read', 200, async () => ({
+    url: `/campaigns/${await campaignId()}`,
+  })),
+  'PATCH /campaigns/{id}': scopedResource('campaigns:write', 200, async () => ({
+    url: `/campaigns/${await campaignId()}`,
+    payload: { name: 'renamed' },
+  })),
+  'DELETE /campaigns/{id}': scopedResource('campaigns:write', 204, async () => ({
+    url: `/campaigns/${await campaignId()}`,
+  })),
+  'GET /campaigns/{id}/daily': scopedResource('campaigns:read', 200, async () => ({
+    url: `/campaigns/${await campaignId()}/daily`,
+  })),
+  'POST /campaigns/{id}/send': scopedResource('campaigns:write', 202, async () => ({
+    url: `/campaigns/${await campaignId()}/send`,
+  })),
+  'POST /campaigns/{id}/cancel': scopedResource('campaigns:write', 200, async () => ({
+    url: `/campaigns/${await campaignId()}/cancel`,
+  })),
   // Sequences (SPEC §15)
-  'POST /sequences': {
-    rule: { kind: 'scope', scope: 'sequences:write' },
-    ok: 201,
-    request: async () => ({ url: '/sequences', payload: SEQUENCE_BODY }),
-  },
-  'GET /sequences': {
-    rule: { kind: 'scope', scope: 'sequences:read' },
-    ok: 200,
-    request: async () => ({ url: '/sequences' }),
-  },
-  'GET /sequences/{id}': {
-    rule: { kind: 'scope', scope: 'sequences:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/sequences/${await sequenceId()}` }),
-  },
-  'PATCH /sequences/{id}': {
-    rule: { kind: 'scope', scope: 'sequences:write' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/sequences/${await sequenceId()}`, payload: { name: 'renamed' } }),
-  },
-  'GET /sequences/{id}/enrollments': {
-    rule: { kind: 'scope', scope: 'sequences:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/sequences/${await sequenceId()}/enrollments` }),
-  },
+  'POST /sequences': scoped('sequences:write', 201, async () => ({
+    url: '/sequences',
+    payload: SEQUENCE_BODY,
+  })),
+  'GET /sequences': scoped('sequences:read', 200, async () => ({ url: '/sequences' })),
+  'GET /sequences/{id}': scopedResource('sequences:read', 200, async () => ({
+    url: `/sequences/${await sequenceId()}`,
+  })),
+  'PATCH /sequences/{id}': scopedResource('sequences:write', 200, async () => ({
+    url: `/sequences/${await sequenceId()}`,
+    payload: { name: 'renamed' },
+  })),
+  'GET /sequences/{id}/enrollments': scopedResource('sequences:read', 200, async () => ({
+    url: `/sequences/${await sequenceId()}/enrollments`,
+  })),
   'POST /sequences/{id}/enrollments': {
     rule: { kind: 'scope', scope: 'sequences:write' },
     ok: 201,
@@ -862,40 +697,24 @@ const ROWS: Record<string, Row> = {
     },
   },
   // Automations (SPEC §27)
-  'POST /automations': {
-    rule: { kind: 'scope', scope: 'automations:write' },
-    ok: 201,
-    request: async () => ({ url: '/automations', payload: AUTOMATION_BODY }),
-  },
-  'GET /automations': {
-    rule: { kind: 'scope', scope: 'automations:read' },
-    ok: 200,
-    request: async () => ({ url: '/automations' }),
-  },
-  'GET /automations/{id}': {
-    rule: { kind: 'scope', scope: 'automations:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/automations/${await automationId()}` }),
-  },
-  'PATCH /automations/{id}': {
-    rule: { kind: 'scope', scope: 'automations:write' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/automations/${await automationId()}`, payload: { name: 'renamed' } }),
-  },
-  'DELETE /automations/{id}': {
-    rule: { kind: 'scope', scope: 'automations:write' },
-    ok: 204,
-    resource: true,
-    request: async () => ({ url: `/automations/${await automationId()}` }),
-  },
-  'GET /automations/{id}/runs': {
-    rule: { kind: 'scope', scope: 'automations:read' },
-    ok: 200,
-    resource: true,
-    request: async () => ({ url: `/automations/${await automationId()}/runs` }),
-  },
+  'POST /automations': scoped('automations:write', 201, async () => ({
+    url: '/automations',
+    payload: AUTOMATION_BODY,
+  })),
+  'GET /automations': scoped('automations:read', 200, async () => ({ url: '/automations' })),
+  'GET /automations/{id}': scopedResource('automations:read', 200, async () => ({
+    url: `/automations/${await automationId()}`,
+  })),
+  'PATCH /automations/{id}': scopedResource('automations:write', 200, async () => ({
+    url: `/automations/${await automationId()}`,
+    payload: { name: 'renamed' },
+  })),
+  'DELETE /automations/{id}': scopedResource('automations:write', 204, async () => ({
+    url: `/automations/${await automationId()}`,
+  })),
+  'GET /automations/{id}/runs': scopedResource('automations:read', 200, async () => ({
+    url: `/automations/${await automationId()}/runs`,
+  })),
   'POST /events/track': {
     rule: { kind: 'scope', scope: 'events:write' },
     ok: 202,
@@ -908,16 +727,11 @@ const ROWS: Record<string, Row> = {
     },
   },
   // Sending (SPEC §11)
-  'POST /emails/send': {
-    rule: { kind: 'scope', scope: 'email:send' },
-    ok: 202,
-    request: async () => ({ url: '/emails/send', payload: mail() }),
-  },
-  'POST /emails/batch': {
-    rule: { kind: 'scope', scope: 'email:send' },
-    ok: 202,
-    request: async () => ({ url: '/emails/batch', payload: [mail(), mail()] }),
-  },
+  'POST /emails/send': scoped('email:send', 202, async () => ({ url: '/emails/send', payload: mail() })),
+  'POST /emails/batch': scoped('email:send', 202, async () => ({
+    url: '/emails/batch',
+    payload: [mail(), mail()],
+  })),
   'GET /emails/{id}': {
     rule: { kind: 'scope', scope: 'email:read' },
     ok: 200,
