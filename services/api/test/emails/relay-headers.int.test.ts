@@ -7,13 +7,9 @@ import type { AddressInfo } from 'node:net';
 import nodemailer from 'nodemailer';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type SubmissionServer,
-  selfSignedPair,
-  startSubmissionServer,
-  type TlsPair,
-} from '../../src/index.js';
+import { type SubmissionServer, selfSignedPair, type TlsPair } from '../../src/index.js';
 import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
+import { startTlsSubmission } from '../submission/session.js';
 import { createKey, jwtFor, suffix } from '../support.js';
 
 let world: SendingWorld;
@@ -52,13 +48,7 @@ beforeAll(async () => {
   await world.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(world.app.server.address() as AddressInfo).port}`;
   key = (await createKey(world.app, jwtFor(wallClock, A), A, { scopes: ['email:send', 'email:read'] })).key;
-  submission = await startSubmissionServer({
-    app: world.app,
-    port: 0,
-    host: '127.0.0.1',
-    tls,
-    requireTls: true,
-  });
+  submission = await startTlsSubmission(world.app, tls);
 }, 120_000);
 
 afterAll(async () => {

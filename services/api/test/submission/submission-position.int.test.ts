@@ -2,20 +2,13 @@
 // send's position, read by the real clients (nodemailer's `info.response`, swaks' transcript); a
 // `GET /emails/:id` over a socket with that `Tern-Consistent-With` answers 503 + Retry-After while
 // the projector is stopped and 200 once it folds the send, never a 404.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type SubmissionServer,
-  selfSignedPair,
-  startSubmissionServer,
-  type TlsPair,
-} from '../../src/index.js';
+import { type SubmissionServer, selfSignedPair, type TlsPair } from '../../src/index.js';
 import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
 import { createKey, jwtFor, suffix } from '../support.js';
+import { startTlsSubmission, swaks } from './session.js';
 
-const exec = promisify(execFile);
 const TENANT = `smtp-pos-${suffix()}`;
 let world: SendingWorld;
 let tls: TlsPair;
@@ -32,13 +25,7 @@ beforeAll(async () => {
   const owner = jwtFor(wallClock, TENANT);
   sendKey = (await createKey(world.app, owner, TENANT, { scopes: ['email:send'] })).key;
   readKey = (await createKey(world.app, owner, TENANT, { scopes: ['email:read'] })).key;
-  submission = await startSubmissionServer({
-    app: world.app,
-    port: 0,
-    host: '127.0.0.1',
-    tls,
-    requireTls: true,
-  });
+  submission = await startTlsSubmission(world.app, tls);
 }, 120_000);
 
 afterAll(async () => {
@@ -100,29 +87,14 @@ describe('SMTP submission answers the position of its send', () => {
   });
 
   it('swaks: the 250 line carries the position and a read with it answers 200', async () => {
-    const { stdout } = await exec(
-      'swaks',
-      [
-        '--server',
-        `127.0.0.1:${submission.port}`,
-        '--tls',
-        '--auth',
-        'PLAIN',
-        '--auth-user',
-        'apikey',
-        '--auth-password',
-        sendKey,
-        '--from',
-        'hello@acme.test',
-        '--to',
-        'one@example.com,two@example.com',
-        '--header',
-        'Subject: From swaks',
-        '--body',
-        'Hello',
-      ],
-      { timeout: 30_000 },
-    );
+    const { stdout } = await swaks({
+      port: submission.port,
+      password: sendKey,
+      to: 'one@example.com,two@example.com',
+      subject: 'From swaks',
+      body: 'Hello',
+      timeoutMs: 30_000,
+    });
     const line = stdout.split('\n').find((l) => l.includes('queued as'));
     expect(line).toBeDefined();
     const { id, position } = accepted(line!.replace(/^<~?\s*/, ''));

@@ -1,9 +1,7 @@
 // SMTP submission (SPEC §22) with real clients nobody here wrote: nodemailer and swaks (Debian),
 // over STARTTLS with AUTH, into the real send path (Postgres, the event log, the projector, the
 // sender with the sandbox provider).
-import { execFile } from 'node:child_process';
 import net from 'node:net';
-import { promisify } from 'node:util';
 import { EventLogUnavailableError, type EventStream } from '@tern/event-log';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,8 +20,7 @@ import {
   wallClock,
 } from '../sending-support.js';
 import { bearer, buildApp, createKey, jwtFor, suffix } from '../support.js';
-
-const exec = promisify(execFile);
+import { swaks } from './session.js';
 
 let world: SendingWorld;
 let tls: TlsPair;
@@ -271,29 +268,14 @@ describe('SMTP submission with nodemailer (STARTTLS, AUTH)', () => {
 describe('SMTP submission with swaks (Debian package)', () => {
   it('STARTTLS + AUTH PLAIN/LOGIN: 250 queued as <id>, delivered', async () => {
     for (const method of ['PLAIN', 'LOGIN']) {
-      const { stdout } = await exec(
-        'swaks',
-        [
-          '--server',
-          `127.0.0.1:${submission.port}`,
-          '--tls',
-          '--auth',
-          method,
-          '--auth-user',
-          'apikey',
-          '--auth-password',
-          sendKey,
-          '--from',
-          'hello@acme.test',
-          '--to',
-          'delivered@sandbox.test',
-          '--header',
-          `Subject: swaks ${method}`,
-          '--body',
-          `sent by swaks with ${method}`,
-        ],
-        { timeout: 20_000 },
-      );
+      const { stdout } = await swaks({
+        port: submission.port,
+        password: sendKey,
+        auth: method as 'PLAIN' | 'LOGIN',
+        to: 'delivered@sandbox.test',
+        subject: `swaks ${method}`,
+        body: `sent by swaks with ${method}`,
+      });
       const id = queuedId(stdout);
       const email = await waitForStatus(world.app, readKey, id, 'DELIVERED', ['email.delivered']);
       expect(email.subject).toBe(`swaks ${method}`);
@@ -302,29 +284,13 @@ describe('SMTP submission with swaks (Debian package)', () => {
   });
 
   it('two --to: one message to both, one email id', async () => {
-    const { stdout } = await exec(
-      'swaks',
-      [
-        '--server',
-        `127.0.0.1:${submission.port}`,
-        '--tls',
-        '--auth',
-        'PLAIN',
-        '--auth-user',
-        'apikey',
-        '--auth-password',
-        sendKey,
-        '--from',
-        'hello@acme.test',
-        '--to',
-        'delivered@sandbox.test,second@sandbox.test',
-        '--header',
-        'Subject: swaks to two',
-        '--body',
-        'to two people',
-      ],
-      { timeout: 20_000 },
-    );
+    const { stdout } = await swaks({
+      port: submission.port,
+      password: sendKey,
+      to: 'delivered@sandbox.test,second@sandbox.test',
+      subject: 'swaks to two',
+      body: 'to two people',
+    });
     const id = queuedId(stdout);
     const email = await waitForStatus(world.app, readKey, id, 'DELIVERED', ['email.delivered']);
     expect(email.to).toEqual(['delivered@sandbox.test', 'second@sandbox.test']);
@@ -335,25 +301,11 @@ describe('SMTP submission with swaks (Debian package)', () => {
   });
 
   it('a wrong password → 535', async () => {
-    const result = await exec(
-      'swaks',
-      [
-        '--server',
-        `127.0.0.1:${submission.port}`,
-        '--tls',
-        '--auth',
-        'PLAIN',
-        '--auth-user',
-        'apikey',
-        '--auth-password',
-        'tern_live_nope',
-        '--from',
-        'hello@acme.test',
-        '--to',
-        'delivered@sandbox.test',
-      ],
-      { timeout: 20_000 },
-    ).catch((error: { stdout: string; code: number }) => error);
+    const result = await swaks({
+      port: submission.port,
+      password: 'tern_live_nope',
+      to: 'delivered@sandbox.test',
+    }).catch((error: { stdout: string; code: number }) => error);
     expect((result as { stdout: string }).stdout).toMatch(/<~\* 535 5\.7\.8/);
   });
 });
