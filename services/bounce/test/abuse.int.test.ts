@@ -2,7 +2,7 @@
 // over real sockets (nodemailer and raw sockets → smtp-server), with real Postgres and the
 // Postgres-table event log.
 import { verpAddress } from '@tern/domains';
-import { createEventStream, type PostgresEventLog } from '@tern/event-log';
+import type { PostgresEventLog } from '@tern/event-log';
 import { DEFAULT_SMTP_LISTENER_LIMITS, type SmtpListenerLimits } from '@tern/smtp-limits';
 import fc from 'fast-check';
 import type pg from 'pg';
@@ -11,7 +11,8 @@ import { deliverRaw, dsnReport, loggedEvents } from '../../../test/support/bounc
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import { waitFor } from '../../../test/support/services.js';
 import { type RawSmtp, rawSmtp } from '../../../test/support/smtp-raw.js';
-import { type BounceMailbox, createBounceMailbox } from '../src/index.js';
+import type { BounceMailbox } from '../src/index.js';
+import { testMailbox } from './test-mailbox.js';
 
 const SECRET = 'bounce-abuse-test-secret-0123456789';
 const BOUNCE_DOMAIN = 'bounces.tern.test';
@@ -33,15 +34,9 @@ async function mailbox(limits: Partial<SmtpListenerLimits> = {}, lookups?: { n: 
         },
       } as unknown as pg.Pool)
     : pool;
-  const box = createBounceMailbox({
-    pool: counted,
-    log: createEventStream(log),
+  const box = testMailbox(counted, log, {
     secret: SECRET,
     bounceDomain: BOUNCE_DOMAIN,
-    host: '127.0.0.1',
-    port: 0,
-    maxBytes: 64 * 1024,
-    ratePerMinute: 1000,
     limits: { ...DEFAULT_SMTP_LISTENER_LIMITS, ...limits },
   });
   stoppers.push(box);

@@ -10,6 +10,7 @@ import { deliverRaw, dsnReport, loggedEvents } from '../../../test/support/bounc
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import { waitFor } from '../../../test/support/services.js';
 import { type BounceMailbox, createBounceMailbox, type MessageOutcome } from '../src/index.js';
+import { testMailbox } from './test-mailbox.js';
 
 const SECRET = 'bounce-mailbox-test-secret-0123456789';
 const BOUNCE_DOMAIN = 'bounces.tern.test';
@@ -71,15 +72,9 @@ beforeAll(async () => {
   ({ pool, log } = db);
   await insertDomain(T1, VERIFIED, 'verified');
   await insertDomain(T1, PENDING, 'pending');
-  mailbox = createBounceMailbox({
-    pool,
-    log: createEventStream(log),
+  mailbox = testMailbox(pool, log, {
     secret: SECRET,
     bounceDomain: BOUNCE_DOMAIN,
-    host: '127.0.0.1',
-    port: 0,
-    maxBytes: 64 * 1024,
-    ratePerMinute: 1000,
     onMessage: (o) => outcomes.push(o),
   });
   port = await mailbox.start();

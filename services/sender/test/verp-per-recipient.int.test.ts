@@ -15,7 +15,8 @@ import { deliverRaw, dsnReport, loggedEvents } from '../../../test/support/bounc
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import { waitFor } from '../../../test/support/services.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/support/smtp-sink.js';
-import { type BounceMailbox, createBounceMailbox } from '../../bounce/src/index.js';
+import type { BounceMailbox } from '../../bounce/src/index.js';
+import { testMailbox } from '../../bounce/test/test-mailbox.js';
 import { createSender, createSmtpProvider, type Sender } from '../src/index.js';
 
 const TENANT = 'verp-tenant';
@@ -61,15 +62,9 @@ beforeAll(async () => {
     retryDelaysMs: [100, 150, 200, 250, 300],
   });
   await sender.start();
-  mailbox = createBounceMailbox({
-    pool,
-    log: createEventStream(log),
+  mailbox = testMailbox(pool, log, {
     secret: SECRET,
     bounceDomain: BOUNCE_DOMAIN,
-    host: '127.0.0.1',
-    port: 0,
-    maxBytes: 64 * 1024,
-    ratePerMinute: 1000,
     limits: DEFAULT_SMTP_LISTENER_LIMITS,
   });
   mailboxPort = await mailbox.start();
