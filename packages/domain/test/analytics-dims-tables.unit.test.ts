@@ -68,7 +68,7 @@ describe('bounce category (enhanced status code and diagnostic)', () => {
       'reputation',
     ],
     ['4.4.1', 'connect to mx.example.com[192.0.2.1]:25: Connection refused', 'dns'],
-    // The providers' sample payloads (services/api/test/providers.int.test.ts) and their docs.
+    // The providers' sample payloads (services/api/test/providers/providers.int.test.ts) and their docs.
     ['5.1.1', 'smtp; 550 5.1.1 user unknown', 'unknown_user'],
     ['5.1.1', 'smtp;550 5.1.1 user unknown', 'unknown_user'],
     [undefined, '5.1.1 user unknown', 'unknown_user'],

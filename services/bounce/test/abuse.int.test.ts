@@ -1,18 +1,18 @@
 // The bounce mailbox under abuse (issue 40, items 2, 3, 6, 7, 11 and the fuzz of "Also keep"),
 // over real sockets (nodemailer and raw sockets → smtp-server), with real Postgres and the
 // Postgres-table event log.
-import type { DeliveryEvent } from '@tern/contracts';
 import { verpAddress } from '@tern/domains';
-import { createEventStream, type PostgresEventLog } from '@tern/event-log';
+import type { PostgresEventLog } from '@tern/event-log';
 import { DEFAULT_SMTP_LISTENER_LIMITS, type SmtpListenerLimits } from '@tern/smtp-limits';
 import fc from 'fast-check';
-import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliverRaw, dsnReport, loggedEvents } from '../../../test/support/bounce-mail.js';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import { waitFor } from '../../../test/support/services.js';
 import { type RawSmtp, rawSmtp } from '../../../test/support/smtp-raw.js';
-import { type BounceMailbox, createBounceMailbox } from '../src/index.js';
+import type { BounceMailbox } from '../src/index.js';
+import { testMailbox } from './test-mailbox.js';
 
 const SECRET = 'bounce-abuse-test-secret-0123456789';
 const BOUNCE_DOMAIN = 'bounces.tern.test';
@@ -34,15 +34,9 @@ async function mailbox(limits: Partial<SmtpListenerLimits> = {}, lookups?: { n: 
         },
       } as unknown as pg.Pool)
     : pool;
-  const box = createBounceMailbox({
-    pool: counted,
-    log: createEventStream(log),
+  const box = testMailbox(counted, log, {
     secret: SECRET,
     bounceDomain: BOUNCE_DOMAIN,
-    host: '127.0.0.1',
-    port: 0,
-    maxBytes: 64 * 1024,
-    ratePerMinute: 1000,
     limits: { ...DEFAULT_SMTP_LISTENER_LIMITS, ...limits },
   });
   stoppers.push(box);
@@ -57,53 +51,10 @@ async function insertEmail(id: string, to: string, cc: string[] = [], bcc: strin
   );
 }
 
-async function logged(emailId: string): Promise<DeliveryEvent[]> {
-  const { rows } = await pool.query<{ value: string }>(
-    'SELECT value FROM event_log WHERE key = $1 ORDER BY seq',
-    [emailId],
-  );
-  return rows.map((r) => JSON.parse(r.value) as DeliveryEvent);
-}
-
-async function deliver(to: string[], raw: string | Buffer, at = port) {
-  const transport = nodemailer.createTransport({
-    host: '127.0.0.1',
-    port: at,
-    secure: false,
-    ignoreTLS: true,
-  });
-  try {
-    const info = await transport.sendMail({ envelope: { from: '', to }, raw });
-    return { ok: true, code: 250, response: info.response };
-  } catch (error) {
-    const e = error as { responseCode?: number; response?: string; message: string };
-    return { ok: false, code: e.responseCode, response: e.response ?? e.message };
-  } finally {
-    transport.close();
-  }
-}
-
+const logged = (emailId: string) => loggedEvents(pool, emailId);
+const deliver = (to: string[], raw: string | Buffer, at = port) => deliverRaw(at, to, raw);
 const dsn = (finalRecipient: string, action: string, status: string, diagnostic: string, id: string) =>
-  [
-    'From: MAILER-DAEMON@relay.test',
-    `Message-ID: <dsn-${id}@relay.test>`,
-    'Subject: Undelivered',
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/report; report-type=delivery-status; boundary="B"',
-    '',
-    '--B',
-    'Content-Type: message/delivery-status',
-    '',
-    'Reporting-MTA: dns; relay.test',
-    '',
-    `Final-Recipient: rfc822; ${finalRecipient}`,
-    `Action: ${action}`,
-    `Status: ${status}`,
-    `Diagnostic-Code: smtp; ${diagnostic}`,
-    '',
-    '--B--',
-    '',
-  ].join('\r\n');
+  dsnReport({ finalRecipient, action, status, diagnostic, id });
 
 const arf = (originalMailFrom: string, originalRcptTo: string, id: string) =>
   [

@@ -2,15 +2,15 @@
 // Postgres and the Postgres-table event log: who may deliver to it, how a report finds its email
 // (VERP + HMAC, never the content), what it appends, and what it refuses (SPEC §21).
 import { readFileSync } from 'node:fs';
-import type { DeliveryEvent } from '@tern/contracts';
 import { verpAddress } from '@tern/domains';
 import { createEventStream, type PostgresEventLog } from '@tern/event-log';
-import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliverRaw, dsnReport, loggedEvents } from '../../../test/support/bounce-mail.js';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import { waitFor } from '../../../test/support/services.js';
 import { type BounceMailbox, createBounceMailbox, type MessageOutcome } from '../src/index.js';
+import { testMailbox } from './test-mailbox.js';
 
 const SECRET = 'bounce-mailbox-test-secret-0123456789';
 const BOUNCE_DOMAIN = 'bounces.tern.test';
@@ -52,73 +52,29 @@ async function insertDomain(tenantId: string, name: string, status: 'verified' |
   );
 }
 
-async function logged(emailId: string): Promise<DeliveryEvent[]> {
-  const { rows } = await pool.query<{ value: string }>(
-    'SELECT value FROM event_log WHERE key = $1 ORDER BY seq',
-    [emailId],
-  );
-  return rows.map((r) => JSON.parse(r.value) as DeliveryEvent);
-}
-
+const logged = (emailId: string) => loggedEvents(pool, emailId);
 /** Sends raw bytes to the mailbox; the server's answer (or its refusal) as `{ ok, code, response }`. */
-async function deliver(
-  to: string[],
-  raw: string | Buffer,
-  from = '',
-): Promise<{ ok: boolean; code?: number | undefined; response: string }> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
-  try {
-    const info = await transport.sendMail({ envelope: { from, to }, raw });
-    return { ok: true, response: info.response };
-  } catch (error) {
-    const e = error as { responseCode?: number; response?: string; message: string };
-    return { ok: false, code: e.responseCode, response: e.response ?? e.message };
-  } finally {
-    transport.close();
-  }
-}
-
+const deliver = (to: string[], raw: string | Buffer, from = '') => deliverRaw(port, to, raw, from);
 const dsn = (finalRecipient: string, action: string, status: string, diagnostic: string, id = 'r1') =>
-  [
-    'From: MAILER-DAEMON@relay.test',
-    `To: postmaster@${BOUNCE_DOMAIN}`,
-    `Message-ID: <dsn-${id}@relay.test>`,
-    'Subject: Undelivered Mail Returned to Sender',
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/report; report-type=delivery-status; boundary="B"',
-    '',
-    '--B',
-    'Content-Type: text/plain',
-    '',
-    'I am sorry.',
-    '--B',
-    'Content-Type: message/delivery-status',
-    '',
-    'Reporting-MTA: dns; relay.test',
-    '',
-    `Final-Recipient: rfc822; ${finalRecipient}`,
-    `Action: ${action}`,
-    `Status: ${status}`,
-    `Diagnostic-Code: smtp; ${diagnostic}`,
-    '',
-    '--B--',
-    '',
-  ].join('\r\n');
+  dsnReport({
+    finalRecipient,
+    action,
+    status,
+    diagnostic,
+    id,
+    to: `postmaster@${BOUNCE_DOMAIN}`,
+    subject: 'Undelivered Mail Returned to Sender',
+    notice: 'I am sorry.',
+  });
 
 beforeAll(async () => {
   db = await openLogDatabase({ pollIntervalMs: 50 });
   ({ pool, log } = db);
   await insertDomain(T1, VERIFIED, 'verified');
   await insertDomain(T1, PENDING, 'pending');
-  mailbox = createBounceMailbox({
-    pool,
-    log: createEventStream(log),
+  mailbox = testMailbox(pool, log, {
     secret: SECRET,
     bounceDomain: BOUNCE_DOMAIN,
-    host: '127.0.0.1',
-    port: 0,
-    maxBytes: 64 * 1024,
-    ratePerMinute: 1000,
     onMessage: (o) => outcomes.push(o),
   });
   port = await mailbox.start();

@@ -1,18 +1,10 @@
-import { createEventStream, type EventLog } from '@tern/event-log';
+import { createEventStream } from '@tern/event-log';
 import { classifyStoreError } from '@tern/stores';
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
 import { createProjector } from '../src/index.js';
-import {
-  dailyFigures,
-  openPostgresTableLog,
-  openProjectionStores,
-  type ProjectionStores,
-  scenario,
-  suffix,
-  visibleRows,
-} from './pipeline.suite.js';
+import { dailyFigures, scenario, suffix, visibleRows } from './pipeline.suite.js';
+import { projectUntilCaughtUp, tableLogWorld } from './table-log-world.js';
 
 /**
  * Issue 9, item 1: one event no store can hold must never stall the projector. Records are
@@ -20,13 +12,10 @@ import {
  * version's log, would) between good events of two tenants.
  */
 describe('poison events: isolated, dead-lettered, and the projector goes on', () => {
-  let stores: ProjectionStores;
-  let pool: pg.Pool;
-  let ch: ProjectionStores['ch'];
-  let log: EventLog;
+  const world = tableLogWorld('poison');
 
   const append = (events: object[]) =>
-    log.append(
+    world.log.append(
       events.map((e) => ({
         key: String((e as { emailId?: string }).emailId ?? 'x'),
         value: JSON.stringify(e),
@@ -34,21 +23,11 @@ describe('poison events: isolated, dead-lettered, and the projector goes on', ()
     );
   const deadLetters = async (like: string) =>
     (
-      await pool.query<{ reason: string; payload: string }>(
+      await world.pool.query<{ reason: string; payload: string }>(
         'SELECT reason, payload FROM dead_letters WHERE payload LIKE $1 ORDER BY id',
         [like],
       )
     ).rows;
-
-  beforeAll(async () => {
-    stores = await openProjectionStores('poison');
-    ({ pool, ch } = stores);
-    log = await openPostgresTableLog(pool);
-  });
-  afterAll(async () => {
-    await log?.close();
-    await stores?.close();
-  });
 
   it('U+0000, a lone surrogate and year 0000 between good events of two tenants: good ones visible, bad ones dead-lettered', async () => {
     const a = `t-a-${suffix()}`;
@@ -87,28 +66,12 @@ describe('poison events: isolated, dead-lettered, and the projector goes on', ()
     ]);
     await append([...scenario(a).slice(9), ...scenario(b).slice(9)]);
     const group = `poison-${suffix()}`;
-    const projector = createProjector({
-      pool,
-      ch: ch.client,
-      log: createEventStream(log),
-      group,
-      maxWaitMs: 20,
-      maxBatchSize: 50,
-    });
-    await projector.start();
-    try {
-      await waitFor(async () => (await log.lag(group)) === 0, {
-        description: 'projector to pass the poison',
-        timeoutMs: 30_000,
-      });
-    } finally {
-      await projector.stop();
-    }
-    expect((await visibleRows(pool, a)).map((r) => r.id)).toEqual(['e1', 'e2', 'e3', 'e5', 'e6']);
-    expect((await visibleRows(pool, b)).map((r) => r.id)).toEqual(['e1', 'e2', 'e3', 'e5', 'e6']);
-    const figures = await dailyFigures(ch.client, a);
+    await projectUntilCaughtUp(world, group, 'projector to pass the poison', { maxBatchSize: 50 });
+    expect((await visibleRows(world.pool, a)).map((r) => r.id)).toEqual(['e1', 'e2', 'e3', 'e5', 'e6']);
+    expect((await visibleRows(world.pool, b)).map((r) => r.id)).toEqual(['e1', 'e2', 'e3', 'e5', 'e6']);
+    const figures = await dailyFigures(world.ch.client, a);
     expect(figures.reduce((n, r) => n + Number(r.total), 0)).toBe(5);
-    expect(await dailyFigures(ch.client, b)).toEqual(figures);
+    expect(await dailyFigures(world.ch.client, b)).toEqual(figures);
     const nul = await deadLetters('%p-nul%');
     expect(nul).toHaveLength(1);
     expect(nul[0]!.reason).toMatch(/data\.subject: subject must not contain the control character U\+0000/);
@@ -122,7 +85,7 @@ describe('poison events: isolated, dead-lettered, and the projector goes on', ()
   it('an event Postgres refuses (class 22) is split out of its batch and dead-lettered; the rest is applied once', async () => {
     const t = `t-refuse-${suffix()}`;
     // The real Postgres refusing one value, as it does for data it cannot store.
-    await pool.query(`
+    await world.pool.query(`
       CREATE OR REPLACE FUNCTION poison_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF NEW.subject = 'refuse-me' THEN RAISE EXCEPTION 'value refused by the store' USING ERRCODE = '22023'; END IF;
@@ -143,48 +106,34 @@ describe('poison events: isolated, dead-lettered, and the projector goes on', ()
       await append([...events.slice(0, 8), bad, ...events.slice(8)]);
       const group = `refuse-${suffix()}`;
       let deadLettered = 0;
-      const projector = createProjector({
-        pool,
-        ch: ch.client,
-        log: createEventStream(log),
-        group,
-        maxWaitMs: 20,
+      await projectUntilCaughtUp(world, group, 'projector to pass the refused event', {
         maxBatchSize: 1000,
         onBatch: (s) => {
           deadLettered += s.deadLettered;
         },
       });
-      await projector.start();
-      try {
-        await waitFor(async () => (await log.lag(group)) === 0, {
-          description: 'projector to pass the refused event',
-          timeoutMs: 30_000,
-        });
-      } finally {
-        await projector.stop();
-      }
       // The earlier case's three poison records are in the same log: this new group meets them too.
       expect(deadLettered).toBe(4);
-      expect((await visibleRows(pool, t)).map((r) => r.id)).toEqual(['e1', 'e2', 'e3', 'e5', 'e6']);
+      expect((await visibleRows(world.pool, t)).map((r) => r.id)).toEqual(['e1', 'e2', 'e3', 'e5', 'e6']);
       const letters = await deadLetters('%"refused"%');
       expect(letters).toHaveLength(1);
       expect(letters[0]!.reason).toBe('Postgres refused it (22023): value refused by the store');
       // Its id is claimed: a redelivery is a known duplicate, not a second dead letter.
-      const claimed = await pool.query(
+      const claimed = await world.pool.query(
         'SELECT 1 FROM processed_events WHERE tenant_id = $1 AND event_id = $2',
         [t, 'refused'],
       );
       expect(claimed.rowCount).toBe(1);
-      const figures = await dailyFigures(ch.client, t);
+      const figures = await dailyFigures(world.ch.client, t);
       expect(figures.reduce((n, r) => n + Number(r.total), 0)).toBe(5);
     } finally {
-      await pool.query('DROP TRIGGER IF EXISTS poison_refuse ON email_logs');
+      await world.pool.query('DROP TRIGGER IF EXISTS poison_refuse ON email_logs');
     }
   });
 
   it('stalled() names the reason when no batch succeeds for stallAfterMs while lag > 0, and clears on progress', async () => {
     let failing = true;
-    const flaky = new Proxy(ch.client, {
+    const flaky = new Proxy(world.ch.client, {
       get(target, prop, receiver) {
         if (prop === 'insert' && failing) {
           return async () => {
@@ -198,9 +147,9 @@ describe('poison events: isolated, dead-lettered, and the projector goes on', ()
     const t = `t-stall-${suffix()}`;
     const group = `stall-${suffix()}`;
     const projector = createProjector({
-      pool,
+      pool: world.pool,
       ch: flaky,
-      log: createEventStream(log),
+      log: createEventStream(world.log),
       group,
       maxWaitMs: 20,
       stallAfterMs: 300,
@@ -218,7 +167,10 @@ describe('poison events: isolated, dead-lettered, and the projector goes on', ()
         /^projector stalled: (a batch has failed for [\d.]+ s \(ECONNRESET socket hang up\)|no progress for [\d.]+ s with lag \d+)$/,
       );
       failing = false;
-      await waitFor(async () => (await log.lag(group)) === 0, { description: 'recovery', timeoutMs: 30_000 });
+      await waitFor(async () => (await world.log.lag(group)) === 0, {
+        description: 'recovery',
+        timeoutMs: 30_000,
+      });
       expect(await projector.stalled()).toBeNull();
     } finally {
       await projector.stop();

@@ -1,18 +1,9 @@
 import type { DeliveryEvent } from '@tern/contracts';
-import { createEventStream, type EventLog, encodeRecords } from '@tern/event-log';
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../test/support/services.js';
-import { createProjector, createPruneJob, deadLetterEvent } from '../src/index.js';
-import {
-  dailyFigures,
-  openPostgresTableLog,
-  openProjectionStores,
-  type ProjectionStores,
-  scenario,
-  suffix,
-  visibleRows,
-} from './pipeline.suite.js';
+import { encodeRecords } from '@tern/event-log';
+import { describe, expect, it } from 'vitest';
+import { createPruneJob, deadLetterEvent } from '../src/index.js';
+import { dailyFigures, scenario, suffix, visibleRows } from './pipeline.suite.js';
+import { projectUntilCaughtUp, tableLogWorld } from './table-log-world.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -22,40 +13,13 @@ const DAY = 24 * 3600 * 1000;
  * dedup window.
  */
 describe('prune job: bounded growth, dedup guarantee kept for the window', () => {
-  let stores: ProjectionStores;
-  let pool: pg.Pool;
-  let ch: ProjectionStores['ch'];
-  let log: EventLog;
+  const world = tableLogWorld('prune');
   const group = `prune-${suffix()}`;
 
-  const append = (events: object[]) => log.append(encodeRecords(events as DeliveryEvent[]));
-  const project = async () => {
-    const projector = createProjector({
-      pool,
-      ch: ch.client,
-      log: createEventStream(log),
-      group,
-      maxWaitMs: 20,
-    });
-    await projector.start();
-    try {
-      await waitFor(async () => (await log.lag(group)) === 0, { description: 'catch up', timeoutMs: 30_000 });
-    } finally {
-      await projector.stop();
-    }
-  };
+  const append = (events: object[]) => world.log.append(encodeRecords(events as DeliveryEvent[]));
+  const project = () => projectUntilCaughtUp(world, group, 'catch up');
   const count = async (sql: string, params: unknown[] = []) =>
-    (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params)).rows[0]!.n;
-
-  beforeAll(async () => {
-    stores = await openProjectionStores('prune');
-    ({ pool, ch } = stores);
-    log = await openPostgresTableLog(pool);
-  });
-  afterAll(async () => {
-    await log?.close();
-    await stores?.close();
-  });
+    (await world.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params)).rows[0]!.n;
 
   it('prunes what is older than the window and consumed, dead letters too; a duplicate, within the window or after it, changes nothing', async () => {
     const old = `t-old-${suffix()}`;
@@ -72,18 +36,18 @@ describe('prune job: bounded growth, dedup guarantee kept for the window', () =>
         occurredAt: new Date().toISOString(),
         data: {},
       };
-      return deadLetterEvent(pool, event, [{ payload: JSON.stringify(event), reason: 'test poison' }]);
+      return deadLetterEvent(world.pool, event, [{ payload: JSON.stringify(event), reason: 'test poison' }]);
     };
     await append(scenario(old));
     await project();
     await poison(old);
     // Ten days pass for the old tenant's claims and records.
-    await pool.query(
+    await world.pool.query(
       `UPDATE processed_events SET processed_at = now() - interval '10 days' WHERE tenant_id = $1`,
       [old],
     );
-    await pool.query(`UPDATE event_log SET appended_at = now() - interval '10 days'`);
-    await pool.query(
+    await world.pool.query(`UPDATE event_log SET appended_at = now() - interval '10 days'`);
+    await world.pool.query(
       `UPDATE dead_letters SET created_at = now() - interval '10 days' WHERE payload LIKE $1`,
       [`%${old}%`],
     );
@@ -91,15 +55,16 @@ describe('prune job: bounded growth, dedup guarantee kept for the window', () =>
     await project();
     await poison(recent);
     // Old but never consumed by the projector group: must survive any pruning.
-    const consumedUpTo = (await pool.query('SELECT max(seq)::int AS s FROM event_log')).rows[0].s as number;
+    const consumedUpTo = (await world.pool.query('SELECT max(seq)::int AS s FROM event_log')).rows[0]
+      .s as number;
     await append(scenario(pending));
-    await pool.query(`UPDATE event_log SET appended_at = now() - interval '10 days' WHERE seq > $1`, [
+    await world.pool.query(`UPDATE event_log SET appended_at = now() - interval '10 days' WHERE seq > $1`, [
       consumedUpTo,
     ]);
 
     const events = scenario(old).length;
     const job = createPruneJob({
-      pool,
+      pool: world.pool,
       group,
       dedupWindowMs: 7 * DAY,
       eventLogTable: 'event_log',
@@ -121,14 +86,14 @@ describe('prune job: bounded growth, dedup guarantee kept for the window', () =>
     // The events of both tenants delivered again change nothing: the old tenant's are past the
     // window but still claimed by their timeline rows, which live as long as their emails.
     for (const tenant of [recent, old]) {
-      const rows = await visibleRows(pool, tenant);
-      const figures = await dailyFigures(ch.client, tenant);
+      const rows = await visibleRows(world.pool, tenant);
+      const figures = await dailyFigures(world.ch.client, tenant);
       await append(scenario(tenant));
       await project();
-      expect(await visibleRows(pool, tenant)).toEqual(rows);
-      expect(await dailyFigures(ch.client, tenant)).toEqual(figures);
+      expect(await visibleRows(world.pool, tenant)).toEqual(rows);
+      expect(await dailyFigures(world.ch.client, tenant)).toEqual(figures);
     }
     // And the pending records were projected after the prune: nothing was lost.
-    expect(await visibleRows(pool, pending)).toHaveLength(5);
+    expect(await visibleRows(world.pool, pending)).toHaveLength(5);
   });
 });

@@ -2,7 +2,6 @@
 // envelope per recipient to a real SMTP server (smtp-server), each with its own VERP envelope
 // sender; a DSN mailed (nodemailer) to one of those addresses through the bounce mailbox
 // (services/bounce, smtp-server) bounces exactly that recipient. Real Postgres, Postgres-table log.
-import type { DeliveryEvent } from '@tern/contracts';
 import { queuedEvent } from '@tern/domain';
 import { verpAddress } from '@tern/domains';
 import { createEventStream, type PostgresEventLog } from '@tern/event-log';
@@ -10,13 +9,14 @@ import { isSuppressed } from '@tern/read-models';
 import { DEFAULT_SMTP_LISTENER_LIMITS } from '@tern/smtp-limits';
 import { getTemplate } from '@tern/templates';
 import { simpleParser } from 'mailparser';
-import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliverRaw, dsnReport, loggedEvents } from '../../../test/support/bounce-mail.js';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import { waitFor } from '../../../test/support/services.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/support/smtp-sink.js';
-import { type BounceMailbox, createBounceMailbox } from '../../bounce/src/index.js';
+import type { BounceMailbox } from '../../bounce/src/index.js';
+import { testMailbox } from '../../bounce/test/test-mailbox.js';
 import { createSender, createSmtpProvider, type Sender } from '../src/index.js';
 
 const TENANT = 'verp-tenant';
@@ -31,48 +31,14 @@ let sender: Sender;
 let mailbox: BounceMailbox;
 let mailboxPort: number;
 
-async function events(id: string): Promise<DeliveryEvent[]> {
-  const { rows } = await pool.query<{ value: string }>(
-    'SELECT value FROM event_log WHERE key = $1 ORDER BY seq',
-    [id],
-  );
-  return rows.map((r) => JSON.parse(r.value) as DeliveryEvent);
-}
+const events = (id: string) => loggedEvents(pool, id);
 
 const dsn = (finalRecipient: string, id: string) =>
-  [
-    'From: MAILER-DAEMON@relay.test',
-    `Message-ID: <dsn-${id}@relay.test>`,
-    'Subject: Undelivered',
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/report; report-type=delivery-status; boundary="B"',
-    '',
-    '--B',
-    'Content-Type: message/delivery-status',
-    '',
-    'Reporting-MTA: dns; relay.test',
-    '',
-    `Final-Recipient: rfc822; ${finalRecipient}`,
-    'Action: failed',
-    'Status: 5.1.1',
-    'Diagnostic-Code: smtp; 550 5.1.1 no such user',
-    '',
-    '--B--',
-    '',
-  ].join('\r\n');
+  dsnReport({ finalRecipient, action: 'failed', status: '5.1.1', diagnostic: '550 5.1.1 no such user', id });
 
 async function deliverToMailbox(to: string, raw: string): Promise<void> {
-  const transport = nodemailer.createTransport({
-    host: '127.0.0.1',
-    port: mailboxPort,
-    secure: false,
-    ignoreTLS: true,
-  });
-  try {
-    await transport.sendMail({ envelope: { from: '', to: [to] }, raw });
-  } finally {
-    transport.close();
-  }
+  const answer = await deliverRaw(mailboxPort, [to], raw);
+  if (!answer.ok) throw new Error(`the mailbox refused: ${answer.response}`);
 }
 
 beforeAll(async () => {
@@ -96,15 +62,9 @@ beforeAll(async () => {
     retryDelaysMs: [100, 150, 200, 250, 300],
   });
   await sender.start();
-  mailbox = createBounceMailbox({
-    pool,
-    log: createEventStream(log),
+  mailbox = testMailbox(pool, log, {
     secret: SECRET,
     bounceDomain: BOUNCE_DOMAIN,
-    host: '127.0.0.1',
-    port: 0,
-    maxBytes: 64 * 1024,
-    ratePerMinute: 1000,
     limits: DEFAULT_SMTP_LISTENER_LIMITS,
   });
   mailboxPort = await mailbox.start();

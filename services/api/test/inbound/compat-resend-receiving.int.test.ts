@@ -1,0 +1,167 @@
+// /compat/resend's receiving API (SPEC §24) driven by the pinned `resend` package over a real
+// socket: `emails.receiving.list/get` and `emails.receiving.attachments.list/get`, over mail put in
+// through the real MX listener (nodemailer's SMTP client → smtp-server → sealed store and log).
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { Resend } from 'resend';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InboundWorld, openInboundWorld } from '../inbound-support.js';
+import { wallClock } from '../sending-support.js';
+import { buildApp, createKey, jwtFor, openStores, type Stores, suffix } from '../support.js';
+
+const TENANT = `resend-in-${suffix()}`;
+let stores: Stores;
+let app: FastifyInstance;
+let world: InboundWorld;
+let origin: string;
+let key: string;
+let resend: Resend;
+let to: string;
+const ids: string[] = [];
+const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.from([0, 200, 255, 1]), Buffer.alloc(3000, 9)]);
+
+beforeAll(async () => {
+  stores = await openStores();
+  app = await buildApp(stores, wallClock);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  key = (await createKey(app, jwtFor(wallClock, TENANT), TENANT, { scopes: ['inbound:read'] })).key;
+  resend = new Resend(key, { baseUrl: `${origin}/compat/resend` });
+  world = await openInboundWorld(stores.pool);
+  to = await world.address(TENANT);
+  for (let i = 0; i < 3; i++)
+    ids.push(
+      await world.deliver({
+        from: `Ann <ann${i}@sender.test>`,
+        to,
+        replyTo: 'desk@sender.test',
+        subject: `Question ${i}`,
+        text: `Plain ${i}`,
+        html: `<p>Rich ${i}</p>`,
+        messageId: `<q${i}-${TENANT}@sender.test>`,
+        ...(i === 0
+          ? {
+              attachments: [
+                { filename: 'scan.pdf', content: pdf, contentType: 'application/pdf' },
+                { filename: 'notes.txt', content: 'line one\n', contentType: 'text/plain' },
+              ],
+            }
+          : {}),
+      }),
+    );
+}, 120_000);
+
+afterAll(async () => {
+  await world?.close();
+  await app?.close();
+  await stores?.close();
+});
+
+/** As Resend's links are fetched (by `receiving.forward` too): a plain GET, no key. */
+const download = (url: string) => fetch(url);
+
+describe('resend.emails.receiving', () => {
+  it('list: newest first in Resend’s shape, paged with limit and after', async () => {
+    const first = await resend.emails.receiving.list({ limit: 2 });
+    expect(first.error).toBeNull();
+    expect(first.data).toMatchObject({ object: 'list', has_more: true });
+    expect(first.data!.data.map((m) => m.id)).toEqual([ids[2], ids[1]]);
+    expect(first.data!.data[0]).toMatchObject({
+      from: 'ann2@sender.test',
+      to: [to],
+      subject: 'Question 2',
+      reply_to: ['desk@sender.test'],
+      message_id: `<q2-${TENANT}@sender.test>`,
+    });
+    expect(Date.parse(first.data!.data[0]!.created_at)).toBeGreaterThan(Date.now() - 120_000);
+    const second = await resend.emails.receiving.list({ limit: 2, after: ids[1]! });
+    expect(second.data).toMatchObject({ object: 'list', has_more: false });
+    expect(second.data!.data.map((m) => m.id)).toEqual([ids[0]]);
+  });
+
+  it('get: text, html, headers, attachments; raw.download_url (signed, no key) serves the MIME message', async () => {
+    const { data, error } = await resend.emails.receiving.get(ids[0]!);
+    expect(error).toBeNull();
+    expect(data).toMatchObject({
+      object: 'email',
+      id: ids[0],
+      from: 'ann0@sender.test',
+      subject: 'Question 0',
+      text: 'Plain 0',
+      html: '<p>Rich 0</p>',
+      message_id: `<q0-${TENANT}@sender.test>`,
+    });
+    expect(data!.headers?.subject).toBe('Question 0');
+    expect(data!.attachments).toEqual([
+      expect.objectContaining({ filename: 'scan.pdf', content_type: 'application/pdf', size: pdf.length }),
+      expect.objectContaining({ filename: 'notes.txt', content_type: 'text/plain' }),
+    ]);
+    expect(data!.raw!.download_url).toMatch(new RegExp(`^${origin}/compat/resend/downloads/`));
+    expect(Date.parse(data!.raw!.expires_at) - Date.now()).toBeGreaterThan(3_500_000);
+    const raw = await download(data!.raw!.download_url);
+    expect(raw.status).toBe(200);
+    expect(raw.headers.get('content-type')).toBe('message/rfc822');
+    expect(await raw.text()).toContain('Subject: Question 0');
+    // The link names one message and part: altered (another id, or a forged signature) it is refused.
+    const token = data!.raw!.download_url.split('/downloads/')[1]!;
+    const [payload, sig] = token.split('.');
+    const other = Buffer.from(JSON.stringify([ids[1], 'raw', Math.floor(Date.now() / 1000) + 60])).toString(
+      'base64url',
+    );
+    for (const forged of [`${other}.${sig}`, `${payload}.${sig!.slice(0, -2)}AA`, payload!]) {
+      const refused = await download(`${origin}/compat/resend/downloads/${forged}`);
+      expect(refused.status, forged).toBe(404);
+      expect(await refused.json()).toMatchObject({ name: 'not_found' });
+    }
+  });
+
+  it('attachments.list and .get: metadata with a download_url that serves the exact bytes', async () => {
+    const listed = await resend.emails.receiving.attachments.list({ emailId: ids[0]! });
+    expect(listed.error).toBeNull();
+    expect(listed.data).toMatchObject({ object: 'list', has_more: false });
+    expect(listed.data!.data.map((a) => a.filename)).toEqual(['scan.pdf', 'notes.txt']);
+    const paged = await resend.emails.receiving.attachments.list({ emailId: ids[0]!, limit: 1 });
+    expect(paged.data).toMatchObject({ has_more: true, data: [{ filename: 'scan.pdf' }] });
+    const rest = await resend.emails.receiving.attachments.list({
+      emailId: ids[0]!,
+      limit: 1,
+      after: paged.data!.data[0]!.id,
+    });
+    expect(rest.data).toMatchObject({ has_more: false, data: [{ filename: 'notes.txt' }] });
+
+    const got = await resend.emails.receiving.attachments.get({
+      emailId: ids[0]!,
+      id: listed.data!.data[0]!.id,
+    });
+    expect(got.error).toBeNull();
+    expect(got.data).toMatchObject({
+      object: 'attachment',
+      filename: 'scan.pdf',
+      content_type: 'application/pdf',
+      content_disposition: 'attachment',
+    });
+    const bytes = await download(got.data!.download_url);
+    expect(bytes.headers.get('content-type')).toBe('application/pdf');
+    expect(Buffer.from(await bytes.arrayBuffer()).equals(pdf)).toBe(true);
+  });
+
+  it('Resend’s errors: unknown message or attachment → not_found; no inbound:read → restricted_api_key; before → validation_error', async () => {
+    expect((await resend.emails.receiving.get('inb_00000000000000000000000000')).error).toMatchObject({
+      name: 'not_found',
+      statusCode: 404,
+    });
+    expect(
+      (await resend.emails.receiving.attachments.get({ emailId: ids[0]!, id: 'att_7' })).error,
+    ).toMatchObject({ name: 'not_found' });
+    expect((await resend.emails.receiving.list({ before: ids[0]! })).error).toMatchObject({
+      name: 'validation_error',
+    });
+    expect((await resend.emails.receiving.list({ limit: 101 })).error).toMatchObject({
+      name: 'validation_error',
+    });
+    const other = (await createKey(app, jwtFor(wallClock, TENANT), TENANT, { scopes: ['email:read'] })).key;
+    const denied = new Resend(other, { baseUrl: `${origin}/compat/resend` });
+    expect((await denied.emails.receiving.list()).error).toMatchObject({ name: 'restricted_api_key' });
+    expect((await denied.emails.receiving.get(ids[0]!)).error).toMatchObject({ name: 'restricted_api_key' });
+  });
+});

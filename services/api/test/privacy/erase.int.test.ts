@@ -1,0 +1,424 @@
+import { createUnsubscribeToken } from '@tern/domain';
+import { createKeyring } from '@tern/privacy';
+import { suppressionCheck, suppressionCheckMany } from '@tern/read-models';
+import { emailDetail } from '@tern/sending';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../test/support/services.js';
+import {
+  buildApp,
+  createClock,
+  createKey,
+  ENCRYPTION_KEY,
+  eventsOf,
+  jwtFor,
+  NOW,
+  openStores,
+  project,
+  type Stores,
+  suffix,
+  TRACKING_SECRET,
+} from '../support.js';
+
+const clock = createClock(NOW);
+const run = suffix();
+const A = `erase-a-${run}`;
+const B = `erase-b-${run}`;
+const ADA = 'ada.erase@example.com';
+
+let stores: Stores;
+let app: FastifyInstance;
+let ownerA: string;
+let writeKeyA: string;
+let readKeyA: string;
+
+const erase = (payload: unknown, headers: Record<string, string> = { 'x-api-key': writeKeyA }) =>
+  app.inject({ method: 'POST', url: '/contacts/erase', headers, payload: payload as object });
+
+beforeAll(async () => {
+  stores = await openStores();
+  app = await buildApp(stores, clock);
+  ownerA = jwtFor(clock, A, 'owner');
+  writeKeyA = (await createKey(app, ownerA, A, { scopes: ['contacts:write'] })).key;
+  readKeyA = (await createKey(app, ownerA, A, { scopes: ['contacts:read'] })).key;
+});
+
+afterAll(async () => {
+  await app?.close();
+  await stores?.close();
+});
+
+describe('POST /contacts/erase', () => {
+  it('400 naming the field for a bad address or an unknown field; 401 without credential; 403 without contacts:write', async () => {
+    const bad = await erase({ email: 'not-an-address' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toContain('body.email');
+    const extra = await erase({ email: ADA, also: 1 });
+    expect(extra.statusCode).toBe(400);
+    expect(extra.json().message).toContain('also');
+    expect((await erase({ email: ADA }, {})).statusCode).toBe(401);
+    expect((await erase({ email: ADA }, { 'x-api-key': readKeyA })).statusCode).toBe(403);
+  });
+
+  it('202 with counts, scrubbing only this tenant’s rows; 200 with zero counts on a repeat; the hash suppresses', async () => {
+    for (const tenant of [A, B]) {
+      const owner = jwtFor(clock, tenant, 'owner');
+      const created = await app.inject({
+        method: 'POST',
+        url: '/contacts',
+        headers: { authorization: `Bearer ${owner}` },
+        payload: { email: ADA, firstName: 'Ada', audiences: ['vip'] },
+      });
+      expect(created.statusCode).toBe(201);
+      await project(
+        stores,
+        eventsOf(tenant, `em_erase_${tenant}`, [
+          {
+            type: 'email.queued',
+            occurredAt: NOW,
+            data: { toEmail: 'Ada.Erase@Example.com', subject: 'For Ada' },
+          },
+          { type: 'email.delivered', occurredAt: NOW },
+        ]),
+      );
+      await stores.pool.query(
+        `INSERT INTO suppressions (tenant_id, email, reason, source) VALUES ($1, $2, 'complaint', 'complaint')`,
+        [tenant, ADA],
+      );
+    }
+    const logsBefore = await stores.pool.query(
+      'SELECT * FROM email_log_counts WHERE tenant_id = $1 ORDER BY day, status, project_id',
+      [A],
+    );
+
+    const res = await erase({ email: ' ADA.Erase@example.com ' });
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toEqual({
+      erased: true,
+      counts: {
+        dataKeys: 0, // the events were projected directly, not sealed through the log
+        contacts: 1,
+        emails: 1,
+        sandboxMessages: 0,
+        webhookDeliveries: 0,
+        suppressions: 1,
+        unsubscribes: 0,
+      },
+    });
+
+    const { rows: logA } = await stores.pool.query(
+      'SELECT to_email, subject, state FROM email_logs WHERE tenant_id = $1',
+      [A],
+    );
+    expect(logA).toHaveLength(1);
+    expect(logA[0]).toMatchObject({ to_email: null, subject: null });
+    expect(logA[0].state.queued).toMatchObject({ toEmail: null, subject: null });
+    const { rows: timeline } = await stores.pool.query(
+      "SELECT data FROM email_events WHERE tenant_id = $1 AND type = 'email.queued'",
+      [A],
+    );
+    expect(timeline[0].data).toMatchObject({ toEmail: null, subject: null });
+    // Counters hold no personal data and do not move.
+    expect(
+      (
+        await stores.pool.query(
+          'SELECT * FROM email_log_counts WHERE tenant_id = $1 ORDER BY day, status, project_id',
+          [A],
+        )
+      ).rows,
+    ).toEqual(logsBefore.rows);
+    // The log entry stays listed, with null recipient and subject.
+    const logs = await app.inject({
+      method: 'GET',
+      url: '/emails/logs',
+      headers: { authorization: `Bearer ${ownerA}` },
+    });
+    expect(logs.json().data).toEqual([
+      expect.objectContaining({ toEmail: null, subject: null, status: 'DELIVERED' }),
+    ]);
+
+    // Tenant B keeps everything.
+    const { rows: logB } = await stores.pool.query('SELECT to_email FROM email_logs WHERE tenant_id = $1', [
+      B,
+    ]);
+    expect(logB[0].to_email).toBe('Ada.Erase@Example.com');
+    expect((await stores.pool.query('SELECT 1 FROM contacts WHERE tenant_id = $1', [B])).rowCount).toBe(1);
+
+    // Kept as a keyed hash only: no clear address anywhere for tenant A, and a send is suppressed.
+    const keyring = createKeyring({ pool: stores.pool, encryptionKey: ENCRYPTION_KEY });
+    const { rows: erased } = await stores.pool.query(
+      'SELECT recipient_hash FROM erased_recipients WHERE tenant_id = $1',
+      [A],
+    );
+    expect(erased).toEqual([{ recipient_hash: keyring.recipientHash(A, ADA) }]);
+    const check = suppressionCheck(keyring);
+    expect(await check(stores.pool, A, 'Ada.ERASE@example.com')).toBe(true);
+    expect(await check(stores.pool, A, 'someone.else@example.com')).toBe(false);
+    // The sender's form for a claim round: one query, the answers in the order asked.
+    expect(
+      await suppressionCheckMany(keyring)(stores.pool, [
+        { tenantId: A, email: 'someone.else@example.com' },
+        { tenantId: A, email: 'Ada.ERASE@example.com' },
+        { tenantId: `erase-none-${run}`, email: 'Ada.ERASE@example.com' },
+      ]),
+    ).toEqual([false, true, false]);
+    expect((await stores.pool.query('SELECT 1 FROM suppressions WHERE tenant_id = $1', [A])).rowCount).toBe(
+      0,
+    );
+
+    const again = await erase({ email: ADA });
+    expect(again.statusCode).toBe(200);
+    expect(Object.values(again.json().counts)).toEqual([0, 0, 0, 0, 0, 0, 0]);
+  });
+
+  it('scrubs again after the rescrub delay: what a process with the key still cached wrote meanwhile is removed', async () => {
+    const quick = await buildApp(stores, clock, { erasureRescrubMs: 300 });
+    try {
+      const T = `erase-r-${run}`;
+      const owner = jwtFor(clock, T, 'owner');
+      await project(
+        stores,
+        eventsOf(T, `em_rescrub_${T}`, [
+          { type: 'email.queued', occurredAt: NOW, data: { toEmail: 'late@example.com', subject: 'Late' } },
+        ]),
+      );
+      const res = await quick.inject({
+        method: 'POST',
+        url: '/contacts/erase',
+        headers: { authorization: `Bearer ${owner}` },
+        payload: { email: 'late@example.com' },
+      });
+      expect(res.statusCode).toBe(202);
+      // A projector elsewhere, its key cache not yet expired, folds an in-flight event with the
+      // opened address after the erasure committed:
+      await stores.pool.query(
+        `UPDATE email_logs SET to_email = 'late@example.com', subject = 'Late',
+                state = jsonb_set(state, '{queued,toEmail}', '"late@example.com"')
+          WHERE tenant_id = $1`,
+        [T],
+      );
+      await waitFor(
+        async () => {
+          const { rows } = await stores.pool.query(
+            'SELECT to_email, state FROM email_logs WHERE tenant_id = $1',
+            [T],
+          );
+          return rows[0].to_email === null && rows[0].state.queued.toEmail === null;
+        },
+        { timeoutMs: 5000, description: 'the second scrub' },
+      );
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it('reaches every copy: other mail’s cc/bcc/replyTo, every event’s personal fields, webhook answers; a stale unsubscribe link writes no address (issue 24)', async () => {
+    const T = `erase-c-${run}`;
+    const owner = jwtFor(clock, T, 'owner');
+    const EVE = 'eve.copied@example.com';
+    const own = `em_own_${run}`;
+    const other = `em_other_${run}`;
+    await project(
+      stores,
+      eventsOf(T, own, [
+        { type: 'email.queued', occurredAt: NOW, data: { toEmail: EVE, subject: 'For Eve' } },
+        { type: 'email.bounced', occurredAt: NOW, data: { bounceType: 'soft', reason: `552 <${EVE}> full` } },
+        {
+          type: 'email.clicked',
+          occurredAt: NOW,
+          data: { url: `https://a.test/?e=${EVE}`, userAgent: 'EveUA' },
+        },
+      ]),
+    );
+    await project(
+      stores,
+      eventsOf(T, other, [
+        { type: 'email.queued', occurredAt: NOW, data: { toEmail: 'bo@example.com', subject: 'B' } },
+      ]),
+    );
+    const message = (to: string) => ({
+      from: 'a@acme.test',
+      to,
+      cc: [EVE.toUpperCase(), 'kim@example.com'],
+      bcc: [EVE],
+      replyTo: EVE,
+      subject: 'B',
+      text: 't',
+    });
+    await stores.pool.query(
+      `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, last_error)
+       VALUES ($1, $2, 'done', now(), $3, $4), ($1, $5, 'done', now(), $6, NULL)`,
+      [T, own, message(EVE), `550 <${EVE}> unknown`, other, message('bo@example.com')],
+    );
+    await stores.pool.query(
+      `INSERT INTO sandbox_messages (tenant_id, email_id, message) VALUES ($1, $2, $3)`,
+      [T, other, { ...message('bo@example.com'), messageId: '<m@x>', html: null, headers: {} }],
+    );
+    const { rows: delivery } = await stores.pool.query<{ id: string }>(
+      `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, email_id, event, request_body,
+         recipient, status, attempts, next_attempt_at, created_at, updated_at)
+       VALUES ($1, 'wh_1', 'ev_b', 'email.bounced', $2, $3, $4, $5, 'delivered', 1, now(), now(), now()) RETURNING id`,
+      [
+        T,
+        own,
+        { type: 'email.bounced', data: { bounceType: 'soft', reason: `552 <${EVE}> full` } },
+        `{"reason":"552 <${EVE}> full"}`,
+        EVE,
+      ],
+    );
+    await stores.pool.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, response_excerpt)
+       VALUES ($1, 1, now(), 5, 200, $2)`,
+      [delivery[0]!.id, `ok, got ${EVE}`],
+    );
+    const tenantText = async () => {
+      const parts: string[] = [];
+      for (const [table, where] of [
+        ['email_events', 'tenant_id = $1'],
+        ['outgoing_emails', 'tenant_id = $1'],
+        ['sandbox_messages', 'tenant_id = $1'],
+        ['webhook_deliveries', 'tenant_id = $1'],
+        ['webhook_attempts', 'delivery_id IN (SELECT id FROM webhook_deliveries WHERE tenant_id = $1)'],
+        ['suppressions', 'tenant_id = $1'],
+      ]) {
+        const { rows } = await stores.pool.query<{ t: string }>(
+          `SELECT x::text AS t FROM ${table} x WHERE ${where}`,
+          [T],
+        );
+        parts.push(...rows.map((r) => r.t));
+      }
+      return parts.join('\n').toLowerCase();
+    };
+    expect(await tenantText()).toContain(EVE);
+
+    const res = await app.inject({
+      method: 'POST',
+      url: '/contacts/erase',
+      headers: { authorization: `Bearer ${owner}` },
+      payload: { email: EVE },
+    });
+    expect(res.statusCode).toBe(202);
+    // An old unsubscribe link of the erased address, used afterwards.
+    const token = createUnsubscribeToken(TRACKING_SECRET, {
+      tenantId: T,
+      email: EVE,
+      source: 'campaign:cmp_1',
+    });
+    expect((await app.inject({ method: 'POST', url: `/u/${token}` })).statusCode).toBe(200);
+
+    const text = await tenantText();
+    expect(text).not.toContain(EVE);
+    expect(text).not.toContain('eveua');
+    // The other mail keeps its other recipients; the timeline keeps the events, not their personal fields.
+    const { rows: kept } = await stores.pool.query('SELECT message FROM outgoing_emails WHERE id = $1', [
+      other,
+    ]);
+    expect(kept[0].message).toMatchObject({
+      to: 'bo@example.com',
+      cc: ['kim@example.com'],
+      bcc: [],
+      replyTo: null,
+    });
+    const { rows: events } = await stores.pool.query(
+      'SELECT type, data FROM email_events WHERE email_id = $1 ORDER BY type',
+      [own],
+    );
+    expect(events.map((e) => [e.type, e.data])).toEqual([
+      ['email.bounced', { bounceType: 'soft' }],
+      ['email.clicked', { url: '[erased]' }],
+      ['email.queued', { toEmail: null, subject: null }],
+    ]);
+    expect(
+      (await stores.pool.query('SELECT 1 FROM erased_recipients WHERE tenant_id = $1', [T])).rowCount,
+    ).toBe(1);
+  });
+
+  it('several recipients: erasure is per address; the others keep their mail, their outcomes and their place (SPEC §22)', async () => {
+    const T = `erase-m-${run}`;
+    const owner = jwtFor(clock, T, 'owner');
+    const [FIRST, SECOND, COPY] = ['first.m@example.com', 'second.m@example.com', 'copy.m@example.com'];
+    const id = `em_multi_${run}`;
+    const at = (ms: number) => new Date(Date.parse(NOW) + ms).toISOString();
+    await project(
+      stores,
+      eventsOf(T, id, [
+        { type: 'email.queued', occurredAt: NOW, data: { toEmail: FIRST, subject: 'For all' } },
+        { type: 'email.sent', occurredAt: at(1), data: { provider: 'smtp', messageId: '<m@x>' } },
+        { type: 'email.delivered', occurredAt: at(2), data: { recipient: FIRST } },
+        {
+          type: 'email.bounced',
+          occurredAt: at(3),
+          data: { bounceType: 'hard', reason: `550 <${SECOND}> unknown`, recipient: SECOND },
+        },
+        { type: 'email.delivered', occurredAt: at(4), data: { recipient: COPY } },
+      ]),
+    );
+    await stores.pool.query(
+      `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message) VALUES ($1, $2, 'done', now(), $3)`,
+      [T, id, { from: 'a@acme.test', to: [FIRST, SECOND], cc: [COPY], subject: 'For all', text: 't' }],
+    );
+    // What GET /emails/:id answers (this app mounts no sending routes).
+    const detail = async () => {
+      const d = await emailDetail(stores.pool, T, id, new Date(0));
+      return JSON.parse(JSON.stringify(d));
+    };
+    expect(await detail()).toMatchObject({
+      toEmail: FIRST,
+      status: 'BOUNCED',
+      to: [FIRST, SECOND],
+      recipients: [
+        { email: FIRST, type: 'to', status: 'DELIVERED' },
+        { email: SECOND, type: 'to', status: 'BOUNCED' },
+        { email: COPY, type: 'cc', status: 'DELIVERED' },
+      ],
+    });
+    const eraseIn = (email: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/contacts/erase',
+        headers: { authorization: `Bearer ${owner}` },
+        payload: { email },
+      });
+
+    // A recipient that is not the first: its address and its own outcome's fields go; the rest stays.
+    expect((await eraseIn(SECOND)).statusCode).toBe(202);
+    const afterSecond = await detail();
+    expect(afterSecond).toMatchObject({
+      toEmail: FIRST,
+      subject: 'For all',
+      to: [FIRST],
+      recipients: [
+        { email: FIRST, type: 'to', status: 'DELIVERED' },
+        { email: COPY, type: 'cc', status: 'DELIVERED' },
+      ],
+    });
+    expect(JSON.stringify(afterSecond)).not.toContain(SECOND);
+    expect(afterSecond.events.map((e: { data: unknown }) => e.data)).toContainEqual({
+      bounceType: 'hard',
+      recipient: '[erased]',
+    });
+
+    // The first `to`: the log entry's recipient and subject go (they were sealed under its key);
+    // the message stays the copy's, with its own outcome.
+    expect((await eraseIn(FIRST)).statusCode).toBe(202);
+    const afterFirst = await detail();
+    expect(afterFirst).toMatchObject({
+      toEmail: null,
+      subject: null,
+      to: [],
+      recipients: [{ email: COPY, type: 'cc', status: 'DELIVERED' }],
+    });
+    expect(JSON.stringify(afterFirst)).not.toContain(FIRST);
+    const { rows } = await stores.pool.query('SELECT message FROM outgoing_emails WHERE tenant_id = $1', [T]);
+    expect(rows[0].message).toMatchObject({ to: [], cc: [COPY], text: 't' });
+
+    // The last one left: the content goes with it.
+    expect((await eraseIn(COPY)).statusCode).toBe(202);
+    const { rows: gone } = await stores.pool.query(
+      'SELECT message FROM outgoing_emails WHERE tenant_id = $1',
+      [T],
+    );
+    expect(gone[0].message).toEqual({ erased: true, from: 'a@acme.test' });
+    expect((await detail()).recipients).toEqual([]);
+  });
+});
