@@ -3,8 +3,14 @@
  * need it: added and verified against a DNS checker that answers every record, with its signing
  * key and the key lookup the sender is given.
  */
-import { createSendingDomains, createSigningKeys, type DnsChecker, type SigningKeys } from '@tern/domains';
+
 import type { EventStream } from '@tern/event-log';
+import {
+  createSendingDomains,
+  createSigningKeys,
+  type DnsChecker,
+  type SigningKeys,
+} from '@tern/sending-domains';
 import { createSecretBox } from '@tern/webhooks';
 import type pg from 'pg';
 

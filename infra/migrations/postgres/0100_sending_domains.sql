@@ -1,4 +1,4 @@
--- Sending domains (SPEC §20): one row per (tenant, domain), written only by packages/domains
+-- Sending domains (SPEC §20): one row per (tenant, domain), written only by packages/sending-domains
 -- (src/store.ts). Another tenant may add the same name: each verifies its own DKIM record.
 -- Never edit an applied file: add a new one instead.
 

@@ -1,4 +1,4 @@
-import { bindPool, type Repository, withTransaction } from '@tern/jobs';
+import { bindPool, type Repository, withTransaction } from '@tern/kernel';
 import { templateExists } from '@tern/templates';
 import type pg from 'pg';
 import {

@@ -1,4 +1,4 @@
-import { backoffMs, type Logger, withTimeout } from '@tern/jobs';
+import { backoffMs, type Logger, withTimeout } from '@tern/kernel';
 import {
   type Admin,
   type Consumer,

@@ -1,5 +1,5 @@
 // The SQL of the Postgres event log's tables: creating them, and appending in seq order.
-import { withTransaction } from '@tern/jobs';
+import { withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 import type { EventLogRecord } from './port.js';
 

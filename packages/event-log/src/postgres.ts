@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { backoffMs, type Logger, withTimeout } from '@tern/jobs';
+import { backoffMs, type Logger, withTimeout } from '@tern/kernel';
 import type pg from 'pg';
 import {
   type ConsumedRecord,

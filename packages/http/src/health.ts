@@ -1,4 +1,4 @@
-import { withTimeout } from '@tern/jobs';
+import { withTimeout } from '@tern/kernel';
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from './errors.js';
 

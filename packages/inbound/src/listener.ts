@@ -1,4 +1,4 @@
-import { silentLogger } from '@tern/jobs';
+import { silentLogger } from '@tern/kernel';
 import {
   createSmtpGuard,
   DEFAULT_SMTP_LISTENER_LIMITS,

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { InboundAuth, InboundEvent } from '@tern/contracts';
 import { normalizeMessageId } from '@tern/domain';
-import { type Logger, silentLogger } from '@tern/jobs';
+import { type Logger, silentLogger } from '@tern/kernel';
 import type { Keyring } from '@tern/privacy';
 import { emailsByMessageId } from '@tern/read-models';
 import type { AddressObject, ParsedMail } from 'mailparser';

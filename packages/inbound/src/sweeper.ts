@@ -1,4 +1,5 @@
-import { createPoller, type Logger, silentLogger } from '@tern/jobs';
+import { createPoller } from '@tern/jobs';
+import { type Logger, silentLogger } from '@tern/kernel';
 import { parseForStore, parseFull, rawMessageOf } from './parse.js';
 import { deleteOrphanRawParts, openRaw } from './raw-parts.js';
 import { completeStored, type ReceiveDeps } from './receive.js';

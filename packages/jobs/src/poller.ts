@@ -1,5 +1,5 @@
-import { backoffMs } from './backoff.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '@tern/kernel';
+import { backoffMs } from '@tern/kernel';
 
 /**
  * The background poller every job of Tern runs on (retention, prune, the sender's due-list, the

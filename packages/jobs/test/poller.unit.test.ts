@@ -1,5 +1,5 @@
+import { silentLogger } from '@tern/kernel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { silentLogger } from '../src/logger.js';
 import { createPoller, type Poller } from '../src/poller.js';
 
 const pollers: Poller[] = [];

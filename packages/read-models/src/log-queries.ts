@@ -1,4 +1,4 @@
-import { bindPool, type Repository } from '@tern/jobs';
+import { bindPool, type Repository } from '@tern/kernel';
 import type pg from 'pg';
 import { logsPage } from './email-log/logs-query.js';
 import { emailsByMessageId } from './provider-messages.js';

@@ -1,6 +1,6 @@
 import { type DeliveryEvent, type EmailDetail, envelopeOf, recipientsOf } from '@tern/contracts';
 import { type EmailState, queuedStatus, recipientOutcomes } from '@tern/domain';
-import { bindPool, type Repository } from '@tern/jobs';
+import { bindPool, type Repository } from '@tern/kernel';
 import { emailIsVisible, timelineOf } from '@tern/read-models';
 import type pg from 'pg';
 import { cancelSend, markSendCancelled, rescheduleSend } from './send-controls.js';

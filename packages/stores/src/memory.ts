@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type Logger, silentLogger } from '@tern/jobs';
+import { type Logger, silentLogger } from '@tern/kernel';
 
 /**
  * Memory of the all-in-one process with embedded stores (issue 10: idle RSS ≤ 400 MB). What a

@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { withTransaction } from '@tern/jobs';
+import { withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 
 /**

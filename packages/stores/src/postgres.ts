@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
-import { type Logger, silentLogger } from '@tern/jobs';
+import { type Logger, silentLogger } from '@tern/kernel';
 import pg from 'pg';
 import { acquireDataDirLock } from './data-dir-lock.js';
 import { PgliteWire } from './pglite-wire.js';

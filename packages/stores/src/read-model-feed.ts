@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Logger, silentLogger } from '@tern/jobs';
+import { type Logger, silentLogger } from '@tern/kernel';
 import pg from 'pg';
 import { z } from 'zod';
 

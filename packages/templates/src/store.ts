@@ -1,5 +1,5 @@
 import { type PageQuery, pageWindow, type Template, type TemplateSummary } from '@tern/contracts';
-import { bindPool, type Repository } from '@tern/jobs';
+import { bindPool, type Repository } from '@tern/kernel';
 import type pg from 'pg';
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { generateApiKey, hashApiKey } from '@tern/auth';
 import type { Scope } from '@tern/contracts';
-import type { Logger } from '@tern/jobs';
+import type { Logger } from '@tern/kernel';
 import type pg from 'pg';
 
 /** Metadata of one API key (SPEC §8): never the key or its hash. */

@@ -1,6 +1,6 @@
 import type { Project } from '@tern/contracts';
 import { type PageQuery, pageWindow } from '@tern/contracts';
-import { bindPool, type Repository, withTransaction } from '@tern/jobs';
+import { bindPool, type Repository, withTransaction } from '@tern/kernel';
 import { projectHasEmails } from '@tern/read-models';
 import type pg from 'pg';
 

@@ -1,5 +1,5 @@
 import type { Webhook, WebhookEventType } from '@tern/contracts';
-import { withTransaction } from '@tern/jobs';
+import { withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 
 /**

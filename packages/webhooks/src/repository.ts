@@ -1,4 +1,4 @@
-import { bindPool, type Repository } from '@tern/jobs';
+import { bindPool, type Repository } from '@tern/kernel';
 import type pg from 'pg';
 import { listDeliveries } from './deliveries.js';
 import {

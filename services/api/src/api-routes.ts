@@ -4,7 +4,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { JwtVerifier } from '@tern/auth';
 import { HttpError, httpError } from '@tern/http';
 import { createInboundReader } from '@tern/inbound';
-import type { Logger } from '@tern/jobs';
+import type { Logger } from '@tern/kernel';
 import type { Keyring } from '@tern/privacy';
 import { createAnalyticsQueries, createBreakdownQueries } from '@tern/read-models';
 import type { ReadModelFeed } from '@tern/stores';

@@ -1,8 +1,8 @@
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
-import { createDnsChecker, createSendingDomains } from '@tern/domains';
 import type { EventStream } from '@tern/event-log';
 import { createKeyring } from '@tern/privacy';
+import { createDnsChecker, createSendingDomains } from '@tern/sending-domains';
 import { createSecretBox } from '@tern/webhooks';
 import pg from 'pg';
 import { createApiApp } from './app.js';

@@ -1,14 +1,14 @@
 // Fixtures of the sending-domain tests (SPEC §20): the domains service on the test's stores and
 // log, resolving through a DNS server in the test process, and the owner's side (publishing).
 import type { Domain } from '@tern/contracts';
+import type { EventStream } from '@tern/event-log';
+import type { Logger } from '@tern/kernel';
 import {
   createDnsChecker,
   createSendingDomains,
   createSigningKeys,
   type SendingDomains,
-} from '@tern/domains';
-import type { EventStream } from '@tern/event-log';
-import type { Logger } from '@tern/jobs';
+} from '@tern/sending-domains';
 import { createSecretBox } from '@tern/webhooks';
 import type pg from 'pg';
 import type { TestDnsServer } from '../../../test/support/dns-server.js';

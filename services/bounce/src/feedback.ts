@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { type DeliveryEvent, envelopeOf } from '@tern/contracts';
 import { feedbackEvents } from '@tern/domain';
-import { parseVerpLocalPart, verpMatches } from '@tern/domains';
 import { sendsByIdAnyCase } from '@tern/sending';
+import { parseVerpLocalPart, verpMatches } from '@tern/sending-domains';
 import type pg from 'pg';
 import type { DsnRecipient, Report } from './report.js';
 

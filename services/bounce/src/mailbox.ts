@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DeliveryEvent } from '@tern/contracts';
-import { isVerifiedBounceHost } from '@tern/domains';
-import { type Logger, silentLogger } from '@tern/jobs';
+import { type Logger, silentLogger } from '@tern/kernel';
+import { isVerifiedBounceHost } from '@tern/sending-domains';
 import {
   createSmtpGuard,
   DEFAULT_SMTP_LISTENER_LIMITS,
@@ -19,7 +19,7 @@ export interface BounceMailboxOptions {
   pool: pg.Pool;
   /** Where the events go (the sealed event stream). */
   log: { append(events: readonly DeliveryEvent[]): Promise<void> };
-  /** TRACKING_SECRET: the key of the VERP HMAC (packages/domains verp.ts). */
+  /** TRACKING_SECRET: the key of the VERP HMAC (packages/sending-domains verp.ts). */
   secret: string;
   /** BOUNCE_DOMAIN: accepted besides the bounce hosts of verified domains. */
   bounceDomain?: string | undefined;

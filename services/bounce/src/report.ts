@@ -1,4 +1,4 @@
-import { withTimeout } from '@tern/jobs';
+import { withTimeout } from '@tern/kernel';
 import libmime from 'libmime';
 import { type ParsedMail, simpleParser } from 'mailparser';
 

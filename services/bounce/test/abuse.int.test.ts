@@ -1,8 +1,9 @@
 // The bounce mailbox under abuse (issue 40, items 2, 3, 6, 7, 11 and the fuzz of "Also keep"),
 // over real sockets (nodemailer and raw sockets → smtp-server), with real Postgres and the
 // Postgres-table event log.
-import { verpAddress } from '@tern/domains';
+
 import type { PostgresEventLog } from '@tern/event-log';
+import { verpAddress } from '@tern/sending-domains';
 import { DEFAULT_SMTP_LISTENER_LIMITS, type SmtpListenerLimits } from '@tern/smtp-limits';
 import fc from 'fast-check';
 import type pg from 'pg';

@@ -2,8 +2,8 @@
 // Postgres and the Postgres-table event log: who may deliver to it, how a report finds its email
 // (VERP + HMAC, never the content), what it appends, and what it refuses (SPEC §21).
 import { readFileSync } from 'node:fs';
-import { verpAddress } from '@tern/domains';
 import { createEventStream, type PostgresEventLog } from '@tern/event-log';
+import { verpAddress } from '@tern/sending-domains';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverRaw, dsnReport, loggedEvents } from '../../../test/support/bounce-mail.js';

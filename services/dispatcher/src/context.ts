@@ -1,5 +1,5 @@
 import type { EventStream } from '@tern/event-log';
-import type { Logger } from '@tern/jobs';
+import type { Logger } from '@tern/kernel';
 import type pg from 'pg';
 import type { DispatcherOptions } from './options.js';
 

@@ -1,6 +1,6 @@
 import type { LogEvent } from '@tern/contracts';
 import type { EventLogConsumer } from '@tern/event-log';
-import { silentLogger } from '@tern/jobs';
+import { silentLogger } from '@tern/kernel';
 import type { DispatcherContext } from './context.js';
 import { enqueue } from './deliveries.js';
 import {

@@ -1,7 +1,7 @@
 import type { DeliveryEvent } from '@tern/contracts';
 import { emailKey, foldBatch, groupByEmail, type MailboxOf } from '@tern/domain';
 import type { DeadLetter } from '@tern/event-log';
-import { withTransaction } from '@tern/jobs';
+import { withTransaction } from '@tern/kernel';
 import {
   claimIntoTimeline,
   dimTargets,

@@ -3,7 +3,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { type DeliveryEvent, storableText } from '@tern/contracts';
 import type { AnalyticsDelta, MailboxOf } from '@tern/domain';
 import type { DeadLetter, EventBatch, EventLogConsumer, EventStream } from '@tern/event-log';
-import { backoffMs, type Logger, silentLogger } from '@tern/jobs';
+import { backoffMs, type Logger, silentLogger } from '@tern/kernel';
 import { type Outbox, writeClickHouseDeadLetter } from '@tern/read-models';
 import { classifyStoreError } from '@tern/stores';
 import type pg from 'pg';

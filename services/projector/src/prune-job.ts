@@ -1,6 +1,6 @@
 import { pruneEventLog } from '@tern/event-log';
-import type { Logger } from '@tern/jobs';
 import { createPoller } from '@tern/jobs';
+import type { Logger } from '@tern/kernel';
 import { pruneDeadLetters, pruneProcessed, pruneSoftBounces, SOFT_BOUNCE_WINDOW_MS } from '@tern/read-models';
 import type pg from 'pg';
 

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { EventStream } from '@tern/event-log';
-import type { Logger } from '@tern/jobs';
+import type { Logger } from '@tern/kernel';
 import { REBUILT_TABLES, truncateRollups } from '@tern/read-models';
 import { notifyReadModel } from '@tern/stores';
 import type pg from 'pg';

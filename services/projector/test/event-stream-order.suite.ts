@@ -1,7 +1,7 @@
 import type { DeliveryEvent } from '@tern/contracts';
 import { foldBatch, groupByEmail } from '@tern/domain';
 import { createEventStream, type EventLog } from '@tern/event-log';
-import { withTransaction } from '@tern/jobs';
+import { withTransaction } from '@tern/kernel';
 import { eventStream, eventsPage } from '@tern/read-models';
 import fc from 'fast-check';
 import type pg from 'pg';

@@ -7,8 +7,8 @@ import {
   type RenderedMessage,
 } from '@tern/contracts';
 import { attemptEvents, renderTemplate } from '@tern/domain';
-import { DkimKeyUnreadableError, type SigningKeys } from '@tern/domains';
 import { loadAttachments } from '@tern/sending';
+import { DkimKeyUnreadableError, type SigningKeys } from '@tern/sending-domains';
 import type { SenderTenantSettings } from '@tern/tenant-settings';
 import { envelopeSender, envelopeSenders } from './envelope.js';
 import { DEFAULT_RETRY_DELAYS_MS, type SenderContext } from './options.js';

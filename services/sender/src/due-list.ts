@@ -1,6 +1,7 @@
 import type { DeliveryEvent } from '@tern/contracts';
 import { cancelledEvent } from '@tern/domain';
-import { backoffMs, createPoller, type Poller } from '@tern/jobs';
+import { createPoller, type Poller } from '@tern/jobs';
+import { backoffMs } from '@tern/kernel';
 import type { SenderTenantSettings } from '@tern/tenant-settings';
 import { type createAttempt, type RoundContext, suppressionKey } from './attempt.js';
 import { SENDER_GROUP, type SenderContext } from './options.js';

@@ -1,4 +1,4 @@
-import { VERP_MAX_RECIPIENT_INDEX, verpAddress } from '@tern/domains';
+import { VERP_MAX_RECIPIENT_INDEX, verpAddress } from '@tern/sending-domains';
 
 /**
  * The envelope sender (MAIL FROM, the future Return-Path) of an SMTP send (SPEC §20, §21): a VERP

@@ -1,7 +1,7 @@
-import type { SigningKeys } from '@tern/domains';
 import type { EventStream } from '@tern/event-log';
-import type { Logger } from '@tern/jobs';
+import type { Logger } from '@tern/kernel';
 import type { AttachmentKeyring } from '@tern/sending';
+import type { SigningKeys } from '@tern/sending-domains';
 import type pg from 'pg';
 import type { GetTemplate, IsSuppressed, MailProvider, ProviderFault, SuppressedAmong } from './ports.js';
 
@@ -26,7 +26,7 @@ export interface SenderOptions {
   getTemplate: GetTemplate;
   /**
    * The DKIM keys of the tenants' verified domains (SPEC §20, `createSigningKeys` of
-   * `@tern/domains`): a message whose From domain (or a parent) is verified is signed and its
+   * `@tern/sending-domains`): a message whose From domain (or a parent) is verified is signed and its
    * envelope sender is on the bounce subdomain. Absent: nothing is signed.
    */
   signingKeys?: SigningKeys;

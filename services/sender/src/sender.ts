@@ -1,5 +1,5 @@
 import type { EventLogConsumer } from '@tern/event-log';
-import { silentLogger } from '@tern/jobs';
+import { silentLogger } from '@tern/kernel';
 import { createAttempt } from './attempt.js';
 import { createDueListJob } from './due-list.js';
 import { type ProviderHealth, SENDER_GROUP, type SenderContext, type SenderOptions } from './options.js';

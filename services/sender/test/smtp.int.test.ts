@@ -3,9 +3,9 @@
 import { type AddressInfo, createServer } from 'node:net';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import { queuedEvent } from '@tern/domain';
-import { verpAddress } from '@tern/domains';
 import { createEventStream, type PostgresEventLog } from '@tern/event-log';
 import { isSuppressed } from '@tern/read-models';
+import { verpAddress } from '@tern/sending-domains';
 import { getTemplate } from '@tern/templates';
 import { simpleParser } from 'mailparser';
 import type pg from 'pg';

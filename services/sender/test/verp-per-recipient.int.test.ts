@@ -3,9 +3,9 @@
 // sender; a DSN mailed (nodemailer) to one of those addresses through the bounce mailbox
 // (services/bounce, smtp-server) bounces exactly that recipient. Real Postgres, Postgres-table log.
 import { queuedEvent } from '@tern/domain';
-import { verpAddress } from '@tern/domains';
 import { createEventStream, type PostgresEventLog } from '@tern/event-log';
 import { isSuppressed } from '@tern/read-models';
+import { verpAddress } from '@tern/sending-domains';
 import { DEFAULT_SMTP_LISTENER_LIMITS } from '@tern/smtp-limits';
 import { getTemplate } from '@tern/templates';
 import { simpleParser } from 'mailparser';

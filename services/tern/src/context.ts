@@ -1,11 +1,11 @@
 import type { Config } from '@tern/config';
 import type { Dispatcher } from '@tern/dispatcher';
-import type { KeySealer } from '@tern/domains';
 import type { EventStream } from '@tern/event-log';
 import type { ReadinessCheck } from '@tern/http';
 import type { Keyring } from '@tern/privacy';
 import type { Projector } from '@tern/projector';
 import type { Sender } from '@tern/sender';
+import type { KeySealer } from '@tern/sending-domains';
 import type { ClickHouseStore, PostgresStore } from '@tern/stores';
 import type { SecretBox } from '@tern/webhooks';
 import type { Logger } from 'pino';

@@ -1,9 +1,9 @@
 import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
 import { type Config, ConfigError } from '@tern/config';
-import type { KeySealer } from '@tern/domains';
 import type { EventLog } from '@tern/event-log';
 import type { ReadinessCheck } from '@tern/http';
 import { createKeyring, sealedEventStream } from '@tern/privacy';
+import type { KeySealer } from '@tern/sending-domains';
 import { releaseIdleMemory } from '@tern/stores';
 import { createSecretBox, type SecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';

@@ -1,7 +1,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { retentionCutoff } from '@tern/domain';
 import { expireDmarc, expireInbound } from '@tern/inbound';
-import { createPoller, type Logger, silentLogger, withTransaction } from '@tern/jobs';
+import { createPoller } from '@tern/jobs';
+import { type Logger, silentLogger, withTransaction } from '@tern/kernel';
 import type { Keyring } from '@tern/privacy';
 import {
   CH_READ_MODELS,

@@ -1,4 +1,5 @@
-import { claimDue, withTransaction } from '@tern/jobs';
+import { claimDue } from '@tern/jobs';
+import { withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 import { type Recipient, reachableContactSql } from '../contacts/store.js';
 import { compileSegmentFilter, type SegmentFilter } from '../segments/filter.js';

@@ -1,5 +1,5 @@
 import type { Contact } from '@tern/contracts';
-import { withTransaction } from '@tern/jobs';
+import { withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 import { COLUMNS, type ContactRow, toContact } from '../contacts/store.js';
 import { compileSegmentFilter, type SegmentFilter } from './filter.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { withTransaction } from '@tern/jobs';
+import { withTransaction } from '@tern/kernel';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { cacheKey, type KeyRef, unwrap, wrap } from './crypto.js';

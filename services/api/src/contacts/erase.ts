@@ -1,7 +1,7 @@
 import { deleteContactsTo, rekeyErasedUnsubscribes } from '@tern/bulk';
 import type { ErasureResult } from '@tern/contracts';
 import { eraseInbound } from '@tern/inbound';
-import { withTransaction } from '@tern/jobs';
+import { withTransaction } from '@tern/kernel';
 import { type Keyring, recordErasure } from '@tern/privacy';
 import { type Erasure, emailIdsTo, PG_READ_MODELS } from '@tern/read-models';
 import { eraseSendContent, sendIdsTo } from '@tern/sending';

@@ -1,6 +1,6 @@
 import { addressDomain, parseMailbox } from '@tern/contracts';
-import { unverifiedDomains } from '@tern/domains';
 import { httpError } from '@tern/http';
+import { unverifiedDomains } from '@tern/sending-domains';
 import type pg from 'pg';
 
 /** Whether sends must come from verified domains (SPEC §20); the runtime decides from the config. */

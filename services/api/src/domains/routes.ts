@@ -8,9 +8,9 @@ import {
   updateDomainBodySchema,
 } from '@tern/contracts';
 import { retentionCutoff } from '@tern/domain';
-import type { SendingDomains } from '@tern/domains';
 import { httpError } from '@tern/http';
 import { dmarcSummary } from '@tern/inbound';
+import type { SendingDomains } from '@tern/sending-domains';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';

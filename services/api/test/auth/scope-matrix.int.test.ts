@@ -12,12 +12,12 @@ import {
 } from '@tern/bulk';
 import { MISSING_SCOPE_MESSAGE, SCOPES, type Scope } from '@tern/contracts';
 import { createUnsubscribeToken } from '@tern/domain';
-import type { SendingDomains } from '@tern/domains';
 import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
 import { insertRoute, receiveMessage } from '@tern/inbound';
 import { createKeyring } from '@tern/privacy';
 import { addSuppression } from '@tern/read-models';
 import { createSandboxProvider } from '@tern/sender';
+import type { SendingDomains } from '@tern/sending-domains';
 import { insertTemplate } from '@tern/templates';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

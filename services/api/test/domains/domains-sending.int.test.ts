@@ -1,6 +1,6 @@
 import type { Domain } from '@tern/contracts';
-import { type SendingDomains, verpAddress } from '@tern/domains';
 import { createSandboxProvider, createSmtpProvider, type Sender } from '@tern/sender';
+import { type SendingDomains, verpAddress } from '@tern/sending-domains';
 import { dkimVerify } from 'mailauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../../test/support/dns-server.js';

@@ -9,9 +9,14 @@ import {
 import { createJwtVerifier } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
-import { createDnsChecker, createSendingDomains, type SendingDomains, spfRecord } from '@tern/domains';
 import { installErrorHandlers, registerHealthRoutes } from '@tern/http';
 import { lastBatchAt } from '@tern/read-models';
+import {
+  createDnsChecker,
+  createSendingDomains,
+  type SendingDomains,
+  spfRecord,
+} from '@tern/sending-domains';
 import { createReadModelFeed } from '@tern/stores';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { capability, type RuntimeContext, type RuntimeSecrets, streamOf } from '../context.js';

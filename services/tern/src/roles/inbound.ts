@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { devTlsPair } from '@tern/api';
 import { recordContactEvent } from '@tern/bulk';
-import { receivingTenants, unverifiedDomains, verifiedDomainNames } from '@tern/domains';
 import {
   createDmarcConsumer,
   createInboundListener,
@@ -13,6 +12,7 @@ import {
   type ReceivedMessage,
 } from '@tern/inbound';
 import { decodeAttachments, enqueueSends } from '@tern/sending';
+import { receivingTenants, unverifiedDomains, verifiedDomainNames } from '@tern/sending-domains';
 import { type RuntimeContext, streamOf } from '../context.js';
 
 /**

@@ -1,7 +1,7 @@
-import { createSigningKeys } from '@tern/domains';
 import { NotReadyError } from '@tern/http';
 import { suppressionCheck, suppressionCheckMany } from '@tern/read-models';
 import { createSandboxProvider, createSender, createSmtpProvider } from '@tern/sender';
+import { createSigningKeys } from '@tern/sending-domains';
 import { getTemplate } from '@tern/templates';
 import { capability, type RuntimeContext, streamOf } from '../context.js';
 

@@ -18,7 +18,8 @@ import {
   stepAt,
 } from '@tern/bulk';
 import { durationMs } from '@tern/contracts';
-import { createLeasedJob, type LeasedJobContext, withTransaction } from '@tern/jobs';
+import { createLeasedJob, type LeasedJobContext } from '@tern/jobs';
+import { withTransaction } from '@tern/kernel';
 import {
   type BulkJobOptions,
   type BulkMail,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Recipient } from '@tern/bulk';
 import { unstorableText } from '@tern/contracts';
 import { cutSubject, listUnsubscribeHeaders, renderTemplate, type TemplateContent } from '@tern/domain';
-import type { Logger } from '@tern/jobs';
+import type { Logger } from '@tern/kernel';
 import { templateContent } from '@tern/templates';
 
 export { cutSubject };

@@ -7,7 +7,8 @@ import {
   normalizeDomainName,
 } from '@tern/contracts';
 import type { EventStream } from '@tern/event-log';
-import { createPoller, type Logger, silentLogger } from '@tern/jobs';
+import { createPoller } from '@tern/jobs';
+import { type Logger, silentLogger } from '@tern/kernel';
 import type pg from 'pg';
 import type { DnsChecker } from './dns-check.js';
 import { dkimSelector, generateDkimKey } from './keys.js';

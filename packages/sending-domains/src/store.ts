@@ -1,5 +1,6 @@
 import type { Domain, DomainEvent, DomainRecord, DomainStatus } from '@tern/contracts';
-import { claimDue, withTransaction } from '@tern/jobs';
+import { claimDue } from '@tern/jobs';
+import { withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 import type { CheckOutcome } from './status.js';
 
