@@ -1,5 +1,5 @@
 // The answers of `GET /analytics/breakdown` and `GET /analytics/deliverability` (SPEC §26),
-// spelled out once, zod-free (see wire-mail.ts).
+// spelled out once, zod-free (see wire-mail.ts); their schemas are analytics.ts.
 
 /** The dimensions of `GET /analytics/breakdown` (`by=`, and each one a filter). */
 export type AnalyticsDimension =
@@ -37,7 +37,13 @@ export interface BreakdownRow extends AnalyticsCounts {
     complaintRate: number;
   };
   /** With `interval`: one point per local hour or day, zero-filled; `start` is the UTC instant. */
-  series?: (AnalyticsCounts & { start: string })[] | undefined;
+  series?: BreakdownPoint[] | undefined;
+}
+
+/** One point of a row's series. */
+export interface BreakdownPoint extends AnalyticsCounts {
+  /** The start of the local hour or day, as a UTC instant. */
+  start: string;
 }
 
 export interface AnalyticsPeriod {
@@ -47,7 +53,8 @@ export interface AnalyticsPeriod {
 }
 
 export interface Breakdown {
-  by: AnalyticsDimension;
+  /** The dimension of the rows (`by` of the query, an `AnalyticsDimension`). */
+  by: string;
   interval: 'hour' | 'day' | null;
   period: AnalyticsPeriod;
   data: BreakdownRow[];

@@ -1,9 +1,10 @@
 // The wire types (wire.ts) pinned to the schemas the routes answer with: each `Same<…>` fails
 // `tsc` when a schema and its wire type drift. Nothing imports this file; the typecheck reads it.
 // Wire types without a contract schema (topics, properties, segments, the event stream, the
-// analytics breakdowns: their routes build the answer) are defined only in wire.ts.
+// inbound list: their routes build the answer) are defined only in wire.ts.
 
 import type { z } from 'zod';
+import type { breakdownResponseSchema, deliverabilityResponseSchema } from './analytics.js';
 import type { automationRunSchema, automationSchema, FilterOp } from './automations.js';
 import type {
   campaignDailySchema,
@@ -53,6 +54,12 @@ type Assert<T extends true> = T;
 
 type _WireChecks = [
   Assert<Same<W.ListMeta, typeof listMetaSchema>>,
+  Assert<Same<W.Breakdown, typeof breakdownResponseSchema>>,
+  Assert<Equals<W.BreakdownRow, W.Breakdown['data'][number]>>,
+  Assert<Equals<W.AnalyticsPeriod, W.Breakdown['period']>>,
+  Assert<Equals<W.AnalyticsCounts, Omit<NonNullable<W.BreakdownRow['series']>[number], 'start'>>>,
+  Assert<Same<W.Deliverability, typeof deliverabilityResponseSchema>>,
+  Assert<Equals<W.ProviderDeliverability, W.Deliverability['providers'][number]>>,
   Assert<Same<W.EmailStatus, typeof emailStatusSchema>>,
   Assert<Same<W.EmailLogEntry, typeof emailLogEntrySchema>>,
   Assert<Same<W.LogsResponse, typeof logsResponseSchema>>,

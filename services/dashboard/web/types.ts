@@ -10,7 +10,6 @@ export type {
   Automation,
   AutomationRun,
   AutomationStep,
-  Breakdown,
   BreakdownRow,
   Campaign,
   CampaignDay,
@@ -43,7 +42,15 @@ export type {
   WebhookDelivery as Delivery,
 } from '@tern/contracts/wire';
 
-import type { ListMeta, WebhookEndpoint } from '@tern/contracts/wire';
+import type {
+  AnalyticsDimension,
+  ListMeta,
+  WebhookEndpoint,
+  Breakdown as WireBreakdown,
+} from '@tern/contracts/wire';
+
+/** `GET /analytics/breakdown`: `by` is the dimension the page asked for (the answer echoes it). */
+export type Breakdown = Omit<WireBreakdown, 'by'> & { by: AnalyticsDimension };
 
 // The scope names themselves: `@tern/contracts/scope-names` imports nothing (no zod reaches the bundle).
 export { SCOPES } from '@tern/contracts/scope-names';
