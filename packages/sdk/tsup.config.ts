@@ -3,7 +3,7 @@ import { defineConfig } from 'tsup';
 // The SDK is the one package published to npm, so its build must stand alone: @tern/contracts is
 // a private workspace package whose types are only imported with `import type` — esbuild drops
 // them from the JS, and `dts.resolve` folds whatever declarations are needed into index.d.ts (the
-// zod-free `@tern/contracts/event-types` through the `paths` of tsconfig.build.json).
+// zod-free `@tern/contracts/wire` and `/event-types` through the `paths` of tsconfig.build.json).
 export default defineConfig({
   entry: { index: 'src/index.ts' },
   tsconfig: 'tsconfig.build.json',

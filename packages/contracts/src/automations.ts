@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { fromAddressSchema } from './campaigns.js';
 import { EVENT_TYPES, INBOUND_EVENT_TYPE } from './event-types.js';
+import type { AutomationFilter, AutomationStep } from './wire-audience.js';
+
+// The step and filter types are the wire's (wire-audience.ts): one spelling for the schema, the SDK and the dashboard.
+export type { AutomationFilter, AutomationStep };
 
 /**
  * Automations (SPEC §27): `POST /automations { name, from?, trigger: { event }, steps }`, the
@@ -78,40 +82,19 @@ const idLike = z.string().min(1).max(200);
 /** A property value an `update` step sets (null removes it). */
 const propertyValue = z.union([z.string().max(2000), z.number(), z.boolean(), z.null()]);
 
+export const FILTER_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'exists'] as const;
+export type FilterOp = (typeof FILTER_OPS)[number];
+
 /**
  * The condition of an `if` step: a segment filter (SPEC §27) evaluated on the run's contact when
  * the step is reached. Its full check is packages/bulk's `segmentFilterSchema` (the api runs it on
  * every `if`); here it is any object, so the contracts do not hold a second copy.
  */
-export type AutomationFilter =
-  | { and: AutomationFilter[] }
-  | { or: AutomationFilter[] }
-  | { not: AutomationFilter }
-  | { property: string; op: FilterOp; value?: string | number | boolean | undefined }
-  | { audience: string }
-  | { topic: string }
-  | { engagement: 'opened' | 'clicked' | 'bounced' | 'received'; days: number }
-  | { tag: string }
-  | { campaign: string };
-export const FILTER_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'exists'] as const;
-export type FilterOp = (typeof FILTER_OPS)[number];
-
 export const automationFilterSchema = z.record(z.string(), z.unknown()).meta({
   description:
     'A segment filter (SPEC §27): `{ and }`, `{ or }`, `{ not }`, `{ property, op, value? }`, `{ audience }`, `{ topic }`, `{ engagement, days }`, `{ tag }`, `{ campaign }`.',
   example: { property: 'plan', op: 'eq', value: 'pro' },
 }) as unknown as z.ZodType<AutomationFilter>;
-
-export type AutomationStep =
-  | { delay: string }
-  | { send: string }
-  | {
-      waitFor: { event: string; timeout: string };
-      then?: AutomationStep[] | undefined;
-      else?: AutomationStep[] | undefined;
-    }
-  | { if: AutomationFilter; then?: AutomationStep[] | undefined; else?: AutomationStep[] | undefined }
-  | { update: Record<string, string | number | boolean | null> };
 
 /** The most steps of an automation, branches included, and the deepest nesting of branches. */
 export const MAX_AUTOMATION_STEPS = 100;

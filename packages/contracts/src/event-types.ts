@@ -1,9 +1,8 @@
-/**
- * The names of the event types (SPEC §5, §20), and nothing else: no zod, no other import, so the
- * browser bundle of the dashboard and the published SDK's declarations take them from here
- * (`@tern/contracts/event-types`) instead of keeping copies. A new event type is one name here,
- * its schema in `events.ts` (or `domains.ts`) and its case in the fold.
- */
+// The names of the event types (SPEC §5, §20), and nothing else: no zod, no other import, so the
+// browser bundle of the dashboard and the published SDK's declarations take them from here
+// (`@tern/contracts/event-types`, or the types through `@tern/contracts/wire`) instead of keeping
+// copies. A new event type is one name here, its schema in `events.ts` (or `domains.ts`) and its
+// case in the fold.
 
 /** The delivery events of an email. */
 export const EVENT_TYPES = [

@@ -1,3 +1,4 @@
+export * from './analytics.js';
 export * from './attachments.js';
 export * from './automations.js';
 export * from './campaign-responses.js';

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { DmarcSource, DmarcSummary } from '@tern/contracts/wire';
 import type pg from 'pg';
 import {
   DMARC_LIMITS,
@@ -151,25 +152,8 @@ async function storeReport(
   }
 }
 
-export interface DmarcSource {
-  sourceIp: string;
-  count: number;
-  disposition: { none: number; quarantine: number; reject: number };
-  dkim: { pass: number; fail: number };
-  spf: { pass: number; fail: number };
-  reporters: string[];
-  firstSeen: string;
-  lastSeen: string;
-}
-
-export interface DmarcSummary {
-  domain: string;
-  days: number;
-  reports: number;
-  rejected: number;
-  messages: number;
-  sources: DmarcSource[];
-}
+// The answer's shape is the wire type of `GET /domains/:id/dmarc` (pinned to its schema in the contracts).
+export type { DmarcSource, DmarcSummary };
 
 /**
  * The reports of one domain whose period ended within `days`: sending sources by IP (most mail

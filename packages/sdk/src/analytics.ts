@@ -1,17 +1,16 @@
+import type { AnalyticsDimension, Breakdown, Deliverability } from '@tern/contracts/wire';
 import type { Send } from './transport.js';
 import type { RequestOptions } from './types.js';
 
-/** The dimensions of `GET /analytics/breakdown` (SPEC §26). */
-export type AnalyticsDimension =
-  | 'tag'
-  | 'template'
-  | 'project'
-  | 'campaign'
-  | 'domain'
-  | 'provider'
-  | 'client'
-  | 'device'
-  | 'bounce';
+export type {
+  AnalyticsCounts,
+  AnalyticsDimension,
+  AnalyticsPeriod,
+  Breakdown,
+  BreakdownRow,
+  Deliverability,
+  ProviderDeliverability,
+} from '@tern/contracts/wire';
 
 /** A period (`days`, or `from`/`to` local dates) and any filters (`{ provider: 'gmail', tag: 'receipt' }`). */
 export interface AnalyticsRangeParams extends Partial<Record<AnalyticsDimension, string>> {
@@ -24,64 +23,6 @@ export interface BreakdownParams extends AnalyticsRangeParams {
   by: AnalyticsDimension;
   interval?: 'hour' | 'day';
   limit?: number;
-}
-
-export interface AnalyticsCounts {
-  total: number;
-  sent: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-  complained: number;
-  failed: number;
-  delayed: number;
-}
-
-export interface BreakdownRow extends AnalyticsCounts {
-  key: string;
-  rates: {
-    deliveryRate: number;
-    openRate: number;
-    clickRate: number;
-    bounceRate: number;
-    complaintRate: number;
-  };
-  series?: (AnalyticsCounts & { start: string })[];
-}
-
-export interface AnalyticsPeriod {
-  from: string;
-  to: string;
-  timeZone: string;
-}
-
-export interface Breakdown {
-  by: string;
-  interval: 'hour' | 'day' | null;
-  period: AnalyticsPeriod;
-  data: BreakdownRow[];
-}
-
-export interface ProviderDeliverability {
-  provider: string;
-  total: number;
-  sent: number;
-  delivered: number;
-  bounced: number;
-  complained: number;
-  delayed: number;
-  deliveryRate: number;
-  bounceRate: number;
-  complaintRate: number;
-  deferralRate: number;
-  medianDeliverySeconds: number | null;
-  p95DeliverySeconds: number | null;
-}
-
-export interface Deliverability {
-  period: AnalyticsPeriod;
-  providers: ProviderDeliverability[];
 }
 
 /** Sliceable analytics (key scope `analytics:read`). */

@@ -1,16 +1,24 @@
-import type { Contact } from './contacts.js';
+import type {
+  Contact,
+  ContactProperty,
+  ContactPropertyType,
+  ListMeta,
+  Segment,
+  SegmentFilter,
+  Topic,
+} from '@tern/contracts/wire';
 import type { Send } from './transport.js';
-import type { ListMeta, RequestOptions } from './types.js';
+import type { RequestOptions } from './types.js';
 
 // Contact properties, topics and segments (SPEC §27): `contacts:read` / `contacts:write`.
 
-export type ContactPropertyType = 'string' | 'number' | 'boolean' | 'date';
-
-export interface ContactProperty {
-  name: string;
-  type: ContactPropertyType;
-  createdAt: string;
-}
+export type {
+  ContactProperty,
+  ContactPropertyType,
+  Segment,
+  SegmentFilter,
+  Topic,
+} from '@tern/contracts/wire';
 
 export interface ContactPropertiesApi {
   /** Defines a typed property contacts carry values of (409 when the name exists). */
@@ -22,17 +30,6 @@ export interface ContactPropertiesApi {
   list(options?: RequestOptions): Promise<{ data: ContactProperty[] }>;
   /** Removes the definition and every contact's value of it. */
   remove(name: string, options?: RequestOptions): Promise<void>;
-}
-
-export interface Topic {
-  id: string;
-  name: string;
-  /** What a contact that never chose gets. */
-  default: 'opt_in' | 'opt_out';
-  /** Shown on the preference page. */
-  public: boolean;
-  createdAt: string;
-  updatedAt: string;
 }
 
 export interface CreateTopicParams {
@@ -51,30 +48,6 @@ export interface TopicsApi {
   update(id: string, params: Partial<CreateTopicParams>, options?: RequestOptions): Promise<Topic>;
   /** 409 while a sequence or a campaign not yet sent names it. */
   remove(id: string, options?: RequestOptions): Promise<void>;
-}
-
-/** A segment filter (SPEC §27): at most 8 deep and 100 clauses. */
-export type SegmentFilter =
-  | { and: SegmentFilter[] }
-  | { or: SegmentFilter[] }
-  | { not: SegmentFilter }
-  | {
-      property: string;
-      op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'contains' | 'exists';
-      value?: string | number | boolean;
-    }
-  | { audience: string }
-  | { topic: string }
-  | { engagement: 'opened' | 'clicked' | 'bounced' | 'received'; days: number }
-  | { tag: string }
-  | { campaign: string };
-
-export interface Segment {
-  id: string;
-  name: string;
-  filter: SegmentFilter;
-  createdAt: string;
-  updatedAt: string;
 }
 
 export interface SegmentsApi {

@@ -1,48 +1,10 @@
+import type { Automation, AutomationRun, AutomationStep, List } from '@tern/contracts/wire';
 import type { Send } from './transport.js';
 import type { ListMeta, RequestOptions } from './types.js';
 
 // Automations (SPEC §27): `/automations`, their runs, and `POST /events/track` (`client.events.track`).
 
-/** The condition of an `if` step: a segment filter (SPEC §27) on the run's contact. */
-export type AutomationFilter =
-  | { and: AutomationFilter[] }
-  | { or: AutomationFilter[] }
-  | { not: AutomationFilter }
-  | {
-      property: string;
-      op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'contains' | 'exists';
-      value?: string | number | boolean | undefined;
-    }
-  | { audience: string }
-  | { topic: string }
-  | { engagement: 'opened' | 'clicked' | 'bounced' | 'received'; days: number }
-  | { tag: string }
-  | { campaign: string };
-
-/** One step; `then`/`else` of a `waitFor`: the event came / the timeout passed. */
-export type AutomationStep =
-  | { delay: string }
-  | { send: string }
-  | {
-      waitFor: { event: string; timeout: string };
-      then?: AutomationStep[] | undefined;
-      else?: AutomationStep[] | undefined;
-    }
-  | { if: AutomationFilter; then?: AutomationStep[] | undefined; else?: AutomationStep[] | undefined }
-  | { update: Record<string, string | number | boolean | null> };
-
-export interface Automation {
-  id: string;
-  name: string;
-  from: string | null;
-  trigger: { event: string };
-  steps: AutomationStep[];
-  /** false: no new run starts (runs going on finish). */
-  enabled: boolean;
-  runs: { active: number; completed: number; stopped: number };
-  createdAt: string;
-  updatedAt: string;
-}
+export type { Automation, AutomationFilter, AutomationRun, AutomationStep } from '@tern/contracts/wire';
 
 export interface CreateAutomationParams {
   name: string;
@@ -63,31 +25,9 @@ export interface UpdateAutomationParams {
   enabled?: boolean;
 }
 
-export interface AutomationRun {
-  id: string;
-  automationId: string;
-  contactId: string;
-  email: string | null;
-  state: 'active' | 'completed' | 'stopped';
-  stopReason: string | null;
-  /** Path of the current step (`1`, `1.else.0`); null once over. */
-  position: string | null;
-  waiting: 'delay' | 'event' | null;
-  dueAt: string | null;
-  stepsDone: number;
-  startedAt: string;
-  updatedAt: string;
-}
+export type AutomationList = List<Automation>;
 
-export interface AutomationList {
-  data: Automation[];
-  meta: ListMeta;
-}
-
-export interface AutomationRunList {
-  data: AutomationRun[];
-  meta: ListMeta;
-}
+export type AutomationRunList = List<AutomationRun>;
 
 export interface AutomationsApi {
   create(params: CreateAutomationParams, options?: RequestOptions): Promise<Automation>;

@@ -1,44 +1,8 @@
+import type { Campaign, CampaignDay, CampaignStatus, List } from '@tern/contracts/wire';
 import type { Send } from './transport.js';
-import type { ListMeta, RequestOptions } from './types.js';
+import type { RequestOptions } from './types.js';
 
-/** Counts of a campaign's (or a sequence step's) emails, from the delivery log (SPEC §15). */
-export interface MailStats {
-  recipients: number;
-  sent: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-  complained: number;
-  unsubscribed: number;
-}
-
-export type CampaignStatus = 'draft' | 'scheduled' | 'sending' | 'sent' | 'cancelled';
-
-/** A campaign (SPEC §15). */
-export interface Campaign {
-  id: string;
-  name: string;
-  from: string;
-  /** The audience, or null when the campaign goes to a segment. */
-  audience: string | null;
-  /** The segment (SPEC §27) instead of an audience, evaluated once when it starts sending. */
-  segment: string | null;
-  /** Only this topic's subscribers get it; null: every subscribed contact. */
-  topic: string | null;
-  templateId: string | null;
-  subject: string | null;
-  html: string | null;
-  text: string | null;
-  status: CampaignStatus;
-  scheduledAt: string | null;
-  sentAt: string | null;
-  /** The campaign's pace in emails per minute (SPEC §23), or null (as fast as the tenant's send rate allows). */
-  sendRatePerMinute: number | null;
-  createdAt: string;
-  updatedAt: string;
-  stats: MailStats;
-}
+export type { Campaign, CampaignDay, CampaignStatus, MailStats } from '@tern/contracts/wire';
 
 /** A template of the tenant (`templateId`), or own `subject` with `html` and/or `text`. */
 export interface CreateCampaignParams {
@@ -66,20 +30,7 @@ export type UpdateCampaignParams = {
     : CreateCampaignParams[K] | null;
 };
 
-export interface CampaignList {
-  data: Campaign[];
-  meta: ListMeta;
-}
-
-/** One UTC day of a campaign's emails: each counted once per kind, on the day of its first such event. */
-export interface CampaignDay {
-  date: string;
-  sent: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-}
+export type CampaignList = List<Campaign>;
 
 export interface CampaignsApi {
   create(params: CreateCampaignParams, options?: RequestOptions): Promise<Campaign>;

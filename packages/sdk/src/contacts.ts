@@ -1,25 +1,15 @@
+import type { AudienceList, Contact, ContactList, ErasureResult, ImportResult } from '@tern/contracts/wire';
 import type { Send } from './transport.js';
 import type { ListMeta, RequestOptions } from './types.js';
 
-/** A contact (SPEC §14). */
-export interface Contact {
-  id: string;
-  /** Stored lowercased. */
-  email: string;
-  firstName: string | null;
-  lastName: string | null;
-  attributes: Record<string, string | number | boolean | null>;
-  subscribed: boolean;
-  /** When it last unsubscribed; null while subscribed. */
-  unsubscribedAt: string | null;
-  audiences: string[];
-  /** Values of the tenant's contact properties (SPEC §27); a date as an ISO 8601 instant. */
-  properties: Record<string, string | number | boolean>;
-  /** The contact's own topic choices by topic id; a topic absent here has its default. */
-  topics: Record<string, 'opt_in' | 'opt_out'>;
-  createdAt: string;
-  updatedAt: string;
-}
+export type {
+  Audience,
+  AudienceList,
+  Contact,
+  ContactList,
+  ErasureResult,
+  ImportResult as ImportContactsResult,
+} from '@tern/contracts/wire';
 
 export interface CreateContactParams {
   email: string;
@@ -45,49 +35,6 @@ export interface ListContactsParams {
   audience?: string;
 }
 
-export interface ContactList {
-  data: Contact[];
-  meta: ListMeta;
-}
-
-export interface Audience {
-  name: string;
-  contacts: number;
-  subscribed: number;
-  /** Subscribed and not suppressed: whom a campaign to this audience reaches now. */
-  reachable: number;
-}
-
-export interface AudienceList {
-  data: Audience[];
-  meta: ListMeta;
-}
-
-export interface ImportContactsResult {
-  rows: number;
-  created: number;
-  updated: number;
-  failed: number;
-  /** The first 1000 refused rows; `row` counts the header as row 1. */
-  errors: { row: number; message: string }[];
-}
-
-/** What `contacts.erase` removed (SPEC §14); every count is 0 when the address was already erased. */
-export interface ErasureResult {
-  erased: true;
-  counts: {
-    /** Data keys deleted: the event log's encrypted copies can no longer be read. */
-    dataKeys: number;
-    contacts: number;
-    /** Log entries whose recipient, subject and content became null. */
-    emails: number;
-    sandboxMessages: number;
-    webhookDeliveries: number;
-    suppressions: number;
-    unsubscribes: number;
-  };
-}
-
 export interface ContactsApi {
   create(params: CreateContactParams, options?: RequestOptions): Promise<Contact>;
   list(params?: ListContactsParams, options?: RequestOptions): Promise<ContactList>;
@@ -95,11 +42,7 @@ export interface ContactsApi {
   update(id: string, params: UpdateContactParams, options?: RequestOptions): Promise<Contact>;
   remove(id: string, options?: RequestOptions): Promise<void>;
   /** Upserts the contacts of a CSV text (upsert on the address); `audience` joins each to it. */
-  importCsv(
-    csv: string,
-    params?: { audience?: string },
-    options?: RequestOptions,
-  ): Promise<ImportContactsResult>;
+  importCsv(csv: string, params?: { audience?: string }, options?: RequestOptions): Promise<ImportResult>;
   /** The tenant's contacts (or one audience's) as CSV text. */
   exportCsv(params?: { audience?: string }, options?: RequestOptions): Promise<string>;
   /** The audiences with their counts; `name` reads one. */
@@ -127,7 +70,7 @@ const isList = (value: unknown): value is { data: unknown[]; meta: ListMeta } =>
 const isContactList = (value: unknown): value is ContactList => isList(value) && value.data.every(isContact);
 const isAudienceList = (value: unknown): value is AudienceList =>
   isList(value) && value.data.every((a) => isRecord(a) && typeof a.name === 'string');
-const isImportResult = (value: unknown): value is ImportContactsResult =>
+const isImportResult = (value: unknown): value is ImportResult =>
   isRecord(value) && typeof value.rows === 'number' && Array.isArray(value.errors);
 
 const isErasureResult = (value: unknown): value is ErasureResult =>

@@ -23,13 +23,8 @@ import type {
 import type { Automation, AutomationRun } from './automations.js';
 import type { Contact, ErasureResult, ImportContactsResult } from './contacts.js';
 import type { InboundMessage, InboundSummary } from './inbound.js';
+import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret, WebhookReplay } from './index.js';
 import type { EmailLogEntry, EmailStatus, LogsMeta, LogsResponse, SendEmailParams } from './types.js';
-import type {
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointWithSecret,
-  WebhookReplay,
-} from './webhooks.js';
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Assert<T extends true> = T;

@@ -1,3 +1,4 @@
+import type { StreamPage as EventList, StreamEvent as TernEvent } from '@tern/contracts/wire';
 import { isTrackedEvent, type TrackEventParams, type TrackedEvent } from './automations.js';
 import type { ResolvedConfig } from './config.js';
 import { TernApiError } from './errors.js';
@@ -6,15 +7,8 @@ import type { RequestOptions } from './types.js';
 
 // The event stream (SPEC §25): `GET /events` and `GET /events/stream`.
 
-/** One event: its webhook body (SPEC §17), its id and its cursor. */
-export interface TernEvent {
-  id: string;
-  /** Its position in the tenant's stream: pass it as `after`. */
-  cursor: string;
-  type: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-}
+/** One event (`TernEvent`: its webhook body, id and cursor) and a page of `GET /events` (`EventList`). */
+export type { EventList, TernEvent };
 
 export interface EventFilters {
   /** Only these event types. */
@@ -30,14 +24,6 @@ export interface ListEventsParams extends EventFilters {
   after?: string;
   /** 1..1000, default 100. */
   limit?: number;
-}
-
-export interface EventList {
-  data: TernEvent[];
-  /** Pass as `after` for the next page, or to poll later. */
-  next: string;
-  /** The page is full: more events follow now. */
-  hasMore: boolean;
 }
 
 export interface StreamEventsParams extends EventFilters {

@@ -1,50 +1,18 @@
+import type { InboundList, InboundMessage, InboundSummary } from '@tern/contracts/wire';
 import type { Send } from './transport.js';
 import type { RequestOptions } from './types.js';
 
 // Received mail (SPEC §24): `GET /inbound`, `/inbound/:id`, `/inbound/:id/raw`,
 // `/inbound/:id/attachments/:attachmentId` (key scope `inbound:read`).
 
-export type InboundVerdict = string;
-
-/** SPF, DKIM, DMARC and ARC as verified on arrival (`pass`, `fail`, `none`, `temperror`, …). */
-export interface InboundAuth {
-  spf: InboundVerdict;
-  dkim: InboundVerdict;
-  dmarc: InboundVerdict;
-  arc: InboundVerdict;
-}
-
-export interface InboundAttachment {
-  /** `att_<n>`: pass it to `attachment(id, attachmentId)`. */
-  id: string;
-  filename: string | null;
-  contentType: string;
-  size: number;
-  contentId: string | null;
-}
-
-/** One message of a list (`attachments` is filled by `get` only). */
-export interface InboundSummary {
-  id: string;
-  from: string | null;
-  to: string[];
-  subject: string | null;
-  auth: InboundAuth;
-  /** The id of the email this answers, when it answers one the tenant sent. */
-  inReplyTo: string | null;
-  receivedAt: string;
-  attachments: InboundAttachment[];
-}
-
-export interface InboundMessage extends InboundSummary {
-  cc: string[];
-  text: string | null;
-  html: string | null;
-  headers: { name: string; value: string }[];
-  clientIp: string | null;
-  helo: string | null;
-  messageId: string | null;
-}
+export type {
+  InboundAttachment,
+  InboundAuth,
+  InboundList,
+  InboundMessage,
+  InboundSummary,
+  InboundVerdict,
+} from '@tern/contracts/wire';
 
 export interface ListInboundParams {
   /** `meta.nextCursor` of the previous page. */
@@ -57,11 +25,6 @@ export interface ListInboundParams {
   from?: string;
   /** Only mail received at or after this instant. */
   since?: string | Date;
-}
-
-export interface InboundList {
-  data: InboundSummary[];
-  meta: { limit: number; nextCursor: string | null };
 }
 
 export interface InboundApi {

@@ -1,3 +1,13 @@
+// The answers of `/webhooks*`: the contracts' wire types (see types.ts), under their own names.
+export type {
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookDeliveryStatus,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookEventType,
+  WebhookReplay,
+} from '@tern/contracts/wire';
 export type {
   AnalyticsApi,
   AnalyticsCounts,
@@ -119,12 +129,5 @@ export type {
   Page,
   ReplayParams,
   UpdateWebhookParams,
-  WebhookAttempt,
-  WebhookDelivery,
-  WebhookDeliveryStatus,
-  WebhookEndpoint,
-  WebhookEndpointWithSecret,
-  WebhookEventType,
-  WebhookReplay,
   WebhooksApi,
 } from './webhooks.js';

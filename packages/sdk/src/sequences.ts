@@ -1,6 +1,8 @@
-import type { MailStats } from './campaigns.js';
+import type { Enrollment, List, Sequence } from '@tern/contracts/wire';
 import type { Send } from './transport.js';
-import type { ListMeta, RequestOptions } from './types.js';
+import type { RequestOptions } from './types.js';
+
+export type { Enrollment, Sequence, SequenceStep } from '@tern/contracts/wire';
 
 /** One step: sent `delayMinutes` after the previous one (after enrollment for the first). */
 export interface SequenceStepParams {
@@ -9,28 +11,6 @@ export interface SequenceStepParams {
   subject?: string;
   html?: string;
   text?: string;
-}
-
-export interface SequenceStep {
-  delayMinutes: number;
-  templateId: string | null;
-  subject: string | null;
-  html: string | null;
-  text: string | null;
-  stats: MailStats;
-}
-
-/** A sequence (SPEC §15). */
-export interface Sequence {
-  id: string;
-  name: string;
-  from: string;
-  /** Only this topic's subscribers get its steps; null: every subscribed contact. */
-  topic: string | null;
-  steps: SequenceStep[];
-  enrollments: { active: number; completed: number; stopped: number; cancelled: number };
-  createdAt: string;
-  updatedAt: string;
 }
 
 export interface CreateSequenceParams {
@@ -42,24 +22,7 @@ export interface CreateSequenceParams {
   steps: SequenceStepParams[];
 }
 
-export interface Enrollment {
-  id: string;
-  sequenceId: string;
-  contactId: string;
-  /** The contact's address; null once the contact is deleted or erased. */
-  email: string | null;
-  state: 'active' | 'completed' | 'stopped' | 'cancelled';
-  /** `unsubscribed`, `suppressed` or `erased` when stopped. */
-  stopReason: string | null;
-  nextStep: number;
-  nextDueAt: string | null;
-  enrolledAt: string;
-}
-
-export interface SequenceList {
-  data: Sequence[];
-  meta: ListMeta;
-}
+export type SequenceList = List<Sequence>;
 
 /** Fields to change; `steps` replaces the list (enrollments keep their place). */
 export interface UpdateSequenceParams {
@@ -69,10 +32,7 @@ export interface UpdateSequenceParams {
   steps?: SequenceStepParams[];
 }
 
-export interface EnrollmentList {
-  data: Enrollment[];
-  meta: ListMeta;
-}
+export type EnrollmentList = List<Enrollment>;
 
 export interface SequencesApi {
   create(params: CreateSequenceParams, options?: RequestOptions): Promise<Sequence>;

@@ -1,59 +1,21 @@
-// The contract types are zod-inferred (`z.infer<…>`): re-exporting them as-is would make the
-// published `.d.ts` reference zod, which the SDK does not depend on. So the public types are
-// spelled out here and pinned to the contract by the compile-time checks of contract-checks.ts:
-// any drift in `@tern/contracts` fails `tsc`, and the published declarations stay self-contained.
+// The SDK's own parameter and option types. The answers it reads (the wire types) are the
+// contracts' zod-free spelling (`@tern/contracts/wire`, pinned there to the routes' schemas),
+// re-exported under the SDK's names; tsconfig.build.json maps the entry so that `dts.resolve`
+// folds them into index.d.ts (no zod in the published declarations). `SendEmailParams`, a body,
+// is pinned to the contract by contract-checks.ts.
 
-/** Delivery status of an email (SPEC §5). */
-export type EmailStatus =
-  | 'QUEUED'
-  | 'SCHEDULED'
-  | 'SENT'
-  | 'DELAYED'
-  | 'DELIVERED'
-  | 'BOUNCED'
-  | 'FAILED'
-  | 'SUPPRESSED'
-  | 'CANCELLED';
-
-/** One entry of `GET /emails/logs` (SPEC §7). */
-export interface EmailLogEntry {
-  id: string;
-  /** Null once the recipient was erased (`contacts.erase`). */
-  toEmail: string | null;
-  /** Null once the recipient was erased (`contacts.erase`). */
-  subject: string | null;
-  status: EmailStatus;
-  /** null until the email was sent. */
-  provider: string | null;
-  /** null until the email was sent. */
-  messageId: string | null;
-  /** ISO 8601 timestamp of `email.queued`. */
-  createdAt: string;
-  tags: string[];
-  /** A human open was recorded (machine opens do not count). */
-  opened: boolean;
-  /** A human click was recorded (scanner clicks do not count). */
-  clicked: boolean;
-  /** A complaint was recorded. */
-  complained: boolean;
-}
-
-export interface LogsMeta {
-  page: number;
-  limit: number;
-  total: number;
-  /** `ceil(total / limit)`; a page past it returns `data: []`. */
-  totalPages: number;
-}
-
-/** `meta` of every list. */
-export type ListMeta = LogsMeta;
-
-/** The body of `GET /emails/logs`, exactly as the endpoint returns it. */
-export interface LogsResponse {
-  data: EmailLogEntry[];
-  meta: LogsMeta;
-}
+export type {
+  BatchEmailResponse,
+  CancelEmailResponse,
+  EmailDetail,
+  EmailLogEntry,
+  EmailRecipient,
+  EmailStatus,
+  ListMeta,
+  ListMeta as LogsMeta,
+  LogsResponse,
+  SendEmailResponse,
+} from '@tern/contracts/wire';
 
 export interface GetLogsParams {
   /** 1-based page, default 1 (server default). */
@@ -103,58 +65,10 @@ export interface SendEmailParams {
   attachments?: { filename: string; content: string; contentType?: string; contentId?: string }[];
 }
 
-export interface SendEmailResponse {
-  id: string;
-  /**
-   * Where this send is in the event stream (SPEC §25): pass it to `emails.get(id, { consistentWith })`
-   * to read your own write (the read waits until the read models include it).
-   */
-  position: string;
-}
-
-export interface BatchEmailResponse {
-  data: SendEmailResponse[];
-  /**
-   * The batch's position: its last email on each partition of the event log, joined by `,` (one id
-   * on a one-partition log). `emails.get(anyId, { consistentWith })` with it waits for the whole batch.
-   */
-  position: string;
-}
-
 /** Options of a read that must include a write of yours. */
 export interface ConsistentReadOptions extends RequestOptions {
   /** A write's `position`: the answer waits (≤ 5 s) until it is projected; past that a `TernApiError` 503. */
   consistentWith?: string;
-}
-
-export interface CancelEmailResponse {
-  id: string;
-  status: 'CANCELLED';
-}
-
-/** One recipient of an email and its own last outcome. */
-export interface EmailRecipient {
-  email: string;
-  type: 'to' | 'cc' | 'bcc';
-  status: EmailStatus;
-}
-
-/** `GET /emails/:id`: the log entry, the send's details and its timeline (oldest first). */
-export interface EmailDetail extends EmailLogEntry {
-  /** Every `to` address (`toEmail` is the first). */
-  to: string[];
-  /** Every recipient (to, cc, bcc) with its own last outcome; an erased address is not listed. */
-  recipients: EmailRecipient[];
-  from: string | null;
-  cc: string[];
-  bcc: string[];
-  replyTo: string | null;
-  scheduledAt: string | null;
-  projectId: string | null;
-  templateId: string | null;
-  opens: number;
-  clicks: number;
-  events: { type: string; occurredAt: string; data: Record<string, unknown> }[];
 }
 
 export interface SendOptions extends RequestOptions {

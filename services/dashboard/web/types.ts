@@ -1,16 +1,62 @@
-// The answers the dashboard reads (SPEC §6–§8, §11–§17). The API's OpenAPI document at
-// /docs/json is their source; only the fields the pages use are named here.
+// The answers the dashboard reads (SPEC §6–§8, §11–§17). The wire types are the contracts' own
+// (`@tern/contracts/wire`: types only, pinned there to the routes' schemas), under the names the
+// pages import; the answers without a wire type yet name only the fields the pages use.
 
-export interface ListMeta {
-  page: number;
-  limit: number;
-  total: number;
-  totalPages: number;
-}
-export interface List<T> {
-  data: T[];
-  meta: ListMeta;
-}
+export type {
+  AnalyticsCounts as BreakdownCounters,
+  AnalyticsDimension as Dimension,
+  AnalyticsPeriod,
+  Audience,
+  Automation,
+  AutomationRun,
+  AutomationStep,
+  BreakdownRow,
+  Campaign,
+  CampaignDay,
+  CampaignStatus,
+  Contact,
+  ContactProperty,
+  Deliverability,
+  DmarcSource,
+  DmarcSummary,
+  EmailDetail,
+  EmailLogEntry as LogEntry,
+  Enrollment,
+  ImportResult,
+  InboundAttachment,
+  InboundAuth,
+  InboundList,
+  InboundMessage,
+  InboundSummary,
+  List,
+  ListMeta,
+  MailStats,
+  ProviderDeliverability,
+  Segment,
+  Sequence,
+  SequenceStep,
+  StreamEvent,
+  StreamPage,
+  Topic,
+  WebhookAttempt as DeliveryAttempt,
+  WebhookDelivery as Delivery,
+} from '@tern/contracts/wire';
+
+import type {
+  AnalyticsDimension,
+  ListMeta,
+  WebhookEndpoint,
+  Breakdown as WireBreakdown,
+} from '@tern/contracts/wire';
+
+/** `GET /analytics/breakdown`: `by` is the dimension the page asked for (the answer echoes it). */
+export type Breakdown = Omit<WireBreakdown, 'by'> & { by: AnalyticsDimension };
+
+// The scope names themselves: `@tern/contracts/scope-names` imports nothing (no zod reaches the bundle).
+export { SCOPES } from '@tern/contracts/scope-names';
+
+/** A segment filter as the builder assembles it from its fields (SPEC §27); the API checks it. */
+export type SegmentFilter = Record<string, unknown>;
 
 export interface Summary {
   period: { since: string; until: string; days: number };
@@ -55,62 +101,13 @@ export const STATUSES = [
   'CANCELLED',
 ] as const;
 
-export interface LogEntry {
-  id: string;
-  toEmail: string | null;
-  subject: string | null;
-  status: string;
-  provider: string | null;
-  messageId: string | null;
-  createdAt: string;
-  tags: string[];
-  /** A human open, a human click, a complaint was recorded (SPEC §4). */
-  opened: boolean;
-  clicked: boolean;
-  complained: boolean;
-}
-export interface EmailDetail extends LogEntry {
-  from?: string | null;
-  cc?: string[] | null;
-  bcc?: string[] | null;
-  scheduledAt?: string | null;
-  projectId?: string | null;
-  opens?: number;
-  clicks?: number;
-  events: { type: string; occurredAt: string; data: Record<string, unknown> }[];
-}
 export interface EmailContent {
   subject?: string | null;
   html?: string | null;
   text?: string | null;
 }
 
-/** Received mail (SPEC §24 `GET /inbound`, `/inbound/:id`). */
-export interface InboundAuth {
-  spf: string;
-  dkim: string;
-  dmarc: string;
-  arc: string;
-}
-export interface InboundAttachment {
-  id: string;
-  filename: string | null;
-  contentType: string;
-  size: number;
-}
-export interface InboundSummary {
-  id: string;
-  from: string | null;
-  to: string[];
-  subject: string | null;
-  auth: InboundAuth;
-  inReplyTo: string | null;
-  receivedAt: string;
-}
-export interface InboundList {
-  data: InboundSummary[];
-  meta: { limit: number; nextCursor: string | null };
-}
+/** Received mail (SPEC §24): an inbound route. */
 export interface InboundRoute {
   id: string;
   priority: number;
@@ -118,40 +115,6 @@ export interface InboundRoute {
   actions: Record<string, unknown>[];
   createdAt: string;
 }
-export interface InboundMessage extends InboundSummary {
-  cc: string[];
-  text: string | null;
-  html: string | null;
-  attachments: InboundAttachment[];
-  clientIp: string | null;
-  helo: string | null;
-  messageId: string | null;
-}
-
-export const SCOPES = [
-  'email:send',
-  'email:read',
-  'templates:read',
-  'contacts:read',
-  'contacts:write',
-  'campaigns:read',
-  'campaigns:write',
-  'sequences:read',
-  'sequences:write',
-  'suppressions:read',
-  'suppressions:write',
-  'projects:read',
-  'projects:write',
-  'webhooks:manage',
-  'inbound:read',
-  'inbound:manage',
-  'events:read',
-  'events:write',
-  'analytics:read',
-  'automations:read',
-  'automations:write',
-] as const;
-
 export interface ApiKey {
   id: string;
   name: string;
@@ -195,75 +158,13 @@ export {
   WEBHOOK_EVENT_TYPES as EVENT_TYPES,
 } from '@tern/contracts/event-types';
 
-/** One event of the stream (SPEC §25): its webhook body plus `id` and `cursor`. */
-export interface StreamEvent {
-  id: string;
-  cursor: string;
-  type: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-}
-/** `GET /events`: a page, and where the next one starts (`after`, or `before` with `order=newest`). */
-export interface StreamPage {
-  data: StreamEvent[];
-  next: string;
-  hasMore: boolean;
-}
-
-/** `/webhooks` (SPEC §17); `events: null` = every event type. */
-export interface Webhook {
-  id: string;
-  url: string;
-  events: string[] | null;
-  description: string | null;
-  enabled: boolean;
-  /** Why Tern disabled it (failing for 5 days); null otherwise. */
-  disabledReason: string | null;
-  failingSince: string | null;
-  createdAt: string;
-  updatedAt: string;
-  /** Create and rotate-secret answers only. */
-  secret?: string;
-}
-export interface DeliveryAttempt {
-  attempt: number;
-  startedAt: string;
-  durationMs: number;
-  statusCode: number | null;
-  error: string | null;
-  responseExcerpt: string | null;
-}
-/** `GET /webhooks/:id/deliveries`: one per (event, endpoint), its attempts oldest first. */
-export interface Delivery {
-  id: string;
-  /** The `webhook-id` header (the event's id). */
-  webhookId: string;
-  eventType: string;
-  emailId: string;
-  replayId: string | null;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: DeliveryAttempt[];
-  nextAttemptAt: string | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+/** `/webhooks` (SPEC §17); `secret` in the create and rotate-secret answers only. */
+export type Webhook = WebhookEndpoint & { secret?: string };
 
 export interface Suppression {
   email: string;
   reason: string | null;
   source?: string;
-  createdAt: string;
-}
-
-export interface Contact {
-  id: string;
-  email: string;
-  firstName?: string | null;
-  lastName?: string | null;
-  subscribed: boolean;
-  audiences?: string[];
   createdAt: string;
 }
 
@@ -280,98 +181,9 @@ export interface Project {
   updatedAt: string;
 }
 
-/** `GET /audiences`: `reachable` is whom a campaign to it reaches now (subscribed, not suppressed). */
-export interface Audience {
-  name: string;
-  contacts: number;
-  subscribed: number;
-  reachable: number;
-}
-
-export interface ImportResult {
-  rows: number;
-  created: number;
-  updated: number;
-  failed: number;
-  errors: { row: number; message: string }[];
-}
-
-/** SPEC §15 `stats` of a campaign or a sequence step. */
-export interface MailStats {
-  recipients: number;
-  sent: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-  complained: number;
-  unsubscribed: number;
-  /** Recipients skipped: their message could not be composed (nothing sent). */
-  failed: number;
-}
-
 export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'sent', 'cancelled'] as const;
-export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
-
-export interface Campaign {
-  id: string;
-  name: string;
-  from: string;
-  audience: string;
-  templateId: string | null;
-  subject: string | null;
-  html: string | null;
-  text: string | null;
-  status: CampaignStatus;
-  scheduledAt: string | null;
-  sentAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  stats: MailStats;
-}
-
-/** `GET /campaigns/:id/daily`: per UTC day of the first event of each kind. */
-export interface CampaignDay {
-  date: string;
-  sent: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-}
-
-export interface SequenceStep {
-  delayMinutes: number;
-  templateId: string | null;
-  subject: string | null;
-  html: string | null;
-  text: string | null;
-  stats: MailStats;
-}
-
-export interface Sequence {
-  id: string;
-  name: string;
-  from: string;
-  steps: SequenceStep[];
-  enrollments: { active: number; completed: number; stopped: number; cancelled: number };
-  createdAt: string;
-  updatedAt: string;
-}
 
 export const ENROLLMENT_STATES = ['active', 'completed', 'stopped', 'cancelled'] as const;
-
-export interface Enrollment {
-  id: string;
-  sequenceId: string;
-  contactId: string;
-  email: string | null;
-  state: (typeof ENROLLMENT_STATES)[number];
-  stopReason: string | null;
-  nextStep: number;
-  nextDueAt: string | null;
-  enrolledAt: string;
-}
 
 /** `GET /tenants/:id/settings` (any role reads; owners and admins change). */
 export interface TenantSettings {
@@ -396,137 +208,8 @@ export const DIMENSIONS = [
   'device',
   'bounce',
 ] as const;
-export type Dimension = (typeof DIMENSIONS)[number];
 
-/** The counters of a breakdown row or of one point of its series. */
-export interface BreakdownCounters {
-  total: number;
-  sent: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-  complained: number;
-  failed: number;
-  delayed: number;
-}
-export interface BreakdownRow extends BreakdownCounters {
-  /** The dimension's value; '' = emails without one. */
-  key: string;
-  rates: {
-    deliveryRate: number;
-    openRate: number;
-    clickRate: number;
-    bounceRate: number;
-    complaintRate: number;
-  };
-  /** With `interval`: one point per local hour or day, zero-filled; `start` is the UTC instant. */
-  series?: ({ start: string } & BreakdownCounters)[];
-}
-export interface AnalyticsPeriod {
-  from: string;
-  to: string;
-  timeZone: string;
-}
-export interface Breakdown {
-  by: Dimension;
-  interval: 'hour' | 'day' | null;
-  period: AnalyticsPeriod;
-  data: BreakdownRow[];
-}
-
-/** `GET /analytics/deliverability`: per recipient mailbox provider. */
-export interface ProviderDeliverability {
-  provider: string;
-  total: number;
-  sent: number;
-  delivered: number;
-  bounced: number;
-  complained: number;
-  delayed: number;
-  deliveryRate: number;
-  bounceRate: number;
-  complaintRate: number;
-  deferralRate: number;
-  medianDeliverySeconds: number | null;
-  p95DeliverySeconds: number | null;
-}
-export interface Deliverability {
-  period: AnalyticsPeriod;
-  providers: ProviderDeliverability[];
-}
-
-/** `GET /domains/:id/dmarc` (SPEC §26): what receivers reported about a domain, by source IP. */
-export interface DmarcSource {
-  sourceIp: string;
-  count: number;
-  disposition: { none: number; quarantine: number; reject: number };
-  dkim: { pass: number; fail: number };
-  spf: { pass: number; fail: number };
-  reporters: string[];
-  firstSeen: string;
-  lastSeen: string;
-}
-export interface DmarcSummary {
-  domain: string;
-  days: number;
-  reports: number;
-  rejected: number;
-  messages: number;
-  sources: DmarcSource[];
-}
-
-/** SPEC §27 contact properties: typed definitions of the values contacts carry. */
+/** SPEC §27 contact properties: the types of their values. */
 export const PROPERTY_TYPES = ['string', 'number', 'boolean', 'date'] as const;
-export interface ContactProperty {
-  name: string;
-  type: (typeof PROPERTY_TYPES)[number];
-  createdAt: string;
-}
 
-/** SPEC §27 topics: what contacts subscribe to. */
-export interface Topic {
-  id: string;
-  name: string;
-  default: 'opt_in' | 'opt_out';
-  public: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** A segment filter (SPEC §27); the API checks it. */
-export type SegmentFilter = Record<string, unknown>;
-export interface Segment {
-  id: string;
-  name: string;
-  filter: SegmentFilter;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** SPEC §27 automations: a trigger and a tree of steps, each contact's run through them. */
-export type AutomationStep = Record<string, unknown>;
-export interface Automation {
-  id: string;
-  name: string;
-  from: string | null;
-  trigger: { event: string };
-  steps: AutomationStep[];
-  enabled: boolean;
-  runs: { active: number; completed: number; stopped: number };
-  createdAt: string;
-  updatedAt: string;
-}
 export const AUTOMATION_RUN_STATES = ['active', 'completed', 'stopped'] as const;
-export interface AutomationRun {
-  id: string;
-  contactId: string;
-  email: string | null;
-  state: (typeof AUTOMATION_RUN_STATES)[number];
-  stopReason: string | null;
-  position: string | null;
-  waiting: 'delay' | 'event' | null;
-  dueAt: string | null;
-  stepsDone: number;
-  startedAt: string;
-}
