@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createEventStream, createKafkaEventLog, type EventLog } from '@tern/event-log';
-import { eventsReplayRange } from '@tern/read-models';
+import { withTransaction } from '@tern/kernel';
+import { appendContactEvents, eventsReplayRange } from '@tern/read-models';
 import { createSecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -290,5 +291,48 @@ describe('POST /webhooks/:id/replay { after }', () => {
       max: 5,
     });
     expect(rest).toEqual({ kind: 'range', through: all.at(-1)!.cursor, count: 5, hasMore: false });
+  });
+  // Runs last: it adds a custom event to the tenant's stream, past the head the tests above read.
+  it("an endpoint without a filter replays every webhook event type, never the stream's custom events", async () => {
+    await withTransaction(stores.pool, (c) =>
+      appendContactEvents(c, tenant, [
+        {
+          id: `evt_${suffix()}`,
+          contactId: 'ct_rc',
+          type: 'signed_up',
+          timestamp: new Date().toISOString(),
+          data: {},
+        },
+      ]),
+    );
+    const listed = (
+      (await (await call('GET', '/events?limit=1000', readKey)).json()) as { data: StreamEvent[] }
+    ).data;
+    expect(listed.map((e) => e.type)).toContain('signed_up');
+    const created = await call('POST', '/webhooks', manageKey, { url: receiver.url(`${path}-all`) });
+    expect(created.status).toBe(201);
+    const endpoint = (await created.json()) as { id: string; secret: string };
+    receiver.secrets.set(endpoint.id, endpoint.secret);
+    const res = await replay('0', manageKey, endpoint.id);
+    expect(res.status).toBe(202);
+    const r = (await res.json()) as Replay;
+    expect(r).toMatchObject({ after: '0', through: listed.at(-1)!.cursor, hasMore: false });
+    await startDispatcher();
+    await waitFor(
+      async () =>
+        (await stores.pool.query(`SELECT status FROM webhook_replays WHERE id = $1`, [r.id])).rows[0]
+          ?.status === 'done',
+      { timeoutMs: 30_000, description: 'the replay to finish' },
+    );
+    const { rows } = await stores.pool.query<{ event_type: string; n: number }>(
+      'SELECT event_type, count(*)::int AS n FROM webhook_deliveries WHERE replay_id = $1 GROUP BY 1 ORDER BY 1',
+      [r.id],
+    );
+    // The 18 events of the six emails, by type; not the custom one.
+    expect(rows).toEqual([
+      { event_type: 'email.delivered', n: 6 },
+      { event_type: 'email.queued', n: 6 },
+      { event_type: 'email.sent', n: 6 },
+    ]);
   });
 });
