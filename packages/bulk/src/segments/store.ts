@@ -160,8 +160,12 @@ export async function matchingContacts(
         ORDER BY c.created_at DESC, c.id COLLATE "C" DESC LIMIT $${n + 1} OFFSET $${n + 2}::bigint`,
           [...params, q.limit, q.offset],
         ),
-        await countMatching(conn, tenantId, filter, at),
+        // The same compiled filter and session: no second compile, no second SET LOCAL.
+        await conn.query<{ total: string }>(
+          `SELECT count(*) AS total FROM contacts c WHERE ${where}`,
+          params,
+        ),
       ] as const,
   );
-  return { data: page.rows.map(toContact), total };
+  return { data: page.rows.map(toContact), total: Number(total.rows[0]?.total ?? 0) };
 }
