@@ -21,9 +21,12 @@ apt_root() {
   fi
 }
 
-# Installs the packages quietly (progress on stderr: stdout is the script's answer).
+# Installs the packages quietly (progress on stderr: stdout is the script's answer). Waits up to
+# 5 minutes for dpkg's lock: another apt-get on the machine (a developer's, an image's unattended
+# upgrade) must delay the install, not fail it.
 apt_install() {
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq >&2
-  $sudo apt-get install -y -qq "$@" >&2
+  local lock=(-o DPkg::Lock::Timeout=300)
+  $sudo apt-get "${lock[@]}" update -qq >&2
+  $sudo apt-get "${lock[@]}" install -y -qq "$@" >&2
 }
