@@ -526,6 +526,20 @@ describe('erasure', () => {
     ]);
     const id = /Stored as (inb_[0-9a-z]+)/.exec(res.out)![1]!;
     expect((await api(`/inbound/${id}`)).status).toBe(200);
+    // The message's email.received is in the event stream (SPEC §25), its sender named until erased.
+    const streamedOf = async () => {
+      const text = await (await api('/events?types=email.received&limit=1000')).text();
+      const page = JSON.parse(text) as {
+        data: { type: string; data: { inboundId: string; from: string | null } }[];
+      };
+      return { text, event: page.data.find((e) => e.data.inboundId === id) };
+    };
+    const streamed = await waitFor(async () => (await streamedOf()).event, {
+      timeoutMs: 60_000,
+      intervalMs: 300,
+      description: 'the email.received in GET /events',
+    });
+    expect(streamed).toMatchObject({ type: 'email.received', data: { from: 'erin@sender.test' } });
     const erased = await fetch(`${tern!.url}/contacts/erase`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },
@@ -535,6 +549,9 @@ describe('erasure', () => {
     expect((await api(`/inbound/${id}`)).status).toBe(404);
     expect(await list('&from=erin%40sender.test')).toEqual([]);
     expect((await pool.query('SELECT 1 FROM inbound_messages WHERE id = $1', [id])).rowCount).toBe(0);
+    const scrubbed = await streamedOf();
+    expect(scrubbed.event?.data.from).toBeNull();
+    expect(scrubbed.text).not.toContain('erin@sender.test');
     await tern!.stop();
     tern = undefined;
     const rebuilt = await run(process.execPath, [REBUILD], {
@@ -544,6 +561,7 @@ describe('erasure', () => {
     expect(rebuilt.stdout).toMatch(/rebuilt from \d+ records/);
     tern = await startTern({ env, readyTimeoutMs: 180_000 });
     expect((await api(`/inbound/${id}`)).status).toBe(404);
+    expect((await streamedOf()).text).not.toContain('erin@sender.test');
     const log = await pool.query<{ value: string }>(
       "SELECT value FROM event_log WHERE value LIKE '%email.received%'",
     );

@@ -8,6 +8,7 @@ export * from './email-log/queries.js';
 export * from './email-log/views.js';
 export * from './engagement.js';
 export * from './event-stream/contact-events.js';
+export * from './event-stream/log-events.js';
 export * from './event-stream/model.js';
 export * from './event-stream/queries.js';
 export * from './log-queries.js';

@@ -5,7 +5,7 @@ import type {
   InboundEvent,
   WebhookPayload,
 } from '@tern/contracts';
-import { type EmailView, webhookPayload } from '@tern/read-models';
+import { domainPayload, type EmailView, inboundPayload, webhookPayload } from '@tern/read-models';
 
 /**
  * The body of a delivery (SPEC §17), read as the event stream reads it (`webhookPayload`). The
@@ -16,29 +16,8 @@ export function buildPayload(event: DeliveryEvent, view: EmailView): WebhookPayl
   return webhookPayload(event, view);
 }
 
-/** The body of a domain event's delivery (SPEC §20): the domain as its check found it. */
-export function buildDomainPayload(event: DomainEvent): DomainWebhookPayload {
-  return {
-    type: event.type,
-    timestamp: event.occurredAt,
-    data: { domainId: event.domainId, tenantId: event.tenantId, ...event.data },
-  };
-}
+/** The body of a domain event's delivery (SPEC §20): as the event stream reads it. */
+export const buildDomainPayload = (event: DomainEvent): DomainWebhookPayload => domainPayload(event);
 
-/**
- * The body of an `email.received` delivery (SPEC §24): the message's metadata and the links of its
- * content on the api (`/inbound/:id`, `/raw`), never the body itself.
- */
-export function buildInboundPayload(event: InboundEvent) {
-  const id = event.inboundId;
-  return {
-    type: event.type,
-    timestamp: event.occurredAt,
-    data: {
-      inboundId: id,
-      tenantId: event.tenantId,
-      ...event.data,
-      links: { self: `/inbound/${id}`, raw: `/inbound/${id}/raw` },
-    },
-  };
-}
+/** The body of an `email.received` delivery (SPEC §24): as the event stream reads it. */
+export const buildInboundPayload = (event: InboundEvent) => inboundPayload(event);

@@ -3,8 +3,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { type DeliveryEvent, storableText } from '@tern/contracts';
 import type { AnalyticsDelta, MailboxOf } from '@tern/domain';
 import type { DeadLetter, EventBatch, EventLogConsumer, EventStream } from '@tern/event-log';
-import { backoffMs, type Logger, silentLogger } from '@tern/kernel';
-import { type Outbox, writeClickHouseDeadLetter } from '@tern/read-models';
+import { backoffMs, type Logger, silentLogger, withTransaction } from '@tern/kernel';
+import { type Outbox, streamLogEvents, writeClickHouseDeadLetter } from '@tern/read-models';
 import { classifyStoreError } from '@tern/stores';
 import type pg from 'pg';
 import { completeOutbox, type ShipFn, shipBatch, shipPendingOutbox } from './ch-sink.js';
@@ -168,7 +168,12 @@ export function createProjector(opts: ProjectorOptions): Projector {
   let lastError = '';
   let lagSeenSince: number | null = null;
 
-  async function processBatch({ events, deadLetters }: EventBatch): Promise<BatchStats> {
+  async function processBatch({
+    events,
+    deadLetters,
+    domainEvents,
+    inboundEvents,
+  }: EventBatch): Promise<BatchStats> {
     const started = performance.now();
     const mailboxOf = await opts.mailboxes?.prepare(events);
     const result = await applyIsolating(opts.pool, events, deadLetters, newBatchId, mailboxOf);
@@ -176,6 +181,10 @@ export function createProjector(opts: ProjectorOptions): Projector {
       await ship(opts.ch, outbox.batchId, outbox.rows, outbox.dimRows, outbox.dimTables);
       await completeOutbox(opts.pool, outbox.batchId, outbox.rows, outbox.dimRows);
     }
+    // Domain checks and received mail are no email's facts (the fold never sees them); they join the
+    // event stream after the batch's delivery events (SPEC §25). A batch delivered again skips them.
+    const others = [...(domainEvents ?? []), ...(inboundEvents ?? [])];
+    if (others.length > 0) await withTransaction(opts.pool, (client) => streamLogEvents(client, others));
     return {
       records: events.length + deadLetters.length,
       applied: result.applied,

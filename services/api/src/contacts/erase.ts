@@ -3,7 +3,7 @@ import type { ErasureResult } from '@tern/contracts';
 import { eraseInbound } from '@tern/inbound';
 import { withTransaction } from '@tern/kernel';
 import { type Keyring, recordErasure } from '@tern/privacy';
-import { type Erasure, emailIdsTo, PG_READ_MODELS } from '@tern/read-models';
+import { type Erasure, emailIdsTo, eraseInboundEvents, PG_READ_MODELS } from '@tern/read-models';
 import { eraseSendContent, sendIdsTo } from '@tern/sending';
 import { notifyReadModel } from '@tern/stores';
 import { eraseWebhookDeliveries } from '@tern/webhooks';
@@ -67,6 +67,7 @@ export async function eraseRecipient(
     for (const model of PG_READ_MODELS) Object.assign(counts, await model.eraseRecipient?.(client, erasure));
     // Received mail the address sent or received (SPEC §24); its webhook deliveries go with the emails'.
     const inboundIds = await eraseInbound(client, tenantId, rh);
+    await eraseInboundEvents(client, tenantId, inboundIds);
     const webhookDeliveries = await eraseWebhookDeliveries(
       client,
       tenantId,

@@ -1,4 +1,10 @@
-import { customEventNameSchema, EVENT_TYPES, idSchema } from '@tern/contracts';
+import {
+  customEventNameSchema,
+  DOMAIN_EVENT_TYPES,
+  EVENT_TYPES,
+  INBOUND_EVENT_TYPES,
+  idSchema,
+} from '@tern/contracts';
 import { z } from 'zod';
 import { queryInteger } from '../schemas.js';
 
@@ -20,10 +26,11 @@ const text = (field: string, description: string, example: string) =>
     .optional()
     .meta({ description, example });
 
-const TYPES_MESSAGE = `types must be a comma list of ${EVENT_TYPES.join(', ')} or custom event names`;
-const DELIVERY_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
-/** A delivery event type, or a custom event's name (`POST /events/track`, SPEC §27). */
-const isStreamType = (t: string) => DELIVERY_TYPES.has(t) || customEventNameSchema.safeParse(t).success;
+const LOG_TYPES = [...EVENT_TYPES, ...INBOUND_EVENT_TYPES, ...DOMAIN_EVENT_TYPES];
+const TYPES_MESSAGE = `types must be a comma list of ${LOG_TYPES.join(', ')} or custom event names`;
+const STREAM_TYPES: ReadonlySet<string> = new Set(LOG_TYPES);
+/** A delivery, inbound or domain event type, or a custom event's name (`POST /events/track`, SPEC §27). */
+const isStreamType = (t: string) => STREAM_TYPES.has(t) || customEventNameSchema.safeParse(t).success;
 
 export const eventFiltersSchema = z.object({
   types: z
@@ -34,7 +41,8 @@ export const eventFiltersSchema = z.object({
     .optional()
     .meta({
       type: 'string',
-      description: 'Only these event types (a comma list): delivery event types and custom event names.',
+      description:
+        'Only these event types (a comma list): delivery, inbound (`email.received`) and domain (`domain.*`) event types, and custom event names.',
       example: 'email.delivered,email.bounced',
     }),
   emailId: idSchema('emailId')

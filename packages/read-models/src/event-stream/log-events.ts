@@ -1,0 +1,108 @@
+import {
+  type DomainEvent,
+  type DomainWebhookPayload,
+  INBOUND_PERSONAL_FIELDS,
+  type InboundEvent,
+  isDomainEvent,
+} from '@tern/contracts';
+import type pg from 'pg';
+import { bumpStreamHeads, insertStreamRows, type StreamRow } from './rows.js';
+
+/**
+ * The log's events that are no email Tern sent — a sending domain's check (`domain.*`, SPEC §20) and
+ * a received message (`email.received`, SPEC §24) — in the event stream (SPEC §25: "delivery,
+ * inbound, domain, contact and custom events"). The projector writes them after a batch's delivery
+ * events, in a transaction of their own that takes the tenant's head row lock as every writer does
+ * (bump the heads, insert the rows, commit), so a tenant's seqs still commit in order. An event
+ * already streamed (a batch delivered again) is skipped: a gap in the numbers, never a copy.
+ * `email_id` holds the domain's or the message's id; both read as their webhook body (SPEC §17).
+ */
+
+/** The body of a domain event (SPEC §20): the domain as its check found it. */
+export function domainPayload(event: DomainEvent): DomainWebhookPayload {
+  return {
+    type: event.type,
+    timestamp: event.occurredAt,
+    data: { domainId: event.domainId, tenantId: event.tenantId, ...event.data },
+  };
+}
+
+/**
+ * The body of an `email.received` (SPEC §24): the message's metadata and the links of its content
+ * on the api (`/inbound/:id`, `/raw`), never the body itself.
+ */
+export function inboundPayload(event: InboundEvent) {
+  const id = event.inboundId;
+  return {
+    type: event.type,
+    timestamp: event.occurredAt,
+    data: {
+      inboundId: id,
+      tenantId: event.tenantId,
+      ...event.data,
+      links: { self: `/inbound/${id}`, raw: `/inbound/${id}/raw` },
+    },
+  };
+}
+
+/** Appends the events to their tenants' streams in the caller's transaction, in the order given per tenant. */
+export async function streamLogEvents(
+  client: pg.ClientBase,
+  events: readonly (DomainEvent | InboundEvent)[],
+): Promise<void> {
+  if (events.length === 0) return;
+  const byTenant = new Map<string, (DomainEvent | InboundEvent)[]>();
+  for (const e of events) {
+    const list = byTenant.get(e.tenantId);
+    if (list) list.push(e);
+    else byTenant.set(e.tenantId, [e]);
+  }
+  // Tenants in byte order: concurrent writers lock the heads in one order.
+  const tenants = [...byTenant.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const heads = await bumpStreamHeads(
+    client,
+    tenants.map((t) => [t, byTenant.get(t)?.length ?? 0] as const),
+  );
+  const rows: StreamRow[] = [];
+  for (const [tenantId, last] of heads) {
+    const list = byTenant.get(tenantId) ?? [];
+    let seq = last - BigInt(list.length);
+    for (const event of list) {
+      seq += 1n;
+      const { type, timestamp, data } = isDomainEvent(event) ? domainPayload(event) : inboundPayload(event);
+      rows.push({
+        tenantId,
+        seq: seq.toString(),
+        eventId: event.id,
+        key: isDomainEvent(event) ? event.domainId : event.inboundId,
+        projectId: null,
+        type,
+        tags: '[]',
+        body: JSON.stringify({ id: event.id, cursor: seq.toString(), type, timestamp, data }),
+      });
+    }
+  }
+  await insertStreamRows(client, rows);
+}
+
+/**
+ * Erasure (SPEC §14, §24) of received messages' events in the stream: their addresses, subject and
+ * message id read `null` (the event, its time, size and verdicts stay). A message announced after the
+ * erasure needs none of this: its personal fields were sealed under the erased key and read `null`.
+ */
+export async function eraseInboundEvents(
+  client: pg.ClientBase,
+  tenantId: string,
+  inboundIds: readonly string[],
+): Promise<number> {
+  if (inboundIds.length === 0) return 0;
+  const nulls = JSON.stringify(Object.fromEntries(INBOUND_PERSONAL_FIELDS.map((f) => [f, null])));
+  const r = await client.query(
+    `UPDATE event_stream
+        SET payload = jsonb_set(payload, '{data}', (payload -> 'data') || $3::jsonb), body = NULL
+      WHERE tenant_id = $1 AND email_id = ANY($2::text[]) AND type = 'email.received'
+        AND (payload -> 'data') || $3::jsonb IS DISTINCT FROM payload -> 'data'`,
+    [tenantId, inboundIds, nulls],
+  );
+  return r.rowCount ?? 0;
+}
