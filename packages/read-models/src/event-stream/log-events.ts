@@ -6,7 +6,7 @@ import {
   isDomainEvent,
 } from '@tern/contracts';
 import type pg from 'pg';
-import { bumpStreamHeads, insertStreamRows, type StreamRow } from './rows.js';
+import { appendByTenant } from './rows.js';
 
 /**
  * The log's events that are no email Tern sent — a sending domain's check (`domain.*`, SPEC §20) and
@@ -46,43 +46,23 @@ export function inboundPayload(event: InboundEvent) {
 }
 
 /** Appends the events to their tenants' streams in the caller's transaction, in the order given per tenant. */
-export async function streamLogEvents(
+export function streamLogEvents(
   client: pg.ClientBase,
   events: readonly (DomainEvent | InboundEvent)[],
 ): Promise<void> {
-  if (events.length === 0) return;
-  const byTenant = new Map<string, (DomainEvent | InboundEvent)[]>();
-  for (const e of events) {
-    const list = byTenant.get(e.tenantId);
-    if (list) list.push(e);
-    else byTenant.set(e.tenantId, [e]);
-  }
-  // Tenants in byte order: concurrent writers lock the heads in one order.
-  const tenants = [...byTenant.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const heads = await bumpStreamHeads(
-    client,
-    tenants.map((t) => [t, byTenant.get(t)?.length ?? 0] as const),
-  );
-  const rows: StreamRow[] = [];
-  for (const [tenantId, last] of heads) {
-    const list = byTenant.get(tenantId) ?? [];
-    let seq = last - BigInt(list.length);
-    for (const event of list) {
-      seq += 1n;
-      const { type, timestamp, data } = isDomainEvent(event) ? domainPayload(event) : inboundPayload(event);
-      rows.push({
-        tenantId,
-        seq: seq.toString(),
-        eventId: event.id,
-        key: isDomainEvent(event) ? event.domainId : event.inboundId,
-        projectId: null,
-        type,
-        tags: '[]',
-        body: JSON.stringify({ id: event.id, cursor: seq.toString(), type, timestamp, data }),
-      });
-    }
-  }
-  await insertStreamRows(client, rows);
+  return appendByTenant(client, events, (event, seq) => {
+    const { type, timestamp, data } = isDomainEvent(event) ? domainPayload(event) : inboundPayload(event);
+    return {
+      tenantId: event.tenantId,
+      seq: seq.toString(),
+      eventId: event.id,
+      key: isDomainEvent(event) ? event.domainId : event.inboundId,
+      projectId: null,
+      type,
+      tags: '[]',
+      body: JSON.stringify({ id: event.id, cursor: seq.toString(), type, timestamp, data }),
+    };
+  });
 }
 
 /**

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { EmailView } from '../email-log/views.js';
 import type { PgReadModel, ProjectionBatch, TenantScope } from '../read-model.js';
 import { eraseContactEvents } from './contact-events.js';
-import { bumpStreamHeads, insertStreamRows, type StreamRow } from './rows.js';
+import { appendByTenant } from './rows.js';
 
 /** An event of the stream as it is stored: its webhook body (SPEC §17) and its id. */
 export interface StreamedPayload extends WebhookPayload {
@@ -83,41 +83,23 @@ function statesAtEvents(batch: ProjectionBatch): Map<string, EmailState> {
  */
 async function appendToStream(client: pg.ClientBase, batch: ProjectionBatch): Promise<void> {
   if (batch.applied.length === 0) return;
-  const byTenant = new Map<string, DeliveryEvent[]>();
-  for (const e of batch.applied) {
-    const list = byTenant.get(e.tenantId);
-    if (list) list.push(e);
-    else byTenant.set(e.tenantId, [e]);
-  }
-  const tenants = [...byTenant.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const heads = await bumpStreamHeads(
-    client,
-    tenants.map((t) => [t, byTenant.get(t)?.length ?? 0] as const),
-  );
   const states = statesAtEvents(batch);
-  const rows: StreamRow[] = [];
-  for (const [tenantId, last] of heads) {
-    const events = byTenant.get(tenantId) ?? [];
-    let seq = last - BigInt(events.length);
-    for (const event of events) {
-      seq += 1n;
-      const state =
-        states.get(emailKey(event.tenantId, event.id)) ??
-        evolve(initialEmailState(event.tenantId, event.emailId), event);
-      const payload = streamedPayload(event, state);
-      rows.push({
-        tenantId: event.tenantId,
-        seq: seq.toString(),
-        eventId: event.id,
-        key: event.emailId,
-        projectId: payload.data.projectId,
-        type: event.type,
-        tags: JSON.stringify(payload.data.tags),
-        body: streamedBody(payload, seq),
-      });
-    }
-  }
-  await insertStreamRows(client, rows);
+  await appendByTenant(client, batch.applied, (event, seq) => {
+    const state =
+      states.get(emailKey(event.tenantId, event.id)) ??
+      evolve(initialEmailState(event.tenantId, event.emailId), event);
+    const payload = streamedPayload(event, state);
+    return {
+      tenantId: event.tenantId,
+      seq: seq.toString(),
+      eventId: event.id,
+      key: event.emailId,
+      projectId: payload.data.projectId,
+      type: event.type,
+      tags: JSON.stringify(payload.data.tags),
+      body: streamedBody(payload, seq),
+    };
+  });
 }
 
 const scopeSql = (scope: TenantScope, param: string) =>

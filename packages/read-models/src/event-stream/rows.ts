@@ -67,3 +67,37 @@ export async function insertStreamRows(client: pg.ClientBase, rows: readonly Str
     ],
   );
 }
+
+/**
+ * Appends `events` to their tenants' streams in the caller's transaction: grouped by tenant (in the
+ * order given within one), heads bumped in tenant byte order (concurrent writers lock them in one
+ * order), each event's row built by `rowOf` with its seq, then the rows inserted.
+ */
+export async function appendByTenant<E extends { tenantId: string }>(
+  client: pg.ClientBase,
+  events: readonly E[],
+  rowOf: (event: E, seq: bigint) => StreamRow,
+): Promise<void> {
+  if (events.length === 0) return;
+  const byTenant = new Map<string, E[]>();
+  for (const e of events) {
+    const list = byTenant.get(e.tenantId);
+    if (list) list.push(e);
+    else byTenant.set(e.tenantId, [e]);
+  }
+  const tenants = [...byTenant.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const heads = await bumpStreamHeads(
+    client,
+    tenants.map((t) => [t, byTenant.get(t)?.length ?? 0] as const),
+  );
+  const rows: StreamRow[] = [];
+  for (const [tenantId, last] of heads) {
+    const list = byTenant.get(tenantId) ?? [];
+    let seq = last - BigInt(list.length);
+    for (const event of list) {
+      seq += 1n;
+      rows.push(rowOf(event, seq));
+    }
+  }
+  await insertStreamRows(client, rows);
+}
