@@ -100,4 +100,12 @@ onEveryPostgres('domain and inbound events in the event stream', (db) => {
     expect(domain?.type).toBe('domain.verified');
     expect(await withTransaction(db(), (c) => eraseInboundEvents(c, T, [received(T, 6).inboundId]))).toBe(0);
   });
+  it('streams a received subject no jsonb can hold (U+0000, a lone surrogate) with U+FFFD, and goes on', async () => {
+    const T = 'stream-log-4';
+    const odd = received(T, 8);
+    odd.data.subject = 'a\u0000b\uD800c';
+    await withTransaction(db(), (c) => streamLogEvents(c, [odd, received(T, 9)]));
+    const events = await list(db(), T);
+    expect(events.map((e) => e.data.subject)).toEqual(['a\uFFFDb\uFFFDc', 'Help']);
+  });
 });

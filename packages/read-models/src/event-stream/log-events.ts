@@ -4,6 +4,7 @@ import {
   INBOUND_PERSONAL_FIELDS,
   type InboundEvent,
   isDomainEvent,
+  LONE_SURROGATE,
 } from '@tern/contracts';
 import type pg from 'pg';
 import { appendByTenant } from './rows.js';
@@ -45,6 +46,19 @@ export function inboundPayload(event: InboundEvent) {
   };
 }
 
+const UNSTORABLE = new RegExp(`\u0000|${LONE_SURROGATE.source}`, 'g');
+/**
+ * Every string of `value` as jsonb can hold it: U+0000 and a lone surrogate become U+FFFD. A received
+ * subject is the sender's text; one jsonb refuses must not stop the projector (it would retry it forever).
+ */
+function storable(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(UNSTORABLE, '\uFFFD');
+  if (Array.isArray(value)) return value.map(storable);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, storable(v)]));
+  return value;
+}
+
 /** Appends the events to their tenants' streams in the caller's transaction, in the order given per tenant. */
 export function streamLogEvents(
   client: pg.ClientBase,
@@ -60,7 +74,7 @@ export function streamLogEvents(
       projectId: null,
       type,
       tags: '[]',
-      body: JSON.stringify({ id: event.id, cursor: seq.toString(), type, timestamp, data }),
+      body: JSON.stringify({ id: event.id, cursor: seq.toString(), type, timestamp, data: storable(data) }),
     };
   });
 }
