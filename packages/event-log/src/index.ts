@@ -1,4 +1,6 @@
-export { createKafkaEventLog, type KafkaEventLogOptions, keyPartitioner } from './kafka.js';
+export { createKafkaEventLog } from './kafka.js';
+export type { KafkaEventLogOptions } from './kafka-options.js';
+export { keyPartitioner } from './kafka-partition.js';
 export {
   type ConsumedRecord,
   type ConsumeOptions,
