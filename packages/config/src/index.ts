@@ -228,12 +228,11 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
   return config;
 }
 
+export { CONFIG_DOCS, type VariableDoc } from './docs.js';
 export {
-  CONFIG_DOCS,
   CONFIG_TABLE_END,
   CONFIG_TABLE_START,
   renderConfigTables,
   TOOL_VARIABLES,
-  type VariableDoc,
   withConfigTables,
-} from './docs.js';
+} from './docs-tables.js';
