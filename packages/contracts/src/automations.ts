@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fromAddressSchema } from './campaigns.js';
+import { CUSTOM_EVENT_NAME, RESERVED_EVENT_PREFIX } from './custom-events.js';
 import { EVENT_TYPES, INBOUND_EVENT_TYPE } from './event-types.js';
 import type { AutomationFilter, AutomationStep } from './wire-audience.js';
 
@@ -25,23 +26,12 @@ export const AUTOMATION_BUILTIN_EVENTS = [
   INBOUND_EVENT_TYPE,
 ] as const;
 
-/** Prefixes only Tern's own event types use: a custom event may not take them. */
-const RESERVED = /^(email|contact|domain)\./;
-const CUSTOM_EVENT = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
-
-/** The name of a custom event (`POST /events/track`): 1..100 of `A-Z a-z 0-9 _ . : -`. */
-export const customEventNameSchema = z
-  .string({ error: 'name must be a string' })
-  .regex(CUSTOM_EVENT, { error: 'name must be 1 to 100 characters of A-Z, a-z, 0-9, _ . : -' })
-  .refine((n) => !RESERVED.test(n), { error: 'name must not start with email., contact. or domain.' })
-  .meta({ description: 'Name of the custom event.', example: 'signup.completed' });
-
 const eventName = z
   .string({ error: 'event must be a string' })
   .refine(
     (e) =>
       (AUTOMATION_BUILTIN_EVENTS as readonly string[]).includes(e) ||
-      (CUSTOM_EVENT.test(e) && !RESERVED.test(e)),
+      (CUSTOM_EVENT_NAME.test(e) && !RESERVED_EVENT_PREFIX.test(e)),
     {
       error: `event must be one of ${AUTOMATION_BUILTIN_EVENTS.join(', ')} or a custom event name (not starting with email., contact. or domain.)`,
     },
@@ -339,40 +329,3 @@ export const automationRunSchema = z
     ],
   });
 export type AutomationRun = z.infer<typeof automationRunSchema>;
-
-export const trackEventBodySchema = z
-  .strictObject({
-    email: z
-      .string({ error: 'email must be a string' })
-      .trim()
-      .max(254, { error: 'email must be at most 254 characters' })
-      .pipe(z.email({ error: 'email must be a valid email address' }))
-      .transform((v) => v.toLowerCase())
-      .meta({ description: 'Address of an existing contact of the tenant.', example: 'ada@example.com' }),
-    name: customEventNameSchema,
-    data: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .refine((d) => d === undefined || JSON.stringify(d).length <= 16_384, {
-        error: 'data must be at most 16384 bytes of JSON',
-      })
-      .meta({ description: 'Free-form fields of the event (≤ 16 KiB of JSON).' }),
-  })
-  .meta({ examples: [{ email: 'ada@example.com', name: 'signup.completed', data: { plan: 'pro' } }] });
-export type TrackEventBody = z.infer<typeof trackEventBodySchema>;
-
-export const trackEventResponseSchema = z
-  .object({
-    id: z.string().meta({ description: 'The event’s id, `evt_…`.' }),
-    name: z.string(),
-    contactId: z.string(),
-  })
-  .meta({
-    examples: [
-      {
-        id: 'evt_4Hs9dK2mQ7wE1rT6yU3iO8pA',
-        name: 'signup.completed',
-        contactId: 'ct_4Hs9dK2mQ7wE1rT6yU3iO8pA',
-      },
-    ],
-  });

@@ -5,6 +5,7 @@ export * from './campaign-responses.js';
 export * from './campaigns.js';
 export * from './canonical-events.js';
 export * from './contacts.js';
+export * from './custom-events.js';
 export * from './domains.js';
 export * from './email-responses.js';
 export * from './emails.js';
