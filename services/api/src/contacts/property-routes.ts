@@ -9,7 +9,7 @@ import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { conflict, notFound, resourceErrors } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
-import { HEADER_FIELDS } from './csv.js';
+import { HEADER_FIELDS } from './csv-rows.js';
 import { READ, WRITE } from './schemas.js';
 
 /** Names the CSV columns and the contact fields already use: a property may not take them. */
