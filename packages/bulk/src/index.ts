@@ -3,15 +3,17 @@
 // the mail they produced (`bulk_emails`) and its statistics. The owner of these tables: the api's
 // routes and the worker's fan-out and scheduler both call it. Named exports only.
 export {
-  type ClaimedRun,
-  claimDueRuns,
   claimInbox,
-  contactMatches,
   followedTypes,
   followStream,
   handleInboxEvent,
-  INBOX_TABLE,
   type InboxEvent,
+} from './automations/inbox-store.js';
+export {
+  type ClaimedRun,
+  claimDueRuns,
+  contactMatches,
+  INBOX_TABLE,
   type LockedRun,
   lockRun,
   moveRun,
