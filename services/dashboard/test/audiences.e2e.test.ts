@@ -3,7 +3,8 @@
  * The audience pages of SPEC §27 (issue 47) in Chromium against the run's Tern: contact properties
  * defined and deleted in the browser, topics added and made private, and a segment built from
  * conditions whose live count and members are the API's own answers (`POST /segments/count`,
- * `GET /segments/:id/contacts`), with a filter the API refuses shown as such.
+ * `GET /segments/:id/contacts`), with a filter the API refuses shown as such; an existing segment
+ * edited in its conditions (a nested one as JSON, with why).
  */
 import { describe, expect, it } from 'vitest';
 import { api, apiWrite, checkPage, dashboardFile, expectRefusalsLogged } from './fixture.js';
@@ -145,6 +146,80 @@ describe('properties, topics and segments, in Chromium', () => {
     await w.page.getByRole('link', { name: '← Segments' }).click();
     await w.page.locator('[data-testid="segments"] tbody tr', { hasText: 'Pro users' }).waitFor();
     await checkPage(w, 'segments');
+    expect(w.errors).toEqual([]);
+    await w.page.close();
+  });
+
+  it('an existing segment opens in its conditions, one value changed is saved; a nested one opens as JSON, with why', async () => {
+    await apiWrite(tern, 'POST', '/contact-properties', { name: 'region', type: 'string' });
+    await apiWrite(tern, 'POST', '/contact-properties', { name: 'score', type: 'number' });
+    const filter = {
+      and: [
+        { property: 'region', op: 'eq', value: 'eu' },
+        { property: 'score', op: 'gte', value: 10 },
+        { not: { tag: 'churned' } },
+      ],
+    };
+    const made = await apiWrite<{ id: string }>(tern, 'POST', '/segments', { name: 'Engaged EU', filter });
+    const w = await open(`/segments/${made.id}`);
+    await w.page.getByRole('button', { name: 'Edit segment' }).click();
+
+    // The conditions form, filled in from the stored filter (no JSON to read).
+    await w.page.getByRole('button', { name: 'Conditions', pressed: true }).waitFor();
+    expect(await w.page.getByLabel('Filter (JSON)').count()).toBe(0);
+    expect(await w.page.getByTestId('json-note').count()).toBe(0);
+    const value = (label: string) => w.page.getByLabel(label, { exact: true }).inputValue();
+    expect(await value('Segment name')).toBe('Engaged EU');
+    expect(await value('Contacts matching')).toBe('and');
+    await expect.poll(() => value('Condition 1 property')).toBe('region');
+    expect(await value('Condition 1 comparison')).toBe('eq');
+    expect(await value('Condition 1 value')).toBe('eu');
+    await expect.poll(() => value('Condition 2 property')).toBe('score');
+    expect(await value('Condition 2 comparison')).toBe('gte');
+    expect(await value('Condition 2 value')).toBe('10');
+    expect(await value('Condition 3 kind')).toBe('tag');
+    expect(await value('Condition 3 tag')).toBe('churned');
+    expect(await w.page.getByLabel('Condition 3 negated (not)').isChecked()).toBe(true);
+    expect(await w.page.getByLabel('Condition 1 negated (not)').isChecked()).toBe(false);
+    const count = w.page.getByTestId('live-count');
+    await expect.poll(() => count.textContent(), { timeout: 15_000 }).toMatch(/match(es)? now$/);
+    await checkPage(w, 'segment-edit');
+
+    // One value changed: the stored filter is the same but for it (a number still).
+    await w.page.getByLabel('Condition 2 value', { exact: true }).fill('20');
+    await w.page.getByRole('button', { name: 'Save segment' }).click();
+    await expect
+      .poll(async () => (await api<{ filter: unknown }>(tern, `/segments/${made.id}`)).filter)
+      .toEqual({ and: [filter.and[0], { property: 'score', op: 'gte', value: 20 }, filter.and[2]] });
+    await expect
+      .poll(async () => JSON.parse((await w.page.getByTestId('segment-filter').textContent()) ?? ''))
+      .toEqual({ and: [filter.and[0], { property: 'score', op: 'gte', value: 20 }, filter.and[2]] });
+
+    // A group in a group: the JSON, and why not the conditions.
+    const nested = {
+      or: [
+        {
+          and: [
+            { property: 'region', op: 'eq', value: 'eu' },
+            { property: 'score', op: 'gt', value: 5 },
+          ],
+        },
+        { tag: 'vip' },
+      ],
+    };
+    const deep = await apiWrite<{ id: string }>(tern, 'POST', '/segments', {
+      name: 'Nested',
+      filter: nested,
+    });
+    await w.page.goto(`${tern.url}/#/segments/${deep.id}`);
+    await w.page.getByRole('button', { name: 'Edit segment' }).click();
+    await w.page.getByRole('button', { name: 'JSON', pressed: true }).waitFor();
+    expect(await w.page.getByTestId('json-note').textContent()).toBe(
+      'This filter nests groups: edit it as JSON.',
+    );
+    expect(JSON.parse(await w.page.getByLabel('Filter (JSON)').inputValue())).toEqual(nested);
+    expect(await w.page.getByLabel('Condition 1 kind').count()).toBe(0);
+    await checkPage(w, 'segment-edit-json');
     expect(w.errors).toEqual([]);
     await w.page.close();
   });

@@ -5,7 +5,8 @@
  * form whose trigger is `email.received`, started by a reply sent over SMTP (swaks) from a contact
  * and watched to its end on the page; another written as JSON started by a custom event of
  * `POST /events/track`, which the Events page lists; disable and enable from the list and the
- * automation's page, each checked against the API.
+ * automation's page, each checked against the API; an existing automation edited in the step form
+ * (one that branches as JSON, with why).
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -158,6 +159,67 @@ describe('the automations pages, in Chromium', () => {
       .toBe(false);
     await expect.poll(() => row.locator('.badge').textContent()).toBe('disabled');
     await checkPage(w, 'automations');
+    expect(w.errors).toEqual([]);
+    await w.page.close();
+  });
+
+  it('an existing automation opens in the step form, a wait changed is saved; one that branches opens as JSON, with why', async () => {
+    const steps = [
+      { delay: 'P1D' },
+      { waitFor: { event: 'email.opened', timeout: 'P3D' } },
+      { update: { replied: false } },
+    ];
+    const made = await apiWrite<Automation>(tern, 'POST', '/automations', {
+      name: 'Nudge',
+      trigger: { event: 'plan.nudged' },
+      steps,
+      enabled: false,
+    });
+    const w = await open(`/automations/${made.id}`);
+    await w.page.getByRole('button', { name: 'Edit automation' }).click();
+
+    // The step form, filled in from the stored steps (no JSON to read).
+    await w.page.getByRole('button', { name: 'Simple steps', pressed: true }).waitFor();
+    expect(await w.page.getByLabel('Steps (JSON)').count()).toBe(0);
+    expect(await w.page.getByTestId('json-note').count()).toBe(0);
+    const value = (label: string) => w.page.getByLabel(label).inputValue();
+    expect(await value('Trigger event')).toBe('plan.nudged');
+    expect(await value('Step 1 kind')).toBe('delay');
+    expect(await value('Step 1 duration')).toBe('P1D');
+    expect(await value('Step 2 kind')).toBe('waitFor');
+    expect(await value('Step 2 event')).toBe('email.opened');
+    expect(await value('Step 2 timeout')).toBe('P3D');
+    expect(await value('Step 3 kind')).toBe('update');
+    await expect.poll(() => value('Step 3 property')).toBe('replied');
+    expect(await value('Step 3 value')).toBe('false');
+    await checkPage(w, 'automation-edit');
+
+    // The first wait made shorter: the stored steps are the same but for it.
+    await w.page.getByLabel('Step 1 duration').fill('PT12H');
+    await w.page.getByRole('button', { name: 'Save automation' }).click();
+    await expect
+      .poll(async () => (await api<Automation>(tern, `/automations/${made.id}`)).steps)
+      .toEqual([{ delay: 'PT12H' }, steps[1], steps[2]]);
+    await w.page.getByRole('button', { name: 'Edit automation' }).waitFor();
+
+    // Branches: the JSON, and why not the form.
+    const branching = [
+      { waitFor: { event: 'email.opened', timeout: 'P3D' }, else: [{ update: { replied: false } }] },
+    ];
+    const deep = await apiWrite<Automation>(tern, 'POST', '/automations', {
+      name: 'Branches',
+      trigger: { event: 'plan.nudged' },
+      steps: branching,
+      enabled: false,
+    });
+    await w.page.goto(`${tern.url}/#/automations/${deep.id}`);
+    await w.page.getByRole('button', { name: 'Edit automation' }).click();
+    await w.page.getByRole('button', { name: 'JSON', pressed: true }).waitFor();
+    expect(await w.page.getByTestId('json-note').textContent()).toBe(
+      'This automation branches (then/else after a wait): edit its steps as JSON.',
+    );
+    expect(JSON.parse(await w.page.getByLabel('Steps (JSON)').inputValue())).toEqual(branching);
+    expect(await w.page.getByLabel('Step 1 kind').count()).toBe(0);
     expect(w.errors).toEqual([]);
     await w.page.close();
   });

@@ -177,3 +177,12 @@ export function JsonField({
     </>
   );
 }
+
+/** Why a thing opened as JSON rather than in its form (nothing when there is no such note). */
+export function JsonNote({ note }: { note: string | undefined }) {
+  return note === undefined ? null : (
+    <p class="notice" data-testid="json-note">
+      {note}
+    </p>
+  );
+}

@@ -1,49 +1,33 @@
 import { INBOUND_EVENT_TYPE, EVENT_TYPES as STREAM_TYPES } from '@tern/contracts/event-types';
 import { useState } from 'preact/hooks';
 import { get, patch, post } from '../api.js';
-import { JsonField, StepList, TemplateSelect, useSteps, useTemplates, WrittenAs } from '../kit/editor.js';
-import type { Automation, AutomationStep, ContactProperty } from '../types.js';
+import {
+  JsonField,
+  JsonNote,
+  StepList,
+  TemplateSelect,
+  useSteps,
+  useTemplates,
+  WrittenAs,
+} from '../kit/editor.js';
+import type { Automation, ContactProperty } from '../types.js';
 import { Alert, useActionError, useLoad } from '../ui.js';
+import {
+  emptyStep,
+  readSteps,
+  STEP_KINDS,
+  type StepDraft,
+  type StepKind,
+  stepsOf,
+} from './automation-steps.js';
 
 /** The triggers offered (any custom event name typed in works too). */
 const TRIGGERS = ['contact.created', 'contact.updated', ...STREAM_TYPES, INBOUND_EVENT_TYPE];
-const STEP_KINDS = {
-  send: 'Send a template',
-  delay: 'Wait for a while',
-  waitFor: 'Wait for an event',
-  update: 'Set a property',
-} as const;
-type StepKind = keyof typeof STEP_KINDS;
-
-interface StepDraft {
-  kind: StepKind;
-  /** send: template id; delay: duration; waitFor: event; update: property. */
-  a: string;
-  /** waitFor: timeout; update: value. */
-  b: string;
-}
-
-const emptyStep = (): StepDraft => ({ kind: 'send', a: '', b: '' });
-
-function stepOf(s: StepDraft, properties: readonly ContactProperty[]): AutomationStep {
-  switch (s.kind) {
-    case 'send':
-      return { send: s.a };
-    case 'delay':
-      return { delay: s.a.trim() };
-    case 'waitFor':
-      return { waitFor: { event: s.a.trim(), timeout: s.b.trim() } };
-    case 'update': {
-      const type = properties.find((p) => p.name === s.a)?.type;
-      const value = type === 'number' ? Number(s.b) : type === 'boolean' ? s.b === 'true' : s.b;
-      return { update: { [s.a]: value } };
-    }
-  }
-}
 
 /**
  * An automation (new or existing): its name, sender, trigger and steps — as a simple list of
  * steps, or as the API's JSON (branches: `then`/`else` of `waitFor` and `if`). Saved as a whole.
+ * An existing one opens in the form when the form can write its steps, else as JSON with why.
  */
 export function AutomationEditor({
   existing,
@@ -56,8 +40,12 @@ export function AutomationEditor({
   const [from, setFrom] = useState(existing?.from ?? '');
   const [trigger, setTrigger] = useState(existing?.trigger.event ?? 'contact.created');
   const [enabled, setEnabled] = useState(existing?.enabled ?? true);
-  const [mode, setMode] = useState<'form' | 'json'>(existing ? 'json' : 'form');
-  const { steps, setSteps, setStep } = useSteps<StepDraft>(() => [emptyStep()]);
+  const [read] = useState(() => (existing ? readSteps(existing.steps) : { drafts: [emptyStep()] }));
+  const [mode, setMode] = useState<'form' | 'json'>('reason' in read ? 'json' : 'form');
+  const [note, setNote] = useState('reason' in read ? read.reason : undefined);
+  const { steps, setSteps, setStep } = useSteps<StepDraft>(() =>
+    'drafts' in read ? read.drafts : [emptyStep()],
+  );
   const [json, setJson] = useState(existing ? JSON.stringify(existing.steps, null, 2) : '');
   const templates = useTemplates();
   const properties = useLoad(
@@ -65,7 +53,7 @@ export function AutomationEditor({
     [],
   );
   const saving = useActionError();
-  const formSteps = () => steps.map((s) => stepOf(s, properties.data ?? []));
+  const formSteps = () => stepsOf(steps, new Map((properties.data ?? []).map((p) => [p.name, p.type])));
 
   const save = async (e: Event) => {
     e.preventDefault();
@@ -134,12 +122,20 @@ export function AutomationEditor({
         legend="Steps written as"
         formLabel="Simple steps"
         json={mode === 'json'}
-        onForm={() => setMode('form')}
+        onForm={() => {
+          // The JSON written so far, in the form when the form can write it.
+          const parsed = parseJson(json);
+          const read = parsed === undefined ? undefined : readSteps(parsed);
+          if (read && 'drafts' in read) setSteps(read.drafts);
+          setNote(undefined);
+          setMode('form');
+        }}
         onJson={() => {
           if (mode === 'form') setJson(JSON.stringify(formSteps(), null, 2));
           setMode('json');
         }}
       />
+      {mode === 'json' && <JsonNote note={note} />}
       {mode === 'json' ? (
         <JsonField id="aut-json" label="Steps (JSON)" rows={10} value={json} onInput={setJson}>
           An array of <code>{'{ delay: "P1D" }'}</code>, <code>{'{ send: templateId }'}</code>,{' '}
@@ -235,4 +231,13 @@ export function AutomationEditor({
       <button type="submit">{existing ? 'Save automation' : 'Create automation'}</button>
     </form>
   );
+}
+
+/** The JSON text's value, or undefined when it is none. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

@@ -2,71 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, query } from '../api.js';
 import type { ContactProperty, List, SegmentFilter, Topic } from '../types.js';
 import { formatNumber, useLoad } from '../ui.js';
-
-const KINDS = {
-  property: 'Property',
-  audience: 'In audience',
-  topic: 'Subscribed to topic',
-  engagement: 'Engagement in the last days',
-  tag: 'Got mail tagged',
-  campaign: 'Got mail of campaign',
-} as const;
-type Kind = keyof typeof KINDS;
-const OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'exists'] as const;
-const ENGAGEMENTS = ['opened', 'clicked', 'bounced', 'received'] as const;
-
-export interface Clause {
-  kind: Kind;
-  not: boolean;
-  /** The property, audience, topic id, tag or campaign id; the engagement kind. */
-  subject: string;
-  op: (typeof OPS)[number];
-  value: string;
-  days: string;
-}
-
-export const emptyClause = (): Clause => ({
-  kind: 'property',
-  not: false,
-  subject: '',
-  op: 'eq',
-  value: '',
-  days: '30',
-});
-
-/** One clause as the API's filter, with the property's value of its type. */
-function clauseFilter(c: Clause, types: ReadonlyMap<string, string>): SegmentFilter {
-  let f: SegmentFilter;
-  if (c.kind === 'property') {
-    const type = types.get(c.subject);
-    const value =
-      type === 'number' ? Number(c.value) : type === 'boolean' ? c.value === 'true' : c.value.trim();
-    f = { property: c.subject, op: c.op, ...(c.op === 'exists' ? {} : { value }) };
-  } else if (c.kind === 'engagement') f = { engagement: c.subject || 'opened', days: Number(c.days) };
-  else f = { [c.kind]: c.subject.trim() };
-  return c.not ? { not: f } : f;
-}
-
-/** Whether a clause says enough to be asked about (no request for a half-written condition). */
-function complete(c: Clause): boolean {
-  if (c.kind === 'engagement') return Number(c.days) >= 1;
-  if (c.subject.trim() === '') return false;
-  return c.kind !== 'property' || c.op === 'exists' || c.value.trim() !== '';
-}
-
-/**
- * The filter of the clauses: one clause as is, several under `and` (all) or `or` (any); null while
- * there is none or one is not complete.
- */
-export function filterOf(
-  clauses: readonly Clause[],
-  match: 'and' | 'or',
-  types: ReadonlyMap<string, string>,
-): SegmentFilter | null {
-  if (clauses.length === 0 || !clauses.every(complete)) return null;
-  const parts = clauses.map((c) => clauseFilter(c, types));
-  return parts.length === 1 ? parts[0]! : { [match]: parts };
-}
+import { type Clause, ENGAGEMENTS, emptyClause, KINDS, type Kind, OPS } from './segment-clauses.js';
 
 /**
  * The live count of a filter (`POST /segments/count`), asked again 400 ms after the last change;

@@ -1,13 +1,14 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post } from '../api.js';
 import { DeleteButton, DetailPage, EditToggle, useDetail } from '../kit/detail.js';
-import { JsonField, WrittenAs } from '../kit/editor.js';
+import { JsonField, JsonNote, WrittenAs } from '../kit/editor.js';
 import { ListPage, NewPage, usePagedList } from '../kit/list-page.js';
 import { navigate, routeHref } from '../router.js';
 import { EmptyState, ListTable } from '../table.js';
 import type { Contact, ContactProperty, Segment, SegmentFilter } from '../types.js';
 import { Alert, formatDate, formatNumber, useActionError, useLoad } from '../ui.js';
-import { type Clause, ClauseEditor, emptyClause, filterOf, LiveCount } from './segment-builder.js';
+import { ClauseEditor, LiveCount } from './segment-builder.js';
+import { type Clause, emptyClause, filterOf, readFilter } from './segment-clauses.js';
 
 /** SPEC §27 segments: `#/segments` (list), `#/segments/new` (builder), `#/segments/<id>` (members). */
 export function SegmentsPage({ id }: { id: string }) {
@@ -60,16 +61,23 @@ function SegmentList() {
   );
 }
 
-/** The builder: conditions (or the filter as JSON), the live count, and save. */
+/**
+ * The builder: conditions (or the filter as JSON), the live count, and save. An existing segment
+ * opens in the conditions when they can write its filter, else as JSON with why.
+ */
 function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s: Segment) => void }) {
   const properties = useLoad(
     () => get<{ data: ContactProperty[] }>('/contact-properties').then((r) => r.body.data),
     [],
   );
   const [name, setName] = useState(existing?.name ?? '');
-  const [mode, setMode] = useState<'conditions' | 'json'>(existing ? 'json' : 'conditions');
-  const [clauses, setClauses] = useState<Clause[]>([emptyClause()]);
-  const [match, setMatch] = useState<'and' | 'or'>('and');
+  const [read] = useState(() =>
+    existing ? readFilter(existing.filter) : { clauses: [emptyClause()], match: 'and' as const },
+  );
+  const [mode, setMode] = useState<'conditions' | 'json'>('reason' in read ? 'json' : 'conditions');
+  const [note, setNote] = useState('reason' in read ? read.reason : undefined);
+  const [clauses, setClauses] = useState<Clause[]>('clauses' in read ? read.clauses : [emptyClause()]);
+  const [match, setMatch] = useState<'and' | 'or'>('match' in read ? read.match : 'and');
   const [json, setJson] = useState(existing ? JSON.stringify(existing.filter, null, 2) : '');
   const saving = useActionError();
   const types = new Map((properties.data ?? []).map((p) => [p.name, p.type]));
@@ -117,7 +125,16 @@ function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s:
         legend="Filter written as"
         formLabel="Conditions"
         json={mode === 'json'}
-        onForm={() => setMode('conditions')}
+        onForm={() => {
+          // The JSON written so far, in the conditions when they can write it.
+          const read = mode === 'json' && filter !== null ? readFilter(filter) : undefined;
+          if (read && 'clauses' in read) {
+            setClauses(read.clauses);
+            setMatch(read.match);
+          }
+          setNote(undefined);
+          setMode('conditions');
+        }}
         onJson={() => {
           if (mode === 'conditions' && filter !== null) setJson(JSON.stringify(filter, null, 2));
           setMode('json');
@@ -133,6 +150,7 @@ function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s:
         />
       ) : (
         <>
+          <JsonNote note={note} />
           <JsonField id="seg-json" label="Filter (JSON)" rows={8} value={json} onInput={setJson}>
             <code>{'{ and: [...] }'}</code>, <code>{'{ or: [...] }'}</code>, <code>{'{ not: … }'}</code>,{' '}
             <code>{'{ property, op, value }'}</code>, <code>{'{ audience }'}</code>,{' '}
