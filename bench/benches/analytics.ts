@@ -137,11 +137,10 @@ async function openApi(ch: ClickHouseClient, pool: import('pg').Pool): Promise<A
     const auth = await import('@tern/auth');
     const secret = 'bench-secret-bench-secret-bench-secret';
     const app = await api.createApiApp({
-      pool,
-      ch,
+      data: { pool, ch },
       jwt: auth.createJwtVerifier({ secret }),
-      retentionDays: DAYS,
-      logger: false,
+      policy: { retentionDays: DAYS },
+      http: { logger: false },
     });
     await app.ready();
     const token = auth.signDashboardToken({

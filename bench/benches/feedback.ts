@@ -81,13 +81,11 @@ try {
   }
 
   const api = await createApiApp({
-    pool: db.pool,
-    ch: chdb.ch,
+    data: { pool: db.pool, ch: chdb.ch },
     jwt: createJwtVerifier({ secret: 'bench-feedback-jwt-secret-0123456789' }),
-    retentionDays: 90,
-    rateLimit: false,
-    sending: { log },
-    providers: senders.options,
+    policy: { retentionDays: 90 },
+    limits: { rateLimit: false },
+    features: { sending: { log }, providers: senders.options },
   });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const apiBase = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;

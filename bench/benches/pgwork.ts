@@ -139,13 +139,11 @@ async function startPath() {
   await sender.start();
   await dispatcher.start();
   const api = await createApiApp({
-    pool,
-    ch: chdb.ch,
+    data: { pool, ch: chdb.ch },
     jwt: createJwtVerifier({ secret: SECRET }),
-    retentionDays: 90,
-    rateLimit: false,
-    trackingSecret: SECRET,
-    sending: { log },
+    policy: { retentionDays: 90 },
+    limits: { rateLimit: false },
+    features: { trackingSecret: SECRET, sending: { log } },
   });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const ingest = await createIngestApp({ log, ingestToken: INGEST_TOKEN });

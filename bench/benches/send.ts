@@ -52,13 +52,11 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
     trackingSecret: JWT_SECRET,
   });
   const api = await createApiApp({
-    pool,
-    ch,
+    data: { pool, ch },
     jwt: createJwtVerifier({ secret: JWT_SECRET }),
-    retentionDays: 90,
-    rateLimit: false,
-    trackingSecret: JWT_SECRET,
-    sending: { log },
+    policy: { retentionDays: 90 },
+    limits: { rateLimit: false },
+    features: { trackingSecret: JWT_SECRET, sending: { log } },
   });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const apiUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;

@@ -49,13 +49,11 @@ async function inFlight(n: number, c: number, task: (i: number) => Promise<void>
 async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickHouseClient) {
   const log = createEventStream(raw);
   const api = await createApiApp({
-    pool,
-    ch,
+    data: { pool, ch },
     jwt: createJwtVerifier({ secret: JWT_SECRET }),
-    retentionDays: 90,
-    rateLimit: false,
-    trackingSecret: JWT_SECRET,
-    sending: { log },
+    policy: { retentionDays: 90 },
+    limits: { rateLimit: false },
+    features: { trackingSecret: JWT_SECRET, sending: { log } },
   });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const tls = await selfSignedPair('localhost');

@@ -35,13 +35,11 @@ try {
   );
   const build = (a: typeof api, o: { log?: boolean; limit?: boolean } = {}) =>
     a.createApiApp({
-      pool,
-      ch: {} as never,
+      data: { pool, ch: {} as never, readModel: feed },
       jwt: auth.createJwtVerifier({ secret }),
-      retentionDays: 90,
-      readModel: feed,
-      logger: o.log === false ? false : logger,
-      rateLimit: o.limit === false ? false : { max: 1_000_000, timeWindowMs: 60_000 },
+      policy: { retentionDays: 90 },
+      limits: { rateLimit: o.limit === false ? false : { max: 1_000_000, timeWindowMs: 60_000 } },
+      http: { logger: o.log === false ? false : logger },
     });
   const app = await build(api);
   const old = before ? await build(before) : undefined;

@@ -40,12 +40,11 @@ export async function startReadApi(opts: {
     throw new Error('the read-model feed did not start listening');
   }
   const app = await api.createApiApp({
-    pool: opts.pool,
-    ch: opts.ch,
+    data: { pool: opts.pool, ch: opts.ch },
     jwt: auth.createJwtVerifier({ secret: SECRET }),
-    retentionDays: opts.retentionDays,
-    logger: false,
-    rateLimit: false,
+    policy: { retentionDays: opts.retentionDays },
+    limits: { rateLimit: false },
+    http: { logger: false },
     ...(feed ? { readModel: feed } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -44,14 +44,16 @@ export async function readBreakdown(opts: {
     );
     const build = (o: { logger?: boolean; rateLimit?: boolean }) =>
       api.createApiApp({
-        pool,
-        // Never asked: only /emails/logs is loaded.
-        ch: {} as never,
+        data: {
+          pool,
+          // Never asked: only /emails/logs is loaded.
+          ch: {} as never,
+          readModel: feed,
+        },
         jwt: auth.createJwtVerifier({ secret: opts.jwtSecret }),
-        retentionDays: 90,
-        readModel: feed,
-        logger: o.logger === false ? false : logger,
-        rateLimit: o.rateLimit === false ? false : { max: 1_000_000, timeWindowMs: 60_000 },
+        policy: { retentionDays: 90 },
+        limits: { rateLimit: o.rateLimit === false ? false : { max: 1_000_000, timeWindowMs: 60_000 } },
+        http: { logger: o.logger === false ? false : logger },
       });
     const key = { authorization: `Bearer ${opts.apiKey}` };
     const full = await build({});

@@ -231,11 +231,9 @@ beforeAll(async () => {
   });
 
   const app = await createApiApp({
-    pool,
-    ch: ch.client,
+    data: { pool, ch: ch.client },
     jwt: createJwtVerifier({ secret: JWT_SECRET }),
-    retentionDays: 90,
-    now: () => new Date(),
+    policy: { retentionDays: 90, now: () => new Date() },
   });
   api = app;
   apiUrl = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');

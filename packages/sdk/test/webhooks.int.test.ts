@@ -24,9 +24,11 @@ beforeAll(async () => {
   stores = await openStores();
   const clock = createClock(new Date().toISOString());
   app = await buildApp(stores, clock, {
-    webhooks: {
-      secretBox: createSecretBox('sdk-test-webhook-secrets-key'),
-      urlPolicy: { allowPrivate: true },
+    features: {
+      webhooks: {
+        secretBox: createSecretBox('sdk-test-webhook-secrets-key'),
+        urlPolicy: { allowPrivate: true },
+      },
     },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });

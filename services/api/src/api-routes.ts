@@ -1,26 +1,21 @@
 import { createHash } from 'node:crypto';
-import type { ClickHouseClient } from '@clickhouse/client';
 import rateLimit from '@fastify/rate-limit';
-import type { JwtVerifier } from '@tern/auth';
 import { HttpError, httpError } from '@tern/http';
 import { createInboundReader } from '@tern/inbound';
-import type { Logger } from '@tern/kernel';
-import type { Keyring } from '@tern/privacy';
 import { createAnalyticsQueries, createBreakdownQueries } from '@tern/read-models';
-import type { ReadModelFeed } from '@tern/stores';
 import { createApiKeyStore } from '@tern/tenant-settings';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import type pg from 'pg';
 import { breakdownRoutes } from './analytics/breakdown-routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
+import type { ApiFeatures, ApiLimits, ApiRoutesOptions } from './api-options.js';
 import { automationRoutes } from './automations/routes.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { eraseRoutes } from './contacts/erase-routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { createAuthHook } from './credentials.js';
-import { createFromDomainCheck, type DomainPolicy } from './domains/policy.js';
-import { type DomainRouteOptions, domainRoutes } from './domains/routes.js';
+import { createFromDomainCheck } from './domains/policy.js';
+import { domainRoutes } from './domains/routes.js';
 import { emailReadRoutes } from './emails/read-routes.js';
 import { emailRoutes } from './emails/routes.js';
 import { eventRoutes } from './events/routes.js';
@@ -30,12 +25,12 @@ import { inboundRoutes } from './inbound/routes.js';
 import { logsRoutes } from './logs/routes.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { projectRoutes } from './projects/routes.js';
-import { type ProviderRouteOptions, providerRoutes } from './providers/routes.js';
+import { providerRoutes } from './providers/routes.js';
 import { createReadContexts } from './read-context.js';
-import type { ApiRouteDeps, EventTailOptions, SendingDeps } from './route-deps.js';
+import type { ApiRouteDeps } from './route-deps.js';
 import { segmentRoutes } from './segments/routes.js';
 import { sequenceRoutes } from './sequences/routes.js';
-import { type ApiStores, createApiStores } from './stores.js';
+import { createApiStores } from './stores.js';
 import { suppressionRoutes } from './suppressions/routes.js';
 import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
@@ -43,70 +38,7 @@ import { topicRoutes } from './topics/routes.js';
 import { trackingRoutes } from './tracking/routes.js';
 import { refuseUnstorableInput } from './unstorable-input.js';
 import { unsubscribeRoutes } from './unsubscribe/routes.js';
-import type { WebhookRouteOptions } from './webhooks/options.js';
 import { webhookRoutes } from './webhooks/routes.js';
-
-export interface ApiRoutesOptions {
-  pool: pg.Pool;
-  /** Repositories to use instead of their owner's over `pool` (a test's fake); the rest are built here. */
-  stores?: Partial<ApiStores>;
-  ch: ClickHouseClient;
-  jwt: JwtVerifier;
-  /** Business clock (periods, retention, key expiry, timestamps written). Default: the wall clock. */
-  now?: () => Date;
-  /** Server default retention in days (RETENTION_DAYS). */
-  retentionDays: number;
-  /** Server default send rate per tenant (SEND_RATE_PER_SECOND); default 0 = unlimited. */
-  sendRatePerSecond?: number;
-  /** The most a tenant may set (SEND_RATE_MAX_PER_SECOND, issue 40 item 9); default 0 = no ceiling. */
-  sendRateMaxPerSecond?: number;
-  /** How long an instance trusts a looked-up API key; bounds how late it sees a revocation elsewhere. ≤ 5000. */
-  keyCacheTtlMs?: number;
-  /** How often key uses are written to `last_used_at`. Default 10 s. */
-  lastUsedFlushMs?: number;
-  logger?: Logger;
-  /**
-   * Requests per credential (else per client address) and window; false turns it off. Default
-   * 1200 per minute. Counters live in each instance's memory.
-   */
-  rateLimit?: { max: number; timeWindowMs: number } | false;
-  /** Outgoing webhooks (SPEC §17): secret sealing and URL policy. Absent → no `/webhooks*` routes. */
-  webhooks?: WebhookRouteOptions;
-  /** TRACKING_SECRET: signs unsubscribe and tracking tokens. Absent: no `/u/:token` nor `/t/*` routes. */
-  trackingSecret?: string;
-  /** OPEN_DEDUP_SECONDS: one open per email and reader within this window (default 3600). */
-  openDedupSeconds?: number;
-  /** Largest CSV body `POST /contacts/import` reads; default 64 MiB. */
-  importMaxBytes?: number;
-  /** Sending and tracking (SPEC §11): mounted only when given (they append to the event log). */
-  sending?: SendingDeps;
-  /** Data keys of personal fields (SPEC §14): `POST /contacts/erase` is mounted only when given. */
-  keyring?: Keyring;
-  /** When an erasure's scrub runs again (default 45 s). */
-  erasureRescrubMs?: number;
-  /**
-   * Changes of the read models, heard from Postgres: with it, repeated reads (logs pages, analytics)
-   * are memoised and cost no query (`read-context.ts`). Absent: every read queries the stores.
-   */
-  readModel?: ReadModelFeed;
-  /** Sending domains (SPEC §20): `/domains*` are mounted only when given. */
-  domains?: DomainRouteOptions;
-  /** Whether a send's From domain must be verified (SPEC §20); absent → any domain. */
-  domainPolicy?: DomainPolicy;
-  /**
-   * `sending`: only `POST /emails/send|batch` and `/emails/:id*` (with the same guards), for a process
-   * that serves SMTP submission alone (SPEC §22) and has no ClickHouse. Default `full`.
-   */
-  surface?: 'full' | 'sending';
-  /** Provider notification credentials (SPEC §21): `/providers/*` need them and `sending`. */
-  providers?: ProviderRouteOptions;
-  /** INBOUND_DOMAIN (SPEC §24): the tenants' addresses under it; `/inbound*` need `keyring`. */
-  inboundDomain?: string | undefined;
-  /** EVENT_STREAM_DAYS (SPEC §25), default 30. */
-  eventStreamDays?: number;
-  /** Limits and timers of `GET /events/stream`. */
-  eventTail?: EventTailOptions;
-}
 
 export const DEFAULT_RATE_LIMIT = { max: 1200, timeWindowMs: 60_000 } as const;
 
@@ -199,26 +131,29 @@ export const DEFAULT_LAST_USED_FLUSH_MS = 10_000;
  * key store (flushed on close). Register `registerApiDocs` on the parent first to document them.
  */
 export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts) => {
-  const keyCacheTtlMs = opts.keyCacheTtlMs ?? DEFAULT_KEY_CACHE_TTL_MS;
+  const { data, policy } = opts;
+  const limits: ApiLimits = opts.limits ?? {};
+  const features: ApiFeatures = opts.features ?? {};
+  const keyCacheTtlMs = limits.keyCacheTtlMs ?? DEFAULT_KEY_CACHE_TTL_MS;
   if (!(keyCacheTtlMs >= 0 && keyCacheTtlMs <= MAX_KEY_CACHE_TTL_MS)) {
     throw new Error(
       `keyCacheTtlMs must be 0..${MAX_KEY_CACHE_TTL_MS} (SPEC §8: revocations apply within 5 s)`,
     );
   }
-  if (!(opts.retentionDays >= 1 && Number.isInteger(opts.retentionDays))) {
+  if (!(policy.retentionDays >= 1 && Number.isInteger(policy.retentionDays))) {
     throw new Error('retentionDays must be a positive integer');
   }
-  const now = opts.now ?? (() => new Date());
+  const now = policy.now ?? (() => new Date());
   const keys = createApiKeyStore({
-    pool: opts.pool,
+    pool: data.pool,
     now,
     cacheTtlMs: keyCacheTtlMs,
-    lastUsedFlushMs: opts.lastUsedFlushMs ?? DEFAULT_LAST_USED_FLUSH_MS,
+    lastUsedFlushMs: limits.lastUsedFlushMs ?? DEFAULT_LAST_USED_FLUSH_MS,
     logger: opts.logger ?? app.log,
   });
   app.addHook('onClose', () => keys.close());
 
-  const limit = opts.rateLimit ?? DEFAULT_RATE_LIMIT;
+  const limit = limits.rateLimit ?? DEFAULT_RATE_LIMIT;
   let failures: ReturnType<typeof createFailureLimiter> | undefined;
   let limitedError: HttpError | undefined;
   if (limit) {
@@ -282,26 +217,26 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   app.addHook('preHandler', refuseUnstorableInput);
 
   const deps: ApiRouteDeps = {
-    ...createApiStores(opts.pool, opts.stores),
-    pool: opts.pool,
-    analytics: createAnalyticsQueries(opts.ch),
-    breakdown: createBreakdownQueries(opts.ch),
+    ...createApiStores(data.pool, data.stores),
+    pool: data.pool,
+    analytics: createAnalyticsQueries(data.ch),
+    breakdown: createBreakdownQueries(data.ch),
     keys,
     now,
-    retentionDays: opts.retentionDays,
-    sendRatePerSecond: opts.sendRatePerSecond ?? 0,
-    sendRateMaxPerSecond: opts.sendRateMaxPerSecond ?? 0,
-    readModel: createReadContexts(opts.pool, opts.readModel),
-    webhooks: opts.webhooks,
-    domainPolicy: opts.domainPolicy,
-    fromDomains: createFromDomainCheck(opts.pool, opts.domainPolicy),
-    eventStreamDays: opts.eventStreamDays ?? 30,
-    eventTail: opts.eventTail,
+    retentionDays: policy.retentionDays,
+    sendRatePerSecond: limits.sendRatePerSecond ?? 0,
+    sendRateMaxPerSecond: limits.sendRateMaxPerSecond ?? 0,
+    readModel: createReadContexts(data.pool, data.readModel),
+    webhooks: features.webhooks,
+    domainPolicy: policy.domainPolicy,
+    fromDomains: createFromDomainCheck(data.pool, policy.domainPolicy),
+    eventStreamDays: policy.eventStreamDays ?? 30,
+    eventTail: limits.eventTail,
   };
   if (opts.surface === 'sending') {
-    if (!opts.sending) throw new Error('surface "sending" needs the sending deps');
-    await app.register(emailRoutes, { ...deps, sending: opts.sending });
-    await app.register(emailReadRoutes, { ...deps, sending: opts.sending });
+    if (!features.sending) throw new Error('surface "sending" needs the sending deps');
+    await app.register(emailRoutes, { ...deps, sending: features.sending });
+    await app.register(emailReadRoutes, { ...deps, sending: features.sending });
     return;
   }
   await app.register(analyticsRoutes, deps);
@@ -315,13 +250,13 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   await app.register(projectRoutes, deps);
   await app.register(contactRoutes, {
     ...deps,
-    ...(opts.importMaxBytes === undefined ? {} : { importMaxBytes: opts.importMaxBytes }),
+    ...(limits.importMaxBytes === undefined ? {} : { importMaxBytes: limits.importMaxBytes }),
   });
-  if (opts.keyring) {
+  if (features.keyring) {
     await app.register(eraseRoutes, {
       ...deps,
-      keyring: opts.keyring,
-      ...(opts.erasureRescrubMs !== undefined ? { rescrubAfterMs: opts.erasureRescrubMs } : {}),
+      keyring: features.keyring,
+      ...(policy.erasureRescrubMs !== undefined ? { rescrubAfterMs: policy.erasureRescrubMs } : {}),
     });
   }
   await app.register(topicRoutes, deps);
@@ -329,45 +264,49 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   await app.register(campaignRoutes, deps);
   await app.register(sequenceRoutes, deps);
   await app.register(automationRoutes, deps);
-  if (opts.trackingSecret !== undefined) {
-    const keyring = opts.keyring;
+  if (features.trackingSecret !== undefined) {
+    const keyring = features.keyring;
     await app.register(unsubscribeRoutes, {
       ...deps,
-      trackingSecret: opts.trackingSecret,
+      trackingSecret: features.trackingSecret,
       ...(keyring ? { recipientHash: (t: string, e: string) => keyring.recipientHash(t, e) } : {}),
     });
   }
-  if (opts.webhooks) await app.register(webhookRoutes, { ...deps, webhooks: opts.webhooks });
-  if (opts.domains) await app.register(domainRoutes, { ...deps, domains: opts.domains });
-  if (opts.keyring) {
+  if (features.webhooks) await app.register(webhookRoutes, { ...deps, webhooks: features.webhooks });
+  if (features.domains) await app.register(domainRoutes, { ...deps, domains: features.domains });
+  if (features.keyring) {
     await app.register(inboundRoutes, {
       inbound: {
         pool: deps.pool,
-        reader: createInboundReader(deps.pool, opts.keyring, {
+        reader: createInboundReader(deps.pool, features.keyring, {
           cutoffOf: inboundCutoff(
             async (tenantId) => (await deps.readModel.get(tenantId)).retentionOverride,
             now,
-            opts.retentionDays,
+            policy.retentionDays,
           ),
         }),
-        inboundDomain: opts.inboundDomain,
+        inboundDomain: features.inboundDomain,
       },
     });
     await app.register(inboundRouteRoutes, { pool: deps.pool });
   }
-  if (opts.sending) {
-    await app.register(emailRoutes, { ...deps, sending: opts.sending });
-    await app.register(emailReadRoutes, { ...deps, sending: opts.sending });
-    if (opts.trackingSecret !== undefined) {
+  if (features.sending) {
+    await app.register(emailRoutes, { ...deps, sending: features.sending });
+    await app.register(emailReadRoutes, { ...deps, sending: features.sending });
+    if (features.trackingSecret !== undefined) {
       await app.register(trackingRoutes, {
         ...deps,
-        sending: opts.sending,
-        trackingSecret: opts.trackingSecret,
-        ...(opts.openDedupSeconds !== undefined ? { openDedupSeconds: opts.openDedupSeconds } : {}),
+        sending: features.sending,
+        trackingSecret: features.trackingSecret,
+        ...(policy.openDedupSeconds !== undefined ? { openDedupSeconds: policy.openDedupSeconds } : {}),
       });
     }
-    if (opts.providers) {
-      await app.register(providerRoutes, { ...deps, sending: opts.sending, providers: opts.providers });
+    if (features.providers) {
+      await app.register(providerRoutes, {
+        ...deps,
+        sending: features.sending,
+        providers: features.providers,
+      });
     }
   }
   // The MCP server (SPEC §28): its tools call the routes above with the caller's credential.

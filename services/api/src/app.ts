@@ -1,44 +1,15 @@
 import { createHmac } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
-import { installErrorHandlers, type ReadinessCheck, registerHealthRoutes } from '@tern/http';
+import { installErrorHandlers, registerHealthRoutes } from '@tern/http';
 import { createInboundReader } from '@tern/inbound';
 import { getRetentionOverride } from '@tern/tenant-settings';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { type ApiRoutesOptions, apiRoutes } from './api-routes.js';
+import type { ApiDeps, ApiHttpOptions, ApiLoggerOptions, SendingAppDeps } from './api-options.js';
+import { apiRoutes } from './api-routes.js';
 import { resendCompatRoutes } from './compat/resend.js';
 import { inboundCutoff } from './inbound/cutoff.js';
 import { registerApiDocs } from './openapi.js';
-
-export interface ApiLoggerOptions {
-  level?: string;
-  /** Where log lines go (a pino destination); default stdout. */
-  stream?: NodeJS.WritableStream;
-}
-
-/**
- * What `createApiApp` is given: the options of the routes (`ApiRoutesOptions`, handed to
- * `apiRoutes` as they are — one list of fields, not a copy of each) and what the HTTP app
- * around them needs (logger, readiness checks, proxy trust, the OpenAPI document's servers).
- */
-export interface ApiDeps extends Omit<ApiRoutesOptions, 'logger' | 'surface'> {
-  /**
-   * Options (level, destination) for a logger built here with credential redaction, or a ready
-   * logger (e.g. the all-in-one process's pino, which must redact itself). false or absent: no logs.
-   */
-  logger?: ApiLoggerOptions | FastifyBaseLogger | false;
-  /** Checks of `/ready`; default Postgres and ClickHouse. The all-in-one process adds the event log. */
-  readiness?: readonly ReadinessCheck[];
-  /**
-   * TRUST_PROXY: Fastify's `trustProxy`, which proxies' `X-Forwarded-For` names the client (the
-   * rate limits count per client address). Default false: the socket's peer is the client.
-   */
-  trustProxy?: boolean | number | string[];
-  /** PUBLIC_URL: the OpenAPI document's `servers`. */
-  publicUrl?: string;
-  /** The process also mounts `POST /events` (ingest): the document declares its tag and security scheme. */
-  documentIngest?: boolean;
-}
 
 /**
  * Longest path parameter the router accepts (longer → 414): a click-tracking token carries the
@@ -53,7 +24,7 @@ export function fastifyTrustProxy(
   return typeof value === 'number' ? (_address, hop) => hop < value : value;
 }
 
-function isLoggerInstance(logger: ApiDeps['logger']): logger is FastifyBaseLogger {
+function isLoggerInstance(logger: ApiHttpOptions['logger']): logger is FastifyBaseLogger {
   return typeof logger === 'object' && typeof (logger as Partial<FastifyBaseLogger>).child === 'function';
 }
 
@@ -82,16 +53,18 @@ export function apiLoggerOptions(opts: ApiLoggerOptions | false | undefined) {
  * and ClickHouse), OpenAPI at `/docs`, and the routes of `apiRoutes`.
  */
 export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
+  const { data, policy, features = {} } = deps;
+  const http = deps.http ?? {};
   // Signed tokens in paths (`/u/:token`, tracking links) and 128-character tenant ids (SPEC §5) are
   // longer than Fastify's 100-character default (→ 414); ids are still bounded by their own schemas.
   const common = {
     requestIdHeader: 'x-request-id',
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    trustProxy: fastifyTrustProxy(deps.trustProxy ?? false),
+    trustProxy: fastifyTrustProxy(http.trustProxy ?? false),
   };
-  const app: FastifyInstance = isLoggerInstance(deps.logger)
-    ? Fastify({ ...common, loggerInstance: deps.logger })
-    : Fastify({ ...common, logger: apiLoggerOptions(deps.logger) });
+  const app: FastifyInstance = isLoggerInstance(http.logger)
+    ? Fastify({ ...common, loggerInstance: http.logger })
+    : Fastify({ ...common, logger: apiLoggerOptions(http.logger) });
   installErrorHandlers(app);
   // No answer may be sniffed into another type (a JSON error echoing input rendered as HTML).
   // A callback hook: no promise per request (issue 29).
@@ -101,47 +74,40 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
   });
   registerHealthRoutes(
     app,
-    deps.readiness ?? [
-      { name: 'postgres', check: () => deps.pool.query('SELECT 1').then(() => undefined) },
+    http.readiness ?? [
+      { name: 'postgres', check: () => data.pool.query('SELECT 1').then(() => undefined) },
       {
         name: 'clickhouse',
         check: async () => {
-          const result = await deps.ch.ping();
+          const result = await data.ch.ping();
           if (!result.success) throw result.error;
         },
       },
     ],
   );
   await registerApiDocs(app, {
-    ...(deps.publicUrl ? { serverUrl: deps.publicUrl } : {}),
-    ...(deps.documentIngest ? { ingest: true } : {}),
+    ...(http.publicUrl ? { serverUrl: http.publicUrl } : {}),
+    ...(http.documentIngest ? { ingest: true } : {}),
   });
-  // Everything but the app's own fields goes to the routes as it is.
-  const {
-    logger: _logger,
-    readiness: _readiness,
-    trustProxy: _proxy,
-    publicUrl: _url,
-    documentIngest: _ingest,
-    ...routes
-  } = deps;
+  // Every group but the app's own goes to the routes as it is.
+  const { http: _http, ...routes } = deps;
   await app.register(apiRoutes, routes);
   // Resend's API over Tern's routes (SPEC §22): the `resend` package with its base URL set here.
   await app.register(resendCompatRoutes, {
     prefix: '/compat/resend',
     // Signed download links of received mail, under a key of their own derived from TRACKING_SECRET.
-    ...(deps.keyring && deps.trackingSecret
+    ...(features.keyring && features.trackingSecret
       ? {
           downloads: {
-            secret: createHmac('sha256', deps.trackingSecret)
+            secret: createHmac('sha256', features.trackingSecret)
               .update('resend-compat-downloads')
               .digest('base64url'),
-            pool: deps.pool,
-            reader: createInboundReader(deps.pool, deps.keyring, {
+            pool: data.pool,
+            reader: createInboundReader(data.pool, features.keyring, {
               cutoffOf: inboundCutoff(
-                (tenantId) => getRetentionOverride(deps.pool, tenantId),
-                deps.now ?? (() => new Date()),
-                deps.retentionDays,
+                (tenantId) => getRetentionOverride(data.pool, tenantId),
+                policy.now ?? (() => new Date()),
+                policy.retentionDays,
               ),
             }),
           },
@@ -163,29 +129,26 @@ const NO_CLICKHOUSE = new Proxy({} as ClickHouseClient, {
  * full API (failed-credential limiter, rate limit, API keys): what a process serving SMTP submission
  * alone (`--services=submission`, SPEC §22) injects each message into. It is not listened on.
  */
-export async function createSendingApp(
-  deps: Pick<
-    ApiDeps,
-    'pool' | 'stores' | 'jwt' | 'now' | 'retentionDays' | 'rateLimit' | 'logger' | 'domainPolicy'
-  > & {
-    sending: NonNullable<ApiDeps['sending']>;
-  },
-): Promise<FastifyInstance> {
+export async function createSendingApp(deps: SendingAppDeps): Promise<FastifyInstance> {
   const app: FastifyInstance = isLoggerInstance(deps.logger)
     ? Fastify({ loggerInstance: deps.logger })
     : Fastify({ logger: apiLoggerOptions(deps.logger) });
   installErrorHandlers(app);
   await app.register(apiRoutes, {
-    pool: deps.pool,
-    ...(deps.stores ? { stores: deps.stores } : {}),
-    ch: NO_CLICKHOUSE,
+    data: {
+      pool: deps.data.pool,
+      ch: NO_CLICKHOUSE,
+      ...(deps.data.stores ? { stores: deps.data.stores } : {}),
+    },
     jwt: deps.jwt,
-    retentionDays: deps.retentionDays,
+    policy: {
+      retentionDays: deps.policy.retentionDays,
+      ...(deps.policy.now ? { now: deps.policy.now } : {}),
+      ...(deps.policy.domainPolicy ? { domainPolicy: deps.policy.domainPolicy } : {}),
+    },
+    ...(deps.limits?.rateLimit !== undefined ? { limits: { rateLimit: deps.limits.rateLimit } } : {}),
+    features: { sending: deps.sending },
     surface: 'sending',
-    sending: deps.sending,
-    ...(deps.now ? { now: deps.now } : {}),
-    ...(deps.rateLimit !== undefined ? { rateLimit: deps.rateLimit } : {}),
-    ...(deps.domainPolicy ? { domainPolicy: deps.domainPolicy } : {}),
   });
   await app.ready();
   return app;

@@ -4,6 +4,15 @@
 export { type ApiKeyStore, createApiKeyStore, insertProject } from '@tern/tenant-settings';
 export { cohortDays } from './analytics/routes.js';
 export { analyticsQuerySchema } from './analytics/schemas.js';
+export type {
+  ApiData,
+  ApiDeps,
+  ApiFeatures,
+  ApiHttpOptions,
+  ApiLimits,
+  ApiPolicy,
+  SendingAppDeps,
+} from './api-options.js';
 export {
   buildReferenceApp,
   INGEST_EXAMPLE,
@@ -12,7 +21,7 @@ export {
   renderApiReference,
 } from './api-reference.js';
 export { apiRoutes, DEFAULT_KEY_CACHE_TTL_MS, DEFAULT_LAST_USED_FLUSH_MS } from './api-routes.js';
-export { type ApiDeps, createApiApp, createSendingApp, fastifyTrustProxy } from './app.js';
+export { createApiApp, createSendingApp, fastifyTrustProxy } from './app.js';
 export {
   JWT_REQUIRED_MESSAGE,
   PROJECT_KEY_TENANT_WIDE_MESSAGE,

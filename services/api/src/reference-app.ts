@@ -27,42 +27,43 @@ const UNUSED_LOG: EventStream = {
 export async function buildReferenceApp() {
   const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:9/none' });
   return createApiApp({
-    pool,
-    ch: createClient({ url: 'http://127.0.0.1:9' }),
+    data: { pool, ch: createClient({ url: 'http://127.0.0.1:9' }) },
     jwt: createJwtVerifier({ secret: 'api-reference' }),
-    retentionDays: 90,
-    trackingSecret: 'api-reference-tracking-secret',
-    webhooks: {
-      secretBox: createSecretBox('api-reference-webhook-secrets-key'),
-      urlPolicy: { allowPrivate: false },
-    },
-    rateLimit: false,
-    // Only the document is read: no request reaches the log.
-    sending: { log: UNUSED_LOG },
-    // Creating the keyring reaches no store either (keys are read on use).
-    keyring: createKeyring({ pool, encryptionKey: 'api-reference-encryption-key-0123456789' }),
-    // Nor the sending domains (no check runs: the poller is not started).
-    domains: {
-      domains: createSendingDomains({
-        pool,
-        log: UNUSED_LOG,
-        dns: createDnsChecker(),
-        sealer: createSecretBox('api-reference-webhook-secrets-key', 'dkim keys'),
-        records: {
-          bounceSubdomain: 'tern-bounces',
-          bounceMxHost: 'bounces.tern.example.net',
-          spf: 'v=spf1 ~all',
-        },
-        now: () => new Date(),
-      }),
-    },
-    // Provider notifications (SPEC §21): every route documented; the credentials are placeholders.
-    providers: {
-      sesTopicArns: ['arn:aws:sns:eu-west-1:123456789012:tern-ses'],
-      sendgridPublicKey: REFERENCE_SENDGRID_KEY,
-      postmark: { user: 'postmark', password: 'api-reference-postmark-password' },
-      mailgunSigningKey: 'api-reference-mailgun-signing-key',
-      resendSecret: 'whsec_YXBpLXJlZmVyZW5jZS1yZXNlbmQtc2VjcmV0',
+    policy: { retentionDays: 90 },
+    limits: { rateLimit: false },
+    features: {
+      trackingSecret: 'api-reference-tracking-secret',
+      webhooks: {
+        secretBox: createSecretBox('api-reference-webhook-secrets-key'),
+        urlPolicy: { allowPrivate: false },
+      },
+      // Only the document is read: no request reaches the log.
+      sending: { log: UNUSED_LOG },
+      // Creating the keyring reaches no store either (keys are read on use).
+      keyring: createKeyring({ pool, encryptionKey: 'api-reference-encryption-key-0123456789' }),
+      // Nor the sending domains (no check runs: the poller is not started).
+      domains: {
+        domains: createSendingDomains({
+          pool,
+          log: UNUSED_LOG,
+          dns: createDnsChecker(),
+          sealer: createSecretBox('api-reference-webhook-secrets-key', 'dkim keys'),
+          records: {
+            bounceSubdomain: 'tern-bounces',
+            bounceMxHost: 'bounces.tern.example.net',
+            spf: 'v=spf1 ~all',
+          },
+          now: () => new Date(),
+        }),
+      },
+      // Provider notifications (SPEC §21): every route documented; the credentials are placeholders.
+      providers: {
+        sesTopicArns: ['arn:aws:sns:eu-west-1:123456789012:tern-ses'],
+        sendgridPublicKey: REFERENCE_SENDGRID_KEY,
+        postmark: { user: 'postmark', password: 'api-reference-postmark-password' },
+        mailgunSigningKey: 'api-reference-mailgun-signing-key',
+        resendSecret: 'whsec_YXBpLXJlZmVyZW5jZS1yZXNlbmQtc2VjcmV0',
+      },
     },
   });
 }

@@ -413,8 +413,8 @@ describe('the HTTP endpoint', () => {
 
   it('refused credentials count in the API’s failed-credential limiter: past its budget, 429', async () => {
     const app = await buildApp(world.stores, wallClock, {
-      rateLimit: { max: 3, timeWindowMs: 60_000 },
-      sending: { log: world.log },
+      limits: { rateLimit: { max: 3, timeWindowMs: 60_000 } },
+      features: { sending: { log: world.log } },
     });
     try {
       await app.listen({ host: '127.0.0.1', port: 0 });

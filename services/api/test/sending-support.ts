@@ -15,8 +15,8 @@ import {
 import { getTemplate } from '@tern/templates';
 import type { FastifyInstance } from 'fastify';
 import { waitFor } from '../../../test/support/services.js';
-import type { ApiDeps } from '../src/index.js';
 import {
+  type AppOverrides,
   bearer,
   buildApp,
   ENCRYPTION_KEY,
@@ -57,7 +57,7 @@ export async function openSendingWorld(
     log?: (stores: Stores) => Promise<EventLog>;
     sender?: Partial<SenderOptions> | false;
     /** More of the app's deps, built once the stores and the log exist (e.g. sending domains). */
-    app?: (stores: Stores, log: EventStream) => Partial<ApiDeps>;
+    app?: (stores: Stores, log: EventStream) => AppOverrides;
   } = {},
 ): Promise<SendingWorld> {
   const stores = await openStores();
@@ -72,11 +72,12 @@ export async function openSendingWorld(
   const log = createEventStream(rawLog);
   // The key of the app's own keyring (`buildApp`): erasure finds the keys the sends created.
   const keyring = createKeyring({ pool: stores.pool, encryptionKey: ENCRYPTION_KEY });
-  const app = await buildApp(stores, wallClock, {
-    rateLimit: false,
-    sending: { log, keyring },
-    ...opts.app?.(stores, log),
-  });
+  const app = await buildApp(
+    stores,
+    wallClock,
+    { limits: { rateLimit: false }, features: { sending: { log, keyring } } },
+    opts.app?.(stores, log) ?? {},
+  );
   const projector = createProjector({
     pool: stores.pool,
     ch: stores.ch,

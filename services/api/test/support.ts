@@ -3,7 +3,7 @@
 // the real projector sinks, a settable clock, and credentials.
 import { createHmac, randomBytes } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createJwtVerifier, signDashboardToken } from '@tern/auth';
+import { createJwtVerifier, type JwtVerifier, signDashboardToken } from '@tern/auth';
 import { type DeliveryEvent, deliveryEventSchema, type Role } from '@tern/contracts';
 import type { MailboxOf } from '@tern/domain';
 import { createKeyring } from '@tern/privacy';
@@ -13,7 +13,15 @@ import { createSecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { createFreshDatabase, tempDir } from '../../../test/support/services.js';
-import { type ApiDeps, createApiApp } from '../src/index.js';
+import {
+  type ApiData,
+  type ApiDeps,
+  type ApiFeatures,
+  type ApiHttpOptions,
+  type ApiLimits,
+  type ApiPolicy,
+  createApiApp,
+} from '../src/index.js';
 
 export const JWT_SECRET = 'api-test-secret-that-is-long-enough';
 export const TRACKING_SECRET = 'api-test-tracking-secret-0123456789';
@@ -86,22 +94,47 @@ export async function openStores(): Promise<Stores> {
   };
 }
 
+/** What a test changes of `buildApp`'s app: any fields of any group of `ApiDeps`, merged group by group. */
+export interface AppOverrides {
+  data?: Partial<ApiData>;
+  jwt?: JwtVerifier;
+  policy?: Partial<ApiPolicy>;
+  limits?: ApiLimits;
+  features?: ApiFeatures;
+  http?: ApiHttpOptions;
+}
+
+/** `deps` with the fields of each override (later ones win), group by group. */
+export function withOverrides(deps: ApiDeps, ...overrides: AppOverrides[]): ApiDeps {
+  let out = deps;
+  for (const o of overrides)
+    out = {
+      data: { ...out.data, ...o.data },
+      jwt: o.jwt ?? out.jwt,
+      policy: { ...out.policy, ...o.policy },
+      limits: { ...out.limits, ...o.limits },
+      features: { ...out.features, ...o.features },
+      http: { ...out.http, ...o.http },
+    };
+  return out;
+}
+
 export async function buildApp(
   stores: Pick<Stores, 'pool' | 'ch'>,
   clock: TestClock,
-  overrides: Partial<ApiDeps> = {},
+  ...overrides: AppOverrides[]
 ): Promise<FastifyInstance> {
-  const app = await createApiApp({
-    pool: stores.pool,
-    ch: stores.ch,
+  const defaults: ApiDeps = {
+    data: { pool: stores.pool, ch: stores.ch },
     jwt: createJwtVerifier({ secret: JWT_SECRET, now: () => clock.now().getTime() }),
-    now: clock.now,
-    retentionDays: DEFAULT_RETENTION_DAYS,
-    trackingSecret: TRACKING_SECRET,
-    webhooks: { secretBox: createSecretBox(WEBHOOK_SECRETS_KEY), urlPolicy: { allowPrivate: true } },
-    keyring: createKeyring({ pool: stores.pool, encryptionKey: ENCRYPTION_KEY }),
-    ...overrides,
-  });
+    policy: { now: clock.now, retentionDays: DEFAULT_RETENTION_DAYS },
+    features: {
+      trackingSecret: TRACKING_SECRET,
+      webhooks: { secretBox: createSecretBox(WEBHOOK_SECRETS_KEY), urlPolicy: { allowPrivate: true } },
+      keyring: createKeyring({ pool: stores.pool, encryptionKey: ENCRYPTION_KEY }),
+    },
+  };
+  const app = await createApiApp(withOverrides(defaults, ...overrides));
   await app.ready();
   return app;
 }

@@ -15,7 +15,9 @@ import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
+  getRoute,
   listAnswer,
+  listRoute,
   newResourceId,
   notFound,
   pageQuerySchema,
@@ -23,7 +25,6 @@ import {
   resourceErrors,
   resourceIdParam,
 } from '../resource-kit.js';
-import { getRoute, listRoute } from '../resource-routes.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 

@@ -15,15 +15,16 @@ import { type AuthConfig, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
+  getRoute,
   listAnswer,
   listResponses,
+  listRoute,
   newResourceId,
   notFound,
   pageQuerySchema,
   resourceErrors,
   resourceIdParam,
 } from '../resource-kit.js';
-import { getRoute, listRoute } from '../resource-routes.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 

@@ -14,8 +14,15 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AuthConfig } from '../credentials.js';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
-import { conflict, newResourceId, notFound, resourceErrors, resourceIdParam } from '../resource-kit.js';
-import { getRoute, listRoute } from '../resource-routes.js';
+import {
+  conflict,
+  getRoute,
+  listRoute,
+  newResourceId,
+  notFound,
+  resourceErrors,
+  resourceIdParam,
+} from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errorResponse, errors, noContentSchema } from '../schemas.js';
 

@@ -6,13 +6,14 @@ import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
+  getRoute,
+  listRoute,
   newResourceId,
   notFound,
   pageWindow,
   resourceErrors,
   resourceIdParam,
 } from '../resource-kit.js';
-import { getRoute, listRoute } from '../resource-routes.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 

@@ -136,7 +136,7 @@ describe('GET /analytics/summary', () => {
     });
 
     it('applies the server default retention when it is shorter than the period', async () => {
-      const shortRetention = await buildApp(stores, clock, { retentionDays: 45 });
+      const shortRetention = await buildApp(stores, clock, { policy: { retentionDays: 45 } });
       try {
         const w = windowOf(NOW, 90, 45);
         for (const [route, expected] of [

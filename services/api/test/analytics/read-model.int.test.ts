@@ -98,7 +98,7 @@ beforeAll(async () => {
   app = await buildApp(
     { pool: counting(stores.pool, 'query', 'pg'), ch: counting(stores.ch, 'query', 'engine') },
     clock,
-    { readModel: feed },
+    { data: { readModel: feed } },
   );
   expect(await feed.ready()).toBe(true);
   const elsewhere = await createFreshDatabase();
@@ -107,7 +107,7 @@ beforeAll(async () => {
   await migratePostgres(elsewherePool);
   const deafFeed = createReadModelFeed({ pool: elsewherePool, connection: 'dedicated', lastBatchAt });
   deaf = {
-    app: await buildApp(stores, clock, { readModel: deafFeed }),
+    app: await buildApp(stores, clock, { data: { readModel: deafFeed } }),
     feed: deafFeed,
     db: elsewhere,
     pool: elsewherePool,
@@ -262,7 +262,7 @@ describe('on the embedded PGlite (the notice comes back with the COMMIT)', () =>
     embedded = await buildApp(
       { pool: counting(store.pool, 'query', 'pg'), ch: counting(stores.ch, 'query', 'engine') },
       clock,
-      { readModel: embeddedFeed },
+      { data: { readModel: embeddedFeed } },
     );
     expect(await embeddedFeed.ready()).toBe(true);
   });

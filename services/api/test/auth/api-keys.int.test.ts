@@ -311,7 +311,7 @@ describe('API key lifecycle', () => {
   });
 
   it('records lastUsedAt in batches, without a write per request', async () => {
-    const flushing = await buildApp(stores, clock, { lastUsedFlushMs: 100 });
+    const flushing = await buildApp(stores, clock, { limits: { lastUsedFlushMs: 100 } });
     try {
       const { id, key } = await createKey(flushing, ownerA, A, { scopes: ['email:read'] });
       clock.set('2026-06-15T12:30:00.000Z');
@@ -328,7 +328,7 @@ describe('API key lifecycle', () => {
   });
 
   it('flushes lastUsedAt on close', async () => {
-    const closing = await buildApp(stores, clock, { lastUsedFlushMs: 3_600_000 });
+    const closing = await buildApp(stores, clock, { limits: { lastUsedFlushMs: 3_600_000 } });
     const { id, key } = await createKey(closing, ownerA, A, { scopes: ['email:read'] });
     clock.set('2026-06-15T12:45:00.000Z');
     try {

@@ -137,7 +137,7 @@ describe('logs of the service', () => {
         done();
       },
     });
-    const logged = await buildApp(stores, clock, { logger: { level: 'trace', stream } });
+    const logged = await buildApp(stores, clock, { http: { logger: { level: 'trace', stream } } });
     try {
       const created = await logged.inject({
         method: 'POST',

@@ -8,8 +8,8 @@ import { createUnsubscribeToken } from '@tern/domain';
 import { createEventStream, createPostgresEventLog, type PostgresEventLog } from '@tern/event-log';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiDeps } from '../../src/index.js';
 import {
+  type AppOverrides,
   buildApp,
   createKey,
   jwtFor,
@@ -27,12 +27,16 @@ let log: PostgresEventLog;
 const apps: FastifyInstance[] = [];
 
 /** The app listening on a loopback port: every request below goes over a real socket. */
-async function serve(overrides: Partial<ApiDeps>): Promise<string> {
-  const app = await buildApp(stores, clock, {
-    rateLimit: { max: MAX, timeWindowMs: 60_000 },
-    sending: { log: createEventStream(log) },
-    ...overrides,
-  });
+async function serve(overrides: AppOverrides): Promise<string> {
+  const app = await buildApp(
+    stores,
+    clock,
+    {
+      limits: { rateLimit: { max: MAX, timeWindowMs: 60_000 } },
+      features: { sending: { log: createEventStream(log) } },
+    },
+    overrides,
+  );
   apps.push(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -114,7 +118,7 @@ describe('an address over its refused-credential budget (no proxy)', () => {
 
 describe('TRUST_PROXY: behind a reverse proxy each client has its own budget', () => {
   it('one client locked out does not lock out the others behind the same proxy', async () => {
-    const base = await serve({ trustProxy: ['127.0.0.1'] });
+    const base = await serve({ http: { trustProxy: ['127.0.0.1'] } });
     const attacker = { 'x-forwarded-for': '203.0.113.7' };
     expect(await exhaust(base, attacker)).toEqual([401, 401, 401, 401, 401, 429]);
     expect((await logs(base, { 'x-api-key': randomKey(), ...attacker })).status).toBe(429);
@@ -129,7 +133,7 @@ describe('TRUST_PROXY: behind a reverse proxy each client has its own budget', (
   });
 
   it('a number of hops trusts that many proxies', async () => {
-    const base = await serve({ trustProxy: 1 });
+    const base = await serve({ http: { trustProxy: 1 } });
     expect(await exhaust(base, { 'x-forwarded-for': '198.51.100.1' })).toEqual([
       401, 401, 401, 401, 401, 429,
     ]);

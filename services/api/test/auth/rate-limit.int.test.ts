@@ -22,7 +22,7 @@ let keyB: string;
 
 beforeAll(async () => {
   stores = await openStores();
-  app = await buildApp(stores, clock, { rateLimit: { max: 5, timeWindowMs: 60_000 } });
+  app = await buildApp(stores, clock, { limits: { rateLimit: { max: 5, timeWindowMs: 60_000 } } });
   const owner = jwtFor(clock, tenant);
   keyA = (await createKey(app, owner, tenant, { scopes: ['email:read'] })).key;
   keyB = (await createKey(app, owner, tenant, { scopes: ['email:read'] })).key;

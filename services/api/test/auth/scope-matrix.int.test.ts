@@ -948,16 +948,18 @@ beforeAll(async () => {
   const stream = createEventStream(log);
   domains = testDomains(stores.pool, stream, dns, clock.now);
   app = await buildApp(stores, clock, {
-    rateLimit: false,
-    inboundDomain: 'in.matrix.test',
-    sending: { log: stream },
-    domains: { domains },
-    providers: {
-      sesTopicArns: ['arn:aws:sns:eu-west-1:123456789012:tern-ses'],
-      sendgridPublicKey: REFERENCE_SENDGRID_KEY,
-      postmark: { user: 'postmark', password: 'matrix-postmark-password' },
-      mailgunSigningKey: MAILGUN_KEY,
-      resendSecret: 'whsec_bWF0cml4LXJlc2VuZC1zZWNyZXQtMDEyMzQ1',
+    limits: { rateLimit: false },
+    features: {
+      inboundDomain: 'in.matrix.test',
+      sending: { log: stream },
+      domains: { domains },
+      providers: {
+        sesTopicArns: ['arn:aws:sns:eu-west-1:123456789012:tern-ses'],
+        sendgridPublicKey: REFERENCE_SENDGRID_KEY,
+        postmark: { user: 'postmark', password: 'matrix-postmark-password' },
+        mailgunSigningKey: MAILGUN_KEY,
+        resendSecret: 'whsec_bWF0cml4LXJlc2VuZC1zZWNyZXQtMDEyMzQ1',
+      },
     },
   });
   // biome-ignore lint/suspicious/noExplicitAny: the parsed OpenAPI document

@@ -45,7 +45,7 @@ const byEmail = async (k: string) => new Map((await list(k)).map((c) => [c.email
 beforeAll(async () => {
   stores = await openStores();
   app = await buildApp(stores, clock);
-  small = await buildApp(stores, clock, { importMaxBytes: 1024 });
+  small = await buildApp(stores, clock, { limits: { importMaxBytes: 1024 } });
 });
 
 afterAll(async () => {

@@ -253,7 +253,7 @@ describe('logs', () => {
         done();
       },
     });
-    const logged = await buildApp(stores, clock, { logger: { level: 'info', stream } });
+    const logged = await buildApp(stores, clock, { http: { logger: { level: 'info', stream } } });
     try {
       const token = tokenFor(A, 'logged@example.com');
       expect((await logged.inject({ method: 'GET', url: `/u/${token}` })).statusCode).toBe(200);

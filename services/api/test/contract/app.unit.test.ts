@@ -4,7 +4,8 @@ import { createJwtVerifier, REDACT_OPTIONS, signDashboardToken } from '@tern/aut
 import pg from 'pg';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { type ApiDeps, type ApiStores, createApiApp } from '../../src/index.js';
+import { type ApiStores, createApiApp } from '../../src/index.js';
+import { type AppOverrides, withOverrides } from '../support.js';
 
 // Wiring of the app that needs no store: health, readiness, the logger choices.
 
@@ -17,8 +18,13 @@ const lazyStores = () => ({
   }),
 });
 
-const build = (extra: Partial<ApiDeps> = {}) =>
-  createApiApp({ ...lazyStores(), jwt: createJwtVerifier({ secret: 'unit' }), retentionDays: 90, ...extra });
+const build = (extra: AppOverrides = {}) =>
+  createApiApp(
+    withOverrides(
+      { data: lazyStores(), jwt: createJwtVerifier({ secret: 'unit' }), policy: { retentionDays: 90 } },
+      extra,
+    ),
+  );
 
 /** A GET with the dashboard token of tenant acme's owner. */
 function getAsOwner(app: Awaited<ReturnType<typeof createApiApp>>, url: string) {
@@ -40,7 +46,7 @@ describe('createApiApp', () => {
   });
 
   it('uses the readiness checks it is given', async () => {
-    const app = await build({ readiness: [{ name: 'event-log', check: async () => {} }] });
+    const app = await build({ http: { readiness: [{ name: 'event-log', check: async () => {} }] } });
     try {
       expect((await app.inject('/ready')).json()).toEqual({ status: 'ready', checks: { 'event-log': 'ok' } });
     } finally {
@@ -56,7 +62,7 @@ describe('createApiApp', () => {
         done();
       },
     });
-    const app = await build({ logger: pino({ level: 'info', redact: REDACT_OPTIONS }, stream) });
+    const app = await build({ http: { logger: pino({ level: 'info', redact: REDACT_OPTIONS }, stream) } });
     try {
       await app.inject({ url: '/emails/logs', headers: { 'x-request-id': 'req-42' } });
       expect(lines.join('')).toContain('req-42');
@@ -90,7 +96,7 @@ describe('createApiApp', () => {
       delete: unused,
       names: unused,
     };
-    const app = await build({ stores: { templates } });
+    const app = await build({ data: { stores: { templates } } });
     try {
       const res = await getAsOwner(app, '/templates/tpl_given');
       expect(res.statusCode).toBe(200);
@@ -128,7 +134,7 @@ describe('createApiApp', () => {
       setSendRate: unused,
       setTimeZone: unused,
     };
-    const app = await build({ stores: { tenantSettings } });
+    const app = await build({ data: { stores: { tenantSettings } } });
     try {
       const res = await getAsOwner(app, '/tenants/acme/settings');
       expect(res.statusCode).toBe(200);
@@ -146,6 +152,13 @@ describe('createApiApp', () => {
   });
 
   it('refuses a key cache TTL over 5 s (revocations must apply within 5 s)', async () => {
-    await expect(build({ keyCacheTtlMs: 5001 })).rejects.toThrow(/keyCacheTtlMs/);
+    await expect(build({ limits: { keyCacheTtlMs: 5001 } })).rejects.toThrow(/keyCacheTtlMs/);
+  });
+
+  it('refuses a retention that is not a positive whole number of days', async () => {
+    for (const retentionDays of [0, 1.5])
+      await expect(build({ policy: { retentionDays } })).rejects.toThrow(
+        'retentionDays must be a positive integer',
+      );
   });
 });

@@ -15,7 +15,10 @@ const TENANT = `track-${suffix()}`;
 beforeAll(async () => {
   const stream = new PassThrough();
   stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
-  world = await openSendingWorld({ sender: false, app: () => ({ logger: { level: 'info', stream } }) });
+  world = await openSendingWorld({
+    sender: false,
+    app: () => ({ http: { logger: { level: 'info', stream } } }),
+  });
   base = await world.app.listen({ host: '127.0.0.1', port: 0 });
 }, 120_000);
 

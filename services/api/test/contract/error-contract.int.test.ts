@@ -27,7 +27,7 @@ let readKey: string;
 
 beforeAll(async () => {
   stores = await openStores();
-  app = await buildApp(stores, clock, { rateLimit: { max: 40, timeWindowMs: 60_000 } });
+  app = await buildApp(stores, clock, { limits: { rateLimit: { max: 40, timeWindowMs: 60_000 } } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   readKey = (await createKey(app, jwtFor(clock, A), A, { scopes: ['templates:read'] })).key;
@@ -115,19 +115,20 @@ describe('stores that do not answer', () => {
 
   beforeAll(async () => {
     down = await createApiApp({
-      pool: new pg.Pool({
-        connectionString: 'postgres://nobody@127.0.0.1:9/none',
-        connectionTimeoutMillis: 500,
-      }),
-      ch: createClient({
-        url: 'http://127.0.0.1:9',
-        request_timeout: 500,
-        log: { level: ClickHouseLogLevel.OFF },
-      }),
+      data: {
+        pool: new pg.Pool({
+          connectionString: 'postgres://nobody@127.0.0.1:9/none',
+          connectionTimeoutMillis: 500,
+        }),
+        ch: createClient({
+          url: 'http://127.0.0.1:9',
+          request_timeout: 500,
+          log: { level: ClickHouseLogLevel.OFF },
+        }),
+      },
       jwt: createJwtVerifier({ secret: JWT_SECRET, now: () => clock.now().getTime() }),
-      now: clock.now,
-      retentionDays: 90,
-      rateLimit: false,
+      policy: { now: clock.now, retentionDays: 90 },
+      limits: { rateLimit: false },
     });
     await down.listen({ port: 0, host: '127.0.0.1' });
     downBase = `http://127.0.0.1:${(down.server.address() as { port: number }).port}`;

@@ -179,7 +179,7 @@ function fill(template: string, values: string[], q: [string, string][]): string
 
 beforeAll(async () => {
   stores = await openStores();
-  app = await buildApp(stores, clock, { rateLimit: false });
+  app = await buildApp(stores, clock, { limits: { rateLimit: false } });
   const pgLog = createPostgresEventLog({ pool: stores.pool, table: `fuzz_log_${run}` });
   await pgLog.ensureSchema();
   log = pgLog;

@@ -5,7 +5,7 @@ import { createSecretBox } from '@tern/webhooks';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiRoutes, createApiApp } from '../../src/index.js';
+import { type ApiDeps, apiRoutes, createApiApp } from '../../src/index.js';
 
 // The document is generated from the route schemas; no store is reached (pg and the ClickHouse
 // client connect lazily), so this runs without services.
@@ -20,18 +20,22 @@ const routeConfigs = new Map<
 let doc: any;
 
 beforeAll(async () => {
-  const deps = {
-    pool: new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:9/none' }),
-    ch: createClient({ url: 'http://127.0.0.1:9' }),
-    jwt: createJwtVerifier({ secret: 'unit' }),
-    retentionDays: 90,
-    trackingSecret: 'unit-tracking-secret-0123456789',
-    webhooks: {
-      secretBox: createSecretBox('unit-webhook-secrets-key'),
-      urlPolicy: { allowPrivate: false },
+  const deps: ApiDeps = {
+    data: {
+      pool: new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:9/none' }),
+      ch: createClient({ url: 'http://127.0.0.1:9' }),
     },
-    // Only the document is read here: no request reaches the log.
-    sending: { log: {} as EventStream },
+    jwt: createJwtVerifier({ secret: 'unit' }),
+    policy: { retentionDays: 90 },
+    features: {
+      trackingSecret: 'unit-tracking-secret-0123456789',
+      webhooks: {
+        secretBox: createSecretBox('unit-webhook-secrets-key'),
+        urlPolicy: { allowPrivate: false },
+      },
+      // Only the document is read here: no request reaches the log.
+      sending: { log: {} as EventStream },
+    },
   };
   app = await createApiApp(deps);
   // The same routes in a bare instance whose onRoute hook sees each route's config.

@@ -23,7 +23,10 @@ beforeAll(async () => {
   const log = createPostgresEventLog({ pool: stores.pool, pollIntervalMs: 20 });
   await log.ensureSchema();
   const domains = testDomains(stores.pool, createEventStream(log), dns, undefined, undefined, MAX);
-  app = await buildApp(stores, wallClock, { rateLimit: false, domains: { domains } });
+  app = await buildApp(stores, wallClock, {
+    limits: { rateLimit: false },
+    features: { domains: { domains } },
+  });
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 }, 60_000);
 

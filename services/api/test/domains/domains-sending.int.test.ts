@@ -78,7 +78,7 @@ beforeAll(async () => {
     sender: false,
     app: (stores, log) => {
       domains = testDomains(stores.pool, log, dns);
-      return { domains: { domains }, domainPolicy: policy };
+      return { features: { domains: { domains } }, policy: { domainPolicy: policy } };
     },
   });
   sender = await world.startSender({

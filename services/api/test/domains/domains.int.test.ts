@@ -70,9 +70,9 @@ beforeAll(async () => {
   };
   domains = testDomains(stores.pool, createEventStream(log), dns, clock.now, logger);
   app = await buildApp(stores, clock, {
-    logger: { level: 'trace', stream: sink },
-    rateLimit: false,
-    domains: { domains },
+    limits: { rateLimit: false },
+    features: { domains: { domains } },
+    http: { logger: { level: 'trace', stream: sink } },
   });
 });
 

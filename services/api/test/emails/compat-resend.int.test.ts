@@ -25,7 +25,7 @@ const FROM = 'Acme <hello@acme.test>';
 beforeAll(async () => {
   dns = await startTestDnsServer();
   world = await openSendingWorld({
-    app: (stores, log) => ({ domains: { domains: testDomains(stores.pool, log, dns) } }),
+    app: (stores, log) => ({ features: { domains: { domains: testDomains(stores.pool, log, dns) } } }),
   });
   await world.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(world.app.server.address() as AddressInfo).port}/compat/resend`;

@@ -22,8 +22,8 @@ const budget = createContentBudget({ totalBytes: 12 * MiB, perTenantBytes: 6 * M
 beforeAll(async () => {
   world = await openSendingWorld({ sender: false });
   app = await buildApp(world.stores, wallClock, {
-    rateLimit: false,
-    sending: { log: world.log, keyring: world.keyring, contentBudget: budget },
+    limits: { rateLimit: false },
+    features: { sending: { log: world.log, keyring: world.keyring, contentBudget: budget } },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   port = (app.server.address() as { port: number }).port;

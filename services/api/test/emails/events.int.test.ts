@@ -47,7 +47,9 @@ describe('the event stream routes', () => {
 
   beforeAll(async () => {
     stores = await openStores();
-    app = await buildApp(stores, clock, { eventTail: { tickMs: 20, pollMs: 100, heartbeatMs: 200 } });
+    app = await buildApp(stores, clock, {
+      limits: { eventTail: { tickMs: 20, pollMs: 100, heartbeatMs: 200 } },
+    });
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     const jwt = jwtFor(clock, tenant);
@@ -248,7 +250,9 @@ describe('the event stream routes', () => {
       const port = (app.server.address() as AddressInfo).port;
       await app.close();
       await project(stores, queued('em-e'));
-      app = await buildApp(stores, clock, { eventTail: { tickMs: 20, pollMs: 100, heartbeatMs: 200 } });
+      app = await buildApp(stores, clock, {
+        limits: { eventTail: { tickMs: 20, pollMs: 100, heartbeatMs: 200 } },
+      });
       await app.listen({ port, host: '127.0.0.1' });
       await project(stores, queued('em-f'));
       await waitFor(async () => received.length >= 18 || undefined, {

@@ -15,9 +15,7 @@ const run = suffix();
 beforeAll(async () => {
   stores = await openStores();
   app = await buildApp(stores, wallClock, {
-    rateLimit: false,
-    sendRatePerSecond: 100,
-    sendRateMaxPerSecond: 100,
+    limits: { rateLimit: false, sendRatePerSecond: 100, sendRateMaxPerSecond: 100 },
   });
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 }, 60_000);

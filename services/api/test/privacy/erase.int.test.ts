@@ -172,7 +172,7 @@ describe('POST /contacts/erase', () => {
   });
 
   it('scrubs again after the rescrub delay: what a process with the key still cached wrote meanwhile is removed', async () => {
-    const quick = await buildApp(stores, clock, { erasureRescrubMs: 300 });
+    const quick = await buildApp(stores, clock, { policy: { erasureRescrubMs: 300 } });
     try {
       const T = `erase-r-${run}`;
       const owner = jwtFor(clock, T, 'owner');

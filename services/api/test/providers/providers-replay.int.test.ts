@@ -17,7 +17,10 @@ let n = 0;
 
 beforeAll(async () => {
   senders = await openProviderSenders();
-  world = await openSendingWorld({ sender: false, app: () => ({ providers: senders.options }) });
+  world = await openSendingWorld({
+    sender: false,
+    app: () => ({ features: { providers: senders.options } }),
+  });
   base = await world.app.listen({ port: 0, host: '127.0.0.1' });
 }, 60_000);
 

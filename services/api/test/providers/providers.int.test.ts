@@ -27,7 +27,10 @@ let n = 0;
 
 beforeAll(async () => {
   senders = await openProviderSenders();
-  world = await openSendingWorld({ sender: false, app: () => ({ providers: senders.options }) });
+  world = await openSendingWorld({
+    sender: false,
+    app: () => ({ features: { providers: senders.options } }),
+  });
   base = await world.app.listen({ port: 0, host: '127.0.0.1' });
 }, 60_000);
 
@@ -271,9 +274,11 @@ describe('POST /providers/ses: the SNS subscription', () => {
 describe('provider routes: configuration and bad input', () => {
   it('a provider whose credential is unset has no route (404)', async () => {
     const app = await buildApp(world.stores, wallClock, {
-      rateLimit: false,
-      sending: { log: world.log },
-      providers: { mailgunSigningKey: 'mailgun-signing-key-0123456789abcdef' },
+      limits: { rateLimit: false },
+      features: {
+        sending: { log: world.log },
+        providers: { mailgunSigningKey: 'mailgun-signing-key-0123456789abcdef' },
+      },
     });
     try {
       for (const provider of ['ses', 'sendgrid', 'postmark', 'resend']) {

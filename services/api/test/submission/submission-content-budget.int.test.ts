@@ -36,8 +36,8 @@ const raws: RawSmtp[] = [];
 beforeAll(async () => {
   [world, tls] = await Promise.all([openSendingWorld({ sender: false }), selfSignedPair('localhost')]);
   app = await buildApp(world.stores, wallClock, {
-    rateLimit: false,
-    sending: { log: world.log, keyring: world.keyring, contentBudget: budget },
+    limits: { rateLimit: false },
+    features: { sending: { log: world.log, keyring: world.keyring, contentBudget: budget } },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   for (const t of [A, B])

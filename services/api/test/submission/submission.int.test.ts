@@ -401,7 +401,10 @@ describe('bad input over SMTP', () => {
       append: (events) =>
         down ? Promise.reject(new EventLogUnavailableError('log down (test)')) : world.log.append(events),
     };
-    const app = await buildApp(world.stores, wallClock, { rateLimit: false, sending: { log } });
+    const app = await buildApp(world.stores, wallClock, {
+      limits: { rateLimit: false },
+      features: { sending: { log } },
+    });
     closers.push(() => app.close());
     const flaky = await start({ app });
     const message = {
@@ -426,8 +429,8 @@ describe('bad input over SMTP', () => {
 
   it('wrong passwords are counted by the failed-credential limiter: 535, then 454; a good key is still served (issue 24, item 5)', async () => {
     const app = await buildApp(world.stores, wallClock, {
-      rateLimit: { max: 3, timeWindowMs: 60_000 },
-      sending: { log: world.log },
+      limits: { rateLimit: { max: 3, timeWindowMs: 60_000 } },
+      features: { sending: { log: world.log } },
     });
     closers.push(() => app.close());
     const limited = await start({ app });

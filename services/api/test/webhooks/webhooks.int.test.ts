@@ -32,13 +32,17 @@ const box = createSecretBox('api-test-webhook-secrets-key');
 beforeAll(async () => {
   stores = await openStores();
   clock = createClock();
-  app = await buildApp(stores, clock, { webhooks: { secretBox: box, urlPolicy: { allowPrivate: true } } });
+  app = await buildApp(stores, clock, {
+    features: { webhooks: { secretBox: box, urlPolicy: { allowPrivate: true } } },
+  });
   strictApp = await buildApp(stores, clock, {
-    webhooks: {
-      secretBox: box,
-      urlPolicy: {
-        allowPrivate: false,
-        resolve: async (host) => (host === 'internal.example.com' ? ['10.0.0.7'] : ['93.184.216.34']),
+    features: {
+      webhooks: {
+        secretBox: box,
+        urlPolicy: {
+          allowPrivate: false,
+          resolve: async (host) => (host === 'internal.example.com' ? ['10.0.0.7'] : ['93.184.216.34']),
+        },
       },
     },
   });

@@ -108,39 +108,45 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
   });
   ctx.onClose('read-model-feed', () => readModel.close());
   const app = await createApiApp({
-    readModel,
-    webhooks,
-    pool,
-    trackingSecret: capability(ctx, 'trackingSecret'),
-    openDedupSeconds: config.openDedupSeconds,
-    ch: capability(ctx, 'ch'),
+    data: { pool, ch: capability(ctx, 'ch'), readModel },
     jwt: jwtVerifierOf(config, ctx.secrets),
-    retentionDays: config.retentionDays,
-    eventStreamDays: config.eventStreamDays,
-    sendRatePerSecond: config.sendRatePerSecond,
-    sendRateMaxPerSecond: config.sendRateMaxPerSecond,
-    rateLimit: rateLimitOf(config),
-    logger,
-    readiness: ctx.readiness,
-    sending: {
-      log: stream,
+    policy: {
+      retentionDays: config.retentionDays,
+      eventStreamDays: config.eventStreamDays,
+      openDedupSeconds: config.openDedupSeconds,
+      domainPolicy: { requireVerified: ctx.requireVerifiedDomains },
+    },
+    limits: {
+      sendRatePerSecond: config.sendRatePerSecond,
+      sendRateMaxPerSecond: config.sendRateMaxPerSecond,
+      rateLimit: rateLimitOf(config),
+    },
+    features: {
+      sending: {
+        log: stream,
+        keyring: ctx.keyring,
+        contentBudget: contentBudgetOf(ctx),
+      },
+      trackingSecret: capability(ctx, 'trackingSecret'),
+      webhooks,
       keyring: ctx.keyring,
-      contentBudget: contentBudgetOf(ctx),
+      inboundDomain: config.inboundDomain,
+      domains: { domains },
+      providers: {
+        sesTopicArns: config.sesTopicArns,
+        sendgridPublicKey: config.sendgridWebhookPublicKey,
+        postmark: config.postmarkWebhook,
+        mailgunSigningKey: config.mailgunWebhookSigningKey,
+        resendSecret: config.resendWebhookSecret,
+      },
     },
-    keyring: ctx.keyring,
-    inboundDomain: config.inboundDomain,
-    domains: { domains },
-    domainPolicy: { requireVerified: ctx.requireVerifiedDomains },
-    providers: {
-      sesTopicArns: config.sesTopicArns,
-      sendgridPublicKey: config.sendgridWebhookPublicKey,
-      postmark: config.postmarkWebhook,
-      mailgunSigningKey: config.mailgunWebhookSigningKey,
-      resendSecret: config.resendWebhookSecret,
+    http: {
+      logger,
+      readiness: ctx.readiness,
+      trustProxy: config.trustProxy,
+      publicUrl,
+      documentIngest: ctx.services.has('ingest'),
     },
-    trustProxy: config.trustProxy,
-    publicUrl,
-    documentIngest: ctx.services.has('ingest'),
   });
   return app;
 }

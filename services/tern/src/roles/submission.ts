@@ -21,13 +21,15 @@ export async function startSubmission(ctx: RuntimeContext, app: FastifyInstance)
   let target = app;
   if (!ctx.services.has('api')) {
     const sendingApp = await createSendingApp({
-      pool: ctx.pool,
+      data: { pool: ctx.pool },
       jwt: jwtVerifierOf(config, ctx.secrets),
-      retentionDays: config.retentionDays,
-      rateLimit: rateLimitOf(config),
-      logger,
+      policy: {
+        retentionDays: config.retentionDays,
+        domainPolicy: { requireVerified: ctx.requireVerifiedDomains },
+      },
+      limits: { rateLimit: rateLimitOf(config) },
       sending: { log: streamOf(ctx), keyring: ctx.keyring, contentBudget: contentBudgetOf(ctx) },
-      domainPolicy: { requireVerified: ctx.requireVerifiedDomains },
+      logger,
     });
     ctx.onClose('submission-app', () => sendingApp.close());
     target = sendingApp;
