@@ -51,6 +51,14 @@ function spawnTern(env: Record<string, string>, args: string[]) {
   return { child, output, exited };
 }
 
+/**
+ * How long a start may take before `/health` answers, by default: the first start of a file loads
+ * chDB (≈ 500 MB) and runs the migrations, which took over 60 s on a loaded CI machine (two
+ * files failed there with nothing printed). Time to ready is measured by
+ * `bench/experiments/time-to-ready.ts`, not bounded here.
+ */
+const DEFAULT_READY_TIMEOUT_MS = 120_000;
+
 /** Starts the built process and waits until `/health` answers. */
 export async function startTern(opts: {
   env: Record<string, string>;
@@ -73,7 +81,11 @@ export async function startTern(opts: {
       const res = await fetch(`${url}/health`);
       return res.ok;
     },
-    { timeoutMs: opts.readyTimeoutMs ?? 60_000, intervalMs: 100, description: `tern at ${url}` },
+    {
+      timeoutMs: opts.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS,
+      intervalMs: 100,
+      description: `tern at ${url}`,
+    },
   ).catch((e: unknown) => {
     if (!dead) child.kill('SIGKILL');
     throw new Error(
