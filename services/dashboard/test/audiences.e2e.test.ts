@@ -220,6 +220,14 @@ describe('properties, topics and segments, in Chromium', () => {
     expect(JSON.parse(await w.page.getByLabel('Filter (JSON)').inputValue())).toEqual(nested);
     expect(await w.page.getByLabel('Condition 1 kind').count()).toBe(0);
     await checkPage(w, 'segment-edit-json');
+    // Asking for the conditions keeps the JSON (they would start empty and a save would lose it).
+    await w.page.getByRole('button', { name: 'Conditions' }).click();
+    await w.page.getByRole('button', { name: 'JSON', pressed: true }).waitFor();
+    expect(await w.page.getByLabel('Condition 1 kind').count()).toBe(0);
+    expect(JSON.parse(await w.page.getByLabel('Filter (JSON)').inputValue())).toEqual(nested);
+    expect(await w.page.getByTestId('json-note').textContent()).toBe(
+      'This filter nests groups: edit it as JSON.',
+    );
     expect(w.errors).toEqual([]);
     await w.page.close();
   });

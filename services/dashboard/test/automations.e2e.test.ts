@@ -220,6 +220,14 @@ describe('the automations pages, in Chromium', () => {
     );
     expect(JSON.parse(await w.page.getByLabel('Steps (JSON)').inputValue())).toEqual(branching);
     expect(await w.page.getByLabel('Step 1 kind').count()).toBe(0);
+    // Asking for the simple steps keeps the JSON (the form would start empty and a save would lose it).
+    await w.page.getByRole('button', { name: 'Simple steps' }).click();
+    await w.page.getByRole('button', { name: 'JSON', pressed: true }).waitFor();
+    expect(await w.page.getByLabel('Step 1 kind').count()).toBe(0);
+    expect(JSON.parse(await w.page.getByLabel('Steps (JSON)').inputValue())).toEqual(branching);
+    expect(await w.page.getByTestId('json-note').textContent()).toBe(
+      'This automation branches (then/else after a wait): edit its steps as JSON.',
+    );
     expect(w.errors).toEqual([]);
     await w.page.close();
   });

@@ -123,10 +123,18 @@ export function AutomationEditor({
         formLabel="Simple steps"
         json={mode === 'json'}
         onForm={() => {
-          // The JSON written so far, in the form when the form can write it.
-          const parsed = parseJson(json);
-          const read = parsed === undefined ? undefined : readSteps(parsed);
-          if (read && 'drafts' in read) setSteps(read.drafts);
+          // The JSON written so far, in the form when the form can write it. When it cannot, it stays
+          // JSON (with why): the form would start empty and a save would lose the steps.
+          if (mode === 'json' && json.trim() !== '') {
+            const parsed = parseJson(json);
+            const read =
+              parsed === undefined ? { reason: 'The steps are not valid JSON.' } : readSteps(parsed);
+            if ('reason' in read) {
+              setNote(read.reason);
+              return;
+            }
+            setSteps(read.drafts);
+          }
           setNote(undefined);
           setMode('form');
         }}

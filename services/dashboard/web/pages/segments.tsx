@@ -126,9 +126,14 @@ function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s:
         formLabel="Conditions"
         json={mode === 'json'}
         onForm={() => {
-          // The JSON written so far, in the conditions when they can write it.
-          const read = mode === 'json' && filter !== null ? readFilter(filter) : undefined;
-          if (read && 'clauses' in read) {
+          // The JSON written so far, in the conditions when they can write it. When they cannot, it
+          // stays JSON (with why): the conditions would start empty and a save would lose it.
+          if (mode === 'json' && json.trim() !== '') {
+            const read = filter === null ? { reason: 'The filter is not valid JSON.' } : readFilter(filter);
+            if ('reason' in read) {
+              setNote(read.reason);
+              return;
+            }
             setClauses(read.clauses);
             setMatch(read.match);
           }
