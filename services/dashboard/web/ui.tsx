@@ -180,9 +180,20 @@ export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge badge-${status.toLowerCase()}`}>{status}</span>;
 }
 
+/** `value` to the clipboard on `copy()`; `copied` says whether the last copy worked. */
+export function useCopy(value: string): [copied: boolean, copy: () => void] {
+  const [copied, setCopied] = useState(false);
+  const copy = () =>
+    void navigator.clipboard?.writeText(value).then(
+      () => setCopied(true),
+      () => setCopied(false),
+    );
+  return [copied, copy];
+}
+
 /** A secret shown once (API key, webhook secret) with a copy button. */
 export function ShownOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
+  const [copied, copy] = useCopy(value);
   return (
     <div class="shown-once" role="status">
       <p>
@@ -192,15 +203,7 @@ export function ShownOnce({ label, value, onDone }: { label: string; value: stri
         {value}
       </code>
       <div class="row">
-        <button
-          type="button"
-          onClick={() =>
-            navigator.clipboard?.writeText(value).then(
-              () => setCopied(true),
-              () => setCopied(false),
-            )
-          }
-        >
+        <button type="button" onClick={copy}>
           {copied ? 'Copied' : 'Copy'}
         </button>
         <button type="button" class="secondary" onClick={onDone}>

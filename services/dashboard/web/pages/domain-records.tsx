@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api.js';
 import { TableWrap } from '../table.js';
-import { Alert, formatDate, useActionError } from '../ui.js';
+import { Alert, formatDate, useActionError, useCopy } from '../ui.js';
 
 /** A sending domain (SPEC §20) as `GET /domains` answers it, and the DNS records that verify it. */
 export interface DomainRecord {
@@ -42,7 +42,7 @@ export function DomainBadge({ status }: { status: Domain['status'] }) {
 
 /** A value with a copy button (DNS providers want the exact text). */
 function Copyable({ value, label }: { value: string; label: string }) {
-  const [copied, setCopied] = useState(false);
+  const [copied, copy] = useCopy(value);
   return (
     <span class="copyable">
       <code class="break">{value}</code>
@@ -50,12 +50,7 @@ function Copyable({ value, label }: { value: string; label: string }) {
         type="button"
         class="secondary"
         aria-label={`${copied ? 'Copied' : 'Copy'} ${label}`}
-        onClick={() =>
-          navigator.clipboard?.writeText(value).then(
-            () => setCopied(true),
-            () => setCopied(false),
-          )
-        }
+        onClick={copy}
       >
         {copied ? 'Copied' : 'Copy'}
       </button>
