@@ -28,7 +28,7 @@ export interface PostgresPair {
   synchronous(): Promise<void>;
   /** `pg_ctl promote -w` on the standby. */
   promote(): Promise<void>;
-  /** The proxy's view: which server it routes to (`pg1`, `pg2`, or none). */
+  /** The servers HAProxy routes to now, joined by `+` (`pg1` once the standby is marked down). */
   routedTo(): Promise<string | undefined>;
   destroy(): Promise<void>;
 }
@@ -111,10 +111,16 @@ export async function startPostgresPair(): Promise<PostgresPair> {
     },
     async routedTo() {
       const csv = await (await fetch(`http://127.0.0.1:${statsPort}/;csv`)).text();
-      return csv
+      // Every server HAProxy sends connections to, e.g. `pg1`; `pg1+pg2` while both are up. At its
+      // start HAProxy takes every server as up until its checks fail `fall` times (2.6 has no
+      // `init-state`), so a standby still gets connections for its first second; while it goes
+      // down its status reads `UP 1/2`, and it still gets them.
+      const up = csv
         .split('\n')
         .map((l) => l.split(','))
-        .find((f) => f[0] === 'postgres_primary' && f[1]?.startsWith('pg') && f[17] === 'UP')?.[1];
+        .filter((f) => f[0] === 'postgres_primary' && f[1]?.startsWith('pg') && f[17]?.startsWith('UP'))
+        .map((f) => f[1]);
+      return up.length > 0 ? up.join('+') : undefined;
     },
     async destroy() {
       if (destroyed) return;

@@ -75,23 +75,28 @@ export async function startTern(opts: {
   void exited.then(() => {
     dead = true;
   });
+  // A process that exited ends the wait at once (not at the timeout: it will never answer).
   await waitFor(
     async () => {
-      if (dead) throw new Error(`tern exited early: ${output.stderr || output.stdout}`);
+      if (dead) return 'exited';
       const res = await fetch(`${url}/health`);
-      return res.ok;
+      return res.ok && 'ready';
     },
     {
       timeoutMs: opts.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS,
       intervalMs: 100,
       description: `tern at ${url}`,
     },
-  ).catch((e: unknown) => {
-    if (!dead) child.kill('SIGKILL');
-    throw new Error(
-      `${e instanceof Error ? e.message : String(e)}\nstdout: ${output.stdout}\nstderr: ${output.stderr}`,
-    );
-  });
+  )
+    .then((state) => {
+      if (state === 'exited') throw new Error(`tern at ${url} exited before it was ready`);
+    })
+    .catch((e: unknown) => {
+      if (!dead) child.kill('SIGKILL');
+      throw new Error(
+        `${e instanceof Error ? e.message : String(e)}\nstdout: ${output.stdout}\nstderr: ${output.stderr}`,
+      );
+    });
   return {
     child,
     url,
