@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signDashboardToken } from '@tern/auth';
@@ -36,6 +36,7 @@ process.once('exit', () => {
 
 // CLUSTER_LOG_DIR: each process's output (LOG_LEVEL=error) is written there when it exits.
 const logDir = process.env.CLUSTER_LOG_DIR;
+if (logDir) mkdirSync(logDir, { recursive: true });
 
 async function startTern(opts: Parameters<typeof startTernProcess>[0]): Promise<TernProcess> {
   const p = await startTernProcess(opts);
