@@ -23,6 +23,7 @@ import {
   startSendLoad,
   startWebhookReceiver,
   type WebhookReceiver,
+  whyHooksMissing,
 } from './load.js';
 import { type Audit, audit, eventKey, foldedEvents, formatAudit, readTopic } from './topic-audit.js';
 
@@ -255,6 +256,8 @@ describe('Kafka, three brokers: faults under load', () => {
       timeoutMs: 300_000,
       intervalMs: 1000,
       description: 'every acked email.sent webhook delivered',
+    }).catch(async (error: Error) => {
+      throw new Error(`${error.message}; ${await whyHooksMissing(acked, hooks, db.url)}`);
     });
     const figures = sendFigures(acked, sink, hooks);
     const deployment = tern!;

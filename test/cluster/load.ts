@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import pg from 'pg';
 import type { RawEvent } from '../faults/stream.js';
 import type { SmtpSink } from '../support/smtp-sink.js';
 
@@ -242,4 +243,37 @@ export function sendFigures(acked: string[], sink: SmtpSink, hooks: WebhookRecei
     /** Deliveries of a webhook-id beyond its first. */
     hookRepeats,
   };
+}
+
+/**
+ * Where the acked emails without an email.sent webhook are stuck, for a failure's message: their
+ * send rows' states, their deliveries' states (none: the dispatcher never made one) and the last
+ * errors, and the first ids.
+ */
+export async function whyHooksMissing(
+  acked: string[],
+  hooks: WebhookReceiver,
+  databaseUrl: string,
+): Promise<string> {
+  const hooked = new Set([...hooks.byId.values()].map((d) => d.emailId));
+  const missing = acked.filter((id) => !hooked.has(id));
+  if (missing.length === 0) return 'none missing';
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    const { rows } = await pool.query<{ send: string; delivery: string; n: number; error: string | null }>(
+      `SELECT COALESCE(o.state, 'no send row') AS send,
+              COALESCE(d.status || ' after ' || d.attempts || ' attempts', 'no delivery') AS delivery,
+              count(*)::int AS n, max(d.last_error) AS error
+         FROM unnest($1::text[]) AS m(id)
+         LEFT JOIN outgoing_emails o ON o.id = m.id
+         LEFT JOIN webhook_deliveries d ON d.email_id = m.id AND d.event_type = 'email.sent'
+        GROUP BY 1, 2`,
+      [missing],
+    );
+    return `${missing.length} missing (${missing.slice(0, 5).join(', ')}…): ${JSON.stringify(rows)}`;
+  } catch (error) {
+    return `${missing.length} missing; the database could not say why: ${String(error)}`;
+  } finally {
+    await pool.end();
+  }
 }
