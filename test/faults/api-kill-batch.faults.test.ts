@@ -102,13 +102,29 @@ describe('kill -9 of the api during POST /emails/batch', () => {
       timeline.push(`frozen@${at()}`);
       const url = api.url;
       const before = new Set<string>();
-      const inFlight = Array.from({ length: BATCHES }, (_, b) => post(url, b).catch(() => undefined));
+      // What each request came to before the kill (an answer here means it did not wait on the log).
+      const early: string[] = [];
+      const inFlight = Array.from({ length: BATCHES }, (_, b) =>
+        post(url, b).then(
+          (r) => void early.push(`batch ${b}: ${r.status} @${at()}`),
+          (err: Error) => void early.push(`batch ${b}: ${err.cause ?? err.message} @${at()}`),
+        ),
+      );
       try {
-        await waitFor(async () => (await count(`state = 'awaiting_log'`)) === BATCHES * PER_BATCH, {
-          description: 'every batch wrote its rows',
-          timeoutMs: 60_000,
-          intervalMs: 50,
-        });
+        await waitFor(
+          async () => {
+            const { rows } = await pool.query<{ state: string; n: number }>(
+              'SELECT state, count(*)::int AS n FROM outgoing_emails GROUP BY state',
+            );
+            if (rows.find((r) => r.state === 'awaiting_log')?.n === BATCHES * PER_BATCH) return true;
+            throw new Error(`rows by state ${JSON.stringify(rows)}; answered: ${early.join(', ') || 'none'}`);
+          },
+          {
+            description: 'every batch wrote its rows',
+            timeoutMs: 60_000,
+            intervalMs: 50,
+          },
+        );
         const exited = new Promise((r) => api!.child.once('exit', r));
         api.child.kill('SIGKILL');
         await exited;
