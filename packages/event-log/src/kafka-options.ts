@@ -50,4 +50,10 @@ export interface KafkaEventLogOptions {
    * every tenth of it, from the fetch loop and every so often while a batch is handled.
    */
   sessionTimeoutMs?: number;
+  /**
+   * How long a rebalance waits for every member to rejoin (kafkajs rebalanceTimeout, default its
+   * 60 s). A member that is still handling a batch then is dropped from the group: its commit is
+   * refused, it rejoins, and the batch is read again.
+   */
+  rebalanceTimeoutMs?: number;
 }

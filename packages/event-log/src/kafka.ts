@@ -1,14 +1,14 @@
-import { backoffMs, type Logger, withTimeout } from '@tern/kernel';
+import { backoffMs, withTimeout } from '@tern/kernel';
 import {
   type Admin,
   type Consumer,
   type EachBatchPayload,
   Kafka,
-  type logCreator,
   logLevel,
   Partitioners,
   type Producer,
 } from 'kafkajs';
+import { rethrowCause, toKafkaLogCreator } from './kafka-client.js';
 import type { KafkaEventLogOptions } from './kafka-options.js';
 import { keyPartitioner } from './kafka-partition.js';
 import { sendEvery } from './kafka-send.js';
@@ -141,20 +141,26 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
     const fetchBytes = fetchSizes(maxBatchSize);
     const sessionTimeout = options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
     const heartbeatInterval = Math.max(500, Math.floor(sessionTimeout / 10));
-    const consumer: Consumer = kafka.consumer({
-      groupId: opts.group,
-      allowAutoTopicCreation: false,
-      maxWaitTimeInMs: opts.maxWaitMs ?? 500,
-      maxBytesPerPartition: fetchBytes.perPartition,
-      maxBytes: fetchBytes.total,
-      sessionTimeout,
-      heartbeatInterval,
-      // Longer than the client's: a consumer rides out a broker restart (kafkajs restarts it).
-      retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5_000 },
-    });
+    const newConsumer = (): Consumer =>
+      kafka.consumer({
+        groupId: opts.group,
+        allowAutoTopicCreation: false,
+        maxWaitTimeInMs: opts.maxWaitMs ?? 500,
+        maxBytesPerPartition: fetchBytes.perPartition,
+        maxBytes: fetchBytes.total,
+        sessionTimeout,
+        heartbeatInterval,
+        ...(options.rebalanceTimeoutMs ? { rebalanceTimeout: options.rebalanceTimeoutMs } : {}),
+        // Longer than the client's: a consumer rides out a broker restart (kafkajs restarts it).
+        retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5_000 },
+      });
+    let consumer = newConsumer();
     const signal = createWakeSignal();
     let stopped = false;
     let failures = 0;
+    // Per partition, the first offset not committed yet by this member: where a replacement
+    // consumer starts a partition the group never committed (kafkajs's own fallback is "latest").
+    const reached = new Map<number, string>();
 
     async function eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) {
       const { partition } = batch;
@@ -187,35 +193,68 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
           clearInterval(beat);
         }
         failures = 0;
-        await consumer.commitOffsets([{ topic, partition, offset: (BigInt(last.offset) + 1n).toString() }]);
+        const next = (BigInt(last.offset) + 1n).toString();
+        // A commit the group refuses (this member was fenced: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION)
+        // comes back wrapped as non-retriable, and kafkajs stops a consumer for good on that (seen
+        // under a broker fault: the dispatcher consumed nothing more). Unwrapped, kafkajs's runner
+        // rejoins the group; the batch is read again, and handlers are idempotent by event id.
+        await consumer.commitOffsets([{ topic, partition, offset: next }]).catch(rethrowCause);
+        reached.set(partition, next);
         resolveOffset(last.offset);
-        await heartbeat();
+        await heartbeat().catch(rethrowCause);
       }
     }
 
     // Seeks are applied before the first fetch. Only at the first join: later assignments of a
     // never-committed partition fall back to kafkajs's own "latest".
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      for (const partition of payload.memberAssignment[topic] ?? []) {
-        const offset = startAt.get(partition);
-        if (offset !== undefined) consumer.seek({ topic, partition, offset });
-      }
-      startAt = new Map();
-    });
-
-    await consumer.connect();
-    try {
-      await consumer.subscribe({ topics: [topic], fromBeginning });
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: options.partitionConcurrency ?? 1,
-        eachBatch,
+    async function run(): Promise<void> {
+      const c = consumer;
+      c.on(c.events.GROUP_JOIN, ({ payload }) => {
+        for (const partition of payload.memberAssignment[topic] ?? []) {
+          const offset = startAt.get(partition);
+          if (offset === undefined) continue;
+          c.seek({ topic, partition, offset });
+          if (!reached.has(partition)) reached.set(partition, offset);
+        }
+        startAt = new Map();
       });
-    } catch (error) {
-      await consumer.disconnect().catch(() => {});
-      throw error;
+      // kafkajs restarts a consumer after a retriable error only; after any other it has left the
+      // group and stays stopped. Replace it, so that a role never sits alive and reading nothing.
+      c.on(c.events.CRASH, ({ payload }) => {
+        if (payload.restart || stopped) return;
+        logger?.error({ err: payload.error, group: opts.group }, 'event log consumer stopped; replacing it');
+        void (async () => {
+          for (let attempt = 1; !stopped; attempt++) {
+            await signal.wait(backoffMs(attempt, { maxMs: 5_000 }));
+            if (stopped) return;
+            try {
+              await c.disconnect().catch(() => {});
+              const ends = await endOffsetsOfUncommitted(opts.group);
+              startAt = new Map([...ends].map(([p, end]) => [p, reached.get(p) ?? end]));
+              consumer = newConsumer();
+              await run();
+              return;
+            } catch (error) {
+              logger?.warn({ err: error, group: opts.group, attempt }, 'event log consumer not replaced yet');
+            }
+          }
+        })();
+      });
+      await c.connect();
+      try {
+        await c.subscribe({ topics: [topic], fromBeginning });
+        await c.run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          partitionsConsumedConcurrently: options.partitionConcurrency ?? 1,
+          eachBatch,
+        });
+      } catch (error) {
+        await c.disconnect().catch(() => {});
+        throw error;
+      }
     }
+    await run();
 
     let stopping: Promise<void> | null = null;
     const handle = {
@@ -303,15 +342,4 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
       ready = null;
     },
   };
-}
-
-function toKafkaLogCreator(logger: Logger): logCreator {
-  return () =>
-    ({ namespace, level, log }) => {
-      const { message, timestamp: _timestamp, ...fields } = log;
-      const obj = { component: 'kafkajs', namespace, ...fields };
-      if (level === logLevel.ERROR) logger.error(obj, message);
-      else if (level === logLevel.WARN) logger.warn(obj, message);
-      else logger.info(obj, message);
-    };
 }
