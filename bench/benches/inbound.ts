@@ -16,7 +16,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { EventLog } from '@tern/event-log';
 import { createInboundListener, createRecipientResolver, ensureInboundAddress } from '@tern/inbound';
 import { createIngestApp } from '@tern/ingest';
-import { createKeyring } from '@tern/privacy';
+import { createKeyring, sealedEventStream } from '@tern/privacy';
 import { DEFAULT_SMTP_LISTENER_LIMITS } from '@tern/smtp-limits';
 import type pg from 'pg';
 import { startTestDnsServer } from '../../test/support/dns-server.js';
@@ -134,7 +134,10 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
   const listener = createInboundListener({
     pool,
     keyring,
-    log: sealedAsRuntime(raw, pool),
+    // The stream sealed with the listener's own keyring, as the runtime hands them to the inbound
+    // role (services/tern/src/runtime.ts: one `ctx.keyring`, `ctx.stream` sealed with it): the key
+    // an arrival recorded for its id is the one its `email.received` is sealed under, known.
+    log: sealedEventStream(raw, keyring),
     resolve: (name, type) => dns.resolve(name, type),
     host: '127.0.0.1',
     port: 0,
