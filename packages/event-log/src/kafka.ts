@@ -205,8 +205,8 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
       }
     }
 
-    // Seeks are applied before the first fetch. Only at the first join: later assignments of a
-    // never-committed partition fall back to kafkajs's own "latest".
+    // Seeks are applied before the first fetch, at the first join of each consumer (a replacement's
+    // too): later assignments of a never-committed partition fall back to kafkajs's own "latest".
     async function run(): Promise<void> {
       const c = consumer;
       c.on(c.events.GROUP_JOIN, ({ payload }) => {
@@ -233,6 +233,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
               startAt = new Map([...ends].map(([p, end]) => [p, reached.get(p) ?? end]));
               consumer = newConsumer();
               await run();
+              if (stopped) await consumer.disconnect(); // stop() may have disconnected the old one
               return;
             } catch (error) {
               logger?.warn({ err: error, group: opts.group, attempt }, 'event log consumer not replaced yet');
