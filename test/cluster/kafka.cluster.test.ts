@@ -257,7 +257,9 @@ describe('Kafka, three brokers: faults under load', () => {
       intervalMs: 1000,
       description: 'every acked email.sent webhook delivered',
     }).catch(async (error: Error) => {
-      throw new Error(`${error.message}; ${await whyHooksMissing(acked, hooks, db.url)}`);
+      throw new Error(
+        `${error.message}; ${await whyHooksMissing(sendFigures(acked, sink, hooks).hooksMissingIds, db.url)}`,
+      );
     });
     const figures = sendFigures(acked, sink, hooks);
     const deployment = tern!;

@@ -232,14 +232,16 @@ export function sendFigures(acked: string[], sink: SmtpSink, hooks: WebhookRecei
     hooked.set(d.emailId, (hooked.get(d.emailId) ?? 0) + 1);
     hookRepeats += d.count - 1;
   }
+  const hooksMissingIds = acked.filter((id) => !hooked.has(id));
   return {
     acked: acked.length,
     /** Acked emails that never reached the relay. */
     lost: acked.filter((id) => !atSink.has(id)).length,
     /** Messages the relay got more than once (any email, acked or not). */
     double: [...atSink.values()].reduce((s, n) => s + n - 1, 0),
-    /** Acked emails whose email.sent webhook never arrived. */
-    hooksMissing: acked.filter((id) => !hooked.has(id)).length,
+    /** Acked emails whose email.sent webhook never arrived (`whyHooksMissing` says where they are). */
+    hooksMissing: hooksMissingIds.length,
+    hooksMissingIds,
     /** Deliveries of a webhook-id beyond its first. */
     hookRepeats,
   };
@@ -250,13 +252,7 @@ export function sendFigures(acked: string[], sink: SmtpSink, hooks: WebhookRecei
  * send rows' states, their deliveries' states (none: the dispatcher never made one) and the last
  * errors, and the first ids.
  */
-export async function whyHooksMissing(
-  acked: string[],
-  hooks: WebhookReceiver,
-  databaseUrl: string,
-): Promise<string> {
-  const hooked = new Set([...hooks.byId.values()].map((d) => d.emailId));
-  const missing = acked.filter((id) => !hooked.has(id));
+export async function whyHooksMissing(missing: string[], databaseUrl: string): Promise<string> {
   if (missing.length === 0) return 'none missing';
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   try {

@@ -165,13 +165,14 @@ describe('Kafka event log specifics', () => {
           await released;
         },
       });
-      await logA.append(makeRecords('before', 1, 1));
+      const before = makeRecords('before', 1, 1);
+      await logA.append(before);
       await waitFor('A in its first batch', () => !first);
       const b = await collect(logB, { group, fromBeginning: true });
       await new Promise((r) => setTimeout(r, 8_000)); // the rebalance without A completes
       release();
       await b.waitForValues(
-        makeRecords('before', 1, 1).map((r) => r.value),
+        before.map((r) => r.value),
         30_000,
       );
       await b.consumer.stop();
