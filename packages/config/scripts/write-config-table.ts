@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { withConfigTables } from '../src/docs.js';
+import { withConfigTables } from '../src/docs-tables.js';
 
 const readme = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'README.md');
 writeFileSync(readme, withConfigTables(readFileSync(readme, 'utf8')));
