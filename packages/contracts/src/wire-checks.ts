@@ -1,7 +1,7 @@
 // The wire types (wire.ts) pinned to the schemas the routes answer with: each `Same<…>` fails
 // `tsc` when a schema and its wire type drift. Nothing imports this file; the typecheck reads it.
-// Wire types without a contract schema (topics, properties, segments, the event stream, the
-// inbound list: their routes build the answer) are defined only in wire.ts.
+// Wire types whose schema an api route declares (topics, contact properties, segments, the event
+// stream, the inbound list) are pinned beside those schemas, in services/api/src/wire-checks.ts.
 
 import type { z } from 'zod';
 import type { breakdownResponseSchema, deliverabilityResponseSchema } from './analytics.js';
@@ -61,7 +61,9 @@ type _WireChecks = [
   Assert<Same<W.Deliverability, typeof deliverabilityResponseSchema>>,
   Assert<Equals<W.ProviderDeliverability, W.Deliverability['providers'][number]>>,
   Assert<Same<W.EmailStatus, typeof emailStatusSchema>>,
+  Assert<Equals<W.BreakdownPoint, NonNullable<W.BreakdownRow['series']>[number]>>,
   Assert<Same<W.EmailLogEntry, typeof emailLogEntrySchema>>,
+  Assert<Equals<W.List<W.EmailLogEntry>, W.LogsResponse>>,
   Assert<Same<W.LogsResponse, typeof logsResponseSchema>>,
   Assert<Same<W.SendEmailResponse, typeof sendEmailResponseSchema>>,
   Assert<Same<W.BatchEmailResponse, typeof batchEmailResponseSchema>>,
@@ -69,6 +71,7 @@ type _WireChecks = [
   Assert<Same<W.EmailRecipient, typeof emailRecipientSchema>>,
   Assert<Same<W.EmailDetail, typeof emailDetailSchema>>,
   Assert<Same<W.InboundAuth, typeof inboundAuthSchema>>,
+  Assert<Equals<W.InboundVerdict, W.InboundAuth['spf']>>,
   Assert<Same<W.InboundAttachment, typeof inboundAttachmentSchema>>,
   Assert<Same<W.InboundSummary, typeof inboundSummarySchema>>,
   Assert<Same<W.InboundMessage, typeof inboundMessageSchema>>,
@@ -97,4 +100,5 @@ type _WireChecks = [
   Assert<Equals<W.AutomationStep, W.Automation['steps'][number]>>,
   Assert<Same<W.AutomationRun, typeof automationRunSchema>>,
   Assert<Equals<FilterOp, Extract<W.SegmentFilter, { op: unknown }>['op']>>,
+  Assert<Equals<W.AutomationFilter, W.SegmentFilter>>,
 ];

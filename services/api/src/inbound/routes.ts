@@ -22,6 +22,12 @@ export interface InboundRouteOptions {
   inboundDomain?: string | undefined;
 }
 
+/** `GET /inbound`: a page of received mail, newest first (pinned to `InboundList` in wire-checks.ts). */
+export const inboundListSchema = z.object({
+  data: z.array(inboundSummarySchema),
+  meta: z.object({ limit: z.number(), nextCursor: z.string().nullable() }),
+});
+
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'inbound:read' };
 const attachmentParams = inboundIdParamsSchema.extend({
   attachmentId: z.string().max(16).meta({ example: 'att_0' }),
@@ -74,31 +80,26 @@ export const inboundRoutes: FastifyPluginAsyncZod<{ inbound: InboundRouteOptions
         security: KEY_OR_DASHBOARD,
         querystring: inboundListQuerySchema,
         response: {
-          200: z
-            .object({
-              data: z.array(inboundSummarySchema),
-              meta: z.object({ limit: z.number(), nextCursor: z.string().nullable() }),
-            })
-            .meta({
-              description: 'Received messages, newest first.',
-              examples: [
-                {
-                  data: [
-                    {
-                      id: 'inb_01jd2k3m4n5p6q7r8s9t0v1w2x',
-                      from: 'ana@customer.example',
-                      to: ['support@acme.in.tern.example.net'],
-                      subject: 'Re: Your invoice',
-                      auth: { spf: 'pass', dkim: 'pass', dmarc: 'pass', arc: 'none' },
-                      inReplyTo: null,
-                      receivedAt: '2026-06-15T12:00:00.000Z',
-                      attachments: [],
-                    },
-                  ],
-                  meta: { limit: 20, nextCursor: null },
-                },
-              ],
-            }),
+          200: inboundListSchema.meta({
+            description: 'Received messages, newest first.',
+            examples: [
+              {
+                data: [
+                  {
+                    id: 'inb_01jd2k3m4n5p6q7r8s9t0v1w2x',
+                    from: 'ana@customer.example',
+                    to: ['support@acme.in.tern.example.net'],
+                    subject: 'Re: Your invoice',
+                    auth: { spf: 'pass', dkim: 'pass', dmarc: 'pass', arc: 'none' },
+                    inReplyTo: null,
+                    receivedAt: '2026-06-15T12:00:00.000Z',
+                    attachments: [],
+                  },
+                ],
+                meta: { limit: 20, nextCursor: null },
+              },
+            ],
+          }),
           400: errors.badRequest('querystring.limit: Too big: expected number to be <=100'),
           ...resourceErrors('inbound message'),
         },
