@@ -71,7 +71,7 @@ export function logWarnings(file: string): Record<string, number> {
   return out;
 }
 
-/** Request log lines (Fastify's `incoming request` / `request completed`) in a log file. */
+/** Request log lines (one `request completed` per request) in a log file. */
 export function requestLogLines(file: string): number {
   let n = 0;
   for (const line of readFileSync(file, 'utf8').split('\n')) if (line.includes('"reqId"')) n++;

@@ -123,7 +123,7 @@ describe('the ingest cluster as one process: metrics and connection spread', () 
     expect(sockets.size).toBeGreaterThanOrEqual(REQUESTS / 100);
     const perWorker = new Map<number, number>(workers.map((pid) => [pid, 0]));
     for (const line of ingest.stdout().split('\n')) {
-      if (!line.includes('"incoming request"') || !line.includes('"/events"')) continue;
+      if (!line.includes('"request completed"') || !line.includes('"/events"')) continue;
       const pid = (JSON.parse(line) as { pid: number }).pid;
       perWorker.set(pid, (perWorker.get(pid) ?? 0) + 1);
     }

@@ -138,7 +138,10 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
     default: '`development`',
   },
   LOG_LEVEL: {
-    meaning: 'pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
+    meaning:
+      'pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`. At `info`, one line per request ' +
+      '(`request completed`: method, masked URL, status, time). Standard output is written asynchronously and ' +
+      'flushed when the process exits, a crash included',
     default: '`info`',
   },
   JWT_MAX_LIFETIME_DAYS: {

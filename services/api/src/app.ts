@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
-import { installErrorHandlers, registerHealthRoutes } from '@tern/http';
+import { installErrorHandlers, logOneLinePerRequest, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
 import { createInboundReader } from '@tern/inbound';
 import { getRetentionOverride } from '@tern/tenant-settings';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -58,6 +58,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
   // Signed tokens in paths (`/u/:token`, tracking links) and 128-character tenant ids (SPEC §5) are
   // longer than Fastify's 100-character default (→ 414); ids are still bounded by their own schemas.
   const common = {
+    ...ONE_REQUEST_LINE,
     requestIdHeader: 'x-request-id',
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     trustProxy: fastifyTrustProxy(http.trustProxy ?? false),
@@ -66,6 +67,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ? Fastify({ ...common, loggerInstance: http.logger })
     : Fastify({ ...common, logger: apiLoggerOptions(http.logger) });
   installErrorHandlers(app);
+  logOneLinePerRequest(app);
   // No answer may be sniffed into another type (a JSON error echoing input rendered as HTML).
   // A callback hook: no promise per request (issue 29).
   app.addHook('onSend', (_request, reply, payload, done) => {
@@ -131,9 +133,10 @@ const NO_CLICKHOUSE = new Proxy({} as ClickHouseClient, {
  */
 export async function createSendingApp(deps: SendingAppDeps): Promise<FastifyInstance> {
   const app: FastifyInstance = isLoggerInstance(deps.logger)
-    ? Fastify({ loggerInstance: deps.logger })
-    : Fastify({ logger: apiLoggerOptions(deps.logger) });
+    ? Fastify({ ...ONE_REQUEST_LINE, loggerInstance: deps.logger })
+    : Fastify({ ...ONE_REQUEST_LINE, logger: apiLoggerOptions(deps.logger) });
   installErrorHandlers(app);
+  logOneLinePerRequest(app);
   await app.register(apiRoutes, {
     data: {
       pool: deps.data.pool,

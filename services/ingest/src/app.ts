@@ -1,5 +1,5 @@
 import type { EventStream } from '@tern/event-log';
-import { installErrorHandlers, registerHealthRoutes } from '@tern/http';
+import { installErrorHandlers, logOneLinePerRequest, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { ingestRoutes } from './ingest-routes.js';
 
@@ -12,8 +12,9 @@ export interface IngestAppOptions {
 
 /** The ingest service alone (split mode and tests): errors, health, readiness, `POST /events`. */
 export async function createIngestApp(opts: IngestAppOptions) {
-  const app = Fastify({ logger: opts.logger ?? false });
+  const app = Fastify({ ...ONE_REQUEST_LINE, logger: opts.logger ?? false });
   installErrorHandlers(app);
+  logOneLinePerRequest(app);
   registerHealthRoutes(app, [{ name: 'event-log', check: () => opts.log.ping() }]);
   await app.register(ingestRoutes, {
     log: opts.log,

@@ -1,4 +1,3 @@
-import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
 import { type Config, ConfigError } from '@tern/config';
 import type { EventLog } from '@tern/event-log';
 import type { ReadinessCheck } from '@tern/http';
@@ -7,11 +6,11 @@ import type { KeySealer } from '@tern/sending-domains';
 import { releaseIdleMemory } from '@tern/stores';
 import { createSecretBox, type SecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
 import type { RuntimeContext, RuntimeOptions, RuntimeSecrets, ShutdownHang } from './context.js';
 import { createIdleMemoryRelease } from './idle-memory.js';
 import { createMetrics, installMetrics } from './metrics.js';
 import { DASHBOARD_DIR, MIGRATIONS } from './paths.js';
+import { processLogger } from './process-logger.js';
 import { resolvePublicUrl } from './public-url.js';
 import { CLUSTER_REQUESTS_PER_CONNECTION, createBareApp, mountDashboard, startApi } from './roles/api.js';
 import { startBounce } from './roles/bounce.js';
@@ -161,12 +160,7 @@ export async function startServices(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const publicUrl = resolvePublicUrl(config, services);
-  // Request lines keep Fastify's fields, with addresses in the URL masked (no personal datum in logs).
-  const logger = pino({
-    level: config.logLevel,
-    redact: REDACT_OPTIONS,
-    serializers: { req: requestLogFields },
-  });
+  const logger = processLogger(config.logLevel);
   if (!config.publicUrl && services.has('sender') && !services.has('api')) {
     logger.warn(
       { publicUrl },

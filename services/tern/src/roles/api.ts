@@ -9,7 +9,12 @@ import {
 import { createJwtVerifier } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
-import { installErrorHandlers, registerHealthRoutes } from '@tern/http';
+import {
+  installErrorHandlers,
+  logOneLinePerRequest,
+  ONE_REQUEST_LINE,
+  registerHealthRoutes,
+} from '@tern/http';
 import { lastBatchAt } from '@tern/read-models';
 import {
   createDnsChecker,
@@ -159,6 +164,7 @@ export async function mountDashboard(app: FastifyInstance): Promise<void> {
 /** The HTTP server of a process without the api: `/health`, `/ready`, `/metrics` and the roles' own routes. */
 export function createBareApp(ctx: RuntimeContext): FastifyInstance {
   const app = Fastify({
+    ...ONE_REQUEST_LINE,
     loggerInstance: ctx.logger as FastifyBaseLogger,
     requestIdHeader: 'x-request-id',
     trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
@@ -168,6 +174,7 @@ export function createBareApp(ctx: RuntimeContext): FastifyInstance {
     ...(cluster.isWorker ? { maxRequestsPerSocket: CLUSTER_REQUESTS_PER_CONNECTION } : {}),
   });
   installErrorHandlers(app);
+  logOneLinePerRequest(app);
   registerHealthRoutes(app, ctx.readiness);
   return app;
 }
