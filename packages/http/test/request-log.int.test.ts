@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { logOneLinePerRequest, ONE_REQUEST_LINE, registerHealthRoutes } from '../src/index.js';
+import { ONE_REQUEST_LINE, registerHealthRoutes } from '../src/index.js';
 
 // Issue 45 item 5: one log line per request (Fastify writes two by default), over a real socket.
 const lines: Record<string, unknown>[] = [];
@@ -17,9 +17,11 @@ let base: string;
 
 beforeAll(async () => {
   app = Fastify({ ...ONE_REQUEST_LINE, loggerInstance: pino({ level: 'info' }, sink) as FastifyBaseLogger });
-  logOneLinePerRequest(app);
   registerHealthRoutes(app, []);
   app.get('/thing', async () => ({ ok: true }));
+  app.get('/bug', async () => {
+    throw new Error('a bug');
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
 });
@@ -48,6 +50,21 @@ describe('the request log', () => {
       expect((line.req as { method: string }).method).toBe('GET');
     }
     expect(new Set(seen.map((l) => l.reqId)).size).toBe(2);
+  });
+
+  it('still logs a handler’s error at error level, with its stack, beside the request’s line', async () => {
+    lines.length = 0;
+    const res = await fetch(`${base}/bug`);
+    expect(res.status).toBe(500);
+    await res.text();
+    await new Promise((resolve) => setImmediate(resolve));
+    const seen = requestLines();
+    expect(seen.map((l) => [l.level, l.msg])).toEqual([
+      [50, 'a bug'],
+      [30, 'request completed'],
+    ]);
+    expect((seen[0]!.err as { stack: string }).stack).toContain('request-log.int.test.ts');
+    expect(seen[1]).toMatchObject({ res: { statusCode: 500 } });
   });
 
   it('follows a route’s log level: /health and /ready (warn) write nothing', async () => {

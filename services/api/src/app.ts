@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
-import { installErrorHandlers, logOneLinePerRequest, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
+import { installErrorHandlers, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
 import { createInboundReader } from '@tern/inbound';
 import { getRetentionOverride } from '@tern/tenant-settings';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -67,7 +67,6 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ? Fastify({ ...common, loggerInstance: http.logger })
     : Fastify({ ...common, logger: apiLoggerOptions(http.logger) });
   installErrorHandlers(app);
-  logOneLinePerRequest(app);
   // No answer may be sniffed into another type (a JSON error echoing input rendered as HTML).
   // A callback hook: no promise per request (issue 29).
   app.addHook('onSend', (_request, reply, payload, done) => {
@@ -136,7 +135,6 @@ export async function createSendingApp(deps: SendingAppDeps): Promise<FastifyIns
     ? Fastify({ ...ONE_REQUEST_LINE, loggerInstance: deps.logger })
     : Fastify({ ...ONE_REQUEST_LINE, logger: apiLoggerOptions(deps.logger) });
   installErrorHandlers(app);
-  logOneLinePerRequest(app);
   await app.register(apiRoutes, {
     data: {
       pool: deps.data.pool,

@@ -1,5 +1,5 @@
 import type { EventStream } from '@tern/event-log';
-import { installErrorHandlers, logOneLinePerRequest, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
+import { installErrorHandlers, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { ingestRoutes } from './ingest-routes.js';
 
@@ -14,7 +14,6 @@ export interface IngestAppOptions {
 export async function createIngestApp(opts: IngestAppOptions) {
   const app = Fastify({ ...ONE_REQUEST_LINE, logger: opts.logger ?? false });
   installErrorHandlers(app);
-  logOneLinePerRequest(app);
   registerHealthRoutes(app, [{ name: 'event-log', check: () => opts.log.ping() }]);
   await app.register(ingestRoutes, {
     log: opts.log,

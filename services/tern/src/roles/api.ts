@@ -9,12 +9,7 @@ import {
 import { createJwtVerifier } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
-import {
-  installErrorHandlers,
-  logOneLinePerRequest,
-  ONE_REQUEST_LINE,
-  registerHealthRoutes,
-} from '@tern/http';
+import { installErrorHandlers, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
 import { lastBatchAt } from '@tern/read-models';
 import {
   createDnsChecker,
@@ -174,7 +169,6 @@ export function createBareApp(ctx: RuntimeContext): FastifyInstance {
     ...(cluster.isWorker ? { maxRequestsPerSocket: CLUSTER_REQUESTS_PER_CONNECTION } : {}),
   });
   installErrorHandlers(app);
-  logOneLinePerRequest(app);
   registerHealthRoutes(app, ctx.readiness);
   return app;
 }
