@@ -2,7 +2,8 @@
  * Time from spawn to `/ready` of the built process on the embedded default (PGlite + chDB, every
  * service), issue 45 item 6: a first start (a fresh data directory: every migration applied) and
  * restarts (nothing pending), quiet and beside `BUSY` busy-loop processes (`node -e 'for(;;){}'`,
- * each bounded by `timeout 120`).
+ * killed when their level ends, each bounded by `timeout 900` should this process die first; with a
+ * bound of 120 s they used to end while the second build of a level was still starting).
  *   npx tsx bench/experiments/time-to-ready.ts [main.js …]   (default services/tern/dist/main.js)
  *   TTR_BUSY=0,20 TTR_RESTARTS=2 TTR_CPU_PROF=dir
  * Several main.js: measured alternately, so a before and an after share the machine's load.
@@ -30,7 +31,7 @@ async function freePort(): Promise<number> {
 
 function busy(n: number): ChildProcess[] {
   return Array.from({ length: n }, () =>
-    spawn('timeout', ['120', process.execPath, '-e', 'for(;;){}'], { stdio: 'ignore' }),
+    spawn('timeout', ['900', process.execPath, '-e', 'for(;;){}'], { stdio: 'ignore' }),
   );
 }
 
