@@ -31,7 +31,8 @@ async function freePort(): Promise<number> {
 
 function busy(n: number): ChildProcess[] {
   return Array.from({ length: n }, () =>
-    spawn('timeout', ['900', process.execPath, '-e', 'for(;;){}'], { stdio: 'ignore' }),
+    // Its own process group: killing the group kills `timeout` and the loop under it.
+    spawn('timeout', ['900', process.execPath, '-e', 'for(;;){}'], { stdio: 'ignore', detached: true }),
   );
 }
 
@@ -123,6 +124,6 @@ for (const n of busyLevels) {
       }
     }
   } finally {
-    for (const l of loops) l.kill('SIGKILL');
+    for (const l of loops) if (l.pid) process.kill(-l.pid, 'SIGKILL');
   }
 }
