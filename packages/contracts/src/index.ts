@@ -27,5 +27,6 @@ export * from './storable.js';
 export * from './suppressions.js';
 export * from './tags.js';
 export * from './templates.js';
+export type { Assert, Equals, Same } from './type-equality.js';
 export * from './validate-events.js';
 export * from './webhooks.js';

@@ -3,7 +3,6 @@
 // Wire types whose schema an api route declares (topics, contact properties, segments, the event
 // stream, the inbound list) are pinned beside those schemas, in services/api/src/wire-checks.ts.
 
-import type { z } from 'zod';
 import type { breakdownResponseSchema, deliverabilityResponseSchema } from './analytics.js';
 import type { automationRunSchema, automationSchema, FilterOp } from './automations.js';
 import type {
@@ -38,6 +37,7 @@ import type {
 } from './inbound.js';
 import type { listMetaSchema } from './resources.js';
 import type { emailStatusSchema } from './status.js';
+import type { Assert, Equals, Same } from './type-equality.js';
 import type {
   webhookAttemptSchema,
   webhookDeliverySchema,
@@ -47,10 +47,6 @@ import type {
   webhookWithSecretSchema,
 } from './webhooks.js';
 import type * as W from './wire.js';
-
-type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
-type Same<Wire, Schema extends z.ZodType> = Equals<Wire, z.output<Schema>>;
-type Assert<T extends true> = T;
 
 type _WireChecks = [
   Assert<Same<W.ListMeta, typeof listMetaSchema>>,

@@ -3,6 +3,7 @@
 // describes; nothing imports this file, the typecheck reads it.
 
 import type {
+  Assert,
   Automation as ContractAutomation,
   AutomationRun as ContractAutomationRun,
   Contact as ContractContact,
@@ -19,15 +20,13 @@ import type {
   WebhookDelivery as ContractWebhookDelivery,
   WebhookReplay as ContractWebhookReplay,
   WebhookWithSecret as ContractWebhookWithSecret,
+  Equals,
 } from '@tern/contracts';
 import type { Automation, AutomationRun } from './automations.js';
 import type { Contact, ErasureResult, ImportContactsResult } from './contacts.js';
 import type { InboundMessage, InboundSummary } from './inbound.js';
 import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret, WebhookReplay } from './index.js';
 import type { EmailLogEntry, EmailStatus, LogsMeta, LogsResponse, SendEmailParams } from './types.js';
-
-type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
-type Assert<T extends true> = T;
 
 type _ContractChecks = [
   Assert<Equals<Automation, ContractAutomation>>,

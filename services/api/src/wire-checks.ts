@@ -1,21 +1,17 @@
 // The wire types whose schemas the api's routes declare (not `@tern/contracts`: topics, contact
-// properties, segments, the event stream, the inbound list, the breakdown's dimensions) pinned to them: each `Same<…>`
-// fails `tsc` when a route's answer and the type the SDK and the dashboard read drift apart
-// (issue 41 item 5; the rest are pinned in packages/contracts/src/wire-checks.ts). Nothing imports
-// this file; the typecheck reads it.
+// properties, segments, the event stream, the inbound list, the breakdown's dimensions) pinned to
+// them: each `Same<…>` fails `tsc` when a route's answer and the type the SDK and the dashboard
+// read drift apart (issue 41 item 5; the rest are pinned in packages/contracts/src/wire-checks.ts).
+// Nothing imports this file; the typecheck reads it.
 
+import type { Assert, Equals, Same } from '@tern/contracts';
 import type * as W from '@tern/contracts/wire';
 import type { Dimension } from '@tern/read-models';
-import type { z } from 'zod';
 import type { contactPropertySchema } from './contacts/property-routes.js';
 import type { eventsResponseSchema, streamEventSchema } from './events/schemas.js';
 import type { inboundListSchema } from './inbound/routes.js';
 import type { segmentSchema } from './segments/routes.js';
 import type { topicSchema } from './topics/routes.js';
-
-type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
-type Same<Wire, Schema extends z.ZodType> = Equals<Wire, z.output<Schema>>;
-type Assert<T extends true> = T;
 
 type _ApiWireChecks = [
   Assert<Same<W.Topic, typeof topicSchema>>,
