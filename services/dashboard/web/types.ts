@@ -1,6 +1,8 @@
 // The answers the dashboard reads (SPEC §6–§8, §11–§17). The wire types are the contracts' own
 // (`@tern/contracts/wire`: types only, pinned there to the routes' schemas), under the names the
-// pages import; the answers without a wire type yet name only the fields the pages use.
+// pages import; the answers without a wire type yet name only the fields the pages use, each
+// pinned to its route's schema in test/architecture/dashboard-types.check.ts (a route that stops
+// serving a field a page reads fails the typecheck).
 
 export type {
   AnalyticsCounts as BreakdownCounters,

@@ -19,7 +19,7 @@ import { errors, noContentSchema } from '../schemas.js';
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'inbound:read' };
 const manage: AuthConfig = { auth: 'jwt_or_key', scope: 'inbound:manage' };
 
-const routeSchema = z.object({
+export const routeSchema = z.object({
   id: z.string(),
   priority: z.number(),
   match: z.object({ recipient: z.string(), from: z.string().optional(), subject: z.string().optional() }),
