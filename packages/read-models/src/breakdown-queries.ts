@@ -76,7 +76,42 @@ export type DeliverabilityRow = z.infer<typeof deliverabilityRow>;
 const SUMS = BREAKDOWN_COUNTERS.map((c) => `sum(d.${c}) AS ${c}`).join(', ');
 const NONZERO = BREAKDOWN_COUNTERS.map((c) => `${c} != 0`).join(' OR ');
 
-/** The WHERE of a range and filters, with its parameters (every value is a bound parameter). */
+/**
+ * Whether `timeZone` is a whole number of hours off UTC from the day before `fromDay` to the day
+ * after `toDay` (every offset it takes there holds at least 12 hours, so two samples a day see
+ * each). Then each local day and hour of the range is a sum of whole UTC hours, and the hourly
+ * projections of the rollup (ClickHouse migration 0032) can answer; +05:30 or +05:45 cannot.
+ * An unknown zone answers false (the 15-minute rows answer, or ClickHouse refuses the zone).
+ */
+export function wholeHourZone(timeZone: string, fromDay: string, toDay: string): boolean {
+  const memoKey = `${timeZone}\u0000${fromDay}\u0000${toDay}`;
+  const known = wholeHourMemo.get(memoKey);
+  if (known !== undefined) return known;
+  let answer = true;
+  try {
+    const format = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
+    const first = Date.parse(`${fromDay}T00:00:00Z`) - 86_400_000;
+    const last = Date.parse(`${toDay}T00:00:00Z`) + 2 * 86_400_000;
+    for (let at = first; at <= last && answer; at += 43_200_000) {
+      const name = format.formatToParts(at).find((part) => part.type === 'timeZoneName')?.value ?? '';
+      // "GMT", "GMT+02:00", "GMT-05:00", "GMT+05:30"
+      answer = name === 'GMT' || /^GMT[+-]\d{2}:00$/.test(name);
+    }
+  } catch {
+    answer = false;
+  }
+  if (wholeHourMemo.size >= 1000) wholeHourMemo.clear();
+  wholeHourMemo.set(memoKey, answer);
+  return answer;
+}
+const wholeHourMemo = new Map<string, boolean>();
+
+/**
+ * The WHERE of a range and filters, with its parameters (every value is a bound parameter), and
+ * the time column the query groups by: `toStartOfHour(d.bucket)` in a whole-hour zone (what the
+ * hourly projections hold: ClickHouse reads them when no filter names another column), else the
+ * 15-minute `d.bucket`. Both give the same answer in such a zone.
+ */
 function whereOf(p: z.output<typeof breakdownParams>) {
   const params: Record<string, unknown> = {
     tenantId: p.tenantId,
@@ -84,13 +119,14 @@ function whereOf(p: z.output<typeof breakdownParams>) {
     toDay: p.toDay,
     tz: p.timeZone,
   };
-  // The bucket bounds (a day on either side covers any offset) let the primary key prune; the
-  // local day decides.
+  const time = wholeHourZone(p.timeZone, p.fromDay, p.toDay) ? 'toStartOfHour(d.bucket)' : 'd.bucket';
+  // The bounds (a day on either side covers any offset) let the primary key prune; the local day
+  // decides.
   const parts = [
     'd.tenant_id = {tenantId:String}',
-    `d.bucket >= toDateTime({fromDay:Date}, 'UTC') - INTERVAL 1 DAY`,
-    `d.bucket < toDateTime({toDay:Date}, 'UTC') + INTERVAL 2 DAY`,
-    'toDate(d.bucket, {tz:String}) BETWEEN {fromDay:Date} AND {toDay:Date}',
+    `${time} >= toDateTime({fromDay:Date}, 'UTC') - INTERVAL 1 DAY`,
+    `${time} < toDateTime({toDay:Date}, 'UTC') + INTERVAL 2 DAY`,
+    `toDate(${time}, {tz:String}) BETWEEN {fromDay:Date} AND {toDay:Date}`,
   ];
   for (const [dim, value] of Object.entries(p.filters) as [Dimension, string | undefined][]) {
     if (value === undefined) continue;
@@ -99,14 +135,68 @@ function whereOf(p: z.output<typeof breakdownParams>) {
       dim === 'tag' ? `has(d.tags, {f_tag:String})` : `d.${DIMENSION_COLUMNS[dim]} = {f_${dim}:String}`,
     );
   }
-  return { where: parts.join(' AND '), params };
+  return { where: parts.join(' AND '), params, time };
 }
 
-/** The FROM and key expression of a breakdown: a tag breakdown counts an email once per tag ('' without). */
-const sourceOf = (by: Dimension) =>
-  by === 'tag'
-    ? { from: `${DIMS_VIEW} AS d LEFT ARRAY JOIN d.tags AS tag_key`, key: 'tag_key' }
-    : { from: `${DIMS_VIEW} AS d`, key: `d.${DIMENSION_COLUMNS[by]}` };
+/**
+ * The SQL of a breakdown: its `rows` (the top keys by total); each key's `series` points (`keys`
+ * only); or `both` in one scan, the rows first (`start` 0) then the top keys' points. A tag
+ * breakdown counts an email once per tag ('' without): it sums per tag set first (what the
+ * `by_hour_tag` projection holds), then spreads each set over its tags.
+ */
+export function breakdownSql(p: z.output<typeof breakdownParams>, part: 'rows' | 'series' | 'both') {
+  const { where, params, time } = whereOf(p);
+  const startOf = (t: string) =>
+    `toUnixTimestamp(${p.interval === 'hour' ? 'toStartOfHour' : 'toStartOfDay'}(${t}, {tz:String})) AS start`;
+  const timed = part !== 'rows';
+  const source =
+    p.by === 'tag'
+      ? {
+          key: 'tag_key',
+          start: startOf('x.t'),
+          sums: BREAKDOWN_COUNTERS.map((c) => `sum(x.${c}) AS ${c}`).join(', '),
+          from: `(SELECT d.tags AS tags${timed ? `, ${time} AS t` : ''}, ${SUMS} FROM ${DIMS_VIEW} AS d
+                   WHERE ${where} GROUP BY tags${timed ? ', t' : ''}) AS x LEFT ARRAY JOIN x.tags AS tag_key`,
+          where: 'true',
+        }
+      : {
+          key: `d.${DIMENSION_COLUMNS[p.by]}`,
+          start: startOf(time),
+          sums: SUMS,
+          from: `${DIMS_VIEW} AS d`,
+          where,
+        };
+  const select = (extra: string) =>
+    `SELECT ${source.key} AS key${extra}, ${source.sums} FROM ${source.from} WHERE ${source.where}`;
+  if (part === 'rows')
+    return {
+      params,
+      query: `${select('')} GROUP BY key HAVING ${NONZERO} ORDER BY total DESC, key ASC LIMIT {limit:UInt32}`,
+    };
+  if (part === 'series')
+    return {
+      params,
+      query: `${select(`, ${source.start}`)} AND key IN {keys:Array(String)}
+        GROUP BY key, start HAVING ${NONZERO} ORDER BY key, start`,
+    };
+  // One scan for both (GROUPING SETS; ClickHouse then reads no projection, so this is for the
+  // queries that cannot use one): the per-key row has start 0; the keys are ranked by total over
+  // those rows and the points of the first `limit` keys kept.
+  const columns = `key, start, ${BREAKDOWN_COUNTERS.join(', ')}`;
+  return {
+    params,
+    query: `SELECT ${columns} FROM (
+        SELECT ${columns}, dense_rank() OVER (ORDER BY key_total DESC, key ASC) AS key_rank FROM (
+          SELECT ${columns}, max(if(start = 0, total, 0)) OVER (PARTITION BY key) AS key_total FROM (
+            ${select(`, ${source.start}`)} GROUP BY GROUPING SETS ((key), (key, start)) HAVING ${NONZERO})))
+      WHERE key_rank <= {limit:UInt32}
+      ORDER BY start != 0, if(start = 0, total, 0) DESC, key ASC, start ASC`,
+  };
+}
+
+/** Whether ClickHouse can answer `p` from an hourly projection: no filter, a whole-hour zone. */
+const projectable = (p: z.output<typeof breakdownParams>) =>
+  Object.values(p.filters).every((v) => v === undefined) && wholeHourZone(p.timeZone, p.fromDay, p.toDay);
 
 export interface BreakdownQueries {
   /** Keys with a non-zero figure, by total desc then key; `series` per key when an interval is asked. */
@@ -123,27 +213,19 @@ export function createBreakdownQueries(ch: ClickHouseClient): BreakdownQueries {
   return {
     async breakdown(input) {
       const p = breakdownParams.parse(input);
-      const { where, params } = whereOf(p);
-      const { from, key } = sourceOf(p.by);
-      const top = await rows(
-        breakdownRow,
-        `SELECT ${key} AS key, ${SUMS} FROM ${from} WHERE ${where}
-          GROUP BY key HAVING ${NONZERO} ORDER BY total DESC, key ASC LIMIT {limit:UInt32}`,
-        { ...params, limit: p.limit },
-      );
-      if (p.interval === undefined || top.length === 0) return { rows: top, series: [] };
-      const start =
-        p.interval === 'hour'
-          ? 'toStartOfHour(d.bucket, {tz:String})'
-          : 'toStartOfDay(d.bucket, {tz:String})';
-      const series = await rows(
-        seriesRow,
-        `SELECT ${key} AS key, toUnixTimestamp(${start}) AS start, ${SUMS} FROM ${from}
-          WHERE ${where} AND ${key} IN {keys:Array(String)}
-          GROUP BY key, start HAVING ${NONZERO} ORDER BY key, start`,
-        { ...params, keys: top.map((r) => r.key) },
-      );
-      return { rows: top, series };
+      if (p.interval !== undefined && !projectable(p)) {
+        // Rows and points in one scan of the 15-minute rows (two scans cost twice).
+        const both = breakdownSql(p, 'both');
+        const all = await rows(seriesRow, both.query, { ...both.params, limit: p.limit });
+        const series = all.filter((r) => r.start !== 0);
+        return { rows: all.filter((r) => r.start === 0).map(({ start: _, ...row }) => row), series };
+      }
+      const top = breakdownSql(p, 'rows');
+      const found = await rows(breakdownRow, top.query, { ...top.params, limit: p.limit });
+      if (p.interval === undefined || found.length === 0) return { rows: found, series: [] };
+      const points = breakdownSql(p, 'series');
+      const series = await rows(seriesRow, points.query, { ...points.params, keys: found.map((r) => r.key) });
+      return { rows: found, series };
     },
     async deliverability(input) {
       const p = breakdownParams.parse({ ...input, by: 'provider' });

@@ -1,4 +1,5 @@
 import { createMailboxResolver } from '@tern/projector';
+import { breakdownParams, breakdownSql, createBreakdownQueries, wholeHourZone } from '@tern/read-models';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,6 +44,7 @@ let stores: Stores;
 let app: FastifyInstance;
 let dns: TestDnsServer;
 let facts: EmailFacts[];
+let eventsOfA: ReturnType<typeof generateHistory>;
 let token: string;
 
 const get = (url: string, headers = bearer(token)) => app.inject({ method: 'GET', url, headers });
@@ -84,6 +86,7 @@ beforeAll(async () => {
     await project(stores, batch, await resolver.prepare(batch));
   }
   facts = factsOf(eventsA, ZONE);
+  eventsOfA = eventsA;
 }, 120_000);
 
 afterAll(async () => {
@@ -191,6 +194,121 @@ describe('breakdown = an independent count over the raw events (property)', () =
         },
       ),
       { numRuns: 40 },
+    );
+  }, 300_000);
+});
+
+describe('the hourly projections (ClickHouse migration 0032)', () => {
+  const dims = [
+    'tag',
+    'template',
+    'project',
+    'campaign',
+    'domain',
+    'provider',
+    'client',
+    'device',
+    'bounce',
+  ] as const;
+  /** Whole-hour zones (with and without summer time) read the projections; the others the rows. */
+  const ZONES = [
+    'UTC',
+    'America/New_York',
+    'Europe/Paris',
+    'Pacific/Kiritimati',
+    'Asia/Kolkata',
+    'Asia/Kathmandu',
+  ];
+
+  it('knows which zones are whole hours off UTC over a range', () => {
+    expect(wholeHourZone('UTC', '2026-01-01', '2026-12-31')).toBe(true);
+    expect(wholeHourZone('America/New_York', '2026-01-01', '2026-12-31')).toBe(true);
+    expect(wholeHourZone('Asia/Kolkata', '2026-06-01', '2026-06-01')).toBe(false);
+    expect(wholeHourZone('Asia/Kathmandu', '2026-06-01', '2026-06-01')).toBe(false);
+    // Lord Howe is +10:30 in winter and +11 in summer: a range touching its winter is not whole.
+    expect(wholeHourZone('Australia/Lord_Howe', '2026-01-10', '2026-01-20')).toBe(true);
+    expect(wholeHourZone('Australia/Lord_Howe', '2026-01-10', '2026-06-20')).toBe(false);
+    expect(wholeHourZone('Not/AZone', '2026-01-01', '2026-01-02')).toBe(false);
+  });
+
+  it('an unfiltered breakdown in a whole-hour zone reads a projection; +05:30 or a filter reads the rows', async () => {
+    const run = (
+      zone: string,
+      by: (typeof dims)[number],
+      filters: Record<string, string>,
+      series: boolean,
+    ) => {
+      const p = breakdownParams.parse({
+        tenantId: A,
+        fromDay: daysAgo(10),
+        toDay: daysAgo(0),
+        timeZone: zone,
+        by,
+        filters,
+        interval: series ? 'hour' : undefined,
+      });
+      const { query, params } = breakdownSql(p, series ? 'series' : 'rows');
+      return stores.ch.query({
+        query,
+        query_params: { ...params, limit: 100, keys: ['gmail', 'x'] },
+        format: 'JSONEachRow',
+        // Throws when no projection answers.
+        clickhouse_settings: { force_optimize_projection: 1 },
+      });
+    };
+    for (const by of dims) {
+      await expect(run('Europe/Paris', by, {}, false), by).resolves.toBeDefined();
+      await expect(run('UTC', by, {}, true), by).resolves.toBeDefined();
+      await expect(run('Asia/Kolkata', by, {}, false), by).rejects.toThrow(/projection/i);
+    }
+    await expect(run('UTC', 'provider', { template: TEMPLATES[0]! }, false)).rejects.toThrow(/projection/i);
+  });
+
+  it('answers equal an independent count in any zone, projection or rows, day by day (property)', async () => {
+    const queries = createBreakdownQueries(stores.ch);
+    const factsIn = new Map(ZONES.map((z) => [z, factsOf(eventsOfA, z)]));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...ZONES),
+        fc.constantFrom(...dims),
+        fc.boolean(),
+        fc.tuple(fc.integer({ min: 0, max: 10 }), fc.integer({ min: 0, max: 10 })),
+        fc.integer({ min: 1, max: 12 }),
+        async (zone, by, filtered, [a, b], limit) => {
+          const [from, to] = [daysAgo(Math.max(a, b)), daysAgo(Math.min(a, b))];
+          const filters: Record<string, string> = filtered ? { device: 'mobile' } : {};
+          const zoneFacts = factsIn.get(zone)!;
+          const { rows, series } = await queries.breakdown({
+            tenantId: A,
+            fromDay: from,
+            toDay: to,
+            timeZone: zone,
+            by,
+            filters,
+            interval: 'day',
+            limit,
+          });
+          // The first `limit` keys by total, then key.
+          const expected = [...expectedBreakdown(zoneFacts, by, filters, from, to)]
+            .sort(([ka, a], [kb, b]) => b.total - a.total || (ka < kb ? -1 : ka > kb ? 1 : 0))
+            .slice(0, limit);
+          expect(rows.map((r) => [r.key, countsOf(r)])).toEqual(expected.map(([k, c]) => [k, countsOf(c)]));
+          expect(new Set(series.map((p) => p.key))).toEqual(new Set(rows.map((r) => r.key)));
+          const dayOf = new Intl.DateTimeFormat('en-CA', { timeZone: zone });
+          for (const point of series) {
+            const day = dayOf.format(point.start * 1000);
+            const want = expectedBreakdown(zoneFacts, by, filters, day, day).get(point.key);
+            expect(countsOf(point), `${zone} ${by} ${point.key} ${day}`).toEqual(
+              want ? countsOf(want) : undefined,
+            );
+          }
+          for (const row of rows) {
+            const points = series.filter((p) => p.key === row.key);
+            expect(points.reduce((n, p) => n + p.total, 0)).toBe(row.total);
+          }
+        },
+      ),
+      { numRuns: 60 },
     );
   }, 300_000);
 });
