@@ -311,6 +311,28 @@ describe('the hourly projections (ClickHouse migration 0032)', () => {
       { numRuns: 60 },
     );
   }, 300_000);
+
+  it('the projections answer as the 15-minute rows do: breakdown, series and deliverability (property)', async () => {
+    const fast = createBreakdownQueries(stores.ch);
+    const rowsOnly = createBreakdownQueries(stores.ch, { projections: false });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('UTC', 'America/New_York', 'Europe/Paris', 'Asia/Kolkata'),
+        fc.constantFrom(...dims),
+        fc.constantFrom(undefined, 'hour', 'day'),
+        fc.tuple(fc.integer({ min: 0, max: 10 }), fc.integer({ min: 0, max: 10 })),
+        fc.integer({ min: 1, max: 12 }),
+        async (zone, by, interval, [a, b], limit) => {
+          const range = { fromDay: daysAgo(Math.max(a, b)), toDay: daysAgo(Math.min(a, b)) };
+          const params = { tenantId: A, ...range, timeZone: zone, by, filters: {}, interval, limit } as const;
+          expect(await fast.breakdown(params)).toEqual(await rowsOnly.breakdown(params));
+          const asked = { tenantId: A, ...range, timeZone: zone, filters: {} };
+          expect(await fast.deliverability(asked)).toEqual(await rowsOnly.deliverability(asked));
+        },
+      ),
+      { numRuns: 40 },
+    );
+  }, 300_000);
 });
 
 describe('series, deliverability and credentials', () => {
