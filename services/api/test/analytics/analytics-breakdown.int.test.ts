@@ -1,5 +1,11 @@
 import { createMailboxResolver } from '@tern/projector';
-import { breakdownParams, breakdownSql, createBreakdownQueries, wholeHourZone } from '@tern/read-models';
+import {
+  breakdownParams,
+  breakdownSql,
+  createBreakdownQueries,
+  DIMENSIONS,
+  wholeHourZone,
+} from '@tern/read-models';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -199,17 +205,7 @@ describe('breakdown = an independent count over the raw events (property)', () =
 });
 
 describe('the hourly projections (ClickHouse migration 0032)', () => {
-  const dims = [
-    'tag',
-    'template',
-    'project',
-    'campaign',
-    'domain',
-    'provider',
-    'client',
-    'device',
-    'bounce',
-  ] as const;
+  const dims = DIMENSIONS;
   /** Whole-hour zones (with and without summer time) read the projections; the others the rows. */
   const ZONES = [
     'UTC',
