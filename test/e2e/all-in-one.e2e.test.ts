@@ -87,8 +87,15 @@ describe('npm start: ingest, projector and api in one process on embedded stores
       );
       expect(logs.data.map((d) => d.id)).toContain('email-demo-1');
 
-      // The banner's analytics command, as printed.
-      const summary = JSON.parse(execSync(curls[2]!, { shell: '/bin/bash' }).toString());
+      // The banner's analytics command, as printed. ClickHouse follows the log a moment later (the
+      // projector ships its batch after the commit that made the entries visible).
+      const summary = await waitFor(
+        () => {
+          const answer = JSON.parse(execSync(curls[2]!, { shell: '/bin/bash' }).toString());
+          return answer.totals?.total === 21 ? answer : undefined;
+        },
+        { timeoutMs: 30_000, description: 'the summary counting 21' },
+      );
       expect(summary.totals).toMatchObject({ total: 21, sent: 20 });
       expect(summary.period.days).toBe(30);
 

@@ -200,8 +200,16 @@ describe('the production image, assembled outside Docker', () => {
       },
       { timeoutMs: 90_000, description: 'the email in the delivery log' },
     );
-    const summary = await fetch(`http://127.0.0.1:${worker.port}/analytics/summary`, { headers: auth });
-    expect(((await summary.json()) as { totals: { sent: number } }).totals.sent).toBe(1);
+    // ClickHouse follows the log a moment later (the batch is shipped after its commit).
+    const sent = await waitFor(
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${worker.port}/analytics/summary`, { headers: auth });
+        const totals = ((await res.json()) as { totals: { sent: number } }).totals;
+        return totals.sent > 0 ? totals.sent : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the summary counting the email' },
+    );
+    expect(sent).toBe(1);
     const dashboard = await fetch(`http://127.0.0.1:${worker.port}/`);
     expect(dashboard.status).toBe(200);
     expect(await dashboard.text()).toContain('<html');

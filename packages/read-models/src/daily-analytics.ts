@@ -37,9 +37,17 @@ export async function shipBatch(
   dimRows: readonly DimDelta[] = [],
   dimTables: readonly string[] = [DIMS_TABLE],
 ): Promise<void> {
-  // The sliceable rollup first (each version the batch's transaction named): same token, each
-  // table's own dedup window.
+  // The daily rollups first: /analytics/summary, what most readers ask right after a send, is
+  // then current before the sliceable rollup's insert, the slower one (its hourly projections are
+  // written with it: 60-150 ms an insert on chDB against 8-16 without).
+  await shipDailyRows(ch, batchId, rows);
+  // The sliceable rollup, each version the batch's transaction named: same token, each table's
+  // own dedup window.
   for (const table of dimTables) await shipDimRows(ch, table, batchId, dimRows);
+}
+
+/** The daily rollups' part of a batch (email_daily_v2, the machine opens, the projects' daily). */
+async function shipDailyRows(ch: ClickHouseClient, batchId: string, rows: readonly AnalyticsDelta[]) {
   if (rows.length === 0) return;
   await ch.insert({
     table: DAILY_TABLE,
