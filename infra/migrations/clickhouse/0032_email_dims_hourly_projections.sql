@@ -3,7 +3,7 @@
 -- one row per hour and key). ClickHouse keeps each projection inside the parts of the table, so
 -- an insert deduplicated by its token, a merge, a TRUNCATE and retention's lightweight DELETE
 -- (rebuilt, per the settings below) treat table and projections as one: no second copy to keep in
--- step. `CREATE TABLE email_dims_v<n+1> AS …` (the reprojection) copies them with the settings.
+-- step. The next version a reprojection makes (`AS` this one) copies them, with the settings.
 --
 -- The reads (packages/read-models breakdown-queries.ts) use them only when every bucket of the
 -- asked range is in a whole-hour offset of the tenant's zone (UTC, Europe/Paris, America/New_York
