@@ -1,8 +1,10 @@
 import type { Logger } from '@tern/kernel';
-import { type logCreator, logLevel } from 'kafkajs';
+import type { logCreator } from 'kafkajs';
+import { kafkajs } from './kafkajs-module.js';
 
 /** kafkajs's own lines through Tern's logger, marked as kafkajs's. */
 export function toKafkaLogCreator(logger: Logger): logCreator {
+  const { logLevel } = kafkajs();
   return () =>
     ({ namespace, level, log }) => {
       const { message, timestamp: _timestamp, ...fields } = log;

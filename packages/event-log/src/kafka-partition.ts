@@ -1,4 +1,5 @@
-import { Partitioners, type PartitionMetadata } from 'kafkajs';
+import type { PartitionMetadata } from 'kafkajs';
+import { kafkajs } from './kafkajs-module.js';
 
 /**
  * The partition of a key: kafkajs's default partitioner (murmur2 of the key, as the Java client)
@@ -8,7 +9,7 @@ import { Partitioners, type PartitionMetadata } from 'kafkajs';
  */
 export function keyPartitioner(topic: string, count: number): (key: string) => number {
   if (!Number.isInteger(count) || count < 1) throw new Error(`kafka topic ${topic} has no partitions`);
-  const pick = Partitioners.DefaultPartitioner();
+  const pick = kafkajs().Partitioners.DefaultPartitioner();
   const partitionMetadata: PartitionMetadata[] = Array.from({ length: count }, (_, partitionId) => ({
     partitionErrorCode: 0,
     partitionId,

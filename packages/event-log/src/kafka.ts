@@ -1,18 +1,11 @@
 import { backoffMs, withTimeout } from '@tern/kernel';
-import {
-  type Admin,
-  type Consumer,
-  type EachBatchPayload,
-  Kafka,
-  logLevel,
-  Partitioners,
-  type Producer,
-} from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import { rethrowCause, toKafkaLogCreator } from './kafka-client.js';
 import type { KafkaEventLogOptions } from './kafka-options.js';
 import { keyPartitioner } from './kafka-partition.js';
 import { sendEvery } from './kafka-send.js';
 import { ensureTopic } from './kafka-topic.js';
+import { kafkajs } from './kafkajs-module.js';
 import {
   type ConsumedRecord,
   type ConsumeOptions,
@@ -31,6 +24,7 @@ const NO_OFFSET = '-1';
 export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
   const { topic, logger } = options;
   const timeoutMs = options.timeoutMs ?? 5_000;
+  const { Kafka, logLevel, Partitioners } = kafkajs();
   const kafka = new Kafka({
     clientId: options.clientId ?? 'tern',
     brokers: options.brokers,

@@ -1,16 +1,13 @@
 import { Resolver } from 'node:dns/promises';
 import type { InboundAuth } from '@tern/contracts';
+import { onFirstUse } from '@tern/kernel';
 import { type RawMessage, rawMessageOf, rawStream } from './parse.js';
 
 /**
  * mailauth (and its joi, x509 and BIMI parsers) is loaded with the first message to authenticate,
  * not with the process: it was ≈ 11 % of the CPU of a start of `npm start` (issue 45, item 6).
  */
-let mailauth: Promise<typeof import('mailauth')> | undefined;
-const loadMailauth = () => {
-  mailauth ??= import('mailauth');
-  return mailauth;
-};
+const loadMailauth = onFirstUse(() => import('mailauth'));
 
 /** How the verdicts were reached: the connection's facts (SPEC §24 keeps the client IP and HELO). */
 export interface ArrivalFacts {

@@ -3,10 +3,17 @@
 // compressed size, the uncompressed size (inflated as a stream and stopped at the cap, never
 // inflated whole first), the entries of a zip, the compression ratio, and any DTD (no entity is
 // ever expanded). SPEC §26; docs/inbound.md § "DMARC aggregate reports".
+
+import { createRequire } from 'node:module';
 import { createGunzip } from 'node:zlib';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import yauzl from 'yauzl';
+import { onFirstUse } from '@tern/kernel';
+import type { Entry } from 'yauzl';
 import { z } from 'zod';
+
+// The XML and zip readers are loaded with the first report, not with the process (issue 45, item 6).
+const requireHere = createRequire(import.meta.url);
+const fxp = onFirstUse(() => requireHere('fast-xml-parser') as typeof import('fast-xml-parser'));
+const yauzl = onFirstUse(() => requireHere('yauzl') as typeof import('yauzl'));
 
 export interface DmarcLimits {
   /** Bytes of the attachment as it arrives (compressed or not). */
@@ -148,7 +155,7 @@ function gunzipCapped(content: Buffer, limits: DmarcLimits): Promise<Buffer> {
 
 function unzipOne(content: Buffer, limits: DmarcLimits): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
-    yauzl.fromBuffer(content, { lazyEntries: true, validateEntrySizes: true }, (openError, zip) => {
+    yauzl().fromBuffer(content, { lazyEntries: true, validateEntrySizes: true }, (openError, zip) => {
       if (openError || !zip)
         return reject(new DmarcRejected(`corrupt zip (${openError?.message ?? 'unreadable'})`));
       if (zip.entryCount > limits.maxEntries) {
@@ -165,7 +172,7 @@ function unzipOne(content: Buffer, limits: DmarcLimits): Promise<Buffer> {
       };
       zip.on('error', (error: Error) => settle(new DmarcRejected(`corrupt zip (${error.message})`)));
       zip.on('end', () => settle(new DmarcRejected('zip holds no XML entry')));
-      zip.on('entry', (entry: yauzl.Entry) => {
+      zip.on('entry', (entry: Entry) => {
         if (entry.fileName.endsWith('/')) return zip.readEntry();
         if (entry.isEncrypted()) return settle(new DmarcRejected('zip entry is encrypted'));
         // The declared sizes first (cheap); the stream then holds them to the bytes it inflates.
@@ -248,22 +255,25 @@ const feedbackSchema = z.object({
   record: z.array(recordSchema).min(1),
 });
 
-const parser = new XMLParser({
-  ignoreAttributes: true,
-  parseTagValue: false,
-  processEntities: false,
-  ignoreDeclaration: true,
-  trimValues: true,
-  isArray: (name) => name === 'record' || name === 'dkim' || name === 'spf',
-});
+const parser = onFirstUse(
+  () =>
+    new (fxp().XMLParser)({
+      ignoreAttributes: true,
+      parseTagValue: false,
+      processEntities: false,
+      ignoreDeclaration: true,
+      trimValues: true,
+      isArray: (name) => name === 'record' || name === 'dkim' || name === 'spf',
+    }),
+);
 
 /** The report of RFC 7489 XML; malformed, DTD-bearing or incomplete XML → DmarcRejected. */
 export function parseReportXml(xml: string, limits: DmarcLimits = DMARC_LIMITS): DmarcReport {
   // No DTD at all: entities (and their expansion, "billion laughs") never reach the parser.
   if (/<!DOCTYPE|<!ENTITY/i.test(xml)) throw new DmarcRejected('XML with a DTD or entity declarations');
-  const valid = XMLValidator.validate(xml);
+  const valid = fxp().XMLValidator.validate(xml);
   if (valid !== true) throw new DmarcRejected(`malformed XML (${valid.err.msg}, line ${valid.err.line})`);
-  const doc = parser.parse(xml) as { feedback?: { record?: unknown[] } };
+  const doc = parser().parse(xml) as { feedback?: { record?: unknown[] } };
   if (!doc.feedback || typeof doc.feedback !== 'object') throw new DmarcRejected('no <feedback> element');
   if (Array.isArray(doc.feedback.record) && doc.feedback.record.length > limits.maxRecords)
     throw new DmarcRejected(`over ${limits.maxRecords} records`);

@@ -1,15 +1,18 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import {
-  type Attachment,
-  type AttachmentStream,
-  type HeaderLines,
-  type Headers,
+import { onFirstUse } from '@tern/kernel';
+import type {
+  Attachment,
+  AttachmentStream,
+  HeaderLines,
+  Headers,
   MailParser,
-  type MessageText,
-  type ParsedMail,
-  simpleParser,
+  MessageText,
+  ParsedMail,
 } from 'mailparser';
+
+/** mailparser, loaded with the first message parsed, not with the process (issue 45, item 6). */
+export const loadMailparser = onFirstUse(() => import('mailparser'));
 
 /**
  * A received message as the listener read it: the DATA chunks as they came, never concatenated
@@ -128,8 +131,8 @@ export const attachmentKept = (a: Attachment): boolean => a.content.length === a
 const PARSE_OPTIONS = { skipImageLinks: true, skipTextToHtml: true } as const;
 
 /** mailparser's `simpleParser` over the chunks: every attachment's bytes (a forward needs them). */
-export const parseFull = (raw: RawMessage): Promise<ParsedMail> =>
-  simpleParser(rawStream(raw), PARSE_OPTIONS);
+export const parseFull = async (raw: RawMessage): Promise<ParsedMail> =>
+  (await loadMailparser()).simpleParser(rawStream(raw), PARSE_OPTIONS);
 
 type ParserInternals = MailParser & {
   headerLines: HeaderLines;
@@ -143,7 +146,8 @@ type ParserInternals = MailParser & {
  * are decoded, and the attachment keeps its size and checksum with an empty `content`. A 30 MB
  * attachment is then never held decoded beside the raw message.
  */
-export function parseForStore(raw: RawMessage, keepBytes = KEEP_ATTACHMENT_BYTES): Promise<ParsedMail> {
+export async function parseForStore(raw: RawMessage, keepBytes = KEEP_ATTACHMENT_BYTES): Promise<ParsedMail> {
+  const { MailParser } = await loadMailparser();
   return new Promise((resolve, reject) => {
     const parser = new MailParser(PARSE_OPTIONS) as ParserInternals;
     const mail = { attachments: [] as Attachment[] } as Partial<ParsedMail> & {

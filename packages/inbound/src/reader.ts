@@ -1,7 +1,7 @@
 import type { InboundMessage, InboundSummary } from '@tern/contracts';
 import type { Keyring } from '@tern/privacy';
-import { simpleParser } from 'mailparser';
 import type pg from 'pg';
+import { loadMailparser } from './parse.js';
 import { openRaw } from './raw-parts.js';
 import { getInbound, listInbound, type SealedBlob, type StoredInbound } from './store.js';
 
@@ -144,6 +144,7 @@ export function createInboundReader(pool: pg.Pool, keyring: InboundKeyring, opts
       if (index === undefined) return null;
       const raw = await this.raw(tenantId, id);
       if (!raw) return null;
+      const { simpleParser } = await loadMailparser();
       const parsed = await simpleParser(raw, {
         skipHtmlToText: true,
         skipTextToHtml: true,

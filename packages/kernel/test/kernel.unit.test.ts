@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { backoffMs } from '../src/backoff.js';
+import { onFirstUse } from '../src/first-use.js';
 import { withTimeout } from '../src/timeout.js';
 
 describe('backoffMs', () => {
@@ -32,5 +33,27 @@ describe('withTimeout', () => {
     await expect(withTimeout(never, 10)).rejects.toThrow('timeout');
     class Late extends Error {}
     await expect(withTimeout(never, 10, () => new Late('late'))).rejects.toBeInstanceOf(Late);
+  });
+});
+
+describe('onFirstUse', () => {
+  it('loads nothing until first called, then once, and hands every caller the same module', () => {
+    let loads = 0;
+    const load = onFirstUse(() => ({ n: ++loads }));
+    expect(loads).toBe(0);
+    const first = load();
+    expect(load()).toBe(first);
+    expect(loads).toBe(1);
+  });
+
+  it('throws a failed load to its caller and tries again on the next call', () => {
+    let calls = 0;
+    const load = onFirstUse(() => {
+      calls++;
+      if (calls === 1) throw new Error('not installed');
+      return 'loaded';
+    });
+    expect(() => load()).toThrow('not installed');
+    expect(load()).toBe('loaded');
   });
 });

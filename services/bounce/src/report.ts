@@ -1,6 +1,11 @@
-import { withTimeout } from '@tern/kernel';
-import libmime from 'libmime';
-import { type ParsedMail, simpleParser } from 'mailparser';
+import { createRequire } from 'node:module';
+import { onFirstUse, withTimeout } from '@tern/kernel';
+import type { ParsedMail } from 'mailparser';
+
+// Loaded with the first report, not with the process (issue 45, item 6).
+const loadMailparser = onFirstUse(() => import('mailparser'));
+const requireHere = createRequire(import.meta.url);
+const libmime = onFirstUse(() => requireHere('libmime') as typeof import('libmime')['default']);
 
 /**
  * What a message to the bounce mailbox reports (SPEC §21), read from its MIME (mailparser) and
@@ -45,7 +50,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 const STATUS = /^([245])\.(\d{1,3})\.(\d{1,3})\b/;
 
 /** The MIME of a raw message; never throws for bad input (mailparser is lenient), only for I/O. */
-export function parseMime(raw: Buffer): Promise<ParsedMail> {
+export async function parseMime(raw: Buffer): Promise<ParsedMail> {
+  const { simpleParser } = await loadMailparser();
   return simpleParser(raw, {
     // A DSN's machine part as an attachment of its own, not merged into the text.
     keepDeliveryStatus: true,
@@ -65,7 +71,7 @@ function fieldGroups(body: string): Record<string, string[]>[] {
     .map((group) => group.trim())
     .filter((group) => group.length > 0)
     .slice(0, MAX_RECIPIENTS + 1)
-    .map((group) => libmime.decodeHeaders(`${group}\n`) as Record<string, string[]>);
+    .map((group) => libmime().decodeHeaders(`${group}\n`) as Record<string, string[]>);
 }
 
 /**

@@ -1,5 +1,5 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { httpError } from '@tern/http';
+import { onFirstUse } from '@tern/kernel';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -8,6 +8,11 @@ import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import { errorResponse, errors } from '../schemas.js';
 import { createTernMcpServer } from './server.js';
 import type { RouteCaller } from './tools.js';
+
+/** The MCP SDK's HTTP transport, loaded with the first MCP request (issue 45, item 6). */
+const loadTransport = onFirstUse(
+  () => import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+);
 
 /** A `send_email` call carries a send's body (attachments included) inside its JSON-RPC envelope. */
 export const MCP_BODY_LIMIT = SEND_BODY_LIMIT + 64 * 1024;
@@ -119,7 +124,8 @@ export const mcpRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const server = createTernMcpServer(injectCaller(root, request));
+      const server = await createTernMcpServer(injectCaller(root, request));
+      const { WebStandardStreamableHTTPServerTransport } = await loadTransport();
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,

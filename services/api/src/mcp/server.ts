@@ -1,10 +1,5 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { onFirstUse } from '@tern/kernel';
 import {
   inputJsonSchema,
   type RouteCaller,
@@ -15,6 +10,14 @@ import {
   toolError,
   toolResultOf,
 } from './tools.js';
+
+/** The MCP SDK, loaded with the first MCP session, not with the process (issue 45, item 6). */
+const loadSdk = onFirstUse(() =>
+  Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]),
+);
 
 export const MCP_SERVER_INFO = { name: 'tern', version: '0.1.0' } as const;
 
@@ -31,10 +34,12 @@ export type CallFailure = (error: unknown) => string;
  * `call` with the caller's credential. The low-level server, so that the input schemas a client
  * sees are the routes' own and every bad argument is a tool error (never a protocol error).
  */
-export function createTernMcpServer(
+export async function createTernMcpServer(
   call: RouteCaller,
   opts: { tools?: readonly TernTool[]; failure?: CallFailure } = {},
-): Server {
+): Promise<Server> {
+  const [{ Server }, { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }] =
+    await loadSdk();
   const tools = opts.tools ?? TERN_TOOLS;
   const byName = new Map(tools.map((t) => [t.name, t]));
   const listed = tools.map((t) => ({

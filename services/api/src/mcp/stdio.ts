@@ -1,5 +1,4 @@
 import type { Readable, Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createTernMcpServer } from './server.js';
 import type { RouteCaller } from './tools.js';
 
@@ -63,9 +62,10 @@ export interface McpStdioOptions {
  * resolves when the client goes away.
  */
 export async function serveMcpStdio(opts: McpStdioOptions): Promise<{ closed: Promise<void> }> {
-  const server = createTernMcpServer(fetchCaller(opts.baseUrl, opts.apiKey), {
+  const server = await createTernMcpServer(fetchCaller(opts.baseUrl, opts.apiKey), {
     failure: describeFetchFailure(opts.baseUrl),
   });
+  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const transport = new StdioServerTransport(opts.stdin, opts.stdout);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { EventWebhook } from '@sendgrid/eventwebhook';
+import { createRequire } from 'node:module';
 import type { DeliveryEvent } from '@tern/contracts';
 import { providerNoticeEvent } from '@tern/domain';
 import { appendOr503, httpError } from '@tern/http';
@@ -223,6 +223,10 @@ export const providerRoutes: FastifyPluginAsyncZod<
   }
 
   if (providers.sendgridPublicKey) {
+    // Loaded only where SendGrid is configured (its ECDSA library is a tenth of a start's imports).
+    const { EventWebhook } = createRequire(import.meta.url)(
+      '@sendgrid/eventwebhook',
+    ) as typeof import('@sendgrid/eventwebhook');
     const verifier = new EventWebhook();
     const key = verifier.convertPublicKeyToECDSA(sendgridPem(providers.sendgridPublicKey));
     route(

@@ -1,3 +1,4 @@
+import { onFirstUse } from '@tern/kernel';
 import {
   createSmtpGuard,
   DEFAULT_SMTP_LISTENER_LIMITS,
@@ -5,10 +6,13 @@ import {
   serveGuarded,
 } from '@tern/smtp-limits';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { simpleParser } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { type ContentBudget, type ContentHold, contentHeldHeaders } from '../emails/content-budget.js';
 import { assertHeaderSection, idempotencyKeyOfMessage, SmtpRefusal, sendBodyOf } from './message.js';
+
+/** mailparser, loaded with the first submitted message, not with the process (issue 45, item 6). */
+const loadMailparser = onFirstUse(() => import('mailparser'));
 
 /** SPEC §22: the whole message, as submitted, at most 40 MB (SIZE; 552 past it). */
 export const SUBMISSION_MAX_BYTES = 40 * 1024 * 1024;
@@ -247,9 +251,9 @@ export async function startSubmissionServer(opts: SubmissionOptions): Promise<Su
     const key = keys.get(session.id);
     if (key === undefined) throw new SmtpRefusal(530, '5.7.0 Authentication required');
     assertHeaderSection(raw);
-    let mail: Awaited<ReturnType<typeof simpleParser>>;
+    let mail: ParsedMail;
     try {
-      mail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
+      mail = await (await loadMailparser()).simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
     } catch (error) {
       throw new SmtpRefusal(
         550,

@@ -1,7 +1,7 @@
 import type { Transporter } from 'nodemailer';
-import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
 import type { ProviderResult } from '../ports.js';
+import { mailComposer } from './nodemailer-module.js';
 import { classifySmtpError, relayMessageId } from './smtp-errors.js';
 
 /** One recipient's own transaction: taken, refused (its RCPT TO / DATA answer) or a fault. */
@@ -37,6 +37,7 @@ export interface SendEachOptions {
  * whole email is retried, nobody got it), else the `to` recipient's answer.
  */
 export async function sendEach(transport: Transporter, opts: SendEachOptions): Promise<ProviderResult> {
+  const MailComposer = mailComposer();
   const raw = await new MailComposer(opts.mail).compile().build();
   const results: Each[] = new Array(opts.recipients.length);
   let next = 0;

@@ -1,6 +1,6 @@
 import { envelopeOf, parseMailbox, type RenderedMessage } from '@tern/contracts';
-import nodemailer from 'nodemailer';
 import type { MailProvider, ProviderFault, ProviderResult, SendContext, Signing } from '../ports.js';
+import { nodemailer } from './nodemailer-module.js';
 import { createRelayGate, pushBackOf, type RelayGate } from './relay-gate.js';
 import { sendEach } from './smtp-each.js';
 import { classifySmtpError, relayMessageId, type SmtpError } from './smtp-errors.js';
@@ -79,7 +79,7 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
   });
   const handOver = handOverThrough(gate);
   // The URL's query (nodemailer's own options) applies over the keys given beside it.
-  const transport = nodemailer.createTransport({
+  const transport = nodemailer().createTransport({
     url: url.toString(),
     ...(pool === false
       ? {}
