@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
@@ -79,27 +79,34 @@ export const PGLITE_CONF = 'shared_buffers = 16MB';
 const execFileAsync = promisify(execFile);
 
 /**
+ * How long initdb may take. Quiet, 3–4 s; at load 24 on 2 cores it passed 120 s (issue 45, item 6:
+ * a first start failed there), so the bound is for a child that hangs, not for a slow machine.
+ */
+export const PGLITE_INIT_TIMEOUT_MS = 600_000;
+
+/**
  * Creates a new PGlite data directory in a child process. initdb grows the WebAssembly memory of
  * the instance that runs it to ≈ 600 MB, which stays resident for the life of the process; in a
  * child it is returned to the OS on exit, and the server opens the directory as on any restart.
+ * It is made beside the target and renamed into place once complete, so a start killed during
+ * initdb (or its child timed out) leaves no half-made directory that the next start would open:
+ * the next start removes the leftover and makes it again. The caller holds the data directory lock.
  */
-async function initPgliteDir(pgliteDir: string): Promise<void> {
+export async function initPgliteDir(pgliteDir: string, timeoutMs = PGLITE_INIT_TIMEOUT_MS): Promise<void> {
   if (existsSync(join(pgliteDir, 'PG_VERSION'))) return;
+  const making = `${pgliteDir}.initdb`;
+  await rm(making, { recursive: true, force: true });
   const script = `const { PGlite } = await import(process.argv[1]);
 const db = await PGlite.create({ dataDir: process.argv[2], postgresqlconf: process.argv[3] });
 await db.close();`;
   await execFileAsync(
     process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      script,
-      import.meta.resolve('@electric-sql/pglite'),
-      pgliteDir,
-      PGLITE_CONF,
-    ],
-    { timeout: 120_000 },
+    ['--input-type=module', '-e', script, import.meta.resolve('@electric-sql/pglite'), making, PGLITE_CONF],
+    { timeout: timeoutMs, killSignal: 'SIGKILL' },
   );
+  // An empty directory left where the data goes (an older Tern's interrupted start) is replaced.
+  await rm(pgliteDir, { recursive: true, force: true });
+  await rename(making, pgliteDir);
 }
 
 async function openPglite(dataDir: string, logger: Logger): Promise<PostgresStore> {

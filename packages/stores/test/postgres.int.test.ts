@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -13,6 +13,7 @@ import {
   migratePostgres,
   type PostgresStore,
 } from '../src/index.js';
+import { initPgliteDir } from '../src/postgres.js';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -268,6 +269,28 @@ describe('embedded PGlite', () => {
       expect(count.rows[0]?.n).toBe(1);
     } finally {
       await reopened.close();
+    }
+  });
+
+  it('a start stopped during initdb leaves no half-made directory; the next start makes it again (issue 45)', async () => {
+    const fresh = await tempDir('tern-pglite-init-');
+    try {
+      const target = join(fresh, 'pglite');
+      // The child is killed partway (initdb takes seconds), as a kill -9 of the start or its bound would.
+      await expect(initPgliteDir(target, 2_500)).rejects.toThrow();
+      expect(existsSync(join(target, 'PG_VERSION'))).toBe(false);
+      // What a kill may leave where the data is made: a directory that even names its version.
+      await mkdir(`${target}.initdb`, { recursive: true });
+      await writeFile(join(`${target}.initdb`, 'PG_VERSION'), '17\n');
+      const store = await createPostgres({ dataDir: fresh });
+      try {
+        expect(await migratePostgres(store.pool)).toEqual({ applied: MIGRATIONS });
+      } finally {
+        await store.close();
+      }
+      expect(existsSync(`${target}.initdb`)).toBe(false);
+    } finally {
+      await rm(fresh, { recursive: true, force: true });
     }
   });
 
