@@ -22,7 +22,7 @@ const LOADED_ON_FIRST_USE = [
 ];
 
 /** The static value imports (not `import type`) of one of those packages in a source text. */
-export function eagerImports(source: string): string[] {
+function eagerImports(source: string): string[] {
   const found: string[] = [];
   for (const m of source.matchAll(/^import\s+(type\s+)?[^;]*?from\s+'([^']+)';/gms)) {
     const [, typeOnly, specifier = ''] = m;
