@@ -4,16 +4,14 @@
 // inflated whole first), the entries of a zip, the compression ratio, and any DTD (no entity is
 // ever expanded). SPEC §26; docs/inbound.md § "DMARC aggregate reports".
 
-import { createRequire } from 'node:module';
 import { createGunzip } from 'node:zlib';
-import { onFirstUse } from '@tern/kernel';
+import { onFirstUse, requireOnFirstUse } from '@tern/kernel';
 import type { Entry } from 'yauzl';
 import { z } from 'zod';
 
 // The XML and zip readers are loaded with the first report, not with the process (issue 45, item 6).
-const requireHere = createRequire(import.meta.url);
-const fxp = onFirstUse(() => requireHere('fast-xml-parser') as typeof import('fast-xml-parser'));
-const yauzl = onFirstUse(() => requireHere('yauzl') as typeof import('yauzl'));
+const fxp = requireOnFirstUse<typeof import('fast-xml-parser')>(import.meta.url, 'fast-xml-parser');
+const yauzl = requireOnFirstUse<typeof import('yauzl')>(import.meta.url, 'yauzl');
 
 export interface DmarcLimits {
   /** Bytes of the attachment as it arrives (compressed or not). */

@@ -1,6 +1,6 @@
 export { type BackoffOptions, backoffMs } from './backoff.js';
 export { bindPool, type Repository } from './bind-pool.js';
-export { onFirstUse } from './first-use.js';
+export { onFirstUse, requireOnFirstUse } from './first-use.js';
 export { type Logger, silentLogger } from './logger.js';
 export { withTimeout } from './timeout.js';
 export { type TransactionPool, withTransaction } from './transaction.js';

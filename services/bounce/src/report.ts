@@ -1,11 +1,9 @@
-import { createRequire } from 'node:module';
-import { onFirstUse, withTimeout } from '@tern/kernel';
+import { onFirstUse, requireOnFirstUse, withTimeout } from '@tern/kernel';
 import type { ParsedMail } from 'mailparser';
 
 // Loaded with the first report, not with the process (issue 45, item 6).
 const loadMailparser = onFirstUse(() => import('mailparser'));
-const requireHere = createRequire(import.meta.url);
-const libmime = onFirstUse(() => requireHere('libmime') as typeof import('libmime')['default']);
+const libmime = requireOnFirstUse<typeof import('libmime')['default']>(import.meta.url, 'libmime');
 
 /**
  * What a message to the bounce mailbox reports (SPEC §21), read from its MIME (mailparser) and

@@ -1,13 +1,10 @@
-import { createRequire } from 'node:module';
-import { onFirstUse } from '@tern/kernel';
-
-const requireHere = createRequire(import.meta.url);
+import { requireOnFirstUse } from '@tern/kernel';
 
 /** nodemailer, loaded when an SMTP relay is first configured: the sandbox and HTTP providers never load it. */
-export const nodemailer = onFirstUse(() => requireHere('nodemailer') as typeof import('nodemailer'));
+export const nodemailer = requireOnFirstUse<typeof import('nodemailer')>(import.meta.url, 'nodemailer');
 
 /** nodemailer's MIME composer, loaded with the first message relayed one transaction per recipient. */
-export const mailComposer = onFirstUse(
-  () =>
-    requireHere('nodemailer/lib/mail-composer') as typeof import('nodemailer/lib/mail-composer')['default'],
+export const mailComposer = requireOnFirstUse<typeof import('nodemailer/lib/mail-composer')['default']>(
+  import.meta.url,
+  'nodemailer/lib/mail-composer',
 );
