@@ -72,6 +72,9 @@ describe('kill -9 of projector-api with a backlog, restarted under read load', (
       NODE_ENV: 'development',
       LOG_LEVEL: 'error',
       JWT_SECRET,
+      // The readers run for as long as the fold lasts (≈ 80 requests/s): a slow fold would pass
+      // the limiter's 1 200 per minute, and a 429 is the limiter working, not a read failing.
+      RATE_LIMIT_PER_MINUTE: '0',
     };
     const start = () => startTern({ env, args: ['--services=projector,api'], readyTimeoutMs: 120_000 });
     const applied = async () =>
