@@ -4,7 +4,7 @@
  * `node --cpu-prof` around it, where a hit's time goes.
  *   npx tsx bench/experiments/reads-hit.ts [requests=3000] [rounds=5]
  */
-import { REDACT_OPTIONS, requestLogFields, signDashboardToken } from '@tern/auth';
+import { PROCESS_LOG_OPTIONS, signDashboardToken } from '@tern/auth';
 import { migratePostgres } from '@tern/stores';
 import Fastify from 'fastify';
 import pg from 'pg';
@@ -30,7 +30,7 @@ try {
   if (!(await feed.ready())) throw new Error('feed not listening');
   const secret = 'x'.repeat(32);
   const logger = pino(
-    { level: 'info', redact: REDACT_OPTIONS, serializers: { req: requestLogFields } },
+    { level: 'info', ...PROCESS_LOG_OPTIONS },
     pino.destination({ dest: '/dev/null', sync: true }),
   );
   const build = (a: typeof api, o: { log?: boolean; limit?: boolean } = {}) =>

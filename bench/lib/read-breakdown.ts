@@ -9,7 +9,7 @@
  * `app.inject` skips the socket and the HTTP parser, the same for every variant; the /metrics
  * timer of the all-in-one process is not mounted here.
  */
-import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
+import { PROCESS_LOG_OPTIONS } from '@tern/auth';
 import Fastify from 'fastify';
 import pg from 'pg';
 import pino from 'pino';
@@ -39,7 +39,7 @@ export async function readBreakdown(opts: {
   try {
     if (!(await feed.ready())) throw new Error('the read-model feed did not start listening');
     const logger = pino(
-      { level: 'info', redact: REDACT_OPTIONS, serializers: { req: requestLogFields } },
+      { level: 'info', ...PROCESS_LOG_OPTIONS },
       pino.destination({ dest: '/dev/null', sync: true }),
     );
     const build = (o: { logger?: boolean; rateLimit?: boolean }) =>

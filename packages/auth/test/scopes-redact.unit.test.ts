@@ -1,10 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { REDACT_PATHS, redactAddressesInUrl, requestLogFields } from '../src/index.js';
+import { REDACT_PATHS, redactAddressesInUrl, requestLogFields, responseLogFields } from '../src/index.js';
 
 describe('redaction', () => {
   it('lists the credential headers for pino', () => {
     expect(REDACT_PATHS).toContain('req.headers.authorization');
     expect(REDACT_PATHS).toContain('req.headers["x-api-key"]');
+  });
+
+  it('responseLogFields censors a set-cookie and leaves the rest as logged', () => {
+    const plain = { statusCode: 200 };
+    expect(responseLogFields(plain)).toBe(plain);
+    expect(responseLogFields({ statusCode: 200, headers: { 'set-cookie': 'sid=1', etag: 'x' } })).toEqual({
+      statusCode: 200,
+      headers: { 'set-cookie': '[REDACTED]', etag: 'x' },
+    });
+    expect(responseLogFields(null)).toBe(null);
   });
 });
 

@@ -1,4 +1,4 @@
-import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
+import { PROCESS_LOG_OPTIONS } from '@tern/auth';
 import { pino } from 'pino';
 
 let stdout: ReturnType<typeof pino.destination> | undefined;
@@ -18,8 +18,9 @@ export function stdoutDestination(): ReturnType<typeof pino.destination> {
 
 /**
  * The logger of a Tern process: credentials redacted, request lines with Fastify's fields and the
- * addresses in their URL masked (no personal datum in logs), into `stdoutDestination`.
+ * addresses in their URL masked (no personal datum in logs), into `stdoutDestination`
+ * (`PROCESS_LOG_OPTIONS` of @tern/auth).
  */
 export function processLogger(level: string) {
-  return pino({ level, redact: REDACT_OPTIONS, serializers: { req: requestLogFields } }, stdoutDestination());
+  return pino({ level, ...PROCESS_LOG_OPTIONS }, stdoutDestination());
 }
