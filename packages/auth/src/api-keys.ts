@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'tern_';
 /** Random part length: 40 base62 characters ≈ 238 bits. SPEC §3 asks for ≥ 32. */
@@ -46,7 +46,8 @@ export function generateApiKey(): GeneratedApiKey {
 
 /** SHA-256 hex of the clear key. Keys are high-entropy, so a plain hash is enough (no salt). */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  // One-shot (no Hash object): every API-key request hashes the key it presents.
+  return hash('sha256', key, 'hex');
 }
 
 export function isApiKeyFormat(s: string): boolean {
