@@ -1,5 +1,5 @@
 import { errorBodySchema } from '@tern/contracts';
-import Fastify from 'fastify';
+import Fastify, { type FastifyServerOptions } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { httpError, installErrorHandlers } from '../src/index.js';
 
@@ -12,32 +12,42 @@ async function appThrowing(error: unknown) {
   return app;
 }
 
-describe('installErrorHandlers', () => {
-  it('answers an HttpError with its status, SPEC §4 body and extra fields', async () => {
-    const app = await appThrowing(
-      httpError(403, 'Missing required API key scope', { code: 'MISSING_SCOPE', missingScope: 'email:read' }),
-    );
-    const res = await app.inject('/boom');
-    expect(res.statusCode).toBe(403);
-    expect(res.json()).toEqual({
-      statusCode: 403,
-      error: 'Forbidden',
-      message: 'Missing required API key scope',
-      code: 'MISSING_SCOPE',
-      missingScope: 'email:read',
-    });
-  });
+/** `payload` posted as JSON to a route of an app (of `options`) with the error handlers. */
+async function postJson(payload: string, options?: FastifyServerOptions) {
+  const app = Fastify(options);
+  installErrorHandlers(app);
+  app.post('/in', async () => ({ ok: true }));
+  return app.inject({ method: 'POST', url: '/in', headers: { 'content-type': 'application/json' }, payload });
+}
 
-  it('hides the message of an unexpected error behind a bare 500', async () => {
-    const app = await appThrowing(new Error('secret internals'));
+describe('installErrorHandlers', () => {
+  it.each([
+    [
+      'answers an HttpError with its status, SPEC §4 body and extra fields',
+      httpError(403, 'Missing required API key scope', { code: 'MISSING_SCOPE', missingScope: 'email:read' }),
+      {
+        statusCode: 403,
+        error: 'Forbidden',
+        message: 'Missing required API key scope',
+        code: 'MISSING_SCOPE',
+        missingScope: 'email:read',
+      },
+    ],
+    [
+      'hides the message of an unexpected error behind a bare 500',
+      new Error('secret internals'),
+      {
+        statusCode: 500,
+        error: 'Internal Server Error',
+        message: 'Internal Server Error',
+        code: 'INTERNAL_ERROR',
+      },
+    ],
+  ])('%s', async (_what, error, body) => {
+    const app = await appThrowing(error);
     const res = await app.inject('/boom');
-    expect(res.statusCode).toBe(500);
-    expect(res.json()).toEqual({
-      statusCode: 500,
-      error: 'Internal Server Error',
-      message: 'Internal Server Error',
-      code: 'INTERNAL_ERROR',
-    });
+    expect(res.statusCode).toBe(body.statusCode);
+    expect(res.json()).toEqual(body);
   });
 
   it('answers 503 with Retry-After when a store cannot be reached', async () => {
@@ -63,29 +73,13 @@ describe('installErrorHandlers', () => {
   });
 
   it('keeps a client mistake found by Fastify (bad JSON) a 400', async () => {
-    const app = Fastify();
-    installErrorHandlers(app);
-    app.post('/in', async () => ({ ok: true }));
-    const res = await app.inject({
-      method: 'POST',
-      url: '/in',
-      headers: { 'content-type': 'application/json' },
-      payload: '{',
-    });
+    const res = await postJson('{');
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'BAD_REQUEST' });
   });
 
   it('gives a 4xx raised by Fastify the general code of its status (413 body too large)', async () => {
-    const app = Fastify({ bodyLimit: 10 });
-    installErrorHandlers(app);
-    app.post('/in', async () => ({ ok: true }));
-    const res = await app.inject({
-      method: 'POST',
-      url: '/in',
-      headers: { 'content-type': 'application/json' },
-      payload: JSON.stringify({ much: 'more than ten bytes' }),
-    });
+    const res = await postJson(JSON.stringify({ much: 'more than ten bytes' }), { bodyLimit: 10 });
     expect(res.statusCode).toBe(413);
     expect(res.json()).toMatchObject({ statusCode: 413, code: 'PAYLOAD_TOO_LARGE' });
   });
