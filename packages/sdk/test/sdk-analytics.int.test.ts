@@ -3,17 +3,16 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHistory } from '../../../services/api/test/breakdown-support.js';
 import {
-  buildApp,
   createClock,
   createKey,
   jwtFor,
   NOW,
-  openStores,
   project,
   type Stores,
   suffix,
 } from '../../../services/api/test/support.js';
 import { init, TernApiError } from '../src/index.js';
+import { closeLoopbackApi, openLoopbackApi } from './support.js';
 
 const clock = createClock(NOW);
 const tenantId = `sdk-analytics-${suffix()}`;
@@ -22,16 +21,11 @@ let app: FastifyInstance;
 let baseUrl: string;
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
-  baseUrl = (await app.listen({ host: '127.0.0.1', port: 0 })).replace('localhost', '127.0.0.1');
+  ({ stores, app, baseUrl } = await openLoopbackApi(clock));
   await project(stores, generateHistory(tenantId, NOW, 60, 3));
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeLoopbackApi({ stores, app }));
 
 describe('client.analytics', () => {
   it('breakdown and deliverability answer what the routes answer; a key without the scope gets a 403', async () => {

@@ -6,17 +6,16 @@ import { type BulkMailer, createAutomationRunner, outgoingMailer } from '@tern/w
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  buildApp,
   createClock,
   createKey,
   jwtFor,
-  openStores,
   project,
   type Stores,
   suffix,
   TRACKING_SECRET,
 } from '../../../services/api/test/support.js';
 import { init, TernApiError } from '../src/index.js';
+import { closeLoopbackApi, openLoopbackApi } from './support.js';
 
 const clock = createClock(new Date().toISOString());
 const tenantId = `sdk-automations-${suffix()}`;
@@ -28,9 +27,7 @@ let readOnly: string;
 let templateId: string;
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
-  baseUrl = (await app.listen({ host: '127.0.0.1', port: 0 })).replace('localhost', '127.0.0.1');
+  ({ stores, app, baseUrl } = await openLoopbackApi(clock));
   const jwt = jwtFor(clock, tenantId);
   key = (
     await createKey(app, jwt, tenantId, {
@@ -53,10 +50,7 @@ beforeAll(async () => {
   expect(defined.status).toBe(201);
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeLoopbackApi({ stores, app }));
 
 const mailer: BulkMailer = {
   enqueue: (t, mails, at) =>

@@ -7,17 +7,16 @@ import { type BulkMailer, createCampaignFanout, createSequenceScheduler, outgoin
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  buildApp,
   createClock,
   createKey,
   jwtFor,
-  openStores,
   project,
   type Stores,
   suffix,
   TRACKING_SECRET,
 } from '../../../services/api/test/support.js';
 import { init, TernApiError } from '../src/index.js';
+import { closeLoopbackApi, openLoopbackApi } from './support.js';
 
 const clock = createClock(new Date().toISOString());
 const tenantId = `sdk-campaigns-${suffix()}`;
@@ -27,9 +26,7 @@ let baseUrl: string;
 let key: string;
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
-  baseUrl = (await app.listen({ host: '127.0.0.1', port: 0 })).replace('localhost', '127.0.0.1');
+  ({ stores, app, baseUrl } = await openLoopbackApi(clock));
   key = (
     await createKey(app, jwtFor(clock, tenantId), tenantId, {
       scopes: ['contacts:write', 'campaigns:read', 'campaigns:write', 'sequences:read', 'sequences:write'],
@@ -37,10 +34,7 @@ beforeAll(async () => {
   ).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeLoopbackApi({ stores, app }));
 
 // The real send path, its events folded straight into the stores (`stores` is open by then).
 const mailer: BulkMailer = {

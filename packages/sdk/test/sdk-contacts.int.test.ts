@@ -2,16 +2,9 @@
 // listening on a loopback port), with keys minted through the API as a user would.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildApp,
-  createClock,
-  createKey,
-  jwtFor,
-  openStores,
-  type Stores,
-  suffix,
-} from '../../../services/api/test/support.js';
+import { createClock, createKey, jwtFor, type Stores, suffix } from '../../../services/api/test/support.js';
 import { init, TernApiError } from '../src/index.js';
+import { closeLoopbackApi, openLoopbackApi } from './support.js';
 
 const clock = createClock(new Date().toISOString());
 const tenantId = `sdk-contacts-${suffix()}`;
@@ -22,18 +15,13 @@ let writeKey: string;
 let readWriteKey: string;
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
-  baseUrl = (await app.listen({ host: '127.0.0.1', port: 0 })).replace('localhost', '127.0.0.1');
+  ({ stores, app, baseUrl } = await openLoopbackApi(clock));
   const owner = jwtFor(clock, tenantId);
   writeKey = (await createKey(app, owner, tenantId, { scopes: ['contacts:write'] })).key;
   readWriteKey = (await createKey(app, owner, tenantId, { scopes: ['contacts:read', 'contacts:write'] })).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeLoopbackApi({ stores, app }));
 
 describe('client.contacts', () => {
   it('create, get, list by audience, update, remove', async () => {

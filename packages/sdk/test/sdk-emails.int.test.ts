@@ -1,14 +1,11 @@
 // `client.emails.*` against the real sending pipeline (API + projector + sender with the sandbox
 // provider, real Postgres, chDB and the table log), listening on a loopback port.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  openSendingWorld,
-  type SendingWorld,
-  wallClock,
-} from '../../../services/api/test/sending-support.js';
-import { bearer, createKey, jwtFor } from '../../../services/api/test/support.js';
+import type { SendingWorld } from '../../../services/api/test/sending-support.js';
+import { bearer } from '../../../services/api/test/support.js';
 import { waitFor } from '../../../test/support/services.js';
 import { type FetchLike, init, TernApiError } from '../src/index.js';
+import { openSendingWorldWithKey } from './support.js';
 
 const TENANT = `sdk-send-${Date.now()}`;
 let world: SendingWorld;
@@ -16,12 +13,7 @@ let baseUrl: string;
 let key: string;
 
 beforeAll(async () => {
-  world = await openSendingWorld();
-  await world.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = world.app.server.address();
-  baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  const owner = jwtFor(wallClock, TENANT);
-  key = (await createKey(world.app, owner, TENANT, { scopes: ['email:send', 'email:read'] })).key;
+  ({ world, baseUrl, key } = await openSendingWorldWithKey(TENANT, ['email:send', 'email:read']));
   void bearer;
 }, 120_000);
 

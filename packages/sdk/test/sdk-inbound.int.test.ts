@@ -4,8 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type InboundWorld, openInboundWorld } from '../../../services/api/test/inbound-support.js';
 import { wallClock } from '../../../services/api/test/sending-support.js';
-import { buildApp, createKey, jwtFor, openStores, type Stores } from '../../../services/api/test/support.js';
+import { createKey, jwtFor, type Stores } from '../../../services/api/test/support.js';
 import { type InboundSummary, init, TernApiError } from '../src/index.js';
+import { closeLoopbackApi, openLoopbackApi } from './support.js';
 
 const TENANT = `sdk-inbound-${Date.now()}`;
 const OTHER = `${TENANT}-other`;
@@ -23,11 +24,7 @@ const pdf = Buffer.concat([
 ]);
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, wallClock);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  ({ stores, app, baseUrl } = await openLoopbackApi(wallClock));
   key = (await createKey(app, jwtFor(wallClock, TENANT), TENANT, { scopes: ['inbound:read'] })).key;
   world = await openInboundWorld(stores.pool);
   to = await world.address(TENANT);
@@ -50,8 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await world?.close();
-  await app?.close();
-  await stores?.close();
+  await closeLoopbackApi({ stores, app });
 });
 
 describe('client.inbound', () => {

@@ -3,16 +3,9 @@
 import { createSecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildApp,
-  createClock,
-  createKey,
-  jwtFor,
-  openStores,
-  type Stores,
-  suffix,
-} from '../../../services/api/test/support.js';
+import { createClock, createKey, jwtFor, type Stores, suffix } from '../../../services/api/test/support.js';
 import { init, TernApiError, type TernClient } from '../src/index.js';
+import { closeLoopbackApi, openLoopbackApi } from './support.js';
 
 let stores: Stores;
 let app: FastifyInstance;
@@ -21,19 +14,16 @@ let readOnly: TernClient;
 const tenant = `sdk-wh-${suffix()}`;
 
 beforeAll(async () => {
-  stores = await openStores();
   const clock = createClock(new Date().toISOString());
-  app = await buildApp(stores, clock, {
+  let baseUrl: string;
+  ({ stores, app, baseUrl } = await openLoopbackApi(clock, {
     features: {
       webhooks: {
         secretBox: createSecretBox('sdk-test-webhook-secrets-key'),
         urlPolicy: { allowPrivate: true },
       },
     },
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  }));
   const jwt = jwtFor(clock, tenant);
   client = init({
     apiKey: (await createKey(app, jwt, tenant, { scopes: ['webhooks:manage'] })).key,
@@ -46,10 +36,7 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeLoopbackApi({ stores, app }));
 
 describe('client.webhooks', () => {
   it('create, get, list, update, rotateSecret, deliveries, replay and remove', async () => {

@@ -1,0 +1,63 @@
+// Set-up shared by the SDK's integration tests: the real query service (createApiApp on a fresh
+// Postgres database) or the real sending pipeline, listening on a loopback port for a client.
+import type { FastifyInstance } from 'fastify';
+import {
+  openSendingWorld,
+  type SendingWorld,
+  wallClock,
+} from '../../../services/api/test/sending-support.js';
+import {
+  type AppOverrides,
+  buildApp,
+  createKey,
+  jwtFor,
+  openStores,
+  type Stores,
+  type TestClock,
+} from '../../../services/api/test/support.js';
+
+/** Listens on a loopback port and returns the base URL a client is given (127.0.0.1, never localhost). */
+export async function listenOnLoopback(app: FastifyInstance): Promise<string> {
+  return (await app.listen({ host: '127.0.0.1', port: 0 })).replace('localhost', '127.0.0.1');
+}
+
+export interface LoopbackApi {
+  stores: Stores;
+  app: FastifyInstance;
+  baseUrl: string;
+}
+
+/** Fresh stores, the api app over them (`buildApp` with `overrides`), listening on a loopback port. */
+export async function openLoopbackApi(clock: TestClock, ...overrides: AppOverrides[]): Promise<LoopbackApi> {
+  const stores = await openStores();
+  try {
+    const app = await buildApp(stores, clock, ...overrides);
+    return { stores, app, baseUrl: await listenOnLoopback(app) };
+  } catch (err) {
+    await stores.close();
+    throw err;
+  }
+}
+
+/** Closes what `openLoopbackApi` opened, as far as it got. */
+export async function closeLoopbackApi(api: Partial<LoopbackApi>): Promise<void> {
+  await api.app?.close();
+  await api.stores?.close();
+}
+
+/** The sending world on a loopback port, with an API key of `scopes` for `tenant` (minted through the API). */
+export async function openSendingWorldWithKey(
+  tenant: string,
+  scopes: string[],
+): Promise<{ world: SendingWorld; baseUrl: string; key: string }> {
+  const world = await openSendingWorld();
+  try {
+    const baseUrl = await listenOnLoopback(world.app);
+    const owner = jwtFor(wallClock, tenant);
+    const { key } = await createKey(world.app, owner, tenant, { scopes });
+    return { world, baseUrl, key };
+  } catch (err) {
+    await world.close();
+    throw err;
+  }
+}
