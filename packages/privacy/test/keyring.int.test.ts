@@ -1,5 +1,11 @@
 import type { DeliveryEvent } from '@tern/contracts';
-import { type ConsumedRecord, createPostgresEventLog, decodeBatch, encodeEvents } from '@tern/event-log';
+import {
+  type ConsumedRecord,
+  createPostgresEventLog,
+  decodeBatch,
+  type EventStream,
+  encodeEvents,
+} from '@tern/event-log';
 import { migratePostgres } from '@tern/stores';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +28,22 @@ const queued = (over: Record<string, unknown> = {}, data: Record<string, unknown
 const consumed = (records: { key: string; value: string }[]): ConsumedRecord[] =>
   records.map((r, i) => ({ ...r, partition: 0, offset: String(i) }));
 
+/** The events of `log` from its beginning (type and data) once there are `count`, no dead letter among them. */
+async function readAll(log: EventStream, group: string, count: number) {
+  const seen: Record<string, unknown>[] = [];
+  const consumer = await log.consume({
+    group,
+    fromBeginning: true,
+    handle: async ({ events, deadLetters }) => {
+      expect(deadLetters).toEqual([]);
+      for (const e of events) seen.push({ type: e.type, ...e.data });
+    },
+  });
+  await waitFor(() => seen.length === count, { timeoutMs: 10_000 });
+  await consumer.stop();
+  return seen;
+}
+
 describe('keyring and sealing event log (real Postgres)', () => {
   let db: { url: string; drop(): Promise<void> };
   let pool: pg.Pool;
@@ -38,6 +60,13 @@ describe('keyring and sealing event log (real Postgres)', () => {
     await pool?.end();
     await db?.drop();
   });
+
+  /** A table log under the sealed stream over `keyring`. */
+  const openSealedLog = async (table: string) => {
+    const raw = createPostgresEventLog({ pool, table });
+    await raw.ensureSchema();
+    return { raw, log: sealedEventStream(raw, keyring) };
+  };
 
   it('refuses an ENCRYPTION_KEY under 32 bytes', () => {
     expect(() => createKeyring({ pool, encryptionKey: 'x'.repeat(31) })).toThrow(/at least 32 bytes/);
@@ -193,9 +222,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
   });
 
   it('the sealed stream: the table holds no clear field, a consumer reads them opened, an erased one as null', async () => {
-    const raw = createPostgresEventLog({ pool, table: 'privacy_log' });
-    await raw.ensureSchema();
-    const log = sealedEventStream(raw, keyring);
+    const { raw, log } = await openSealedLog('privacy_log');
     await log.append([
       queued({ id: 'l1', emailId: 'em_l1' }, { toEmail: 'lia@example.com', subject: 'For Lia' }),
       queued({ id: 'l2', emailId: 'em_l2' }, { toEmail: 'max@example.com', subject: 'For Max' }),
@@ -225,9 +252,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
   });
 
   it('every personal field of every event type is sealed under its email’s key: a diagnostic, a URL, a user agent; gone with the key; none kept for an unknown email', async () => {
-    const raw = createPostgresEventLog({ pool, table: 'privacy_log_all' });
-    await raw.ensureSchema();
-    const log = sealedEventStream(raw, keyring);
+    const { raw, log } = await openSealedLog('privacy_log_all');
     const at = (s: number) => `2026-03-15T10:00:${String(s).padStart(2, '0')}.000Z`;
     const ev = (id: string, emailId: string, type: string, s: number, data: Record<string, unknown>) =>
       ({ id, type, tenantId: 't1', emailId, occurredAt: at(s), data }) as DeliveryEvent;
@@ -252,20 +277,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
     for (const clear of ['zoe@example.com', 'zed@example.com', 'ZoeUA', 'For Zoe'])
       expect(table).not.toContain(clear);
     expect(table.match(/"sealed"/g)).toHaveLength(4);
-    const read = async (group: string) => {
-      const seen: Record<string, unknown>[] = [];
-      const consumer = await log.consume({
-        group,
-        fromBeginning: true,
-        handle: async ({ events, deadLetters }) => {
-          expect(deadLetters).toEqual([]);
-          for (const e of events) seen.push({ type: e.type, ...e.data });
-        },
-      });
-      await waitFor(() => seen.length === 5, { timeoutMs: 10_000 });
-      await consumer.stop();
-      return seen;
-    };
+    const read = (group: string) => readAll(log, group, 5);
     expect(await read('privacy-all-1')).toEqual([
       { type: 'email.queued', toEmail: 'zoe@example.com', subject: 'For Zoe', tags: ['x'] },
       { type: 'email.bounced', bounceType: 'soft', reason: '552 <zoe@example.com> full' },
@@ -291,9 +303,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
   });
 
   it('an outcome naming one recipient of several is sealed under THAT recipient’s key: erasing it erases the outcome, erasing the first `to` does not (SPEC §22)', async () => {
-    const raw = createPostgresEventLog({ pool, table: 'privacy_log_multi' });
-    await raw.ensureSchema();
-    const log = sealedEventStream(raw, keyring);
+    const { raw, log } = await openSealedLog('privacy_log_multi');
     const at = (s: number) => `2026-03-15T11:00:${String(s).padStart(2, '0')}.000Z`;
     const ev = (id: string, type: string, s: number, data: Record<string, unknown>) =>
       ({ id, type, tenantId: 't1', emailId: 'em_m1', occurredAt: at(s), data }) as DeliveryEvent;
@@ -309,20 +319,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
     ]);
     const { rows } = await pool.query<{ value: string }>('SELECT value FROM privacy_log_multi');
     expect(rows.map((r) => r.value).join('\n')).not.toMatch(/una@|duo@|For both/);
-    const read = async (group: string) => {
-      const seen: Record<string, unknown>[] = [];
-      const consumer = await log.consume({
-        group,
-        fromBeginning: true,
-        handle: async ({ events, deadLetters }) => {
-          expect(deadLetters).toEqual([]);
-          for (const e of events) seen.push({ type: e.type, ...e.data });
-        },
-      });
-      await waitFor(() => seen.length === 4, { timeoutMs: 10_000 });
-      await consumer.stop();
-      return seen;
-    };
+    const read = (group: string) => readAll(log, group, 4);
     expect(await read('privacy-multi-1')).toEqual([
       { type: 'email.queued', toEmail: 'una@example.com', subject: 'For both', tags: ['x'] },
       {
