@@ -31,6 +31,22 @@ import type {
  * copy sealed under them (event log included) is unreadable from then on.
  */
 
+/** A row of `email_keys`: the recipient and month an email's fields are sealed under. */
+interface EmailKeyRow {
+  tenant_id: string;
+  email_id: string;
+  recipient_hash: string;
+  period: string;
+}
+
+/** Each item sealed under its ref's key, with one draw of randomness for every IV of the batch. */
+function sealEach(keys: Map<string, Buffer>, refs: readonly KeyRef[], items: readonly SealItem[]): Sealed[] {
+  const ivs = randomBytes(12 * items.length);
+  return items.map((item, n) =>
+    sealWith(keys, refs[n]!, item.emailId, item.fields, ivs.subarray(12 * n, 12 * n + 12)),
+  );
+}
+
 export function createKeyring(opts: KeyringOptions): Keyring {
   const { wrapKey, hmacKey } = deriveKeys(opts.encryptionKey);
   const pool = opts.pool;
@@ -46,13 +62,12 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     return b64(createHmac('sha256', hmacKey).update(`${tenantId}\n${email.trim().toLowerCase()}`).digest());
   }
 
+  /** The key of each item's recipient and month: one HMAC per item. */
+  const recipientRefs = (items: readonly SealItem[]): KeyRef[] =>
+    items.map((i) => ({ tenantId: i.tenantId, rh: recipientHash(i.tenantId, i.email), p: periodOf(i.at) }));
+
   async function sealMany(items: readonly SealItem[]): Promise<Sealed[]> {
-    // One HMAC per item, and one draw of randomness for every IV of the batch.
-    const refs = items.map((i) => ({
-      tenantId: i.tenantId,
-      rh: recipientHash(i.tenantId, i.email),
-      p: periodOf(i.at),
-    }));
+    const refs = recipientRefs(items);
     const keys = await keysForSeal(refs);
     // Later events of these emails (bounce diagnostics, clicked URLs) are sealed under the same key.
     const fresh = items.filter((item, n) => {
@@ -61,12 +76,7 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     });
     if (fresh.length > 0) {
       const refOf = new Map(items.map((item, n) => [item, refs[n]!]));
-      const { rows } = await pool.query<{
-        tenant_id: string;
-        email_id: string;
-        recipient_hash: string;
-        period: string;
-      }>(
+      const { rows } = await pool.query<EmailKeyRow>(
         `INSERT INTO email_keys (tenant_id, email_id, recipient_hash, period)
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
          ON CONFLICT DO NOTHING RETURNING tenant_id, email_id, recipient_hash, period`,
@@ -82,24 +92,14 @@ export function createKeyring(opts: KeyringOptions): Keyring {
       for (const r of rows)
         emailKeys.set(emailKeyId(r.tenant_id, r.email_id), { rh: r.recipient_hash, p: r.period });
     }
-    const ivs = randomBytes(12 * items.length);
-    return items.map((item, n) =>
-      sealWith(keys, refs[n]!, item.emailId, item.fields, ivs.subarray(12 * n, 12 * n + 12)),
-    );
+    return sealEach(keys, refs, items);
   }
 
   async function sealForRecipients(items: readonly SealItem[]): Promise<Sealed[]> {
     if (items.length === 0) return [];
-    const refs = items.map((i) => ({
-      tenantId: i.tenantId,
-      rh: recipientHash(i.tenantId, i.email),
-      p: periodOf(i.at),
-    }));
+    const refs = recipientRefs(items);
     const keys = await keysForSeal(refs);
-    const ivs = randomBytes(12 * items.length);
-    return items.map((item, n) =>
-      sealWith(keys, refs[n]!, item.emailId, item.fields, ivs.subarray(12 * n, 12 * n + 12)),
-    );
+    return sealEach(keys, refs, items);
   }
 
   async function sealForEmails(items: readonly EmailSealItem[]): Promise<(Sealed | null)[]> {
@@ -114,12 +114,7 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     }
     if (missing.size > 0) {
       const list = [...missing.values()];
-      const { rows } = await pool.query<{
-        tenant_id: string;
-        email_id: string;
-        recipient_hash: string;
-        period: string;
-      }>(
+      const { rows } = await pool.query<EmailKeyRow>(
         `SELECT k.tenant_id, k.email_id, k.recipient_hash, k.period
            FROM unnest($1::text[], $2::text[]) AS w(tenant_id, email_id)
            JOIN email_keys k USING (tenant_id, email_id)`,
