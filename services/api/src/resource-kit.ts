@@ -7,16 +7,18 @@ import {
   type ResourceKind,
 } from '@tern/contracts';
 import { httpError } from '@tern/http';
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type AuthConfig, credentialOf } from './credentials.js';
 import { KEY_OR_DASHBOARD } from './openapi.js';
-import { errorResponse, errors, pageQuerySchema } from './schemas.js';
+import { errorResponse, errors, noContentSchema, pageQuerySchema } from './schemas.js';
 
 /**
  * What every tenant-resource plugin uses (templates, suppressions, projects, webhooks, contacts,
  * campaigns, sequences): ids, paging, the 404 that hides other tenants' resources, the documented
- * errors, and the list and get route blocks they all repeat (`listRoute`, `getRoute`).
+ * errors, and the list, get and delete route blocks they all repeat (`listRoute`, `getRoute`,
+ * `deleteRoute`).
  */
 
 /** Random part of a resource id: 24 base62 characters ≈ 143 bits (SPEC asks for ≥ 20). */
@@ -113,9 +115,10 @@ export const resourceIdParam = (what: string, example?: string) =>
 
 /*
  * The CRUD route blocks every tenant resource repeats, declared once: `GET /<resource>` (one page,
- * newest first) and `GET /<resource>/:id` (one, or the 404 that hides other tenants'). A resource's
- * routes file names what differs — path, tag, operation id, words, schema — and the repository
- * call; the schema, status codes and credential rule are the same as a hand-written block's.
+ * newest first), `GET /<resource>/:id` (one, or the 404 that hides other tenants') and
+ * `DELETE /<resource>/:id` (204, or that 404). A resource's routes file names what differs — path,
+ * tag, operation id, words, schema — and the repository call; the schema, status codes and
+ * credential rule are the same as a hand-written block's.
  */
 
 type App = Parameters<FastifyPluginAsyncZod>[0];
@@ -199,6 +202,52 @@ export function getRoute<T extends z.ZodType>(
       const found = await spec.get(credentialOf(request).tenantId, request.params.id);
       if (found === null) throw notFound(spec.What);
       return found;
+    },
+  );
+}
+
+/**
+ * `DELETE <path>/:id`: 204 once `remove` has deleted the tenant's one, else 404 `<What> not found`.
+ * `remove` answers whether there was one; any other outcome (a 409) it throws itself, and it logs
+ * what the route logs. `errors` are the options of {@link resourceErrors} beside its 404.
+ */
+export function deleteRoute(
+  app: App,
+  path: string,
+  spec: RouteDoc & {
+    /** The noun of the 404 (`Template`). */
+    What: string;
+    params: ReturnType<typeof resourceIdParam>;
+    /** The 204's description, where the document gives one (`Deleted.`). */
+    deleted?: string;
+    errors?: Parameters<typeof resourceErrors>[1];
+    remove: (tenantId: string, id: string, request: FastifyRequest) => Promise<boolean>;
+  },
+): void {
+  app.delete(
+    path,
+    {
+      config: spec.config,
+      schema: {
+        tags: [spec.tag],
+        operationId: spec.operationId,
+        summary: spec.summary,
+        description: spec.description,
+        security: KEY_OR_DASHBOARD,
+        params: spec.params,
+        response: {
+          204:
+            spec.deleted === undefined
+              ? noContentSchema
+              : noContentSchema.meta({ description: spec.deleted }),
+          ...resourceErrors(spec.What, { notFound: true, ...spec.errors }),
+        },
+      },
+    },
+    async (request, reply) => {
+      if (!(await spec.remove(credentialOf(request).tenantId, request.params.id, request)))
+        throw notFound(spec.What);
+      return reply.status(204).send();
     },
   );
 }

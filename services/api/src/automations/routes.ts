@@ -25,6 +25,7 @@ import { z } from 'zod';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
+  deleteRoute,
   getRoute,
   listAnswer,
   listResponses,
@@ -36,7 +37,7 @@ import {
   resourceIdParam,
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errors, noContentSchema } from '../schemas.js';
+import { errors } from '../schemas.js';
 
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'automations:read' };
 const write: AuthConfig = { auth: 'jwt_or_key', scope: 'automations:write' };
@@ -200,29 +201,17 @@ export const automationRoutes: FastifyPluginAsyncZod<AutomationRouteDeps> = asyn
     },
   );
 
-  app.delete(
-    '/automations/:id',
-    {
-      config: write,
-      schema: {
-        tags: [TAGS.automations],
-        operationId: 'deleteAutomation',
-        summary: 'Delete an automation',
-        description: 'It and its runs go; no further step is done. Mail already sent stays sent.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: {
-          204: noContentSchema.meta({ description: 'Deleted.' }),
-          ...resourceErrors('Automation', { notFound: true }),
-        },
-      },
-    },
-    async (request, reply) => {
-      const found = await deps.automations.delete(credentialOf(request).tenantId, request.params.id);
-      if (!found) throw notFound('Automation');
-      return reply.status(204).send();
-    },
-  );
+  deleteRoute(app, '/automations/:id', {
+    config: write,
+    tag: TAGS.automations,
+    operationId: 'deleteAutomation',
+    summary: 'Delete an automation',
+    description: 'It and its runs go; no further step is done. Mail already sent stays sent.',
+    What: 'Automation',
+    params,
+    deleted: 'Deleted.',
+    remove: (tenantId, id) => deps.automations.delete(tenantId, id),
+  });
 
   app.get(
     '/automations/:id/runs',

@@ -18,9 +18,16 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { analyticsQuerySchema } from '../analytics/schemas.js';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
-import { getRoute, listRoute, newResourceId, notFound, resourceErrors } from '../resource-kit.js';
+import {
+  deleteRoute,
+  getRoute,
+  listRoute,
+  newResourceId,
+  notFound,
+  resourceErrors,
+} from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errors, noContentSchema } from '../schemas.js';
+import { errors } from '../schemas.js';
 import { bad, EXAMPLE, EXAMPLE_ID, notDraft, params, read, write } from './schemas.js';
 import { campaignSendRoutes } from './send-routes.js';
 
@@ -225,34 +232,22 @@ export const campaignRoutes: FastifyPluginAsyncZod<CampaignRouteDeps> = async (a
     },
   );
 
-  app.delete(
-    '/campaigns/:id',
-    {
-      config: write,
-      schema: {
-        tags: [TAGS.campaigns],
-        operationId: 'deleteCampaign',
-        summary: 'Delete a draft campaign',
-        description: 'Only while `draft` (else 409).',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: {
-          204: noContentSchema.meta({ description: 'Deleted.' }),
-          ...resourceErrors('Campaign', {
-            notFound: true,
-            conflict: `Campaign ${EXAMPLE_ID} is sent: only a draft can be changed, deleted or sent`,
-          }),
-        },
-      },
+  deleteRoute(app, '/campaigns/:id', {
+    config: write,
+    tag: TAGS.campaigns,
+    operationId: 'deleteCampaign',
+    summary: 'Delete a draft campaign',
+    description: 'Only while `draft` (else 409).',
+    What: 'Campaign',
+    params,
+    deleted: 'Deleted.',
+    errors: { conflict: `Campaign ${EXAMPLE_ID} is sent: only a draft can be changed, deleted or sent` },
+    remove: async (tenantId, id) => {
+      const outcome = await deps.campaigns.deleteDraft(tenantId, id);
+      if (outcome !== 'deleted' && outcome !== 'not_found') throw notDraft(id, outcome);
+      return outcome === 'deleted';
     },
-    async (request, reply) => {
-      const { id } = request.params;
-      const outcome = await deps.campaigns.deleteDraft(credentialOf(request).tenantId, id);
-      if (outcome === 'not_found') throw notFound('Campaign');
-      if (outcome !== 'deleted') throw notDraft(id, outcome);
-      return reply.status(204).send();
-    },
-  );
+  });
 
   campaignSendRoutes(app, deps);
 };

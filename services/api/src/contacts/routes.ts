@@ -10,9 +10,16 @@ import {
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
-import { newResourceId, notFound, pageWindow, resourceErrors, resourceIdParam } from '../resource-kit.js';
+import {
+  deleteRoute,
+  newResourceId,
+  notFound,
+  pageWindow,
+  resourceErrors,
+  resourceIdParam,
+} from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errors, noContentSchema } from '../schemas.js';
+import { errors } from '../schemas.js';
 import { CSV_CONTENT_TYPES, DEFAULT_IMPORT_MAX_BYTES } from './csv.js';
 import { contactCsvRoutes } from './csv-routes.js';
 import { checkContactExtras } from './extras.js';
@@ -175,29 +182,23 @@ export const contactRoutes: FastifyPluginAsyncZod<ContactRoutesOptions> = async 
     },
   );
 
-  app.delete(
-    '/contacts/:id',
-    {
-      config: WRITE,
-      schema: {
-        tags: [TAGS.contacts],
-        operationId: 'deleteContact',
-        summary: 'Delete a contact',
-        description:
-          'Removes the contact. Its mail in the delivery log and its suppression stay: erasing an address ' +
-          'everywhere is `POST /contacts/erase`.',
-        security: KEY_OR_DASHBOARD,
-        params: resourceIdParam('contact'),
-        response: { 204: noContentSchema, ...withNotFound },
-      },
+  deleteRoute(app, '/contacts/:id', {
+    config: WRITE,
+    tag: TAGS.contacts,
+    operationId: 'deleteContact',
+    summary: 'Delete a contact',
+    description:
+      'Removes the contact. Its mail in the delivery log and its suppression stay: erasing an address ' +
+      'everywhere is `POST /contacts/erase`.',
+    What: 'Contact',
+    params: resourceIdParam('contact'),
+    errors: { notFound: 'contact' },
+    remove: async (tenantId, id, request) => {
+      if (!(await deps.contacts.delete(tenantId, id))) return false;
+      request.log.info({ contactId: id }, 'contact deleted');
+      return true;
     },
-    async (request, reply) => {
-      const { tenantId } = credentialOf(request);
-      if (!(await deps.contacts.delete(tenantId, request.params.id))) throw notFound('Contact');
-      request.log.info({ contactId: request.params.id }, 'contact deleted');
-      return reply.status(204).send();
-    },
-  );
+  });
 
   app.get(
     '/audiences',

@@ -15,6 +15,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
+  deleteRoute,
   listAnswer,
   listResponses,
   newResourceId,
@@ -25,7 +26,7 @@ import {
   resourceIdParam,
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errorResponse, errors, noContentSchema } from '../schemas.js';
+import { errorResponse, errors } from '../schemas.js';
 
 /** What the domain routes need beyond the shared deps; the runtime builds it from the config. */
 export interface DomainRouteOptions {
@@ -251,30 +252,22 @@ export const domainRoutes: FastifyPluginAsyncZod<
     },
   );
 
-  app.delete(
-    '/domains/:id',
-    {
-      config: write,
-      schema: {
-        tags: [TAGS.domains],
-        operationId: 'deleteDomain',
-        summary: 'Delete a sending domain',
-        description:
-          'Dashboard JWT with role owner or admin. Deletes the domain and its key: its mail is no longer signed ' +
-          '(within 30 s on every sender), and in production no longer accepted.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: {
-          204: noContentSchema.meta({ description: 'Deleted.' }),
-          ...resourceErrors('Domain', { notFound: true, forbidden: writeForbidden }),
-        },
-      },
+  deleteRoute(app, '/domains/:id', {
+    config: write,
+    tag: TAGS.domains,
+    operationId: 'deleteDomain',
+    summary: 'Delete a sending domain',
+    description:
+      'Dashboard JWT with role owner or admin. Deletes the domain and its key: its mail is no longer signed ' +
+      '(within 30 s on every sender), and in production no longer accepted.',
+    What: 'Domain',
+    params,
+    deleted: 'Deleted.',
+    errors: { forbidden: writeForbidden },
+    remove: async (tenantId, id, request) => {
+      if (!(await domains.remove(tenantId, id))) return false;
+      request.log.info({ domainId: id }, 'sending domain deleted');
+      return true;
     },
-    async (request, reply) => {
-      if (!(await domains.remove(credentialOf(request).tenantId, request.params.id)))
-        throw notFound('Domain');
-      request.log.info({ domainId: request.params.id }, 'sending domain deleted');
-      return reply.status(204).send();
-    },
-  );
+  });
 };

@@ -6,6 +6,7 @@ import { type AuthConfig, boundProject, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
+  deleteRoute,
   listAnswer,
   listResponses,
   newResourceId,
@@ -15,7 +16,7 @@ import {
   resourceIdParam,
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errors, noContentSchema } from '../schemas.js';
+import { errors } from '../schemas.js';
 
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'projects:read' };
 const write: AuthConfig = { auth: 'jwt_or_key', scope: 'projects:write' };
@@ -148,34 +149,20 @@ export const projectRoutes: FastifyPluginAsyncZod<ProjectRouteDeps> = async (app
     },
   );
 
-  app.delete(
-    '/projects/:id',
-    {
-      config: write,
-      schema: {
-        tags: [TAGS.projects],
-        operationId: 'deleteProject',
-        summary: 'Delete a project',
-        description: 'Only a project without emails (else 409). Keys bound to it then see nothing.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: {
-          204: noContentSchema.meta({ description: 'Deleted.' }),
-          ...resourceErrors('Project', {
-            notFound: true,
-            conflict: 'Project prj_4Hs9dK2mQ7wE1rT6yU3iO8pA has emails: it cannot be deleted',
-          }),
-        },
-      },
-    },
-    async (request, reply) => {
-      const { id } = request.params;
-      const outcome = visible(request, id)
-        ? await deps.projects.delete(credentialOf(request).tenantId, id)
-        : 'not_found';
-      if (outcome === 'not_found') throw notFound('Project');
+  deleteRoute(app, '/projects/:id', {
+    config: write,
+    tag: TAGS.projects,
+    operationId: 'deleteProject',
+    summary: 'Delete a project',
+    description: 'Only a project without emails (else 409). Keys bound to it then see nothing.',
+    What: 'Project',
+    params,
+    deleted: 'Deleted.',
+    errors: { conflict: 'Project prj_4Hs9dK2mQ7wE1rT6yU3iO8pA has emails: it cannot be deleted' },
+    remove: async (tenantId, id, request) => {
+      const outcome = visible(request, id) ? await deps.projects.delete(tenantId, id) : 'not_found';
       if (outcome === 'has_emails') throw conflict(`Project ${id} has emails: it cannot be deleted`);
-      return reply.status(204).send();
+      return outcome !== 'not_found';
     },
-  );
+  });
 };

@@ -15,6 +15,7 @@ import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
+  deleteRoute,
   getRoute,
   listAnswer,
   listRoute,
@@ -26,7 +27,7 @@ import {
   resourceIdParam,
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errors, noContentSchema } from '../schemas.js';
+import { errors } from '../schemas.js';
 
 const FILTER_EXAMPLE = {
   and: [
@@ -291,28 +292,19 @@ export const segmentRoutes: FastifyPluginAsyncZod<SegmentRouteDeps> = async (app
     },
   );
 
-  app.delete(
-    '/segments/:id',
-    {
-      config: WRITE,
-      schema: {
-        tags: [TAGS.contacts],
-        operationId: 'deleteSegment',
-        summary: 'Delete a segment',
-        description: '409 while a draft or scheduled campaign names it.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: {
-          204: noContentSchema,
-          ...resourceErrors('Segment', { notFound: true, conflict: 'Segment is used by a campaign' }),
-        },
-      },
-    },
-    async (request, reply) => {
-      const outcome = await deps.segments.delete(credentialOf(request).tenantId, request.params.id);
-      if (outcome === 'not_found') throw notFound('Segment');
+  deleteRoute(app, '/segments/:id', {
+    config: WRITE,
+    tag: TAGS.contacts,
+    operationId: 'deleteSegment',
+    summary: 'Delete a segment',
+    description: '409 while a draft or scheduled campaign names it.',
+    What: 'Segment',
+    params,
+    errors: { conflict: 'Segment is used by a campaign' },
+    remove: async (tenantId, id) => {
+      const outcome = await deps.segments.delete(tenantId, id);
       if (outcome === 'in_use') throw conflict('Segment is used by a campaign');
-      return reply.status(204).send();
+      return outcome !== 'not_found';
     },
-  );
+  });
 };

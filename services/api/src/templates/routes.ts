@@ -16,6 +16,7 @@ import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
+  deleteRoute,
   getRoute,
   listRoute,
   newResourceId,
@@ -24,7 +25,7 @@ import {
   resourceIdParam,
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errorResponse, errors, noContentSchema } from '../schemas.js';
+import { errorResponse, errors } from '../schemas.js';
 
 /** Reads: a key with `templates:read`, or a dashboard JWT of any role (SPEC §12). */
 const read: AuthConfig = { auth: 'jwt_or_key', scope: 'templates:read' };
@@ -168,32 +169,20 @@ export const templateRoutes: FastifyPluginAsyncZod<TemplateRouteDeps> = async (a
     },
   );
 
-  app.delete(
-    '/templates/:id',
-    {
-      config: write,
-      schema: {
-        tags: [TAGS.templates],
-        operationId: 'deleteTemplate',
-        summary: 'Delete a template',
-        description:
-          'Dashboard JWT with role owner or admin. The template’s analytics stay; top-templates then shows its ' +
-          'id as name and an empty subject.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: {
-          204: noContentSchema.meta({ description: 'Deleted.' }),
-          ...resourceErrors('Template', { notFound: 'template', forbidden: writeForbidden }),
-        },
-      },
-    },
-    async (request, reply) => {
-      if (!(await deps.templates.delete(credentialOf(request).tenantId, request.params.id))) {
-        throw notFound('Template');
-      }
-      return reply.status(204).send();
-    },
-  );
+  deleteRoute(app, '/templates/:id', {
+    config: write,
+    tag: TAGS.templates,
+    operationId: 'deleteTemplate',
+    summary: 'Delete a template',
+    description:
+      'Dashboard JWT with role owner or admin. The template’s analytics stay; top-templates then shows its ' +
+      'id as name and an empty subject.',
+    What: 'Template',
+    params,
+    deleted: 'Deleted.',
+    errors: { notFound: 'template', forbidden: writeForbidden },
+    remove: (tenantId, id) => deps.templates.delete(tenantId, id),
+  });
 
   app.post(
     '/templates/:id/render',

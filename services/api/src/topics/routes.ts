@@ -6,6 +6,7 @@ import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
+  deleteRoute,
   getRoute,
   listRoute,
   newResourceId,
@@ -15,7 +16,7 @@ import {
   resourceIdParam,
 } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errors, noContentSchema } from '../schemas.js';
+import { errors } from '../schemas.js';
 
 const EXAMPLE = {
   id: 'top_3WzN8kQ1vYp0aB7cD9eF2gH4',
@@ -149,32 +150,20 @@ export const topicRoutes: FastifyPluginAsyncZod<TopicRouteDeps> = async (app, de
     },
   );
 
-  app.delete(
-    '/topics/:id',
-    {
-      config: WRITE,
-      schema: {
-        tags: [TAGS.contacts],
-        operationId: 'deleteTopic',
-        summary: 'Delete a topic',
-        description:
-          'Removes the topic and the contacts’ choices of it; 409 while a sequence or a campaign not yet sent names it.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: {
-          204: noContentSchema,
-          ...resourceErrors('Topic', {
-            notFound: true,
-            conflict: 'Topic is used by a campaign or a sequence',
-          }),
-        },
-      },
-    },
-    async (request, reply) => {
-      const outcome = await deps.topics.delete(credentialOf(request).tenantId, request.params.id);
-      if (outcome === 'not_found') throw notFound('Topic');
+  deleteRoute(app, '/topics/:id', {
+    config: WRITE,
+    tag: TAGS.contacts,
+    operationId: 'deleteTopic',
+    summary: 'Delete a topic',
+    description:
+      'Removes the topic and the contacts’ choices of it; 409 while a sequence or a campaign not yet sent names it.',
+    What: 'Topic',
+    params,
+    errors: { conflict: 'Topic is used by a campaign or a sequence' },
+    remove: async (tenantId, id) => {
+      const outcome = await deps.topics.delete(tenantId, id);
       if (outcome === 'in_use') throw conflict('Topic is used by a campaign or a sequence');
-      return reply.status(204).send();
+      return outcome !== 'not_found';
     },
-  );
+  });
 };

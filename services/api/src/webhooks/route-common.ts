@@ -15,4 +15,6 @@ const forbidden = errorResponse(
   { code: 'MISSING_SCOPE', missingScope: 'webhooks:manage' },
 );
 export const common = resourceErrors('Webhook', { forbidden });
-export const withNotFound = resourceErrors('Webhook', { notFound: 'webhook endpoint', forbidden });
+/** The error options of a route naming one endpoint (`resourceErrors`, `deleteRoute`). */
+export const notFoundErrors = { notFound: 'webhook endpoint', forbidden };
+export const withNotFound = resourceErrors('Webhook', notFoundErrors);

@@ -11,12 +11,12 @@ import { checkWebhookUrl, generateWebhookSecret } from '@tern/webhooks';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { boundProject, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
-import { newResourceId, notFound, pageQuerySchema, pageWindow } from '../resource-kit.js';
+import { deleteRoute, newResourceId, notFound, pageQuerySchema, pageWindow } from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
-import { errors, noContentSchema } from '../schemas.js';
+import { errors } from '../schemas.js';
 import { deliveryRoutes } from './delivery-routes.js';
 import type { WebhookRouteOptions } from './options.js';
-import { common, manage, params, withNotFound } from './route-common.js';
+import { common, manage, notFoundErrors, params, withNotFound } from './route-common.js';
 
 /** What the webhook routes need beyond the shared deps; the runtime passes it from the config. */
 export const DEFAULT_ROTATION_OVERLAP_MS = 24 * 3_600_000;
@@ -177,27 +177,21 @@ export const webhookRoutes: FastifyPluginAsyncZod<
     },
   );
 
-  app.delete(
-    '/webhooks/:id',
-    {
-      config: manage,
-      schema: {
-        tags: [TAGS.webhooks],
-        operationId: 'deleteWebhook',
-        summary: 'Delete a webhook endpoint',
-        description: 'Deletes the endpoint and its delivery records; pending retries stop.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        response: { 204: noContentSchema, ...withNotFound },
-      },
+  deleteRoute(app, '/webhooks/:id', {
+    config: manage,
+    tag: TAGS.webhooks,
+    operationId: 'deleteWebhook',
+    summary: 'Delete a webhook endpoint',
+    description: 'Deletes the endpoint and its delivery records; pending retries stop.',
+    What: 'Webhook',
+    params,
+    errors: notFoundErrors,
+    remove: async (tenantId, id, request) => {
+      if (!(await deps.webhookStore.deleteEndpoint(tenantId, id))) return false;
+      request.log.info({ webhookId: id }, 'webhook deleted');
+      return true;
     },
-    async (request, reply) => {
-      const { tenantId } = credentialOf(request);
-      if (!(await deps.webhookStore.deleteEndpoint(tenantId, request.params.id))) throw notFound('Webhook');
-      request.log.info({ webhookId: request.params.id }, 'webhook deleted');
-      return reply.status(204).send();
-    },
-  );
+  });
 
   app.post(
     '/webhooks/:id/rotate-secret',
