@@ -18,7 +18,7 @@ import {
   stepAt,
 } from '@tern/bulk';
 import { durationMs } from '@tern/contracts';
-import { createLeasedJob, type LeasedJobContext } from '@tern/jobs';
+import { createLeasedJob, type LeasedJob, type LeasedJobContext } from '@tern/jobs';
 import { withTransaction } from '@tern/kernel';
 import {
   type BulkJobOptions,
@@ -56,12 +56,8 @@ export interface AutomationRunnerOptions extends BulkJobOptions {
   followPageSize?: number;
 }
 
-export interface AutomationRunner {
-  /** One round now: follow, inbox, due runs until nothing is due; resolves with the emails handed over. */
-  runOnce(): Promise<number>;
-  start(): void;
-  stop(): Promise<void>;
-}
+/** A leased job whose `runOnce` is one round now: follow, inbox, due runs until nothing is due; resolves with the emails handed over. */
+export type AutomationRunner = LeasedJob;
 
 export const automationSource = (id: string) => `automation:${id}`;
 

@@ -9,7 +9,7 @@ import {
   listSegmentRecipients,
   recordChunk,
 } from '@tern/bulk';
-import { createLeasedJob, type LeasedJobContext } from '@tern/jobs';
+import { createLeasedJob, type LeasedJob, type LeasedJobContext } from '@tern/jobs';
 import {
   type BulkJobOptions,
   type BulkMail,
@@ -48,12 +48,8 @@ export interface CampaignFanoutOptions extends BulkJobOptions {
   onChunk?: (info: { campaignId: string; emails: number }) => void;
 }
 
-export interface CampaignFanout {
-  /** Fans out every campaign that is due now; resolves with the emails handed over. */
-  runOnce(): Promise<number>;
-  start(): void;
-  stop(): Promise<void>;
-}
+/** A leased job whose `runOnce` fans out every campaign that is due now; resolves with the emails handed over. */
+export type CampaignFanout = LeasedJob;
 
 export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanout {
   const { pool, mailer, now } = opts;

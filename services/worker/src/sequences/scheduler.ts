@@ -7,7 +7,7 @@ import {
   sequenceSource,
   stopEnrollment,
 } from '@tern/bulk';
-import { createLeasedJob, type LeasedJobContext } from '@tern/jobs';
+import { createLeasedJob, type LeasedJob, type LeasedJobContext } from '@tern/jobs';
 import {
   type BulkJobOptions,
   DEFAULT_BULK_LEASE_MS,
@@ -34,12 +34,8 @@ export interface SequenceSchedulerOptions extends BulkJobOptions {
   batchSize?: number;
 }
 
-export interface SequenceScheduler {
-  /** Sends every step that is due now; resolves with the emails handed over. */
-  runOnce(): Promise<number>;
-  start(): void;
-  stop(): Promise<void>;
-}
+/** A leased job whose `runOnce` sends every step that is due now; resolves with the emails handed over. */
+export type SequenceScheduler = LeasedJob;
 
 export function createSequenceScheduler(opts: SequenceSchedulerOptions): SequenceScheduler {
   const { pool, mailer, now } = opts;
