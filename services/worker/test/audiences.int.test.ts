@@ -10,6 +10,8 @@ import {
 import {
   bearer,
   buildApp,
+  bulkJobOptions,
+  closeAll,
   createKey,
   eventsOf,
   jwtFor,
@@ -79,29 +81,11 @@ beforeAll(async () => {
     })
   ).key;
   readKey = (await createKey(app, ownerA, A, { scopes: ['contacts:read'] })).key;
-  fanout = createCampaignFanout({
-    pool: stores.pool,
-    mailer,
-    now: clock.now,
-    publicUrl: 'http://127.0.0.1:3000',
-    trackingSecret: TRACKING_SECRET,
-    chunkSize: 2,
-  });
-  scheduler = createSequenceScheduler({
-    pool: stores.pool,
-    mailer,
-    now: clock.now,
-    publicUrl: 'http://127.0.0.1:3000',
-    trackingSecret: TRACKING_SECRET,
-  });
+  fanout = createCampaignFanout({ ...bulkJobOptions(stores, mailer, clock), chunkSize: 2 });
+  scheduler = createSequenceScheduler(bulkJobOptions(stores, mailer, clock));
 });
 
-afterAll(async () => {
-  await fanout?.stop();
-  await scheduler?.stop();
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(fanout, scheduler, app, stores));
 
 describe('contact properties', () => {
   it('are defined typed, checked on contact writes, merged on PATCH', async () => {

@@ -4,13 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AutomationRunner, createAutomationRunner } from '../src/index.js';
 import {
   buildApp,
+  bulkJobOptions,
+  closeAll,
   eventsOf,
   jwtFor,
   openStores,
   project,
   projectingMailer,
   type Stores,
-  TRACKING_SECRET,
   testTenants,
 } from './support.js';
 
@@ -65,20 +66,16 @@ beforeAll(async () => {
   stores = await openStores();
   app = await buildApp(stores, clock);
   base = (await app.listen({ host: '127.0.0.1', port: 0 })).replace('localhost', '127.0.0.1');
-  runner = createAutomationRunner({
-    pool: stores.pool,
-    mailer: projectingMailer(() => stores),
-    now: clock.now,
-    publicUrl: 'http://127.0.0.1:3000',
-    trackingSecret: TRACKING_SECRET,
-  });
+  runner = createAutomationRunner(
+    bulkJobOptions(
+      stores,
+      projectingMailer(() => stores),
+      clock,
+    ),
+  );
 });
 
-afterAll(async () => {
-  await runner?.stop();
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(runner, app, stores));
 
 describe('enable and disable', () => {
   it('a disabled automation starts no run; enabled again it does; the runs going on finish', async () => {

@@ -5,12 +5,13 @@ import { type AutomationRunner, createAutomationRunner, DEFAULT_AUTOMATION_LEASE
 import {
   bearer,
   buildApp,
+  bulkJobOptions,
+  closeAll,
   jwtFor,
   openStores,
   project,
   projectingMailer,
   type Stores,
-  TRACKING_SECRET,
   testTenants,
 } from './support.js';
 
@@ -110,13 +111,7 @@ async function stepsOf(contactId: string, automationId: string) {
 beforeAll(async () => {
   stores = await openStores();
   app = await buildApp(stores, clock);
-  runner = createAutomationRunner({
-    pool: stores.pool,
-    mailer,
-    now: clock.now,
-    publicUrl: 'http://127.0.0.1:3000',
-    trackingSecret: TRACKING_SECRET,
-  });
+  runner = createAutomationRunner(bulkJobOptions(stores, mailer, clock));
   welcome = await template('welcome', 'Welcome {{firstName}}');
   nudge = await template('nudge', 'Still there?');
   // The properties the `if` and `update` steps name: an automation's update is checked against them.
@@ -131,11 +126,7 @@ beforeAll(async () => {
     expect((await post('/contact-properties', { name, type })).statusCode).toBe(201);
 });
 
-afterAll(async () => {
-  await runner?.stop();
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(runner, app, stores));
 
 describe('wait for an event (moved clock)', () => {
   it('the event arrives → `then`; no event until the timeout → `else`', async () => {
@@ -301,20 +292,8 @@ describe('exactly once', () => {
         }
       },
     );
-    const crashing = createAutomationRunner({
-      pool: stores.pool,
-      mailer: dying,
-      now: clock.now,
-      publicUrl: 'http://127.0.0.1:3000',
-      trackingSecret: TRACKING_SECRET,
-    });
-    const other = createAutomationRunner({
-      pool: stores.pool,
-      mailer: dying,
-      now: clock.now,
-      publicUrl: 'http://127.0.0.1:3000',
-      trackingSecret: TRACKING_SECRET,
-    });
+    const crashing = createAutomationRunner(bulkJobOptions(stores, dying, clock));
+    const other = createAutomationRunner(bulkJobOptions(stores, dying, clock));
     const id = await automation({
       trigger: { event: 'crash.test' },
       steps: [{ send: welcome }, { send: nudge }],

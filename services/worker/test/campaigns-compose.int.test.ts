@@ -6,23 +6,24 @@
 
 import { newResourceId } from '@tern/api';
 import { insertContact } from '@tern/bulk';
-import type { DeliveryEvent } from '@tern/contracts';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCampaignFanout, cutSubject, outgoingMailer, tryComposeMail } from '../src/index.js';
+import { createCampaignFanout, cutSubject, tryComposeMail } from '../src/index.js';
 import {
   buildApp,
+  bulkJobOptions,
+  closeAll,
   createKey,
   jwtFor,
   openStores,
-  project,
+  PUBLIC_URL,
+  projectingMailer,
   type Stores,
   TRACKING_SECRET,
   testTenants,
 } from './support.js';
 
 const { clock, A } = testTenants('compose');
-const PUBLIC_URL = 'http://127.0.0.1:3000';
 const EMOJI = '\u{1F600}';
 
 let stores: Stores;
@@ -36,10 +37,7 @@ beforeAll(async () => {
     await createKey(app, jwtFor(clock, A, 'owner'), A, { scopes: ['campaigns:write', 'campaigns:read'] })
   ).key;
 });
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('a recipient whose subject is cut inside an emoji', () => {
   it('does not stall the campaign: every contact gets its mail, the long subject cut before the emoji', async () => {
@@ -77,20 +75,8 @@ describe('a recipient whose subject is cut inside an emoji', () => {
       202,
     );
 
-    const appended: DeliveryEvent[] = [];
-    const fanout = createCampaignFanout({
-      pool: stores.pool,
-      mailer: outgoingMailer(stores.pool, {
-        append: async (events) => {
-          appended.push(...events);
-          await project(stores, events);
-        },
-      }),
-      now: clock.now,
-      publicUrl: PUBLIC_URL,
-      trackingSecret: TRACKING_SECRET,
-      chunkSize: 10,
-    });
+    const mailer = projectingMailer(() => stores);
+    const fanout = createCampaignFanout({ ...bulkJobOptions(stores, mailer, clock), chunkSize: 10 });
     expect(await fanout.runOnce()).toBe(3);
 
     const { rows } = await stores.pool.query<{ message: { to: string; subject: string } }>(
@@ -101,7 +87,7 @@ describe('a recipient whose subject is cut inside an emoji', () => {
     expect(subjects.get('c0@example.com')).toBe('Hello pro');
     expect(subjects.get('c2@example.com')).toBe('Hello free');
     expect(subjects.get('c1@example.com')).toBe(`Hello ${'a'.repeat(991)}`);
-    expect(appended).toHaveLength(3);
+    expect(mailer.appended).toHaveLength(3);
 
     const campaign = (await app.inject({ method: 'GET', url: `/campaigns/${id}`, headers })).json();
     expect(campaign.status).toBe('sent');

@@ -3,10 +3,17 @@
 
 import { newResourceId } from '@tern/api';
 import { insertContact } from '@tern/bulk';
-import type { DeliveryEvent } from '@tern/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCampaignFanout, outgoingMailer } from '../src/index.js';
-import { createClock, NOW, openStores, project, type Stores, suffix, TRACKING_SECRET } from './support.js';
+import { createCampaignFanout } from '../src/index.js';
+import {
+  bulkJobOptions,
+  createClock,
+  NOW,
+  openStores,
+  projectingMailer,
+  type Stores,
+  suffix,
+} from './support.js';
 
 const clock = createClock(NOW);
 const A = `send-path-${suffix()}`;
@@ -35,21 +42,8 @@ describe('campaign fan-out into outgoing_emails', () => {
        VALUES ($1, $2, 'n', 'news@acme.test', 'news', 'Hi {{firstName}}', '<p>{{firstName}}</p>', 'sending', $3, $3)`,
       [A, id, clock.now()],
     );
-    const appended: DeliveryEvent[] = [];
-    const mailer = outgoingMailer(stores.pool, {
-      append: async (events) => {
-        appended.push(...events);
-        await project(stores, events);
-      },
-    });
-    const fanout = createCampaignFanout({
-      pool: stores.pool,
-      mailer,
-      now: clock.now,
-      publicUrl: 'http://127.0.0.1:3000',
-      trackingSecret: TRACKING_SECRET,
-      chunkSize: 2,
-    });
+    const mailer = projectingMailer(() => stores);
+    const fanout = createCampaignFanout({ ...bulkJobOptions(stores, mailer, clock), chunkSize: 2 });
     expect(await fanout.runOnce()).toBe(5);
     const rows = async () =>
       (
@@ -67,7 +61,7 @@ describe('campaign fan-out into outgoing_emails', () => {
     expect((p0.message.headers as Record<string, string>)['List-Unsubscribe-Post']).toBe(
       'List-Unsubscribe=One-Click',
     );
-    expect(appended.map((e) => e.id).sort()).toEqual(first.map((r) => `${r.id}:queued`).sort());
+    expect(mailer.appended.map((e) => e.id).sort()).toEqual(first.map((r) => `${r.id}:queued`).sort());
 
     await stores.pool.query(
       `UPDATE campaigns SET status = 'sending', fanout_cursor = NULL WHERE tenant_id = $1 AND id = $2`,
@@ -99,15 +93,8 @@ describe('campaign fan-out into outgoing_emails', () => {
        VALUES ($1, $2, 'n', 'news@acme.test', 'news', 'Hi', 'Hi', 'sending', 120, $3, $3)`,
       [T, id, clock.now()],
     );
-    const mailer = outgoingMailer(stores.pool, { append: (events) => project(stores, events) });
-    const fanout = createCampaignFanout({
-      pool: stores.pool,
-      mailer,
-      now: clock.now,
-      publicUrl: 'http://127.0.0.1:3000',
-      trackingSecret: TRACKING_SECRET,
-      chunkSize: 2,
-    });
+    const mailer = projectingMailer(() => stores);
+    const fanout = createCampaignFanout({ ...bulkJobOptions(stores, mailer, clock), chunkSize: 2 });
     const start = clock.now().getTime();
     expect(await fanout.runOnce()).toBe(5);
     const rows = async () =>

@@ -6,6 +6,8 @@ import { type CampaignFanout, createCampaignFanout } from '../src/index.js';
 import {
   bearer,
   buildApp,
+  bulkJobOptions,
+  closeAll,
   createKey,
   eventsOf,
   jwtFor,
@@ -13,12 +15,10 @@ import {
   project,
   projectingMailer,
   type Stores,
-  TRACKING_SECRET,
   testTenants,
 } from './support.js';
 
 const { clock, run, A, B } = testTenants('campaigns');
-const PUBLIC_URL = 'http://127.0.0.1:3000';
 
 let stores: Stores;
 let app: FastifyInstance;
@@ -87,21 +87,10 @@ beforeAll(async () => {
   ownerB = jwtFor(clock, B, 'owner');
   writeKeyA = (await createKey(app, ownerA, A, { scopes: ['campaigns:write'] })).key;
   readKeyA = (await createKey(app, ownerA, A, { scopes: ['campaigns:read'] })).key;
-  fanout = createCampaignFanout({
-    pool: stores.pool,
-    mailer,
-    now: clock.now,
-    publicUrl: PUBLIC_URL,
-    trackingSecret: TRACKING_SECRET,
-    chunkSize: 3,
-  });
+  fanout = createCampaignFanout({ ...bulkJobOptions(stores, mailer, clock), chunkSize: 3 });
 });
 
-afterAll(async () => {
-  await fanout?.stop();
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(fanout, app, stores));
 
 describe('POST /campaigns', () => {
   it('201: a draft with zero stats', async () => {

@@ -180,6 +180,14 @@ async function keptBySandbox(tenant: string, id: string, at: string): Promise<vo
   );
 }
 
+/** `count` emails of `tenant` over the three days before `now`, their ids marked `${mark}-`, projected. */
+async function projectMarked(tenant: string, now: string, count: number, seed: number, mark: string) {
+  const marked = generateEmails({ tenantId: tenant, now, count, seed, spanDays: 3, templates: ['t1'] })
+    .slice(0, count)
+    .map((e) => ({ ...e, id: `${mark}-${e.id}` }));
+  await project(stores, eventsFor(marked, seed + 1));
+}
+
 const ALL = { logs: 1, events: 4, sends: 1, sandbox: 1, deliveries: 1, attempts: 1 };
 const NONE = { logs: 0, events: 0, sends: 0, sandbox: 0, deliveries: 0, attempts: 0 };
 
@@ -290,17 +298,7 @@ describe('retention job', () => {
   });
 
   it('runs on one instance at a time (advisory lock)', async () => {
-    const expired = generateEmails({
-      tenantId: D,
-      now: '2026-01-01T00:00:00.000Z',
-      count: 5,
-      seed: 40,
-      spanDays: 3,
-      templates: ['t1'],
-    })
-      .slice(0, 5)
-      .map((e) => ({ ...e, id: `lock-${e.id}` }));
-    await project(stores, eventsFor(expired, 41));
+    await projectMarked(D, '2026-01-01T00:00:00.000Z', 5, 40, 'lock');
     const holder = await stores.pool.connect();
     try {
       await holder.query('SELECT pg_advisory_lock($1)', [RETENTION_LOCK_KEY]);
@@ -319,17 +317,7 @@ describe('retention job', () => {
   });
 
   it('runs on its schedule once started, and stops', async () => {
-    const expired = generateEmails({
-      tenantId: S,
-      now: '2026-05-01T00:00:00.000Z',
-      count: 3,
-      seed: 50,
-      spanDays: 3,
-      templates: ['t1'],
-    })
-      .slice(0, 3)
-      .map((e) => ({ ...e, id: `sched-${e.id}` }));
-    await project(stores, eventsFor(expired, 51));
+    await projectMarked(S, '2026-05-01T00:00:00.000Z', 3, 50, 'sched');
     const scheduled = job(2);
     scheduled.start();
     try {

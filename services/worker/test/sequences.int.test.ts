@@ -6,12 +6,13 @@ import { createSequenceScheduler, type SequenceScheduler } from '../src/index.js
 import {
   bearer,
   buildApp,
+  bulkJobOptions,
+  closeAll,
   createKey,
   jwtFor,
   openStores,
   projectingMailer,
   type Stores,
-  TRACKING_SECRET,
   testTenants,
 } from './support.js';
 
@@ -64,20 +65,10 @@ beforeAll(async () => {
   ownerA = jwtFor(clock, A, 'owner');
   writeKeyA = (await createKey(app, ownerA, A, { scopes: ['sequences:write'] })).key;
   readKeyA = (await createKey(app, ownerA, A, { scopes: ['sequences:read'] })).key;
-  scheduler = createSequenceScheduler({
-    pool: stores.pool,
-    mailer,
-    now: clock.now,
-    publicUrl: 'http://127.0.0.1:3000',
-    trackingSecret: TRACKING_SECRET,
-  });
+  scheduler = createSequenceScheduler(bulkJobOptions(stores, mailer, clock));
 });
 
-afterAll(async () => {
-  await scheduler?.stop();
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(scheduler, app, stores));
 
 describe('POST /sequences', () => {
   it('201 with its steps and zero stats', async () => {

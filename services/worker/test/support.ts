@@ -2,7 +2,8 @@
 // test harness: fresh databases, the projector's sinks, a settable clock, credentials), and hand
 // the bulk jobs' mail to the real send path.
 
-import { project, type Stores } from '../../api/test/support.js';
+import type { DeliveryEvent } from '@tern/contracts';
+import { project, type Stores, type TestClock, TRACKING_SECRET } from '../../api/test/support.js';
 import { type BulkMail, type BulkMailer, outgoingMailer } from '../src/index.js';
 
 export {
@@ -27,24 +28,57 @@ export {
 
 /**
  * The send path of the bulk jobs (campaigns, sequences) in tests: every mail handed over is kept
- * in `handed`, and its events are folded into `stores()` through the projector's own sinks.
+ * in `handed`, and its events in `appended`, folded into `stores()` through the projector's own sinks.
  * `afterEnqueue` runs after each hand-over (a test makes the worker die there by throwing).
  */
 export function projectingMailer(
   stores: () => Pick<Stores, 'pool' | 'ch'>,
   afterEnqueue?: () => void,
-): BulkMailer & { handed: BulkMail[] } {
+): BulkMailer & { handed: BulkMail[]; appended: DeliveryEvent[] } {
   const handed: BulkMail[] = [];
+  const appended: DeliveryEvent[] = [];
+  const append = async (events: DeliveryEvent[]) => {
+    appended.push(...events);
+    await project(stores(), events);
+  };
   return {
     handed,
+    appended,
     async enqueue(tenantId, mails, at) {
       handed.push(...mails);
-      await outgoingMailer(stores().pool, { append: (events) => project(stores(), events) }).enqueue(
-        tenantId,
-        mails,
-        at,
-      );
+      await outgoingMailer(stores().pool, { append }).enqueue(tenantId, mails, at);
       afterEnqueue?.();
     },
   };
+}
+
+/** PUBLIC_URL in these tests: the base of the unsubscribe and tracking links the bulk jobs write. */
+export const PUBLIC_URL = 'http://127.0.0.1:3000';
+
+/** What every bulk job (campaign fan-out, sequence scheduler, automation runner) takes in these tests. */
+export function bulkJobOptions(
+  stores: Pick<Stores, 'pool'>,
+  mailer: BulkMailer,
+  clock: Pick<TestClock, 'now'>,
+) {
+  return {
+    pool: stores.pool,
+    mailer,
+    now: clock.now,
+    publicUrl: PUBLIC_URL,
+    trackingSecret: TRACKING_SECRET,
+  };
+}
+
+/**
+ * A test file's `afterAll`: its bulk jobs stopped first, then the api and the stores closed, in
+ * the order given; one still unset (its `beforeAll` failed before it) is passed over.
+ */
+export async function closeAll(
+  ...parts: ({ stop(): Promise<void> } | { close(): PromiseLike<unknown> } | undefined)[]
+): Promise<void> {
+  for (const part of parts) {
+    if (part === undefined) continue;
+    await ('stop' in part ? part.stop() : part.close());
+  }
 }
