@@ -7,6 +7,7 @@ import type {
   SegmentFilter,
   Topic,
 } from '@tern/contracts/wire';
+import { isRecord, itemPath, json, resourceCalls } from './resource.js';
 import type { Send } from './transport.js';
 import type { RequestOptions } from './types.js';
 
@@ -74,15 +75,8 @@ export interface SegmentsApi {
   count(filter: SegmentFilter, options?: RequestOptions): Promise<{ total: number }>;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const hasId = (value: unknown) => isRecord(value) && typeof value.id === 'string';
 const isPage = (value: unknown) => isRecord(value) && Array.isArray(value.data) && isRecord(value.meta);
-const json = (method: 'GET' | 'POST' | 'PATCH', body?: unknown) => ({
-  method,
-  read: 'json' as const,
-  ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-});
 
 export function createContactPropertiesApi(send: Send): ContactPropertiesApi {
   return {
@@ -117,42 +111,17 @@ export function createContactPropertiesApi(send: Send): ContactPropertiesApi {
 }
 
 export function createTopicsApi(send: Send): TopicsApi {
-  const path = (id: string) => `/topics/${encodeURIComponent(id)}`;
   const isTopic = (v: unknown): v is Topic => hasId(v);
-  return {
-    create: (params, options = {}) =>
-      send('/topics', {}, { ...json('POST', params), check: isTopic }, options),
-    list: (params = {}, options = {}) =>
-      send(
-        '/topics',
-        { page: params.page, limit: params.limit },
-        { ...json('GET'), check: (v): v is { data: Topic[]; meta: ListMeta } => isPage(v) },
-        options,
-      ),
-    get: (id, options = {}) => send(path(id), {}, { ...json('GET'), check: isTopic }, options),
-    update: (id, params, options = {}) =>
-      send(path(id), {}, { ...json('PATCH', params), check: isTopic }, options),
-    remove: (id, options = {}) => send<void>(path(id), {}, { method: 'DELETE', read: 'none' }, options),
-  };
+  return resourceCalls(send, '/topics', isTopic, (v): v is { data: Topic[]; meta: ListMeta } => isPage(v));
 }
 
 export function createSegmentsApi(send: Send): SegmentsApi {
-  const path = (id: string) => `/segments/${encodeURIComponent(id)}`;
+  const path = itemPath('/segments');
   const isSegment = (v: unknown): v is Segment => hasId(v);
   return {
-    create: (params, options = {}) =>
-      send('/segments', {}, { ...json('POST', params), check: isSegment }, options),
-    list: (params = {}, options = {}) =>
-      send(
-        '/segments',
-        { page: params.page, limit: params.limit },
-        { ...json('GET'), check: (v): v is { data: Segment[]; meta: ListMeta } => isPage(v) },
-        options,
-      ),
-    get: (id, options = {}) => send(path(id), {}, { ...json('GET'), check: isSegment }, options),
-    update: (id, params, options = {}) =>
-      send(path(id), {}, { ...json('PATCH', params), check: isSegment }, options),
-    remove: (id, options = {}) => send<void>(path(id), {}, { method: 'DELETE', read: 'none' }, options),
+    ...resourceCalls(send, '/segments', isSegment, (v): v is { data: Segment[]; meta: ListMeta } =>
+      isPage(v),
+    ),
     contacts: (id, params = {}, options = {}) =>
       send(
         `${path(id)}/contacts`,

@@ -1,6 +1,7 @@
 import type { Automation, AutomationRun, AutomationStep, List } from '@tern/contracts/wire';
+import { isList, isRecord, itemPath, json, resourceCalls } from './resource.js';
 import type { Send } from './transport.js';
-import type { ListMeta, RequestOptions } from './types.js';
+import type { RequestOptions } from './types.js';
 
 // Automations (SPEC §27): `/automations`, their runs, and `POST /events/track` (`client.events.track`).
 
@@ -43,50 +44,20 @@ export interface AutomationsApi {
   ): Promise<AutomationRunList>;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isAutomation = (value: unknown): value is Automation =>
   isRecord(value) && typeof value.id === 'string' && Array.isArray(value.steps);
-const isList =
-  <T>(item: (v: unknown) => v is T) =>
-  (value: unknown): value is { data: T[]; meta: ListMeta } =>
-    isRecord(value) && Array.isArray(value.data) && isRecord(value.meta) && value.data.every(item);
 const isRun = (value: unknown): value is AutomationRun =>
   isRecord(value) && typeof value.id === 'string' && typeof value.state === 'string';
 
-const path = (id: string) => `/automations/${encodeURIComponent(id)}`;
-
 export function createAutomationsApi(send: Send): AutomationsApi {
+  const path = itemPath('/automations');
   return {
-    create: (params, options = {}) =>
-      send(
-        '/automations',
-        {},
-        { method: 'POST', body: JSON.stringify(params), read: 'json', check: isAutomation },
-        options,
-      ),
-    list: (params = {}, options = {}) =>
-      send(
-        '/automations',
-        { page: params.page, limit: params.limit },
-        { method: 'GET', read: 'json', check: isList(isAutomation) },
-        options,
-      ),
-    get: (id, options = {}) =>
-      send(path(id), {}, { method: 'GET', read: 'json', check: isAutomation }, options),
-    update: (id, params, options = {}) =>
-      send(
-        path(id),
-        {},
-        { method: 'PATCH', body: JSON.stringify(params), read: 'json', check: isAutomation },
-        options,
-      ),
-    remove: (id, options = {}) => send<void>(path(id), {}, { method: 'DELETE', read: 'none' }, options),
+    ...resourceCalls(send, '/automations', isAutomation, isList(isAutomation)),
     runs: (id, params = {}, options = {}) =>
       send(
         `${path(id)}/runs`,
         { state: params.state, page: params.page, limit: params.limit },
-        { method: 'GET', read: 'json', check: isList(isRun) },
+        { ...json('GET'), check: isList(isRun) },
         options,
       ),
   };

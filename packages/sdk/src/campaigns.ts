@@ -1,4 +1,5 @@
 import type { Campaign, CampaignDay, CampaignStatus, List } from '@tern/contracts/wire';
+import { isList, isRecord, itemPath, json, resourceCalls } from './resource.js';
 import type { Send } from './transport.js';
 import type { RequestOptions } from './types.js';
 
@@ -49,59 +50,25 @@ export interface CampaignsApi {
   ): Promise<{ days: number; daily: CampaignDay[] }>;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isCampaign = (value: unknown): value is Campaign =>
   isRecord(value) &&
   typeof value.id === 'string' &&
   typeof value.status === 'string' &&
   isRecord(value.stats);
-const isCampaignList = (value: unknown): value is CampaignList =>
-  isRecord(value) && Array.isArray(value.data) && isRecord(value.meta) && value.data.every(isCampaign);
 const isStatus = (value: unknown): value is { id: string; status: CampaignStatus } =>
   isRecord(value) && typeof value.id === 'string' && typeof value.status === 'string';
 
 const isDaily = (value: unknown): value is { days: number; daily: CampaignDay[] } =>
   isRecord(value) && typeof value.days === 'number' && Array.isArray(value.daily);
 
-const path = (id: string) => `/campaigns/${encodeURIComponent(id)}`;
-
 export function createCampaignsApi(send: Send): CampaignsApi {
+  const path = itemPath('/campaigns');
   return {
-    create: (params, options = {}) =>
-      send(
-        '/campaigns',
-        {},
-        { method: 'POST', body: JSON.stringify(params), read: 'json', check: isCampaign },
-        options,
-      ),
-    list: (params = {}, options = {}) =>
-      send(
-        '/campaigns',
-        { page: params.page, limit: params.limit },
-        { method: 'GET', read: 'json', check: isCampaignList },
-        options,
-      ),
-    get: (id, options = {}) =>
-      send(path(id), {}, { method: 'GET', read: 'json', check: isCampaign }, options),
-    update: (id, params, options = {}) =>
-      send(
-        path(id),
-        {},
-        { method: 'PATCH', body: JSON.stringify(params), read: 'json', check: isCampaign },
-        options,
-      ),
-    remove: (id, options = {}) => send<void>(path(id), {}, { method: 'DELETE', read: 'none' }, options),
-    send: (id, options = {}) =>
-      send(`${path(id)}/send`, {}, { method: 'POST', read: 'json', check: isStatus }, options),
+    ...resourceCalls(send, '/campaigns', isCampaign, isList(isCampaign)),
+    send: (id, options = {}) => send(`${path(id)}/send`, {}, { ...json('POST'), check: isStatus }, options),
     cancel: (id, options = {}) =>
-      send(`${path(id)}/cancel`, {}, { method: 'POST', read: 'json', check: isStatus }, options),
+      send(`${path(id)}/cancel`, {}, { ...json('POST'), check: isStatus }, options),
     daily: (id, params = {}, options = {}) =>
-      send(
-        `${path(id)}/daily`,
-        { days: params.days },
-        { method: 'GET', read: 'json', check: isDaily },
-        options,
-      ),
+      send(`${path(id)}/daily`, { days: params.days }, { ...json('GET'), check: isDaily }, options),
   };
 }

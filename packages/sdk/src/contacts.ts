@@ -1,4 +1,5 @@
 import type { AudienceList, Contact, ContactList, ErasureResult, ImportResult } from '@tern/contracts/wire';
+import { isRecord, json, resourceCalls } from './resource.js';
 import type { Send } from './transport.js';
 import type { ListMeta, RequestOptions } from './types.js';
 
@@ -58,8 +59,6 @@ export interface ContactsApi {
   erase(email: string, options?: RequestOptions): Promise<ErasureResult>;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isContact = (value: unknown): value is Contact =>
   isRecord(value) && typeof value.id === 'string' && typeof value.email === 'string';
 const isList = (value: unknown): value is { data: unknown[]; meta: ListMeta } =>
@@ -76,33 +75,16 @@ const isImportResult = (value: unknown): value is ImportResult =>
 const isErasureResult = (value: unknown): value is ErasureResult =>
   isRecord(value) && value.erased === true && isRecord(value.counts);
 
-const path = (id: string) => `/contacts/${encodeURIComponent(id)}`;
-
 export function createContactsApi(send: Send): ContactsApi {
   return {
-    create: (params, options = {}) =>
-      send(
-        '/contacts',
-        {},
-        { method: 'POST', body: JSON.stringify(params), read: 'json', check: isContact },
-        options,
-      ),
+    ...resourceCalls(send, '/contacts', isContact, isContactList),
     list: (params = {}, options = {}) =>
       send(
         '/contacts',
         { page: params.page, limit: params.limit, audience: params.audience },
-        { method: 'GET', read: 'json', check: isContactList },
+        { ...json('GET'), check: isContactList },
         options,
       ),
-    get: (id, options = {}) => send(path(id), {}, { method: 'GET', read: 'json', check: isContact }, options),
-    update: (id, params, options = {}) =>
-      send(
-        path(id),
-        {},
-        { method: 'PATCH', body: JSON.stringify(params), read: 'json', check: isContact },
-        options,
-      ),
-    remove: (id, options = {}) => send<void>(path(id), {}, { method: 'DELETE', read: 'none' }, options),
     importCsv: (csv, params = {}, options = {}) =>
       send(
         '/contacts/import',
@@ -121,15 +103,10 @@ export function createContactsApi(send: Send): ContactsApi {
       send(
         '/audiences',
         { page: params.page, limit: params.limit, name: params.name },
-        { method: 'GET', read: 'json', check: isAudienceList },
+        { ...json('GET'), check: isAudienceList },
         options,
       ),
     erase: (email, options = {}) =>
-      send(
-        '/contacts/erase',
-        {},
-        { method: 'POST', body: JSON.stringify({ email }), read: 'json', check: isErasureResult },
-        options,
-      ),
+      send('/contacts/erase', {}, { ...json('POST', { email }), check: isErasureResult }, options),
   };
 }

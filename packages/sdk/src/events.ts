@@ -2,6 +2,7 @@ import type { StreamPage as EventList, StreamEvent as TernEvent } from '@tern/co
 import { isTrackedEvent, type TrackEventParams, type TrackedEvent } from './automations.js';
 import type { ResolvedConfig } from './config.js';
 import { TernApiError } from './errors.js';
+import { json } from './resource.js';
 import { type ClientDeps, errorFromResponse, type Send } from './transport.js';
 import type { RequestOptions } from './types.js';
 
@@ -97,12 +98,7 @@ async function* sseMessages(
 export function createEventsApi(send: Send, config: ResolvedConfig, deps: ClientDeps): EventsApi {
   return {
     track: (params, options = {}) =>
-      send(
-        '/events/track',
-        {},
-        { method: 'POST', body: JSON.stringify(params), read: 'json', check: isTrackedEvent },
-        options,
-      ),
+      send('/events/track', {}, { ...json('POST', params), check: isTrackedEvent }, options),
     list(params = {}, options = {}) {
       return send(
         '/events',

@@ -1,4 +1,5 @@
 import type { Enrollment, List, Sequence } from '@tern/contracts/wire';
+import { isList, isRecord, itemPath, json, resourceCalls } from './resource.js';
 import type { Send } from './transport.js';
 import type { RequestOptions } from './types.js';
 
@@ -51,59 +52,28 @@ export interface SequencesApi {
   unenroll(id: string, enrollmentId: string, options?: RequestOptions): Promise<void>;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isSequence = (value: unknown): value is Sequence =>
   isRecord(value) && typeof value.id === 'string' && Array.isArray(value.steps);
-const isSequenceList = (value: unknown): value is SequenceList =>
-  isRecord(value) && Array.isArray(value.data) && isRecord(value.meta) && value.data.every(isSequence);
 const isEnrollment = (value: unknown): value is Enrollment =>
   isRecord(value) && typeof value.id === 'string' && typeof value.state === 'string';
 
-const isEnrollmentList = (value: unknown): value is EnrollmentList =>
-  isRecord(value) && Array.isArray(value.data) && isRecord(value.meta) && value.data.every(isEnrollment);
-
-const path = (id: string) => `/sequences/${encodeURIComponent(id)}`;
-
 export function createSequencesApi(send: Send): SequencesApi {
+  const path = itemPath('/sequences');
+  const { create, list, get, update } = resourceCalls(send, '/sequences', isSequence, isList(isSequence));
   return {
-    create: (params, options = {}) =>
-      send(
-        '/sequences',
-        {},
-        { method: 'POST', body: JSON.stringify(params), read: 'json', check: isSequence },
-        options,
-      ),
-    list: (params = {}, options = {}) =>
-      send(
-        '/sequences',
-        { page: params.page, limit: params.limit },
-        { method: 'GET', read: 'json', check: isSequenceList },
-        options,
-      ),
-    get: (id, options = {}) =>
-      send(path(id), {}, { method: 'GET', read: 'json', check: isSequence }, options),
-    update: (id, params, options = {}) =>
-      send(
-        path(id),
-        {},
-        { method: 'PATCH', body: JSON.stringify(params), read: 'json', check: isSequence },
-        options,
-      ),
+    create,
+    list,
+    get,
+    update,
     enrollments: (id, params = {}, options = {}) =>
       send(
         `${path(id)}/enrollments`,
         { state: params.state, page: params.page, limit: params.limit },
-        { method: 'GET', read: 'json', check: isEnrollmentList },
+        { ...json('GET'), check: isList(isEnrollment) },
         options,
       ),
     enroll: (id, params, options = {}) =>
-      send(
-        `${path(id)}/enrollments`,
-        {},
-        { method: 'POST', body: JSON.stringify(params), read: 'json', check: isEnrollment },
-        options,
-      ),
+      send(`${path(id)}/enrollments`, {}, { ...json('POST', params), check: isEnrollment }, options),
     unenroll: (id, enrollmentId, options = {}) =>
       send<void>(
         `${path(id)}/enrollments/${encodeURIComponent(enrollmentId)}`,

@@ -1,4 +1,5 @@
 import type * as Wire from '@tern/contracts/wire';
+import { isRecord, itemPath, json, resourceCalls } from './resource.js';
 import type { Send } from './transport.js';
 import type { RequestOptions } from './types.js';
 
@@ -52,53 +53,29 @@ export interface WebhooksApi {
   replay(id: string, params: ReplayParams, options?: RequestOptions): Promise<Wire.WebhookReplay>;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEndpoint = (v: unknown): v is Wire.WebhookEndpoint =>
-  isObject(v) && typeof v.id === 'string' && typeof v.url === 'string' && typeof v.enabled === 'boolean';
+  isRecord(v) && typeof v.id === 'string' && typeof v.url === 'string' && typeof v.enabled === 'boolean';
 const isEndpointWithSecret = (v: unknown): v is Wire.WebhookEndpointWithSecret =>
   isEndpoint(v) && typeof (v as unknown as Record<string, unknown>).secret === 'string';
-const isPage = (v: unknown): v is Page<never> => isObject(v) && Array.isArray(v.data) && isObject(v.meta);
+const isPage = (v: unknown): v is Page<never> => isRecord(v) && Array.isArray(v.data) && isRecord(v.meta);
 const isReplay = (v: unknown): v is Wire.WebhookReplay =>
-  isObject(v) && typeof v.id === 'string' && typeof v.hasMore === 'boolean';
+  isRecord(v) && typeof v.id === 'string' && typeof v.hasMore === 'boolean';
 
 const iso = (d: string | Date) => (typeof d === 'string' ? d : d.toISOString());
-const at = (id: string) => `/webhooks/${encodeURIComponent(id)}`;
-
-const json = (body: unknown) => JSON.stringify(body);
 
 export function createWebhooksApi(send: Send): WebhooksApi {
+  const at = itemPath('/webhooks');
   return {
+    ...resourceCalls(send, '/webhooks', isEndpoint, isPage),
     create: (params, options = {}) =>
-      send(
-        '/webhooks',
-        {},
-        { method: 'POST', body: json(params), read: 'json', check: isEndpointWithSecret },
-        options,
-      ),
-    list: (params = {}, options = {}) =>
-      send(
-        '/webhooks',
-        { page: params.page, limit: params.limit },
-        { method: 'GET', read: 'json', check: isPage },
-        options,
-      ) as Promise<Page<Wire.WebhookEndpoint>>,
-    get: (id, options = {}) => send(at(id), {}, { method: 'GET', read: 'json', check: isEndpoint }, options),
-    update: (id, params, options = {}) =>
-      send(at(id), {}, { method: 'PATCH', body: json(params), read: 'json', check: isEndpoint }, options),
-    remove: (id, options = {}) => send<void>(at(id), {}, { method: 'DELETE', read: 'none' }, options),
+      send('/webhooks', {}, { ...json('POST', params), check: isEndpointWithSecret }, options),
     rotateSecret: (id, options = {}) =>
-      send(
-        `${at(id)}/rotate-secret`,
-        {},
-        { method: 'POST', read: 'json', check: isEndpointWithSecret },
-        options,
-      ),
+      send(`${at(id)}/rotate-secret`, {}, { ...json('POST'), check: isEndpointWithSecret }, options),
     deliveries: (id, params = {}, options = {}) =>
       send(
         `${at(id)}/deliveries`,
         { page: params.page, limit: params.limit, status: params.status },
-        { method: 'GET', read: 'json', check: isPage },
+        { ...json('GET'), check: isPage },
         options,
       ) as Promise<Page<Wire.WebhookDelivery>>,
     replay: (id, params, options = {}) =>
@@ -106,8 +83,8 @@ export function createWebhooksApi(send: Send): WebhooksApi {
         `${at(id)}/replay`,
         {},
         {
-          method: 'POST',
-          body: json(
+          ...json(
+            'POST',
             'after' in params
               ? { after: params.after }
               : {
@@ -115,7 +92,6 @@ export function createWebhooksApi(send: Send): WebhooksApi {
                   ...(params.until === undefined ? {} : { until: iso(params.until) }),
                 },
           ),
-          read: 'json',
           check: isReplay,
         },
         options,
