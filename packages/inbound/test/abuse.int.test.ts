@@ -2,21 +2,15 @@
 // @tern/smtp-limits), over raw sockets → smtp-server, with real Postgres and the Postgres-table
 // event log: the 21st connection of one client is 421, a byte-drip session is closed at the
 // session deadline however often bytes arrive, the 101st RCPT of a message is 452.
-import { createEventStream } from '@tern/event-log';
-import { createKeyring, createSealer } from '@tern/privacy';
+import { createKeyring } from '@tern/privacy';
 import { DEFAULT_SMTP_LISTENER_LIMITS, type SmtpListenerLimits } from '@tern/smtp-limits';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import { waitFor } from '../../../test/support/services.js';
 import { type RawSmtp, rawSmtp } from '../../../test/support/smtp-raw.js';
-import {
-  createInboundListener,
-  createRecipientResolver,
-  ensureInboundAddress,
-  type InboundListener,
-} from '../src/index.js';
+import { ensureInboundAddress, type InboundListener } from '../src/index.js';
+import { createTestListener, INBOUND_DOMAIN } from './listener-support.js';
 
-const INBOUND_DOMAIN = 'in.tern.test';
 const T1 = 'abuse-acme';
 
 let db: LogDatabase;
@@ -26,20 +20,7 @@ const clients: RawSmtp[] = [];
 async function listen(limits: Partial<SmtpListenerLimits> = {}) {
   const { pool } = db;
   const keyring = createKeyring({ pool, encryptionKey: 'inbound-abuse-encryption-key-0123456789abcdef' });
-  const listener = createInboundListener({
-    pool,
-    keyring,
-    log: createEventStream(db.log, { sealer: createSealer(keyring) }),
-    resolve: async () => [],
-    host: '127.0.0.1',
-    port: 0,
-    maxBytes: 64 * 1024,
-    hostname: 'mx.tern.test',
-    tenantsOf: createRecipientResolver({
-      pool,
-      inboundDomain: INBOUND_DOMAIN,
-      receivingTenants: async () => [],
-    }),
+  const listener = createTestListener(db, keyring, {
     limits: { ...DEFAULT_SMTP_LISTENER_LIMITS, ...limits },
   });
   listeners.push(listener);

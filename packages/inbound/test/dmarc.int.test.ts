@@ -3,25 +3,21 @@
 // domain and summed by source IP; the same report again counts once; a gzip bomb and malformed XML
 // are accepted as mail (250) but recorded `rejected` with nothing of them stored; mail that is not
 // a report is left alone.
-import { createEventStream } from '@tern/event-log';
-import { createKeyring, createSealer } from '@tern/privacy';
-import nodemailer from 'nodemailer';
+import { createKeyring } from '@tern/privacy';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import {
   createDmarcConsumer,
-  createInboundListener,
-  createRecipientResolver,
   type DmarcOutcome,
   dmarcSummary,
   ensureInboundAddress,
   type InboundListener,
 } from '../src/index.js';
 import { gzip, gzipBomb, reportXml } from './dmarc-report.js';
+import { createTestListener, INBOUND_DOMAIN, withSmtpClient } from './listener-support.js';
 
-const INBOUND_DOMAIN = 'in.tern.test';
 const T1 = 'acme';
 const DOMAIN = 'example.com';
 const TO = `dmarc@${T1}.${INBOUND_DOMAIN}`;
@@ -34,9 +30,8 @@ let port: number;
 const outcomes: DmarcOutcome[][] = [];
 
 async function mail(opts: { subject: string; filename: string; content: Buffer; type?: string }) {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
-  try {
-    const info = await transport.sendMail({
+  const info = await withSmtpClient(port, (transport) =>
+    transport.sendMail({
       from: 'noreply-dmarc-support@google.com',
       to: TO,
       subject: opts.subject,
@@ -44,11 +39,9 @@ async function mail(opts: { subject: string; filename: string; content: Buffer; 
       attachments: [
         { filename: opts.filename, content: opts.content, contentType: opts.type ?? 'application/gzip' },
       ],
-    });
-    return info.response;
-  } finally {
-    transport.close();
-  }
+    }),
+  );
+  return info.response;
 }
 
 beforeAll(async () => {
@@ -58,20 +51,9 @@ beforeAll(async () => {
   const keyring = createKeyring({ pool, encryptionKey: 'dmarc-test-encryption-key-0123456789abcdef' });
   await ensureInboundAddress(pool, T1);
   const dmarc = createDmarcConsumer({ pool, logger: { info: () => {}, warn: () => {} } });
-  listener = createInboundListener({
-    pool,
-    keyring,
-    log: createEventStream(db.log, { sealer: createSealer(keyring) }),
+  listener = createTestListener(db, keyring, {
     resolve: (name, type) => dns.resolve(name, type),
-    host: '127.0.0.1',
-    port: 0,
     maxBytes: 10 * 1024 * 1024,
-    hostname: 'mx.tern.test',
-    tenantsOf: createRecipientResolver({
-      pool,
-      inboundDomain: INBOUND_DOMAIN,
-      receivingTenants: async () => [],
-    }),
     onReceived: async (m) => {
       outcomes.push(await dmarc(m));
     },

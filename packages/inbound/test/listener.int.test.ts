@@ -12,17 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import {
-  createInboundListener,
   createInboundSweeper,
-  createRecipientResolver,
   ensureInboundAddress,
   getInbound,
   type InboundListener,
   type ReceivedMessage,
 } from '../src/index.js';
+import { createTestListener, INBOUND_DOMAIN, withSmtpClient } from './listener-support.js';
 
 const ENCRYPTION_KEY = 'inbound-test-encryption-key-0123456789abcdef';
-const INBOUND_DOMAIN = 'in.tern.test';
 const T1 = 'acme';
 
 let db: LogDatabase;
@@ -35,16 +33,15 @@ let logDown = false;
 const received: ReceivedMessage[] = [];
 
 async function deliver(to: string[], raw: string | Buffer, from = 'someone@sender.test') {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
-  try {
-    const info = await transport.sendMail({ envelope: { from, to }, raw });
-    return { ok: true as const, response: info.response };
-  } catch (error) {
-    const e = error as { responseCode?: number; response?: string; message: string };
-    return { ok: false as const, code: e.responseCode, response: e.response ?? e.message };
-  } finally {
-    transport.close();
-  }
+  return withSmtpClient(port, async (transport) => {
+    try {
+      const info = await transport.sendMail({ envelope: { from, to }, raw });
+      return { ok: true as const, response: info.response };
+    } catch (error) {
+      const e = error as { responseCode?: number; response?: string; message: string };
+      return { ok: false as const, code: e.responseCode, response: e.response ?? e.message };
+    }
+  });
 }
 
 const message = (opts: { id: string; subject?: string; from?: string; extra?: string[] }) =>
@@ -82,9 +79,7 @@ beforeAll(async () => {
   keyring = createKeyring({ pool, encryptionKey: ENCRYPTION_KEY });
   await ensureInboundAddress(pool, T1);
   const stream = createEventStream(db.log, { sealer: createSealer(keyring) });
-  listener = createInboundListener({
-    pool,
-    keyring,
+  listener = createTestListener(db, keyring, {
     log: {
       append: async (events) => {
         if (logDown) throw new Error('event log unavailable');
@@ -92,15 +87,6 @@ beforeAll(async () => {
       },
     },
     resolve: (name, type) => dns.resolve(name, type),
-    host: '127.0.0.1',
-    port: 0,
-    maxBytes: 64 * 1024,
-    hostname: 'mx.tern.test',
-    tenantsOf: createRecipientResolver({
-      pool,
-      inboundDomain: INBOUND_DOMAIN,
-      receivingTenants: async () => [],
-    }),
     onReceived: (m) => {
       received.push(m);
     },

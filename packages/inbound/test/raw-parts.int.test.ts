@@ -6,19 +6,15 @@
 // parts whose row never came are swept; a 300 KB attachment is not kept decoded, yet a forward
 // still sends its bytes and a DMARC report over the cap is refused by its size.
 import { randomBytes } from 'node:crypto';
-import { createEventStream } from '@tern/event-log';
-import { createKeyring, createSealer, type Keyring } from '@tern/privacy';
-import nodemailer from 'nodemailer';
+import { createKeyring, type Keyring } from '@tern/privacy';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import {
   createDmarcConsumer,
-  createInboundListener,
   createInboundReader,
   createInboundSweeper,
-  createRecipientResolver,
   type DmarcOutcome,
   ensureInboundAddress,
   eraseInbound,
@@ -29,9 +25,9 @@ import {
 } from '../src/index.js';
 import { attachmentKept } from '../src/parse.js';
 import { writeRawParts } from '../src/raw-parts.js';
+import { createTestListener, INBOUND_DOMAIN, withSmtpClient } from './listener-support.js';
 
 const ENCRYPTION_KEY = 'inbound-parts-encryption-key-0123456789abcdef';
-const INBOUND_DOMAIN = 'in.tern.test';
 const T1 = 'parts';
 const TO = `support@${T1}.${INBOUND_DOMAIN}`;
 const FORWARD_TO = `fwd@${T1}.${INBOUND_DOMAIN}`;
@@ -76,13 +72,10 @@ async function compose(opts: {
 }
 
 async function deliver(raw: Buffer, to = TO): Promise<string> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
-  try {
-    const info = await transport.sendMail({ envelope: { from: 'ann@sender.test', to: [to] }, raw });
-    return /inb_[0-9a-z]+/.exec(info.response)![0];
-  } finally {
-    transport.close();
-  }
+  const info = await withSmtpClient(port, (t) =>
+    t.sendMail({ envelope: { from: 'ann@sender.test', to: [to] }, raw }),
+  );
+  return /inb_[0-9a-z]+/.exec(info.response)![0];
 }
 
 const partsOf = async (id: string) =>
@@ -99,20 +92,8 @@ beforeAll(async () => {
   keyring = createKeyring({ pool, encryptionKey: ENCRYPTION_KEY });
   await ensureInboundAddress(pool, T1);
   const dmarc = createDmarcConsumer({ pool, logger: { info: () => {}, warn: () => {} } });
-  listener = createInboundListener({
-    pool,
-    keyring,
-    log: createEventStream(db.log, { sealer: createSealer(keyring) }),
-    resolve: async () => [],
-    host: '127.0.0.1',
-    port: 0,
+  listener = createTestListener(db, keyring, {
     maxBytes: 4 * 1024 * 1024,
-    hostname: 'mx.tern.test',
-    tenantsOf: createRecipientResolver({
-      pool,
-      inboundDomain: INBOUND_DOMAIN,
-      receivingTenants: async () => [],
-    }),
     routesOf: async () => [route],
     forward: async (f) => {
       forwarded.push(f);
