@@ -280,18 +280,21 @@ describe('stored, but its 250 never went out (SPEC §24: nothing orphaned, nothi
     (
       await pool.query<{ id: string }>('SELECT id FROM inbound_messages WHERE NOT announced ORDER BY id')
     ).rows.map((r) => r.id);
-
-  it('the log fails at the append: 451, the row kept unannounced; the sweeper appends its event once; a late retry stores nothing', async () => {
-    const raw = message({ id: 'sweep-1', subject: 'never answered' });
+  /** `raw` delivered while the log's table is away: 451, the row kept unannounced; its id. */
+  const orphanedWhileLogAway = async (raw: string) => {
     await logTableAway();
-    let refused: Awaited<ReturnType<typeof deliver>>;
     try {
-      refused = await deliver([`support@${T1}.${INBOUND_DOMAIN}`], raw);
+      expect(await deliver([`support@${T1}.${INBOUND_DOMAIN}`], raw)).toMatchObject({ ok: false, code: 451 });
     } finally {
       await logTableBack();
     }
-    expect(refused).toMatchObject({ ok: false, code: 451 });
     const [orphan] = await unannounced();
+    return orphan;
+  };
+
+  it('the log fails at the append: 451, the row kept unannounced; the sweeper appends its event once; a late retry stores nothing', async () => {
+    const raw = message({ id: 'sweep-1', subject: 'never answered' });
+    const orphan = await orphanedWhileLogAway(raw);
     expect(orphan).toMatch(/^inb_/);
     expect((await logValues()).filter((v) => v.includes(orphan!))).toHaveLength(0);
 
@@ -325,13 +328,7 @@ describe('stored, but its 250 never went out (SPEC §24: nothing orphaned, nothi
 
   it('a retry later than the 24 h window completes the unannounced row instead of storing a second', async () => {
     const raw = message({ id: 'sweep-2', subject: 'retried late' });
-    await logTableAway();
-    try {
-      expect(await deliver([`support@${T1}.${INBOUND_DOMAIN}`], raw)).toMatchObject({ ok: false, code: 451 });
-    } finally {
-      await logTableBack();
-    }
-    const [orphan] = await unannounced();
+    const orphan = await orphanedWhileLogAway(raw);
     await pool.query(
       "UPDATE inbound_messages SET received_at = received_at - interval '2 days' WHERE id = $1",
       [orphan],
@@ -344,13 +341,7 @@ describe('stored, but its 250 never went out (SPEC §24: nothing orphaned, nothi
 
   it('a row whose key is gone (the sender erased) is removed by the sweeper, not announced', async () => {
     const raw = message({ id: 'sweep-3', from: 'gone@sender.test' });
-    await logTableAway();
-    try {
-      expect(await deliver([`support@${T1}.${INBOUND_DOMAIN}`], raw)).toMatchObject({ ok: false, code: 451 });
-    } finally {
-      await logTableBack();
-    }
-    const [orphan] = await unannounced();
+    const orphan = await orphanedWhileLogAway(raw);
     await keyring.eraseKeys(T1, 'gone@sender.test');
     expect(await sweeper().runOnce()).toEqual({ announced: 0, removed: 1, failed: 0, orphanParts: 0 });
     expect((await pool.query('SELECT 1 FROM inbound_messages WHERE id = $1', [orphan])).rowCount).toBe(0);
