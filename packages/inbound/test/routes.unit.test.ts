@@ -54,30 +54,17 @@ describe('route matching (SPEC §24)', () => {
     );
   });
 
-  it('a body with a bad regex, no action or an unknown action is refused', () => {
-    expect(
-      createRouteBodySchema.safeParse({
-        match: { recipient: '/(/' },
-        priority: 1,
-        actions: [{ store: true }],
-      }).success,
-    ).toBe(false);
-    expect(
-      createRouteBodySchema.safeParse({ match: { recipient: '*@a.test' }, priority: 1, actions: [] }).success,
-    ).toBe(false);
-    expect(
-      createRouteBodySchema.safeParse({
-        match: { recipient: '*@a.test' },
-        priority: 1,
-        actions: [{ bounce: true }],
-      }).success,
-    ).toBe(false);
-    expect(
-      createRouteBodySchema.safeParse({
-        match: { recipient: '*@a.test' },
-        priority: 1,
-        actions: [{ webhook: 'we_1' }, { forward: 'ops@a.test' }],
-      }).success,
-    ).toBe(true);
+  it.each([
+    ['a bad regex', { recipient: '/(/' }, [{ store: true }], false],
+    ['no action', { recipient: '*@a.test' }, [], false],
+    ['an unknown action', { recipient: '*@a.test' }, [{ bounce: true }], false],
+    [
+      'a webhook and a forward',
+      { recipient: '*@a.test' },
+      [{ webhook: 'we_1' }, { forward: 'ops@a.test' }],
+      true,
+    ],
+  ])('a body with %s: accepted %s', (_what, match, actions, accepted) => {
+    expect(createRouteBodySchema.safeParse({ match, priority: 1, actions }).success).toBe(accepted);
   });
 });
