@@ -134,6 +134,22 @@ interface RouteDoc {
   description: string;
 }
 
+/**
+ * A route's options: its credential rule, and its schema — its words, its credentials (an API key
+ * or a dashboard JWT), then `schema`.
+ */
+const routeOptions = <S extends object>(doc: RouteDoc, schema: S) => ({
+  config: doc.config,
+  schema: {
+    tags: [doc.tag],
+    operationId: doc.operationId,
+    summary: doc.summary,
+    description: doc.description,
+    security: KEY_OR_DASHBOARD,
+    ...schema,
+  },
+});
+
 /** `GET <path>`: one page of the tenant's `item`s, `{ data, meta }`. */
 export function listRoute<T extends z.ZodType>(
   app: App,
@@ -149,22 +165,14 @@ export function listRoute<T extends z.ZodType>(
 ): void {
   app.get(
     path,
-    {
-      config: spec.config,
-      schema: {
-        tags: [spec.tag],
-        operationId: spec.operationId,
-        summary: spec.summary,
-        description: spec.description,
-        security: KEY_OR_DASHBOARD,
-        querystring: pageQuerySchema,
-        response: listResponses(spec.item, {
-          what: spec.what,
-          description: spec.page.description,
-          examples: spec.page.examples,
-        }),
-      },
-    },
+    routeOptions(spec, {
+      querystring: pageQuerySchema,
+      response: listResponses(spec.item, {
+        what: spec.what,
+        description: spec.page.description,
+        examples: spec.page.examples,
+      }),
+    }),
     async (request) => {
       const { items, total } = await spec.list(credentialOf(request).tenantId, request.query);
       return listAnswer(items, request.query, total);
@@ -186,18 +194,10 @@ export function getRoute<T extends z.ZodType>(
 ): void {
   app.get(
     path,
-    {
-      config: spec.config,
-      schema: {
-        tags: [spec.tag],
-        operationId: spec.operationId,
-        summary: spec.summary,
-        description: spec.description,
-        security: KEY_OR_DASHBOARD,
-        params: spec.params,
-        response: { 200: spec.item, ...resourceErrors(spec.What, { notFound: true }) },
-      },
-    },
+    routeOptions(spec, {
+      params: spec.params,
+      response: { 200: spec.item, ...resourceErrors(spec.What, { notFound: true }) },
+    }),
     async (request) => {
       const found = await spec.get(credentialOf(request).tenantId, request.params.id);
       if (found === null) throw notFound(spec.What);
@@ -226,24 +226,14 @@ export function deleteRoute(
 ): void {
   app.delete(
     path,
-    {
-      config: spec.config,
-      schema: {
-        tags: [spec.tag],
-        operationId: spec.operationId,
-        summary: spec.summary,
-        description: spec.description,
-        security: KEY_OR_DASHBOARD,
-        params: spec.params,
-        response: {
-          204:
-            spec.deleted === undefined
-              ? noContentSchema
-              : noContentSchema.meta({ description: spec.deleted }),
-          ...resourceErrors(spec.What, { notFound: true, ...spec.errors }),
-        },
+    routeOptions(spec, {
+      params: spec.params,
+      response: {
+        204:
+          spec.deleted === undefined ? noContentSchema : noContentSchema.meta({ description: spec.deleted }),
+        ...resourceErrors(spec.What, { notFound: true, ...spec.errors }),
       },
-    },
+    }),
     async (request, reply) => {
       if (!(await spec.remove(credentialOf(request).tenantId, request.params.id, request)))
         throw notFound(spec.What);

@@ -104,6 +104,26 @@ export interface UnsubscribeRoutesOptions extends Pick<ApiRouteDeps, 'now' | 'un
 /** No credential header: the signed token in the path is one. */
 const TOKEN_CREDENTIAL = 'None: the signed token in the path is the credential (a forged one gets 404).';
 
+/**
+ * The options of a route of the link: the token in the path (no credential: the signed token is
+ * one), an HTML page or 404, and no request line below warn (the URL carries a token that can
+ * unsubscribe someone: kept out of request logs).
+ */
+const pageRoute = (doc: { operationId: string; summary: string; description: string }) => ({
+  logLevel: 'warn' as const,
+  config: { publicCredential: TOKEN_CREDENTIAL },
+  schema: {
+    tags: [TAGS.unsubscribe],
+    ...doc,
+    params: tokenParams,
+    response: {
+      200: { description: 'The page.', content: { 'text/html': { schema: html } } },
+      404: unknownLink,
+    },
+    security: [],
+  },
+});
+
 export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> = async (app, deps) => {
   if (deps.trackingSecret.length < MIN_TRACKING_SECRET_LENGTH) {
     throw new Error(`trackingSecret must be at least ${MIN_TRACKING_SECRET_LENGTH} characters`);
@@ -125,26 +145,13 @@ export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> 
 
   app.get(
     '/u/:token',
-    {
-      // The URL carries a token that can unsubscribe someone: keep it out of request logs.
-      logLevel: 'warn',
-      config: { publicCredential: TOKEN_CREDENTIAL },
-      schema: {
-        tags: [TAGS.unsubscribe],
-        operationId: 'showUnsubscribePage',
-        summary: 'Unsubscribe confirmation page',
-        description:
-          'An HTML page naming the address, with one button that POSTs to the same URL. Changes nothing by ' +
-          'itself (link scanners follow GET links). No script; a strict Content-Security-Policy.',
-        params: tokenParams,
-        response: {
-          200: { description: 'The page.', content: { 'text/html': { schema: html } } },
-          404: unknownLink,
-        },
-        // No credential: the signed token in the path is one.
-        security: [],
-      },
-    },
+    pageRoute({
+      operationId: 'showUnsubscribePage',
+      summary: 'Unsubscribe confirmation page',
+      description:
+        'An HTML page naming the address, with one button that POSTs to the same URL. Changes nothing by ' +
+        'itself (link scanners follow GET links). No script; a strict Content-Security-Policy.',
+    }),
     async (request, reply) => {
       const { token } = request.params;
       const claims = claimsOf(token);
@@ -167,25 +174,14 @@ export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> 
     );
     form.post(
       '/u/:token/preferences',
-      {
-        logLevel: 'warn',
-        config: { publicCredential: TOKEN_CREDENTIAL },
-        schema: {
-          tags: [TAGS.unsubscribe],
-          operationId: 'savePreferences',
-          summary: 'Save topic preferences',
-          description:
-            'The preference page’s form (`application/x-www-form-urlencoded`, one `topic` field per checked ' +
-            'topic id): every public topic of the tenant is set to `opt_in` when checked, `opt_out` otherwise. ' +
-            'Leaves `subscribed` alone (a contact unsubscribed from all stays so). Answers the page again.',
-          params: tokenParams,
-          response: {
-            200: { description: 'The page.', content: { 'text/html': { schema: html } } },
-            404: unknownLink,
-          },
-          security: [],
-        },
-      },
+      pageRoute({
+        operationId: 'savePreferences',
+        summary: 'Save topic preferences',
+        description:
+          'The preference page’s form (`application/x-www-form-urlencoded`, one `topic` field per checked ' +
+          'topic id): every public topic of the tenant is set to `opt_in` when checked, `opt_out` otherwise. ' +
+          'Leaves `subscribed` alone (a contact unsubscribed from all stays so). Answers the page again.',
+      }),
       async (request, reply) => {
         const { token } = request.params;
         const claims = claimsOf(token);
@@ -203,26 +199,14 @@ export const unsubscribeRoutes: FastifyPluginAsyncZod<UnsubscribeRoutesOptions> 
 
   app.post(
     '/u/:token',
-    {
-      logLevel: 'warn',
-      config: { publicCredential: TOKEN_CREDENTIAL },
-      schema: {
-        tags: [TAGS.unsubscribe],
-        operationId: 'unsubscribe',
-        summary: 'Unsubscribe (one click)',
-        description:
-          'RFC 8058 one-click unsubscribe (body `List-Unsubscribe=One-Click`, any content type; the body is not ' +
-          'needed). The tenant’s contact with that address gets `subscribed: false` and the address joins the ' +
-          'suppression list (`reason: "unsubscribed"`). Idempotent. Answers 200 with a confirmation page.',
-        params: tokenParams,
-        response: {
-          200: { description: 'The page.', content: { 'text/html': { schema: html } } },
-          404: unknownLink,
-        },
-        // No credential: the signed token in the path is one.
-        security: [],
-      },
-    },
+    pageRoute({
+      operationId: 'unsubscribe',
+      summary: 'Unsubscribe (one click)',
+      description:
+        'RFC 8058 one-click unsubscribe (body `List-Unsubscribe=One-Click`, any content type; the body is not ' +
+        'needed). The tenant’s contact with that address gets `subscribed: false` and the address joins the ' +
+        'suppression list (`reason: "unsubscribed"`). Idempotent. Answers 200 with a confirmation page.',
+    }),
     async (request, reply) => {
       const claims = claimsOf(request.params.token);
       await deps.unsubscribes.unsubscribe(
