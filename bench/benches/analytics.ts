@@ -26,7 +26,7 @@ import type { FastifyInstance } from 'fastify';
 import { breakdownAtScale } from '../lib/analytics-breakdown.js';
 import { type CpuSnapshot, cpuBetween, cpuSnapshot } from '../lib/cpu.js';
 import { openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
 import { benchEnv } from '../lib/services.js';
 import { distribution, round, rssMiB } from '../lib/stats.js';
 
@@ -322,11 +322,4 @@ try {
   await store.close();
   await chdb.close();
 }
-const result: BenchResult = {
-  bench: 'analytics',
-  figures,
-  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1), rssAfterChdbOpenMiB },
-  rssMiB: rssMiB(),
-  wallMs: Math.round(performance.now() - started),
-};
-emitResult(result);
+emitMeasured('analytics', figures, { ...withPeakRss(details), rssAfterChdbOpenMiB }, started);

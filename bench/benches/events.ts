@@ -39,10 +39,10 @@ import {
   startStreamClients,
 } from '../lib/event-stream-load.js';
 import { load, startCeiling } from '../lib/outside-load.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
 import { readMemory } from '../lib/rss-sampler.js';
 import { benchEnv, createFreshDatabase, pollUntil, runTag, tempDir } from '../lib/services.js';
-import { round, rssMiB } from '../lib/stats.js';
+import { round } from '../lib/stats.js';
 import { logWarnings, requestLogLines, startTern, type TernProcess } from '../lib/tern-process.js';
 
 const quick = process.argv.includes('--quick');
@@ -366,11 +366,4 @@ try {
   dataDir.remove();
 }
 
-const result: BenchResult = {
-  bench: 'events',
-  figures,
-  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1) },
-  rssMiB: rssMiB(),
-  wallMs: Math.round(performance.now() - started),
-};
-emitResult(result);
+emitMeasured('events', figures, withPeakRss(details), started);

@@ -21,10 +21,10 @@ import { ingestStages } from '../lib/cpu-stages.js';
 import { fillLog, generateTraffic } from '../lib/events.js';
 import type { LoadOptions, LoadReport } from '../lib/load-generator.js';
 import { openProjectionDatabase } from '../lib/projection-stores.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
 import { sealedAsRuntime } from '../lib/sealing.js';
 import { benchEnv, deleteTopic, runTag } from '../lib/services.js';
-import { distribution, round, rssMiB } from '../lib/stats.js';
+import { distribution, round } from '../lib/stats.js';
 
 const TARGET = { op: '>=', value: 50_000 } as const;
 const env = benchEnv(process.env);
@@ -242,11 +242,4 @@ for (const [stage, micros] of Object.entries(stages)) {
   figures.push({ bench: 'ingest', variant: 'CPU per event', metric: stage, value: micros, unit: 'µs' });
 }
 details.cpuMicrosPerEvent = stages;
-const result: BenchResult = {
-  bench: 'ingest',
-  figures,
-  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1) },
-  rssMiB: rssMiB(),
-  wallMs: Math.round(performance.now() - started),
-};
-emitResult(result);
+emitMeasured('ingest', figures, withPeakRss(details), started);

@@ -30,7 +30,7 @@ import { type CpuSnapshot, cpuBetween, cpuMicrosPer, cpuSnapshot } from '../lib/
 import { projectionStages } from '../lib/cpu-stages.js';
 import { fillLog, fillStream, generateTraffic } from '../lib/events.js';
 import { actualTotals, expectedTotals, openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
 import { sealedAsRuntime } from '../lib/sealing.js';
 import { benchEnv, deleteTopic, runTag } from '../lib/services.js';
 import { Spans, timedClickHouse, timedPgClient } from '../lib/spans.js';
@@ -466,25 +466,18 @@ const stageFigures: Figure[] = Object.entries(stages).map(([stage, micros]) => (
   unit: 'µs',
 }));
 
-const result: BenchResult = {
-  bench: 'projection',
-  figures: [
-    ...outcomes.flatMap((o) => o.figures),
-    ...dimsCost(),
-    ...reprojections.flatMap((o) => o.figures),
-    ...scaling(),
-    ...stageFigures,
-  ],
-  details: {
-    events: total,
-    cpuMicrosPerEvent: stages,
-    runs: outcomes.map((o) => ({ variant: o.figures[0]?.variant, ...o.details })),
-    reprojections: reprojections.map((o) => o.details),
-    bestBatchSize: { kafka: best('kafka'), postgresTable: best('postgres-table') },
-    maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1),
-    rssAfterChdbOpenMiB,
-  },
-  rssMiB: rssMiB(),
-  wallMs: Math.round(performance.now() - started),
-};
-emitResult(result);
+const figures = [
+  ...outcomes.flatMap((o) => o.figures),
+  ...dimsCost(),
+  ...reprojections.flatMap((o) => o.figures),
+  ...scaling(),
+  ...stageFigures,
+];
+const details = withPeakRss({
+  events: total,
+  cpuMicrosPerEvent: stages,
+  runs: outcomes.map((o) => ({ variant: o.figures[0]?.variant, ...o.details })),
+  reprojections: reprojections.map((o) => o.details),
+  bestBatchSize: { kafka: best('kafka'), postgresTable: best('postgres-table') },
+});
+emitMeasured('projection', figures, { ...details, rssAfterChdbOpenMiB }, started);

@@ -20,9 +20,9 @@ import { load as loadOutside, probe as probeOutside } from '../lib/outside-load.
 import { openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
 import { startReadApi } from '../lib/read-api.js';
 import { fillReadPath } from '../lib/readpath-fill.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
 import { benchEnv } from '../lib/services.js';
-import { distribution, round, rssMiB } from '../lib/stats.js';
+import { distribution, round } from '../lib/stats.js';
 
 const quick = process.argv.includes('--quick');
 const env = benchEnv(process.env);
@@ -299,11 +299,4 @@ try {
   await pg.close();
 }
 
-const result: BenchResult = {
-  bench: 'readpath',
-  figures,
-  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1) },
-  rssMiB: rssMiB(),
-  wallMs: Math.round(performance.now() - started),
-};
-emitResult(result);
+emitMeasured('readpath', figures, withPeakRss(details), started);

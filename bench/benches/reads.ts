@@ -32,9 +32,9 @@ import pg from 'pg';
 import { load, probe, startCeiling, startWriter } from '../lib/outside-load.js';
 import { readBreakdown } from '../lib/read-breakdown.js';
 import { type Runs, readsFigures } from '../lib/reads-figures.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
 import { benchEnv, createFreshDatabase, runTag, tempDir } from '../lib/services.js';
-import { round, rssMiB } from '../lib/stats.js';
+import { round } from '../lib/stats.js';
 import { fillLogs, logWarnings, requestLogLines, startTern, type TernProcess } from '../lib/tern-process.js';
 
 const quick = process.argv.includes('--quick');
@@ -295,11 +295,4 @@ try {
   dataDir.remove();
 }
 
-const result: BenchResult = {
-  bench: 'reads',
-  figures,
-  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1) },
-  rssMiB: rssMiB(),
-  wallMs: Math.round(performance.now() - started),
-};
-emitResult(result);
+emitMeasured('reads', figures, withPeakRss(details), started);

@@ -16,9 +16,9 @@
 import { compileSegmentFilter, countMatching, type SegmentFilter } from '@tern/bulk';
 import { migratePostgres } from '@tern/stores';
 import pg from 'pg';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { emitMeasured, type Figure } from '../lib/report.js';
 import { benchEnv, createFreshDatabase, runTag } from '../lib/services.js';
-import { round, rssMiB } from '../lib/stats.js';
+import { round } from '../lib/stats.js';
 
 const CONTACTS = Number(process.env.BENCH_SEGMENT_CONTACTS ?? 1_000_000);
 const COUNT_TIMEOUT_MS = Number(process.env.BENCH_SEGMENT_STATEMENT_TIMEOUT_MS ?? 30_000);
@@ -177,11 +177,4 @@ try {
   await db.drop();
 }
 
-const result: BenchResult = {
-  bench: 'segments',
-  figures,
-  details,
-  rssMiB: rssMiB(),
-  wallMs: Math.round(performance.now() - started),
-};
-emitResult(result);
+emitMeasured('segments', figures, details, started);

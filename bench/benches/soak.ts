@@ -26,7 +26,7 @@ import { generateTraffic } from '../lib/events.js';
 import { onKafkaLog, type VariantResult } from '../lib/log-variants.js';
 import { openChdb } from '../lib/projection-stores.js';
 import { startReadApi } from '../lib/read-api.js';
-import { type BenchResult, emitResult, type Figure, figureMaker } from '../lib/report.js';
+import { emitMeasured, type Figure, figureMaker } from '../lib/report.js';
 import { benchEnv, runTag } from '../lib/services.js';
 import {
   type AutovacuumLog,
@@ -37,7 +37,7 @@ import {
   fillSoakTenant,
   hitShare,
 } from '../lib/soak-db.js';
-import { distribution, round, rssMiB } from '../lib/stats.js';
+import { distribution, round } from '../lib/stats.js';
 
 const env = benchEnv(process.env);
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -256,11 +256,4 @@ try {
 } finally {
   await chdb.close();
 }
-const result: BenchResult = {
-  bench: 'soak',
-  figures,
-  details,
-  rssMiB: rssMiB(),
-  wallMs: Math.round(performance.now() - started),
-};
-emitResult(result);
+emitMeasured('soak', figures, details, started);

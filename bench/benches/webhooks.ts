@@ -15,9 +15,9 @@ import { createEventStream, createKafkaEventLog } from '@tern/event-log';
 import * as webhookStore from '@tern/webhooks';
 import { createSecretBox, generateWebhookSecret, webhookHeaders } from '@tern/webhooks';
 import { openProjectionDatabase } from '../lib/projection-stores.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
 import { benchEnv, deleteTopic, pollUntil, runTag } from '../lib/services.js';
-import { distribution, round, rssMiB } from '../lib/stats.js';
+import { distribution, round } from '../lib/stats.js';
 
 const env = benchEnv(process.env);
 const burst = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 2000);
@@ -163,12 +163,5 @@ try {
   await deleteTopic(env.kafkaBrokers, topic, [group]);
 }
 
-const result: BenchResult = {
-  bench: 'webhooks',
-  figures,
-  details: { ...details, maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1) },
-  rssMiB: rssMiB(),
-  wallMs: Math.round(performance.now() - started),
-};
-emitResult(result);
+emitMeasured('webhooks', figures, withPeakRss(details), started);
 process.exit(0);

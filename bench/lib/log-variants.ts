@@ -2,9 +2,9 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { createKafkaEventLog, createPostgresEventLog, type EventLog } from '@tern/event-log';
 import pg from 'pg';
 import { openChdb, openProjectionDatabase } from './projection-stores.js';
-import { type BenchResult, emitResult, type Figure } from './report.js';
+import { emitMeasured, type Figure, withPeakRss } from './report.js';
 import { type BenchEnv, deleteTopic, runTag } from './services.js';
-import { round, rssMiB } from './stats.js';
+import { rssMiB } from './stats.js';
 
 /** What a bench measures on one event-log adapter. */
 export interface VariantResult {
@@ -110,16 +110,6 @@ export async function runOnLogs(opts: {
   } finally {
     await chdb.close();
   }
-  const result: BenchResult = {
-    bench: opts.bench,
-    figures,
-    details: {
-      ...details,
-      maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1),
-      ...(opts.details?.({ rssAfterChdbOpenMiB }) ?? {}),
-    },
-    rssMiB: rssMiB(),
-    wallMs: Math.round(performance.now() - started),
-  };
-  emitResult(result);
+  const extra = opts.details?.({ rssAfterChdbOpenMiB }) ?? {};
+  emitMeasured(opts.bench, figures, { ...withPeakRss(details), ...extra }, started);
 }

@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { round, rssMiB } from './stats.js';
 
 /** A target from the project's issues: the figure must be `>=` or `<=` the value. */
 export interface Target {
@@ -41,6 +42,22 @@ export interface BenchResult {
   rssMiB: number;
   /** Wall time of the whole bench including setup, ms. */
   wallMs: number;
+}
+
+/** The details with the process's peak RSS so far, MiB (`maxRssMiB`). */
+export const withPeakRss = (details: Record<string, unknown>): Record<string, unknown> => ({
+  ...details,
+  maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1),
+});
+
+/** Hands back the result of a bench that started at `started` (`performance.now()`): the RSS now and the wall time (whole ms) added. */
+export function emitMeasured(
+  bench: string,
+  figures: Figure[],
+  details: Record<string, unknown>,
+  started: number,
+): void {
+  emitResult({ bench, figures, details, rssMiB: rssMiB(), wallMs: Math.round(performance.now() - started) });
 }
 
 export function meets(value: number, target: Target): boolean {
