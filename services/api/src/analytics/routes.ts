@@ -1,8 +1,10 @@
 import { analyticsPeriod, dayRange, rates, retentionCutoff, utcDay } from '@tern/domain';
 import type { DayRangeParams } from '@tern/read-models';
 import type { TemplateStore } from '@tern/templates';
+import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { credentialOf } from '../credentials.js';
+import type { z } from 'zod';
+import { type AuthConfig, credentialOf } from '../credentials.js';
 import { DASHBOARD_ONLY, TAGS } from '../openapi.js';
 import { createReadMemo } from '../read-memo.js';
 import type { ApiRouteDeps } from '../route-deps.js';
@@ -37,6 +39,21 @@ const analyticsErrors = {
   403: errors.forbiddenKind,
 };
 
+/** The options of an analytics route: a dashboard session, the period's query, `ok` or the errors. */
+const analyticsRoute = <T extends z.ZodType>(
+  doc: { operationId: string; summary: string; description: string },
+  ok: T,
+) => ({
+  config: { auth: 'jwt' } satisfies AuthConfig,
+  schema: {
+    tags: [TAGS.analytics],
+    ...doc,
+    security: DASHBOARD_ONLY,
+    querystring: analyticsQuerySchema,
+    response: { 200: ok, ...analyticsErrors },
+  },
+});
+
 /** What the plugin uses (built by `apiRoutes`). */
 export type AnalyticsRouteDeps = Pick<ApiRouteDeps, 'analytics' | 'now' | 'readModel' | 'retentionDays'> & {
   templates: TemplateStore;
@@ -53,12 +70,12 @@ export const analyticsRoutes: FastifyPluginAsyncZod<AnalyticsRouteDeps> = async 
   async function prepare(
     tenantId: string,
     { days, projectId }: { days: number; projectId?: string | undefined },
-    setAsOf: (iso: string) => void,
+    reply: FastifyReply,
   ) {
     const at = deps.now();
     const period = analyticsPeriod(at, days);
     const context = await deps.readModel.get(tenantId);
-    if (context.asOf !== null) setAsOf(context.asOf.toISOString());
+    if (context.asOf !== null) reply.header(AS_OF_HEADER, context.asOf.toISOString());
     const range: DayRangeParams = {
       tenantId,
       ...cohortDays(at, period.since, context.retentionOverride ?? deps.retentionDays),
@@ -69,26 +86,20 @@ export const analyticsRoutes: FastifyPluginAsyncZod<AnalyticsRouteDeps> = async 
 
   app.get(
     '/analytics/summary',
-    {
-      config: { auth: 'jwt' },
-      schema: {
-        tags: [TAGS.analytics],
+    analyticsRoute(
+      {
         operationId: 'getAnalyticsSummary',
         summary: 'Totals and rates',
         description:
           'Counts of the tenant’s emails created in the period (UTC: today − days + 1 at 00:00 until now) ' +
           'and not expired by retention, with open, click, bounce and complaint rates. `projectId` narrows to one ' +
           'project.',
-        security: DASHBOARD_ONLY,
-        querystring: analyticsQuerySchema,
-        response: { 200: summaryResponseSchema, ...analyticsErrors },
       },
-    },
+      summaryResponseSchema,
+    ),
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const { period, range, watermark } = await prepare(tenantId, request.query, (v) =>
-        reply.header(AS_OF_HEADER, v),
-      );
+      const { period, range, watermark } = await prepare(tenantId, request.query, reply);
       const totals = await memo.get(keyOf('totals', range), watermark, () => deps.analytics.totals(range));
       return { period, totals, rates: rates(totals) };
     },
@@ -96,26 +107,20 @@ export const analyticsRoutes: FastifyPluginAsyncZod<AnalyticsRouteDeps> = async 
 
   app.get(
     '/analytics/daily',
-    {
-      config: { auth: 'jwt' },
-      schema: {
-        tags: [TAGS.analytics],
+    analyticsRoute(
+      {
         operationId: 'getAnalyticsDaily',
         summary: 'Daily buckets',
         description:
           'Exactly `days` buckets, oldest first and zero-filled, of the emails created each UTC day. ' +
           'The buckets add up to the summary totals of the same period.',
-        security: DASHBOARD_ONLY,
-        querystring: analyticsQuerySchema,
-        response: { 200: dailyResponseSchema, ...analyticsErrors },
       },
-    },
+      dailyResponseSchema,
+    ),
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
       const { days } = request.query;
-      const { period, range, watermark } = await prepare(tenantId, request.query, (v) =>
-        reply.header(AS_OF_HEADER, v),
-      );
+      const { period, range, watermark } = await prepare(tenantId, request.query, reply);
       const rows = await memo.get(keyOf('daily', range), watermark, () => deps.analytics.daily(range));
       const byDay = new Map(rows.map((r) => [r.day, r]));
       return {
@@ -136,25 +141,19 @@ export const analyticsRoutes: FastifyPluginAsyncZod<AnalyticsRouteDeps> = async 
 
   app.get(
     '/analytics/top-templates',
-    {
-      config: { auth: 'jwt' },
-      schema: {
-        tags: [TAGS.analytics],
+    analyticsRoute(
+      {
         operationId: 'getTopTemplates',
         summary: 'Top templates',
         description:
           'Up to 10 templates of the period’s emails, by sent desc then id asc. Name and subject come from ' +
           'the tenant’s templates; an unknown template has its id as name and an empty subject.',
-        security: DASHBOARD_ONLY,
-        querystring: analyticsQuerySchema,
-        response: { 200: topTemplatesResponseSchema, ...analyticsErrors },
       },
-    },
+      topTemplatesResponseSchema,
+    ),
     async (request, reply) => {
       const { tenantId } = credentialOf(request);
-      const { range, watermark } = await prepare(tenantId, request.query, (v) =>
-        reply.header(AS_OF_HEADER, v),
-      );
+      const { range, watermark } = await prepare(tenantId, request.query, reply);
       const rows = await memo.get(keyOf('top', range), watermark, () =>
         deps.analytics.topTemplates({ ...range, limit: TOP_TEMPLATES_LIMIT }),
       );
