@@ -1,11 +1,9 @@
-import { rmSync } from 'node:fs';
-import { createClickHouse } from '@tern/stores';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareWithOracle, generateStream, type Stream } from '../faults/stream.js';
-import { createFreshDatabase, waitFor } from '../support/services.js';
-import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
+import { waitFor } from '../support/services.js';
+import type { SmtpSink } from '../support/smtp-sink.js';
 import {
   buildForCluster,
   type Deployment,
@@ -15,16 +13,9 @@ import {
   startMonitor,
   TOKEN,
 } from './deployment.js';
-import { type KafkaCluster, startKafkaCluster } from './kafka-cluster.js';
-import {
-  type SendLoad,
-  sendFigures,
-  startIngestLoad,
-  startSendLoad,
-  startWebhookReceiver,
-  type WebhookReceiver,
-  whyHooksMissing,
-} from './load.js';
+import type { KafkaCluster } from './kafka-cluster.js';
+import { type SendLoad, startIngestLoad, startSendLoad, type WebhookReceiver } from './load.js';
+import { allDelivered, readBack, startClusterServices, stopClusterServices } from './settle.js';
 import { type Audit, audit, eventKey, foldedEvents, formatAudit, readTopic } from './topic-audit.js';
 
 /**
@@ -65,12 +56,7 @@ describe('Kafka, three brokers: faults under load', () => {
 
   beforeAll(async () => {
     buildForCluster();
-    [cluster, db, sink, hooks] = await Promise.all([
-      startKafkaCluster(),
-      createFreshDatabase(),
-      startSmtpSink(),
-      startWebhookReceiver(),
-    ]);
+    [cluster, db, sink, hooks] = await startClusterServices();
     tern = await startDeployment({ databaseUrl: db.url, brokers: cluster.brokers, sink, hooks });
     monitor = startMonitor(cluster.brokers, tern.env.KAFKA_TOPIC!, db.url);
     pool = new pg.Pool({ connectionString: db.url, max: 2 });
@@ -84,10 +70,7 @@ describe('Kafka, three brokers: faults under load', () => {
     await monitor?.stop().catch(() => undefined);
     if (tern) for (const r of ROLES) tern[r].child.kill('SIGKILL');
     await pool?.end();
-    await cluster?.destroy();
-    await sink?.close();
-    await hooks?.close();
-    await db?.drop();
+    await stopClusterServices([cluster, db, sink, hooks]);
   }, 180_000);
 
   /** Partition leaders and in-sync replicas of Tern's topic. */
@@ -247,29 +230,13 @@ describe('Kafka, three brokers: faults under load', () => {
   it('every fault: 0 lost, 0 double in Postgres and ClickHouse; every acked send once at the relay', async () => {
     await sends.stop();
     const acked = sends.acked;
-    await waitFor(() => sendFigures(acked, sink, hooks).lost === 0, {
-      timeoutMs: 300_000,
-      intervalMs: 1000,
-      description: 'every acked email at the relay',
-    });
-    await waitFor(() => sendFigures(acked, sink, hooks).hooksMissing === 0, {
-      timeoutMs: 300_000,
-      intervalMs: 1000,
-      description: 'every acked email.sent webhook delivered',
-    }).catch(async (error: Error) => {
-      throw new Error(
-        `${error.message}; ${await whyHooksMissing(sendFigures(acked, sink, hooks).hooksMissingIds, db.url)}`,
-      );
-    });
-    const figures = sendFigures(acked, sink, hooks);
+    const figures = await allDelivered(acked, sink, hooks, db.url);
     const deployment = tern!;
     tern = undefined;
     await deployment.stop();
-    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
-    const ch = createClickHouse({ dataDir: deployment.dataDir });
-    try {
+    await readBack(db.url, deployment.dataDir, async (pool, ch) => {
       for (const p of phases) {
-        const c = await compareWithOracle(p.stream, pool, ch.client);
+        const c = await compareWithOracle(p.stream, pool, ch);
         console.log(`${p.line} lost=${c.lost} double=${c.double} ${formatAudit(p.audit)}`);
         expect(c.diffs, p.name).toEqual([]);
         expect({ missingFromTopic: p.audit.missingFromTopic, notFolded: p.audit.notFolded }, p.name).toEqual({
@@ -277,11 +244,7 @@ describe('Kafka, three brokers: faults under load', () => {
           notFolded: 0,
         });
       }
-    } finally {
-      await ch.close();
-      await pool.end();
-      rmSync(deployment.dataDir, { recursive: true, force: true });
-    }
+    });
     console.log(
       `[cluster] sends: acked=${figures.acked} lost=${figures.lost} double=${figures.double} webhooksMissing=${figures.hooksMissing} webhookRepeats=${figures.hookRepeats} sends503Max=${sends.availability.longest()}ms http=${JSON.stringify(sends.availability.statuses)}`,
     );

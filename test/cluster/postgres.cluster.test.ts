@@ -1,6 +1,3 @@
-import { rmSync } from 'node:fs';
-import { createClickHouse } from '@tern/stores';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processAlive } from '../faults/servers.js';
 import { compareWithOracle, generateStream } from '../faults/stream.js';
@@ -17,13 +14,13 @@ import {
 } from './deployment.js';
 import {
   Availability,
-  sendFigures,
   startIngestLoad,
   startSendLoad,
   startWebhookReceiver,
   type WebhookReceiver,
 } from './load.js';
 import { type PostgresPair, startPostgresPair } from './postgres-pair.js';
+import { allDelivered, readBack } from './settle.js';
 
 /**
  * Postgres failover under load. Every Tern role (built processes, split mode, the log on the
@@ -127,23 +124,11 @@ describe('Postgres failover: kill -9 of the primary, the standby promoted behind
       intervalMs: 1000,
       description: 'the projector caught up',
     });
-    await waitFor(() => sendFigures(sends.acked, sink, hooks).lost === 0, {
-      timeoutMs: 300_000,
-      intervalMs: 1000,
-      description: 'every acked email at the relay',
-    });
-    await waitFor(() => sendFigures(sends.acked, sink, hooks).hooksMissing === 0, {
-      timeoutMs: 300_000,
-      intervalMs: 1000,
-      description: 'every acked email.sent webhook delivered',
-    });
-    const figures = sendFigures(sends.acked, sink, hooks);
+    const figures = await allDelivered(sends.acked, sink, hooks);
     tern = undefined;
     await deployment.stop();
-    const pool = new pg.Pool({ connectionString: pair.url, max: 2 });
-    const ch = createClickHouse({ dataDir: deployment.dataDir });
-    try {
-      const c = await compareWithOracle(stream, pool, ch.client);
+    await readBack(pair.url, deployment.dataDir, async (pool, ch) => {
+      const c = await compareWithOracle(stream, pool, ch);
       console.log(
         [
           `[cluster] postgres failover: primary killed, promoted after ${((promoteAt - killedAt) / 1000).toFixed(1)} s,`,
@@ -167,10 +152,6 @@ describe('Postgres failover: kill -9 of the primary, the standby promoted behind
       expect(reads.unexpected).toEqual([]);
       expect(sends.availability.unexpected).toEqual([]);
       expect(load.availability.unexpected).toEqual([]);
-    } finally {
-      await ch.close();
-      await pool.end();
-      rmSync(deployment.dataDir, { recursive: true, force: true });
-    }
+    });
   }, 900_000);
 });

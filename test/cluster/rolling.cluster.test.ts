@@ -1,10 +1,6 @@
-import { rmSync } from 'node:fs';
-import { createClickHouse } from '@tern/stores';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareWithOracle, generateStream } from '../faults/stream.js';
-import { createFreshDatabase, waitFor } from '../support/services.js';
-import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
+import type { SmtpSink } from '../support/smtp-sink.js';
 import {
   buildForCluster,
   type Deployment,
@@ -14,14 +10,9 @@ import {
   startMonitor,
   TOKEN,
 } from './deployment.js';
-import { type KafkaCluster, startKafkaCluster } from './kafka-cluster.js';
-import {
-  sendFigures,
-  startIngestLoad,
-  startSendLoad,
-  startWebhookReceiver,
-  type WebhookReceiver,
-} from './load.js';
+import type { KafkaCluster } from './kafka-cluster.js';
+import { startIngestLoad, startSendLoad, type WebhookReceiver } from './load.js';
+import { readBack, settled, startClusterServices, stopClusterServices } from './settle.js';
 
 /**
  * A rolling restart of every role under load, as a deployment does it, on the suite's three-broker
@@ -48,12 +39,7 @@ describe('rolling restart of every role under load', () => {
 
   beforeAll(async () => {
     buildForCluster();
-    [cluster, db, sink, hooks] = await Promise.all([
-      startKafkaCluster(),
-      createFreshDatabase(),
-      startSmtpSink(),
-      startWebhookReceiver(),
-    ]);
+    [cluster, db, sink, hooks] = await startClusterServices();
     tern = await startDeployment({
       databaseUrl: db.url,
       brokers: cluster.brokers,
@@ -67,10 +53,7 @@ describe('rolling restart of every role under load', () => {
   afterAll(async () => {
     await monitor?.stop().catch(() => undefined);
     await tern?.kill();
-    await cluster?.destroy();
-    await sink?.close();
-    await hooks?.close();
-    await db?.drop();
+    await stopClusterServices([cluster, db, sink, hooks]);
   }, 180_000);
 
   it('each process replaced in turn: 0 lost, 0 double, only 503 + Retry-After', async () => {
@@ -105,28 +88,11 @@ describe('rolling restart of every role under load', () => {
     }
     await load.done;
     await sends.stop();
-    await waitFor(() => monitor.lagNow() === 0, {
-      timeoutMs: 600_000,
-      intervalMs: 1000,
-      description: 'caught up',
-    });
-    await waitFor(() => sendFigures(sends.acked, sink, hooks).lost === 0, {
-      timeoutMs: 300_000,
-      intervalMs: 1000,
-      description: 'every acked email at the relay',
-    });
-    await waitFor(() => sendFigures(sends.acked, sink, hooks).hooksMissing === 0, {
-      timeoutMs: 300_000,
-      intervalMs: 1000,
-      description: 'every acked email.sent webhook delivered',
-    });
-    const figures = sendFigures(sends.acked, sink, hooks);
+    const figures = await settled(monitor, sends.acked, sink, hooks);
     tern = undefined;
     await deployment.stop();
-    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
-    const ch = createClickHouse({ dataDir: deployment.dataDir });
-    try {
-      const c = await compareWithOracle(stream, pool, ch.client);
+    await readBack(db.url, deployment.dataDir, async (pool, ch) => {
+      const c = await compareWithOracle(stream, pool, ch);
       console.log(
         [
           `[cluster] rolling restart (${steps.join('; ')}):`,
@@ -145,10 +111,6 @@ describe('rolling restart of every role under load', () => {
       });
       expect(load.availability.unexpected).toEqual([]);
       expect(sends.availability.unexpected).toEqual([]);
-    } finally {
-      await ch.close();
-      await pool.end();
-      rmSync(deployment.dataDir, { recursive: true, force: true });
-    }
+    });
   }, 1_800_000);
 });

@@ -3,8 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TernProcess } from '../e2e/tern-process.js';
 import { compareWithOracle, generateStream } from '../faults/stream.js';
-import { createFreshDatabase, waitFor } from '../support/services.js';
-import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
+import type { SmtpSink } from '../support/smtp-sink.js';
 import {
   buildForCluster,
   type Deployment,
@@ -13,15 +12,10 @@ import {
   startMonitor,
   TOKEN,
 } from './deployment.js';
-import { type KafkaCluster, startKafkaCluster } from './kafka-cluster.js';
-import {
-  sendFigures,
-  startIngestLoad,
-  startSendLoad,
-  startWebhookReceiver,
-  type WebhookReceiver,
-} from './load.js';
+import type { KafkaCluster } from './kafka-cluster.js';
+import { startIngestLoad, startSendLoad, type WebhookReceiver } from './load.js';
 import { clickhouseShortfall, summedClickHouse } from './projections.js';
+import { settled, startClusterServices, stopClusterServices } from './settle.js';
 
 /**
  * Roles scaled out and in while ingest (CLUSTER_SCALE_RATE events/s), sends and email.sent
@@ -50,12 +44,7 @@ describe('roles scaled out and in under load', () => {
 
   beforeAll(async () => {
     buildForCluster();
-    [cluster, db, sink, hooks] = await Promise.all([
-      startKafkaCluster(),
-      createFreshDatabase(),
-      startSmtpSink(),
-      startWebhookReceiver(),
-    ]);
+    [cluster, db, sink, hooks] = await startClusterServices();
     tern = await startDeployment({
       databaseUrl: db.url,
       brokers: cluster.brokers,
@@ -70,10 +59,7 @@ describe('roles scaled out and in under load', () => {
     await monitor?.stop().catch(() => undefined);
     for (const p of extras) p.child.kill('SIGKILL');
     await tern?.kill();
-    await cluster?.destroy();
-    await sink?.close();
-    await hooks?.close();
-    await db?.drop();
+    await stopClusterServices([cluster, db, sink, hooks]);
   }, 180_000);
 
   it('projector 1 → 3 → 1, sender 1 → 4 → 1, dispatcher 1 → 3 → 1, api 1 → 2: every count exact, nothing sent twice', async () => {
@@ -135,22 +121,7 @@ describe('roles scaled out and in under load', () => {
     });
     await load.done;
     await sends.stop();
-    await waitFor(() => monitor.lagNow() === 0, {
-      timeoutMs: 600_000,
-      intervalMs: 1000,
-      description: 'caught up',
-    });
-    await waitFor(() => sendFigures(sends.acked, sink, hooks).lost === 0, {
-      timeoutMs: 300_000,
-      intervalMs: 1000,
-      description: 'every acked email at the relay',
-    });
-    await waitFor(() => sendFigures(sends.acked, sink, hooks).hooksMissing === 0, {
-      timeoutMs: 300_000,
-      intervalMs: 1000,
-      description: 'every acked email.sent webhook delivered',
-    });
-    const figures = sendFigures(sends.acked, sink, hooks);
+    const figures = await settled(monitor, sends.acked, sink, hooks);
     await deployment.balancers!.api.remove('api-extra');
     expect(await api2!.stop(60_000), 'api 2').toBe(0);
     tern = undefined;
