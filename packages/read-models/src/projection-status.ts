@@ -1,5 +1,6 @@
 import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
 import type pg from 'pg';
+import { batchPruner } from './prune.js';
 import type { PgReadModel } from './read-model.js';
 
 /** A record the projector could not fold: its raw (opened) value and why. */
@@ -99,15 +100,4 @@ export async function lastBatchAt(db: Pick<pg.ClientBase, 'query'>): Promise<Dat
 }
 
 /** Deletes up to `limit` dead letters older than `cutoff` (the dedup window). */
-export async function pruneDeadLetters(
-  db: pg.Pool | pg.ClientBase,
-  cutoff: Date,
-  limit: number,
-): Promise<number> {
-  const r = await db.query(
-    `DELETE FROM dead_letters WHERE id IN (
-       SELECT id FROM dead_letters WHERE created_at < $1 ORDER BY id LIMIT $2)`,
-    [cutoff, limit],
-  );
-  return r.rowCount ?? 0;
-}
+export const pruneDeadLetters = batchPruner({ table: 'dead_letters', at: 'created_at', key: 'id' });

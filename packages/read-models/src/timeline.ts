@@ -2,6 +2,7 @@ import type { DeliveryEvent } from '@tern/contracts';
 import { emailKey } from '@tern/domain';
 import { mentionPattern, SCRUB_SPEC, scrubbedData } from '@tern/privacy';
 import type pg from 'pg';
+import { batchPruner } from './prune.js';
 import type { PgReadModel } from './read-model.js';
 
 /**
@@ -98,18 +99,7 @@ export async function markProcessed(client: pg.ClientBase, event: DeliveryEvent)
 }
 
 /** Deletes up to `limit` claims of dead-lettered events older than `cutoff` (the dedup window). */
-export async function pruneProcessed(
-  db: pg.Pool | pg.ClientBase,
-  cutoff: Date,
-  limit: number,
-): Promise<number> {
-  const r = await db.query(
-    `DELETE FROM processed_events WHERE ctid IN (
-       SELECT ctid FROM processed_events WHERE processed_at < $1 LIMIT $2)`,
-    [cutoff, limit],
-  );
-  return r.rowCount ?? 0;
-}
+export const pruneProcessed = batchPruner({ table: 'processed_events', at: 'processed_at', key: 'ctid' });
 
 /**
  * The timeline's events a person did, as a relation `(tenant_id, email_id, event_id, type,

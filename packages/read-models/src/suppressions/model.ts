@@ -2,6 +2,7 @@ import { AUTOMATIC_SUPPRESSION_REASONS, type DeliveryEvent, ERASED_TEXT } from '
 import type { FoldedEmail } from '@tern/domain';
 import { type EmailState, emailKey, normaliseTimestamp, recipientOf } from '@tern/domain';
 import type pg from 'pg';
+import { batchPruner } from '../prune.js';
 import type { PgReadModel } from '../read-model.js';
 
 /** A suppression the projection adds on its own (SPEC §13). */
@@ -183,15 +184,4 @@ export const suppressionList: PgReadModel = {
 };
 
 /** Deletes up to `limit` soft bounces older than `cutoff` (past any window the rule looks at). */
-export async function pruneSoftBounces(
-  db: pg.Pool | pg.ClientBase,
-  cutoff: Date,
-  limit: number,
-): Promise<number> {
-  const r = await db.query(
-    `DELETE FROM soft_bounces WHERE ctid IN (
-       SELECT ctid FROM soft_bounces WHERE occurred_at < $1 LIMIT $2)`,
-    [cutoff, limit],
-  );
-  return r.rowCount ?? 0;
-}
+export const pruneSoftBounces = batchPruner({ table: 'soft_bounces', at: 'occurred_at', key: 'ctid' });
