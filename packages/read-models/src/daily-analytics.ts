@@ -46,51 +46,53 @@ export async function shipBatch(
   for (const table of dimTables) await shipDimRows(ch, table, batchId, dimRows);
 }
 
+/** `values` into `table` as JSONEachRow under `token`: a block shipped again with it is dropped. */
+async function insertDeduplicated(ch: ClickHouseClient, table: string, token: string, values: object[]) {
+  await ch.insert({
+    table,
+    format: 'JSONEachRow',
+    values,
+    clickhouse_settings: { insert_deduplication_token: token },
+  });
+}
+
+/** A row of a daily rollup (email_daily_v2; the projects' daily adds the project). */
+const dailyRowOf = (r: AnalyticsDelta) => ({
+  tenant_id: r.tenantId,
+  day: r.day,
+  template_id: r.templateId,
+  ...dailyCounters(r.counters),
+});
+
 /** The daily rollups' part of a batch (email_daily_v2, the machine opens, the projects' daily). */
 async function shipDailyRows(ch: ClickHouseClient, batchId: string, rows: readonly AnalyticsDelta[]) {
   if (rows.length === 0) return;
-  await ch.insert({
-    table: DAILY_TABLE,
-    format: 'JSONEachRow',
-    values: rows.map((r) => ({
-      tenant_id: r.tenantId,
-      day: r.day,
-      template_id: r.templateId,
-      ...dailyCounters(r.counters),
-    })),
-    clickhouse_settings: { insert_deduplication_token: batchId },
-  });
+  await insertDeduplicated(ch, DAILY_TABLE, batchId, rows.map(dailyRowOf));
   const machine = rows.filter((r) => (r.counters.machineOpened ?? 0) !== 0);
   if (machine.length > 0) {
-    await ch.insert({
-      table: MACHINE_DAILY_TABLE,
-      format: 'JSONEachRow',
-      values: machine.map((r) => ({
+    await insertDeduplicated(
+      ch,
+      MACHINE_DAILY_TABLE,
+      batchId,
+      machine.map((r) => ({
         tenant_id: r.tenantId,
         day: r.day,
         project_id: r.projectId ?? '',
         machine_opened: r.counters.machineOpened,
       })),
-      clickhouse_settings: { insert_deduplication_token: batchId },
-    });
+    );
   }
   // Outbox rows written before projects existed have no projectId: they belong to no project.
   const inProjects = rows.filter((r) => (r.projectId ?? '') !== '');
   if (inProjects.length === 0) return;
   // Same token, another table: a crash between the two inserts re-ships both, and each table
   // drops the block it already has.
-  await ch.insert({
-    table: PROJECT_DAILY_TABLE,
-    format: 'JSONEachRow',
-    values: inProjects.map((r) => ({
-      tenant_id: r.tenantId,
-      project_id: r.projectId,
-      day: r.day,
-      template_id: r.templateId,
-      ...dailyCounters(r.counters),
-    })),
-    clickhouse_settings: { insert_deduplication_token: batchId },
-  });
+  await insertDeduplicated(
+    ch,
+    PROJECT_DAILY_TABLE,
+    batchId,
+    inProjects.map((r) => ({ ...dailyRowOf(r), project_id: r.projectId })),
+  );
 }
 
 /** The sliceable rollup's row of a delta (ClickHouse column names). */
@@ -118,12 +120,7 @@ export async function shipDimRows(
   rows: readonly DimDelta[],
 ): Promise<void> {
   if (rows.length === 0) return;
-  await ch.insert({
-    table,
-    format: 'JSONEachRow',
-    values: rows.map(dimRowOf),
-    clickhouse_settings: { insert_deduplication_token: token },
-  });
+  await insertDeduplicated(ch, table, token, rows.map(dimRowOf));
 }
 
 export type ShipFn = (

@@ -101,6 +101,14 @@ const FILTERS = `AND ($5::text[] IS NULL OR type = ANY($5::text[]))
           AND ($7::text IS NULL OR tags @> ARRAY[$7::text])
           AND ($8::text IS NULL OR project_id = $8)`;
 
+/** `$5` to `$8` of FILTERS: the types, email, tag and project a query keeps to (null: any). */
+const filterValues = (q: EventsQuery) => [
+  q.types && q.types.length > 0 ? [...q.types] : null,
+  q.emailId ?? null,
+  q.tag ?? null,
+  q.projectId ?? null,
+];
+
 /** The rows of a page in the order asked (`descending`), whatever order Postgres appended them in. */
 function pageRows(rows: unknown[][], descending: boolean): { cursors: string[]; items: string[] } {
   const page = rows.filter((r) => r[0] === 1) as [number, string, string][];
@@ -137,16 +145,7 @@ export async function eventsPage(db: pg.Pool | pg.ClientBase, q: EventsQuery): P
         WHERE tenant_id = $1 AND seq > $2 AND recorded_at >= $4
           ${FILTERS}
         ORDER BY seq LIMIT $3)`,
-    values: [
-      q.tenantId,
-      (after ?? 0n).toString(),
-      limit,
-      q.cutoff,
-      q.types && q.types.length > 0 ? [...q.types] : null,
-      q.emailId ?? null,
-      q.tag ?? null,
-      q.projectId ?? null,
-    ],
+    values: [q.tenantId, (after ?? 0n).toString(), limit, q.cutoff, ...filterValues(q)],
     rowMode: 'array',
   });
   const meta = rows.find((r) => r[0] === 0) as
@@ -179,16 +178,7 @@ async function newestPage(db: pg.Pool | pg.ClientBase, q: EventsQuery, limit: nu
         WHERE tenant_id = $1 AND ($2::bigint IS NULL OR seq < $2) AND recorded_at >= $4
           ${FILTERS}
         ORDER BY seq DESC LIMIT $3`,
-    values: [
-      q.tenantId,
-      before?.toString() ?? null,
-      limit,
-      q.cutoff,
-      q.types && q.types.length > 0 ? [...q.types] : null,
-      q.emailId ?? null,
-      q.tag ?? null,
-      q.projectId ?? null,
-    ],
+    values: [q.tenantId, before?.toString() ?? null, limit, q.cutoff, ...filterValues(q)],
     rowMode: 'array',
   });
   const { cursors, items } = pageRows(rows, true);
