@@ -1,10 +1,9 @@
 import { rmSync } from 'node:fs';
 import { signDashboardToken } from '@tern/auth';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTern, startTern, type TernProcess } from '../e2e/tern-process.js';
-import { createFreshDatabase, tempDir, uniqueName, waitFor } from '../support/services.js';
-import { type DedicatedKafka, startDedicatedKafka } from './servers.js';
+import { describe, expect, it } from 'vitest';
+import { startTern, type TernProcess } from '../e2e/tern-process.js';
+import { tempDir, uniqueName, waitFor } from '../support/services.js';
+import { faultServers } from './setup.js';
 
 /**
  * Issue 49, item 2: `kill -9` of the api (`tern --services=projector,api`, the process of
@@ -24,23 +23,10 @@ const JWT_SECRET = 'faults-batch-jwt-secret-0123456789abcdef';
 const TENANT = 'faults-batch-tenant';
 
 describe('kill -9 of the api during POST /emails/batch', () => {
-  let broker: DedicatedKafka;
-  let db: { url: string; drop(): Promise<void> };
-  let pool: pg.Pool;
-
-  beforeAll(async () => {
-    buildTern();
-    [broker, db] = await Promise.all([startDedicatedKafka(), createFreshDatabase()]);
-    pool = new pg.Pool({ connectionString: db.url, max: 2 });
-    pool.on('error', () => undefined);
-  }, 240_000);
-  afterAll(async () => {
-    await pool?.end();
-    await db?.drop();
-    await broker?.destroy();
-  }, 120_000);
+  const servers = faultServers({ build: true, broker: true });
 
   it(`${BATCHES} batches in flight: no row left awaiting the log, each key answered, each email sent once`, async () => {
+    const { broker, db, pool } = servers;
     const common = {
       DATABASE_URL: db.url,
       KAFKA_BROKERS: broker.brokers.join(','),

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { migratePostgres } from '@tern/stores';
 import { insertTemplate } from '@tern/templates';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTern, startTern, type TernProcess } from '../e2e/tern-process.js';
-import { createFreshDatabase, tempDir, testServices, uniqueName, waitFor } from '../support/services.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startTern, type TernProcess } from '../e2e/tern-process.js';
+import { tempDir, testServices, uniqueName, waitFor } from '../support/services.js';
+import { faultServers } from './setup.js';
 import { report, rng } from './stream.js';
 
 /**
@@ -29,25 +28,16 @@ const emailId = (runId: string, path: string) =>
   `em_${createHash('sha256').update([TENANT, 'automation', runId, path].join('\u0000')).digest('hex').slice(0, 32)}`;
 
 describe('kill -9 of the worker with automation runs in flight', () => {
-  let db: { url: string; drop(): Promise<void> };
-  let pool: pg.Pool;
+  const servers = faultServers({ build: true, migrate: true });
   /** The worker of the moment: killed in afterAll too (a timed-out test never reaches its finally). */
   let worker: TernProcess | undefined;
-
-  beforeAll(async () => {
-    buildTern();
-    db = await createFreshDatabase();
-    pool = new pg.Pool({ connectionString: db.url, max: 2 });
-    pool.on('error', () => undefined);
-    await migratePostgres(pool);
-  }, 240_000);
-  afterAll(async () => {
+  // Runs before the servers' afterAll (after-hooks run in reverse order).
+  afterAll(() => {
     if (worker && worker.child.exitCode === null) worker.child.kill('SIGKILL');
-    await pool?.end();
-    await db?.drop();
   });
 
   it(`${RUNS} runs, ${KILLS} × kill -9 of the worker: no step lost, none doubled`, async () => {
+    const { db, pool } = servers;
     const started = Date.now();
     const at = new Date();
     const a = await insertTemplate(

@@ -2,11 +2,11 @@ import { rmSync } from 'node:fs';
 import { createEventStream, createKafkaEventLog, type EventLog } from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createProjector } from '@tern/projector';
-import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase, tempDir, uniqueName, waitFor } from '../support/services.js';
-import { type DedicatedKafka, portOpen, processAlive, startDedicatedKafka } from './servers.js';
+import { createClickHouse, migrateClickHouse } from '@tern/stores';
+import { describe, expect, it } from 'vitest';
+import { tempDir, uniqueName, waitFor } from '../support/services.js';
+import { portOpen, processAlive } from './servers.js';
+import { faultServers } from './setup.js';
 import { compareWithOracle, duplicatesOf, generateStream, type RawEvent, report } from './stream.js';
 
 /**
@@ -31,23 +31,10 @@ const quiet = process.env.FAULTS_DEBUG
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('Kafka broker stopped during ingest (a dedicated broker)', () => {
-  let broker: DedicatedKafka;
-  let db: { url: string; drop(): Promise<void> };
-  let direct: pg.Pool;
-
-  beforeAll(async () => {
-    [broker, db] = await Promise.all([startDedicatedKafka(), createFreshDatabase()]);
-    direct = new pg.Pool({ connectionString: db.url, max: 2 });
-    direct.on('error', () => undefined);
-    await migratePostgres(direct);
-  }, 240_000);
-  afterAll(async () => {
-    await direct?.end();
-    await db?.drop();
-    await broker?.destroy();
-  }, 120_000);
+  const servers = faultServers({ broker: true, migrate: true });
 
   it('broker process stopped and started again mid-ingest: 503 while down, every 202 event projected once', async () => {
+    const { broker, pool: direct } = servers;
     const stream = generateStream({
       minEvents: EVENTS,
       tenants: 4,

@@ -2,10 +2,10 @@ import { rmSync } from 'node:fs';
 import type { DeliveryEvent } from '@tern/contracts';
 import { createKafkaEventLog, encodeRecords } from '@tern/event-log';
 import { createClickHouse } from '@tern/stores';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTern, startTern, type TernProcess } from '../e2e/tern-process.js';
-import { createFreshDatabase, tempDir, testServices, uniqueName, waitFor } from '../support/services.js';
+import { describe, expect, it } from 'vitest';
+import { startTern, type TernProcess } from '../e2e/tern-process.js';
+import { tempDir, testServices, uniqueName, waitFor } from '../support/services.js';
+import { faultServers } from './setup.js';
 import { compareWithOracle, duplicatesOf, generateStream, report, rng } from './stream.js';
 
 /**
@@ -20,21 +20,10 @@ const SEED = Number(process.env.FAULTS_SEED ?? 9);
 const quiet = { info() {}, warn() {}, error() {} };
 
 describe('kill -9 of the projector during a large stream', () => {
-  let db: { url: string; drop(): Promise<void> };
-  let pool: pg.Pool;
-
-  beforeAll(async () => {
-    buildTern();
-    db = await createFreshDatabase();
-    pool = new pg.Pool({ connectionString: db.url, max: 2 });
-    pool.on('error', () => undefined);
-  }, 180_000);
-  afterAll(async () => {
-    await pool?.end();
-    await db?.drop();
-  });
+  const servers = faultServers({ build: true });
 
   it(`${KILLS} × kill -9 at random points of ${EVENTS} events: 0 lost, 0 double-counted`, async () => {
+    const { db, pool } = servers;
     const started = Date.now();
     const stream = generateStream({
       minEvents: EVENTS,

@@ -8,13 +8,11 @@ import {
 } from '@tern/event-log';
 import { isSuppressed } from '@tern/read-models';
 import { createSender, createSmtpProvider, type Sender } from '@tern/sender';
-import { migratePostgres } from '@tern/stores';
 import { getTemplate } from '@tern/templates';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase, uniqueName, waitFor } from '../support/services.js';
+import { uniqueName, waitFor } from '../support/services.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
-import { type DedicatedKafka, startDedicatedKafka } from './servers.js';
+import { faultServers } from './setup.js';
 
 /**
  * Issue 49, item 1: the Kafka broker stopped while the sender hands mail to a real SMTP server
@@ -32,25 +30,17 @@ const quiet = { info() {}, warn() {}, error() {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('Kafka broker stopped while the sender hands mail to SMTP', () => {
-  let broker: DedicatedKafka;
-  let db: { url: string; drop(): Promise<void> };
-  let pool: pg.Pool;
+  const servers = faultServers({ broker: true, migrate: true, poolMax: 6 });
   let smtp: SmtpSink;
-
   beforeAll(async () => {
-    [broker, db, smtp] = await Promise.all([startDedicatedKafka(), createFreshDatabase(), startSmtpSink()]);
-    pool = new pg.Pool({ connectionString: db.url, max: 6 });
-    pool.on('error', () => undefined);
-    await migratePostgres(pool);
-  }, 240_000);
+    smtp = await startSmtpSink();
+  });
   afterAll(async () => {
-    await pool?.end();
-    await db?.drop();
     await smtp?.close();
-    await broker?.destroy();
-  }, 120_000);
+  });
 
   it(`${EMAILS} sends, broker down ${DOWN_MS / 1000} s mid-way: each message received once, one email.sent each`, async () => {
+    const { broker, pool } = servers;
     const topic = uniqueName('faults-outage');
     const kafkaLog = (): EventLog =>
       createKafkaEventLog({ brokers: broker.brokers, topic, partitions: 3, logger: quiet, timeoutMs: 3000 });

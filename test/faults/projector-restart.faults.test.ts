@@ -2,11 +2,10 @@ import { rmSync } from 'node:fs';
 import { signDashboardToken } from '@tern/auth';
 import type { DeliveryEvent } from '@tern/contracts';
 import { createKafkaEventLog, encodeRecords } from '@tern/event-log';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTern, startTern, type TernProcess } from '../e2e/tern-process.js';
-import { createFreshDatabase, tempDir, uniqueName, waitFor } from '../support/services.js';
-import { type DedicatedKafka, startDedicatedKafka } from './servers.js';
+import { describe, expect, it } from 'vitest';
+import { startTern, type TernProcess } from '../e2e/tern-process.js';
+import { tempDir, uniqueName, waitFor } from '../support/services.js';
+import { faultServers } from './setup.js';
 import { generateStream } from './stream.js';
 
 /**
@@ -27,24 +26,11 @@ const quantile = (sorted: number[], q: number) =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
 describe('kill -9 of projector-api with a backlog, restarted under read load', () => {
-  let db: { url: string; drop(): Promise<void> };
-  let pool: pg.Pool;
   // A broker of this test's own: the group `tern-projector` has only this test's members.
-  let broker: DedicatedKafka;
-
-  beforeAll(async () => {
-    buildTern();
-    [broker, db] = await Promise.all([startDedicatedKafka(), createFreshDatabase()]);
-    pool = new pg.Pool({ connectionString: db.url, max: 2 });
-    pool.on('error', () => undefined);
-  }, 240_000);
-  afterAll(async () => {
-    await pool?.end();
-    await db?.drop();
-    await broker?.destroy();
-  }, 120_000);
+  const servers = faultServers({ build: true, broker: true });
 
   it(`${BACKLOG} events waiting: reads keep p99 ≤ ${P99_BOUND_MS} ms while the restarted projector folds them`, async () => {
+    const { broker, db, pool } = servers;
     const stream = generateStream({
       minEvents: WARM + BACKLOG,
       tenants: 4,
