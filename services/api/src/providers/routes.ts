@@ -86,11 +86,18 @@ export function freshTimestamp(seconds: string, now: Date): boolean {
 const sameSecret = (a: string, b: string) =>
   timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 
-function parseJson(raw: Buffer): unknown {
+/**
+ * The body as JSON, else the error of `failure`: a 400 for a verified body, the 401 of `refuse` for
+ * one whose signature is inside it (SNS, Mailgun).
+ */
+function parseJson(
+  raw: Buffer,
+  failure: () => Error = () => httpError(400, 'Body must be JSON', { code: 'BAD_REQUEST' }),
+): unknown {
   try {
     return JSON.parse(raw.toString('utf8'));
   } catch {
-    throw httpError(400, 'Body must be JSON', { code: 'BAD_REQUEST' });
+    throw failure();
   }
 }
 
@@ -194,12 +201,7 @@ export const providerRoutes: FastifyPluginAsyncZod<
         '(Permanent → hard, else soft, with the status and diagnostic), Complaint, Delivery, DeliveryDelay, Open, ' +
         'Click, Reject (→ `email.failed`); the Tern event id derives from the SNS `MessageId`.',
       async (_request, raw) => {
-        let body: unknown;
-        try {
-          body = JSON.parse(raw.toString('utf8'));
-        } catch {
-          throw refuse();
-        }
+        const body = parseJson(raw, refuse);
         const message = parseSnsMessage(body);
         if (message === null || !(await sns.verify(message, topics))) throw refuse();
         if (message.Type === 'SubscriptionConfirmation') {
@@ -287,12 +289,7 @@ export const providerRoutes: FastifyPluginAsyncZod<
         'another body is a replay (401). Events: delivered, failed (temporary → `email.delayed`, permanent → hard bounce), ' +
         'complained, opened, clicked; the Tern event id derives from the event’s `id`.',
       async (_request, raw) => {
-        let body: unknown;
-        try {
-          body = JSON.parse(raw.toString('utf8'));
-        } catch {
-          throw refuse();
-        }
+        const body = parseJson(raw, refuse);
         const sig = (body as { signature?: Record<string, unknown> } | null)?.signature ?? {};
         const { timestamp, token, signature } = sig;
         if (typeof timestamp !== 'string' || typeof token !== 'string' || typeof signature !== 'string')
