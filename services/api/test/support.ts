@@ -261,3 +261,22 @@ export function dayStart(iso: string, offset = 0): Date {
 }
 
 export const isoDay = (d: Date) => d.toISOString().slice(0, 10);
+
+/**
+ * Percent-encoding that also sends a lone surrogate, as its raw (WTF-8) bytes, like an attacker
+ * would (`encodeURIComponent` throws on one).
+ */
+export function pct(s: string): string {
+  return [...s]
+    .map((ch) => {
+      try {
+        return encodeURIComponent(ch);
+      } catch {
+        const c = ch.charCodeAt(0);
+        return [0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)]
+          .map((b) => `%${b.toString(16).toUpperCase()}`)
+          .join('');
+      }
+    })
+    .join('');
+}

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
-import { bearer, jwtFor, suffix } from '../support.js';
+import { bearer, jwtFor, pct, suffix } from '../support.js';
 
 /**
  * Issue 24, item 4: client mistakes answered with 500 — seen only over a real socket (`inject`
@@ -251,22 +251,6 @@ function replaceAt(value: unknown, path: (string | number)[], next: unknown): un
   if (Array.isArray(value)) return value.map((v, i) => (i === head ? replaceAt(v, rest, next) : v));
   const obj = value as Record<string, unknown>;
   return { ...obj, [head as string]: replaceAt(obj[head as string], rest, next) };
-}
-
-/** Percent-encoding that also sends a lone surrogate as its raw (WTF-8) bytes. */
-function pct(s: string): string {
-  return [...s]
-    .map((ch) => {
-      try {
-        return encodeURIComponent(ch);
-      } catch {
-        const c = ch.charCodeAt(0);
-        return [0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)]
-          .map((b) => `%${b.toString(16).toUpperCase()}`)
-          .join('');
-      }
-    })
-    .join('');
 }
 
 describe('fuzz over real HTTP', () => {

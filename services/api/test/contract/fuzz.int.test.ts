@@ -11,6 +11,7 @@ import {
   jwtFor,
   NOW,
   openStores,
+  pct,
   project,
   type Stores,
   testTenants,
@@ -146,26 +147,6 @@ function headersFor(kind: string): Record<string, string | string[]> {
       return { 'x-api-key': [creds.keyA!['x-api-key']!, creds.keyB!['x-api-key']!] };
     default:
       return creds[kind]!;
-  }
-}
-
-/** Percent-encoding that also sends a lone surrogate, as its raw (WTF-8) bytes, like an attacker would. */
-function pct(s: string): string {
-  try {
-    return encodeURIComponent(s);
-  } catch {
-    return [...s]
-      .map((ch) => {
-        try {
-          return encodeURIComponent(ch);
-        } catch {
-          const c = ch.charCodeAt(0);
-          return [0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)]
-            .map((b) => `%${b.toString(16).toUpperCase()}`)
-            .join('');
-        }
-      })
-      .join('');
   }
 }
 
