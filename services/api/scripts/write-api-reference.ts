@@ -2,13 +2,8 @@
 // is reached: pg and the ClickHouse client connect lazily, and only /docs/json is requested.
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { buildReferenceApp, renderApiReference } from '../src/index.js';
+import { referenceDocument, renderApiReference } from '../src/index.js';
 
 const target = fileURLToPath(new URL('../../../docs/api.md', import.meta.url));
-const app = await buildReferenceApp();
-try {
-  await writeFile(target, renderApiReference((await app.inject('/docs/json')).json()));
-  console.log(`wrote ${target}`);
-} finally {
-  await app.close();
-}
+await writeFile(target, renderApiReference(await referenceDocument()));
+console.log(`wrote ${target}`);

@@ -1,5 +1,6 @@
 import { ERROR_CODES_BY_STATUS, ERROR_STATUSES } from '@tern/contracts';
 import { CREDENTIAL_EXTENSION } from './openapi.js';
+import { buildReferenceApp } from './reference-app.js';
 
 export { buildReferenceApp, REFERENCE_SENDGRID_KEY } from './reference-app.js';
 
@@ -264,6 +265,16 @@ const INGEST_SECTION = [
   '  nothing was accepted, retry later.',
   '',
 ];
+
+/** The reference app's OpenAPI document (`/docs/json`), the app closed again: what is rendered. */
+export async function referenceDocument(): Promise<OpenApiDocument> {
+  const app = await buildReferenceApp();
+  try {
+    return (await app.inject('/docs/json')).json();
+  } finally {
+    await app.close();
+  }
+}
 
 /** The whole reference, deterministic for a given document. */
 export function renderApiReference(doc: OpenApiDocument): string {

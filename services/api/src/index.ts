@@ -18,6 +18,7 @@ export {
   INGEST_EXAMPLE,
   type OpenApiDocument,
   REFERENCE_SENDGRID_KEY,
+  referenceDocument,
   renderApiReference,
 } from './api-reference.js';
 export { apiRoutes, DEFAULT_KEY_CACHE_TTL_MS, DEFAULT_LAST_USED_FLUSH_MS } from './api-routes.js';

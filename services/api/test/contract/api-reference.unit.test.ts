@@ -1,28 +1,21 @@
 import { readFile } from 'node:fs/promises';
 import { validateEvents } from '@tern/contracts';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  buildReferenceApp,
   CREDENTIAL_EXTENSION,
   INGEST_EXAMPLE,
   type OpenApiDocument,
+  referenceDocument,
   renderApiReference,
 } from '../../src/index.js';
 
 // docs/api.md is generated from the OpenAPI document; this fails when a route changed and the
 // file was not regenerated (`npm run docs:api`), or when a route lacks what the reference shows.
 
-let app: FastifyInstance;
 let doc: OpenApiDocument;
 
 beforeAll(async () => {
-  app = await buildReferenceApp();
-  doc = (await app.inject('/docs/json')).json();
-});
-
-afterAll(async () => {
-  await app?.close();
+  doc = await referenceDocument();
 });
 
 describe('docs/api.md', () => {

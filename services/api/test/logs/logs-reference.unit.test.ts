@@ -1,22 +1,15 @@
 // The reference of GET /emails/logs (docs/api.md, generated from the OpenAPI document): every
 // SPEC §19 filter has an example, and the answer's example carries a meta.nextCursor this server
 // would take back as `cursor`.
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildReferenceApp, type OpenApiDocument, renderApiReference } from '../../src/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type OpenApiDocument, referenceDocument, renderApiReference } from '../../src/index.js';
 import { decodeLogsCursor, encodeLogsCursor } from '../../src/logs/cursor.js';
 import { logsQuerySchema } from '../../src/logs/schemas.js';
 
-let app: FastifyInstance;
 let doc: OpenApiDocument;
 
 beforeAll(async () => {
-  app = await buildReferenceApp();
-  doc = (await app.inject('/docs/json')).json();
-});
-
-afterAll(async () => {
-  await app?.close();
+  doc = await referenceDocument();
 });
 
 type Param = { name: string; in: string; schema?: { example?: unknown } };
