@@ -15,7 +15,7 @@ import {
 } from './deployment.js';
 import type { KafkaCluster } from './kafka-cluster.js';
 import { type SendLoad, startIngestLoad, startSendLoad, type WebhookReceiver } from './load.js';
-import { allDelivered, readBack, startClusterServices, stopClusterServices } from './settle.js';
+import { allDelivered, readBack, startClusterServices, stopClusterServices } from './suite.js';
 import { type Audit, audit, eventKey, foldedEvents, formatAudit, readTopic } from './topic-audit.js';
 
 /**

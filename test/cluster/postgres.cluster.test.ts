@@ -20,7 +20,7 @@ import {
   type WebhookReceiver,
 } from './load.js';
 import { type PostgresPair, startPostgresPair } from './postgres-pair.js';
-import { allDelivered, readBack } from './settle.js';
+import { allDelivered, readBack } from './suite.js';
 
 /**
  * Postgres failover under load. Every Tern role (built processes, split mode, the log on the

@@ -1,18 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareWithOracle, generateStream } from '../faults/stream.js';
-import type { SmtpSink } from '../support/smtp-sink.js';
-import {
-  buildForCluster,
-  type Deployment,
-  type Monitor,
-  ROLES,
-  startDeployment,
-  startMonitor,
-  TOKEN,
-} from './deployment.js';
-import type { KafkaCluster } from './kafka-cluster.js';
-import { startIngestLoad, startSendLoad, type WebhookReceiver } from './load.js';
-import { readBack, settled, startClusterServices, stopClusterServices } from './settle.js';
+import { describe, expect, it } from 'vitest';
+import { compareWithOracle } from '../faults/stream.js';
+import { ROLES } from './deployment.js';
+import { balancedLoad, clusterSuite, readBack, settled } from './suite.js';
 
 /**
  * A rolling restart of every role under load, as a deployment does it, on the suite's three-broker
@@ -30,52 +19,17 @@ const SECONDS = Number(process.env.CLUSTER_ROLL_S ?? 150);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('rolling restart of every role under load', () => {
-  let cluster: KafkaCluster;
-  let db: { url: string; drop(): Promise<void> };
-  let sink: SmtpSink;
-  let hooks: WebhookReceiver;
-  let tern: Deployment | undefined;
-  let monitor: Monitor;
-
-  beforeAll(async () => {
-    buildForCluster();
-    [cluster, db, sink, hooks] = await startClusterServices();
-    tern = await startDeployment({
-      databaseUrl: db.url,
-      brokers: cluster.brokers,
-      sink,
-      hooks,
-      balanced: true,
-    });
-    monitor = startMonitor(cluster.brokers, tern.env.KAFKA_TOPIC!, db.url);
-  }, 900_000);
-
-  afterAll(async () => {
-    await monitor?.stop().catch(() => undefined);
-    await tern?.kill();
-    await stopClusterServices([cluster, db, sink, hooks]);
-  }, 180_000);
+  const suite = clusterSuite({ balanced: true });
 
   it('each process replaced in turn: 0 lost, 0 double, only 503 + Retry-After', async () => {
-    const deployment = tern!;
-    const stream = generateStream({
-      minEvents: RATE * SECONDS,
-      tenants: 4,
+    const { db, sink, hooks, monitor } = suite;
+    const deployment = suite.tern!;
+    const { stream, load, sends } = balancedLoad(deployment, {
+      ratePerS: RATE,
+      seconds: SECONDS,
       seed: 481,
       prefix: `roll${Date.now() % 1e6}`,
-    });
-    const load = startIngestLoad({
-      url: deployment.ingestUrl(),
-      token: TOKEN,
-      events: stream.events,
-      ratePerS: RATE,
       deadlineMs: 1_200_000,
-      balanced: true,
-    });
-    const sends = startSendLoad({
-      url: () => deployment.apiUrl(),
-      authorization: deployment.authorization,
-      balanced: true,
     });
     const steps: string[] = [];
     await sleep(10_000);
@@ -89,7 +43,7 @@ describe('rolling restart of every role under load', () => {
     await load.done;
     await sends.stop();
     const figures = await settled(monitor, sends.acked, sink, hooks);
-    tern = undefined;
+    suite.tern = undefined;
     await deployment.stop();
     await readBack(db.url, deployment.dataDir, async (pool, ch) => {
       const c = await compareWithOracle(stream, pool, ch);

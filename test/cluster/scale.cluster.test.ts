@@ -1,21 +1,10 @@
 import { rmSync } from 'node:fs';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { TernProcess } from '../e2e/tern-process.js';
-import { compareWithOracle, generateStream } from '../faults/stream.js';
-import type { SmtpSink } from '../support/smtp-sink.js';
-import {
-  buildForCluster,
-  type Deployment,
-  type Monitor,
-  startDeployment,
-  startMonitor,
-  TOKEN,
-} from './deployment.js';
-import type { KafkaCluster } from './kafka-cluster.js';
-import { startIngestLoad, startSendLoad, type WebhookReceiver } from './load.js';
+import { compareWithOracle } from '../faults/stream.js';
 import { clickhouseShortfall, summedClickHouse } from './projections.js';
-import { settled, startClusterServices, stopClusterServices } from './settle.js';
+import { balancedLoad, clusterSuite, settled } from './suite.js';
 
 /**
  * Roles scaled out and in while ingest (CLUSTER_SCALE_RATE events/s), sends and email.sent
@@ -34,58 +23,26 @@ const SECONDS = Number(process.env.CLUSTER_SCALE_S ?? 240);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('roles scaled out and in under load', () => {
-  let cluster: KafkaCluster;
-  let db: { url: string; drop(): Promise<void> };
-  let sink: SmtpSink;
-  let hooks: WebhookReceiver;
-  let tern: Deployment | undefined;
-  let monitor: Monitor;
+  const suite = clusterSuite({ balanced: true });
   const extras: TernProcess[] = [];
-
-  beforeAll(async () => {
-    buildForCluster();
-    [cluster, db, sink, hooks] = await startClusterServices();
-    tern = await startDeployment({
-      databaseUrl: db.url,
-      brokers: cluster.brokers,
-      sink,
-      hooks,
-      balanced: true,
-    });
-    monitor = startMonitor(cluster.brokers, tern.env.KAFKA_TOPIC!, db.url);
-  }, 900_000);
-
-  afterAll(async () => {
-    await monitor?.stop().catch(() => undefined);
+  // Runs before the suite's afterAll (after-hooks run in reverse order).
+  afterAll(() => {
     for (const p of extras) p.child.kill('SIGKILL');
-    await tern?.kill();
-    await stopClusterServices([cluster, db, sink, hooks]);
-  }, 180_000);
+  });
 
   it('projector 1 → 3 → 1, sender 1 → 4 → 1, dispatcher 1 → 3 → 1, api 1 → 2: every count exact, nothing sent twice', async () => {
-    const deployment = tern!;
-    const stream = generateStream({
-      minEvents: RATE * SECONDS,
-      tenants: 4,
+    const { db, sink, hooks, monitor } = suite;
+    const deployment = suite.tern!;
+    const { stream, load, sends } = balancedLoad(deployment, {
+      ratePerS: RATE,
+      seconds: SECONDS,
       seed: 491,
       prefix: `scl${Date.now() % 1e6}`,
-    });
-    const load = startIngestLoad({
-      url: deployment.ingestUrl(),
-      token: TOKEN,
-      events: stream.events,
-      ratePerS: RATE,
       deadlineMs: 1_500_000,
-      balanced: true,
     });
     let ingestDone = false;
     void load.done.then(() => {
       ingestDone = true;
-    });
-    const sends = startSendLoad({
-      url: () => deployment.apiUrl(),
-      authorization: deployment.authorization,
-      balanced: true,
     });
     const steps: string[] = [];
     const change = async (what: string, work: () => Promise<void>) => {
@@ -124,7 +81,7 @@ describe('roles scaled out and in under load', () => {
     const figures = await settled(monitor, sends.acked, sink, hooks);
     await deployment.balancers!.api.remove('api-extra');
     expect(await api2!.stop(60_000), 'api 2').toBe(0);
-    tern = undefined;
+    suite.tern = undefined;
     await deployment.stop();
     const pool = new pg.Pool({ connectionString: db.url, max: 2 });
     try {

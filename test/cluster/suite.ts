@@ -2,16 +2,32 @@ import { rmSync } from 'node:fs';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { createClickHouse } from '@tern/stores';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { generateStream } from '../faults/stream.js';
 import { createFreshDatabase, waitFor } from '../support/services.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
-import type { Monitor } from './deployment.js';
+import {
+  buildForCluster,
+  type Deployment,
+  type Monitor,
+  startDeployment,
+  startMonitor,
+  TOKEN,
+} from './deployment.js';
 import { type KafkaCluster, startKafkaCluster } from './kafka-cluster.js';
-import { sendFigures, startWebhookReceiver, type WebhookReceiver, whyHooksMissing } from './load.js';
+import {
+  sendFigures,
+  startIngestLoad,
+  startSendLoad,
+  startWebhookReceiver,
+  type WebhookReceiver,
+  whyHooksMissing,
+} from './load.js';
 
 /**
- * What the cluster tests share around their own load and faults: the servers Tern runs against,
- * the wait until everything acknowledged has arrived, and the read-back of the stores once the
- * deployment has stopped.
+ * What the cluster tests share around their own load and faults: the servers Tern runs against
+ * (and Tern on them), the wait until everything acknowledged has arrived, and the read-back of the
+ * stores once the deployment has stopped.
  */
 
 /** The suite's three-broker cluster, a fresh database, an SMTP sink and a webhook receiver. */
@@ -37,6 +53,76 @@ export async function stopClusterServices([
   await sink?.close();
   await hooks?.close();
   await db?.drop();
+}
+
+export interface ClusterSuite {
+  cluster: KafkaCluster;
+  db: { url: string; drop(): Promise<void> };
+  sink: SmtpSink;
+  hooks: WebhookReceiver;
+  /** Tern on them; a test that stops it itself sets this to undefined first (afterAll kills it else). */
+  tern: Deployment | undefined;
+  monitor: Monitor;
+}
+
+/**
+ * A cluster test's `describe`: before all, the built Tern deployed on `startClusterServices`
+ * (`balanced`: behind HAProxy) with a monitor of its lag; after all, the monitor stopped, Tern
+ * killed, the servers gone. The fields are set once `beforeAll` has run: a test reads them in
+ * its body.
+ */
+export function clusterSuite(opts: { balanced?: boolean } = {}): ClusterSuite {
+  const suite = {} as ClusterSuite;
+  beforeAll(async () => {
+    buildForCluster();
+    const [cluster, db, sink, hooks] = await startClusterServices();
+    Object.assign(suite, { cluster, db, sink, hooks });
+    const tern = await startDeployment({
+      databaseUrl: db.url,
+      brokers: cluster.brokers,
+      sink,
+      hooks,
+      ...opts,
+    });
+    suite.tern = tern;
+    suite.monitor = startMonitor(cluster.brokers, tern.env.KAFKA_TOPIC!, db.url);
+  }, 900_000);
+  afterAll(async () => {
+    await suite.monitor?.stop().catch(() => undefined);
+    await suite.tern?.kill();
+    await stopClusterServices([suite.cluster, suite.db, suite.sink, suite.hooks]);
+  }, 180_000);
+  return suite;
+}
+
+/**
+ * The load of a test behind the balancers: the oracle stream of `seed` (4 tenants, at least
+ * `ratePerS` × `seconds` events) ingested at `ratePerS` within `deadlineMs`, and sends through the api.
+ */
+export function balancedLoad(
+  deployment: Deployment,
+  opts: { ratePerS: number; seconds: number; seed: number; prefix: string; deadlineMs: number },
+) {
+  const stream = generateStream({
+    minEvents: opts.ratePerS * opts.seconds,
+    tenants: 4,
+    seed: opts.seed,
+    prefix: opts.prefix,
+  });
+  const load = startIngestLoad({
+    url: deployment.ingestUrl(),
+    token: TOKEN,
+    events: stream.events,
+    ratePerS: opts.ratePerS,
+    deadlineMs: opts.deadlineMs,
+    balanced: true,
+  });
+  const sends = startSendLoad({
+    url: () => deployment.apiUrl(),
+    authorization: deployment.authorization,
+    balanced: true,
+  });
+  return { stream, load, sends };
 }
 
 /**
