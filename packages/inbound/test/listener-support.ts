@@ -2,7 +2,7 @@
 // table log's sealed stream, its recipients under INBOUND_DOMAIN, and nodemailer's SMTP client to it.
 import { createEventStream } from '@tern/event-log';
 import { createSealer, type Keyring } from '@tern/privacy';
-import nodemailer, { type SentMessageInfo, type Transporter } from 'nodemailer';
+import nodemailer from 'nodemailer';
 import type { LogDatabase } from '../../../test/support/log-database.js';
 import {
   createInboundListener,
@@ -42,12 +42,15 @@ export function createTestListener(
   });
 }
 
+const smtpClient = (port: number) =>
+  nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
+
 /** `send` given nodemailer's SMTP client to the listener on `port` (no TLS), closed after it. */
 export async function withSmtpClient<T>(
   port: number,
-  send: (transport: Transporter<SentMessageInfo>) => Promise<T>,
+  send: (transport: ReturnType<typeof smtpClient>) => Promise<T>,
 ): Promise<T> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
+  const transport = smtpClient(port);
   try {
     return await send(transport);
   } finally {
