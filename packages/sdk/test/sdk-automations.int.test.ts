@@ -2,20 +2,12 @@
 // fresh Postgres database, listening on a loopback port) and the worker's real automation runner:
 // the routes of SPEC §27 over a socket, each status the SDK surfaces.
 
-import { type BulkMailer, createAutomationRunner, outgoingMailer } from '@tern/worker';
+import { createAutomationRunner } from '@tern/worker';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createClock,
-  createKey,
-  jwtFor,
-  project,
-  type Stores,
-  suffix,
-  TRACKING_SECRET,
-} from '../../../services/api/test/support.js';
+import { createClock, createKey, jwtFor, type Stores, suffix } from '../../../services/api/test/support.js';
 import { init, TernApiError } from '../src/index.js';
-import { closeLoopbackApi, openLoopbackApi } from './support.js';
+import { closeLoopbackApi, openLoopbackApi, workerOptions } from './support.js';
 
 const clock = createClock(new Date().toISOString());
 const tenantId = `sdk-automations-${suffix()}`;
@@ -51,11 +43,6 @@ beforeAll(async () => {
 });
 
 afterAll(() => closeLoopbackApi({ stores, app }));
-
-const mailer: BulkMailer = {
-  enqueue: (t, mails, at) =>
-    outgoingMailer(stores.pool, { append: (events) => project(stores, events) }).enqueue(t, mails, at),
-};
 
 async function status(p: Promise<unknown>): Promise<{ status: number; message: string }> {
   try {
@@ -96,13 +83,7 @@ describe('client.automations', () => {
       data: { plan: 'pro' },
     });
     expect(tracked.id).toMatch(/^evt_/);
-    const runner = createAutomationRunner({
-      pool: stores.pool,
-      mailer,
-      now: clock.now,
-      publicUrl: 'http://127.0.0.1:3000',
-      trackingSecret: TRACKING_SECRET,
-    });
+    const runner = createAutomationRunner(workerOptions(stores, clock));
     await runner.runOnce();
     const runs = await client.automations.runs(created.id);
     expect(runs.meta.total).toBe(1);

@@ -3,20 +3,12 @@
 // a sent campaign with its recipients and a sequence step sent are states only those jobs of
 // services/worker make (hence the SDK's devDependency on @tern/worker).
 
-import { type BulkMailer, createCampaignFanout, createSequenceScheduler, outgoingMailer } from '@tern/worker';
+import { createCampaignFanout, createSequenceScheduler } from '@tern/worker';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createClock,
-  createKey,
-  jwtFor,
-  project,
-  type Stores,
-  suffix,
-  TRACKING_SECRET,
-} from '../../../services/api/test/support.js';
+import { createClock, createKey, jwtFor, type Stores, suffix } from '../../../services/api/test/support.js';
 import { init, TernApiError } from '../src/index.js';
-import { closeLoopbackApi, openLoopbackApi } from './support.js';
+import { closeLoopbackApi, openLoopbackApi, workerOptions } from './support.js';
 
 const clock = createClock(new Date().toISOString());
 const tenantId = `sdk-campaigns-${suffix()}`;
@@ -36,19 +28,6 @@ beforeAll(async () => {
 
 afterAll(() => closeLoopbackApi({ stores, app }));
 
-// The real send path, its events folded straight into the stores (`stores` is open by then).
-const mailer: BulkMailer = {
-  enqueue: (tenantId, mails, at) =>
-    outgoingMailer(stores.pool, { append: (events) => project(stores, events) }).enqueue(tenantId, mails, at),
-};
-const workerOptions = () => ({
-  pool: stores.pool,
-  mailer,
-  now: clock.now,
-  publicUrl: 'http://127.0.0.1:3000',
-  trackingSecret: TRACKING_SECRET,
-});
-
 describe('client.campaigns', () => {
   it('create, update, send, get with stats, list, cancel, remove', async () => {
     const client = init({ apiKey: key, baseUrl });
@@ -64,7 +43,7 @@ describe('client.campaigns', () => {
     expect(draft.status).toBe('draft');
     expect((await client.campaigns.update(draft.id, { name: 'June news' })).name).toBe('June news');
     expect(await client.campaigns.send(draft.id)).toEqual({ id: draft.id, status: 'sending' });
-    await createCampaignFanout(workerOptions()).runOnce();
+    await createCampaignFanout(workerOptions(stores, clock)).runOnce();
     const sent = await client.campaigns.get(draft.id);
     expect(sent.status).toBe('sent');
     expect(sent.stats.recipients).toBe(2);
@@ -113,7 +92,7 @@ describe('client.sequences', () => {
     });
     const enrollment = await client.sequences.enroll(seq.id, { email: 'eve@example.com' });
     expect(enrollment).toMatchObject({ sequenceId: seq.id, state: 'active', nextStep: 0 });
-    expect(await createSequenceScheduler(workerOptions()).runOnce()).toBe(1);
+    expect(await createSequenceScheduler(workerOptions(stores, clock)).runOnce()).toBe(1);
     await client.sequences.unenroll(seq.id, enrollment.id);
     const got = await client.sequences.get(seq.id);
     expect(got.steps.map((s) => s.stats.recipients)).toEqual([1, 0]);

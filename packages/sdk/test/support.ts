@@ -1,5 +1,6 @@
 // Set-up shared by the SDK's integration tests: the real query service (createApiApp on a fresh
 // Postgres database) or the real sending pipeline, listening on a loopback port for a client.
+import { type BulkMailer, outgoingMailer } from '@tern/worker';
 import type { FastifyInstance } from 'fastify';
 import {
   openSendingWorld,
@@ -12,8 +13,10 @@ import {
   createKey,
   jwtFor,
   openStores,
+  project,
   type Stores,
   type TestClock,
+  TRACKING_SECRET,
 } from '../../../services/api/test/support.js';
 
 /** Listens on a loopback port and returns the base URL a client is given (127.0.0.1, never localhost). */
@@ -60,4 +63,26 @@ export async function openSendingWorldWithKey(
     await world.close();
     throw err;
   }
+}
+
+/**
+ * The options of a bulk job of services/worker (fan-out, scheduler, automation runner) over `stores`:
+ * its mail goes the real send path, the events folded straight into the stores.
+ */
+export function workerOptions(stores: Stores, clock: TestClock) {
+  const mailer: BulkMailer = {
+    enqueue: (tenantId, mails, at) =>
+      outgoingMailer(stores.pool, { append: (events) => project(stores, events) }).enqueue(
+        tenantId,
+        mails,
+        at,
+      ),
+  };
+  return {
+    pool: stores.pool,
+    mailer,
+    now: clock.now,
+    publicUrl: 'http://127.0.0.1:3000',
+    trackingSecret: TRACKING_SECRET,
+  };
 }
