@@ -1,5 +1,5 @@
 import type { Automation, AutomationRun, AutomationStep, List } from '@tern/contracts/wire';
-import { isList, isRecord, itemPath, json, resourceCalls } from './resource.js';
+import { isList, isRecord, itemPath, json, type ResourceApi, resourceCalls } from './resource.js';
 import type { Send } from './transport.js';
 import type { RequestOptions } from './types.js';
 
@@ -30,12 +30,8 @@ export type AutomationList = List<Automation>;
 
 export type AutomationRunList = List<AutomationRun>;
 
-export interface AutomationsApi {
-  create(params: CreateAutomationParams, options?: RequestOptions): Promise<Automation>;
-  list(params?: { page?: number; limit?: number }, options?: RequestOptions): Promise<AutomationList>;
-  get(id: string, options?: RequestOptions): Promise<Automation>;
-  update(id: string, params: UpdateAutomationParams, options?: RequestOptions): Promise<Automation>;
-  remove(id: string, options?: RequestOptions): Promise<void>;
+export interface AutomationsApi
+  extends ResourceApi<Automation, CreateAutomationParams, UpdateAutomationParams> {
   /** The automation's runs, newest first, optionally of one state. */
   runs(
     id: string,

@@ -1,5 +1,5 @@
 import type { Campaign, CampaignDay, CampaignStatus, List } from '@tern/contracts/wire';
-import { isList, isRecord, itemPath, json, resourceCalls } from './resource.js';
+import { isList, isRecord, itemPath, json, type ResourceApi, resourceCalls } from './resource.js';
 import type { Send } from './transport.js';
 import type { RequestOptions } from './types.js';
 
@@ -33,12 +33,7 @@ export type UpdateCampaignParams = {
 
 export type CampaignList = List<Campaign>;
 
-export interface CampaignsApi {
-  create(params: CreateCampaignParams, options?: RequestOptions): Promise<Campaign>;
-  list(params?: { page?: number; limit?: number }, options?: RequestOptions): Promise<CampaignList>;
-  get(id: string, options?: RequestOptions): Promise<Campaign>;
-  update(id: string, params: UpdateCampaignParams, options?: RequestOptions): Promise<Campaign>;
-  remove(id: string, options?: RequestOptions): Promise<void>;
+export interface CampaignsApi extends ResourceApi<Campaign, CreateCampaignParams, UpdateCampaignParams> {
   /** Starts the fan-out (or schedules it): `{ id, status: 'sending' | 'scheduled' }`. */
   send(id: string, options?: RequestOptions): Promise<{ id: string; status: CampaignStatus }>;
   cancel(id: string, options?: RequestOptions): Promise<{ id: string; status: CampaignStatus }>;

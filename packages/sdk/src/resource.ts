@@ -1,3 +1,4 @@
+import type { List } from '@tern/contracts/wire';
 import type { Send } from './transport.js';
 import type { ListMeta, RequestOptions } from './types.js';
 
@@ -19,6 +20,15 @@ export const json = (method: 'GET' | 'POST' | 'PATCH', body?: unknown) => ({
   read: 'json' as const,
   ...(body === undefined ? {} : { body: JSON.stringify(body) }),
 });
+
+/** The calls `resourceCalls` makes, of a resource of items `T` created from `Create`, changed by `Update`. */
+export interface ResourceApi<T, Create, Update> {
+  create(params: Create, options?: RequestOptions): Promise<T>;
+  list(params?: { page?: number; limit?: number }, options?: RequestOptions): Promise<List<T>>;
+  get(id: string, options?: RequestOptions): Promise<T>;
+  update(id: string, params: Update, options?: RequestOptions): Promise<T>;
+  remove(id: string, options?: RequestOptions): Promise<void>;
+}
 
 /** The URL of one item of the resource under `base`: `itemPath('/campaigns')('c 1')` is `/campaigns/c%201`. */
 export const itemPath = (base: string) => (id: string) => `${base}/${encodeURIComponent(id)}`;

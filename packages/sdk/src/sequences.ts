@@ -1,5 +1,5 @@
 import type { Enrollment, List, Sequence } from '@tern/contracts/wire';
-import { isList, isRecord, itemPath, json, resourceCalls } from './resource.js';
+import { isList, isRecord, itemPath, json, type ResourceApi, resourceCalls } from './resource.js';
 import type { Send } from './transport.js';
 import type { RequestOptions } from './types.js';
 
@@ -35,11 +35,9 @@ export interface UpdateSequenceParams {
 
 export type EnrollmentList = List<Enrollment>;
 
-export interface SequencesApi {
-  create(params: CreateSequenceParams, options?: RequestOptions): Promise<Sequence>;
-  list(params?: { page?: number; limit?: number }, options?: RequestOptions): Promise<SequenceList>;
-  get(id: string, options?: RequestOptions): Promise<Sequence>;
-  update(id: string, params: UpdateSequenceParams, options?: RequestOptions): Promise<Sequence>;
+/** The resource calls but `remove` (the API has no `DELETE /sequences/:id`). */
+export interface SequencesApi
+  extends Omit<ResourceApi<Sequence, CreateSequenceParams, UpdateSequenceParams>, 'remove'> {
   /** The sequence's enrollments, newest first, optionally of one state. */
   enrollments(
     id: string,
