@@ -103,6 +103,14 @@ export interface OneRecipient {
   slot: number;
 }
 
+/** `email.bounced`'s data, a sender's or a feedback's: reason and diagnostic cut as every reason is. */
+const bouncedData = (data: Parameters<FeedbackEvents['bounced']>[0]) => ({
+  bounceType: data.bounceType,
+  ...(data.reason !== undefined ? { reason: reason(data.reason) } : {}),
+  ...(data.smtpStatus ? { smtpStatus: data.smtpStatus.slice(0, 32) } : {}),
+  ...(data.diagnostic !== undefined ? { diagnostic: reason(data.diagnostic) } : {}),
+});
+
 /**
  * The sender's outcomes of attempt `attempt` of an email, at `at`: id `<emailId>:a<attempt>:<kind>`
  * (`…:r<slot>` for the outcome of one recipient of several, `who`)
@@ -136,13 +144,7 @@ export function attemptEvents(
       }),
     delivered: () => make('email.delivered', {}),
     delayed: (data) => make('email.delayed', { reason: reason(data.reason) }),
-    bounced: (data) =>
-      make('email.bounced', {
-        bounceType: data.bounceType,
-        ...(data.reason !== undefined ? { reason: reason(data.reason) } : {}),
-        ...(data.smtpStatus ? { smtpStatus: data.smtpStatus.slice(0, 32) } : {}),
-        ...(data.diagnostic !== undefined ? { diagnostic: reason(data.diagnostic) } : {}),
-      }),
+    bounced: (data) => make('email.bounced', bouncedData(data)),
     complained: (data = {}) =>
       make('email.complained', data.feedbackType !== undefined ? { feedbackType: data.feedbackType } : {}),
     failed: (data) => make('email.failed', { reason: reason(data.reason) || 'failed' }),
@@ -268,13 +270,7 @@ export function feedbackEvents(
   return {
     delivered: () => make('email.delivered', {}),
     delayed: (data) => make('email.delayed', { reason: reason(data.reason) }),
-    bounced: (data) =>
-      make('email.bounced', {
-        bounceType: data.bounceType,
-        ...(data.reason !== undefined ? { reason: reason(data.reason) } : {}),
-        ...(data.smtpStatus ? { smtpStatus: data.smtpStatus.slice(0, 32) } : {}),
-        ...(data.diagnostic !== undefined ? { diagnostic: reason(data.diagnostic) } : {}),
-      }),
+    bounced: (data) => make('email.bounced', bouncedData(data)),
     complained: (data = {}) =>
       make(
         'email.complained',
