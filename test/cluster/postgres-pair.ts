@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort } from '../e2e/tern-process.js';
-import { run, watchdog } from '../faults/servers.js';
+import { initPostgres, run, watchdog } from '../faults/servers.js';
 import { waitFor } from '../support/services.js';
 
 /**
@@ -136,27 +136,12 @@ export async function startPostgresPair(): Promise<PostgresPair> {
     },
   };
   try {
-    await pgRun('initdb', [
-      '-D',
-      primary,
-      '-A',
-      'trust',
-      '-U',
-      'postgres',
-      '-E',
-      'UTF8',
-      '--locale=C',
-      '--no-sync',
-    ]);
     // initdb's pg_hba.conf (trust) already admits replication connections from 127.0.0.1.
-    appendFileSync(
-      join(primary, 'postgresql.conf'),
-      [
-        '',
-        '# tern cluster suite: the primary',
-        `port = ${primaryPort}`,
-        `listen_addresses = '127.0.0.1'`,
-        `unix_socket_directories = '${dir}'`,
+    await initPostgres(pgRun, primary, {
+      comment: 'tern cluster suite: the primary',
+      port: primaryPort,
+      socketDir: dir,
+      settings: [
         'max_connections = 80',
         'shared_buffers = 64MB',
         'wal_level = replica',
@@ -164,9 +149,8 @@ export async function startPostgresPair(): Promise<PostgresPair> {
         // synchronous() turns on synchronous replication once Tern has migrated (hundreds of
         // commits, each waiting for the standby on a loaded machine, would take minutes).
         'synchronous_commit = on',
-        '',
-      ].join('\n'),
-    );
+      ],
+    });
     await ctl(primary, ['start']);
     await pgRun('pg_basebackup', [
       '-h',

@@ -182,6 +182,42 @@ function postgresBin(): string {
   return found;
 }
 
+/**
+ * `initdb` of a test's Postgres server into `dataDir` (trust auth, UTF8, C locale), and its
+ * `postgresql.conf`: under `# comment`, `port` on 127.0.0.1 only with its Unix socket in
+ * `socketDir`, then `settings`.
+ */
+export async function initPostgres(
+  pgRun: (tool: string, args: string[]) => Promise<unknown>,
+  dataDir: string,
+  conf: { comment: string; port: number; socketDir: string; settings: readonly string[] },
+): Promise<void> {
+  await pgRun('initdb', [
+    '-D',
+    dataDir,
+    '-A',
+    'trust',
+    '-U',
+    'postgres',
+    '-E',
+    'UTF8',
+    '--locale=C',
+    '--no-sync',
+  ]);
+  appendFileSync(
+    join(dataDir, 'postgresql.conf'),
+    [
+      '',
+      `# ${conf.comment}`,
+      `port = ${conf.port}`,
+      `listen_addresses = '127.0.0.1'`,
+      `unix_socket_directories = '${conf.socketDir}'`,
+      ...conf.settings,
+      '',
+    ].join('\n'),
+  );
+}
+
 export interface DedicatedPostgres {
   url: string;
   port: number;
@@ -267,34 +303,14 @@ export async function startDedicatedPostgres(
     },
   };
   try {
-    await pgRun('initdb', [
-      '-D',
-      dataDir,
-      '-A',
-      'trust',
-      '-U',
-      'postgres',
-      '-E',
-      'UTF8',
-      '--locale=C',
-      '--no-sync',
-    ]);
     // In the config file, so every start (and a restart) uses this port and socket dir, never 5432.
-    appendFileSync(
-      join(dataDir, 'postgresql.conf'),
-      [
-        '',
-        '# tern fault suite',
-        `port = ${port}`,
-        `listen_addresses = '127.0.0.1'`,
-        `unix_socket_directories = '${dir}'`,
-        'max_connections = 40',
-        'shared_buffers = 64MB',
-        // Lines of the caller's own (later lines win), e.g. a bench's preloaded extension.
-        ...(opts.settings ?? []),
-        '',
-      ].join('\n'),
-    );
+    await initPostgres(pgRun, dataDir, {
+      comment: 'tern fault suite',
+      port,
+      socketDir: dir,
+      // Lines of the caller's own (later lines win), e.g. a bench's preloaded extension.
+      settings: ['max_connections = 40', 'shared_buffers = 64MB', ...(opts.settings ?? [])],
+    });
     await server.start();
   } catch (error) {
     await server.destroy().catch(() => undefined);
