@@ -185,6 +185,13 @@ export async function createKey(
   return { id: created.id, key: created.key };
 }
 
+/** Creates a project through the API (`POST /projects`); returns its id. */
+export async function createProject(app: FastifyInstance, jwt: string, name: string): Promise<string> {
+  const res = await app.inject({ method: 'POST', url: '/projects', headers: bearer(jwt), payload: { name } });
+  if (res.statusCode !== 201) throw new Error(`createProject: ${res.statusCode} ${res.body}`);
+  return (res.json() as { id: string }).id;
+}
+
 // --- Events ----------------------------------------------------------------------------------
 
 export type EventInput = { type: string; occurredAt: string; data?: Record<string, unknown> };

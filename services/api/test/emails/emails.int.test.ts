@@ -11,7 +11,7 @@ import {
   waitForStatus,
   wallClock,
 } from '../sending-support.js';
-import { bearer, createKey, jwtFor, suffix } from '../support.js';
+import { bearer, createKey, createProject, jwtFor, suffix } from '../support.js';
 
 let world: SendingWorld;
 const run = suffix();
@@ -566,18 +566,8 @@ describe('a key bound to a project (SPEC §16)', () => {
     world.app.inject({ method, url, headers: bearer(auth) });
 
   beforeAll(async () => {
-    const project = async (name: string) => {
-      const res = await world.app.inject({
-        method: 'POST',
-        url: '/projects',
-        headers: bearer(ownerA),
-        payload: { name },
-      });
-      expect(res.statusCode, res.body).toBe(201);
-      return res.json().id as string;
-    };
-    projectOne = await project('one');
-    projectTwo = await project('two');
+    projectOne = await createProject(world.app, ownerA, 'one');
+    projectTwo = await createProject(world.app, ownerA, 'two');
     const res = await world.app.inject({
       method: 'POST',
       url: `/tenants/${A}/api-keys`,

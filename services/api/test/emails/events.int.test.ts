@@ -9,6 +9,7 @@ import {
   buildApp,
   createClock,
   createKey,
+  createProject,
   eventsOf,
   jwtFor,
   openStores,
@@ -53,13 +54,7 @@ describe('the event stream routes', () => {
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     const jwt = jwtFor(clock, tenant);
-    const prj = await app.inject({
-      method: 'POST',
-      url: '/projects',
-      headers: bearer(jwt),
-      payload: { name: 'P' },
-    });
-    const projectId = (prj.json() as { id: string }).id;
+    const projectId = await createProject(app, jwt, 'P');
     key = (await createKey(app, jwt, tenant, { scopes: ['events:read'] })).key;
     noScope = (await createKey(app, jwt, tenant, { scopes: ['email:read'] })).key;
     projectKey = (await createKey(app, jwt, tenant, { scopes: ['events:read'], projectId })).key;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
-import { bearer, jwtFor, suffix } from '../support.js';
+import { bearer, createProject, jwtFor, suffix } from '../support.js';
 
 /**
  * Issue 24, item 6: the same Idempotency-Key and body from keys bound to two projects made the
@@ -29,16 +29,7 @@ async function createKey(body: Record<string, unknown>): Promise<string> {
   return res.json().key as string;
 }
 
-async function project(name: string): Promise<string> {
-  const res = await world.app.inject({
-    method: 'POST',
-    url: '/projects',
-    headers: bearer(owner),
-    payload: { name },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().id as string;
-}
+const project = (name: string) => createProject(world.app, owner, name);
 
 const send = (key: string, idem: string, payload: unknown = BODY, url = '/emails/send') =>
   world.app.inject({

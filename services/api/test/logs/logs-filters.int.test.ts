@@ -12,6 +12,7 @@ import {
   bearer,
   buildApp,
   createKey,
+  createProject,
   DAY_MS,
   DEFAULT_RETENTION_DAYS,
   eventsOf,
@@ -80,18 +81,8 @@ beforeAll(async () => {
   stores = await openStores();
   app = await buildApp(stores, clock);
   const owner = jwtFor(clock, A);
-  const newProject = async (name: string) => {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/projects',
-      headers: bearer(owner),
-      payload: { name },
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    return res.json().id as string;
-  };
-  P1 = await newProject('Marketing');
-  P2 = await newProject('Transactional');
+  P1 = await createProject(app, owner, 'Marketing');
+  P2 = await createProject(app, owner, 'Transactional');
   const common = { now: NOW, spanDays: 104, templates: ['t1', 't2'] };
   // A third of A's emails in each project, a third in none.
   emailsA = generateEmails({ ...common, tenantId: A, count: 260, seed: 21 }).map((e, i) => ({

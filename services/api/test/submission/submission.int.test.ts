@@ -19,7 +19,7 @@ import {
   waitForStatus,
   wallClock,
 } from '../sending-support.js';
-import { bearer, buildApp, createKey, jwtFor, suffix } from '../support.js';
+import { bearer, buildApp, createKey, createProject, jwtFor, suffix } from '../support.js';
 import { swaks } from './session.js';
 
 let world: SendingWorld;
@@ -217,14 +217,7 @@ describe('SMTP submission with nodemailer (STARTTLS, AUTH)', () => {
   });
 
   it('a key bound to a project sends into its project; another project in X-Tern-Project-Id → 550', async () => {
-    const project = await world.app.inject({
-      method: 'POST',
-      url: '/projects',
-      headers: bearer(ownerA),
-      payload: { name: `p-${run}` },
-    });
-    expect(project.statusCode, project.body).toBe(201);
-    const projectId = (project.json() as { id: string }).id;
+    const projectId = await createProject(world.app, ownerA, `p-${run}`);
     const bound = (
       await createKey(world.app, ownerA, A, { scopes: ['email:send'], projectId } as unknown as {
         scopes: string[];

@@ -8,6 +8,7 @@ import {
   buildApp,
   createClock,
   createKey,
+  createProject,
   jwtFor,
   openStores,
   type Stores,
@@ -126,18 +127,12 @@ describe('POST /webhooks', () => {
   });
 
   it('403 on every /webhooks route for a project-bound key, even with webhooks:manage (tenant-wide)', async () => {
-    const project = await app.inject({
-      method: 'POST',
-      url: '/projects',
-      headers: bearer(jwt),
-      payload: { name: 'bound' },
-    });
-    expect(project.statusCode).toBe(201);
+    const projectId = await createProject(app, jwt, 'bound');
     const keyRes = await app.inject({
       method: 'POST',
       url: `/tenants/${tenant}/api-keys`,
       headers: bearer(jwt),
-      payload: { name: 'bound', scopes: ['webhooks:manage'], projectId: project.json().id },
+      payload: { name: 'bound', scopes: ['webhooks:manage'], projectId },
     });
     expect(keyRes.statusCode, keyRes.body).toBe(201);
     const bound = keyRes.json().key as string;
