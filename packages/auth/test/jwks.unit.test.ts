@@ -3,9 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Algorithm, createSigner } from 'fast-jwt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthError, type AuthErrorReason, createJwtVerifier } from '../src/index.js';
+import { AuthError, createJwtVerifier } from '../src/index.js';
+import { NOW, privatePem, reasonOf } from './jwt-support.js';
 
-const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
 const nowSec = Math.floor(NOW / 1000);
 const claims = { tenantId: 'acme', role: 'admin', exp: nowSec + 60 };
 
@@ -19,18 +19,8 @@ const jwk = (key: KeyObject, extra: Record<string, unknown>) => ({
   ...key.export({ format: 'jwk' }),
   ...extra,
 });
-const privatePem = (key: KeyObject) => key.export({ type: 'pkcs8', format: 'pem' }).toString();
 const sign = (key: KeyObject, algorithm: Algorithm, kid?: string) =>
   createSigner({ key: privatePem(key), algorithm, noTimestamp: true, ...(kid ? { kid } : {}) })(claims);
-
-async function reasonOf(promise: Promise<unknown>): Promise<AuthErrorReason> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AuthError);
-  return (error as AuthError).reason;
-}
 
 // A real HTTP server on loopback serving whatever key set the test puts in `served`.
 let served: { status: number; body: unknown } = { status: 200, body: { keys: [] } };

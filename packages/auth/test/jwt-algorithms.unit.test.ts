@@ -1,41 +1,22 @@
-import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { type Algorithm, createSigner } from 'fast-jwt';
 import { describe, expect, it } from 'vitest';
 import {
   AuthError,
-  type AuthErrorReason,
   algorithmsForPublicKey,
   createJwtVerifier,
   DEFAULT_JWT_MAX_LIFETIME_MS,
 } from '../src/index.js';
+import { hs256Raw as hs256, NOW, now, pem, privatePem, reasonOf, SECRET } from './jwt-support.js';
 
 // Every algorithm the docs list for JWT_PUBLIC_KEY (RS*, PS*, ES*, EdDSA) verified end to end,
 // the arithmetic of the clock checks at their edges, and the constructor's refusals (issue 33).
 
-const SECRET = 'test-secret-0123456789-abcdefghijklmnop';
-const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
-const now = () => NOW;
 const nowSec = NOW / 1000;
 const claims = { tenantId: 'acme', role: 'owner', exp: nowSec + 60 };
 
-const pem = (key: KeyObject) => key.export({ type: 'spki', format: 'pem' }).toString();
-const privatePem = (key: KeyObject) => key.export({ type: 'pkcs8', format: 'pem' }).toString();
 const sign = (key: KeyObject, algorithm: Algorithm, payload: object = claims) =>
   createSigner({ key: privatePem(key), algorithm, noTimestamp: true })(payload);
-const hs256 = (payload: object, secret = SECRET) => {
-  const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-  const input = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(payload)}`;
-  return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
-};
-
-async function reasonOf(promise: Promise<unknown>): Promise<AuthErrorReason> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AuthError);
-  return (error as AuthError).reason;
-}
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const pss = generateKeyPairSync('rsa-pss', { modulusLength: 2048 });

@@ -1,36 +1,14 @@
 import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createSigner } from 'fast-jwt';
 import { describe, expect, it } from 'vitest';
-import { AuthError, type AuthErrorReason, createJwtVerifier, signDashboardToken } from '../src/index.js';
+import { AuthError, createJwtVerifier, signDashboardToken } from '../src/index.js';
+import { b64url, hs256Raw, NOW, now, pem, reasonOf, SECRET } from './jwt-support.js';
 
-const SECRET = 'test-secret-0123456789-abcdefghijklmnop';
-const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
-const now = () => NOW;
 const nowSec = Math.floor(NOW / 1000);
-
-const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 function hs256(payload: Record<string, unknown>, secret = SECRET): string {
   return createSigner({ key: secret, algorithm: 'HS256', noTimestamp: true })(payload);
 }
-
-// By hand, for payloads fast-jwt's signer refuses to produce (e.g. a string `exp`).
-function hs256Raw(payload: Record<string, unknown>, secret = SECRET): string {
-  const input = `${b64url({ alg: 'HS256', typ: 'JWT' })}.${b64url(payload)}`;
-  return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
-}
-
-async function reasonOf(promise: Promise<unknown>): Promise<AuthErrorReason> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AuthError);
-  expect((error as AuthError).statusCode).toBe(401);
-  return (error as AuthError).reason;
-}
-
-const pem = (key: KeyObject) => key.export({ type: 'spki', format: 'pem' }).toString();
 
 describe('HS256 secret', () => {
   const verifier = createJwtVerifier({ secret: SECRET, now });
