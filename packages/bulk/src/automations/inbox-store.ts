@@ -1,7 +1,7 @@
 import { type AutomationStep, EVENT_TYPES } from '@tern/contracts';
-import { claimDueSql } from '@tern/jobs';
 import { eventStreamHeadSql, eventsPage } from '@tern/read-models';
 import type pg from 'pg';
+import { leasedClaimSql } from '../leased-claim.js';
 import { INBOX_TABLE } from './runner-store.js';
 
 /**
@@ -28,14 +28,10 @@ export async function claimInbox(
   batchSize: number,
 ): Promise<InboxEvent[]> {
   const { rows } = await pool.query<InboxEvent>(
-    claimDueSql({
+    leasedClaimSql({
       table: INBOX_TABLE,
       alias: 'i',
-      keys: ['tenant_id', 'id'],
-      due: 'lease_until IS NULL OR lease_until < $3',
       orderBy: 'occurred_at',
-      limit: '$4',
-      set: 'lease_owner = $1, lease_until = $2',
       returning: 'i.tenant_id, i.id, i.name, i.contact_id, i.occurred_at',
     }),
     [owner, leaseUntil, at, batchSize],

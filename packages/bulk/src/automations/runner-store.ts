@@ -1,7 +1,7 @@
 import type { AutomationStep } from '@tern/contracts';
-import { claimDueSql } from '@tern/jobs';
 import { suppressedSql } from '@tern/read-models';
 import type pg from 'pg';
+import { leasedClaimSql } from '../leased-claim.js';
 import { compileSegmentFilter, type SegmentFilter } from '../segments/filter.js';
 
 /**
@@ -44,14 +44,11 @@ export async function claimDueRuns(
   batchSize: number,
 ): Promise<ClaimedRun[]> {
   const { rows } = await pool.query<ClaimedRun>(
-    `WITH claimed AS (${claimDueSql({
+    `WITH claimed AS (${leasedClaimSql({
       table: RUNS_TABLE,
       alias: 'r',
-      keys: ['tenant_id', 'id'],
-      due: `state = 'active' AND due_at <= $3 AND (lease_until IS NULL OR lease_until < $3)`,
+      ready: `state = 'active' AND due_at <= $3`,
       orderBy: 'due_at',
-      limit: '$4',
-      set: 'lease_owner = $1, lease_until = $2',
       returning: 'r.tenant_id, r.id, r.automation_id, r.contact_id, r.position, r.waiting, r.due_at',
     })})
      SELECT c.*, a.steps, a.from_address, ct.email, ct.first_name, ct.last_name, ct.attributes, ct.audiences,

@@ -1,6 +1,6 @@
-import { claimDueSql } from '@tern/jobs';
 import { suppressedSql } from '@tern/read-models';
 import type pg from 'pg';
+import { leasedClaimSql } from '../leased-claim.js';
 import { topicSubscribedSql } from '../topics/store.js';
 import type { StoredStep } from './store.js';
 
@@ -40,14 +40,11 @@ export async function claimDueEnrollments(
   batchSize: number,
 ): Promise<ClaimedEnrollment[]> {
   const { rows } = await pool.query<ClaimedEnrollment>(
-    `WITH claimed AS (${claimDueSql({
-      table: 'sequence_enrollments',
+    `WITH claimed AS (${leasedClaimSql({
+      table: SCHEDULE_TABLE,
       alias: 'e',
-      keys: ['tenant_id', 'id'],
-      due: `state = 'active' AND next_due_at <= $3 AND (lease_until IS NULL OR lease_until < $3)`,
+      ready: `state = 'active' AND next_due_at <= $3`,
       orderBy: 'next_due_at',
-      limit: '$4',
-      set: 'lease_owner = $1, lease_until = $2',
       returning: 'e.tenant_id, e.id, e.sequence_id, e.contact_id, e.next_step, e.next_due_at',
     })})
      SELECT c.*, s.steps, s.from_address, ct.email, ct.first_name, ct.last_name, ct.attributes,
