@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { audienceNameSchema } from './contacts.js';
+import { audienceNameSchema, existingContactEmailSchema } from './contacts.js';
 
 /**
  * Campaigns and sequences (SPEC §15): the bodies of `/campaigns` and `/sequences` (their answers
@@ -246,13 +246,7 @@ export type UpdateSequenceBody = z.infer<typeof updateSequenceBodySchema>;
 
 export const enrollBodySchema = z
   .strictObject({
-    email: z
-      .string({ error: 'email must be a string' })
-      .trim()
-      .max(254, { error: 'email must be at most 254 characters' })
-      .pipe(z.email({ error: 'email must be a valid email address' }))
-      .transform((v) => v.toLowerCase())
-      .meta({ description: 'Address of an existing contact of the tenant.', example: 'ada@example.com' }),
+    email: existingContactEmailSchema,
   })
   .meta({ examples: [{ email: 'ada@example.com' }] });
 export type EnrollBody = z.infer<typeof enrollBodySchema>;

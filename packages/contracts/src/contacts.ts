@@ -29,6 +29,12 @@ export const contactEmailSchema = z
   .transform((v) => v.toLowerCase())
   .meta({ description: 'Email address; stored and compared lowercased.', example: 'ada@example.com' });
 
+/** The address of an existing contact of the tenant (a sequence's enrollment, a tracked event). */
+export const existingContactEmailSchema = contactEmailSchema.meta({
+  description: 'Address of an existing contact of the tenant.',
+  example: 'ada@example.com',
+});
+
 export const audienceNameSchema = z
   .string({ error: AUDIENCE_MESSAGE })
   .regex(AUDIENCE_PATTERN, { error: AUDIENCE_MESSAGE })

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { existingContactEmailSchema } from './contacts.js';
 
 /**
  * Custom events (SPEC §27): what a program reports of a contact (`POST /events/track`), which
@@ -20,13 +21,7 @@ export const customEventNameSchema = z
 
 export const trackEventBodySchema = z
   .strictObject({
-    email: z
-      .string({ error: 'email must be a string' })
-      .trim()
-      .max(254, { error: 'email must be at most 254 characters' })
-      .pipe(z.email({ error: 'email must be a valid email address' }))
-      .transform((v) => v.toLowerCase())
-      .meta({ description: 'Address of an existing contact of the tenant.', example: 'ada@example.com' }),
+    email: existingContactEmailSchema,
     name: customEventNameSchema,
     data: z
       .record(z.string(), z.unknown())
