@@ -187,15 +187,18 @@ export const sequenceStepBodySchema = z
   });
 export type SequenceStepBody = z.infer<typeof sequenceStepBodySchema>;
 
+const STEPS_MESSAGE = 'steps must be an array of 1 to 20 steps';
+const sequenceStepsSchema = z
+  .array(sequenceStepBodySchema, { error: STEPS_MESSAGE })
+  .min(1, { error: STEPS_MESSAGE })
+  .max(MAX_SEQUENCE_STEPS, { error: STEPS_MESSAGE });
+
 export const createSequenceBodySchema = z
   .strictObject({
     name,
     from: fromAddressSchema,
     topic: topic.optional(),
-    steps: z
-      .array(sequenceStepBodySchema, { error: 'steps must be an array of 1 to 20 steps' })
-      .min(1, { error: 'steps must be an array of 1 to 20 steps' })
-      .max(MAX_SEQUENCE_STEPS, { error: 'steps must be an array of 1 to 20 steps' }),
+    steps: sequenceStepsSchema,
   })
   .meta({
     examples: [
@@ -220,11 +223,7 @@ export const updateSequenceBodySchema = z
     name: name.optional(),
     from: fromAddressSchema.optional(),
     topic: topic.nullable().optional(),
-    steps: z
-      .array(sequenceStepBodySchema, { error: 'steps must be an array of 1 to 20 steps' })
-      .min(1, { error: 'steps must be an array of 1 to 20 steps' })
-      .max(MAX_SEQUENCE_STEPS, { error: 'steps must be an array of 1 to 20 steps' })
-      .optional(),
+    steps: sequenceStepsSchema.optional(),
   })
   .refine(
     (b) => b.name !== undefined || b.from !== undefined || b.steps !== undefined || b.topic !== undefined,
