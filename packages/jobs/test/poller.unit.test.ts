@@ -17,6 +17,17 @@ afterEach(async () => {
   await stopping;
 });
 
+/** A poller whose run only counts, and the count of runs once the fake clock has moved `ms`. */
+function countingPoller(opts: Omit<Parameters<typeof createPoller>[0], 'run'>) {
+  let runs = 0;
+  const p = poller({ ...opts, run: async () => void runs++ });
+  const runsAfter = async (ms: number) => {
+    await vi.advanceTimersByTimeAsync(ms);
+    return runs;
+  };
+  return { p, runs: () => runs, runsAfter };
+}
+
 /** A promise with its resolve, to hold a run open. */
 function gate() {
   let open!: () => void;
@@ -29,32 +40,23 @@ function gate() {
 describe('createPoller', () => {
   it('runs at once on start, then every intervalMs after the previous run ended', async () => {
     vi.useFakeTimers();
-    let runs = 0;
-    const p = poller({ name: 't', intervalMs: 1000, run: async () => void runs++ });
-    expect(runs).toBe(0);
+    const { p, runs, runsAfter } = countingPoller({ name: 't', intervalMs: 1000 });
+    expect(runs()).toBe(0);
     p.start();
-    await vi.advanceTimersByTimeAsync(0);
-    expect(runs).toBe(1);
-    await vi.advanceTimersByTimeAsync(999);
-    expect(runs).toBe(1);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(runs).toBe(2);
-    await vi.advanceTimersByTimeAsync(3000);
-    expect(runs).toBe(5);
+    expect(await runsAfter(0)).toBe(1);
+    expect(await runsAfter(999)).toBe(1);
+    expect(await runsAfter(1)).toBe(2);
+    expect(await runsAfter(3000)).toBe(5);
   });
 
   it('waits firstRunMs before the first run, and start() twice schedules once', async () => {
     vi.useFakeTimers();
-    let runs = 0;
-    const p = poller({ name: 't', intervalMs: 100, firstRunMs: 500, run: async () => void runs++ });
+    const { p, runsAfter } = countingPoller({ name: 't', intervalMs: 100, firstRunMs: 500 });
     p.start();
     p.start();
-    await vi.advanceTimersByTimeAsync(499);
-    expect(runs).toBe(0);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(runs).toBe(1);
-    await vi.advanceTimersByTimeAsync(100);
-    expect(runs).toBe(2);
+    expect(await runsAfter(499)).toBe(0);
+    expect(await runsAfter(1)).toBe(1);
+    expect(await runsAfter(100)).toBe(2);
   });
 
   it('never overlaps runs: a slow run delays the next one', async () => {
@@ -119,18 +121,15 @@ describe('createPoller', () => {
 
   it('wake() before start or after stop does nothing', async () => {
     vi.useFakeTimers();
-    let runs = 0;
-    const p = poller({ name: 't', intervalMs: 10, run: async () => void runs++ });
+    const { p, runs, runsAfter } = countingPoller({ name: 't', intervalMs: 10 });
     p.wake();
-    await vi.advanceTimersByTimeAsync(100);
-    expect(runs).toBe(0);
+    expect(await runsAfter(100)).toBe(0);
     p.start();
     await vi.advanceTimersByTimeAsync(0);
     await p.stop();
-    const after = runs;
+    const after = runs();
     p.wake();
-    await vi.advanceTimersByTimeAsync(100);
-    expect(runs).toBe(after);
+    expect(await runsAfter(100)).toBe(after);
     expect(p.running).toBe(false);
   });
 
