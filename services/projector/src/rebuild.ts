@@ -7,7 +7,8 @@ import type pg from 'pg';
 import type { MailboxResolver } from './mailbox-resolver.js';
 import { type BatchStats, createProjector } from './projector.js';
 
-export interface RebuildOptions {
+/** What a replay of the whole log takes (a rebuild, a reprojection). */
+export interface ReplayOptions {
   pool: pg.Pool;
   ch: ClickHouseClient;
   log: EventStream;
@@ -16,10 +17,13 @@ export interface RebuildOptions {
   maxBatchSize?: number;
   /** Give up when the replay has not caught up after this long. */
   timeoutMs?: number;
-  logger?: Logger;
-  onBatch?: (stats: BatchStats) => void;
   /** The recipients' mailbox providers (SPEC §26). */
   mailboxes?: MailboxResolver;
+}
+
+export interface RebuildOptions extends ReplayOptions {
+  logger?: Logger;
+  onBatch?: (stats: BatchStats) => void;
 }
 
 /**

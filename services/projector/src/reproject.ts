@@ -1,7 +1,6 @@
-import type { ClickHouseClient } from '@clickhouse/client';
 import type { DeliveryEvent } from '@tern/contracts';
 import { type EmailState, emailKey, foldBatch, groupByEmail } from '@tern/domain';
-import { type EventBatch, type EventLogConsumer, type EventStream, hasReached } from '@tern/event-log';
+import { type EventBatch, type EventLogConsumer, hasReached } from '@tern/event-log';
 import {
   claimedEvents,
   createDimsVersion,
@@ -15,8 +14,7 @@ import {
   writeBackDims,
 } from '@tern/read-models';
 import { notifyReadModel } from '@tern/stores';
-import type pg from 'pg';
-import type { MailboxResolver } from './mailbox-resolver.js';
+import type { ReplayOptions } from './rebuild.js';
 
 export interface ReprojectProgress {
   /** Log records read so far. */
@@ -28,16 +26,7 @@ export interface ReprojectProgress {
   etaMs: number | null;
 }
 
-export interface ReprojectOptions {
-  pool: pg.Pool;
-  ch: ClickHouseClient;
-  log: EventStream;
-  /** The replay's consumer group: new, so it starts at the first record of the log. */
-  group: string;
-  maxBatchSize?: number;
-  /** Give up when the replay has not caught up after this long. */
-  timeoutMs?: number;
-  mailboxes?: MailboxResolver;
+export interface ReprojectOptions extends ReplayOptions {
   onProgress?: (p: ReprojectProgress) => void;
   /**
    * Column definitions the new version adds to the serving one's (ClickHouse DDL, e.g.

@@ -5,8 +5,9 @@ import { withTransaction } from '@tern/kernel';
 import { eventStream, eventsPage } from '@tern/read-models';
 import fc from 'fast-check';
 import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProjector } from '../src/index.js';
-import { suffix } from './pipeline.suite.js';
+import { openProjectionStores, type ProjectionStores, suffix } from './pipeline.suite.js';
 
 /**
  * The ordering promise of the event stream (SPEC §25, issue 42): from any cursor, every event after
@@ -204,4 +205,45 @@ export async function openPipeline(
       for (const p of projectors) await p.stop();
     },
   };
+}
+
+/**
+ * The ordering promise on one log (`openLog`, on the suite's own stores `storesName`) with the
+ * full pipeline of `openPipeline`: readers paging during concurrent appends see every event once,
+ * in the final order (fast-check plans).
+ */
+export function runStreamOrderSuite(
+  name: string,
+  opts: {
+    storesName: string;
+    openLog: (pool: pg.Pool) => Promise<EventLog>;
+    sameGroup: boolean;
+    setupTimeoutMs?: number;
+  },
+) {
+  describe(`event stream order on ${name}`, () => {
+    let stores: ProjectionStores;
+    let pipeline: Awaited<ReturnType<typeof openPipeline>>;
+    let close: () => Promise<void>;
+    beforeAll(async () => {
+      stores = await openProjectionStores(opts.storesName, 10);
+      const log = await opts.openLog(stores.pool);
+      pipeline = await openPipeline(stores.pool, stores.ch.client, log, opts.sameGroup);
+      close = () => log.close();
+    }, opts.setupTimeoutMs);
+    afterAll(async () => {
+      await pipeline?.stop();
+      await close?.();
+      await stores?.close();
+    });
+
+    it('readers paging during concurrent appends see every event once, in the final order (fast-check)', async () => {
+      await fc.assert(
+        fc.asyncProperty(planArb, async (plan) => {
+          expect(await runPlan(plan, pipeline.append, ternReader(stores.pool), pipeline.settled)).toBeNull();
+        }),
+        { numRuns: 6 },
+      );
+    }, 300_000);
+  });
 }
