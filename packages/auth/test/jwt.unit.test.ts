@@ -1,8 +1,8 @@
 import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { createSigner } from 'fast-jwt';
+import { type Algorithm, createSigner } from 'fast-jwt';
 import { describe, expect, it } from 'vitest';
 import { AuthError, createJwtVerifier, signDashboardToken } from '../src/index.js';
-import { b64url, hs256Raw, NOW, now, pem, reasonOf, SECRET } from './jwt-support.js';
+import { b64url, hs256Raw, NOW, now, pem, privatePem, reasonOf, SECRET } from './jwt-support.js';
 
 const nowSec = Math.floor(NOW / 1000);
 
@@ -186,47 +186,23 @@ describe('public keys', () => {
   const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const ed = generateKeyPairSync('ed25519');
   const claims = { tenantId: 'acme', role: 'owner', exp: nowSec + 60 };
-  const privatePem = (key: KeyObject) => key.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const sign = (key: KeyObject, algorithm: Algorithm) =>
+    createSigner({ key: privatePem(key), algorithm, noTimestamp: true })(claims);
 
-  it('verifies RS256 with a PEM public key', async () => {
-    const verifier = createJwtVerifier({ publicKey: pem(rsa.publicKey), now });
-    const token = createSigner({ key: privatePem(rsa.privateKey), algorithm: 'RS256', noTimestamp: true })(
-      claims,
-    );
-    await expect(verifier.verify(token)).resolves.toEqual(claims);
-  });
-
-  it('verifies PS256 with an RSA key', async () => {
-    const verifier = createJwtVerifier({ publicKey: pem(rsa.publicKey), now });
-    const token = createSigner({ key: privatePem(rsa.privateKey), algorithm: 'PS256', noTimestamp: true })(
-      claims,
-    );
-    await expect(verifier.verify(token)).resolves.toEqual(claims);
-  });
-
-  it('verifies ES256 with a P-256 public key', async () => {
-    const verifier = createJwtVerifier({ publicKey: pem(ec.publicKey), now });
-    const token = createSigner({ key: privatePem(ec.privateKey), algorithm: 'ES256', noTimestamp: true })(
-      claims,
-    );
-    await expect(verifier.verify(token)).resolves.toEqual(claims);
-  });
-
-  it('verifies EdDSA with an Ed25519 public key', async () => {
-    const verifier = createJwtVerifier({ publicKey: pem(ed.publicKey), now });
-    const token = createSigner({ key: privatePem(ed.privateKey), algorithm: 'EdDSA', noTimestamp: true })(
-      claims,
-    );
-    await expect(verifier.verify(token)).resolves.toEqual(claims);
+  it.each([
+    ['verifies RS256 with a PEM public key', rsa, 'RS256'],
+    ['verifies PS256 with an RSA key', rsa, 'PS256'],
+    ['verifies ES256 with a P-256 public key', ec, 'ES256'],
+    ['verifies EdDSA with an Ed25519 public key', ed, 'EdDSA'],
+  ] as const)('%s', async (_what, pair, algorithm) => {
+    const verifier = createJwtVerifier({ publicKey: pem(pair.publicKey), now });
+    await expect(verifier.verify(sign(pair.privateKey, algorithm))).resolves.toEqual(claims);
   });
 
   it('refuses a token signed by another key pair', async () => {
     const verifier = createJwtVerifier({ publicKey: pem(ec.publicKey), now });
     const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const token = createSigner({ key: privatePem(other.privateKey), algorithm: 'ES256', noTimestamp: true })(
-      claims,
-    );
-    expect(await reasonOf(verifier.verify(token))).toBe('invalid_signature');
+    expect(await reasonOf(verifier.verify(sign(other.privateKey, 'ES256')))).toBe('invalid_signature');
   });
 
   it('refuses an HS256 token, even one using the public key PEM as its secret', async () => {
@@ -242,10 +218,7 @@ describe('public keys', () => {
 
   it('refuses an algorithm of another key family', async () => {
     const verifier = createJwtVerifier({ publicKey: pem(rsa.publicKey), now });
-    const token = createSigner({ key: privatePem(ec.privateKey), algorithm: 'ES256', noTimestamp: true })(
-      claims,
-    );
-    expect(await reasonOf(verifier.verify(token))).toBe('invalid_algorithm');
+    expect(await reasonOf(verifier.verify(sign(ec.privateKey, 'ES256')))).toBe('invalid_algorithm');
   });
 
   it('still checks claims on a validly signed token', async () => {
