@@ -1,11 +1,10 @@
 // Issue 40 items 4 and 11 (Postmark): provider notifications replayed, dated long ago, or cut
 // mid-emoji — over a real socket, on the real app, the Postgres-table log and the real projector.
-import type { DeliveryEvent } from '@tern/contracts';
-import { attemptEvents, queuedEvent } from '@tern/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/support/services.js';
-import { notification, openProviderSenders, type ProviderSenders } from '../provider-senders.js';
-import { openSendingWorld, type SendingWorld } from '../sending-support.js';
+import { notification, type ProviderSenders } from '../provider-senders.js';
+import { emailStatus, openProviderWorld, postNotification, sentEmail } from '../providers-support.js';
+import type { SendingWorld } from '../sending-support.js';
 import { project, suffix } from '../support.js';
 
 let world: SendingWorld;
@@ -16,12 +15,7 @@ const T = `replay-${run}`;
 let n = 0;
 
 beforeAll(async () => {
-  senders = await openProviderSenders();
-  world = await openSendingWorld({
-    sender: false,
-    app: () => ({ features: { providers: senders.options } }),
-  });
-  base = await world.app.listen({ port: 0, host: '127.0.0.1' });
+  ({ senders, world, base } = await openProviderWorld());
 }, 60_000);
 
 afterAll(async () => {
@@ -29,34 +23,16 @@ afterAll(async () => {
   await senders?.close();
 });
 
-async function seed(relay = true) {
+async function seed() {
   const emailId = `em_${run}_${++n}`;
-  const at = new Date(Date.now() - 60_000);
   const relayId = `relay-${run}-${n}`;
-  const events: DeliveryEvent[] = [
-    queuedEvent({ tenantId: T, emailId, at, toEmail: `${emailId}@example.com`, subject: 'hello' }),
-    attemptEvents(T, emailId, 1, new Date(at.getTime() + 1000)).sent({
-      provider: 'smtp',
-      messageId: `<${emailId}@tern.test>`,
-      ...(relay ? { providerMessageId: relayId } : {}),
-    }),
-  ];
-  await project(world.stores, events);
+  await project(world.stores, sentEmail(T, emailId, relayId));
   return { emailId, messageId: `${emailId}@tern.test`, relayId };
 }
 
-async function post(provider: string, body: string, headers: Record<string, string>) {
-  const res = await fetch(`${base}/providers/${provider}`, { method: 'POST', body, headers });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-async function statusOf(emailId: string): Promise<string | null> {
-  const { rows } = await world.stores.pool.query<{ status: string | null }>(
-    'SELECT status FROM email_logs WHERE tenant_id = $1 AND id = $2',
-    [T, emailId],
-  );
-  return rows[0]?.status ?? null;
-}
+const post = (provider: string, body: string, headers: Record<string, string>) =>
+  postNotification(base, provider, body, headers);
+const statusOf = (emailId: string) => emailStatus(world.stores.pool, T, emailId);
 
 const mailgunBody = (signature: object, messageId: string, event: Record<string, unknown>) =>
   JSON.stringify({

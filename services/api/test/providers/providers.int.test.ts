@@ -2,17 +2,16 @@
 // the Postgres-table event log, the real projector and Postgres. The providers' side (keys, SNS
 // certificate served over HTTPS, signatures) is in provider-senders.ts.
 import type { DeliveryEvent } from '@tern/contracts';
-import { attemptEvents, queuedEvent } from '@tern/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/support/services.js';
 import {
   type Happening,
   notification,
-  openProviderSenders,
   type ProviderKind,
   type ProviderSenders,
 } from '../provider-senders.js';
-import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
+import { emailStatus, openProviderWorld, postNotification, sentEmail } from '../providers-support.js';
+import { type SendingWorld, wallClock } from '../sending-support.js';
 import { bearer, buildApp, jwtFor, project, suffix } from '../support.js';
 
 const PROVIDERS: ProviderKind[] = ['ses', 'sendgrid', 'postmark', 'mailgun', 'resend'];
@@ -26,31 +25,13 @@ const B = `prov-b-${run}`;
 let n = 0;
 
 beforeAll(async () => {
-  senders = await openProviderSenders();
-  world = await openSendingWorld({
-    sender: false,
-    app: () => ({ features: { providers: senders.options } }),
-  });
-  base = await world.app.listen({ port: 0, host: '127.0.0.1' });
+  ({ senders, world, base } = await openProviderWorld());
 }, 60_000);
 
 afterAll(async () => {
   await world?.close();
   await senders?.close();
 });
-
-/** An email queued and sent (as the sender would have appended), projected; its Message-ID and relay id. */
-function sentEmail(tenantId: string, emailId: string, relayId?: string): DeliveryEvent[] {
-  const at = new Date(Date.now() - 60_000);
-  return [
-    queuedEvent({ tenantId, emailId, at, toEmail: `${emailId}@example.com`, subject: 'hello' }),
-    attemptEvents(tenantId, emailId, 1, new Date(at.getTime() + 1000)).sent({
-      provider: 'smtp',
-      messageId: `<${emailId}@tern.test>`,
-      ...(relayId ? { providerMessageId: relayId } : {}),
-    }),
-  ];
-}
 
 async function seed(tenantId: string, relay = true) {
   const emailId = `em_${run}_${++n}`;
@@ -63,10 +44,8 @@ async function seed(tenantId: string, relay = true) {
 const idFor = (provider: ProviderKind, e: { messageId: string; relayId: string | undefined }) =>
   provider === 'mailgun' ? e.messageId : (e.relayId ?? e.messageId);
 
-async function post(provider: ProviderKind, body: string, headers: Record<string, string>) {
-  const res = await fetch(`${base}/providers/${provider}`, { method: 'POST', body, headers });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const post = (provider: ProviderKind, body: string, headers: Record<string, string>) =>
+  postNotification(base, provider, body, headers);
 
 async function send(
   provider: ProviderKind,
@@ -79,13 +58,7 @@ async function send(
   return post(provider, body, headers);
 }
 
-async function statusOf(tenantId: string, emailId: string): Promise<string | null> {
-  const { rows } = await world.stores.pool.query<{ status: string | null }>(
-    'SELECT status FROM email_logs WHERE tenant_id = $1 AND id = $2',
-    [tenantId, emailId],
-  );
-  return rows[0]?.status ?? null;
-}
+const statusOf = (tenantId: string, emailId: string) => emailStatus(world.stores.pool, tenantId, emailId);
 
 async function timeline(tenantId: string, emailId: string) {
   const { rows } = await world.stores.pool.query<{ type: string; data: Record<string, unknown> }>(
