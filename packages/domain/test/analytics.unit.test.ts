@@ -31,6 +31,14 @@ import {
 
 const T0 = '2024-05-01T23:30:00.000Z';
 const counters = (patch: Partial<ReturnType<typeof zeroCounters>>) => ({ ...zeroCounters(), ...patch });
+/** A row of the rollup: TENANT's, on T0's day, of no template and no project unless `row` says. */
+const delta = (row: Partial<AnalyticsDelta>) => ({
+  tenantId: TENANT,
+  day: '2024-05-01',
+  templateId: '',
+  projectId: '',
+  ...row,
+});
 
 describe('contribution of one email (SPEC §6)', () => {
   it('nothing until queued', () => {
@@ -90,13 +98,7 @@ describe('contribution of one email (SPEC §6)', () => {
 describe('diffContributions', () => {
   it('a new queued email adds one row', () => {
     expect(diffContributions(null, foldEmail([queued('q1', T0)]))).toEqual([
-      {
-        tenantId: TENANT,
-        day: '2024-05-01',
-        templateId: '',
-        projectId: '',
-        counters: counters({ total: 1 }),
-      },
+      delta({ counters: counters({ total: 1 }) }),
     ]);
   });
 
@@ -108,13 +110,7 @@ describe('diffContributions', () => {
     const before = foldEmail([queued('q1', T0), sent('s1', T0)]);
     const after = foldEmail([queued('q1', T0), sent('s1', T0), bounced('b1', T0)]);
     expect(diffContributions(before, after)).toEqual([
-      {
-        tenantId: TENANT,
-        day: '2024-05-01',
-        templateId: '',
-        projectId: '',
-        counters: counters({ sent: -1, bounced: 1 }),
-      },
+      delta({ counters: counters({ sent: -1, bounced: 1 }) }),
     ]);
   });
 
@@ -130,20 +126,8 @@ describe('diffContributions', () => {
     const before = foldEmail([late, sent('s1', T0)]);
     const after = foldEmail([late, sent('s1', T0), early]);
     expect(diffContributions(before, after)).toEqual([
-      {
-        tenantId: TENANT,
-        day: '2024-05-02',
-        templateId: 'tpl_b',
-        projectId: '',
-        counters: counters({ total: -1, sent: -1 }),
-      },
-      {
-        tenantId: TENANT,
-        day: '2024-05-01',
-        templateId: 'tpl_a',
-        projectId: '',
-        counters: counters({ total: 1, sent: 1 }),
-      },
+      delta({ day: '2024-05-02', templateId: 'tpl_b', counters: counters({ total: -1, sent: -1 }) }),
+      delta({ templateId: 'tpl_a', counters: counters({ total: 1, sent: 1 }) }),
     ]);
   });
 });
@@ -158,20 +142,8 @@ describe('projects in the rollup (SPEC §16)', () => {
     const early = queued('q1', T0, { projectId: 'prj_a' });
     const before = foldEmail([late]);
     expect(diffContributions(before, foldEmail([late, early]))).toEqual([
-      {
-        tenantId: TENANT,
-        day: '2024-05-01',
-        templateId: '',
-        projectId: 'prj_b',
-        counters: counters({ total: -1 }),
-      },
-      {
-        tenantId: TENANT,
-        day: '2024-05-01',
-        templateId: '',
-        projectId: 'prj_a',
-        counters: counters({ total: 1 }),
-      },
+      delta({ projectId: 'prj_b', counters: counters({ total: -1 }) }),
+      delta({ projectId: 'prj_a', counters: counters({ total: 1 }) }),
     ]);
   });
 
