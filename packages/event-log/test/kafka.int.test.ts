@@ -1,6 +1,7 @@
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaEventLog } from '../src/kafka.js';
+import type { KafkaEventLogOptions } from '../src/kafka-options.js';
 import { EventLogUnavailableError } from '../src/port.js';
 import { runEventLogContract } from './event-log.contract.js';
 import { collect, makeRecords, randomSuffix, waitFor } from './helpers.js';
@@ -10,6 +11,12 @@ const admin = new Kafka({ clientId: 'event-log-test', brokers, logLevel: logLeve
 const quiet = { info() {}, warn() {}, error() {} };
 // The global setup deletes this run's topics by this prefix, should a cleanup be missed.
 const topicPrefix = process.env.TERN_TEST_TOPIC_PREFIX ?? '';
+const freshTopic = () => `${topicPrefix}event-log-test-${randomSuffix()}`;
+/** Deletes a test's topic (a failure is left to the global teardown's sweep by prefix). */
+const deleteTopic = (topic: string) => admin.deleteTopics({ topics: [topic] }).catch(() => {});
+/** A log of `topic` on the test's brokers, quiet, with `options`. */
+const openLog = (topic: string, options: Partial<KafkaEventLogOptions> = {}) =>
+  createKafkaEventLog({ brokers, topic, logger: quiet, ...options });
 
 beforeAll(async () => {
   await admin.connect();
@@ -20,19 +27,13 @@ afterAll(async () => {
 });
 
 runEventLogContract('kafka', async () => {
-  const topic = `${topicPrefix}event-log-test-${randomSuffix()}`;
-  const log = createKafkaEventLog({
-    brokers,
-    topic,
-    partitions: 3,
-    clientId: 'event-log-test',
-    logger: quiet,
-  });
+  const topic = freshTopic();
+  const log = openLog(topic, { partitions: 3, clientId: 'event-log-test' });
   return {
     log,
     async cleanup() {
       await log.close();
-      await admin.deleteTopics({ topics: [topic] }).catch(() => {});
+      await deleteTopic(topic);
     },
   };
 });
@@ -52,14 +53,8 @@ describe('Kafka event log specifics', () => {
   });
 
   it('partitionsOf is where a plain kafkajs producer puts each key: keys stay where they were', async () => {
-    const topic = `${topicPrefix}event-log-test-${randomSuffix()}`;
-    const log = createKafkaEventLog({
-      brokers,
-      topic,
-      partitions: 5,
-      clientId: 'event-log-test',
-      logger: quiet,
-    });
+    const topic = freshTopic();
+    const log = openLog(topic, { partitions: 5, clientId: 'event-log-test' });
     const producer = new Kafka({ clientId: 'event-log-test', brokers, logLevel: logLevel.NOTHING }).producer({
       createPartitioner: Partitioners.DefaultPartitioner,
     });
@@ -77,12 +72,12 @@ describe('Kafka event log specifics', () => {
     } finally {
       await producer.disconnect();
       await log.close();
-      await admin.deleteTopics({ topics: [topic] }).catch(() => {});
+      await deleteTopic(topic);
     }
   });
 
   it('creates the topic with the requested partitions, and reuses an existing one without logging an error', async () => {
-    const topic = `${topicPrefix}event-log-test-${randomSuffix()}`;
+    const topic = freshTopic();
     // Every start after the first finds the topic there: an expected state, not an error line.
     const errors: string[] = [];
     const recording = {
@@ -102,22 +97,15 @@ describe('Kafka event log specifics', () => {
     } finally {
       await first.close();
       await second.close();
-      await admin.deleteTopics({ topics: [topic] }).catch(() => {});
+      await deleteTopic(topic);
     }
   });
 
   it('consumes everything with fetches bounded far below a batch, and refuses a bound below 1 byte', async () => {
-    const topic = `${topicPrefix}event-log-test-${randomSuffix()}`;
+    const topic = freshTopic();
     // A fetch brings at least one record batch whatever the bound: small bounds slow, never stall.
-    const log = createKafkaEventLog({
-      brokers,
-      topic,
-      partitions: 3,
-      logger: quiet,
-      fetchMaxBytesPerPartition: 1024,
-      fetchMaxBytes: 2048,
-    });
-    const broken = createKafkaEventLog({ brokers, topic, logger: quiet, fetchMaxBytes: 0 });
+    const log = openLog(topic, { partitions: 3, fetchMaxBytesPerPartition: 1024, fetchMaxBytes: 2048 });
+    const broken = openLog(topic, { fetchMaxBytes: 0 });
     try {
       const records = makeRecords('fetch', 300, 7);
       for (let i = 0; i < records.length; i += 50) await log.append(records.slice(i, i + 50));
@@ -129,7 +117,7 @@ describe('Kafka event log specifics', () => {
     } finally {
       await broken.close();
       await log.close();
-      await admin.deleteTopics({ topics: [topic] }).catch(() => {});
+      await deleteTopic(topic);
     }
   });
   it('a member dropped from its group while it handles a batch rejoins and goes on consuming', async () => {
@@ -137,17 +125,9 @@ describe('Kafka event log specifics', () => {
     // ILLEGAL_GENERATION and stops that consumer for good: in a three-broker fault the dispatcher
     // stayed up and read nothing more (2 133 webhooks never made). A stops in its first batch while
     // B joins; the rebalance drops A after 3 s; B leaves; A must read what comes next.
-    const topic = `${topicPrefix}event-log-test-${randomSuffix()}`;
+    const topic = freshTopic();
     const group = `g-${randomSuffix()}`;
-    const open = () =>
-      createKafkaEventLog({
-        brokers,
-        topic,
-        partitions: 1,
-        logger: quiet,
-        sessionTimeoutMs: 6_000,
-        rebalanceTimeoutMs: 3_000,
-      });
+    const open = () => openLog(topic, { partitions: 1, sessionTimeoutMs: 6_000, rebalanceTimeoutMs: 3_000 });
     const [logA, logB] = [open(), open()];
     let release!: () => void;
     const released = new Promise<void>((r) => {
@@ -186,7 +166,7 @@ describe('Kafka event log specifics', () => {
       release();
       await logB.close();
       await logA.close();
-      await admin.deleteTopics({ topics: [topic] }).catch(() => {});
+      await deleteTopic(topic);
     }
   }, 120_000);
 });
