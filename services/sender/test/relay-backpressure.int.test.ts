@@ -71,19 +71,37 @@ const mail = (id: string) => ({
   headers: { 'X-Tern-Email-Id': id },
 });
 
+type Provider = ReturnType<typeof createSmtpProvider>;
+
+/**
+ * `count` messages sent at once (ids `${prefix}0`…) by an SMTP provider on `relay` with the
+ * connection `pool`; `check` gets the ids, the results and the provider, then both close.
+ */
+async function sendAtOnce(
+  relay: Awaited<ReturnType<typeof startBusyRelay>>,
+  pool: { startConnections: number; maxConnections: number; maxMessages: number },
+  prefix: string,
+  count: number,
+  check: (ids: string[], results: Awaited<ReturnType<Provider['send']>>[], provider: Provider) => void,
+) {
+  const provider = createSmtpProvider({ url: relay.sink.url, timeoutMs: 5000, pool });
+  try {
+    const ids = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+    const results = await Promise.all(
+      ids.map((id) => provider.send(mail(id), { tenantId: 'bp', emailId: id })),
+    );
+    check(ids, results, provider);
+  } finally {
+    await provider.close?.();
+    await relay.sink.close();
+  }
+}
+
 describe('the relay pushes back (issue 45)', () => {
   it('the provider halves its connections on 421s and hands every message over once', async () => {
     const relay = await startBusyRelay(3, 7);
-    const provider = createSmtpProvider({
-      url: relay.sink.url,
-      timeoutMs: 5000,
-      pool: { startConnections: 12, maxConnections: 32, maxMessages: 100 },
-    });
-    try {
-      const ids = Array.from({ length: 120 }, (_, i) => `em_bp${i}`);
-      const results = await Promise.all(
-        ids.map((id) => provider.send(mail(id), { tenantId: 'bp', emailId: id })),
-      );
+    const pool = { startConnections: 12, maxConnections: 32, maxMessages: 100 };
+    await sendAtOnce(relay, pool, 'em_bp', 120, (ids, results, provider) => {
       expect(results.map((r) => r.kind)).toEqual(Array(ids.length).fill('sent'));
       const arrivals = relay.arrivals();
       expect([...arrivals.keys()].sort()).toEqual([...ids].sort());
@@ -92,32 +110,18 @@ describe('the relay pushes back (issue 45)', () => {
       expect(relay.peak()).toBeLessThanOrEqual(3);
       // It started at 12 in flight; the relay's 421s (connections past 3, every 7th MAIL FROM) halved it.
       expect(provider.capacity!().inFlight).toBeLessThan(12);
-    } finally {
-      await provider.close?.();
-      await relay.sink.close();
-    }
+    });
   });
 
   it('a relay that takes more: the bound grows from its start while messages wait', async () => {
     const relay = await startBusyRelay(100, 1_000_000);
-    const provider = createSmtpProvider({
-      url: relay.sink.url,
-      timeoutMs: 5000,
-      pool: { startConnections: 2, maxConnections: 16, maxMessages: 100 },
-    });
-    try {
-      const ids = Array.from({ length: 100 }, (_, i) => `em_grow${i}`);
-      const results = await Promise.all(
-        ids.map((id) => provider.send(mail(id), { tenantId: 'bp', emailId: id })),
-      );
+    const pool = { startConnections: 2, maxConnections: 16, maxMessages: 100 };
+    await sendAtOnce(relay, pool, 'em_grow', 100, (_ids, results, provider) => {
       expect(results.every((r) => r.kind === 'sent')).toBe(true);
       expect(provider.capacity!().inFlight).toBe(16);
       expect(relay.peak()).toBeGreaterThan(2);
       expect(relay.peak()).toBeLessThanOrEqual(16);
-    } finally {
-      await provider.close?.();
-      await relay.sink.close();
-    }
+    });
   });
 
   describe('the sender (Postgres, table log)', () => {
