@@ -18,13 +18,4 @@ export const SERVICES = [
 ] as const;
 export type Service = (typeof SERVICES)[number];
 /** The services of one all-in-one process; `submission` runs in it too when SMTP_SUBMISSION_PORT is set. */
-export const CORE_SERVICES: readonly Service[] = [
-  'ingest',
-  'projector',
-  'api',
-  'worker',
-  'sender',
-  'dispatcher',
-  'bounce',
-  'inbound',
-];
+export const CORE_SERVICES: readonly Service[] = SERVICES.filter((s) => s !== 'submission');
