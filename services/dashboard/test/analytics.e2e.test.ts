@@ -10,7 +10,15 @@ import nodemailer from 'nodemailer';
 import { describe, expect, inject, it } from 'vitest';
 import { gzip, reportXml } from '../../../packages/inbound/test/dmarc-report.js';
 import { waitFor } from '../../../test/support/services.js';
-import { api, apiWrite, checkPage, dashboardFile, postEvents } from './fixture.js';
+import {
+  api,
+  apiWrite,
+  checkPage,
+  dashboardFile,
+  emailEvents,
+  type Outcomes,
+  postEvents,
+} from './fixture.js';
 
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148';
@@ -159,16 +167,8 @@ const queuedAt = (i: number) => BASE - i * 1000;
 
 function eventsOf(tenantId: string, templateId: string): unknown[] {
   return SPECS.flatMap((s, i) => {
-    const at = queuedAt(i);
     const emailId = `an-${s.id}`;
-    const ev = (type: string, offsetMs: number, data: Record<string, unknown> = {}) => ({
-      id: `${emailId}-${type}`,
-      type,
-      tenantId,
-      emailId,
-      occurredAt: new Date(at + offsetMs).toISOString(),
-      data,
-    });
+    const ev = emailEvents(tenantId, emailId, queuedAt(i));
     const out = [
       ev('email.queued', 0, {
         toEmail: s.to,
@@ -196,14 +196,8 @@ function eventsOf(tenantId: string, templateId: string): unknown[] {
 const pct = (n: number, d: number) =>
   `${(d === 0 ? 0 : Math.floor((2000 * n + d) / (2 * d)) / 10).toFixed(1)}%`;
 
-interface Counts {
+interface Counts extends Outcomes {
   total: number;
-  sent: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-  complained: number;
   delayed: number;
 }
 function count(specs: Spec[]): Counts {

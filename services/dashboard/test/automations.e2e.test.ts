@@ -8,12 +8,8 @@
  * automation's page, each checked against the API; an existing automation edited in the step form
  * (one that branches as JSON, with why).
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { describe, expect, inject, it } from 'vitest';
-import { api, apiWrite, checkPage, dashboardFile } from './fixture.js';
-
-const run = promisify(execFile);
+import { describe, expect, it } from 'vitest';
+import { api, apiWrite, checkPage, dashboardFile, swaksToInbound } from './fixture.js';
 
 interface Automation {
   id: string;
@@ -63,22 +59,12 @@ describe('the automations pages, in Chromium', () => {
 
     // Ada replies (mail from her address to the tenant's receiving address, over SMTP).
     const { domain } = await api<{ domain: string }>(tern, '/inbound/domain');
-    const { stdout } = await run(
-      'swaks',
-      [
-        '--server',
-        `127.0.0.1:${inject('dashboard').inboundPort}`,
-        '--from',
-        'ada@example.com',
-        '--to',
-        `hello@${domain}`,
-        '--header',
-        'Subject: Re: welcome',
-        '--body',
-        'Thanks!',
-      ],
-      { timeout: 60_000 },
-    );
+    const stdout = await swaksToInbound('ada@example.com', `hello@${domain}`, [
+      '--header',
+      'Subject: Re: welcome',
+      '--body',
+      'Thanks!',
+    ]);
     expect(stdout).toMatch(/250 [^\n]*inb_/);
     // The page follows the run to its end without a reload.
     const adaRow = w.page.locator('[data-testid="runs"] tbody tr', { hasText: 'ada@example.com' });

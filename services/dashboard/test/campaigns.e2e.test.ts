@@ -7,16 +7,10 @@
  * then a scheduled one cancelled, and one from a template.
  */
 import { describe, expect, it } from 'vitest';
-import { api, apiWrite, checkPage, dashboardFile, screenshot, type Tern } from './fixture.js';
+import { api, apiWrite, checkPage, dashboardFile, type Outcomes, screenshot, type Tern } from './fixture.js';
 
-interface Stats {
+interface Stats extends Outcomes {
   recipients: number;
-  sent: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-  complained: number;
   unsubscribed: number;
 }
 interface Campaign {

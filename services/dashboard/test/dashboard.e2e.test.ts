@@ -2,7 +2,7 @@
 // The callbacks given to page.evaluate run in the browser: they see the DOM, not Node.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { api, checkPage, dashboardFile, expectPublicApiOnly, newPage, TENANT } from './fixture.js';
+import { api, checkPage, dashboardFile, expectPublicApiOnly, newPage, rowIds, TENANT } from './fixture.js';
 
 const EMAILS = 45;
 
@@ -116,15 +116,12 @@ describe('the dashboard in Chromium, against a running Tern', () => {
 
   it('logs: pages through every email newest first, exactly as the API pages them', async () => {
     const w = await open('/logs');
-    const rows = w.page.locator('[data-testid="logs"] tbody tr');
     const first = await api<Logs>(tern, '/emails/logs?page=1&limit=20');
     expect(first.meta.totalPages).toBe(3);
     for (let page = 1; page <= 3; page++) {
       const expected = await api<Logs>(tern, `/emails/logs?page=${page}&limit=20`);
       await expect.poll(() => w.page.getByText(`Page ${page} of 3`).count()).toBe(1);
-      await expect
-        .poll(() => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id'))))
-        .toEqual(expected.data.map((e) => e.id));
+      await expect.poll(() => rowIds(w.page, 'logs')).toEqual(expected.data.map((e) => e.id));
       if (page < 3) await w.page.getByRole('button', { name: 'Older →' }).click();
     }
     expect(await w.page.getByRole('button', { name: 'Older →' }).isDisabled()).toBe(true);
@@ -151,13 +148,7 @@ describe('the dashboard in Chromium, against a running Tern', () => {
     const url = new URL((await request).url());
     expect(url.searchParams.get('page')).toBe('1');
     const answer = await api<Logs>(tern, `/emails/logs${url.search}`);
-    await expect
-      .poll(() =>
-        w.page
-          .locator('[data-testid="logs"] tbody tr')
-          .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id'))),
-      )
-      .toEqual(answer.data.map((e) => e.id));
+    await expect.poll(() => rowIds(w.page, 'logs')).toEqual(answer.data.map((e) => e.id));
     // The API filters (SPEC §19): only bounced rows, and the total of the bounced ones in the whole log.
     const everything = await api<Logs>(tern, '/emails/logs?limit=100');
     expect(everything.meta.total).toBeLessThanOrEqual(100);

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/services.js';
-import { api, checkPage, dashboardFile, postEvents } from './fixture.js';
+import { api, checkPage, dashboardFile, postEvents, rowIds } from './fixture.js';
 
 interface StreamPage {
   data: { id: string; cursor: string; type: string }[];
@@ -53,10 +53,7 @@ describe('the Events page, in Chromium', () => {
     const newest = await api<StreamPage>(tern, '/events?order=newest&limit=50');
 
     const w = await open('/events');
-    const rows = () =>
-      w.page
-        .locator('[data-testid="events"] tbody tr')
-        .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')));
+    const rows = () => rowIds(w.page, 'events');
     await expect.poll(rows).toEqual(newest.data.map((e) => e.id));
     await w.page.getByTestId('live-state').getByText('Live').waitFor();
     await checkPage(w, 'events');

@@ -1,4 +1,7 @@
-import { afterAll, beforeAll } from 'vitest';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, inject } from 'vitest';
 import {
   type Browser,
   launchBrowser,
@@ -72,4 +75,33 @@ export function dashboardFile(tenant = TENANT, options: DashboardFileOptions = {
       return w;
     },
   };
+}
+
+/** What became of sent mail, as the API counts it (a campaign's stats, a breakdown's row). */
+export interface Outcomes {
+  sent: number;
+  delivered: number;
+  opened: number;
+  clicked: number;
+  bounced: number;
+  complained: number;
+}
+
+/** The `data-id` of each row of the table `[data-testid=<testId>]`, in the order shown. */
+export const rowIds = (page: Page, testId: string) =>
+  page
+    .locator(`[data-testid="${testId}"] tbody tr`)
+    .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')));
+
+/** Mail from `from` to `to` over SMTP to the run's inbound listener (swaks, then `args`): its dialogue. */
+export async function swaksToInbound(from: string, to: string, args: string[]): Promise<string> {
+  const server = `127.0.0.1:${inject('dashboard').inboundPort}`;
+  const { stdout } = await promisify(execFile)(
+    'swaks',
+    ['--server', server, '--from', from, '--to', to, ...args],
+    {
+      timeout: 60_000,
+    },
+  );
+  return stdout;
 }

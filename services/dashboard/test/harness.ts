@@ -66,6 +66,18 @@ export function sharedTern(tenant = TENANT): Tern {
 const DAY = 86_400_000;
 const TEMPLATES = ['welcome', 'receipt', 'password-reset'];
 
+/** The events of one email queued at `at`: `ev(type, offsetMs, data)` is one `offsetMs` later. */
+export const emailEvents =
+  (tenantId: string, emailId: string, at: number) =>
+  (type: string, offsetMs: number, data: Record<string, unknown> = {}) => ({
+    id: `${emailId}-${type}`,
+    type,
+    tenantId,
+    emailId,
+    occurredAt: new Date(at + offsetMs).toISOString(),
+    data,
+  });
+
 /**
  * `n` emails spread over the last ~80 days (so 7, 30 and 90 days differ), with every outcome the
  * overview counts: sent, delivered, bounced, failed, opened, clicked, complained.
@@ -73,15 +85,7 @@ const TEMPLATES = ['welcome', 'receipt', 'password-reset'];
 export function seedEvents(n: number, now = Date.now(), tenantId = TENANT) {
   return Array.from({ length: n }, (_, i) => {
     const emailId = `dash-${String(i).padStart(3, '0')}`;
-    const at = now - i * 1.8 * DAY - 60_000;
-    const ev = (type: string, offsetMs: number, data: Record<string, unknown> = {}) => ({
-      id: `${emailId}-${type}`,
-      type,
-      tenantId,
-      emailId,
-      occurredAt: new Date(at + offsetMs).toISOString(),
-      data,
-    });
+    const ev = emailEvents(tenantId, emailId, now - i * 1.8 * DAY - 60_000);
     const out = [
       ev('email.queued', 0, {
         toEmail: `user${i}@example.com`,

@@ -6,15 +6,11 @@
  * with its HTML in a sandboxed frame (never in the page), and saves its attachment with the same
  * bytes; its routes are made, changed (a refused pattern answered in the form) and deleted there.
  */
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tempDir, waitFor } from '../../../test/support/services.js';
-import { api, apiWrite, checkPage, dashboardFile } from './fixture.js';
-
-const run = promisify(execFile);
+import { api, apiWrite, checkPage, dashboardFile, swaksToInbound } from './fixture.js';
 
 interface Listed {
   id: string;
@@ -73,20 +69,7 @@ describe('the Inbound page, in Chromium', () => {
     const subject = `Invoice question ${Date.now()}`;
     const file = join(tempDir('tern-dashboard-inbound-'), 'message.eml');
     writeFileSync(file, mime(address, subject, pdf));
-    const { stdout } = await run(
-      'swaks',
-      [
-        '--server',
-        `127.0.0.1:${inject('dashboard').inboundPort}`,
-        '--from',
-        'ann@sender.test',
-        '--to',
-        address,
-        '--data',
-        `@${file}`,
-      ],
-      { timeout: 60_000 },
-    );
+    const stdout = await swaksToInbound('ann@sender.test', address, ['--data', `@${file}`]);
     const id = /250 [^\n]*(inb_[0-9a-z]+)/.exec(stdout)?.[1];
     expect(id, stdout).toBeDefined();
     // Stored before the 250: the API lists it at once.

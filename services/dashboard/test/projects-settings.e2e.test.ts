@@ -14,6 +14,7 @@ import {
   dashboardFile,
   expectRefusalsLogged,
   postEvents,
+  rowIds,
   seedEvents,
   waitProjected,
 } from './fixture.js';
@@ -86,11 +87,7 @@ describe('projects, the project switcher and settings, in Chromium', () => {
     await expect.poll(() => new URL(w.page.url()).hash).toBe(`#/logs?project=${marketing}`);
     const narrowed = await api<Logs>(tern, `/emails/logs?projectId=${marketing}&limit=20`);
     expect(narrowed.meta.total).toBe(15);
-    const ids = () =>
-      w.page
-        .locator('[data-testid="logs"] tbody tr')
-        .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')));
-    await expect.poll(ids).toEqual(narrowed.data.map((e) => e.id));
+    await expect.poll(() => rowIds(w.page, 'logs')).toEqual(narrowed.data.map((e) => e.id));
     await expect
       .poll(() => w.page.getByTestId('logs-total').textContent())
       .toBe('15 emails in project “Marketing”');
@@ -124,13 +121,7 @@ describe('projects, the project switcher and settings, in Chromium', () => {
     const other = await open();
     await other.page.goto(link);
     const receiptsLogs = await api<Logs>(tern, `/emails/logs?projectId=${receipts}&limit=20`);
-    await expect
-      .poll(() =>
-        other.page
-          .locator('[data-testid="logs"] tbody tr')
-          .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id'))),
-      )
-      .toEqual(receiptsLogs.data.map((e) => e.id));
+    await expect.poll(() => rowIds(other.page, 'logs')).toEqual(receiptsLogs.data.map((e) => e.id));
     expect(await other.page.locator('#project-switch').inputValue()).toBe(receipts);
     // "All projects" widens it again.
     await other.page.getByLabel('Project', { exact: true }).selectOption('');
@@ -154,13 +145,7 @@ describe('projects, the project switcher and settings, in Chromium', () => {
     const url = new URL((await request).url());
     expect(url.searchParams.get('cursor')).toBe(first.meta.nextCursor);
     const second = await api<Logs>(tern, `/emails/logs${url.search}`);
-    await expect
-      .poll(() =>
-        w.page
-          .locator('[data-testid="logs"] tbody tr')
-          .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id'))),
-      )
-      .toEqual(second.data.map((e) => e.id));
+    await expect.poll(() => rowIds(w.page, 'logs')).toEqual(second.data.map((e) => e.id));
     await w.page.getByText('Page 2 of 3').waitFor();
     expect(w.errors).toEqual([]);
     await w.page.close();
