@@ -2,9 +2,10 @@ import { useMemo, useState } from 'preact/hooks';
 import { get, query } from './api.js';
 import { SeriesChart } from './chart.js';
 import { type Column, FiguresTable, num, percent } from './kit/figures-table.js';
+import { Field, Options } from './kit/form.js';
 import { type Route, setParams } from './router.js';
 import { type Breakdown, type BreakdownCounters, DIMENSIONS, type Dimension } from './types.js';
-import { ErrorNotice, formatNumber, Loading, useLoad } from './ui.js';
+import { ErrorNotice, formatNumber, Loading, OUTCOME_LABELS, useLoad } from './ui.js';
 
 /** How each dimension is named on screen (SPEC §26). */
 export const DIMENSION_LABELS: Record<Dimension, string> = {
@@ -20,15 +21,10 @@ export const DIMENSION_LABELS: Record<Dimension, string> = {
 };
 
 /** The figures a chart can draw, one line per row. */
-const FIGURES = [
-  ['total', 'Emails'],
-  ['sent', 'Sent'],
-  ['delivered', 'Delivered'],
-  ['opened', 'Opened'],
-  ['clicked', 'Clicked'],
-  ['bounced', 'Bounced'],
-  ['complained', 'Complaints'],
-] as const satisfies readonly (readonly [keyof BreakdownCounters, string])[];
+const FIGURES = [['total', 'Emails'], ...OUTCOME_LABELS] as const satisfies readonly (readonly [
+  keyof BreakdownCounters,
+  string,
+])[];
 type Figure = (typeof FIGURES)[number][0];
 
 const TOP_N = [3, 5, 8] as const;
@@ -142,11 +138,7 @@ export function BreakdownSection({
       <div class="filters">
         <label for="breakdown-by">Breakdown by</label>
         <select id="breakdown-by" value={by} onChange={(e) => setBy(e.currentTarget.value as Dimension)}>
-          {DIMENSIONS.map((d) => (
-            <option key={d} value={d}>
-              {DIMENSION_LABELS[d]}
-            </option>
-          ))}
+          <Options items={DIMENSIONS} label={(d) => DIMENSION_LABELS[d]} />
         </select>
         <label for="breakdown-interval">Interval</label>
         <select
@@ -179,20 +171,16 @@ export function BreakdownSection({
           value={filterBy}
           onChange={(e) => setFilterBy(e.currentTarget.value as Dimension)}
         >
-          {DIMENSIONS.map((d) => (
-            <option key={d} value={d}>
-              {DIMENSION_LABELS[d]}
-            </option>
-          ))}
+          <Options items={DIMENSIONS} label={(d) => DIMENSION_LABELS[d]} />
         </select>
-        <label for="breakdown-filter-value">Filter value</label>
-        <input
+        <Field
           id="breakdown-filter-value"
+          label="Filter value"
           autoComplete="off"
           spellcheck={false}
           placeholder="gmail, receipt, …"
           value={filterValue}
-          onInput={(e) => setFilterValue(e.currentTarget.value)}
+          onInput={setFilterValue}
         />
         <button type="submit">Add filter</button>
       </form>
@@ -238,11 +226,7 @@ export function BreakdownSection({
                   value={figure}
                   onChange={(e) => setFigure(e.currentTarget.value as Figure)}
                 >
-                  {FIGURES.map(([k, l]) => (
-                    <option key={k} value={k}>
-                      {l}
-                    </option>
-                  ))}
+                  <Options items={FIGURES} value={([k]) => k} label={([, l]) => l} />
                 </select>
                 <label for="breakdown-top">Lines</label>
                 <select
@@ -250,11 +234,7 @@ export function BreakdownSection({
                   value={String(topN)}
                   onChange={(e) => setTopN(Number(e.currentTarget.value))}
                 >
-                  {TOP_N.map((n) => (
-                    <option key={n} value={String(n)}>
-                      Top {n}
-                    </option>
-                  ))}
+                  <Options items={TOP_N} label={(n) => `Top ${n}`} />
                 </select>
               </div>
               <SeriesChart

@@ -13,6 +13,40 @@ export function TableWrap({ label, children }: { label: string; children: Compon
   );
 }
 
+/** A table's head: a header cell per column. */
+export function TableHead({ columns }: { columns: readonly string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => (
+          <th key={c} scope="col">
+            {c}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
+/** A row's action: `children` as shown, `label` as heard (it names the row: "Delete ada@…"). */
+export function RowButton({
+  label,
+  pressed,
+  onClick,
+  children,
+}: {
+  label: string;
+  pressed?: boolean;
+  onClick: () => unknown;
+  children: ComponentChildren;
+}) {
+  return (
+    <button type="button" class="secondary" aria-label={label} aria-pressed={pressed} onClick={onClick}>
+      {children}
+    </button>
+  );
+}
+
 export interface PagerProps {
   page: number;
   totalPages: number;
@@ -51,6 +85,16 @@ export const pagerOf = (
   onPage: (page: number) => void,
   label: string,
 ): PagerProps | undefined => meta && { page: meta.page, totalPages: meta.totalPages, onPage, label };
+
+/** A `{ data }` list answer's load as ListTable's `load` and `items`. */
+export const listOf = <T,>(load: {
+  data?: { data: T[] };
+  error?: ApiError | undefined;
+  loading: boolean;
+}) => ({
+  load,
+  items: load.data?.data,
+});
 
 /** What an empty list shows: that it is empty, and what to do first. */
 export function EmptyState({ title, children }: { title: string; children?: ComponentChildren }) {
@@ -104,15 +148,7 @@ export function ListTable<T>({
           ) : (
             <TableWrap label={label}>
               <table data-testid={testId}>
-                <thead>
-                  <tr>
-                    {columns.map((c) => (
-                      <th key={c} scope="col">
-                        {c}
-                      </th>
-                    ))}
-                  </tr>
-                </thead>
+                <TableHead columns={columns} />
                 <tbody>{items.map(row)}</tbody>
               </table>
             </TableWrap>

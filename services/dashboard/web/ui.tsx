@@ -132,31 +132,59 @@ export function usePoll(active: boolean, ms: number, tick: () => void) {
   }, [active, ms]);
 }
 
-const STAT_LABELS = [
-  ['recipients', 'Recipients'],
+/** What became of sent mail, as every table and card names it: the key, its label. */
+export const OUTCOME_LABELS = [
   ['sent', 'Sent'],
   ['delivered', 'Delivered'],
   ['opened', 'Opened'],
   ['clicked', 'Clicked'],
   ['bounced', 'Bounced'],
   ['complained', 'Complaints'],
+] as const;
+
+const STAT_LABELS = [
+  ['recipients', 'Recipients'],
+  ...OUTCOME_LABELS,
   ['unsubscribed', 'Unsubscribed'],
   ['failed', 'Not composed'],
 ] as const;
+
+/**
+ * A card of a `dl.cards`: its label, then its figure (`data-testid={figureId}`) and what follows it
+ * (`children`: a rate).
+ */
+export function FigureCard({
+  label,
+  value,
+  figureId,
+  cardId,
+  children,
+}: {
+  label: string;
+  value: number;
+  figureId: string;
+  cardId?: string;
+  children?: ComponentChildren;
+}) {
+  return (
+    <div class="card" data-testid={cardId}>
+      <dt>{label}</dt>
+      <dd>
+        <span class="figure" data-testid={figureId}>
+          {formatNumber(value)}
+        </span>
+        {children}
+      </dd>
+    </div>
+  );
+}
 
 /** SPEC §15 `stats` of a campaign or a sequence step, as figures (`data-testid="stat-<key>"`). */
 export function StatsCards({ stats }: { stats: Record<(typeof STAT_LABELS)[number][0], number> }) {
   return (
     <dl class="cards" data-testid="stats">
       {STAT_LABELS.map(([key, label]) => (
-        <div class="card" key={key}>
-          <dt>{label}</dt>
-          <dd>
-            <span class="figure" data-testid={`stat-${key}`}>
-              {formatNumber(stats[key])}
-            </span>
-          </dd>
-        </div>
+        <FigureCard key={key} label={label} value={stats[key]} figureId={`stat-${key}`} />
       ))}
     </dl>
   );
@@ -249,6 +277,19 @@ export function useActionError() {
     }
   };
   return { error, setError, run };
+}
+
+/**
+ * The actions of a list's rows: `act(action)` runs one (its error kept in `error`) and reads the
+ * list again either way (a refusal may be news: a 404 when someone else removed the row first).
+ */
+export function useRowActions(reload: () => void) {
+  const { error, run } = useActionError();
+  const act = async (action: () => Promise<unknown>) => {
+    await run(action);
+    reload();
+  };
+  return { error, act };
 }
 
 /** The confirm step of a destructive row action: the action, or keep. */

@@ -3,7 +3,7 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { type ApiError, get } from '../api.js';
 import { ConfirmButtons, ErrorNotice, Loading, Page, useLoad, usePoll } from '../ui.js';
-import { BackLink } from './list-page.js';
+import { BackLink, listLabel } from './list-page.js';
 
 export interface Loaded<T> {
   data?: T;
@@ -39,7 +39,7 @@ export function DetailPage<T extends { name: string }>({
   return (
     <Page
       title={t ? `${noun} ${t.name}` : noun}
-      actions={<BackLink to={`/${list}`} label={`${list[0]?.toUpperCase()}${list.slice(1)}`} />}
+      actions={<BackLink to={`/${list}`} label={listLabel(list)} />}
     >
       {load.error && <ErrorNotice error={load.error} what={list} />}
       {!t && load.loading && <Loading />}
@@ -49,6 +49,18 @@ export function DetailPage<T extends { name: string }>({
         </div>
       )}
     </Page>
+  );
+}
+
+/** The id of a detail page's thing, as the last of its `dl.fields`. */
+export function IdField({ id }: { id: string }) {
+  return (
+    <>
+      <dt>Id</dt>
+      <dd>
+        <code>{id}</code>
+      </dd>
+    </>
   );
 }
 

@@ -2,12 +2,22 @@
 import type { ComponentChildren } from 'preact';
 import { type Dispatch, type StateUpdater, useState } from 'preact/hooks';
 import { get, query } from '../api.js';
-import type { List, Template } from '../types.js';
+import type { ContactProperty, List, Template } from '../types.js';
 import { useLoad } from '../ui.js';
+import { Options } from './form.js';
 
 /** The tenant's templates (the first 100), for a template menu. */
 export const useTemplates = () =>
   useLoad(() => get<List<Template>>(`/templates${query({ limit: 100 })}`).then((r) => r.body.data), []);
+
+/** The tenant's contact properties, for a property menu. */
+export const useProperties = () =>
+  useLoad(() => get<{ data: ContactProperty[] }>('/contact-properties').then((r) => r.body.data), []);
+
+/** A property menu's options: each property by name, with its type. */
+export function PropertyOptions({ properties }: { properties: readonly ContactProperty[] | undefined }) {
+  return <Options items={properties} value={(p) => p.name} label={(p) => `${p.name} (${p.type})`} />;
+}
 
 /** A template menu: "Choose a template", then each template by name. */
 export function TemplateSelect({
@@ -24,11 +34,7 @@ export function TemplateSelect({
   return (
     <select id={id} required value={value} onChange={(e) => onChange(e.currentTarget.value)}>
       <option value="">Choose a template</option>
-      {templates?.map((t) => (
-        <option key={t.id} value={t.id}>
-          {t.name}
-        </option>
-      ))}
+      <Options items={templates} value={(t) => t.id} label={(t) => t.name} />
     </select>
   );
 }

@@ -1,16 +1,18 @@
 // The list pages' shape: a title with its "New …" button, the project note, a paged list.
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, ComponentType } from 'preact';
 import { useState } from 'preact/hooks';
 import { get, query } from '../api.js';
 import { TenantWide } from '../project.js';
-import { routeHref } from '../router.js';
-import { pagerOf } from '../table.js';
+import { navigate, routeHref } from '../router.js';
+import { listOf, pagerOf } from '../table.js';
 import type { List } from '../types.js';
 import { Page, useLoad } from '../ui.js';
+import { Options } from './form.js';
 
 /**
  * `path?page=&limit=20` (then `filters`, as the API's query) read a page at a time: the load, the
- * page, and the pager under the list (`pages`: its accessible name).
+ * page, and the pager under the list (`pages`: its accessible name); `table`: ListTable's `load`,
+ * `items` and `pager`.
  */
 export function usePagedList<T>(path: string, pages: string, filters: Record<string, string> = {}) {
   const [page, setPage] = useState(1);
@@ -18,7 +20,54 @@ export function usePagedList<T>(path: string, pages: string, filters: Record<str
     () => get<List<T>>(`${path}${query({ page, limit: 20, ...filters })}`).then((r) => r.body),
     [path, page, ...Object.values(filters)],
   );
-  return { list, setPage, pager: pagerOf(list.data?.meta, setPage, pages) };
+  const pager = pagerOf(list.data?.meta, setPage, pages);
+  return { list, setPage, pager, table: { ...listOf(list), pager } };
+}
+
+/**
+ * A paged list narrowed by its items' state: the state chosen, the props of its `StateFilter`
+ * (`id`, `states`; a change goes back to the first page), and the paged list.
+ */
+export function useStateList<T>(path: string, pages: string, id: string, states: readonly string[]) {
+  const [state, setState] = useState('');
+  const paged = usePagedList<T>(path, pages, { state });
+  const onChange = (st: string) => {
+    setState(st);
+    paged.setPage(1);
+  };
+  return { ...paged, state, filter: { id, states, value: state, onChange } };
+}
+
+/** `list` with a capital: the label of the way back to `/<list>`. */
+export const listLabel = (list: string) => `${list[0]?.toUpperCase()}${list.slice(1)}`;
+
+/**
+ * The pages of `/<list>`: `List` at `#/<list>`, the `Editor` of a new `noun` at `#/<list>/new`
+ * (then the page of what it saved), the `Detail` of one at `#/<list>/<id>`.
+ */
+export function ListRoutes<T extends { id: string }>({
+  id,
+  list,
+  noun,
+  List,
+  Editor,
+  Detail,
+}: {
+  id: string;
+  list: string;
+  noun: string;
+  List: ComponentType;
+  Editor: ComponentType<{ onSaved: (saved: T) => void }>;
+  Detail: ComponentType<{ id: string }>;
+}) {
+  if (id === '') return <List />;
+  if (id === 'new')
+    return (
+      <NewPage title={`New ${noun}`} back={`/${list}`} backLabel={listLabel(list)}>
+        <Editor onSaved={(t) => navigate(`/${list}/${encodeURIComponent(t.id)}`)} />
+      </NewPage>
+    );
+  return <Detail id={id} />;
 }
 
 /** A tenant-wide list page: its title, a "New …" button to `newHref`, the project note. */
@@ -89,11 +138,7 @@ export function StateFilter({
       <label for={id}>State</label>
       <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
         <option value="">All</option>
-        {states.map((st) => (
-          <option key={st} value={st}>
-            {st}
-          </option>
-        ))}
+        <Options items={states} />
       </select>
     </div>
   );

@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
 import { del, get, post } from '../api.js';
+import { Check, CheckList, Field, PanelForm } from '../kit/form.js';
 import { useProject } from '../project.js';
 import { isAdmin, type Session } from '../session.js';
-import { EmptyState, ListTable } from '../table.js';
+import { EmptyState, ListTable, RowButton } from '../table.js';
 import { type ApiKey, type CreatedApiKey, SCOPES } from '../types.js';
-import { Alert, ConfirmButtons, formatDate, Page, ShownOnce, useActionError, useLoad } from '../ui.js';
+import { ConfirmButtons, formatDate, Page, ShownOnce, useActionError, useLoad } from '../ui.js';
 
 /** SPEC §8: create with scope checkboxes, the key shown once with copy, revoke. Owners and admins only. */
 export function ApiKeysPage({ session }: { session: Session }) {
@@ -35,8 +36,7 @@ function ApiKeysAdmin({ tenantId }: { tenantId: string }) {
   const [confirming, setConfirming] = useState<string | undefined>();
   const action = useActionError();
 
-  const create = async (e: Event) => {
-    e.preventDefault();
+  const create = async () => {
     if (scopes.length === 0) return form.setError('Choose at least one scope.');
     setBusy(true);
     await form.run(async () => {
@@ -67,51 +67,36 @@ function ApiKeysAdmin({ tenantId }: { tenantId: string }) {
       {created && (
         <ShownOnce label={`Key “${created.name}”`} value={created.key} onDone={() => setCreated(undefined)} />
       )}
-      <form class="panel" onSubmit={create} aria-labelledby="new-key">
-        <h2 id="new-key">New key</h2>
-        <label for="key-name">Name</label>
-        <input
-          id="key-name"
-          required
-          maxLength={100}
-          value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
+      <PanelForm
+        id="new-key"
+        title="New key"
+        submit="Create key"
+        error={form.error}
+        busy={busy}
+        onSubmit={create}
+      >
+        <Field id="key-name" label="Name" required maxLength={100} value={name} onInput={setName} />
+        <CheckList
+          legend="Scopes"
+          name="scope"
+          class="scopes"
+          choices={SCOPES}
+          chosen={scopes}
+          onChange={setScopes}
         />
-        <fieldset class="scopes">
-          <legend>Scopes</legend>
-          {SCOPES.map((s) => (
-            <label key={s} class="check">
-              <input
-                type="checkbox"
-                name="scope"
-                value={s}
-                checked={scopes.includes(s)}
-                onChange={(e) =>
-                  setScopes((cur) => (e.currentTarget.checked ? [...cur, s] : cur.filter((x) => x !== s)))
-                }
-              />
-              {s}
-            </label>
-          ))}
-        </fieldset>
-        <label for="key-expires">Expires (optional, end of day UTC)</label>
-        <input
+        <Field
           id="key-expires"
+          label="Expires (optional, end of day UTC)"
           type="date"
           value={expiresAt}
-          onInput={(e) => setExpiresAt(e.currentTarget.value)}
+          onInput={setExpiresAt}
         />
         {project.id !== undefined && (
-          <label class="check">
-            <input type="checkbox" checked={bind} onChange={(e) => setBind(e.currentTarget.checked)} />
+          <Check checked={bind} onChange={setBind}>
             Bind to the project “{project.name}” (the key then sends and reads only within it)
-          </label>
+          </Check>
         )}
-        <Alert message={form.error} />
-        <button type="submit" disabled={busy}>
-          Create key
-        </button>
-      </form>
+      </PanelForm>
 
       <h2>Keys</h2>
       {project.id !== undefined && (
@@ -156,14 +141,9 @@ function ApiKeysAdmin({ tenantId }: { tenantId: string }) {
                   />
                 </span>
               ) : (
-                <button
-                  type="button"
-                  class="secondary"
-                  aria-label={`Revoke ${k.name}`}
-                  onClick={() => setConfirming(k.id)}
-                >
+                <RowButton label={`Revoke ${k.name}`} onClick={() => setConfirming(k.id)}>
                   Revoke
-                </button>
+                </RowButton>
               )}
             </td>
           </tr>

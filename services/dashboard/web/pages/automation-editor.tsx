@@ -1,17 +1,20 @@
 import { INBOUND_EVENT_TYPE, EVENT_TYPES as STREAM_TYPES } from '@tern/contracts/event-types';
 import { useState } from 'preact/hooks';
-import { get, patch, post } from '../api.js';
+import { patch, post } from '../api.js';
 import {
   JsonField,
   JsonNote,
+  PropertyOptions,
   StepList,
   TemplateSelect,
+  useProperties,
   useSteps,
   useTemplates,
   WrittenAs,
 } from '../kit/editor.js';
-import type { Automation, ContactProperty } from '../types.js';
-import { Alert, useActionError, useLoad } from '../ui.js';
+import { Check, Field, Options, PanelForm } from '../kit/form.js';
+import type { Automation } from '../types.js';
+import { useActionError } from '../ui.js';
 import {
   emptyStep,
   readSteps,
@@ -48,15 +51,11 @@ export function AutomationEditor({
   );
   const [json, setJson] = useState(existing ? JSON.stringify(existing.steps, null, 2) : '');
   const templates = useTemplates();
-  const properties = useLoad(
-    () => get<{ data: ContactProperty[] }>('/contact-properties').then((r) => r.body.data),
-    [],
-  );
+  const properties = useProperties();
   const saving = useActionError();
   const formSteps = () => stepsOf(steps, new Map((properties.data ?? []).map((p) => [p.name, p.type])));
 
-  const save = async (e: Event) => {
-    e.preventDefault();
+  const save = async () => {
     let parsed: unknown;
     if (mode === 'json') {
       try {
@@ -77,31 +76,29 @@ export function AutomationEditor({
 
   const id = (i: number, f: string) => `astep-${i}-${f}`;
   return (
-    <form class="panel" onSubmit={save} aria-labelledby="aut-form">
-      <h2 id="aut-form">{existing ? 'Edit the automation' : 'Automation'}</h2>
-      <label for="aut-name">Automation name</label>
-      <input
-        id="aut-name"
-        required
-        maxLength={100}
-        value={name}
-        onInput={(e) => setName(e.currentTarget.value)}
-      />
-      <label for="aut-from">From (needed when a step sends)</label>
-      <input
+    <PanelForm
+      id="aut-form"
+      title={existing ? 'Edit the automation' : 'Automation'}
+      submit={existing ? 'Save automation' : 'Create automation'}
+      error={saving.error}
+      onSubmit={save}
+    >
+      <Field id="aut-name" label="Automation name" required maxLength={100} value={name} onInput={setName} />
+      <Field
         id="aut-from"
+        label="From (needed when a step sends)"
         placeholder="Acme <hello@acme.test>"
         value={from}
-        onInput={(e) => setFrom(e.currentTarget.value)}
+        onInput={setFrom}
       />
-      <label for="aut-trigger">Trigger event</label>
-      <input
+      <Field
         id="aut-trigger"
+        label="Trigger event"
         required
         list="aut-triggers"
         aria-describedby="aut-trigger-help"
         value={trigger}
-        onInput={(e) => setTrigger(e.currentTarget.value)}
+        onInput={setTrigger}
       />
       <datalist id="aut-triggers">
         {TRIGGERS.map((t) => (
@@ -113,10 +110,9 @@ export function AutomationEditor({
         contact) or the name of a custom event you post to <code>POST /events/track</code>.
       </p>
       {!existing && (
-        <label class="check">
-          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
+        <Check checked={enabled} onChange={setEnabled}>
           Enabled: start a run for each trigger from now on
-        </label>
+        </Check>
       )}
       <WrittenAs
         legend="Steps written as"
@@ -160,11 +156,7 @@ export function AutomationEditor({
                 value={s.kind}
                 onChange={(e) => setStep(i, { kind: e.currentTarget.value as StepKind, a: '', b: '' })}
               >
-                {Object.entries(STEP_KINDS).map(([k, label]) => (
-                  <option key={k} value={k}>
-                    {label}
-                  </option>
-                ))}
+                <Options items={Object.entries(STEP_KINDS)} value={([k]) => k} label={([, label]) => label} />
               </select>
               {s.kind === 'send' && (
                 <>
@@ -178,32 +170,30 @@ export function AutomationEditor({
                 </>
               )}
               {s.kind === 'delay' && (
-                <>
-                  <label for={id(i, 'a')}>Step {i + 1} duration (ISO 8601, e.g. P1D, PT30M)</label>
-                  <input
-                    id={id(i, 'a')}
-                    required
-                    value={s.a}
-                    onInput={(e) => setStep(i, { a: e.currentTarget.value })}
-                  />
-                </>
+                <Field
+                  id={id(i, 'a')}
+                  label={`Step ${i + 1} duration (ISO 8601, e.g. P1D, PT30M)`}
+                  required
+                  value={s.a}
+                  onInput={(a) => setStep(i, { a })}
+                />
               )}
               {s.kind === 'waitFor' && (
                 <>
-                  <label for={id(i, 'a')}>Step {i + 1} event</label>
-                  <input
+                  <Field
                     id={id(i, 'a')}
+                    label={`Step ${i + 1} event`}
                     required
                     list="aut-triggers"
                     value={s.a}
-                    onInput={(e) => setStep(i, { a: e.currentTarget.value })}
+                    onInput={(a) => setStep(i, { a })}
                   />
-                  <label for={id(i, 'b')}>Step {i + 1} timeout (ISO 8601)</label>
-                  <input
+                  <Field
                     id={id(i, 'b')}
+                    label={`Step ${i + 1} timeout (ISO 8601)`}
                     required
                     value={s.b}
-                    onInput={(e) => setStep(i, { b: e.currentTarget.value })}
+                    onInput={(b) => setStep(i, { b })}
                   />
                 </>
               )}
@@ -217,17 +207,13 @@ export function AutomationEditor({
                     onChange={(e) => setStep(i, { a: e.currentTarget.value })}
                   >
                     <option value="">Choose a property</option>
-                    {properties.data?.map((p) => (
-                      <option key={p.name} value={p.name}>
-                        {p.name} ({p.type})
-                      </option>
-                    ))}
+                    <PropertyOptions properties={properties.data} />
                   </select>
-                  <label for={id(i, 'b')}>Step {i + 1} value</label>
-                  <input
+                  <Field
                     id={id(i, 'b')}
+                    label={`Step ${i + 1} value`}
                     value={s.b}
-                    onInput={(e) => setStep(i, { b: e.currentTarget.value })}
+                    onInput={(b) => setStep(i, { b })}
                   />
                 </>
               )}
@@ -235,9 +221,7 @@ export function AutomationEditor({
           )}
         </StepList>
       )}
-      <Alert message={saving.error} />
-      <button type="submit">{existing ? 'Save automation' : 'Create automation'}</button>
-    </form>
+    </PanelForm>
   );
 }
 

@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import { del, patch } from '../api.js';
-import { DeleteButton, DetailPage, EditToggle, useDetail, useFollow } from '../kit/detail.js';
-import { ListPage, NewPage, StateFilter, usePagedList } from '../kit/list-page.js';
+import { DeleteButton, DetailPage, EditToggle, IdField, useDetail, useFollow } from '../kit/detail.js';
+import { ListPage, ListRoutes, StateFilter, usePagedList, useStateList } from '../kit/list-page.js';
 import { navigate, routeHref } from '../router.js';
-import { EmptyState, ListTable } from '../table.js';
+import { EmptyState, ListTable, RowButton } from '../table.js';
 import { AUTOMATION_RUN_STATES, type Automation, type AutomationRun } from '../types.js';
 import { Alert, formatDate, formatNumber, StatusBadge, useActionError } from '../ui.js';
 import { AutomationEditor } from './automation-editor.js';
@@ -14,30 +14,30 @@ const FOLLOW_MS = 5 * 60_000;
 
 /** SPEC §27 automations: `#/automations` (list), `#/automations/new`, `#/automations/<id>` (runs). */
 export function AutomationsPage({ id }: { id: string }) {
-  if (id === '') return <AutomationList />;
-  if (id === 'new')
-    return (
-      <NewPage title="New automation" back="/automations" backLabel="Automations">
-        <AutomationEditor onSaved={(a) => navigate(`/automations/${encodeURIComponent(a.id)}`)} />
-      </NewPage>
-    );
-  return <AutomationDetail id={id} />;
+  return (
+    <ListRoutes
+      id={id}
+      list="automations"
+      noun="automation"
+      List={AutomationList}
+      Editor={AutomationEditor}
+      Detail={AutomationDetail}
+    />
+  );
 }
 
 function AutomationList() {
-  const { list, pager } = usePagedList<Automation>('/automations', 'Automation pages');
+  const { list, table } = usePagedList<Automation>('/automations', 'Automation pages');
   const action = useActionError();
   return (
     <ListPage title="Automations" newHref="/automations/new" newLabel="New automation">
       <ListTable
-        load={list}
-        items={list.data?.data}
+        {...table}
         what="automations"
         label="Automations"
         testId="automations"
         columns={['Name', 'Trigger', 'State', 'Active', 'Completed', 'Stopped', 'Created', 'Action']}
         actionError={action.error}
-        pager={pager}
         empty={
           <EmptyState title="No automation yet.">
             <p>
@@ -65,10 +65,8 @@ function AutomationList() {
               <time dateTime={a.createdAt}>{formatDate(a.createdAt)}</time>
             </td>
             <td>
-              <button
-                type="button"
-                class="secondary"
-                aria-label={`${a.enabled ? 'Disable' : 'Enable'} ${a.name}`}
+              <RowButton
+                label={`${a.enabled ? 'Disable' : 'Enable'} ${a.name}`}
                 onClick={async () => {
                   await action.run(() =>
                     patch(`/automations/${encodeURIComponent(a.id)}`, { enabled: !a.enabled }),
@@ -77,7 +75,7 @@ function AutomationList() {
                 }}
               >
                 {a.enabled ? 'Disable' : 'Enable'}
-              </button>
+              </RowButton>
             </td>
           </tr>
         )}
@@ -88,8 +86,8 @@ function AutomationList() {
 
 function AutomationDetail({ id }: { id: string }) {
   const { path, load: automation } = useDetail<Automation>('automations', id);
-  const [state, setState] = useState('');
-  const runs = usePagedList<AutomationRun>(`${path}/runs`, 'Run pages', { state });
+  const runs = useStateList<AutomationRun>(`${path}/runs`, 'Run pages', 'run-state', AUTOMATION_RUN_STATES);
+  const { state } = runs;
   const [editing, setEditing] = useState(false);
   const action = useActionError();
   const { following, refreshed } = useFollow(POLL_MS, FOLLOW_MS, () => {
@@ -114,10 +112,7 @@ function AutomationDetail({ id }: { id: string }) {
             <dd data-testid="run-counts">
               {a.runs.active} active, {a.runs.completed} completed, {a.runs.stopped} stopped
             </dd>
-            <dt>Id</dt>
-            <dd>
-              <code>{a.id}</code>
-            </dd>
+            <IdField id={a.id} />
           </dl>
           <h2>Steps</h2>
           <pre class="wrap" data-testid="automation-steps">
@@ -158,23 +153,13 @@ function AutomationDetail({ id }: { id: string }) {
             />
           )}
           <h2 id="runs">Runs</h2>
-          <StateFilter
-            id="run-state"
-            states={AUTOMATION_RUN_STATES}
-            value={state}
-            onChange={(st) => {
-              setState(st);
-              runs.setPage(1);
-            }}
-          />
+          <StateFilter {...runs.filter} />
           <ListTable
-            load={runs.list}
-            items={runs.list.data?.data}
+            {...runs.table}
             what="automation runs"
             label="Runs"
             testId="runs"
             columns={['Contact', 'State', 'Position', 'Waiting for', 'Next move', 'Steps done', 'Started']}
-            pager={runs.pager}
             empty={
               <EmptyState title={state ? `No ${state} run.` : 'No run yet.'}>
                 <p>

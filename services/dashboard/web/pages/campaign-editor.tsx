@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, patch, post, query } from '../api.js';
 import { ContentMode, TemplateSelect, useTemplates } from '../kit/editor.js';
+import { Field } from '../kit/form.js';
 import { routeHref } from '../router.js';
 import type { Audience, Campaign, List, Rendered } from '../types.js';
 import { Alert, ErrorNotice, formatNumber, HtmlPreview, useActionError, useLoad } from '../ui.js';
@@ -170,14 +171,14 @@ function AudienceField({ value, onChange }: { value: string; onChange: (v: strin
   );
   return (
     <>
-      <label for="cmp-audience">Audience</label>
-      <input
+      <Field
         id="cmp-audience"
+        label="Audience"
         required
         list="cmp-audiences"
         aria-describedby="cmp-reach"
         value={value}
-        onInput={(e) => onChange(e.currentTarget.value)}
+        onInput={onChange}
       />
       <datalist id="cmp-audiences">
         {audiences.data?.map((a) => (

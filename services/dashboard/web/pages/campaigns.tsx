@@ -1,5 +1,5 @@
-import { ListPage, NewPage, usePagedList } from '../kit/list-page.js';
-import { navigate, routeHref } from '../router.js';
+import { ListPage, ListRoutes, usePagedList } from '../kit/list-page.js';
+import { routeHref } from '../router.js';
 import { EmptyState, ListTable } from '../table.js';
 import type { Campaign } from '../types.js';
 import { formatDate, formatNumber, StatusBadge } from '../ui.js';
@@ -8,23 +8,28 @@ import { CampaignEditor } from './campaign-editor.js';
 
 /** SPEC §15 campaigns: `#/campaigns` (list), `#/campaigns/new`, `#/campaigns/<id>`. */
 export function CampaignsPage({ id }: { id: string }) {
-  if (id === '') return <CampaignList />;
-  if (id === 'new') return <NewCampaign />;
-  return <CampaignDetail id={id} />;
+  return (
+    <ListRoutes
+      id={id}
+      list="campaigns"
+      noun="campaign"
+      List={CampaignList}
+      Editor={CampaignEditor}
+      Detail={CampaignDetail}
+    />
+  );
 }
 
 function CampaignList() {
-  const { list, pager } = usePagedList<Campaign>('/campaigns', 'Campaign pages');
+  const { table } = usePagedList<Campaign>('/campaigns', 'Campaign pages');
   return (
     <ListPage title="Campaigns" newHref="/campaigns/new" newLabel="New campaign">
       <ListTable
-        load={list}
-        items={list.data?.data}
+        {...table}
         what="campaigns"
         label="Campaigns"
         testId="campaigns"
         columns={['Name', 'Status', 'Audience', 'Sent', 'When', 'Created']}
-        pager={pager}
         empty={
           <EmptyState title="No campaign yet.">
             <p>
@@ -60,13 +65,5 @@ function CampaignList() {
         )}
       />
     </ListPage>
-  );
-}
-
-function NewCampaign() {
-  return (
-    <NewPage title="New campaign" back="/campaigns" backLabel="Campaigns">
-      <CampaignEditor onSaved={(c) => navigate(`/campaigns/${encodeURIComponent(c.id)}`)} />
-    </NewPage>
   );
 }

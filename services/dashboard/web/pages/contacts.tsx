@@ -1,39 +1,32 @@
 import { useState } from 'preact/hooks';
-import { del, download, get, post, query, type UploadProgress, upload } from '../api.js';
+import { del, download, post, query, type UploadProgress, upload } from '../api.js';
+import { Field, PanelForm } from '../kit/form.js';
+import { usePagedList } from '../kit/list-page.js';
 import { TenantWide } from '../project.js';
-import { EmptyState, ListTable, pagerOf, TableWrap } from '../table.js';
-import type { Contact, ImportResult, List } from '../types.js';
-import { Alert, formatDate, formatNumber, Page, ProgressBar, useActionError, useLoad } from '../ui.js';
+import { EmptyState, ListTable, RowButton, TableWrap } from '../table.js';
+import type { Contact, ImportResult } from '../types.js';
+import { Alert, formatDate, formatNumber, Page, ProgressBar, useActionError, useRowActions } from '../ui.js';
 
 /** Refused rows shown under an import's result (the API keeps the first 1000). */
 const SHOWN_ERRORS = 50;
 
 /** SPEC §14: contacts, by audience; add and delete; CSV import (with progress) and export. */
 export function ContactsPage() {
-  const [page, setPage] = useState(1);
   const [audience, setAudience] = useState('');
-  const list = useLoad(
-    () => get<List<Contact>>(`/contacts${query({ page, limit: 20, audience })}`).then((r) => r.body),
-    [page, audience],
-  );
+  const { list, setPage, table } = usePagedList<Contact>('/contacts', 'Contact pages', { audience });
   const [form, setForm] = useState({ email: '', firstName: '', lastName: '', audiences: '' });
   const submit = useActionError();
-  const action = useActionError();
-
-  // A refusal is shown; the list is read again either way (a 404: someone else removed it first).
-  const remove = async (path: string) => {
-    await action.run(() => del(path));
-    list.reload();
-  };
+  const action = useRowActions(list.reload);
 
   return (
     <Page title="Contacts">
       <TenantWide what="Contacts" />
-      <form
-        class="panel"
-        aria-labelledby="new-contact"
-        onSubmit={async (e) => {
-          e.preventDefault();
+      <PanelForm
+        id="new-contact"
+        title="New contact"
+        submit="Add contact"
+        error={submit.error}
+        onSubmit={async () => {
           const audiences = form.audiences
             .split(',')
             .map((a) => a.trim())
@@ -50,36 +43,33 @@ export function ContactsPage() {
           });
         }}
       >
-        <h2 id="new-contact">New contact</h2>
-        <label for="ct-email">Email address</label>
-        <input
+        <Field
           id="ct-email"
+          label="Email address"
           type="email"
           required
           value={form.email}
-          onInput={(e) => setForm({ ...form, email: e.currentTarget.value })}
+          onInput={(email) => setForm({ ...form, email })}
         />
-        <label for="ct-first">First name</label>
-        <input
+        <Field
           id="ct-first"
+          label="First name"
           value={form.firstName}
-          onInput={(e) => setForm({ ...form, firstName: e.currentTarget.value })}
+          onInput={(firstName) => setForm({ ...form, firstName })}
         />
-        <label for="ct-last">Last name</label>
-        <input
+        <Field
           id="ct-last"
+          label="Last name"
           value={form.lastName}
-          onInput={(e) => setForm({ ...form, lastName: e.currentTarget.value })}
+          onInput={(lastName) => setForm({ ...form, lastName })}
         />
-        <label for="ct-aud">Audiences (comma separated)</label>
-        <input
+        <Field
           id="ct-aud"
+          label="Audiences (comma separated)"
           value={form.audiences}
-          onInput={(e) => setForm({ ...form, audiences: e.currentTarget.value })}
+          onInput={(audiences) => setForm({ ...form, audiences })}
         />
-        <Alert message={submit.error} />
-        <button type="submit">Add contact</button>
-      </form>
+      </PanelForm>
       <ImportExport audience={audience} onImported={list.reload} />
       <div class="filters">
         <label for="ct-filter">Audience</label>
@@ -93,14 +83,12 @@ export function ContactsPage() {
         />
       </div>
       <ListTable
-        load={list}
-        items={list.data?.data}
+        {...table}
         what="contacts"
         label="Contacts"
         testId="contacts"
         columns={['Email', 'Name', 'Subscribed', 'Audiences', 'Added', 'Action']}
         actionError={action.error}
-        pager={pagerOf(list.data?.meta, setPage, 'Contact pages')}
         empty={
           <EmptyState title={audience ? `No contact in the audience “${audience}”.` : 'No contact yet.'}>
             <p>
@@ -117,14 +105,12 @@ export function ContactsPage() {
             <td>{c.audiences?.join(', ') ?? ''}</td>
             <td>{formatDate(c.createdAt)}</td>
             <td>
-              <button
-                type="button"
-                class="secondary"
-                aria-label={`Delete ${c.email}`}
-                onClick={() => remove(`/contacts/${encodeURIComponent(c.id)}`)}
+              <RowButton
+                label={`Delete ${c.email}`}
+                onClick={() => action.act(() => del(`/contacts/${encodeURIComponent(c.id)}`))}
               >
                 Delete
-              </button>
+              </RowButton>
             </td>
           </tr>
         )}

@@ -1,9 +1,24 @@
 import { useState } from 'preact/hooks';
 import { get, query } from '../api.js';
+import { type Column, FiguresTable, num } from '../kit/figures-table.js';
 import { routeHref } from '../router.js';
-import { EmptyState, TableWrap } from '../table.js';
+import { EmptyState } from '../table.js';
 import type { DmarcSummary } from '../types.js';
-import { ErrorNotice, formatDate, formatNumber, Loading, PeriodSwitch, useLoad } from '../ui.js';
+import { ErrorNotice, FigureCard, formatDate, formatNumber, Loading, PeriodSwitch, useLoad } from '../ui.js';
+
+type Source = DmarcSummary['sources'][number];
+const SOURCE_COLUMNS: Column<Source>[] = [
+  { label: 'Source IP', cell: (s) => <code>{s.sourceIp}</code> },
+  num('Messages', (s) => formatNumber(s.count)),
+  num('DKIM aligned', (s) => formatNumber(s.dkim.pass)),
+  num('DKIM failed', (s) => formatNumber(s.dkim.fail)),
+  num('SPF aligned', (s) => formatNumber(s.spf.pass)),
+  num('SPF failed', (s) => formatNumber(s.spf.fail)),
+  num('Quarantined', (s) => formatNumber(s.disposition.quarantine)),
+  num('Rejected', (s) => formatNumber(s.disposition.reject)),
+  { label: 'Reported by', cell: (s) => s.reporters.join(', ') },
+  { label: 'Last seen', cell: (s) => <time dateTime={s.lastSeen}>{formatDate(s.lastSeen)}</time> },
+];
 
 /**
  * The DMARC tab of a domain (SPEC §26 `GET /domains/:id/dmarc`): what receivers' aggregate reports
@@ -30,30 +45,9 @@ export function DmarcReports({ domain }: { domain: { id: string; name: string } 
       {data && (
         <div aria-busy={loading}>
           <dl class="cards">
-            <div class="card">
-              <dt>Reports</dt>
-              <dd>
-                <span class="figure" data-testid="dmarc-reports">
-                  {formatNumber(data.reports)}
-                </span>
-              </dd>
-            </div>
-            <div class="card">
-              <dt>Messages reported</dt>
-              <dd>
-                <span class="figure" data-testid="dmarc-messages">
-                  {formatNumber(data.messages)}
-                </span>
-              </dd>
-            </div>
-            <div class="card">
-              <dt>Reports refused</dt>
-              <dd>
-                <span class="figure" data-testid="dmarc-rejected">
-                  {formatNumber(data.rejected)}
-                </span>
-              </dd>
-            </div>
+            <FigureCard label="Reports" value={data.reports} figureId="dmarc-reports" />
+            <FigureCard label="Messages reported" value={data.messages} figureId="dmarc-messages" />
+            <FigureCard label="Reports refused" value={data.rejected} figureId="dmarc-rejected" />
           </dl>
           {data.sources.length === 0 ? (
             <EmptyState title={`No DMARC report for ${domain.name} in the last ${days} days.`}>
@@ -64,58 +58,14 @@ export function DmarcReports({ domain }: { domain: { id: string; name: string } 
               </p>
             </EmptyState>
           ) : (
-            <TableWrap label={`DMARC sources of ${domain.name}`}>
-              <table data-testid="dmarc-sources">
-                <thead>
-                  <tr>
-                    <th scope="col">Source IP</th>
-                    <th scope="col" class="num">
-                      Messages
-                    </th>
-                    <th scope="col" class="num">
-                      DKIM aligned
-                    </th>
-                    <th scope="col" class="num">
-                      DKIM failed
-                    </th>
-                    <th scope="col" class="num">
-                      SPF aligned
-                    </th>
-                    <th scope="col" class="num">
-                      SPF failed
-                    </th>
-                    <th scope="col" class="num">
-                      Quarantined
-                    </th>
-                    <th scope="col" class="num">
-                      Rejected
-                    </th>
-                    <th scope="col">Reported by</th>
-                    <th scope="col">Last seen</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.sources.map((s) => (
-                    <tr key={s.sourceIp} data-ip={s.sourceIp}>
-                      <th scope="row">
-                        <code>{s.sourceIp}</code>
-                      </th>
-                      <td class="num">{formatNumber(s.count)}</td>
-                      <td class="num">{formatNumber(s.dkim.pass)}</td>
-                      <td class="num">{formatNumber(s.dkim.fail)}</td>
-                      <td class="num">{formatNumber(s.spf.pass)}</td>
-                      <td class="num">{formatNumber(s.spf.fail)}</td>
-                      <td class="num">{formatNumber(s.disposition.quarantine)}</td>
-                      <td class="num">{formatNumber(s.disposition.reject)}</td>
-                      <td>{s.reporters.join(', ')}</td>
-                      <td>
-                        <time dateTime={s.lastSeen}>{formatDate(s.lastSeen)}</time>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <FiguresTable
+              label={`DMARC sources of ${domain.name}`}
+              testId="dmarc-sources"
+              columns={SOURCE_COLUMNS}
+              rows={data.sources}
+              rowKey={(s) => s.sourceIp}
+              rowAttrs={(s) => ({ 'data-ip': s.sourceIp })}
+            />
           )}
         </div>
       )}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api.js';
-import { TableWrap } from '../table.js';
+import { RowButton, TableHead, TableWrap } from '../table.js';
 import { Alert, formatDate, useActionError, useCopy } from '../ui.js';
 
 /** A sending domain (SPEC §20) as `GET /domains` answers it, and the DNS records that verify it. */
@@ -46,14 +46,9 @@ function Copyable({ value, label }: { value: string; label: string }) {
   return (
     <span class="copyable">
       <code class="break">{value}</code>
-      <button
-        type="button"
-        class="secondary"
-        aria-label={`${copied ? 'Copied' : 'Copy'} ${label}`}
-        onClick={copy}
-      >
+      <RowButton label={`${copied ? 'Copied' : 'Copy'} ${label}`} onClick={copy}>
         {copied ? 'Copied' : 'Copy'}
-      </button>
+      </RowButton>
     </span>
   );
 }
@@ -94,15 +89,7 @@ export function Records({
       )}
       <TableWrap label={`DNS records of ${domain.name}`}>
         <table data-testid="records">
-          <thead>
-            <tr>
-              <th scope="col">For</th>
-              <th scope="col">Type</th>
-              <th scope="col">Name</th>
-              <th scope="col">Value</th>
-              <th scope="col">Status</th>
-            </tr>
-          </thead>
+          <TableHead columns={['For', 'Type', 'Name', 'Value', 'Status']} />
           <tbody>
             {domain.records.map((r) => (
               <tr key={r.purpose} data-purpose={r.purpose}>

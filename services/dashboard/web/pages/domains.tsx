@@ -1,8 +1,10 @@
 import { useState } from 'preact/hooks';
-import { del, get, post, query } from '../api.js';
+import { del, post } from '../api.js';
+import { Field, PanelForm } from '../kit/form.js';
+import { usePagedList } from '../kit/list-page.js';
 import { isAdmin, type Session } from '../session.js';
-import { ListTable } from '../table.js';
-import { Alert, ConfirmButtons, formatDate, Page, useActionError, useLoad } from '../ui.js';
+import { ListTable, RowButton } from '../table.js';
+import { ConfirmButtons, formatDate, Page, useActionError } from '../ui.js';
 import { DmarcReports } from './domain-dmarc.js';
 import { type Domain, DomainBadge, Records } from './domain-records.js';
 
@@ -11,6 +13,8 @@ const TABS: readonly [Tab, string][] = [
   ['records', 'Records'],
   ['dmarc', 'DMARC reports'],
 ];
+/** The text of a domain row's button to each tab (heard as the tab's label "of <domain>"). */
+const ROW_TAB_TEXT: Record<Tab, string> = { records: 'Records', dmarc: 'DMARC' };
 
 /** A domain's page: its records to publish, and its DMARC reports, as tabs (arrow keys move). */
 function DomainPanel({
@@ -67,14 +71,7 @@ function DomainPanel({
 /** SPEC §20: add a domain, publish its records, see it verified. Owners and admins change; anyone reads. */
 export function DomainsPage({ session }: { session: Session }) {
   const admin = isAdmin(session);
-  const [page, setPage] = useState(1);
-  const list = useLoad(
-    () =>
-      get<{ data: Domain[]; meta: { page: number; totalPages: number } }>(
-        `/domains${query({ page, limit: 20 })}`,
-      ).then((r) => r.body),
-    [page],
-  );
+  const { list, table } = usePagedList<Domain>('/domains', 'Domain pages');
   const [shown, setShown] = useState<Domain | undefined>();
   const [tab, setTab] = useState<Tab>('records');
   const [name, setName] = useState('');
@@ -82,8 +79,7 @@ export function DomainsPage({ session }: { session: Session }) {
   const action = useActionError();
   const [confirming, setConfirming] = useState<string | undefined>();
 
-  const add = async (e: Event) => {
-    e.preventDefault();
+  const add = async () => {
     await form.run(async () => {
       const res = await post<Domain>('/domains', { name: name.trim() });
       setShown(res.body);
@@ -109,21 +105,18 @@ export function DomainsPage({ session }: { session: Session }) {
         {!admin && ' You are signed in as a member: an owner or admin adds, verifies and deletes domains.'}
       </p>
       {admin && (
-        <form class="panel" aria-labelledby="new-domain" onSubmit={add}>
-          <h2 id="new-domain">Add a domain</h2>
-          <label for="domain-name">Domain name</label>
-          <input
+        <PanelForm id="new-domain" title="Add a domain" submit="Add domain" error={form.error} onSubmit={add}>
+          <Field
             id="domain-name"
+            label="Domain name"
             required
             placeholder="example.com"
             autoComplete="off"
             spellcheck={false}
             value={name}
-            onInput={(e) => setName(e.currentTarget.value)}
+            onInput={setName}
           />
-          <Alert message={form.error} />
-          <button type="submit">Add domain</button>
-        </form>
+        </PanelForm>
       )}
       {shown && (
         <DomainPanel
@@ -139,22 +132,13 @@ export function DomainsPage({ session }: { session: Session }) {
       )}
       <h2>Your domains</h2>
       <ListTable
-        load={list}
-        items={list.data?.data}
+        {...table}
         what="sending domains"
         label="Sending domains"
         testId="domains"
         columns={['Domain', 'Status', 'Added', 'Verified', 'Actions']}
         actionError={action.error}
         empty={<p class="muted">No domain yet.</p>}
-        pager={
-          list.data && {
-            page: list.data.meta.page,
-            totalPages: list.data.meta.totalPages,
-            onPage: setPage,
-            label: 'Domain pages',
-          }
-        }
         row={(d) => (
           <tr key={d.id} data-id={d.id}>
             <th scope="row">{d.name}</th>
@@ -165,30 +149,19 @@ export function DomainsPage({ session }: { session: Session }) {
             <td>{formatDate(d.verifiedAt)}</td>
             <td>
               <span class="row">
-                <button
-                  type="button"
-                  class="secondary"
-                  aria-label={`Records of ${d.name}`}
-                  aria-pressed={shown?.id === d.id && tab === 'records'}
-                  onClick={() => {
-                    setShown(d);
-                    setTab('records');
-                  }}
-                >
-                  Records
-                </button>
-                <button
-                  type="button"
-                  class="secondary"
-                  aria-label={`DMARC reports of ${d.name}`}
-                  aria-pressed={shown?.id === d.id && tab === 'dmarc'}
-                  onClick={() => {
-                    setShown(d);
-                    setTab('dmarc');
-                  }}
-                >
-                  DMARC
-                </button>
+                {TABS.map(([t, label]) => (
+                  <RowButton
+                    key={t}
+                    label={`${label} of ${d.name}`}
+                    pressed={shown?.id === d.id && tab === t}
+                    onClick={() => {
+                      setShown(d);
+                      setTab(t);
+                    }}
+                  >
+                    {ROW_TAB_TEXT[t]}
+                  </RowButton>
+                ))}
                 {admin &&
                   (confirming === d.id ? (
                     <ConfirmButtons
@@ -197,14 +170,9 @@ export function DomainsPage({ session }: { session: Session }) {
                       onKeep={() => setConfirming(undefined)}
                     />
                   ) : (
-                    <button
-                      type="button"
-                      class="secondary"
-                      aria-label={`Delete ${d.name}`}
-                      onClick={() => setConfirming(d.id)}
-                    >
+                    <RowButton label={`Delete ${d.name}`} onClick={() => setConfirming(d.id)}>
                       Delete
-                    </button>
+                    </RowButton>
                   ))}
               </span>
             </td>

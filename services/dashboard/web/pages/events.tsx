@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type ApiError, get, query, readStream } from '../api.js';
+import { Options } from '../kit/form.js';
 import { useProject } from '../project.js';
 import { navigate, type Route, routeHref } from '../router.js';
-import { EmptyState, TableWrap } from '../table.js';
+import { EmptyState, TableHead, TableWrap } from '../table.js';
 import { STREAM_EVENT_TYPES, type StreamEvent, type StreamPage } from '../types.js';
 import { ErrorNotice, formatDate, Loading, Page, useLoad } from '../ui.js';
 
@@ -115,11 +116,7 @@ export function EventsPage({ route }: { route: Route }) {
           onChange={(e) => navigate(`/events${query({ type: e.currentTarget.value })}`)}
         >
           <option value="">All</option>
-          {STREAM_EVENT_TYPES.map((t) => (
-            <option key={t} value={t}>
-              {t}
-            </option>
-          ))}
+          <Options items={STREAM_EVENT_TYPES} />
         </select>
         <span class={`live live-${state}`} role="status" data-testid="live-state">
           {state === 'live'
@@ -147,15 +144,7 @@ export function EventsPage({ route }: { route: Route }) {
         ) : (
           <TableWrap label="Events">
             <table data-testid="events">
-              <thead>
-                <tr>
-                  <th scope="col">Type</th>
-                  <th scope="col">Email</th>
-                  <th scope="col">Recipient</th>
-                  <th scope="col">When</th>
-                  <th scope="col">Cursor</th>
-                </tr>
-              </thead>
+              <TableHead columns={['Type', 'Email', 'Recipient', 'When', 'Cursor']} />
               <tbody>
                 {rows.map((e) => {
                   const emailId = typeof e.data.emailId === 'string' ? e.data.emailId : undefined;

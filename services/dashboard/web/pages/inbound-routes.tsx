@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, put, query } from '../api.js';
-import { EmptyState, ListTable } from '../table.js';
+import { Field, Options } from '../kit/form.js';
+import { EmptyState, ListTable, RowButton } from '../table.js';
 import type { InboundRoute, List, Webhook } from '../types.js';
 import { Alert, ConfirmButtons, useActionError, useLoad } from '../ui.js';
 
@@ -129,38 +130,38 @@ export function InboundRoutes() {
             Patterns: an exact address, <code>*@domain</code> or a <code>/regex/</code> (any case). The first
             matching route by priority (lowest first) acts.
           </p>
-          <label for="route-recipient">Recipient pattern</label>
-          <input
+          <Field
             id="route-recipient"
+            label="Recipient pattern"
             required
             maxLength={320}
             value={draft.recipient}
-            onInput={(e) => setDraft({ ...draft, recipient: e.currentTarget.value })}
+            onInput={(recipient) => setDraft({ ...draft, recipient })}
           />
-          <label for="route-from">From pattern (optional)</label>
-          <input
+          <Field
             id="route-from"
+            label="From pattern (optional)"
             maxLength={320}
             value={draft.from}
-            onInput={(e) => setDraft({ ...draft, from: e.currentTarget.value })}
+            onInput={(from) => setDraft({ ...draft, from })}
           />
-          <label for="route-subject">Subject pattern (optional)</label>
-          <input
+          <Field
             id="route-subject"
+            label="Subject pattern (optional)"
             maxLength={320}
             value={draft.subject}
-            onInput={(e) => setDraft({ ...draft, subject: e.currentTarget.value })}
+            onInput={(subject) => setDraft({ ...draft, subject })}
           />
-          <label for="route-priority">Priority</label>
-          <input
+          <Field
             id="route-priority"
+            label="Priority"
             type="number"
             required
             min={0}
             max={1000000}
             step={1}
             value={draft.priority}
-            onInput={(e) => setDraft({ ...draft, priority: e.currentTarget.value })}
+            onInput={(priority) => setDraft({ ...draft, priority })}
           />
           <fieldset>
             <legend>Actions</legend>
@@ -172,23 +173,17 @@ export function InboundRoutes() {
                   value={a.kind}
                   onChange={(e) => setAction(i, { kind: e.currentTarget.value as ActionKind, value: '' })}
                 >
-                  {ACTION_KINDS.map((k) => (
-                    <option key={k.kind} value={k.kind}>
-                      {k.label}
-                    </option>
-                  ))}
+                  <Options items={ACTION_KINDS} value={(k) => k.kind} label={(k) => k.label} />
                 </select>
                 {a.kind === 'forward' && (
-                  <>
-                    <label for={`route-forward-${i}`}>Forward to (action {i + 1})</label>
-                    <input
-                      id={`route-forward-${i}`}
-                      type="email"
-                      required
-                      value={a.value}
-                      onInput={(e) => setAction(i, { value: e.currentTarget.value })}
-                    />
-                  </>
+                  <Field
+                    id={`route-forward-${i}`}
+                    label={`Forward to (action ${i + 1})`}
+                    type="email"
+                    required
+                    value={a.value}
+                    onInput={(value) => setAction(i, { value })}
+                  />
                 )}
                 {a.kind === 'webhook' && (
                   <>
@@ -200,23 +195,17 @@ export function InboundRoutes() {
                       onChange={(e) => setAction(i, { value: e.currentTarget.value })}
                     >
                       <option value="">Choose an endpoint</option>
-                      {(endpoints.data ?? []).map((w) => (
-                        <option key={w.id} value={w.id}>
-                          {w.url}
-                        </option>
-                      ))}
+                      <Options items={endpoints.data} value={(w) => w.id} label={(w) => w.url} />
                     </select>
                   </>
                 )}
                 {draft.actions.length > 1 && (
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-label={`Remove action ${i + 1}`}
+                  <RowButton
+                    label={`Remove action ${i + 1}`}
                     onClick={() => setDraft({ ...draft, actions: draft.actions.filter((_, j) => j !== i) })}
                   >
                     Remove
-                  </button>
+                  </RowButton>
                 )}
               </div>
             ))}
@@ -277,22 +266,12 @@ export function InboundRoutes() {
                 </span>
               ) : (
                 <span class="row">
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-label={`Edit route ${r.match.recipient}`}
-                    onClick={() => open(r)}
-                  >
+                  <RowButton label={`Edit route ${r.match.recipient}`} onClick={() => open(r)}>
                     Edit
-                  </button>
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-label={`Delete route ${r.match.recipient}`}
-                    onClick={() => setConfirming(r.id)}
-                  >
+                  </RowButton>
+                  <RowButton label={`Delete route ${r.match.recipient}`} onClick={() => setConfirming(r.id)}>
                     Delete
-                  </button>
+                  </RowButton>
                 </span>
               )}
             </td>

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { download, get, query } from '../api.js';
 import { TenantWide } from '../project.js';
 import { routeHref } from '../router.js';
-import { EmptyState, ListTable } from '../table.js';
+import { EmptyState, ListTable, listOf } from '../table.js';
 import type { InboundAuth, InboundList, InboundMessage } from '../types.js';
 import {
   Alert,
@@ -58,8 +58,7 @@ function InboundListView() {
     <Page title="Inbound">
       <TenantWide what="Received mail" />
       <ListTable
-        load={list}
-        items={list.data?.data}
+        {...listOf(list)}
         what="received mail"
         label="Received mail"
         testId="inbound"

@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, query } from '../api.js';
+import { Field, Options } from '../kit/form.js';
 import { useProject } from '../project.js';
 import { navigate, type Route, routeHref } from '../router.js';
-import { EmptyState, Pager, TableWrap } from '../table.js';
+import { EmptyState, Pager, TableHead, TableWrap } from '../table.js';
 import { type List, type LogEntry, type LogsMeta, STATUSES } from '../types.js';
 import { ErrorNotice, formatDate, formatNumber, Loading, Page, StatusBadge, useLoad } from '../ui.js';
 
@@ -99,23 +100,23 @@ export function LogsPage({ route }: { route: Route }) {
   return (
     <Page title="Logs">
       <form class="filters" aria-label="Log filters" onSubmit={apply}>
-        <label for="log-q">Recipient</label>
-        <input
+        <Field
           id="log-q"
+          label="Recipient"
           type="search"
           autoComplete="off"
           spellcheck={false}
           placeholder="ada@ or ada@example.com"
           value={draft.q}
-          onInput={(e) => setDraft({ ...draft, q: e.currentTarget.value })}
+          onInput={(q) => setDraft({ ...draft, q })}
         />
-        <label for="log-tag">Tag</label>
-        <input
+        <Field
           id="log-tag"
+          label="Tag"
           autoComplete="off"
           spellcheck={false}
           value={draft.tag}
-          onInput={(e) => setDraft({ ...draft, tag: e.currentTarget.value })}
+          onInput={(tag) => setDraft({ ...draft, tag })}
         />
         <label for="log-from">From (UTC)</label>
         <input
@@ -150,11 +151,7 @@ export function LogsPage({ route }: { route: Route }) {
           onChange={(e) => go({ page: 1, status: e.currentTarget.value })}
         >
           <option value="">All</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
+          <Options items={STATUSES} />
         </select>
         <label for="template-filter">Template</label>
         <select
@@ -163,11 +160,7 @@ export function LogsPage({ route }: { route: Route }) {
           onChange={(e) => go({ page: 1, template: e.currentTarget.value })}
         >
           <option value="">Any</option>
-          {templateChoices.map((t) => (
-            <option key={t.id} value={t.id}>
-              {t.name}
-            </option>
-          ))}
+          <Options items={templateChoices} value={(t) => t.id} label={(t) => t.name} />
         </select>
         {data && (
           <span class="muted" data-testid="logs-total">
@@ -197,18 +190,18 @@ export function LogsPage({ route }: { route: Route }) {
           ) : (
             <TableWrap label="Emails">
               <table data-testid="logs" aria-busy={loading}>
-                <thead>
-                  <tr>
-                    <th scope="col">Recipient</th>
-                    <th scope="col">Subject</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Tags</th>
-                    <th scope="col">Opened</th>
-                    <th scope="col">Clicked</th>
-                    <th scope="col">Complained</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
+                <TableHead
+                  columns={[
+                    'Recipient',
+                    'Subject',
+                    'Status',
+                    'Tags',
+                    'Opened',
+                    'Clicked',
+                    'Complained',
+                    'Created',
+                  ]}
+                />
                 <tbody>
                   {data.data.map((e) => (
                     <tr key={e.id} data-id={e.id}>

@@ -6,7 +6,7 @@ import { useProject } from '../project.js';
 import { type Route, routeHref, setParams } from '../router.js';
 import { EmptyState } from '../table.js';
 import type { DailyBucket, Summary, TopTemplate } from '../types.js';
-import { ErrorNotice, formatDate, formatNumber, Loading, Page, PeriodSwitch, useLoad } from '../ui.js';
+import { ErrorNotice, FigureCard, formatDate, Loading, Page, PeriodSwitch, useLoad } from '../ui.js';
 
 const TOP_COLUMNS: Column<TopTemplate>[] = [
   { label: 'Template', cell: (t) => t.name },
@@ -14,6 +14,19 @@ const TOP_COLUMNS: Column<TopTemplate>[] = [
   num('Sent', (t) => t.sent),
   num('Opened', (t) => t.opened),
   num('Clicked', (t) => t.clicked),
+];
+
+/** The summary's cards, in order: the total (its key names the card), its label, its rate. */
+const CARDS: readonly [keyof Summary['totals'], string, (keyof Summary['rates'])?][] = [
+  ['total', 'Emails'],
+  ['sent', 'Sent'],
+  ['opened', 'Opened', 'openRate'],
+  // Opens no person made (SPEC §21), kept apart from Opened and its rate.
+  ['machineOpened', 'Machine opens'],
+  ['clicked', 'Clicked', 'clickRate'],
+  ['bounced', 'Bounced', 'bounceRate'],
+  ['complained', 'Complaints', 'complaintRate'],
+  ['failed', 'Failed'],
 ];
 
 interface Overview {
@@ -35,19 +48,13 @@ async function loadOverview(days: number, projectId: string | undefined): Promis
 
 function Card({ id, label, value, rate }: { id: string; label: string; value: number; rate?: number }) {
   return (
-    <div class="card" data-testid={`card-${id}`}>
-      <dt>{label}</dt>
-      <dd>
-        <span class="figure" data-testid={`total-${id}`}>
-          {formatNumber(value)}
+    <FigureCard label={label} value={value} figureId={`total-${id}`} cardId={`card-${id}`}>
+      {rate !== undefined && (
+        <span class="rate" data-testid={`rate-${id}`}>
+          {rate.toFixed(1)}%
         </span>
-        {rate !== undefined && (
-          <span class="rate" data-testid={`rate-${id}`}>
-            {rate.toFixed(1)}%
-          </span>
-        )}
-      </dd>
-    </div>
+      )}
+    </FigureCard>
   );
 }
 
@@ -87,35 +94,15 @@ export function OverviewPage({ route }: { route: Route }) {
             </EmptyState>
           )}
           <dl class="cards">
-            <Card id="total" label="Emails" value={data.summary.totals.total} />
-            <Card id="sent" label="Sent" value={data.summary.totals.sent} />
-            <Card
-              id="opened"
-              label="Opened"
-              value={data.summary.totals.opened}
-              rate={data.summary.rates.openRate}
-            />
-            {/* Opens no person made (SPEC §21), kept apart from Opened and its rate. */}
-            <Card id="machineOpened" label="Machine opens" value={data.summary.totals.machineOpened} />
-            <Card
-              id="clicked"
-              label="Clicked"
-              value={data.summary.totals.clicked}
-              rate={data.summary.rates.clickRate}
-            />
-            <Card
-              id="bounced"
-              label="Bounced"
-              value={data.summary.totals.bounced}
-              rate={data.summary.rates.bounceRate}
-            />
-            <Card
-              id="complained"
-              label="Complaints"
-              value={data.summary.totals.complained}
-              rate={data.summary.rates.complaintRate}
-            />
-            <Card id="failed" label="Failed" value={data.summary.totals.failed} />
+            {CARDS.map(([id, label, rate]) => (
+              <Card
+                key={id}
+                id={id}
+                label={label}
+                value={data.summary.totals[id]}
+                rate={rate && data.summary.rates[rate]}
+              />
+            ))}
           </dl>
           <h2>Daily</h2>
           <DailyChart daily={data.daily} series={ANALYTICS_SERIES} />

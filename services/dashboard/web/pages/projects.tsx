@@ -1,10 +1,12 @@
 import { useState } from 'preact/hooks';
-import { del, get, patch, post, query } from '../api.js';
+import { del, patch, post } from '../api.js';
+import { Field, PanelForm } from '../kit/form.js';
+import { usePagedList } from '../kit/list-page.js';
 import { useProject } from '../project.js';
 import { PROJECT_PARAM } from '../router.js';
-import { EmptyState, ListTable, pagerOf } from '../table.js';
-import type { List, Project } from '../types.js';
-import { Alert, ConfirmButtons, formatDate, Page, useActionError, useLoad } from '../ui.js';
+import { EmptyState, ListTable, RowButton } from '../table.js';
+import type { Project } from '../types.js';
+import { ConfirmButtons, formatDate, Page, useActionError } from '../ui.js';
 
 /**
  * SPEC §16: projects group a tenant's emails (and may bind API keys). Create, rename, delete (the
@@ -12,11 +14,7 @@ import { Alert, ConfirmButtons, formatDate, Page, useActionError, useLoad } from
  * project through the header's switcher.
  */
 export function ProjectsPage() {
-  const [page, setPage] = useState(1);
-  const list = useLoad(
-    () => get<List<Project>>(`/projects${query({ page, limit: 20 })}`).then((r) => r.body),
-    [page],
-  );
+  const { list, table } = usePagedList<Project>('/projects', 'Project pages');
   const scope = useProject();
   const [name, setName] = useState('');
   const form = useActionError();
@@ -49,11 +47,12 @@ export function ProjectsPage() {
 
   return (
     <Page title="Projects">
-      <form
-        class="panel"
-        aria-labelledby="new-project"
-        onSubmit={async (e) => {
-          e.preventDefault();
+      <PanelForm
+        id="new-project"
+        title="New project"
+        submit="Create project"
+        error={form.error}
+        onSubmit={async () => {
           await form.run(async () => {
             await post('/projects', { name: name.trim() });
             setName('');
@@ -61,21 +60,10 @@ export function ProjectsPage() {
           });
         }}
       >
-        <h2 id="new-project">New project</h2>
-        <label for="prj-name">Name</label>
-        <input
-          id="prj-name"
-          required
-          maxLength={100}
-          value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
-        />
-        <Alert message={form.error} />
-        <button type="submit">Create project</button>
-      </form>
+        <Field id="prj-name" label="Name" required maxLength={100} value={name} onInput={setName} />
+      </PanelForm>
       <ListTable
-        load={list}
-        items={list.data?.data}
+        {...table}
         what="projects"
         label="Projects"
         testId="projects"
@@ -89,7 +77,6 @@ export function ProjectsPage() {
             </p>
           </EmptyState>
         }
-        pager={pagerOf(list.data?.meta, setPage, 'Project pages')}
         row={(p) => (
           <tr key={p.id} data-id={p.id}>
             <th scope="row">
@@ -130,22 +117,15 @@ export function ProjectsPage() {
                   <a class="button secondary" href={`#/?${PROJECT_PARAM}=${encodeURIComponent(p.id)}`}>
                     Show<span class="sr-only"> {p.name}</span>
                   </a>
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-label={`Rename ${p.name}`}
+                  <RowButton
+                    label={`Rename ${p.name}`}
                     onClick={() => setRenaming({ id: p.id, name: p.name })}
                   >
                     Rename
-                  </button>
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-label={`Delete ${p.name}`}
-                    onClick={() => setConfirming(p.id)}
-                  >
+                  </RowButton>
+                  <RowButton label={`Delete ${p.name}`} onClick={() => setConfirming(p.id)}>
                     Delete
-                  </button>
+                  </RowButton>
                 </>
               )}
             </td>

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { del, get, post } from '../api.js';
+import { Field, Options, PanelForm } from '../kit/form.js';
 import { TenantWide } from '../project.js';
-import { EmptyState, ListTable } from '../table.js';
+import { EmptyState, ListTable, listOf, RowButton } from '../table.js';
 import { type ContactProperty, PROPERTY_TYPES } from '../types.js';
-import { Alert, ConfirmButtons, formatDate, Page, useActionError, useLoad } from '../ui.js';
+import { ConfirmButtons, formatDate, Page, useActionError, useLoad, useRowActions } from '../ui.js';
 
 /**
  * SPEC §27 contact properties: typed definitions (string, number, boolean, date) whose values
@@ -15,30 +16,30 @@ export function PropertiesPage() {
   const [type, setType] = useState<ContactProperty['type']>('string');
   const [confirming, setConfirming] = useState<string | null>(null);
   const form = useActionError();
-  const action = useActionError();
+  const action = useRowActions(list.reload);
 
   return (
     <Page title="Contact properties">
       <TenantWide what="Contact properties" />
-      <form
-        class="panel"
-        aria-labelledby="new-property"
-        onSubmit={async (e) => {
-          e.preventDefault();
+      <PanelForm
+        id="new-property"
+        title="Define a property"
+        submit="Add property"
+        error={form.error}
+        onSubmit={async () => {
           const ok = await form.run(() => post('/contact-properties', { name, type }));
           if (ok) setName('');
           list.reload();
         }}
       >
-        <h2 id="new-property">Define a property</h2>
-        <label for="prop-name">Property name</label>
-        <input
+        <Field
           id="prop-name"
+          label="Property name"
           required
           maxLength={64}
           aria-describedby="prop-name-help"
           value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
+          onInput={setName}
         />
         <p class="muted" id="prop-name-help">
           A letter, then letters, digits or _ (the key on contacts and the CSV column, case-sensitive).
@@ -49,18 +50,11 @@ export function PropertiesPage() {
           value={type}
           onChange={(e) => setType(e.currentTarget.value as ContactProperty['type'])}
         >
-          {PROPERTY_TYPES.map((t) => (
-            <option key={t} value={t}>
-              {t}
-            </option>
-          ))}
+          <Options items={PROPERTY_TYPES} />
         </select>
-        <Alert message={form.error} />
-        <button type="submit">Add property</button>
-      </form>
+      </PanelForm>
       <ListTable
-        load={list}
-        items={list.data?.data}
+        {...listOf(list)}
         what="contact properties"
         label="Contact properties"
         testId="properties"
@@ -87,22 +81,16 @@ export function PropertiesPage() {
               {confirming === p.name ? (
                 <ConfirmButtons
                   label={`Delete ${p.name} and its values`}
-                  onConfirm={async () => {
+                  onConfirm={() => {
                     setConfirming(null);
-                    await action.run(() => del(`/contact-properties/${encodeURIComponent(p.name)}`));
-                    list.reload();
+                    return action.act(() => del(`/contact-properties/${encodeURIComponent(p.name)}`));
                   }}
                   onKeep={() => setConfirming(null)}
                 />
               ) : (
-                <button
-                  type="button"
-                  class="secondary"
-                  aria-label={`Delete ${p.name}`}
-                  onClick={() => setConfirming(p.name)}
-                >
+                <RowButton label={`Delete ${p.name}`} onClick={() => setConfirming(p.name)}>
                   Delete
-                </button>
+                </RowButton>
               )}
             </td>
           </tr>

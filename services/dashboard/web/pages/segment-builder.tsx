@@ -1,5 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, query } from '../api.js';
+import { PropertyOptions } from '../kit/editor.js';
+import { Check, Field, Options } from '../kit/form.js';
 import type { ContactProperty, List, SegmentFilter, Topic } from '../types.js';
 import { formatNumber, useLoad } from '../ui.js';
 import { type Clause, ENGAGEMENTS, emptyClause, KINDS, type Kind, OPS } from './segment-clauses.js';
@@ -88,11 +90,7 @@ export function ClauseEditor({
                     set(i, { kind: e.currentTarget.value as Kind, subject: '', value: '', op: 'eq' })
                   }
                 >
-                  {Object.entries(KINDS).map(([k, label]) => (
-                    <option key={k} value={k}>
-                      {label}
-                    </option>
-                  ))}
+                  <Options items={Object.entries(KINDS)} value={([k]) => k} label={([, label]) => label} />
                 </select>
                 {c.kind === 'property' && (
                   <>
@@ -104,11 +102,7 @@ export function ClauseEditor({
                       onChange={(e) => set(i, { subject: e.currentTarget.value })}
                     >
                       <option value="">Choose a property</option>
-                      {properties?.map((p) => (
-                        <option key={p.name} value={p.name}>
-                          {p.name} ({p.type})
-                        </option>
-                      ))}
+                      <PropertyOptions properties={properties} />
                     </select>
                     <label for={id('op')}>Condition {i + 1} comparison</label>
                     <select
@@ -116,11 +110,7 @@ export function ClauseEditor({
                       value={c.op}
                       onChange={(e) => set(i, { op: e.currentTarget.value as Clause['op'] })}
                     >
-                      {OPS.map((op) => (
-                        <option key={op} value={op}>
-                          {op}
-                        </option>
-                      ))}
+                      <Options items={OPS} />
                     </select>
                     {c.op !== 'exists' && (
                       <>
@@ -157,11 +147,7 @@ export function ClauseEditor({
                       onChange={(e) => set(i, { subject: e.currentTarget.value })}
                     >
                       <option value="">Choose a topic</option>
-                      {topics.data?.map((t) => (
-                        <option key={t.id} value={t.id}>
-                          {t.name}
-                        </option>
-                      ))}
+                      <Options items={topics.data} value={(t) => t.id} label={(t) => t.name} />
                     </select>
                   </>
                 )}
@@ -173,43 +159,30 @@ export function ClauseEditor({
                       value={c.subject || 'opened'}
                       onChange={(e) => set(i, { subject: e.currentTarget.value })}
                     >
-                      {ENGAGEMENTS.map((k) => (
-                        <option key={k} value={k}>
-                          {k}
-                        </option>
-                      ))}
+                      <Options items={ENGAGEMENTS} />
                     </select>
-                    <label for={id('days')}>Condition {i + 1} days</label>
-                    <input
+                    <Field
                       id={id('days')}
+                      label={`Condition ${i + 1} days`}
                       type="number"
                       min={1}
                       max={365}
                       value={c.days}
-                      onInput={(e) => set(i, { days: e.currentTarget.value })}
+                      onInput={(days) => set(i, { days })}
                     />
                   </>
                 )}
                 {(c.kind === 'audience' || c.kind === 'tag' || c.kind === 'campaign') && (
-                  <>
-                    <label for={id('subject')}>
-                      Condition {i + 1} {c.kind === 'campaign' ? 'campaign id' : c.kind}
-                    </label>
-                    <input
-                      id={id('subject')}
-                      value={c.subject}
-                      onInput={(e) => set(i, { subject: e.currentTarget.value })}
-                    />
-                  </>
-                )}
-                <label class="check">
-                  <input
-                    type="checkbox"
-                    checked={c.not}
-                    onChange={(e) => set(i, { not: e.currentTarget.checked })}
+                  <Field
+                    id={id('subject')}
+                    label={`Condition ${i + 1} ${c.kind === 'campaign' ? 'campaign id' : c.kind}`}
+                    value={c.subject}
+                    onInput={(subject) => set(i, { subject })}
                   />
+                )}
+                <Check checked={c.not} onChange={(not) => set(i, { not })}>
                   Condition {i + 1} negated (not)
-                </label>
+                </Check>
                 <button
                   type="button"
                   class="secondary"

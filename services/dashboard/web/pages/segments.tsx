@@ -1,39 +1,40 @@
 import { useState } from 'preact/hooks';
-import { del, get, patch, post } from '../api.js';
-import { DeleteButton, DetailPage, EditToggle, useDetail } from '../kit/detail.js';
-import { JsonField, JsonNote, WrittenAs } from '../kit/editor.js';
-import { ListPage, NewPage, usePagedList } from '../kit/list-page.js';
+import { del, patch, post } from '../api.js';
+import { DeleteButton, DetailPage, EditToggle, IdField, useDetail } from '../kit/detail.js';
+import { JsonField, JsonNote, useProperties, WrittenAs } from '../kit/editor.js';
+import { Field, PanelForm } from '../kit/form.js';
+import { ListPage, ListRoutes, usePagedList } from '../kit/list-page.js';
 import { navigate, routeHref } from '../router.js';
 import { EmptyState, ListTable } from '../table.js';
-import type { Contact, ContactProperty, Segment, SegmentFilter } from '../types.js';
-import { Alert, formatDate, formatNumber, useActionError, useLoad } from '../ui.js';
+import type { Contact, Segment, SegmentFilter } from '../types.js';
+import { Alert, formatDate, formatNumber, useActionError } from '../ui.js';
 import { ClauseEditor, LiveCount } from './segment-builder.js';
 import { type Clause, emptyClause, filterOf, readFilter } from './segment-clauses.js';
 
 /** SPEC §27 segments: `#/segments` (list), `#/segments/new` (builder), `#/segments/<id>` (members). */
 export function SegmentsPage({ id }: { id: string }) {
-  if (id === '') return <SegmentList />;
-  if (id === 'new')
-    return (
-      <NewPage title="New segment" back="/segments" backLabel="Segments">
-        <SegmentEditor onSaved={(s) => navigate(`/segments/${encodeURIComponent(s.id)}`)} />
-      </NewPage>
-    );
-  return <SegmentDetail id={id} />;
+  return (
+    <ListRoutes
+      id={id}
+      list="segments"
+      noun="segment"
+      List={SegmentList}
+      Editor={SegmentEditor}
+      Detail={SegmentDetail}
+    />
+  );
 }
 
 function SegmentList() {
-  const { list, pager } = usePagedList<Segment>('/segments', 'Segment pages');
+  const { table } = usePagedList<Segment>('/segments', 'Segment pages');
   return (
     <ListPage title="Segments" newHref="/segments/new" newLabel="New segment">
       <ListTable
-        load={list}
-        items={list.data?.data}
+        {...table}
         what="segments"
         label="Segments"
         testId="segments"
         columns={['Name', 'Filter', 'Created']}
-        pager={pager}
         empty={
           <EmptyState title="No segment yet.">
             <p>
@@ -66,10 +67,7 @@ function SegmentList() {
  * opens in the conditions when they can write its filter, else as JSON with why.
  */
 function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s: Segment) => void }) {
-  const properties = useLoad(
-    () => get<{ data: ContactProperty[] }>('/contact-properties').then((r) => r.body.data),
-    [],
-  );
+  const properties = useProperties();
   const [name, setName] = useState(existing?.name ?? '');
   const [read] = useState(() =>
     existing ? readFilter(existing.filter) : { clauses: [emptyClause()], match: 'and' as const },
@@ -94,11 +92,12 @@ function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s:
   }
 
   return (
-    <form
-      class="panel"
-      aria-labelledby="seg-form"
-      onSubmit={async (e) => {
-        e.preventDefault();
+    <PanelForm
+      id="seg-form"
+      title={existing ? 'Edit the segment' : 'Segment'}
+      submit={existing ? 'Save segment' : 'Create segment'}
+      error={saving.error}
+      onSubmit={async () => {
         if (filter === null) {
           saving.setError(jsonError ?? 'Complete the conditions first.');
           return;
@@ -112,15 +111,7 @@ function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s:
         });
       }}
     >
-      <h2 id="seg-form">{existing ? 'Edit the segment' : 'Segment'}</h2>
-      <label for="seg-name">Segment name</label>
-      <input
-        id="seg-name"
-        required
-        maxLength={100}
-        value={name}
-        onInput={(e) => setName(e.currentTarget.value)}
-      />
+      <Field id="seg-name" label="Segment name" required maxLength={100} value={name} onInput={setName} />
       <WrittenAs
         legend="Filter written as"
         formLabel="Conditions"
@@ -166,9 +157,7 @@ function SegmentEditor({ existing, onSaved }: { existing?: Segment; onSaved: (s:
         </>
       )}
       <LiveCount filter={filter} />
-      <Alert message={saving.error} />
-      <button type="submit">{existing ? 'Save segment' : 'Create segment'}</button>
-    </form>
+    </PanelForm>
   );
 }
 
@@ -192,10 +181,7 @@ function SegmentDetail({ id }: { id: string }) {
             <dd data-testid="segment-total">
               {members.list.data ? formatNumber(members.list.data.meta.total) : '…'}
             </dd>
-            <dt>Id</dt>
-            <dd>
-              <code>{s.id}</code>
-            </dd>
+            <IdField id={s.id} />
           </dl>
           <div class="row">
             <EditToggle editing={editing} setEditing={setEditing} label="Edit segment" />
@@ -221,13 +207,11 @@ function SegmentDetail({ id }: { id: string }) {
           )}
           <h2>Members</h2>
           <ListTable
-            load={members.list}
-            items={members.list.data?.data}
+            {...members.table}
             what="segment members"
             label="Contacts of the segment"
             testId="members"
             columns={['Email', 'Name', 'Subscribed', 'Created']}
-            pager={members.pager}
             empty={<EmptyState title="No contact matches this segment now." />}
             row={(c) => (
               <tr key={c.id} data-id={c.id}>

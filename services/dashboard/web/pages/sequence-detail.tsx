@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
 import { del, post } from '../api.js';
-import { DetailPage, EditToggle, useDetail, useFollow } from '../kit/detail.js';
+import { DetailPage, EditToggle, IdField, useDetail, useFollow } from '../kit/detail.js';
 import { type Column, FiguresTable, num } from '../kit/figures-table.js';
-import { StateFilter, usePagedList } from '../kit/list-page.js';
+import { StateFilter, useStateList } from '../kit/list-page.js';
 import { routeHref } from '../router.js';
-import { EmptyState, ListTable } from '../table.js';
+import { EmptyState, ListTable, RowButton } from '../table.js';
 import { ENROLLMENT_STATES, type Enrollment, type Sequence } from '../types.js';
 import { Alert, formatDate, formatDelay, StatusBadge, useActionError } from '../ui.js';
 import { SequenceEditor } from './sequence-editor.js';
@@ -41,8 +41,13 @@ const STEP_COLUMNS: Column<Step>[] = [
 
 export function SequenceDetail({ id }: { id: string }) {
   const { path, load: sequence } = useDetail<Sequence>('sequences', id);
-  const [state, setState] = useState('');
-  const enrollments = usePagedList<Enrollment>(`${path}/enrollments`, 'Enrollment pages', { state });
+  const enrollments = useStateList<Enrollment>(
+    `${path}/enrollments`,
+    'Enrollment pages',
+    'enr-state',
+    ENROLLMENT_STATES,
+  );
+  const { state } = enrollments;
   const [editing, setEditing] = useState(false);
   const [email, setEmail] = useState('');
   const enrolling = useActionError();
@@ -66,10 +71,7 @@ export function SequenceDetail({ id }: { id: string }) {
               {s.enrollments.active} active, {s.enrollments.completed} completed, {s.enrollments.stopped}{' '}
               stopped, {s.enrollments.cancelled} cancelled
             </dd>
-            <dt>Id</dt>
-            <dd>
-              <code>{s.id}</code>
-            </dd>
+            <IdField id={s.id} />
           </dl>
           <h2>Steps</h2>
           <FiguresTable
@@ -127,24 +129,14 @@ export function SequenceDetail({ id }: { id: string }) {
             <Alert message={enrolling.error} />
             <button type="submit">Enroll</button>
           </form>
-          <StateFilter
-            id="enr-state"
-            states={ENROLLMENT_STATES}
-            value={state}
-            onChange={(st) => {
-              setState(st);
-              enrollments.setPage(1);
-            }}
-          />
+          <StateFilter {...enrollments.filter} />
           <ListTable
-            load={enrollments.list}
-            items={enrollments.list.data?.data}
+            {...enrollments.table}
             what="enrollment lists"
             label="Enrollments"
             testId="enrollments"
             columns={['Contact', 'State', 'Next step', 'Enrolled', 'Action']}
             actionError={action.error}
-            pager={enrollments.pager}
             empty={
               <EmptyState title={state ? `No ${state} enrollment.` : 'No contact enrolled yet.'}>
                 <p>Enroll a contact above: the steps then go out to it one after the other.</p>
@@ -171,17 +163,15 @@ export function SequenceDetail({ id }: { id: string }) {
                 </td>
                 <td>
                   {e.state === 'active' && (
-                    <button
-                      type="button"
-                      class="secondary"
-                      aria-label={`Stop ${e.email ?? e.contactId}`}
+                    <RowButton
+                      label={`Stop ${e.email ?? e.contactId}`}
                       onClick={async () => {
                         await action.run(() => del(`${path}/enrollments/${encodeURIComponent(e.id)}`));
                         refreshed();
                       }}
                     >
                       Stop
-                    </button>
+                    </RowButton>
                   )}
                 </td>
               </tr>

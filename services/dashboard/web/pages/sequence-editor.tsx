@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { patch, post } from '../api.js';
 import { ContentMode, StepList, TemplateSelect, useSteps, useTemplates } from '../kit/editor.js';
+import { AreaField, Field, PanelForm } from '../kit/form.js';
 import type { Sequence } from '../types.js';
-import { Alert, formatDelay, useActionError } from '../ui.js';
+import { formatDelay, useActionError } from '../ui.js';
 
 const MAX_STEPS = 20;
 
@@ -48,8 +49,7 @@ export function SequenceEditor({
   const templates = useTemplates();
   const saving = useActionError();
 
-  const save = async (e: Event) => {
-    e.preventDefault();
+  const save = async () => {
     const body = {
       name,
       from,
@@ -69,29 +69,27 @@ export function SequenceEditor({
   };
 
   return (
-    <form class="panel" onSubmit={save} aria-labelledby="seq-form">
-      <h2 id="seq-form">{existing ? 'Edit the sequence' : 'Sequence'}</h2>
+    <PanelForm
+      id="seq-form"
+      title={existing ? 'Edit the sequence' : 'Sequence'}
+      submit={existing ? 'Save sequence' : 'Create sequence'}
+      error={saving.error}
+      onSubmit={save}
+    >
       {existing && (
         <p class="muted">
           Enrolled contacts keep their place: their next step and its due time stay; the delays after it
           follow these steps.
         </p>
       )}
-      <label for="seq-name">Name</label>
-      <input
-        id="seq-name"
-        required
-        maxLength={100}
-        value={name}
-        onInput={(e) => setName(e.currentTarget.value)}
-      />
-      <label for="seq-from">From</label>
-      <input
+      <Field id="seq-name" label="Name" required maxLength={100} value={name} onInput={setName} />
+      <Field
         id="seq-from"
+        label="From"
         required
         placeholder="Acme <hello@acme.test>"
         value={from}
-        onInput={(e) => setFrom(e.currentTarget.value)}
+        onInput={setFrom}
       />
       <StepList
         steps={steps}
@@ -101,11 +99,9 @@ export function SequenceEditor({
       >
         {(s, i) => (
           <>
-            <label for={`step-${i}-delay`}>
-              {i === 0 ? 'Minutes after enrollment' : `Minutes after step ${i}`}
-            </label>
-            <input
+            <Field
               id={`step-${i}-delay`}
+              label={i === 0 ? 'Minutes after enrollment' : `Minutes after step ${i}`}
               type="number"
               inputMode="numeric"
               required
@@ -113,7 +109,7 @@ export function SequenceEditor({
               max={525600}
               aria-describedby={`step-${i}-delay-said`}
               value={s.delayMinutes}
-              onInput={(e) => setStep(i, { delayMinutes: e.currentTarget.value })}
+              onInput={(delayMinutes) => setStep(i, { delayMinutes })}
             />
             <p class="muted" id={`step-${i}-delay-said`}>
               {Number.isInteger(Number(s.delayMinutes)) && Number(s.delayMinutes) >= 0
@@ -132,38 +128,36 @@ export function SequenceEditor({
                 />
               </>
             )}
-            <label for={`step-${i}-subject`}>{s.mode === 'own' ? 'Subject' : 'Subject (optional)'}</label>
-            <input
+            <Field
               id={`step-${i}-subject`}
+              label={s.mode === 'own' ? 'Subject' : 'Subject (optional)'}
               required={s.mode === 'own'}
               maxLength={998}
               value={s.subject}
-              onInput={(e) => setStep(i, { subject: e.currentTarget.value })}
+              onInput={(subject) => setStep(i, { subject })}
             />
             {s.mode === 'own' && (
               <>
-                <label for={`step-${i}-html`}>HTML</label>
-                <textarea
+                <AreaField
                   id={`step-${i}-html`}
+                  label="HTML"
                   rows={4}
                   spellcheck={false}
                   value={s.html}
-                  onInput={(e) => setStep(i, { html: e.currentTarget.value })}
+                  onInput={(html) => setStep(i, { html })}
                 />
-                <label for={`step-${i}-text`}>Text</label>
-                <textarea
+                <AreaField
                   id={`step-${i}-text`}
+                  label="Text"
                   rows={3}
                   value={s.text}
-                  onInput={(e) => setStep(i, { text: e.currentTarget.value })}
+                  onInput={(text) => setStep(i, { text })}
                 />
               </>
             )}
           </>
         )}
       </StepList>
-      <Alert message={saving.error} />
-      <button type="submit">{existing ? 'Save sequence' : 'Create sequence'}</button>
-    </form>
+    </PanelForm>
   );
 }

@@ -1,5 +1,5 @@
-import { ListPage, NewPage, usePagedList } from '../kit/list-page.js';
-import { navigate, routeHref } from '../router.js';
+import { ListPage, ListRoutes, usePagedList } from '../kit/list-page.js';
+import { routeHref } from '../router.js';
 import { EmptyState, ListTable } from '../table.js';
 import type { Sequence } from '../types.js';
 import { formatDate, formatNumber } from '../ui.js';
@@ -8,23 +8,28 @@ import { SequenceEditor } from './sequence-editor.js';
 
 /** SPEC §15 sequences: `#/sequences` (list), `#/sequences/new`, `#/sequences/<id>`. */
 export function SequencesPage({ id }: { id: string }) {
-  if (id === '') return <SequenceList />;
-  if (id === 'new') return <NewSequence />;
-  return <SequenceDetail id={id} />;
+  return (
+    <ListRoutes
+      id={id}
+      list="sequences"
+      noun="sequence"
+      List={SequenceList}
+      Editor={SequenceEditor}
+      Detail={SequenceDetail}
+    />
+  );
 }
 
 function SequenceList() {
-  const { list, pager } = usePagedList<Sequence>('/sequences', 'Sequence pages');
+  const { table } = usePagedList<Sequence>('/sequences', 'Sequence pages');
   return (
     <ListPage title="Sequences" newHref="/sequences/new" newLabel="New sequence">
       <ListTable
-        load={list}
-        items={list.data?.data}
+        {...table}
         what="sequences"
         label="Sequences"
         testId="sequences"
         columns={['Name', 'Steps', 'Active', 'Completed', 'Stopped', 'Created']}
-        pager={pager}
         empty={
           <EmptyState title="No sequence yet.">
             <p>
@@ -50,13 +55,5 @@ function SequenceList() {
         )}
       />
     </ListPage>
-  );
-}
-
-function NewSequence() {
-  return (
-    <NewPage title="New sequence" back="/sequences" backLabel="Sequences">
-      <SequenceEditor onSaved={(s) => navigate(`/sequences/${encodeURIComponent(s.id)}`)} />
-    </NewPage>
   );
 }

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, put } from '../api.js';
+import { Check, Field } from '../kit/form.js';
 import { TenantWide } from '../project.js';
 import { isAdmin, type Session } from '../session.js';
 import type { TenantSettings } from '../types.js';
@@ -78,28 +79,18 @@ export function SettingsPage({ session }: { session: Session }) {
               Opens: a 1×1 image in the HTML part. Clicks: links rewritten through Tern. Scanners are recorded
               but not counted.
             </p>
-            <label class="check">
-              <input
-                type="checkbox"
-                checked={form.opens}
-                onChange={(e) => setForm({ ...form, opens: e.currentTarget.checked })}
-              />
+            <Check checked={form.opens} onChange={(opens) => setForm({ ...form, opens })}>
               Track opens
-            </label>
-            <label class="check">
-              <input
-                type="checkbox"
-                checked={form.clicks}
-                onChange={(e) => setForm({ ...form, clicks: e.currentTarget.checked })}
-              />
+            </Check>
+            <Check checked={form.clicks} onChange={(clicks) => setForm({ ...form, clicks })}>
               Track clicks
-            </label>
+            </Check>
           </fieldset>
           <fieldset disabled={!admin}>
             <legend>Retention</legend>
-            <label for="set-retention">Keep logs and analytics for (days)</label>
-            <input
+            <Field
               id="set-retention"
+              label="Keep logs and analytics for (days)"
               type="number"
               inputMode="numeric"
               min={1}
@@ -107,7 +98,7 @@ export function SettingsPage({ session }: { session: Session }) {
               placeholder={`${settings.data.defaultRetentionDays} (server default)`}
               aria-describedby="set-retention-help"
               value={form.retention}
-              onInput={(e) => setForm({ ...form, retention: e.currentTarget.value })}
+              onInput={(retention) => setForm({ ...form, retention })}
             />
             <p class="muted" id="set-retention-help">
               Empty: the server default, {settings.data.defaultRetentionDays} days (now{' '}
@@ -119,9 +110,9 @@ export function SettingsPage({ session }: { session: Session }) {
           </fieldset>
           <fieldset disabled={!admin} data-testid="send-limits">
             <legend>Sending limits</legend>
-            <label for="set-rate">Emails handed to the provider per second, at most</label>
-            <input
+            <Field
               id="set-rate"
+              label="Emails handed to the provider per second, at most"
               type="number"
               inputMode="numeric"
               min={1}
@@ -129,7 +120,7 @@ export function SettingsPage({ session }: { session: Session }) {
               placeholder={`${defaultRate(settings.data.defaultSendRatePerSecond)} (server default)`}
               aria-describedby="set-rate-help"
               value={form.rate}
-              onInput={(e) => setForm({ ...form, rate: e.currentTarget.value })}
+              onInput={(rate) => setForm({ ...form, rate })}
             />
             <p class="muted" id="set-rate-help">
               Empty: the server default, {defaultRate(settings.data.defaultSendRatePerSecond)} (now{' '}

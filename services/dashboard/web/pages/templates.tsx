@@ -1,21 +1,19 @@
 import { useState } from 'preact/hooks';
-import { del, get, post, put, query } from '../api.js';
+import { del, get, post, put } from '../api.js';
+import { AreaField, Field } from '../kit/form.js';
+import { usePagedList } from '../kit/list-page.js';
 import { TenantWide } from '../project.js';
 import { isAdmin, type Session } from '../session.js';
-import { EmptyState, ListTable, pagerOf } from '../table.js';
-import type { List, Rendered, Template } from '../types.js';
-import { Alert, ConfirmButtons, HtmlPreview, Page, useActionError, useLoad } from '../ui.js';
+import { EmptyState, ListTable, RowButton } from '../table.js';
+import type { Rendered, Template } from '../types.js';
+import { Alert, ConfirmButtons, HtmlPreview, Page, useActionError } from '../ui.js';
 
 const EMPTY = { id: '', name: '', subject: '', html: '', text: '' };
 
 /** SPEC §12: templates listed for everyone, edited by owners and admins, previewed through the API's renderer. */
 export function TemplatesPage({ session }: { session: Session }) {
   const admin = isAdmin(session);
-  const [page, setPage] = useState(1);
-  const list = useLoad(
-    () => get<List<Template>>(`/templates${query({ page, limit: 20 })}`).then((r) => r.body),
-    [page],
-  );
+  const { list, table } = usePagedList<Template>('/templates', 'Template pages');
   const [editing, setEditing] = useState<typeof EMPTY & { existing: boolean }>();
   const saving = useActionError();
   const [variables, setVariables] = useState('{\n  "name": "Ada"\n}');
@@ -90,14 +88,12 @@ export function TemplatesPage({ session }: { session: Session }) {
     >
       <TenantWide what="Templates" />
       <ListTable
-        load={list}
-        items={list.data?.data}
+        {...table}
         what="templates"
         label="Templates"
         testId="templates"
         columns={['Name', 'Subject', 'Id', 'Actions']}
         actionError={action.error}
-        pager={pagerOf(list.data?.meta, setPage, 'Template pages')}
         empty={
           <EmptyState title="No template yet.">
             <p>
@@ -123,23 +119,13 @@ export function TemplatesPage({ session }: { session: Session }) {
                 />
               ) : (
                 <>
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-label={`${admin ? 'Edit' : 'View'} ${t.name}`}
-                    onClick={() => open(t.id)}
-                  >
+                  <RowButton label={`${admin ? 'Edit' : 'View'} ${t.name}`} onClick={() => open(t.id)}>
                     {admin ? 'Edit' : 'View'}
-                  </button>
+                  </RowButton>
                   {admin && (
-                    <button
-                      type="button"
-                      class="secondary"
-                      aria-label={`Delete ${t.name}`}
-                      onClick={() => setConfirming(t.id)}
-                    >
+                    <RowButton label={`Delete ${t.name}`} onClick={() => setConfirming(t.id)}>
                       Delete
-                    </button>
+                    </RowButton>
                   )}
                 </>
               )}
@@ -154,45 +140,43 @@ export function TemplatesPage({ session }: { session: Session }) {
             <h2 id="tpl-form">{editing.existing ? `Template ${editing.name}` : 'New template'}</h2>
             <fieldset disabled={!admin}>
               {!editing.existing && (
-                <>
-                  <label for="tpl-id">Id (optional)</label>
-                  <input
-                    id="tpl-id"
-                    value={editing.id}
-                    onInput={(e) => setEditing({ ...editing, id: e.currentTarget.value })}
-                  />
-                </>
+                <Field
+                  id="tpl-id"
+                  label="Id (optional)"
+                  value={editing.id}
+                  onInput={(id) => setEditing({ ...editing, id })}
+                />
               )}
-              <label for="tpl-name">Name</label>
-              <input
+              <Field
                 id="tpl-name"
+                label="Name"
                 required
                 maxLength={100}
                 value={editing.name}
-                onInput={(e) => setEditing({ ...editing, name: e.currentTarget.value })}
+                onInput={(name) => setEditing({ ...editing, name })}
               />
-              <label for="tpl-subject">Subject</label>
-              <input
+              <Field
                 id="tpl-subject"
+                label="Subject"
                 required
                 maxLength={998}
                 value={editing.subject}
-                onInput={(e) => setEditing({ ...editing, subject: e.currentTarget.value })}
+                onInput={(subject) => setEditing({ ...editing, subject })}
               />
-              <label for="tpl-html">HTML</label>
-              <textarea
+              <AreaField
                 id="tpl-html"
+                label="HTML"
                 rows={8}
                 spellcheck={false}
                 value={editing.html}
-                onInput={(e) => setEditing({ ...editing, html: e.currentTarget.value })}
+                onInput={(html) => setEditing({ ...editing, html })}
               />
-              <label for="tpl-text">Text</label>
-              <textarea
+              <AreaField
                 id="tpl-text"
+                label="Text"
                 rows={4}
                 value={editing.text}
-                onInput={(e) => setEditing({ ...editing, text: e.currentTarget.value })}
+                onInput={(text) => setEditing({ ...editing, text })}
               />
             </fieldset>
             <Alert message={saving.error} />
@@ -201,13 +185,13 @@ export function TemplatesPage({ session }: { session: Session }) {
           {editing.existing && (
             <section class="panel" aria-labelledby="tpl-preview">
               <h2 id="tpl-preview">Preview</h2>
-              <label for="tpl-vars">Variables (JSON)</label>
-              <textarea
+              <AreaField
                 id="tpl-vars"
+                label="Variables (JSON)"
                 rows={4}
                 spellcheck={false}
                 value={variables}
-                onInput={(e) => setVariables(e.currentTarget.value)}
+                onInput={setVariables}
               />
               <button type="button" onClick={() => renderPreview(editing.id)}>
                 Render preview

@@ -1,9 +1,11 @@
 import { useState } from 'preact/hooks';
-import { del, get, patch, post, query } from '../api.js';
+import { del, patch, post } from '../api.js';
+import { Check, Field, PanelForm } from '../kit/form.js';
+import { usePagedList } from '../kit/list-page.js';
 import { TenantWide } from '../project.js';
-import { EmptyState, ListTable, pagerOf } from '../table.js';
-import type { List, Topic } from '../types.js';
-import { Alert, ConfirmButtons, formatDate, Page, useActionError, useLoad } from '../ui.js';
+import { EmptyState, ListTable, RowButton } from '../table.js';
+import type { Topic } from '../types.js';
+import { ConfirmButtons, formatDate, Page, useActionError, useRowActions } from '../ui.js';
 
 const DEFAULTS = { opt_in: 'Subscribed unless they opt out', opt_out: 'Not subscribed unless they opt in' };
 
@@ -12,44 +14,29 @@ const DEFAULTS = { opt_in: 'Subscribed unless they opt out', opt_out: 'Not subsc
  * subscribers only; the public ones are the checkboxes of the unsubscribe link's preference page.
  */
 export function TopicsPage() {
-  const [page, setPage] = useState(1);
-  const list = useLoad(
-    () => get<List<Topic>>(`/topics${query({ page, limit: 20 })}`).then((r) => r.body),
-    [page],
-  );
+  const { list, table } = usePagedList<Topic>('/topics', 'Topic pages');
   const [name, setName] = useState('');
   const [byDefault, setByDefault] = useState<Topic['default']>('opt_in');
   const [isPublic, setPublic] = useState(true);
   const [confirming, setConfirming] = useState<string | null>(null);
   const form = useActionError();
-  const action = useActionError();
-  const act = async (run: () => Promise<unknown>) => {
-    await action.run(run);
-    list.reload();
-  };
+  const action = useRowActions(list.reload);
 
   return (
     <Page title="Topics">
       <TenantWide what="Topics" />
-      <form
-        class="panel"
-        aria-labelledby="new-topic"
-        onSubmit={async (e) => {
-          e.preventDefault();
+      <PanelForm
+        id="new-topic"
+        title="Add a topic"
+        submit="Add topic"
+        error={form.error}
+        onSubmit={async () => {
           const ok = await form.run(() => post('/topics', { name, default: byDefault, public: isPublic }));
           if (ok) setName('');
           list.reload();
         }}
       >
-        <h2 id="new-topic">Add a topic</h2>
-        <label for="topic-name">Topic name</label>
-        <input
-          id="topic-name"
-          required
-          maxLength={100}
-          value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
-        />
+        <Field id="topic-name" label="Topic name" required maxLength={100} value={name} onInput={setName} />
         <label for="topic-default">Contacts who never chose</label>
         <select
           id="topic-default"
@@ -59,22 +46,17 @@ export function TopicsPage() {
           <option value="opt_in">{DEFAULTS.opt_in}</option>
           <option value="opt_out">{DEFAULTS.opt_out}</option>
         </select>
-        <label class="check">
-          <input type="checkbox" checked={isPublic} onChange={(e) => setPublic(e.currentTarget.checked)} />
+        <Check checked={isPublic} onChange={setPublic}>
           Public: shown on the preference page of the unsubscribe link
-        </label>
-        <Alert message={form.error} />
-        <button type="submit">Add topic</button>
-      </form>
+        </Check>
+      </PanelForm>
       <ListTable
-        load={list}
-        items={list.data?.data}
+        {...table}
         what="topics"
         label="Topics"
         testId="topics"
         columns={['Name', 'Default', 'Public', 'Id', 'Created', 'Action']}
         actionError={action.error}
-        pager={pagerOf(list.data?.meta, setPage, 'Topic pages')}
         empty={
           <EmptyState title="No topic yet.">
             <p>
@@ -100,30 +82,23 @@ export function TopicsPage() {
                   label={`Delete ${t.name}`}
                   onConfirm={() => {
                     setConfirming(null);
-                    return act(() => del(`/topics/${encodeURIComponent(t.id)}`));
+                    return action.act(() => del(`/topics/${encodeURIComponent(t.id)}`));
                   }}
                   onKeep={() => setConfirming(null)}
                 />
               ) : (
                 <div class="row">
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-label={t.public ? `Make private ${t.name}` : `Make public ${t.name}`}
+                  <RowButton
+                    label={t.public ? `Make private ${t.name}` : `Make public ${t.name}`}
                     onClick={() =>
-                      act(() => patch(`/topics/${encodeURIComponent(t.id)}`, { public: !t.public }))
+                      action.act(() => patch(`/topics/${encodeURIComponent(t.id)}`, { public: !t.public }))
                     }
                   >
                     {t.public ? 'Make private' : 'Make public'}
-                  </button>
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-label={`Delete ${t.name}`}
-                    onClick={() => setConfirming(t.id)}
-                  >
+                  </RowButton>
+                  <RowButton label={`Delete ${t.name}`} onClick={() => setConfirming(t.id)}>
                     Delete
-                  </button>
+                  </RowButton>
                 </div>
               )}
             </td>

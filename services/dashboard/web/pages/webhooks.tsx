@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, query } from '../api.js';
+import { CheckList, Field, PanelForm } from '../kit/form.js';
+import { usePagedList } from '../kit/list-page.js';
 import { TenantWide } from '../project.js';
-import { EmptyState, Pager, TableWrap } from '../table.js';
+import { EmptyState, Pager, pagerOf, TableHead, TableWrap } from '../table.js';
 import { type Delivery, EVENT_TYPES, type List, type Webhook } from '../types.js';
 import {
-  Alert,
   ErrorNotice,
   errorMessage,
   formatDate,
@@ -17,11 +18,7 @@ import {
 
 /** SPEC §17: endpoints (create with the secret shown once, enable/disable, delete), deliveries, replay. */
 export function WebhooksPage() {
-  const [page, setPage] = useState(1);
-  const list = useLoad(
-    () => get<List<Webhook>>(`/webhooks${query({ page, limit: 20 })}`).then((r) => r.body),
-    [page],
-  );
+  const { list, pager } = usePagedList<Webhook>('/webhooks', 'Endpoint pages');
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<string[]>([]);
@@ -29,8 +26,7 @@ export function WebhooksPage() {
   const form = useActionError();
   const [open, setOpen] = useState<string | undefined>();
 
-  const create = async (e: Event) => {
-    e.preventDefault();
+  const create = async () => {
     await form.run(async () => {
       const res = await post<Webhook>('/webhooks', {
         url,
@@ -49,30 +45,23 @@ export function WebhooksPage() {
     <Page title="Webhooks">
       <TenantWide what="Webhook endpoints" />
       {secret && <ShownOnce label="Signing secret" value={secret} onDone={() => setSecret(undefined)} />}
-      <form class="panel" onSubmit={create} aria-labelledby="new-webhook">
-        <h2 id="new-webhook">New endpoint</h2>
-        <label for="wh-url">URL</label>
-        <input id="wh-url" type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
-        <label for="wh-desc">Description (optional)</label>
-        <input id="wh-desc" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
-        <fieldset class="scopes">
-          <legend>Events (none checked: all)</legend>
-          {EVENT_TYPES.map((t) => (
-            <label key={t} class="check">
-              <input
-                type="checkbox"
-                checked={events.includes(t)}
-                onChange={(e) =>
-                  setEvents((cur) => (e.currentTarget.checked ? [...cur, t] : cur.filter((x) => x !== t)))
-                }
-              />
-              {t}
-            </label>
-          ))}
-        </fieldset>
-        <Alert message={form.error} />
-        <button type="submit">Create endpoint</button>
-      </form>
+      <PanelForm
+        id="new-webhook"
+        title="New endpoint"
+        submit="Create endpoint"
+        error={form.error}
+        onSubmit={create}
+      >
+        <Field id="wh-url" label="URL" type="url" required value={url} onInput={setUrl} />
+        <Field id="wh-desc" label="Description (optional)" value={description} onInput={setDescription} />
+        <CheckList
+          legend="Events (none checked: all)"
+          class="scopes"
+          choices={EVENT_TYPES}
+          chosen={events}
+          onChange={setEvents}
+        />
+      </PanelForm>
       <h2>Endpoints</h2>
       {list.error && <ErrorNotice error={list.error} what="webhooks" />}
       {!list.data && list.loading && <Loading />}
@@ -140,14 +129,7 @@ export function WebhooksPage() {
             ))}
           </ul>
         ))}
-      {list.data && (
-        <Pager
-          page={list.data.meta.page}
-          totalPages={list.data.meta.totalPages}
-          onPage={setPage}
-          label="Endpoint pages"
-        />
-      )}
+      {pager && <Pager {...pager} />}
     </Page>
   );
 }
@@ -161,6 +143,7 @@ function Deliveries({ id }: { id: string }) {
       ),
     [id, page],
   );
+  const pager = pagerOf(list.data?.meta, setPage, 'Delivery pages');
   const [since, setSince] = useState(() => new Date(Date.now() - 3600_000).toISOString().slice(0, 16));
   const [note, setNote] = useState<string | undefined>();
   return (
@@ -180,12 +163,12 @@ function Deliveries({ id }: { id: string }) {
           }
         }}
       >
-        <label for={`replay-${id}`}>Replay since (UTC)</label>
-        <input
+        <Field
           id={`replay-${id}`}
+          label="Replay since (UTC)"
           type="datetime-local"
           value={since}
-          onInput={(e) => setSince(e.currentTarget.value)}
+          onInput={setSince}
         />
         <button type="submit">Replay</button>
         <button type="button" class="secondary" onClick={() => list.reload()}>
@@ -197,16 +180,7 @@ function Deliveries({ id }: { id: string }) {
       {list.data && (
         <TableWrap label="Deliveries">
           <table data-testid="deliveries">
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Event</th>
-                <th scope="col">Delivery</th>
-                <th scope="col">Status code</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Error</th>
-              </tr>
-            </thead>
+            <TableHead columns={['When', 'Event', 'Delivery', 'Status code', 'Duration', 'Error']} />
             <tbody>
               {list.data.data.map((d) => {
                 // The last attempt tells how the delivery stands; none yet while it waits.
@@ -235,14 +209,7 @@ function Deliveries({ id }: { id: string }) {
           No delivery yet: events of mail sent from now on are delivered here (or replay past ones).
         </p>
       )}
-      {list.data && (
-        <Pager
-          page={list.data.meta.page}
-          totalPages={list.data.meta.totalPages}
-          onPage={setPage}
-          label="Delivery pages"
-        />
-      )}
+      {pager && <Pager {...pager} />}
     </div>
   );
 }
