@@ -161,6 +161,21 @@ export type DraftOutcome =
   | { kind: 'not_draft'; status: CampaignStatus }
   | { kind: 'ok'; row: CampaignRow };
 
+/**
+ * The outcome of a statement that changes a campaign only in the states it may leave: `ok` with the
+ * row it returned, else why not (no such campaign, or its status).
+ */
+async function draftOutcome(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  changed: CampaignRow | undefined,
+): Promise<DraftOutcome> {
+  if (changed) return { kind: 'ok', row: changed };
+  const existing = await getCampaignRow(db, tenantId, id);
+  return existing === null ? { kind: 'not_found' } : { kind: 'not_draft', status: existing.status };
+}
+
 /** Applies a patch to a draft (the caller checks the result still has content). */
 export async function updateDraft(
   db: Queryable,
@@ -198,9 +213,7 @@ export async function updateDraft(
       WHERE tenant_id = $1 AND id = $2 AND status = 'draft' RETURNING ${COLUMNS}`,
     values,
   );
-  if (rows[0]) return { kind: 'ok', row: rows[0] };
-  const existing = await getCampaignRow(db, tenantId, id);
-  return existing === null ? { kind: 'not_found' } : { kind: 'not_draft', status: existing.status };
+  return draftOutcome(db, tenantId, id, rows[0]);
 }
 
 export async function campaignOf(db: Queryable, row: CampaignRow): Promise<Campaign> {
@@ -240,9 +253,7 @@ export async function requestSend(
       RETURNING ${COLUMNS}`,
     [tenantId, id, at],
   );
-  if (rows[0]) return { kind: 'ok', row: rows[0] };
-  const existing = await getCampaignRow(db, tenantId, id);
-  return existing === null ? { kind: 'not_found' } : { kind: 'not_draft', status: existing.status };
+  return draftOutcome(db, tenantId, id, rows[0]);
 }
 
 /**
@@ -262,7 +273,5 @@ export async function cancelCampaign(
       RETURNING ${COLUMNS}`,
     [tenantId, id, at],
   );
-  if (rows[0]) return { kind: 'ok', row: rows[0] };
-  const existing = await getCampaignRow(db, tenantId, id);
-  return existing === null ? { kind: 'not_found' } : { kind: 'not_draft', status: existing.status };
+  return draftOutcome(db, tenantId, id, rows[0]);
 }
