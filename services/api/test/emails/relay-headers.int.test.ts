@@ -4,12 +4,11 @@
 // through the `resend` package, SMTP submission through nodemailer (550 5.7.1) — and trace headers
 // (Received, ARC-*, Resent-*, Authentication-Results, Disposition-Notification-To) over HTTP.
 import type { AddressInfo } from 'node:net';
-import nodemailer from 'nodemailer';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SubmissionServer, selfSignedPair, type TlsPair } from '../../src/index.js';
 import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
-import { startTlsSubmission } from '../submission/session.js';
+import { startTlsSubmission, submissionClient } from '../submission/session.js';
 import { createKey, jwtFor, suffix } from '../support.js';
 
 let world: SendingWorld;
@@ -107,14 +106,7 @@ describe('relay-steering and trace headers', () => {
 
   it('SMTP submission through nodemailer: 550 5.7.1 naming the header; nothing queued', async () => {
     const before = await outgoingCount();
-    const transport = nodemailer.createTransport({
-      host: '127.0.0.1',
-      port: submission.port,
-      secure: false,
-      requireTLS: true,
-      tls: { ca: tls.cert, servername: 'localhost' },
-      auth: { user: 'apikey', pass: key },
-    });
+    const transport = submissionClient(submission.port, tls, key);
     for (const [name, value] of Object.entries(RELAY)) {
       const sent = transport.sendMail({
         from: FROM,

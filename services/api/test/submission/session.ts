@@ -3,6 +3,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
+import nodemailer from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { type SubmissionServer, startSubmissionServer, type TlsPair } from '../../src/index.js';
 
 const exec = promisify(execFile);
@@ -10,6 +12,28 @@ const exec = promisify(execFile);
 /** The submission listener on 127.0.0.1, an ephemeral port, over `app`; STARTTLS required. */
 export function startTlsSubmission(app: FastifyInstance, tls: TlsPair): Promise<SubmissionServer> {
   return startSubmissionServer({ app, port: 0, host: '127.0.0.1', tls, requireTls: true });
+}
+
+/**
+ * A nodemailer client of the submission listener at `port`: STARTTLS, trusting the certificate of
+ * `tls`; AUTH as `apikey` with `pass` (without one: no AUTH). `over` changes any option.
+ */
+export function submissionClient(
+  port: number,
+  tls: TlsPair,
+  pass?: string,
+  over: SMTPTransport.Options = {},
+) {
+  return nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    requireTLS: true,
+    tls: { ca: tls.cert, servername: 'localhost' },
+    ...(pass === undefined ? {} : { auth: { user: 'apikey', pass } }),
+    connectionTimeout: 10_000,
+    ...over,
+  });
 }
 
 export interface SwaksMessage {

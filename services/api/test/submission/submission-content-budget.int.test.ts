@@ -5,7 +5,6 @@
 // passes; once the first is answered the retry is accepted, and a client that hangs up mid-DATA
 // gives its bytes back.
 import type { FastifyInstance } from 'fastify';
-import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RawSmtp, rawSmtp } from '../../../../test/support/smtp-raw.js';
 import {
@@ -19,6 +18,7 @@ import {
 } from '../../src/index.js';
 import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
 import { buildApp, createKey, jwtFor, suffix } from '../support.js';
+import { submissionClient } from './session.js';
 
 const MiB = 1024 * 1024;
 let world: SendingWorld;
@@ -81,16 +81,7 @@ const message = (tenant: string, mb: number) => ({
   attachments: [{ filename: 'a.bin', content: Buffer.alloc(Math.floor((mb * MiB * 3) / 4), 7) }],
 });
 
-const transport = (tenant: string) =>
-  nodemailer.createTransport({
-    host: '127.0.0.1',
-    port: server.port,
-    secure: false,
-    requireTLS: true,
-    tls: { ca: tls.cert, servername: 'localhost' },
-    auth: { user: 'apikey', pass: keys[tenant]! },
-    connectionTimeout: 10_000,
-  });
+const transport = (tenant: string) => submissionClient(server.port, tls, keys[tenant]!);
 
 /** Sends `mb` MiB as `tenant` with nodemailer: the server's final answer code and text. */
 async function submit(tenant: string, mb: number): Promise<{ code: number; response: string }> {

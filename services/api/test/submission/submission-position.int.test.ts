@@ -2,12 +2,11 @@
 // send's position, read by the real clients (nodemailer's `info.response`, swaks' transcript); a
 // `GET /emails/:id` over a socket with that `Tern-Consistent-With` answers 503 + Retry-After while
 // the projector is stopped and 200 once it folds the send, never a 404.
-import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SubmissionServer, selfSignedPair, type TlsPair } from '../../src/index.js';
 import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
 import { createKey, jwtFor, suffix } from '../support.js';
-import { startTlsSubmission, swaks } from './session.js';
+import { startTlsSubmission, submissionClient, swaks } from './session.js';
 
 const TENANT = `smtp-pos-${suffix()}`;
 let world: SendingWorld;
@@ -50,24 +49,14 @@ describe('SMTP submission answers the position of its send', () => {
     await world.projector.stop();
     let restarted = false;
     try {
-      const info = await nodemailer
-        .createTransport({
-          host: '127.0.0.1',
-          port: submission.port,
-          secure: false,
-          requireTLS: true,
-          tls: { ca: tls.cert, servername: 'localhost' },
-          auth: { user: 'apikey', pass: sendKey },
-          connectionTimeout: 10_000,
-        })
-        .sendMail({
-          from: 'Acme <hello@acme.test>',
-          to: ['first@example.com', 'second@example.com'],
-          cc: 'cc@example.com',
-          bcc: 'hidden@example.com',
-          subject: 'Position please',
-          text: 'Hello',
-        });
+      const info = await submissionClient(submission.port, tls, sendKey).sendMail({
+        from: 'Acme <hello@acme.test>',
+        to: ['first@example.com', 'second@example.com'],
+        cc: 'cc@example.com',
+        bcc: 'hidden@example.com',
+        subject: 'Position please',
+        text: 'Hello',
+      });
       const { id, position } = accepted(info.response);
       // The position names the send's last event, as POST /emails/send answers it.
       expect(position).toBe(`${id}:queued`);

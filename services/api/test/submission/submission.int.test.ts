@@ -3,7 +3,7 @@
 // sender with the sandbox provider).
 import net from 'node:net';
 import { EventLogUnavailableError, type EventStream } from '@tern/event-log';
-import nodemailer from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/support/services.js';
 import {
@@ -20,7 +20,7 @@ import {
   wallClock,
 } from '../sending-support.js';
 import { bearer, buildApp, createKey, createProject, jwtFor, suffix } from '../support.js';
-import { swaks } from './session.js';
+import { submissionClient, swaks } from './session.js';
 
 let world: SendingWorld;
 let tls: TlsPair;
@@ -34,18 +34,8 @@ const closers: (() => Promise<unknown>)[] = [];
 
 const FROM = 'Acme <hello@acme.test>';
 
-function transport(port: number, pass: string, over: Record<string, unknown> = {}) {
-  return nodemailer.createTransport({
-    host: '127.0.0.1',
-    port,
-    secure: false,
-    requireTLS: true,
-    tls: { ca: tls.cert, servername: 'localhost' },
-    auth: { user: 'apikey', pass },
-    connectionTimeout: 10_000,
-    ...over,
-  } as Parameters<typeof nodemailer.createTransport>[0]);
-}
+const transport = (port: number, pass: string, over?: SMTPTransport.Options) =>
+  submissionClient(port, tls, pass, over);
 
 const outgoingCount = async () =>
   Number(
@@ -193,13 +183,7 @@ describe('SMTP submission with nodemailer (STARTTLS, AUTH)', () => {
     await expect(
       transport(submission.port, 'tern_live_wrong', {}).sendMail({ from: FROM, to: 'a@b.test', text: 'x' }),
     ).rejects.toMatchObject({ responseCode: 535 });
-    const anonymous = nodemailer.createTransport({
-      host: '127.0.0.1',
-      port: submission.port,
-      secure: false,
-      requireTLS: true,
-      tls: { ca: tls.cert, servername: 'localhost' },
-    });
+    const anonymous = submissionClient(submission.port, tls);
     await expect(anonymous.sendMail({ from: FROM, to: 'a@b.test', text: 'x' })).rejects.toMatchObject({
       responseCode: 530,
     });
