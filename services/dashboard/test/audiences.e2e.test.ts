@@ -7,7 +7,14 @@
  * edited in its conditions (a nested one as JSON, with why).
  */
 import { describe, expect, it } from 'vitest';
-import { api, apiWrite, checkPage, dashboardFile, expectRefusalsLogged } from './fixture.js';
+import {
+  api,
+  apiWrite,
+  checkPage,
+  dashboardFile,
+  expectKeptAsJson,
+  expectRefusalsLogged,
+} from './fixture.js';
 
 interface Property {
   name: string;
@@ -213,20 +220,17 @@ describe('properties, topics and segments, in Chromium', () => {
     });
     await w.page.goto(`${tern.url}/#/segments/${deep.id}`);
     await w.page.getByRole('button', { name: 'Edit segment' }).click();
-    await w.page.getByRole('button', { name: 'JSON', pressed: true }).waitFor();
-    expect(await w.page.getByTestId('json-note').textContent()).toBe(
-      'This filter nests groups: edit it as JSON.',
-    );
-    expect(JSON.parse(await w.page.getByLabel('Filter (JSON)').inputValue())).toEqual(nested);
-    expect(await w.page.getByLabel('Condition 1 kind').count()).toBe(0);
-    await checkPage(w, 'segment-edit-json');
     // Asking for the conditions keeps the JSON (they would start empty and a save would lose it).
-    await w.page.getByRole('button', { name: 'Conditions' }).click();
-    await w.page.getByRole('button', { name: 'JSON', pressed: true }).waitFor();
-    expect(await w.page.getByLabel('Condition 1 kind').count()).toBe(0);
-    expect(JSON.parse(await w.page.getByLabel('Filter (JSON)').inputValue())).toEqual(nested);
-    expect(await w.page.getByTestId('json-note').textContent()).toBe(
-      'This filter nests groups: edit it as JSON.',
+    await expectKeptAsJson(
+      w,
+      {
+        json: 'Filter (JSON)',
+        value: nested,
+        note: 'This filter nests groups: edit it as JSON.',
+        formField: 'Condition 1 kind',
+        formButton: 'Conditions',
+      },
+      () => checkPage(w, 'segment-edit-json'),
     );
     expect(w.errors).toEqual([]);
     await w.page.close();

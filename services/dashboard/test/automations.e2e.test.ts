@@ -9,7 +9,7 @@
  * (one that branches as JSON, with why).
  */
 import { describe, expect, it } from 'vitest';
-import { api, apiWrite, checkPage, dashboardFile, swaksToInbound } from './fixture.js';
+import { api, apiWrite, checkPage, dashboardFile, expectKeptAsJson, swaksToInbound } from './fixture.js';
 
 interface Automation {
   id: string;
@@ -200,20 +200,14 @@ describe('the automations pages, in Chromium', () => {
     });
     await w.page.goto(`${tern.url}/#/automations/${deep.id}`);
     await w.page.getByRole('button', { name: 'Edit automation' }).click();
-    await w.page.getByRole('button', { name: 'JSON', pressed: true }).waitFor();
-    expect(await w.page.getByTestId('json-note').textContent()).toBe(
-      'This automation branches (then/else after a wait): edit its steps as JSON.',
-    );
-    expect(JSON.parse(await w.page.getByLabel('Steps (JSON)').inputValue())).toEqual(branching);
-    expect(await w.page.getByLabel('Step 1 kind').count()).toBe(0);
     // Asking for the simple steps keeps the JSON (the form would start empty and a save would lose it).
-    await w.page.getByRole('button', { name: 'Simple steps' }).click();
-    await w.page.getByRole('button', { name: 'JSON', pressed: true }).waitFor();
-    expect(await w.page.getByLabel('Step 1 kind').count()).toBe(0);
-    expect(JSON.parse(await w.page.getByLabel('Steps (JSON)').inputValue())).toEqual(branching);
-    expect(await w.page.getByTestId('json-note').textContent()).toBe(
-      'This automation branches (then/else after a wait): edit its steps as JSON.',
-    );
+    await expectKeptAsJson(w, {
+      json: 'Steps (JSON)',
+      value: branching,
+      note: 'This automation branches (then/else after a wait): edit its steps as JSON.',
+      formField: 'Step 1 kind',
+      formButton: 'Simple steps',
+    });
     expect(w.errors).toEqual([]);
     await w.page.close();
   });

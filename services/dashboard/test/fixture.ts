@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import {
   type Browser,
   launchBrowser,
@@ -104,4 +104,26 @@ export async function swaksToInbound(from: string, to: string, args: string[]): 
     },
   );
   return stdout;
+}
+
+/**
+ * An editor opened on what its form cannot write: it shows the JSON (the field `json`, equal to
+ * `value`) with the note `note` and no `formField`; `between` runs then (a page check). Asking for
+ * the form (`formButton`) keeps the JSON and the note (the form would start empty, a save lose it).
+ */
+export async function expectKeptAsJson(
+  w: WatchedPage,
+  o: { json: string; value: unknown; note: string; formField: string; formButton: string },
+  between?: () => Promise<void>,
+): Promise<void> {
+  await w.page.getByRole('button', { name: 'JSON', pressed: true }).waitFor();
+  expect(await w.page.getByTestId('json-note').textContent()).toBe(o.note);
+  expect(JSON.parse(await w.page.getByLabel(o.json).inputValue())).toEqual(o.value);
+  expect(await w.page.getByLabel(o.formField).count()).toBe(0);
+  await between?.();
+  await w.page.getByRole('button', { name: o.formButton }).click();
+  await w.page.getByRole('button', { name: 'JSON', pressed: true }).waitFor();
+  expect(await w.page.getByLabel(o.formField).count()).toBe(0);
+  expect(JSON.parse(await w.page.getByLabel(o.json).inputValue())).toEqual(o.value);
+  expect(await w.page.getByTestId('json-note').textContent()).toBe(o.note);
 }
