@@ -1,12 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createEventStream, createPostgresEventLog, type EventLog } from '@tern/event-log';
+import {
+  createEventStream,
+  createKafkaEventLog,
+  createPostgresEventLog,
+  type EventLog,
+} from '@tern/event-log';
 import { createIngestApp } from '@tern/ingest';
 import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase, tempDir, testServices, waitFor } from '../../../test/support/services.js';
+import {
+  createFreshDatabase,
+  tempDir,
+  testServices,
+  uniqueName,
+  waitFor,
+} from '../../../test/support/services.js';
 import { createProjector, type Projector, rebuildProjections, shipBatch } from '../src/index.js';
 import { applyBatchToPostgres } from '../src/pg-sink.js';
 
@@ -255,6 +266,17 @@ export async function openProjectionStores(name: string, max = 4): Promise<Proje
 export async function openPostgresTableLog(pool: pg.Pool): Promise<EventLog> {
   const log = createPostgresEventLog({ pool, pollIntervalMs: 20 });
   await log.ensureSchema();
+  return log;
+}
+
+/** A Kafka log on the test broker, on a topic of its own (named after `topic`), once the broker answers. */
+export async function openKafkaLog(topic: string, partitions: number): Promise<EventLog> {
+  const log = createKafkaEventLog({
+    brokers: testServices().kafkaBrokers,
+    topic: uniqueName(topic),
+    partitions,
+  });
+  await log.ping();
   return log;
 }
 

@@ -1,5 +1,4 @@
-import { createKafkaEventLog } from '@tern/event-log';
-import { testServices, uniqueName } from '../../../test/support/services.js';
+import { openKafkaLog } from './pipeline.suite.js';
 import { runReprojectSuite } from './reproject.suite.js';
 
 // The replay reads the topic from its first offset under a new consumer group, across partitions,
@@ -8,16 +7,4 @@ import { runReprojectSuite } from './reproject.suite.js';
 // claim check, a chDB insert, an offset commit per partition) takes longer than that, so the lag is
 // never 0 when looked at; the hand-over reads to a snapshot of each partition's end instead
 // (docs/analytics.md). Waiting for a zero lag, this suite did not hand over within 300 s.
-runReprojectSuite(
-  'Kafka',
-  async () => {
-    const log = createKafkaEventLog({
-      brokers: testServices().kafkaBrokers,
-      topic: uniqueName('reproject'),
-      partitions: 3,
-    });
-    await log.ping();
-    return log;
-  },
-  { replayBatchSize: 50, appendPauseMs: 15 },
-);
+runReprojectSuite('Kafka', () => openKafkaLog('reproject', 3), { replayBatchSize: 50, appendPauseMs: 15 });
