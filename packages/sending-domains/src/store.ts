@@ -1,6 +1,6 @@
 import type { Domain, DomainEvent, DomainRecord, DomainStatus } from '@tern/contracts';
 import { claimDue } from '@tern/jobs';
-import { withTransaction } from '@tern/kernel';
+import { newestFirstPage, withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 import type { CheckOutcome } from './status.js';
 
@@ -157,15 +157,13 @@ export async function listDomains(
   tenantId: string,
   window: { limit: number; offset: string },
 ): Promise<{ items: DomainRow[]; total: number }> {
-  const [page, count] = await Promise.all([
-    db.query<Row>(
-      `SELECT ${COLUMNS} FROM sending_domains WHERE tenant_id = $1
-       ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2 OFFSET $3::bigint`,
-      [tenantId, window.limit, window.offset],
-    ),
-    db.query<{ n: string }>('SELECT count(*) AS n FROM sending_domains WHERE tenant_id = $1', [tenantId]),
-  ]);
-  return { items: page.rows.map(toRow), total: Number(count.rows[0]?.n ?? 0) };
+  const { rows, total } = await newestFirstPage<Row>(
+    db,
+    { table: 'sending_domains', columns: COLUMNS },
+    tenantId,
+    window,
+  );
+  return { items: rows.map(toRow), total };
 }
 
 /** Deletes the domain and its sealed key; its mail is no longer signed from the next lookup on. */

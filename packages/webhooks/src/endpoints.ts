@@ -1,5 +1,5 @@
 import type { Webhook, WebhookEventType } from '@tern/contracts';
-import { withTransaction } from '@tern/kernel';
+import { newestFirstPage, withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 
 /**
@@ -72,15 +72,13 @@ export async function listEndpoints(
   tenantId: string,
   window: { limit: number; offset: string },
 ): Promise<{ data: Webhook[]; total: number }> {
-  const [page, count] = await Promise.all([
-    db.query<EndpointRow>(
-      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE tenant_id = $1
-       ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2 OFFSET $3::bigint`,
-      [tenantId, window.limit, window.offset],
-    ),
-    db.query<{ n: string }>('SELECT count(*) AS n FROM webhook_endpoints WHERE tenant_id = $1', [tenantId]),
-  ]);
-  return { data: page.rows.map(toWebhook), total: Number(count.rows[0]?.n ?? 0) };
+  const { rows, total } = await newestFirstPage<EndpointRow>(
+    db,
+    { table: 'webhook_endpoints', columns: ENDPOINT_COLUMNS },
+    tenantId,
+    window,
+  );
+  return { data: rows.map(toWebhook), total };
 }
 
 export interface EndpointPatch {

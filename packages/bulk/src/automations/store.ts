@@ -7,6 +7,7 @@ import type {
   UpdateAutomationBody,
 } from '@tern/contracts';
 import { type PageQuery, pageWindow } from '@tern/contracts';
+import { newestFirstPage } from '@tern/kernel';
 import { appendContactEvents, eventStreamHeadSql } from '@tern/read-models';
 import type pg from 'pg';
 
@@ -135,16 +136,13 @@ export async function listAutomations(
   tenantId: string,
   page: PageQuery,
 ): Promise<{ items: Automation[]; total: number }> {
-  const { limit, offset } = pageWindow(page);
-  const [count, list] = await Promise.all([
-    db.query<{ total: string }>('SELECT count(*) AS total FROM automations WHERE tenant_id = $1', [tenantId]),
-    db.query<AutomationRow>(
-      `SELECT ${COLUMNS} FROM automations WHERE tenant_id = $1
-        ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2 OFFSET $3::bigint`,
-      [tenantId, limit, offset],
-    ),
-  ]);
-  return { items: await toAutomations(db, tenantId, list.rows), total: Number(count.rows[0]?.total ?? 0) };
+  const { rows, total } = await newestFirstPage<AutomationRow>(
+    db,
+    { table: 'automations', columns: COLUMNS },
+    tenantId,
+    pageWindow(page),
+  );
+  return { items: await toAutomations(db, tenantId, rows), total };
 }
 
 interface RunRow {

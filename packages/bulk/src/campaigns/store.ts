@@ -1,5 +1,6 @@
 import type { Campaign, CampaignStatus, MailStats, UpdateCampaignBody } from '@tern/contracts';
 import { type PageQuery, pageWindow } from '@tern/contracts';
+import { newestFirstPage } from '@tern/kernel';
 import type pg from 'pg';
 import type { SegmentFilter } from '../segments/filter.js';
 import { mailStats, statsKey, ZERO_STATS } from '../stats.js';
@@ -144,16 +145,13 @@ export async function listCampaigns(
   tenantId: string,
   page: PageQuery,
 ): Promise<{ items: Campaign[]; total: number }> {
-  const { limit, offset } = pageWindow(page);
-  const [count, list] = await Promise.all([
-    db.query<{ total: string }>('SELECT count(*) AS total FROM campaigns WHERE tenant_id = $1', [tenantId]),
-    db.query<CampaignRow>(
-      `SELECT ${COLUMNS} FROM campaigns WHERE tenant_id = $1
-        ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2 OFFSET $3::bigint`,
-      [tenantId, limit, offset],
-    ),
-  ]);
-  return { items: await withStats(db, tenantId, list.rows), total: Number(count.rows[0]?.total ?? 0) };
+  const { rows, total } = await newestFirstPage<CampaignRow>(
+    db,
+    { table: 'campaigns', columns: COLUMNS },
+    tenantId,
+    pageWindow(page),
+  );
+  return { items: await withStats(db, tenantId, rows), total };
 }
 
 export type DraftOutcome =

@@ -1,5 +1,5 @@
 import type { Contact } from '@tern/contracts';
-import { withTransaction } from '@tern/kernel';
+import { newestFirstPage, withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 import { COLUMNS, type ContactRow, toContact } from '../contacts/store.js';
 import { compileSegmentFilter, type SegmentFilter } from './filter.js';
@@ -60,15 +60,13 @@ export async function listSegments(
   tenantId: string,
   q: { limit: number; offset: string },
 ): Promise<{ items: Segment[]; total: number }> {
-  const [page, count] = await Promise.all([
-    db.query<Row>(
-      `SELECT ${SEGMENT_COLUMNS} FROM segments WHERE tenant_id = $1
-        ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2 OFFSET $3::bigint`,
-      [tenantId, q.limit, q.offset],
-    ),
-    db.query<{ total: string }>('SELECT count(*) AS total FROM segments WHERE tenant_id = $1', [tenantId]),
-  ]);
-  return { items: page.rows.map(toSegment), total: Number(count.rows[0]?.total ?? 0) };
+  const { rows, total } = await newestFirstPage<Row>(
+    db,
+    { table: 'segments', columns: SEGMENT_COLUMNS },
+    tenantId,
+    q,
+  );
+  return { items: rows.map(toSegment), total };
 }
 
 export async function updateSegment(

@@ -6,6 +6,7 @@ import type {
   UpdateSequenceBody,
 } from '@tern/contracts';
 import { type PageQuery, pageWindow } from '@tern/contracts';
+import { newestFirstPage } from '@tern/kernel';
 import type pg from 'pg';
 import { mailStats, statsKey, ZERO_STATS } from '../stats.js';
 
@@ -135,16 +136,13 @@ export async function listSequences(
   tenantId: string,
   page: PageQuery,
 ): Promise<{ items: Sequence[]; total: number }> {
-  const { limit, offset } = pageWindow(page);
-  const [count, list] = await Promise.all([
-    db.query<{ total: string }>('SELECT count(*) AS total FROM sequences WHERE tenant_id = $1', [tenantId]),
-    db.query<SequenceRow>(
-      `SELECT id, name, from_address, topic_id, steps, created_at, updated_at FROM sequences WHERE tenant_id = $1
-        ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2 OFFSET $3::bigint`,
-      [tenantId, limit, offset],
-    ),
-  ]);
-  return { items: await toSequences(db, tenantId, list.rows), total: Number(count.rows[0]?.total ?? 0) };
+  const { rows, total } = await newestFirstPage<SequenceRow>(
+    db,
+    { table: 'sequences', columns: 'id, name, from_address, topic_id, steps, created_at, updated_at' },
+    tenantId,
+    pageWindow(page),
+  );
+  return { items: await toSequences(db, tenantId, rows), total };
 }
 
 interface EnrollmentRow {
