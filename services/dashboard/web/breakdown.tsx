@@ -62,12 +62,7 @@ type Row = Breakdown['data'][number];
 const breakdownColumns = (dimension: string): Column<Row>[] => [
   { label: dimension, cell: (r) => keyLabel(r.key) },
   num('Emails', (r) => formatNumber(r.total)),
-  num('Sent', (r) => formatNumber(r.sent)),
-  num('Delivered', (r) => formatNumber(r.delivered)),
-  num('Opened', (r) => formatNumber(r.opened)),
-  num('Clicked', (r) => formatNumber(r.clicked)),
-  num('Bounced', (r) => formatNumber(r.bounced)),
-  num('Complaints', (r) => formatNumber(r.complained)),
+  ...OUTCOME_LABELS.map(([k, label]) => num<Row>(label, (r) => formatNumber(r[k]))),
   num('Delivery rate', (r) => percent(r.rates.deliveryRate)),
   num('Open rate', (r) => percent(r.rates.openRate)),
   num('Click rate', (r) => percent(r.rates.clickRate)),
