@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSendingWorld, type SendingWorld, wallClock } from '../../api/test/sending-support.js';
 import { createKey, jwtFor } from '../../api/test/support.js';
-import { createIngestApp } from '../src/index.js';
+import { listenWithIngest } from './support.js';
 
 const TOKEN = `ingest-${randomBytes(16).toString('hex')}`;
 const TENANT = `ingest-pos-${randomBytes(4).toString('hex')}`;
@@ -17,20 +17,9 @@ let apiUrl: string;
 let ingestUrl: string;
 let readKey: string;
 
-const urlOf = (app: FastifyInstance) => {
-  const address = app.server.address();
-  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-};
-
 beforeAll(async () => {
   world = await openSendingWorld({ sender: false });
-  ingest = await createIngestApp({ log: world.log, ingestToken: TOKEN });
-  await Promise.all([
-    world.app.listen({ port: 0, host: '127.0.0.1' }),
-    ingest.listen({ port: 0, host: '127.0.0.1' }),
-  ]);
-  apiUrl = urlOf(world.app);
-  ingestUrl = urlOf(ingest);
+  ({ ingest, apiUrl, ingestUrl } = await listenWithIngest(world, TOKEN));
   readKey = (await createKey(world.app, jwtFor(wallClock, TENANT), TENANT, { scopes: ['email:read'] })).key;
 }, 120_000);
 

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testServices, uniqueName, waitFor } from '../../../test/support/services.js';
 import { openSendingWorld, type SendingWorld, wallClock } from '../../api/test/sending-support.js';
 import { createKey, jwtFor } from '../../api/test/support.js';
-import { createIngestApp } from '../src/index.js';
+import { listenWithIngest } from './support.js';
 
 const TOKEN = `ingest-${randomBytes(16).toString('hex')}`;
 const TENANT = `pos-kafka-${randomBytes(4).toString('hex')}`;
@@ -45,11 +45,6 @@ function holdingLog(log: EventLog): EventLog {
   };
 }
 
-const urlOf = (app: FastifyInstance) => {
-  const address = app.server.address();
-  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-};
-
 beforeAll(async () => {
   world = await openSendingWorld({
     sender: false,
@@ -63,13 +58,7 @@ beforeAll(async () => {
       return holdingLog(kafka);
     },
   });
-  ingest = await createIngestApp({ log: world.log, ingestToken: TOKEN });
-  await Promise.all([
-    world.app.listen({ port: 0, host: '127.0.0.1' }),
-    ingest.listen({ port: 0, host: '127.0.0.1' }),
-  ]);
-  apiUrl = urlOf(world.app);
-  ingestUrl = urlOf(ingest);
+  ({ ingest, apiUrl, ingestUrl } = await listenWithIngest(world, TOKEN));
   key = (
     await createKey(world.app, jwtFor(wallClock, TENANT), TENANT, { scopes: ['email:send', 'email:read'] })
   ).key;
