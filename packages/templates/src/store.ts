@@ -1,5 +1,5 @@
 import { type PageQuery, pageWindow, type Template, type TemplateSummary } from '@tern/contracts';
-import { bindPool, type Repository } from '@tern/kernel';
+import { bindPool, newestFirstPage, type Repository } from '@tern/kernel';
 import type pg from 'pg';
 
 /**
@@ -91,26 +91,21 @@ export async function listTemplates(
   tenantId: string,
   page: PageQuery,
 ): Promise<{ items: TemplateSummary[]; total: number }> {
-  const { limit, offset } = pageWindow(page);
-  const [count, list] = await Promise.all([
-    pool.query<{ total: string }>('SELECT count(*) AS total FROM templates WHERE tenant_id = $1', [tenantId]),
-    pool.query<Omit<Row, 'html' | 'text'>>(
-      `SELECT id, name, subject, created_at, updated_at FROM templates
-        WHERE tenant_id = $1
-        ORDER BY created_at DESC, id COLLATE "C" DESC
-        LIMIT $2 OFFSET $3::bigint`,
-      [tenantId, limit, offset],
-    ),
-  ]);
+  const { rows, total } = await newestFirstPage<Omit<Row, 'html' | 'text'>>(
+    pool,
+    { table: 'templates', columns: 'id, name, subject, created_at, updated_at' },
+    tenantId,
+    pageWindow(page),
+  );
   return {
-    items: list.rows.map((r) => ({
+    items: rows.map((r) => ({
       id: r.id,
       name: r.name,
       subject: r.subject,
       createdAt: r.created_at.toISOString(),
       updatedAt: r.updated_at.toISOString(),
     })),
-    total: Number(count.rows[0]?.total ?? 0),
+    total,
   };
 }
 
