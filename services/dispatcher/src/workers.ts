@@ -148,35 +148,26 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
     const finished = now();
     const next =
       outcome === 'retry' ? new Date(finished.getTime() + (s.schedule[attemptNo - 1] ?? 0)) : finished;
+    const tried = {
+      deliveryId: d.id,
+      tenantId: d.tenant_id,
+      endpointId: d.endpoint_id,
+      attempt: attemptNo,
+      startedAt,
+      durationMs: result.durationMs,
+      statusCode: result.statusCode,
+      responseExcerpt: result.responseExcerpt,
+      finishedAt: finished,
+    };
     // A success is recorded with the others ending meanwhile (one statement for them all);
     // a failure: the attempt, the delivery's new state and the endpoint's failure run, in one.
     const disabled = ok
-      ? await delivered
-          .record({
-            deliveryId: d.id,
-            tenantId: d.tenant_id,
-            endpointId: d.endpoint_id,
-            attempt: attemptNo,
-            startedAt,
-            durationMs: result.durationMs,
-            statusCode: result.statusCode,
-            responseExcerpt: result.responseExcerpt,
-            finishedAt: finished,
-          })
-          .then(() => false)
+      ? await delivered.record(tried).then(() => false)
       : await recordAttempt(pool, {
-          deliveryId: d.id,
-          tenantId: d.tenant_id,
-          endpointId: d.endpoint_id,
-          attempt: attemptNo,
-          startedAt,
-          durationMs: result.durationMs,
-          statusCode: result.statusCode,
+          ...tried,
           error: result.error,
-          responseExcerpt: result.responseExcerpt,
           status: outcome === 'retry' ? 'pending' : outcome,
           nextAttemptAt: next,
-          finishedAt: finished,
           ok,
           disableIfFailingSince: new Date(startedAt.getTime() - s.disableAfterMs),
         });
