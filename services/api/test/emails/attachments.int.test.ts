@@ -16,8 +16,9 @@ import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/support/services.js';
-import { selfSignedPair, startSubmissionServer } from '../../src/index.js';
+import { selfSignedPair } from '../../src/index.js';
 import { openSendingWorld, type SendingWorld, waitForStatus, wallClock } from '../sending-support.js';
+import { startLoopbackSubmission } from '../submission/session.js';
 import { bearer, createKey, jwtFor, suffix } from '../support.js';
 
 type Arrived = { raw: Buffer; rcptTo: string[]; parsed: ParsedMail; emailId: string };
@@ -347,13 +348,7 @@ describe('bad input over a real socket: a clear 4xx with a code, nothing queued'
 
 describe('SMTP submission carries attachments the same way', () => {
   it('nodemailer submits a PDF and an inline image; the relay gets them intact', async () => {
-    const submission = await startSubmissionServer({
-      app: world.app,
-      port: 0,
-      host: '127.0.0.1',
-      tls: await selfSignedPair('localhost'),
-      requireTls: false,
-    });
+    const submission = await startLoopbackSubmission(world.app, await selfSignedPair('localhost'));
     try {
       const info = await nodemailer
         .createTransport({
@@ -407,13 +402,7 @@ describe('SMTP submission with swaks (Debian package)', () => {
     );
 
   it('--attach: the file arrives intact; a 41 MB message → 552 and nothing queued', async () => {
-    const submission = await startSubmissionServer({
-      app: world.app,
-      port: 0,
-      host: '127.0.0.1',
-      tls: await selfSignedPair('localhost'),
-      requireTls: false,
-    });
+    const submission = await startLoopbackSubmission(world.app, await selfSignedPair('localhost'));
     const dir = mkdtempSync(join(tmpdir(), 'attach-swaks-'));
     try {
       const file = join(dir, 'statement.pdf');

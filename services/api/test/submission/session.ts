@@ -9,9 +9,21 @@ import { type SubmissionServer, startSubmissionServer, type TlsPair } from '../.
 
 const exec = promisify(execFile);
 
+/**
+ * The submission listener on 127.0.0.1, an ephemeral port, over `app`: STARTTLS offered with
+ * `tls`, not required; `over` changes any option.
+ */
+export function startLoopbackSubmission(
+  app: FastifyInstance,
+  tls: TlsPair,
+  over: Partial<Parameters<typeof startSubmissionServer>[0]> = {},
+): Promise<SubmissionServer> {
+  return startSubmissionServer({ app, port: 0, host: '127.0.0.1', tls, requireTls: false, ...over });
+}
+
 /** The submission listener on 127.0.0.1, an ephemeral port, over `app`; STARTTLS required. */
 export function startTlsSubmission(app: FastifyInstance, tls: TlsPair): Promise<SubmissionServer> {
-  return startSubmissionServer({ app, port: 0, host: '127.0.0.1', tls, requireTls: true });
+  return startLoopbackSubmission(app, tls, { requireTls: true });
 }
 
 /**

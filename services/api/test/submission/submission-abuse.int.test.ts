@@ -7,14 +7,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/support/services.js';
 import { type RawSmtp, rawSmtp } from '../../../../test/support/smtp-raw.js';
-import {
-  type SubmissionServer,
-  selfSignedPair,
-  startSubmissionServer,
-  type TlsPair,
-} from '../../src/index.js';
+import { type SubmissionServer, selfSignedPair, type TlsPair } from '../../src/index.js';
 import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
 import { createKey, jwtFor, suffix } from '../support.js';
+import { startLoopbackSubmission } from './session.js';
 
 let world: SendingWorld;
 let tls: TlsPair;
@@ -25,12 +21,7 @@ const closers: (() => Promise<unknown>)[] = [];
 const clients: RawSmtp[] = [];
 
 async function start(limits: Partial<SmtpListenerLimits> = {}): Promise<SubmissionServer> {
-  const server = await startSubmissionServer({
-    app: world.app,
-    port: 0,
-    host: '127.0.0.1',
-    tls,
-    requireTls: false,
+  const server = await startLoopbackSubmission(world.app, tls, {
     limits: { ...DEFAULT_SMTP_LISTENER_LIMITS, ...limits },
   });
   closers.push(() => server.close());

@@ -13,12 +13,11 @@ import {
   createContentBudget,
   type SubmissionServer,
   selfSignedPair,
-  startSubmissionServer,
   type TlsPair,
 } from '../../src/index.js';
 import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
 import { buildApp, createKey, jwtFor, suffix } from '../support.js';
-import { submissionClient } from './session.js';
+import { startLoopbackSubmission, submissionClient } from './session.js';
 
 const MiB = 1024 * 1024;
 let world: SendingWorld;
@@ -48,12 +47,7 @@ beforeAll(async () => {
     cacheTtlMs: 2_000,
     lastUsedFlushMs: 60_000,
   });
-  server = await startSubmissionServer({
-    app,
-    port: 0,
-    host: '127.0.0.1',
-    tls,
-    requireTls: false,
+  server = await startLoopbackSubmission(app, tls, {
     contentBudget: { budget, tenantOf: async (key) => (await keyStore.authenticate(key))?.tenantId ?? null },
   });
 }, 120_000);

@@ -6,12 +6,7 @@ import { EventLogUnavailableError, type EventStream } from '@tern/event-log';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/support/services.js';
-import {
-  type SubmissionServer,
-  selfSignedPair,
-  startSubmissionServer,
-  type TlsPair,
-} from '../../src/index.js';
+import { type SubmissionServer, selfSignedPair, type TlsPair } from '../../src/index.js';
 import {
   getEmail,
   openSendingWorld,
@@ -20,7 +15,7 @@ import {
   wallClock,
 } from '../sending-support.js';
 import { bearer, buildApp, createKey, createProject, jwtFor, suffix } from '../support.js';
-import { submissionClient, swaks } from './session.js';
+import { startLoopbackSubmission, submissionClient, swaks } from './session.js';
 
 let world: SendingWorld;
 let tls: TlsPair;
@@ -65,15 +60,8 @@ async function content(id: string) {
   };
 }
 
-async function start(over: Partial<Parameters<typeof startSubmissionServer>[0]> = {}) {
-  const server = await startSubmissionServer({
-    app: world.app,
-    port: 0,
-    host: '127.0.0.1',
-    tls,
-    requireTls: false,
-    ...over,
-  });
+async function start(over: Parameters<typeof startLoopbackSubmission>[2] = {}) {
+  const server = await startLoopbackSubmission(world.app, tls, over);
   closers.push(() => server.close());
   return server;
 }
