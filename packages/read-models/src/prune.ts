@@ -2,7 +2,8 @@ import type pg from 'pg';
 
 /** A table a retention job prunes in batches, by the time column `at`. */
 export interface PrunedTable {
-  table: 'dead_letters' | 'processed_events' | 'soft_bounces';
+  /** A table of the caller's own (the read model that owns it names it). */
+  table: string;
   at: string;
   /** `id`: the batch is the oldest ids (`ORDER BY id`); else any rows, picked by `ctid`. */
   key: 'ctid' | 'id';
