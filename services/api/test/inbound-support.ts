@@ -11,11 +11,20 @@ import {
   type InboundListener,
 } from '@tern/inbound';
 import { createKeyring, createSealer } from '@tern/privacy';
+import type { FastifyInstance } from 'fastify';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type pg from 'pg';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
-import { ENCRYPTION_KEY } from './support.js';
+import {
+  buildApp,
+  createKey,
+  ENCRYPTION_KEY,
+  jwtFor,
+  openStores,
+  type Stores,
+  type TestClock,
+} from './support.js';
 
 export const TEST_INBOUND_DOMAIN = 'in.tern.test';
 
@@ -75,4 +84,20 @@ export async function openInboundWorld(pool: pg.Pool): Promise<InboundWorld> {
       await stream.close();
     },
   };
+}
+
+/**
+ * What the tests of the `/inbound*` readers start with: fresh stores, the app under `clock`
+ * listening on 127.0.0.1 at `origin`, a key of `tenant` with `inbound:read`, and the receiving
+ * world over the same Postgres.
+ */
+export async function openInboundApi(
+  tenant: string,
+  clock: TestClock,
+): Promise<{ stores: Stores; app: FastifyInstance; origin: string; key: string; world: InboundWorld }> {
+  const stores = await openStores();
+  const app = await buildApp(stores, clock);
+  const origin = await app.listen({ host: '127.0.0.1', port: 0 });
+  const key = (await createKey(app, jwtFor(clock, tenant), tenant, { scopes: ['inbound:read'] })).key;
+  return { stores, app, origin, key, world: await openInboundWorld(stores.pool) };
 }

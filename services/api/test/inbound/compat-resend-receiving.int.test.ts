@@ -1,13 +1,9 @@
-// /compat/resend's receiving API (SPEC §24) driven by the pinned `resend` package over a real
-// socket: `emails.receiving.list/get` and `emails.receiving.attachments.list/get`, over mail put in
-// through the real MX listener (nodemailer's SMTP client → smtp-server → sealed store and log).
-import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InboundWorld, openInboundWorld } from '../inbound-support.js';
+import { type InboundWorld, openInboundApi } from '../inbound-support.js';
 import { wallClock } from '../sending-support.js';
-import { buildApp, createKey, jwtFor, openStores, type Stores, suffix } from '../support.js';
+import { createKey, jwtFor, type Stores, suffix } from '../support.js';
 
 const TENANT = `resend-in-${suffix()}`;
 let stores: Stores;
@@ -21,13 +17,8 @@ const ids: string[] = [];
 const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.from([0, 200, 255, 1]), Buffer.alloc(3000, 9)]);
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, wallClock);
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  key = (await createKey(app, jwtFor(wallClock, TENANT), TENANT, { scopes: ['inbound:read'] })).key;
+  ({ stores, app, origin, key, world } = await openInboundApi(TENANT, wallClock));
   resend = new Resend(key, { baseUrl: `${origin}/compat/resend` });
-  world = await openInboundWorld(stores.pool);
   to = await world.address(TENANT);
   for (let i = 0; i < 3; i++)
     ids.push(

@@ -1,20 +1,14 @@
-// SPEC §9 on received mail (§24): the tenant's retention cut-off applies when `/inbound*` read, not
-// only when the worker's retention job deletes. Mail goes in through the real MX listener; a row is
-// then backdated (or the API's clock moved) and must read as gone while it is still in Postgres.
-import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InboundWorld, openInboundWorld } from '../inbound-support.js';
+import { type InboundWorld, openInboundApi } from '../inbound-support.js';
 import { wallClock } from '../sending-support.js';
 import {
   buildApp,
   createClock,
-  createKey,
   DAY_MS,
   DEFAULT_RETENTION_DAYS,
   jwtFor,
-  openStores,
   type Stores,
   suffix,
 } from '../support.js';
@@ -28,12 +22,7 @@ let origin: string;
 const ids: string[] = [];
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, wallClock);
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  key = (await createKey(app, jwtFor(wallClock, TENANT), TENANT, { scopes: ['inbound:read'] })).key;
-  world = await openInboundWorld(stores.pool);
+  ({ stores, app, origin, key, world } = await openInboundApi(TENANT, wallClock));
   const to = await world.address(TENANT);
   for (let i = 0; i < 3; i++)
     ids.push(
