@@ -13,7 +13,7 @@ import { type LogDatabase, openLogDatabase } from '../../../test/support/log-dat
 import { waitFor } from '../../../test/support/services.js';
 import { type RawSmtp, rawSmtp } from '../../../test/support/smtp-raw.js';
 import type { BounceMailbox } from '../src/index.js';
-import { testMailbox } from './test-mailbox.js';
+import { insertSentEmail, testMailbox } from './test-mailbox.js';
 
 const SECRET = 'bounce-abuse-test-secret-0123456789';
 const BOUNCE_DOMAIN = 'bounces.tern.test';
@@ -44,13 +44,8 @@ async function mailbox(limits: Partial<SmtpListenerLimits> = {}, lookups?: { n: 
   return { box, port: await box.start() };
 }
 
-async function insertEmail(id: string, to: string, cc: string[] = [], bcc: string[] = []): Promise<void> {
-  await pool.query(
-    `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, attempts, message)
-     VALUES ($1, $2, 'done', now(), 1, $3)`,
-    [T1, id, JSON.stringify({ from: 'news@acme.test', to, cc, bcc, subject: 's', text: 't' })],
-  );
-}
+const insertEmail = (id: string, to: string, cc: string[] = [], bcc: string[] = []) =>
+  insertSentEmail(pool, T1, id, to, cc, bcc);
 
 const logged = (emailId: string) => loggedEvents(pool, emailId);
 const deliver = (to: string[], raw: string | Buffer, at = port) => deliverRaw(at, to, raw);

@@ -10,7 +10,7 @@ import { deliverRaw, dsnReport, loggedEvents } from '../../../test/support/bounc
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import { waitFor } from '../../../test/support/services.js';
 import { type BounceMailbox, createBounceMailbox, type MessageOutcome } from '../src/index.js';
-import { testMailbox } from './test-mailbox.js';
+import { insertSentEmail, testMailbox } from './test-mailbox.js';
 
 const SECRET = 'bounce-mailbox-test-secret-0123456789';
 const BOUNCE_DOMAIN = 'bounces.tern.test';
@@ -26,13 +26,8 @@ let mailbox: BounceMailbox;
 let port: number;
 const outcomes: MessageOutcome[] = [];
 
-async function insertEmail(tenantId: string, id: string, to: string, cc: string[] = []): Promise<void> {
-  await pool.query(
-    `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, attempts, message)
-     VALUES ($1, $2, 'done', now(), 1, $3)`,
-    [tenantId, id, JSON.stringify({ from: 'news@acme.test', to, cc, subject: 's', text: 't' })],
-  );
-}
+const insertEmail = (tenantId: string, id: string, to: string, cc: string[] = []) =>
+  insertSentEmail(pool, tenantId, id, to, cc);
 
 async function insertDomain(tenantId: string, name: string, status: 'verified' | 'pending'): Promise<void> {
   const records = [

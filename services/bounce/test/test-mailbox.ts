@@ -20,3 +20,30 @@ export function testMailbox(
     ...over,
   });
 }
+
+/**
+ * A sent email's row in the sender's due-list (`done`): what the mailbox finds a report's email
+ * and its recipients by. `bcc` only when given.
+ */
+export async function insertSentEmail(
+  pool: pg.Pool,
+  tenantId: string,
+  id: string,
+  to: string,
+  cc: string[] = [],
+  bcc?: string[],
+): Promise<void> {
+  const message = {
+    from: 'news@acme.test',
+    to,
+    cc,
+    ...(bcc === undefined ? {} : { bcc }),
+    subject: 's',
+    text: 't',
+  };
+  await pool.query(
+    `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, attempts, message)
+     VALUES ($1, $2, 'done', now(), 1, $3)`,
+    [tenantId, id, JSON.stringify(message)],
+  );
+}
