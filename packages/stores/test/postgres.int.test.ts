@@ -61,6 +61,13 @@ async function tempDir(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
 }
 
+/** A temporary migrations folder holding `files` (name → SQL). */
+async function migrationsDir(files: Record<string, string>): Promise<string> {
+  const dir = await tempDir('tern-mig-');
+  for (const [name, sql] of Object.entries(files)) await writeFile(join(dir, name), sql);
+  return dir;
+}
+
 describe('Postgres server (DATABASE_URL)', () => {
   const admin = new pg.Pool({ connectionString: SERVER_URL, max: 1 });
   const databases: string[] = [];
@@ -157,9 +164,10 @@ describe('Postgres server (DATABASE_URL)', () => {
 
   it('rolls back the whole run when a migration fails, naming the file', async () => {
     const store = await freshStore();
-    const dir = await tempDir('tern-mig-');
-    await writeFile(join(dir, '0001_good.sql'), 'CREATE TABLE good (x int);');
-    await writeFile(join(dir, '0002_bad.sql'), 'CREATE TABLE bad (x nosuchtype);');
+    const dir = await migrationsDir({
+      '0001_good.sql': 'CREATE TABLE good (x int);',
+      '0002_bad.sql': 'CREATE TABLE bad (x nosuchtype);',
+    });
     await expect(migratePostgres(store.pool, dir)).rejects.toThrow(
       /Postgres migration 0002_bad.sql failed: type "nosuchtype" does not exist/,
     );
@@ -169,8 +177,7 @@ describe('Postgres server (DATABASE_URL)', () => {
 
   it('refuses an applied migration whose file changed', async () => {
     const store = await freshStore();
-    const dir = await tempDir('tern-mig-');
-    await writeFile(join(dir, '0001_t.sql'), 'CREATE TABLE t (x int);');
+    const dir = await migrationsDir({ '0001_t.sql': 'CREATE TABLE t (x int);' });
     await migratePostgres(store.pool, dir);
     await writeFile(join(dir, '0001_t.sql'), 'CREATE TABLE t (x bigint);');
     const err = await migratePostgres(store.pool, dir).catch((e: unknown) => e);
@@ -181,8 +188,7 @@ describe('Postgres server (DATABASE_URL)', () => {
 
   it('a start with nothing pending is one query, no transaction; a new file still takes the locked run (issue 45)', async () => {
     const store = await freshStore();
-    const dir = await tempDir('tern-mig-');
-    await writeFile(join(dir, '0001_t.sql'), 'CREATE TABLE t (x int);');
+    const dir = await migrationsDir({ '0001_t.sql': 'CREATE TABLE t (x int);' });
     await migratePostgres(store.pool, dir);
     const seen: string[] = [];
     const spy = (pool: pg.Pool) => {
@@ -212,8 +218,7 @@ describe('Postgres server (DATABASE_URL)', () => {
 
   it('rejects misnamed and duplicate migration files', async () => {
     const store = await freshStore();
-    const dir = await tempDir('tern-mig-');
-    await writeFile(join(dir, '1_init.sql'), 'SELECT 1;');
+    const dir = await migrationsDir({ '1_init.sql': 'SELECT 1;' });
     await expect(migratePostgres(store.pool, dir)).rejects.toThrow(
       /1_init.sql is not named NNNN_lower_snake.sql/,
     );
