@@ -1,6 +1,7 @@
 // The sending pipeline of the tests, all real: Postgres (fresh database), chDB, an event log (the
 // Postgres table, or Kafka), the query API with its sending routes, the projector and the sender
 // with the sandbox provider. Only the clock of the API is the wall clock (scheduling is real time).
+import { createHash } from 'node:crypto';
 import { createEventStream, createPostgresEventLog, type EventLog, type EventStream } from '@tern/event-log';
 import { createKeyring, type Keyring } from '@tern/privacy';
 import { createProjector, type Projector } from '@tern/projector';
@@ -170,3 +171,17 @@ export async function waitForStatus(
     { timeoutMs, description: `${id} ${status}` },
   );
 }
+
+/** How a stored or kept message describes an attachment of `content`: its size and SHA-256 (hex). */
+export const attachmentDescription = (
+  filename: string,
+  contentType: string,
+  contentId: string | null,
+  content: Buffer,
+) => ({
+  filename,
+  contentType,
+  contentId,
+  size: content.length,
+  sha256: createHash('sha256').update(content).digest('hex'),
+});

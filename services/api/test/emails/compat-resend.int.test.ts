@@ -1,12 +1,18 @@
 // /compat/resend (SPEC §22) driven by the official `resend` npm package (pinned devDependency) as
 // the client, over a real socket, into the real send path (Postgres, the log, projector, sender).
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../../test/support/dns-server.js';
 import { publish, testDomains } from '../domains-support.js';
-import { openSendingWorld, type SendingWorld, waitForStatus, wallClock } from '../sending-support.js';
+import {
+  attachmentDescription,
+  openSendingWorld,
+  type SendingWorld,
+  waitForStatus,
+  wallClock,
+} from '../sending-support.js';
 import { bearer, createKey, jwtFor, suffix } from '../support.js';
 
 let world: SendingWorld;
@@ -249,22 +255,9 @@ describe('emails through the resend package', () => {
     await waitForStatus(world.app, key, data!.id, 'DELIVERED', ['email.delivered']);
     const content = await world.app.inject({ url: `/emails/${data!.id}/content`, headers: bearer(key) });
     expect(content.statusCode, content.body).toBe(200);
-    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
     expect(content.json().attachments).toEqual([
-      {
-        filename: 'invoice.pdf',
-        contentType: 'application/pdf',
-        contentId: null,
-        size: pdf.length,
-        sha256: sha(pdf),
-      },
-      {
-        filename: 'logo.png',
-        contentType: 'image/png',
-        contentId: 'logo',
-        size: logo.length,
-        sha256: sha(logo),
-      },
+      attachmentDescription('invoice.pdf', 'application/pdf', null, pdf),
+      attachmentDescription('logo.png', 'image/png', 'logo', logo),
     ]);
   });
 
