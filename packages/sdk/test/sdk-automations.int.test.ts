@@ -3,46 +3,40 @@
 // the routes of SPEC §27 over a socket, each status the SDK surfaces.
 
 import { createAutomationRunner } from '@tern/worker';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClock, createKey, jwtFor, type Stores, suffix } from '../../../services/api/test/support.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createClock, createKey, jwtFor, suffix } from '../../../services/api/test/support.js';
 import { init, TernApiError } from '../src/index.js';
-import { closeLoopbackApi, openLoopbackApi, workerOptions } from './support.js';
+import { useLoopbackApi, workerOptions } from './support.js';
 
 const clock = createClock(new Date().toISOString());
 const tenantId = `sdk-automations-${suffix()}`;
-let stores: Stores;
-let app: FastifyInstance;
-let baseUrl: string;
+const api = useLoopbackApi(clock);
 let key: string;
 let readOnly: string;
 let templateId: string;
 
 beforeAll(async () => {
-  ({ stores, app, baseUrl } = await openLoopbackApi(clock));
   const jwt = jwtFor(clock, tenantId);
   key = (
-    await createKey(app, jwt, tenantId, {
+    await createKey(api.app, jwt, tenantId, {
       scopes: ['contacts:write', 'automations:read', 'automations:write', 'events:write'],
     })
   ).key;
-  readOnly = (await createKey(app, jwt, tenantId, { scopes: ['automations:read'] })).key;
-  const res = await fetch(`${baseUrl}/templates`, {
+  readOnly = (await createKey(api.app, jwt, tenantId, { scopes: ['automations:read'] })).key;
+  const res = await fetch(`${api.baseUrl}/templates`, {
     method: 'POST',
     headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'hi', subject: 'Hi {{firstName}}', text: 'hello' }),
   });
   templateId = ((await res.json()) as { id: string }).id;
   // The property the `update` step sets: an automation's update is checked against the definitions.
-  const defined = await fetch(`${baseUrl}/contact-properties`, {
+  const defined = await fetch(`${api.baseUrl}/contact-properties`, {
     method: 'POST',
     headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'upgraded', type: 'boolean' }),
   });
   expect(defined.status).toBe(201);
 });
-
-afterAll(() => closeLoopbackApi({ stores, app }));
 
 async function status(p: Promise<unknown>): Promise<{ status: number; message: string }> {
   try {
@@ -56,7 +50,7 @@ async function status(p: Promise<unknown>): Promise<{ status: number; message: s
 
 describe('client.automations', () => {
   it('create, get, list, update, runs, remove; a tracked event starts a run', async () => {
-    const client = init({ apiKey: key, baseUrl });
+    const client = init({ apiKey: key, baseUrl: api.baseUrl });
     const created = await client.automations.create({
       name: 'Upgrade',
       from: 'Acme <hi@acme.test>',
@@ -83,7 +77,7 @@ describe('client.automations', () => {
       data: { plan: 'pro' },
     });
     expect(tracked.id).toMatch(/^evt_/);
-    const runner = createAutomationRunner(workerOptions(stores, clock));
+    const runner = createAutomationRunner(workerOptions(api.stores, clock));
     await runner.runOnce();
     const runs = await client.automations.runs(created.id);
     expect(runs.meta.total).toBe(1);
@@ -102,7 +96,7 @@ describe('client.automations', () => {
   });
 
   it('400 naming the problem, 403 without the scope, 404 unknown automation or contact', async () => {
-    const client = init({ apiKey: key, baseUrl });
+    const client = init({ apiKey: key, baseUrl: api.baseUrl });
     const base = { name: 'x', from: 'hi@acme.test', trigger: { event: 'contact.created' } };
     const nest = (depth: number): Record<string, unknown> =>
       depth === 0 ? { delay: 'PT1M' } : { if: { audience: 'a' }, then: [nest(depth - 1)] };
@@ -135,7 +129,7 @@ describe('client.automations', () => {
     expect(
       await status(client.events.track({ email: `nobody-${tenantId}@example.com`, name: 'email.sent' })),
     ).toMatchObject({ status: 400 });
-    const reader = init({ apiKey: readOnly, baseUrl });
+    const reader = init({ apiKey: readOnly, baseUrl: api.baseUrl });
     expect(await status(reader.automations.create({ ...base, steps: [{ delay: 'PT1M' }] }))).toMatchObject({
       status: 403,
     });

@@ -4,33 +4,27 @@
 // services/worker make (hence the SDK's devDependency on @tern/worker).
 
 import { createCampaignFanout, createSequenceScheduler } from '@tern/worker';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClock, createKey, jwtFor, type Stores, suffix } from '../../../services/api/test/support.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createClock, createKey, jwtFor, suffix } from '../../../services/api/test/support.js';
 import { init, TernApiError } from '../src/index.js';
-import { closeLoopbackApi, openLoopbackApi, workerOptions } from './support.js';
+import { useLoopbackApi, workerOptions } from './support.js';
 
 const clock = createClock(new Date().toISOString());
 const tenantId = `sdk-campaigns-${suffix()}`;
-let stores: Stores;
-let app: FastifyInstance;
-let baseUrl: string;
+const api = useLoopbackApi(clock);
 let key: string;
 
 beforeAll(async () => {
-  ({ stores, app, baseUrl } = await openLoopbackApi(clock));
   key = (
-    await createKey(app, jwtFor(clock, tenantId), tenantId, {
+    await createKey(api.app, jwtFor(clock, tenantId), tenantId, {
       scopes: ['contacts:write', 'campaigns:read', 'campaigns:write', 'sequences:read', 'sequences:write'],
     })
   ).key;
 });
 
-afterAll(() => closeLoopbackApi({ stores, app }));
-
 describe('client.campaigns', () => {
   it('create, update, send, get with stats, list, cancel, remove', async () => {
-    const client = init({ apiKey: key, baseUrl });
+    const client = init({ apiKey: key, baseUrl: api.baseUrl });
     await client.contacts.create({ email: 'ada@example.com', audiences: ['news'] });
     await client.contacts.create({ email: 'bob@example.com', audiences: ['news'] });
     const draft = await client.campaigns.create({
@@ -43,7 +37,7 @@ describe('client.campaigns', () => {
     expect(draft.status).toBe('draft');
     expect((await client.campaigns.update(draft.id, { name: 'June news' })).name).toBe('June news');
     expect(await client.campaigns.send(draft.id)).toEqual({ id: draft.id, status: 'sending' });
-    await createCampaignFanout(workerOptions(stores, clock)).runOnce();
+    await createCampaignFanout(workerOptions(api.stores, clock)).runOnce();
     const sent = await client.campaigns.get(draft.id);
     expect(sent.status).toBe('sent');
     expect(sent.stats.recipients).toBe(2);
@@ -80,7 +74,7 @@ describe('client.campaigns', () => {
 
 describe('client.sequences', () => {
   it('create, enroll, the first step is sent, unenroll, get with per-step stats', async () => {
-    const client = init({ apiKey: key, baseUrl });
+    const client = init({ apiKey: key, baseUrl: api.baseUrl });
     await client.contacts.create({ email: 'eve@example.com' });
     const seq = await client.sequences.create({
       name: 'Onboarding',
@@ -92,7 +86,7 @@ describe('client.sequences', () => {
     });
     const enrollment = await client.sequences.enroll(seq.id, { email: 'eve@example.com' });
     expect(enrollment).toMatchObject({ sequenceId: seq.id, state: 'active', nextStep: 0 });
-    expect(await createSequenceScheduler(workerOptions(stores, clock)).runOnce()).toBe(1);
+    expect(await createSequenceScheduler(workerOptions(api.stores, clock)).runOnce()).toBe(1);
     await client.sequences.unenroll(seq.id, enrollment.id);
     const got = await client.sequences.get(seq.id);
     expect(got.steps.map((s) => s.stats.recipients)).toEqual([1, 0]);

@@ -1,31 +1,26 @@
 // client.contacts.* against the real query service (createApiApp on a fresh Postgres database,
 // listening on a loopback port), with keys minted through the API as a user would.
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClock, createKey, jwtFor, type Stores, suffix } from '../../../services/api/test/support.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createClock, createKey, jwtFor, suffix } from '../../../services/api/test/support.js';
 import { init, TernApiError } from '../src/index.js';
-import { closeLoopbackApi, openLoopbackApi } from './support.js';
+import { useLoopbackApi } from './support.js';
 
 const clock = createClock(new Date().toISOString());
 const tenantId = `sdk-contacts-${suffix()}`;
-let stores: Stores;
-let app: FastifyInstance;
-let baseUrl: string;
+const api = useLoopbackApi(clock);
 let writeKey: string;
 let readWriteKey: string;
 
 beforeAll(async () => {
-  ({ stores, app, baseUrl } = await openLoopbackApi(clock));
   const owner = jwtFor(clock, tenantId);
-  writeKey = (await createKey(app, owner, tenantId, { scopes: ['contacts:write'] })).key;
-  readWriteKey = (await createKey(app, owner, tenantId, { scopes: ['contacts:read', 'contacts:write'] })).key;
+  writeKey = (await createKey(api.app, owner, tenantId, { scopes: ['contacts:write'] })).key;
+  readWriteKey = (await createKey(api.app, owner, tenantId, { scopes: ['contacts:read', 'contacts:write'] }))
+    .key;
 });
-
-afterAll(() => closeLoopbackApi({ stores, app }));
 
 describe('client.contacts', () => {
   it('create, get, list by audience, update, remove', async () => {
-    const { contacts } = init({ apiKey: readWriteKey, baseUrl });
+    const { contacts } = init({ apiKey: readWriteKey, baseUrl: api.baseUrl });
     const created = await contacts.create({
       email: 'Ada@Example.com',
       firstName: 'Ada',
@@ -50,7 +45,7 @@ describe('client.contacts', () => {
   });
 
   it('import and export round-trip through CSV', async () => {
-    const { contacts } = init({ apiKey: readWriteKey, baseUrl });
+    const { contacts } = init({ apiKey: readWriteKey, baseUrl: api.baseUrl });
     const result = await contacts.importCsv('email,first_name\nb@x.io,Bo\nbad,X\n', { audience: 'imported' });
     expect(result).toEqual({
       rows: 2,
@@ -69,10 +64,10 @@ describe('client.contacts', () => {
   });
 
   it('surfaces 409 and 403 as typed errors, without retrying a create', async () => {
-    const { contacts } = init({ apiKey: readWriteKey, baseUrl });
+    const { contacts } = init({ apiKey: readWriteKey, baseUrl: api.baseUrl });
     await contacts.create({ email: 'twice@x.io' });
     await expect(contacts.create({ email: 'TWICE@x.io' })).rejects.toMatchObject({ status: 409 });
-    const writeOnly = init({ apiKey: writeKey, baseUrl });
+    const writeOnly = init({ apiKey: writeKey, baseUrl: api.baseUrl });
     await expect(writeOnly.contacts.list()).rejects.toMatchObject({
       status: 403,
       message: 'Missing required API key scope',

@@ -2,6 +2,7 @@
 // Postgres database) or the real sending pipeline, listening on a loopback port for a client.
 import { type BulkMailer, outgoingMailer } from '@tern/worker';
 import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll } from 'vitest';
 import {
   openSendingWorld,
   type SendingWorld,
@@ -46,6 +47,19 @@ export async function openLoopbackApi(clock: TestClock, ...overrides: AppOverrid
 export async function closeLoopbackApi(api: Partial<LoopbackApi>): Promise<void> {
   await api.app?.close();
   await api.stores?.close();
+}
+
+/**
+ * The API of a test file: opened before its tests (`openLoopbackApi`) and closed after them. Its
+ * fields are there from the file's own `beforeAll` on (hooks run in the order they are declared).
+ */
+export function useLoopbackApi(clock: TestClock, ...overrides: AppOverrides[]): LoopbackApi {
+  const api = {} as LoopbackApi;
+  beforeAll(async () => {
+    Object.assign(api, await openLoopbackApi(clock, ...overrides));
+  });
+  afterAll(() => closeLoopbackApi(api));
+  return api;
 }
 
 /** The sending world on a loopback port, with an API key of `scopes` for `tenant` (minted through the API). */
