@@ -7,6 +7,7 @@ import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stor
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFreshDatabase, tempDir, testServices, uniqueName, waitFor } from '../support/services.js';
+import { quiet } from './setup.js';
 import { compareWithOracle, duplicatesOf, generateStream, type RawEvent, report } from './stream.js';
 
 /**
@@ -16,13 +17,6 @@ import { compareWithOracle, duplicatesOf, generateStream, type RawEvent, report 
  * faults run against servers of their own: kafka-stop and postgres-restart.faults.test.ts.
  */
 const EVENTS = Number(process.env.FAULTS_EVENTS ?? 20_000);
-const quiet = process.env.FAULTS_DEBUG
-  ? {
-      info() {},
-      warn: (o: object, m?: string) => console.log('WARN', m, JSON.stringify(o).slice(0, 300)),
-      error: (o: object, m?: string) => console.log('ERROR', m, JSON.stringify(o).slice(0, 300)),
-    }
-  : { info() {}, warn() {}, error() {} };
 
 describe('ClickHouse failing under the projector (in process)', () => {
   let db: { url: string; drop(): Promise<void> };

@@ -6,7 +6,7 @@ import { createClickHouse, migrateClickHouse } from '@tern/stores';
 import { describe, expect, it } from 'vitest';
 import { tempDir, uniqueName, waitFor } from '../support/services.js';
 import { portOpen, processAlive } from './servers.js';
-import { faultServers } from './setup.js';
+import { faultServers, quiet } from './setup.js';
 import { compareWithOracle, duplicatesOf, generateStream, type RawEvent, report } from './stream.js';
 
 /**
@@ -21,13 +21,6 @@ import { compareWithOracle, duplicatesOf, generateStream, type RawEvent, report 
 const EVENTS = Number(process.env.FAULTS_EVENTS ?? 20_000);
 const DOWN_MS = 3000;
 const TOKEN = 'faults-ingest-token-0123456789abcdef';
-const quiet = process.env.FAULTS_DEBUG
-  ? {
-      info() {},
-      warn: (o: object, m?: string) => console.log('WARN', m, JSON.stringify(o).slice(0, 300)),
-      error: (o: object, m?: string) => console.log('ERROR', m, JSON.stringify(o).slice(0, 300)),
-    }
-  : { info() {}, warn() {}, error() {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('Kafka broker stopped during ingest (a dedicated broker)', () => {

@@ -5,6 +5,15 @@ import { buildTern } from '../e2e/tern-process.js';
 import { createFreshDatabase } from '../support/services.js';
 import { type DedicatedKafka, startDedicatedKafka } from './servers.js';
 
+/** The logger of the in-process projector and logs: silent, or warnings and errors printed with FAULTS_DEBUG. */
+export const quiet = process.env.FAULTS_DEBUG
+  ? {
+      info() {},
+      warn: (o: object, m?: string) => console.log('WARN', m, JSON.stringify(o).slice(0, 300)),
+      error: (o: object, m?: string) => console.log('ERROR', m, JSON.stringify(o).slice(0, 300)),
+    }
+  : { info() {}, warn() {}, error() {} };
+
 export interface FaultServers {
   db: { url: string; drop(): Promise<void> };
   /** A pool on `db` whose idle clients' errors are dropped: the faults cut its connections. */
