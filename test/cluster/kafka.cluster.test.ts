@@ -3,19 +3,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareWithOracle, generateStream, type Stream } from '../faults/stream.js';
 import { waitFor } from '../support/services.js';
-import type { SmtpSink } from '../support/smtp-sink.js';
-import {
-  buildForCluster,
-  type Deployment,
-  type Monitor,
-  ROLES,
-  startDeployment,
-  startMonitor,
-  TOKEN,
-} from './deployment.js';
-import type { KafkaCluster } from './kafka-cluster.js';
-import { type SendLoad, startIngestLoad, startSendLoad, type WebhookReceiver } from './load.js';
-import { allDelivered, readBack, startClusterServices, stopClusterServices } from './suite.js';
+import { TOKEN } from './deployment.js';
+import { type SendLoad, startIngestLoad, startSendLoad } from './load.js';
+import { allDelivered, clusterSuite, readBack } from './suite.js';
 import { type Audit, audit, eventKey, foldedEvents, formatAudit, readTopic } from './topic-audit.js';
 
 /**
@@ -43,42 +33,31 @@ interface Phase {
 }
 
 describe('Kafka, three brokers: faults under load', () => {
-  let cluster: KafkaCluster;
-  let db: { url: string; drop(): Promise<void> };
-  let sink: SmtpSink;
-  let hooks: WebhookReceiver;
-  let tern: Deployment | undefined;
-  let monitor: Monitor;
+  const suite = clusterSuite();
   let sends: SendLoad;
   let kafka: Kafka;
   let pool: pg.Pool;
   const phases: Phase[] = [];
 
-  beforeAll(async () => {
-    buildForCluster();
-    [cluster, db, sink, hooks] = await startClusterServices();
-    tern = await startDeployment({ databaseUrl: db.url, brokers: cluster.brokers, sink, hooks });
-    monitor = startMonitor(cluster.brokers, tern.env.KAFKA_TOPIC!, db.url);
+  // After the suite's beforeAll (Tern deployed), before its afterAll (after-hooks run in reverse order).
+  beforeAll(() => {
+    const { cluster, db, tern } = suite;
     pool = new pg.Pool({ connectionString: db.url, max: 2 });
     kafka = new Kafka({ brokers: cluster.brokers, logLevel: logLevel.NOTHING, clientId: 'cluster-test' });
-    const api = tern.api;
-    sends = startSendLoad({ url: () => api.url, authorization: tern.authorization });
-  }, 600_000);
-
+    const api = tern!.api;
+    sends = startSendLoad({ url: () => api.url, authorization: tern!.authorization });
+  });
   afterAll(async () => {
     await sends?.stop().catch(() => undefined);
-    await monitor?.stop().catch(() => undefined);
-    if (tern) for (const r of ROLES) tern[r].child.kill('SIGKILL');
     await pool?.end();
-    await stopClusterServices([cluster, db, sink, hooks]);
-  }, 180_000);
+  });
 
   /** Partition leaders and in-sync replicas of Tern's topic. */
   async function topicMetadata() {
     const admin = kafka.admin();
     await admin.connect();
     try {
-      const { topics } = await admin.fetchTopicMetadata({ topics: [tern!.env.KAFKA_TOPIC!] });
+      const { topics } = await admin.fetchTopicMetadata({ topics: [suite.tern!.env.KAFKA_TOPIC!] });
       return topics[0]!.partitions;
     } finally {
       await admin.disconnect();
@@ -114,7 +93,7 @@ describe('Kafka, three brokers: faults under load', () => {
       prefix: `cl${seed}${Date.now() % 1e6}`,
     });
     const load = startIngestLoad({
-      url: tern!.ingest.url,
+      url: suite.tern!.ingest.url,
       token: TOKEN,
       events: stream.events,
       ratePerS: RATE,
@@ -130,27 +109,27 @@ describe('Kafka, three brokers: faults under load', () => {
     // Sends keep appending: caught up = past every end offset of the moment ingest finished (a
     // sample taken after it).
     await sleep(1500);
-    await waitFor(() => monitor.endsNow() !== undefined, { timeoutMs: 60_000, intervalMs: 500 });
-    const ends = monitor.endsNow()!;
-    await waitFor(() => monitor.reached(ends), {
+    await waitFor(() => suite.monitor.endsNow() !== undefined, { timeoutMs: 60_000, intervalMs: 500 });
+    const ends = suite.monitor.endsNow()!;
+    await waitFor(() => suite.monitor.reached(ends), {
       timeoutMs: 600_000,
       intervalMs: 1000,
       description: `${name}: the projector caught up`,
     });
     const caughtUp = Date.now();
-    const rebalance = monitor.rebalance(faultAt, ingestedAt);
+    const rebalance = suite.monitor.rebalance(faultAt, ingestedAt);
     const line = [
       `[cluster] ${name}: ${what}`,
       `events=${total} rate=${RATE}/s achieved=${Math.round(total / ((ingestedAt - t0) / 1000))}/s`,
       `ingest503Max=${load.availability.longest()}ms http=${JSON.stringify(load.availability.statuses)}`,
       `sends503Max=${sends.availability.longest(faultAt, ingestedAt)}ms`,
       `rebalanceMaxMs=${JSON.stringify(rebalance)}`,
-      `projectorLagMax=${monitor.maxLag(faultAt, caughtUp)} catchUpAfterIngest=${caughtUp - ingestedAt}ms`,
+      `projectorLagMax=${suite.monitor.maxLag(faultAt, caughtUp)} catchUpAfterIngest=${caughtUp - ingestedAt}ms`,
     ].join(' ');
     console.log(line);
     // Every event of the stream got its 202 (load.done): where did each go?
     const found = audit({
-      records: await readTopic(cluster.brokers, tern!.env.KAFKA_TOPIC!),
+      records: await readTopic(suite.cluster.brokers, suite.tern!.env.KAFKA_TOPIC!),
       acked: stream.events.map((e) => `${e.tenantId}|${e.id}`),
       keyOf: eventKey,
       folded: await foldedEvents(pool, stream.tenants),
@@ -170,7 +149,7 @@ describe('Kafka, three brokers: faults under load', () => {
     try {
       const { resources } = await admin.describeConfigs({
         includeSynonyms: false,
-        resources: [{ type: 2, name: tern!.env.KAFKA_TOPIC!, configNames: ['min.insync.replicas'] }],
+        resources: [{ type: 2, name: suite.tern!.env.KAFKA_TOPIC!, configNames: ['min.insync.replicas'] }],
       });
       expect(resources[0]!.configEntries[0]).toMatchObject({
         configName: 'min.insync.replicas',
@@ -186,9 +165,9 @@ describe('Kafka, three brokers: faults under load', () => {
     async () => {
       await phase('kill -9 partition leader', 40, 461, async () => {
         const leader = (await topicMetadata()).find((p) => p.partitionId === 0)!.leader;
-        await cluster.kill(leader);
+        await suite.cluster.kill(leader);
         await sleep(20_000);
-        await cluster.start(leader);
+        await suite.cluster.start(leader);
         return `node ${leader} (leader of partition 0) killed, restarted after 20 s`;
       });
       console.log(`[cluster] before the next fault: ${await fullIsr()}`);
@@ -201,9 +180,9 @@ describe('Kafka, three brokers: faults under load', () => {
     async () => {
       await phase(`broker stopped ${DOWN_S} s`, DOWN_S + 30, 462, async () => {
         const node = (await topicMetadata()).find((p) => p.partitionId === 1)!.leader;
-        await cluster.stop(node);
+        await suite.cluster.stop(node);
         await sleep(DOWN_S * 1000);
-        await cluster.start(node);
+        await suite.cluster.start(node);
         return `node ${node} (leader of partition 1) stopped (SIGTERM) ${DOWN_S} s`;
       });
       console.log(`[cluster] before the next fault: ${await fullIsr()}`);
@@ -215,11 +194,11 @@ describe('Kafka, three brokers: faults under load', () => {
     'kill -9 of the active controller',
     async () => {
       await phase('kill -9 active controller', 40, 463, async () => {
-        const controller = await cluster.controller();
-        await cluster.kill(controller);
-        const next = await cluster.controller();
+        const controller = await suite.cluster.controller();
+        await suite.cluster.kill(controller);
+        const next = await suite.cluster.controller();
         await sleep(20_000);
-        await cluster.start(controller);
+        await suite.cluster.start(controller);
         return `controller node ${controller} killed (new controller ${next}), restarted after 20 s`;
       });
       console.log(`[cluster] before the next fault: ${await fullIsr()}`);
@@ -230,11 +209,11 @@ describe('Kafka, three brokers: faults under load', () => {
   it('every fault: 0 lost, 0 double in Postgres and ClickHouse; every acked send once at the relay', async () => {
     await sends.stop();
     const acked = sends.acked;
-    const figures = await allDelivered(acked, sink, hooks, db.url);
-    const deployment = tern!;
-    tern = undefined;
+    const figures = await allDelivered(acked, suite.sink, suite.hooks, suite.db.url);
+    const deployment = suite.tern!;
+    suite.tern = undefined;
     await deployment.stop();
-    await readBack(db.url, deployment.dataDir, async (pool, ch) => {
+    await readBack(suite.db.url, deployment.dataDir, async (pool, ch) => {
       for (const p of phases) {
         const c = await compareWithOracle(p.stream, pool, ch);
         console.log(`${p.line} lost=${c.lost} double=${c.double} ${formatAudit(p.audit)}`);
