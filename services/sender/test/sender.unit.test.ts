@@ -7,19 +7,12 @@ const SECRET = 'unit-tracking-secret-0123456789';
 const ctx = { secret: SECRET, publicUrl: 'https://t.example', tenantId: 'acme', emailId: 'em_1' };
 
 describe('tracking tokens', () => {
+  /** A click of email em_1 of tenant acme on `url`. */
+  const clickOn = (url: string) => ({ kind: 'click' as const, tenantId: 'acme', emailId: 'em_1', url });
+
   it('round-trips and refuses another kind, another secret or any altered byte', () => {
-    const click = signTrackingToken(SECRET, {
-      kind: 'click',
-      tenantId: 'acme',
-      emailId: 'em_1',
-      url: 'https://a.example/x',
-    });
-    expect(verifyTrackingToken(SECRET, click, 'click')).toEqual({
-      kind: 'click',
-      tenantId: 'acme',
-      emailId: 'em_1',
-      url: 'https://a.example/x',
-    });
+    const click = signTrackingToken(SECRET, clickOn('https://a.example/x'));
+    expect(verifyTrackingToken(SECRET, click, 'click')).toEqual(clickOn('https://a.example/x'));
     expect(verifyTrackingToken(SECRET, click, 'open')).toBeNull();
     expect(verifyTrackingToken('another-secret-0123456789', click, 'click')).toBeNull();
     for (let i = 0; i < click.length; i += 7) {
@@ -32,12 +25,7 @@ describe('tracking tokens', () => {
   });
 
   it('never signs a redirect to a non-http(s) URL into a valid click', () => {
-    const js = signTrackingToken(SECRET, {
-      kind: 'click',
-      tenantId: 'acme',
-      emailId: 'em_1',
-      url: 'javascript:alert(1)',
-    });
+    const js = signTrackingToken(SECRET, clickOn('javascript:alert(1)'));
     expect(verifyTrackingToken(SECRET, js, 'click')).toBeNull();
   });
 });
