@@ -26,7 +26,7 @@ import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
 import { sampleRss } from '../lib/rss-sampler.js';
 import { tempDir } from '../lib/services.js';
 import { round, rssMiB } from '../lib/stats.js';
-import { boundBench, logWarnings, startTern } from '../lib/tern-process.js';
+import { boundBench, freshSecrets, logWarnings, randomSecret, startTern } from '../lib/tern-process.js';
 
 const MAIN = resolve(import.meta.dirname, '../../services/tern/dist/main.js');
 const BEFORE = process.env.BENCH_BIG_SENDS_BEFORE ? resolve(process.env.BENCH_BIG_SENDS_BEFORE) : undefined;
@@ -43,7 +43,6 @@ for (const main of [MAIN, BEFORE])
 
 const started = performance.now();
 const bound = boundBench('big-sends', 900);
-const secret = (n: number) => randomBytes(n).toString('base64url');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const raw = randomBytes(HTTP_RAW_BYTES);
 const httpBody = (tenant: string) =>
@@ -126,7 +125,7 @@ async function measure(build: string, main: string): Promise<BuildFigures> {
   const dir = tempDir(`tern-bench-big-sends-${build}-`);
   const port = 40_000 + Math.floor(Math.random() * 20_000);
   const smtpPort = port + 1;
-  const jwtSecret = secret(32);
+  const jwtSecret = randomSecret(32);
   const tern = await startTern({
     main,
     // As `npm start` runs it on a laptop: embedded stores (no DATABASE_URL, KAFKA_BROKERS).
@@ -136,11 +135,7 @@ async function measure(build: string, main: string): Promise<BuildFigures> {
       HOST: '127.0.0.1',
       DATA_DIR: join(dir.path, 'data'),
       SMTP_SUBMISSION_PORT: String(smtpPort),
-      JWT_SECRET: jwtSecret,
-      INGEST_TOKEN: secret(32),
-      TRACKING_SECRET: secret(24),
-      WEBHOOK_SECRETS_KEY: secret(24),
-      ENCRYPTION_KEY: secret(32),
+      ...freshSecrets(jwtSecret),
     },
     port,
     logFile: join(dir.path, 'tern.log'),

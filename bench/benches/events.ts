@@ -1,36 +1,5 @@
-/**
- * The event stream under load (issue 42, SPEC §25), measured from outside as `npm start` runs: the
- * built `services/tern/dist/main.js` (every service in one process) on a fresh Postgres database
- * (event log: a Postgres table, or Kafka with BENCH_EVENTS_KAFKA=1; chDB embedded),
- * NODE_ENV=production, request logging at the default level (into a file), the rate limiter on
- * (RATE_LIMIT_PER_MINUTE raised so that the bench's load is never refused), sealing on — as
- * `benches/reads.ts`.
- *
- * Phases, in one run (each writer and the stream clients are processes of their own):
- *   1. ingest alone: BENCH_EVENTS_RATE events/s (default 2 000) over BENCH_EVENTS_TENANTS tenants
- *      (20) for BENCH_EVENTS_SECONDS (10), then unpaced for BENCH_EVENTS_MAX_SECONDS (4);
- *   2. BENCH_EVENTS_STREAMS SSE streams (1 000) opened, spread evenly over the tenants, each after
- *      its tenant's newest event: the server's RSS before and after, per stream;
- *   3. the same paced and unpaced ingest while the streams follow: the time from each POST to the
- *      arrival of its events at the clients (p50/p99; every stream gets every event of its
- *      tenant), and what the streams cost the writers (accepted rate, POST p99);
- *   4. streams closed: `GET /events?limit=1000` (a page of 1 000 events) against a bare Fastify
- *      route in its own process answering the same bytes, at 16 connections, in turn,
- *      BENCH_EVENTS_ROUNDS (2) times for BENCH_EVENTS_LIST_SECONDS (3) each: the ratio of medians.
- * Issue 42's targets: p99 ≤ 1 s at 1 000 streams and 2 000 events/s; list ≥ 50 % of the bare route.
- * BENCH_EVENTS_SERVERS=1, servers mode: the writers' `POST /events` go to an ingest process of its own
- * (`--services=ingest`, INGEST_WORKERS=1), the streams and lists to `--services=projector,api` (the api
- * cannot leave the projector's process here: without CLICKHOUSE_URL both need the one embedded chDB,
- * and this machine has no ClickHouse server). BENCH_EVENTS_ONLY=list: phase 4 alone (its tenant filled
- * first). BENCH_EVENTS_CPU_PROF=<dir>: each server process writes a V8 CPU profile there.
- * BENCH_EVENTS_MAIN=<path>: another build of main.js.
- * Defaults finish in about 1.5 minutes; `--quick`: 200 streams, 500 events/s, shorter phases.
- * Needs `npm run build` first.
- */
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { signDashboardToken } from '@tern/auth';
 import pg from 'pg';
 import {
   type EventWriterReport,
@@ -43,7 +12,15 @@ import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
 import { readMemory } from '../lib/rss-sampler.js';
 import { benchEnv, createFreshDatabase, pollUntil, runTag, tempDir } from '../lib/services.js';
 import { round } from '../lib/stats.js';
-import { logWarnings, requestLogLines, startTern, type TernProcess } from '../lib/tern-process.js';
+import {
+  createApiKey,
+  freshSecrets,
+  logWarnings,
+  ownerJwt,
+  requestLogLines,
+  startTern,
+  type TernProcess,
+} from '../lib/tern-process.js';
 
 const quick = process.argv.includes('--quick');
 const num = (name: string, quickValue: number, value: number) => {
@@ -74,18 +51,13 @@ const tenants = Array.from({ length: TENANTS }, (_, i) => `ev${i}_${tag}`);
 
 const db = await createFreshDatabase(env.databaseUrl);
 const dataDir = tempDir('tern-bench-events-');
-const secret = (n: number) => randomBytes(n).toString('base64url');
 const common: Record<string, string> = {
   PATH: process.env.PATH ?? '',
   NODE_ENV: 'production',
   HOST: '127.0.0.1',
   DATABASE_URL: db.url,
   DATA_DIR: join(dataDir.path, 'data'),
-  JWT_SECRET: secret(32),
-  INGEST_TOKEN: secret(32),
-  TRACKING_SECRET: secret(24),
-  WEBHOOK_SECRETS_KEY: secret(24),
-  ENCRYPTION_KEY: secret(32),
+  ...freshSecrets(),
   // On, as configured by default, but never refusing the bench's own load.
   RATE_LIMIT_PER_MINUTE: '1000000',
   ...(process.env.BENCH_EVENTS_KAFKA === '1'
@@ -139,19 +111,8 @@ try {
   // --- One key with events:read per tenant ---------------------------------------------------------
   const keys = new Map<string, string>();
   for (const tenantId of tenants) {
-    const jwt = signDashboardToken({
-      secret: common.JWT_SECRET!,
-      tenantId,
-      role: 'owner',
-      expiresInSeconds: 3600,
-    });
-    const res = await fetch(`${url}/tenants/${tenantId}/api-keys`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'stream reader', scopes: ['events:read'] }),
-    });
-    if (res.status !== 201) throw new Error(`POST api-keys: ${res.status} ${await res.text()}`);
-    keys.set(tenantId, ((await res.json()) as { key: string }).key);
+    const jwt = ownerJwt(common.JWT_SECRET!, tenantId);
+    keys.set(tenantId, await createApiKey(url, jwt, tenantId, 'stream reader', ['events:read']));
   }
 
   const streamed = async () =>

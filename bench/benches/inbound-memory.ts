@@ -28,7 +28,7 @@ import { type BenchResult, emitResult, type Figure, type Target } from '../lib/r
 import { readMemory, sampleRss } from '../lib/rss-sampler.js';
 import { tempDir } from '../lib/services.js';
 import { round, rssMiB } from '../lib/stats.js';
-import { boundBench, logWarnings, startTern } from '../lib/tern-process.js';
+import { boundBench, freshSecrets, logWarnings, randomSecret, startTern } from '../lib/tern-process.js';
 
 const MAIN = resolve(
   process.env.BENCH_INBOUND_MEMORY_MAIN ?? resolve(import.meta.dirname, '../../services/tern/dist/main.js'),
@@ -44,7 +44,6 @@ if (!existsSync(MAIN)) throw new Error(`${MAIN} missing: npm run build`);
 
 const started = performance.now();
 const bound = boundBench('inbound-memory', 600);
-const secret = (n: number) => randomBytes(n).toString('base64url');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const small = randomBytes(MESSAGE_RAW_BYTES);
 
@@ -121,8 +120,8 @@ async function heapOf(url: string, token: string): Promise<{ heap: number; exter
 const dir = tempDir('tern-bench-inbound-memory-');
 const port = 40_000 + Math.floor(Math.random() * 20_000);
 const mxPort = port + 1;
-const jwtSecret = secret(32);
-const metricsToken = secret(24);
+const jwtSecret = randomSecret(32);
+const metricsToken = randomSecret(24);
 const tern = await startTern({
   main: MAIN,
   env: {
@@ -132,11 +131,7 @@ const tern = await startTern({
     DATA_DIR: join(dir.path, 'data'),
     INBOUND_SMTP_PORT: String(mxPort),
     INBOUND_DOMAIN,
-    JWT_SECRET: jwtSecret,
-    INGEST_TOKEN: secret(32),
-    TRACKING_SECRET: secret(24),
-    WEBHOOK_SECRETS_KEY: secret(24),
-    ENCRYPTION_KEY: secret(32),
+    ...freshSecrets(jwtSecret),
     METRICS_TOKEN: metricsToken,
   },
   port,

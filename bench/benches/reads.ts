@@ -1,33 +1,5 @@
-/**
- * Reads while writing, measured from outside (issue 29). What users run: the built
- * `services/tern/dist/main.js` (`npm start`, every service in one process) in its own process on
- * a fresh Postgres database (event log: a Postgres table, or Kafka with BENCH_READS_KAFKA=1; chDB
- * embedded: no ClickHouse server here), NODE_ENV=production, request logging at the default level
- * (`info`, into a file), the rate limiter on (RATE_LIMIT_PER_MINUTE raised so that the bench's
- * load is never refused), sealing on. The tenant holds BENCH_READS_ENTRIES log entries (default
- * 30 000, written with SQL as the projector leaves them); a program reads with an API key.
- *
- * The ceiling: a bare Fastify route in its OWN process answering the SAME bytes as a ready string.
- * autocannon (its own process) at 32 connections, the ceiling and the api in turn, ROUNDS times
- * (medians: the machine is shared, a pair measured back to back sees the same load): logs page 1,
- * a deep page (the cursor at ≈ 2/3 of the entries), page 1 with a dashboard JWT; then page 1 and
- * the deep page while a writer process posts events of new emails of the same tenant to
- * `POST /events` at BENCH_READS_WRITE_RATE events/s (default 2400; the achieved rate is printed),
- * and p50/p99 at one connection while writing. Beside req/s, the main thread's CPU per request of
- * each server (from /proc), steadier than req/s on a busy machine. Then, for where the time goes,
- * page 1 on the api restarted with request logging off (LOG_LEVEL=warn), then the limiter off.
- *
- * BENCH_READS_BEFORE=<another build's main.js> (e.g. a copy of services/tern/dist made before a
- * change, kept beside it: services/tern/dist-before/main.js): that build runs too, on the same
- * data, and every case measures ceiling, before, after in turn — before → after in the same run.
- * BENCH_READS_SECONDS per load (default 2), BENCH_READS_ROUNDS (2), BENCH_READS_PHASES
- * (`idle,writing,variants,breakdown`: the last in-process, `lib/read-breakdown.ts`), BENCH_READS_CPU_PROF=<dir>: the api writes a V8 CPU profile there.
- * Needs `npm run build` first.
- */
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { signDashboardToken } from '@tern/auth';
 import pg from 'pg';
 import { load, probe, startCeiling, startWriter } from '../lib/outside-load.js';
 import { readBreakdown } from '../lib/read-breakdown.js';
@@ -35,7 +7,16 @@ import { type Runs, readsFigures } from '../lib/reads-figures.js';
 import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
 import { benchEnv, createFreshDatabase, runTag, tempDir } from '../lib/services.js';
 import { round } from '../lib/stats.js';
-import { fillLogs, logWarnings, requestLogLines, startTern, type TernProcess } from '../lib/tern-process.js';
+import {
+  createApiKey,
+  fillLogs,
+  freshSecrets,
+  logWarnings,
+  ownerJwt,
+  requestLogLines,
+  startTern,
+  type TernProcess,
+} from '../lib/tern-process.js';
 
 const quick = process.argv.includes('--quick');
 const ENTRIES = Number(process.env.BENCH_READS_ENTRIES ?? (quick ? 10_000 : 30_000));
@@ -55,18 +36,13 @@ const TENANT = `reads_${tag}`;
 
 const db = await createFreshDatabase(env.databaseUrl);
 const dataDir = tempDir('tern-bench-reads-');
-const secret = (n: number) => randomBytes(n).toString('base64url');
 const basePort = 40_000 + Math.floor(Math.random() * 20_000);
 const common: Record<string, string> = {
   PATH: process.env.PATH ?? '',
   NODE_ENV: 'production',
   HOST: '127.0.0.1',
   DATABASE_URL: db.url,
-  JWT_SECRET: secret(32),
-  INGEST_TOKEN: secret(32),
-  TRACKING_SECRET: secret(24),
-  WEBHOOK_SECRETS_KEY: secret(24),
-  ENCRYPTION_KEY: secret(32),
+  ...freshSecrets(),
   // On, as configured by default, but never refusing the bench's own load (≤ 1 000 000 a minute).
   RATE_LIMIT_PER_MINUTE: '1000000',
   ...(process.env.BENCH_READS_KAFKA === '1'
@@ -105,19 +81,8 @@ try {
   const apiUrl = servers.api.url;
 
   // --- Credentials and bodies -------------------------------------------------------------------
-  const jwt = signDashboardToken({
-    secret: common.JWT_SECRET!,
-    tenantId: TENANT,
-    role: 'owner',
-    expiresInSeconds: 3600,
-  });
-  const created = await fetch(`${apiUrl}/tenants/${TENANT}/api-keys`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'reader', scopes: ['email:read'] }),
-  });
-  if (created.status !== 201) throw new Error(`POST api-keys: ${created.status} ${await created.text()}`);
-  const apiKey = ((await created.json()) as { key: string }).key;
+  const jwt = ownerJwt(common.JWT_SECRET!, TENANT);
+  const apiKey = await createApiKey(apiUrl, jwt, TENANT, 'reader', ['email:read']);
   const keyHeaders = { authorization: `Bearer ${apiKey}` };
   const jwtHeaders = { authorization: `Bearer ${jwt}` };
   const text = async (path: string) => {

@@ -3,8 +3,43 @@
  * as a child process of a bench, its log lines in a file.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import { signDashboardToken } from '@tern/auth';
 import { pollUntil } from './services.js';
+
+/** `n` random bytes, base64url: a secret of one run. */
+export const randomSecret = (n: number): string => randomBytes(n).toString('base64url');
+
+/** The secrets a production `tern` requires, fresh for one run; JWT_SECRET the given one, else fresh too. */
+export const freshSecrets = (jwtSecret = randomSecret(32)) => ({
+  JWT_SECRET: jwtSecret,
+  INGEST_TOKEN: randomSecret(32),
+  TRACKING_SECRET: randomSecret(24),
+  WEBHOOK_SECRETS_KEY: randomSecret(24),
+  ENCRYPTION_KEY: randomSecret(32),
+});
+
+/** A dashboard session of the tenant's owner for an hour, signed with the process's JWT_SECRET. */
+export const ownerJwt = (secret: string, tenantId: string): string =>
+  signDashboardToken({ secret, tenantId, role: 'owner', expiresInSeconds: 3600 });
+
+/** An API key of the tenant with `scopes`, created through the running api at `url` by its owner (`jwt`). */
+export async function createApiKey(
+  url: string,
+  jwt: string,
+  tenantId: string,
+  name: string,
+  scopes: string[],
+): Promise<string> {
+  const res = await fetch(`${url}/tenants/${tenantId}/api-keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, scopes }),
+  });
+  if (res.status !== 201) throw new Error(`POST api-keys: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { key: string }).key;
+}
 
 export interface TernProcess {
   child: ChildProcess;
