@@ -13,6 +13,7 @@ import {
 import {
   bearer,
   buildApp,
+  closeAll,
   createKey,
   DEFAULT_RETENTION_DAYS,
   dayStart,
@@ -74,10 +75,7 @@ beforeAll(async () => {
   await project(stores, eventsFor([...emails, ...other], 7));
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('project CRUD', () => {
   it('201 prj_ id; GET one and the list; PATCH renames; 404 for another tenant', async () => {

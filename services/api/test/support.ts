@@ -139,6 +139,14 @@ export async function buildApp(
   return app;
 }
 
+/**
+ * Closes what a test file opened, one after the other in the order given; one its `beforeAll`
+ * never got to open (undefined) is skipped.
+ */
+export async function closeAll(...opened: ({ close(): unknown } | undefined)[]): Promise<void> {
+  for (const resource of opened) await resource?.close();
+}
+
 /** A valid dashboard JWT of `tenantId` under the test clock. */
 export function jwtFor(
   clock: TestClock,

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
   buildApp,
+  closeAll,
   createKey,
   eventsOf,
   jwtFor,
@@ -43,10 +44,7 @@ beforeAll(async () => {
   otherKey = (await createKey(app, jwtFor(clock, A), A, { scopes: ['email:read'] })).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('POST /templates', () => {
   it('201: an admin JWT creates it with a tpl_ id', async () => {

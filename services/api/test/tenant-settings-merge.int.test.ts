@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildApp, jwtFor, openStores, type Stores, testTenants } from './support.js';
+import { bearer, buildApp, closeAll, jwtFor, openStores, type Stores, testTenants } from './support.js';
 
 /**
  * Issue 24, item 16: `PUT /tenants/:id/settings {"tracking":{"opens":false}}` answered 400 although
@@ -27,10 +27,7 @@ beforeAll(async () => {
   app = await buildApp(stores, clock);
   admin = jwtFor(clock, A, 'admin');
 });
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('PUT /tenants/:id/settings merges a partial tracking', () => {
   it('either field alone changes only that field', async () => {

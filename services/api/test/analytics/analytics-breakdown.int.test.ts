@@ -27,6 +27,7 @@ import {
 import {
   bearer,
   buildApp,
+  closeAll,
   createKey,
   jwtFor,
   NOW,
@@ -95,11 +96,7 @@ beforeAll(async () => {
   eventsOfA = eventsA;
 }, 120_000);
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-  await dns?.close();
-});
+afterAll(() => closeAll(app, stores, dns));
 
 const localToday = () => new Intl.DateTimeFormat('en-CA', { timeZone: ZONE }).format(clock.now());
 const daysAgo = (n: number) =>

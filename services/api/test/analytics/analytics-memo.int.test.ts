@@ -18,6 +18,7 @@ import {
 import {
   bearer,
   buildApp,
+  closeAll,
   createClock,
   DEFAULT_RETENTION_DAYS,
   eventsOf,
@@ -97,10 +98,7 @@ beforeAll(async () => {
   await project(stores, eventsFor(emails, 6));
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('analytics memoised on the projection watermark', () => {
   it('a repeated dashboard load asks the engine nothing and answers the same', async () => {

@@ -14,6 +14,7 @@ import {
 import {
   bearer,
   buildApp,
+  closeAll,
   createKey,
   DEFAULT_RETENTION_DAYS,
   insertTemplate,
@@ -76,10 +77,7 @@ beforeAll(async () => {
   keyA = (await createKey(app, tokenA, A, { scopes: ['email:read', 'email:send'] })).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('GET /analytics/summary', () => {
   describe('200', () => {

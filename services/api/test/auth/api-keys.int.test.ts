@@ -7,6 +7,7 @@ import { waitFor } from '../../../../test/support/services.js';
 import {
   bearer,
   buildApp,
+  closeAll,
   createKey,
   DEFAULT_RETENTION_DAYS,
   jwtFor,
@@ -45,10 +46,7 @@ beforeAll(async () => {
   ownerB = jwtFor(clock, B, 'owner');
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('POST /tenants/:id/api-keys', () => {
   describe('201', () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
   buildApp,
+  closeAll,
   createClock,
   createKey,
   JWT_SECRET,
@@ -38,10 +39,7 @@ beforeAll(async () => {
   keyA = (await createKey(app, ownerA, A, { scopes: ['email:read'] })).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('dashboard JWT', () => {
   it('is accepted when signed with the secret, unexpired and with a tenantId (role defaults to member)', async () => {

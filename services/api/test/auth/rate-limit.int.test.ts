@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
   buildApp,
+  closeAll,
   createClock,
   createKey,
   jwtFor,
@@ -28,10 +29,7 @@ beforeAll(async () => {
   keyB = (await createKey(app, owner, tenant, { scopes: ['email:read'] })).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 const logs = (headers: Record<string, string>) => app.inject({ url: '/emails/logs', headers });
 

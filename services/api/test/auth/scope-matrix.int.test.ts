@@ -35,6 +35,7 @@ import { testDomains } from '../domains-support.js';
 import {
   bearer,
   buildApp,
+  closeAll,
   createKey,
   ENCRYPTION_KEY,
   jwtFor,
@@ -969,12 +970,7 @@ beforeAll(async () => {
   );
 });
 
-afterAll(async () => {
-  await app?.close();
-  await log?.close();
-  await dns?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, log, dns, stores));
 
 /** A GET whose 200 is an endless stream: the status and, for an error, the whole (short) body. */
 async function streamHead(url: string, headers: Record<string, string>) {

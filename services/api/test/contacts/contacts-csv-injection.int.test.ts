@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { neutraliseCell, restoreCell } from '../../src/contacts/csv.js';
 import {
   buildApp,
+  closeAll,
   createClock,
   createKey,
   jwtFor,
@@ -57,10 +58,7 @@ beforeAll(async () => {
   }
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 const exportRows = async () => {
   const res = await app.inject({ method: 'GET', url: '/contacts/export', headers: { 'x-api-key': read } });

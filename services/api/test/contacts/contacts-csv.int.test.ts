@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   buildApp,
+  closeAll,
   createClock,
   createKey,
   jwtFor,
@@ -48,11 +49,7 @@ beforeAll(async () => {
   small = await buildApp(stores, clock, { limits: { importMaxBytes: 1024 } });
 });
 
-afterAll(async () => {
-  await small?.close();
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(small, app, stores));
 
 describe('POST /contacts/import', () => {
   it('200: creates contacts from every valid row and reports each refused row with its row number', async () => {

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   buildApp,
+  closeAll,
   createClock,
   createKey,
   jwtFor,
@@ -59,10 +60,7 @@ beforeAll(async () => {
   ).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 function postStream(): Promise<{ status: number; json: Record<string, unknown>; bytes: number }> {
   return new Promise((resolve, reject) => {

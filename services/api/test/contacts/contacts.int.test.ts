@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
   buildApp,
+  closeAll,
   createKey,
   jwtFor,
   NOW,
@@ -43,10 +44,7 @@ beforeAll(async () => {
   otherKeyA = (await createKey(app, ownerA, A, { scopes: ['email:read', 'email:send'] })).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('POST /contacts', () => {
   it('201: creates the contact, address lowercased, subscribed by default', async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
   buildApp,
+  closeAll,
   createKey,
   eventsOf,
   jwtFor,
@@ -38,10 +39,7 @@ beforeAll(async () => {
   writeKey = (await createKey(app, owner, A, { scopes: ['suppressions:write'] })).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('POST /suppressions', () => {
   it('201 lowercased with reason, source manual and createdAt; 200 unchanged when present', async () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
   buildApp,
+  closeAll,
   jwtFor,
   NOW,
   openStores,
@@ -59,10 +60,7 @@ beforeAll(async () => {
   app = await buildApp(stores, clock);
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('GET /u/:token', () => {
   it('200: a confirmation page naming the address, with a form that POSTs back; changes nothing', async () => {

@@ -8,6 +8,7 @@ import { createApiApp } from '../../src/index.js';
 import {
   bearer,
   buildApp,
+  closeAll,
   createKey,
   JWT_SECRET,
   jwtFor,
@@ -33,10 +34,7 @@ beforeAll(async () => {
   readKey = (await createKey(app, jwtFor(clock, A), A, { scopes: ['templates:read'] })).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 async function call(path: string, init: RequestInit = {}) {
   const res = await fetch(`${base}${path}`, init);

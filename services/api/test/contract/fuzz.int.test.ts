@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
   buildApp,
+  closeAll,
   createKey,
   eventsOf,
   jwtFor,
@@ -220,12 +221,7 @@ beforeAll(async () => {
   );
 }, 120_000);
 
-afterAll(async () => {
-  await ingest?.close();
-  await log?.close();
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(ingest, log, app, stores));
 
 describe('fuzz', () => {
   it('finds the documented routes', () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../../test/support/dns-server.js';
 import { testDomains } from '../domains-support.js';
 import { wallClock } from '../sending-support.js';
-import { buildApp, jwtFor, openStores, type Stores, suffix } from '../support.js';
+import { buildApp, closeAll, jwtFor, openStores, type Stores, suffix } from '../support.js';
 
 const MAX = 3;
 let stores: Stores;
@@ -30,11 +30,7 @@ beforeAll(async () => {
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 }, 60_000);
 
-afterAll(async () => {
-  await app?.close();
-  await dns?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, dns, stores));
 
 const add = async (tenant: string, name: string) => {
   const res = await fetch(`${base}/domains`, {

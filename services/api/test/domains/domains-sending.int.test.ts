@@ -22,7 +22,7 @@ import {
   waitForStatus,
   wallClock,
 } from '../sending-support.js';
-import { bearer, jwtFor, suffix } from '../support.js';
+import { bearer, closeAll, jwtFor, suffix } from '../support.js';
 
 // SPEC §20, sending: the whole path (API → log → sender → nodemailer → a real SMTP server in this
 // process), every signature checked by an independent verifier (mailauth) resolving through a DNS
@@ -96,11 +96,7 @@ beforeAll(async () => {
   unverified = await addDomain(fresh());
 }, 120_000);
 
-afterAll(async () => {
-  await world?.close();
-  await smtp?.close();
-  await dns?.close();
-});
+afterAll(() => closeAll(world, smtp, dns));
 
 describe('DKIM: mail of a verified domain is signed, and verifies', () => {
   it('a message from the domain (or a subdomain of it) passes mailauth; the envelope sender is on the bounce subdomain', async () => {

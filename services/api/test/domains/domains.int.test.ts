@@ -17,7 +17,16 @@ import {
   SPF,
   testDomains,
 } from '../domains-support.js';
-import { bearer, buildApp, createKey, jwtFor, openStores, type Stores, testTenants } from '../support.js';
+import {
+  bearer,
+  buildApp,
+  closeAll,
+  createKey,
+  jwtFor,
+  openStores,
+  type Stores,
+  testTenants,
+} from '../support.js';
 
 // SPEC §20 `/domains*` on the real app: statuses per route, the DNS through a server in this
 // process, the private key nowhere in clear (answers, logs, the event log, a pg_dump).
@@ -76,12 +85,7 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
-  await app?.close();
-  await log?.close();
-  await dns?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, log, dns, stores));
 
 describe('POST /domains', () => {
   it('201: a pending domain with the four records to publish, each pending', async () => {

@@ -13,7 +13,7 @@ import {
   waitForStatus,
   wallClock,
 } from '../sending-support.js';
-import { bearer, createKey, jwtFor, suffix } from '../support.js';
+import { bearer, closeAll, createKey, jwtFor, suffix } from '../support.js';
 
 let world: SendingWorld;
 let dns: TestDnsServer;
@@ -47,10 +47,7 @@ beforeAll(async () => {
   owner = new Resend(ownerJwt, { baseUrl: base });
 }, 120_000);
 
-afterAll(async () => {
-  await world?.close();
-  await dns?.close();
-});
+afterAll(() => closeAll(world, dns));
 
 describe('emails through the resend package', () => {
   it('send to an array: one email id, every `to` on get, each recipient its own outcome (SPEC §22)', async () => {

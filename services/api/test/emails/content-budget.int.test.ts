@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContentBudget } from '../../src/index.js';
 import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
-import { buildApp, createKey, jwtFor, suffix } from '../support.js';
+import { buildApp, closeAll, createKey, jwtFor, suffix } from '../support.js';
 
 const MiB = 1024 * 1024;
 let world: SendingWorld;
@@ -31,10 +31,7 @@ beforeAll(async () => {
     keys[t] = (await createKey(app, jwtFor(wallClock, t), t, { scopes: ['email:send'] })).key;
 }, 120_000);
 
-afterAll(async () => {
-  await app?.close();
-  await world?.close();
-});
+afterAll(() => closeAll(app, world));
 
 /** A send of about `mb` MiB (an attachment), as bytes. */
 const body = (mb: number) =>

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SubmissionServer, selfSignedPair, type TlsPair } from '../../src/index.js';
 import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
 import { startTlsSubmission, submissionClient } from '../submission/session.js';
-import { createKey, jwtFor, suffix } from '../support.js';
+import { closeAll, createKey, jwtFor, suffix } from '../support.js';
 
 let world: SendingWorld;
 let tls: TlsPair;
@@ -50,10 +50,7 @@ beforeAll(async () => {
   submission = await startTlsSubmission(world.app, tls);
 }, 120_000);
 
-afterAll(async () => {
-  await submission?.close();
-  await world?.close();
-});
+afterAll(() => closeAll(submission, world));
 
 const post = async (path: string, body: unknown) => {
   const res = await fetch(`${base}${path}`, {

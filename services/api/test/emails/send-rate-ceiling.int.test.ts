@@ -5,7 +5,7 @@ import { createTenantSettingsCache } from '@tern/tenant-settings';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wallClock } from '../sending-support.js';
-import { buildApp, jwtFor, openStores, type Stores, suffix } from '../support.js';
+import { buildApp, closeAll, jwtFor, openStores, type Stores, suffix } from '../support.js';
 
 let stores: Stores;
 let app: FastifyInstance;
@@ -20,10 +20,7 @@ beforeAll(async () => {
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 }, 60_000);
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 const put = async (tenant: string, body: unknown) => {
   const res = await fetch(`${base}/tenants/${tenant}/settings`, {

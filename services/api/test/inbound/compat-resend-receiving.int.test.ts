@@ -3,7 +3,7 @@ import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type InboundWorld, openInboundApi } from '../inbound-support.js';
 import { wallClock } from '../sending-support.js';
-import { createKey, jwtFor, type Stores, suffix } from '../support.js';
+import { closeAll, createKey, jwtFor, type Stores, suffix } from '../support.js';
 
 const TENANT = `resend-in-${suffix()}`;
 let stores: Stores;
@@ -42,11 +42,7 @@ beforeAll(async () => {
     );
 }, 120_000);
 
-afterAll(async () => {
-  await world?.close();
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(world, app, stores));
 
 /** As Resend's links are fetched (by `receiving.forward` too): a plain GET, no key. */
 const download = (url: string) => fetch(url);

@@ -5,6 +5,7 @@ import { type InboundWorld, openInboundApi } from '../inbound-support.js';
 import { wallClock } from '../sending-support.js';
 import {
   buildApp,
+  closeAll,
   createClock,
   DAY_MS,
   DEFAULT_RETENTION_DAYS,
@@ -36,11 +37,7 @@ beforeAll(async () => {
     );
 }, 120_000);
 
-afterAll(async () => {
-  await world?.close();
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(world, app, stores));
 
 const get = (a: FastifyInstance, url: string) =>
   a.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });

@@ -11,6 +11,7 @@ import { eventsFor, expectedLog, type GeneratedEmail, generateEmails } from '../
 import {
   bearer,
   buildApp,
+  closeAll,
   createKey,
   createProject,
   DAY_MS,
@@ -117,10 +118,7 @@ beforeAll(async () => {
   boundKey = bound.json().key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 const visible = () => expectedLog(emailsA, NOW, DEFAULT_RETENTION_DAYS);
 

@@ -4,6 +4,7 @@ import { eventsFor, expectedLog, type GeneratedEmail, generateEmails } from '../
 import {
   bearer,
   buildApp,
+  closeAll,
   createClock,
   createKey,
   DEFAULT_RETENTION_DAYS,
@@ -54,10 +55,7 @@ beforeAll(async () => {
   readKeyB = (await createKey(app, jwtFor(clock, B), B, { scopes: ['email:read'] })).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('GET /emails/logs', () => {
   describe('200', () => {

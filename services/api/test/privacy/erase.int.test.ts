@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/support/services.js';
 import {
   buildApp,
+  closeAll,
   createClock,
   createKey,
   ENCRYPTION_KEY,
@@ -43,10 +44,7 @@ beforeAll(async () => {
   readKeyA = (await createKey(app, ownerA, A, { scopes: ['contacts:read'] })).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, stores));
 
 describe('POST /contacts/erase', () => {
   it('400 naming the field for a bad address or an unknown field; 401 without credential; 403 without contacts:write', async () => {

@@ -5,7 +5,7 @@ import { waitFor } from '../../../../test/support/services.js';
 import { notification, type ProviderSenders } from '../provider-senders.js';
 import { emailStatus, openProviderWorld, postNotification, sentEmail } from '../providers-support.js';
 import type { SendingWorld } from '../sending-support.js';
-import { project, suffix } from '../support.js';
+import { closeAll, project, suffix } from '../support.js';
 
 let world: SendingWorld;
 let senders: ProviderSenders;
@@ -18,10 +18,7 @@ beforeAll(async () => {
   ({ senders, world, base } = await openProviderWorld());
 }, 60_000);
 
-afterAll(async () => {
-  await world?.close();
-  await senders?.close();
-});
+afterAll(() => closeAll(world, senders));
 
 async function seed() {
   const emailId = `em_${run}_${++n}`;

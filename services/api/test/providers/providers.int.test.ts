@@ -12,7 +12,7 @@ import {
 } from '../provider-senders.js';
 import { emailStatus, openProviderWorld, postNotification, sentEmail } from '../providers-support.js';
 import { type SendingWorld, wallClock } from '../sending-support.js';
-import { bearer, buildApp, jwtFor, project, suffix } from '../support.js';
+import { bearer, buildApp, closeAll, jwtFor, project, suffix } from '../support.js';
 
 const PROVIDERS: ProviderKind[] = ['ses', 'sendgrid', 'postmark', 'mailgun', 'resend'];
 
@@ -28,10 +28,7 @@ beforeAll(async () => {
   ({ senders, world, base } = await openProviderWorld());
 }, 60_000);
 
-afterAll(async () => {
-  await world?.close();
-  await senders?.close();
-});
+afterAll(() => closeAll(world, senders));
 
 async function seed(tenantId: string, relay = true) {
   const emailId = `em_${run}_${++n}`;

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SubmissionServer, selfSignedPair, type TlsPair } from '../../src/index.js';
 import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
-import { createKey, jwtFor, suffix } from '../support.js';
+import { closeAll, createKey, jwtFor, suffix } from '../support.js';
 import { startTlsSubmission, submissionClient, swaks } from './session.js';
 
 const TENANT = `smtp-pos-${suffix()}`;
@@ -27,10 +27,7 @@ beforeAll(async () => {
   submission = await startTlsSubmission(world.app, tls);
 }, 120_000);
 
-afterAll(async () => {
-  await submission?.close();
-  await world?.close();
-});
+afterAll(() => closeAll(submission, world));
 
 /** The email id and the position of a `250 2.0.0 OK: queued as <id> position=<position>`. */
 const accepted = (response: string) => {

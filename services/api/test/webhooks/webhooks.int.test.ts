@@ -6,6 +6,7 @@ import { PROJECT_KEY_WEBHOOKS_MESSAGE } from '../../src/index.js';
 import {
   bearer,
   buildApp,
+  closeAll,
   createClock,
   createKey,
   createProject,
@@ -52,11 +53,7 @@ beforeAll(async () => {
   readKey = (await createKey(app, jwt, tenant, { scopes: ['email:read'] })).key;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await strictApp?.close();
-  await stores?.close();
-});
+afterAll(() => closeAll(app, strictApp, stores));
 
 const create = (payload: unknown, token = manageKey, target = app) =>
   target.inject({ method: 'POST', url: '/webhooks', headers: bearer(token), payload: payload as object });
