@@ -1,8 +1,7 @@
-import { signDashboardToken } from '@tern/auth';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFreshDatabase, tempDir, testServices, uniqueName, waitFor } from '../support/services.js';
-import { buildTern, startTern, type TernProcess } from './tern-process.js';
+import { buildTern, ownerJwt, startTern, type TernProcess } from './tern-process.js';
 
 const JWT_SECRET = 'campaigns-e2e-secret-0123456789abcdef';
 const INGEST_TOKEN = 'campaigns-e2e-ingest-token-0123456789';
@@ -53,12 +52,7 @@ describe('campaign fan-out across a kill -9', () => {
   it(`${CONTACTS} contacts, SIGKILL mid fan-out, restart: exactly ${CONTACTS} emails`, async () => {
     let tern = await startTern({ env });
     procs.push(tern);
-    const jwt = signDashboardToken({
-      secret: JWT_SECRET,
-      tenantId: TENANT,
-      role: 'owner',
-      expiresInSeconds: 3600,
-    });
+    const jwt = ownerJwt(JWT_SECRET, TENANT);
     const auth = { authorization: `Bearer ${jwt}` };
     const headers = { ...auth, 'content-type': 'application/json' };
 

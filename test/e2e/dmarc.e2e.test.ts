@@ -1,10 +1,9 @@
-import { signDashboardToken } from '@tern/auth';
-import nodemailer from 'nodemailer';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gzip, gzipBomb, reportXml } from '../../packages/inbound/test/dmarc-report.js';
+import { sendMailTo } from '../support/bounce-mail.js';
 import { createFreshDatabase, tempDir } from '../support/services.js';
-import { buildTern, freePort, startTern, type TernProcess } from './tern-process.js';
+import { buildTern, freePort, ownerJwt, startTern, type TernProcess } from './tern-process.js';
 
 /**
  * SPEC §26's DMARC aggregate reports on the built process (`npm start` with INBOUND_SMTP_PORT,
@@ -23,12 +22,7 @@ let tern: TernProcess | undefined;
 let inboundPort: number;
 let domainId: string;
 const keys: Record<string, string> = {};
-const jwt = signDashboardToken({
-  secret: JWT_SECRET,
-  tenantId: TENANT,
-  role: 'owner',
-  expiresInSeconds: 3600,
-});
+const jwt = ownerJwt(JWT_SECRET, TENANT);
 const call = async (method: string, path: string, body?: unknown, token = jwt) =>
   fetch(`${tern!.url}${path}`, {
     method,
@@ -37,24 +31,14 @@ const call = async (method: string, path: string, body?: unknown, token = jwt) =
   });
 
 async function mail(subject: string, filename: string, content: Buffer): Promise<string> {
-  const transport = nodemailer.createTransport({
-    host: '127.0.0.1',
-    port: inboundPort,
-    secure: false,
-    ignoreTLS: true,
+  const info = await sendMailTo(inboundPort, {
+    from: 'noreply-dmarc-support@google.com',
+    to: `dmarc@${TENANT}.${INBOUND_DOMAIN}`,
+    subject,
+    text: 'This is an aggregate report.',
+    attachments: [{ filename, content, contentType: 'application/gzip' }],
   });
-  try {
-    const info = await transport.sendMail({
-      from: 'noreply-dmarc-support@google.com',
-      to: `dmarc@${TENANT}.${INBOUND_DOMAIN}`,
-      subject,
-      text: 'This is an aggregate report.',
-      attachments: [{ filename, content, contentType: 'application/gzip' }],
-    });
-    return info.response;
-  } finally {
-    transport.close();
-  }
+  return info.response;
 }
 
 type Summary = {

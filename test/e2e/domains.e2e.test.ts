@@ -1,13 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { signDashboardToken } from '@tern/auth';
 import { dkimVerify } from 'mailauth';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { tempDir, waitFor } from '../support/services.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
-import { buildTern, startTern, type TernProcess } from './tern-process.js';
+import { buildTern, ownerJwt, startTern, type TernProcess } from './tern-process.js';
 
 const JWT_SECRET = 'domains-e2e-jwt-secret-0123456789abcdef';
 const WEBHOOK_SECRETS_KEY = 'domains-e2e-webhook-secrets-key-0123456789';
@@ -33,12 +32,7 @@ describe('sending domains on the built process (production, a real relay)', () =
   let smtp: SmtpSink;
   let hooks: Server;
   const deliveries: { id: string; body: string; headers: Record<string, string> }[] = [];
-  const jwt = signDashboardToken({
-    secret: JWT_SECRET,
-    tenantId: TENANT,
-    role: 'owner',
-    expiresInSeconds: 3600,
-  });
+  const jwt = ownerJwt(JWT_SECRET, TENANT);
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${tern.url}${path}`, {
       method,

@@ -1,13 +1,12 @@
-import { signDashboardToken } from '@tern/auth';
 import { dkimVerify } from 'mailauth';
 import { simpleParser } from 'mailparser';
-import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendMailTo } from '../support/bounce-mail.js';
 import { startTestDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { tempDir, waitFor } from '../support/services.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
-import { buildTern, freePort, startTern, type TernProcess } from './tern-process.js';
+import { buildTern, freePort, ownerJwt, startTern, type TernProcess } from './tern-process.js';
 
 const JWT_SECRET = 'inbound-fwd-e2e-secret-0123456789abcdef';
 const TENANT = 'fwd-e2e';
@@ -27,12 +26,7 @@ describe('forwarding in production (verified domain, forwarding@ fallback)', () 
   let sink: SmtpSink;
   let inboundPort: number;
   const name = `fwd-${process.pid}.example.test`;
-  const jwt = signDashboardToken({
-    secret: JWT_SECRET,
-    tenantId: TENANT,
-    role: 'owner',
-    expiresInSeconds: 3600,
-  });
+  const jwt = ownerJwt(JWT_SECRET, TENANT);
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${tern.url}${path}`, {
       method,
@@ -45,20 +39,10 @@ describe('forwarding in production (verified domain, forwarding@ fallback)', () 
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
   async function deliver(message: Mail.Options): Promise<string> {
-    const transport = nodemailer.createTransport({
-      host: '127.0.0.1',
-      port: inboundPort,
-      secure: false,
-      ignoreTLS: true,
-    });
-    try {
-      const response = (await transport.sendMail(message)).response;
-      const id = /inb_[0-9a-z]+/.exec(response)?.[0];
-      if (!id) throw new Error(`not stored: ${response}`);
-      return id;
-    } finally {
-      transport.close();
-    }
+    const { response } = await sendMailTo(inboundPort, message);
+    const id = /inb_[0-9a-z]+/.exec(response)?.[0];
+    if (!id) throw new Error(`not stored: ${response}`);
+    return id;
   }
   /** The forward of one inbound message at the relay, parsed, with its DKIM results. */
   async function forwardOf(inboundId: string, to: string) {

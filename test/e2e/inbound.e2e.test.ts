@@ -2,15 +2,16 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { signDashboardToken } from '@tern/auth';
 import { simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
+import type Mail from 'nodemailer/lib/mailer/index.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendMailTo } from '../support/bounce-mail.js';
 import { startPostfix, type TestPostfix } from '../support/postfix.js';
 import { createFreshDatabase, tempDir, waitFor } from '../support/services.js';
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.js';
-import { buildTern, freePort, MAIN, startTern, type TernProcess } from './tern-process.js';
+import { buildTern, freePort, MAIN, ownerJwt, startTern, type TernProcess } from './tern-process.js';
 
 const run = promisify(execFile);
 const REBUILD = resolve(MAIN, '../rebuild.js');
@@ -45,12 +46,7 @@ let env: Record<string, string>;
 let inboundPort: number;
 let postfixPort: number;
 let domain: string;
-const jwt = signDashboardToken({
-  secret: JWT_SECRET,
-  tenantId: TENANT,
-  role: 'owner',
-  expiresInSeconds: 3600,
-});
+const jwt = ownerJwt(JWT_SECRET, TENANT);
 const headers = { authorization: `Bearer ${jwt}` };
 const api = async (path: string) => fetch(`${tern!.url}${path}`, { headers });
 const list = async (query = ''): Promise<Summary[]> =>
@@ -125,13 +121,7 @@ afterAll(async () => {
 describe('receiving with real MTAs', () => {
   it('Postfix relays a message with attachments; the API serves it, its raw MIME and its attachments', async () => {
     const pdf = Buffer.from(`%PDF-1.4 ${'x'.repeat(50_000)}`);
-    const transport = nodemailer.createTransport({
-      host: '127.0.0.1',
-      port: postfixPort,
-      secure: false,
-      ignoreTLS: true,
-    });
-    await transport.sendMail({
+    await sendMailTo(postfixPort, {
       from: 'Ann <ann@sender.test>',
       to: `support@${domain}`,
       subject: 'Invoice via Postfix',
@@ -142,7 +132,6 @@ describe('receiving with real MTAs', () => {
         { filename: 'notes.txt', content: 'line one\n' },
       ],
     });
-    transport.close();
     const found = await waitFor(async () => (await list()).find((m) => m.subject === 'Invoice via Postfix'), {
       timeoutMs: 60_000,
       intervalMs: 300,
@@ -173,20 +162,13 @@ describe('receiving with real MTAs', () => {
 
   it('Postfix relays a 1.5 MB message: its raw is stored in sealed 1 MiB parts and served byte for byte, its attachment too', async () => {
     const file = Buffer.from(Array.from({ length: 1_100_000 }, (_, i) => (i * 7919) % 251));
-    const transport = nodemailer.createTransport({
-      host: '127.0.0.1',
-      port: postfixPort,
-      secure: false,
-      ignoreTLS: true,
-    });
-    await transport.sendMail({
+    await sendMailTo(postfixPort, {
       from: 'Ann <ann@sender.test>',
       to: `support@${domain}`,
       subject: 'Large via Postfix',
       text: 'A large one.',
       attachments: [{ filename: 'large.bin', content: file }],
     });
-    transport.close();
     const found = await waitFor(async () => (await list()).find((m) => m.subject === 'Large via Postfix'), {
       timeoutMs: 60_000,
       intervalMs: 300,
@@ -261,18 +243,8 @@ describe('receiving with real MTAs', () => {
 });
 
 describe('forwarding (SPEC §24 `forward`)', () => {
-  async function direct(message: Parameters<ReturnType<typeof nodemailer.createTransport>['sendMail']>[0]) {
-    const transport = nodemailer.createTransport({
-      host: '127.0.0.1',
-      port: inboundPort,
-      secure: false,
-      ignoreTLS: true,
-    });
-    try {
-      return (await transport.sendMail(message)).response;
-    } finally {
-      transport.close();
-    }
+  async function direct(message: Mail.Options) {
+    return (await sendMailTo(inboundPort, message)).response;
   }
   const forwardsTo = (to: string) => sink.received.filter((m) => m.rcptTo.includes(to));
 
@@ -390,25 +362,15 @@ describe('replies (SPEC §24 threading)', () => {
     };
     const [firstMid, secondMid] = [await messageIdOf(first), await messageIdOf(second)];
     const reply = async (n: string, extra: Record<string, string>) => {
-      const transport = nodemailer.createTransport({
-        host: '127.0.0.1',
-        port: inboundPort,
-        secure: false,
-        ignoreTLS: true,
+      const info = await sendMailTo(inboundPort, {
+        from: 'customer@elsewhere.test',
+        to: `support@${domain}`,
+        subject: `Re: ${n}`,
+        text: `reply ${n}`,
+        messageId: `<reply-${n}@elsewhere.test>`,
+        headers: extra,
       });
-      try {
-        const info = await transport.sendMail({
-          from: 'customer@elsewhere.test',
-          to: `support@${domain}`,
-          subject: `Re: ${n}`,
-          text: `reply ${n}`,
-          messageId: `<reply-${n}@elsewhere.test>`,
-          headers: extra,
-        });
-        return /inb_[0-9a-z]+/.exec(info.response)![0];
-      } finally {
-        transport.close();
-      }
+      return /inb_[0-9a-z]+/.exec(info.response)![0];
     };
     // The projector records each sent Message-ID (provider_messages) once email.sent is folded.
     for (const id of [first, second])

@@ -1,8 +1,7 @@
-import { signDashboardToken } from '@tern/auth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, waitFor } from '../support/services.js';
 import { type LoginRelay, startLoginRelay } from '../support/smtp-sink.js';
-import { buildTern, startTern, type TernProcess } from './tern-process.js';
+import { buildTern, ownerJwt, startTern, type TernProcess } from './tern-process.js';
 
 const JWT_SECRET = 'relay-e2e-jwt-secret-0123456789abcdef';
 const TENANT = 'relay-e2e';
@@ -20,12 +19,7 @@ describe('a relay refusing the login never suppresses the recipient (built proce
   let tern: TernProcess;
   let relay: LoginRelay;
   let acceptedPassword = 'rotated-password';
-  const jwt = signDashboardToken({
-    secret: JWT_SECRET,
-    tenantId: TENANT,
-    role: 'owner',
-    expiresInSeconds: 3600,
-  });
+  const jwt = ownerJwt(JWT_SECRET, TENANT);
   const auth = { authorization: `Bearer ${jwt}` };
   const get = async (id: string) =>
     (await (await fetch(`${tern.url}/emails/${id}`, { headers: auth })).json()) as Detail;

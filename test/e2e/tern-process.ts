@@ -2,11 +2,16 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { signDashboardToken } from '@tern/auth';
 import { waitFor } from '../support/services.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const MAIN = resolve(root, 'services/tern/dist/main.js');
 export const SEED_DEMO = resolve(root, 'services/tern/dist/seed-demo.js');
+
+/** A dashboard session of the tenant's owner, signed with the process's JWT_SECRET; an hour unless said. */
+export const ownerJwt = (secret: string, tenantId: string, expiresInSeconds = 3600): string =>
+  signDashboardToken({ secret, tenantId, role: 'owner', expiresInSeconds });
 
 /** Builds the all-in-one bundle the way `npm run build` does (esbuild: a couple of seconds). */
 export function buildTern(): void {

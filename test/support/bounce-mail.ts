@@ -1,8 +1,9 @@
 // What the bounce mailbox's tests and the sender's VERP tests share: a delivery status notification
 // as a relay writes it, raw bytes handed to a mailbox over SMTP, and the events the log holds for
-// one email (the Postgres-table log, keyed by email id).
+// one email (the Postgres-table log, keyed by email id). The e2e tests send their mail with `sendMailTo`.
 import type { DeliveryEvent } from '@tern/contracts';
 import nodemailer from 'nodemailer';
+import type Mail from 'nodemailer/lib/mailer/index.js';
 import type pg from 'pg';
 
 export interface DsnParts {
@@ -46,6 +47,16 @@ export function dsnReport(p: DsnParts): string {
   ].join('\r\n');
 }
 
+/** Sends `message` to the SMTP listener on 127.0.0.1:`port` (plain SMTP, no TLS); the server's answer. */
+export async function sendMailTo(port: number, message: Mail.Options): Promise<{ response: string }> {
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
+  try {
+    return await transport.sendMail(message);
+  } finally {
+    transport.close();
+  }
+}
+
 /** Sends raw bytes to the SMTP listener on 127.0.0.1:`port`; its answer (or refusal) as `{ ok, code, response }`. */
 export async function deliverRaw(
   port: number,
@@ -53,15 +64,12 @@ export async function deliverRaw(
   raw: string | Buffer,
   from = '',
 ): Promise<{ ok: boolean; code?: number | undefined; response: string }> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
   try {
-    const info = await transport.sendMail({ envelope: { from, to }, raw });
+    const info = await sendMailTo(port, { envelope: { from, to }, raw });
     return { ok: true, response: info.response };
   } catch (error) {
     const e = error as { responseCode?: number; response?: string; message: string };
     return { ok: false, code: e.responseCode, response: e.response ?? e.message };
-  } finally {
-    transport.close();
   }
 }
 
