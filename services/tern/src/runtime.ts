@@ -137,6 +137,21 @@ function requireSecrets(services: ReadonlySet<Service>, secrets: RuntimeSecrets)
     throw new ConfigError('ENCRYPTION_KEY is required to run Tern', ['ENCRYPTION_KEY']);
 }
 
+/**
+ * A listener role started without its port refused, unless it runs in the all-in-one process
+ * (which starts it only when the port is set).
+ */
+function requirePort(
+  services: ReadonlySet<Service>,
+  role: Service,
+  port: number | undefined,
+  name: string,
+  what: string,
+): void {
+  if (services.has(role) && port === undefined && !CORE_SERVICES.every((s) => services.has(s)))
+    throw new ConfigError(`${name} is required to run ${what} (--services=${role})`, [name]);
+}
+
 /** Starts the roles of `requested` in this process, once their topology is known to work (checkTopology). */
 export async function startRuntime(
   config: Config,
@@ -208,25 +223,11 @@ export async function startServices(
     }
     // Personal fields are sealed on append and opened on consume (docs/architecture.md).
     const keyring = createKeyring({ pool, encryptionKey: secrets.encryptionKey! });
-    if (
-      services.has('bounce') &&
-      config.bounceSmtpPort === undefined &&
-      !CORE_SERVICES.every((s) => services.has(s))
-    )
-      throw new ConfigError('BOUNCE_SMTP_PORT is required to run the bounce mailbox (--services=bounce)', [
-        'BOUNCE_SMTP_PORT',
-      ]);
+    requirePort(services, 'bounce', config.bounceSmtpPort, 'BOUNCE_SMTP_PORT', 'the bounce mailbox');
 
     // The API appends sends, cancels and tracking events; the worker bulk sends; the sender
     // outcomes; the dispatcher reads the log; the bounce mailbox appends delivery feedback.
-    if (
-      services.has('inbound') &&
-      config.inboundSmtpPort === undefined &&
-      !CORE_SERVICES.every((s) => services.has(s))
-    )
-      throw new ConfigError('INBOUND_SMTP_PORT is required to run the inbound MX (--services=inbound)', [
-        'INBOUND_SMTP_PORT',
-      ]);
+    requirePort(services, 'inbound', config.inboundSmtpPort, 'INBOUND_SMTP_PORT', 'the inbound MX');
     if (runBounce || runInbound || LOG_USERS.some((s) => services.has(s))) {
       const opened = await openEventLog(config, pgStore, logger);
       log = opened;
