@@ -207,6 +207,48 @@ export function getRoute<T extends z.ZodType>(
 }
 
 /**
+ * `GET <path>` of what one resource holds (`/<resource>/:id/<items>`): one page of its `item`s
+ * under `querystring` (the page and the route's own filters), else 404 `<What> not found` — `list`
+ * answers null when the tenant has no such resource.
+ */
+export function childListRoute<T extends z.ZodType, Q extends typeof pageQuerySchema>(
+  app: App,
+  path: string,
+  spec: RouteDoc & {
+    item: T;
+    /** The noun of the 404 (`Sequence`). */
+    What: string;
+    params: ReturnType<typeof resourceIdParam>;
+    querystring: Q;
+    /** The 200's description and example page; the 400's example message when not the limit's. */
+    page: { description: string; examples: unknown; badRequest?: string };
+    list: (
+      tenantId: string,
+      id: string,
+      query: z.infer<Q>,
+    ) => Promise<{ items: unknown[]; total: number } | null>;
+  },
+): void {
+  app.get(
+    path,
+    routeOptions(spec, {
+      params: spec.params,
+      querystring: spec.querystring,
+      response: {
+        ...listResponses(spec.item, { what: spec.What, ...spec.page }),
+        ...resourceErrors(spec.What, { notFound: true }),
+      },
+    }),
+    async (request) => {
+      const query = request.query as z.infer<Q>;
+      const found = await spec.list(credentialOf(request).tenantId, request.params.id, query);
+      if (found === null) throw notFound(spec.What);
+      return listAnswer(found.items, query, found.total);
+    },
+  );
+}
+
+/**
  * `DELETE <path>/:id`: 204 once `remove` has deleted the tenant's one, else 404 `<What> not found`.
  * `remove` answers whether there was one; any other outcome (a 409) it throws itself, and it logs
  * what the route logs. `errors` are the options of {@link resourceErrors} beside its 404.

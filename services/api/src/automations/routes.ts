@@ -25,10 +25,9 @@ import { z } from 'zod';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
+  childListRoute,
   deleteRoute,
   getRoute,
-  listAnswer,
-  listResponses,
   listRoute,
   newResourceId,
   notFound,
@@ -213,40 +212,24 @@ export const automationRoutes: FastifyPluginAsyncZod<AutomationRouteDeps> = asyn
     remove: (tenantId, id) => deps.automations.delete(tenantId, id),
   });
 
-  app.get(
-    '/automations/:id/runs',
-    {
-      config: read,
-      schema: {
-        tags: [TAGS.automations],
-        operationId: 'listAutomationRuns',
-        summary: 'List an automation’s runs',
-        description:
-          'Newest first: each run’s contact, state, `position` (the path of its current step), what it waits for and until when, and the steps done; `state` narrows to one state.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        querystring: runsQuerySchema,
-        response: {
-          ...listResponses(automationRunSchema, {
-            what: 'Automation',
-            description: 'One page of runs.',
-            examples: automationRunSchema.meta()?.examples ?? [],
-            badRequest: 'querystring.state: state must be one of active, completed, stopped',
-          }),
-          ...resourceErrors('Automation', { notFound: true }),
-        },
-      },
+  childListRoute(app, '/automations/:id/runs', {
+    config: read,
+    tag: TAGS.automations,
+    operationId: 'listAutomationRuns',
+    summary: 'List an automation’s runs',
+    description:
+      'Newest first: each run’s contact, state, `position` (the path of its current step), what it waits for and until when, and the steps done; `state` narrows to one state.',
+    item: automationRunSchema,
+    What: 'Automation',
+    params,
+    querystring: runsQuerySchema,
+    page: {
+      description: 'One page of runs.',
+      examples: automationRunSchema.meta()?.examples ?? [],
+      badRequest: 'querystring.state: state must be one of active, completed, stopped',
     },
-    async (request) => {
-      const found = await deps.automations.runs(
-        credentialOf(request).tenantId,
-        request.params.id,
-        request.query,
-      );
-      if (found === null) throw notFound('Automation');
-      return listAnswer(found.items, request.query, found.total);
-    },
-  );
+    list: (tenantId, id, query) => deps.automations.runs(tenantId, id, query),
+  });
 
   app.post(
     '/events/track',

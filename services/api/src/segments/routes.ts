@@ -6,7 +6,7 @@ import {
   type SegmentStore,
   segmentFilterSchema,
 } from '@tern/bulk';
-import { contactSchema, listResponseSchema } from '@tern/contracts';
+import { contactSchema } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -14,10 +14,10 @@ import { READ, WRITE } from '../contacts/schemas.js';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
+  childListRoute,
   conflict,
   deleteRoute,
   getRoute,
-  listAnswer,
   listRoute,
   newResourceId,
   notFound,
@@ -214,47 +214,33 @@ export const segmentRoutes: FastifyPluginAsyncZod<SegmentRouteDeps> = async (app
     get: (tenantId, id) => deps.segments.get(tenantId, id),
   });
 
-  app.get(
-    '/segments/:id/contacts',
-    {
-      config: READ,
-      schema: {
-        tags: [TAGS.contacts],
-        operationId: 'listSegmentContacts',
-        summary: 'List the contacts of a segment',
-        description:
-          'The contacts the filter matches now (subscribed or not), newest first, with `meta.total` their count.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        querystring: pageQuerySchema,
-        response: {
-          200: listResponseSchema(contactSchema).meta({
-            description: 'One page of the matching contacts.',
-            examples: [
-              {
-                data: contactSchema.meta()?.examples ?? [],
-                meta: { page: 1, limit: 20, total: 1, totalPages: 1 },
-              },
-            ],
-          }),
-          400: errors.badRequest('querystring.limit: limit must be an integer from 1 to 100'),
-          ...resourceErrors('Segment', { notFound: true }),
-        },
-      },
+  childListRoute(app, '/segments/:id/contacts', {
+    config: READ,
+    tag: TAGS.contacts,
+    operationId: 'listSegmentContacts',
+    summary: 'List the contacts of a segment',
+    description:
+      'The contacts the filter matches now (subscribed or not), newest first, with `meta.total` their count.',
+    item: contactSchema,
+    What: 'Segment',
+    params,
+    querystring: pageQuerySchema,
+    page: {
+      description: 'One page of the matching contacts.',
+      examples: contactSchema.meta()?.examples ?? [],
     },
-    async (request) => {
-      const { tenantId } = credentialOf(request);
-      const segment = await deps.segments.get(tenantId, request.params.id);
-      if (segment === null) throw notFound('Segment');
+    list: async (tenantId, id, page) => {
+      const segment = await deps.segments.get(tenantId, id);
+      if (segment === null) return null;
       const { data, total } = await deps.segments.contacts(
         tenantId,
         segment.filter,
-        pageWindow(request.query),
+        pageWindow(page),
         deps.now(),
       );
-      return listAnswer(data, request.query, total);
+      return { items: data, total };
     },
-  );
+  });
 
   app.patch(
     '/segments/:id',

@@ -14,10 +14,9 @@ import { z } from 'zod';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
+  childListRoute,
   conflict,
   getRoute,
-  listAnswer,
-  listResponses,
   listRoute,
   newResourceId,
   notFound,
@@ -165,41 +164,25 @@ export const sequenceRoutes: FastifyPluginAsyncZod<SequenceRouteDeps> = async (a
     },
   );
 
-  app.get(
-    '/sequences/:id/enrollments',
-    {
-      config: read,
-      schema: {
-        tags: [TAGS.sequences],
-        operationId: 'listEnrollments',
-        summary: 'List a sequence’s enrollments',
-        description:
-          'Newest first, each with its contact’s address, state, and next step (0-based `nextStep`, due at ' +
-          '`nextDueAt` while active); `state` narrows to one state.',
-        security: KEY_OR_DASHBOARD,
-        params,
-        querystring: enrollmentsQuerySchema,
-        response: {
-          ...listResponses(enrollmentSchema, {
-            what: 'Sequence',
-            description: 'One page of enrollments.',
-            examples: enrollmentSchema.meta()?.examples ?? [],
-            badRequest: 'querystring.state: state must be one of active, completed, stopped, cancelled',
-          }),
-          ...resourceErrors('Sequence', { notFound: true }),
-        },
-      },
+  childListRoute(app, '/sequences/:id/enrollments', {
+    config: read,
+    tag: TAGS.sequences,
+    operationId: 'listEnrollments',
+    summary: 'List a sequence’s enrollments',
+    description:
+      'Newest first, each with its contact’s address, state, and next step (0-based `nextStep`, due at ' +
+      '`nextDueAt` while active); `state` narrows to one state.',
+    item: enrollmentSchema,
+    What: 'Sequence',
+    params,
+    querystring: enrollmentsQuerySchema,
+    page: {
+      description: 'One page of enrollments.',
+      examples: enrollmentSchema.meta()?.examples ?? [],
+      badRequest: 'querystring.state: state must be one of active, completed, stopped, cancelled',
     },
-    async (request) => {
-      const found = await deps.sequences.enrollments(
-        credentialOf(request).tenantId,
-        request.params.id,
-        request.query,
-      );
-      if (found === null) throw notFound('Sequence');
-      return listAnswer(found.items, request.query, found.total);
-    },
-  );
+    list: (tenantId, id, query) => deps.sequences.enrollments(tenantId, id, query),
+  });
 
   app.post(
     '/sequences/:id/enrollments',
