@@ -12,7 +12,6 @@ import {
 } from './dataset.js';
 import {
   bearer,
-  buildApp,
   closeAll,
   createKey,
   DEFAULT_RETENTION_DAYS,
@@ -20,7 +19,7 @@ import {
   eventsOf,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   prng,
   project,
   type Stores,
@@ -45,8 +44,7 @@ const create = (name: string, headers: Record<string, string> = h()) =>
   app.inject({ method: 'POST', url: '/projects', headers, payload: { name } });
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   owner = jwtFor(clock, A);
   p1 = (await create('Marketing')).json().id;
   p2 = (await create('Transactional')).json().id;

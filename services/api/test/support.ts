@@ -147,6 +147,20 @@ export async function closeAll(...opened: ({ close(): unknown } | undefined)[]):
   for (const resource of opened) await resource?.close();
 }
 
+/** Fresh stores (`openStores`) and the app over them (`buildApp`); the stores closed again if the app fails. */
+export async function openApp(
+  clock: TestClock,
+  ...overrides: AppOverrides[]
+): Promise<{ stores: Stores; app: FastifyInstance }> {
+  const stores = await openStores();
+  try {
+    return { stores, app: await buildApp(stores, clock, ...overrides) };
+  } catch (error) {
+    await stores.close();
+    throw error;
+  }
+}
+
 /** A valid dashboard JWT of `tenantId` under the test clock. */
 export function jwtFor(
   clock: TestClock,

@@ -3,13 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
-  buildApp,
   closeAll,
   createKey,
   eventsOf,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   project,
   type Stores,
   testTenants,
@@ -38,8 +37,7 @@ async function create(payload: Record<string, unknown> = body, headers: Record<s
 }
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   readKey = (await createKey(app, jwtFor(clock, A), A, { scopes: ['templates:read'] })).key;
   otherKey = (await createKey(app, jwtFor(clock, A), A, { scopes: ['email:read'] })).key;
 });

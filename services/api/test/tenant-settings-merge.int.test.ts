@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildApp, closeAll, jwtFor, openStores, type Stores, testTenants } from './support.js';
+import { bearer, closeAll, jwtFor, openApp, type Stores, testTenants } from './support.js';
 
 /**
  * Issue 24, item 16: `PUT /tenants/:id/settings {"tracking":{"opens":false}}` answered 400 although
@@ -23,8 +23,7 @@ const tracking = async () =>
   (await app.inject({ url: `/tenants/${A}/settings`, headers: bearer(admin) })).json().tracking;
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   admin = jwtFor(clock, A, 'admin');
 });
 afterAll(() => closeAll(app, stores));

@@ -26,12 +26,11 @@ import {
 } from '../breakdown-support.js';
 import {
   bearer,
-  buildApp,
   closeAll,
   createKey,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   project,
   type Stores,
   testTenants,
@@ -72,8 +71,7 @@ const countsOf = (r: Counts) => Object.fromEntries(COUNTS.map((c) => [c, r[c]]))
 beforeAll(async () => {
   dns = await startTestDnsServer();
   for (const d of RECIPIENT_DOMAINS) if (d.mx) dns.mx(d.domain, d.mx);
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   token = jwtFor(clock, A);
   const res = await app.inject({
     method: 'PUT',

@@ -20,7 +20,7 @@ import {
   insertTemplate,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   project,
   rawJwt,
   type Stores,
@@ -46,8 +46,7 @@ async function get(url: string, headers: Record<string, string> = bearer(tokenA)
 }
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   tokenA = jwtFor(clock, A);
   const common = { now: NOW, spanDays: 104, templates: TEMPLATES };
   emailsA = generateEmails({ ...common, tenantId: A, count: 420, seed: 1 });

@@ -12,7 +12,7 @@ import {
   DEFAULT_RETENTION_DAYS,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   type Stores,
   testTenants,
 } from '../support.js';
@@ -38,8 +38,7 @@ const readLogs = (key: string, on = app) =>
   on.inject({ method: 'GET', url: '/emails/logs', headers: { 'x-api-key': key } });
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   ownerA = jwtFor(clock, A, 'owner');
   adminA = jwtFor(clock, A, 'admin');
   memberA = jwtFor(clock, A, 'member');

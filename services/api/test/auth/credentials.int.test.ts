@@ -11,7 +11,7 @@ import {
   JWT_SECRET,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   rawJwt,
   type Stores,
   suffix,
@@ -33,8 +33,7 @@ const logs = (headers: Record<string, string>) => app.inject({ method: 'GET', ur
 const exp = () => Math.floor(clock.now().getTime() / 1000) + 600;
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   ownerA = jwtFor(clock, A);
   keyA = (await createKey(app, ownerA, A, { scopes: ['email:read'] })).key;
 });

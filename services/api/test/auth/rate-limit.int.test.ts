@@ -2,12 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
-  buildApp,
   closeAll,
   createClock,
   createKey,
   jwtFor,
-  openStores,
+  openApp,
   type Stores,
   suffix,
 } from '../support.js';
@@ -22,8 +21,7 @@ let keyA: string;
 let keyB: string;
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock, { limits: { rateLimit: { max: 5, timeWindowMs: 60_000 } } });
+  ({ stores, app } = await openApp(clock, { limits: { rateLimit: { max: 5, timeWindowMs: 60_000 } } }));
   const owner = jwtFor(clock, tenant);
   keyA = (await createKey(app, owner, tenant, { scopes: ['email:read'] })).key;
   keyB = (await createKey(app, owner, tenant, { scopes: ['email:read'] })).key;

@@ -2,17 +2,7 @@ import { parse } from 'csv-parse/sync';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { neutraliseCell, restoreCell } from '../../src/contacts/csv.js';
-import {
-  buildApp,
-  closeAll,
-  createClock,
-  createKey,
-  jwtFor,
-  NOW,
-  openStores,
-  type Stores,
-  suffix,
-} from '../support.js';
+import { closeAll, createClock, createKey, jwtFor, NOW, openApp, type Stores, suffix } from '../support.js';
 
 /**
  * Issue 24, item 8: CSV injection. Contact fields starting with `=`, `+`, `-`, `@`, TAB or CR were
@@ -37,8 +27,7 @@ const FORMULAS = [
 ];
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   const owner = jwtFor(clock, T);
   write = (await createKey(app, owner, T, { scopes: ['contacts:write'] })).key;
   read = (await createKey(app, owner, T, { scopes: ['contacts:read'] })).key;

@@ -7,7 +7,7 @@ import {
   createKey,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   type Stores,
   suffix,
 } from '../support.js';
@@ -44,8 +44,7 @@ const list = async (k: string, query = '') =>
 const byEmail = async (k: string) => new Map((await list(k)).map((c) => [c.email as string, c]));
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   small = await buildApp(stores, clock, { limits: { importMaxBytes: 1024 } });
 });
 

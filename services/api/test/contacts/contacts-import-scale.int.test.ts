@@ -8,17 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildApp,
-  closeAll,
-  createClock,
-  createKey,
-  jwtFor,
-  NOW,
-  openStores,
-  type Stores,
-  suffix,
-} from '../support.js';
+import { closeAll, createClock, createKey, jwtFor, NOW, openApp, type Stores, suffix } from '../support.js';
 
 const ROWS = Number(process.env.SCALE_ROWS ?? 100_000);
 const MB = 1024 * 1024;
@@ -52,8 +42,7 @@ function* body(): Generator<string> {
 }
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   url = await app.listen({ host: '127.0.0.1', port: 0 });
   key = (
     await createKey(app, jwtFor(clock, tenantId), tenantId, { scopes: ['contacts:write', 'contacts:read'] })

@@ -1,16 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  bearer,
-  buildApp,
-  closeAll,
-  createKey,
-  jwtFor,
-  NOW,
-  openStores,
-  type Stores,
-  testTenants,
-} from '../support.js';
+import { bearer, closeAll, createKey, jwtFor, NOW, openApp, type Stores, testTenants } from '../support.js';
 
 const { clock, run, A, B } = testTenants('contacts');
 
@@ -34,8 +24,7 @@ const del = (id: string, headers: Headers = key(writeKeyA)) =>
   app.inject({ method: 'DELETE', url: `/contacts/${id}`, headers });
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   ownerA = jwtFor(clock, A, 'owner');
   memberA = jwtFor(clock, A, 'member');
   ownerB = jwtFor(clock, B, 'owner');

@@ -3,13 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
-  buildApp,
   closeAll,
   createKey,
   eventsOf,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   project,
   type Stores,
   testTenants,
@@ -32,8 +31,7 @@ const list = async (tenantJwt = jwtFor(clock, A)) =>
   (await app.inject({ url: '/suppressions?limit=100', headers: bearer(tenantJwt) })).json();
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   const owner = jwtFor(clock, A);
   readKey = (await createKey(app, owner, A, { scopes: ['suppressions:read'] })).key;
   writeKey = (await createKey(app, owner, A, { scopes: ['suppressions:write'] })).key;

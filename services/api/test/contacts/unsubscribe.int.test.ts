@@ -8,7 +8,7 @@ import {
   closeAll,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   type Stores,
   TRACKING_SECRET,
   testTenants,
@@ -56,8 +56,7 @@ const oneClick = (
 ) => app.inject({ method: 'POST', url: `/u/${token}`, headers: { 'content-type': contentType }, payload });
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
 });
 
 afterAll(() => closeAll(app, stores));

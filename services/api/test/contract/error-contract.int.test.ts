@@ -7,12 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../src/index.js';
 import {
   bearer,
-  buildApp,
   closeAll,
   createKey,
   JWT_SECRET,
   jwtFor,
-  openStores,
+  openApp,
   type Stores,
   testTenants,
 } from '../support.js';
@@ -27,8 +26,7 @@ let base: string;
 let readKey: string;
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock, { limits: { rateLimit: { max: 40, timeWindowMs: 60_000 } } });
+  ({ stores, app } = await openApp(clock, { limits: { rateLimit: { max: 40, timeWindowMs: 60_000 } } }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   readKey = (await createKey(app, jwtFor(clock, A), A, { scopes: ['templates:read'] })).key;

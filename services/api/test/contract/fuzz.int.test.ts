@@ -5,13 +5,12 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bearer,
-  buildApp,
   closeAll,
   createKey,
   eventsOf,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   pct,
   project,
   type Stores,
@@ -160,8 +159,7 @@ function fill(template: string, values: string[], q: [string, string][]): string
 }
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock, { limits: { rateLimit: false } });
+  ({ stores, app } = await openApp(clock, { limits: { rateLimit: false } }));
   const pgLog = createPostgresEventLog({ pool: stores.pool, table: `fuzz_log_${run}` });
   await pgLog.ensureSchema();
   log = pgLog;

@@ -5,7 +5,7 @@ import { createTenantSettingsCache } from '@tern/tenant-settings';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wallClock } from '../sending-support.js';
-import { buildApp, closeAll, jwtFor, openStores, type Stores, suffix } from '../support.js';
+import { closeAll, jwtFor, openApp, type Stores, suffix } from '../support.js';
 
 let stores: Stores;
 let app: FastifyInstance;
@@ -13,10 +13,9 @@ let base: string;
 const run = suffix();
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, wallClock, {
+  ({ stores, app } = await openApp(wallClock, {
     limits: { rateLimit: false, sendRatePerSecond: 100, sendRateMaxPerSecond: 100 },
-  });
+  }));
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 }, 60_000);
 

@@ -10,7 +10,6 @@ import { logCounterDrift } from '../../../../test/support/log-counter-drift.js';
 import { eventsFor, expectedLog, type GeneratedEmail, generateEmails } from '../dataset.js';
 import {
   bearer,
-  buildApp,
   closeAll,
   createKey,
   createProject,
@@ -19,7 +18,7 @@ import {
   eventsOf,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   type Stores,
   suffix,
   testTenants,
@@ -79,8 +78,7 @@ async function walk(filter: string, limit: number, key = keyA) {
 }
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   const owner = jwtFor(clock, A);
   P1 = await createProject(app, owner, 'Marketing');
   P2 = await createProject(app, owner, 'Transactional');

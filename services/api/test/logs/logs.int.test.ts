@@ -10,7 +10,7 @@ import {
   DEFAULT_RETENTION_DAYS,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   project,
   type Stores,
   testTenants,
@@ -43,8 +43,7 @@ async function allPages(limit: number, headers?: Record<string, string>) {
 }
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   tokenA = jwtFor(clock, A, 'admin');
   const common = { now: NOW, spanDays: 104, templates: ['t1', 't2'] };
   emailsA = generateEmails({ ...common, tenantId: A, count: 230, seed: 11 });

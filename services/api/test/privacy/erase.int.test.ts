@@ -14,7 +14,7 @@ import {
   eventsOf,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   project,
   type Stores,
   suffix,
@@ -37,8 +37,7 @@ const erase = (payload: unknown, headers: Record<string, string> = { 'x-api-key'
   app.inject({ method: 'POST', url: '/contacts/erase', headers, payload: payload as object });
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   ownerA = jwtFor(clock, A, 'owner');
   writeKeyA = (await createKey(app, ownerA, A, { scopes: ['contacts:write'] })).key;
   readKeyA = (await createKey(app, ownerA, A, { scopes: ['contacts:read'] })).key;
