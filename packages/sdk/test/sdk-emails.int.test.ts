@@ -14,7 +14,6 @@ let key: string;
 
 beforeAll(async () => {
   ({ world, baseUrl, key } = await openSendingWorldWithKey(TENANT, ['email:send', 'email:read']));
-  void bearer;
 }, 120_000);
 
 afterAll(async () => {

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { AnalyticsCounts } from '@tern/contracts/wire';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import {
@@ -78,14 +79,10 @@ export function dashboardFile(tenant = TENANT, options: DashboardFileOptions = {
 }
 
 /** What became of sent mail, as the API counts it (a campaign's stats, a breakdown's row). */
-export interface Outcomes {
-  sent: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-  complained: number;
-}
+export type Outcomes = Pick<
+  AnalyticsCounts,
+  'sent' | 'delivered' | 'opened' | 'clicked' | 'bounced' | 'complained'
+>;
 
 /** The `data-id` of each row of the table `[data-testid=<testId>]`, in the order shown. */
 export const rowIds = (page: Page, testId: string) =>
