@@ -5,7 +5,14 @@ import { signDashboardToken } from '@tern/auth';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFreshDatabase, tempDir, testServices, uniqueName, waitFor } from '../support/services.js';
-import { buildTern, freePort, runTernToExit, startTern, type TernProcess } from './tern-process.js';
+import {
+  buildTern,
+  freePort,
+  freePorts,
+  runTernToExit,
+  startTern,
+  type TernProcess,
+} from './tern-process.js';
 
 const JWT_SECRET = 'smtp-e2e-secret-0123456789abcdef';
 const secrets = {
@@ -65,9 +72,9 @@ describe('SMTP submission as a process role (SPEC §22)', () => {
 
   it('npm start with SMTP_SUBMISSION_PORT: a generated self-signed pair, mail delivered', async () => {
     const dataDir = tempDir();
-    const port = await freePort();
+    const [port, http] = (await freePorts(2)) as [number, number];
     const tern = await startTern({
-      env: { ...secrets, DATA_DIR: dataDir, SMTP_SUBMISSION_PORT: String(port) },
+      env: { ...secrets, DATA_DIR: dataDir, PORT: String(http), SMTP_SUBMISSION_PORT: String(port) },
       // The first start on embedded stores migrates PGlite and opens chDB: slow on a busy machine.
       readyTimeoutMs: 150_000,
     });
@@ -109,11 +116,12 @@ describe('SMTP submission as a process role (SPEC §22)', () => {
         timeoutMs: 90_000,
         description: 'worker ready',
       });
-      const port = await freePort();
+      const [port, http] = (await freePorts(2)) as [number, number];
       const submission = await startTern({
         env: {
           ...common,
           DATA_DIR: tempDir(),
+          PORT: String(http),
           SMTP_SUBMISSION_PORT: String(port),
           SMTP_TLS_CERT: join(dir, 'cert.pem'),
           SMTP_TLS_KEY: join(dir, 'key.pem'),

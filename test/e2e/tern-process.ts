@@ -19,15 +19,32 @@ export function buildTern(): void {
 }
 
 export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
+  const [port] = await freePorts(1);
+  return port!;
+}
+
+/**
+ * `n` distinct free loopback ports: each is held until all are known, so two calls in a row cannot
+ * hand out the same port (a process taking a port of its own and `PORT` got EADDRINUSE).
+ */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolveServer, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolveServer(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => {
+    const address = server.address();
+    return typeof address === 'object' && address ? address.port : 0;
   });
+  await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
+  return ports;
 }
 
 export interface TernProcess {
