@@ -1,5 +1,14 @@
 import type { Automation, AutomationRun, AutomationStep, List } from '@tern/contracts/wire';
-import { isList, isRecord, itemPath, json, type ResourceApi, resourceCalls } from './resource.js';
+import {
+  childListCall,
+  hasState,
+  hasSteps,
+  isItemWith,
+  isList,
+  isRecord,
+  type ResourceApi,
+  resourceCalls,
+} from './resource.js';
 import type { Send } from './transport.js';
 import type { RequestOptions } from './types.js';
 
@@ -40,22 +49,13 @@ export interface AutomationsApi
   ): Promise<AutomationRunList>;
 }
 
-const isAutomation = (value: unknown): value is Automation =>
-  isRecord(value) && typeof value.id === 'string' && Array.isArray(value.steps);
-const isRun = (value: unknown): value is AutomationRun =>
-  isRecord(value) && typeof value.id === 'string' && typeof value.state === 'string';
+const isAutomation = isItemWith<Automation>(hasSteps);
+const isRun = isItemWith<AutomationRun>(hasState);
 
 export function createAutomationsApi(send: Send): AutomationsApi {
-  const path = itemPath('/automations');
   return {
     ...resourceCalls(send, '/automations', isAutomation, isList(isAutomation)),
-    runs: (id, params = {}, options = {}) =>
-      send(
-        `${path(id)}/runs`,
-        { state: params.state, page: params.page, limit: params.limit },
-        { ...json('GET'), check: isList(isRun) },
-        options,
-      ),
+    runs: childListCall(send, '/automations', 'runs', isList(isRun)),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { AudienceList, Contact, ContactList, ErasureResult, ImportResult } from '@tern/contracts/wire';
-import { isRecord, json, resourceCalls } from './resource.js';
+import { getJson, isRecord, json, resourceCalls } from './resource.js';
 import type { Send } from './transport.js';
 import type { ListMeta, RequestOptions } from './types.js';
 
@@ -78,13 +78,8 @@ const isErasureResult = (value: unknown): value is ErasureResult =>
 export function createContactsApi(send: Send): ContactsApi {
   return {
     ...resourceCalls(send, '/contacts', isContact, isContactList),
-    list: (params = {}, options = {}) =>
-      send(
-        '/contacts',
-        { page: params.page, limit: params.limit, audience: params.audience },
-        { ...json('GET'), check: isContactList },
-        options,
-      ),
+    list: ({ page, limit, audience } = {}, options = {}) =>
+      getJson(send, '/contacts', { page, limit, audience }, isContactList, options),
     importCsv: (csv, params = {}, options = {}) =>
       send(
         '/contacts/import',
@@ -99,13 +94,8 @@ export function createContactsApi(send: Send): ContactsApi {
         { method: 'GET', read: 'text' },
         options,
       ),
-    audiences: (params = {}, options = {}) =>
-      send(
-        '/audiences',
-        { page: params.page, limit: params.limit, name: params.name },
-        { ...json('GET'), check: isAudienceList },
-        options,
-      ),
+    audiences: ({ page, limit, name } = {}, options = {}) =>
+      getJson(send, '/audiences', { page, limit, name }, isAudienceList, options),
     erase: (email, options = {}) =>
       send('/contacts/erase', {}, { ...json('POST', { email }), check: isErasureResult }, options),
   };

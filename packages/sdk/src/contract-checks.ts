@@ -24,8 +24,14 @@ import type {
 } from '@tern/contracts';
 import type { Automation, AutomationRun } from './automations.js';
 import type { Contact, ErasureResult, ImportContactsResult } from './contacts.js';
-import type { InboundMessage, InboundSummary } from './inbound.js';
-import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret, WebhookReplay } from './index.js';
+import type {
+  InboundMessage,
+  InboundSummary,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookReplay,
+} from './index.js';
 import type { EmailLogEntry, EmailStatus, LogsMeta, LogsResponse, SendEmailParams } from './types.js';
 
 type _ContractChecks = [

@@ -5,15 +5,6 @@ import type { RequestOptions } from './types.js';
 // Received mail (SPEC §24): `GET /inbound`, `/inbound/:id`, `/inbound/:id/raw`,
 // `/inbound/:id/attachments/:attachmentId` (key scope `inbound:read`).
 
-export type {
-  InboundAttachment,
-  InboundAuth,
-  InboundList,
-  InboundMessage,
-  InboundSummary,
-  InboundVerdict,
-} from '@tern/contracts/wire';
-
 export interface ListInboundParams {
   /** `meta.nextCursor` of the previous page. */
   cursor?: string;

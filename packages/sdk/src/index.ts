@@ -1,5 +1,11 @@
-// The answers of `/webhooks*`: the contracts' wire types (see types.ts), under their own names.
+// The answers of `/webhooks*` and `/inbound*`: the contracts' wire types (see types.ts), under their own names.
 export type {
+  InboundAttachment,
+  InboundAuth,
+  InboundList,
+  InboundMessage,
+  InboundSummary,
+  InboundVerdict,
   WebhookAttempt,
   WebhookDelivery,
   WebhookDeliveryStatus,
@@ -85,16 +91,7 @@ export type {
   StreamEventsParams,
   TernEvent,
 } from './events.js';
-export type {
-  InboundApi,
-  InboundAttachment,
-  InboundAuth,
-  InboundList,
-  InboundMessage,
-  InboundSummary,
-  InboundVerdict,
-  ListInboundParams,
-} from './inbound.js';
+export type { InboundApi, ListInboundParams } from './inbound.js';
 export type {
   CreateSequenceParams,
   Enrollment,

@@ -14,12 +14,33 @@ export const isList =
   (value: unknown): value is { data: T[]; meta: ListMeta } =>
     isRecord(value) && Array.isArray(value.data) && isRecord(value.meta) && value.data.every(item);
 
+/** The check of an item: a record with a string `id` whose other fields pass `rest`. */
+export const isItemWith =
+  <T>(rest: (value: Record<string, unknown>) => boolean) =>
+  (value: unknown): value is T =>
+    isRecord(value) && typeof value.id === 'string' && rest(value);
+
+/** The check of an item with a `steps` list (an automation, a sequence). */
+export const hasSteps = (value: Record<string, unknown>) => Array.isArray(value.steps);
+
+/** The check of an item with a `state` (an automation's run, a sequence's enrollment). */
+export const hasState = (value: Record<string, unknown>) => typeof value.state === 'string';
+
 /** The spec of a call answered with JSON: `method`, and `body` sent as JSON when there is one. */
 export const json = (method: 'GET' | 'POST' | 'PATCH', body?: unknown) => ({
   method,
   read: 'json' as const,
   ...(body === undefined ? {} : { body: JSON.stringify(body) }),
 });
+
+/** `GET path?query`, its JSON answer checked by `check`. */
+export const getJson = <T>(
+  send: Send,
+  path: string,
+  query: Record<string, number | string | undefined>,
+  check: (v: unknown) => v is T,
+  options: RequestOptions,
+) => send(path, query, { ...json('GET'), check }, options);
 
 /** The calls `resourceCalls` makes, of a resource of items `T` created from `Create`, changed by `Update`. */
 export interface ResourceApi<T, Create, Update> {
@@ -57,3 +78,22 @@ export function resourceCalls<T, P>(
       send<void>(path(id), {}, { method: 'DELETE', read: 'none' }, options),
   };
 }
+
+/**
+ * `GET base/:id/<child>?state&page&limit`: one page of an item's runs or enrollments, optionally of
+ * one state, checked by `isPage`.
+ */
+export const childListCall =
+  <P>(send: Send, base: string, child: string, isPage: (v: unknown) => v is P) =>
+  (
+    id: string,
+    params: { state?: string; page?: number; limit?: number } = {},
+    options: RequestOptions = {},
+  ) =>
+    getJson(
+      send,
+      `${itemPath(base)(id)}/${child}`,
+      { state: params.state, page: params.page, limit: params.limit },
+      isPage,
+      options,
+    );

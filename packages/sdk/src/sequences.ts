@@ -1,5 +1,15 @@
 import type { Enrollment, List, Sequence } from '@tern/contracts/wire';
-import { isList, isRecord, itemPath, json, type ResourceApi, resourceCalls } from './resource.js';
+import {
+  childListCall,
+  hasState,
+  hasSteps,
+  isItemWith,
+  isList,
+  itemPath,
+  json,
+  type ResourceApi,
+  resourceCalls,
+} from './resource.js';
 import type { Send } from './transport.js';
 import type { RequestOptions } from './types.js';
 
@@ -50,10 +60,8 @@ export interface SequencesApi
   unenroll(id: string, enrollmentId: string, options?: RequestOptions): Promise<void>;
 }
 
-const isSequence = (value: unknown): value is Sequence =>
-  isRecord(value) && typeof value.id === 'string' && Array.isArray(value.steps);
-const isEnrollment = (value: unknown): value is Enrollment =>
-  isRecord(value) && typeof value.id === 'string' && typeof value.state === 'string';
+const isSequence = isItemWith<Sequence>(hasSteps);
+const isEnrollment = isItemWith<Enrollment>(hasState);
 
 export function createSequencesApi(send: Send): SequencesApi {
   const path = itemPath('/sequences');
@@ -63,13 +71,7 @@ export function createSequencesApi(send: Send): SequencesApi {
     list,
     get,
     update,
-    enrollments: (id, params = {}, options = {}) =>
-      send(
-        `${path(id)}/enrollments`,
-        { state: params.state, page: params.page, limit: params.limit },
-        { ...json('GET'), check: isList(isEnrollment) },
-        options,
-      ),
+    enrollments: childListCall(send, '/sequences', 'enrollments', isList(isEnrollment)),
     enroll: (id, params, options = {}) =>
       send(`${path(id)}/enrollments`, {}, { ...json('POST', params), check: isEnrollment }, options),
     unenroll: (id, enrollmentId, options = {}) =>
