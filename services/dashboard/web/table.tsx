@@ -1,7 +1,7 @@
 // The list pieces of the pages (re-exported by ui.tsx): table, pager, empty state, list table.
 import type { ComponentChildren } from 'preact';
 import type { ApiError } from './api.js';
-import { Alert, ErrorNotice, Loading } from './ui.js';
+import { Alert, ErrorNotice, formatDate, Loading } from './ui.js';
 
 /** A table that scrolls sideways on narrow screens; focusable so keyboard users can scroll it. */
 export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
@@ -25,6 +25,15 @@ export function TableHead({ columns }: { columns: readonly string[] }) {
         ))}
       </tr>
     </thead>
+  );
+}
+
+/** A cell of a moment: `<time>` with its date as shown. */
+export function TimeCell({ at }: { at: string }) {
+  return (
+    <td>
+      <time dateTime={at}>{formatDate(at)}</time>
+    </td>
   );
 }
 

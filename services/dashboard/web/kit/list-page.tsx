@@ -4,9 +4,9 @@ import { useState } from 'preact/hooks';
 import { get, query } from '../api.js';
 import { TenantWide } from '../project.js';
 import { navigate, routeHref } from '../router.js';
-import { listOf, pagerOf } from '../table.js';
+import { EmptyState, ListTable, listOf, pagerOf } from '../table.js';
 import type { List } from '../types.js';
-import { Page, useLoad } from '../ui.js';
+import { Page, useLoad, useRowActions } from '../ui.js';
 import { Options } from './form.js';
 
 /**
@@ -41,59 +41,77 @@ export function useStateList<T>(path: string, pages: string, id: string, states:
 /** `list` with a capital: the label of the way back to `/<list>`. */
 export const listLabel = (list: string) => `${list[0]?.toUpperCase()}${list.slice(1)}`;
 
-/**
- * The pages of `/<list>`: `List` at `#/<list>`, the `Editor` of a new `noun` at `#/<list>/new`
- * (then the page of what it saved), the `Detail` of one at `#/<list>/<id>`.
- */
-export function ListRoutes<T extends { id: string }>({
-  id,
-  list,
-  noun,
-  List,
-  Editor,
-  Detail,
-}: {
-  id: string;
-  list: string;
-  noun: string;
-  List: ComponentType;
-  Editor: ComponentType<{ onSaved: (saved: T) => void }>;
-  Detail: ComponentType<{ id: string }>;
-}) {
-  if (id === '') return <List />;
-  if (id === 'new')
-    return (
-      <NewPage title={`New ${noun}`} back={`/${list}`} backLabel={listLabel(list)}>
-        <Editor onSaved={(t) => navigate(`/${list}/${encodeURIComponent(t.id)}`)} />
-      </NewPage>
-    );
-  return <Detail id={id} />;
+/** What a `/<list>` page shows of its items: its columns, what to do first when there is none, the cells after an item's name. */
+export interface ListSpec<T> {
+  columns: readonly string[];
+  /** Under "No <noun> yet.". */
+  help: ComponentChildren;
+  /** `action`: the row actions (their error above the list; the list read again after each). */
+  cells: (item: T, action: ReturnType<typeof useRowActions>) => ComponentChildren;
 }
 
-/** A tenant-wide list page: its title, a "New …" button to `newHref`, the project note. */
-export function ListPage({
-  title,
-  newHref,
-  newLabel,
-  children,
-}: {
-  title: string;
-  newHref: string;
-  newLabel: string;
-  children: ComponentChildren;
-}) {
+/**
+ * The pages of `/<noun>s`: the list at `#/<list>` (its title, a "New …" button, the project note, a
+ * page at a time: a row per item, its name a link to its page, then `spec`'s cells), the `Editor` of
+ * a new `noun` at `#/<list>/new` (then the page of what it saved), the `Detail` of one at `#/<list>/<id>`.
+ */
+export function listRoutes<T extends { id: string; name: string }>(
+  noun: string,
+  spec: ListSpec<T>,
+  Editor: ComponentType<{ onSaved: (saved: T) => void }>,
+  Detail: ComponentType<{ id: string }>,
+) {
+  const list = `${noun}s`;
+  const title = listLabel(list);
+  const href = (t: T) => routeHref(`/${list}/${encodeURIComponent(t.id)}`);
+  function List() {
+    const { list: load, table } = usePagedList<T>(`/${list}`, `${listLabel(noun)} pages`);
+    const action = useRowActions(load.reload);
+    return (
+      <Page title={title} actions={<NewLink to={`/${list}/new`} label={`New ${noun}`} />}>
+        <TenantWide what={title} />
+        <ListTable
+          {...table}
+          what={list}
+          label={title}
+          testId={list}
+          columns={spec.columns}
+          actionError={action.error}
+          empty={
+            <EmptyState title={`No ${noun} yet.`}>
+              <p>{spec.help}</p>
+            </EmptyState>
+          }
+          row={(t) => (
+            <tr key={t.id} data-id={t.id}>
+              <th scope="row">
+                <a href={href(t)}>{t.name}</a>
+              </th>
+              {spec.cells(t, action)}
+            </tr>
+          )}
+        />
+      </Page>
+    );
+  }
+  return function ListRoutes({ id }: { id: string }) {
+    if (id === '') return <List />;
+    if (id === 'new')
+      return (
+        <NewPage title={`New ${noun}`} back={`/${list}`} backLabel={title}>
+          <Editor onSaved={(t) => navigate(`/${list}/${encodeURIComponent(t.id)}`)} />
+        </NewPage>
+      );
+    return <Detail id={id} />;
+  };
+}
+
+/** A list page's "New …" button. */
+function NewLink({ to, label }: { to: string; label: string }) {
   return (
-    <Page
-      title={title}
-      actions={
-        <a class="button" href={routeHref(newHref)}>
-          {newLabel}
-        </a>
-      }
-    >
-      <TenantWide what={title} />
-      {children}
-    </Page>
+    <a class="button" href={routeHref(to)}>
+      {label}
+    </a>
   );
 }
 

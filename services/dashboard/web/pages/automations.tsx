@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import { del, patch } from '../api.js';
 import { DeleteButton, DetailPage, EditToggle, IdField, useDetail, useFollow } from '../kit/detail.js';
-import { ListPage, ListRoutes, StateFilter, usePagedList, useStateList } from '../kit/list-page.js';
+import { listRoutes, StateFilter, useStateList } from '../kit/list-page.js';
 import { navigate, routeHref } from '../router.js';
-import { EmptyState, ListTable, RowButton } from '../table.js';
+import { EmptyState, ListTable, RowButton, TimeCell } from '../table.js';
 import { AUTOMATION_RUN_STATES, type Automation, type AutomationRun } from '../types.js';
 import { Alert, formatDate, formatNumber, StatusBadge, useActionError } from '../ui.js';
 import { AutomationEditor } from './automation-editor.js';
@@ -13,76 +13,45 @@ const POLL_MS = 2000;
 const FOLLOW_MS = 5 * 60_000;
 
 /** SPEC §27 automations: `#/automations` (list), `#/automations/new`, `#/automations/<id>` (runs). */
-export function AutomationsPage({ id }: { id: string }) {
-  return (
-    <ListRoutes
-      id={id}
-      list="automations"
-      noun="automation"
-      List={AutomationList}
-      Editor={AutomationEditor}
-      Detail={AutomationDetail}
-    />
-  );
-}
-
-function AutomationList() {
-  const { list, table } = usePagedList<Automation>('/automations', 'Automation pages');
-  const action = useActionError();
-  return (
-    <ListPage title="Automations" newHref="/automations/new" newLabel="New automation">
-      <ListTable
-        {...table}
-        what="automations"
-        label="Automations"
-        testId="automations"
-        columns={['Name', 'Trigger', 'State', 'Active', 'Completed', 'Stopped', 'Created', 'Action']}
-        actionError={action.error}
-        empty={
-          <EmptyState title="No automation yet.">
-            <p>
-              An automation reacts to what a contact does — signs up, opens a mail, replies, or a custom event
-              of your app — with steps: send, wait, branch, set a property.{' '}
-              <a href={routeHref('/automations/new')}>Create one</a>.
-            </p>
-          </EmptyState>
-        }
-        row={(a) => (
-          <tr key={a.id} data-id={a.id}>
-            <th scope="row">
-              <a href={routeHref(`/automations/${encodeURIComponent(a.id)}`)}>{a.name}</a>
-            </th>
-            <td>
-              <code>{a.trigger.event}</code>
-            </td>
-            <td>
-              <StatusBadge status={a.enabled ? 'enabled' : 'disabled'} />
-            </td>
-            <td class="num">{formatNumber(a.runs.active)}</td>
-            <td class="num">{formatNumber(a.runs.completed)}</td>
-            <td class="num">{formatNumber(a.runs.stopped)}</td>
-            <td>
-              <time dateTime={a.createdAt}>{formatDate(a.createdAt)}</time>
-            </td>
-            <td>
-              <RowButton
-                label={`${a.enabled ? 'Disable' : 'Enable'} ${a.name}`}
-                onClick={async () => {
-                  await action.run(() =>
-                    patch(`/automations/${encodeURIComponent(a.id)}`, { enabled: !a.enabled }),
-                  );
-                  list.reload();
-                }}
-              >
-                {a.enabled ? 'Disable' : 'Enable'}
-              </RowButton>
-            </td>
-          </tr>
-        )}
-      />
-    </ListPage>
-  );
-}
+export const AutomationsPage = listRoutes<Automation>(
+  'automation',
+  {
+    columns: ['Name', 'Trigger', 'State', 'Active', 'Completed', 'Stopped', 'Created', 'Action'],
+    help: (
+      <>
+        An automation reacts to what a contact does — signs up, opens a mail, replies, or a custom event of
+        your app — with steps: send, wait, branch, set a property.{' '}
+        <a href={routeHref('/automations/new')}>Create one</a>.
+      </>
+    ),
+    cells: (a, action) => (
+      <>
+        <td>
+          <code>{a.trigger.event}</code>
+        </td>
+        <td>
+          <StatusBadge status={a.enabled ? 'enabled' : 'disabled'} />
+        </td>
+        <td class="num">{formatNumber(a.runs.active)}</td>
+        <td class="num">{formatNumber(a.runs.completed)}</td>
+        <td class="num">{formatNumber(a.runs.stopped)}</td>
+        <TimeCell at={a.createdAt} />
+        <td>
+          <RowButton
+            label={`${a.enabled ? 'Disable' : 'Enable'} ${a.name}`}
+            onClick={() =>
+              action.act(() => patch(`/automations/${encodeURIComponent(a.id)}`, { enabled: !a.enabled }))
+            }
+          >
+            {a.enabled ? 'Disable' : 'Enable'}
+          </RowButton>
+        </td>
+      </>
+    ),
+  },
+  AutomationEditor,
+  AutomationDetail,
+);
 
 function AutomationDetail({ id }: { id: string }) {
   const { path, load: automation } = useDetail<Automation>('automations', id);

@@ -3,64 +3,38 @@ import { del, patch, post } from '../api.js';
 import { DeleteButton, DetailPage, EditToggle, IdField, useDetail } from '../kit/detail.js';
 import { JsonField, JsonNote, useProperties, WrittenAs } from '../kit/editor.js';
 import { Field, PanelForm } from '../kit/form.js';
-import { ListPage, ListRoutes, usePagedList } from '../kit/list-page.js';
+import { listRoutes, usePagedList } from '../kit/list-page.js';
 import { navigate, routeHref } from '../router.js';
-import { EmptyState, ListTable } from '../table.js';
+import { EmptyState, ListTable, TimeCell } from '../table.js';
 import type { Contact, Segment, SegmentFilter } from '../types.js';
 import { Alert, formatDate, formatNumber, useActionError } from '../ui.js';
 import { ClauseEditor, LiveCount } from './segment-builder.js';
 import { type Clause, emptyClause, filterOf, readFilter } from './segment-clauses.js';
 
 /** SPEC §27 segments: `#/segments` (list), `#/segments/new` (builder), `#/segments/<id>` (members). */
-export function SegmentsPage({ id }: { id: string }) {
-  return (
-    <ListRoutes
-      id={id}
-      list="segments"
-      noun="segment"
-      List={SegmentList}
-      Editor={SegmentEditor}
-      Detail={SegmentDetail}
-    />
-  );
-}
-
-function SegmentList() {
-  const { table } = usePagedList<Segment>('/segments', 'Segment pages');
-  return (
-    <ListPage title="Segments" newHref="/segments/new" newLabel="New segment">
-      <ListTable
-        {...table}
-        what="segments"
-        label="Segments"
-        testId="segments"
-        columns={['Name', 'Filter', 'Created']}
-        empty={
-          <EmptyState title="No segment yet.">
-            <p>
-              A segment is a filter over your contacts — their properties, audiences, topics and what they did
-              (opened in the last 30 days…), counted live. <a href={routeHref('/segments/new')}>Build one</a>:
-              a campaign can then go to it.
-            </p>
-          </EmptyState>
-        }
-        row={(s) => (
-          <tr key={s.id} data-id={s.id}>
-            <th scope="row">
-              <a href={routeHref(`/segments/${encodeURIComponent(s.id)}`)}>{s.name}</a>
-            </th>
-            <td>
-              <code class="wrap">{JSON.stringify(s.filter)}</code>
-            </td>
-            <td>
-              <time dateTime={s.createdAt}>{formatDate(s.createdAt)}</time>
-            </td>
-          </tr>
-        )}
-      />
-    </ListPage>
-  );
-}
+export const SegmentsPage = listRoutes<Segment>(
+  'segment',
+  {
+    columns: ['Name', 'Filter', 'Created'],
+    help: (
+      <>
+        A segment is a filter over your contacts — their properties, audiences, topics and what they did
+        (opened in the last 30 days…), counted live. <a href={routeHref('/segments/new')}>Build one</a>: a
+        campaign can then go to it.
+      </>
+    ),
+    cells: (s) => (
+      <>
+        <td>
+          <code class="wrap">{JSON.stringify(s.filter)}</code>
+        </td>
+        <TimeCell at={s.createdAt} />
+      </>
+    ),
+  },
+  SegmentEditor,
+  SegmentDetail,
+);
 
 /**
  * The builder: conditions (or the filter as JSON), the live count, and save. An existing segment
