@@ -1,3 +1,5 @@
+import type { SmtpListenerLimits } from '@tern/smtp-limits';
+
 /**
  * The environment variables Tern reads (SPEC §2), parsed once at start. Everything below the
  * entry points receives a `Config` (or the part of it it needs), never `process.env`.
@@ -115,7 +117,7 @@ export interface Config {
   inboundMaxBytes: number;
   /**
    * SMTP_LISTEN_*: the connection limits and deadlines every SMTP listener shares (submission,
-   * bounce mailbox, inbound MX); the shape of `@tern/smtp-limits`' `SmtpListenerLimits`.
+   * bounce mailbox, inbound MX).
    */
   smtpListenerLimits: SmtpListenerLimitsConfig;
   /** SES_TOPIC_ARNS: SNS topics `POST /providers/ses` accepts (SPEC §21); undefined → no route. */
@@ -142,19 +144,8 @@ export interface Config {
   openDedupSeconds: number;
 }
 
-/** The SMTP_LISTEN_* variables, in milliseconds where they are times. */
-export interface SmtpListenerLimitsConfig {
-  maxConnections: number;
-  maxConnectionsPerClient: number;
-  idleTimeoutMs: number;
-  authDeadlineMs: number;
-  sessionDeadlineMs: number;
-  maxAuthFailures: number;
-  maxRecipientsPerMessage: number;
-  maxRecipientsPerConnection: number;
-  messagesPerMinute: number;
-  recipientsPerMinute: number;
-}
+/** The SMTP_LISTEN_* variables, in milliseconds where they are times: `@tern/smtp-limits`' own shape. */
+export type SmtpListenerLimitsConfig = SmtpListenerLimits;
 
 /** Fastify's `trustProxy` as TRUST_PROXY sets it. */
 export type TrustProxy = boolean | number | string[];

@@ -1,3 +1,4 @@
+import { DEFAULT_SMTP_LISTENER_LIMITS } from '@tern/smtp-limits';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_PRODUCTION_SEND_RATE, loadConfig } from '../src/index.js';
 
@@ -61,18 +62,8 @@ describe('loadConfig', () => {
       inboundDomain: undefined,
       inboundMxHost: undefined,
       inboundMaxBytes: 40 * 1024 * 1024,
-      smtpListenerLimits: {
-        maxConnections: 500,
-        maxConnectionsPerClient: 20,
-        idleTimeoutMs: 60_000,
-        authDeadlineMs: 30_000,
-        sessionDeadlineMs: 300_000,
-        maxAuthFailures: 3,
-        maxRecipientsPerMessage: 100,
-        maxRecipientsPerConnection: 1000,
-        messagesPerMinute: 300,
-        recipientsPerMinute: 1000,
-      },
+      // The listeners' own defaults, so the variables' defaults cannot drift from them.
+      smtpListenerLimits: { ...DEFAULT_SMTP_LISTENER_LIMITS },
       trustProxy: false,
       shutdownTimeoutMs: 25_000,
       metricsToken: undefined,
