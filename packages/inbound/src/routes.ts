@@ -1,3 +1,4 @@
+import { deleteTenantRow } from '@tern/kernel';
 import type pg from 'pg';
 import { z } from 'zod';
 
@@ -133,14 +134,6 @@ export async function updateRoute(
   return rows[0] ? toRoute(rows[0]) : null;
 }
 
-export async function deleteRoute(
-  db: pg.Pool | pg.ClientBase,
-  tenantId: string,
-  id: string,
-): Promise<boolean> {
-  const result = await db.query('DELETE FROM inbound_routes WHERE tenant_id = $1 AND id = $2', [
-    tenantId,
-    id,
-  ]);
-  return (result.rowCount ?? 0) > 0;
+export function deleteRoute(db: pg.Pool | pg.ClientBase, tenantId: string, id: string): Promise<boolean> {
+  return deleteTenantRow(db, 'inbound_routes', tenantId, id);
 }

@@ -6,6 +6,18 @@ export interface TenantTable {
   columns: string;
 }
 
+/** A page's rows: `limit` rows from `offset` (bigint text, bound as `$n::bigint`). */
+export interface PageWindow {
+  limit: number;
+  offset: string;
+}
+
+/** One page of a tenant's records and how many it has in all. */
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
 /**
  * One page of a tenant's rows of `t.table`, newest first (`created_at DESC`, then `id` in byte
  * order), `limit` rows from `offset`; and how many rows the tenant has in all.
@@ -14,7 +26,7 @@ export async function newestFirstPage<R extends pg.QueryResultRow>(
   db: Pick<pg.Pool, 'query'>,
   t: TenantTable,
   tenantId: string,
-  window: { limit: number; offset: string },
+  window: PageWindow,
 ): Promise<{ rows: R[]; total: number }> {
   const [page, count] = await Promise.all([
     db.query<R>(

@@ -8,7 +8,7 @@ import {
 } from '@tern/contracts';
 import type { EventStream } from '@tern/event-log';
 import { createPoller } from '@tern/jobs';
-import { type Logger, silentLogger } from '@tern/kernel';
+import { type Logger, type Page, type PageWindow, silentLogger } from '@tern/kernel';
 import type pg from 'pg';
 import type { DnsChecker } from './dns-check.js';
 import { dkimSelector, generateDkimKey } from './keys.js';
@@ -64,10 +64,7 @@ export interface SendingDomains {
    */
   add(tenantId: string, id: string, name: string): Promise<Domain | 'exists' | 'limit'>;
   get(tenantId: string, id: string): Promise<Domain | null>;
-  list(
-    tenantId: string,
-    window: { limit: number; offset: string },
-  ): Promise<{ items: Domain[]; total: number }>;
+  list(tenantId: string, window: PageWindow): Promise<Page<Domain>>;
   remove(tenantId: string, id: string): Promise<boolean>;
   /**
    * Receiving on or off (SPEC §24): adds (or removes) the `inbound_mx` record `10 <mxHost>` and

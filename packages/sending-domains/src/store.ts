@@ -1,6 +1,6 @@
 import type { Domain, DomainEvent, DomainRecord, DomainStatus } from '@tern/contracts';
 import { claimDue } from '@tern/jobs';
-import { newestFirstPage, withTransaction } from '@tern/kernel';
+import { deleteTenantRow, type Page, type PageWindow, tenantRecords, withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 import type { CheckOutcome } from './status.js';
 
@@ -68,6 +68,7 @@ const toRow = (r: Row): DomainRow => ({
   version: r.version,
   transitions: r.transitions,
 });
+const DOMAINS = tenantRecords<Row, DomainRow>({ table: 'sending_domains', columns: COLUMNS, map: toRow });
 
 /** The API's view of a domain. */
 export const toDomain = (r: DomainRow): Domain => ({
@@ -143,36 +144,18 @@ export async function insertDomain(
   });
 }
 
-export async function getDomain(db: Queryable, tenantId: string, id: string): Promise<DomainRow | null> {
-  const { rows } = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM sending_domains WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id],
-  );
-  return rows[0] ? toRow(rows[0]) : null;
+export function getDomain(db: Queryable, tenantId: string, id: string): Promise<DomainRow | null> {
+  return DOMAINS.get(db, tenantId, id);
 }
 
 /** One page, newest first. */
-export async function listDomains(
-  db: Queryable,
-  tenantId: string,
-  window: { limit: number; offset: string },
-): Promise<{ items: DomainRow[]; total: number }> {
-  const { rows, total } = await newestFirstPage<Row>(
-    db,
-    { table: 'sending_domains', columns: COLUMNS },
-    tenantId,
-    window,
-  );
-  return { items: rows.map(toRow), total };
+export function listDomains(db: Queryable, tenantId: string, window: PageWindow): Promise<Page<DomainRow>> {
+  return DOMAINS.newestFirst(db, tenantId, window);
 }
 
 /** Deletes the domain and its sealed key; its mail is no longer signed from the next lookup on. */
-export async function deleteDomain(db: Queryable, tenantId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM sending_domains WHERE tenant_id = $1 AND id = $2', [
-    tenantId,
-    id,
-  ]);
-  return (rowCount ?? 0) > 0;
+export function deleteDomain(db: Queryable, tenantId: string, id: string): Promise<boolean> {
+  return deleteTenantRow(db, 'sending_domains', tenantId, id);
 }
 
 /**

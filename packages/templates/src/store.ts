@@ -1,5 +1,5 @@
 import { type PageQuery, pageWindow, type Template, type TemplateSummary } from '@tern/contracts';
-import { bindPool, newestFirstPage, type Repository } from '@tern/kernel';
+import { bindPool, deleteTenantRow, type Page, type Repository, tenantRecords } from '@tern/kernel';
 import type pg from 'pg';
 
 /**
@@ -32,6 +32,20 @@ const toTemplate = (r: Row): Template => ({
   text: r.text,
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
+});
+const TEMPLATES = tenantRecords<Row, Template>({ table: 'templates', columns: COLUMNS, map: toTemplate });
+
+/** The list's summaries: the templates without their content. */
+const SUMMARIES = tenantRecords<Omit<Row, 'html' | 'text'>, TemplateSummary>({
+  table: 'templates',
+  columns: 'id, name, subject, created_at, updated_at',
+  map: (r) => ({
+    id: r.id,
+    name: r.name,
+    subject: r.subject,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  }),
 });
 
 export interface TemplateContentInput {
@@ -77,45 +91,22 @@ export async function replaceTemplate(
 }
 
 /** The template with its content, or null. The sender renders what this returns. */
-export async function getTemplate(pool: pg.Pool, tenantId: string, id: string): Promise<Template | null> {
-  const { rows } = await pool.query<Row>(
-    `SELECT ${COLUMNS} FROM templates WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id],
-  );
-  return rows[0] ? toTemplate(rows[0]) : null;
+export function getTemplate(pool: pg.Pool, tenantId: string, id: string): Promise<Template | null> {
+  return TEMPLATES.get(pool, tenantId, id);
 }
 
 /** One page, newest first (`created_at DESC, id DESC`), without content; and the tenant's total. */
-export async function listTemplates(
+export function listTemplates(
   pool: pg.Pool,
   tenantId: string,
   page: PageQuery,
-): Promise<{ items: TemplateSummary[]; total: number }> {
-  const { rows, total } = await newestFirstPage<Omit<Row, 'html' | 'text'>>(
-    pool,
-    { table: 'templates', columns: 'id, name, subject, created_at, updated_at' },
-    tenantId,
-    pageWindow(page),
-  );
-  return {
-    items: rows.map((r) => ({
-      id: r.id,
-      name: r.name,
-      subject: r.subject,
-      createdAt: r.created_at.toISOString(),
-      updatedAt: r.updated_at.toISOString(),
-    })),
-    total,
-  };
+): Promise<Page<TemplateSummary>> {
+  return SUMMARIES.newestFirst(pool, tenantId, pageWindow(page));
 }
 
 /** False when the tenant has no such template. Its analytics stay (ClickHouse keeps the id). */
-export async function deleteTemplate(pool: pg.Pool, tenantId: string, id: string): Promise<boolean> {
-  const { rowCount } = await pool.query('DELETE FROM templates WHERE tenant_id = $1 AND id = $2', [
-    tenantId,
-    id,
-  ]);
-  return (rowCount ?? 0) > 0;
+export function deleteTemplate(pool: pg.Pool, tenantId: string, id: string): Promise<boolean> {
+  return deleteTenantRow(pool, 'templates', tenantId, id);
 }
 
 /** Names and subjects of the tenant's known templates among `ids`. */

@@ -1,6 +1,6 @@
 import type { Project } from '@tern/contracts';
 import { type PageQuery, pageWindow } from '@tern/contracts';
-import { bindPool, type Repository, withTransaction } from '@tern/kernel';
+import { bindPool, type Page, type Repository, tenantRecords, withTransaction } from '@tern/kernel';
 import { projectHasEmails } from '@tern/read-models';
 import type pg from 'pg';
 
@@ -13,6 +13,11 @@ const toProject = (r: Row): Project => ({
   name: r.name,
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
+});
+const PROJECTS = tenantRecords<Row, Project>({
+  table: 'projects',
+  columns: 'id, name, created_at, updated_at',
+  map: toProject,
 });
 
 export async function insertProject(
@@ -30,12 +35,8 @@ export async function insertProject(
   return toProject(rows[0]!);
 }
 
-export async function getProject(pool: pg.Pool, tenantId: string, id: string): Promise<Project | null> {
-  const { rows } = await pool.query<Row>(
-    'SELECT id, name, created_at, updated_at FROM projects WHERE tenant_id = $1 AND id = $2',
-    [tenantId, id],
-  );
-  return rows[0] ? toProject(rows[0]) : null;
+export function getProject(pool: pg.Pool, tenantId: string, id: string): Promise<Project | null> {
+  return PROJECTS.get(pool, tenantId, id);
 }
 
 /** One page, newest first; `only` narrows to one project (a project-bound key's view). */
@@ -44,7 +45,7 @@ export async function listProjects(
   tenantId: string,
   page: PageQuery,
   only: string | null = null,
-): Promise<{ items: Project[]; total: number }> {
+): Promise<Page<Project>> {
   const { limit, offset } = pageWindow(page);
   const where = 'tenant_id = $1 AND ($2::text IS NULL OR id = $2)';
   const [count, list] = await Promise.all([

@@ -5,6 +5,7 @@ import {
   type WebhookDeliveryStatus,
 } from '@tern/contracts';
 import { claimDueSql } from '@tern/jobs';
+import type { PageWindow } from '@tern/kernel';
 import type pg from 'pg';
 
 /**
@@ -42,7 +43,7 @@ export async function listDeliveries(
   db: Queryable,
   tenantId: string,
   endpointId: string,
-  opts: { limit: number; offset: string; status?: WebhookDeliveryStatus | undefined },
+  opts: PageWindow & { status?: WebhookDeliveryStatus | undefined },
 ): Promise<{ data: WebhookDelivery[]; total: number }> {
   const status = opts.status ?? null;
   const [page, count] = await Promise.all([

@@ -1,5 +1,5 @@
 import type { Webhook, WebhookEventType } from '@tern/contracts';
-import { newestFirstPage, withTransaction } from '@tern/kernel';
+import { type PageWindow, tenantRecords, withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 
 /**
@@ -41,6 +41,12 @@ function toWebhook(r: EndpointRow): Webhook {
   };
 }
 
+const ENDPOINTS = tenantRecords<EndpointRow, Webhook>({
+  table: 'webhook_endpoints',
+  columns: ENDPOINT_COLUMNS,
+  map: toWebhook,
+});
+
 export interface NewEndpoint {
   id: string;
   url: string;
@@ -59,26 +65,17 @@ export async function insertEndpoint(db: Queryable, tenantId: string, e: NewEndp
   return toWebhook(rows[0]!);
 }
 
-export async function getEndpoint(db: Queryable, tenantId: string, id: string): Promise<Webhook | null> {
-  const { rows } = await db.query<EndpointRow>(
-    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id],
-  );
-  return rows[0] ? toWebhook(rows[0]) : null;
+export function getEndpoint(db: Queryable, tenantId: string, id: string): Promise<Webhook | null> {
+  return ENDPOINTS.get(db, tenantId, id);
 }
 
 export async function listEndpoints(
   db: Queryable,
   tenantId: string,
-  window: { limit: number; offset: string },
+  window: PageWindow,
 ): Promise<{ data: Webhook[]; total: number }> {
-  const { rows, total } = await newestFirstPage<EndpointRow>(
-    db,
-    { table: 'webhook_endpoints', columns: ENDPOINT_COLUMNS },
-    tenantId,
-    window,
-  );
-  return { data: rows.map(toWebhook), total };
+  const { items, total } = await ENDPOINTS.newestFirst(db, tenantId, window);
+  return { data: items, total };
 }
 
 export interface EndpointPatch {

@@ -7,7 +7,7 @@ import type {
   UpdateAutomationBody,
 } from '@tern/contracts';
 import { type PageQuery, pageWindow } from '@tern/contracts';
-import { newestFirstPage } from '@tern/kernel';
+import { newestFirstPage, type Page } from '@tern/kernel';
 import { appendContactEvents, eventStreamHeadSql } from '@tern/read-models';
 import type pg from 'pg';
 
@@ -135,7 +135,7 @@ export async function listAutomations(
   db: Queryable,
   tenantId: string,
   page: PageQuery,
-): Promise<{ items: Automation[]; total: number }> {
+): Promise<Page<Automation>> {
   const { rows, total } = await newestFirstPage<AutomationRow>(
     db,
     { table: 'automations', columns: COLUMNS },
@@ -181,7 +181,7 @@ export async function listRuns(
   tenantId: string,
   automationId: string,
   q: PageQuery & { state?: AutomationRunState | undefined },
-): Promise<{ items: AutomationRun[]; total: number } | null> {
+): Promise<Page<AutomationRun> | null> {
   const { limit, offset } = pageWindow(q);
   const state = q.state ?? null;
   const [exists, count, list] = await Promise.all([

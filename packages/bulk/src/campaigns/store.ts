@@ -1,6 +1,6 @@
 import type { Campaign, CampaignStatus, MailStats, UpdateCampaignBody } from '@tern/contracts';
 import { type PageQuery, pageWindow } from '@tern/contracts';
-import { newestFirstPage } from '@tern/kernel';
+import { newestFirstPage, type Page } from '@tern/kernel';
 import type pg from 'pg';
 import type { SegmentFilter } from '../segments/filter.js';
 import { mailStats, statsKey, ZERO_STATS } from '../stats.js';
@@ -144,7 +144,7 @@ export async function listCampaigns(
   db: Queryable,
   tenantId: string,
   page: PageQuery,
-): Promise<{ items: Campaign[]; total: number }> {
+): Promise<Page<Campaign>> {
   const { rows, total } = await newestFirstPage<CampaignRow>(
     db,
     { table: 'campaigns', columns: COLUMNS },

@@ -1,4 +1,5 @@
 import type { Contact, ContactAttributes } from '@tern/contracts';
+import { deleteTenantRow, type PageWindow, tenantRecords } from '@tern/kernel';
 import { suppressedSql } from '@tern/read-models';
 import type pg from 'pg';
 
@@ -43,6 +44,8 @@ export function toContact(r: ContactRow): Contact {
     updatedAt: r.updated_at.toISOString(),
   };
 }
+
+const CONTACTS = tenantRecords({ table: 'contacts', columns: COLUMNS, map: toContact });
 
 const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === '23505';
 
@@ -96,12 +99,8 @@ export async function insertContact(
   }
 }
 
-export async function getContact(db: Queryable, tenantId: string, id: string): Promise<Contact | null> {
-  const { rows } = await db.query<ContactRow>(
-    `SELECT ${COLUMNS} FROM contacts WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id],
-  );
-  return rows[0] ? toContact(rows[0]) : null;
+export function getContact(db: Queryable, tenantId: string, id: string): Promise<Contact | null> {
+  return CONTACTS.get(db, tenantId, id);
 }
 
 /** One page, newest first (`created_at DESC, id DESC`); `audience` narrows to its members. */
@@ -189,12 +188,8 @@ export async function updateContact(
   }
 }
 
-export async function deleteContact(db: Queryable, tenantId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM contacts WHERE tenant_id = $1 AND id = $2', [
-    tenantId,
-    id,
-  ]);
-  return (rowCount ?? 0) > 0;
+export function deleteContact(db: Queryable, tenantId: string, id: string): Promise<boolean> {
+  return deleteTenantRow(db, 'contacts', tenantId, id);
 }
 
 /** Erasure (SPEC §14): deletes the tenant's contact with this address; resolves with the ids that went. */
@@ -234,7 +229,7 @@ export interface AudienceCounts {
 export async function listAudiences(
   db: Queryable,
   tenantId: string,
-  q: { limit: number; offset: string; name?: string | undefined },
+  q: PageWindow & { name?: string | undefined },
 ): Promise<{ data: AudienceCounts[]; total: number }> {
   const name = q.name ?? null;
   const { rows } = await db.query<{

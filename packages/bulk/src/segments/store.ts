@@ -1,5 +1,5 @@
 import type { Contact } from '@tern/contracts';
-import { newestFirstPage, withTransaction } from '@tern/kernel';
+import { type Page, type PageWindow, tenantRecords, withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 import { COLUMNS, type ContactRow, toContact } from '../contacts/store.js';
 import { compileSegmentFilter, type SegmentFilter } from './filter.js';
@@ -32,6 +32,7 @@ const toSegment = (r: Row): Segment => ({
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
 });
+const SEGMENTS = tenantRecords<Row, Segment>({ table: 'segments', columns: SEGMENT_COLUMNS, map: toSegment });
 
 export async function insertSegment(
   db: Queryable,
@@ -47,26 +48,12 @@ export async function insertSegment(
   return toSegment(rows[0]!);
 }
 
-export async function getSegment(db: Queryable, tenantId: string, id: string): Promise<Segment | null> {
-  const { rows } = await db.query<Row>(
-    `SELECT ${SEGMENT_COLUMNS} FROM segments WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id],
-  );
-  return rows[0] ? toSegment(rows[0]) : null;
+export function getSegment(db: Queryable, tenantId: string, id: string): Promise<Segment | null> {
+  return SEGMENTS.get(db, tenantId, id);
 }
 
-export async function listSegments(
-  db: Queryable,
-  tenantId: string,
-  q: { limit: number; offset: string },
-): Promise<{ items: Segment[]; total: number }> {
-  const { rows, total } = await newestFirstPage<Row>(
-    db,
-    { table: 'segments', columns: SEGMENT_COLUMNS },
-    tenantId,
-    q,
-  );
-  return { items: rows.map(toSegment), total };
+export function listSegments(db: Queryable, tenantId: string, q: PageWindow): Promise<Page<Segment>> {
+  return SEGMENTS.newestFirst(db, tenantId, q);
 }
 
 export async function updateSegment(
@@ -141,7 +128,7 @@ export async function matchingContacts(
   db: Queryable,
   tenantId: string,
   filter: SegmentFilter,
-  q: { limit: number; offset: string },
+  q: PageWindow,
   at?: Date,
 ): Promise<{ data: Contact[]; total: number }> {
   const params: unknown[] = [];

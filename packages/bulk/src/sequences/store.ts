@@ -6,7 +6,7 @@ import type {
   UpdateSequenceBody,
 } from '@tern/contracts';
 import { type PageQuery, pageWindow } from '@tern/contracts';
-import { newestFirstPage } from '@tern/kernel';
+import { newestFirstPage, type Page } from '@tern/kernel';
 import type pg from 'pg';
 import { mailStats, statsKey, ZERO_STATS } from '../stats.js';
 
@@ -135,7 +135,7 @@ export async function listSequences(
   db: Queryable,
   tenantId: string,
   page: PageQuery,
-): Promise<{ items: Sequence[]; total: number }> {
+): Promise<Page<Sequence>> {
   const { rows, total } = await newestFirstPage<SequenceRow>(
     db,
     { table: 'sequences', columns: 'id, name, from_address, topic_id, steps, created_at, updated_at' },
@@ -244,7 +244,7 @@ export async function listEnrollments(
   tenantId: string,
   sequenceId: string,
   q: PageQuery & { state?: EnrollmentState | undefined },
-): Promise<{ items: Enrollment[]; total: number } | null> {
+): Promise<Page<Enrollment> | null> {
   const { limit, offset } = pageWindow(q);
   const state = q.state ?? null;
   const [exists, count, list] = await Promise.all([

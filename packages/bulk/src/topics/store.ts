@@ -1,3 +1,4 @@
+import { type Page, type PageWindow, tenantRecords } from '@tern/kernel';
 import type pg from 'pg';
 
 /**
@@ -38,6 +39,7 @@ const toTopic = (r: Row): Topic => ({
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
 });
+const TOPICS = tenantRecords<Row, Topic>({ table: 'topics', columns: COLUMNS, map: toTopic });
 
 /**
  * A predicate: contact `alias` is subscribed to topic `topicExpr` of tenant `tenantExpr` — its own
@@ -61,20 +63,16 @@ export async function insertTopic(
   return toTopic(rows[0]!);
 }
 
-export async function getTopic(db: Queryable, tenantId: string, id: string): Promise<Topic | null> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM topics WHERE tenant_id = $1 AND id = $2`, [
-    tenantId,
-    id,
-  ]);
-  return rows[0] ? toTopic(rows[0]) : null;
+export function getTopic(db: Queryable, tenantId: string, id: string): Promise<Topic | null> {
+  return TOPICS.get(db, tenantId, id);
 }
 
 /** One page, newest first; `publicOnly` for the preference page. */
 export async function listTopics(
   db: Queryable,
   tenantId: string,
-  q: { limit: number; offset: string; publicOnly?: boolean | undefined },
-): Promise<{ items: Topic[]; total: number }> {
+  q: PageWindow & { publicOnly?: boolean | undefined },
+): Promise<Page<Topic>> {
   const only = q.publicOnly === true;
   const [page, count] = await Promise.all([
     db.query<Row>(

@@ -1,4 +1,5 @@
 import { type PageQuery, pageWindow, type Suppression, type SuppressionSource } from '@tern/contracts';
+import type { Page } from '@tern/kernel';
 import type pg from 'pg';
 import { normaliseAddress } from './checks.js';
 
@@ -76,7 +77,7 @@ export async function listSuppressions(
   pool: pg.Pool,
   tenantId: string,
   page: PageQuery,
-): Promise<{ items: Suppression[]; total: number }> {
+): Promise<Page<Suppression>> {
   const { limit, offset } = pageWindow(page);
   const [count, list] = await Promise.all([
     pool.query<{ total: string }>('SELECT count(*) AS total FROM suppressions WHERE tenant_id = $1', [
