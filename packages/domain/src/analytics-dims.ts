@@ -48,17 +48,9 @@ export function quarterBucket(iso: string): string {
   return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 }
 
-const zero = (): DimCounters => ({
-  total: 0,
-  sent: 0,
-  delivered: 0,
-  opened: 0,
-  clicked: 0,
-  bounced: 0,
-  complained: 0,
-  failed: 0,
-  delayed: 0,
-});
+/** Every counter of a dimension row at 0 (a fresh object each call). */
+export const zeroDimCounters = (): DimCounters =>
+  Object.fromEntries(DIM_COUNTER_NAMES.map((n) => [n, 0])) as DimCounters;
 
 function deliverySeconds(state: EmailState): number {
   if (state.status !== 'DELIVERED' || state.sentAt === null || state.statusAt === null) return 0;
@@ -121,7 +113,7 @@ export function diffDimContributions(before: EmailState | null, after: EmailStat
   const now = dimContribution(after);
   const rows: DimDelta[] = [];
   if (old !== null) {
-    const counters = zero();
+    const counters = zeroDimCounters();
     for (const n of DIM_COUNTER_NAMES) counters[n] = -old.counters[n];
     rows.push({ ...old, tenantId, counters });
   }

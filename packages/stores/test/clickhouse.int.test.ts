@@ -2,6 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
+import type { AnalyticsCounters } from '@tern/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ChdbPathConflictError,
@@ -14,18 +15,11 @@ import {
 // chDB binds one data directory per process: every chDB case lives in this one file and shares
 // `dataDir` (vitest runs each file in its own fork).
 
-interface DailyRow {
-  tenant_id: string;
-  day: string;
-  template_id: string;
-  total: number;
-  sent: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-  complained: number;
-  failed: number;
-}
+/** A row of `email_daily_v2`: the domain's counters but `machineOpened`. */
+type DailyRow = { tenant_id: string; day: string; template_id: string } & Omit<
+  AnalyticsCounters,
+  'machineOpened'
+>;
 
 function row(overrides: Partial<DailyRow>): DailyRow {
   return {
