@@ -13,15 +13,19 @@ export type AnalyticsDimension =
   | 'device'
   | 'bounce';
 
-/** The counters of a breakdown row or of one point of its series. */
-export interface AnalyticsCounts {
-  total: number;
+/** What became of sent mail: the counts a breakdown's row and a campaign's stats both carry. */
+export interface MailOutcomes {
   sent: number;
   delivered: number;
   opened: number;
   clicked: number;
   bounced: number;
   complained: number;
+}
+
+/** The counters of a breakdown row or of one point of its series. */
+export interface AnalyticsCounts extends MailOutcomes {
+  total: number;
   failed: number;
   delayed: number;
 }

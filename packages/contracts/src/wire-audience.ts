@@ -1,3 +1,4 @@
+import type { MailOutcomes } from './wire-analytics.js';
 import type { List } from './wire-mail.js';
 
 // The answers of the audience routes (contacts, properties, topics, segments, campaigns,
@@ -110,14 +111,8 @@ export interface Segment {
 }
 
 /** Counts of a campaign's (or a sequence step's) emails, from the delivery log (SPEC §15). */
-export interface MailStats {
+export interface MailStats extends MailOutcomes {
   recipients: number;
-  sent: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-  complained: number;
   unsubscribed: number;
   /** Recipients skipped: their message could not be composed (nothing sent); not in `recipients`. */
   failed: number;
