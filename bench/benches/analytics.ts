@@ -28,7 +28,7 @@ import { type CpuSnapshot, cpuBetween, cpuSnapshot } from '../lib/cpu.js';
 import { openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
 import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
 import { benchEnv } from '../lib/services.js';
-import { distribution, round, rssMiB } from '../lib/stats.js';
+import { distribution, round, rssMiB, timeMany } from '../lib/stats.js';
 
 const TARGET = { op: '<=', value: 50 } as const;
 const env = benchEnv(process.env);
@@ -112,17 +112,6 @@ function directQueries(final: boolean, table = 'email_daily_v2') {
                        GROUP BY d.template_id HAVING sum(d.total) > 0
                        ORDER BY sent DESC, template_id ASC LIMIT 10`,
   };
-}
-
-async function timeMany(n: number, fn: () => Promise<void>): Promise<number[]> {
-  for (let i = 0; i < Math.min(5, n); i++) await fn(); // warm caches and JIT
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await fn();
-    out.push(performance.now() - t);
-  }
-  return out;
 }
 
 interface ApiHandle {

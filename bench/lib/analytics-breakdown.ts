@@ -28,10 +28,11 @@
  * api's (`answersEqual`).
  */
 import type { ClickHouseClient } from '@clickhouse/client';
+import { BREAKDOWN_COUNTERS, DIMENSION_COLUMNS, DIMENSIONS, type Dimension } from '@tern/read-models';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Figure } from './report.js';
-import { distribution, round } from './stats.js';
+import { distribution, round, timeMany } from './stats.js';
 
 export interface BreakdownScaleOptions {
   ch: ClickHouseClient;
@@ -47,40 +48,10 @@ export interface BreakdownScaleOptions {
   pgRequests: number;
 }
 
-const DIMS = [
-  'tag',
-  'template',
-  'project',
-  'campaign',
-  'domain',
-  'provider',
-  'client',
-  'device',
-  'bounce',
-] as const;
-type Dim = (typeof DIMS)[number];
-const COLUMN: Record<Dim, string> = {
-  tag: 'tags',
-  template: 'template_id',
-  project: 'project_id',
-  campaign: 'campaign_id',
-  domain: 'sending_domain',
-  provider: 'mailbox_provider',
-  client: 'client_family',
-  device: 'device_type',
-  bounce: 'bounce_category',
-};
-const COUNTERS = [
-  'total',
-  'sent',
-  'delivered',
-  'opened',
-  'clicked',
-  'bounced',
-  'complained',
-  'failed',
-  'delayed',
-];
+const DIMS = DIMENSIONS;
+type Dim = Dimension;
+const COLUMN = DIMENSION_COLUMNS;
+const COUNTERS = BREAKDOWN_COUNTERS;
 const COLUMNS = [
   'tenant_id',
   'bucket',
@@ -255,17 +226,6 @@ function pgBreakdownSql(by: Dim): string {
            ORDER BY total DESC, key ASC LIMIT 100`;
 }
 
-async function timeMany(n: number, fn: () => Promise<unknown>, warm = 2): Promise<number[]> {
-  for (let i = 0; i < warm; i++) await fn();
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await fn();
-    out.push(performance.now() - t);
-  }
-  return out;
-}
-
 type Counted = Record<string, number> & { key: string };
 const signature = (rows: readonly Counted[]) =>
   JSON.stringify(rows.map((r) => [r.key, ...COUNTERS.map((c) => Number(r[c]))]));
@@ -351,7 +311,7 @@ export async function breakdownAtScale(
         ['deliverability', `/analytics/deliverability?days=${o.days}`, null],
       ];
       for (const [name, path, dim] of paths) {
-        const apiSample = await timeMany(o.requests, () => get(path));
+        const apiSample = await timeMany(o.requests, () => get(path), 2);
         const a = distribution(apiSample);
         const entry: Record<string, unknown> = { apiP50: round(a.p50, 1), apiP95: round(a.p95, 1) };
         figures.push({
@@ -368,15 +328,18 @@ export async function breakdownAtScale(
           const pgSample = await timeMany(o.pgRequests, () => pgPool.query(sql, params), 1);
           const p = distribution(pgSample);
           // The read-models query alone (no HTTP, no route): chDB's share of the api's time.
-          const chSample = await timeMany(Math.ceil(o.requests / 2), () =>
-            queries.breakdown({
-              tenantId: tenant.tenant_id,
-              fromDay,
-              toDay: today,
-              timeZone: 'UTC',
-              by: dim,
-              filters: {},
-            }),
+          const chSample = await timeMany(
+            Math.ceil(o.requests / 2),
+            () =>
+              queries.breakdown({
+                tenantId: tenant.tenant_id,
+                fromDay,
+                toDay: today,
+                timeZone: 'UTC',
+                by: dim,
+                filters: {},
+              }),
+            2,
           );
           entry.chdbAloneP50 = round(distribution(chSample).p50, 1);
           const apiRows = (JSON.parse(await get(path)) as { data: Counted[] }).data;

@@ -39,3 +39,19 @@ export const round = (x: number, digits = 1): number => {
   const f = 10 ** digits;
   return Math.round(x * f) / f;
 };
+
+/** Times `n` runs of `fn` one after another, in ms, after `warm` untimed ones (caches and JIT). */
+export async function timeMany(
+  n: number,
+  fn: () => Promise<unknown>,
+  warm = Math.min(5, n),
+): Promise<number[]> {
+  for (let i = 0; i < warm; i++) await fn();
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
