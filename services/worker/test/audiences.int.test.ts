@@ -9,14 +9,13 @@ import {
 } from '../src/index.js';
 import {
   bearer,
-  buildApp,
   bulkJobOptions,
   closeAll,
   createKey,
   eventsOf,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   project,
   projectingMailer,
   type Stores,
@@ -64,8 +63,7 @@ async function call(
 const read = (path: string) => call('GET', path, undefined, { 'x-api-key': readKey });
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   url = await app.listen({ host: '127.0.0.1', port: 0 });
   ownerA = jwtFor(clock, A, 'owner');
   writeKey = (

@@ -3,12 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AutomationRunner, createAutomationRunner } from '../src/index.js';
 import {
-  buildApp,
   bulkJobOptions,
   closeAll,
   eventsOf,
   jwtFor,
-  openStores,
+  openApp,
   project,
   projectingMailer,
   type Stores,
@@ -63,8 +62,7 @@ async function runsOf(id: string): Promise<{ contactId: string; email: string; s
 }
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   base = (await app.listen({ host: '127.0.0.1', port: 0 })).replace('localhost', '127.0.0.1');
   runner = createAutomationRunner(
     bulkJobOptions(

@@ -4,11 +4,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type AutomationRunner, createAutomationRunner, DEFAULT_AUTOMATION_LEASE_MS } from '../src/index.js';
 import {
   bearer,
-  buildApp,
   bulkJobOptions,
   closeAll,
   jwtFor,
-  openStores,
+  openApp,
   project,
   projectingMailer,
   type Stores,
@@ -109,8 +108,7 @@ async function stepsOf(contactId: string, automationId: string) {
 }
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   runner = createAutomationRunner(bulkJobOptions(stores, mailer, clock));
   welcome = await template('welcome', 'Welcome {{firstName}}');
   nudge = await template('nudge', 'Still there?');

@@ -10,12 +10,11 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCampaignFanout, cutSubject, tryComposeMail } from '../src/index.js';
 import {
-  buildApp,
   bulkJobOptions,
   closeAll,
   createKey,
   jwtFor,
-  openStores,
+  openApp,
   PUBLIC_URL,
   projectingMailer,
   type Stores,
@@ -31,8 +30,7 @@ let app: FastifyInstance;
 let key: string;
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   key = (
     await createKey(app, jwtFor(clock, A, 'owner'), A, { scopes: ['campaigns:write', 'campaigns:read'] })
   ).key;

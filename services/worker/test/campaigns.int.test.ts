@@ -1,17 +1,16 @@
 import { newResourceId } from '@tern/api';
-import { insertContact } from '@tern/bulk';
+import { insertContact, ZERO_STATS } from '@tern/bulk';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CampaignFanout, createCampaignFanout } from '../src/index.js';
 import {
   bearer,
-  buildApp,
   bulkJobOptions,
   closeAll,
   createKey,
   eventsOf,
   jwtFor,
-  openStores,
+  openApp,
   project,
   projectingMailer,
   type Stores,
@@ -81,8 +80,7 @@ async function logCount(tenant: string, campaignId: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   ownerA = jwtFor(clock, A, 'owner');
   ownerB = jwtFor(clock, B, 'owner');
   writeKeyA = (await createKey(app, ownerA, A, { scopes: ['campaigns:write'] })).key;
@@ -99,17 +97,7 @@ describe('POST /campaigns', () => {
     const body = res.json();
     expect(body.id).toMatch(/^cmp_[A-Za-z0-9]{24}$/);
     expect(body).toMatchObject({ status: 'draft', audience: 'news', templateId: null, sentAt: null });
-    expect(body.stats).toEqual({
-      recipients: 0,
-      sent: 0,
-      delivered: 0,
-      opened: 0,
-      clicked: 0,
-      bounced: 0,
-      complained: 0,
-      unsubscribed: 0,
-      failed: 0,
-    });
+    expect(body.stats).toEqual(ZERO_STATS);
   });
 
   it('400 naming the field: no content, unknown template, past or far schedule, unknown field', async () => {

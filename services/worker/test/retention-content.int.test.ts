@@ -17,14 +17,13 @@ import { prng } from '../../api/test/support.js';
 import { createRetentionJob } from '../src/index.js';
 import {
   bearer,
-  buildApp,
   createKey,
   DEFAULT_RETENTION_DAYS,
   dayStart,
   isoDay,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   project,
   type Stores,
   suffix,
@@ -92,8 +91,7 @@ describe('the log counters (email_log_counts, email_log_hour_counts) and the ret
   let keyA: string;
 
   beforeAll(async () => {
-    stores = await openStores();
-    app = await buildApp(stores, clock);
+    ({ stores, app } = await openApp(clock));
     const owner = jwtFor(clock, A);
     const newProject = async (name: string) => {
       const res = await app.inject({
@@ -174,8 +172,7 @@ describe('retention of the per-project rollup (email_project_daily_v1)', () => {
   let emails: GeneratedEmail[];
 
   beforeAll(async () => {
-    stores = await openStores();
-    app = await buildApp(stores, clock);
+    ({ stores, app } = await openApp(clock));
     owner = jwtFor(clock, A);
     const res = await app.inject({
       method: 'POST',

@@ -14,7 +14,6 @@ import { eventsFor, type GeneratedEmail, generateEmails } from '../../api/test/d
 import { createRetentionJob, RETENTION_LOCK_KEY } from '../src/index.js';
 import {
   bearer,
-  buildApp,
   createClock,
   DEFAULT_RETENTION_DAYS,
   dayStart,
@@ -23,7 +22,7 @@ import {
   isoDay,
   jwtFor,
   NOW,
-  openStores,
+  openApp,
   project,
   type Stores,
   suffix,
@@ -202,8 +201,7 @@ const job = (batchSize = 7) =>
   });
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   for (const [i, tenant] of [D, S, L].entries()) {
     emails[tenant] = generateEmails({
       tenantId: tenant,

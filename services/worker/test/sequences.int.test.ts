@@ -5,12 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSequenceScheduler, type SequenceScheduler } from '../src/index.js';
 import {
   bearer,
-  buildApp,
   bulkJobOptions,
   closeAll,
   createKey,
   jwtFor,
-  openStores,
+  openApp,
   projectingMailer,
   type Stores,
   testTenants,
@@ -60,8 +59,7 @@ async function contact(email: string, tenant = A) {
 const to = (email: string) => handed.filter((m) => m.to === email);
 
 beforeAll(async () => {
-  stores = await openStores();
-  app = await buildApp(stores, clock);
+  ({ stores, app } = await openApp(clock));
   ownerA = jwtFor(clock, A, 'owner');
   writeKeyA = (await createKey(app, ownerA, A, { scopes: ['sequences:write'] })).key;
   readKeyA = (await createKey(app, ownerA, A, { scopes: ['sequences:read'] })).key;

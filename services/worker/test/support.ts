@@ -6,25 +6,7 @@ import type { DeliveryEvent } from '@tern/contracts';
 import { project, type Stores, type TestClock, TRACKING_SECRET } from '../../api/test/support.js';
 import { type BulkMail, type BulkMailer, outgoingMailer } from '../src/index.js';
 
-export {
-  bearer,
-  buildApp,
-  createClock,
-  createKey,
-  DEFAULT_RETENTION_DAYS,
-  dayStart,
-  ENCRYPTION_KEY,
-  eventsOf,
-  isoDay,
-  jwtFor,
-  NOW,
-  openStores,
-  project,
-  type Stores,
-  suffix,
-  TRACKING_SECRET,
-  testTenants,
-} from '../../api/test/support.js';
+export * from '../../api/test/support.js';
 
 /**
  * The send path of the bulk jobs (campaigns, sequences) in tests: every mail handed over is kept
