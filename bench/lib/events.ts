@@ -1,19 +1,8 @@
 import type { DeliveryEvent } from '@tern/contracts';
 import { type EventLog, type EventStream, encodeRecords } from '@tern/event-log';
+import { mulberry32 } from '../../test/support/random.js';
 
 const DAY_MS = 86_400_000;
-
-/** Deterministic PRNG (mulberry32): the same seed gives the same traffic on every run. */
-export function createRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 export interface TrafficOptions {
   /** Stop once this many events were produced (the last email may be cut short). */
@@ -38,7 +27,7 @@ export interface TrafficOptions {
  * together, so the events of one email arrive in any order and mixed with others.
  */
 export function generateTraffic(opts: TrafficOptions): DeliveryEvent[] {
-  const rnd = createRandom(opts.seed ?? 42);
+  const rnd = mulberry32(opts.seed ?? 42);
   const tenants = opts.tenants ?? 8;
   const templates = opts.templatesPerTenant ?? 20;
   const days = opts.days ?? 30;

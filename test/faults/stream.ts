@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type pg from 'pg';
+import { mulberry32 } from '../support/random.js';
 
 /**
  * The fault suite's event stream and its independent oracle. The oracle does not use the domain
@@ -30,17 +31,8 @@ export interface Stream {
   tenants: string[];
 }
 
-/** Deterministic PRNG (mulberry32): the same seed gives the same stream. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG: the same seed gives the same stream. */
+export { mulberry32 as rng };
 
 const DAY0 = Date.UTC(2026, 9, 1);
 
@@ -51,7 +43,7 @@ export function generateStream(opts: {
   seed: number;
   prefix: string;
 }): Stream {
-  const random = rng(opts.seed);
+  const random = mulberry32(opts.seed);
   const tenants = Array.from({ length: opts.tenants }, (_, i) => `${opts.prefix}-t${i}`);
   const events: RawEvent[] = [];
   const statuses = new Map<string, Record<string, number>>();
@@ -108,15 +100,7 @@ export function generateStream(opts: {
     byStatus[outcome] = (byStatus[outcome] ?? 0) + 1;
     statuses.set(tenantId, byStatus);
     const key = `${tenantId}|${new Date(DAY0 + day * 86_400_000).toISOString().slice(0, 10)}|${template}`;
-    const c = figures.get(key) ?? {
-      total: 0,
-      sent: 0,
-      opened: 0,
-      clicked: 0,
-      bounced: 0,
-      complained: 0,
-      failed: 0,
-    };
+    const c = figures.get(key) ?? (Object.fromEntries(COUNTERS.map((k) => [k, 0])) as Counters);
     c.total++;
     if (outcome === 'SENT' || outcome === 'DELIVERED') c.sent++;
     if (opened) c.opened++;
@@ -131,7 +115,7 @@ export function generateStream(opts: {
 
 /** Some events of the stream again (duplicates must change nothing). */
 export function duplicatesOf(stream: Stream, share: number, seed: number): RawEvent[] {
-  const random = rng(seed);
+  const random = mulberry32(seed);
   return stream.events.filter(() => random() < share);
 }
 

@@ -197,21 +197,16 @@ export async function dailyFigures(ch: ClickHouseClient, tenantId: string) {
   );
 }
 
+const DAILY_COUNTERS = ['total', 'sent', 'opened', 'clicked', 'bounced', 'complained', 'failed'];
+
 function byDay(rows: Record<string, string | number>[]) {
   const days = new Map<string, Record<string, number | string>>();
   for (const row of rows) {
     const d = days.get(row.day as string) ?? {
       day: row.day as string,
-      total: 0,
-      sent: 0,
-      opened: 0,
-      clicked: 0,
-      bounced: 0,
-      complained: 0,
-      failed: 0,
+      ...Object.fromEntries(DAILY_COUNTERS.map((k) => [k, 0])),
     };
-    for (const k of ['total', 'sent', 'opened', 'clicked', 'bounced', 'complained', 'failed'])
-      d[k] = (d[k] as number) + (row[k] as number);
+    for (const k of DAILY_COUNTERS) d[k] = (d[k] as number) + (row[k] as number);
     days.set(row.day as string, d);
   }
   return [...days.values()];
