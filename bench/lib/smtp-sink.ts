@@ -10,28 +10,19 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { countConnections } from '../../test/support/smtp-sink.js';
 
 const delayMs = Number(process.argv.find((a) => a.startsWith('--delay-ms='))?.slice(11) ?? 0);
 let messages = 0;
-let connections = 0;
-/** Connections open at once, now and at most. */
-let open = 0;
-let peak = 0;
+/** Connections accepted, open now and open at once at most. */
+const { count, options: counting } = countConnections();
 const smtp = new SMTPServer({
   authOptional: true,
   disabledCommands: ['STARTTLS'],
   logger: false,
   // The pools of both runs open their connections at once.
   maxClients: 1000,
-  onConnect(_session, callback) {
-    connections++;
-    open++;
-    peak = Math.max(peak, open);
-    callback();
-  },
-  onClose() {
-    open--;
-  },
+  ...counting,
   onData(stream, _session, callback) {
     stream.on('data', () => undefined);
     stream.on('end', () => {
@@ -51,9 +42,9 @@ const smtp = new SMTPServer({
 smtp.on('error', () => undefined);
 const http = createServer((req, res) => {
   // `?reset`: the peak starts again from the connections open now (one run's peak).
-  if (req.url?.includes('reset')) peak = open;
+  if (req.url?.includes('reset')) count.peak = count.open;
   res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify({ messages, connections, peak }));
+  res.end(JSON.stringify({ messages, connections: count.accepted, peak: count.peak }));
 });
 await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
 await new Promise<void>((r) => http.listen(0, '127.0.0.1', () => r()));

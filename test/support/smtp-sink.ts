@@ -119,3 +119,35 @@ export async function startLoginRelay(password: () => string): Promise<LoginRela
     urlWith: (pw: string) => `smtp://tern:${pw}@127.0.0.1:${sink.port}`,
   });
 }
+
+/** An SMTP server's connections so far: accepted, open now, and the most open at once. */
+export interface ConnectionCount {
+  accepted: number;
+  open: number;
+  peak: number;
+}
+
+/**
+ * `onConnect`/`onClose` options that count a server's connections into `count` (spread `options`
+ * into the server's options; a test resets what it measures by writing to `count`).
+ */
+export function countConnections(): {
+  count: ConnectionCount;
+  options: Required<Pick<SMTPServerOptions, 'onConnect' | 'onClose'>>;
+} {
+  const count: ConnectionCount = { accepted: 0, open: 0, peak: 0 };
+  return {
+    count,
+    options: {
+      onConnect(_session, callback) {
+        count.accepted++;
+        count.open++;
+        count.peak = Math.max(count.peak, count.open);
+        callback();
+      },
+      onClose() {
+        count.open--;
+      },
+    },
+  };
+}

@@ -11,25 +11,22 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import { waitFor } from '../../../test/support/services.js';
-import { type SmtpSink, smtpError, startSmtpSink } from '../../../test/support/smtp-sink.js';
+import {
+  countConnections,
+  type SmtpSink,
+  smtpError,
+  startSmtpSink,
+} from '../../../test/support/smtp-sink.js';
 import { createSender, createSmtpProvider } from '../src/index.js';
 
 /** A relay of at most `maxClients` connections that refuses every `every`-th MAIL FROM with a 421. */
 async function startBusyRelay(maxClients: number, every: number) {
   let mailFroms = 0;
   let refusals = 0;
-  let open = 0;
-  let peak = 0;
+  const { count, options: counting } = countConnections();
   const sink: SmtpSink = await startSmtpSink({
     maxClients,
-    onConnect(_session, callback) {
-      open++;
-      peak = Math.max(peak, open);
-      callback();
-    },
-    onClose() {
-      open--;
-    },
+    ...counting,
     onMailFrom(_address, _session, callback) {
       if (++mailFroms % every === 0) {
         refusals++;
@@ -45,7 +42,7 @@ async function startBusyRelay(maxClients: number, every: number) {
   return {
     sink,
     refusals: () => refusals,
-    peak: () => peak,
+    peak: () => count.peak,
     /** How often each X-Tern-Email-Id arrived. */
     arrivals(): Map<string, number> {
       const counts = new Map<string, number>();

@@ -3,6 +3,7 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countConnections } from '../../../test/support/smtp-sink.js';
 import { createSmtpProvider, type MailProvider } from '../src/index.js';
 
 interface Relay {
@@ -18,23 +19,13 @@ interface Relay {
 }
 
 function startRelay(): Promise<Relay> {
-  let connections = 0;
-  let open = 0;
-  let peak = 0;
+  const { count, options: counting } = countConnections();
   let messages = new Map<string, number>();
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
-    onConnect(_session, callback) {
-      connections++;
-      open++;
-      peak = Math.max(peak, open);
-      callback();
-    },
-    onClose() {
-      open--;
-    },
+    ...counting,
     onData(stream, session, callback) {
       stream.on('data', () => undefined);
       stream.on('end', () => {
@@ -49,12 +40,12 @@ function startRelay(): Promise<Relay> {
       const { port } = server.server.address() as AddressInfo;
       resolve({
         url: `smtp://127.0.0.1:${port}`,
-        connections: () => connections,
-        peak: () => peak,
+        connections: () => count.accepted,
+        peak: () => count.peak,
         perConnection: () => [...messages.values()],
         reset() {
-          connections = 0;
-          peak = open;
+          count.accepted = 0;
+          count.peak = count.open;
           messages = new Map();
         },
         close: () => new Promise<void>((r) => server.close(() => r())),
