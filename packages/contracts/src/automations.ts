@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { fromAddressSchema } from './campaigns.js';
 import { CUSTOM_EVENT_NAME, RESERVED_EVENT_PREFIX } from './custom-events.js';
 import { EVENT_TYPES, INBOUND_EVENT_TYPE } from './event-types.js';
+import { nullableString } from './resources.js';
 import type { AutomationFilter, AutomationStep } from './wire-audience.js';
 
 // The step and filter types are the wire's (wire-audience.ts): one spelling for the schema, the SDK and the dashboard.
@@ -288,12 +289,9 @@ export const automationRunSchema = z
     id: z.string().meta({ description: 'Run id, `run_…`.' }),
     automationId: z.string(),
     contactId: z.string(),
-    email: z.string().nullable().meta({ description: 'The contact’s address; null once deleted or erased.' }),
+    email: nullableString('The contact’s address; null once deleted or erased.'),
     state: z.enum(AUTOMATION_RUN_STATES),
-    stopReason: z
-      .string()
-      .nullable()
-      .meta({ description: 'unsubscribed | suppressed | erased, when stopped.' }),
+    stopReason: nullableString('unsubscribed | suppressed | erased, when stopped.'),
     position: z.string().nullable().meta({
       description:
         'Path of the current step while active: indexes and branches, e.g. `1` or `1.else.0`; null once over.',
@@ -302,10 +300,7 @@ export const automationRunSchema = z
       .enum(['delay', 'event'])
       .nullable()
       .meta({ description: 'What the run waits for at `position` (null: due now or over).' }),
-    dueAt: z
-      .string()
-      .nullable()
-      .meta({ description: 'When it next moves (end of a delay, a wait’s timeout).' }),
+    dueAt: nullableString('When it next moves (end of a delay, a wait’s timeout).'),
     stepsDone: z.number().int(),
     startedAt: z.string(),
     updatedAt: z.string(),

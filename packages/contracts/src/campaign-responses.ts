@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nullableString } from './resources.js';
 
 /**
  * Campaigns and sequences (SPEC §15): the answers of `/campaigns` and `/sequences` — a campaign, a
@@ -50,12 +51,9 @@ export const campaignSchema = z
     id: z.string().meta({ description: 'Campaign id, `cmp_…`.' }),
     name: z.string(),
     from: z.string(),
-    audience: z.string().nullable().meta({ description: 'The audience, or null when `segment` is given.' }),
-    segment: z
-      .string()
-      .nullable()
-      .meta({ description: 'The segment (SPEC §27) instead of an audience, or null.' }),
-    topic: z.string().nullable().meta({ description: 'The topic whose subscribers only get it, or null.' }),
+    audience: nullableString('The audience, or null when `segment` is given.'),
+    segment: nullableString('The segment (SPEC §27) instead of an audience, or null.'),
+    topic: nullableString('The topic whose subscribers only get it, or null.'),
     templateId: z.string().nullable(),
     subject: z.string().nullable(),
     html: z.string().nullable(),
@@ -63,8 +61,8 @@ export const campaignSchema = z
     status: z
       .enum(CAMPAIGN_STATUSES)
       .meta({ description: 'draft → scheduled → sending → sent, or cancelled.' }),
-    scheduledAt: z.string().nullable().meta({ description: 'ISO 8601, or null.' }),
-    sentAt: z.string().nullable().meta({ description: 'When the fan-out finished (ISO 8601), or null.' }),
+    scheduledAt: nullableString('ISO 8601, or null.'),
+    sentAt: nullableString('When the fan-out finished (ISO 8601), or null.'),
     sendRatePerMinute: z
       .number()
       .int()
@@ -146,10 +144,7 @@ export const sequenceSchema = z
     id: z.string().meta({ description: 'Sequence id, `seq_…`.' }),
     name: z.string(),
     from: z.string(),
-    topic: z
-      .string()
-      .nullable()
-      .meta({ description: 'The topic whose subscribers only get its steps, or null.' }),
+    topic: nullableString('The topic whose subscribers only get its steps, or null.'),
     steps: z.array(
       z.object({
         delayMinutes: z.number().int(),
@@ -204,17 +199,11 @@ export const enrollmentSchema = z
     id: z.string().meta({ description: 'Enrollment id, `enr_…`.' }),
     sequenceId: z.string(),
     contactId: z.string(),
-    email: z
-      .string()
-      .nullable()
-      .meta({ description: 'The contact’s address; null once the contact is deleted or erased.' }),
+    email: nullableString('The contact’s address; null once the contact is deleted or erased.'),
     state: z.enum(ENROLLMENT_STATES),
-    stopReason: z
-      .string()
-      .nullable()
-      .meta({ description: 'unsubscribed | suppressed | erased, when stopped.' }),
+    stopReason: nullableString('unsubscribed | suppressed | erased, when stopped.'),
     nextStep: z.number().int().meta({ description: 'Index (0-based) of the next step to send.' }),
-    nextDueAt: z.string().nullable().meta({ description: 'When the next step falls due (ISO 8601).' }),
+    nextDueAt: nullableString('When the next step falls due (ISO 8601).'),
     enrolledAt: z.string(),
   })
   .meta({

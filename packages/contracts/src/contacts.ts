@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listResponseSchema } from './resources.js';
+import { listResponseSchema, nullableString } from './resources.js';
 
 /**
  * Contacts and audiences (SPEC §14). An audience is a name on the contact (Resend's "audience",
@@ -155,10 +155,7 @@ export const contactSchema = z
     lastName: z.string().nullable(),
     attributes: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
     subscribed: z.boolean(),
-    unsubscribedAt: z
-      .string()
-      .nullable()
-      .meta({ description: 'When it last unsubscribed; null while subscribed.' }),
+    unsubscribedAt: nullableString('When it last unsubscribed; null while subscribed.'),
     audiences: z.array(z.string()),
     properties: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { idSchema } from './ids.js';
+import { nullableString } from './resources.js';
 
 /**
  * Sending domains (SPEC §20): the bodies and answers of `/domains*`, and the two events a domain's
@@ -121,11 +122,8 @@ export const domainSchema = z
         'Why it is not verified, naming each record that is missing or has another value; null when verified.',
     }),
     createdAt: z.string().meta({ description: 'ISO 8601.' }),
-    verifiedAt: z
-      .string()
-      .nullable()
-      .meta({ description: 'When it was last found verified after not being so; null until then.' }),
-    lastCheckedAt: z.string().nullable().meta({ description: 'When the DNS was last read; null before.' }),
+    verifiedAt: nullableString('When it was last found verified after not being so; null until then.'),
+    lastCheckedAt: nullableString('When the DNS was last read; null before.'),
   })
   .meta({
     description: 'A sending domain and the records to publish for it.',

@@ -1,18 +1,12 @@
 import { z } from 'zod';
-import { listMetaSchema } from './resources.js';
+import { listMetaSchema, nullableString } from './resources.js';
 import { emailStatusSchema } from './status.js';
 
 /** One entry of `GET /emails/logs` (SPEC §7). */
 export const emailLogEntrySchema = z.object({
   id: z.string(),
-  toEmail: z
-    .string()
-    .nullable()
-    .meta({ description: 'Recipient; null once the address was erased (SPEC §14).' }),
-  subject: z
-    .string()
-    .nullable()
-    .meta({ description: 'Subject; null once the recipient was erased (SPEC §14).' }),
+  toEmail: nullableString('Recipient; null once the address was erased (SPEC §14).'),
+  subject: nullableString('Subject; null once the recipient was erased (SPEC §14).'),
   status: emailStatusSchema,
   provider: z.string().nullable(),
   messageId: z.string().nullable(),

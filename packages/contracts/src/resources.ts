@@ -53,3 +53,6 @@ export const pageWindow = ({ page, limit }: PageQuery) => ({
   limit,
   offset: ((BigInt(page) - 1n) * BigInt(limit)).toString(),
 });
+
+/** A string answer field that may be null, with its `description` in the API reference. */
+export const nullableString = (description: string) => z.string().nullable().meta({ description });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { DomainEvent, DomainEventType } from './domains.js';
 import { WEBHOOK_EVENT_TYPES } from './log-events.js';
+import { nullableString } from './resources.js';
 
 /** Outgoing webhooks (SPEC §17): bodies and answers of `/webhooks*`. */
 
@@ -202,15 +203,9 @@ export const webhookReplaySchema = z
   .object({
     id: z.string(),
     webhookId: z.string(),
-    since: z
-      .string()
-      .nullable()
-      .meta({ description: 'A window replay: its start; null for a cursor replay.' }),
-    until: z.string().nullable().meta({ description: 'A window replay: its end; null for a cursor replay.' }),
-    after: z
-      .string()
-      .nullable()
-      .meta({ description: 'A cursor replay: the cursor given; null for a window replay.' }),
+    since: nullableString('A window replay: its start; null for a cursor replay.'),
+    until: nullableString('A window replay: its end; null for a cursor replay.'),
+    after: nullableString('A cursor replay: the cursor given; null for a window replay.'),
     through: z.string().nullable().meta({
       description:
         'A cursor replay: the last cursor it covers (the stream’s head when asked, or the 10 000th matching event).',
