@@ -193,6 +193,12 @@ const sequenceStepsSchema = z
   .min(1, { error: STEPS_MESSAGE })
   .max(MAX_SEQUENCE_STEPS, { error: STEPS_MESSAGE });
 
+/** The steps of the sequences' examples: a welcome, then tips `laterMinutes` after it. */
+const exampleSteps = (laterMinutes: number) => [
+  { delayMinutes: 0, subject: 'Welcome, {{firstName}}', text: 'Glad to have you.' },
+  { delayMinutes: laterMinutes, subject: 'Getting started', html: '<p>Three tips…</p>' },
+];
+
 export const createSequenceBodySchema = z
   .strictObject({
     name,
@@ -201,16 +207,7 @@ export const createSequenceBodySchema = z
     steps: sequenceStepsSchema,
   })
   .meta({
-    examples: [
-      {
-        name: 'Onboarding',
-        from: 'Acme <hello@acme.test>',
-        steps: [
-          { delayMinutes: 0, subject: 'Welcome, {{firstName}}', text: 'Glad to have you.' },
-          { delayMinutes: 1440, subject: 'Getting started', html: '<p>Three tips…</p>' },
-        ],
-      },
-    ],
+    examples: [{ name: 'Onboarding', from: 'Acme <hello@acme.test>', steps: exampleSteps(1440) }],
   });
 export type CreateSequenceBody = z.infer<typeof createSequenceBodySchema>;
 
@@ -231,16 +228,7 @@ export const updateSequenceBodySchema = z
       error: 'name, from, topic or steps is required',
     },
   )
-  .meta({
-    examples: [
-      {
-        steps: [
-          { delayMinutes: 0, subject: 'Welcome, {{firstName}}', text: 'Glad to have you.' },
-          { delayMinutes: 2880, subject: 'Getting started', html: '<p>Three tips…</p>' },
-        ],
-      },
-    ],
-  });
+  .meta({ examples: [{ steps: exampleSteps(2880) }] });
 export type UpdateSequenceBody = z.infer<typeof updateSequenceBodySchema>;
 
 export const enrollBodySchema = z
