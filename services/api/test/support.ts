@@ -12,6 +12,7 @@ import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stor
 import { createSecretBox } from '@tern/webhooks';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { createFreshDatabase, tempDir } from '../../../test/support/services.js';
 import {
   type ApiData,
@@ -159,6 +160,25 @@ export async function openApp(
     await stores.close();
     throw error;
   }
+}
+
+/**
+ * What a test file works with: its tenants and clock (`testTenants`), and the app over fresh stores
+ * (`openApp`), opened in a `beforeAll` and closed in an `afterAll` (after the file's own ones, which
+ * run in reverse order): `app` and `stores` are there once the file's `beforeAll`s run.
+ */
+export function testApp(prefix: string, ...overrides: AppOverrides[]) {
+  const tenants = testTenants(prefix);
+  const file = {
+    ...tenants,
+    app: undefined as unknown as FastifyInstance,
+    stores: undefined as unknown as Stores,
+  };
+  beforeAll(async () => {
+    Object.assign(file, await openApp(tenants.clock, ...overrides));
+  });
+  afterAll(() => closeAll(file.app, file.stores));
+  return file;
 }
 
 /** A valid dashboard JWT of `tenantId` under the test clock. */

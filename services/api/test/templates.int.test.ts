@@ -1,25 +1,12 @@
 import { getTemplate } from '@tern/templates';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  bearer,
-  closeAll,
-  createKey,
-  eventsOf,
-  jwtFor,
-  NOW,
-  openApp,
-  project,
-  type Stores,
-  testTenants,
-} from './support.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createKey, eventsOf, jwtFor, NOW, project, testApp } from './support.js';
 
 // SPEC §12 on the real app, real Postgres and chDB: one block per status per route.
 
-const { clock, run, A, B } = testTenants('tpl');
+const file = testApp('tpl');
+const { clock, run, A, B } = file;
 
-let stores: Stores;
-let app: FastifyInstance;
 const admin = () => bearer(jwtFor(clock, A, 'admin'));
 const member = () => bearer(jwtFor(clock, A, 'member'));
 let readKey: string;
@@ -33,16 +20,13 @@ const body = {
 };
 
 async function create(payload: Record<string, unknown> = body, headers: Record<string, string> = admin()) {
-  return app.inject({ method: 'POST', url: '/templates', headers, payload });
+  return file.app.inject({ method: 'POST', url: '/templates', headers, payload });
 }
 
 beforeAll(async () => {
-  ({ stores, app } = await openApp(clock));
-  readKey = (await createKey(app, jwtFor(clock, A), A, { scopes: ['templates:read'] })).key;
-  otherKey = (await createKey(app, jwtFor(clock, A), A, { scopes: ['email:read'] })).key;
+  readKey = (await createKey(file.app, jwtFor(clock, A), A, { scopes: ['templates:read'] })).key;
+  otherKey = (await createKey(file.app, jwtFor(clock, A), A, { scopes: ['email:read'] })).key;
 });
-
-afterAll(() => closeAll(app, stores));
 
 describe('POST /templates', () => {
   it('201: an admin JWT creates it with a tpl_ id', async () => {
@@ -113,10 +97,10 @@ describe('GET /templates and /templates/:id', () => {
 
   it('200: a templates:read key and any JWT read it; the list has no content', async () => {
     for (const headers of [{ 'x-api-key': readKey }, member(), admin()]) {
-      const one = await app.inject({ url: `/templates/${id}`, headers });
+      const one = await file.app.inject({ url: `/templates/${id}`, headers });
       expect(one.statusCode).toBe(200);
       expect(one.json()).toMatchObject({ id, name: 'Listed', html: body.html, text: body.text });
-      const list = await app.inject({ url: '/templates?limit=100', headers });
+      const list = await file.app.inject({ url: '/templates?limit=100', headers });
       expect(list.statusCode).toBe(200);
       const entry = list.json().data.find((t: { id: string }) => t.id === id);
       expect(entry).toEqual({ id, name: 'Listed', subject: body.subject, createdAt: NOW, updatedAt: NOW });
@@ -131,30 +115,30 @@ describe('GET /templates and /templates/:id', () => {
       await create({ id: `p${i}`, ...body }, h);
     }
     clock.set(NOW);
-    const page1 = (await app.inject({ url: '/templates?limit=2', headers: h })).json();
+    const page1 = (await file.app.inject({ url: '/templates?limit=2', headers: h })).json();
     expect(page1.data.map((t: { id: string }) => t.id)).toEqual(['p2', 'p1']);
     expect(page1.meta).toEqual({ page: 1, limit: 2, total: 3, totalPages: 2 });
-    const page2 = (await app.inject({ url: '/templates?limit=2&page=2', headers: h })).json();
+    const page2 = (await file.app.inject({ url: '/templates?limit=2&page=2', headers: h })).json();
     expect(page2.data.map((t: { id: string }) => t.id)).toEqual(['p0']);
-    const past = (await app.inject({ url: '/templates?page=99999999999', headers: h })).json();
+    const past = (await file.app.inject({ url: '/templates?page=99999999999', headers: h })).json();
     expect(past.data).toEqual([]);
   });
 
   it('404: unknown id, and another tenant’s template (never its data)', async () => {
-    expect((await app.inject({ url: '/templates/tpl_nope', headers: admin() })).statusCode).toBe(404);
-    const res = await app.inject({ url: `/templates/${id}`, headers: bearer(jwtFor(clock, B)) });
+    expect((await file.app.inject({ url: '/templates/tpl_nope', headers: admin() })).statusCode).toBe(404);
+    const res = await file.app.inject({ url: `/templates/${id}`, headers: bearer(jwtFor(clock, B)) });
     expect(res.statusCode).toBe(404);
     expect(res.body).not.toContain('Listed');
   });
 
   it('403: a key without templates:read; 400: a bad limit', async () => {
-    const res = await app.inject({ url: '/templates', headers: { 'x-api-key': otherKey } });
+    const res = await file.app.inject({ url: '/templates', headers: { 'x-api-key': otherKey } });
     expect(res.statusCode).toBe(403);
     expect(res.json()).toMatchObject({
       message: 'Missing required API key scope',
       missingScope: 'templates:read',
     });
-    expect((await app.inject({ url: '/templates?limit=101', headers: admin() })).statusCode).toBe(400);
+    expect((await file.app.inject({ url: '/templates?limit=101', headers: admin() })).statusCode).toBe(400);
   });
 });
 
@@ -162,7 +146,7 @@ describe('PUT and DELETE /templates/:id', () => {
   it('200: replaces everything (an absent part becomes null); 404 for another tenant', async () => {
     const id = (await create()).json().id;
     clock.advance(60_000);
-    const res = await app.inject({
+    const res = await file.app.inject({
       method: 'PUT',
       url: `/templates/${id}`,
       headers: admin(),
@@ -179,20 +163,20 @@ describe('PUT and DELETE /templates/:id', () => {
       createdAt: NOW,
       updatedAt: '2026-06-15T12:01:00.000Z',
     });
-    const other = await app.inject({
+    const other = await file.app.inject({
       method: 'PUT',
       url: `/templates/${id}`,
       headers: bearer(jwtFor(clock, B, 'admin')),
       payload: { name: 'stolen', subject: 's', text: 't' },
     });
     expect(other.statusCode).toBe(404);
-    expect((await getTemplate(stores.pool, A, id))?.name).toBe('Welcome v2');
+    expect((await getTemplate(file.stores.pool, A, id))?.name).toBe('Welcome v2');
   });
 
   it('403 for keys and members, 400 for a bad body', async () => {
     const id = (await create()).json().id;
     const put = (headers: Record<string, string>, payload: unknown = body) =>
-      app.inject({ method: 'PUT', url: `/templates/${id}`, headers, payload: payload as object });
+      file.app.inject({ method: 'PUT', url: `/templates/${id}`, headers, payload: payload as object });
     expect((await put({ 'x-api-key': readKey })).statusCode).toBe(403);
     expect((await put(member())).statusCode).toBe(403);
     expect((await put(admin(), { ...body, id: 'x' })).statusCode).toBe(400);
@@ -201,13 +185,13 @@ describe('PUT and DELETE /templates/:id', () => {
   it('204 then 404; a key or a member cannot delete', async () => {
     const id = (await create()).json().id;
     const del = (headers: Record<string, string>) =>
-      app.inject({ method: 'DELETE', url: `/templates/${id}`, headers });
+      file.app.inject({ method: 'DELETE', url: `/templates/${id}`, headers });
     expect((await del({ 'x-api-key': readKey })).statusCode).toBe(403);
     expect((await del(member())).statusCode).toBe(403);
     expect((await del(bearer(jwtFor(clock, B, 'admin')))).statusCode).toBe(404);
     expect((await del(admin())).statusCode).toBe(204);
     expect((await del(admin())).statusCode).toBe(404);
-    expect((await app.inject({ url: `/templates/${id}`, headers: admin() })).statusCode).toBe(404);
+    expect((await file.app.inject({ url: `/templates/${id}`, headers: admin() })).statusCode).toBe(404);
   });
 });
 
@@ -221,7 +205,7 @@ describe('POST /templates/:id/render', () => {
         text: '{{name}}',
       })
     ).json().id;
-    const res = await app.inject({
+    const res = await file.app.inject({
       method: 'POST',
       url: `/templates/${id}/render`,
       headers: { 'x-api-key': readKey },
@@ -238,7 +222,12 @@ describe('POST /templates/:id/render', () => {
   it('400 bad variables, 404 another tenant, 403 key without the scope', async () => {
     const id = (await create()).json().id;
     const render = (headers: Record<string, string>, payload: unknown = {}) =>
-      app.inject({ method: 'POST', url: `/templates/${id}/render`, headers, payload: payload as object });
+      file.app.inject({
+        method: 'POST',
+        url: `/templates/${id}/render`,
+        headers,
+        payload: payload as object,
+      });
     expect((await render(admin(), { variables: [1] })).statusCode).toBe(400);
     expect((await render(bearer(jwtFor(clock, B)))).statusCode).toBe(404);
     expect((await render({ 'x-api-key': otherKey })).statusCode).toBe(403);
@@ -259,20 +248,20 @@ describe('top-templates (SPEC §6, §12)', () => {
       },
       { type: 'email.sent', occurredAt: '2026-06-15T10:00:01Z', data: { provider: 'p', messageId: 'm' } },
     ]);
-    await project(stores, events);
+    await project(file.stores, events);
     const top = async () =>
-      (await app.inject({ url: '/analytics/top-templates?days=1', headers: h })).json().top;
+      (await file.app.inject({ url: '/analytics/top-templates?days=1', headers: h })).json().top;
     expect(await top()).toEqual([
       { id, name: 'First name', subject: body.subject, sent: 1, opened: 0, clicked: 0 },
     ]);
-    await app.inject({
+    await file.app.inject({
       method: 'PUT',
       url: `/templates/${id}`,
       headers: h,
       payload: { ...body, name: 'Renamed', subject: 'New' },
     });
     expect(await top()).toEqual([{ id, name: 'Renamed', subject: 'New', sent: 1, opened: 0, clicked: 0 }]);
-    await app.inject({ method: 'DELETE', url: `/templates/${id}`, headers: h });
+    await file.app.inject({ method: 'DELETE', url: `/templates/${id}`, headers: h });
     expect(await top()).toEqual([{ id, name: id, subject: '', sent: 1, opened: 0, clicked: 0 }]);
   });
 });

@@ -7,7 +7,6 @@ import {
   wholeHourZone,
 } from '@tern/read-models';
 import fc from 'fast-check';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../../test/support/dns-server.js';
 import {
@@ -24,17 +23,7 @@ import {
   TAG_POOL,
   TEMPLATES,
 } from '../breakdown-support.js';
-import {
-  bearer,
-  closeAll,
-  createKey,
-  jwtFor,
-  NOW,
-  openApp,
-  project,
-  type Stores,
-  testTenants,
-} from '../support.js';
+import { bearer, closeAll, createKey, jwtFor, NOW, project, testApp } from '../support.js';
 
 /**
  * SPEC §26 on chDB: emails projected through the projector's own sinks (recipient providers
@@ -43,17 +32,16 @@ import {
  * sample of filters (fast-check).
  */
 
-const { clock, A, B } = testTenants('breakdown');
+const file = testApp('breakdown');
+const { clock, A, B } = file;
 /** A's time zone: +05:30, so its days are not UTC days and not whole hours of UTC. */
 const ZONE = 'Asia/Kolkata';
-let stores: Stores;
-let app: FastifyInstance;
 let dns: TestDnsServer;
 let facts: EmailFacts[];
 let eventsOfA: ReturnType<typeof generateHistory>;
 let token: string;
 
-const get = (url: string, headers = bearer(token)) => app.inject({ method: 'GET', url, headers });
+const get = (url: string, headers = bearer(token)) => file.app.inject({ method: 'GET', url, headers });
 type Row = Counts & { key: string; rates: Record<string, number>; series?: (Counts & { start: string })[] };
 const COUNTS: (keyof Counts)[] = [
   'total',
@@ -71,9 +59,8 @@ const countsOf = (r: Counts) => Object.fromEntries(COUNTS.map((c) => [c, r[c]]))
 beforeAll(async () => {
   dns = await startTestDnsServer();
   for (const d of RECIPIENT_DOMAINS) if (d.mx) dns.mx(d.domain, d.mx);
-  ({ stores, app } = await openApp(clock));
   token = jwtFor(clock, A);
-  const res = await app.inject({
+  const res = await file.app.inject({
     method: 'PUT',
     url: `/tenants/${A}/settings`,
     headers: bearer(token),
@@ -88,13 +75,13 @@ beforeAll(async () => {
   const third = Math.ceil(all.length / 3);
   for (let i = 0; i < all.length; i += third) {
     const batch = all.slice(i, i + third);
-    await project(stores, batch, await resolver.prepare(batch));
+    await project(file.stores, batch, await resolver.prepare(batch));
   }
   facts = factsOf(eventsA, ZONE);
   eventsOfA = eventsA;
 }, 120_000);
 
-afterAll(() => closeAll(app, stores, dns));
+afterAll(() => closeAll(dns));
 
 const localToday = () => new Intl.DateTimeFormat('en-CA', { timeZone: ZONE }).format(clock.now());
 const daysAgo = (n: number) =>
@@ -239,7 +226,7 @@ describe('the hourly projections (ClickHouse migration 0032)', () => {
         interval: series ? 'hour' : undefined,
       });
       const { query, params } = breakdownSql(p, series ? 'series' : 'rows');
-      return stores.ch.query({
+      return file.stores.ch.query({
         query,
         query_params: { ...params, limit: 100, keys: ['gmail', 'x'] },
         format: 'JSONEachRow',
@@ -256,7 +243,7 @@ describe('the hourly projections (ClickHouse migration 0032)', () => {
   });
 
   it('answers equal an independent count in any zone, projection or rows, day by day (property)', async () => {
-    const queries = createBreakdownQueries(stores.ch);
+    const queries = createBreakdownQueries(file.stores.ch);
     const factsIn = new Map(ZONES.map((z) => [z, factsOf(eventsOfA, z)]));
     await fc.assert(
       fc.asyncProperty(
@@ -304,8 +291,8 @@ describe('the hourly projections (ClickHouse migration 0032)', () => {
   }, 300_000);
 
   it('the projections answer as the 15-minute rows do: breakdown, series and deliverability (property)', async () => {
-    const fast = createBreakdownQueries(stores.ch);
-    const rowsOnly = createBreakdownQueries(stores.ch, { projections: false });
+    const fast = createBreakdownQueries(file.stores.ch);
+    const rowsOnly = createBreakdownQueries(file.stores.ch, { projections: false });
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom('UTC', 'America/New_York', 'Europe/Paris', 'Asia/Kolkata'),
@@ -377,9 +364,9 @@ describe('series, deliverability and credentials', () => {
   });
 
   it('an API key needs analytics:read; over a real socket; bad input is a 400 naming the field', async () => {
-    const withScope = await createKey(app, token, A, { scopes: ['analytics:read'] });
-    const without = await createKey(app, token, A, { scopes: ['email:read'] });
-    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    const withScope = await createKey(file.app, token, A, { scopes: ['analytics:read'] });
+    const without = await createKey(file.app, token, A, { scopes: ['email:read'] });
+    const base = await file.app.listen({ port: 0, host: '127.0.0.1' });
     const ask = (path: string, key: string) =>
       fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
     const ok = await ask('/analytics/breakdown?by=tag&days=7', withScope.key);
@@ -396,7 +383,7 @@ describe('series, deliverability and credentials', () => {
       const res = await ask(`/analytics/breakdown?${bad}`, withScope.key);
       expect(res.status, bad).toBe(400);
     }
-    const tz = await app.inject({
+    const tz = await file.app.inject({
       method: 'PUT',
       url: `/tenants/${A}/settings`,
       headers: bearer(token),

@@ -1,43 +1,27 @@
 import { isSuppressed, suppressedAmong } from '@tern/read-models';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  bearer,
-  closeAll,
-  createKey,
-  eventsOf,
-  jwtFor,
-  NOW,
-  openApp,
-  project,
-  type Stores,
-  testTenants,
-} from '../support.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createKey, eventsOf, jwtFor, NOW, project, testApp } from '../support.js';
 
 // SPEC §13 on the real app and Postgres; the automatic entries through the projector's own sink.
 
-const { clock, run, A, B } = testTenants('sup');
+const file = testApp('sup');
+const { clock, run, A, B } = file;
 
-let stores: Stores;
-let app: FastifyInstance;
 let readKey: string;
 let writeKey: string;
 
 const post = (payload: unknown, headers: Record<string, string> = { 'x-api-key': writeKey }) =>
-  app.inject({ method: 'POST', url: '/suppressions', headers, payload: payload as object });
+  file.app.inject({ method: 'POST', url: '/suppressions', headers, payload: payload as object });
 const del = (email: string, headers: Record<string, string> = { 'x-api-key': writeKey }) =>
-  app.inject({ method: 'DELETE', url: `/suppressions/${encodeURIComponent(email)}`, headers });
+  file.app.inject({ method: 'DELETE', url: `/suppressions/${encodeURIComponent(email)}`, headers });
 const list = async (tenantJwt = jwtFor(clock, A)) =>
-  (await app.inject({ url: '/suppressions?limit=100', headers: bearer(tenantJwt) })).json();
+  (await file.app.inject({ url: '/suppressions?limit=100', headers: bearer(tenantJwt) })).json();
 
 beforeAll(async () => {
-  ({ stores, app } = await openApp(clock));
   const owner = jwtFor(clock, A);
-  readKey = (await createKey(app, owner, A, { scopes: ['suppressions:read'] })).key;
-  writeKey = (await createKey(app, owner, A, { scopes: ['suppressions:write'] })).key;
+  readKey = (await createKey(file.app, owner, A, { scopes: ['suppressions:read'] })).key;
+  writeKey = (await createKey(file.app, owner, A, { scopes: ['suppressions:write'] })).key;
 });
-
-afterAll(() => closeAll(app, stores));
 
 describe('POST /suppressions', () => {
   it('201 lowercased with reason, source manual and createdAt; 200 unchanged when present', async () => {
@@ -54,10 +38,10 @@ describe('POST /suppressions', () => {
     clock.set(NOW);
     expect(again.statusCode).toBe(200);
     expect(again.json()).toEqual(res.json());
-    expect(await isSuppressed(stores.pool, A, 'ada.LOVELACE@example.com')).toBe(true);
-    expect(await isSuppressed(stores.pool, B, 'ada.lovelace@example.com')).toBe(false);
+    expect(await isSuppressed(file.stores.pool, A, 'ada.LOVELACE@example.com')).toBe(true);
+    expect(await isSuppressed(file.stores.pool, B, 'ada.lovelace@example.com')).toBe(false);
     expect(
-      await suppressedAmong(stores.pool, [
+      await suppressedAmong(file.stores.pool, [
         { tenantId: B, email: 'ada.lovelace@example.com' },
         { tenantId: A, email: 'ada.LOVELACE@example.com' },
         { tenantId: A, email: 'nobody@example.com' },
@@ -103,18 +87,18 @@ describe('GET /suppressions', () => {
       expect((await post({ email }, h)).statusCode).toBe(201);
     }
     clock.set(NOW);
-    const res = await app.inject({ url: '/suppressions?limit=2', headers: h });
+    const res = await file.app.inject({ url: '/suppressions?limit=2', headers: h });
     expect(res.statusCode).toBe(200);
     expect(res.json().data.map((s: { email: string }) => s.email)).toEqual(['three@x.test', 'two@x.test']);
     expect(res.json().meta).toEqual({ page: 1, limit: 2, total: 3, totalPages: 2 });
     expect((await list()).data.map((s: { email: string }) => s.email)).not.toContain('one@x.test');
-    expect((await app.inject({ url: '/suppressions', headers: { 'x-api-key': readKey } })).statusCode).toBe(
-      200,
-    );
-    expect((await app.inject({ url: '/suppressions', headers: { 'x-api-key': writeKey } })).statusCode).toBe(
-      403,
-    );
-    expect((await app.inject({ url: '/suppressions?page=0', headers: h })).statusCode).toBe(400);
+    expect(
+      (await file.app.inject({ url: '/suppressions', headers: { 'x-api-key': readKey } })).statusCode,
+    ).toBe(200);
+    expect(
+      (await file.app.inject({ url: '/suppressions', headers: { 'x-api-key': writeKey } })).statusCode,
+    ).toBe(403);
+    expect((await file.app.inject({ url: '/suppressions?page=0', headers: h })).statusCode).toBe(400);
   });
 });
 
@@ -123,7 +107,7 @@ describe('DELETE /suppressions/:email', () => {
     await post({ email: `gone-${run}@x.test` });
     expect((await del(`gone-${run}@x.test`, bearer(jwtFor(clock, B)))).statusCode).toBe(404);
     expect((await del(`GONE-${run}@X.test`)).statusCode).toBe(204);
-    expect(await isSuppressed(stores.pool, A, `gone-${run}@x.test`)).toBe(false);
+    expect(await isSuppressed(file.stores.pool, A, `gone-${run}@x.test`)).toBe(false);
     expect((await del(`gone-${run}@x.test`)).statusCode).toBe(404);
     expect((await del('x@y.test', { 'x-api-key': readKey })).statusCode).toBe(403);
   });
@@ -138,7 +122,7 @@ describe('automatic entries from the projection (SPEC §13)', () => {
 
   it('a hard bounce → hard_bounce/bounce; a complaint → complaint/complaint; a soft bounce → nothing', async () => {
     const tenant = `sup-auto-${run}`;
-    await project(stores, [
+    await project(file.stores, [
       ...eventsOf(tenant, 'e-hard', [
         queued('Hard@Example.com'),
         { type: 'email.bounced', occurredAt: '2026-06-15T09:01:00Z', data: { bounceType: 'hard' } },
@@ -175,24 +159,24 @@ describe('automatic entries from the projection (SPEC §13)', () => {
     // Two soft bounces, and the second one again (a redelivered event is one bounce): not yet.
     const first = soft('s1', 'Soft3@Example.com', '2026-06-01T09:00:00Z');
     const second = soft('s2', 'soft3@example.com', '2026-06-05T09:00:00Z');
-    await project(stores, [...first, ...second]);
-    await project(stores, second);
-    expect(await isSuppressed(stores.pool, tenant, 'soft3@example.com')).toBe(false);
+    await project(file.stores, [...first, ...second]);
+    await project(file.stores, second);
+    expect(await isSuppressed(file.stores.pool, tenant, 'soft3@example.com')).toBe(false);
     // Spread over more than 7 days: days 1, 5 and 12 never have three within a window.
-    await project(stores, soft('s3', 'soft3@example.com', '2026-06-12T09:00:01Z'));
-    expect(await isSuppressed(stores.pool, tenant, 'soft3@example.com')).toBe(false);
+    await project(file.stores, soft('s3', 'soft3@example.com', '2026-06-12T09:00:01Z'));
+    expect(await isSuppressed(file.stores.pool, tenant, 'soft3@example.com')).toBe(false);
     // A third within 7 days of the second and the fourth (days 5, 8, 12): suppressed.
-    await project(stores, soft('s4', 'soft3@example.com', '2026-06-08T09:00:00Z'));
+    await project(file.stores, soft('s4', 'soft3@example.com', '2026-06-08T09:00:00Z'));
     const entries = (await list(jwtFor(clock, tenant))).data;
     expect(
       entries.map(({ email, reason, source }: Record<string, string>) => ({ email, reason, source })),
     ).toEqual([{ email: 'soft3@example.com', reason: 'soft_bounce', source: 'bounce' }]);
     // Another address with the same bounces on other days is its own count.
-    await project(stores, [
+    await project(file.stores, [
       ...soft('o1', 'other@example.com', '2026-06-01T09:00:00Z'),
       ...soft('o2', 'other@example.com', '2026-06-20T09:00:00Z'),
     ]);
-    expect(await isSuppressed(stores.pool, tenant, 'other@example.com')).toBe(false);
+    expect(await isSuppressed(file.stores.pool, tenant, 'other@example.com')).toBe(false);
   });
 
   it('a bounce that arrives before its email.queued is applied once the address is known', async () => {
@@ -201,10 +185,10 @@ describe('automatic entries from the projection (SPEC §13)', () => {
       queued('late@example.com'),
       { type: 'email.bounced', occurredAt: '2026-06-15T09:01:00Z', data: { bounceType: 'hard' } },
     ]);
-    await project(stores, [bounce!]);
-    expect(await isSuppressed(stores.pool, tenant, 'late@example.com')).toBe(false);
-    await project(stores, [q!]);
-    expect(await isSuppressed(stores.pool, tenant, 'late@example.com')).toBe(true);
+    await project(file.stores, [bounce!]);
+    expect(await isSuppressed(file.stores.pool, tenant, 'late@example.com')).toBe(false);
+    await project(file.stores, [q!]);
+    expect(await isSuppressed(file.stores.pool, tenant, 'late@example.com')).toBe(true);
   });
 
   it('replays and duplicates add nothing; a manual entry keeps its reason; a removed one is not put back by later events', async () => {
@@ -221,8 +205,8 @@ describe('automatic entries from the projection (SPEC §13)', () => {
         { type: 'email.complained', occurredAt: '2026-06-15T09:01:00Z' },
       ]),
     ];
-    await project(stores, events);
-    await project(stores, events); // redelivered
+    await project(file.stores, events);
+    await project(file.stores, events); // redelivered
     const entries = (await list(jwtFor(clock, tenant))).data;
     expect(entries).toHaveLength(2);
     expect(entries.find((e: { email: string }) => e.email === 'kept@example.com')).toMatchObject({
@@ -232,12 +216,12 @@ describe('automatic entries from the projection (SPEC §13)', () => {
     expect((await del('removed@example.com', h)).statusCode).toBe(204);
     // Later events of the same email (an open, a second complaint) do not put the address back.
     await project(
-      stores,
+      file.stores,
       eventsOf(tenant, 'e2', [
         { type: 'email.opened', occurredAt: '2026-06-15T09:05:00Z' },
         { type: 'email.complained', occurredAt: '2026-06-15T09:06:00Z' },
       ]),
     );
-    expect(await isSuppressed(stores.pool, tenant, 'removed@example.com')).toBe(false);
+    expect(await isSuppressed(file.stores.pool, tenant, 'removed@example.com')).toBe(false);
   });
 });

@@ -3,19 +3,7 @@ import { createIngestApp } from '@tern/ingest';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  bearer,
-  closeAll,
-  createKey,
-  eventsOf,
-  jwtFor,
-  NOW,
-  openApp,
-  pct,
-  project,
-  type Stores,
-  testTenants,
-} from '../support.js';
+import { bearer, closeAll, createKey, eventsOf, jwtFor, NOW, pct, project, testApp } from '../support.js';
 
 /**
  * Fuzz of every documented route plus `POST /events` (issue 9): malformed JSON, wrong types,
@@ -26,15 +14,14 @@ import {
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const INGEST_TOKEN = 'fuzz-ingest-token-0123456789abcdef';
-const { clock, run, A, B } = testTenants('fuzz');
+const file = testApp('fuzz', { limits: { rateLimit: false } });
+const { clock, run, A, B } = file;
 /**
  * Strings only tenant B's data holds, never sent by A's requests (an error message may echo what
  * A sent, which is no leak): any of them in an answer to A is a leak.
  */
 const B_MARKERS = [`b-only-${run}@example.com`, `Subject of B ${run}`, `tag-b-${run}`, `Key of B ${run}`];
 
-let stores: Stores;
-let app: FastifyInstance;
 let ingest: FastifyInstance;
 let log: EventLog;
 let routes: { method: string; url: string }[] = [];
@@ -159,8 +146,7 @@ function fill(template: string, values: string[], q: [string, string][]): string
 }
 
 beforeAll(async () => {
-  ({ stores, app } = await openApp(clock, { limits: { rateLimit: false } }));
-  const pgLog = createPostgresEventLog({ pool: stores.pool, table: `fuzz_log_${run}` });
+  const pgLog = createPostgresEventLog({ pool: file.stores.pool, table: `fuzz_log_${run}` });
   await pgLog.ensureSchema();
   log = pgLog;
   ingest = await createIngestApp({ log: createEventStream(log), ingestToken: INGEST_TOKEN });
@@ -169,13 +155,14 @@ beforeAll(async () => {
   creds.jwtA = bearer(ownerA);
   creds.jwtB = bearer(ownerB);
   creds.keyA = {
-    'x-api-key': (await createKey(app, ownerA, A, { scopes: ['email:read'] })).key,
+    'x-api-key': (await createKey(file.app, ownerA, A, { scopes: ['email:read'] })).key,
   };
   creds.keyB = {
-    'x-api-key': (await createKey(app, ownerB, B, { scopes: ['email:read'], name: `Key of B ${run}` })).key,
+    'x-api-key': (await createKey(file.app, ownerB, B, { scopes: ['email:read'], name: `Key of B ${run}` }))
+      .key,
   };
   const day = new Date(Date.parse(NOW) - 2 * 86_400_000).toISOString();
-  await project(stores, [
+  await project(file.stores, [
     ...eventsOf(A, `a-mail-${run}`, [
       {
         type: 'email.queued',
@@ -196,13 +183,11 @@ beforeAll(async () => {
       },
     ]),
   ]);
-  await stores.pool.query('INSERT INTO templates (tenant_id, id, name, subject) VALUES ($1, $2, $3, $4)', [
-    B,
-    `secret-b-${run}`,
-    `tag-b-${run}`,
-    `Subject of B ${run}`,
-  ]);
-  const doc = (await app.inject('/docs/json')).json() as {
+  await file.stores.pool.query(
+    'INSERT INTO templates (tenant_id, id, name, subject) VALUES ($1, $2, $3, $4)',
+    [B, `secret-b-${run}`, `tag-b-${run}`, `Subject of B ${run}`],
+  );
+  const doc = (await file.app.inject('/docs/json')).json() as {
     paths: Record<string, Record<string, { responses?: Record<string, { content?: object }> }>>;
   };
   // A live tail (`GET /events/stream`) never ends, so `inject` would wait for ever: it is fuzzed
@@ -219,7 +204,7 @@ beforeAll(async () => {
   );
 }, 120_000);
 
-afterAll(() => closeAll(ingest, log, app, stores));
+afterAll(() => closeAll(ingest, log));
 
 describe('fuzz', () => {
   it('finds the documented routes', () => {
@@ -246,7 +231,7 @@ describe('fuzz', () => {
         async (pick, params, q, payload, cred, contentType) => {
           const route = routes[pick % routes.length]!;
           const url = fill(route.url, params, q);
-          const res = await app.inject({
+          const res = await file.app.inject({
             method: route.method as 'GET',
             url,
             headers: { ...headersFor(cred), ...(contentType ? { 'content-type': contentType } : {}) },
@@ -263,8 +248,8 @@ describe('fuzz', () => {
     );
     console.log(`[fuzz] api statuses ${JSON.stringify(seen)}`);
     // The process keeps answering.
-    expect((await app.inject('/health')).statusCode).toBe(200);
-    expect((await app.inject({ url: '/emails/logs', headers: creds.keyA! })).statusCode).toBe(200);
+    expect((await file.app.inject('/health')).statusCode).toBe(200);
+    expect((await file.app.inject({ url: '/emails/logs', headers: creds.keyA! })).statusCode).toBe(200);
   });
 
   it(`no body makes POST /events answer 5xx, and nothing invalid is appended (${RUNS} runs)`, async () => {
@@ -314,7 +299,7 @@ describe('fuzz', () => {
         async (pick, params, q, cred) => {
           const route = reads[pick % reads.length]!;
           const url = fill(route.url, params, q);
-          const res = await app.inject({ method: 'GET', url, headers: headersFor(cred) });
+          const res = await file.app.inject({ method: 'GET', url, headers: headersFor(cred) });
           expect(res.statusCode).toBeLessThan(500);
           for (const marker of B_MARKERS) {
             if (res.body.includes(marker))
@@ -325,7 +310,7 @@ describe('fuzz', () => {
       { numRuns: RUNS, seed: SEED + 2, endOnFailure: true },
     );
     // The property can fail: B's own credential does see its data through the same routes.
-    const own = await app.inject({ url: '/emails/logs', headers: creds.keyB! });
+    const own = await file.app.inject({ url: '/emails/logs', headers: creds.keyB! });
     expect(own.body).toContain(`b-only-${run}@example.com`);
   });
 });

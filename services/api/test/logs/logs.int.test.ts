@@ -1,25 +1,20 @@
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { eventsFor, expectedLog, type GeneratedEmail, generateEmails } from '../dataset.js';
 import {
   bearer,
   buildApp,
-  closeAll,
   createClock,
   createKey,
   DEFAULT_RETENTION_DAYS,
   jwtFor,
   NOW,
-  openApp,
   project,
-  type Stores,
-  testTenants,
+  testApp,
 } from '../support.js';
 
-const { clock, A, B } = testTenants('logs');
+const file = testApp('logs');
+const { clock, A, B } = file;
 
-let stores: Stores;
-let app: FastifyInstance;
 let emailsA: GeneratedEmail[];
 let emailsB: GeneratedEmail[];
 let tokenA: string;
@@ -28,7 +23,7 @@ let readKeyB: string;
 let sendOnlyKeyA: string;
 
 const logs = (query: string, headers: Record<string, string> = { 'x-api-key': readKeyA }) =>
-  app.inject({ method: 'GET', url: `/emails/logs${query}`, headers });
+  file.app.inject({ method: 'GET', url: `/emails/logs${query}`, headers });
 
 /** Every page of the log, concatenated. */
 async function allPages(limit: number, headers?: Record<string, string>) {
@@ -43,18 +38,15 @@ async function allPages(limit: number, headers?: Record<string, string>) {
 }
 
 beforeAll(async () => {
-  ({ stores, app } = await openApp(clock));
   tokenA = jwtFor(clock, A, 'admin');
   const common = { now: NOW, spanDays: 104, templates: ['t1', 't2'] };
   emailsA = generateEmails({ ...common, tenantId: A, count: 230, seed: 11 });
   emailsB = generateEmails({ ...common, tenantId: B, count: 60, seed: 12 });
-  await project(stores, eventsFor([...emailsA, ...emailsB], 13));
-  readKeyA = (await createKey(app, tokenA, A, { scopes: ['email:read'] })).key;
-  sendOnlyKeyA = (await createKey(app, tokenA, A, { scopes: ['email:send', 'templates:read'] })).key;
-  readKeyB = (await createKey(app, jwtFor(clock, B), B, { scopes: ['email:read'] })).key;
+  await project(file.stores, eventsFor([...emailsA, ...emailsB], 13));
+  readKeyA = (await createKey(file.app, tokenA, A, { scopes: ['email:read'] })).key;
+  sendOnlyKeyA = (await createKey(file.app, tokenA, A, { scopes: ['email:send', 'templates:read'] })).key;
+  readKeyB = (await createKey(file.app, jwtFor(clock, B), B, { scopes: ['email:read'] })).key;
 });
-
-afterAll(() => closeAll(app, stores));
 
 describe('GET /emails/logs', () => {
   describe('200', () => {
@@ -141,7 +133,7 @@ describe('GET /emails/logs', () => {
       expect(ids).toContain('edge-90-start');
       expect(ids).not.toContain('edge-90-prev');
       // A tenant override moves the cut-off at once.
-      const put = await app.inject({
+      const put = await file.app.inject({
         method: 'PUT',
         url: `/tenants/${A}/settings`,
         headers: bearer(tokenA),
@@ -155,7 +147,7 @@ describe('GET /emails/logs', () => {
         expect(entries.map((e: { id: string }) => e.id)).toContain('edge-10-start');
         expect(entries.map((e: { id: string }) => e.id)).not.toContain('edge-10-prev');
       } finally {
-        await app.inject({
+        await file.app.inject({
           method: 'PUT',
           url: `/tenants/${A}/settings`,
           headers: bearer(tokenA),
@@ -166,7 +158,7 @@ describe('GET /emails/logs', () => {
 
     it('moves the cut-off with the clock (day-granular)', async () => {
       const clockLater = createClock('2026-06-16T00:00:00.000Z');
-      const later = await buildApp(stores, clockLater);
+      const later = await buildApp(file.stores, clockLater);
       try {
         const res = await later.inject({
           url: '/emails/logs?limit=100&page=1',
@@ -201,12 +193,12 @@ describe('GET /emails/logs', () => {
     });
 
     it('carries X-Tern-As-Of when something was projected, and not before', async () => {
-      const { rows } = await stores.pool.query<{ at: Date }>(
+      const { rows } = await file.stores.pool.query<{ at: Date }>(
         "SELECT last_batch_at AS at FROM projection_status WHERE name = 'projector'",
       );
       const withStatus = await logs('?limit=1');
       expect(withStatus.headers['x-tern-as-of']).toBe(rows[0]!.at.toISOString());
-      const client = await stores.pool.connect();
+      const client = await file.stores.pool.connect();
       try {
         await client.query('BEGIN');
         await client.query("DELETE FROM projection_status WHERE name = 'projector'");
@@ -250,7 +242,7 @@ describe('GET /emails/logs', () => {
 
   describe('401', () => {
     it('without a credential', async () => {
-      const res = await app.inject({ method: 'GET', url: '/emails/logs' });
+      const res = await file.app.inject({ method: 'GET', url: '/emails/logs' });
       expect(res.statusCode).toBe(401);
       expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
     });
@@ -264,7 +256,7 @@ describe('GET /emails/logs', () => {
     });
 
     it('comes before validation: a bad query without a credential is 401', async () => {
-      expect((await app.inject({ method: 'GET', url: '/emails/logs?page=0' })).statusCode).toBe(401);
+      expect((await file.app.inject({ method: 'GET', url: '/emails/logs?page=0' })).statusCode).toBe(401);
     });
   });
 

@@ -2,48 +2,36 @@ import { createUnsubscribeToken } from '@tern/domain';
 import { createKeyring } from '@tern/privacy';
 import { suppressionCheck, suppressionCheckMany } from '@tern/read-models';
 import { emailDetail } from '@tern/sending';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../test/support/services.js';
 import {
   buildApp,
-  closeAll,
-  createClock,
   createKey,
   ENCRYPTION_KEY,
   eventsOf,
   jwtFor,
   NOW,
-  openApp,
   project,
-  type Stores,
-  suffix,
   TRACKING_SECRET,
+  testApp,
 } from '../support.js';
 
-const clock = createClock(NOW);
-const run = suffix();
-const A = `erase-a-${run}`;
-const B = `erase-b-${run}`;
+const file = testApp('erase');
+const { clock, run, A, B } = file;
 const ADA = 'ada.erase@example.com';
 
-let stores: Stores;
-let app: FastifyInstance;
 let ownerA: string;
 let writeKeyA: string;
 let readKeyA: string;
 
 const erase = (payload: unknown, headers: Record<string, string> = { 'x-api-key': writeKeyA }) =>
-  app.inject({ method: 'POST', url: '/contacts/erase', headers, payload: payload as object });
+  file.app.inject({ method: 'POST', url: '/contacts/erase', headers, payload: payload as object });
 
 beforeAll(async () => {
-  ({ stores, app } = await openApp(clock));
   ownerA = jwtFor(clock, A, 'owner');
-  writeKeyA = (await createKey(app, ownerA, A, { scopes: ['contacts:write'] })).key;
-  readKeyA = (await createKey(app, ownerA, A, { scopes: ['contacts:read'] })).key;
+  writeKeyA = (await createKey(file.app, ownerA, A, { scopes: ['contacts:write'] })).key;
+  readKeyA = (await createKey(file.app, ownerA, A, { scopes: ['contacts:read'] })).key;
 });
-
-afterAll(() => closeAll(app, stores));
 
 describe('POST /contacts/erase', () => {
   it('400 naming the field for a bad address or an unknown field; 401 without credential; 403 without contacts:write', async () => {
@@ -60,7 +48,7 @@ describe('POST /contacts/erase', () => {
   it('202 with counts, scrubbing only this tenant’s rows; 200 with zero counts on a repeat; the hash suppresses', async () => {
     for (const tenant of [A, B]) {
       const owner = jwtFor(clock, tenant, 'owner');
-      const created = await app.inject({
+      const created = await file.app.inject({
         method: 'POST',
         url: '/contacts',
         headers: { authorization: `Bearer ${owner}` },
@@ -68,7 +56,7 @@ describe('POST /contacts/erase', () => {
       });
       expect(created.statusCode).toBe(201);
       await project(
-        stores,
+        file.stores,
         eventsOf(tenant, `em_erase_${tenant}`, [
           {
             type: 'email.queued',
@@ -78,12 +66,12 @@ describe('POST /contacts/erase', () => {
           { type: 'email.delivered', occurredAt: NOW },
         ]),
       );
-      await stores.pool.query(
+      await file.stores.pool.query(
         `INSERT INTO suppressions (tenant_id, email, reason, source) VALUES ($1, $2, 'complaint', 'complaint')`,
         [tenant, ADA],
       );
     }
-    const logsBefore = await stores.pool.query(
+    const logsBefore = await file.stores.pool.query(
       'SELECT * FROM email_log_counts WHERE tenant_id = $1 ORDER BY day, status, project_id',
       [A],
     );
@@ -103,14 +91,14 @@ describe('POST /contacts/erase', () => {
       },
     });
 
-    const { rows: logA } = await stores.pool.query(
+    const { rows: logA } = await file.stores.pool.query(
       'SELECT to_email, subject, state FROM email_logs WHERE tenant_id = $1',
       [A],
     );
     expect(logA).toHaveLength(1);
     expect(logA[0]).toMatchObject({ to_email: null, subject: null });
     expect(logA[0].state.queued).toMatchObject({ toEmail: null, subject: null });
-    const { rows: timeline } = await stores.pool.query(
+    const { rows: timeline } = await file.stores.pool.query(
       "SELECT data FROM email_events WHERE tenant_id = $1 AND type = 'email.queued'",
       [A],
     );
@@ -118,14 +106,14 @@ describe('POST /contacts/erase', () => {
     // Counters hold no personal data and do not move.
     expect(
       (
-        await stores.pool.query(
+        await file.stores.pool.query(
           'SELECT * FROM email_log_counts WHERE tenant_id = $1 ORDER BY day, status, project_id',
           [A],
         )
       ).rows,
     ).toEqual(logsBefore.rows);
     // The log entry stays listed, with null recipient and subject.
-    const logs = await app.inject({
+    const logs = await file.app.inject({
       method: 'GET',
       url: '/emails/logs',
       headers: { authorization: `Bearer ${ownerA}` },
@@ -135,33 +123,36 @@ describe('POST /contacts/erase', () => {
     ]);
 
     // Tenant B keeps everything.
-    const { rows: logB } = await stores.pool.query('SELECT to_email FROM email_logs WHERE tenant_id = $1', [
-      B,
-    ]);
+    const { rows: logB } = await file.stores.pool.query(
+      'SELECT to_email FROM email_logs WHERE tenant_id = $1',
+      [B],
+    );
     expect(logB[0].to_email).toBe('Ada.Erase@Example.com');
-    expect((await stores.pool.query('SELECT 1 FROM contacts WHERE tenant_id = $1', [B])).rowCount).toBe(1);
+    expect((await file.stores.pool.query('SELECT 1 FROM contacts WHERE tenant_id = $1', [B])).rowCount).toBe(
+      1,
+    );
 
     // Kept as a keyed hash only: no clear address anywhere for tenant A, and a send is suppressed.
-    const keyring = createKeyring({ pool: stores.pool, encryptionKey: ENCRYPTION_KEY });
-    const { rows: erased } = await stores.pool.query(
+    const keyring = createKeyring({ pool: file.stores.pool, encryptionKey: ENCRYPTION_KEY });
+    const { rows: erased } = await file.stores.pool.query(
       'SELECT recipient_hash FROM erased_recipients WHERE tenant_id = $1',
       [A],
     );
     expect(erased).toEqual([{ recipient_hash: keyring.recipientHash(A, ADA) }]);
     const check = suppressionCheck(keyring);
-    expect(await check(stores.pool, A, 'Ada.ERASE@example.com')).toBe(true);
-    expect(await check(stores.pool, A, 'someone.else@example.com')).toBe(false);
+    expect(await check(file.stores.pool, A, 'Ada.ERASE@example.com')).toBe(true);
+    expect(await check(file.stores.pool, A, 'someone.else@example.com')).toBe(false);
     // The sender's form for a claim round: one query, the answers in the order asked.
     expect(
-      await suppressionCheckMany(keyring)(stores.pool, [
+      await suppressionCheckMany(keyring)(file.stores.pool, [
         { tenantId: A, email: 'someone.else@example.com' },
         { tenantId: A, email: 'Ada.ERASE@example.com' },
         { tenantId: `erase-none-${run}`, email: 'Ada.ERASE@example.com' },
       ]),
     ).toEqual([false, true, false]);
-    expect((await stores.pool.query('SELECT 1 FROM suppressions WHERE tenant_id = $1', [A])).rowCount).toBe(
-      0,
-    );
+    expect(
+      (await file.stores.pool.query('SELECT 1 FROM suppressions WHERE tenant_id = $1', [A])).rowCount,
+    ).toBe(0);
 
     const again = await erase({ email: ADA });
     expect(again.statusCode).toBe(200);
@@ -169,12 +160,12 @@ describe('POST /contacts/erase', () => {
   });
 
   it('scrubs again after the rescrub delay: what a process with the key still cached wrote meanwhile is removed', async () => {
-    const quick = await buildApp(stores, clock, { policy: { erasureRescrubMs: 300 } });
+    const quick = await buildApp(file.stores, clock, { policy: { erasureRescrubMs: 300 } });
     try {
       const T = `erase-r-${run}`;
       const owner = jwtFor(clock, T, 'owner');
       await project(
-        stores,
+        file.stores,
         eventsOf(T, `em_rescrub_${T}`, [
           { type: 'email.queued', occurredAt: NOW, data: { toEmail: 'late@example.com', subject: 'Late' } },
         ]),
@@ -188,7 +179,7 @@ describe('POST /contacts/erase', () => {
       expect(res.statusCode).toBe(202);
       // A projector elsewhere, its key cache not yet expired, folds an in-flight event with the
       // opened address after the erasure committed:
-      await stores.pool.query(
+      await file.stores.pool.query(
         `UPDATE email_logs SET to_email = 'late@example.com', subject = 'Late',
                 state = jsonb_set(state, '{queued,toEmail}', '"late@example.com"')
           WHERE tenant_id = $1`,
@@ -196,7 +187,7 @@ describe('POST /contacts/erase', () => {
       );
       await waitFor(
         async () => {
-          const { rows } = await stores.pool.query(
+          const { rows } = await file.stores.pool.query(
             'SELECT to_email, state FROM email_logs WHERE tenant_id = $1',
             [T],
           );
@@ -216,7 +207,7 @@ describe('POST /contacts/erase', () => {
     const own = `em_own_${run}`;
     const other = `em_other_${run}`;
     await project(
-      stores,
+      file.stores,
       eventsOf(T, own, [
         { type: 'email.queued', occurredAt: NOW, data: { toEmail: EVE, subject: 'For Eve' } },
         { type: 'email.bounced', occurredAt: NOW, data: { bounceType: 'soft', reason: `552 <${EVE}> full` } },
@@ -228,7 +219,7 @@ describe('POST /contacts/erase', () => {
       ]),
     );
     await project(
-      stores,
+      file.stores,
       eventsOf(T, other, [
         { type: 'email.queued', occurredAt: NOW, data: { toEmail: 'bo@example.com', subject: 'B' } },
       ]),
@@ -242,16 +233,16 @@ describe('POST /contacts/erase', () => {
       subject: 'B',
       text: 't',
     });
-    await stores.pool.query(
+    await file.stores.pool.query(
       `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, last_error)
        VALUES ($1, $2, 'done', now(), $3, $4), ($1, $5, 'done', now(), $6, NULL)`,
       [T, own, message(EVE), `550 <${EVE}> unknown`, other, message('bo@example.com')],
     );
-    await stores.pool.query(
+    await file.stores.pool.query(
       `INSERT INTO sandbox_messages (tenant_id, email_id, message) VALUES ($1, $2, $3)`,
       [T, other, { ...message('bo@example.com'), messageId: '<m@x>', html: null, headers: {} }],
     );
-    const { rows: delivery } = await stores.pool.query<{ id: string }>(
+    const { rows: delivery } = await file.stores.pool.query<{ id: string }>(
       `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, email_id, event, request_body,
          recipient, status, attempts, next_attempt_at, created_at, updated_at)
        VALUES ($1, 'wh_1', 'ev_b', 'email.bounced', $2, $3, $4, $5, 'delivered', 1, now(), now(), now()) RETURNING id`,
@@ -263,7 +254,7 @@ describe('POST /contacts/erase', () => {
         EVE,
       ],
     );
-    await stores.pool.query(
+    await file.stores.pool.query(
       `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, response_excerpt)
        VALUES ($1, 1, now(), 5, 200, $2)`,
       [delivery[0]!.id, `ok, got ${EVE}`],
@@ -278,7 +269,7 @@ describe('POST /contacts/erase', () => {
         ['webhook_attempts', 'delivery_id IN (SELECT id FROM webhook_deliveries WHERE tenant_id = $1)'],
         ['suppressions', 'tenant_id = $1'],
       ]) {
-        const { rows } = await stores.pool.query<{ t: string }>(
+        const { rows } = await file.stores.pool.query<{ t: string }>(
           `SELECT x::text AS t FROM ${table} x WHERE ${where}`,
           [T],
         );
@@ -288,7 +279,7 @@ describe('POST /contacts/erase', () => {
     };
     expect(await tenantText()).toContain(EVE);
 
-    const res = await app.inject({
+    const res = await file.app.inject({
       method: 'POST',
       url: '/contacts/erase',
       headers: { authorization: `Bearer ${owner}` },
@@ -301,13 +292,13 @@ describe('POST /contacts/erase', () => {
       email: EVE,
       source: 'campaign:cmp_1',
     });
-    expect((await app.inject({ method: 'POST', url: `/u/${token}` })).statusCode).toBe(200);
+    expect((await file.app.inject({ method: 'POST', url: `/u/${token}` })).statusCode).toBe(200);
 
     const text = await tenantText();
     expect(text).not.toContain(EVE);
     expect(text).not.toContain('eveua');
     // The other mail keeps its other recipients; the timeline keeps the events, not their personal fields.
-    const { rows: kept } = await stores.pool.query('SELECT message FROM outgoing_emails WHERE id = $1', [
+    const { rows: kept } = await file.stores.pool.query('SELECT message FROM outgoing_emails WHERE id = $1', [
       other,
     ]);
     expect(kept[0].message).toMatchObject({
@@ -316,7 +307,7 @@ describe('POST /contacts/erase', () => {
       bcc: [],
       replyTo: null,
     });
-    const { rows: events } = await stores.pool.query(
+    const { rows: events } = await file.stores.pool.query(
       'SELECT type, data FROM email_events WHERE email_id = $1 ORDER BY type',
       [own],
     );
@@ -326,7 +317,7 @@ describe('POST /contacts/erase', () => {
       ['email.queued', { toEmail: null, subject: null }],
     ]);
     expect(
-      (await stores.pool.query('SELECT 1 FROM erased_recipients WHERE tenant_id = $1', [T])).rowCount,
+      (await file.stores.pool.query('SELECT 1 FROM erased_recipients WHERE tenant_id = $1', [T])).rowCount,
     ).toBe(1);
   });
 
@@ -337,7 +328,7 @@ describe('POST /contacts/erase', () => {
     const id = `em_multi_${run}`;
     const at = (ms: number) => new Date(Date.parse(NOW) + ms).toISOString();
     await project(
-      stores,
+      file.stores,
       eventsOf(T, id, [
         { type: 'email.queued', occurredAt: NOW, data: { toEmail: FIRST, subject: 'For all' } },
         { type: 'email.sent', occurredAt: at(1), data: { provider: 'smtp', messageId: '<m@x>' } },
@@ -350,13 +341,13 @@ describe('POST /contacts/erase', () => {
         { type: 'email.delivered', occurredAt: at(4), data: { recipient: COPY } },
       ]),
     );
-    await stores.pool.query(
+    await file.stores.pool.query(
       `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message) VALUES ($1, $2, 'done', now(), $3)`,
       [T, id, { from: 'a@acme.test', to: [FIRST, SECOND], cc: [COPY], subject: 'For all', text: 't' }],
     );
     // What GET /emails/:id answers (this app mounts no sending routes).
     const detail = async () => {
-      const d = await emailDetail(stores.pool, T, id, new Date(0));
+      const d = await emailDetail(file.stores.pool, T, id, new Date(0));
       return JSON.parse(JSON.stringify(d));
     };
     expect(await detail()).toMatchObject({
@@ -370,7 +361,7 @@ describe('POST /contacts/erase', () => {
       ],
     });
     const eraseIn = (email: string) =>
-      app.inject({
+      file.app.inject({
         method: 'POST',
         url: '/contacts/erase',
         headers: { authorization: `Bearer ${owner}` },
@@ -406,12 +397,15 @@ describe('POST /contacts/erase', () => {
       recipients: [{ email: COPY, type: 'cc', status: 'DELIVERED' }],
     });
     expect(JSON.stringify(afterFirst)).not.toContain(FIRST);
-    const { rows } = await stores.pool.query('SELECT message FROM outgoing_emails WHERE tenant_id = $1', [T]);
+    const { rows } = await file.stores.pool.query(
+      'SELECT message FROM outgoing_emails WHERE tenant_id = $1',
+      [T],
+    );
     expect(rows[0].message).toMatchObject({ to: [], cc: [COPY], text: 't' });
 
     // The last one left: the content goes with it.
     expect((await eraseIn(COPY)).statusCode).toBe(202);
-    const { rows: gone } = await stores.pool.query(
+    const { rows: gone } = await file.stores.pool.query(
       'SELECT message FROM outgoing_emails WHERE tenant_id = $1',
       [T],
     );
