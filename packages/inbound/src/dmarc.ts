@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { DmarcSource, DmarcSummary } from '@tern/contracts/wire';
+import { columnArrays } from '@tern/kernel';
 import type pg from 'pg';
 import {
   DMARC_LIMITS,
@@ -133,12 +134,7 @@ async function storeReport(
         message.tenantId,
         domain,
         report.end,
-        r.map((x) => x.sourceIp),
-        r.map((x) => x.count),
-        r.map((x) => x.disposition),
-        r.map((x) => x.dkim),
-        r.map((x) => x.spf),
-        r.map((x) => x.headerFrom),
+        ...columnArrays(r, ['sourceIp', 'count', 'disposition', 'dkim', 'spf', 'headerFrom']),
         r.map((x) => JSON.stringify(x.authResults)),
       ],
     );

@@ -1,5 +1,6 @@
 import type { DeliveryEvent } from '@tern/contracts';
 import type { FoldedEmail } from '@tern/domain';
+import { columnArrays } from '@tern/kernel';
 import type { PgReadModel } from './read-model.js';
 
 /**
@@ -129,14 +130,7 @@ export const recipientEngagement: PgReadModel = {
            last_opened_at   = GREATEST(r.last_opened_at, EXCLUDED.last_opened_at),
            last_clicked_at  = GREATEST(r.last_clicked_at, EXCLUDED.last_clicked_at),
            last_bounced_at  = GREATEST(r.last_bounced_at, EXCLUDED.last_bounced_at)`,
-        [
-          touches.map((t) => t.tenantId),
-          touches.map((t) => t.email),
-          touches.map((t) => t.received),
-          touches.map((t) => t.opened),
-          touches.map((t) => t.clicked),
-          touches.map((t) => t.bounced),
-        ],
+        columnArrays(touches, ['tenantId', 'email', 'received', 'opened', 'clicked', 'bounced']),
       );
     if (tags.length > 0)
       await client.query(

@@ -1,4 +1,5 @@
 import { isInboundEvent, type LogEvent, logEventKey } from '@tern/contracts';
+import { columnArrays } from '@tern/kernel';
 import type pg from 'pg';
 import type { AttemptOutcome } from './deliveries.js';
 
@@ -80,16 +81,16 @@ export async function recordDelivered(
      UPDATE webhook_endpoints e SET failing_since = NULL
        FROM (SELECT DISTINCT tenant_id, endpoint_id FROM a) x
       WHERE e.tenant_id = x.tenant_id AND e.id = x.endpoint_id AND e.failing_since IS NOT NULL`,
-    [
-      done.map((d) => d.deliveryId),
-      done.map((d) => d.attempt),
-      done.map((d) => d.startedAt),
-      done.map((d) => d.durationMs),
-      done.map((d) => d.statusCode),
-      done.map((d) => d.responseExcerpt),
-      done.map((d) => d.finishedAt),
-      done.map((d) => d.tenantId),
-      done.map((d) => d.endpointId),
-    ],
+    columnArrays(done, [
+      'deliveryId',
+      'attempt',
+      'startedAt',
+      'durationMs',
+      'statusCode',
+      'responseExcerpt',
+      'finishedAt',
+      'tenantId',
+      'endpointId',
+    ]),
   );
 }

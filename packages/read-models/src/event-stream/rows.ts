@@ -1,3 +1,4 @@
+import { columnArrays } from '@tern/kernel';
 import type pg from 'pg';
 
 /**
@@ -56,13 +57,7 @@ export async function insertStreamRows(client: pg.ClientBase, rows: readonly Str
             AS u(t, s, e, m, p, ty, g, b)
      ON CONFLICT DO NOTHING`,
     [
-      rows.map((r) => r.tenantId),
-      rows.map((r) => r.seq),
-      rows.map((r) => r.eventId),
-      rows.map((r) => r.key),
-      rows.map((r) => r.projectId),
-      rows.map((r) => r.type),
-      rows.map((r) => r.tags),
+      ...columnArrays(rows, ['tenantId', 'seq', 'eventId', 'key', 'projectId', 'type', 'tags']),
       JSON.stringify(rows.map((r) => r.body)),
     ],
   );
