@@ -126,8 +126,8 @@ export function ListTable<T>({
   load,
   items,
   what,
-  label,
-  testId,
+  label = `${what[0]?.toUpperCase()}${what.slice(1)}`,
+  testId = what,
   columns,
   row,
   actionError,
@@ -137,8 +137,10 @@ export function ListTable<T>({
   load: { data?: unknown; error?: ApiError | undefined; loading: boolean };
   items: readonly T[] | undefined;
   what: string;
-  label: string;
-  testId: string;
+  /** The table's accessible name: `what` with a capital unless told. */
+  label?: string;
+  /** The table's `data-testid`: `what` unless told. */
+  testId?: string;
   columns: readonly string[];
   row: (item: T) => ComponentChildren;
   actionError?: string | undefined;

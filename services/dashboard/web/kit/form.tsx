@@ -1,7 +1,7 @@
 // The forms' pieces: a form in a panel, a labelled field (its text in, its text out), a menu's
 // options, checkboxes.
 import type { ComponentChildren, TextareaHTMLAttributes } from 'preact';
-import { Alert } from '../ui.js';
+import { Alert, useActionError } from '../ui.js';
 
 /**
  * A form in a panel: its heading (`h2#<id>`, the form's name), its fields (`children`), the error
@@ -42,6 +42,24 @@ export function PanelForm({
       </button>
     </form>
   );
+}
+
+/**
+ * A PanelForm with an error of its own: a submit clears it, awaits `onSubmit` and shows what it
+ * threw.
+ */
+export function ActionForm({
+  onSubmit,
+  ...form
+}: {
+  id: string;
+  title: ComponentChildren;
+  submit: ComponentChildren;
+  onSubmit: () => Promise<unknown>;
+  children: ComponentChildren;
+}) {
+  const { error, run } = useActionError();
+  return <PanelForm {...form} error={error} onSubmit={() => run(onSubmit)} />;
 }
 
 /** What an input of a field may say besides its id, value and input handler. */

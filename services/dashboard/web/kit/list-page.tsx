@@ -68,13 +68,10 @@ export function listRoutes<T extends { id: string; name: string }>(
     const { list: load, table } = usePagedList<T>(`/${list}`, `${listLabel(noun)} pages`);
     const action = useRowActions(load.reload);
     return (
-      <Page title={title} actions={<NewLink to={`/${list}/new`} label={`New ${noun}`} />}>
-        <TenantWide what={title} />
+      <TenantPage title={title} actions={<NewLink to={`/${list}/new`} label={`New ${noun}`} />}>
         <ListTable
           {...table}
           what={list}
-          label={title}
-          testId={list}
           columns={spec.columns}
           actionError={action.error}
           empty={
@@ -91,7 +88,7 @@ export function listRoutes<T extends { id: string; name: string }>(
             </tr>
           )}
         />
-      </Page>
+      </TenantPage>
     );
   }
   return function ListRoutes({ id }: { id: string }) {
@@ -104,6 +101,24 @@ export function listRoutes<T extends { id: string; name: string }>(
       );
     return <Detail id={id} />;
   };
+}
+
+/** A page of the whole tenant: its title (and `actions`), the project note, `children`. */
+export function TenantPage({
+  title,
+  actions,
+  children,
+}: {
+  title: string;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  return (
+    <Page title={title} actions={actions}>
+      <TenantWide what={title} />
+      {children}
+    </Page>
+  );
 }
 
 /** A list page's "New …" button. */

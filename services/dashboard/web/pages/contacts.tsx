@@ -1,11 +1,10 @@
 import { useState } from 'preact/hooks';
 import { del, download, post, query, type UploadProgress, upload } from '../api.js';
-import { Field, PanelForm } from '../kit/form.js';
-import { usePagedList } from '../kit/list-page.js';
-import { TenantWide } from '../project.js';
+import { ActionForm, Field } from '../kit/form.js';
+import { TenantPage, usePagedList } from '../kit/list-page.js';
 import { EmptyState, ListTable, RowButton, TableWrap } from '../table.js';
 import type { Contact, ImportResult } from '../types.js';
-import { Alert, formatDate, formatNumber, Page, ProgressBar, useActionError, useRowActions } from '../ui.js';
+import { Alert, formatDate, formatNumber, ProgressBar, useActionError, useRowActions } from '../ui.js';
 
 /** Refused rows shown under an import's result (the API keeps the first 1000). */
 const SHOWN_ERRORS = 50;
@@ -15,61 +14,35 @@ export function ContactsPage() {
   const [audience, setAudience] = useState('');
   const { list, setPage, table } = usePagedList<Contact>('/contacts', 'Contact pages', { audience });
   const [form, setForm] = useState({ email: '', firstName: '', lastName: '', audiences: '' });
-  const submit = useActionError();
   const action = useRowActions(list.reload);
+  /** A field of the form: its value and its input. */
+  const bind = (key: keyof typeof form) => ({
+    value: form[key],
+    onInput: (value: string) => setForm({ ...form, [key]: value }),
+  });
+  const add = async () => {
+    const audiences = form.audiences
+      .split(',')
+      .map((a) => a.trim())
+      .filter(Boolean);
+    await post('/contacts', {
+      email: form.email,
+      ...(form.firstName ? { firstName: form.firstName } : {}),
+      ...(form.lastName ? { lastName: form.lastName } : {}),
+      ...(audiences.length ? { audiences } : {}),
+    });
+    setForm({ email: '', firstName: '', lastName: '', audiences: '' });
+    list.reload();
+  };
 
   return (
-    <Page title="Contacts">
-      <TenantWide what="Contacts" />
-      <PanelForm
-        id="new-contact"
-        title="New contact"
-        submit="Add contact"
-        error={submit.error}
-        onSubmit={async () => {
-          const audiences = form.audiences
-            .split(',')
-            .map((a) => a.trim())
-            .filter(Boolean);
-          await submit.run(async () => {
-            await post('/contacts', {
-              email: form.email,
-              ...(form.firstName ? { firstName: form.firstName } : {}),
-              ...(form.lastName ? { lastName: form.lastName } : {}),
-              ...(audiences.length ? { audiences } : {}),
-            });
-            setForm({ email: '', firstName: '', lastName: '', audiences: '' });
-            list.reload();
-          });
-        }}
-      >
-        <Field
-          id="ct-email"
-          label="Email address"
-          type="email"
-          required
-          value={form.email}
-          onInput={(email) => setForm({ ...form, email })}
-        />
-        <Field
-          id="ct-first"
-          label="First name"
-          value={form.firstName}
-          onInput={(firstName) => setForm({ ...form, firstName })}
-        />
-        <Field
-          id="ct-last"
-          label="Last name"
-          value={form.lastName}
-          onInput={(lastName) => setForm({ ...form, lastName })}
-        />
-        <Field
-          id="ct-aud"
-          label="Audiences (comma separated)"
-          value={form.audiences}
-          onInput={(audiences) => setForm({ ...form, audiences })}
-        />
-      </PanelForm>
+    <TenantPage title="Contacts">
+      <ActionForm id="new-contact" title="New contact" submit="Add contact" onSubmit={add}>
+        <Field id="ct-email" label="Email address" type="email" required {...bind('email')} />
+        <Field id="ct-first" label="First name" {...bind('firstName')} />
+        <Field id="ct-last" label="Last name" {...bind('lastName')} />
+        <Field id="ct-aud" label="Audiences (comma separated)" {...bind('audiences')} />
+      </ActionForm>
       <ImportExport audience={audience} onImported={list.reload} />
       <div class="filters">
         <label for="ct-filter">Audience</label>
@@ -85,8 +58,6 @@ export function ContactsPage() {
       <ListTable
         {...table}
         what="contacts"
-        label="Contacts"
-        testId="contacts"
         columns={['Email', 'Name', 'Subscribed', 'Audiences', 'Added', 'Action']}
         actionError={action.error}
         empty={
@@ -115,7 +86,7 @@ export function ContactsPage() {
           </tr>
         )}
       />
-    </Page>
+    </TenantPage>
   );
 }
 

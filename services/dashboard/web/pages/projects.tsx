@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { del, patch, post } from '../api.js';
-import { Field, PanelForm } from '../kit/form.js';
+import { ActionForm, Field } from '../kit/form.js';
 import { usePagedList } from '../kit/list-page.js';
 import { useProject } from '../project.js';
 import { PROJECT_PARAM } from '../router.js';
@@ -17,7 +17,6 @@ export function ProjectsPage() {
   const { list, table } = usePagedList<Project>('/projects', 'Project pages');
   const scope = useProject();
   const [name, setName] = useState('');
-  const form = useActionError();
   const action = useActionError();
   const [renaming, setRenaming] = useState<{ id: string; name: string } | undefined>();
   const [confirming, setConfirming] = useState<string | undefined>();
@@ -45,28 +44,20 @@ export function ProjectsPage() {
       changed();
     });
 
+  const add = async () => {
+    await post('/projects', { name: name.trim() });
+    setName('');
+    changed();
+  };
+
   return (
     <Page title="Projects">
-      <PanelForm
-        id="new-project"
-        title="New project"
-        submit="Create project"
-        error={form.error}
-        onSubmit={async () => {
-          await form.run(async () => {
-            await post('/projects', { name: name.trim() });
-            setName('');
-            changed();
-          });
-        }}
-      >
+      <ActionForm id="new-project" title="New project" submit="Create project" onSubmit={add}>
         <Field id="prj-name" label="Name" required maxLength={100} value={name} onInput={setName} />
-      </PanelForm>
+      </ActionForm>
       <ListTable
         {...table}
         what="projects"
-        label="Projects"
-        testId="projects"
         columns={['Name', 'Id', 'Created', 'Actions']}
         actionError={action.error}
         empty={

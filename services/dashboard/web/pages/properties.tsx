@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
 import { del, get, post } from '../api.js';
-import { Field, Options, PanelForm } from '../kit/form.js';
-import { TenantWide } from '../project.js';
+import { ActionForm, Field, Options } from '../kit/form.js';
+import { TenantPage } from '../kit/list-page.js';
 import { EmptyState, ListTable, listOf, RowButton } from '../table.js';
 import { type ContactProperty, PROPERTY_TYPES } from '../types.js';
-import { ConfirmButtons, formatDate, Page, useActionError, useLoad, useRowActions } from '../ui.js';
+import { ConfirmButtons, formatDate, useLoad, useRowActions } from '../ui.js';
 
 /**
  * SPEC §27 contact properties: typed definitions (string, number, boolean, date) whose values
@@ -15,23 +15,16 @@ export function PropertiesPage() {
   const [name, setName] = useState('');
   const [type, setType] = useState<ContactProperty['type']>('string');
   const [confirming, setConfirming] = useState<string | null>(null);
-  const form = useActionError();
   const action = useRowActions(list.reload);
+  // The list is read again even when the property is refused.
+  const add = () =>
+    post('/contact-properties', { name, type })
+      .then(() => setName(''))
+      .finally(list.reload);
 
   return (
-    <Page title="Contact properties">
-      <TenantWide what="Contact properties" />
-      <PanelForm
-        id="new-property"
-        title="Define a property"
-        submit="Add property"
-        error={form.error}
-        onSubmit={async () => {
-          const ok = await form.run(() => post('/contact-properties', { name, type }));
-          if (ok) setName('');
-          list.reload();
-        }}
-      >
+    <TenantPage title="Contact properties">
+      <ActionForm id="new-property" title="Define a property" submit="Add property" onSubmit={add}>
         <Field
           id="prop-name"
           label="Property name"
@@ -52,7 +45,7 @@ export function PropertiesPage() {
         >
           <Options items={PROPERTY_TYPES} />
         </select>
-      </PanelForm>
+      </ActionForm>
       <ListTable
         {...listOf(list)}
         what="contact properties"
@@ -96,6 +89,6 @@ export function PropertiesPage() {
           </tr>
         )}
       />
-    </Page>
+    </TenantPage>
   );
 }

@@ -1,40 +1,30 @@
 import { useState } from 'preact/hooks';
 import { del, post } from '../api.js';
-import { Field, PanelForm } from '../kit/form.js';
-import { usePagedList } from '../kit/list-page.js';
-import { TenantWide } from '../project.js';
+import { ActionForm, Field } from '../kit/form.js';
+import { TenantPage, usePagedList } from '../kit/list-page.js';
 import { EmptyState, ListTable, RowButton } from '../table.js';
 import type { Suppression } from '../types.js';
-import { formatDate, Page, useActionError, useRowActions } from '../ui.js';
+import { formatDate, useRowActions } from '../ui.js';
 
 /** SPEC §13: the addresses Tern never sends to, added by hand or by bounces and complaints. */
 export function SuppressionsPage() {
   const { list, table } = usePagedList<Suppression>('/suppressions', 'Suppression pages');
   const [email, setEmail] = useState('');
   const [reason, setReason] = useState('');
-  const form = useActionError();
   const action = useRowActions(list.reload);
+  const add = async () => {
+    await post('/suppressions', { email, ...(reason ? { reason } : {}) });
+    setEmail('');
+    setReason('');
+    list.reload();
+  };
 
   return (
-    <Page title="Suppressions">
-      <TenantWide what="Suppressions" />
-      <PanelForm
-        id="new-suppression"
-        title="Suppress an address"
-        submit="Add"
-        error={form.error}
-        onSubmit={async () => {
-          await form.run(async () => {
-            await post('/suppressions', { email, ...(reason ? { reason } : {}) });
-            setEmail('');
-            setReason('');
-            list.reload();
-          });
-        }}
-      >
+    <TenantPage title="Suppressions">
+      <ActionForm id="new-suppression" title="Suppress an address" submit="Add" onSubmit={add}>
         <Field id="sup-email" label="Email address" type="email" required value={email} onInput={setEmail} />
         <Field id="sup-reason" label="Reason (optional)" value={reason} onInput={setReason} />
-      </PanelForm>
+      </ActionForm>
       <ListTable
         {...table}
         what="suppressions"
@@ -67,6 +57,6 @@ export function SuppressionsPage() {
           </tr>
         )}
       />
-    </Page>
+    </TenantPage>
   );
 }

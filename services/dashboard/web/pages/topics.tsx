@@ -1,11 +1,10 @@
 import { useState } from 'preact/hooks';
 import { del, patch, post } from '../api.js';
-import { Check, Field, PanelForm } from '../kit/form.js';
-import { usePagedList } from '../kit/list-page.js';
-import { TenantWide } from '../project.js';
+import { ActionForm, Check, Field } from '../kit/form.js';
+import { TenantPage, usePagedList } from '../kit/list-page.js';
 import { EmptyState, ListTable, RowButton } from '../table.js';
 import type { Topic } from '../types.js';
-import { ConfirmButtons, formatDate, Page, useActionError, useRowActions } from '../ui.js';
+import { ConfirmButtons, formatDate, useRowActions } from '../ui.js';
 
 const DEFAULTS = { opt_in: 'Subscribed unless they opt out', opt_out: 'Not subscribed unless they opt in' };
 
@@ -19,23 +18,16 @@ export function TopicsPage() {
   const [byDefault, setByDefault] = useState<Topic['default']>('opt_in');
   const [isPublic, setPublic] = useState(true);
   const [confirming, setConfirming] = useState<string | null>(null);
-  const form = useActionError();
   const action = useRowActions(list.reload);
+  // The list is read again even when the topic is refused.
+  const add = () =>
+    post('/topics', { name, default: byDefault, public: isPublic })
+      .then(() => setName(''))
+      .finally(list.reload);
 
   return (
-    <Page title="Topics">
-      <TenantWide what="Topics" />
-      <PanelForm
-        id="new-topic"
-        title="Add a topic"
-        submit="Add topic"
-        error={form.error}
-        onSubmit={async () => {
-          const ok = await form.run(() => post('/topics', { name, default: byDefault, public: isPublic }));
-          if (ok) setName('');
-          list.reload();
-        }}
-      >
+    <TenantPage title="Topics">
+      <ActionForm id="new-topic" title="Add a topic" submit="Add topic" onSubmit={add}>
         <Field id="topic-name" label="Topic name" required maxLength={100} value={name} onInput={setName} />
         <label for="topic-default">Contacts who never chose</label>
         <select
@@ -49,12 +41,10 @@ export function TopicsPage() {
         <Check checked={isPublic} onChange={setPublic}>
           Public: shown on the preference page of the unsubscribe link
         </Check>
-      </PanelForm>
+      </ActionForm>
       <ListTable
         {...table}
         what="topics"
-        label="Topics"
-        testId="topics"
         columns={['Name', 'Default', 'Public', 'Id', 'Created', 'Action']}
         actionError={action.error}
         empty={
@@ -105,6 +95,6 @@ export function TopicsPage() {
           </tr>
         )}
       />
-    </Page>
+    </TenantPage>
   );
 }
