@@ -157,3 +157,54 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/** A fresh database and a pool over it for one test file or `describe`: `beforeAll(db.open)`, `afterAll(db.close)`. */
+export interface FreshPool {
+  /** The database's URL, once `open` ran. */
+  readonly url: string;
+  /** The pool over it, once `open` ran. */
+  readonly pool: pg.Pool;
+  /** Creates the database and a pool of `max` connections over it, then runs `prepare` on the pool. */
+  open(): Promise<void>;
+  /** Closes the pool, then drops the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * The set-up the package tests on a database of their own share: a fresh database
+ * (`createFreshDatabase`), a pool of `max` connections, `prepare` (e.g. `migratePostgres`, or a
+ * table of the test's own) run on it; `close` ends the pool and drops the database.
+ */
+export function freshPool({
+  max,
+  prepare,
+}: {
+  max: number;
+  prepare?: (pool: pg.Pool) => Promise<unknown>;
+}): FreshPool {
+  let db: { url: string; drop(): Promise<void> } | undefined;
+  let pool: pg.Pool | undefined;
+  const opened = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('freshPool(): not open yet; call open() in a beforeAll');
+    return value;
+  };
+  return {
+    get url() {
+      return opened(db).url;
+    },
+    get pool() {
+      return opened(pool);
+    },
+    async open() {
+      db = await createFreshDatabase();
+      pool = new pg.Pool({ connectionString: db.url, max });
+      // The run's teardown drops databases WITH (FORCE): an idle client it kills is no test failure.
+      pool.on('error', () => undefined);
+      await prepare?.(pool);
+    },
+    async close() {
+      await pool?.end();
+      await db?.drop();
+    },
+  };
+}

@@ -1,31 +1,24 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase, waitFor } from '../../../test/support/services.js';
+import { freshPool, waitFor } from '../../../test/support/services.js';
 import { claimDue } from '../src/claim-due.js';
 import { createLeasedJob, type LeasedJobContext } from '../src/leased-job.js';
 
 // The skeleton the campaign fan-out and the sequence scheduler share, on a table shaped like theirs.
-let db: { url: string; drop(): Promise<void> };
-let pool: pg.Pool;
-
-beforeAll(async () => {
-  db = await createFreshDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 4 });
-  pool.on('error', () => undefined);
-  await pool.query(
-    `CREATE TABLE leased (id text PRIMARY KEY, lease_owner text, lease_until timestamptz, done boolean NOT NULL DEFAULT false)`,
-  );
-  await pool.query(`INSERT INTO leased (id) SELECT 'r' || g FROM generate_series(1, 5) g`);
+const db = freshPool({
+  max: 4,
+  prepare: async (pool) => {
+    await pool.query(
+      `CREATE TABLE leased (id text PRIMARY KEY, lease_owner text, lease_until timestamptz, done boolean NOT NULL DEFAULT false)`,
+    );
+    await pool.query(`INSERT INTO leased (id) SELECT 'r' || g FROM generate_series(1, 5) g`);
+  },
 });
-
-afterAll(async () => {
-  await pool?.end();
-  await db?.drop();
-});
+beforeAll(db.open);
+afterAll(db.close);
 
 const claimOne = (job: LeasedJobContext, at: Date) =>
   claimDue<{ id: string }>(
-    pool,
+    db.pool,
     {
       table: 'leased',
       due: 'NOT done AND (lease_until IS NULL OR lease_until < $3)',
@@ -45,7 +38,7 @@ describe('createLeasedJob', () => {
     const owners = new Set<string>();
     const job = createLeasedJob({
       name: 'leased-test',
-      pool,
+      pool: db.pool,
       table: 'leased',
       leaseMs: 60_000,
       pollIntervalMs: 10,
@@ -58,7 +51,8 @@ describe('createLeasedJob', () => {
           owners.add(ctx.owner);
           // The third row is held (a unit of work in flight) until the test stops the job.
           if (row.id === 'r3') await held;
-          else await pool.query('UPDATE leased SET done = true, lease_owner = NULL WHERE id = $1', [row.id]);
+          else
+            await db.pool.query('UPDATE leased SET done = true, lease_owner = NULL WHERE id = $1', [row.id]);
           n++;
         }
       },
@@ -69,7 +63,7 @@ describe('createLeasedJob', () => {
     job.start();
     const leased = async () =>
       (
-        await pool.query<{ id: string; lease_owner: string | null }>(
+        await db.pool.query<{ id: string; lease_owner: string | null }>(
           `SELECT id, lease_owner FROM leased WHERE lease_owner IS NOT NULL`,
         )
       ).rows;
@@ -83,7 +77,7 @@ describe('createLeasedJob', () => {
     await stopping;
     // The round returned after r3 (r4, r5 untouched) and r3's lease went back at once.
     expect(await leased()).toEqual([]);
-    const { rows } = await pool.query<{ id: string }>('SELECT id FROM leased WHERE done ORDER BY id');
+    const { rows } = await db.pool.query<{ id: string }>('SELECT id FROM leased WHERE done ORDER BY id');
     expect(rows.map((r) => r.id)).toEqual(['r1', 'r2']);
   });
 });

@@ -1,30 +1,17 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase } from '../../../test/support/services.js';
+import { freshPool } from '../../../test/support/services.js';
 import { withTransaction } from '../src/transaction.js';
 
-let db: { url: string; drop(): Promise<void> };
-let pool: pg.Pool;
-
-beforeAll(async () => {
-  db = await createFreshDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
-  // The run's teardown drops databases WITH (FORCE): an idle client it kills is no test failure.
-  pool.on('error', () => undefined);
-  await pool.query('CREATE TABLE items (id int PRIMARY KEY)');
-});
-
-afterAll(async () => {
-  await pool?.end();
-  await db?.drop();
-});
+const db = freshPool({ max: 2, prepare: (pool) => pool.query('CREATE TABLE items (id int PRIMARY KEY)') });
+beforeAll(db.open);
+afterAll(db.close);
 
 const ids = async () =>
-  (await pool.query<{ id: number }>('SELECT id FROM items ORDER BY id')).rows.map((r) => r.id);
+  (await db.pool.query<{ id: number }>('SELECT id FROM items ORDER BY id')).rows.map((r) => r.id);
 
 describe('withTransaction', () => {
   it('commits what fn wrote and resolves with its value', async () => {
-    const value = await withTransaction(pool, async (client) => {
+    const value = await withTransaction(db.pool, async (client) => {
       await client.query('INSERT INTO items VALUES (1), (2)');
       return 'done';
     });
@@ -34,36 +21,36 @@ describe('withTransaction', () => {
 
   it('rolls everything back when fn throws, rethrowing its error', async () => {
     await expect(
-      withTransaction(pool, async (client) => {
+      withTransaction(db.pool, async (client) => {
         await client.query('INSERT INTO items VALUES (3)');
         throw new Error('refused');
       }),
     ).rejects.toThrow('refused');
     // A failing statement aborts the transaction: the rollback still leaves nothing behind.
     await expect(
-      withTransaction(pool, async (client) => {
+      withTransaction(db.pool, async (client) => {
         await client.query('INSERT INTO items VALUES (4)');
         await client.query('INSERT INTO items VALUES (1)');
       }),
     ).rejects.toMatchObject({ code: '23505' });
     expect(await ids()).toEqual([1, 2]);
     // The clients went back to the pool healthy.
-    expect(pool.totalCount).toBeLessThanOrEqual(2);
-    expect(pool.waitingCount).toBe(0);
+    expect(db.pool.totalCount).toBeLessThanOrEqual(2);
+    expect(db.pool.waitingCount).toBe(0);
   });
 
   it('drops a client whose connection was cut mid-transaction instead of handing it out again', async () => {
     let pid = 0;
     await expect(
-      withTransaction(pool, async (client) => {
+      withTransaction(db.pool, async (client) => {
         pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-        await pool.query('SELECT pg_terminate_backend($1)', [pid]);
+        await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
         await client.query('INSERT INTO items VALUES (5)');
       }),
     ).rejects.toThrow();
     expect(await ids()).toEqual([1, 2]);
     // Every client the pool holds now is alive: the killed one was released with its error.
-    const clients = await Promise.all([pool.connect(), pool.connect()]);
+    const clients = await Promise.all([db.pool.connect(), db.pool.connect()]);
     try {
       for (const c of clients) {
         const { rows } = await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');

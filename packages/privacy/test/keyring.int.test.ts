@@ -7,9 +7,9 @@ import {
   encodeEvents,
 } from '@tern/event-log';
 import { migratePostgres } from '@tern/stores';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase, waitFor } from '../../../test/support/services.js';
+import { freshPool, waitFor } from '../../../test/support/services.js';
 import { createKeyring, createSealer, type Keyring, periodOf, sealedEventStream } from '../src/index.js';
 
 const KEY = 'privacy-test-encryption-key-0123456789abcdef';
@@ -45,35 +45,30 @@ async function readAll(log: EventStream, group: string, count: number) {
 }
 
 describe('keyring and sealing event log (real Postgres)', () => {
-  let db: { url: string; drop(): Promise<void> };
-  let pool: pg.Pool;
+  const db = freshPool({ max: 8, prepare: migratePostgres });
   let keyring: Keyring;
 
   beforeAll(async () => {
-    db = await createFreshDatabase();
-    pool = new pg.Pool({ connectionString: db.url, max: 8 });
-    pool.on('error', () => undefined);
-    await migratePostgres(pool);
-    keyring = createKeyring({ pool, encryptionKey: KEY });
+    await db.open();
+    keyring = createKeyring({ pool: db.pool, encryptionKey: KEY });
   });
-  afterAll(async () => {
-    await pool?.end();
-    await db?.drop();
-  });
+  afterAll(db.close);
 
   /** A table log under the sealed stream over `keyring`. */
   const openSealedLog = async (table: string) => {
-    const raw = createPostgresEventLog({ pool, table });
+    const raw = createPostgresEventLog({ pool: db.pool, table });
     await raw.ensureSchema();
     return { raw, log: sealedEventStream(raw, keyring) };
   };
 
   it('refuses an ENCRYPTION_KEY under 32 bytes', () => {
-    expect(() => createKeyring({ pool, encryptionKey: 'x'.repeat(31) })).toThrow(/at least 32 bytes/);
+    expect(() => createKeyring({ pool: db.pool, encryptionKey: 'x'.repeat(31) })).toThrow(
+      /at least 32 bytes/,
+    );
   });
 
   it('recipient hashes are keyed, per tenant, case-insensitive', () => {
-    const other = createKeyring({ pool, encryptionKey: `${KEY}-other` });
+    const other = createKeyring({ pool: db.pool, encryptionKey: `${KEY}-other` });
     expect(keyring.recipientHash('t1', 'Ada@Example.com ')).toBe(
       keyring.recipientHash('t1', 'ada@example.com'),
     );
@@ -120,15 +115,15 @@ describe('keyring and sealing event log (real Postgres)', () => {
   });
 
   it('one key per (tenant, recipient, month), created once under concurrent seals', async () => {
-    const fresh = createKeyring({ pool, encryptionKey: KEY });
-    const others = Array.from({ length: 5 }, () => createKeyring({ pool, encryptionKey: KEY }));
+    const fresh = createKeyring({ pool: db.pool, encryptionKey: KEY });
+    const others = Array.from({ length: 5 }, () => createKeyring({ pool: db.pool, encryptionKey: KEY }));
     const at = new Date('2026-04-02T00:00:00Z');
     const all = await Promise.all(
       [fresh, ...others].map((k, i) =>
         k.seal('t1', `em_r${i}`, 'race@example.com', at, { toEmail: 'race@example.com' }),
       ),
     );
-    const { rows } = await pool.query(
+    const { rows } = await db.pool.query(
       'SELECT count(*)::int AS n FROM data_keys WHERE tenant_id = $1 AND recipient_hash = $2',
       ['t1', fresh.recipientHash('t1', 'race@example.com')],
     );
@@ -142,10 +137,10 @@ describe('keyring and sealing event log (real Postgres)', () => {
     const events = Array.from({ length: 40 }, (_, i) =>
       queued({ id: `b${i}`, emailId: `em_b${i}` }, { toEmail: `batch${i % 20}@example.com` }),
     );
-    const a = createSealer(createKeyring({ pool, encryptionKey: KEY }));
-    const b = createSealer(createKeyring({ pool, encryptionKey: KEY }));
+    const a = createSealer(createKeyring({ pool: db.pool, encryptionKey: KEY }));
+    const b = createSealer(createKeyring({ pool: db.pool, encryptionKey: KEY }));
     const [sealedA, sealedB] = await Promise.all([encodeEvents(events, a), encodeEvents(events, b)]);
-    const { rows } = await pool.query(
+    const { rows } = await db.pool.query(
       "SELECT count(*)::int AS n FROM data_keys WHERE tenant_id = 't1' AND period = '2026-03' AND recipient_hash = ANY($1)",
       [Array.from({ length: 20 }, (_, i) => keyring.recipientHash('t1', `batch${i}@example.com`))],
     );
@@ -157,7 +152,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
   it('a batch with more recipients than the key cache holds is sealed in two statements and opened in one', async () => {
     // A pool that counts what it is asked: the batch paths must not fall back to a query per record.
     let statements = 0;
-    const counting = new Proxy(pool, {
+    const counting = new Proxy(db.pool, {
       get(target, prop, receiver) {
         if (prop === 'query')
           return (...args: Parameters<pg.Pool['query']>) => {
@@ -181,7 +176,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
   });
 
   it('erasing the keys makes every sealed copy unreadable, in this process at once and elsewhere after the cache TTL', async () => {
-    const elsewhere = createKeyring({ pool, encryptionKey: KEY, cacheTtlMs: 200 });
+    const elsewhere = createKeyring({ pool: db.pool, encryptionKey: KEY, cacheTtlMs: 200 });
     const march = await keyring.seal('t1', 'em_e1', 'eve@example.com', new Date('2026-03-01T00:00:00Z'), {
       toEmail: 'eve@example.com',
     });
@@ -227,7 +222,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
       queued({ id: 'l1', emailId: 'em_l1' }, { toEmail: 'lia@example.com', subject: 'For Lia' }),
       queued({ id: 'l2', emailId: 'em_l2' }, { toEmail: 'max@example.com', subject: 'For Max' }),
     ]);
-    const { rows } = await pool.query<{ value: string }>('SELECT value FROM privacy_log');
+    const { rows } = await db.pool.query<{ value: string }>('SELECT value FROM privacy_log');
     // The clear values themselves: a case-insensitive fragment (`max`, `lia`) also matched random
     // base64url of the sealed fields now and then; `@` and a space never occur in base64url.
     const stored = rows.map((r) => r.value).join('\n');
@@ -270,7 +265,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
       ev('z1:f', 'em_z1', 'email.failed', 3, { reason: '550 <zoe@example.com> unknown' }),
       ev('u1:c', 'em_unknown', 'email.clicked', 4, { url: 'https://a.test/?e=zed@example.com' }),
     ]);
-    const { rows } = await pool.query<{ value: string }>('SELECT value FROM privacy_log_all');
+    const { rows } = await db.pool.query<{ value: string }>('SELECT value FROM privacy_log_all');
     const table = rows.map((r) => r.value).join('\n');
     // The clear values themselves (see the test above: a short case-insensitive fragment also
     // matches random base64url now and then); a five-letter case-sensitive `ZoeUA` does not in practice.
@@ -295,7 +290,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
     ]);
     // After the erasure, a late event of that email keeps nothing either (no key is re-created).
     await log.append([ev('z1:o', 'em_z1', 'email.opened', 5, { userAgent: 'ZoeUA' })]);
-    const { rows: after } = await pool.query<{ value: string }>(
+    const { rows: after } = await db.pool.query<{ value: string }>(
       "SELECT value FROM privacy_log_all WHERE value LIKE '%z1:o%'",
     );
     expect(after[0]!.value).not.toContain('ZoeUA');
@@ -317,7 +312,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
       ev('m1:d', 'email.delivered', 2, { recipient: 'una@example.com' }),
       ev('m1:f', 'email.delayed', 3, { reason: 'whole message' }),
     ]);
-    const { rows } = await pool.query<{ value: string }>('SELECT value FROM privacy_log_multi');
+    const { rows } = await db.pool.query<{ value: string }>('SELECT value FROM privacy_log_multi');
     expect(rows.map((r) => r.value).join('\n')).not.toMatch(/una@|duo@|For both/);
     const read = (group: string) => readAll(log, group, 4);
     expect(await read('privacy-multi-1')).toEqual([

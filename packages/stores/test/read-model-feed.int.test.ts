@@ -4,7 +4,7 @@
 // unheard.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFreshDatabase, tempDir, waitFor } from '../../../test/support/services.js';
+import { createFreshDatabase, freshPool, tempDir, waitFor } from '../../../test/support/services.js';
 import {
   createPostgres,
   createReadModelFeed,
@@ -39,25 +39,20 @@ describe('readModelPayload', () => {
 });
 
 describe('on a Postgres server (a connection of its own)', () => {
-  let db: { url: string; drop(): Promise<void> };
-  let pool: pg.Pool;
+  const db = freshPool({ max: 4, prepare: migratePostgres });
   let feed: ReadModelFeed;
 
   beforeAll(async () => {
-    db = await createFreshDatabase();
-    pool = new pg.Pool({ connectionString: db.url, max: 4 });
-    pool.on('error', () => undefined);
-    await migratePostgres(pool);
-    await pool.query(
+    await db.open();
+    await db.pool.query(
       `INSERT INTO projection_status (name, last_batch_at) VALUES ('projector', '2026-06-15T10:00:00Z')`,
     );
-    feed = createReadModelFeed({ pool, connection: 'dedicated', checkIntervalMs: 100, lastBatchAt });
+    feed = createReadModelFeed({ pool: db.pool, connection: 'dedicated', checkIntervalMs: 100, lastBatchAt });
   });
 
   afterAll(async () => {
     await feed?.close();
-    await pool?.end();
-    await db?.drop();
+    await db.close();
   });
 
   it('is live once it listens, with the last batch time as its first freshness', async () => {
@@ -71,7 +66,7 @@ describe('on a Postgres server (a connection of its own)', () => {
     const a = feed.version('logs', 'a');
     const b = feed.version('logs', 'b');
     const analyticsA = feed.version('analytics', 'a');
-    const client = await pool.connect();
+    const client = await db.pool.connect();
     try {
       await client.query('BEGIN');
       await notifyReadModel(client, { kind: 'logs', tenants: ['a'], asOf: '2026-06-15T11:00:00.000Z' });
@@ -90,7 +85,7 @@ describe('on a Postgres server (a connection of its own)', () => {
 
   it('never hears a rolled-back change', async () => {
     const a = feed.version('logs', 'a');
-    const client = await pool.connect();
+    const client = await db.pool.connect();
     try {
       await client.query('BEGIN');
       await notifyReadModel(client, { kind: 'logs', tenants: ['a'] });
@@ -100,16 +95,16 @@ describe('on a Postgres server (a connection of its own)', () => {
     }
     // A later committed notice of another tenant proves the earlier one would have arrived by now.
     const c = feed.version('logs', 'c');
-    await notifyReadModel(pool, { kind: 'logs', tenants: ['c'] });
+    await notifyReadModel(db.pool, { kind: 'logs', tenants: ['c'] });
     await waitFor(() => feed.version('logs', 'c') !== c, { timeoutMs: 5000 });
     expect(feed.version('logs', 'a')).toBe(a);
   });
 
   it('every tenant, a reset and an unreadable notice move every version; asOf never goes back', async () => {
     for (const change of [
-      () => notifyReadModel(pool, { kind: 'settings', tenants: null }),
-      () => notifyReadModel(pool, { kind: 'reset' }),
-      () => pool.query('SELECT pg_notify($1, $2)', [READ_MODEL_CHANNEL, 'not json']),
+      () => notifyReadModel(db.pool, { kind: 'settings', tenants: null }),
+      () => notifyReadModel(db.pool, { kind: 'reset' }),
+      () => db.pool.query('SELECT pg_notify($1, $2)', [READ_MODEL_CHANNEL, 'not json']),
     ]) {
       const before = ['a', 'b', 'zz'].map((t) => feed.version('settings', t));
       await change();
@@ -119,7 +114,7 @@ describe('on a Postgres server (a connection of its own)', () => {
       );
     }
     const b = feed.version('logs', 'b');
-    await notifyReadModel(pool, { kind: 'logs', tenants: ['b'], asOf: '2026-06-15T09:00:00.000Z' });
+    await notifyReadModel(db.pool, { kind: 'logs', tenants: ['b'], asOf: '2026-06-15T09:00:00.000Z' });
     await waitFor(() => feed.version('logs', 'b') !== b, { timeoutMs: 5000 });
     expect(feed.asOf()?.toISOString()).toBe('2026-06-15T11:00:00.000Z');
   });
@@ -132,7 +127,7 @@ describe('on a Postgres server (a connection of its own)', () => {
 
   it('has no version while its connection is lost, and a new epoch once back', async () => {
     const before = feed.version('logs', 'a');
-    const killed = await pool.query<{ ok: boolean }>(
+    const killed = await db.pool.query<{ ok: boolean }>(
       `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
         WHERE datname = current_database() AND application_name = $1`,
       [READ_MODEL_APPLICATION_NAME],
