@@ -6,13 +6,8 @@ import { keyPartitioner } from './kafka-partition.js';
 import { sendEvery } from './kafka-send.js';
 import { ensureTopic } from './kafka-topic.js';
 import { kafkajs } from './kafkajs-module.js';
-import {
-  type ConsumedRecord,
-  type ConsumeOptions,
-  type EventLog,
-  type EventLogConsumer,
-  EventLogUnavailableError,
-} from './port.js';
+import type { ConsumedRecord, ConsumeOptions, EventLog, EventLogConsumer } from './port.js';
+import { EventLogUnavailableError } from './port.js';
 import { createWakeSignal } from './wait.js';
 
 const DEFAULT_BATCH = 1000;
