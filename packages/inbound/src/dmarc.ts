@@ -11,6 +11,7 @@ import {
 } from './dmarc-parse.js';
 import { attachmentKept } from './parse.js';
 import type { ReceivedMessage } from './receive.js';
+import { expireReceived, type RetentionScope } from './store.js';
 
 /**
  * DMARC aggregate reports (SPEC §26) mailed to a receiving address of the tenant (SPEC §24): the
@@ -232,15 +233,6 @@ export async function dmarcSummary(
  * (`expireInbound`); its records go with it (ON DELETE CASCADE). `scope` as `expireInbound`'s.
  * Returns the reports deleted.
  */
-export async function expireDmarc(
-  db: Db,
-  cutoff: Date,
-  scope: { tenantId?: string; except?: readonly string[] } = {},
-): Promise<number> {
-  const result = await db.query(
-    `DELETE FROM dmarc_reports WHERE received_at < $1
-       AND ($2::text IS NULL OR tenant_id = $2) AND NOT (tenant_id = ANY($3::text[]))`,
-    [cutoff, scope.tenantId ?? null, scope.except ?? []],
-  );
-  return result.rowCount ?? 0;
+export function expireDmarc(db: Db, cutoff: Date, scope: RetentionScope = {}): Promise<number> {
+  return expireReceived(db, 'dmarc_reports', cutoff, scope);
 }

@@ -9,6 +9,12 @@ import type pg from 'pg';
 
 type Db = pg.Pool | pg.ClientBase;
 
+/** Whose rows a retention pass deletes: one tenant's, or all but `except`'s. */
+export interface RetentionScope {
+  tenantId?: string;
+  except?: readonly string[];
+}
+
 /** A DNS label naming the tenant under INBOUND_DOMAIN: its id when it is one, else a hash of it. */
 export function inboundSlug(tenantId: string): string {
   const lower = tenantId.toLowerCase();
@@ -273,18 +279,27 @@ export async function eraseInbound(db: Db, tenantId: string, recipientHash: stri
   return rows.map((r) => r.id);
 }
 
-/** Retention (SPEC §9): deletes messages received before `cutoff` (one tenant's, or all but `except`'s). */
-export async function expireInbound(
+/**
+ * Retention (SPEC §9) of a table of what arrived (`received_at`): deletes its rows received before
+ * `cutoff` in `scope`; returns how many went. The package's own tables only (messages, DMARC reports).
+ */
+export async function expireReceived(
   db: Db,
+  table: 'inbound_messages' | 'dmarc_reports',
   cutoff: Date,
-  scope: { tenantId?: string; except?: readonly string[] } = {},
+  scope: RetentionScope,
 ): Promise<number> {
   const result = await db.query(
-    `DELETE FROM inbound_messages WHERE received_at < $1
+    `DELETE FROM ${table} WHERE received_at < $1
        AND ($2::text IS NULL OR tenant_id = $2) AND NOT (tenant_id = ANY($3::text[]))`,
     [cutoff, scope.tenantId ?? null, scope.except ?? []],
   );
   return result.rowCount ?? 0;
+}
+
+/** Retention (SPEC §9): deletes messages received before `cutoff` (one tenant's, or all but `except`'s). */
+export function expireInbound(db: Db, cutoff: Date, scope: RetentionScope = {}): Promise<number> {
+  return expireReceived(db, 'inbound_messages', cutoff, scope);
 }
 
 /** Deletes one stored message (a `drop` route). */
