@@ -32,22 +32,18 @@ export interface DomainRow {
   transitions: number;
 }
 
-interface Row {
+/** The table's row: the fields of a `DomainRow` named alike in SQL, and the snake_case others. */
+type Row = Pick<
+  DomainRow,
+  'id' | 'name' | 'selector' | 'status' | 'records' | 'reason' | 'version' | 'transitions'
+> & {
   tenant_id: string;
-  id: string;
-  name: string;
-  selector: string;
-  status: DomainStatus;
-  records: DomainRecord[];
-  reason: string | null;
   created_at: Date;
   pending_since: Date;
   verified_at: Date | null;
   last_checked_at: Date | null;
   next_check_at: Date | null;
-  version: number;
-  transitions: number;
-}
+};
 
 const COLUMNS = `tenant_id, id, name, selector, status, records, reason, created_at, pending_since, verified_at,
   last_checked_at, next_check_at, version, transitions`;
