@@ -1,3 +1,4 @@
+import type { StreamEvent } from '@tern/contracts/wire';
 import type pg from 'pg';
 
 /**
@@ -191,14 +192,8 @@ async function newestPage(db: pg.Pool | pg.ClientBase, q: EventsQuery, limit: nu
   });
 }
 
-/** One event of the stream: its webhook body (SPEC §17), its id and its cursor. */
-export interface StreamEvent {
-  id: string;
-  cursor: string;
-  type: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-}
+/** One event of the stream: its webhook body (SPEC §17), its id and its cursor (the API's own type). */
+export type { StreamEvent };
 
 /** `eventsPage` as objects (the MCP tool, the webhook replay, tests). */
 export async function listEvents(
