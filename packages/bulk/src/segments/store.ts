@@ -1,4 +1,5 @@
 import type { Contact } from '@tern/contracts';
+import type { Segment } from '@tern/contracts/wire';
 import { type Page, type PageWindow, tenantRecords, withTransaction } from '@tern/kernel';
 import type pg from 'pg';
 import { COLUMNS, type ContactRow, toContact } from '../contacts/store.js';
@@ -8,13 +9,8 @@ import { compileSegmentFilter, type SegmentFilter } from './filter.js';
 
 type Queryable = Pick<pg.Pool, 'query'>;
 
-export interface Segment {
-  id: string;
-  name: string;
-  filter: SegmentFilter;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A segment as the API shows it (the contracts' type). */
+export type { Segment };
 
 interface Row {
   id: string;
