@@ -25,6 +25,23 @@ const lastBatchAt = async (client: pg.ClientBase) =>
     )
   ).rows[0]?.last_batch_at ?? null;
 
+/** Runs `fn` on a client of `pool`, released after. */
+async function onClient(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await fn(client);
+  } finally {
+    client.release();
+  }
+}
+
+/** A `logs` notice of tenant `a`, sent in a transaction that rolls back. */
+async function rolledBackNotice(client: pg.PoolClient): Promise<void> {
+  await client.query('BEGIN');
+  await notifyReadModel(client, { kind: 'logs', tenants: ['a'] });
+  await client.query('ROLLBACK');
+}
+
 describe('readModelPayload', () => {
   it('keeps a payload under the 8000 bytes of a NOTIFY: a long tenant list becomes every tenant', () => {
     expect(JSON.parse(readModelPayload({ kind: 'logs', tenants: ['a', 'b', 'a'] }))).toEqual({
@@ -66,17 +83,14 @@ describe('on a Postgres server (a connection of its own)', () => {
     const a = feed.version('logs', 'a');
     const b = feed.version('logs', 'b');
     const analyticsA = feed.version('analytics', 'a');
-    const client = await db.pool.connect();
-    try {
+    await onClient(db.pool, async (client) => {
       await client.query('BEGIN');
       await notifyReadModel(client, { kind: 'logs', tenants: ['a'], asOf: '2026-06-15T11:00:00.000Z' });
       // Uncommitted: nothing may be heard (a memoised answer stays right).
       await new Promise((r) => setTimeout(r, 200));
       expect(feed.version('logs', 'a')).toBe(a);
       await client.query('COMMIT');
-    } finally {
-      client.release();
-    }
+    });
     await waitFor(() => feed.version('logs', 'a') !== a, { timeoutMs: 5000 });
     expect(feed.version('logs', 'b')).toBe(b);
     expect(feed.version('analytics', 'a')).toBe(analyticsA);
@@ -85,14 +99,7 @@ describe('on a Postgres server (a connection of its own)', () => {
 
   it('never hears a rolled-back change', async () => {
     const a = feed.version('logs', 'a');
-    const client = await db.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await notifyReadModel(client, { kind: 'logs', tenants: ['a'] });
-      await client.query('ROLLBACK');
-    } finally {
-      client.release();
-    }
+    await onClient(db.pool, rolledBackNotice);
     // A later committed notice of another tenant proves the earlier one would have arrived by now.
     const c = feed.version('logs', 'c');
     await notifyReadModel(db.pool, { kind: 'logs', tenants: ['c'] });
@@ -195,11 +202,8 @@ describe('on PGlite (one session: the committing connection hears it)', () => {
     expect(await feed.ready()).toBe(true);
     const a = feed.version('logs', 'a');
     const b = feed.version('logs', 'b');
-    const client = await store.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await notifyReadModel(client, { kind: 'logs', tenants: ['a'] });
-      await client.query('ROLLBACK');
+    await onClient(store.pool, async (client) => {
+      await rolledBackNotice(client);
       expect(feed.version('logs', 'a')).toBe(a);
       await client.query('BEGIN');
       await notifyReadModel(client, { kind: 'logs', tenants: ['a'] });
@@ -207,8 +211,6 @@ describe('on PGlite (one session: the committing connection hears it)', () => {
       await client.query('COMMIT');
       expect(feed.version('logs', 'a')).not.toBe(a);
       expect(feed.version('logs', 'b')).toBe(b);
-    } finally {
-      client.release();
-    }
+    });
   });
 });
