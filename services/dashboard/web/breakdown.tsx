@@ -4,7 +4,7 @@ import { SeriesChart } from './chart.js';
 import { type Column, FiguresTable, num, percent } from './kit/figures-table.js';
 import { Field, Options } from './kit/form.js';
 import { type Route, setParams } from './router.js';
-import { type Breakdown, type BreakdownCounters, DIMENSIONS, type Dimension } from './types.js';
+import type { Breakdown, BreakdownCounters, Dimension } from './types.js';
 import { ErrorNotice, formatNumber, Loading, OUTCOME_LABELS, useLoad } from './ui.js';
 
 /** How each dimension is named on screen (SPEC §26). */
@@ -19,6 +19,8 @@ export const DIMENSION_LABELS: Record<Dimension, string> = {
   device: 'Device',
   bounce: 'Bounce category',
 };
+/** SPEC §26: the dimensions of `GET /analytics/breakdown` (`by=`, each one a filter), as labelled. */
+const DIMENSIONS = Object.keys(DIMENSION_LABELS) as Dimension[];
 
 /** The figures a chart can draw, one line per row. */
 const FIGURES = [['total', 'Emails'], ...OUTCOME_LABELS] as const satisfies readonly (readonly [

@@ -198,19 +198,6 @@ export interface TenantSettings {
   defaultSendRatePerSecond: number;
 }
 
-/** SPEC §26: the dimensions of `GET /analytics/breakdown` (`by=`, and each one a filter). */
-export const DIMENSIONS = [
-  'tag',
-  'template',
-  'project',
-  'campaign',
-  'domain',
-  'provider',
-  'client',
-  'device',
-  'bounce',
-] as const;
-
 /** SPEC §27 contact properties: the types of their values. */
 export const PROPERTY_TYPES = ['string', 'number', 'boolean', 'date'] as const;
 
