@@ -1,4 +1,5 @@
 export { type ClaimDueSpec, claimDue, claimDueSql } from './claim-due.js';
+export { type LeaseClaimSpec, leaseClaim, leaseClaimSql } from './lease-claim.js';
 export {
   createLeasedJob,
   type LeasedJob,

@@ -1,7 +1,7 @@
 import { type AutomationStep, EVENT_TYPES } from '@tern/contracts';
+import { leaseClaim } from '@tern/jobs';
 import { eventStreamHeadSql, eventsPage } from '@tern/read-models';
 import type pg from 'pg';
-import { leasedClaimSql } from '../leased-claim.js';
 import { INBOX_TABLE } from './runner-store.js';
 
 /**
@@ -20,24 +20,12 @@ export interface InboxEvent {
 }
 
 /** Claims up to `batchSize` inbox events, oldest first, with a lease. */
-export async function claimInbox(
-  pool: Queryable,
-  owner: string,
-  leaseUntil: Date,
-  at: Date,
-  batchSize: number,
-): Promise<InboxEvent[]> {
-  const { rows } = await pool.query<InboxEvent>(
-    leasedClaimSql({
-      table: INBOX_TABLE,
-      alias: 'i',
-      orderBy: 'occurred_at',
-      returning: 'i.tenant_id, i.id, i.name, i.contact_id, i.occurred_at',
-    }),
-    [owner, leaseUntil, at, batchSize],
-  );
-  return rows;
-}
+export const claimInbox = leaseClaim<InboxEvent>({
+  table: INBOX_TABLE,
+  alias: 'i',
+  orderBy: 'occurred_at',
+  returning: 'i.tenant_id, i.id, i.name, i.contact_id, i.occurred_at',
+});
 
 /**
  * Handles one inbox event in the caller's transaction: deletes it (only while this owner holds

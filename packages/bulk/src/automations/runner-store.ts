@@ -1,7 +1,7 @@
 import type { AutomationStep } from '@tern/contracts';
+import { leaseClaim } from '@tern/jobs';
 import { suppressedSql } from '@tern/read-models';
 import type pg from 'pg';
-import { leasedClaimSql } from '../leased-claim.js';
 import { compileSegmentFilter, type SegmentFilter } from '../segments/filter.js';
 
 /**
@@ -9,8 +9,6 @@ import { compileSegmentFilter, type SegmentFilter } from '../segments/filter.js'
  * due runs with their automation and contact, a run's move under its lock with the step it did,
  * and the contact's match and update (the trigger inbox: `inbox-store.ts`).
  */
-
-type Queryable = Pick<pg.Pool, 'query'>;
 
 /** The tables whose rows carry the runner's leases (`createLeasedJob` hands them back on stop). */
 export const RUNS_TABLE = 'automation_runs';
@@ -36,31 +34,20 @@ export interface ClaimedRun {
 }
 
 /** Claims up to `batchSize` due runs (`FOR UPDATE SKIP LOCKED`, a lease), oldest due first. */
-export async function claimDueRuns(
-  pool: Queryable,
-  owner: string,
-  leaseUntil: Date,
-  at: Date,
-  batchSize: number,
-): Promise<ClaimedRun[]> {
-  const { rows } = await pool.query<ClaimedRun>(
-    `WITH claimed AS (${leasedClaimSql({
-      table: RUNS_TABLE,
-      alias: 'r',
-      ready: `state = 'active' AND due_at <= $3`,
-      orderBy: 'due_at',
-      returning: 'r.tenant_id, r.id, r.automation_id, r.contact_id, r.position, r.waiting, r.due_at',
-    })})
+export const claimDueRuns = leaseClaim<ClaimedRun>({
+  table: RUNS_TABLE,
+  alias: 'r',
+  ready: `state = 'active' AND due_at <= $3`,
+  orderBy: 'due_at',
+  returning: 'r.tenant_id, r.id, r.automation_id, r.contact_id, r.position, r.waiting, r.due_at',
+  around: (claim) => `WITH claimed AS (${claim})
      SELECT c.*, a.steps, a.from_address, ct.email, ct.first_name, ct.last_name, ct.attributes, ct.audiences,
             ct.subscribed, ${suppressedSql('ct.tenant_id', 'ct.email')} AS suppressed
        FROM claimed c
        LEFT JOIN automations a ON a.tenant_id = c.tenant_id AND a.id = c.automation_id
        LEFT JOIN contacts ct ON ct.tenant_id = c.tenant_id AND ct.id = c.contact_id
       ORDER BY c.due_at`,
-    [owner, leaseUntil, at, batchSize],
-  );
-  return rows;
-}
+});
 
 /** The run as its lock holder sees it, or null when this owner no longer holds it active. */
 export interface LockedRun {

@@ -1,6 +1,6 @@
+import { leaseClaim } from '@tern/jobs';
 import { suppressedSql } from '@tern/read-models';
 import type pg from 'pg';
-import { leasedClaimSql } from '../leased-claim.js';
 import { topicSubscribedSql } from '../topics/store.js';
 import type { StoredStep } from './store.js';
 
@@ -32,21 +32,13 @@ export interface ClaimedEnrollment {
 }
 
 /** Claims up to `batchSize` due enrollments (`FOR UPDATE SKIP LOCKED`, a lease), oldest due first. */
-export async function claimDueEnrollments(
-  pool: Pick<pg.Pool, 'query'>,
-  owner: string,
-  leaseUntil: Date,
-  at: Date,
-  batchSize: number,
-): Promise<ClaimedEnrollment[]> {
-  const { rows } = await pool.query<ClaimedEnrollment>(
-    `WITH claimed AS (${leasedClaimSql({
-      table: SCHEDULE_TABLE,
-      alias: 'e',
-      ready: `state = 'active' AND next_due_at <= $3`,
-      orderBy: 'next_due_at',
-      returning: 'e.tenant_id, e.id, e.sequence_id, e.contact_id, e.next_step, e.next_due_at',
-    })})
+export const claimDueEnrollments = leaseClaim<ClaimedEnrollment>({
+  table: SCHEDULE_TABLE,
+  alias: 'e',
+  ready: `state = 'active' AND next_due_at <= $3`,
+  orderBy: 'next_due_at',
+  returning: 'e.tenant_id, e.id, e.sequence_id, e.contact_id, e.next_step, e.next_due_at',
+  around: (claim) => `WITH claimed AS (${claim})
      SELECT c.*, s.steps, s.from_address, ct.email, ct.first_name, ct.last_name, ct.attributes,
             -- A sequence naming a topic (SPEC §27) reaches its subscribers only: opted out = unsubscribed.
             (ct.subscribed AND (s.topic_id IS NULL OR ${topicSubscribedSql('ct', 'c.tenant_id', 's.topic_id')})) AS subscribed,
@@ -55,10 +47,7 @@ export async function claimDueEnrollments(
        LEFT JOIN sequences s ON s.tenant_id = c.tenant_id AND s.id = c.sequence_id
        LEFT JOIN contacts ct ON ct.tenant_id = c.tenant_id AND ct.id = c.contact_id
       ORDER BY c.next_due_at`,
-    [owner, leaseUntil, at, batchSize],
-  );
-  return rows;
-}
+});
 
 /** Stops an active enrollment this owner holds (`erased`, `unsubscribed`, `suppressed`). */
 export async function stopEnrollment(
