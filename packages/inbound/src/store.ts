@@ -281,11 +281,12 @@ export async function eraseInbound(db: Db, tenantId: string, recipientHash: stri
 
 /**
  * Retention (SPEC §9) of a table of what arrived (`received_at`): deletes its rows received before
- * `cutoff` in `scope`; returns how many went. The package's own tables only (messages, DMARC reports).
+ * `cutoff` in `scope`; returns how many went. `table` is its owner's (the messages here, the DMARC
+ * reports in dmarc.ts).
  */
 export async function expireReceived(
   db: Db,
-  table: 'inbound_messages' | 'dmarc_reports',
+  table: string,
   cutoff: Date,
   scope: RetentionScope,
 ): Promise<number> {
