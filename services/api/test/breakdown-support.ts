@@ -1,7 +1,7 @@
 // A generated mail history for the breakdown tests (SPEC §26): every dimension varied, events
 // emitted per email and shuffled across batches; and an independent count over those raw events.
 import type { DeliveryEvent } from '@tern/contracts';
-import { bounceCategory, classifyUserAgent } from '@tern/domain';
+import { bounceCategory, classifyUserAgent, type DimCounters, zeroDimCounters } from '@tern/domain';
 import { type EventInput, eventsOf, prng } from './support.js';
 
 /** Recipient domains, their MX (published in the test DNS server) and the provider they mean. */
@@ -95,10 +95,8 @@ export function generateHistory(tenantId: string, now: string, count: number, se
   return events;
 }
 
-export type Counts = Record<
-  'total' | 'sent' | 'delivered' | 'opened' | 'clicked' | 'bounced' | 'complained' | 'failed' | 'delayed',
-  number
->;
+/** An email's counters, as the rollup keeps them. */
+export type Counts = DimCounters;
 export type EmailFacts = {
   localDay: string;
   dims: Record<string, string | string[]>;
@@ -192,17 +190,7 @@ export function expectedBreakdown(
           : ['']
         : [f.dims[by] as string];
     for (const k of keys) {
-      const c = out.get(k) ?? {
-        total: 0,
-        sent: 0,
-        delivered: 0,
-        opened: 0,
-        clicked: 0,
-        bounced: 0,
-        complained: 0,
-        failed: 0,
-        delayed: 0,
-      };
+      const c = out.get(k) ?? zeroDimCounters();
       for (const n of Object.keys(c) as (keyof Counts)[]) c[n] += f.counts[n];
       out.set(k, c);
     }

@@ -1,9 +1,11 @@
+import { DIM_COUNTER_NAMES } from '@tern/domain';
 import { createMailboxResolver } from '@tern/projector';
 import {
   breakdownParams,
   breakdownSql,
   createBreakdownQueries,
   DIMENSIONS,
+  type Dimension,
   wholeHourZone,
 } from '@tern/read-models';
 import fc from 'fast-check';
@@ -43,18 +45,7 @@ let token: string;
 
 const get = (url: string, headers = bearer(token)) => file.app.inject({ method: 'GET', url, headers });
 type Row = Counts & { key: string; rates: Record<string, number>; series?: (Counts & { start: string })[] };
-const COUNTS: (keyof Counts)[] = [
-  'total',
-  'sent',
-  'delivered',
-  'opened',
-  'clicked',
-  'bounced',
-  'complained',
-  'failed',
-  'delayed',
-];
-const countsOf = (r: Counts) => Object.fromEntries(COUNTS.map((c) => [c, r[c]]));
+const countsOf = (r: Counts) => Object.fromEntries(DIM_COUNTER_NAMES.map((c) => [c, r[c]]));
 
 beforeAll(async () => {
   dns = await startTestDnsServer();
@@ -115,18 +106,8 @@ describe('each dimension, from events to answer', () => {
 });
 
 describe('breakdown = an independent count over the raw events (property)', () => {
-  const dims = [
-    'tag',
-    'template',
-    'project',
-    'campaign',
-    'domain',
-    'provider',
-    'client',
-    'device',
-    'bounce',
-  ] as const;
-  const valuesOf: Record<(typeof dims)[number], string[]> = {
+  const dims = DIMENSIONS;
+  const valuesOf: Record<Dimension, string[]> = {
     tag: TAG_POOL,
     template: [...TEMPLATES, ''],
     project: [...PROJECTS, ''],
