@@ -292,16 +292,7 @@ export async function insertTemplate(
 }
 
 /** Deterministic PRNG (mulberry32): the generated datasets are the same on every run. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 as prng } from '../../../test/support/random.js';
 
 /** 00:00:00.000Z of the UTC day `offset` days from the day of `iso` (negative: earlier). */
 export function dayStart(iso: string, offset = 0): Date {
