@@ -9,8 +9,6 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { breakdownRoutes } from './analytics/breakdown-routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
 import type { ApiFeatures, ApiLimits, ApiRoutesOptions } from './api-options.js';
-import { automationRoutes } from './automations/routes.js';
-import { campaignRoutes } from './campaigns/routes.js';
 import { eraseRoutes } from './contacts/erase-routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { createAuthHook } from './credentials.js';
@@ -24,17 +22,13 @@ import { inboundRouteRoutes } from './inbound/route-routes.js';
 import { inboundRoutes } from './inbound/routes.js';
 import { logsRoutes } from './logs/routes.js';
 import { mcpRoutes } from './mcp/routes.js';
-import { projectRoutes } from './projects/routes.js';
 import { providerRoutes } from './providers/routes.js';
 import { createReadContexts } from './read-context.js';
+import type { ResourceModule } from './resource-kit.js';
+import { RESOURCES } from './resources.generated.js';
 import type { ApiRouteDeps } from './route-deps.js';
-import { segmentRoutes } from './segments/routes.js';
-import { sequenceRoutes } from './sequences/routes.js';
 import { createApiStores } from './stores.js';
-import { suppressionRoutes } from './suppressions/routes.js';
-import { templateRoutes } from './templates/routes.js';
 import { tenantRoutes } from './tenant-routes.js';
-import { topicRoutes } from './topics/routes.js';
 import { trackingRoutes } from './tracking/routes.js';
 import { refuseUnstorableInput } from './unstorable-input.js';
 import { unsubscribeRoutes } from './unsubscribe/routes.js';
@@ -217,7 +211,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   });
   app.addHook('preHandler', refuseUnstorableInput);
 
-  const deps: ApiRouteDeps = {
+  const deps = {
     ...createApiStores(data.pool, data.stores),
     pool: data.pool,
     analytics: createAnalyticsQueries(data.ch),
@@ -233,7 +227,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     fromDomains: createFromDomainCheck(data.pool, policy.domainPolicy),
     eventStreamDays: policy.eventStreamDays ?? 30,
     eventTail: limits.eventTail,
-  };
+  } satisfies ApiRouteDeps;
   if (opts.surface === 'sending') {
     if (!features.sending) throw new Error('surface "sending" needs the sending deps');
     await app.register(emailRoutes, { ...deps, sending: features.sending });
@@ -246,13 +240,13 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
   await app.register(eventRoutes, deps);
   await app.register(tenantRoutes, deps);
   // Tenant resources (SPEC part two): one encapsulated plugin each, see docs/architecture.md.
-  await app.register(templateRoutes, deps);
-  await app.register(suppressionRoutes, deps);
-  await app.register(projectRoutes, deps);
   await app.register(contactRoutes, {
     ...deps,
     ...(limits.importMaxBytes === undefined ? {} : { importMaxBytes: limits.importMaxBytes }),
   });
+  // Every `defineResource` (resources.generated.ts); the type says each plugin takes these deps.
+  const resources: ReadonlyArray<Pick<ResourceModule<string, typeof deps>, 'routes'>> = RESOURCES;
+  for (const resource of resources) await app.register(resource.routes, deps);
   if (features.keyring) {
     await app.register(eraseRoutes, {
       ...deps,
@@ -260,11 +254,6 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
       ...(policy.erasureRescrubMs !== undefined ? { rescrubAfterMs: policy.erasureRescrubMs } : {}),
     });
   }
-  await app.register(topicRoutes, deps);
-  await app.register(segmentRoutes, deps);
-  await app.register(campaignRoutes, deps);
-  await app.register(sequenceRoutes, deps);
-  await app.register(automationRoutes, deps);
   if (features.trackingSecret !== undefined) {
     const keyring = features.keyring;
     await app.register(unsubscribeRoutes, {

@@ -9,6 +9,7 @@ import {
 import { httpError } from '@tern/http';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type pg from 'pg';
 import { z } from 'zod';
 import { type AuthConfig, credentialOf } from './credentials.js';
 import { KEY_OR_DASHBOARD } from './openapi.js';
@@ -20,6 +21,31 @@ import { errorResponse, errors, noContentSchema, pageQuerySchema } from './schem
  * errors, and the list, get and delete route blocks they all repeat (`listRoute`, `getRoute`,
  * `deleteRoute`).
  */
+
+/**
+ * A tenant resource as `apiRoutes` mounts it: `name`, the key of its repository in the routes'
+ * deps (`templates`); `store`, its owner package's repository factory over the pool; `routes`, its
+ * plugin, which takes that repository under `name` (and what else of `ApiRouteDeps` it picks).
+ * Each resource's routes file exports one; `resources.generated.ts` lists them all
+ * (`npm run gen:resources`), so a new resource edits no list, no store table, by hand.
+ */
+export interface ResourceModule<N extends string = string, D extends object = never> {
+  name: N;
+  store: (pool: pg.Pool) => D[N & keyof D];
+  routes: FastifyPluginAsyncZod<D>;
+}
+
+/**
+ * A routes file's {@link ResourceModule}: `{ templates: createTemplateStore }` names the repository
+ * and its factory; `routes` must take what it makes under that name.
+ */
+export function defineResource<const N extends string, D extends { [K in N]: unknown } & object>(
+  store: { [K in N]: (pool: pg.Pool) => NoInfer<D>[K] },
+  routes: FastifyPluginAsyncZod<D>,
+): ResourceModule<N, D> {
+  const [name, factory] = Object.entries(store)[0] as [N, (pool: pg.Pool) => D[N & keyof D]];
+  return { name, store: factory, routes };
+}
 
 /** Random part of a resource id: 24 base62 characters ≈ 143 bits (SPEC asks for ≥ 20). */
 const RANDOM_ID_LENGTH = 24;

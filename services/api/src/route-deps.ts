@@ -1,21 +1,42 @@
+import type { ContactStore, UnsubscribeStore } from '@tern/bulk';
 import type { EventStream } from '@tern/event-log';
-import type { AnalyticsQueries, BreakdownQueries } from '@tern/read-models';
-import type { AttachmentKeyring } from '@tern/sending';
-import type { ApiKeyStore } from '@tern/tenant-settings';
+import type { AnalyticsQueries, BreakdownQueries, LogQueries } from '@tern/read-models';
+import type { AttachmentKeyring, EmailStore, IdempotencyStore } from '@tern/sending';
+import type { ApiKeyStore, TenantSettingsStore } from '@tern/tenant-settings';
+import type { WebhookStore } from '@tern/webhooks';
 import type pg from 'pg';
 import type { DomainPolicy, FromDomainCheck } from './domains/policy.js';
 import type { ContentBudget } from './emails/content-budget.js';
 import type { ReadContexts } from './read-context.js';
-import type { ApiStores } from './stores.js';
 import type { WebhookRouteOptions } from './webhooks/options.js';
+
+/**
+ * The repositories beside the tenant resources' (`ResourceStores`, from `RESOURCES`): what several
+ * plugins share, or what a plugin with its own options mounts.
+ */
+export interface CoreStores {
+  /** Endpoints, deliveries and replays (SPEC §17); `webhooks` is the routes' sealing and URL policy. */
+  webhookStore: WebhookStore;
+  /** Sent emails: detail, sandbox content, cancel, reschedule (SPEC §11, §22). */
+  emails: EmailStore;
+  /** Idempotency-Key claims of the sends (SPEC §11). */
+  idempotency: IdempotencyStore;
+  unsubscribes: UnsubscribeStore;
+  /** Contacts and audiences (SPEC §14; `@tern/bulk`). */
+  contacts: ContactStore;
+  /** A tenant's retention, tracking and send rate (`/tenants/:id/settings`). */
+  tenantSettings: TenantSettingsStore;
+  /** The email log's reads outside a tenant resource: `GET /logs` pages, provider notices' message ids. */
+  logQueries: LogQueries;
+}
 
 /**
  * Everything `apiRoutes` builds once for its route plugins. No plugin takes all of it: each
  * declares the few fields it uses, its own `<Name>RouteDeps` (e.g. `{ templates: TemplateStore;
- * now: () => Date }`). The repositories (`ApiStores`) are their owners' factories over `pool`; the
+ * now: () => Date }`). The repositories (`CoreStores`, and each resource's under its name) are their owners' factories over `pool`; the
  * routes of those resources never use `pool` itself.
  */
-export interface ApiRouteDeps extends ApiStores {
+export interface ApiRouteDeps extends CoreStores {
   /**
    * For what runs its own transaction across owners: a send's `enqueueSends`, an erasure.
    */

@@ -3,6 +3,7 @@ import {
   type AutomationStore,
   type ContactStore,
   checkPropertyValue,
+  createAutomationStore,
   type PropertyType,
   propertyNameSchema,
   segmentFilterSchema,
@@ -26,6 +27,7 @@ import { type AuthConfig, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   childListRoute,
+  defineResource,
   deleteRoute,
   getRoute,
   listRoute,
@@ -291,3 +293,6 @@ function normalised(
     return out;
   });
 }
+
+/** `automations` in the routes' deps: its owner's repository over the pool (listed in `resources.generated.ts`). */
+export const automationsResource = defineResource({ automations: createAutomationStore }, automationRoutes);

@@ -1,6 +1,7 @@
 import {
   type CampaignRow,
   type CampaignStore,
+  createCampaignStore,
   DAILY_EVENTS,
   type DailyKind,
   type SegmentStore,
@@ -19,6 +20,7 @@ import { analyticsQuerySchema } from '../analytics/schemas.js';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
+  defineResource,
   deleteRoute,
   getRoute,
   listRoute,
@@ -251,3 +253,6 @@ export const campaignRoutes: FastifyPluginAsyncZod<CampaignRouteDeps> = async (a
 
   campaignSendRoutes(app, deps);
 };
+
+/** `campaigns` in the routes' deps: its owner's repository over the pool (listed in `resources.generated.ts`). */
+export const campaignsResource = defineResource({ campaigns: createCampaignStore }, campaignRoutes);

@@ -1,11 +1,13 @@
 import { createProjectBodySchema, projectSchema, updateProjectBodySchema } from '@tern/contracts';
 import { httpError } from '@tern/http';
 import type { ProjectStore } from '@tern/tenant-settings';
+import { createProjectStore } from '@tern/tenant-settings';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { type AuthConfig, boundProject, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
+  defineResource,
   deleteRoute,
   listAnswer,
   listResponses,
@@ -166,3 +168,6 @@ export const projectRoutes: FastifyPluginAsyncZod<ProjectRouteDeps> = async (app
     },
   });
 };
+
+/** `projects` in the routes' deps: its owner's repository over the pool (listed in `resources.generated.ts`). */
+export const projectsResource = defineResource({ projects: createProjectStore }, projectRoutes);

@@ -1,5 +1,6 @@
 import {
   type ContactStore,
+  createSegmentStore,
   normaliseDate,
   type PropertyType,
   type SegmentFilter,
@@ -16,6 +17,7 @@ import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   childListRoute,
   conflict,
+  defineResource,
   deleteRoute,
   getRoute,
   listRoute,
@@ -294,3 +296,6 @@ export const segmentRoutes: FastifyPluginAsyncZod<SegmentRouteDeps> = async (app
     },
   });
 };
+
+/** `segments` in the routes' deps: its owner's repository over the pool (listed in `resources.generated.ts`). */
+export const segmentsResource = defineResource({ segments: createSegmentStore }, segmentRoutes);

@@ -1,5 +1,6 @@
 import { randomBase62 } from '@tern/auth';
 import type { SequenceStore, TopicStore } from '@tern/bulk';
+import { createSequenceStore } from '@tern/bulk';
 import {
   createSequenceBodySchema,
   ENROLLMENT_STATES,
@@ -16,6 +17,7 @@ import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   childListRoute,
   conflict,
+  defineResource,
   getRoute,
   listRoute,
   newResourceId,
@@ -262,3 +264,6 @@ export const sequenceRoutes: FastifyPluginAsyncZod<SequenceRouteDeps> = async (a
     },
   );
 };
+
+/** `sequences` in the routes' deps: its owner's repository over the pool (listed in `resources.generated.ts`). */
+export const sequencesResource = defineResource({ sequences: createSequenceStore }, sequenceRoutes);

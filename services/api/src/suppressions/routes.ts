@@ -1,10 +1,18 @@
 import { addSuppressionBodySchema, suppressionSchema } from '@tern/contracts';
 import type { SuppressionStore } from '@tern/read-models';
+import { createSuppressionStore } from '@tern/read-models';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type AuthConfig, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
-import { listAnswer, listResponses, notFound, pageQuerySchema, resourceErrors } from '../resource-kit.js';
+import {
+  defineResource,
+  listAnswer,
+  listResponses,
+  notFound,
+  pageQuerySchema,
+  resourceErrors,
+} from '../resource-kit.js';
 import type { ApiRouteDeps } from '../route-deps.js';
 import { errors, noContentSchema } from '../schemas.js';
 
@@ -124,3 +132,9 @@ export const suppressionRoutes: FastifyPluginAsyncZod<SuppressionRouteDeps> = as
     },
   );
 };
+
+/** `suppressions` in the routes' deps: its owner's repository over the pool (listed in `resources.generated.ts`). */
+export const suppressionsResource = defineResource(
+  { suppressions: createSuppressionStore },
+  suppressionRoutes,
+);

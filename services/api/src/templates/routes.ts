@@ -10,12 +10,14 @@ import {
 import { renderTemplate, templateSyntaxError } from '@tern/domain';
 import { httpError } from '@tern/http';
 import type { TemplateContentInput, TemplateStore } from '@tern/templates';
+import { createTemplateStore } from '@tern/templates';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AuthConfig } from '../credentials.js';
 import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
+  defineResource,
   deleteRoute,
   getRoute,
   listRoute,
@@ -212,3 +214,6 @@ export const templateRoutes: FastifyPluginAsyncZod<TemplateRouteDeps> = async (a
     },
   );
 };
+
+/** `templates` in the routes' deps: its owner's repository over the pool (listed in `resources.generated.ts`). */
+export const templatesResource = defineResource({ templates: createTemplateStore }, templateRoutes);

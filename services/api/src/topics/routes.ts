@@ -1,4 +1,5 @@
 import type { TopicStore } from '@tern/bulk';
+import { createTopicStore } from '@tern/bulk';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { READ, WRITE } from '../contacts/schemas.js';
@@ -6,6 +7,7 @@ import { credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,
+  defineResource,
   deleteRoute,
   getRoute,
   listRoute,
@@ -167,3 +169,6 @@ export const topicRoutes: FastifyPluginAsyncZod<TopicRouteDeps> = async (app, de
     },
   });
 };
+
+/** `topics` in the routes' deps: its owner's repository over the pool (listed in `resources.generated.ts`). */
+export const topicsResource = defineResource({ topics: createTopicStore }, topicRoutes);

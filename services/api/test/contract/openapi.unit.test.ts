@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { createClient } from '@clickhouse/client';
 import { createJwtVerifier } from '@tern/auth';
 import type { EventStream } from '@tern/event-log';
@@ -6,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiDeps, apiRoutes, createApiApp } from '../../src/index.js';
+import { renderResourceIndex } from '../../src/resource-index.js';
 
 // The document is generated from the route schemas; no store is reached (pg and the ClickHouse
 // client connect lazily), so this runs without services.
@@ -143,5 +146,18 @@ describe('OpenAPI', () => {
     const body = doc.paths['/tenants/{id}/api-keys'].post.requestBody.content['application/json'];
     expect(body.schema.required).toEqual(['name', 'scopes']);
     expect(body.example ?? body.examples).toBeDefined();
+  });
+});
+
+describe('resources.generated.ts', () => {
+  it('is what `npm run gen:resources` writes: every defineResource of a routes file, mounted', async () => {
+    const src = fileURLToPath(new URL('../../src/', import.meta.url));
+    const onDisk = await readFile(`${src}resources.generated.ts`, 'utf8');
+    expect(onDisk, 'stale: run `npm run gen:resources`').toBe(renderResourceIndex(src));
+    for (const name of ['templates', 'suppressions', 'projects', 'topics', 'segments', 'campaigns'])
+      expect(onDisk).toContain(`import { ${name}Resource } from './${name}/routes.js';`);
+    // Each one is mounted: its list route is in the document.
+    for (const path of ['/templates', '/suppressions', '/projects', '/topics', '/segments', '/automations'])
+      expect(doc.paths[path]?.get, path).toBeDefined();
   });
 });
