@@ -10,7 +10,7 @@ import pg from 'pg';
 import { createKafkaEventLog } from '../src/kafka.js';
 import type { EventLog, EventLogRecord } from '../src/port.js';
 import { createPostgresEventLog } from '../src/postgres.js';
-import { randomSuffix } from './helpers.js';
+import { randomSuffix, serverPool } from './helpers.js';
 
 const APPENDS = 10;
 const RECORDS = 1000;
@@ -94,9 +94,7 @@ async function main(): Promise<void> {
   const all = which.length === 0;
   if (all || which.includes('kafka')) await kafka();
   if (all || which.includes('postgres')) {
-    const pool = new pg.Pool({
-      connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-    });
+    const pool = serverPool();
     await postgres('postgres server', pool).finally(() => pool.end());
   }
   if (all || which.includes('pglite')) {

@@ -46,7 +46,7 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
       await log.append(records.slice(0, 10));
       await log.append(records.slice(10));
       const c = await consumeAll({ group, fromBeginning: true });
-      await c.waitForValues(records.map((r) => r.value));
+      await c.waitForRecords(records);
 
       expect(firstDeliveriesByKey(c.records)).toEqual(appendedByKey(records));
       for (const r of c.records) {
@@ -71,7 +71,7 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
       expect(await log.partitionsOf(records.map((r) => r.key))).toEqual(partitions);
       await log.append(records);
       const c = await consumeAll({ group, fromBeginning: true });
-      await c.waitForValues(records.map((r) => r.value));
+      await c.waitForRecords(records);
       const expected = new Map(records.map((r, i) => [r.key, partitions[i]]));
       for (const r of c.records) expect(r.partition).toBe(expected.get(r.key));
     });
@@ -87,7 +87,7 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
       // Records appended after the snapshot are not waited for.
       await log.append(makeRecords('t', 12, 4));
       const c = await consumeAll({ group, fromBeginning: true });
-      await c.waitForValues(first.map((r) => r.value));
+      await c.waitForRecords(first);
       const positions = new Map<number, string>();
       const firstValues = new Set(first.map((r) => r.value));
       for (const r of c.records) {
@@ -109,7 +109,7 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
         await log.append(batch);
       }
       const c = await consumeAll({ group, fromBeginning: true, maxBatchSize: 100 });
-      await c.waitForValues(all.map((r) => r.value));
+      await c.waitForRecords(all);
       const delivered = firstDeliveriesByKey(c.records);
       expect(delivered.size).toBe(keys);
       expect(delivered).toEqual(appendedByKey(all));
@@ -119,7 +119,7 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
       const c = await consumeAll({ group, fromBeginning: true, maxBatchSize: 50 });
       const batches = Array.from({ length: 20 }, (_, i) => makeRecords(`c${i}`, 10, 2));
       await Promise.all(batches.map((b) => log.append(b)));
-      await c.waitForValues(batches.flat().map((r) => r.value));
+      await c.waitForRecords(batches.flat());
       await waitFor('lag 0', async () => (await log.lag(group)) === 0);
     });
 
@@ -139,7 +139,7 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
           }
         },
       });
-      await c.waitForValues(records.map((r) => r.value));
+      await c.waitForRecords(records);
       expect(thrown).toBe(true);
       // Every record of the failed batch came again in a later, successful batch.
       const failed = attempts[0]!.map((r) => r.value);
@@ -154,13 +154,13 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
       const first = makeRecords('p', 10, 2);
       await log.append(first);
       const c1 = await consumeAll({ group, fromBeginning: true });
-      await c1.waitForValues(first.map((r) => r.value));
+      await c1.waitForRecords(first);
       await c1.consumer.stop();
 
       const second = makeRecords('p', 5, 2, 10);
       await log.append(second);
       const c2 = await consumeAll({ group, fromBeginning: true });
-      await c2.waitForValues(second.map((r) => r.value));
+      await c2.waitForRecords(second);
       expect([...c2.values()].sort()).toEqual(second.map((r) => r.value).sort());
     });
 
@@ -168,11 +168,11 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
       const records = makeRecords('rp', 25, 5);
       await log.append(records);
       const c1 = await consumeAll({ group, fromBeginning: true });
-      await c1.waitForValues(records.map((r) => r.value));
+      await c1.waitForRecords(records);
       await c1.consumer.stop();
 
       const replay = await consumeAll({ group: `${group}-replay`, fromBeginning: true });
-      await replay.waitForValues(records.map((r) => r.value));
+      await replay.waitForRecords(records);
       expect(firstDeliveriesByKey(replay.records)).toEqual(appendedByKey(records));
     });
 
@@ -199,7 +199,7 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
         },
       });
       const healthy = await consumeAll({ group, fromBeginning: true });
-      await healthy.waitForValues(records.map((r) => r.value));
+      await healthy.waitForRecords(records);
       await waitFor('healthy lag 0', async () => (await log.lag(group)) === 0);
       expect(stuck.records).toEqual([]);
       expect(await log.lag(`${group}-stuck`)).toBe(records.length);
@@ -209,7 +209,7 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
       const records = makeRecords('b', 60, 1);
       await log.append(records);
       const c = await consumeAll({ group, fromBeginning: true, maxBatchSize: 7 });
-      await c.waitForValues(records.map((r) => r.value));
+      await c.waitForRecords(records);
       expect(c.batches.length).toBeGreaterThanOrEqual(Math.ceil(records.length / 7));
       for (const b of c.batches) expect(b.length).toBeLessThanOrEqual(7);
       expect(firstDeliveriesByKey(c.records)).toEqual(appendedByKey(records));
@@ -220,7 +220,7 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
       await log.append(records);
       expect(await log.lag(group)).toBe(20);
       const c = await consumeAll({ group, fromBeginning: true });
-      await c.waitForValues(records.map((r) => r.value));
+      await c.waitForRecords(records);
       await waitFor('lag 0', async () => (await log.lag(group)) === 0);
       await log.append(makeRecords('l', 3, 4, 20));
       await waitFor('lag 0 again', async () => (await log.lag(group)) === 0);

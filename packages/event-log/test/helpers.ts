@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import type {
   ConsumedRecord,
   ConsumeOptions,
@@ -6,6 +7,14 @@ import type {
   EventLogConsumer,
   EventLogRecord,
 } from '../src/port.js';
+
+/** A pool on the run's Postgres server (DATABASE_URL, else the local default); end it when done. */
+export function serverPool(options: Omit<pg.PoolConfig, 'connectionString'> = {}): pg.Pool {
+  return new pg.Pool({
+    connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    ...options,
+  });
+}
 
 export function randomSuffix(): string {
   return randomBytes(5).toString('hex');
@@ -28,6 +37,8 @@ export interface Collector {
   values(): Set<string>;
   /** Waits until every value has been handled at least once. */
   waitForValues(values: string[], timeoutMs?: number): Promise<void>;
+  /** Waits until the value of every one of `records` has been handled at least once. */
+  waitForRecords(records: readonly EventLogRecord[], timeoutMs?: number): Promise<void>;
 }
 
 export async function collect(
@@ -45,21 +56,26 @@ export async function collect(
     },
   });
   const values = () => new Set(records.map((r) => r.value));
+  const waitForValues = (expected: string[], timeoutMs?: number) =>
+    waitFor(
+      `${expected.length} values (have ${values().size})`,
+      () => {
+        const seen = values();
+        return expected.every((v) => seen.has(v));
+      },
+      timeoutMs,
+    );
   return {
     consumer,
     records,
     batches,
     values,
-    async waitForValues(expected, timeoutMs) {
-      await waitFor(
-        `${expected.length} values (have ${values().size})`,
-        () => {
-          const seen = values();
-          return expected.every((v) => seen.has(v));
-        },
+    waitForValues,
+    waitForRecords: (expected, timeoutMs) =>
+      waitForValues(
+        expected.map((r) => r.value),
         timeoutMs,
-      );
-    },
+      ),
   };
 }
 

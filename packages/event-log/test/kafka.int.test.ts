@@ -14,6 +14,11 @@ const topicPrefix = process.env.TERN_TEST_TOPIC_PREFIX ?? '';
 const freshTopic = () => `${topicPrefix}event-log-test-${randomSuffix()}`;
 /** Deletes a test's topic (a failure is left to the global teardown's sweep by prefix). */
 const deleteTopic = (topic: string) => admin.deleteTopics({ topics: [topic] }).catch(() => {});
+/** A test's cleanup: closes the logs it opened, in this order, then deletes its topic. */
+async function cleanUp(topic: string, ...logs: { close(): Promise<unknown> }[]): Promise<void> {
+  for (const log of logs) await log.close();
+  await deleteTopic(topic);
+}
 /** A log of `topic` on the test's brokers, quiet, with `options`. */
 const openLog = (topic: string, options: Partial<KafkaEventLogOptions> = {}) =>
   createKafkaEventLog({ brokers, topic, logger: quiet, ...options });
@@ -31,10 +36,7 @@ runEventLogContract('kafka', async () => {
   const log = openLog(topic, { partitions: 3, clientId: 'event-log-test' });
   return {
     log,
-    async cleanup() {
-      await log.close();
-      await deleteTopic(topic);
-    },
+    cleanup: () => cleanUp(topic, log),
   };
 });
 
@@ -71,8 +73,7 @@ describe('Kafka event log specifics', () => {
       expect(await log.partitionsOf(records.map((r) => r.key))).toEqual(chosen);
     } finally {
       await producer.disconnect();
-      await log.close();
-      await deleteTopic(topic);
+      await cleanUp(topic, log);
     }
   });
 
@@ -95,9 +96,7 @@ describe('Kafka event log specifics', () => {
       expect(await first.lag('nobody')).toBe(2);
       expect(errors).toEqual([]);
     } finally {
-      await first.close();
-      await second.close();
-      await deleteTopic(topic);
+      await cleanUp(topic, first, second);
     }
   });
 
@@ -110,14 +109,12 @@ describe('Kafka event log specifics', () => {
       const records = makeRecords('fetch', 300, 7);
       for (let i = 0; i < records.length; i += 50) await log.append(records.slice(i, i + 50));
       const c = await collect(log, { group: `g-${randomSuffix()}`, fromBeginning: true, maxBatchSize: 100 });
-      await c.waitForValues(records.map((r) => r.value));
+      await c.waitForRecords(records);
       await expect(
         broken.consume({ group: `g-${randomSuffix()}`, fromBeginning: true, async handle() {} }),
       ).rejects.toThrow(/fetch bytes/);
     } finally {
-      await broken.close();
-      await log.close();
-      await deleteTopic(topic);
+      await cleanUp(topic, broken, log);
     }
   });
   it('a member dropped from its group while it handles a batch rejoins and goes on consuming', async () => {
@@ -151,22 +148,14 @@ describe('Kafka event log specifics', () => {
       const b = await collect(logB, { group, fromBeginning: true });
       await new Promise((r) => setTimeout(r, 8_000)); // the rebalance without A completes
       release();
-      await b.waitForValues(
-        before.map((r) => r.value),
-        30_000,
-      );
+      await b.waitForRecords(before, 30_000);
       await b.consumer.stop();
       const after = makeRecords('after', 20, 1);
       await logA.append(after);
-      await a.waitForValues(
-        after.map((r) => r.value),
-        60_000,
-      );
+      await a.waitForRecords(after, 60_000);
     } finally {
       release();
-      await logB.close();
-      await logA.close();
-      await deleteTopic(topic);
+      await cleanUp(topic, logB, logA);
     }
   }, 120_000);
 });

@@ -90,6 +90,12 @@ export function runPostgresAdapterSuite(
     };
   }
 
+  /** A log whose reads are watched (`watchReads`), polling only once a minute unless woken. */
+  async function makeWatchedLog(opts: { singleWriter?: boolean; listen?: boolean }) {
+    const watched = watchReads(getPool());
+    return { watched, ...(await makeLog({ pool: watched.pool, pollIntervalMs: 60_000, ...opts })) };
+  }
+
   runEventLogContract(name, () => makeLog());
 
   describe(`Postgres event log specifics: ${name}`, () => {
@@ -157,7 +163,7 @@ export function runPostgresAdapterSuite(
         const c = await collect(reader, { group: 'g', fromBeginning: true });
         const records = makeRecords('w', 10, 2);
         await writer.log.append(records);
-        await c.waitForValues(records.map((r) => r.value));
+        await c.waitForRecords(records);
       } finally {
         await reader.close();
         await writer.cleanup();
@@ -165,12 +171,7 @@ export function runPostgresAdapterSuite(
     });
 
     it('single writer: an idle consumer looks again only every pollIntervalMs, and an append wakes it at once', async () => {
-      const watched = watchReads(getPool());
-      const { log, cleanup } = await makeLog({
-        pool: watched.pool,
-        pollIntervalMs: 60_000,
-        singleWriter: true,
-      });
+      const { watched, log, cleanup } = await makeWatchedLog({ singleWriter: true });
       try {
         // maxWaitMs 10 would mean a read every 10 ms; a single writer's appends wake it instead.
         const c = await collect(log, { group: 'g', fromBeginning: true, maxWaitMs: 10 });
@@ -178,24 +179,15 @@ export function runPostgresAdapterSuite(
         expect(watched.reads()).toBeLessThanOrEqual(2);
         const records = makeRecords('s', 6, 2);
         await log.append(records);
-        await c.waitForValues(
-          records.map((r) => r.value),
-          5_000,
-        );
+        await c.waitForRecords(records, 5_000);
       } finally {
         await cleanup();
       }
     });
 
     it('single writer: an append that commits while an empty read is in flight still wakes the consumer', async () => {
-      const watched = watchReads(getPool());
       // No LISTEN: only the append's own wake can end the minute's wait.
-      const { log, cleanup } = await makeLog({
-        pool: watched.pool,
-        pollIntervalMs: 60_000,
-        singleWriter: true,
-        listen: false,
-      });
+      const { watched, log, cleanup } = await makeWatchedLog({ singleWriter: true, listen: false });
       try {
         // The consumer's first read finds nothing; the append commits and wakes before the
         // consumer has that answer and goes to sleep.
@@ -205,18 +197,14 @@ export function runPostgresAdapterSuite(
         const records = makeRecords('r', 4, 2);
         await log.append(records);
         held.release();
-        await c.waitForValues(
-          records.map((r) => r.value),
-          5_000,
-        );
+        await c.waitForRecords(records, 5_000);
       } finally {
         await cleanup();
       }
     });
 
     it('closes promptly when the stop comes while a read is in flight', async () => {
-      const watched = watchReads(getPool());
-      const { log, cleanup } = await makeLog({ pool: watched.pool, pollIntervalMs: 60_000, listen: false });
+      const { watched, log, cleanup } = await makeWatchedLog({ listen: false });
       let closing: Promise<boolean> | undefined;
       try {
         const held = watched.holdNextRead();

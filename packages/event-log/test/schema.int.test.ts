@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables } from '../src/postgres-sql.js';
-import { randomSuffix } from './helpers.js';
+import { randomSuffix, serverPool } from './helpers.js';
 
 // The event log's tables are written twice, and must stay one shape: in migration 0001 (history:
 // an applied migration never changes, its checksum is checked at start) and in the adapter's
@@ -12,14 +12,9 @@ const MIGRATION = new URL('../../../infra/migrations/postgres/0001_init.sql', im
 
 let pool: pg.Pool;
 beforeAll(() => {
-  pool = new pg.Pool({
-    connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-    max: 2,
-  });
+  pool = serverPool({ max: 2 });
 });
-afterAll(async () => {
-  await pool.end();
-});
+afterAll(() => pool.end());
 
 /** The migration's CREATE TABLE statements of `event_log` and `event_log_offsets`, named `name`. */
 function migrationStatements(name: string): string[] {
