@@ -106,6 +106,14 @@ describe('each dimension, from events to answer', () => {
 });
 
 describe('breakdown = an independent count over the raw events (property)', () => {
+  // The lists the property ranges over are the code's; pinned here to the SPEC's (§26), so a
+  // dimension or counter dropped from the code fails this instead of leaving the property smaller.
+  it('ranges over the SPEC §26 dimensions and counters', () => {
+    expect(DIMENSIONS.join(' ')).toBe('tag template project campaign domain provider client device bounce');
+    expect(DIM_COUNTER_NAMES.join(' ')).toBe(
+      'total sent delivered opened clicked bounced complained failed delayed',
+    );
+  });
   const dims = DIMENSIONS;
   const valuesOf: Record<Dimension, string[]> = {
     tag: TAG_POOL,
