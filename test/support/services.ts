@@ -208,3 +208,13 @@ export function freshPool({
     },
   };
 }
+
+/**
+ * A test's teardown: closes what it opened, in this order — `stop()` what has one (a listener),
+ * `close()` the rest; what was never opened (undefined) is skipped.
+ */
+export async function closeInOrder(
+  ...opened: ({ stop(): Promise<unknown> } | { close(): Promise<unknown> } | undefined)[]
+): Promise<void> {
+  for (const o of opened) if (o) await ('stop' in o ? o.stop() : o.close());
+}

@@ -3,20 +3,15 @@
 // domain and summed by source IP; the same report again counts once; a gzip bomb and malformed XML
 // are accepted as mail (250) but recorded `rejected` with nothing of them stored; mail that is not
 // a report is left alone.
-import { createKeyring } from '@tern/privacy';
+import type { Keyring } from '@tern/privacy';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
-import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
-import {
-  createDmarcConsumer,
-  type DmarcOutcome,
-  dmarcSummary,
-  ensureInboundAddress,
-  type InboundListener,
-} from '../src/index.js';
+import type { LogDatabase } from '../../../test/support/log-database.js';
+import { closeInOrder } from '../../../test/support/services.js';
+import { createDmarcConsumer, type DmarcOutcome, dmarcSummary, type InboundListener } from '../src/index.js';
 import { gzip, gzipBomb, reportXml } from './dmarc-report.js';
-import { createTestListener, INBOUND_DOMAIN, withSmtpClient } from './listener-support.js';
+import { createTestListener, INBOUND_DOMAIN, openListenerDb, withSmtpClient } from './listener-support.js';
 
 const T1 = 'acme';
 const DOMAIN = 'example.com';
@@ -45,11 +40,9 @@ async function mail(opts: { subject: string; filename: string; content: Buffer; 
 }
 
 beforeAll(async () => {
-  db = await openLogDatabase({ pollIntervalMs: 50 });
-  pool = db.pool;
+  let keyring: Keyring;
+  ({ db, pool, keyring } = await openListenerDb(T1, 'dmarc-test-encryption-key-0123456789abcdef'));
   dns = await startTestDnsServer();
-  const keyring = createKeyring({ pool, encryptionKey: 'dmarc-test-encryption-key-0123456789abcdef' });
-  await ensureInboundAddress(pool, T1);
   const dmarc = createDmarcConsumer({ pool, logger: { info: () => {}, warn: () => {} } });
   listener = createTestListener(db, keyring, {
     resolve: (name, type) => dns.resolve(name, type),
@@ -61,11 +54,7 @@ beforeAll(async () => {
   port = await listener.start();
 }, 60_000);
 
-afterAll(async () => {
-  await listener?.stop();
-  await dns?.close();
-  await db?.close();
-});
+afterAll(() => closeInOrder(listener, dns, db));
 
 const reports = async () =>
   (

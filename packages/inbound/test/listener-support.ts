@@ -1,12 +1,14 @@
 // Set-up shared by the integration tests of the MX listener: the listener on a loopback port over a
 // table log's sealed stream, its recipients under INBOUND_DOMAIN, and nodemailer's SMTP client to it.
 import { createEventStream } from '@tern/event-log';
-import { createSealer, type Keyring } from '@tern/privacy';
+import { createKeyring, createSealer, type Keyring } from '@tern/privacy';
 import nodemailer from 'nodemailer';
-import type { LogDatabase } from '../../../test/support/log-database.js';
+import type pg from 'pg';
+import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import {
   createInboundListener,
   createRecipientResolver,
+  ensureInboundAddress,
   type InboundListener,
   type InboundListenerOptions,
 } from '../src/index.js';
@@ -40,6 +42,23 @@ export function createTestListener(
     }),
     ...options,
   });
+}
+
+/** A listener test's database: a table log, a keyring under `encryptionKey`, `tenant`'s inbound address. */
+export async function openListenerDb(
+  tenant: string,
+  encryptionKey: string,
+): Promise<{ db: LogDatabase; pool: pg.Pool; keyring: Keyring }> {
+  const db = await openLogDatabase({ pollIntervalMs: 50 });
+  const { pool } = db;
+  try {
+    const keyring = createKeyring({ pool, encryptionKey });
+    await ensureInboundAddress(pool, tenant);
+    return { db, pool, keyring };
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
 }
 
 const smtpClient = (port: number) =>

@@ -5,20 +5,20 @@
 // the verdicts of a real DKIM signature, and replies threaded to what the tenant sent.
 import { generateKeyPairSync } from 'node:crypto';
 import { createEventStream, decodeBatch } from '@tern/event-log';
-import { createKeyring, createSealer, type Keyring } from '@tern/privacy';
+import { createSealer, type Keyring } from '@tern/privacy';
 import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
-import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
+import type { LogDatabase } from '../../../test/support/log-database.js';
+import { closeInOrder } from '../../../test/support/services.js';
 import {
   createInboundSweeper,
-  ensureInboundAddress,
   getInbound,
   type InboundListener,
   type ReceivedMessage,
 } from '../src/index.js';
-import { createTestListener, INBOUND_DOMAIN, withSmtpClient } from './listener-support.js';
+import { createTestListener, INBOUND_DOMAIN, openListenerDb, withSmtpClient } from './listener-support.js';
 
 const ENCRYPTION_KEY = 'inbound-test-encryption-key-0123456789abcdef';
 const T1 = 'acme';
@@ -73,11 +73,8 @@ async function logValues(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  db = await openLogDatabase({ pollIntervalMs: 50 });
-  pool = db.pool;
+  ({ db, pool, keyring } = await openListenerDb(T1, ENCRYPTION_KEY));
   dns = await startTestDnsServer();
-  keyring = createKeyring({ pool, encryptionKey: ENCRYPTION_KEY });
-  await ensureInboundAddress(pool, T1);
   const stream = createEventStream(db.log, { sealer: createSealer(keyring) });
   listener = createTestListener(db, keyring, {
     log: {
@@ -94,11 +91,7 @@ beforeAll(async () => {
   port = await listener.start();
 }, 60_000);
 
-afterAll(async () => {
-  await listener?.stop();
-  await dns?.close();
-  await db?.close();
-});
+afterAll(() => closeInOrder(listener, dns, db));
 
 describe('who may deliver', () => {
   it('a tenant address under INBOUND_DOMAIN is taken; an unknown slug, another domain or a relay attempt is 550 5.1.1', async () => {

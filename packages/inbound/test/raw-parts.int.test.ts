@@ -6,17 +6,17 @@
 // parts whose row never came are swept; a 300 KB attachment is not kept decoded, yet a forward
 // still sends its bytes and a DMARC report over the cap is refused by its size.
 import { randomBytes } from 'node:crypto';
-import { createKeyring, type Keyring } from '@tern/privacy';
+import type { Keyring } from '@tern/privacy';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
+import type { LogDatabase } from '../../../test/support/log-database.js';
+import { closeInOrder } from '../../../test/support/services.js';
 import {
   createDmarcConsumer,
   createInboundReader,
   createInboundSweeper,
   type DmarcOutcome,
-  ensureInboundAddress,
   eraseInbound,
   type ForwardRequest,
   type InboundListener,
@@ -25,7 +25,7 @@ import {
 } from '../src/index.js';
 import { attachmentKept } from '../src/parse.js';
 import { writeRawParts } from '../src/raw-parts.js';
-import { createTestListener, INBOUND_DOMAIN, withSmtpClient } from './listener-support.js';
+import { createTestListener, INBOUND_DOMAIN, openListenerDb, withSmtpClient } from './listener-support.js';
 
 const ENCRYPTION_KEY = 'inbound-parts-encryption-key-0123456789abcdef';
 const T1 = 'parts';
@@ -87,10 +87,7 @@ const partsOf = async (id: string) =>
   ).rows;
 
 beforeAll(async () => {
-  db = await openLogDatabase({ pollIntervalMs: 50 });
-  pool = db.pool;
-  keyring = createKeyring({ pool, encryptionKey: ENCRYPTION_KEY });
-  await ensureInboundAddress(pool, T1);
+  ({ db, pool, keyring } = await openListenerDb(T1, ENCRYPTION_KEY));
   const dmarc = createDmarcConsumer({ pool, logger: { info: () => {}, warn: () => {} } });
   listener = createTestListener(db, keyring, {
     maxBytes: 4 * 1024 * 1024,
@@ -108,10 +105,7 @@ beforeAll(async () => {
   port = await listener.start();
 }, 60_000);
 
-afterAll(async () => {
-  await listener?.stop();
-  await db?.close();
-});
+afterAll(() => closeInOrder(listener, db));
 
 describe('a large message in parts', () => {
   const attachment = randomBytes(300_000);
