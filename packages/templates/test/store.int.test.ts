@@ -2,17 +2,7 @@
 // server and on PGlite: tenant isolation, conflict and not-found answers, the page order and total.
 import { expect, it } from 'vitest';
 import { onEveryPostgres } from '../../../test/support/owner-postgres.js';
-import {
-  createTemplateStore,
-  deleteTemplate,
-  getTemplate,
-  insertTemplate,
-  listTemplates,
-  replaceTemplate,
-  templateContent,
-  templateExists,
-  templateNames,
-} from '../src/index.js';
+import * as templates from '../src/index.js';
 
 const T0 = new Date('2026-03-01T10:00:00Z');
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
@@ -25,7 +15,7 @@ const content = (name: string) => ({
 
 onEveryPostgres('the templates statements (store.ts)', (db) => {
   it('inserts once per tenant and id; another tenant has its own namespace', async () => {
-    const first = await insertTemplate(db(), 'tpl-a', 'tpl_1', content('Welcome'), T0);
+    const first = await templates.insertTemplate(db(), 'tpl-a', 'tpl_1', content('Welcome'), T0);
     expect(first).toEqual({
       id: 'tpl_1',
       name: 'Welcome',
@@ -35,17 +25,17 @@ onEveryPostgres('the templates statements (store.ts)', (db) => {
       createdAt: T0.toISOString(),
       updatedAt: T0.toISOString(),
     });
-    expect(await insertTemplate(db(), 'tpl-a', 'tpl_1', content('Again'), at(5))).toBeNull();
-    expect((await getTemplate(db(), 'tpl-a', 'tpl_1'))?.name).toBe('Welcome');
-    const other = await insertTemplate(db(), 'tpl-b', 'tpl_1', content('Theirs'), at(1));
+    expect(await templates.insertTemplate(db(), 'tpl-a', 'tpl_1', content('Again'), at(5))).toBeNull();
+    expect((await templates.getTemplate(db(), 'tpl-a', 'tpl_1'))?.name).toBe('Welcome');
+    const other = await templates.insertTemplate(db(), 'tpl-b', 'tpl_1', content('Theirs'), at(1));
     expect(other?.name).toBe('Theirs');
-    expect((await getTemplate(db(), 'tpl-a', 'tpl_1'))?.name).toBe('Welcome');
-    expect(await getTemplate(db(), 'tpl-c', 'tpl_1')).toBeNull();
+    expect((await templates.getTemplate(db(), 'tpl-a', 'tpl_1'))?.name).toBe('Welcome');
+    expect(await templates.getTemplate(db(), 'tpl-c', 'tpl_1')).toBeNull();
   });
 
   it('replaces content and updated_at only, and only the tenant’s own row', async () => {
-    await insertTemplate(db(), 'tpl-r', 'tpl_r', content('Before'), T0);
-    const replaced = await replaceTemplate(
+    await templates.insertTemplate(db(), 'tpl-r', 'tpl_r', content('Before'), T0);
+    const replaced = await templates.replaceTemplate(
       db(),
       'tpl-r',
       'tpl_r',
@@ -58,9 +48,9 @@ onEveryPostgres('the templates statements (store.ts)', (db) => {
       createdAt: T0.toISOString(),
       updatedAt: at(60).toISOString(),
     });
-    expect(await replaceTemplate(db(), 'tpl-other', 'tpl_r', content('Nope'), at(61))).toBeNull();
-    expect(await replaceTemplate(db(), 'tpl-r', 'tpl_missing', content('Nope'), at(61))).toBeNull();
-    expect(await templateContent(db(), 'tpl-r', 'tpl_r')).toEqual({
+    expect(await templates.replaceTemplate(db(), 'tpl-other', 'tpl_r', content('Nope'), at(61))).toBeNull();
+    expect(await templates.replaceTemplate(db(), 'tpl-r', 'tpl_missing', content('Nope'), at(61))).toBeNull();
+    expect(await templates.templateContent(db(), 'tpl-r', 'tpl_r')).toEqual({
       subject: 'Hi {{name}} (After)',
       html: '<p>After</p>',
       text: 'plain',
@@ -69,14 +59,14 @@ onEveryPostgres('the templates statements (store.ts)', (db) => {
 
   it('lists newest first, ties by id in byte order, with the tenant’s total and no content', async () => {
     const T = 'tpl-list';
-    await insertTemplate(db(), T, 'tpl_b', content('B'), at(10));
-    await insertTemplate(db(), T, 'tpl_a', content('A'), at(10));
-    await insertTemplate(db(), T, 'tpl_Z', content('Z'), at(10));
-    await insertTemplate(db(), T, 'tpl_old', content('Old'), at(1));
-    await insertTemplate(db(), T, 'tpl_new', content('New'), at(20));
-    await insertTemplate(db(), 'tpl-list-other', 'tpl_x', content('X'), at(30));
+    await templates.insertTemplate(db(), T, 'tpl_b', content('B'), at(10));
+    await templates.insertTemplate(db(), T, 'tpl_a', content('A'), at(10));
+    await templates.insertTemplate(db(), T, 'tpl_Z', content('Z'), at(10));
+    await templates.insertTemplate(db(), T, 'tpl_old', content('Old'), at(1));
+    await templates.insertTemplate(db(), T, 'tpl_new', content('New'), at(20));
+    await templates.insertTemplate(db(), 'tpl-list-other', 'tpl_x', content('X'), at(30));
 
-    const first = await listTemplates(db(), T, { page: 1, limit: 3 });
+    const first = await templates.listTemplates(db(), T, { page: 1, limit: 3 });
     expect(first.total).toBe(5);
     // "C" collation: 'tpl_b' > 'tpl_a' > 'tpl_Z' (uppercase sorts before lowercase).
     expect(first.items.map((t) => t.id)).toEqual(['tpl_new', 'tpl_b', 'tpl_a']);
@@ -87,20 +77,23 @@ onEveryPostgres('the templates statements (store.ts)', (db) => {
       createdAt: at(20).toISOString(),
       updatedAt: at(20).toISOString(),
     });
-    const second = await listTemplates(db(), T, { page: 2, limit: 3 });
+    const second = await templates.listTemplates(db(), T, { page: 2, limit: 3 });
     expect(second.items.map((t) => t.id)).toEqual(['tpl_Z', 'tpl_old']);
-    const past = await listTemplates(db(), T, { page: 2 ** 40, limit: 100 });
+    const past = await templates.listTemplates(db(), T, { page: 2 ** 40, limit: 100 });
     expect(past).toEqual({ items: [], total: 5 });
-    expect(await listTemplates(db(), 'tpl-none', { page: 1, limit: 10 })).toEqual({ items: [], total: 0 });
+    expect(await templates.listTemplates(db(), 'tpl-none', { page: 1, limit: 10 })).toEqual({
+      items: [],
+      total: 0,
+    });
   });
 
   it('deletes the tenant’s own row once; exists, names and content follow', async () => {
     const T = 'tpl-del';
-    await insertTemplate(db(), T, 'tpl_1', content('One'), T0);
-    await insertTemplate(db(), T, 'tpl_2', content('Two'), T0);
-    await insertTemplate(db(), 'tpl-del-other', 'tpl_1', content('Foreign'), T0);
-    expect(await templateExists(db(), T, 'tpl_1')).toBe(true);
-    const names = await templateNames(db(), T, ['tpl_1', 'tpl_2', 'tpl_unknown']);
+    await templates.insertTemplate(db(), T, 'tpl_1', content('One'), T0);
+    await templates.insertTemplate(db(), T, 'tpl_2', content('Two'), T0);
+    await templates.insertTemplate(db(), 'tpl-del-other', 'tpl_1', content('Foreign'), T0);
+    expect(await templates.templateExists(db(), T, 'tpl_1')).toBe(true);
+    const names = await templates.templateNames(db(), T, ['tpl_1', 'tpl_2', 'tpl_unknown']);
     expect([...names.entries()]).toEqual(
       expect.arrayContaining([
         ['tpl_1', { name: 'One', subject: 'Hi {{name}} (One)' }],
@@ -108,18 +101,18 @@ onEveryPostgres('the templates statements (store.ts)', (db) => {
       ]),
     );
     expect(names.size).toBe(2);
-    expect((await templateNames(db(), T, [])).size).toBe(0);
+    expect((await templates.templateNames(db(), T, [])).size).toBe(0);
 
-    expect(await deleteTemplate(db(), T, 'tpl_1')).toBe(true);
-    expect(await deleteTemplate(db(), T, 'tpl_1')).toBe(false);
-    expect(await templateExists(db(), T, 'tpl_1')).toBe(false);
-    expect(await templateContent(db(), T, 'tpl_1')).toBeNull();
-    expect(await templateExists(db(), 'tpl-del-other', 'tpl_1')).toBe(true);
-    expect([...(await templateNames(db(), T, ['tpl_1', 'tpl_2'])).keys()]).toEqual(['tpl_2']);
+    expect(await templates.deleteTemplate(db(), T, 'tpl_1')).toBe(true);
+    expect(await templates.deleteTemplate(db(), T, 'tpl_1')).toBe(false);
+    expect(await templates.templateExists(db(), T, 'tpl_1')).toBe(false);
+    expect(await templates.templateContent(db(), T, 'tpl_1')).toBeNull();
+    expect(await templates.templateExists(db(), 'tpl-del-other', 'tpl_1')).toBe(true);
+    expect([...(await templates.templateNames(db(), T, ['tpl_1', 'tpl_2'])).keys()]).toEqual(['tpl_2']);
   });
 
   it('createTemplateStore binds the same statements to the pool', async () => {
-    const store = createTemplateStore(db());
+    const store = templates.createTemplateStore(db());
     const made = await store.insert('tpl-store', 'tpl_s', content('Bound'), T0);
     expect(made?.id).toBe('tpl_s');
     expect((await store.get('tpl-store', 'tpl_s'))?.name).toBe('Bound');

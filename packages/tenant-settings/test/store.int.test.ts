@@ -3,56 +3,45 @@
 // merged field by field (issue 24, item 16), the sender's cache reads many tenants in one query.
 import { expect, it } from 'vitest';
 import { onEveryPostgres } from '../../../test/support/owner-postgres.js';
-import {
-  createTenantSettingsCache,
-  createTenantSettingsStore,
-  getRetentionOverride,
-  getSendRate,
-  getTracking,
-  retentionOverrides,
-  setRetentionOverride,
-  setSendRate,
-  setTracking,
-  tenantReadContext,
-} from '../src/index.js';
+import * as settings from '../src/index.js';
 
 const T0 = new Date('2026-04-01T00:00:00Z');
 
 onEveryPostgres('the tenant_settings statements', (db) => {
   it('a tenant without a row reads the defaults: null overrides, tracking on', async () => {
-    expect(await getRetentionOverride(db(), 'ts-none')).toBeNull();
-    expect(await getSendRate(db(), 'ts-none')).toBeNull();
-    expect(await getTracking(db(), 'ts-none')).toEqual({ opens: true, clicks: true });
-    const ctx = await tenantReadContext(db(), 'ts-none');
+    expect(await settings.getRetentionOverride(db(), 'ts-none')).toBeNull();
+    expect(await settings.getSendRate(db(), 'ts-none')).toBeNull();
+    expect(await settings.getTracking(db(), 'ts-none')).toEqual({ opens: true, clicks: true });
+    const ctx = await settings.tenantReadContext(db(), 'ts-none');
     expect(ctx.retentionOverride).toBeNull();
   });
 
   it('merges a partial tracking into the row: a field left out keeps its value', async () => {
     const T = 'ts-merge';
-    await setTracking(db(), T, { opens: false }, T0);
-    expect(await getTracking(db(), T)).toEqual({ opens: false, clicks: true });
-    await setTracking(db(), T, { clicks: false }, T0);
-    expect(await getTracking(db(), T)).toEqual({ opens: false, clicks: false });
-    await setTracking(db(), T, { opens: true }, T0);
-    expect(await getTracking(db(), T)).toEqual({ opens: true, clicks: false });
+    await settings.setTracking(db(), T, { opens: false }, T0);
+    expect(await settings.getTracking(db(), T)).toEqual({ opens: false, clicks: true });
+    await settings.setTracking(db(), T, { clicks: false }, T0);
+    expect(await settings.getTracking(db(), T)).toEqual({ opens: false, clicks: false });
+    await settings.setTracking(db(), T, { opens: true }, T0);
+    expect(await settings.getTracking(db(), T)).toEqual({ opens: true, clicks: false });
     // Another setting leaves tracking as it is, and tracking leaves it.
-    await setRetentionOverride(db(), T, 30, T0);
-    await setSendRate(db(), T, 7, T0);
-    expect(await getTracking(db(), T)).toEqual({ opens: true, clicks: false });
-    await setTracking(db(), T, { opens: false, clicks: true }, T0);
-    expect(await getRetentionOverride(db(), T)).toBe(30);
-    expect(await getSendRate(db(), T)).toBe(7);
-    expect(await getTracking(db(), T)).toEqual({ opens: false, clicks: true });
+    await settings.setRetentionOverride(db(), T, 30, T0);
+    await settings.setSendRate(db(), T, 7, T0);
+    expect(await settings.getTracking(db(), T)).toEqual({ opens: true, clicks: false });
+    await settings.setTracking(db(), T, { opens: false, clicks: true }, T0);
+    expect(await settings.getRetentionOverride(db(), T)).toBe(30);
+    expect(await settings.getSendRate(db(), T)).toBe(7);
+    expect(await settings.getTracking(db(), T)).toEqual({ opens: false, clicks: true });
   });
 
   it('retention: set, cleared to the default, listed by tenant only when set', async () => {
-    await setRetentionOverride(db(), 'ts-ret-b', 14, T0);
-    await setRetentionOverride(db(), 'ts-ret-a', 90, T0);
-    await setRetentionOverride(db(), 'ts-ret-c', 5, T0);
-    await setRetentionOverride(db(), 'ts-ret-c', null, T0);
-    expect(await getRetentionOverride(db(), 'ts-ret-c')).toBeNull();
-    expect((await tenantReadContext(db(), 'ts-ret-b')).retentionOverride).toBe(14);
-    const listed = (await retentionOverrides(db())).filter((r) => r.tenant_id.startsWith('ts-ret-'));
+    await settings.setRetentionOverride(db(), 'ts-ret-b', 14, T0);
+    await settings.setRetentionOverride(db(), 'ts-ret-a', 90, T0);
+    await settings.setRetentionOverride(db(), 'ts-ret-c', 5, T0);
+    await settings.setRetentionOverride(db(), 'ts-ret-c', null, T0);
+    expect(await settings.getRetentionOverride(db(), 'ts-ret-c')).toBeNull();
+    expect((await settings.tenantReadContext(db(), 'ts-ret-b')).retentionOverride).toBe(14);
+    const listed = (await settings.retentionOverrides(db())).filter((r) => r.tenant_id.startsWith('ts-ret-'));
     expect(listed).toEqual([
       { tenant_id: 'ts-ret-a', retention_days: 90 },
       { tenant_id: 'ts-ret-b', retention_days: 14 },
@@ -60,7 +49,7 @@ onEveryPostgres('the tenant_settings statements', (db) => {
   });
 
   it('the bound store: send rate and time zone set and cleared, one tenant at a time', async () => {
-    const store = createTenantSettingsStore(db());
+    const store = settings.createTenantSettingsStore(db());
     await store.setSendRate('ts-store', 25, T0);
     await store.setTimeZone('ts-store', 'Europe/Paris', T0);
     expect(await store.getSendRate('ts-store')).toBe(25);
@@ -75,10 +64,10 @@ onEveryPostgres('the tenant_settings statements', (db) => {
   });
 
   it('the sender’s cache: the default rate for tenants without one, capped, read once per ttl', async () => {
-    await setSendRate(db(), 'ts-cache-a', 50, T0);
-    await setTracking(db(), 'ts-cache-a', { clicks: false }, T0);
+    await settings.setSendRate(db(), 'ts-cache-a', 50, T0);
+    await settings.setTracking(db(), 'ts-cache-a', { clicks: false }, T0);
     let now = 0;
-    const cache = createTenantSettingsCache({
+    const cache = settings.createTenantSettingsCache({
       pool: db(),
       defaultRate: 10,
       maxRate: 40,
@@ -90,7 +79,7 @@ onEveryPostgres('the tenant_settings statements', (db) => {
     expect(first.get('ts-cache-b')).toEqual({ rate: 10, tracking: { opens: true, clicks: true } });
     expect(first.size).toBe(2);
 
-    await setSendRate(db(), 'ts-cache-a', 20, T0);
+    await settings.setSendRate(db(), 'ts-cache-a', 20, T0);
     now = 999;
     expect((await cache.of(['ts-cache-a'])).get('ts-cache-a')?.rate).toBe(40);
     now = 1000;
