@@ -307,6 +307,35 @@ const scopedResource = (scope: Scope, ok: number, request: Row['request']): Row 
   resource: true,
 });
 
+/**
+ * The rows of a resource's `POST /<path>`, `GET /<path>`, `GET|PATCH|DELETE /<path>/{id}`: reads
+ * gated by `read`, writes by `write`; `create` is each POST's body, `update` the PATCH's.
+ */
+const crudRows = (
+  path: string,
+  scopes: { read: Scope; write: Scope },
+  spec: {
+    create: () => Record<string, unknown>;
+    idOf: () => Promise<string>;
+    update: Record<string, unknown>;
+    noDelete?: boolean;
+  },
+): Record<string, Row> => {
+  const one = async () => `/${path}/${await spec.idOf()}`;
+  return {
+    [`POST /${path}`]: scoped(scopes.write, 201, async () => ({ url: `/${path}`, payload: spec.create() })),
+    [`GET /${path}`]: scoped(scopes.read, 200, async () => ({ url: `/${path}` })),
+    [`GET /${path}/{id}`]: scopedResource(scopes.read, 200, async () => ({ url: await one() })),
+    [`PATCH /${path}/{id}`]: scopedResource(scopes.write, 200, async () => ({
+      url: await one(),
+      payload: spec.update,
+    })),
+    ...(spec.noDelete
+      ? {}
+      : { [`DELETE /${path}/{id}`]: scopedResource(scopes.write, 204, async () => ({ url: await one() })) }),
+  };
+};
+
 const ROWS: Record<string, Row> = {
   // Analytics (SPEC §6)
   'GET /analytics/summary': {
@@ -437,21 +466,11 @@ const ROWS: Record<string, Row> = {
     request: async () => ({ url: `/projects/${await projectId()}` }),
   },
   // Contacts and audiences (SPEC §14)
-  'POST /contacts': scoped('contacts:write', 201, async () => ({
-    url: '/contacts',
-    payload: { email: `${fresh()}@matrix.test` },
-  })),
-  'GET /contacts': scoped('contacts:read', 200, async () => ({ url: '/contacts' })),
-  'GET /contacts/{id}': scopedResource('contacts:read', 200, async () => ({
-    url: `/contacts/${await contactId()}`,
-  })),
-  'PATCH /contacts/{id}': scopedResource('contacts:write', 200, async () => ({
-    url: `/contacts/${await contactId()}`,
-    payload: { firstName: 'Ada' },
-  })),
-  'DELETE /contacts/{id}': scopedResource('contacts:write', 204, async () => ({
-    url: `/contacts/${await contactId()}`,
-  })),
+  ...crudRows(
+    'contacts',
+    { read: 'contacts:read', write: 'contacts:write' },
+    { create: () => ({ email: `${fresh()}@matrix.test` }), idOf: contactId, update: { firstName: 'Ada' } },
+  ),
   'POST /contacts/import': {
     rule: { kind: 'scope', scope: 'contacts:write' },
     ok: 200,
@@ -476,46 +495,30 @@ const ROWS: Record<string, Row> = {
   'DELETE /contact-properties/{name}': scopedResource('contacts:write', 204, async () => ({
     url: `/contact-properties/${await propertyName()}`,
   })),
-  'POST /topics': scoped('contacts:write', 201, async () => ({
-    url: '/topics',
-    payload: { name: 'News', default: 'opt_in', public: true },
-  })),
-  'GET /topics': scoped('contacts:read', 200, async () => ({ url: '/topics' })),
-  'GET /topics/{id}': scopedResource('contacts:read', 200, async () => ({
-    url: `/topics/${await topicId()}`,
-  })),
-  'PATCH /topics/{id}': scopedResource('contacts:write', 200, async () => ({
-    url: `/topics/${await topicId()}`,
-    payload: { public: false },
-  })),
-  'DELETE /topics/{id}': scopedResource('contacts:write', 204, async () => ({
-    url: `/topics/${await topicId()}`,
-  })),
-  'POST /segments': {
-    rule: { kind: 'scope', scope: 'contacts:write' },
-    ok: 201,
-    request: async () => ({
-      url: '/segments',
-      payload: { name: 'S', filter: { engagement: 'opened', days: 7 } },
-    }),
-  },
+  ...crudRows(
+    'topics',
+    { read: 'contacts:read', write: 'contacts:write' },
+    {
+      create: () => ({ name: 'News', default: 'opt_in', public: true }),
+      idOf: topicId,
+      update: { public: false },
+    },
+  ),
+  ...crudRows(
+    'segments',
+    { read: 'contacts:read', write: 'contacts:write' },
+    {
+      create: () => ({ name: 'S', filter: { engagement: 'opened', days: 7 } }),
+      idOf: segmentId,
+      update: { name: 'Renamed' },
+    },
+  ),
   'POST /segments/count': scoped('contacts:read', 200, async () => ({
     url: '/segments/count',
     payload: { filter: { audience: 'news' } },
   })),
-  'GET /segments': scoped('contacts:read', 200, async () => ({ url: '/segments' })),
-  'GET /segments/{id}': scopedResource('contacts:read', 200, async () => ({
-    url: `/segments/${await segmentId()}`,
-  })),
   'GET /segments/{id}/contacts': scopedResource('contacts:read', 200, async () => ({
     url: `/segments/${await segmentId()}/contacts`,
-  })),
-  'PATCH /segments/{id}': scopedResource('contacts:write', 200, async () => ({
-    url: `/segments/${await segmentId()}`,
-    payload: { name: 'Renamed' },
-  })),
-  'DELETE /segments/{id}': scopedResource('contacts:write', 204, async () => ({
-    url: `/segments/${await segmentId()}`,
   })),
   // Sending domains (SPEC §20): keys read with email:send; writes need an owner/admin JWT
   'POST /domains': {
@@ -603,21 +606,15 @@ const ROWS: Record<string, Row> = {
     url: `/inbound/${await inboundId()}/attachments/att_0`,
   })),
   // Outgoing webhooks (SPEC §17)
-  'POST /webhooks': scoped('webhooks:manage', 201, async () => ({
-    url: '/webhooks',
-    payload: { url: `http://127.0.0.1:9/${fresh()}` },
-  })),
-  'GET /webhooks': scoped('webhooks:manage', 200, async () => ({ url: '/webhooks' })),
-  'GET /webhooks/{id}': scopedResource('webhooks:manage', 200, async () => ({
-    url: `/webhooks/${await webhookId()}`,
-  })),
-  'PATCH /webhooks/{id}': scopedResource('webhooks:manage', 200, async () => ({
-    url: `/webhooks/${await webhookId()}`,
-    payload: { description: 'renamed' },
-  })),
-  'DELETE /webhooks/{id}': scopedResource('webhooks:manage', 204, async () => ({
-    url: `/webhooks/${await webhookId()}`,
-  })),
+  ...crudRows(
+    'webhooks',
+    { read: 'webhooks:manage', write: 'webhooks:manage' },
+    {
+      create: () => ({ url: `http://127.0.0.1:9/${fresh()}` }),
+      idOf: webhookId,
+      update: { description: 'renamed' },
+    },
+  ),
   'POST /webhooks/{id}/rotate-secret': scopedResource('webhooks:manage', 200, async () => ({
     url: `/webhooks/${await webhookId()}/rotate-secret`,
   })),
@@ -634,21 +631,11 @@ const ROWS: Record<string, Row> = {
     }),
   },
   // Campaigns (SPEC §15)
-  'POST /campaigns': scoped('campaigns:write', 201, async () => ({
-    url: '/campaigns',
-    payload: CAMPAIGN_BODY,
-  })),
-  'GET /campaigns': scoped('campaigns:read', 200, async () => ({ url: '/campaigns' })),
-  'GET /campaigns/{id}': scopedResource('campaigns:read', 200, async () => ({
-    url: `/campaigns/${await campaignId()}`,
-  })),
-  'PATCH /campaigns/{id}': scopedResource('campaigns:write', 200, async () => ({
-    url: `/campaigns/${await campaignId()}`,
-    payload: { name: 'renamed' },
-  })),
-  'DELETE /campaigns/{id}': scopedResource('campaigns:write', 204, async () => ({
-    url: `/campaigns/${await campaignId()}`,
-  })),
+  ...crudRows(
+    'campaigns',
+    { read: 'campaigns:read', write: 'campaigns:write' },
+    { create: () => CAMPAIGN_BODY, idOf: campaignId, update: { name: 'renamed' } },
+  ),
   'GET /campaigns/{id}/daily': scopedResource('campaigns:read', 200, async () => ({
     url: `/campaigns/${await campaignId()}/daily`,
   })),
@@ -659,18 +646,11 @@ const ROWS: Record<string, Row> = {
     url: `/campaigns/${await campaignId()}/cancel`,
   })),
   // Sequences (SPEC §15)
-  'POST /sequences': scoped('sequences:write', 201, async () => ({
-    url: '/sequences',
-    payload: SEQUENCE_BODY,
-  })),
-  'GET /sequences': scoped('sequences:read', 200, async () => ({ url: '/sequences' })),
-  'GET /sequences/{id}': scopedResource('sequences:read', 200, async () => ({
-    url: `/sequences/${await sequenceId()}`,
-  })),
-  'PATCH /sequences/{id}': scopedResource('sequences:write', 200, async () => ({
-    url: `/sequences/${await sequenceId()}`,
-    payload: { name: 'renamed' },
-  })),
+  ...crudRows(
+    'sequences',
+    { read: 'sequences:read', write: 'sequences:write' },
+    { create: () => SEQUENCE_BODY, idOf: sequenceId, update: { name: 'renamed' }, noDelete: true },
+  ),
   'GET /sequences/{id}/enrollments': scopedResource('sequences:read', 200, async () => ({
     url: `/sequences/${await sequenceId()}/enrollments`,
   })),
@@ -698,21 +678,11 @@ const ROWS: Record<string, Row> = {
     },
   },
   // Automations (SPEC §27)
-  'POST /automations': scoped('automations:write', 201, async () => ({
-    url: '/automations',
-    payload: AUTOMATION_BODY,
-  })),
-  'GET /automations': scoped('automations:read', 200, async () => ({ url: '/automations' })),
-  'GET /automations/{id}': scopedResource('automations:read', 200, async () => ({
-    url: `/automations/${await automationId()}`,
-  })),
-  'PATCH /automations/{id}': scopedResource('automations:write', 200, async () => ({
-    url: `/automations/${await automationId()}`,
-    payload: { name: 'renamed' },
-  })),
-  'DELETE /automations/{id}': scopedResource('automations:write', 204, async () => ({
-    url: `/automations/${await automationId()}`,
-  })),
+  ...crudRows(
+    'automations',
+    { read: 'automations:read', write: 'automations:write' },
+    { create: () => AUTOMATION_BODY, idOf: automationId, update: { name: 'renamed' } },
+  ),
   'GET /automations/{id}/runs': scopedResource('automations:read', 200, async () => ({
     url: `/automations/${await automationId()}/runs`,
   })),
