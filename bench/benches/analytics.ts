@@ -27,7 +27,7 @@ import { breakdownAtScale } from '../lib/analytics-breakdown.js';
 import { type CpuSnapshot, cpuBetween, cpuSnapshot } from '../lib/cpu.js';
 import { openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
 import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
-import { benchEnv } from '../lib/services.js';
+import { benchEnv, quick } from '../lib/services.js';
 import { distribution, round, rssMiB, timeMany } from '../lib/stats.js';
 
 const TARGET = { op: '<=', value: 50 } as const;
@@ -38,7 +38,6 @@ const TENANT = 'bench_tenant_10m';
 const requests = Number(process.env.BENCH_ANALYTICS_REQUESTS ?? 200);
 const trickleRows = Number(process.env.BENCH_TRICKLE_ROWS ?? 10_000_000);
 const trickleRequests = Number(process.env.BENCH_TRICKLE_REQUESTS ?? 10);
-const quick = process.argv.includes('--quick');
 const scenarios = (
   process.env.BENCH_ANALYTICS_SCENARIOS ?? (quick ? 'batched,breakdown' : 'batched,trickle,breakdown')
 ).split(',');

@@ -10,19 +10,17 @@ import {
 import { load, startCeiling } from '../lib/outside-load.js';
 import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
 import { readMemory } from '../lib/rss-sampler.js';
-import { benchEnv, createFreshDatabase, pollUntil, runTag, tempDir } from '../lib/services.js';
+import { benchEnv, createFreshDatabase, pollUntil, quick, runTag, tempDir } from '../lib/services.js';
 import { round } from '../lib/stats.js';
 import {
+  apiLogDetails,
   createApiKey,
-  freshSecrets,
-  logWarnings,
   ownerJwt,
-  requestLogLines,
+  productionEnv,
   startTern,
   type TernProcess,
 } from '../lib/tern-process.js';
 
-const quick = process.argv.includes('--quick');
 const num = (name: string, quickValue: number, value: number) => {
   const raw = Number(process.env[name]);
   return Number.isFinite(raw) && raw > 0 ? raw : quick ? quickValue : value;
@@ -52,17 +50,13 @@ const tenants = Array.from({ length: TENANTS }, (_, i) => `ev${i}_${tag}`);
 const db = await createFreshDatabase(env.databaseUrl);
 const dataDir = tempDir('tern-bench-events-');
 const common: Record<string, string> = {
-  PATH: process.env.PATH ?? '',
-  NODE_ENV: 'production',
-  HOST: '127.0.0.1',
-  DATABASE_URL: db.url,
+  ...productionEnv(
+    db.url,
+    process.env.BENCH_EVENTS_KAFKA === '1'
+      ? { brokers: env.kafkaBrokers, topic: `tern-bench.events-${tag}` }
+      : undefined,
+  ),
   DATA_DIR: join(dataDir.path, 'data'),
-  ...freshSecrets(),
-  // On, as configured by default, but never refusing the bench's own load.
-  RATE_LIMIT_PER_MINUTE: '1000000',
-  ...(process.env.BENCH_EVENTS_KAFKA === '1'
-    ? { KAFKA_BROKERS: env.kafkaBrokers.join(','), KAFKA_TOPIC: `tern-bench.events-${tag}` }
-    : {}),
 };
 
 const pool = new pg.Pool({ connectionString: db.url, max: 2 });
@@ -315,8 +309,7 @@ try {
   fig(listVariant, 'api main-thread CPU per request', median(runs.apiCpuUs) / 1000, 'ms');
   fig(listVariant, 'bare route main-thread CPU per request', median(runs.bareCpuUs) / 1000, 'ms');
   details.list = runs;
-  details.requestLogLines = requestLogLines(server.logFile);
-  details.apiWarnings = logWarnings(server.logFile);
+  Object.assign(details, apiLogDetails(server.logFile));
 } finally {
   await clients?.close();
   await ingest?.stop();

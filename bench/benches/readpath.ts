@@ -21,10 +21,9 @@ import { openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
 import { startReadApi } from '../lib/read-api.js';
 import { fillReadPath } from '../lib/readpath-fill.js';
 import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
-import { benchEnv } from '../lib/services.js';
+import { benchEnv, quick } from '../lib/services.js';
 import { distribution, round } from '../lib/stats.js';
 
-const quick = process.argv.includes('--quick');
 const env = benchEnv(process.env);
 const ENTRIES = Number(process.env.BENCH_READPATH_ENTRIES ?? (quick ? 100_000 : 1_000_000));
 const SECONDS = Number(process.env.BENCH_READPATH_SECONDS ?? (quick ? 2 : 5));

@@ -5,20 +5,18 @@ import { load, probe, startCeiling, startWriter } from '../lib/outside-load.js';
 import { readBreakdown } from '../lib/read-breakdown.js';
 import { type Runs, readsFigures } from '../lib/reads-figures.js';
 import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
-import { benchEnv, createFreshDatabase, runTag, tempDir } from '../lib/services.js';
+import { benchEnv, createFreshDatabase, quick, runTag, tempDir } from '../lib/services.js';
 import { round } from '../lib/stats.js';
 import {
+  apiLogDetails,
   createApiKey,
   fillLogs,
-  freshSecrets,
-  logWarnings,
   ownerJwt,
-  requestLogLines,
+  productionEnv,
   startTern,
   type TernProcess,
 } from '../lib/tern-process.js';
 
-const quick = process.argv.includes('--quick');
 const ENTRIES = Number(process.env.BENCH_READS_ENTRIES ?? (quick ? 10_000 : 30_000));
 const SECONDS = Number(process.env.BENCH_READS_SECONDS ?? (quick ? 1 : 2));
 const ROUNDS = Number(process.env.BENCH_READS_ROUNDS ?? 2);
@@ -37,18 +35,12 @@ const TENANT = `reads_${tag}`;
 const db = await createFreshDatabase(env.databaseUrl);
 const dataDir = tempDir('tern-bench-reads-');
 const basePort = 40_000 + Math.floor(Math.random() * 20_000);
-const common: Record<string, string> = {
-  PATH: process.env.PATH ?? '',
-  NODE_ENV: 'production',
-  HOST: '127.0.0.1',
-  DATABASE_URL: db.url,
-  ...freshSecrets(),
-  // On, as configured by default, but never refusing the bench's own load (≤ 1 000 000 a minute).
-  RATE_LIMIT_PER_MINUTE: '1000000',
-  ...(process.env.BENCH_READS_KAFKA === '1'
-    ? { KAFKA_BROKERS: env.kafkaBrokers.join(','), KAFKA_TOPIC: `tern-bench.reads-${tag}` }
-    : {}),
-};
+const common = productionEnv(
+  db.url,
+  process.env.BENCH_READS_KAFKA === '1'
+    ? { brokers: env.kafkaBrokers, topic: `tern-bench.reads-${tag}` }
+    : undefined,
+);
 /** Each build has a port and a DATA_DIR (its chDB) of its own; both use the same database. */
 const start = (
   build: 'api' | 'before',
@@ -204,8 +196,7 @@ try {
           );
         }
         if (build === 'api' && round === ROUNDS - 1) {
-          details.requestLogLines = requestLogLines(server.logFile);
-          details.apiWarnings = logWarnings(server.logFile);
+          Object.assign(details, apiLogDetails(server.logFile));
         }
         // Alone means alone: with two builds, each stops before the other starts.
         if (BEFORE || round === ROUNDS - 1) {

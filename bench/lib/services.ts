@@ -22,6 +22,9 @@ export function benchEnv(env: NodeJS.ProcessEnv): BenchEnv {
   };
 }
 
+/** Whether the bench was started with `--quick` (`npm run bench -- <name> --quick`): a smaller run. */
+export const quick = process.argv.includes('--quick');
+
 /** A short random tag, so topics, groups, databases and tenants of concurrent runs never meet. */
 export const runTag = (): string => `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 

@@ -20,6 +20,26 @@ export const freshSecrets = (jwtSecret = randomSecret(32)) => ({
   ENCRYPTION_KEY: randomSecret(32),
 });
 
+/**
+ * The environment of a production `tern` child on loopback: the database, fresh secrets, the rate
+ * limit on (as configured by default) but never refusing a bench's own load (≤ 1 000 000 a minute),
+ * and the Kafka log when `kafka` is given (else the table log).
+ */
+export function productionEnv(
+  databaseUrl: string,
+  kafka?: { brokers: string[]; topic: string },
+): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    ...freshSecrets(),
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    ...(kafka ? { KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_TOPIC: kafka.topic } : {}),
+  };
+}
+
 /** A dashboard session of the tenant's owner for an hour, signed with the process's JWT_SECRET. */
 export const ownerJwt = (secret: string, tenantId: string): string =>
   signDashboardToken({ secret, tenantId, role: 'owner', expiresInSeconds: 3600 });
@@ -112,6 +132,12 @@ export function requestLogLines(file: string): number {
   for (const line of readFileSync(file, 'utf8').split('\n')) if (line.includes('"reqId"')) n++;
   return n;
 }
+
+/** What a bench reports of the api's log file: its request log lines and its warnings by message. */
+export const apiLogDetails = (file: string) => ({
+  requestLogLines: requestLogLines(file),
+  apiWarnings: logWarnings(file),
+});
 
 /**
  * `entries` log entries of one tenant over the last 30 days, written with SQL as the projector
