@@ -23,7 +23,7 @@ import {
   type ProviderKind,
 } from '../../services/api/test/provider-senders.js';
 import { openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { type BenchResult, emitResult, type Figure, figureMaker } from '../lib/report.js';
 import { deliveredCount } from '../lib/sending.js';
 import { benchEnv, runTag } from '../lib/services.js';
 import { round, rssMiB } from '../lib/stats.js';
@@ -183,13 +183,8 @@ try {
       `(${PROVIDERS.map((p) => `${p} ${Math.round(rates[p]!)}`).join(', ')}), POST /events ${Math.round(eventsRate)}/s ` +
       `(${round((providersRate / eventsRate) * 100)} %); all ${folded} emails DELIVERED after ${round(projectSeconds)} s of projection`,
   );
-  const fig = (variant: string, metric: string, value: number, unit: string): Figure => ({
-    bench: 'feedback',
-    variant,
-    metric,
-    value,
-    unit,
-  });
+  const fig = (variant: string, metric: string, value: number, unit: string): Figure =>
+    figureMaker('feedback', variant)(metric, value, unit);
   const result: BenchResult = {
     bench: 'feedback',
     figures: [

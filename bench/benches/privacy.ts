@@ -25,9 +25,9 @@ import { createProjector } from '@tern/projector';
 import type pg from 'pg';
 import { chunks, generateTraffic } from '../lib/events.js';
 import { openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
-import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
+import { emitMeasured, type Figure, figureMaker } from '../lib/report.js';
 import { benchEnv, runTag } from '../lib/services.js';
-import { round, rssMiB } from '../lib/stats.js';
+import { round } from '../lib/stats.js';
 
 const env = benchEnv(process.env);
 const total = Number(process.env.BENCH_PRIVACY_EVENTS ?? 60_000);
@@ -178,28 +178,24 @@ try {
       `projection plain ${Math.round(projectPlain)} ev/s, opened ${Math.round(projectSealed)} ev/s (${round((projectSealed / projectPlain) * 100)} %); ${opened[0]!.n} entries with their recipient opened; ` +
       `CPU alone: encode sealed ${round(sealMicros, 1)} µs (plain ${round(plainEncodeMicros, 1)}), decode opened ${round(openMicros, 1)} µs (plain ${round(plainDecodeMicros, 1)}) per email.queued`,
   );
-  const fig = (variant: string, metric: string, value: number, unit: string): Figure => ({
-    bench: 'privacy',
-    variant,
-    metric,
-    value,
-    unit,
-  });
-  const result: BenchResult = {
-    bench: 'privacy',
-    figures: [
-      fig('ingest, Postgres-table log', 'plain', ingestPlain, 'events/s'),
-      fig('ingest, Postgres-table log', 'sealed', ingestSealed, 'events/s'),
-      fig('ingest, Postgres-table log', 'sealed / plain', (ingestSealed / ingestPlain) * 100, '%'),
-      fig('projection, batch 5000', 'plain', projectPlain, 'events/s'),
-      fig('projection, batch 5000', 'opened', projectSealed, 'events/s'),
-      fig('projection, batch 5000', 'opened / plain', (projectSealed / projectPlain) * 100, '%'),
-      fig('CPU alone, keys cached', 'encode sealed per email.queued', sealMicros, 'µs'),
-      fig('CPU alone, keys cached', 'encode plain per email.queued', plainEncodeMicros, 'µs'),
-      fig('CPU alone, keys cached', 'decode opened per email.queued', openMicros, 'µs'),
-      fig('CPU alone, keys cached', 'decode plain per email.queued', plainDecodeMicros, 'µs'),
-    ],
-    details: {
+  const fig = (variant: string, metric: string, value: number, unit: string): Figure =>
+    figureMaker('privacy', variant)(metric, value, unit);
+  const figures = [
+    fig('ingest, Postgres-table log', 'plain', ingestPlain, 'events/s'),
+    fig('ingest, Postgres-table log', 'sealed', ingestSealed, 'events/s'),
+    fig('ingest, Postgres-table log', 'sealed / plain', (ingestSealed / ingestPlain) * 100, '%'),
+    fig('projection, batch 5000', 'plain', projectPlain, 'events/s'),
+    fig('projection, batch 5000', 'opened', projectSealed, 'events/s'),
+    fig('projection, batch 5000', 'opened / plain', (projectSealed / projectPlain) * 100, '%'),
+    fig('CPU alone, keys cached', 'encode sealed per email.queued', sealMicros, 'µs'),
+    fig('CPU alone, keys cached', 'encode plain per email.queued', plainEncodeMicros, 'µs'),
+    fig('CPU alone, keys cached', 'decode opened per email.queued', openMicros, 'µs'),
+    fig('CPU alone, keys cached', 'decode plain per email.queued', plainDecodeMicros, 'µs'),
+  ];
+  emitMeasured(
+    'privacy',
+    figures,
+    {
       events: total,
       recipients,
       dataKeys: keys[0]!.n,
@@ -209,10 +205,8 @@ try {
       projectPlain: Math.round(projectPlain),
       projectSealed: Math.round(projectSealed),
     },
-    rssMiB: rssMiB(),
-    wallMs: Math.round(performance.now() - wallStart),
-  };
-  emitResult(result);
+    wallStart,
+  );
 } finally {
   await chdb.close();
   await plainDb.close();
