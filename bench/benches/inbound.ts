@@ -20,7 +20,7 @@ import { createKeyring, sealedEventStream } from '@tern/privacy';
 import { DEFAULT_SMTP_LISTENER_LIMITS } from '@tern/smtp-limits';
 import type pg from 'pg';
 import { startTestDnsServer } from '../../test/support/dns-server.js';
-import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
+import { runOnTableAndKafka } from '../lib/log-variants.js';
 import { figureMaker } from '../lib/report.js';
 import { BENCH_ENCRYPTION_KEY, sealedAsRuntime } from '../lib/sealing.js';
 import { postJson } from '../lib/sending.js';
@@ -231,9 +231,4 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
   }
 }
 
-await runOnLogs({
-  bench: 'inbound',
-  defaultLogs: 'postgres,kafka',
-  postgres: (ch) => onPostgresTableLog(env, ch, measure, { pollIntervalMs: 100 }),
-  kafka: (ch) => onKafkaLog(env, ch, measure, { topicPrefix: 'tern-bench.inbound' }),
-});
+await runOnTableAndKafka('inbound', env, measure);

@@ -13,8 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApiApp } from '@tern/api';
-import { createJwtVerifier, signDashboardToken } from '@tern/auth';
+import { signDashboardToken } from '@tern/auth';
 import { createDispatcher } from '@tern/dispatcher';
 import {
   createEventStream,
@@ -47,6 +46,7 @@ import { openChdb } from '../lib/projection-stores.js';
 import { type BenchResult, emitResult, type Figure } from '../lib/report.js';
 import { startSink } from '../lib/send-dkim.js';
 import { postJson } from '../lib/sending.js';
+import { listenSendingApi } from '../lib/sending-api.js';
 import { benchEnv, deleteTopic, pollUntil, runTag } from '../lib/services.js';
 import { round, rssMiB } from '../lib/stats.js';
 
@@ -138,14 +138,7 @@ async function startPath() {
   await projector.start();
   await sender.start();
   await dispatcher.start();
-  const api = await createApiApp({
-    data: { pool, ch: chdb.ch },
-    jwt: createJwtVerifier({ secret: SECRET }),
-    policy: { retentionDays: 90 },
-    limits: { rateLimit: false },
-    features: { trackingSecret: SECRET, sending: { log } },
-  });
-  await api.listen({ host: '127.0.0.1', port: 0 });
+  const { api, url: apiUrl } = await listenSendingApi({ pool, ch: chdb.ch, log, secret: SECRET });
   const ingest = await createIngestApp({ log, ingestToken: INGEST_TOKEN });
   await ingest.listen({ host: '127.0.0.1', port: 0 });
   const base = (app: { server: { address(): unknown } }) =>
@@ -153,7 +146,7 @@ async function startPath() {
   return {
     pool,
     log,
-    apiUrl: base(api),
+    apiUrl,
     eventsUrl: `${base(ingest)}/events`,
     async stop() {
       await api.close();

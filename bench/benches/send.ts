@@ -14,18 +14,17 @@
  * (unsigned), `BENCH_SEND_DKIM_EMAILS` each, the two runs alternated twice.
  */
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createApiApp } from '@tern/api';
-import { createJwtVerifier, signDashboardToken } from '@tern/auth';
+import { signDashboardToken } from '@tern/auth';
 import { createEventStream, type EventLog } from '@tern/event-log';
 import type pg from 'pg';
-import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
+import { runOnTableAndKafka } from '../lib/log-variants.js';
 import { figureMaker } from '../lib/report.js';
 import { sandboxDeliveryEvents, startSandboxPipeline } from '../lib/sandbox-pipeline.js';
 import { measureDkim } from '../lib/send-dkim.js';
 import { measureFairness } from '../lib/send-fairness.js';
 import { deliveredCount, postJson, waitDelivered as waitDeliveredOf } from '../lib/sending.js';
+import { listenSendingApi } from '../lib/sending-api.js';
 import { benchEnv, runTag } from '../lib/services.js';
 import { distribution, round } from '../lib/stats.js';
 
@@ -51,15 +50,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
     log,
     trackingSecret: JWT_SECRET,
   });
-  const api = await createApiApp({
-    data: { pool, ch },
-    jwt: createJwtVerifier({ secret: JWT_SECRET }),
-    policy: { retentionDays: 90 },
-    limits: { rateLimit: false },
-    features: { trackingSecret: JWT_SECRET, sending: { log } },
-  });
-  await api.listen({ host: '127.0.0.1', port: 0 });
-  const apiUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+  const { api, url: apiUrl } = await listenSendingApi({ pool, ch, log, secret: JWT_SECRET });
   const tenantId = `send${tag}`;
   const auth = {
     authorization: `Bearer ${signDashboardToken({ secret: JWT_SECRET, tenantId, role: 'owner', expiresInSeconds: 3600 })}`,
@@ -211,9 +202,4 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
   }
 }
 
-await runOnLogs({
-  bench: 'send',
-  defaultLogs: 'postgres,kafka',
-  postgres: (ch) => onPostgresTableLog(env, ch, measure, { pollIntervalMs: 100 }),
-  kafka: (ch) => onKafkaLog(env, ch, measure, { topicPrefix: 'tern-bench.send', partitionConcurrency: 2 }),
-});
+await runOnTableAndKafka('send', env, measure, { partitionConcurrency: 2 });

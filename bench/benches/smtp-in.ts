@@ -7,17 +7,17 @@
  * requests in flight (default 8); HTTP and SMTP rounds alternate twice, the best of each counts.
  */
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { createApiApp, selfSignedPair, startSubmissionServer } from '@tern/api';
-import { createJwtVerifier, signDashboardToken } from '@tern/auth';
+import { selfSignedPair, startSubmissionServer } from '@tern/api';
+import { signDashboardToken } from '@tern/auth';
 import { createEventStream, type EventLog } from '@tern/event-log';
 import { DEFAULT_SMTP_LISTENER_LIMITS } from '@tern/smtp-limits';
 import nodemailer from 'nodemailer';
 import type pg from 'pg';
-import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
+import { runOnTableAndKafka } from '../lib/log-variants.js';
 import type { Figure } from '../lib/report.js';
 import { postJson } from '../lib/sending.js';
+import { listenSendingApi } from '../lib/sending-api.js';
 import { benchEnv, runTag } from '../lib/services.js';
 import { round } from '../lib/stats.js';
 
@@ -48,14 +48,7 @@ async function inFlight(n: number, c: number, task: (i: number) => Promise<void>
 
 async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickHouseClient) {
   const log = createEventStream(raw);
-  const api = await createApiApp({
-    data: { pool, ch },
-    jwt: createJwtVerifier({ secret: JWT_SECRET }),
-    policy: { retentionDays: 90 },
-    limits: { rateLimit: false },
-    features: { trackingSecret: JWT_SECRET, sending: { log } },
-  });
-  await api.listen({ host: '127.0.0.1', port: 0 });
+  const { api, url: apiUrl } = await listenSendingApi({ pool, ch, log, secret: JWT_SECRET });
   const tls = await selfSignedPair('localhost');
   const smtp = await startSubmissionServer({
     app: api,
@@ -66,7 +59,6 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
     // The bench is one client sending as fast as it can: the per-client minute caps would stop it.
     limits: { ...DEFAULT_SMTP_LISTENER_LIMITS, messagesPerMinute: 1_000_000, recipientsPerMinute: 1_000_000 },
   });
-  const apiUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
   const tenantId = `smtpin${runTag()}`;
   const jwt = signDashboardToken({ secret: JWT_SECRET, tenantId, role: 'owner', expiresInSeconds: 3600 });
   const { key } = await postJson<{ key: string }>(
@@ -146,9 +138,4 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, ch: ClickH
   }
 }
 
-await runOnLogs({
-  bench: 'smtp-in',
-  defaultLogs: 'postgres,kafka',
-  postgres: (ch) => onPostgresTableLog(env, ch, measure, { pollIntervalMs: 100 }),
-  kafka: (ch) => onKafkaLog(env, ch, measure, { topicPrefix: 'tern-bench.smtp-in', partitionConcurrency: 2 }),
-});
+await runOnTableAndKafka('smtp-in', env, measure, { partitionConcurrency: 2 });

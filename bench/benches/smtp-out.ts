@@ -25,7 +25,7 @@ import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import { verifiedBenchDomain } from '../lib/bench-domain.js';
 import { startTsx } from '../lib/child.js';
-import { onKafkaLog, onPostgresTableLog, runOnLogs } from '../lib/log-variants.js';
+import { runOnTableAndKafka } from '../lib/log-variants.js';
 import { figureMaker } from '../lib/report.js';
 import { benchEnv, pollUntil, runTag } from '../lib/services.js';
 import { round } from '../lib/stats.js';
@@ -256,10 +256,4 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
   }
 }
 
-await runOnLogs({
-  bench: 'smtp-out',
-  defaultLogs: 'postgres',
-  postgres: (ch) => onPostgresTableLog(env, ch, measure, { pollIntervalMs: 100 }),
-  kafka: (ch) =>
-    onKafkaLog(env, ch, measure, { topicPrefix: 'tern-bench.smtp-out', partitionConcurrency: 2 }),
-});
+await runOnTableAndKafka('smtp-out', env, measure, { partitionConcurrency: 2 }, 'postgres');

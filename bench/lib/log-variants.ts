@@ -113,3 +113,23 @@ export async function runOnLogs(opts: {
   const extra = opts.details?.({ rssAfterChdbOpenMiB }) ?? {};
   emitMeasured(opts.bench, figures, { ...withPeakRss(details), ...extra }, started);
 }
+
+/**
+ * `runOnLogs` the way the send-path benches run it: the Postgres-table log polled every 100 ms,
+ * then a fresh `tern-bench.<bench>` Kafka topic (`kafka`: its consumer's options), `defaultLogs`
+ * by default both.
+ */
+export function runOnTableAndKafka(
+  bench: string,
+  env: BenchEnv,
+  measure: MeasureOnLog,
+  kafka: { partitionConcurrency?: number } = {},
+  defaultLogs = 'postgres,kafka',
+): Promise<void> {
+  return runOnLogs({
+    bench,
+    defaultLogs,
+    postgres: (ch) => onPostgresTableLog(env, ch, measure, { pollIntervalMs: 100 }),
+    kafka: (ch) => onKafkaLog(env, ch, measure, { topicPrefix: `tern-bench.${bench}`, ...kafka }),
+  });
+}
