@@ -7,15 +7,10 @@
  *   - `startStreamClients`: opens SSE streams (`GET /events/stream`, plain `node:http`, one socket
  *     each) and measures, per message, the time from its POST to its arrival here.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { nextLine, PACED_POSTS, spawnWriter, type WriterReport } from './outside-load.js';
 
-export interface EventWriterReport {
-  acceptedEvents: number;
-  requests: number;
-  seconds: number;
-  eventsPerSec: number;
-  failed: number;
-  firstError?: string;
+export interface EventWriterReport extends WriterReport {
   /** Time of a POST until its 202, ms. */
   postP50: number;
   postP99: number;
@@ -60,35 +55,14 @@ async function post() {
     else { failed++; firstError ??= res.status + ' ' + text.slice(0, 200); }
   } catch (e) { failed++; firstError ??= String(e); } finally { inFlight--; }
 }
-let next = performance.now();
-const timer = setInterval(() => {
-  const now = performance.now();
-  if (intervalMs === 0) { while (!stopping && inFlight < 4) void post(); return; }
-  while (!stopping && next <= now && inFlight < 4) { next += intervalMs; void post(); }
-  if (next < now - 1000) next = now; // never a burst to catch up after a stall
-}, 5);
-process.stdout.write('ready\\n');
-process.on('SIGTERM', async () => {
-  stopping = true; clearInterval(timer);
-  const seconds = (performance.now() - started) / 1000;
-  while (inFlight > 0) await new Promise((r) => setTimeout(r, 5));
+function report(seconds) {
   posts.sort((a, b) => a - b);
   const at = (q) => posts.length === 0 ? NaN : posts[Math.min(posts.length - 1, Math.ceil(q * posts.length) - 1)];
-  process.stdout.write(JSON.stringify({ acceptedEvents: accepted, requests, seconds, eventsPerSec: accepted / seconds,
-    failed, firstError, postP50: at(0.5), postP99: at(0.99) }) + '\\n');
-  process.exit(0);
-});`;
-  const child = spawn(process.execPath, ['-e', script, JSON.stringify(opts)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await nextLine(child, 30_000);
-  return {
-    async stop() {
-      const report = nextLine(child, 60_000);
-      child.kill('SIGTERM');
-      return JSON.parse(await report) as EventWriterReport;
-    },
-  };
+  return { acceptedEvents: accepted, requests, seconds, eventsPerSec: accepted / seconds,
+    failed, firstError, postP50: at(0.5), postP99: at(0.99) };
+}
+${PACED_POSTS}`;
+  return spawnWriter<EventWriterReport>(script, opts);
 }
 
 export interface StreamReport {
@@ -191,27 +165,4 @@ process.stdin.on('data', (d) => {
       await ask('close').catch(() => undefined);
     },
   };
-}
-
-function nextLine(child: ChildProcess, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    const timer = setTimeout(() => reject(new Error('child process: no answer in time')), timeoutMs);
-    const onData = (d: Buffer) => {
-      buffered += d.toString('utf8');
-      const nl = buffered.indexOf('\n');
-      if (nl >= 0) {
-        clearTimeout(timer);
-        child.stdout?.off('data', onData);
-        child.off('exit', onExit);
-        resolve(buffered.slice(0, nl));
-      }
-    };
-    const onExit = (code: number | null) => {
-      clearTimeout(timer);
-      reject(new Error(`child process exited (${code}) before answering`));
-    };
-    child.stdout?.on('data', onData);
-    child.once('exit', onExit);
-  });
 }

@@ -206,9 +206,23 @@ async function post() {
     if (res.status === 202) accepted += b.count; else { failed++; firstError ??= res.status + ' ' + text.slice(0, 200); }
   } catch (e) { failed++; firstError ??= String(e); } finally { inFlight--; }
 }
-let next = performance.now();
+function report(seconds) {
+  return { acceptedEvents: accepted, requests, seconds, eventsPerSec: accepted / seconds, failed, firstError };
+}
+${PACED_POSTS}`;
+  return spawnWriter<WriterReport>(script, opts);
+}
+
+/**
+ * The end of a writer's script (the `-e` source of its process), after its `post()` (one request,
+ * counting `inFlight`) and its `report(seconds)`: posts paced to `intervalMs` (0: unpaced), never
+ * more than 4 in flight nor a burst after a stall; `ready` once started; on SIGTERM, once the
+ * requests in flight answered, `report(seconds)` as one line of JSON.
+ */
+export const PACED_POSTS = `let next = performance.now();
 const timer = setInterval(() => {
   const now = performance.now();
+  if (intervalMs === 0) { while (!stopping && inFlight < 4) void post(); return; }
   while (!stopping && next <= now && inFlight < 4) { next += intervalMs; void post(); }
   if (next < now - 1000) next = now; // never a burst to catch up after a stall
 }, 5);
@@ -217,23 +231,30 @@ process.on('SIGTERM', async () => {
   stopping = true; clearInterval(timer);
   const seconds = (performance.now() - started) / 1000;
   while (inFlight > 0) await new Promise((r) => setTimeout(r, 5));
-  process.stdout.write(JSON.stringify({ acceptedEvents: accepted, requests, seconds, eventsPerSec: accepted / seconds, failed, firstError }) + '\\n');
+  process.stdout.write(JSON.stringify(report(seconds)) + '\\n');
   process.exit(0);
 });`;
+
+/** Starts a writer's script (ending in `PACED_POSTS`) with `opts`; resolves once it posts; `stop()` ends it and resolves to its report. */
+export async function spawnWriter<Report>(
+  script: string,
+  opts: unknown,
+): Promise<{ stop(): Promise<Report> }> {
   const child = spawn(process.execPath, ['-e', script, JSON.stringify(opts)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  await firstLine(child, 30_000);
+  await nextLine(child, 30_000);
   return {
     async stop() {
       const report = nextLine(child, 60_000);
       child.kill('SIGTERM');
-      return JSON.parse(await report) as WriterReport;
+      return JSON.parse(await report) as Report;
     },
   };
 }
 
-function nextLine(child: ChildProcess, timeoutMs: number): Promise<string> {
+/** The next line `child` writes to its stdout (without its newline); rejects after `timeoutMs` or on its exit. */
+export function nextLine(child: ChildProcess, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffered = '';
     const timer = setTimeout(() => reject(new Error('child process: no answer in time')), timeoutMs);
@@ -243,14 +264,16 @@ function nextLine(child: ChildProcess, timeoutMs: number): Promise<string> {
       if (nl >= 0) {
         clearTimeout(timer);
         child.stdout?.off('data', onData);
+        child.off('exit', onExit);
         resolve(buffered.slice(0, nl));
       }
     };
-    child.stdout?.on('data', onData);
-    child.once('exit', (code) => {
+    const onExit = (code: number | null) => {
       clearTimeout(timer);
       reject(new Error(`child process exited (${code}) before answering`));
-    });
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', onExit);
   });
 }
 
