@@ -98,6 +98,8 @@ describe('POST /campaigns', () => {
     expect(body.id).toMatch(/^cmp_[A-Za-z0-9]{24}$/);
     expect(body).toMatchObject({ status: 'draft', audience: 'news', templateId: null, sentAt: null });
     expect(body.stats).toEqual(ZERO_STATS);
+    // ZERO_STATS is the code's: every one of its figures is 0.
+    expect(new Set(Object.values(ZERO_STATS))).toEqual(new Set([0]));
   });
 
   it('400 naming the field: no content, unknown template, past or far schedule, unknown field', async () => {
