@@ -1,7 +1,6 @@
 import { createProjectBodySchema, projectSchema, updateProjectBodySchema } from '@tern/contracts';
 import { httpError } from '@tern/http';
-import type { ProjectStore } from '@tern/tenant-settings';
-import { createProjectStore } from '@tern/tenant-settings';
+import { createProjectStore, type ProjectStore } from '@tern/tenant-settings';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { type AuthConfig, boundProject, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';

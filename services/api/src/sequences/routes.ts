@@ -1,6 +1,5 @@
 import { randomBase62 } from '@tern/auth';
-import type { SequenceStore, TopicStore } from '@tern/bulk';
-import { createSequenceStore } from '@tern/bulk';
+import { createSequenceStore, type SequenceStore, type TopicStore } from '@tern/bulk';
 import {
   createSequenceBodySchema,
   ENROLLMENT_STATES,

@@ -1,6 +1,5 @@
 import { addSuppressionBodySchema, suppressionSchema } from '@tern/contracts';
-import type { SuppressionStore } from '@tern/read-models';
-import { createSuppressionStore } from '@tern/read-models';
+import { createSuppressionStore, type SuppressionStore } from '@tern/read-models';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type AuthConfig, credentialOf } from '../credentials.js';

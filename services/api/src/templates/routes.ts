@@ -9,11 +9,9 @@ import {
 } from '@tern/contracts';
 import { renderTemplate, templateSyntaxError } from '@tern/domain';
 import { httpError } from '@tern/http';
-import type { TemplateContentInput, TemplateStore } from '@tern/templates';
-import { createTemplateStore } from '@tern/templates';
+import { createTemplateStore, type TemplateContentInput, type TemplateStore } from '@tern/templates';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { AuthConfig } from '../credentials.js';
-import { credentialOf } from '../credentials.js';
+import { type AuthConfig, credentialOf } from '../credentials.js';
 import { KEY_OR_DASHBOARD, TAGS } from '../openapi.js';
 import {
   conflict,

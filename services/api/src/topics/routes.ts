@@ -1,5 +1,4 @@
-import type { TopicStore } from '@tern/bulk';
-import { createTopicStore } from '@tern/bulk';
+import { createTopicStore, type TopicStore } from '@tern/bulk';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { READ, WRITE } from '../contacts/schemas.js';
