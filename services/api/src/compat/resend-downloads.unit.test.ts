@@ -1,7 +1,7 @@
 // The signed download links of /compat/resend's received mail (SPEC §24): a token names one message
 // and part until it expires, and nothing else.
 import { describe, expect, it } from 'vitest';
-import { downloadToken, readDownloadToken } from '../../src/compat/resend-downloads.js';
+import { downloadToken, readDownloadToken } from './resend-downloads.js';
 
 const SECRET = 'download-test-secret';
 const NOW = 1_800_000_000;

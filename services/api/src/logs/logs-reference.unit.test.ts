@@ -2,9 +2,9 @@
 // SPEC §19 filter has an example, and the answer's example carries a meta.nextCursor this server
 // would take back as `cursor`.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type OpenApiDocument, referenceDocument, renderApiReference } from '../../src/index.js';
-import { decodeLogsCursor, encodeLogsCursor } from '../../src/logs/cursor.js';
-import { logsQuerySchema } from '../../src/logs/schemas.js';
+import { type OpenApiDocument, referenceDocument, renderApiReference } from '../index.js';
+import { decodeLogsCursor, encodeLogsCursor } from './cursor.js';
+import { logsQuerySchema } from './schemas.js';
 
 let doc: OpenApiDocument;
 

@@ -1,6 +1,6 @@
 // SES notifications listing several recipients of one message (SPEC §22): one notice each.
 import { describe, expect, it } from 'vitest';
-import { sesNotices } from '../../src/providers/notices.js';
+import { sesNotices } from './notices.js';
 
 const mail = { messageId: '0100018f-aaaa-bbbb', timestamp: '2026-06-15T12:00:00.000Z' };
 

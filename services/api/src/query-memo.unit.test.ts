@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { logsQuerySchema } from '../../src/logs/schemas.js';
-import { queryMemoValidatorCompiler } from '../../src/query-memo.js';
+import { logsQuerySchema } from './logs/schemas.js';
+import { queryMemoValidatorCompiler } from './query-memo.js';
 
 type Result = { value?: Record<string, unknown>; error?: unknown };
 

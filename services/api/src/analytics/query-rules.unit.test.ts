@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { analyticsQuerySchema, cohortDays, logsQuerySchema } from '../../src/index.js';
+import { analyticsQuerySchema, cohortDays, logsQuerySchema } from '../index.js';
 
 describe('cohortDays', () => {
   const at = new Date('2026-06-15T12:00:00.000Z');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createOpenDedup } from '../../src/tracking/routes.js';
+import { createOpenDedup } from './routes.js';
 
 describe('createOpenDedup', () => {
   it('counts the first fetch of a reader, not its replays within the window; again after it', () => {
