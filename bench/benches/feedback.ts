@@ -21,7 +21,7 @@ import {
   notification,
   openProviderSenders,
   type ProviderKind,
-} from '../../services/api/test/provider-senders.js';
+} from '../../services/api/test/providers-support.js';
 import { openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
 import { type BenchResult, emitResult, type Figure, figureMaker } from '../lib/report.js';
 import { deliveredCount } from '../lib/sending.js';

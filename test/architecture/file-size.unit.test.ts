@@ -20,9 +20,10 @@ function sourceFiles(): string[] {
     .filter(Boolean);
   return tracked.filter(
     (f) =>
-      /^(services|packages)\/[^/]+\/(src|web|scripts)\//.test(f) ||
-      f.startsWith('infra/') ||
-      f.startsWith('scripts/'),
+      (/^(services|packages)\/[^/]+\/(src|web|scripts)\//.test(f) ||
+        f.startsWith('infra/') ||
+        f.startsWith('scripts/')) &&
+      !f.endsWith('.test.ts'),
   );
 }
 
@@ -42,5 +43,22 @@ describe('file size (issue 41)', () => {
       .filter(({ n }) => n > MAX_SOURCE_LINES)
       .map(({ f, n }) => `${f}: ${n}`);
     expect(over).toEqual([]);
+  });
+});
+
+/** docs/architecture.md § "Where tests live": the api's app tests grouped by resource (issue 41). */
+describe('the api test layout', () => {
+  const files = execFileSync('git', ['ls-files', '-z', '--', 'services/api/test'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  })
+    .split('\0')
+    .filter(Boolean)
+    .map((f) => f.slice('services/api/test/'.length));
+
+  it('holds at most 30 files, every test file in a resource folder', () => {
+    expect(files.length).toBeGreaterThan(10);
+    expect(files.length).toBeLessThanOrEqual(30);
+    expect(files.filter((f) => f.endsWith('.test.ts') && !f.includes('/'))).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 // client.analytics.* against the real query service on a loopback port (SPEC §26).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateHistory } from '../../../services/api/test/breakdown-support.js';
+import { generateHistory } from '../../../services/api/test/datasets.js';
 import { createClock, createKey, jwtFor, NOW, project, suffix } from '../../../services/api/test/support.js';
 import { init, TernApiError } from '../src/index.js';
 import { useLoopbackApi } from './support.js';

@@ -8,7 +8,7 @@ export { buildReferenceApp, REFERENCE_SENDGRID_KEY } from './reference-app.js';
  * `docs/api.md`, generated from the OpenAPI document (`/docs/json`): every route with who may
  * call it, its parameters, an example request (curl) and an example of every answer. The
  * examples are the ones in the zod schemas, so the reference cannot drift from the code;
- * `api-reference.unit.test.ts` fails when the file is older than the routes
+ * `test/contract/app.unit.test.ts` ("the API reference") fails when the file is older than the routes
  * (`npm run docs:api` rewrites it).
  */
 

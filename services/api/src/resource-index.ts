@@ -37,7 +37,7 @@ export function renderResourceIndex(srcDir: string): string {
         ];
   return [
     '// Written by `npm run gen:resources` from the `defineResource` exports of src/*/routes.ts: do not',
-    '// edit. services/api/test/contract/openapi.unit.test.ts fails when it is not current.',
+    '// edit. services/api/test/contract/app.unit.test.ts fails when it is not current.',
     ...found.map((r) => `import { ${r.name} } from '${r.file}';`),
     '',
     '/** Every tenant resource `apiRoutes` mounts, with the repository its routes take (`resource-kit.ts`). */',

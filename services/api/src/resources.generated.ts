@@ -1,5 +1,5 @@
 // Written by `npm run gen:resources` from the `defineResource` exports of src/*/routes.ts: do not
-// edit. services/api/test/contract/openapi.unit.test.ts fails when it is not current.
+// edit. services/api/test/contract/app.unit.test.ts fails when it is not current.
 import { automationsResource } from './automations/routes.js';
 import { campaignsResource } from './campaigns/routes.js';
 import { projectsResource } from './projects/routes.js';

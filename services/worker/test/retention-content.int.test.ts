@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logCounterDrift } from '../../../test/support/log-counter-drift.js';
 import { waitFor } from '../../../test/support/services.js';
-import { eventsFor, expectedLog, type GeneratedEmail, generateEmails } from '../../api/test/dataset.js';
+import { eventsFor, expectedLog, type GeneratedEmail, generateEmails } from '../../api/test/datasets.js';
 import {
   openSendingWorld,
   type SendingWorld,

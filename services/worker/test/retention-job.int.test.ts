@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gzip, reportXml } from '../../../packages/inbound/test/dmarc-report.js';
 import { waitFor } from '../../../test/support/services.js';
-import { eventsFor, type GeneratedEmail, generateEmails } from '../../api/test/dataset.js';
+import { eventsFor, type GeneratedEmail, generateEmails } from '../../api/test/datasets.js';
 import { createRetentionJob, RETENTION_LOCK_KEY } from '../src/index.js';
 import {
   bearer,

@@ -24,7 +24,7 @@ import {
   SENDING,
   TAG_POOL,
   TEMPLATES,
-} from '../breakdown-support.js';
+} from '../datasets.js';
 import { bearer, closeAll, createKey, jwtFor, NOW, project, testApp } from '../support.js';
 
 /**

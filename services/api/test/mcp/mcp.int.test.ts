@@ -1,7 +1,3 @@
-// The MCP server at /mcp (SPEC §28) driven by the official SDK's own client over Streamable HTTP, on
-// a real socket, into the real routes (Postgres, the log, projector, sandbox sender, chDB): tools
-// listed and called, each gated by its route's scope, bad input a tool error, the API's
-// credential checks in front. Inbound mail comes in over SMTP through the real MX listener.
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -14,12 +10,16 @@ import {
 } from '@tern/inbound';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
-import { waitFor } from '../../../test/support/services.js';
-import { TERN_TOOLS } from '../src/index.js';
-import { openSendingWorld, type SendingWorld, wallClock } from './sending-support.js';
-import { buildApp, createKey, jwtFor, suffix } from './support.js';
+import { startTestDnsServer, type TestDnsServer } from '../../../../test/support/dns-server.js';
+import { waitFor } from '../../../../test/support/services.js';
+import { TERN_TOOLS } from '../../src/index.js';
+import { openSendingWorld, type SendingWorld, wallClock } from '../sending-support.js';
+import { buildApp, createKey, jwtFor, suffix } from '../support.js';
 
+// The MCP server at /mcp (SPEC §28) driven by the official SDK's own client over Streamable HTTP, on
+// a real socket, into the real routes (Postgres, the log, projector, sandbox sender, chDB): tools
+// listed and called, each gated by its route's scope, bad input a tool error, the API's
+// credential checks in front. Inbound mail comes in over SMTP through the real MX listener.
 type ToolResult = {
   content: { type: string; text: string }[];
   structuredContent?: Record<string, unknown>;

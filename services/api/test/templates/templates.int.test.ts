@@ -1,6 +1,6 @@
 import { getTemplate } from '@tern/templates';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bearer, createKey, eventsOf, jwtFor, NOW, project, testApp } from './support.js';
+import { bearer, createKey, eventsOf, jwtFor, NOW, project, testApp } from '../support.js';
 
 // SPEC §12 on the real app, real Postgres and chDB: one block per status per route.
 
