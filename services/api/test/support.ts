@@ -2,7 +2,7 @@
 // chDB in a temp dir (one per process: vitest forks one process per file), data seeded through
 // the real projector sinks, a settable clock, and credentials.
 import { createHmac, randomBytes } from 'node:crypto';
-import type { ClickHouseClient } from '@clickhouse/client';
+import { type ClickHouseClient, ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { createJwtVerifier, type JwtVerifier, signDashboardToken } from '@tern/auth';
 import { type DeliveryEvent, deliveryEventSchema, type Role } from '@tern/contracts';
 import type { MailboxOf } from '@tern/domain';
@@ -92,6 +92,24 @@ export async function openStores(): Promise<Stores> {
       await pool.end();
       await db.drop();
     },
+  };
+}
+
+/**
+ * Stores that never answer (a closed port, 500 ms timeouts): the app's wiring, its document and its
+ * 503s are tested without a database. Nothing listens on 127.0.0.1:9 (discard).
+ */
+export function unreachableStores(): Pick<Stores, 'pool' | 'ch'> {
+  return {
+    pool: new pg.Pool({
+      connectionString: 'postgres://nobody@127.0.0.1:9/none',
+      connectionTimeoutMillis: 500,
+    }),
+    ch: createClient({
+      url: 'http://127.0.0.1:9',
+      request_timeout: 500,
+      log: { level: ClickHouseLogLevel.OFF },
+    }),
   };
 }
 

@@ -1,13 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { createJwtVerifier, REDACT_OPTIONS, signDashboardToken } from '@tern/auth';
 import { validateEvents } from '@tern/contracts';
 import type { EventStream } from '@tern/event-log';
 import { createSecretBox } from '@tern/webhooks';
 import Fastify, { type FastifyInstance } from 'fastify';
-import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -22,27 +20,19 @@ import {
   renderApiReference,
 } from '../../src/index.js';
 import { renderResourceIndex } from '../../src/resource-index.js';
-import { type AppOverrides, withOverrides } from '../support.js';
+import { type AppOverrides, unreachableStores, withOverrides } from '../support.js';
 
 describe("the app's wiring", () => {
   // Wiring of the app that needs no store: health, readiness, the logger choices.
 
-  const lazyStores = () => ({
-    pool: new pg.Pool({
-      connectionString: 'postgres://nobody@127.0.0.1:9/none',
-      connectionTimeoutMillis: 500,
-    }),
-    ch: createClient({
-      url: 'http://127.0.0.1:9',
-      request_timeout: 500,
-      log: { level: ClickHouseLogLevel.OFF },
-    }),
-  });
-
   const build = (extra: AppOverrides = {}) =>
     createApiApp(
       withOverrides(
-        { data: lazyStores(), jwt: createJwtVerifier({ secret: 'unit' }), policy: { retentionDays: 90 } },
+        {
+          data: unreachableStores(),
+          jwt: createJwtVerifier({ secret: 'unit' }),
+          policy: { retentionDays: 90 },
+        },
         extra,
       ),
     );
@@ -260,10 +250,7 @@ describe('the OpenAPI document', () => {
 
   beforeAll(async () => {
     const deps: ApiDeps = {
-      data: {
-        pool: new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:9/none' }),
-        ch: createClient({ url: 'http://127.0.0.1:9' }),
-      },
+      data: unreachableStores(),
       jwt: createJwtVerifier({ secret: 'unit' }),
       policy: { retentionDays: 90 },
       features: {

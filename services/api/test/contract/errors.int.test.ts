@@ -1,10 +1,9 @@
 import { PassThrough } from 'node:stream';
-import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { createJwtVerifier, signLegacyTrackingToken, signTrackingToken } from '@tern/auth';
 import { type ErrorStatus, errorBodySchema, errorBodySchemaFor } from '@tern/contracts';
 import { createClickHouse, createPostgres, migrateClickHouse, migratePostgres } from '@tern/stores';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../../../test/support/services.js';
 import { createApiApp } from '../../src/index.js';
@@ -24,6 +23,7 @@ import {
   type Stores,
   suffix,
   testTenants,
+  unreachableStores,
 } from '../support.js';
 
 describe('the error contract', () => {
@@ -124,17 +124,7 @@ describe('the error contract', () => {
 
     beforeAll(async () => {
       down = await createApiApp({
-        data: {
-          pool: new pg.Pool({
-            connectionString: 'postgres://nobody@127.0.0.1:9/none',
-            connectionTimeoutMillis: 500,
-          }),
-          ch: createClient({
-            url: 'http://127.0.0.1:9',
-            request_timeout: 500,
-            log: { level: ClickHouseLogLevel.OFF },
-          }),
-        },
+        data: unreachableStores(),
         jwt: createJwtVerifier({ secret: JWT_SECRET, now: () => clock.now().getTime() }),
         policy: { now: clock.now, retentionDays: 90 },
         limits: { rateLimit: false },
