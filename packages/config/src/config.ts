@@ -76,6 +76,8 @@ export interface Config {
   dedupWindowDays: number;
   /** EVENT_STREAM_DAYS: how long the event stream keeps events (SPEC §25). */
   eventStreamDays: number;
+  /** EVENT_PAGE_CACHE_MB: MiB of event-stream pages one api process keeps in memory (0: none). */
+  eventPageCacheMb: number;
   /**
    * Processes serving `--services=ingest` (node:cluster, one port): undefined → one per core.
    * Only an ingest-only process forks; every other topology stays one process.

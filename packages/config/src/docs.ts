@@ -157,6 +157,11 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
       'how long the event stream (`GET /events`, `/events/stream`; SPEC §25) keeps events: an older cursor answers 410 (never longer than the tenant’s retention)',
     default: '30',
   },
+  EVENT_PAGE_CACHE_MB: {
+    meaning:
+      'MiB of `GET /events` pages one api process keeps: a page read again is answered from memory once one lookup shows the stream unchanged under it ([architecture](docs/architecture.md#the-event-stream-spec-25)); `0`: none',
+    default: '32',
+  },
   DEDUP_WINDOW_DAYS: {
     meaning:
       'how long applied event ids (and consumed Postgres-table log records) are kept ([reliability](docs/reliability.md))',

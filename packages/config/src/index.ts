@@ -116,6 +116,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     projectorStallSeconds: e.PROJECTOR_STALL_SECONDS,
     dedupWindowDays: e.DEDUP_WINDOW_DAYS,
     eventStreamDays: e.EVENT_STREAM_DAYS,
+    eventPageCacheMb: e.EVENT_PAGE_CACHE_MB,
     ingestWorkers: e.INGEST_WORKERS,
     dnsServers: e.DNS_SERVERS,
     bounceSubdomain: e.BOUNCE_SUBDOMAIN,

@@ -63,6 +63,7 @@ export const envSchema = z.object({
   PROJECTOR_STALL_SECONDS: intVar(5, 86_400).default(60),
   DEDUP_WINDOW_DAYS: intVar(1, 3650).default(7),
   EVENT_STREAM_DAYS: intVar(1, 3650).default(30),
+  EVENT_PAGE_CACHE_MB: intVar(0, 65_536).default(32),
   INGEST_WORKERS: intVar(1, 256).optional(),
   DNS_SERVERS: dnsServersVar.optional(),
   BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),

@@ -10,6 +10,7 @@ export * from './engagement.js';
 export * from './event-stream/contact-events.js';
 export * from './event-stream/log-events.js';
 export * from './event-stream/model.js';
+export * from './event-stream/page-cache.js';
 export * from './event-stream/queries.js';
 export * from './log-queries.js';
 export * from './projection-status.js';

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import type { DomainPolicy } from './domains/policy.js';
 import type { DomainRouteOptions } from './domains/routes.js';
 import type { ProviderRouteOptions } from './providers/routes.js';
-import type { EventTailOptions, SendingDeps } from './route-deps.js';
+import type { EventStreamOptions, SendingDeps } from './route-deps.js';
 import type { ApiStores } from './stores.js';
 import type { WebhookRouteOptions } from './webhooks/options.js';
 
@@ -46,8 +46,8 @@ export interface ApiLimits {
   sendRatePerSecond?: number;
   /** The most a tenant may set (SEND_RATE_MAX_PER_SECOND, issue 40 item 9); default 0 = no ceiling. */
   sendRateMaxPerSecond?: number;
-  /** Limits and timers of `GET /events/stream`. */
-  eventTail?: EventTailOptions;
+  /** Limits and timers of `GET /events` and `GET /events/stream`. */
+  eventStream?: EventStreamOptions;
 }
 
 /** The business rules the routes apply: the clock, how long data is kept, windows, sending domains. */

@@ -226,7 +226,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (app, opts)
     domainPolicy: policy.domainPolicy,
     fromDomains: createFromDomainCheck(data.pool, policy.domainPolicy),
     eventStreamDays: policy.eventStreamDays ?? 30,
-    eventTail: limits.eventTail,
+    eventStream: limits.eventStream,
   } satisfies ApiRouteDeps;
   if (opts.surface === 'sending') {
     if (!features.sending) throw new Error('surface "sending" needs the sending deps');

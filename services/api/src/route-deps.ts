@@ -63,12 +63,14 @@ export interface ApiRouteDeps extends CoreStores {
   fromDomains: FromDomainCheck;
   /** EVENT_STREAM_DAYS (SPEC §25): how long the event stream keeps events (and cursors stay valid). */
   eventStreamDays: number;
-  /** Limits and timers of the SSE tails (`events/tail.ts`); defaults when absent. */
-  eventTail?: EventTailOptions | undefined;
+  /** Limits and timers of the event stream's routes (`events/`); defaults when absent. */
+  eventStream?: EventStreamOptions | undefined;
 }
 
-/** The SSE tails' limits and timers (SPEC §25). */
-export interface EventTailOptions {
+/** The event stream's limits and timers (SPEC §25): its page cache and its SSE tails. */
+export interface EventStreamOptions {
+  /** Bytes of pages one process keeps (EVENT_PAGE_CACHE_MB; `page-cache.ts`), 0: none. Default 32 MiB. */
+  pageCacheBytes?: number;
   maxStreams?: number;
   maxStreamsPerTenant?: number;
   heartbeatMs?: number;

@@ -1,3 +1,4 @@
+import { createEventPageCache } from '@tern/read-models';
 import { migratePostgres } from '@tern/stores';
 import fc from 'fast-check';
 import pg from 'pg';
@@ -40,6 +41,23 @@ describe('event stream order under concurrent projector transactions', () => {
       }),
       { numRuns: 12 },
     );
+  }, 240_000);
+
+  it('and through the page cache of GET /events, each page read twice (fast-check)', async () => {
+    const cache = createEventPageCache();
+    const cached = ternReader(pool, cache.page);
+    // Each page twice: the second read is answered from memory whenever the stream allows it.
+    const twice: ReadPage = async (tenantId, after, limit) => {
+      await cached(tenantId, after, limit);
+      return cached(tenantId, after, limit);
+    };
+    await fc.assert(
+      fc.asyncProperty(planArb, async (plan) => {
+        expect(await runPlan(plan, projectorTransaction(pool), twice)).toBeNull();
+      }),
+      { numRuns: 12 },
+    );
+    expect(cache.stats().hits).toBeGreaterThan(0);
   }, 240_000);
 
   it('the same property fails against a naive sequence read (the property can fail)', async () => {

@@ -63,11 +63,14 @@ export type ReadPage = (
   limit: number,
 ) => Promise<{ ids: string[]; next: string | null }>;
 
-/** Tern's reader: `eventsPage` of packages/read-models, as `GET /events` calls it. */
+/**
+ * Tern's reader: `eventsPage` of packages/read-models, or as `GET /events` calls it, through its
+ * page cache (`readPage`: `createEventPageCache().page`).
+ */
 export const ternReader =
-  (pool: pg.Pool): ReadPage =>
+  (pool: pg.Pool, readPage: typeof eventsPage = eventsPage): ReadPage =>
   async (tenantId, after, limit) => {
-    const page = await eventsPage(pool, {
+    const page = await readPage(pool, {
       tenantId,
       ...(after === null ? {} : { after }),
       limit,

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { bumpStreamHeads, insertStreamRows } from './rows.js';
+import { bumpStreamHeads, insertStreamRows, streamRewritten } from './rows.js';
 
 /**
  * Events of a contact in the event stream (SPEC §25: "delivery, inbound, domain, contact and
@@ -63,5 +63,5 @@ export async function eraseContactEvents(
         AND (payload -> 'data' -> 'email' <> 'null'::jsonb OR payload -> 'data' -> 'data' <> 'null'::jsonb)`,
     [tenantId, contactIds],
   );
-  return r.rowCount ?? 0;
+  return streamRewritten(client, tenantId, r.rowCount ?? 0);
 }

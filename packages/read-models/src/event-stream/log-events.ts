@@ -7,7 +7,7 @@ import {
   LONE_SURROGATE,
 } from '@tern/contracts';
 import type pg from 'pg';
-import { appendByTenant } from './rows.js';
+import { appendByTenant, streamRewritten } from './rows.js';
 
 /**
  * The log's events that are no email Tern sent — a sending domain's check (`domain.*`, SPEC §20) and
@@ -98,5 +98,5 @@ export async function eraseInboundEvents(
         AND (payload -> 'data') || $3::jsonb IS DISTINCT FROM payload -> 'data'`,
     [tenantId, inboundIds, nulls],
   );
-  return r.rowCount ?? 0;
+  return streamRewritten(client, tenantId, r.rowCount ?? 0);
 }

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { EmailView } from '../email-log/views.js';
 import type { PgReadModel, ProjectionBatch, TenantScope } from '../read-model.js';
 import { eraseContactEvents } from './contact-events.js';
-import { appendByTenant } from './rows.js';
+import { appendByTenant, streamRewritten } from './rows.js';
 
 /** An event of the stream as it is stored: its webhook body (SPEC §17) and its id. */
 export interface StreamedPayload extends WebhookPayload {
@@ -169,7 +169,8 @@ export const eventStream: PgReadModel = {
           AND payload IS DISTINCT FROM ${scrubbed}`,
       [tenantId, emailIds, SCRUB_SPEC, address, mentioned],
     );
+    const emailEvents = await streamRewritten(client, tenantId, r.rowCount ?? 0);
     const custom = await eraseContactEvents(client, tenantId, contactIds ?? []);
-    return { streamEvents: (r.rowCount ?? 0) + custom };
+    return { streamEvents: emailEvents + custom };
   },
 };

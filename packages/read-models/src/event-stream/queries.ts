@@ -44,7 +44,8 @@ export type EventsPage =
       /**
        * `head` + the JSON array + `tail`, encoded (a list route's whole body): the events are written
        * into one buffer, so no 1 000-string join, flattening or encoding at the socket (≈ 1 ms for a
-       * page of 1 000 where those cost ≈ 3.6 ms, bench/README.md).
+       * page of 1 000 where those cost ≈ 3.6 ms, bench/README.md). The last body is kept: a page
+       * answered again from `page-cache.ts` sends the same buffer (never written to once made).
        */
       encoded(head: string, tail: string): Buffer;
       cursors: string[];
@@ -56,14 +57,31 @@ export type EventsPage =
       next: string;
       /** The page is full: more may follow at once. */
       hasMore: boolean;
+      /** What the page was read against (a stream-order page only): how `page-cache.ts` knows it still holds. */
+      basis?: PageBasis;
     }
   | { expired: true };
+
+/**
+ * The state of the tenant's stream a page was read in: the same page answers the same bytes while
+ * `head` (unless the page is full), `expiredThrough` and `revision` are unchanged and the cut-off
+ * has not passed `keptSince`.
+ */
+export interface PageBasis {
+  head: string;
+  expiredThrough: string;
+  /** Bumped by every erasure that rewrites the tenant's stored events (migration 0450). */
+  revision: string;
+  /** The earliest `recorded_at` the answer depends on (ms): the first event's after the cursor. */
+  keptSince: number;
+}
 
 type Page = Extract<EventsPage, { expired: false }>;
 
 /** A page from its rows: `json` is joined when first read (a getter: never spread this object). */
 function pageOf(items: string[], rest: Omit<Page, 'expired' | 'json' | 'items' | 'encoded'>): Page {
   let json: string | undefined;
+  let last: { head: string; tail: string; out: Buffer } | undefined;
   return {
     expired: false,
     ...rest,
@@ -73,20 +91,25 @@ function pageOf(items: string[], rest: Omit<Page, 'expired' | 'json' | 'items' |
       return json;
     },
     encoded(head, tail) {
-      let size = Buffer.byteLength(head) + Buffer.byteLength(tail) + 2 + items.length;
-      for (const item of items) size += Buffer.byteLength(item);
-      const out = Buffer.allocUnsafe(size);
-      let at = out.write(head, 0);
-      out[at++] = 0x5b; // [
-      for (const [i, item] of items.entries()) {
-        if (i > 0) out[at++] = 0x2c; // ,
-        at += out.write(item, at);
-      }
-      out[at++] = 0x5d; // ]
-      at += out.write(tail, at);
-      return out.subarray(0, at); // one comma fewer than items when there are any
+      if (last?.head === head && last.tail === tail) return last.out;
+      last = { head, tail, out: encode(head, tail) };
+      return last.out;
     },
   };
+  function encode(head: string, tail: string): Buffer {
+    let size = Buffer.byteLength(head) + Buffer.byteLength(tail) + 2 + items.length;
+    for (const item of items) size += Buffer.byteLength(item);
+    const out = Buffer.allocUnsafe(size);
+    let at = out.write(head, 0);
+    out[at++] = 0x5b; // [
+    for (const [i, item] of items.entries()) {
+      if (i > 0) out[at++] = 0x2c; // ,
+      at += out.write(item, at);
+    }
+    out[at++] = 0x5d; // ]
+    at += out.write(tail, at);
+    return out.subarray(0, at); // one comma fewer than items when there are any
+  }
 }
 
 /**
@@ -139,10 +162,10 @@ export async function eventsPage(db: pg.Pool | pg.ClientBase, q: EventsQuery): P
   const { rows } = await db.query<unknown[]>({
     text: `SELECT 0 AS k, h.last_seq::text AS c, h.expired_through::text AS j,
             (SELECT recorded_at FROM event_stream f WHERE f.tenant_id = $1 AND f.seq > $2
-              ORDER BY f.seq LIMIT 1) AS first_at
+              ORDER BY f.seq LIMIT 1) AS first_at, h.revision::text AS r
        FROM (SELECT 1) one LEFT JOIN event_stream_heads h ON h.tenant_id = $1
      UNION ALL
-     (SELECT ${PAGE_ROW}, NULL FROM event_stream
+     (SELECT ${PAGE_ROW}, NULL, NULL FROM event_stream
         WHERE tenant_id = $1 AND seq > $2 AND recorded_at >= $4
           ${FILTERS}
         ORDER BY seq LIMIT $3)`,
@@ -150,7 +173,7 @@ export async function eventsPage(db: pg.Pool | pg.ClientBase, q: EventsQuery): P
     rowMode: 'array',
   });
   const meta = rows.find((r) => r[0] === 0) as
-    | [number, string | null, string | null, Date | null]
+    | [number, string | null, string | null, Date | null, string | null]
     | undefined;
   const head = BigInt(meta?.[1] ?? '0');
   const expiredThrough = BigInt(meta?.[2] ?? '0');
@@ -163,7 +186,15 @@ export async function eventsPage(db: pg.Pool | pg.ClientBase, q: EventsQuery): P
   const hasMore = count === limit;
   const from = after ?? 0n;
   const next = hasMore ? cursors[count - 1]! : (head > from ? head : from).toString();
-  return pageOf(items, { cursors, count, next, hasMore });
+  // `recorded_at` grows with `seq` in a tenant (each row is inserted under the head's lock, after the
+  // previous holder committed): the first event after the cursor is the oldest the answer read.
+  const basis = {
+    head: head.toString(),
+    expiredThrough: expiredThrough.toString(),
+    revision: meta?.[4] ?? '0',
+    keptSince: firstAt?.getTime() ?? Infinity,
+  };
+  return pageOf(items, { cursors, count, next, hasMore, basis });
 }
 
 /**

@@ -41,6 +41,23 @@ export async function bumpStreamHeads(
 }
 
 /**
+ * After an erasure rewrote `rewritten` of the tenant's stored events, in its transaction: bumps the
+ * tenant's `revision` (migration 0450), so no process answers a page read before it from memory
+ * (`page-cache.ts`). Answers `rewritten`.
+ */
+export async function streamRewritten(
+  client: pg.ClientBase,
+  tenantId: string,
+  rewritten: number,
+): Promise<number> {
+  if (rewritten > 0)
+    await client.query('UPDATE event_stream_heads SET revision = revision + 1 WHERE tenant_id = $1', [
+      tenantId,
+    ]);
+  return rewritten;
+}
+
+/**
  * Inserts the rows. A seq whose event is already streamed (a rebuild replaying the log) is
  * skipped: a gap in the numbers, never a second copy. The texts go as ONE JSON array parameter
  * (escaped natively, not element by element as a text[] parameter is); `payload` is the same text

@@ -1,5 +1,5 @@
 import { httpError } from '@tern/http';
-import { eventsPage, parseEventCursor } from '@tern/read-models';
+import { createEventPageCache, parseEventCursor } from '@tern/read-models';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { boundProject, credentialOf } from '../credentials.js';
@@ -15,17 +15,22 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /** What the plugin uses (built by `apiRoutes`). */
 export type EventRouteDeps = Pick<
   ApiRouteDeps,
-  'eventStreamDays' | 'eventTail' | 'now' | 'pool' | 'readModel' | 'retentionDays'
+  'eventStreamDays' | 'eventStream' | 'now' | 'pool' | 'readModel' | 'retentionDays'
 >;
 
 /** `GET /events` and `GET /events/stream` (SPEC §25): the tenant's events after a cursor, listed or tailed. */
 export const eventRoutes: FastifyPluginAsyncZod<EventRouteDeps> = async (app, deps) => {
   const cutoffOf = (tenantId: string) => eventStreamCutoff(deps, tenantId);
+  // Pages read once are answered again from memory while the tenant's stream is unchanged under them
+  // (one primary-key lookup checks it): the tail's catch-ups and repeated list reads share them.
+  const { pageCacheBytes, ...tail } = deps.eventStream ?? {};
+  const pages = createEventPageCache({ maxBytes: pageCacheBytes });
   const hub = createTailHub({
     pool: deps.pool,
+    readPage: pages.page,
     cutoffOf,
     versionOf: (tenantId) => deps.readModel.version(tenantId),
-    ...deps.eventTail,
+    ...tail,
   });
   // Before the server waits for its connections to end: the streams are ended here.
   app.addHook('preClose', async () => hub.close());
@@ -80,7 +85,7 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRouteDeps> = async (app, de
         });
       const { projectId, empty } = projectOf(request, boundProject(credential));
       if (empty) return { data: [], next: (order === 'newest' ? before : after) ?? '0', hasMore: false };
-      const page = await eventsPage(deps.pool, {
+      const page = await pages.page(deps.pool, {
         tenantId,
         after,
         order,
@@ -162,7 +167,7 @@ export const eventRoutes: FastifyPluginAsyncZod<EventRouteDeps> = async (app, de
       if (!hub.admits(tenantId))
         throw httpError(429, 'Too many open event streams', { code: 'RATE_LIMITED' }, { 'retry-after': '5' });
       // An expired starting cursor is answered before the stream opens.
-      const first = await eventsPage(deps.pool, {
+      const first = await pages.page(deps.pool, {
         tenantId,
         ...(from === undefined ? {} : { after: from }),
         limit: 1,

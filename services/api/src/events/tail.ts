@@ -45,6 +45,8 @@ export interface TailHubOptions {
   maxStreamsPerTenant?: number;
   /** A client this far behind (bytes queued in its socket) is closed: it resumes with Last-Event-ID. */
   maxQueuedBytes?: number;
+  /** How a page is read (default `eventsPage`): the routes pass their page cache's. */
+  readPage?: (db: pg.Pool, q: EventsQuery) => Promise<EventsPage>;
 }
 
 const PAGE = 1000;
@@ -118,7 +120,7 @@ export function createTailHub(opts: TailHubOptions) {
       cutoff: await opts.cutoffOf(tenantId),
       ...filter,
     };
-    return eventsPage(opts.pool, q);
+    return (opts.readPage ?? eventsPage)(opts.pool, q);
   }
 
   /** Catches a new stream up with pages of its own filters, then joins its tenant's group. */

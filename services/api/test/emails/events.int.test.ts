@@ -49,7 +49,7 @@ describe('the event stream routes', () => {
   beforeAll(async () => {
     stores = await openStores();
     app = await buildApp(stores, clock, {
-      limits: { eventTail: { tickMs: 20, pollMs: 100, heartbeatMs: 200 } },
+      limits: { eventStream: { tickMs: 20, pollMs: 100, heartbeatMs: 200 } },
     });
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -180,6 +180,8 @@ describe('the event stream routes', () => {
       [tenant, 'em-c'],
     );
     expect(stored.rows.map((r) => r.body?.includes('em-c@example.com'))).toEqual([true, true, true]);
+    // Read before the erasure: the route's page cache holds this page, and must not answer it again.
+    expect(await (await get('/events?emailId=em-c')).text()).toContain('em-c@example.com');
     const client = await stores.pool.connect();
     try {
       await eventStream.eraseRecipient?.(client, {
@@ -246,7 +248,7 @@ describe('the event stream routes', () => {
       await app.close();
       await project(stores, queued('em-e'));
       app = await buildApp(stores, clock, {
-        limits: { eventTail: { tickMs: 20, pollMs: 100, heartbeatMs: 200 } },
+        limits: { eventStream: { tickMs: 20, pollMs: 100, heartbeatMs: 200 } },
       });
       await app.listen({ port, host: '127.0.0.1' });
       await project(stores, queued('em-f'));

@@ -120,6 +120,7 @@ export async function startApi(ctx: RuntimeContext): Promise<FastifyInstance> {
       sendRatePerSecond: config.sendRatePerSecond,
       sendRateMaxPerSecond: config.sendRateMaxPerSecond,
       rateLimit: rateLimitOf(config),
+      eventStream: { pageCacheBytes: config.eventPageCacheMb * 1024 * 1024 },
     },
     features: {
       sending: {
