@@ -130,10 +130,14 @@ export interface Ceiling {
 
 /**
  * The ceiling: a bare Fastify app (no logger, no hooks) in its own process, one route per body,
- * each answering its bytes as a ready string with the api's content type — what any Fastify
- * server costs to send that answer, with nothing computed per request.
+ * each answering its bytes as a ready string (or, with `buffers`, a Buffer encoded once: what a
+ * route answering a kept buffer sends) with the api's content type — what any Fastify server costs
+ * to send that answer, with nothing computed per request.
  */
-export async function startCeiling(bodies: Record<string, string>): Promise<Ceiling> {
+export async function startCeiling(
+  bodies: Record<string, string>,
+  opts: { buffers?: boolean } = {},
+): Promise<Ceiling> {
   // Through a file: a body of hundreds of kB is more than one argument may hold (E2BIG).
   const dir = mkdtempSync(join(tmpdir(), 'tern-bench-ceiling-'));
   const file = join(dir, 'bodies.json');
@@ -141,12 +145,18 @@ export async function startCeiling(bodies: Record<string, string>): Promise<Ceil
   const script = `const Fastify = require(process.argv[1]);
 const bodies = JSON.parse(require('node:fs').readFileSync(process.argv[2], 'utf8'));
 const app = Fastify({ logger: false });
-for (const [name, body] of Object.entries(bodies))
+for (const [name, text] of Object.entries(bodies)) {
+  const body = process.argv[3] === 'buffers' ? Buffer.from(text) : text;
   app.get('/' + name, (_req, reply) => { reply.type('application/json; charset=utf-8').send(body); });
+}
 app.listen({ host: '127.0.0.1', port: 0 }).then(() => process.stdout.write(String(app.server.address().port) + '\\n'));`;
-  const child = spawn(process.execPath, ['-e', script, fastifyPath, file], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-e', script, fastifyPath, file, opts.buffers ? 'buffers' : 'strings'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   try {
     const port = await firstLine(child, 30_000);
     return { url: `http://127.0.0.1:${port}`, pid: child.pid, close: () => stop(child) };
