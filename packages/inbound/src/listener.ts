@@ -1,4 +1,4 @@
-import { silentLogger } from '@tern/kernel';
+import { createCoalescer, silentLogger } from '@tern/kernel';
 import {
   createSmtpGuard,
   DEFAULT_SMTP_LISTENER_LIMITS,
@@ -8,7 +8,6 @@ import {
   smtpReply,
 } from '@tern/smtp-limits';
 import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
-import { createCoalescer } from './coalesce.js';
 import { createRawCollector, type RawMessage } from './parse.js';
 import { type ReceiveDeps, receiveMessage } from './receive.js';
 import { markAnnouncedMany } from './store.js';

@@ -1,5 +1,6 @@
 export { type BackoffOptions, backoffMs } from './backoff.js';
 export { bindPool, type Repository } from './bind-pool.js';
+export { createCoalescer } from './coalesce.js';
 export { columnArrays } from './column-arrays.js';
 export { onFirstUse, requireOnFirstUse } from './first-use.js';
 export { type Logger, silentLogger } from './logger.js';

@@ -1,3 +1,4 @@
+import { createCoalescer } from '@tern/kernel';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { type EventsPage, type EventsQuery, eventsPage, type PageBasis } from './queries.js';
@@ -48,11 +49,7 @@ const keyOf = (q: EventsQuery) =>
   ]);
 
 /** Whether `entry` answers `q` now, given the tenant's row as read now (`null`: no row). */
-function holds(
-  entry: Entry,
-  q: EventsQuery,
-  now: { head: string; expired: string; revision: string } | null,
-) {
+function holds(entry: Entry, q: EventsQuery, now: Pick<HeadRow, 'head' | 'expired' | 'revision'> | null) {
   const b = entry.basis;
   return (
     now !== null &&
@@ -98,47 +95,34 @@ export function createEventPageCache(opts: { maxBytes?: number | undefined } = {
   };
 }
 
-type HeadRow = { head: string; expired: string; revision: string };
+type HeadRow = { tenant_id: string; head: string; expired: string; revision: string };
+interface HeadAsk {
+  db: pg.Pool | pg.ClientBase;
+  tenantId: string;
+  row?: HeadRow | null;
+}
 
 /**
- * The tenant's head row as of a read that starts after the caller asked (so an erasure committed
- * before the request is seen), shared: at most one read per tenant is in flight, and every request
- * arriving meanwhile waits for the NEXT one, which answers them all. Under 16 concurrent readers
- * of one tenant that is a fraction of the lookups, each still exact for every request it answers.
+ * The tenants' head rows, looked up in batches (`createCoalescer`): one statement in flight, the
+ * asks arriving meanwhile go in the next, sent after each of them arrived (so an erasure committed
+ * before a request is seen). Under 16 concurrent readers that is a fraction of the lookups, each
+ * exact for every request it answers. A batch goes through its first ask's pool.
  */
 function headReader() {
-  const tenants = new Map<string, { running?: Promise<unknown>; queued?: Promise<HeadRow | null> }>();
-  const read = async (db: pg.Pool | pg.ClientBase, tenantId: string) =>
-    (
-      await db.query<HeadRow>(
-        `SELECT last_seq::text AS head, expired_through::text AS expired, revision::text AS revision
-           FROM event_stream_heads WHERE tenant_id = $1`,
-        [tenantId],
-      )
-    ).rows[0] ?? null;
+  const lookup = createCoalescer<HeadAsk>(async (asks) => {
+    const { rows } = await asks[0]!.db.query<HeadRow>(
+      `SELECT tenant_id, last_seq::text AS head, expired_through::text AS expired, revision::text AS revision
+         FROM event_stream_heads WHERE tenant_id = ANY($1::text[])`,
+      [[...new Set(asks.map((a) => a.tenantId))]],
+    );
+    const byTenant = new Map(rows.map((r) => [r.tenant_id, r]));
+    for (const ask of asks) ask.row = byTenant.get(ask.tenantId) ?? null;
+  });
   return {
-    now(db: pg.Pool | pg.ClientBase, tenantId: string): Promise<HeadRow | null> {
-      const state = tenants.get(tenantId) ?? {};
-      tenants.set(tenantId, state);
-      const start = () => {
-        state.queued = undefined; // sent now: a request arriving from here on waits for the next
-        const row = read(db, tenantId);
-        const running = row.then(
-          () => undefined,
-          () => undefined,
-        );
-        state.running = running;
-        void running.then(() => {
-          if (state.running !== running) return;
-          state.running = undefined;
-          if (state.queued === undefined) tenants.delete(tenantId);
-        });
-        return row;
-      };
-      if (state.queued !== undefined) return state.queued; // not sent yet: it starts after this request
-      if (state.running === undefined) return start();
-      state.queued = state.running.then(start);
-      return state.queued;
+    async now(db: pg.Pool | pg.ClientBase, tenantId: string): Promise<HeadRow | null> {
+      const ask: HeadAsk = { db, tenantId };
+      await lookup(ask);
+      return ask.row ?? null;
     },
   };
 }

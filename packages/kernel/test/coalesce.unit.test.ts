@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createCoalescer } from '../src/coalesce.js';
 
-describe('createCoalescer (group commit of concurrent arrivals)', () => {
+describe('createCoalescer (group commit of concurrent callers)', () => {
   it('runs a lone item at once; items queued while a batch runs go together in the next', async () => {
     const batches: number[][] = [];
     let release: () => void = () => undefined;
