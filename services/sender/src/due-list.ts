@@ -55,6 +55,9 @@ export function relayLimits(
   };
 }
 
+/** Claim rounds in flight at most per instance while transactional mail is backlogged (`SenderOptions.lanes`). */
+export const DEFAULT_LANES = 4;
+
 /** Outcomes left in `send_outcomes` this long are the relay's (a round's own append is done by then). */
 const RELAY_AGE_MS = 3_000;
 
@@ -78,7 +81,7 @@ export function createDueListJob(
   const { opts, logger, now } = ctx;
   const pollIntervalMs = opts.pollIntervalMs ?? 500;
   const concurrency = opts.concurrency ?? 32;
-  const lanes = Math.max(1, opts.lanes ?? 1);
+  const lanes = Math.max(1, opts.lanes ?? DEFAULT_LANES);
   const limits = {
     min: concurrency,
     max: Math.max(concurrency, opts.maxRoundSize ?? 512),
@@ -259,42 +262,81 @@ export function createDueListJob(
     if (sweeps % 1200 === 0) await store.pruneIdempotencyKeys();
     sweeps++;
     const exhausted = new Set<string>();
-    // `lanes` rounds side by side: one lane's statements overlap the other's provider transactions.
+    // Lanes follow the backlog (issue 45 item 1): a lane whose claim came back full of
+    // transactional mail starts another (up to `lanes`), so one round's statements and its slowest
+    // transactions overlap the next rounds' provider transactions. The lanes share one budget of
+    // claimed, unfinished emails (`limits.max`): a crash repeats at most that many transactions,
+    // as one round of `maxRoundSize` always could. A single due email (a retry) never starts one.
+    let unfinished = 0;
+    let running = 0;
+    const lanesDone: Promise<number>[] = [];
+    const startLane = () => {
+      running++;
+      lanesDone.push(
+        lane().finally(() => {
+          running--;
+        }),
+      );
+    };
     const lane = async (): Promise<number> => {
       let handled = 0;
       for (;;) {
         const started = performance.now();
-        const size = roundSize;
-        const claimed = await store.claim(size, exhausted);
+        const size = Math.min(roundSize, limits.max - unfinished);
+        if (size <= 0) return handled;
+        unfinished += size;
+        let claimed: ClaimedRow[] = [];
+        try {
+          claimed = await store.claim(size, exhausted);
+        } finally {
+          unfinished -= size - claimed.length;
+        }
         if (claimed.length === 0) {
           roundSize = limits.min;
           return handled;
         }
-        const settings = await store.tenantSettings(claimed.map((r) => r.tenant_id));
-        const rows = await store.withinRate(claimed, exhausted, settings);
-        // Transactional mail claimed with campaign mail goes first, in a round of its own (SPEC
-        // §23): its outcomes reach the log (and the projector) ahead of the campaign's.
-        const urgent = rows.filter((r) => !r.bulk);
-        const bulk = rows.length - urgent.length;
-        if (urgent.length > 0 && bulk > 0) {
-          await round(urgent, settings);
-          await round(
-            rows.filter((r) => r.bulk),
-            settings,
+        try {
+          const settings = await store.tenantSettings(claimed.map((r) => r.tenant_id));
+          const rows = await store.withinRate(claimed, exhausted, settings);
+          // Transactional mail claimed with campaign mail goes first, in a round of its own (SPEC
+          // §23): its outcomes reach the log (and the projector) ahead of the campaign's.
+          const urgent = rows.filter((r) => !r.bulk);
+          const bulk = rows.length - urgent.length;
+          if (bulk === 0 && claimed.length === size && running < lanes && unfinished < limits.max) startLane();
+          if (urgent.length > 0 && bulk > 0) {
+            await round(urgent, settings);
+            await round(
+              rows.filter((r) => r.bulk),
+              settings,
+            );
+          } else await round(rows, settings);
+          handled += rows.length;
+          const took = performance.now() - started;
+          roundSize = nextRoundSize(
+            size,
+            claimed.length,
+            took,
+            relayLimits(bulk > 0 ? bulkLimits : limits, opts.provider.capacity?.()),
           );
-        } else await round(rows, settings);
-        handled += rows.length;
-        const took = performance.now() - started;
-        roundSize = nextRoundSize(
-          size,
-          claimed.length,
-          took,
-          relayLimits(bulk > 0 ? bulkLimits : limits, opts.provider.capacity?.()),
-        );
+        } finally {
+          unfinished -= claimed.length;
+        }
       }
     };
-    const handled = await Promise.all(Array.from({ length: lanes }, lane));
-    return handled.reduce((a, b) => a + b, 0);
+    startLane();
+    // Every lane, those started while others ran included, is over before the pass ends; the
+    // first failure is the pass's.
+    let handled = 0;
+    const failures: unknown[] = [];
+    for (let i = 0; i < lanesDone.length; i++) {
+      try {
+        handled += await lanesDone[i]!;
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length > 0) throw failures[0];
+    return handled;
   }
 
   const poller = createPoller({

@@ -65,11 +65,13 @@ export interface SenderOptions {
   /** How long a claim round may take before the next one is smaller (see `concurrency`). Default 500 ms. */
   roundTargetMs?: number;
   /**
-   * Claim rounds in flight at once per instance (default 1): with 2, while one round's outcomes
-   * are appended and its rows marked, the other's messages are with the provider. A crash repeats
-   * at most the provider transactions of these rounds. Not the default: with 2, a retry due within
-   * a round's duration is attempted again in the same pass, and timing-bound tests of the retry
-   * schedule (services/sender/test/smtp.int.test.ts) became flaky on this machine.
+   * Claim rounds in flight at most per instance while transactional mail is backlogged (default 4,
+   * `DEFAULT_LANES`): a lane whose claim came back full of transactional mail starts another, so
+   * while one round's outcomes are appended and its slowest messages finish, the next rounds'
+   * messages are with the provider. The lanes share one budget of claimed, unfinished emails
+   * (`maxRoundSize`): a crash repeats at most that many provider transactions. A claim that is not
+   * full (a due retry) or holds bulk mail starts none, so the retry schedule keeps one lane (a
+   * fixed second lane made the retry-schedule tests of smtp.int.test.ts flaky on this machine).
    */
   lanes?: number;
   /** Every provider fault (a refused login, a lost connection…): the process's metrics count them. */

@@ -131,6 +131,56 @@ describe('claim rounds (issue 29)', () => {
     expect(bulk.mostAtOnce).toBeLessThanOrEqual(16);
   });
 
+  it('lanes follow a transactional backlog (issue 45 item 1): several rounds in flight, never more than `maxRoundSize` claimed', async () => {
+    const t0 = new Date('2030-04-03T00:00:00Z');
+    /** Holds each message a few ms, so that the rounds of several lanes overlap. */
+    function holdingProvider(): MailProvider & { handed: string[]; mostAtOnce: number } {
+      let inFlight = 0;
+      const p = {
+        name: 'holding',
+        handed: [] as string[],
+        mostAtOnce: 0,
+        async send(message: RenderedMessage, ctx: { emailId: string }) {
+          p.handed.push(ctx.emailId);
+          p.mostAtOnce = Math.max(p.mostAtOnce, ++inFlight);
+          await new Promise((r) => setTimeout(r, 5));
+          inFlight--;
+          return { kind: 'sent', messageId: message.messageId } as const;
+        },
+      };
+      return p;
+    }
+    // roundTargetMs 0: every round "took too long", so each stays at 8 (`concurrency`); what is
+    // held at once beyond 8 is other lanes' rounds.
+    const run = async (tenant: string, extra: { maxRoundSize: number; lanes?: number }) => {
+      const sent = ids(`em_${tenant}`, 200);
+      await due(tenant, sent, { bulk: false, dueAt: t0 });
+      const provider = holdingProvider();
+      await createSender({
+        pool,
+        log: createEventStream(log),
+        provider,
+        isSuppressed,
+        getTemplate,
+        tracking: { secret: 'fairness-tracking-secret-0123456789', publicUrl: 'http://127.0.0.1:3000' },
+        concurrency: 8,
+        roundTargetMs: 0,
+        now: () => t0,
+        ...extra,
+      }).runOnce();
+      // Each email handed over exactly once, whatever lane claimed it.
+      expect([...provider.handed].sort()).toEqual([...sent].sort());
+      return provider.mostAtOnce;
+    };
+    const lanes = await run('lanes-a', { maxRoundSize: 32 });
+    expect(lanes).toBeGreaterThan(8);
+    expect(lanes).toBeLessThanOrEqual(32);
+    // The lanes share one budget of claimed, unfinished emails: `maxRoundSize`.
+    expect(await run('lanes-b', { maxRoundSize: 16 })).toBeLessThanOrEqual(16);
+    // One lane: one round of 8 at a time.
+    expect(await run('lanes-c', { maxRoundSize: 32, lanes: 1 })).toBeLessThanOrEqual(8);
+  });
+
   it('transactional mail claimed with campaign mail is sent and appended first, in a round of its own', async () => {
     const t0 = new Date('2030-04-02T00:00:00Z');
     const bulkIds = ids('em_split_bulk', 5);
