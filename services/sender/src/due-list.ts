@@ -302,7 +302,8 @@ export function createDueListJob(
           // §23): its outcomes reach the log (and the projector) ahead of the campaign's.
           const urgent = rows.filter((r) => !r.bulk);
           const bulk = rows.length - urgent.length;
-          if (bulk === 0 && claimed.length === size && running < lanes && unfinished < limits.max) startLane();
+          if (bulk === 0 && claimed.length === size && running < lanes && unfinished < limits.max)
+            startLane();
           if (urgent.length > 0 && bulk > 0) {
             await round(urgent, settings);
             await round(
