@@ -50,7 +50,8 @@ export interface SenderOptions {
    * Emails of the first claim round, handed to the provider side by side (each its own
    * transaction; the round's outcomes one append). Default 32. While there is a backlog, rounds
    * double from it up to `maxRoundSize` while each takes under half of `roundTargetMs` (`nextRoundSize`
-   * in `due-list.ts`); a crash repeats at most the provider transactions of the round in flight.
+   * in `round-size.ts`); a crash repeats at most the provider transactions of the rounds in flight
+   * (`lanes`).
    */
   concurrency?: number;
   /** The largest claim round (see `concurrency`). Default 512. */

@@ -1,7 +1,7 @@
 import { isBotUserAgent, signTrackingToken, verifyTrackingToken } from '@tern/auth';
 import { describe, expect, it } from 'vitest';
-import { nextRoundSize } from '../src/due-list.js';
 import { applyTracking, classifySmtpError } from '../src/index.js';
+import { nextRoundSize } from '../src/round-size.js';
 
 const SECRET = 'unit-tracking-secret-0123456789';
 const ctx = { secret: SECRET, publicUrl: 'https://t.example', tenantId: 'acme', emailId: 'em_1' };
