@@ -37,15 +37,19 @@ export interface SendEachOptions {
  * whole email is retried, nobody got it), else the `to` recipient's answer.
  */
 export async function sendEach(transport: Transporter, opts: SendEachOptions): Promise<ProviderResult> {
-  const MailComposer = mailComposer();
-  const raw = await new MailComposer(opts.mail).compile().build();
+  // One recipient: nodemailer composes the message in its own transaction, as it does for any
+  // sendMail (the same composer, so the same bytes); several: composed once, the copies identical.
+  const content: Mail.Options =
+    opts.recipients.length === 1
+      ? opts.mail
+      : { raw: await new (mailComposer())(opts.mail).compile().build() };
   const results: Each[] = new Array(opts.recipients.length);
   let next = 0;
   const worker = async () => {
     while (next < opts.recipients.length) {
       const i = next++;
       const recipient = opts.recipients[i]!;
-      results[i] = await sendOne(transport, raw, recipient, opts);
+      results[i] = await sendOne(transport, content, recipient, opts);
     }
   };
   await Promise.all(
@@ -86,7 +90,7 @@ export async function sendEach(transport: Transporter, opts: SendEachOptions): P
 
 async function sendOne(
   transport: Transporter,
-  raw: Buffer,
+  content: Mail.Options,
   recipient: string,
   opts: SendEachOptions,
 ): Promise<Each> {
@@ -94,7 +98,7 @@ async function sendOne(
     const handOver = opts.handOver ?? (<T>(send: () => Promise<T>) => send());
     const info = await handOver(() =>
       transport.sendMail({
-        raw,
+        ...content,
         ...(opts.dkim ? { dkim: opts.dkim } : {}),
         envelope: { from: opts.envelopeFromFor(recipient), to: [recipient] },
         // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP address
