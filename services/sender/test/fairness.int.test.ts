@@ -8,7 +8,7 @@ import { getTemplate } from '@tern/templates';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
-import { createSender, type MailProvider } from '../src/index.js';
+import { createSender, type MailProvider, type SenderOptions } from '../src/index.js';
 
 let db: LogDatabase;
 let pool: pg.Pool;
@@ -56,7 +56,10 @@ const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `
 function sender(
   provider: MailProvider,
   now: () => Date,
-  extra: { defaultSendRatePerSecond?: number; roundTargetMs?: number; maxBulkRoundSize?: number } = {},
+  extra: Pick<
+    SenderOptions,
+    'defaultSendRatePerSecond' | 'roundTargetMs' | 'maxBulkRoundSize' | 'maxRoundSize' | 'lanes'
+  > = {},
 ) {
   return createSender({
     pool,
@@ -95,8 +98,10 @@ describe('claim order', () => {
 });
 
 describe('claim rounds (issue 29)', () => {
-  /** A provider that answers after a tick and remembers how many emails it held at once. */
-  function countingProvider(): MailProvider & { handed: string[]; mostAtOnce: number } {
+  /** A provider that answers after `hold` (a tick) and remembers how many emails it held at once. */
+  function countingProvider(
+    hold: () => Promise<unknown> = () => new Promise((r) => setImmediate(r)),
+  ): MailProvider & { handed: string[]; mostAtOnce: number } {
     let inFlight = 0;
     const p = {
       name: 'counting',
@@ -105,7 +110,7 @@ describe('claim rounds (issue 29)', () => {
       async send(message: RenderedMessage, ctx: { emailId: string }) {
         p.handed.push(ctx.emailId);
         p.mostAtOnce = Math.max(p.mostAtOnce, ++inFlight);
-        await new Promise((r) => setImmediate(r));
+        await hold();
         inFlight--;
         return { kind: 'sent', messageId: message.messageId } as const;
       },
@@ -133,41 +138,14 @@ describe('claim rounds (issue 29)', () => {
 
   it('lanes follow a transactional backlog (issue 45 item 1): several rounds in flight, never more than `maxRoundSize` claimed', async () => {
     const t0 = new Date('2030-04-03T00:00:00Z');
-    /** Holds each message a few ms, so that the rounds of several lanes overlap. */
-    function holdingProvider(): MailProvider & { handed: string[]; mostAtOnce: number } {
-      let inFlight = 0;
-      const p = {
-        name: 'holding',
-        handed: [] as string[],
-        mostAtOnce: 0,
-        async send(message: RenderedMessage, ctx: { emailId: string }) {
-          p.handed.push(ctx.emailId);
-          p.mostAtOnce = Math.max(p.mostAtOnce, ++inFlight);
-          await new Promise((r) => setTimeout(r, 5));
-          inFlight--;
-          return { kind: 'sent', messageId: message.messageId } as const;
-        },
-      };
-      return p;
-    }
     // roundTargetMs 0: every round "took too long", so each stays at 8 (`concurrency`); what is
     // held at once beyond 8 is other lanes' rounds.
     const run = async (tenant: string, extra: { maxRoundSize: number; lanes?: number }) => {
       const sent = ids(`em_${tenant}`, 200);
       await due(tenant, sent, { bulk: false, dueAt: t0 });
-      const provider = holdingProvider();
-      await createSender({
-        pool,
-        log: createEventStream(log),
-        provider,
-        isSuppressed,
-        getTemplate,
-        tracking: { secret: 'fairness-tracking-secret-0123456789', publicUrl: 'http://127.0.0.1:3000' },
-        concurrency: 8,
-        roundTargetMs: 0,
-        now: () => t0,
-        ...extra,
-      }).runOnce();
+      // Each message held a few ms, so that the rounds of several lanes overlap.
+      const provider = countingProvider(() => new Promise((r) => setTimeout(r, 5)));
+      await sender(provider, () => t0, { roundTargetMs: 0, ...extra }).runOnce();
       // Each email handed over exactly once, whatever lane claimed it.
       expect([...provider.handed].sort()).toEqual([...sent].sort());
       return provider.mostAtOnce;
