@@ -287,15 +287,15 @@ export function createDueListJob(
     // Every lane, those started while others ran included, is over before the pass ends; the
     // first failure is the pass's.
     let handled = 0;
-    const failures: unknown[] = [];
+    let failed: { error: unknown } | undefined;
     for (let i = 0; i < lanesDone.length; i++) {
       try {
         handled += await lanesDone[i]!;
       } catch (error) {
-        failures.push(error);
+        failed ??= { error };
       }
     }
-    if (failures.length > 0) throw failures[0];
+    if (failed) throw failed.error;
     return handled;
   }
 
