@@ -14,7 +14,12 @@ import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { EventLog } from '@tern/event-log';
-import { createInboundListener, createRecipientResolver, ensureInboundAddress } from '@tern/inbound';
+import {
+  createInboundListener,
+  createRecipientResolver,
+  dnsResolverOf,
+  ensureInboundAddress,
+} from '@tern/inbound';
 import { createIngestApp } from '@tern/ingest';
 import { createKeyring, sealedEventStream } from '@tern/privacy';
 import { DEFAULT_SMTP_LISTENER_LIMITS } from '@tern/smtp-limits';
@@ -138,7 +143,8 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
     // role (services/tern/src/runtime.ts: one `ctx.keyring`, `ctx.stream` sealed with it): the key
     // an arrival recorded for its id is the one its `email.received` is sealed under, known.
     log: sealedEventStream(raw, keyring),
-    resolve: (name, type) => dns.resolve(name, type),
+    // Through DNS_SERVERS, as the runtime resolves (services/tern/src/roles/inbound.ts).
+    resolve: dnsResolverOf([dns.server]),
     host: '127.0.0.1',
     port: 0,
     maxBytes: 40 * 1024 * 1024,

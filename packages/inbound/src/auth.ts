@@ -1,6 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 import type { InboundAuth } from '@tern/contracts';
 import { onFirstUse } from '@tern/kernel';
+import { LRUCache } from 'lru-cache';
 import { type RawMessage, rawMessageOf, rawStream } from './parse.js';
 
 /**
@@ -21,11 +22,51 @@ export interface ArrivalFacts {
 
 export type DnsResolve = (name: string, type: string) => Promise<unknown>;
 
-/** A resolver for mailauth through DNS_SERVERS (`host:port` list), or the system's when none. */
-export function dnsResolverOf(servers: readonly string[] | undefined): DnsResolve {
+/** How long an answer, or a name's absence, is reused by `dnsResolverOf`; and how many are kept. */
+export const DNS_CACHE_TTL_MS = 60_000;
+export const DNS_CACHE_ENTRIES = 10_000;
+
+/**
+ * A resolver for mailauth through DNS_SERVERS (`host:port` list), or the system's when none,
+ * with its answers cached (`cachedResolve`): a sender's SPF and DMARC records are asked again
+ * for every message it sends.
+ */
+export function dnsResolverOf(
+  servers: readonly string[] | undefined,
+  cache: { ttlMs?: number; entries?: number } = {},
+): DnsResolve {
   const resolver = new Resolver({ timeout: 2_000, tries: 2 });
   if (servers && servers.length > 0) resolver.setServers([...servers]);
-  return (name, type) => resolver.resolve(name, type as 'TXT');
+  return cachedResolve((name, type) => resolver.resolve(name, type as 'TXT'), cache);
+}
+
+/** NXDOMAIN and NODATA: answers about the name, reused like records. Anything else (a timeout, SERVFAIL) is asked again. */
+const ANSWERED = new Set(['ENOTFOUND', 'ENODATA']);
+
+/**
+ * `resolve` with each (name, type) answer kept for `ttlMs` (at most `entries` of them, the least
+ * recently used dropped first), and one lookup for concurrent asks of the same name. Node's
+ * resolver gives no TTL for TXT records, so the time is this fixed bound, as short as a DMARC or
+ * SPF change is expected to take effect (a minute). Each caller gets its own copy of the answer.
+ */
+export function cachedResolve(
+  resolve: DnsResolve,
+  { ttlMs = DNS_CACHE_TTL_MS, entries = DNS_CACHE_ENTRIES }: { ttlMs?: number; entries?: number } = {},
+): DnsResolve {
+  const answers = new LRUCache<string, Promise<unknown>>({ max: entries, ttl: ttlMs });
+  return (name, type) => {
+    const key = `${type} ${name.toLowerCase()}`;
+    let answer = answers.get(key);
+    if (answer === undefined) {
+      const asked = resolve(name, type);
+      answer = asked;
+      answers.set(key, asked);
+      asked.catch((error: { code?: string }) => {
+        if (!ANSWERED.has(error?.code ?? '') && answers.peek(key) === asked) answers.delete(key);
+      });
+    }
+    return answer.then((value) => structuredClone(value));
+  };
 }
 
 const TEMPERROR: InboundAuth = { spf: 'temperror', dkim: 'temperror', dmarc: 'temperror', arc: 'temperror' };
