@@ -175,6 +175,49 @@ describe('keyring and sealing event log (real Postgres)', () => {
     expect(opened.events).toEqual(events);
   });
 
+  it('the parts of one email: the first records its key, the next seal under it with no statement; erasure reaches all of them', async () => {
+    const statements: string[] = [];
+    const counting = new Proxy(db.pool, {
+      get(target, prop, receiver) {
+        if (prop === 'query')
+          return (...args: Parameters<pg.Pool['query']>) => {
+            statements.push(String(args[0]).trim().split(/\s+/).slice(0, 3).join(' '));
+            return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const ring = createKeyring({ pool: counting, encryptionKey: KEY });
+    const at = new Date('2026-03-20T08:00:00Z');
+    const parts = ['summary', 'content', 'raw'].map(
+      (label) => [label, Buffer.from(`${label} of the message`)] as const,
+    );
+    const sealed = [];
+    for (const [label, data] of parts)
+      sealed.push(await ring.sealBytes('t1', 'inb_p1', 'Pat@example.com', at, label, data));
+    // The key created, then the email's key recorded: two statements for three parts.
+    expect(statements).toEqual(['INSERT INTO data_keys', 'INSERT INTO email_keys']);
+    const { rows } = await db.pool.query(
+      'SELECT recipient_hash, period FROM email_keys WHERE tenant_id = $1 AND email_id = $2',
+      ['t1', 'inb_p1'],
+    );
+    expect(rows).toEqual([
+      { recipient_hash: ring.recipientHash('t1', 'pat@example.com'), period: '2026-03' },
+    ]);
+    for (const [n, [label, data]] of parts.entries()) {
+      expect(sealed[n]).toMatchObject({ rh: rows[0].recipient_hash, p: '2026-03' });
+      expect(await keyring.openBytes('t1', 'inb_p1', label, sealed[n]!)).toEqual(data);
+    }
+    // Another recipient for the same email is not this email's recorded key: it is sealed under
+    // its own, and the recorded one stays.
+    const other = await ring.sealBytes('t1', 'inb_p1', 'quinn@example.com', at, 'extra', Buffer.from('x'));
+    expect(other.rh).toBe(ring.recipientHash('t1', 'quinn@example.com'));
+    expect(await keyring.openBytes('t1', 'inb_p1', 'extra', other)).toEqual(Buffer.from('x'));
+    expect(await keyring.eraseKeys('t1', 'pat@example.com')).toBe(1);
+    for (const [n, [label]] of parts.entries())
+      expect(await keyring.openBytes('t1', 'inb_p1', label, sealed[n]!)).toBeNull();
+  });
+
   it('erasing the keys makes every sealed copy unreadable, in this process at once and elsewhere after the cache TTL', async () => {
     const elsewhere = createKeyring({ pool: db.pool, encryptionKey: KEY, cacheTtlMs: 200 });
     const march = await keyring.seal('t1', 'em_e1', 'eve@example.com', new Date('2026-03-01T00:00:00Z'), {

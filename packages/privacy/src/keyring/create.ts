@@ -183,9 +183,13 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     },
 
     async sealBytes(tenantId, emailId, email, at, label, data) {
-      // An empty seal creates the key and records it as the email's, as its email.queued will.
-      const [anchor] = await sealMany([{ tenantId, emailId, email, at, fields: {} }]);
-      const ref = { tenantId, rh: anchor!.rh, p: anchor!.p };
+      const ref = { tenantId, rh: recipientHash(tenantId, email), p: periodOf(at) };
+      const known = emailKeys.get(emailKeyId(tenantId, emailId));
+      // The first seal of the email: an empty seal creates the key and records it as the email's,
+      // as its email.queued will. The next parts (a received message's content and raw, a second
+      // attachment) find it recorded.
+      if (known?.rh !== ref.rh || known.p !== ref.p)
+        await sealMany([{ tenantId, emailId, email, at, fields: {} }]);
       const keys = await keysForSeal([ref]);
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', keys.get(cacheKey(tenantId, ref.rh, ref.p))!, iv);
