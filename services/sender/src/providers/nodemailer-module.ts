@@ -8,3 +8,9 @@ export const mailComposer = requireOnFirstUse<typeof import('nodemailer/lib/mail
   import.meta.url,
   'nodemailer/lib/mail-composer',
 );
+
+/** nodemailer's DKIM signer, loaded with the first several-recipient message signed once for all its copies. */
+export const dkimSigner = requireOnFirstUse<typeof import('nodemailer/lib/dkim')['default']>(
+  import.meta.url,
+  'nodemailer/lib/dkim',
+);

@@ -1,7 +1,7 @@
 import type { Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type { ProviderResult } from '../ports.js';
-import { mailComposer } from './nodemailer-module.js';
+import { dkimSigner, mailComposer } from './nodemailer-module.js';
 import { classifySmtpError, relayMessageId } from './smtp-errors.js';
 
 /** One recipient's own transaction: taken, refused (its RCPT TO / DATA answer) or a fault. */
@@ -37,19 +37,19 @@ export interface SendEachOptions {
  * whole email is retried, nobody got it), else the `to` recipient's answer.
  */
 export async function sendEach(transport: Transporter, opts: SendEachOptions): Promise<ProviderResult> {
-  // One recipient: nodemailer composes the message in its own transaction, as it does for any
-  // sendMail (the same composer, so the same bytes); several: composed once, the copies identical.
-  const content: Mail.Options =
-    opts.recipients.length === 1
-      ? opts.mail
-      : { raw: await new (mailComposer())(opts.mail).compile().build() };
+  // One recipient: nodemailer composes and signs the message in its own transaction, as it does
+  // for any sendMail (the same composer and signer, so the same bytes); several: composed and
+  // signed once, the copies identical.
+  const one = opts.recipients.length === 1;
+  const content: Mail.Options = one ? opts.mail : { raw: await composeSigned(opts.mail, opts.dkim) };
+  const dkim = one ? opts.dkim : undefined;
   const results: Each[] = new Array(opts.recipients.length);
   let next = 0;
   const worker = async () => {
     while (next < opts.recipients.length) {
       const i = next++;
       const recipient = opts.recipients[i]!;
-      results[i] = await sendOne(transport, content, recipient, opts);
+      results[i] = await sendOne(transport, content, dkim, recipient, opts);
     }
   };
   await Promise.all(
@@ -88,9 +88,19 @@ export async function sendEach(transport: Transporter, opts: SendEachOptions): P
   return first.kind === 'sent' ? { kind: 'sent', messageId: opts.messageId } : first.result;
 }
 
+/** The message composed, and signed when `dkim` is given: what nodemailer's sendMail would send, once. */
+async function composeSigned(mail: Mail.Options, dkim: Mail.Options['dkim']): Promise<Buffer> {
+  const raw = await new (mailComposer())(mail).compile().build();
+  if (!dkim) return raw;
+  const signed: Buffer[] = [];
+  for await (const chunk of new (dkimSigner())(dkim as never).sign(raw)) signed.push(chunk as Buffer);
+  return Buffer.concat(signed);
+}
+
 async function sendOne(
   transport: Transporter,
   content: Mail.Options,
+  dkim: Mail.Options['dkim'],
   recipient: string,
   opts: SendEachOptions,
 ): Promise<Each> {
@@ -99,7 +109,7 @@ async function sendOne(
     const info = await handOver(() =>
       transport.sendMail({
         ...content,
-        ...(opts.dkim ? { dkim: opts.dkim } : {}),
+        ...(dkim ? { dkim } : {}),
         envelope: { from: opts.envelopeFromFor(recipient), to: [recipient] },
         // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP address
         // (SPEC §21), with the headers only and the email id as ENVID.
