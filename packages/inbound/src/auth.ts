@@ -23,8 +23,8 @@ export interface ArrivalFacts {
 export type DnsResolve = (name: string, type: string) => Promise<unknown>;
 
 /** How long an answer, or a name's absence, is reused by `dnsResolverOf`; and how many are kept. */
-export const DNS_CACHE_TTL_MS = 60_000;
-export const DNS_CACHE_ENTRIES = 10_000;
+const DNS_CACHE_TTL_MS = 60_000;
+const DNS_CACHE_ENTRIES = 10_000;
 
 /**
  * A resolver for mailauth through DNS_SERVERS (`host:port` list), or the system's when none,
@@ -49,7 +49,7 @@ const ANSWERED = new Set(['ENOTFOUND', 'ENODATA']);
  * resolver gives no TTL for TXT records, so the time is this fixed bound, as short as a DMARC or
  * SPF change is expected to take effect (a minute). Each caller gets its own copy of the answer.
  */
-export function cachedResolve(
+function cachedResolve(
   resolve: DnsResolve,
   { ttlMs = DNS_CACHE_TTL_MS, entries = DNS_CACHE_ENTRIES }: { ttlMs?: number; entries?: number } = {},
 ): DnsResolve {

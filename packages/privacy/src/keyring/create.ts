@@ -66,25 +66,31 @@ export function createKeyring(opts: KeyringOptions): Keyring {
   const recipientRefs = (items: readonly SealItem[]): KeyRef[] =>
     items.map((i) => ({ tenantId: i.tenantId, rh: recipientHash(i.tenantId, i.email), p: periodOf(i.at) }));
 
-  async function sealMany(items: readonly SealItem[]): Promise<Sealed[]> {
-    const refs = recipientRefs(items);
+  /**
+   * The key of each (tenant, email)'s ref, created when missing, and recorded as that email's key
+   * (`email_keys`): later events of these emails (bounce diagnostics, clicked URLs) and its other
+   * sealed parts are sealed under the same key. An email already recorded under its ref here
+   * inserts nothing.
+   */
+  async function keysRecorded(
+    emails: readonly { tenantId: string; emailId: string }[],
+    refs: readonly KeyRef[],
+  ): Promise<Map<string, Buffer>> {
     const keys = await keysForSeal(refs);
-    // Later events of these emails (bounce diagnostics, clicked URLs) are sealed under the same key.
-    const fresh = items.filter((item, n) => {
-      const known = emailKeys.get(emailKeyId(item.tenantId, item.emailId));
-      return known?.rh !== refs[n]!.rh || known.p !== refs[n]!.p;
+    const fresh = emails.flatMap((e, n) => {
+      const known = emailKeys.get(emailKeyId(e.tenantId, e.emailId));
+      return known?.rh !== refs[n]!.rh || known.p !== refs[n]!.p ? [{ ...e, ref: refs[n]! }] : [];
     });
     if (fresh.length > 0) {
-      const refOf = new Map(items.map((item, n) => [item, refs[n]!]));
       const { rows } = await pool.query<EmailKeyRow>(
         `INSERT INTO email_keys (tenant_id, email_id, recipient_hash, period)
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
          ON CONFLICT DO NOTHING RETURNING tenant_id, email_id, recipient_hash, period`,
         [
-          fresh.map((i) => i.tenantId),
-          fresh.map((i) => i.emailId),
-          fresh.map((i) => refOf.get(i)!.rh),
-          fresh.map((i) => refOf.get(i)!.p),
+          fresh.map((f) => f.tenantId),
+          fresh.map((f) => f.emailId),
+          fresh.map((f) => f.ref.rh),
+          fresh.map((f) => f.ref.p),
         ],
       );
       // What was written is the email's key: a next seal of the same email (sealBytes of its
@@ -92,7 +98,12 @@ export function createKeyring(opts: KeyringOptions): Keyring {
       for (const r of rows)
         emailKeys.set(emailKeyId(r.tenant_id, r.email_id), { rh: r.recipient_hash, p: r.period });
     }
-    return sealEach(keys, refs, items);
+    return keys;
+  }
+
+  async function sealMany(items: readonly SealItem[]): Promise<Sealed[]> {
+    const refs = recipientRefs(items);
+    return sealEach(await keysRecorded(items, refs), refs, items);
   }
 
   async function sealForRecipients(items: readonly SealItem[]): Promise<Sealed[]> {
@@ -183,14 +194,9 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     },
 
     async sealBytes(tenantId, emailId, email, at, label, data) {
+      // The key created when missing and recorded as the email's, as its email.queued will be.
       const ref = { tenantId, rh: recipientHash(tenantId, email), p: periodOf(at) };
-      const known = emailKeys.get(emailKeyId(tenantId, emailId));
-      // The first seal of the email: an empty seal creates the key and records it as the email's,
-      // as its email.queued will. The next parts (a received message's content and raw, a second
-      // attachment) find it recorded.
-      if (known?.rh !== ref.rh || known.p !== ref.p)
-        await sealMany([{ tenantId, emailId, email, at, fields: {} }]);
-      const keys = await keysForSeal([ref]);
+      const keys = await keysRecorded([{ tenantId, emailId }], [ref]);
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', keys.get(cacheKey(tenantId, ref.rh, ref.p))!, iv);
       cipher.setAAD(bytesAad(tenantId, emailId, label, ref.rh, ref.p));

@@ -1,3 +1,4 @@
+import { buffer } from 'node:stream/consumers';
 import type { Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type { ProviderResult } from '../ports.js';
@@ -91,10 +92,7 @@ export async function sendEach(transport: Transporter, opts: SendEachOptions): P
 /** The message composed, and signed when `dkim` is given: what nodemailer's sendMail would send, once. */
 async function composeSigned(mail: Mail.Options, dkim: Mail.Options['dkim']): Promise<Buffer> {
   const raw = await new (mailComposer())(mail).compile().build();
-  if (!dkim) return raw;
-  const signed: Buffer[] = [];
-  for await (const chunk of new (dkimSigner())(dkim as never).sign(raw)) signed.push(chunk as Buffer);
-  return Buffer.concat(signed);
+  return dkim ? buffer(new (dkimSigner())(dkim).sign(raw)) : raw;
 }
 
 async function sendOne(
