@@ -113,21 +113,17 @@ export async function storeInbound(
   return row;
 }
 
-/** Marks stored messages announced (their `email.received` is in the log), in one statement. */
+/**
+ * Marks stored messages announced (their `email.received` is in the log), in one statement. Not a
+ * named (prepared) statement: its generic plan, cached per connection from the first statistics of
+ * a nearly empty table, was a sequential scan of the whole table for each batch.
+ */
 export async function markAnnouncedMany(db: Db, ids: readonly string[]): Promise<void> {
-  await db.query({
-    name: 'inbound_announced_many',
-    text: 'UPDATE inbound_messages SET announced = true WHERE id = ANY($1::text[])',
-    values: [ids],
-  });
+  await db.query('UPDATE inbound_messages SET announced = true WHERE id = ANY($1::text[])', [ids]);
 }
 
 export async function markAnnounced(db: Db, id: string): Promise<void> {
-  await db.query({
-    name: 'inbound_announced',
-    text: 'UPDATE inbound_messages SET announced = true WHERE id = $1',
-    values: [id],
-  });
+  await markAnnouncedMany(db, [id]);
 }
 
 /** A stored message's columns as the routes read them (sealed parts still sealed). */
