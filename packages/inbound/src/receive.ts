@@ -262,8 +262,10 @@ export async function receiveMessage(
         .find((e) => e.tenantId === tenantId)?.emailId ?? null;
     const id = newInboundId(receivedAt);
     const to = headerTo.length > 0 ? headerTo : recipients;
+    // Under the sender's key, not recorded as the id's (`email_keys`): nothing is sealed by this id
+    // later, and each part names its key (the row keeps it too: from_hash, period).
     const seal = (label: string, data: Buffer) =>
-      deps.keyring.sealBytes(tenantId, id, from, receivedAt, label, data);
+      deps.keyring.sealBytesForAddress(tenantId, id, from, receivedAt, label, data);
     const summary = await seal(
       'summary',
       Buffer.from(JSON.stringify({ from, to, subject: parsed.subject ?? null })),

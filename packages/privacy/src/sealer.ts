@@ -211,7 +211,10 @@ export function createSealer(keyring: Keyring): EventSealer {
         return events;
       const out: unknown[] = events.slice();
       if (received.length > 0) {
-        const sealed = await keyring.sealMany(received.map((i) => receivedItem(events[i] as InboundEvent)));
+        // Under the sender's key, not recorded as the inbound id's: no later event is sealed by it.
+        const sealed = await keyring.sealForRecipients(
+          received.map((i) => receivedItem(events[i] as InboundEvent)),
+        );
         for (const [n, i] of received.entries())
           out[i] = withoutReceivedPersonal(events[i] as InboundEvent, sealed[n]!);
       }

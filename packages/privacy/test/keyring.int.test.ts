@@ -218,6 +218,49 @@ describe('keyring and sealing event log (real Postgres)', () => {
       expect(await keyring.openBytes('t1', 'inb_p1', label, sealed[n]!)).toBeNull();
   });
 
+  it("a received message's parts (sealBytesForAddress): under the sender's key, recorded for no id; erasing the sender makes them unreadable", async () => {
+    const statements: string[] = [];
+    const counting = new Proxy(db.pool, {
+      get(target, prop, receiver) {
+        if (prop === 'query')
+          return (...args: Parameters<pg.Pool['query']>) => {
+            statements.push(String(args[0]).trim().split(/\s+/).slice(0, 3).join(' '));
+            return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const ring = createKeyring({ pool: counting, encryptionKey: KEY });
+    const at = new Date('2026-04-02T08:00:00Z');
+    const parts = ['summary', 'content', 'raw'].map(
+      (label) => [label, Buffer.from(`${label} of the received message`)] as const,
+    );
+    const sealed = [];
+    for (const [label, data] of parts)
+      sealed.push(await ring.sealBytesForAddress('t1', 'inb_r1', 'Rae@example.com', at, label, data));
+    // The sender's key created once; nothing recorded for the inbound id.
+    expect(statements).toEqual(['INSERT INTO data_keys']);
+    const { rows } = await db.pool.query('SELECT 1 FROM email_keys WHERE tenant_id = $1 AND email_id = $2', [
+      't1',
+      'inb_r1',
+    ]);
+    expect(rows).toEqual([]);
+    for (const [n, [label, data]] of parts.entries()) {
+      expect(sealed[n]).toMatchObject({ rh: ring.recipientHash('t1', 'rae@example.com'), p: '2026-04' });
+      expect(await keyring.openBytes('t1', 'inb_r1', label, sealed[n]!)).toEqual(data);
+      // Bound to its id and label: not opened as another message's, nor as another part.
+      expect(await keyring.openBytes('t1', 'inb_r2', label, sealed[n]!)).toBeNull();
+    }
+    expect(await keyring.openBytes('t1', 'inb_r1', 'content', sealed[0]!)).toBeNull();
+    // A second message of the same sender and month: its key is cached, no statement.
+    statements.length = 0;
+    await ring.sealBytesForAddress('t1', 'inb_r2', 'rae@example.com', at, 'summary', Buffer.from('y'));
+    expect(statements).toEqual([]);
+    expect(await keyring.eraseKeys('t1', 'rae@example.com')).toBe(1);
+    for (const [n, [label]] of parts.entries())
+      expect(await keyring.openBytes('t1', 'inb_r1', label, sealed[n]!)).toBeNull();
+  });
+
   it('erasing the keys makes every sealed copy unreadable, in this process at once and elsewhere after the cache TTL', async () => {
     const elsewhere = createKeyring({ pool: db.pool, encryptionKey: KEY, cacheTtlMs: 200 });
     const march = await keyring.seal('t1', 'em_e1', 'eve@example.com', new Date('2026-03-01T00:00:00Z'), {

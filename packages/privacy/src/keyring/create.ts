@@ -19,6 +19,7 @@ import type {
   KeyringOptions,
   OpenItem,
   Sealed,
+  SealedBytes,
   SealedFields,
   SealItem,
 } from './types.js';
@@ -99,6 +100,24 @@ export function createKeyring(opts: KeyringOptions): Keyring {
         emailKeys.set(emailKeyId(r.tenant_id, r.email_id), { rh: r.recipient_hash, p: r.period });
     }
     return keys;
+  }
+
+  /** `data` sealed under `ref`'s key (in `keys`), bound to the email and the value's label. */
+  function sealBytesWith(
+    keys: Map<string, Buffer>,
+    ref: KeyRef,
+    emailId: string,
+    label: string,
+    data: Buffer,
+  ): SealedBytes {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', keys.get(cacheKey(ref.tenantId, ref.rh, ref.p))!, iv);
+    cipher.setAAD(bytesAad(ref.tenantId, emailId, label, ref.rh, ref.p));
+    // AES-GCM's final() adds no byte: no second copy of a large message.
+    const body = cipher.update(data);
+    const last = cipher.final();
+    const ct = last.length === 0 ? body : Buffer.concat([body, last]);
+    return { rh: ref.rh, p: ref.p, iv, tag: cipher.getAuthTag(), ct };
   }
 
   async function sealMany(items: readonly SealItem[]): Promise<Sealed[]> {
@@ -196,15 +215,12 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     async sealBytes(tenantId, emailId, email, at, label, data) {
       // The key created when missing and recorded as the email's, as its email.queued will be.
       const ref = { tenantId, rh: recipientHash(tenantId, email), p: periodOf(at) };
-      const keys = await keysRecorded([{ tenantId, emailId }], [ref]);
-      const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', keys.get(cacheKey(tenantId, ref.rh, ref.p))!, iv);
-      cipher.setAAD(bytesAad(tenantId, emailId, label, ref.rh, ref.p));
-      // AES-GCM's final() adds no byte: no second copy of a large message.
-      const body = cipher.update(data);
-      const last = cipher.final();
-      const ct = last.length === 0 ? body : Buffer.concat([body, last]);
-      return { rh: ref.rh, p: ref.p, iv, tag: cipher.getAuthTag(), ct };
+      return sealBytesWith(await keysRecorded([{ tenantId, emailId }], [ref]), ref, emailId, label, data);
+    },
+
+    async sealBytesForAddress(tenantId, emailId, email, at, label, data) {
+      const ref = { tenantId, rh: recipientHash(tenantId, email), p: periodOf(at) };
+      return sealBytesWith(await keysForSeal([ref]), ref, emailId, label, data);
     },
 
     async openBytes(tenantId, emailId, label, sealed) {
