@@ -25,6 +25,7 @@ import { createKeyring, sealedEventStream } from '@tern/privacy';
 import { DEFAULT_SMTP_LISTENER_LIMITS } from '@tern/smtp-limits';
 import type pg from 'pg';
 import { startTestDnsServer } from '../../test/support/dns-server.js';
+import { cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
 import { runOnTableAndKafka } from '../lib/log-variants.js';
 import { figureMaker } from '../lib/report.js';
 import { BENCH_ENCRYPTION_KEY, sealedAsRuntime } from '../lib/sealing.js';
@@ -196,9 +197,16 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
     await sessions[0]!.send(to, message(to, seq++));
     latencies.length = 0;
     const runs: { smtp: number[]; http: number[] } = { smtp: [], http: [] };
+    // CPU µs per message of each process (this one, Postgres, the broker), in each side's best round.
+    const cpu: { smtp: Record<string, number>[]; http: Record<string, number>[] } = { smtp: [], http: [] };
+    const timed = async (side: 'smtp' | 'http', round: () => Promise<number>) => {
+      const before = cpuSnapshot();
+      runs[side].push(await round());
+      cpu[side].push(cpuMicrosPer(before, cpuSnapshot(), messages));
+    };
     for (let r = 0; r < 2; r++) {
-      runs.smtp.push(await overSmtp());
-      runs.http.push(await overHttp());
+      await timed('smtp', overSmtp);
+      await timed('http', overHttp);
     }
     const { rows } = await pool.query<{ n: string }>(
       'SELECT count(*) AS n FROM inbound_messages WHERE tenant_id = $1 AND announced',
@@ -207,12 +215,16 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
     const expected = 1 + 2 * messages;
     if (Number(rows[0]?.n) !== expected)
       throw new Error(`${rows[0]?.n} messages stored, expected ${expected}`);
-    const smtpPerSecond = messages / (Math.min(...runs.smtp) / 1000);
-    const httpPerSecond = messages / (Math.min(...runs.http) / 1000);
+    const best = (side: 'smtp' | 'http') => runs[side].indexOf(Math.min(...runs[side]));
+    const smtpPerSecond = messages / (runs.smtp[best('smtp')]! / 1000);
+    const httpPerSecond = messages / (runs.http[best('http')]! / 1000);
+    const smtpCpu = cpu.smtp[best('smtp')]!;
+    const httpCpu = cpu.http[best('http')]!;
     const lat = distribution(latencies);
     console.error(
       `[inbound] ${variant}: ${smtpPerSecond.toFixed(0)} messages/s over SMTP, ${httpPerSecond.toFixed(0)} events/s ` +
-        `over POST /events (1 per request); final . → 250 p50 ${lat.p50.toFixed(1)} ms, p99 ${lat.p99.toFixed(1)} ms`,
+        `over POST /events (1 per request); final . → 250 p50 ${lat.p50.toFixed(1)} ms, p99 ${lat.p99.toFixed(1)} ms; ` +
+        `CPU µs per message SMTP ${JSON.stringify(smtpCpu)}, POST ${JSON.stringify(httpCpu)}`,
     );
     const fig = figureMaker('inbound', variant);
     return {
@@ -222,11 +234,16 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
         fig('ratio SMTP / POST /events', smtpPerSecond / httpPerSecond, '×', { op: '>=', value: 0.5 }),
         fig('final . → 250 p50', lat.p50, 'ms'),
         fig('final . → 250 p99', lat.p99, 'ms'),
+        fig('CPU per message over SMTP, bench process', smtpCpu['bench process'] ?? 0, 'µs'),
+        fig('CPU per message over SMTP, Postgres', smtpCpu.postgres ?? 0, 'µs'),
+        fig('CPU per event over POST, bench process', httpCpu['bench process'] ?? 0, 'µs'),
+        fig('CPU per event over POST, Postgres', httpCpu.postgres ?? 0, 'µs'),
       ],
       details: {
         messages,
         concurrency,
         runsMs: { smtp: runs.smtp.map((v) => round(v, 0)), http: runs.http.map((v) => round(v, 0)) },
+        cpuMicrosPerMessage: cpu,
       },
     };
   } finally {
