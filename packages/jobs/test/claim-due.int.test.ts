@@ -122,6 +122,124 @@ describe('claimDue on Postgres', () => {
   });
 });
 
+// Several due conditions (the sender's due-list: pending rows, and rows whose lease lapsed): one
+// locking scan each, so a claim reads about `limit` rows however large the backlog.
+describe('claimDue with several due conditions, on Postgres', () => {
+  const states = (due: ClaimDueSpec['due']): ClaimDueSpec => ({
+    table: 'states',
+    alias: 's',
+    keys: ['tenant_id', 'id'],
+    due,
+    orderBy: 'prio, due_at',
+    limit: '$4',
+    set: "state = 'sending', lease_until = $2, owner = $3, claims = s.claims + 1",
+    returning: 's.tenant_id, s.id, s.owner',
+  });
+  const branches = states(["state = 'pending' AND due_at <= $1", "state = 'sending' AND lease_until < $1"]);
+  const joined = states("(state = 'pending' AND due_at <= $1) OR (state = 'sending' AND lease_until < $1)");
+
+  beforeAll(async () => {
+    await poolA.query(`CREATE TABLE states (
+      tenant_id text NOT NULL, id text NOT NULL, state text NOT NULL, prio boolean NOT NULL,
+      due_at timestamptz NOT NULL, lease_until timestamptz, owner text, claims int NOT NULL DEFAULT 0,
+      PRIMARY KEY (tenant_id, id))`);
+    await poolA.query(`CREATE INDEX states_claim_idx ON states (prio, due_at) WHERE state = 'pending'`);
+    await poolA.query(`CREATE INDEX states_lease_idx ON states (lease_until) WHERE state = 'sending'`);
+  });
+
+  beforeEach(async () => {
+    await poolA.query('TRUNCATE states');
+  });
+
+  /** `n` pending rows (every third one first in order), due before T0; `lapsed` rows in `sending` whose lease lapsed. */
+  async function seedStates(n: number, lapsed: number): Promise<void> {
+    await poolA.query(
+      `INSERT INTO states (tenant_id, id, state, prio, due_at)
+       SELECT 'ten_' || (i % 3), lpad(i::text, 6, '0'), 'pending', i % 3 <> 0, $1::timestamptz - (i || ' ms')::interval
+         FROM generate_series(1, $2) AS i`,
+      [T0, n],
+    );
+    await poolA.query(
+      `INSERT INTO states (tenant_id, id, state, prio, due_at, lease_until, claims)
+       SELECT 'ten_0', 'lapsed-' || i, 'sending', false, $1::timestamptz - interval '1 hour', $1::timestamptz - interval '1 s', 1
+         FROM generate_series(1, $2) AS i`,
+      [T0, lapsed],
+    );
+    await poolA.query('ANALYZE states');
+  }
+
+  /** The rows claimed, and the rows the claim's scans read (this transaction's own counts). */
+  async function claimCounted(spec: ClaimDueSpec, limit: number) {
+    const c = await poolA.connect();
+    try {
+      await c.query('BEGIN');
+      const rows = await claimDue<Row>(c, spec, [T0, at(60_000), 'A', limit]);
+      const { rows: read } = await c.query<{ n: number }>(
+        `SELECT (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::int AS n
+           FROM pg_stat_xact_user_tables WHERE relname = 'states'`,
+      );
+      await c.query('COMMIT');
+      return { rows, read: read[0]!.n };
+    } finally {
+      c.release();
+    }
+  }
+
+  it('claims the first rows in claim order across the conditions, reading about `limit` rows of a 20 000-row backlog', async () => {
+    await seedStates(20_000, 2);
+    const { rows, read } = await claimCounted(branches, 32);
+    // The two lapsed leases come first (prio false, due an hour ago), then pending rows of prio false.
+    expect(
+      rows
+        .map((r) => r.id)
+        .slice(0, 2)
+        .sort(),
+    ).toEqual(['lapsed-1', 'lapsed-2']);
+    expect(rows).toHaveLength(32);
+    const { rows: expected } = await poolA.query<{ id: string }>(
+      `SELECT id FROM states WHERE id NOT LIKE 'lapsed-%' AND prio = false ORDER BY due_at LIMIT 30`,
+    );
+    expect(
+      rows
+        .slice(2)
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(expected.map((r) => r.id).sort());
+    expect(read).toBeLessThanOrEqual(200);
+    // The same claim as one condition joined by OR reads the whole backlog.
+    await poolA.query(
+      "UPDATE states SET state = 'pending', lease_until = NULL, owner = NULL WHERE owner = 'A'",
+    );
+    expect((await claimCounted(joined, 32)).read).toBeGreaterThanOrEqual(20_000);
+  });
+
+  it('concurrent claimers never get the same row, and together get every due row once', async () => {
+    await seedStates(300, 20);
+    const claimer = async (pool: pg.Pool, owner: string): Promise<Row[]> => {
+      const got: Row[] = [];
+      for (;;) {
+        const rows = await claimDue<Row>(pool, branches, [T0, at(60_000), owner, 7]);
+        if (rows.length === 0) return got;
+        got.push(...rows);
+      }
+    };
+    const results = await Promise.all([
+      claimer(poolA, 'A1'),
+      claimer(poolA, 'A2'),
+      claimer(poolB, 'B1'),
+      claimer(poolB, 'B2'),
+    ]);
+    const all = results.flat().map(key);
+    expect(all).toHaveLength(320);
+    expect(new Set(all).size).toBe(320);
+    const { rows } = await poolA.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM states
+        WHERE owner IS NULL OR claims <> CASE WHEN id LIKE 'lapsed-%' THEN 2 ELSE 1 END`,
+    );
+    expect(rows[0]?.n).toBe(0);
+  });
+});
+
 describe('claimDueSql', () => {
   it('refuses identifiers and limits that are not plain', () => {
     expect(() => claimDueSql({ ...spec, table: 'jobs; DROP TABLE x' })).toThrow(/identifier/);
@@ -130,5 +248,11 @@ describe('claimDueSql', () => {
     expect(() => claimDueSql({ ...spec, limit: 0 })).toThrow(/limit/);
     expect(() => claimDueSql({ ...spec, limit: '4' })).toThrow(/limit/);
     expect(claimDueSql(spec)).toContain('FOR UPDATE SKIP LOCKED');
+    expect(() => claimDueSql({ ...spec, due: [] })).toThrow(/due/);
+    expect(() => claimDueSql({ ...spec, due: ['a', 'b'], orderBy: 'lower(id)' })).toThrow(/identifier/);
+    expect(() => claimDueSql({ ...spec, due: ['a', 'b'], orderBy: 'due_at NULLS FIRST' })).toThrow(/orderBy/);
+    expect(claimDueSql({ ...spec, due: ['a', 'b'], orderBy: 'due_at DESC, id' })).toContain(
+      'SELECT tenant_id, id, due_at FROM jobs',
+    );
   });
 });

@@ -52,8 +52,12 @@ export async function claimDueSends(
       table: 'outgoing_emails',
       alias: 'o',
       keys: ['tenant_id', 'id'],
-      due: `((state = 'pending' AND due_at <= $1) OR (state = 'sending' AND lease_until < $1))
-            AND NOT (tenant_id = ANY($4::text[]))`,
+      // One scan per state: the pending one walks `outgoing_emails_claim_idx` (bulk, due_at) and
+      // stops at the limit, the lapsed-lease one reads the few rows in `sending`.
+      due: [
+        `state = 'pending' AND due_at <= $1 AND NOT (tenant_id = ANY($4::text[]))`,
+        `state = 'sending' AND lease_until < $1 AND NOT (tenant_id = ANY($4::text[]))`,
+      ],
       orderBy: 'bulk, due_at',
       limit: '$3',
       set: `state = 'sending', attempts = o.attempts + 1, lease_until = $2, updated_at = $1`,
