@@ -60,6 +60,25 @@ async function seed(n: number): Promise<void> {
   );
 }
 
+/** Four claimers (two per pool) claiming 7 at a time until nothing is due: every row each got. */
+async function claimByFour(claim: ClaimDueSpec): Promise<Row[]> {
+  const claimer = async (pool: pg.Pool, owner: string): Promise<Row[]> => {
+    const got: Row[] = [];
+    for (;;) {
+      const rows = await claimDue<Row>(pool, claim, [T0, at(60_000), owner, 7]);
+      if (rows.length === 0) return got;
+      got.push(...rows);
+    }
+  };
+  const results = await Promise.all([
+    claimer(poolA, 'A1'),
+    claimer(poolA, 'A2'),
+    claimer(poolB, 'B1'),
+    claimer(poolB, 'B2'),
+  ]);
+  return results.flat();
+}
+
 describe('claimDue on Postgres', () => {
   it('a claimer holding its claim open does not block another, which gets other rows', async () => {
     await seed(20);
@@ -81,21 +100,7 @@ describe('claimDue on Postgres', () => {
 
   it('concurrent claimers never get the same row, and together get every due row once', async () => {
     await seed(300);
-    const claimer = async (pool: pg.Pool, owner: string): Promise<Row[]> => {
-      const got: Row[] = [];
-      for (;;) {
-        const rows = await claimDue<Row>(pool, spec, [T0, at(60_000), owner, 7]);
-        if (rows.length === 0) return got;
-        got.push(...rows);
-      }
-    };
-    const results = await Promise.all([
-      claimer(poolA, 'A1'),
-      claimer(poolA, 'A2'),
-      claimer(poolB, 'B1'),
-      claimer(poolB, 'B2'),
-    ]);
-    const all = results.flat().map(key);
+    const all = (await claimByFour(spec)).map(key);
     expect(all).toHaveLength(300);
     expect(new Set(all).size).toBe(300);
     const { rows } = await poolA.query<{ n: number }>(
@@ -215,21 +220,7 @@ describe('claimDue with several due conditions, on Postgres', () => {
 
   it('concurrent claimers never get the same row, and together get every due row once', async () => {
     await seedStates(300, 20);
-    const claimer = async (pool: pg.Pool, owner: string): Promise<Row[]> => {
-      const got: Row[] = [];
-      for (;;) {
-        const rows = await claimDue<Row>(pool, branches, [T0, at(60_000), owner, 7]);
-        if (rows.length === 0) return got;
-        got.push(...rows);
-      }
-    };
-    const results = await Promise.all([
-      claimer(poolA, 'A1'),
-      claimer(poolA, 'A2'),
-      claimer(poolB, 'B1'),
-      claimer(poolB, 'B2'),
-    ]);
-    const all = results.flat().map(key);
+    const all = (await claimByFour(branches)).map(key);
     expect(all).toHaveLength(320);
     expect(new Set(all).size).toBe(320);
     const { rows } = await poolA.query<{ n: number }>(

@@ -44,6 +44,20 @@ async function readAll(log: EventStream, group: string, count: number) {
   return seen;
 }
 
+/** `pool`, recording the first three words of each statement into `statements`. */
+function recordingPool(pool: pg.Pool, statements: string[]): pg.Pool {
+  return new Proxy(pool, {
+    get(target, prop, receiver) {
+      if (prop === 'query')
+        return (...args: Parameters<pg.Pool['query']>) => {
+          statements.push(String(args[0]).trim().split(/\s+/).slice(0, 3).join(' '));
+          return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
 describe('keyring and sealing event log (real Postgres)', () => {
   const db = freshPool({ max: 8, prepare: migratePostgres });
   let keyring: Keyring;
@@ -177,16 +191,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
 
   it('the parts of one email: the first records its key, the next seal under it with no statement; erasure reaches all of them', async () => {
     const statements: string[] = [];
-    const counting = new Proxy(db.pool, {
-      get(target, prop, receiver) {
-        if (prop === 'query')
-          return (...args: Parameters<pg.Pool['query']>) => {
-            statements.push(String(args[0]).trim().split(/\s+/).slice(0, 3).join(' '));
-            return (target.query as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        return Reflect.get(target, prop, receiver);
-      },
-    });
+    const counting = recordingPool(db.pool, statements);
     const ring = createKeyring({ pool: counting, encryptionKey: KEY });
     const at = new Date('2026-03-20T08:00:00Z');
     const parts = ['summary', 'content', 'raw'].map(
@@ -220,16 +225,7 @@ describe('keyring and sealing event log (real Postgres)', () => {
 
   it("a received message's parts (sealBytesForAddress): under the sender's key, recorded for no id; erasing the sender makes them unreadable", async () => {
     const statements: string[] = [];
-    const counting = new Proxy(db.pool, {
-      get(target, prop, receiver) {
-        if (prop === 'query')
-          return (...args: Parameters<pg.Pool['query']>) => {
-            statements.push(String(args[0]).trim().split(/\s+/).slice(0, 3).join(' '));
-            return (target.query as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        return Reflect.get(target, prop, receiver);
-      },
-    });
+    const counting = recordingPool(db.pool, statements);
     const ring = createKeyring({ pool: counting, encryptionKey: KEY });
     const at = new Date('2026-04-02T08:00:00Z');
     const parts = ['summary', 'content', 'raw'].map(
