@@ -1,8 +1,8 @@
-import { buffer } from 'node:stream/consumers';
 import type { Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type { ProviderResult } from '../ports.js';
-import { dkimSigner, mailComposer } from './nodemailer-module.js';
+import { type DkimSigning, signDkim } from './dkim-sign.js';
+import { mailComposer } from './nodemailer-module.js';
 import { classifySmtpError, relayMessageId } from './smtp-errors.js';
 
 /** One recipient's own transaction: taken, refused (its RCPT TO / DATA answer) or a fault. */
@@ -14,7 +14,7 @@ type Each =
 export interface SendEachOptions {
   /** The message (headers, body, attachments; no envelope, no DKIM): composed once. */
   mail: Mail.Options;
-  dkim?: Mail.Options['dkim'];
+  dkim?: DkimSigning;
   /** The envelope recipients, to + cc + bcc, each once, `to` first. */
   recipients: readonly string[];
   /** The per-recipient VERP envelope sender of each. */
@@ -38,19 +38,20 @@ export interface SendEachOptions {
  * whole email is retried, nobody got it), else the `to` recipient's answer.
  */
 export async function sendEach(transport: Transporter, opts: SendEachOptions): Promise<ProviderResult> {
-  // One recipient: nodemailer composes and signs the message in its own transaction, as it does
-  // for any sendMail (the same composer and signer, so the same bytes); several: composed and
-  // signed once, the copies identical.
-  const one = opts.recipients.length === 1;
-  const content: Mail.Options = one ? opts.mail : { raw: await composeSigned(opts.mail, opts.dkim) };
-  const dkim = one ? opts.dkim : undefined;
+  // Signed: composed and signed once (the signature in the thread pool, `signDkim`), the copies
+  // identical. Unsigned with one recipient: nodemailer composes it in its own transaction, as it does
+  // for any sendMail (the same composer, so the same bytes).
+  const content: Mail.Options =
+    opts.recipients.length === 1 && !opts.dkim
+      ? opts.mail
+      : { raw: await composeSigned(opts.mail, opts.dkim) };
   const results: Each[] = new Array(opts.recipients.length);
   let next = 0;
   const worker = async () => {
     while (next < opts.recipients.length) {
       const i = next++;
       const recipient = opts.recipients[i]!;
-      results[i] = await sendOne(transport, content, dkim, recipient, opts);
+      results[i] = await sendOne(transport, content, recipient, opts);
     }
   };
   await Promise.all(
@@ -89,16 +90,18 @@ export async function sendEach(transport: Transporter, opts: SendEachOptions): P
   return first.kind === 'sent' ? { kind: 'sent', messageId: opts.messageId } : first.result;
 }
 
-/** The message composed, and signed when `dkim` is given: what nodemailer's sendMail would send, once. */
-async function composeSigned(mail: Mail.Options, dkim: Mail.Options['dkim']): Promise<Buffer> {
+/**
+ * The message composed, and signed when `dkim` is given: what nodemailer's sendMail would send,
+ * once; the RSA signature made in the thread pool (`signDkim`: nodemailer's signer's bytes).
+ */
+export async function composeSigned(mail: Mail.Options, dkim: DkimSigning | undefined): Promise<Buffer> {
   const raw = await new (mailComposer())(mail).compile().build();
-  return dkim ? buffer(new (dkimSigner())(dkim).sign(raw)) : raw;
+  return dkim ? signDkim(raw, dkim) : raw;
 }
 
 async function sendOne(
   transport: Transporter,
   content: Mail.Options,
-  dkim: Mail.Options['dkim'],
   recipient: string,
   opts: SendEachOptions,
 ): Promise<Each> {
@@ -107,7 +110,6 @@ async function sendOne(
     const info = await handOver(() =>
       transport.sendMail({
         ...content,
-        ...(dkim ? { dkim } : {}),
         envelope: { from: opts.envelopeFromFor(recipient), to: [recipient] },
         // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP address
         // (SPEC §21), with the headers only and the email id as ENVID.

@@ -1,8 +1,9 @@
 import { envelopeOf, parseMailbox, type RenderedMessage } from '@tern/contracts';
 import type { MailProvider, ProviderFault, ProviderResult, SendContext, Signing } from '../ports.js';
+import type { DkimSigning } from './dkim-sign.js';
 import { nodemailer } from './nodemailer-module.js';
 import { createRelayGate, pushBackOf, type RelayGate } from './relay-gate.js';
-import { sendEach } from './smtp-each.js';
+import { composeSigned, sendEach } from './smtp-each.js';
 import { classifySmtpError, relayMessageId, type SmtpError } from './smtp-errors.js';
 
 export { classifySmtpError, relayMessageId } from './smtp-errors.js';
@@ -127,14 +128,21 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
         });
       }
       try {
+        // Signed: composed and signed before the hand-over (relaxed/relaxed, rsa-sha256; the RSA
+        // step in the thread pool, `signDkim`), and sent as those bytes to an envelope of every
+        // recipient. Unsigned: nodemailer composes it and makes the envelope from the headers.
+        const content = signing
+          ? {
+              raw: await composeSigned(mail, dkimOf(signing)),
+              envelope: {
+                from: envelopeFrom ?? (typeof from === 'string' ? from : from.address),
+                to: recipients,
+              },
+            }
+          : mail;
         const info = await handOver(() =>
           transport.sendMail({
-            ...(signing
-              ? {
-                  // nodemailer signs relaxed/relaxed with rsa-sha256.
-                  dkim: dkimOf(signing),
-                }
-              : {}),
+            ...content,
             ...(envelopeFrom
               ? {
                   // A custom envelope lists every recipient itself.
@@ -148,19 +156,20 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
                   },
                 }
               : {}),
-            ...mail,
           }),
         );
         const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
           (typeof r === 'string' ? r : r.address).toLowerCase(),
         );
         const providerMessageId = relayMessageId(info.response);
+        // Sent as raw bytes, nodemailer does not read their Message-ID (its `info.messageId` is one
+        // it made up): the id is the one composed into them.
         if (recipients.length > 1) {
           // Several recipients (SPEC §22): the message went to those the relay took; each one it
           // refused gets its own bounce (a 4xx one soft: Tern does not resend part of a message).
           return {
             kind: 'sent',
-            messageId: info.messageId || message.messageId,
+            messageId: signing ? message.messageId : info.messageId || message.messageId,
             ...(providerMessageId ? { providerMessageId } : {}),
             ...(rejected.length > 0
               ? {
@@ -184,7 +193,7 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
         }
         return {
           kind: 'sent',
-          messageId: info.messageId || message.messageId,
+          messageId: signing ? message.messageId : info.messageId || message.messageId,
           ...(providerMessageId ? { providerMessageId } : {}),
         };
       } catch (error) {
@@ -268,13 +277,12 @@ function nodemailerFrom(from: string): string | { name: string; address: string 
   return mailbox.name === null ? mailbox.address : { name: mailbox.name, address: mailbox.address };
 }
 
-/** nodemailer's DKIM options (relaxed/relaxed, rsa-sha256) for a signing. */
-function dkimOf(signing: Signing) {
+/** The DKIM signature of a signing (relaxed/relaxed, rsa-sha256; `signDkim`). */
+function dkimOf(signing: Signing): DkimSigning {
   return {
     domainName: signing.dkim.domain,
     keySelector: signing.dkim.selector,
-    // A parsed key: node's signer takes it as well as a PEM (nodemailer's types say string).
-    privateKey: signing.dkim.privateKey as unknown as string,
+    privateKey: signing.dkim.privateKey,
     headerFieldNames: DKIM_SIGNED_HEADERS,
   };
 }
