@@ -13,6 +13,8 @@
  *
  * Issue 45: then a sink that answers each message after 200 ms (`--delay-ms`, as a remote MTA
  * does) takes `BENCH_SMTP_OUT_SLOW_EMAILS` sends of Tern's sender with its defaults as shipped.
+ * Each run also reports its CPU per email from /proc: the sink's, Postgres's, this process's, and this
+ * process's main thread alone (the sender's event loop; a DKIM signature is made in libuv's pool).
  */
 import { randomBytes } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
@@ -25,6 +27,7 @@ import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import { verifiedBenchDomain } from '../lib/bench-domain.js';
 import { startTsx } from '../lib/child.js';
+import { cpuMicrosPer, cpuSnapshot, mainThreadMs } from '../lib/cpu.js';
 import { runOnTableAndKafka } from '../lib/log-variants.js';
 import { figureMaker } from '../lib/report.js';
 import { benchEnv, pollUntil, runTag } from '../lib/services.js';
@@ -53,7 +56,19 @@ const content = (i: number) => ({
   text: `Bench ${i}`,
 });
 
-type Run = { perSecond: number; connections: number; peak: number };
+/** `cpu`: µs per email of each process (the sink's included) and of this process's main thread. */
+type Run = { perSecond: number; connections: number; peak: number; cpu: Record<string, number> };
+
+/** CPU per email from `start()` to the returned call: each process group, and this process's main thread. */
+function cpuPerEmail(sinkPid: number) {
+  const named = new Map([[sinkPid, 'sink']]);
+  const a = cpuSnapshot(named);
+  const thread = mainThreadMs();
+  return (n: number) => ({
+    ...cpuMicrosPer(a, cpuSnapshot(named), n),
+    'bench main thread': Math.round(((mainThreadMs() - thread) * 1000) / n),
+  });
+}
 
 /** Runs `n` tasks with `c` in flight. */
 async function inFlight(n: number, c: number, task: (i: number) => Promise<void>): Promise<void> {
@@ -92,7 +107,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
       if (!(await pollUntil(async () => (await counts()).messages >= n, { intervalMs: 20, timeoutMs })))
         throw new Error(`the sink did not receive ${n} messages within ${timeoutMs / 1000} s`);
     };
-    return { child, smtpPort, url: `smtp://127.0.0.1:${smtpPort}`, counts, until };
+    return { child, pid: child.pid, smtpPort, url: `smtp://127.0.0.1:${smtpPort}`, counts, until };
   }
   const sink = await startSink(0);
   const { smtpPort, counts } = sink;
@@ -109,6 +124,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
       maxMessages: DEFAULT_SMTP_POOL.maxMessages,
     });
     const before = await counts(true);
+    const cpu = cpuPerEmail(sink.pid);
     const started = performance.now();
     await inFlight(emails, Math.max(IN_FLIGHT, 2 * connections), async (i) => {
       await transport.sendMail({
@@ -126,9 +142,11 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
     });
     await untilSink(before.messages + emails);
     const ms = performance.now() - started;
+    const used = cpu(emails);
     transport.close();
     const after = await counts();
     return {
+      cpu: used,
       perSecond: emails / (ms / 1000),
       connections: after.connections - before.connections,
       peak: after.peak,
@@ -157,6 +175,7 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
     // The consumer group joined and the first passes found nothing.
     await new Promise((r) => setTimeout(r, 1500));
     const before = await to.counts(true);
+    const cpu = cpuPerEmail(to.pid);
     const started = performance.now();
     const at = new Date();
     for (let i = 0; i < n; i += 500) {
@@ -176,9 +195,11 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
     // A relay of 200 ms and the sender of main (21/s): minutes, so the bound follows the size.
     await to.until(before.messages + n, Math.max(180_000, n * 100));
     const ms = performance.now() - started;
+    const used = cpu(n);
     await sender.stop();
     const after = await to.counts();
     return {
+      cpu: used,
       perSecond: n / (ms / 1000),
       connections: after.connections - before.connections,
       peak: after.peak,
@@ -219,7 +240,8 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
     console.error(
       `[smtp-out] ${variant}: Tern ${t.perSecond.toFixed(0)} messages/s (${t.connections} connections), ` +
         `nodemailer alone ${c.perSecond.toFixed(0)} (${c.connections}), ratio ${(t.perSecond / c.perSecond).toFixed(2)}; ` +
-        `Tern unpooled ${u.perSecond.toFixed(0)} (${u.connections} connections)`,
+        `Tern unpooled ${u.perSecond.toFixed(0)} (${u.connections} connections); CPU µs per email ` +
+        `Tern ${JSON.stringify(t.cpu)}, nodemailer alone ${JSON.stringify(c.cpu)}, 200 ms relay ${JSON.stringify(slow.cpu)}`,
     );
     const fig = figureMaker('smtp-out', variant);
     return {
@@ -241,6 +263,8 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
           { op: '>=', value: 1000 },
         ),
         fig(`connections open at most: Tern → the ${slowDelayMs} ms relay`, slow.peak, 'connections'),
+        fig('CPU per email, Tern → sink, main thread', t.cpu['bench main thread'] ?? 0, 'µs'),
+        fig('CPU per email, nodemailer alone, main thread', c.cpu['bench main thread'] ?? 0, 'µs'),
       ],
       details: {
         emails,
