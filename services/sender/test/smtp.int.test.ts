@@ -1,5 +1,6 @@
 // The SMTP provider and the sender against a real SMTP server in the test process (`smtp-server`,
 // the nodemailer project's server), with real Postgres and the Postgres-table event log.
+import { generateKeyPairSync } from 'node:crypto';
 import { type AddressInfo, createServer } from 'node:net';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import { queuedEvent } from '@tern/domain';
@@ -7,6 +8,7 @@ import { createEventStream, type PostgresEventLog } from '@tern/event-log';
 import { isSuppressed } from '@tern/read-models';
 import { verpAddress } from '@tern/sending-domains';
 import { getTemplate } from '@tern/templates';
+import { dkimVerify } from 'mailauth';
 import { simpleParser } from 'mailparser';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -103,6 +105,33 @@ describe('SMTP provider (nodemailer → smtp-server)', () => {
     expect(parsed.headers.get('x-tern-email-id')).toBe('em_smtp1');
     expect(parsed.html).toContain('<p>Hi</p>');
     expect(parsed.text?.trim()).toBe('Hi');
+    await provider.close?.();
+  });
+
+  it('signed (one transaction for every recipient): the same envelope and headers, its own Message-ID, DKIM pass', async () => {
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const txt = `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`;
+    const provider = createSmtpProvider({ url: smtp.url });
+    const result = await provider.send(message('em_smtp_signed', 'ada@example.com'), {
+      tenantId: TENANT,
+      emailId: 'em_smtp_signed',
+      signing: { dkim: { domain: 'acme.test', selector: 'tern1', privateKey } },
+    });
+    expect(result).toEqual({ kind: 'sent', messageId: '<em_smtp_signed@tern.test>' });
+    const got = smtp.received.find((r) => r.raw.includes('em_smtp_signed'))!;
+    expect(got.mailFrom).toBe('hello@acme.test');
+    expect(got.rcptTo.sort()).toEqual(['ada@example.com', 'audit@example.com', 'cc@example.com']);
+    const parsed = await simpleParser(got.raw);
+    expect(parsed.messageId).toBe('<em_smtp_signed@tern.test>');
+    expect(parsed.headers.has('bcc')).toBe(false);
+    expect(parsed.headers.get('x-tern-email-id')).toBe('em_smtp_signed');
+    const verdict = await dkimVerify(Buffer.from(got.raw), {
+      resolver: (async (name: string) => {
+        if (name === 'tern1._domainkey.acme.test') return [[txt]];
+        throw Object.assign(new Error(name), { code: 'ENOTFOUND' });
+      }) as never,
+    });
+    expect(verdict.results.map((r) => [r.signingDomain, r.status.result])).toEqual([['acme.test', 'pass']]);
     await provider.close?.();
   });
 

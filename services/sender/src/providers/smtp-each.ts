@@ -44,7 +44,8 @@ export async function sendEach(transport: Transporter, opts: SendEachOptions): P
   const content: Mail.Options =
     opts.recipients.length === 1 && !opts.dkim
       ? opts.mail
-      : { raw: await composeSigned(opts.mail, opts.dkim) };
+      : // The id beside the bytes: nodemailer does not read them, and would make one up.
+        { raw: await composeSigned(opts.mail, opts.dkim), messageId: opts.messageId };
   const results: Each[] = new Array(opts.recipients.length);
   let next = 0;
   const worker = async () => {

@@ -134,6 +134,8 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
         const content = signing
           ? {
               raw: await composeSigned(mail, dkimOf(signing)),
+              // nodemailer does not read the bytes' Message-ID: given, it makes up none.
+              messageId: message.messageId,
               envelope: {
                 from: envelopeFrom ?? (typeof from === 'string' ? from : from.address),
                 to: recipients,
@@ -162,14 +164,12 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
           (typeof r === 'string' ? r : r.address).toLowerCase(),
         );
         const providerMessageId = relayMessageId(info.response);
-        // Sent as raw bytes, nodemailer does not read their Message-ID (its `info.messageId` is one
-        // it made up): the id is the one composed into them.
         if (recipients.length > 1) {
           // Several recipients (SPEC §22): the message went to those the relay took; each one it
           // refused gets its own bounce (a 4xx one soft: Tern does not resend part of a message).
           return {
             kind: 'sent',
-            messageId: signing ? message.messageId : info.messageId || message.messageId,
+            messageId: info.messageId || message.messageId,
             ...(providerMessageId ? { providerMessageId } : {}),
             ...(rejected.length > 0
               ? {
@@ -193,7 +193,7 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
         }
         return {
           kind: 'sent',
-          messageId: signing ? message.messageId : info.messageId || message.messageId,
+          messageId: info.messageId || message.messageId,
           ...(providerMessageId ? { providerMessageId } : {}),
         };
       } catch (error) {
