@@ -63,6 +63,8 @@ describe('tenant resources on npm start', () => {
       });
       expect((await call('POST', '/suppressions', { email: 'Manual@Example.com' })).status).toBe(201);
 
+      // Dated by the wall clock a minute ago: the analytics below ask for two UTC days (yesterday
+      // and today), so a run that crosses midnight still counts them.
       const now = Date.now();
       const at = (s: number) => new Date(now - 60_000 + s * 1000).toISOString();
       const event = (id: string, emailId: string, type: string, s: number, data?: object) => ({
@@ -108,13 +110,13 @@ describe('tenant resources on npm start', () => {
       expect(logs.body.data.map((e: { id: string }) => e.id).sort()).toEqual(['e1', 'e2']);
       const summary = await waitFor(
         async () => {
-          const s = await call('GET', `/analytics/summary?days=1&projectId=${projectId}`);
+          const s = await call('GET', `/analytics/summary?days=2&projectId=${projectId}`);
           return s.body.totals.total === 2 ? s.body : undefined;
         },
         { timeoutMs: 30_000, description: 'per-project analytics' },
       );
       expect(summary.totals).toMatchObject({ total: 2, sent: 1, bounced: 1 });
-      expect((await call('GET', '/analytics/top-templates?days=1')).body.top).toEqual([
+      expect((await call('GET', '/analytics/top-templates?days=2')).body.top).toEqual([
         { id: 'welcome', name: 'Welcome', subject: 'Hi {{name}}', sent: 1, opened: 0, clicked: 0 },
       ]);
       expect((await call('DELETE', `/projects/${projectId}`)).status).toBe(409);

@@ -134,7 +134,8 @@ describe('provider notifications', () => {
       // Analytics (SPEC §21): the email is opened once by a person and once by a machine, counted apart.
       const totals = await waitFor(async () => {
         const res = await world.app.inject({
-          url: '/analytics/summary?days=1',
+          // Two UTC days: the email was seeded by the wall clock, perhaps just before midnight.
+          url: '/analytics/summary?days=2',
           headers: bearer(jwtFor(wallClock, tenant)),
         });
         const body = res.json() as { totals: Record<string, number> };
