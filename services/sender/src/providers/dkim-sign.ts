@@ -49,25 +49,25 @@ export async function signDkim(raw: Buffer, dkim: DkimSigning): Promise<Buffer> 
   const body = new (relaxedBody())({ hashAlgo: 'sha256' });
   let headers: MessageParserHeaderLine[] | undefined;
   let bodyHash: string | undefined;
-  const chunks: Buffer[] = [];
   parser.on('headers', (value: MessageParserHeaderLine[]) => {
     headers = value;
   });
   body.on('hash', (value: string) => {
     bodyHash = value;
   });
-  body.on('data', (chunk: Buffer) => chunks.push(chunk));
   await new Promise<void>((resolve, reject) => {
     parser.once('error', reject);
     body.once('error', reject);
     body.once('end', resolve);
+    // Both pass the bytes through unchanged (the header block, then the body): only the headers
+    // and the hash are read here, and the message stays `raw`.
+    body.resume();
     parser.pipe(body);
     parser.end(raw);
   });
-  const rawHeaders = parser.rawHeaders || Buffer.alloc(0);
-  if (headers === undefined || bodyHash === undefined) return Buffer.concat([rawHeaders, ...chunks]);
+  if (headers === undefined || bodyHash === undefined) return raw;
   const field = await signatureField(headers, bodyHash, dkim);
-  return Buffer.concat([...(field === null ? [] : [Buffer.from(`${field}\r\n`)]), rawHeaders, ...chunks]);
+  return field === null ? raw : Buffer.concat([Buffer.from(`${field}\r\n`), raw]);
 }
 
 /** nodemailer's `sign()` (dkim/sign.js) with the RSA step in the thread pool; null where it answers false. */
