@@ -1,28 +1,12 @@
 import { type KeyObject, sign as rsaSign } from 'node:crypto';
-import { requireOnFirstUse } from '@tern/kernel';
 import type { MessageParserHeaderLine } from 'nodemailer/lib/dkim/message-parser';
-
-/** nodemailer's pieces of its DKIM signer (the header parser, the relaxed body hash, the header canonicalisation). */
-const messageParser = requireOnFirstUse<typeof import('nodemailer/lib/dkim/message-parser')['default']>(
-  import.meta.url,
-  'nodemailer/lib/dkim/message-parser',
-);
-const relaxedBody = requireOnFirstUse<typeof import('nodemailer/lib/dkim/relaxed-body')['default']>(
-  import.meta.url,
-  'nodemailer/lib/dkim/relaxed-body',
-);
-const dkimSign = requireOnFirstUse<typeof import('nodemailer/lib/dkim/sign')['default']>(
-  import.meta.url,
-  'nodemailer/lib/dkim/sign',
-);
-const shared = requireOnFirstUse<typeof import('nodemailer/lib/shared')>(
-  import.meta.url,
-  'nodemailer/lib/shared',
-);
-const mimeFuncs = requireOnFirstUse<typeof import('nodemailer/lib/mime-funcs')>(
-  import.meta.url,
-  'nodemailer/lib/mime-funcs',
-);
+import {
+  dkimRelaxedBody,
+  dkimSign,
+  messageParser,
+  mimeFuncs,
+  nodemailerShared,
+} from './nodemailer-module.js';
 
 /** What a signature needs (nodemailer's `dkim` option as Tern gives it: relaxed/relaxed, rsa-sha256). */
 export interface DkimSigning {
@@ -46,7 +30,7 @@ export interface DkimSigning {
  */
 export async function signDkim(raw: Buffer, dkim: DkimSigning): Promise<Buffer> {
   const parser = new (messageParser())();
-  const body = new (relaxedBody())({ hashAlgo: 'sha256' });
+  const body = new (dkimRelaxedBody())({ hashAlgo: 'sha256' });
   let headers: MessageParserHeaderLine[] | undefined;
   let bodyHash: string | undefined;
   parser.on('headers', (value: MessageParserHeaderLine[]) => {
@@ -84,7 +68,7 @@ async function signatureField(
     'v=1',
     'a=rsa-sha256',
     'c=relaxed/relaxed',
-    `d=${shared().normalizeDomain(clean(dkim.domainName), false)}`,
+    `d=${nodemailerShared().normalizeDomain(clean(dkim.domainName), false)}`,
     'q=dns/txt',
     `s=${clean(dkim.keySelector)}`,
     `bh=${bodyHash}`,

@@ -9,8 +9,25 @@ export const mailComposer = requireOnFirstUse<typeof import('nodemailer/lib/mail
   'nodemailer/lib/mail-composer',
 );
 
-/** nodemailer's DKIM signer, loaded with the first several-recipient message signed once for all its copies. */
-export const dkimSigner = requireOnFirstUse<typeof import('nodemailer/lib/dkim')['default']>(
+/**
+ * The pieces of nodemailer's DKIM signer `signDkim` uses (its header parser, relaxed body hash, header
+ * canonicalisation, domain and folding helpers), loaded with the first message signed.
+ */
+export const messageParser = requireOnFirstUse<
+  typeof import('nodemailer/lib/dkim/message-parser')['default']
+>(import.meta.url, 'nodemailer/lib/dkim/message-parser');
+export const dkimRelaxedBody = requireOnFirstUse<
+  typeof import('nodemailer/lib/dkim/relaxed-body')['default']
+>(import.meta.url, 'nodemailer/lib/dkim/relaxed-body');
+export const dkimSign = requireOnFirstUse<typeof import('nodemailer/lib/dkim/sign')['default']>(
   import.meta.url,
-  'nodemailer/lib/dkim',
+  'nodemailer/lib/dkim/sign',
+);
+export const nodemailerShared = requireOnFirstUse<typeof import('nodemailer/lib/shared')>(
+  import.meta.url,
+  'nodemailer/lib/shared',
+);
+export const mimeFuncs = requireOnFirstUse<typeof import('nodemailer/lib/mime-funcs')>(
+  import.meta.url,
+  'nodemailer/lib/mime-funcs',
 );
