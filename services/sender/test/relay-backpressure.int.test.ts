@@ -2,11 +2,13 @@
 // few connections at once (`maxClients`: past it, `421 Too many connected clients`) and answers 421
 // to some MAIL FROM; the SMTP provider (and the sender with real Postgres and the table log) backs
 // off and every message arrives exactly once.
+import { generateKeyPairSync } from 'node:crypto';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
 import { queuedEvent } from '@tern/domain';
 import { createEventStream, type PostgresEventLog } from '@tern/event-log';
 import { isSuppressed } from '@tern/read-models';
 import { getTemplate } from '@tern/templates';
+import { dkimVerify } from 'mailauth';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
@@ -108,6 +110,48 @@ describe('the relay pushes back (issue 45)', () => {
       // It started at 12 in flight; the relay's 421s (connections past 3, every 7th MAIL FROM) halved it.
       expect(provider.capacity!().inFlight).toBeLessThan(12);
     });
+  });
+
+  it('signed mail handed over again after a 421 arrives whole, once, DKIM pass', async () => {
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const txt = `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`;
+    const relay = await startBusyRelay(2, 3);
+    const provider = createSmtpProvider({
+      url: relay.sink.url,
+      timeoutMs: 5000,
+      pool: { startConnections: 6, maxConnections: 8, maxMessages: 100 },
+    });
+    try {
+      const ids = Array.from({ length: 24 }, (_, i) => `em_bps${i}`);
+      const results = await Promise.all(
+        ids.map((id) =>
+          provider.send(mail(id), {
+            tenantId: 'bp',
+            emailId: id,
+            signing: { dkim: { domain: 'acme.test', selector: 'tern1', privateKey } },
+          }),
+        ),
+      );
+      expect(results.map((r) => r.kind)).toEqual(Array(ids.length).fill('sent'));
+      // Messages were handed over again after a refusal at MAIL FROM or a connection past 2, and
+      // nodemailer's pool re-queues the same mail after a connection closes: the signed bytes must
+      // be readable again (a Buffer, not a stream: a stream fails the retry with ESTREAM, "Content
+      // stream was already read"). Every copy that arrived is whole and its signature verifies.
+      expect(relay.refusals()).toBeGreaterThan(0);
+      expect([...relay.arrivals().entries()].sort()).toEqual(ids.map((id) => [id, 1]).sort());
+      const resolver = (async (name: string) => {
+        if (name === 'tern1._domainkey.acme.test') return [[txt]];
+        throw Object.assign(new Error(name), { code: 'ENOTFOUND' });
+      }) as never;
+      for (const got of relay.sink.received) {
+        const verdict = await dkimVerify(Buffer.from(got.raw), { resolver });
+        expect(verdict.results.map((r) => r.status.result)).toEqual(['pass']);
+        expect(got.raw).toMatch(/\r\n\r\nHi/);
+      }
+    } finally {
+      await provider.close?.();
+      await relay.sink.close();
+    }
   });
 
   it('a relay that takes more: the bound grows from its start while messages wait', async () => {
