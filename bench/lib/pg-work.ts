@@ -1,7 +1,8 @@
 /**
  * What the pgwork bench reads from Postgres to count the work of a phase (issue 45, item 2):
  * statements (`pg_stat_statements` when the server preloads it; else only the client-side count),
- * rows written and HOT updates (`pg_stat_user_tables`), and WAL bytes (`pg_current_wal_lsn()`).
+ * rows written and HOT updates (`pg_stat_user_tables`), and WAL bytes (`pg_current_wal_lsn()`; by
+ * relation through `pg_walinspect`).
  * The client-side count wraps `pg.Client.prototype.query` in the bench process only: every
  * statement of the app's pools is counted by kind; the bench's own polls run on an observer pool
  * whose clients are marked and not counted.
@@ -120,6 +121,42 @@ export async function walBytes(observer: pg.Pool, from: string, to: string): Pro
   return Number(rows[0]!.n);
 }
 
+/** WAL written for one relation (a table, an index, a TOAST table) between two positions. */
+export interface RelationWal {
+  relation: string;
+  bytes: number;
+  /** Of which full-page images. */
+  fpiBytes: number;
+  records: number;
+}
+
+/**
+ * The WAL between two positions by the relation each record's first block belongs to
+ * (`pg_walinspect`, in Postgres's contrib; superuser), most first; records with no block (commits,
+ * running transactions) under `(no relation)`. Empty when the extension cannot be created.
+ */
+export async function walByRelation(observer: pg.Pool, from: string, to: string): Promise<RelationWal[]> {
+  try {
+    await observer.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+  } catch {
+    return [];
+  }
+  const { rows } = await observer.query<{ relation: string; bytes: string; fpi: string; records: string }>(
+    `SELECT COALESCE(pg_filenode_relation(0, (regexp_match(block_ref, 'rel [0-9]+/[0-9]+/([0-9]+)'))[1]::oid)::regclass::text,
+                     '(no relation)') AS relation,
+            sum(record_length) AS bytes, sum(fpi_length) AS fpi, count(*) AS records
+       FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
+      GROUP BY 1 ORDER BY 2 DESC`,
+    [from, to],
+  );
+  return rows.map((r) => ({
+    relation: r.relation,
+    bytes: Number(r.bytes),
+    fpiBytes: Number(r.fpi),
+    records: Number(r.records),
+  }));
+}
+
 export interface ServerStatement {
   query: string;
   calls: number;
@@ -165,6 +202,7 @@ export interface PhaseCounts {
   serverCounts: boolean;
   tables: [string, TableStats][];
   walBytes: number;
+  walRelations: RelationWal[];
 }
 
 export async function countsOf(
@@ -177,6 +215,7 @@ export async function countsOf(
     serverCounts: q.serverCounts,
     tables: tableDeltas(q.before, q.after),
     walBytes: await walBytes(observer, q.before.walLsn, q.after.walLsn),
+    walRelations: await walByRelation(observer, q.before.walLsn, q.after.walLsn),
   };
 }
 
@@ -213,6 +252,13 @@ export function reportPhase(
   log(`[pgwork] ${name}: rows written per email by table (ins / upd [hot] / del):`);
   for (const [t, d] of c.tables.slice(0, 15))
     log(`    ${t.padEnd(28)} ${per(d.ins)} / ${per(d.upd)} [${per(d.hot)}] / ${per(d.del)}`);
+  if (c.walRelations.length > 0) {
+    log(`[pgwork] ${name}: WAL bytes per email by relation (pg_walinspect; of which full-page images):`);
+    for (const r of c.walRelations.slice(0, 20))
+      log(
+        `    ${String(per(r.bytes)).padStart(8)} B  (${String(per(r.fpiBytes)).padStart(7)} B)  ${r.relation}`,
+      );
+  }
   const topClient = [...c.client].sort((a, b) => b[1] - a[1]);
   log(`[pgwork] ${name}: top statements by calls per email (client count):`);
   for (const [label, calls] of topClient.slice(0, 20))
@@ -230,6 +276,7 @@ export function reportPhase(
       statementsServer: serverTotal,
       statementsClient: clientTotal,
       walBytes: c.walBytes,
+      walRelations: c.walRelations.slice(0, 30),
       tables: Object.fromEntries(c.tables),
       topClient: Object.fromEntries(topClient.slice(0, 25)),
       topServer: c.server.slice(0, 25).map((s) => ({ ...s, query: s.query.slice(0, 300) })),
