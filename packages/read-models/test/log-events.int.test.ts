@@ -2,12 +2,19 @@
 // events") in the event stream, through its owner's statements on a Postgres server and on PGlite:
 // a domain check and a received message read as their webhook bodies with a cursor, after the
 // tenant's earlier events and in the order given; a batch delivered again adds nothing; an
-// erasure nulls a received message's addresses, subject and message id and keeps the rest.
+// erasure nulls a received message's addresses, subject and message id and keeps the rest, and a
+// contact's address and data in its own events (rows that hold the event once, as text: 0480).
 import type { DomainEvent, InboundEvent } from '@tern/contracts';
 import { withTransaction } from '@tern/kernel';
 import { expect, it } from 'vitest';
 import { onEveryPostgres } from '../../../test/support/owner-postgres.js';
-import { appendContactEvents, eraseInboundEvents, listEvents, streamLogEvents } from '../src/index.js';
+import {
+  appendContactEvents,
+  eraseContactEvents,
+  eraseInboundEvents,
+  listEvents,
+  streamLogEvents,
+} from '../src/index.js';
 
 const at = '2026-05-01T08:00:00.000Z';
 const domainEvent = (tenantId: string, n: number): DomainEvent => ({
@@ -100,6 +107,34 @@ onEveryPostgres('domain and inbound events in the event stream', (db) => {
     expect(domain?.type).toBe('domain.verified');
     expect(await withTransaction(db(), (c) => eraseInboundEvents(c, T, [received(T, 6).inboundId]))).toBe(0);
   });
+  it("erases a contact's address and data in its own events, never another contact's", async () => {
+    const T = 'stream-log-5';
+    const tracked = (n: number, contactId: string, email: string) => ({
+      id: `evt_${n}`,
+      contactId,
+      type: 'signed_up',
+      timestamp: at,
+      data: { tenantId: T, contactId, email, data: { plan: 'pro' } },
+    });
+    await withTransaction(db(), (c) =>
+      appendContactEvents(c, T, [
+        tracked(1, 'ct_a', 'ann@example.net'),
+        tracked(2, 'ct_b', 'bob@example.net'),
+      ]),
+    );
+    expect(await withTransaction(db(), (c) => eraseContactEvents(c, T, ['ct_a']))).toBe(1);
+    const [ann, bob] = await list(db(), T);
+    expect(ann).toMatchObject({ cursor: '1', type: 'signed_up' });
+    expect(ann?.data).toEqual({ tenantId: T, contactId: 'ct_a', email: null, data: null });
+    expect(bob?.data).toEqual({
+      tenantId: T,
+      contactId: 'ct_b',
+      email: 'bob@example.net',
+      data: { plan: 'pro' },
+    });
+    expect(await withTransaction(db(), (c) => eraseContactEvents(c, T, ['ct_a']))).toBe(0);
+  });
+
   it('streams a received subject no jsonb can hold (U+0000, a lone surrogate) with U+FFFD, and goes on', async () => {
     const T = 'stream-log-4';
     const odd = received(T, 8);

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { bumpStreamHeads, insertStreamRows, streamRewritten } from './rows.js';
+import { bumpStreamHeads, insertStreamRows, STORED_EVENT, streamRewritten } from './rows.js';
 
 /**
  * Events of a contact in the event stream (SPEC §25: "delivery, inbound, domain, contact and
@@ -57,10 +57,10 @@ export async function eraseContactEvents(
   if (contactIds.length === 0) return 0;
   const r = await client.query(
     `UPDATE event_stream
-        SET payload = jsonb_set(payload, '{data}', (payload -> 'data') || '{"email": null, "data": null}'::jsonb),
+        SET payload = jsonb_set(${STORED_EVENT}, '{data}', (${STORED_EVENT} -> 'data') || '{"email": null, "data": null}'::jsonb),
             body = NULL
-      WHERE tenant_id = $1 AND email_id = ANY($2::text[]) AND payload -> 'data' ? 'contactId'
-        AND (payload -> 'data' -> 'email' <> 'null'::jsonb OR payload -> 'data' -> 'data' <> 'null'::jsonb)`,
+      WHERE tenant_id = $1 AND email_id = ANY($2::text[]) AND ${STORED_EVENT} -> 'data' ? 'contactId'
+        AND (${STORED_EVENT} -> 'data' -> 'email' <> 'null'::jsonb OR ${STORED_EVENT} -> 'data' -> 'data' <> 'null'::jsonb)`,
     [tenantId, contactIds],
   );
   return streamRewritten(client, tenantId, r.rowCount ?? 0);

@@ -7,7 +7,7 @@ import {
   LONE_SURROGATE,
 } from '@tern/contracts';
 import type pg from 'pg';
-import { appendByTenant, streamRewritten } from './rows.js';
+import { appendByTenant, STORED_EVENT, streamRewritten } from './rows.js';
 
 /**
  * The log's events that are no email Tern sent — a sending domain's check (`domain.*`, SPEC §20) and
@@ -93,9 +93,9 @@ export async function eraseInboundEvents(
   const nulls = JSON.stringify(Object.fromEntries(INBOUND_PERSONAL_FIELDS.map((f) => [f, null])));
   const r = await client.query(
     `UPDATE event_stream
-        SET payload = jsonb_set(payload, '{data}', (payload -> 'data') || $3::jsonb), body = NULL
+        SET payload = jsonb_set(${STORED_EVENT}, '{data}', (${STORED_EVENT} -> 'data') || $3::jsonb), body = NULL
       WHERE tenant_id = $1 AND email_id = ANY($2::text[]) AND type = 'email.received'
-        AND (payload -> 'data') || $3::jsonb IS DISTINCT FROM payload -> 'data'`,
+        AND (${STORED_EVENT} -> 'data') || $3::jsonb IS DISTINCT FROM ${STORED_EVENT} -> 'data'`,
     [tenantId, inboundIds, nulls],
   );
   return streamRewritten(client, tenantId, r.rowCount ?? 0);

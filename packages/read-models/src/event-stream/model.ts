@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { EmailView } from '../email-log/views.js';
 import type { PgReadModel, ProjectionBatch, TenantScope } from '../read-model.js';
 import { eraseContactEvents } from './contact-events.js';
-import { appendByTenant, streamRewritten } from './rows.js';
+import { appendByTenant, STORED_EVENT, streamRewritten } from './rows.js';
 
 /** An event of the stream as it is stored: its webhook body (SPEC §17) and its id. */
 export interface StreamedPayload extends WebhookPayload {
@@ -156,8 +156,8 @@ export const eventStream: PgReadModel = {
     // and the type's personal fields; of the other emails naming it, the events naming it.
     const nulls = (t: string) => `COALESCE((SELECT jsonb_object_agg(f, 'null'::jsonb)
         FROM jsonb_array_elements_text($3::jsonb -> (${t}) -> 'remove') AS f), '{}'::jsonb)`;
-    const own = `(payload -> 'data')`;
-    const scrubbed = `jsonb_set(payload, '{data}', ${scrubbedData(own, 'type', '$3')} || ${nulls('type')}
+    const own = `(${STORED_EVENT} -> 'data')`;
+    const scrubbed = `jsonb_set(${STORED_EVENT}, '{data}', ${scrubbedData(own, 'type', '$3')} || ${nulls('type')}
         || CASE WHEN ${own} ? 'recipient' THEN '{"recipient": null}'::jsonb ELSE '{}'::jsonb END
         || CASE WHEN email_id = ANY($2::text[]) THEN '{"to": null, "subject": null}'::jsonb ELSE '{}'::jsonb END)`;
     const r = await client.query(
@@ -166,7 +166,7 @@ export const eventStream: PgReadModel = {
         WHERE tenant_id = $1
           AND ((email_id = ANY($2::text[]) AND (NOT (${own} ? 'recipient') OR lower(${own}->>'recipient') = $4))
                OR (email_id = ANY($5::text[]) AND lower(${own}->>'recipient') = $4))
-          AND payload IS DISTINCT FROM ${scrubbed}`,
+          AND ${STORED_EVENT} IS DISTINCT FROM ${scrubbed}`,
       [tenantId, emailIds, SCRUB_SPEC, address, mentioned],
     );
     const emailEvents = await streamRewritten(client, tenantId, r.rowCount ?? 0);

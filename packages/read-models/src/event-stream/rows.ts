@@ -58,17 +58,22 @@ export async function streamRewritten(
 }
 
 /**
+ * A stored event's JSON (its webhook body and id, no cursor): `payload` once an erasure rewrote it,
+ * else its `body` without the cursor (migration 0480: a new row holds the event once, as text).
+ */
+export const STORED_EVENT = `COALESCE(payload, body::jsonb - 'cursor')`;
+
+/**
  * Inserts the rows. A seq whose event is already streamed (a rebuild replaying the log) is
  * skipped: a gap in the numbers, never a second copy. The texts go as ONE JSON array parameter
- * (escaped natively, not element by element as a text[] parameter is); `payload` is the same text
- * without its cursor.
+ * (escaped natively, not element by element as a text[] parameter is). `payload` stays NULL
+ * (`STORED_EVENT`).
  */
 export async function insertStreamRows(client: pg.ClientBase, rows: readonly StreamRow[]): Promise<void> {
   if (rows.length === 0) return;
   await client.query(
-    `INSERT INTO event_stream (tenant_id, seq, event_id, email_id, project_id, type, tags, recorded_at, payload, body)
-     SELECT u.t, u.s, u.e, u.m, u.p, u.ty, ARRAY(SELECT jsonb_array_elements_text(u.g)), clock_timestamp(),
-            u.b::jsonb - 'cursor', u.b
+    `INSERT INTO event_stream (tenant_id, seq, event_id, email_id, project_id, type, tags, recorded_at, body)
+     SELECT u.t, u.s, u.e, u.m, u.p, u.ty, ARRAY(SELECT jsonb_array_elements_text(u.g)), clock_timestamp(), u.b
        FROM ROWS FROM (unnest($1::text[]), unnest($2::bigint[]), unnest($3::text[]), unnest($4::text[]),
                        unnest($5::text[]), unnest($6::text[]), unnest($7::jsonb[]), json_array_elements_text($8::json))
             AS u(t, s, e, m, p, ty, g, b)
