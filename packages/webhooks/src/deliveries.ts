@@ -48,8 +48,9 @@ export async function listDeliveries(
   const status = opts.status ?? null;
   const [page, count] = await Promise.all([
     db.query<DeliveryRow>(
-      `SELECT d.id, d.event_id, d.event_type, d.email_id, d.replay_id, d.status, d.next_attempt_at,
-              d.last_status_code, d.last_error, d.created_at, d.updated_at,
+      // A claimed delivery's next attempt is at its lease's end at the earliest.
+      `SELECT d.id, d.event_id, d.event_type, d.email_id, d.replay_id, d.status,
+              GREATEST(d.next_attempt_at, d.lease_until) AS next_attempt_at, d.last_status_code, d.last_error, d.created_at, d.updated_at,
               COALESCE((SELECT json_agg(json_build_object(
                  'attempt', a.attempt, 'started_at', a.started_at, 'duration_ms', a.duration_ms,
                  'status_code', a.status_code, 'error', a.error, 'response_excerpt', a.response_excerpt)
@@ -160,8 +161,10 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Claims up to `limit` due deliveries (`FOR UPDATE SKIP LOCKED`, pushing `next_attempt_at` to
- * `leaseUntil`), each read with its endpoint.
+ * Claims up to `limit` due deliveries (`FOR UPDATE SKIP LOCKED`), each read with its endpoint. The
+ * claim sets `lease_until` (migration 0490), a column no index holds, so on a page with room the
+ * claimed version is a HOT update logged as the few bytes that changed; a delivery whose lease has
+ * not ended is not due. Its next write (the attempt's outcome, a postponement) ends the lease.
  */
 export async function claimDueDeliveries(
   db: Queryable,
@@ -179,10 +182,10 @@ export async function claimDueDeliveries(
     `WITH claimed AS (${claimDueSql({
       table: 'webhook_deliveries',
       alias: 'd',
-      due: `status = 'pending' AND next_attempt_at <= $1`,
+      due: `status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)`,
       orderBy: 'next_attempt_at, id',
       limit: '$3',
-      set: 'next_attempt_at = $2',
+      set: 'lease_until = $2',
       returning: `d.id, d.tenant_id, d.endpoint_id, d.event_id, d.email_id, d.event, d.request_body, d.attempts,
                   d.created_at`,
     })})
@@ -207,10 +210,10 @@ export async function abandonDelivery(db: Queryable, id: string, reason: string,
 
 /** Puts the deliveries off until `until` (their email is not projected yet). */
 export async function postponeDeliveries(db: Queryable, ids: readonly string[], until: Date): Promise<void> {
-  await db.query('UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::bigint[])', [
-    ids,
-    until,
-  ]);
+  await db.query(
+    'UPDATE webhook_deliveries SET next_attempt_at = $2, lease_until = NULL WHERE id = ANY($1::bigint[])',
+    [ids, until],
+  );
 }
 
 /** Fixes the bodies (and recipients) of deliveries, in one statement. */
@@ -257,7 +260,7 @@ export async function recordAttempt(db: Queryable, a: AttemptOutcome): Promise<b
        INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt)
        VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
      ), delivery AS (
-       UPDATE webhook_deliveries SET status = $8, attempts = $2, next_attempt_at = $9,
+       UPDATE webhook_deliveries SET status = $8, attempts = $2, next_attempt_at = $9, lease_until = NULL,
          last_status_code = $5, last_error = $6, updated_at = $10
        WHERE id = $1
      ), endpoint AS (

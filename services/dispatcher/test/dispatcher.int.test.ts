@@ -239,8 +239,9 @@ describe('retries', () => {
     expect(recorded.map((a) => a.status_code)).toEqual([500, 500, 200]);
     expect(recorded[0]!.error).toBe('HTTP 500');
     expect(recorded[0]!.response_excerpt).toBe('x'.repeat(1024));
-    // Spaced by the schedule, not hammered.
+    // Spaced by the schedule, not hammered, and not held until the claim's lease (2 s) ends.
     expect(got[1]!.receivedAt - got[0]!.receivedAt).toBeGreaterThanOrEqual(RETRIES[0]! - 20);
+    expect(got[2]!.receivedAt - got[1]!.receivedAt).toBeLessThan(1_500);
   });
 
   it('a slow answer is a timeout; after the last scheduled retry the delivery is failed', async () => {
