@@ -309,6 +309,29 @@ describe('GET /webhooks/:id/deliveries and POST /webhooks/:id/replay', () => {
     expect(bad.json().message).toContain('status');
   });
 
+  it("a pending delivery's nextAttemptAt is its due time, or its lease's end while a dispatcher holds it", async () => {
+    const id = (await create({ url: 'https://a.example/n' })).json().id as string;
+    await stores.pool.query(
+      `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, email_id, event, status,
+         next_attempt_at, lease_until, created_at, updated_at)
+       VALUES ($1, $2, 'ev-due', 'email.sent', 'em-1', '{}', 'pending', '2026-06-15T10:00:00Z', NULL, now(), now()),
+              ($1, $2, 'ev-held', 'email.sent', 'em-2', '{}', 'pending', '2026-06-15T10:00:00Z',
+               '2026-06-15T10:00:15Z', now(), now())`,
+      [tenant, id],
+    );
+    const res = await app.inject({
+      method: 'GET',
+      url: `/webhooks/${id}/deliveries`,
+      headers: bearer(manageKey),
+    });
+    const byId = Object.fromEntries(
+      res
+        .json()
+        .data.map((d: { webhookId: string; nextAttemptAt: string }) => [d.webhookId, d.nextAttemptAt]),
+    );
+    expect(byId).toEqual({ 'ev-due': '2026-06-15T10:00:00.000Z', 'ev-held': '2026-06-15T10:00:15.000Z' });
+  });
+
   it('replay: 202 with the replay, until defaults to now; 400 on since ≥ until or a bad timestamp', async () => {
     const id = (await create({ url: 'https://a.example/p' })).json().id as string;
     const res = await app.inject({
