@@ -133,28 +133,29 @@ export interface RelationWal {
 /**
  * The WAL between two positions by the relation each record's first block belongs to
  * (`pg_walinspect`, in Postgres's contrib; superuser), most first; records with no block (commits,
- * running transactions) under `(no relation)`. Empty when the extension cannot be created.
+ * running transactions) under `(no relation)`. Empty when it cannot be read (no extension, or a
+ * role that may not read the WAL: a shared server).
  */
 export async function walByRelation(observer: pg.Pool, from: string, to: string): Promise<RelationWal[]> {
   try {
     await observer.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+    const { rows } = await observer.query<{ relation: string; bytes: string; fpi: string; records: string }>(
+      `SELECT COALESCE(pg_filenode_relation(0, (regexp_match(block_ref, 'rel [0-9]+/[0-9]+/([0-9]+)'))[1]::oid)::regclass::text,
+                       '(no relation)') AS relation,
+              sum(record_length) AS bytes, sum(fpi_length) AS fpi, count(*) AS records
+         FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
+        GROUP BY 1 ORDER BY 2 DESC`,
+      [from, to],
+    );
+    return rows.map((r) => ({
+      relation: r.relation,
+      bytes: Number(r.bytes),
+      fpiBytes: Number(r.fpi),
+      records: Number(r.records),
+    }));
   } catch {
     return [];
   }
-  const { rows } = await observer.query<{ relation: string; bytes: string; fpi: string; records: string }>(
-    `SELECT COALESCE(pg_filenode_relation(0, (regexp_match(block_ref, 'rel [0-9]+/[0-9]+/([0-9]+)'))[1]::oid)::regclass::text,
-                     '(no relation)') AS relation,
-            sum(record_length) AS bytes, sum(fpi_length) AS fpi, count(*) AS records
-       FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
-      GROUP BY 1 ORDER BY 2 DESC`,
-    [from, to],
-  );
-  return rows.map((r) => ({
-    relation: r.relation,
-    bytes: Number(r.bytes),
-    fpiBytes: Number(r.fpi),
-    records: Number(r.records),
-  }));
 }
 
 export interface ServerStatement {
