@@ -82,6 +82,14 @@ describe('kill -9 of the api during POST /emails/batch', () => {
           readyTimeoutMs: 120_000,
         }),
       ]);
+      // `startTern` waits for `/health`; the api's log connects lazily, and `/ready` checks it. A
+      // freeze before that connection would hang the batches' first append (503, no rows written),
+      // so the freeze waits for `/ready`.
+      await waitFor(async () => (await fetch(`${api!.url}/ready`)).ok, {
+        description: 'the api ready (its event log connected)',
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      });
       // Freeze the broker, start the batches, kill the api once every batch has written its rows.
       const brokerPid = broker.pid()!;
       process.kill(brokerPid, 'SIGSTOP');
