@@ -5,6 +5,7 @@ export * from './email-log/email-log.js';
 export * from './email-log/log-counts.js';
 export * from './email-log/logs-query.js';
 export * from './email-log/queries.js';
+export * from './email-log/stored-state.js';
 export * from './email-log/views.js';
 export * from './engagement.js';
 export * from './event-stream/contact-events.js';

@@ -1,6 +1,7 @@
 import { type EmailGroup, type EmailState, emailKey, type FoldedEmail, toLogEntry } from '@tern/domain';
 import type pg from 'pg';
 import type { EmailContentTable, PgReadModel } from '../read-model.js';
+import { fullStateSql, type LogColumns, storedState } from './stored-state.js';
 
 /**
  * The email log (SPEC §7): one row per email (`email_logs`), the query columns of its log entry
@@ -48,7 +49,7 @@ export const emailLog: PgReadModel = {
       `UPDATE email_logs
           SET to_email = NULL, subject = NULL, version = version + 1,
               state = CASE WHEN jsonb_typeof(state->'queued') = 'object'
-                           THEN jsonb_set(state, '{queued}', (state->'queued') || '{"toEmail": null, "subject": null}')
+                           THEN jsonb_set(state, '{queued}', (state->'queued') - 'toEmail' - 'subject')
                            ELSE state END
         WHERE tenant_id = $1 AND id = ANY($2::text[])
           AND (to_email IS NOT NULL OR subject IS NOT NULL
@@ -59,13 +60,14 @@ export const emailLog: PgReadModel = {
   },
 };
 
-/** The `email_logs` rows of folded emails: the log entry's query columns and the fold state. */
+/**
+ * The `email_logs` rows of folded emails: the log entry's query columns and what else of the fold
+ * state there is to keep (`storedState`; read whole through `fullStateSql`).
+ */
 export function logRows(emails: readonly FoldedEmail[]): Record<string, unknown>[] {
   return emails.map(({ tenantId, emailId, after: state }) => {
     const entry = toLogEntry(state);
-    return {
-      tenant_id: tenantId,
-      id: emailId,
+    const columns: LogColumns = {
       to_email: entry?.toEmail ?? null,
       subject: entry?.subject ?? null,
       status: entry?.status ?? null,
@@ -74,8 +76,13 @@ export function logRows(emails: readonly FoldedEmail[]): Record<string, unknown>
       template_id: state.queued?.templateId ?? null,
       project_id: state.queued?.projectId ?? null,
       tags: entry?.tags ?? [],
+    };
+    return {
+      tenant_id: tenantId,
+      id: emailId,
+      ...columns,
       created_at: entry?.createdAt ?? null,
-      state,
+      state: storedState(state, columns),
     };
   });
 }
@@ -127,7 +134,7 @@ export async function lockEmails(
     state: EmailState | Record<string, never>;
     version: number;
   }>(
-    `SELECT e.tenant_id, e.id, e.state, e.version
+    `SELECT e.tenant_id, e.id, ${fullStateSql('e')} AS state, e.version
        FROM email_logs e
        JOIN unnest($1::text[], $2::text[]) AS u(t, i) ON e.tenant_id = u.t AND e.id = u.i
       ORDER BY e.tenant_id, e.id

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { fullStateSql } from './stored-state.js';
 
 /** The email log's small reads for other modules (visible: its `email.queued` is known). */
 
@@ -9,11 +10,12 @@ import type pg from 'pg';
  * state), `status`, `provider`, `message_id`, `project_id`, `created_at`, and the human
  * `open_count`, `click_count`, `complaint_count` of the fold (0 when none).
  */
-export const emailLogRowSql = `(SELECT tenant_id, id, state, status, provider, message_id, project_id, created_at,
-          COALESCE((state->>'openCount')::int, 0) AS open_count,
-          COALESCE((state->>'clickCount')::int, 0) AS click_count,
-          COALESCE((state->>'complaintCount')::int, 0) AS complaint_count
-     FROM email_logs WHERE created_at IS NOT NULL)`;
+export const emailLogRowSql = `(SELECT e.tenant_id, e.id, ${fullStateSql('e')} AS state, e.status, e.provider, e.message_id,
+          e.project_id, e.created_at,
+          COALESCE((e.state->>'openCount')::int, 0) AS open_count,
+          COALESCE((e.state->>'clickCount')::int, 0) AS click_count,
+          COALESCE((e.state->>'complaintCount')::int, 0) AS complaint_count
+     FROM email_logs e WHERE e.created_at IS NOT NULL)`;
 
 /** True when the tenant's email is visible in the log. */
 export async function emailIsVisible(

@@ -1,6 +1,7 @@
 import type { DeliveryEvent, EmailStatus } from '@tern/contracts';
 import { type EmailState, emailKey, evolve, initialEmailState } from '@tern/domain';
 import type pg from 'pg';
+import { fullStateSql } from './stored-state.js';
 
 /**
  * What another service may know of an email from the log, as of one of its events (the
@@ -22,7 +23,7 @@ export interface EmailView {
  * The projected state of every folded email, as a relation `(tenant_id, id, state)`: what
  * `emailViewsAt` reads, for a statement of another owner to join (the dispatcher's claim, issue 45).
  */
-export const projectedEmailStateSql = '(SELECT tenant_id, id, state FROM email_logs WHERE version > 0)';
+export const projectedEmailStateSql = `(SELECT e.tenant_id, e.id, ${fullStateSql('e')} AS state FROM email_logs e WHERE e.version > 0)`;
 
 /** The view of each event's email as of that event, by `emailKey(tenantId, event id)`; one query. */
 export async function emailViewsAt(
@@ -32,7 +33,7 @@ export async function emailViewsAt(
   const out = new Map<string, EmailView>();
   if (events.length === 0) return out;
   const { rows } = await db.query<{ tenant_id: string; id: string; state: EmailState }>(
-    `SELECT l.tenant_id, l.id, l.state FROM email_logs l
+    `SELECT l.tenant_id, l.id, ${fullStateSql('l')} AS state FROM email_logs l
        JOIN unnest($1::text[], $2::text[]) AS u(t, i) ON l.tenant_id = u.t AND l.id = u.i
       WHERE l.version > 0`,
     [events.map((e) => e.tenantId), events.map((e) => e.emailId)],
