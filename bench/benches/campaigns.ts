@@ -65,8 +65,6 @@ const fanoutOf = (pool: pg.Pool, log: EventStream) =>
     pool,
     mailer: outgoingMailer(pool, log),
     now: () => new Date(),
-    publicUrl: 'http://127.0.0.1:3000',
-    trackingSecret: SECRET,
     chunkSize,
   });
 

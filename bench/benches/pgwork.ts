@@ -248,8 +248,6 @@ async function campaign(path: Path, n: number): Promise<void> {
     pool: path.pool,
     mailer: outgoingMailer(path.pool, path.log),
     now: () => new Date(),
-    publicUrl: 'http://127.0.0.1:3000',
-    trackingSecret: SECRET,
     chunkSize: 500,
   });
   const emails = await fanout.runOnce();

@@ -5,8 +5,9 @@ import {
   isReservedHeader,
   parseMailbox,
   type RenderedMessage,
+  recipientsOf,
 } from '@tern/contracts';
-import { attemptEvents, renderTemplate } from '@tern/domain';
+import { attemptEvents, listUnsubscribeHeaders, renderTemplate } from '@tern/domain';
 import { loadAttachments } from '@tern/sending';
 import { DkimKeyUnreadableError, type SigningKeys } from '@tern/sending-domains';
 import type { SenderTenantSettings } from '@tern/tenant-settings';
@@ -68,6 +69,20 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
     };
   }
 
+  /** The `List-Unsubscribe` headers of campaign and sequence mail (`StoredMessage.unsubscribe`). */
+  function unsubscribeHeaders(row: ClaimedRow): Record<string, string> {
+    const source = row.message.unsubscribe;
+    const [email] = recipientsOf(row.message.to);
+    if (source === undefined || email === undefined) return {};
+    return listUnsubscribeHeaders({
+      tenantId: row.tenant_id,
+      email,
+      source,
+      publicUrl,
+      secret: opts.tracking.secret,
+    });
+  }
+
   /** The message as the provider gets it, or the reason it cannot be built. */
   async function build(
     row: ClaimedRow,
@@ -111,6 +126,7 @@ export function createAttempt(ctx: SenderContext, watch: ProviderWatch) {
       // Tern's own headers replace a caller's in any case (a row stored before the API refused them).
       headers: {
         ...Object.fromEntries(Object.entries(m.headers ?? {}).filter(([name]) => !isReservedHeader(name))),
+        ...unsubscribeHeaders(row),
         'X-Tern-Email-Id': row.id,
       },
       dkim: signing && { domain: signing.dkim.domain, selector: signing.dkim.selector },

@@ -2,7 +2,7 @@
 // the nodemailer project's server), with real Postgres and the Postgres-table event log.
 import { type AddressInfo, createServer } from 'node:net';
 import { type DeliveryEvent, deliveryEventSchema } from '@tern/contracts';
-import { queuedEvent } from '@tern/domain';
+import { listUnsubscribeHeaders, queuedEvent, verifyUnsubscribeToken } from '@tern/domain';
 import { createEventStream, type PostgresEventLog } from '@tern/event-log';
 import { isSuppressed } from '@tern/read-models';
 import { verpAddress } from '@tern/sending-domains';
@@ -298,6 +298,47 @@ describe('sender over SMTP: outcomes appended to the log, retries with backoff, 
     expect(sent.data).toEqual({ provider: 'smtp', messageId: `<${id}@tern.test>` });
     const parsed = await simpleParser(smtp.received.find((r) => r.raw.includes(id))!.raw);
     expect(parsed.messageId).toBe(`<${id}@tern.test>`);
+  });
+
+  it('campaign mail: the List-Unsubscribe headers its row names, for its recipient (RFC 8058)', async () => {
+    // The row holds what the headers unsubscribe from (`unsubscribe`), not the headers.
+    const id = await queue('unsub@example.com', { unsubscribe: 'campaign:cmp_unsub' });
+    expect(await finalTypes(id, 'email.sent')).toEqual(['email.queued', 'email.sent']);
+    const parsed = await simpleParser(smtp.received.find((r) => r.raw.includes(id))!.raw);
+    const header = (parsed.headerLines.find((h) => h.key === 'list-unsubscribe')?.line ?? '').replace(
+      /\r?\n(?=[ \t])/g,
+      '',
+    );
+    const link =
+      /<(http:\/\/127\.0\.0\.1:3000\/u\/([A-Za-z0-9_-]+))>, <mailto:unsubscribe@\[127\.0\.0\.1\]\?subject=unsubscribe%20\2>/.exec(
+        header,
+      );
+    expect(link, header).not.toBeNull();
+    expect(verifyUnsubscribeToken(SENDER_SECRET, link![2]!)).toEqual({
+      tenantId: TENANT,
+      email: 'unsub@example.com',
+      source: 'campaign:cmp_unsub',
+    });
+    expect(parsed.headerLines.find((h) => h.key === 'list-unsubscribe-post')?.line).toBe(
+      'List-Unsubscribe-Post: List-Unsubscribe=One-Click',
+    );
+    // What the sender adds is what `listUnsubscribeHeaders` makes: the link the api answers.
+    expect(header).toBe(
+      `List-Unsubscribe: ${
+        listUnsubscribeHeaders({
+          tenantId: TENANT,
+          email: 'unsub@example.com',
+          source: 'campaign:cmp_unsub',
+          publicUrl: 'http://127.0.0.1:3000',
+          secret: SENDER_SECRET,
+        })['List-Unsubscribe']
+      }`,
+    );
+    // A transactional send (no `unsubscribe`) gets none.
+    const plain = await queue('plain-unsub@example.com');
+    await finalTypes(plain, 'email.sent');
+    const plainParsed = await simpleParser(smtp.received.find((r) => r.raw.includes(plain))!.raw);
+    expect(plainParsed.headerLines.some((h) => h.key.startsWith('list-unsubscribe'))).toBe(false);
   });
 
   it('unsigned mail with BOUNCE_DOMAIN: MAIL FROM is the email’s VERP address, DSNs asked for (SPEC §21)', async () => {

@@ -235,14 +235,10 @@ export async function startServices(
       readiness.push({ name: 'event-log', check: () => opened.ping() });
     }
 
-    // One TRACKING_SECRET signs tracking links (sender) and unsubscribe links, and checks both (api).
-    if (
-      (services.has('api') || services.has('sender') || services.has('worker') || runBounce) &&
-      !secrets.trackingSecret
-    )
-      throw new ConfigError('TRACKING_SECRET is required to run api, worker, sender or bounce', [
-        'TRACKING_SECRET',
-      ]);
+    // One TRACKING_SECRET signs tracking links and campaign mail's unsubscribe links (sender), and
+    // checks both (api).
+    if ((services.has('api') || services.has('sender') || runBounce) && !secrets.trackingSecret)
+      throw new ConfigError('TRACKING_SECRET is required to run api, sender or bounce', ['TRACKING_SECRET']);
 
     const metrics = createMetrics();
     const ctx: RuntimeContext = {

@@ -15,10 +15,8 @@ import {
   createKey,
   jwtFor,
   openApp,
-  PUBLIC_URL,
   projectingMailer,
   type Stores,
-  TRACKING_SECRET,
   testTenants,
 } from './support.js';
 
@@ -95,15 +93,12 @@ describe('a recipient whose subject is cut inside an emoji', () => {
 
 describe('a recipient whose message cannot be composed', () => {
   const base = {
-    tenantId: A,
     id: 'em_x',
     from: 'news@acme.test',
     unsubscribeSource: 'campaign:cmp_x',
     tags: ['campaign:cmp_x'],
     templateId: null,
     source: { subject: 'Hi {{firstName}}', html: '<p>{{plan}}</p>', text: null },
-    publicUrl: PUBLIC_URL,
-    trackingSecret: TRACKING_SECRET,
   };
   const recipient = (attributes: Record<string, unknown>, firstName = 'Ada') => ({
     id: 'ct_x',

@@ -3,6 +3,7 @@
 // the bulk jobs' mail to the real send path.
 
 import type { DeliveryEvent } from '@tern/contracts';
+import { listUnsubscribeHeaders } from '@tern/domain';
 import { project, type Stores, type TestClock, TRACKING_SECRET } from '../../api/test/support.js';
 import { type BulkMail, type BulkMailer, outgoingMailer } from '../src/index.js';
 
@@ -34,8 +35,21 @@ export function projectingMailer(
   };
 }
 
-/** PUBLIC_URL in these tests: the base of the unsubscribe and tracking links the bulk jobs write. */
+/** PUBLIC_URL in these tests: the base of the unsubscribe and tracking links. */
 export const PUBLIC_URL = 'http://127.0.0.1:3000';
+
+/**
+ * The `List-Unsubscribe` headers the sender adds to a bulk mail as it sends it (what the mail's
+ * `unsubscribe` names, for its recipient; services/sender's `build`), at these tests' PUBLIC_URL.
+ */
+export const unsubscribeHeadersOf = (tenantId: string, mail: BulkMail) =>
+  listUnsubscribeHeaders({
+    tenantId,
+    email: mail.to,
+    source: mail.unsubscribe,
+    publicUrl: PUBLIC_URL,
+    secret: TRACKING_SECRET,
+  });
 
 /** What every bulk job (campaign fan-out, sequence scheduler, automation runner) takes in these tests. */
 export function bulkJobOptions(
@@ -47,8 +61,6 @@ export function bulkJobOptions(
     pool: stores.pool,
     mailer,
     now: clock.now,
-    publicUrl: PUBLIC_URL,
-    trackingSecret: TRACKING_SECRET,
   };
 }
 

@@ -17,7 +17,7 @@ import { sendingDomainsOf } from './api.js';
  * DNS re-checks (SPEC §20), shared the same way (claims).
  */
 export function startWorker(ctx: RuntimeContext): void {
-  const { config, logger, pool, publicUrl } = ctx;
+  const { config, logger, pool } = ctx;
   const domains = sendingDomainsOf(ctx);
   domains.start();
   ctx.onClose('domain-checks', () => domains.stop());
@@ -36,8 +36,6 @@ export function startWorker(ctx: RuntimeContext): void {
     pool,
     mailer: outgoingMailer(pool, streamOf(ctx)),
     now: () => new Date(),
-    publicUrl,
-    trackingSecret: capability(ctx, 'trackingSecret'),
     logger,
   };
   const fanout = createCampaignFanout(bulk);

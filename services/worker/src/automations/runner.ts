@@ -106,7 +106,6 @@ export function createAutomationRunner(opts: AutomationRunnerOptions): Automatio
     if (content === null || r.from_address === null) return { id, failure: 'no_content' as const };
     const source = automationSource(r.automation_id);
     const composed = tryComposeMail({
-      tenantId: r.tenant_id,
       id,
       from: r.from_address,
       unsubscribeSource: `${source}:${r.position}`,
@@ -120,8 +119,6 @@ export function createAutomationRunner(opts: AutomationRunnerOptions): Automatio
         last_name: r.last_name,
         attributes: r.attributes ?? {},
       },
-      publicUrl: opts.publicUrl,
-      trackingSecret: opts.trackingSecret,
     });
     return 'mail' in composed ? { id, mail: composed.mail } : { id, failure: composed.failure };
   }

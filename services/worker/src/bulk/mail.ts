@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Recipient } from '@tern/bulk';
 import { unstorableText } from '@tern/contracts';
-import { cutSubject, listUnsubscribeHeaders, renderTemplate, type TemplateContent } from '@tern/domain';
+import { cutSubject, renderTemplate, type TemplateContent } from '@tern/domain';
 import type { Logger } from '@tern/kernel';
 import { templateContent } from '@tern/templates';
 
@@ -11,7 +11,8 @@ import type pg from 'pg';
 
 /**
  * What campaigns and sequences share (SPEC §15): one message per contact, rendered with the
- * contact's fields, carrying the RFC 8058 unsubscribe headers, under an email id derived from what
+ * contact's fields, naming what its RFC 8058 unsubscribe headers unsubscribe from (the sender adds
+ * them), under an email id derived from what
  * it is for — so a retried or restarted fan-out produces the same ids, and the log, the projection
  * and the send path drop the repeats.
  */
@@ -29,7 +30,11 @@ export interface BulkMail {
   tags: string[];
   /** The campaign of campaign mail (SPEC §26 analytics); absent for sequence mail. */
   campaignId?: string;
-  headers: Record<string, string>;
+  /**
+   * What its `List-Unsubscribe` headers name (`campaign:<id>`, `sequence:<id>:<step>`): the sender
+   * adds them as it sends (`StoredMessage.unsubscribe` of @tern/sending).
+   */
+  unsubscribe: string;
   /** When it may be handed to the provider (a paced campaign, SPEC §23); default: when enqueued. */
   dueAt?: Date;
 }
@@ -55,9 +60,6 @@ export interface BulkJobOptions {
   pool: pg.Pool;
   mailer: BulkMailer;
   now: () => Date;
-  /** PUBLIC_URL: the base of the unsubscribe and tracking links. */
-  publicUrl: string;
-  trackingSecret: string;
   leaseMs?: number;
   pollIntervalMs?: number;
   logger?: Logger;
@@ -100,20 +102,17 @@ export async function resolveContent(
 }
 
 export interface ComposeOptions {
-  tenantId: string;
   id: string;
   from: string;
-  /** `campaign:<id>` or `sequence:<id>:<step>`: the unsubscribe token's source. */
+  /** `campaign:<id>` or `sequence:<id>:<step>`: what its `List-Unsubscribe` headers name. */
   unsubscribeSource: string;
   tags: string[];
   templateId: string | null;
   source: TemplateContent;
   recipient: Recipient;
-  publicUrl: string;
-  trackingSecret: string;
 }
 
-/** One rendered message for one contact, with its `List-Unsubscribe` headers. */
+/** One rendered message for one contact, naming the source of its `List-Unsubscribe` headers. */
 export function composeMail(o: ComposeOptions): BulkMail {
   const r = o.recipient;
   const variables = {
@@ -132,13 +131,7 @@ export function composeMail(o: ComposeOptions): BulkMail {
     text: rendered.text,
     templateId: o.templateId,
     tags: o.tags,
-    headers: listUnsubscribeHeaders({
-      tenantId: o.tenantId,
-      email: r.email,
-      source: o.unsubscribeSource,
-      publicUrl: o.publicUrl,
-      secret: o.trackingSecret,
-    }),
+    unsubscribe: o.unsubscribeSource,
   };
 }
 
@@ -160,15 +153,7 @@ export function tryComposeMail(o: ComposeOptions): { mail: BulkMail } | { failur
   } catch {
     return { failure: 'render_failed' };
   }
-  const parts = [
-    mail.to,
-    mail.from,
-    mail.subject,
-    mail.html,
-    mail.text,
-    ...mail.tags,
-    ...Object.values(mail.headers),
-  ];
+  const parts = [mail.to, mail.from, mail.subject, mail.html, mail.text, ...mail.tags, mail.unsubscribe];
   if (!parts.every(storable)) return { failure: 'invalid_characters' };
   return { mail };
 }

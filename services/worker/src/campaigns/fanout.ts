@@ -86,7 +86,6 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
         for (const [i, r] of rows.entries()) {
           const id = derivedEmailId(c.tenant_id, source, r.id);
           const composed = tryComposeMail({
-            tenantId: c.tenant_id,
             id,
             from: c.from_address,
             unsubscribeSource: source,
@@ -94,8 +93,6 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
             templateId: c.template_id,
             source: content,
             recipient: r,
-            publicUrl: opts.publicUrl,
-            trackingSecret: opts.trackingSecret,
           });
           if ('mail' in composed) {
             mails.push({

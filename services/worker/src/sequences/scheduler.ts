@@ -72,7 +72,6 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
       if (content !== null) {
         const id = derivedEmailId(e.tenant_id, source, e.id, String(k));
         const composed = tryComposeMail({
-          tenantId: e.tenant_id,
           id,
           from: e.from_address!,
           unsubscribeSource: `${source}:${k}`,
@@ -86,8 +85,6 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
             last_name: e.last_name,
             attributes: e.attributes ?? {},
           },
-          publicUrl: opts.publicUrl,
-          trackingSecret: opts.trackingSecret,
         });
         // A message that cannot be composed is skipped and counted (stats.failed); the enrollment
         // goes on to its next step (issue 24, item 3).
