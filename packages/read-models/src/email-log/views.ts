@@ -33,9 +33,8 @@ export async function emailViewsAt(
   const out = new Map<string, EmailView>();
   if (events.length === 0) return out;
   const { rows } = await db.query<{ tenant_id: string; id: string; state: EmailState }>(
-    `SELECT l.tenant_id, l.id, ${fullStateSql('l')} AS state FROM email_logs l
-       JOIN unnest($1::text[], $2::text[]) AS u(t, i) ON l.tenant_id = u.t AND l.id = u.i
-      WHERE l.version > 0`,
+    `SELECT l.tenant_id, l.id, l.state FROM ${projectedEmailStateSql} l
+       JOIN unnest($1::text[], $2::text[]) AS u(t, i) ON l.tenant_id = u.t AND l.id = u.i`,
     [events.map((e) => e.tenantId), events.map((e) => e.emailId)],
   );
   const stored = new Map(rows.map((r) => [emailKey(r.tenant_id, r.id), r.state]));
