@@ -1,7 +1,7 @@
 // The statements packages/sending owns for the sender's due-list and the Idempotency-Key of the
 // send routes, on a real Postgres: the claim leases due rows once, a finish or a hand-back only
 // touches rows still `sending`, a key is claimed once until it expires or is released.
-import type pg from 'pg';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
 import {
@@ -142,6 +142,51 @@ describe('the due-list statements (due-list-store.ts)', () => {
     expect(await stuckCancellingSends(pool, at(1))).toEqual([{ tenant_id: 't4', id: 'c1' }]);
     await markSendsCancelled(pool, [{ tenant_id: 't4', id: 'c1' }]);
     expect((await stateOf('t4', 'c1')).state).toBe('cancelled');
+  });
+
+  it('a claim over a 20 000-row backlog walks the claim index (bulk, due_at) and reads about its limit', async () => {
+    // Migration 0500 dropped the other index of pending rows (due_at alone): the claim's order is
+    // this one's, so the scan stops at the limit instead of sorting the backlog.
+    await pool.query(
+      `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, bulk, updated_at)
+       SELECT 't9', 'b' || lpad(i::text, 6, '0'), 'pending', $1::timestamptz - (i || ' ms')::interval, '{}', i % 2 = 0, $1
+         FROM generate_series(1, 20000) AS i`,
+      [T0],
+    );
+    await pool.query('ANALYZE outgoing_emails');
+    // A connection of its own: a session's counters not yet flushed count in its `xact` figures.
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      await c.query('BEGIN');
+      const claimed = await claimDueSends({ query: c.query.bind(c) } as unknown as pg.Pool, {
+        at: T0,
+        leaseMs: 10_000,
+        limit: 32,
+        exhausted: new Set(),
+      });
+      const { rows: stats } = await c.query<{ indexrelname: string; idx_scan: number; idx_tup_read: number }>(
+        `SELECT i.indexrelid::regclass::text AS indexrelname, pg_stat_get_xact_numscans(i.indexrelid)::int AS idx_scan,
+                pg_stat_get_xact_tuples_returned(i.indexrelid)::int AS idx_tup_read
+           FROM pg_index i WHERE i.indrelid = 'outgoing_emails'::regclass AND pg_stat_get_xact_numscans(i.indexrelid) > 0`,
+      );
+      const { rows: table } = await c.query<{ seq_scan: number }>(
+        `SELECT seq_scan::int FROM pg_stat_xact_user_tables WHERE relname = 'outgoing_emails'`,
+      );
+      // Transactional rows (bulk false) first, then by due time: the 32 odd rows due earliest.
+      expect(claimed.map((r) => r.id)).toEqual(
+        Array.from({ length: 32 }, (_, k) => `b${String(20000 - 1 - 2 * k).padStart(6, '0')}`),
+      );
+      const claimIndex = stats.find((s) => s.indexrelname === 'outgoing_emails_claim_idx');
+      expect(claimIndex?.idx_scan).toBeGreaterThan(0);
+      expect(claimIndex?.idx_tup_read).toBeLessThanOrEqual(200);
+      expect(table[0]?.seq_scan ?? 0).toBe(0);
+      expect(stats.map((s) => s.indexrelname)).not.toContain('outgoing_emails_due_idx');
+    } finally {
+      await c.query('ROLLBACK');
+      await c.end();
+      await pool.query(`DELETE FROM outgoing_emails WHERE tenant_id = 't9'`);
+    }
   });
 });
 
