@@ -23,7 +23,13 @@ export async function postJson<T = { id?: string; data?: { id: string }[] }>(
   return JSON.parse(text) as T;
 }
 
-/** The tenant's emails (all, or those of `ids`) whose log entry is DELIVERED. */
+/**
+ * The tenant's emails (all, or those of `ids`) whose log entry is DELIVERED. All of them: the sum of
+ * the log's counters over the tenant's days (what the logs page totals, kept by the projector in
+ * the transaction that changes the rows). Not `count(*)` over the tenant's rows: at 100 000 emails
+ * that count took tens of milliseconds, and polled every 50 ms it was the busiest statement of a
+ * campaign run (a quarter of the sampled Postgres work), a load on the thing measured.
+ */
 export async function deliveredCount(
   pool: pg.Pool,
   tenantId: string,
@@ -31,7 +37,8 @@ export async function deliveredCount(
 ): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(
     ids === null
-      ? `SELECT count(*) AS n FROM email_logs WHERE tenant_id = $1 AND status = 'DELIVERED'`
+      ? `SELECT coalesce(sum(n), 0) AS n FROM email_log_counts
+          WHERE tenant_id = $1 AND project_id = '' AND status = 'DELIVERED'`
       : `SELECT count(*) AS n FROM email_logs WHERE tenant_id = $1 AND id = ANY($2::text[]) AND status = 'DELIVERED'`,
     ids === null ? [tenantId] : [tenantId, ids],
   );
