@@ -102,8 +102,8 @@ async function appendToStream(client: pg.ClientBase, batch: ProjectionBatch): Pr
   });
 }
 
-const scopeSql = (scope: TenantScope, param: string) =>
-  'tenantId' in scope ? `tenant_id = ${param}` : `NOT (tenant_id = ANY(${param}::text[]))`;
+const scopeSql = (scope: TenantScope, param: string, alias: string) =>
+  'tenantId' in scope ? `${alias}.tenant_id = ${param}` : `NOT (${alias}.tenant_id = ANY(${param}::text[]))`;
 const scopeParam = (scope: TenantScope) => ('tenantId' in scope ? scope.tenantId : [...scope.allBut]);
 
 /** Batch size of an expiry statement. */
@@ -113,6 +113,12 @@ const EXPIRE_BATCH = 5000;
  * Deletes the stream's events of `scope` recorded before `cutoff` (a batch per statement, until a
  * short one) and remembers per tenant the highest seq deleted (`expired_through`): a cursor before
  * it answers 410 even once its events are gone. Reads apply the cut-off themselves.
+ *
+ * `recorded_at` grows with `seq` in a tenant (each row is inserted under the tenant head's lock,
+ * after the previous holder committed), so a tenant's expired events are the first of its seq
+ * order: each tenant's oldest `EXPIRE_BATCH` events are read by the primary key, and a tenant whose
+ * oldest event is kept is passed over after reading that one row. No index on the time is needed
+ * (migration 0510 dropped it: an entry per event written for this job alone).
  */
 export async function expireEventStream(
   client: pg.ClientBase,
@@ -124,7 +130,14 @@ export async function expireEventStream(
     const { rows } = await client.query<{ n: string }>(
       `WITH gone AS (
          DELETE FROM event_stream WHERE (tenant_id, seq) IN (
-           SELECT tenant_id, seq FROM event_stream WHERE ${scopeSql(scope, '$1')} AND recorded_at < $2 LIMIT $3)
+           SELECT o.tenant_id, o.seq FROM event_stream_heads h
+            CROSS JOIN LATERAL (SELECT e.tenant_id, e.seq, e.recorded_at FROM event_stream e
+                                 WHERE e.tenant_id = h.tenant_id ORDER BY e.seq LIMIT $3) o
+            WHERE ${scopeSql(scope, '$1', 'h')}
+              AND (SELECT f.recorded_at FROM event_stream f
+                    WHERE f.tenant_id = h.tenant_id ORDER BY f.seq LIMIT 1) < $2
+              AND o.recorded_at < $2
+            LIMIT $3)
          RETURNING tenant_id, seq),
        tops AS (SELECT tenant_id, max(seq) AS top, count(*) AS n FROM gone GROUP BY tenant_id),
        moved AS (UPDATE event_stream_heads h SET expired_through = GREATEST(h.expired_through, tops.top)
