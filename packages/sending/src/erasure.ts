@@ -39,7 +39,11 @@ export const ATTACHMENT_CONTENT = {
   only: null,
 } as const;
 
-/** SQL: true for an email (`<alias>.tenant_id`, `<alias>.<id>`) whose send the sender is not done with. */
+/**
+ * SQL: true for an email (`<alias>.tenant_id`, `<alias>.<id>`) whose send the sender is not done
+ * with: a probe of the primary key and the row's state (migration 0520 dropped the index of
+ * unfinished rows, written at every step of a send for this probe alone).
+ */
 export const sendNotFinalSql = (alias: string, id: string): string =>
   `EXISTS (SELECT 1 FROM outgoing_emails o WHERE o.tenant_id = ${alias}.tenant_id AND o.id = ${alias}.${id}
               AND o.state NOT IN ('done', 'cancelled'))`;
