@@ -43,7 +43,7 @@ export async function markSendsQueued(
  * mail, then by due time; tenants in `exhausted` (send rate used up for this second) are left out.
  */
 export async function claimDueSends(
-  pool: pg.Pool,
+  pool: Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>,
   q: { at: Date; leaseMs: number; limit: number; exhausted: ReadonlySet<string> },
 ): Promise<ClaimedRow[]> {
   return claimDue<ClaimedRow>(

@@ -159,7 +159,7 @@ describe('the due-list statements (due-list-store.ts)', () => {
     await c.connect();
     try {
       await c.query('BEGIN');
-      const claimed = await claimDueSends({ query: c.query.bind(c) } as unknown as pg.Pool, {
+      const claimed = await claimDueSends(c, {
         at: T0,
         leaseMs: 10_000,
         limit: 32,
