@@ -18,6 +18,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadConfig } from '@tern/config';
 import { runTsx } from './lib/child.js';
 import { cpuBetween, cpuSnapshot } from './lib/cpu.js';
 import { type BenchResult, type Figure, formatTable, meets } from './lib/report.js';
@@ -169,6 +170,7 @@ const runsOf = (name: BenchName) =>
     ...run,
     key: compared || rounds > 1 ? `${name}@${run.runtime.label}#${run.round + 1}` : name,
   }));
+const { heapGrowthPercent } = loadConfig({ HEAP_GROWTH_PERCENT: process.env.HEAP_GROWTH_PERCENT });
 const startedAt = new Date();
 const results: Partial<Record<string, BenchResult>> = {};
 const failures: Record<string, string> = {};
@@ -185,7 +187,12 @@ for (const { name, key, runtime } of selected.flatMap(runsOf)) {
       timeoutMs: timeoutOf(name),
       inheritStdout: true,
       node: runtime.path,
-      nodeFlags: profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profilesDir, name)}`] : [],
+      nodeFlags: [
+        // The heap as `npm start` bounds it (HEAP_GROWTH_PERCENT): every bench measures the
+        // product's process, and each ceiling runs in the same process under the same rule.
+        `--heap-growing-percent=${heapGrowthPercent}`,
+        ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profilesDir, name)}`] : []),
+      ],
     });
     const result = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
     results[key] = result;

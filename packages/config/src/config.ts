@@ -79,6 +79,11 @@ export interface Config {
   /** EVENT_PAGE_CACHE_MB: MiB of event-stream pages one api process keeps in memory (0: none). */
   eventPageCacheMb: number;
   /**
+   * HEAP_GROWTH_PERCENT: how far V8 lets the heap grow past what the last full collection kept
+   * before it collects again (`boundHeapGrowth`, packages/stores/src/memory.ts); 0: V8's own rule.
+   */
+  heapGrowthPercent: number;
+  /**
    * Processes serving `--services=ingest` (node:cluster, one port): undefined → one per core.
    * Only an ingest-only process forks; every other topology stays one process.
    */

@@ -157,6 +157,11 @@ export const CONFIG_DOCS: Record<EnvVar, VariableDoc> = {
       'how long the event stream (`GET /events`, `/events/stream`; SPEC §25) keeps events: an older cursor answers 410 (never longer than the tenant’s retention)',
     default: '30',
   },
+  HEAP_GROWTH_PERCENT: {
+    meaning:
+      "V8's heap growing factor, 1 + n/100: a busy process's heap stays near its live set times that, where V8's own rule lets it reach 4× ([architecture](docs/architecture.md#the-heap-under-load)); `0`: V8's rule",
+    default: '50',
+  },
   EVENT_PAGE_CACHE_MB: {
     meaning:
       'MiB of `GET /events` pages one api process keeps: a page read again is answered from memory once one lookup shows the stream unchanged under it ([architecture](docs/architecture.md#the-event-stream-spec-25)); `0`: none',

@@ -117,6 +117,7 @@ export function loadConfig(env: Env, opts: LoadConfigOptions = {}): Config {
     dedupWindowDays: e.DEDUP_WINDOW_DAYS,
     eventStreamDays: e.EVENT_STREAM_DAYS,
     eventPageCacheMb: e.EVENT_PAGE_CACHE_MB,
+    heapGrowthPercent: e.HEAP_GROWTH_PERCENT,
     ingestWorkers: e.INGEST_WORKERS,
     dnsServers: e.DNS_SERVERS,
     bounceSubdomain: e.BOUNCE_SUBDOMAIN,

@@ -64,6 +64,7 @@ export const envSchema = z.object({
   DEDUP_WINDOW_DAYS: intVar(1, 3650).default(7),
   EVENT_STREAM_DAYS: intVar(1, 3650).default(30),
   EVENT_PAGE_CACHE_MB: intVar(0, 65_536).default(32),
+  HEAP_GROWTH_PERCENT: intVar(0, 300).default(50),
   INGEST_WORKERS: intVar(1, 256).optional(),
   DNS_SERVERS: dnsServersVar.optional(),
   BOUNCE_SUBDOMAIN: hostVar(1).default('tern-bounces'),

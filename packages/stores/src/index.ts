@@ -8,6 +8,7 @@ export {
 export { DataDirLockedError } from './data-dir-lock.js';
 export { classifyStoreError, isUnstorableCharacterError, type StoreErrorClass } from './errors.js';
 export {
+  boundHeapGrowth,
   type ReleasedMemory,
   releaseIdleMemory,
   rssKiB,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
 import { type Logger, silentLogger } from '@tern/kernel';
 
 /**
@@ -121,4 +122,19 @@ export function releaseIdleMemory(
     logger.warn({ err: String(error) }, 'memory: idle release failed');
     return null;
   }
+}
+
+/**
+ * Bounds how far V8 lets the heap grow past what its last full collection kept before it collects
+ * again: a growing factor of 1 + `percent`/100 (V8's `--heap-growing-percent`), where V8's own rule
+ * goes up to 4 for a process that allocates fast — a busy Tern process, whose live set stays near
+ * 40–70 MiB, otherwise lets garbage reach 250–300 MiB between full collections (issue 45, item 3;
+ * docs/architecture.md "The heap under load"). `0` leaves V8's rule. V8 reads the flag each time it
+ * sets the next limit, so it takes effect from the next full collection on; the process's entry
+ * calls it once, before any load.
+ */
+export function boundHeapGrowth(percent: number): void {
+  if (!Number.isInteger(percent) || percent < 0)
+    throw new RangeError(`heap growth must be a whole percent ≥ 0: ${percent}`);
+  setFlagsFromString(`--heap-growing-percent=${percent}`);
 }

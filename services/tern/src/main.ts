@@ -1,5 +1,6 @@
 import { signDashboardToken } from '@tern/auth';
 import { ConfigError, loadConfig } from '@tern/config';
+import { boundHeapGrowth } from '@tern/stores';
 import { pino } from 'pino';
 import { renderBanner } from './banner.js';
 import { ingestWorkerCount, isClusterPrimary, superviseIngestWorkers } from './ingest-cluster.js';
@@ -51,6 +52,8 @@ function testShutdownHang(nodeEnv: string): ShutdownHang | undefined {
 async function main(): Promise<void> {
   const started = performance.now();
   const config = loadConfig(process.env);
+  // Before any load: the heap stays near its live set (docs/architecture.md "The heap under load").
+  boundHeapGrowth(config.heapGrowthPercent);
   const services = servicesFromArgs(process.argv.slice(2));
   const secrets: RuntimeSecrets = {
     jwtSecret: config.jwtSecret,
