@@ -14,6 +14,7 @@
  *    GC at its end (what it left referenced).
  */
 import { randomBytes } from 'node:crypto';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { ClickHouseClient } from '@clickhouse/client';
@@ -129,16 +130,47 @@ function memory() {
 type Memory = ReturnType<typeof memory>;
 
 /**
- * A full garbage collection, so "idle" is the settled process rather than one carrying whatever
- * garbage the steps before left (up to ~300 MiB of V8 heap after a ceiling run: bench/README.md).
+ * V8's last-resort collection (full collections until nothing more is freed, then the heap's free
+ * pages given back), so "idle" is the settled process rather than one carrying whatever garbage
+ * the steps before left (up to ~300 MiB of V8 heap after a ceiling run: bench/README.md) or the
+ * pages V8 had not given back yet: a plain full collection left 130 MiB of reserved heap at "idle"
+ * after a short audience's set-up, and none after a long one (V8's memory reducer had run).
  */
 function collectGarbage(): void {
   setFlagsFromString('--expose-gc');
-  (runInNewContext('gc') as () => void)();
+  (runInNewContext('gc') as (o: object) => void)({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 }
 
-/** Memory sampled every 250 ms until `stop()`: the peak of each figure (not necessarily at once). */
+/** V8's collections by kind (Node's `gc` performance entries): count and total pause, ms. */
+type GcTotals = Record<'minor' | 'major' | 'incremental' | 'weakcb', { n: number; ms: number }>;
+const GC_KINDS: Record<number, keyof GcTotals> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
+
+/**
+ * Memory sampled every 250 ms until `stop()`: the peak of each figure (not necessarily at once),
+ * and the collections' pauses in the meantime.
+ */
 function sampleMemory() {
+  const gc: GcTotals = {
+    minor: { n: 0, ms: 0 },
+    major: { n: 0, ms: 0 },
+    incremental: { n: 0, ms: 0 },
+    weakcb: { n: 0, ms: 0 },
+  };
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = GC_KINDS[(e as unknown as { detail: { kind: number } }).detail.kind];
+      if (kind) {
+        gc[kind].n++;
+        gc[kind].ms += e.duration;
+      }
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
   const peak = memory();
   const take = () => {
     const m = memory();
@@ -150,10 +182,11 @@ function sampleMemory() {
     if (trace && ++n % 4 === 0) console.error('[campaigns] memory (MiB)', JSON.stringify(memory()));
   }, 250);
   return {
-    stop(): Memory {
+    stop(): { peak: Memory; gc: GcTotals } {
       clearInterval(timer);
+      observer.disconnect();
       take();
-      return peak;
+      return { peak, gc };
     },
   };
 }
@@ -176,11 +209,11 @@ async function campaignRun(pool: pg.Pool, log: EventStream, tag: string, n: numb
   if (!(await waitDelivered(pool, tenantId, null, n, { intervalMs: 50, timeoutMs: deliverWaitMs })))
     throw new Error(`campaign not DELIVERED within ${deliverWaitMs / 60_000} min`);
   const deliveredS = (performance.now() - started) / 1000;
-  const peak = sampled.stop();
+  const { peak, gc } = sampled.stop();
   // What the campaign left behind: the heap after a full collection is what is still referenced.
   collectGarbage();
   const after = memory();
-  return { deliveredS, fannedS, idle, peak, after };
+  return { deliveredS, fannedS, idle, peak, after, gc };
 }
 
 /** The campaign's emails' three events each through POST /events, 1000 a request, 4 in flight. */
@@ -267,7 +300,8 @@ async function measure(
       `RSS ${d.after.rss.toFixed(0)}, heap ${d.after.heap.toFixed(0)} MiB; autovacuum ` +
       (vacuum
         ? `emulated every ${naptimeS} s: ${d.vacuums.vacuums} vacuums, ${d.vacuums.analyzes} analyzes, ${(d.vacuums.ms / 1000).toFixed(1)} s`
-        : 'off'),
+        : 'off') +
+      `; GC pauses ${(['minor', 'major', 'incremental'] as const).map((k) => `${k} ${d.gc[k].n}× ${(d.gc[k].ms / 1000).toFixed(1)} s`).join(', ')}`,
   );
   const fig = figureMaker('campaigns', variant);
   return {
