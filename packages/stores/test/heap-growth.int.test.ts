@@ -23,7 +23,7 @@ describe('boundHeapGrowth', () => {
     // The same live set in each.
     expect(Math.abs(bounded.liveMiB - v8Rule.liveMiB)).toBeLessThanOrEqual(8);
     // Measured: 379–385 MiB under V8's rule, 212–214 MiB at 50 %.
-    expect(bounded.peakMiB).toBeLessThan(0.7 * v8Rule.peakMiB);
+    expect(bounded.peakMiB).toBeLessThan(0.8 * v8Rule.peakMiB);
     expect(zero.peakMiB).toBeGreaterThan(0.9 * v8Rule.peakMiB);
   }, 120_000);
 
