@@ -19,6 +19,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '@tern/config';
+import { heapGrowthFlag } from '@tern/stores/memory';
 import { runTsx } from './lib/child.js';
 import { cpuBetween, cpuSnapshot } from './lib/cpu.js';
 import { type BenchResult, type Figure, formatTable, meets } from './lib/report.js';
@@ -190,7 +191,7 @@ for (const { name, key, runtime } of selected.flatMap(runsOf)) {
       nodeFlags: [
         // The heap as `npm start` bounds it (HEAP_GROWTH_PERCENT): every bench measures the
         // product's process, and each ceiling runs in the same process under the same rule.
-        `--heap-growing-percent=${heapGrowthPercent}`,
+        heapGrowthFlag(heapGrowthPercent),
         ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profilesDir, name)}`] : []),
       ],
     });

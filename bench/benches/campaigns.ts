@@ -301,7 +301,7 @@ async function measure(
       (vacuum
         ? `emulated every ${naptimeS} s: ${d.vacuums.vacuums} vacuums, ${d.vacuums.analyzes} analyzes, ${(d.vacuums.ms / 1000).toFixed(1)} s`
         : 'off') +
-      `; GC pauses ${(['minor', 'major', 'incremental'] as const).map((k) => `${k} ${d.gc[k].n}× ${(d.gc[k].ms / 1000).toFixed(1)} s`).join(', ')}`,
+      `; GC pauses ${(['minor', 'major', 'incremental', 'weakcb'] as const).map((k) => `${k} ${d.gc[k].n}× ${(d.gc[k].ms / 1000).toFixed(1)} s`).join(', ')}`,
   );
   const fig = figureMaker('campaigns', variant);
   return {

@@ -134,7 +134,12 @@ export function releaseIdleMemory(
  * calls it once, before any load.
  */
 export function boundHeapGrowth(percent: number): void {
+  setFlagsFromString(heapGrowthFlag(percent));
+}
+
+/** V8's flag that `boundHeapGrowth` sets, for a process started with it (`npm run bench`'s children). */
+export function heapGrowthFlag(percent: number): string {
   if (!Number.isInteger(percent) || percent < 0)
     throw new RangeError(`heap growth must be a whole percent ≥ 0: ${percent}`);
-  setFlagsFromString(`--heap-growing-percent=${percent}`);
+  return `--heap-growing-percent=${percent}`;
 }
