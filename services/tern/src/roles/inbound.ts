@@ -8,6 +8,7 @@ import {
   createRecipientResolver,
   dnsResolverOf,
   type ForwardSender,
+  type InboundRoute,
   listRoutes,
   type ReceivedMessage,
 } from '@tern/inbound';
@@ -30,19 +31,7 @@ export async function startInbound(
       ? { cert: readFileSync(config.smtpTlsCert), key: readFileSync(config.smtpTlsKey) }
       : await devTlsPair(config.dataDir, hostname);
   const forward = forwardSender(ctx);
-  const routesOf = (tenantId: string) => listRoutes(ctx.pool, tenantId);
-  const dmarc = createDmarcConsumer({ pool: ctx.pool, logger });
-  const consume = async (message: ReceivedMessage) => {
-    try {
-      await dmarc(message);
-    } finally {
-      try {
-        await triggerAutomations(ctx, message);
-      } finally {
-        await onReceived?.(message);
-      }
-    }
-  };
+  const { routesOf, onReceived: consume } = arrivalSteps(ctx.pool, logger, onReceived);
   const listener = createInboundListener({
     pool: ctx.pool,
     keyring: ctx.keyring,
@@ -85,14 +74,46 @@ export async function startInbound(
 }
 
 /**
+ * What an arrival does in Tern beyond the listener's own pipeline: the tenant's routes (read for
+ * each message), then each stored message to the DMARC aggregate report consumer (SPEC §26), the
+ * `email.received` automation trigger (SPEC §27) and `onReceived`. The listener and the sweeper
+ * run them; `npm run bench -- inbound` runs the same (issue 43: the bench measures what a
+ * deployment runs).
+ */
+export function arrivalSteps(
+  pool: RuntimeContext['pool'],
+  logger: Parameters<typeof createDmarcConsumer>[0]['logger'],
+  onReceived?: (message: ReceivedMessage) => Promise<void>,
+): {
+  routesOf: (tenantId: string) => Promise<InboundRoute[]>;
+  onReceived: (message: ReceivedMessage) => Promise<void>;
+} {
+  const dmarc = createDmarcConsumer({ pool, logger });
+  return {
+    routesOf: (tenantId) => listRoutes(pool, tenantId),
+    onReceived: async (message) => {
+      try {
+        await dmarc(message);
+      } finally {
+        try {
+          await triggerAutomations(pool, message);
+        } finally {
+          await onReceived?.(message);
+        }
+      }
+    },
+  };
+}
+
+/**
  * `email.received` as an automation trigger (SPEC §27, docs/automations.md): a message from one of
  * the tenant's contacts goes to the trigger inbox under its own id (`inb_…`), once — an MTA's
  * retry of a stored message (`fresh: false`) triggers nothing again. A message from an address that
  * is no contact, or dropped by a route, triggers nothing.
  */
-async function triggerAutomations(ctx: RuntimeContext, message: ReceivedMessage): Promise<void> {
+async function triggerAutomations(pool: RuntimeContext['pool'], message: ReceivedMessage): Promise<void> {
   if (!message.fresh) return;
-  await recordContactEvent(ctx.pool, {
+  await recordContactEvent(pool, {
     tenantId: message.tenantId,
     id: message.id,
     name: 'email.received',
