@@ -8,6 +8,8 @@
  * alone. `BENCH_INBOUND_MESSAGES` per round (default 300), each ≈ 6 KB with a 4 KB attachment;
  * SMTP and HTTP rounds alternate twice, the best of each counts. The DNS server is the tests'
  * in-process one with no records (every verdict `none`): the lookups happen, answered locally.
+ * The listener gets what the runtime gives it (`arrivalSteps`: the routes read per message, the
+ * DMARC consumer, the automation trigger's contact look-up), not the bare pipeline.
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -21,9 +23,11 @@ import {
   ensureInboundAddress,
 } from '@tern/inbound';
 import { createIngestApp } from '@tern/ingest';
+import { silentLogger } from '@tern/kernel';
 import { createKeyring, sealedEventStream } from '@tern/privacy';
 import { DEFAULT_SMTP_LISTENER_LIMITS } from '@tern/smtp-limits';
 import type pg from 'pg';
+import { arrivalSteps } from '../../services/tern/src/roles/inbound.js';
 import { startTestDnsServer } from '../../test/support/dns-server.js';
 import { cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
 import { runOnTableAndKafka } from '../lib/log-variants.js';
@@ -152,6 +156,9 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
     hostname: 'mx.bench.test',
     // One client sending as fast as it can: the per-client minute caps would stop it.
     limits: { ...DEFAULT_SMTP_LISTENER_LIMITS, messagesPerMinute: 1_000_000, recipientsPerMinute: 1_000_000 },
+    // What the runtime adds to every arrival (services/tern/src/roles/inbound.ts): the tenant's
+    // routes read, then the DMARC report consumer and the `email.received` automation trigger.
+    ...arrivalSteps(pool, silentLogger),
     tenantsOf: createRecipientResolver({
       pool,
       inboundDomain: INBOUND_DOMAIN,
