@@ -8,8 +8,8 @@ import {
   createRecipientResolver,
   dnsResolverOf,
   type ForwardSender,
-  type InboundRoute,
   listRoutes,
+  type ReceiveDeps,
   type ReceivedMessage,
 } from '@tern/inbound';
 import { decodeAttachments, enqueueSends } from '@tern/sending';
@@ -82,12 +82,9 @@ export async function startInbound(
  */
 export function arrivalSteps(
   pool: RuntimeContext['pool'],
-  logger: Parameters<typeof createDmarcConsumer>[0]['logger'],
+  logger: NonNullable<ReceiveDeps['logger']>,
   onReceived?: (message: ReceivedMessage) => Promise<void>,
-): {
-  routesOf: (tenantId: string) => Promise<InboundRoute[]>;
-  onReceived: (message: ReceivedMessage) => Promise<void>;
-} {
+): Required<Pick<ReceiveDeps, 'routesOf' | 'onReceived'>> {
   const dmarc = createDmarcConsumer({ pool, logger });
   return {
     routesOf: (tenantId) => listRoutes(pool, tenantId),
