@@ -57,8 +57,6 @@ export interface ReceiveDeps {
    * other parts hang on (routes, DMARC aggregate reports). A throw is logged, never fails the message.
    */
   onReceived?: (message: ReceivedMessage) => Promise<void> | void;
-  /** The tenant's routes (SPEC §24); absent: none. */
-  routesOf?: (tenantId: string) => Promise<InboundRoute[]>;
   /**
    * Sends a `forward` action's message through the send path (SPEC §24); absent: a route's forward
    * is a failure (451), never silently skipped.
@@ -85,6 +83,8 @@ export interface StoredArrival {
   auth: InboundAuth;
   inReplyTo: string | null;
   parsed: ParsedMail;
+  /** The tenant's routes (SPEC §24), as `inbound_routes` held them when the message was stored. */
+  routes: readonly InboundRoute[];
   /** The message parsed with every attachment's bytes, when `parsed` dropped some (a forward sends them). */
   full?: () => Promise<ParsedMail>;
 }
@@ -96,17 +96,15 @@ export interface StoredArrival {
  * duplicate the consumers drop), the row marked announced; a `drop` route's content deleted.
  */
 export async function completeStored(
-  deps: Pick<ReceiveDeps, 'pool' | 'log' | 'routesOf' | 'forward' | 'markAnnounced'>,
+  deps: Pick<ReceiveDeps, 'pool' | 'log' | 'forward' | 'markAnnounced'>,
   m: StoredArrival,
 ): Promise<{ dropped: boolean }> {
   let { parsed } = m;
-  const route = deps.routesOf
-    ? firstMatch(await deps.routesOf(m.tenantId), {
-        recipients: m.recipients,
-        from: m.from,
-        subject: parsed.subject ?? null,
-      })
-    : null;
+  const route = firstMatch(m.routes, {
+    recipients: m.recipients,
+    from: m.from,
+    subject: parsed.subject ?? null,
+  });
   const dropped = route?.actions.some((a) => 'drop' in a) ?? false;
   if (!m.announced) {
     if (route && !dropped && !isForward(parsed)) {
@@ -280,7 +278,8 @@ export async function receiveMessage(
     const hashes = [
       ...new Set([...recipients, ...to, ...addresses(parsed.cc)].map((a) => a.toLowerCase())),
     ].map((a) => deps.keyring.recipientHash(tenantId, a));
-    // Dedup check and insert in one round trip (`storeInbound`), under the dedup key's lock.
+    // Dedup check, insert and the tenant's routes in one round trip (`storeInbound`), under the
+    // dedup key's lock.
     const stored = await storeInbound(
       deps.pool,
       {
@@ -316,6 +315,7 @@ export async function receiveMessage(
       auth,
       inReplyTo,
       parsed,
+      routes: stored.routes,
       full: () => parseFull(raw),
     });
     ids.push(stored.id);

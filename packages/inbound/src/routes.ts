@@ -96,6 +96,27 @@ const toRoute = (r: Row): InboundRoute => ({
   createdAt: r.created_at.toISOString(),
 });
 
+/**
+ * The tenant's routes (as {@link listRoutes} orders and caps them) as one JSON value, for a statement
+ * that reads them beside its own work: the store's (`storeInbound`), so an arrival reads its routes
+ * in the round trip that stores it (issue 43). `tenantParam` is the statement's parameter naming the
+ * tenant (`$2`). Read back with {@link routesFromJson}.
+ */
+export const routesJsonSql = (tenantParam: string): string =>
+  `(SELECT coalesce(json_agg(json_build_object('id', r.id, 'priority', r.priority, 'match', r.match,
+       'actions', r.actions, 'createdAtMs', floor(extract(epoch FROM r.created_at) * 1000))
+       ORDER BY r.priority, r.created_at), '[]'::json)
+      FROM (SELECT id, priority, match, actions, created_at FROM inbound_routes WHERE tenant_id = ${tenantParam}
+             ORDER BY priority, created_at LIMIT 1000) r)`;
+
+/** One route in {@link routesJsonSql}'s value. */
+export type RouteJson = Omit<Row, 'created_at'> & { createdAtMs: number };
+
+/** The routes of {@link routesJsonSql}'s value, as {@link listRoutes} answers them. */
+export function routesFromJson(value: readonly RouteJson[]): InboundRoute[] {
+  return value.map(({ createdAtMs, ...r }) => toRoute({ ...r, created_at: new Date(createdAtMs) }));
+}
+
 export async function insertRoute(
   db: pg.Pool | pg.ClientBase,
   tenantId: string,

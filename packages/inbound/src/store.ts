@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { type InboundRoute, type RouteJson, routesFromJson, routesJsonSql } from './routes.js';
 
 /**
  * The tables of inbound email (SPEC §24; infra/migrations/postgres/0240_inbound.sql): only this
@@ -69,7 +70,8 @@ export interface InboundRow {
 }
 
 /**
- * Stores an arrival unless it is a duplicate, in one round trip (`inbound_store`, migration 0320):
+ * Stores an arrival unless it is a duplicate, and answers the tenant's routes (`routes.ts` names
+ * their table), in one round trip (`inbound_store`, migration 0320):
  * under an advisory lock on the dedup key, the message of the tenant with this key received since
  * `since`, or not announced yet however old (a retry completes it rather than storing a second
  * copy), is answered with `fresh: false`; else the row is inserted (`announced = false`) and
@@ -79,10 +81,16 @@ export async function storeInbound(
   db: Db,
   r: InboundRow,
   since: Date,
-): Promise<{ id: string; announced: boolean; fresh: boolean }> {
-  const { rows } = await db.query<{ id: string; announced: boolean; fresh: boolean }>({
+): Promise<{ id: string; announced: boolean; fresh: boolean; routes: InboundRoute[] }> {
+  const { rows } = await db.query<{
+    id: string;
+    announced: boolean;
+    fresh: boolean;
+    routes: RouteJson[];
+  }>({
     name: 'inbound_store',
-    text: `SELECT id, announced, fresh FROM inbound_store($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22)`,
+    text: `SELECT s.id, s.announced, s.fresh, ${routesJsonSql('$2')} AS routes
+             FROM inbound_store($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22) s`,
     values: [
       r.id,
       r.tenantId,
@@ -110,7 +118,7 @@ export async function storeInbound(
   });
   const row = rows[0];
   if (!row) throw new Error('inbound_store answered no row');
-  return row;
+  return { id: row.id, announced: row.announced, fresh: row.fresh, routes: routesFromJson(row.routes) };
 }
 
 /**

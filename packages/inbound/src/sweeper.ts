@@ -3,6 +3,7 @@ import { type Logger, silentLogger } from '@tern/kernel';
 import { parseForStore, parseFull, rawMessageOf } from './parse.js';
 import { deleteOrphanRawParts, openRaw } from './raw-parts.js';
 import { completeStored, type ReceiveDeps } from './receive.js';
+import { listRoutes } from './routes.js';
 import { deleteInbound, type SealedBlob, type UnannouncedInbound, unannouncedBefore } from './store.js';
 
 /**
@@ -15,7 +16,7 @@ import { deleteInbound, type SealedBlob, type UnannouncedInbound, unannouncedBef
  * rest like any received mail.
  */
 export interface InboundSweeperOptions
-  extends Pick<ReceiveDeps, 'pool' | 'keyring' | 'log' | 'routesOf' | 'forward' | 'onReceived'> {
+  extends Pick<ReceiveDeps, 'pool' | 'keyring' | 'log' | 'forward' | 'onReceived'> {
   /** Age before an unannounced row is swept: longer than any arrival in progress (default 10 min; the SMTP session deadline is 5). */
   graceMs?: number;
   /** Pause between runs (default 60 s). */
@@ -81,6 +82,7 @@ export function createInboundSweeper(opts: InboundSweeperOptions): InboundSweepe
       auth: m.auth,
       inReplyTo: m.inReplyTo,
       parsed,
+      routes: await listRoutes(opts.pool, m.tenantId),
       full: () => parseFull(message),
     });
     if (!dropped && opts.onReceived) {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogDatabase } from '../../../test/support/log-database.js';
 import { closeInOrder } from '../../../test/support/services.js';
 import {
+  type CreateRouteBody,
   createDmarcConsumer,
   createInboundReader,
   createInboundSweeper,
@@ -20,7 +21,7 @@ import {
   eraseInbound,
   type ForwardRequest,
   type InboundListener,
-  type InboundRoute,
+  insertRoute,
   type ReceivedMessage,
 } from '../src/index.js';
 import { attachmentKept } from '../src/parse.js';
@@ -42,9 +43,8 @@ const received: ReceivedMessage[] = [];
 const forwarded: ForwardRequest[] = [];
 const dmarcOutcomes: DmarcOutcome[][] = [];
 
-const route: InboundRoute = {
-  id: 'rt_fwd',
-  createdAt: new Date(0).toISOString(),
+/** The tenant's one route, in `inbound_routes` (the store's round trip reads it with each arrival). */
+const route: CreateRouteBody = {
   priority: 1,
   match: { recipient: FORWARD_TO },
   actions: [{ forward: 'ops@elsewhere.test' }],
@@ -88,10 +88,10 @@ const partsOf = async (id: string) =>
 
 beforeAll(async () => {
   ({ db, pool, keyring } = await openListenerDb(T1, ENCRYPTION_KEY));
+  await insertRoute(pool, T1, 'rt_fwd', route);
   const dmarc = createDmarcConsumer({ pool, logger: { info: () => {}, warn: () => {} } });
   listener = createTestListener(db, keyring, {
     maxBytes: 4 * 1024 * 1024,
-    routesOf: async () => [route],
     forward: async (f) => {
       forwarded.push(f);
     },

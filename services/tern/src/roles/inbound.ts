@@ -8,7 +8,6 @@ import {
   createRecipientResolver,
   dnsResolverOf,
   type ForwardSender,
-  listRoutes,
   type ReceiveDeps,
   type ReceivedMessage,
 } from '@tern/inbound';
@@ -31,7 +30,7 @@ export async function startInbound(
       ? { cert: readFileSync(config.smtpTlsCert), key: readFileSync(config.smtpTlsKey) }
       : await devTlsPair(config.dataDir, hostname);
   const forward = forwardSender(ctx);
-  const { routesOf, onReceived: consume } = arrivalSteps(ctx.pool, logger, onReceived);
+  const { onReceived: consume } = arrivalSteps(ctx.pool, logger, onReceived);
   const listener = createInboundListener({
     pool: ctx.pool,
     keyring: ctx.keyring,
@@ -49,7 +48,6 @@ export async function startInbound(
       inboundDomain: config.inboundDomain,
       receivingTenants: (host) => receivingTenants(ctx.pool, host),
     }),
-    routesOf,
     logger,
     onReceived: consume,
   });
@@ -59,7 +57,6 @@ export async function startInbound(
     keyring: ctx.keyring,
     log: streamOf(ctx),
     forward,
-    routesOf,
     logger,
     onReceived: consume,
   });
@@ -74,20 +71,19 @@ export async function startInbound(
 }
 
 /**
- * What an arrival does in Tern beyond the listener's own pipeline: the tenant's routes (read for
- * each message), then each stored message to the DMARC aggregate report consumer (SPEC §26), the
- * `email.received` automation trigger (SPEC §27) and `onReceived`. The listener and the sweeper
- * run them; `npm run bench -- inbound` runs the same (issue 43: the bench measures what a
- * deployment runs).
+ * What an arrival does in Tern beyond the listener's own pipeline (which stores it, reads the
+ * tenant's routes in the same round trip and acts on them): each stored message to the DMARC
+ * aggregate report consumer (SPEC §26), the `email.received` automation trigger (SPEC §27) and
+ * `onReceived`. The listener and the sweeper run them; `npm run bench -- inbound` runs the same
+ * (issue 43: the bench measures what a deployment runs).
  */
 export function arrivalSteps(
   pool: RuntimeContext['pool'],
   logger: NonNullable<ReceiveDeps['logger']>,
   onReceived?: (message: ReceivedMessage) => Promise<void>,
-): Required<Pick<ReceiveDeps, 'routesOf' | 'onReceived'>> {
+): Required<Pick<ReceiveDeps, 'onReceived'>> {
   const dmarc = createDmarcConsumer({ pool, logger });
   return {
-    routesOf: (tenantId) => listRoutes(pool, tenantId),
     onReceived: async (message) => {
       try {
         await dmarc(message);
