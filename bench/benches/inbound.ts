@@ -8,8 +8,9 @@
  * alone. `BENCH_INBOUND_MESSAGES` per round (default 300), each ≈ 6 KB with a 4 KB attachment;
  * SMTP and HTTP rounds alternate twice, the best of each counts. The DNS server is the tests'
  * in-process one with no records (every verdict `none`): the lookups happen, answered locally.
- * The listener gets what the runtime gives it (`arrivalSteps`: the routes read per message, the
- * DMARC consumer, the automation trigger's contact look-up), not the bare pipeline.
+ * The listener gets what the runtime gives it (`arrivalSteps`: the DMARC consumer, the automation
+ * trigger's contact look-up), not the bare pipeline; each round prints the Postgres statements
+ * this process sent per message.
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -26,7 +27,7 @@ import { createIngestApp } from '@tern/ingest';
 import { silentLogger } from '@tern/kernel';
 import { createKeyring, sealedEventStream } from '@tern/privacy';
 import { DEFAULT_SMTP_LISTENER_LIMITS } from '@tern/smtp-limits';
-import type pg from 'pg';
+import pg from 'pg';
 import { arrivalSteps } from '../../services/tern/src/roles/inbound.js';
 import { startTestDnsServer } from '../../test/support/dns-server.js';
 import { cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
@@ -124,6 +125,14 @@ async function smtpSession(port: number) {
   };
 }
 
+/** Statements this process's pg clients have sent (a count around `pg.Client#query`). */
+const queriesSent = { n: 0 };
+const query = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  queriesSent.n++;
+  return (query as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof query;
+
 /** Runs `n` tasks on `c` workers (worker index given); the wall time in ms. */
 async function inFlight(n: number, c: number, task: (i: number, worker: number) => Promise<void>) {
   let next = 0;
@@ -156,8 +165,8 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
     hostname: 'mx.bench.test',
     // One client sending as fast as it can: the per-client minute caps would stop it.
     limits: { ...DEFAULT_SMTP_LISTENER_LIMITS, messagesPerMinute: 1_000_000, recipientsPerMinute: 1_000_000 },
-    // What the runtime adds to every arrival (services/tern/src/roles/inbound.ts): the tenant's
-    // routes read, then the DMARC report consumer and the `email.received` automation trigger.
+    // What the runtime adds to every arrival (services/tern/src/roles/inbound.ts): the DMARC report
+    // consumer and the `email.received` automation trigger.
     ...arrivalSteps(pool, silentLogger),
     tenantsOf: createRecipientResolver({
       pool,
@@ -207,10 +216,14 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
     const runs: { smtp: number[]; http: number[] } = { smtp: [], http: [] };
     // CPU µs per message of each process (this one, Postgres, the broker), in each side's best round.
     const cpu: { smtp: Record<string, number>[]; http: Record<string, number>[] } = { smtp: [], http: [] };
+    // Statements sent to Postgres per message (every `query` of this process's pg clients).
+    const statements: { smtp: number[]; http: number[] } = { smtp: [], http: [] };
     const timed = async (side: 'smtp' | 'http', round: () => Promise<number>) => {
       const before = cpuSnapshot();
+      const sent = queriesSent.n;
       runs[side].push(await round());
       cpu[side].push(cpuMicrosPer(before, cpuSnapshot(), messages));
+      statements[side].push((queriesSent.n - sent) / messages);
     };
     for (let r = 0; r < 2; r++) {
       await timed('smtp', overSmtp);
@@ -232,7 +245,8 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
     console.error(
       `[inbound] ${variant}: ${smtpPerSecond.toFixed(0)} messages/s over SMTP, ${httpPerSecond.toFixed(0)} events/s ` +
         `over POST /events (1 per request); final . → 250 p50 ${lat.p50.toFixed(1)} ms, p99 ${lat.p99.toFixed(1)} ms; ` +
-        `CPU µs per message SMTP ${JSON.stringify(smtpCpu)}, POST ${JSON.stringify(httpCpu)}`,
+        `CPU µs per message SMTP ${JSON.stringify(smtpCpu)}, POST ${JSON.stringify(httpCpu)}; ` +
+        `statements per message SMTP ${statements.smtp[best('smtp')]!.toFixed(2)}, POST ${statements.http[best('http')]!.toFixed(2)}`,
     );
     const fig = figureMaker('inbound', variant);
     return {
@@ -246,12 +260,15 @@ async function measure(variant: string, raw: EventLog, pool: pg.Pool, _ch: Click
         fig('CPU per message over SMTP, Postgres', smtpCpu.postgres ?? 0, 'µs'),
         fig('CPU per event over POST, bench process', httpCpu['bench process'] ?? 0, 'µs'),
         fig('CPU per event over POST, Postgres', httpCpu.postgres ?? 0, 'µs'),
+        fig('Postgres statements per message over SMTP', statements.smtp[best('smtp')]!, ''),
+        fig('Postgres statements per event over POST', statements.http[best('http')]!, ''),
       ],
       details: {
         messages,
         concurrency,
         runsMs: { smtp: runs.smtp.map((v) => round(v, 0)), http: runs.http.map((v) => round(v, 0)) },
         cpuMicrosPerMessage: cpu,
+        statementsPerMessage: statements,
       },
     };
   } finally {
