@@ -88,7 +88,7 @@ describe('inbound_store as the table grows', () => {
           [T, GROWN],
         );
         // The same call reads the tenant's routes (issue 43): other tenants' routes grow too, and
-        // this tenant has two, the later one first by priority.
+        // this tenant has two, the one listed second first by priority.
         await db.pool.query(
           `INSERT INTO inbound_routes (id, tenant_id, priority, match, actions)
            SELECT 'rt_grown_' || g, 'other-' || g, 1, '{"recipient":"*@x.test"}'::jsonb, '[{"store":true}]'::jsonb
