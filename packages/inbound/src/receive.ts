@@ -21,7 +21,7 @@ import { deleteRawParts, RAW_PART_BYTES, writeRawParts } from './raw-parts.js';
 import { firstMatch, type InboundRoute, matches } from './routes.js';
 import { deleteInbound, markAnnounced, storeInbound } from './store.js';
 
-/** A message as the pipeline's consumers see it once it is stored (the hook of DMARC reports, routes). */
+/** A message as the pipeline's consumers see it once it is stored (`onReceived`: DMARC reports, automations). */
 export interface ReceivedMessage {
   id: string;
   tenantId: string;
@@ -54,7 +54,8 @@ export interface ReceiveDeps {
   logger?: Logger;
   /**
    * Called once per stored message after it is durable (log and store), before the 250: the hook
-   * other parts hang on (routes, DMARC aggregate reports). A throw is logged, never fails the message.
+   * other parts hang on (DMARC aggregate reports, the `email.received` automation trigger; a route
+   * acts before it, in `completeStored`). A throw is logged, never fails the message.
    */
   onReceived?: (message: ReceivedMessage) => Promise<void> | void;
   /**
