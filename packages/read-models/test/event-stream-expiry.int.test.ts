@@ -92,7 +92,10 @@ onEveryPostgres('the event stream expiry', (db, kind) => {
              FROM pg_stat_xact_user_tables WHERE relname = 'event_stream'`,
         );
         expect(gone).toBe(0);
-        expect(kept.rows[0]?.n).toBeLessThanOrEqual(2);
+        // One row read by the statement; the planner's look at the ends of the primary key
+        // (`get_actual_variable_range`) may fetch a few more where the tests above left deleted
+        // entries (4 measured, planning alone, in 1 run of 7); a scan of the tenant reads 20 000.
+        expect(kept.rows[0]?.n).toBeLessThanOrEqual(20);
         expect(await expireEventStream(c, { tenantId: 'z-trim' }, ms(11))).toBe(10);
         const trimmed = await c.query<{ n: number }>(
           `SELECT (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::int AS n
