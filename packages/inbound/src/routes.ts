@@ -96,8 +96,13 @@ const toRoute = (r: Row): InboundRoute => ({
   createdAt: r.created_at.toISOString(),
 });
 
+/** The tenant's routes, by priority then age, 1 000 at most; `tenantParam` names the tenant (`$1`). */
+const routesOfTenantSql = (tenantParam: string): string =>
+  `SELECT id, priority, match, actions, created_at FROM inbound_routes WHERE tenant_id = ${tenantParam}
+   ORDER BY priority, created_at LIMIT 1000`;
+
 /**
- * The tenant's routes (as {@link listRoutes} orders and caps them) as one JSON value, for a statement
+ * The tenant's routes (as {@link listRoutes} reads them) as one JSON value, for a statement
  * that reads them beside its own work: the store's (`storeInbound`), so an arrival reads its routes
  * in the round trip that stores it (issue 43). `tenantParam` is the statement's parameter naming the
  * tenant (`$2`). Read back with {@link routesFromJson}.
@@ -106,8 +111,7 @@ export const routesJsonSql = (tenantParam: string): string =>
   `(SELECT coalesce(json_agg(json_build_object('id', r.id, 'priority', r.priority, 'match', r.match,
        'actions', r.actions, 'createdAtMs', floor(extract(epoch FROM r.created_at) * 1000))
        ORDER BY r.priority, r.created_at), '[]'::json)
-      FROM (SELECT id, priority, match, actions, created_at FROM inbound_routes WHERE tenant_id = ${tenantParam}
-             ORDER BY priority, created_at LIMIT 1000) r)`;
+      FROM (${routesOfTenantSql(tenantParam)}) r)`;
 
 /** One route in {@link routesJsonSql}'s value. */
 export type RouteJson = Omit<Row, 'created_at'> & { createdAtMs: number };
@@ -132,11 +136,7 @@ export async function insertRoute(
 }
 
 export async function listRoutes(db: pg.Pool | pg.ClientBase, tenantId: string): Promise<InboundRoute[]> {
-  const { rows } = await db.query<Row>(
-    `SELECT id, priority, match, actions, created_at FROM inbound_routes WHERE tenant_id = $1
-     ORDER BY priority, created_at LIMIT 1000`,
-    [tenantId],
-  );
+  const { rows } = await db.query<Row>(routesOfTenantSql('$1'), [tenantId]);
   return rows.map(toRoute);
 }
 
