@@ -8,15 +8,8 @@ import type { AddressObject, ParsedMail } from 'mailparser';
 import type pg from 'pg';
 import { type ArrivalFacts, type DnsResolve, verdictsOf } from './auth.js';
 import { type ForwardSender, forwardRequest, isForward } from './forward.js';
-import {
-  attachmentKept,
-  bodyHash,
-  concatRaw,
-  parseForStore,
-  parseFull,
-  type RawMessage,
-  rawMessageOf,
-} from './parse.js';
+import { attachmentKept, bodyHash, concatRaw, type RawMessage, rawMessageOf } from './parse.js';
+import { parseForStore, parseFull } from './parse-store.js';
 import { deleteRawParts, RAW_PART_BYTES, writeRawParts } from './raw-parts.js';
 import { firstMatch, type InboundRoute, matches } from './routes.js';
 import { deleteInbound, markAnnounced, storeInbound } from './store.js';

@@ -1,6 +1,7 @@
 import { createPoller } from '@tern/jobs';
 import { type Logger, silentLogger } from '@tern/kernel';
-import { parseForStore, parseFull, rawMessageOf } from './parse.js';
+import { rawMessageOf } from './parse.js';
+import { parseForStore, parseFull } from './parse-store.js';
 import { deleteOrphanRawParts, openRaw } from './raw-parts.js';
 import { completeStored, type ReceiveDeps } from './receive.js';
 import { listRoutes } from './routes.js';

@@ -1,0 +1,229 @@
+// A small message of a common shape parsed by postal-mime, in mailparser's shape and with its
+// values (docs/inbound.md, "Two parsers, one answer").
+import { createHash } from 'node:crypto';
+import { onFirstUse } from '@tern/kernel';
+import type { ParsedMail } from 'mailparser';
+import { concatRaw, loadMailparser, type RawMessage } from './parse.js';
+
+/** postal-mime and libmime, loaded with the first message parsed, as mailparser is. */
+const loadPostalMime = onFirstUse(() => import('postal-mime'));
+const loadLibmime = onFirstUse(() => import('libmime'));
+
+/** Messages up to this size may be parsed by postal-mime (`parseSimple`); larger ones stream through mailparser. */
+export const SIMPLE_PARSE_BYTES = 256 * 1024;
+
+/** The parts of postal-mime 4.0.0's parser `parseSimple` reads after a parse (its MIME tree and text map). */
+interface PostalNode {
+  contentType: { parsed: { value: string; params: Record<string, string> }; multipart: string | false };
+  contentDisposition: { parsed: { value: string } };
+  contentTransferEncoding: { encoding: string };
+  parentNode?: PostalNode;
+  childNodes: PostalNode[];
+  headers: { key: string; value: string }[];
+}
+interface PostalInternals {
+  root?: PostalNode;
+  textMap?: Map<unknown, unknown>;
+  isInlineTextNode?(node: PostalNode): boolean;
+}
+
+/**
+ * The charset both parsers decode alike (postal-mime decodes with TextDecoder, mailparser with
+ * iconv-lite); US-ASCII too when the text is ASCII (TextDecoder reads it as windows-1252,
+ * mailparser as UTF-8).
+ */
+const SAME_CHARSET = /^utf-?8$/i;
+const ASCII_CHARSET = /^us-ascii$/i;
+/** An encoded word, or an RFC 2231 value, in another charset. */
+const OTHER_CHARSET_WORD = /=\?(?!utf-?8(?:\*[^?]*)?\?)[^?]*\?[bq]\?/i;
+const OTHER_CHARSET_PARAM = /\*=\s*"?(?!utf-?8')[^']*'/i;
+/** Raw 8-bit header bytes: mailparser reads them as Latin-1 in its header lines, postal-mime as UTF-8. */
+const NOT_ASCII = /[\u0080-\uffff]/;
+const SIMPLE_MULTIPART = new Set(['mixed', 'alternative', 'related']);
+const SIMPLE_DISPOSITION = new Set(['', 'inline', 'attachment']);
+
+interface TextParts {
+  plain?: PostalNode;
+  html?: PostalNode;
+  quotedPrintable: boolean;
+}
+
+/**
+ * The message's inline text parts (at most one plain, one HTML) when postal-mime's reading of it
+ * is one mailparser gives too — multipart mixed, alternative or related only; no nested message,
+ * report or calendar part; text in UTF-8 or ASCII, not flowed; attachments in base64; one body,
+ * holding its own part of each text type present (the parsers turn HTML into text, and join text
+ * parts, differently) — else null.
+ */
+function simpleTextParts(p: PostalInternals): TextParts | null {
+  if (!p.root || !p.textMap || !p.isInlineTextNode || p.textMap.size > 1) return null;
+  const parts: TextParts = { quotedPrintable: false };
+  const nodes = [p.root];
+  for (let node = nodes.pop(); node; node = nodes.pop()) {
+    for (const h of node.headers)
+      if (NOT_ASCII.test(h.value) || OTHER_CHARSET_WORD.test(h.value) || OTHER_CHARSET_PARAM.test(h.value))
+        return null;
+    if (node.contentType.multipart) {
+      if (!SIMPLE_MULTIPART.has(node.contentType.multipart)) return null;
+      nodes.push(...node.childNodes);
+      continue;
+    }
+    const type = node.contentType.parsed.value;
+    if (type.startsWith('message/') || type === 'text/calendar' || type === 'application/ics') return null;
+    if (!SIMPLE_DISPOSITION.has(node.contentDisposition.parsed.value)) return null;
+    if (type.startsWith('text/')) {
+      const { charset, format } = node.contentType.parsed.params;
+      if (charset && !SAME_CHARSET.test(charset) && !ASCII_CHARSET.test(charset)) return null;
+      if (/^flowed$/i.test(format ?? '')) return null;
+    }
+    if (p.isInlineTextNode(node)) {
+      const kind = type === 'text/html' ? 'html' : 'plain';
+      if (parts[kind]) return null;
+      parts[kind] = node;
+      if (node.contentTransferEncoding.encoding === 'quoted-printable') parts.quotedPrintable = true;
+    } else if (node.contentTransferEncoding.encoding !== 'base64') {
+      // An attachment sent line by line: mailparser keeps its line ends as sent, postal-mime does not.
+      return null;
+    }
+  }
+  // mailparser answers HTML-only mail with a text made from the HTML; postal-mime makes another.
+  if (parts.html && !parts.plain) return null;
+  return parts;
+}
+
+/**
+ * A text part's body as mailparser gives it: line ends as `\n`, and without the line end
+ * postal-mime adds after the last line of a part sent line by line (7bit, 8bit, quoted-printable)
+ * when the message had none there (the line end before a boundary belongs to the boundary); null
+ * for 8-bit text said to be US-ASCII.
+ */
+function mailparserText(value: string, node: PostalNode, rawEndsWithLf: boolean): string | null {
+  if (ASCII_CHARSET.test(node.contentType.parsed.params.charset ?? '') && NOT_ASCII.test(value)) return null;
+  const text = value.replace(/\r?\n/g, '\n');
+  const lineByLine = node.contentTransferEncoding.encoding !== 'base64';
+  const lastLineEnded = node.parentNode === undefined && rawEndsWithLf;
+  return lineByLine && !lastLineEnded && text.endsWith('\n') ? text.slice(0, -1) : text;
+}
+
+/** Whether a CR stands anywhere but before an LF (postal-mime drops one at a line's end, mailparser keeps it). */
+function hasBareCr(raw: Buffer): boolean {
+  for (let at = raw.indexOf(13); at >= 0; at = raw.indexOf(13, at + 1)) if (raw[at + 1] !== 10) return true;
+  return false;
+}
+
+/** mailparser's form of a Message-ID (angle brackets added when missing), or undefined. */
+function messageIdForm(value: string): string | undefined {
+  let id = value;
+  if (!id) return undefined;
+  if (!id.startsWith('<')) id = `<${id}`;
+  if (!id.endsWith('>')) id += '>';
+  return id;
+}
+
+/**
+ * A small message of a common shape parsed by postal-mime (about a third of mailparser's CPU;
+ * bench/README.md), answered in the shape and with the values mailparser gives through
+ * `parseForStore` — or null when it is of another shape (`simpleTextParts`), for mailparser to
+ * parse. Addresses go through mailparser's own `parseAddressHeader`, an attachment's type through
+ * libmime as mailparser's does. `parse-simple.unit.test.ts` compares both over a corpus.
+ */
+export async function parseSimple(raw: RawMessage): Promise<ParsedMail | null> {
+  if (raw.size > SIMPLE_PARSE_BYTES) return null;
+  const [{ default: PostalMime }, { parseAddressHeader }, { default: libmime }] = await Promise.all([
+    loadPostalMime(),
+    loadMailparser(),
+    loadLibmime(),
+  ]);
+  const bytes = concatRaw(raw);
+  if (hasBareCr(bytes)) return null;
+  const parser = new PostalMime();
+  let email: Awaited<ReturnType<typeof parser.parse>>;
+  try {
+    email = await parser.parse(bytes);
+  } catch {
+    // Whatever postal-mime refuses (its limits, a malformed part) is mailparser's to answer.
+    return null;
+  }
+  const parts = simpleTextParts(parser as unknown as PostalInternals);
+  if (!parts) return null;
+  // mailparser's quoted-printable decoder drops the blanks that end a line, postal-mime's keeps them.
+  if (parts.quotedPrintable && /[ \t](?:\r?\n|$)/.test(bytes.toString('latin1'))) return null;
+  const endsWithLf = bytes[bytes.length - 1] === 10;
+  // Header values as mailparser reads them: libmime's unfolding (a fold and the blanks after it
+  // become one space), then its decoding per header.
+  const headers = new Map<string, string>();
+  const all = new Map<string, string[]>();
+  for (const h of email.headerLines) {
+    const { value } = libmime.decodeHeader(h.line);
+    // mailparser's map leaves out a header with an empty value.
+    if (!headers.has(h.key) && value !== '') headers.set(h.key, value);
+    all.set(h.key, [...(all.get(h.key) ?? []), value]);
+  }
+  const first = (key: string) => all.get(key)?.[0];
+  const decoded = (value: string) => {
+    try {
+      return libmime.decodeWords(value);
+    } catch {
+      return value;
+    }
+  };
+  const mail: Record<string, unknown> = {
+    headers,
+    // mailparser's header lines join a folded header's lines with CRLF, whatever the message's line ends.
+    headerLines: email.headerLines.map((h) => ({ key: h.key, line: h.line.replace(/\n/g, '\r\n') })),
+    html: parts.html ? mailparserText(email.html ?? '', parts.html, endsWithLf) : false,
+  };
+  if (parts.plain) mail.text = mailparserText(email.text ?? '', parts.plain, endsWithLf);
+  // An empty body (mailparser leaves out its text or HTML as it goes) or 8-bit ASCII: let it answer.
+  if (mail.text === '' || mail.html === '' || mail.text === null || mail.html === null) return null;
+  const subject = first('subject');
+  if (subject) mail.subject = decoded(subject);
+  for (const [key, name] of [
+    ['message-id', 'messageId'],
+    ['in-reply-to', 'inReplyTo'],
+  ] as const) {
+    const id = messageIdForm(decoded(first(key) ?? ''));
+    if (id) mail[name] = id;
+  }
+  const date = first('date');
+  if (date) {
+    // As mailparser: a date that does not parse is the time of parsing.
+    const at = new Date(date);
+    mail.date = Number.isNaN(at.getTime()) ? new Date() : at;
+  }
+  const refs = (all.get('references') ?? []).flatMap((v) =>
+    decoded(v)
+      .split(/\s+/)
+      .flatMap((r) => messageIdForm(r) ?? []),
+  );
+  if (refs.length > 0) mail.references = refs.length === 1 ? refs[0] : refs;
+  for (const key of ['from', 'to', 'cc', 'bcc', 'reply-to'] as const) {
+    const values = all.get(key);
+    if (!values) continue;
+    const objects = (key === 'from' ? values.slice(0, 1) : values).map((v) => parseAddressHeader(v));
+    mail[key === 'reply-to' ? 'replyTo' : key] = objects.length === 1 ? objects[0] : objects;
+  }
+  mail.attachments = email.attachments.map((a) => {
+    const content = Buffer.from(a.content as ArrayBuffer);
+    const contentType =
+      a.mimeType === 'application/octet-stream' && a.filename
+        ? libmime.detectMimeType(a.filename) || a.mimeType
+        : a.mimeType;
+    return {
+      type: 'attachment',
+      content,
+      contentType,
+      ...(a.disposition ? { contentDisposition: a.disposition } : {}),
+      filename: a.filename ?? undefined,
+      ...(a.contentId
+        ? { contentId: a.contentId, cid: a.contentId.trim().replace(/^<|>$/g, '').trim() }
+        : {}),
+      ...(a.related ? { related: true } : {}),
+      headers: new Map(),
+      headerLines: [],
+      checksum: createHash('md5').update(content).digest('hex'),
+      size: content.length,
+    };
+  });
+  return mail as unknown as ParsedMail;
+}

@@ -1,0 +1,391 @@
+// `parseSimple` (postal-mime, for small messages of the common shapes) answers what mailparser
+// answers through `parseStreamed` (`parseForStore`'s other path) for every field an arrival
+// reads, or declines (null) so that mailparser parses the message. Each message of the corpus
+// says which it expects: a test that only compared the declined ones would pass with a parser
+// that declined everything.
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import type { ParsedMail } from 'mailparser';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import { describe, expect, it } from 'vitest';
+import type { RawMessage } from '../src/parse.js';
+import { parseSimple, SIMPLE_PARSE_BYTES } from '../src/parse-simple.js';
+import { parseStreamed } from '../src/parse-store.js';
+
+const one = (raw: Buffer): RawMessage => ({ chunks: [raw], size: raw.length });
+const compose = (mail: ConstructorParameters<typeof MailComposer>[0]) =>
+  new MailComposer({ messageId: '<m@sender.test>', date: new Date(0), ...mail }).compile().build();
+const lines = (...l: string[]) => Buffer.from(l.join('\r\n'));
+
+/** What an arrival reads of a parse (receive.ts, forward.ts, dmarc.ts), in comparable form. */
+function view(mail: ParsedMail) {
+  const addresses = (a: ParsedMail['to']) =>
+    a === undefined ? undefined : (Array.isArray(a) ? a : [a]).map((o) => o.value);
+  return {
+    subject: mail.subject,
+    date: mail.date,
+    messageId: mail.messageId,
+    inReplyTo: mail.inReplyTo,
+    references: mail.references,
+    text: mail.text,
+    html: mail.html,
+    from: addresses(mail.from),
+    to: addresses(mail.to),
+    cc: addresses(mail.cc),
+    bcc: addresses(mail.bcc),
+    replyTo: addresses(mail.replyTo),
+    headerLines: mail.headerLines,
+    headerKeys: [...new Set(mail.headers.keys())].sort(),
+    attachments: mail.attachments.map((a) => ({
+      filename: a.filename,
+      contentType: a.contentType,
+      size: a.size,
+      checksum: a.checksum,
+      contentId: a.contentId,
+      cid: a.cid,
+      related: a.related,
+      contentDisposition: a.contentDisposition,
+      content: a.content.toString('base64'),
+    })),
+  };
+}
+
+/** mailparser's keys that list headers under another name (list-*) or none (received parts). */
+const comparableKeys = (keys: string[]) => keys.filter((k) => !k.startsWith('list'));
+
+/** `simple`: parsed by postal-mime (true), declined (false), or either (undefined). Answers which. */
+async function expectSame(raw: Buffer, simple?: boolean): Promise<boolean> {
+  const fast = await parseSimple(one(raw));
+  if (simple === false || (simple === undefined && fast === null)) {
+    expect(fast, 'declined').toBeNull();
+    return false;
+  }
+  expect(fast, 'parsed by postal-mime').not.toBeNull();
+  const got = view(fast!);
+  const want = view(await parseStreamed(one(raw)));
+  expect({ ...got, headerKeys: comparableKeys(got.headerKeys) }).toEqual({
+    ...want,
+    headerKeys: comparableKeys(want.headerKeys),
+  });
+  return true;
+}
+
+const file = randomBytes(3000);
+const corpus: [string, () => Buffer | Promise<Buffer>, boolean][] = [
+  ['text only', () => compose({ from: 'a@b.test', to: 'c@d.test', subject: 'Hi', text: 'Hello.' }), true],
+  [
+    'text and HTML',
+    () =>
+      compose({
+        from: 'Ann <a@b.test>',
+        to: 'c@d.test',
+        subject: 'Hi',
+        text: 'Hello.',
+        html: '<p>Hello.</p>',
+      }),
+    true,
+  ],
+  [
+    'text, HTML, attachments, reply headers',
+    () =>
+      compose({
+        from: 'Ann <ann@sender.test>',
+        to: 'Bob <bob@in.test>, carol@in.test',
+        cc: 'dan@in.test',
+        replyTo: 'help@sender.test',
+        subject: 'Two files',
+        inReplyTo: '<older@tern.test>',
+        references: ['<oldest@tern.test>', '<older@tern.test>'],
+        text: 'Plain words.',
+        html: '<p>Some <b>words</b>.</p>',
+        attachments: [
+          { filename: 'small.bin', content: file },
+          { filename: 'notes.txt', content: 'a text file\r\n' },
+          { filename: 'page.html', content: '<p>x</p>', contentType: 'text/html' },
+        ],
+      }),
+    true,
+  ],
+  [
+    'an inline image by Content-ID',
+    () =>
+      compose({
+        from: 'a@b.test',
+        to: 'c@d.test',
+        text: 'see image',
+        html: '<img src="cid:logo@x">',
+        attachments: [{ filename: 'logo.png', content: file, cid: 'logo@x' }],
+      }),
+    true,
+  ],
+  [
+    'non-ASCII subject, names and file name (UTF-8)',
+    () =>
+      compose({
+        from: '"Zoë Ünal" <zoe@b.test>',
+        to: '"Jürgen, Sr." <j@d.test>',
+        subject: 'Grüße aus Köln — ein recht langer Betreff, der gefaltet werden muss, damit er passt',
+        text: 'Grüße 👋',
+        html: '<p>Grüße 👋</p>',
+        attachments: [{ filename: 'Übersicht 2026.pdf', content: file }],
+      }),
+    true,
+  ],
+  [
+    'quoted-printable text',
+    () => compose({ from: 'a@b.test', to: 'c@d.test', text: `${'é'.repeat(100)}\n= done` }),
+    true,
+  ],
+  [
+    'a group, several To headers, a punycode domain, no Message-ID brackets',
+    () =>
+      lines(
+        'From: Ann <ann@xn--mnchen-3ya.test>',
+        'To: Team: x@d.test, y@d.test;',
+        'To: z@d.test',
+        'Subject: groups',
+        'Message-ID: bare@sender.test',
+        'References: <a@x.test>',
+        '',
+        'body',
+        '',
+      ),
+    true,
+  ],
+  [
+    'bare LF line ends, no MIME headers',
+    () => Buffer.from('From: a@b.test\nTo: c@d.test\nSubject: lf\n\nline one\nline two\n'),
+    true,
+  ],
+  ['no body at all', () => Buffer.from('From: a@b.test\r\nSubject: empty\r\n\r\n'), false],
+  [
+    'HTML only: mailparser derives the text',
+    () => compose({ from: 'a@b.test', to: 'c@d.test', html: '<p>Hi <b>you</b></p>' }),
+    false,
+  ],
+  [
+    'ISO-8859-1 text',
+    () =>
+      Buffer.concat([
+        lines(
+          'From: a@b.test',
+          'Content-Type: text/plain; charset=iso-8859-1',
+          'Content-Transfer-Encoding: 8bit',
+          '',
+          '',
+        ),
+        Buffer.from([0x47, 0x72, 0xfc, 0xdf, 0x65, 0x80, 0x0d, 0x0a]),
+      ]),
+    false,
+  ],
+  [
+    'an encoded word in ISO-8859-1',
+    () => lines('From: a@b.test', 'Subject: =?iso-8859-1?q?Gr=FC=DFe?=', '', 'x', ''),
+    false,
+  ],
+  [
+    'a forwarded message (message/rfc822)',
+    async () =>
+      compose({
+        from: 'a@b.test',
+        text: 'fwd',
+        attachments: [
+          { content: await compose({ from: 'x@y.test', text: 'inner' }), contentType: 'message/rfc822' },
+        ],
+      }),
+    false,
+  ],
+  [
+    'a calendar invitation',
+    () =>
+      compose({
+        from: 'a@b.test',
+        text: 'invite',
+        icalEvent: { method: 'request', content: 'BEGIN:VCALENDAR\r\nEND:VCALENDAR' },
+      }),
+    false,
+  ],
+  [
+    'format=flowed text',
+    () =>
+      lines(
+        'From: a@b.test',
+        'Content-Type: text/plain; charset=utf-8; format=flowed',
+        '',
+        'soft ',
+        'wrap',
+        '',
+      ),
+    false,
+  ],
+  [
+    'two inline text parts in mixed',
+    () =>
+      lines(
+        'From: a@b.test',
+        'Content-Type: multipart/mixed; boundary="B"',
+        '',
+        '--B',
+        'Content-Type: text/plain',
+        '',
+        'one',
+        '--B',
+        'Content-Type: text/plain',
+        '',
+        'two',
+        '--B--',
+        '',
+      ),
+    false,
+  ],
+];
+
+describe('parseSimple', () => {
+  for (const [name, make, simple] of corpus)
+    it(`${simple ? 'answers as mailparser' : 'declines'}: ${name}`, async () => {
+      await expectSame(await make(), simple);
+    });
+
+  it('declines a message over its size', async () => {
+    const raw = await compose({
+      from: 'a@b.test',
+      text: 'big',
+      attachments: [{ content: randomBytes(SIMPLE_PARSE_BYTES) }],
+    });
+    expect(await parseSimple(one(raw))).toBeNull();
+  });
+
+  it('answers as mailparser for any text, subject and names of the simple shapes (empty bodies left to it)', async () => {
+    let parsed = 0;
+    const text = fc.string({ unit: 'grapheme', maxLength: 200 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({ subject: text, name: text, body: text, html: fc.option(text), file: fc.option(text) }),
+        async ({ subject, name, body, html, file }) => {
+          const raw = await compose({
+            from: { name, address: 'a@b.test' },
+            to: 'c@d.test',
+            subject,
+            text: body,
+            ...(html !== null ? { html } : {}),
+            ...(file !== null ? { attachments: [{ filename: `${file}.txt`, content: file }] } : {}),
+          });
+          if (await expectSame(raw, body === '' || html === '' ? undefined : true)) parsed++;
+        },
+      ),
+      { numRuns: 300 },
+    );
+    expect(parsed).toBeGreaterThan(200);
+  });
+});
+
+describe('parseSimple over hand-made MIME', () => {
+  it('answers as mailparser, or declines, for any folding, line end, transfer encoding and part layout', async () => {
+    const ascii = fc.string({
+      unit: fc.constantFrom(
+        'a',
+        'Z',
+        ' ',
+        '\t',
+        '.',
+        '=',
+        '<',
+        '>',
+        '@',
+        ';',
+        '"',
+        '1',
+        '=?utf-8?q?=C3=A9_x?=',
+        '=?UTF-8?B?w6k=?=',
+      ),
+      maxLength: 40,
+    });
+    const lineText = fc.string({
+      unit: fc.constantFrom('a', 'b', ' ', '=', '.', '-', 'é', '\r'),
+      maxLength: 30,
+    });
+    const encoding = fc.constantFrom('7bit', '8bit', 'quoted-printable', 'base64', '');
+    const part = fc.record({
+      type: fc.constantFrom('text/plain', 'text/html', 'application/octet-stream', 'image/png'),
+      disposition: fc.constantFrom(
+        '',
+        'inline',
+        'attachment',
+        'attachment; filename="a b.pdf"',
+        'inline; filename="n.txt"',
+        "attachment; filename*=utf-8''%C3%A9t%C3%A9.pdf",
+        'attachment; filename="=?utf-8?q?=C3=A9?=.png"',
+      ),
+      charset: fc.constantFrom(
+        '',
+        '; charset=utf-8',
+        '; charset=US-ASCII',
+        '; charset="UTF-8"',
+        '; name="x.bin"',
+      ),
+      contentId: fc.constantFrom('', '<img1@x>'),
+      encoding,
+      lines: fc.array(lineText, { maxLength: 4 }),
+    });
+    let parsed = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          eol: fc.constantFrom('\r\n', '\n'),
+          subject: fc.array(ascii, { minLength: 1, maxLength: 3 }),
+          messageId: ascii,
+          layout: fc.constantFrom('single', 'mixed', 'alternative', 'related'),
+          parts: fc.array(part, { minLength: 1, maxLength: 3 }),
+          endsWithEol: fc.boolean(),
+          from: fc.constantFrom(
+            'From: Ann <a@b.test>',
+            'From: "Ann (x)" <a@b.test> (comment)',
+            'From: =?utf-8?q?Zo=C3=AB?= <z@b.test>',
+            'From: a@b.test, b@b.test',
+            'FROM: <a@b.test>',
+          ),
+        }),
+        async ({ eol, subject, messageId, layout, parts, endsWithEol, from }) => {
+          const body = (p: (typeof parts)[number]) => {
+            const text = p.lines.join(eol);
+            if (p.encoding === 'base64')
+              return Buffer.from(text)
+                .toString('base64')
+                .replace(/.{1,76}/g, `$&${eol}`)
+                .trimEnd();
+            return text;
+          };
+          const head = (p: (typeof parts)[number]) => [
+            `Content-Type: ${p.type}${p.charset}`,
+            ...(p.disposition ? [`Content-Disposition: ${p.disposition}`] : []),
+            ...(p.contentId ? [`Content-ID: ${p.contentId}`] : []),
+            ...(p.encoding ? [`Content-Transfer-Encoding: ${p.encoding}`] : []),
+          ];
+          const top = [
+            from,
+            'To: c@d.test',
+            `Subject: ${subject.join(`${eol} `)}`,
+            `Message-ID: ${messageId}`,
+            `References: ${messageId} <r@x.test>`,
+          ];
+          const lines =
+            layout === 'single'
+              ? [...top, ...head(parts[0]!), '', body(parts[0]!)]
+              : [
+                  ...top,
+                  `Content-Type: multipart/${layout};${eol} boundary="B"`,
+                  '',
+                  ...parts.flatMap((p) => ['--B', ...head(p), '', body(p)]),
+                  '--B--',
+                ];
+          const raw = Buffer.from(lines.join(eol) + (endsWithEol ? eol : ''));
+          if (await expectSame(raw)) parsed++;
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    // Most of these random layouts are declined (several text parts, attachments sent line by line,
+    // stray CRs); the simple ones among them (about a tenth) must be taken, and answered alike.
+    expect(parsed).toBeGreaterThan(50);
+  });
+});
