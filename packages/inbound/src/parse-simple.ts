@@ -111,6 +111,39 @@ function hasBareCr(raw: Buffer): boolean {
   return false;
 }
 
+/** Headers mailparser's map holds as an object (a date, an address list, a parsed value) whatever their value. */
+const ALWAYS_KEPT = new Set([
+  'date',
+  'references',
+  'content-type',
+  'content-disposition',
+  'dkim-signature',
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'sender',
+  'reply-to',
+  'delivered-to',
+  'return-path',
+  'disposition-notification-to',
+  'priority',
+  'x-priority',
+  'x-msmail-priority',
+  'importance',
+]);
+const PRIORITY = new Set(['priority', 'x-priority', 'x-msmail-priority', 'importance']);
+
+/** The name mailparser's header map gives a header (the priorities as `priority`, List-* as `list`). */
+const mapName = (key: string) => (PRIORITY.has(key) ? 'priority' : key.startsWith('list-') ? 'list' : key);
+
+/** Whether mailparser's header map holds a header of this value (it leaves out an empty one). */
+function mailparserKeeps(key: string, value: string, decoded: (v: string) => string): boolean {
+  if (ALWAYS_KEPT.has(key)) return true;
+  if (key === 'subject' || key === 'message-id' || key === 'in-reply-to') return decoded(value) !== '';
+  return value !== '';
+}
+
 /** mailparser's form of a Message-ID (angle brackets added when missing), or undefined. */
 function messageIdForm(value: string): string | undefined {
   let id = value;
@@ -146,20 +179,14 @@ export async function parseSimple(raw: RawMessage): Promise<ParsedMail | null> {
   }
   const parts = simpleTextParts(parser as unknown as PostalInternals);
   if (!parts) return null;
-  // mailparser's quoted-printable decoder drops the blanks that end a line, postal-mime's keeps them.
-  if (parts.quotedPrintable && /[ \t](?:\r?\n|$)/.test(bytes.toString('latin1'))) return null;
+  // mailparser's quoted-printable decoder drops the blanks that end a line, postal-mime's keeps
+  // them; and a part whose last line is a soft break (`=` before a boundary or the end) ends
+  // without the line end `mailparserText` takes off.
+  if (parts.quotedPrintable && /[ \t](?:\r?\n|$)|=(?:\r?\n(?=--)|\r?\n?$)/.test(bytes.toString('latin1')))
+    return null;
   const endsWithLf = bytes[bytes.length - 1] === 10;
   // Header values as mailparser reads them: libmime's unfolding (a fold and the blanks after it
   // become one space), then its decoding per header.
-  const headers = new Map<string, string>();
-  const all = new Map<string, string[]>();
-  for (const h of email.headerLines) {
-    const { value } = libmime.decodeHeader(h.line);
-    // mailparser's map leaves out a header with an empty value.
-    if (!headers.has(h.key) && value !== '') headers.set(h.key, value);
-    all.set(h.key, [...(all.get(h.key) ?? []), value]);
-  }
-  const first = (key: string) => all.get(key)?.[0];
   const decoded = (value: string) => {
     try {
       return libmime.decodeWords(value);
@@ -167,6 +194,18 @@ export async function parseSimple(raw: RawMessage): Promise<ParsedMail | null> {
       return value;
     }
   };
+  // The header map holds each header's first value (unfolded, not decoded: only presence is read
+  // of it, `isForward`), under the names mailparser's map has.
+  const headers = new Map<string, string>();
+  const all = new Map<string, string[]>();
+  for (const h of email.headerLines) {
+    const { value } = libmime.decodeHeader(h.line);
+    const name = mapName(h.key);
+    if (!headers.has(name) && mailparserKeeps(h.key, value, decoded)) headers.set(name, value);
+    const values = all.get(h.key);
+    if (values) values.push(value);
+    else all.set(h.key, [value]);
+  }
   const mail: Record<string, unknown> = {
     headers,
     // mailparser's header lines join a folded header's lines with CRLF, whatever the message's line ends.
@@ -176,31 +215,43 @@ export async function parseSimple(raw: RawMessage): Promise<ParsedMail | null> {
   if (parts.plain) mail.text = mailparserText(email.text ?? '', parts.plain, endsWithLf);
   // An empty body (mailparser leaves out its text or HTML as it goes) or 8-bit ASCII: let it answer.
   if (mail.text === '' || mail.html === '' || mail.text === null || mail.html === null) return null;
-  const subject = first('subject');
-  if (subject) mail.subject = decoded(subject);
+  // As mailparser: a single-valued header is the first of its headers whose value is not empty
+  // once decoded; a date that does not parse is the time of parsing.
+  const subject = all
+    .get('subject')
+    ?.map(decoded)
+    .find((v) => v !== '');
+  if (subject !== undefined) mail.subject = subject;
   for (const [key, name] of [
     ['message-id', 'messageId'],
     ['in-reply-to', 'inReplyTo'],
   ] as const) {
-    const id = messageIdForm(decoded(first(key) ?? ''));
-    if (id) mail[name] = id;
+    const id = all
+      .get(key)
+      ?.map((v) => messageIdForm(decoded(v)))
+      .find((v) => v !== undefined);
+    if (id !== undefined) mail[name] = id;
   }
-  const date = first('date');
-  if (date) {
-    // As mailparser: a date that does not parse is the time of parsing.
+  const date = all.get('date')?.[0];
+  if (date !== undefined) {
     const at = new Date(date);
     mail.date = Number.isNaN(at.getTime()) ? new Date() : at;
   }
-  const refs = (all.get('references') ?? []).flatMap((v) =>
-    decoded(v)
-      .split(/\s+/)
-      .flatMap((r) => messageIdForm(r) ?? []),
-  );
-  if (refs.length > 0) mail.references = refs.length === 1 ? refs[0] : refs;
+  const references = all.get('references');
+  if (references) {
+    const refs = references.flatMap((v) =>
+      decoded(v)
+        .split(/\s+/)
+        .flatMap((r) => messageIdForm(r) ?? []),
+    );
+    mail.references = refs.length === 1 ? refs[0] : refs;
+  }
   for (const key of ['from', 'to', 'cc', 'bcc', 'reply-to'] as const) {
     const values = all.get(key);
     if (!values) continue;
-    const objects = (key === 'from' ? values.slice(0, 1) : values).map((v) => parseAddressHeader(v));
+    // From and Reply-To are single-valued in mailparser, To, Cc and Bcc one object per header.
+    const single = key === 'from' || key === 'reply-to';
+    const objects = (single ? values.slice(0, 1) : values).map((v) => parseAddressHeader(v));
     mail[key === 'reply-to' ? 'replyTo' : key] = objects.length === 1 ? objects[0] : objects;
   }
   mail.attachments = email.attachments.map((a) => {

@@ -50,9 +50,6 @@ function view(mail: ParsedMail) {
   };
 }
 
-/** mailparser's keys that list headers under another name (list-*) or none (received parts). */
-const comparableKeys = (keys: string[]) => keys.filter((k) => !k.startsWith('list'));
-
 /** `simple`: parsed by postal-mime (true), declined (false), or either (undefined). Answers which. */
 async function expectSame(raw: Buffer, simple?: boolean): Promise<boolean> {
   const fast = await parseSimple(one(raw));
@@ -63,10 +60,7 @@ async function expectSame(raw: Buffer, simple?: boolean): Promise<boolean> {
   expect(fast, 'parsed by postal-mime').not.toBeNull();
   const got = view(fast!);
   const want = view(await parseStreamed(one(raw)));
-  expect({ ...got, headerKeys: comparableKeys(got.headerKeys) }).toEqual({
-    ...want,
-    headerKeys: comparableKeys(want.headerKeys),
-  });
+  expect(got).toEqual(want);
   return true;
 }
 
@@ -153,6 +147,29 @@ const corpus: [string, () => Buffer | Promise<Buffer>, boolean][] = [
     true,
   ],
   [
+    'headers repeated or empty: the first non-empty Subject, the first Reply-To, empty References, renamed keys',
+    () =>
+      lines(
+        'From: a@b.test',
+        'Subject:',
+        'Subject: =?utf-8?q??=',
+        'Subject: second',
+        'Reply-To: r1@b.test',
+        'Reply-To: r2@b.test',
+        'Message-ID:',
+        'Message-ID: <later@b.test>',
+        'References:',
+        'X-Priority: 1',
+        'List-Unsubscribe: <mailto:u@b.test>',
+        'X-Empty:',
+        'Tern-Forwarded-Inbound: inb_1',
+        '',
+        'body',
+        '',
+      ),
+    true,
+  ],
+  [
     'bare LF line ends, no MIME headers',
     () => Buffer.from('From: a@b.test\nTo: c@d.test\nSubject: lf\n\nline one\nline two\n'),
     true,
@@ -219,6 +236,24 @@ const corpus: [string, () => Buffer | Promise<Buffer>, boolean][] = [
     false,
   ],
   [
+    'a quoted-printable part whose last line is a soft break',
+    () =>
+      lines(
+        'From: a@b.test',
+        'Content-Type: multipart/mixed; boundary="B"',
+        '',
+        '--B',
+        'Content-Type: text/plain; charset=utf-8',
+        'Content-Transfer-Encoding: quoted-printable',
+        '',
+        'a',
+        '=',
+        '--B--',
+        '',
+      ),
+    false,
+  ],
+  [
     'two inline text parts in mixed',
     () =>
       lines(
@@ -255,7 +290,7 @@ describe('parseSimple', () => {
     expect(await parseSimple(one(raw))).toBeNull();
   });
 
-  it('answers as mailparser for any text, subject and names of the simple shapes (empty bodies left to it)', async () => {
+  it('answers as mailparser for any text, subject and names of the simple shapes, or declines a few', async () => {
     let parsed = 0;
     const text = fc.string({ unit: 'grapheme', maxLength: 200 });
     await fc.assert(
@@ -270,11 +305,13 @@ describe('parseSimple', () => {
             ...(html !== null ? { html } : {}),
             ...(file !== null ? { attachments: [{ filename: `${file}.txt`, content: file }] } : {}),
           });
-          if (await expectSame(raw, body === '' || html === '' ? undefined : true)) parsed++;
+          if (await expectSame(raw)) parsed++;
         },
       ),
       { numRuns: 300 },
     );
+    // Declined: empty bodies, and a quoted-printable body beside a base64 part ending in padding
+    // (`=` before a boundary, which may be a soft break: docs/inbound.md). 277 of 300 parsed.
     expect(parsed).toBeGreaterThan(200);
   });
 });
