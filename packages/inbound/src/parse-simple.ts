@@ -20,6 +20,7 @@ interface PostalNode {
   parentNode?: PostalNode;
   childNodes: PostalNode[];
   headers: { key: string; value: string }[];
+  rawHeaderLines: { key: string; line: string }[];
 }
 interface PostalInternals {
   root?: PostalNode;
@@ -37,6 +38,8 @@ const ASCII_CHARSET = /^us-ascii$/i;
 /** An encoded word, or an RFC 2231 value, in another charset. */
 const OTHER_CHARSET_WORD = /=\?(?!utf-?8(?:\*[^?]*)?\?)[^?]*\?[bq]\?/i;
 const OTHER_CHARSET_PARAM = /\*=\s*"?(?!utf-?8')[^']*'/i;
+/** A header line as RFC 5322 has it: a name of printable characters, no blank before the colon. */
+const HEADER_LINE = /^[!-9;-~]+:/;
 /** Raw 8-bit header bytes: mailparser reads them as Latin-1 in its header lines, postal-mime as UTF-8. */
 const NOT_ASCII = /[\u0080-\uffff]/;
 const SIMPLE_MULTIPART = new Set(['mixed', 'alternative', 'related']);
@@ -50,25 +53,36 @@ interface TextParts {
 
 /**
  * The message's inline text parts (at most one plain, one HTML) when postal-mime's reading of it
- * is one mailparser gives too — multipart mixed, alternative or related only; no nested message,
- * report or calendar part; text in UTF-8 or ASCII, not flowed; attachments in base64; one body,
- * holding its own part of each text type present (the parsers turn HTML into text, and join text
- * parts, differently) — else null.
+ * is one mailparser gives too — well-formed header lines; multipart mixed, alternative or related
+ * only, each closed by its boundary; no nested message, report or calendar part; text in UTF-8 or
+ * ASCII, not flowed; attachments in base64; one body, holding its own part of each text type
+ * present (the parsers turn HTML into text, and join text parts, differently) — else null.
+ * `text` is the message as Latin-1.
  */
-function simpleTextParts(p: PostalInternals): TextParts | null {
+function simpleTextParts(p: PostalInternals, text: string): TextParts | null {
   if (!p.root || !p.textMap || !p.isInlineTextNode || p.textMap.size > 1) return null;
+  // No header at all: mailparser answers one empty header line.
+  if (p.root.rawHeaderLines.length === 0) return null;
   const parts: TextParts = { quotedPrintable: false };
   const nodes = [p.root];
   for (let node = nodes.pop(); node; node = nodes.pop()) {
     for (const h of node.headers)
       if (NOT_ASCII.test(h.value) || OTHER_CHARSET_WORD.test(h.value) || OTHER_CHARSET_PARAM.test(h.value))
         return null;
+    // A line without a colon, an mbox `From ` line, a blank before the colon: the parsers name
+    // such a header differently.
+    if (!node.rawHeaderLines.every((h) => HEADER_LINE.test(h.line))) return null;
     if (node.contentType.multipart) {
       if (!SIMPLE_MULTIPART.has(node.contentType.multipart)) return null;
+      // Without its closing boundary the last part runs to the end, and mailparser keeps its line end.
+      const boundary = node.contentType.parsed.params.boundary;
+      if (!boundary || !text.includes(`--${boundary}--`)) return null;
       nodes.push(...node.childNodes);
       continue;
     }
     const type = node.contentType.parsed.value;
+    // A Content-Type without a type (mailparser answers `false` for it).
+    if (!type.includes('/')) return null;
     if (type.startsWith('message/') || type === 'text/calendar' || type === 'application/ics') return null;
     if (!SIMPLE_DISPOSITION.has(node.contentDisposition.parsed.value)) return null;
     if (type.startsWith('text/')) {
@@ -177,13 +191,13 @@ export async function parseSimple(raw: RawMessage): Promise<ParsedMail | null> {
     // Whatever postal-mime refuses (its limits, a malformed part) is mailparser's to answer.
     return null;
   }
-  const parts = simpleTextParts(parser as unknown as PostalInternals);
+  const latin1 = bytes.toString('latin1');
+  const parts = simpleTextParts(parser as unknown as PostalInternals, latin1);
   if (!parts) return null;
   // mailparser's quoted-printable decoder drops the blanks that end a line, postal-mime's keeps
   // them; and a part whose last line is a soft break (`=` before a boundary or the end) ends
   // without the line end `mailparserText` takes off.
-  if (parts.quotedPrintable && /[ \t](?:\r?\n|$)|=(?:\r?\n(?=--)|\r?\n?$)/.test(bytes.toString('latin1')))
-    return null;
+  if (parts.quotedPrintable && /[ \t](?:\r?\n|$)|=(?:\r?\n(?=--)|\r?\n?$)/.test(latin1)) return null;
   const endsWithLf = bytes[bytes.length - 1] === 10;
   // Header values as mailparser reads them: libmime's unfolding (a fold and the blanks after it
   // become one space), then its decoding per header.

@@ -253,6 +253,61 @@ const corpus: [string, () => Buffer | Promise<Buffer>, boolean][] = [
       ),
     false,
   ],
+  // Reduced from public test suites' messages (mikel/mail, mailgun/flanker, MimeKit) where the
+  // parsers differed before parseSimple declined them.
+  [
+    'an mbox From line first',
+    () => lines('From a@b.test Mon Jan 1 00:00:00 2024', 'From: a@b.test', '', 'x', ''),
+    false,
+  ],
+  [
+    'a header line without a colon',
+    () => lines('From: a@b.test', 'References: <a@b.test>', 'x@b.test>', '', 'x', ''),
+    false,
+  ],
+  ['a blank before a colon', () => lines('From  : a@b.test', 'Subject: x', '', 'x', ''), false],
+  ['no header at all', () => lines('', 'just a body', ''), false],
+  [
+    'a part whose Content-Type has no type',
+    () =>
+      lines(
+        'From: a@b.test',
+        'Content-Type: multipart/mixed; boundary="B"',
+        '',
+        '--B',
+        'Content-Type: text/plain',
+        '',
+        'x',
+        '--B',
+        'Content-Type: ; name="a.jpg"',
+        'Content-Transfer-Encoding: base64',
+        '',
+        'AAAA',
+        '--B--',
+        '',
+      ),
+    false,
+  ],
+  [
+    'a multipart without its closing boundary',
+    () =>
+      lines(
+        'From: a@b.test',
+        'Content-Type: multipart/alternative; boundary="B"',
+        '',
+        '--B',
+        'Content-Type: text/plain',
+        '',
+        'x',
+        '--B',
+        'Content-Type: text/html',
+        '',
+        '<p>x</p>',
+        '',
+        '',
+      ),
+    false,
+  ],
   [
     'two inline text parts in mixed',
     () =>
