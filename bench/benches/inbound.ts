@@ -31,6 +31,7 @@ import pg from 'pg';
 import { arrivalSteps } from '../../services/tern/src/roles/inbound.js';
 import { startTestDnsServer } from '../../test/support/dns-server.js';
 import { cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
+import { inboundMessage } from '../lib/inbound-message.js';
 import { runOnTableAndKafka } from '../lib/log-variants.js';
 import { figureMaker } from '../lib/report.js';
 import { BENCH_ENCRYPTION_KEY, sealedAsRuntime } from '../lib/sealing.js';
@@ -42,33 +43,7 @@ const env = benchEnv(process.env);
 const messages = Number(process.env.BENCH_INBOUND_MESSAGES ?? 300);
 const concurrency = Number(process.env.BENCH_INBOUND_CONCURRENCY ?? 8);
 const INBOUND_DOMAIN = 'in.bench.test';
-const attachment = randomBytes(3072)
-  .toString('base64')
-  .match(/.{1,76}/g)!
-  .join('\r\n');
-
-const message = (to: string, i: number) =>
-  [
-    'From: Ann <ann@sender.test>',
-    `To: ${to}`,
-    `Subject: Bench ${i}`,
-    `Message-ID: <${runTag()}-${i}@sender.test>`,
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/mixed; boundary="B"',
-    '',
-    '--B',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    `Hello ${i}, a line of text to read.`,
-    '--B',
-    'Content-Type: application/octet-stream; name="data.bin"',
-    'Content-Disposition: attachment; filename="data.bin"',
-    'Content-Transfer-Encoding: base64',
-    '',
-    attachment,
-    '--B--',
-    '',
-  ].join('\r\n');
+const message = (to: string, i: number) => inboundMessage(to, runTag(), i);
 
 /** One SMTP session on a plain socket: each command awaits its whole reply (multi-line included). */
 async function smtpSession(port: number) {

@@ -5,41 +5,15 @@
  * parsers, one answer".
  *   npx tsx bench/experiments/parse-cpu.ts [parses=3000] [rounds=4]
  */
-import { randomBytes } from 'node:crypto';
 import { parseSimple, parseStreamed, type RawMessage } from '@tern/inbound';
+import { inboundMessage } from '../lib/inbound-message.js';
 
 const PARSES = Number(process.argv[2] ?? 3000);
 const ROUNDS = Number(process.argv[3] ?? 4);
 
-// The message of bench/benches/inbound.ts: ≈ 6 KB, a text part and a 3 KB attachment in base64.
-const attachment = randomBytes(3072)
-  .toString('base64')
-  .match(/.{1,76}/g)!
-  .join('\r\n');
+// The message of bench/benches/inbound.ts.
 const message = (i: number): RawMessage => {
-  const raw = Buffer.from(
-    [
-      'From: Ann <ann@sender.test>',
-      'To: support@in.bench.test',
-      `Subject: Bench ${i}`,
-      `Message-ID: <parse-${i}@sender.test>`,
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/mixed; boundary="B"',
-      '',
-      '--B',
-      'Content-Type: text/plain; charset=utf-8',
-      '',
-      `Hello ${i}, a line of text to read.`,
-      '--B',
-      'Content-Type: application/octet-stream; name="data.bin"',
-      'Content-Disposition: attachment; filename="data.bin"',
-      'Content-Transfer-Encoding: base64',
-      '',
-      attachment,
-      '--B--',
-      '',
-    ].join('\r\n'),
-  );
+  const raw = Buffer.from(inboundMessage('support@in.bench.test', 'parse', i));
   return { chunks: [raw], size: raw.length };
 };
 
