@@ -24,7 +24,8 @@ export {
 } from './forward.js';
 export { createInboundListener, type InboundListener, type InboundListenerOptions } from './listener.js';
 export { attachmentKept, KEEP_ATTACHMENT_BYTES, type RawMessage } from './parse.js';
-export { parsedFields, parseSimple } from './parse-simple.js';
+export { parsedFields } from './parse-fields.js';
+export { parseSimple } from './parse-simple.js';
 export { parseStreamed } from './parse-store.js';
 export { RAW_PART_BYTES } from './raw-parts.js';
 export {
