@@ -129,23 +129,22 @@ const OTHER_CHARSET_NAMED = /\bcharset\s*=\s*"?(?!(?:utf-?8|us-ascii)\b)/i;
 const HTML_PART = /^content-type:\s*text\/html/im;
 const PLAIN_PART = /^content-type:\s*text\/plain/im;
 
+/** A CR anywhere but before an LF (postal-mime drops one at a line's end, mailparser keeps it). */
+const BARE_CR = /\r(?!\n)/;
+
 /**
  * Whether the raw message (as Latin-1) shows a shape `simpleTextParts` would decline, without
- * parsing it: another charset named anywhere, or an HTML part and no plain one. Anywhere means in
- * a body too: such a message is only parsed by mailparser, as before. Each pattern is linear.
+ * parsing it: a stray CR, another charset named anywhere, or an HTML part and no plain one.
+ * Anywhere means in a body too: such a message is only parsed by mailparser, as before. Each
+ * pattern is linear.
  */
 function declinedUnparsed(text: string): boolean {
   return (
+    BARE_CR.test(text) ||
     OTHER_CHARSET_NAMED.test(text) ||
     OTHER_CHARSET_WORD.test(text) ||
     (HTML_PART.test(text) && !PLAIN_PART.test(text))
   );
-}
-
-/** Whether a CR stands anywhere but before an LF (postal-mime drops one at a line's end, mailparser keeps it). */
-function hasBareCr(raw: Buffer): boolean {
-  for (let at = raw.indexOf(13); at >= 0; at = raw.indexOf(13, at + 1)) if (raw[at + 1] !== 10) return true;
-  return false;
 }
 
 /** Headers mailparser's map holds as an object (a date, an address list, a parsed value) whatever their value. */
@@ -208,7 +207,7 @@ export async function parseSimple(raw: RawMessage): Promise<ParsedMail | null> {
   const latin1 = bytes.toString('latin1');
   // What is seen in the raw message is declined before postal-mime parses it (mailparser would
   // parse it a second time): a stray CR, another charset named, HTML without a plain part.
-  if (hasBareCr(bytes) || declinedUnparsed(latin1)) return null;
+  if (declinedUnparsed(latin1)) return null;
   const parser = new PostalMime();
   let email: Awaited<ReturnType<typeof parser.parse>>;
   try {
