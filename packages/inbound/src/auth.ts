@@ -78,6 +78,32 @@ function dkimVerdict(results: readonly { status: { result: string } }[]): string
   return results[0]!.status.result;
 }
 
+/** A header naming a signature mailauth verifies against the body (DKIM, ARC), in any case. */
+const SIGNATURE_HEADER = /dkim-signature|arc-/i;
+
+/**
+ * What mailauth needs to read of a message: only its header block when no header names a DKIM or
+ * ARC signature (most mail), else the whole message. Unsigned, mailauth reads the body for
+ * nothing — it hashes a body only for a signature — and its verdicts come from the headers, the
+ * envelope and DNS: the same answers from the header block alone, for 18–33 % less CPU on the
+ * inbound bench's 6 KB message (bench/experiments/auth-cpu.ts). The block ends where mailauth's
+ * parser ends it: at the first LF that follows an LF (alone or as CRLF), which must be in the
+ * first chunk; else the whole message is read.
+ */
+export function authInput(raw: RawMessage): Buffer | RawMessage {
+  const first = raw.chunks[0];
+  if (first === undefined) return raw;
+  const lf = first.indexOf('\n\n');
+  const crlf = first.indexOf('\n\r\n');
+  const end = Math.min(
+    lf < 0 ? Number.POSITIVE_INFINITY : lf + 2,
+    crlf < 0 ? Number.POSITIVE_INFINITY : crlf + 3,
+  );
+  if (end === Number.POSITIVE_INFINITY) return raw;
+  const headers = first.subarray(0, end);
+  return SIGNATURE_HEADER.test(headers.toString('latin1')) ? raw : headers;
+}
+
 /**
  * SPF, DKIM, DMARC and ARC of a message on arrival (mailauth; DNS through `resolve`). A verdict
  * that could not be reached in `timeoutMs` (a resolver that never answers) is `temperror`: the
@@ -95,9 +121,11 @@ export async function verdictsOf(
   });
   try {
     const { authenticate } = await loadMailauth();
+    // A signed message is read from its chunks as a stream: mailauth hashes the body as it goes,
+    // no copy of the message.
+    const read = authInput(rawMessageOf(raw));
     const result = await Promise.race([
-      // Read from the chunks as a stream: mailauth hashes the body as it goes, no copy of the message.
-      authenticate(rawStream(rawMessageOf(raw)), {
+      authenticate(Buffer.isBuffer(read) ? read : rawStream(read), {
         ip: facts.clientIp,
         helo: facts.helo,
         sender: facts.sender,
