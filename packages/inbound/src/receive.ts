@@ -256,19 +256,19 @@ export async function receiveMessage(
     const to = headerTo.length > 0 ? headerTo : recipients;
     // Under the sender's key, not recorded as the id's (`email_keys`): nothing is sealed by this id
     // later, and each part names its key (the row keeps it too: from_hash, period).
-    const seal = (label: string, data: Buffer) =>
-      deps.keyring.sealBytesForAddress(tenantId, id, from, receivedAt, label, data);
-    const summary = await seal(
-      'summary',
-      Buffer.from(JSON.stringify({ from, to, subject: parsed.subject ?? null })),
-    );
-    const content = await seal(
-      'content',
-      Buffer.from(JSON.stringify(contentOf(parsed, envelope, recipients))),
-    );
+    const sealParts = (parts: readonly { label: string; data: Buffer }[]) =>
+      deps.keyring.sealBytesForAddress(tenantId, id, from, receivedAt, parts);
+    const seal = async (label: string, data: Buffer) => (await sealParts([{ label, data }]))[0]!;
     // Over one part, the raw is sealed and written part by part before the row (raw-parts.ts).
     const rawParts = raw.size > partBytes ? await writeRawParts(deps.pool, raw, partBytes, seal, id) : 0;
-    const sealedRaw = rawParts > 0 ? EMPTY_BLOB : await seal('raw', concatRaw(raw));
+    const sealed = await sealParts([
+      { label: 'summary', data: Buffer.from(JSON.stringify({ from, to, subject: parsed.subject ?? null })) },
+      { label: 'content', data: Buffer.from(JSON.stringify(contentOf(parsed, envelope, recipients))) },
+      ...(rawParts > 0 ? [] : [{ label: 'raw', data: concatRaw(raw) }]),
+    ]);
+    const summary = sealed[0]!;
+    const content = sealed[1]!;
+    const sealedRaw = sealed[2] ?? EMPTY_BLOB;
     const hashes = [
       ...new Set([...recipients, ...to, ...addresses(parsed.cc)].map((a) => a.toLowerCase())),
     ].map((a) => deps.keyring.recipientHash(tenantId, a));

@@ -231,9 +231,15 @@ describe('keyring and sealing event log (real Postgres)', () => {
     const parts = ['summary', 'content', 'raw'].map(
       (label) => [label, Buffer.from(`${label} of the received message`)] as const,
     );
-    const sealed = [];
-    for (const [label, data] of parts)
-      sealed.push(await ring.sealBytesForAddress('t1', 'inb_r1', 'Rae@example.com', at, label, data));
+    // The three parts at once: one key for all, each under its own IV and label.
+    const sealed = await ring.sealBytesForAddress(
+      't1',
+      'inb_r1',
+      'Rae@example.com',
+      at,
+      parts.map(([label, data]) => ({ label, data })),
+    );
+    expect(new Set(sealed.map((s) => s.iv.toString('hex'))).size).toBe(3);
     // The sender's key created once; nothing recorded for the inbound id.
     expect(statements).toEqual(['INSERT INTO data_keys']);
     const { rows } = await db.pool.query('SELECT 1 FROM email_keys WHERE tenant_id = $1 AND email_id = $2', [
@@ -250,7 +256,10 @@ describe('keyring and sealing event log (real Postgres)', () => {
     expect(await keyring.openBytes('t1', 'inb_r1', 'content', sealed[0]!)).toBeNull();
     // A second message of the same sender and month: its key is cached, no statement.
     statements.length = 0;
-    await ring.sealBytesForAddress('t1', 'inb_r2', 'rae@example.com', at, 'summary', Buffer.from('y'));
+    const [again] = await ring.sealBytesForAddress('t1', 'inb_r2', 'rae@example.com', at, [
+      { label: 'summary', data: Buffer.from('y') },
+    ]);
+    expect(await keyring.openBytes('t1', 'inb_r2', 'summary', again!)).toEqual(Buffer.from('y'));
     expect(statements).toEqual([]);
     expect(await keyring.eraseKeys('t1', 'rae@example.com')).toBe(1);
     for (const [n, [label]] of parts.entries())

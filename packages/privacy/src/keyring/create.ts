@@ -109,8 +109,8 @@ export function createKeyring(opts: KeyringOptions): Keyring {
     emailId: string,
     label: string,
     data: Buffer,
+    iv: Buffer = randomBytes(12),
   ): SealedBytes {
-    const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', keys.get(cacheKey(ref.tenantId, ref.rh, ref.p))!, iv);
     cipher.setAAD(bytesAad(ref.tenantId, emailId, label, ref.rh, ref.p));
     // AES-GCM's final() adds no byte: no second copy of a large message.
@@ -218,9 +218,13 @@ export function createKeyring(opts: KeyringOptions): Keyring {
       return sealBytesWith(await keysRecorded([{ tenantId, emailId }], [ref]), ref, emailId, label, data);
     },
 
-    async sealBytesForAddress(tenantId, emailId, email, at, label, data) {
+    async sealBytesForAddress(tenantId, emailId, email, at, parts) {
       const ref = { tenantId, rh: recipientHash(tenantId, email), p: periodOf(at) };
-      return sealBytesWith(await keysForSeal([ref]), ref, emailId, label, data);
+      const keys = await keysForSeal([ref]);
+      const ivs = randomBytes(12 * parts.length);
+      return parts.map(({ label, data }, n) =>
+        sealBytesWith(keys, ref, emailId, label, data, ivs.subarray(12 * n, 12 * n + 12)),
+      );
     },
 
     async openBytes(tenantId, emailId, label, sealed) {

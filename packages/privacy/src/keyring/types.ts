@@ -105,15 +105,15 @@ export interface Keyring {
    * without recording it as the message's key (`email_keys`, as `sealForRecipients` does for
    * fields): for a message no later event is sealed by id, received mail (SPEC §24, sealed under
    * its sender's key). The sealed value names its key; erasing the address makes it unreadable.
+   * Several parts of the message at once: one key lookup and one draw of randomness for all.
    */
   sealBytesForAddress(
     tenantId: string,
     emailId: string,
     email: string,
     at: Date,
-    label: string,
-    data: Buffer,
-  ): Promise<SealedBytes>;
+    parts: readonly { label: string; data: Buffer }[],
+  ): Promise<SealedBytes[]>;
   /** The bytes, or null when the key is gone (erased, past retention) or the value is not genuine. */
   openBytes(tenantId: string, emailId: string, label: string, sealed: SealedBytes): Promise<Buffer | null>;
   /** Deletes every key of the recipient (all months); returns how many were deleted. */
