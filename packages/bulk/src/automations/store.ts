@@ -258,10 +258,13 @@ export async function recordContactEvent(
   db: Queryable,
   e: { tenantId: string; id: string; name: string; email: string; at: Date },
 ): Promise<TrackOutcome> {
-  const { rows } = await db.query<{ id: string }>(
-    'SELECT id FROM contacts WHERE tenant_id = $1 AND email = $2',
-    [e.tenantId, e.email.trim().toLowerCase()],
-  );
+  // Named (prepared once per connection): every inbound message asks it, mostly of a stranger.
+  // Its generic plan is the (tenant_id, email) unique index's, whatever the table's statistics.
+  const { rows } = await db.query<{ id: string }>({
+    name: 'contact_id_by_email',
+    text: 'SELECT id FROM contacts WHERE tenant_id = $1 AND email = $2',
+    values: [e.tenantId, e.email.trim().toLowerCase()],
+  });
   const contactId = rows[0]?.id;
   if (contactId === undefined) return { kind: 'no_contact' };
   await recordAutomationEvent(db, { tenantId: e.tenantId, id: e.id, name: e.name, contactId, at: e.at });
