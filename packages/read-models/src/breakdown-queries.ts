@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { DIM_COUNTER_NAMES, type DimCounters } from '@tern/domain';
 import { z } from 'zod';
 import { DIMS_VIEW } from './daily-analytics.js';
+import { createDimTagsCheck, DIM_TAGS_VIEW } from './dim-tags.js';
 
 /**
  * The reads of the sliceable rollup (SPEC §26; its owner, `daily-analytics.ts`, writes it): a
@@ -110,9 +111,10 @@ const wholeHourMemo = new Map<string, boolean>();
  * The WHERE of a range and filters, with its parameters (every value is a bound parameter), and
  * the time column the query groups by: `toStartOfHour(d.bucket)` in a whole-hour zone (what the
  * hourly projections hold: ClickHouse reads them when no filter names another column), else the
- * 15-minute `d.bucket`. Both give the same answer in such a zone.
+ * 15-minute `d.bucket`. Both give the same answer in such a zone. `tagRows`: the rows are the tag
+ * companion's (`email_dim_tags`, keyed by tag), whose `tag` column a tag filter compares.
  */
-function whereOf(p: z.output<typeof breakdownParams>, hourly: boolean) {
+function whereOf(p: z.output<typeof breakdownParams>, hourly: boolean, tagRows = false) {
   const params: Record<string, unknown> = {
     tenantId: p.tenantId,
     fromDay: p.fromDay,
@@ -132,11 +134,19 @@ function whereOf(p: z.output<typeof breakdownParams>, hourly: boolean) {
     if (value === undefined) continue;
     params[`f_${dim}`] = value;
     parts.push(
-      dim === 'tag' ? `has(d.tags, {f_tag:String})` : `d.${DIMENSION_COLUMNS[dim]} = {f_${dim}:String}`,
+      dim !== 'tag'
+        ? `d.${DIMENSION_COLUMNS[dim]} = {f_${dim}:String}`
+        : tagRows
+          ? 'd.tag = {f_tag:String}'
+          : 'has(d.tags, {f_tag:String})',
     );
   }
-  return { where: parts.join(' AND '), params, time };
+  return { where: parts.join(' AND '), params, time, from: tagRows ? DIM_TAGS_VIEW : DIMS_VIEW };
 }
+
+/** Whether a query of `p` reads the tag companion: under a tag filter, when it serves. */
+const readsTagRows = (p: z.output<typeof breakdownParams>, served: boolean) =>
+  served && p.filters.tag !== undefined;
 
 /**
  * The SQL of a breakdown: its `rows` (the top keys by total); each key's `series` points (`keys`
@@ -148,8 +158,9 @@ export function breakdownSql(
   p: z.output<typeof breakdownParams>,
   part: 'rows' | 'series' | 'both',
   hourly = wholeHourZone(p.timeZone, p.fromDay, p.toDay),
+  tagRows = false,
 ) {
-  const { where, params, time } = whereOf(p, hourly);
+  const { where, params, time, from } = whereOf(p, hourly, readsTagRows(p, tagRows));
   const startOf = (t: string) =>
     `toUnixTimestamp(${p.interval === 'hour' ? 'toStartOfHour' : 'toStartOfDay'}(${t}, {tz:String})) AS start`;
   const timed = part !== 'rows';
@@ -159,7 +170,7 @@ export function breakdownSql(
           key: 'tag_key',
           start: startOf('x.t'),
           sums: BREAKDOWN_COUNTERS.map((c) => `sum(x.${c}) AS ${c}`).join(', '),
-          from: `(SELECT d.tags AS tags${timed ? `, ${time} AS t` : ''}, ${SUMS} FROM ${DIMS_VIEW} AS d
+          from: `(SELECT d.tags AS tags${timed ? `, ${time} AS t` : ''}, ${SUMS} FROM ${from} AS d
                    WHERE ${where} GROUP BY tags${timed ? ', t' : ''}) AS x LEFT ARRAY JOIN x.tags AS tag_key`,
           where: 'true',
         }
@@ -167,7 +178,7 @@ export function breakdownSql(
           key: `d.${DIMENSION_COLUMNS[p.by]}`,
           start: startOf(time),
           sums: SUMS,
-          from: `${DIMS_VIEW} AS d`,
+          from: `${from} AS d`,
           where,
         };
   const select = (extra: string) =>
@@ -215,14 +226,24 @@ export interface BreakdownQueryOptions {
    * (what the tests compare against).
    */
   projections?: boolean;
+  /**
+   * Read a tag filter from the tag companion (`email_dim_tags`, dim-tags.ts) when it serves the
+   * version `email_dims` serves (default). `false` tests every row's tags in `email_dims`: the
+   * same answers, slower (what the tests compare against).
+   */
+  tagRows?: boolean;
 }
 
 export function createBreakdownQueries(
   ch: ClickHouseClient,
-  { projections = true }: BreakdownQueryOptions = {},
+  { projections = true, tagRows = true }: BreakdownQueryOptions = {},
 ): BreakdownQueries {
   const hourlyFor = (p: z.output<typeof breakdownParams>) =>
     projections && wholeHourZone(p.timeZone, p.fromDay, p.toDay);
+  const tagsServed = createDimTagsCheck(ch);
+  /** Whether `p`'s query may read the tag companion: asked of ClickHouse only under a tag filter. */
+  const tagRowsFor = async (p: z.output<typeof breakdownParams>) =>
+    tagRows && p.filters.tag !== undefined && (await tagsServed());
   async function rows<T extends z.ZodType>(schema: T, query: string, params: Record<string, unknown>) {
     const result = await ch.query({ query, query_params: params, format: 'JSONEachRow' });
     return z.array(schema).parse(await result.json()) as z.infer<T>[];
@@ -231,23 +252,24 @@ export function createBreakdownQueries(
     async breakdown(input) {
       const p = breakdownParams.parse(input);
       const hourly = hourlyFor(p);
+      const byTag = await tagRowsFor(p);
       if (p.interval !== undefined && !(hourly && unfiltered(p))) {
         // No projection answers: rows and points in one scan of the 15-minute rows.
-        const both = breakdownSql(p, 'both', hourly);
+        const both = breakdownSql(p, 'both', hourly, byTag);
         const all = await rows(seriesRow, both.query, { ...both.params, limit: p.limit });
         const series = all.filter((r) => r.start !== 0);
         return { rows: all.filter((r) => r.start === 0).map(({ start: _, ...row }) => row), series };
       }
-      const top = breakdownSql(p, 'rows', hourly);
+      const top = breakdownSql(p, 'rows', hourly, byTag);
       const found = await rows(breakdownRow, top.query, { ...top.params, limit: p.limit });
       if (p.interval === undefined || found.length === 0) return { rows: found, series: [] };
-      const points = breakdownSql(p, 'series', hourly);
+      const points = breakdownSql(p, 'series', hourly, byTag);
       const series = await rows(seriesRow, points.query, { ...points.params, keys: found.map((r) => r.key) });
       return { rows: found, series };
     },
     async deliverability(input) {
       const p = breakdownParams.parse({ ...input, by: 'provider' });
-      const { where, params } = whereOf(p, hourlyFor(p));
+      const { where, params, from } = whereOf(p, hourlyFor(p), await tagRowsFor(p));
       return rows(
         deliverabilityRow,
         `SELECT provider, sum(t) AS total, sum(s) AS sent, sum(dl) AS delivered,
@@ -257,7 +279,7 @@ export function createBreakdownQueries(
            FROM (SELECT d.mailbox_provider AS provider, d.delivery_seconds AS seconds, sum(d.total) AS t,
                         sum(d.sent) AS s, sum(d.delivered) AS dl, sum(d.bounced) AS b, sum(d.complained) AS c,
                         sum(d.delayed) AS dy
-                   FROM ${DIMS_VIEW} AS d WHERE ${where} GROUP BY provider, seconds)
+                   FROM ${from} AS d WHERE ${where} GROUP BY provider, seconds)
           GROUP BY provider HAVING total != 0 OR sent != 0 ORDER BY total DESC, provider ASC`,
         params,
       );

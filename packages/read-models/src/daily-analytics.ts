@@ -2,6 +2,14 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { type AnalyticsDelta, type DimDelta, utcDay } from '@tern/domain';
 import { READ_MODEL_CHANNEL, readModelPayload } from '@tern/stores';
 import type pg from 'pg';
+import {
+  createDimTagsVersion,
+  dimTagsTableOf,
+  dimTagsTables,
+  noCompanion,
+  serveDimTagsTable,
+  tagRowsOf,
+} from './dim-tags.js';
 import type { ChReadModel, ProjectionBatch } from './read-model.js';
 import { lastClaim } from './timeline.js';
 
@@ -120,7 +128,12 @@ export async function shipDimRows(
   rows: readonly DimDelta[],
 ): Promise<void> {
   if (rows.length === 0) return;
-  await insertDeduplicated(ch, table, token, rows.map(dimRowOf));
+  const values = rows.map(dimRowOf);
+  await insertDeduplicated(ch, table, token, values);
+  // Its tag companion (dim-tags.ts), same token: a re-shipped block is dropped by each table.
+  const tagged = tagRowsOf(values);
+  if (tagged.length > 0)
+    await insertDeduplicated(ch, dimTagsTableOf(table), token, tagged).catch(noCompanion);
 }
 
 export type ShipFn = (
@@ -226,9 +239,7 @@ export const ROLLUP_TABLES = [DAILY_TABLE, PROJECT_DAILY_TABLE, MACHINE_DAILY_TA
  */
 async function deleteDays(ch: ClickHouseClient, where: string, params: Record<string, unknown>) {
   let issued = 0;
-  // Every version of the sliceable rollup: the serving one and one a reprojection is filling.
-  const tables = [...new Set([...ROLLUP_TABLES, ...(await dimVersions(ch)).map((v) => v.table)])];
-  for (const table of tables) {
+  for (const table of await rollupTables(ch)) {
     const probe = await ch.query({
       query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
       query_params: params,
@@ -246,7 +257,7 @@ async function deleteDays(ch: ClickHouseClient, where: string, params: Record<st
 export const dailyAnalytics: ChReadModel = {
   name: 'daily analytics',
   store: 'clickhouse',
-  tables: [...ROLLUP_TABLES, OUTBOX_TABLE],
+  tables: [...ROLLUP_TABLES, dimTagsTableOf(DIMS_TABLE), OUTBOX_TABLE],
   expire(ch, scope, cutoff) {
     const cutoffDay = utcDay(cutoff.getTime());
     return 'tenantId' in scope
@@ -298,12 +309,14 @@ export async function createDimsVersion(
   await ch.command({ query: `DROP TABLE IF EXISTS ${to}` });
   await ch.command({ query: `CREATE TABLE ${to} AS ${from}` });
   for (const column of addColumns) await ch.command({ query: `ALTER TABLE ${to} ADD COLUMN ${column}` });
+  await createDimTagsVersion(ch, from, to, addColumns);
 }
 
 /** Points `email_dims`, what every reader queries, at `table`: one atomic metadata change. */
 export async function serveDimsTable(ch: ClickHouseClient, table: string): Promise<void> {
   if (!DIMS_VERSION.test(table)) throw new Error(`not a version of the sliceable rollup: ${table}`);
   await ch.command({ query: `CREATE OR REPLACE VIEW ${DIMS_VIEW} AS SELECT *, day FROM ${table}` });
+  await serveDimTagsTable(ch, table);
 }
 
 /** The versions of the sliceable rollup that exist in ClickHouse, oldest first. */
@@ -323,6 +336,15 @@ export async function dimVersions(ch: ClickHouseClient): Promise<{ table: string
  * version of the sliceable one too (the projector writes the one `analytics_dims_targets` names).
  */
 export async function truncateRollups(ch: ClickHouseClient): Promise<void> {
-  const tables = [...new Set([...ROLLUP_TABLES, ...(await dimVersions(ch)).map((v) => v.table)])];
-  for (const table of tables) await ch.command({ query: `TRUNCATE TABLE IF EXISTS ${table}` });
+  for (const table of await rollupTables(ch))
+    await ch.command({ query: `TRUNCATE TABLE IF EXISTS ${table}` });
+}
+
+/**
+ * Every rollup table: the day tables, every version of the sliceable rollup (the serving one and
+ * one a reprojection is filling) and their tag companions.
+ */
+async function rollupTables(ch: ClickHouseClient): Promise<string[]> {
+  const versions = (await dimVersions(ch)).map((v) => v.table);
+  return [...new Set([...ROLLUP_TABLES, ...versions, ...(await dimTagsTables(ch))])];
 }

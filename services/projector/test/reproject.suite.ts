@@ -243,6 +243,24 @@ export function runReprojectSuite(
       const targets = await pool.query('SELECT tables FROM analytics_dims_targets');
       expect(targets.rows).toEqual([{ tables: ['email_dims_v2'] }]);
 
+      // v2's tag companion (ClickHouse migration 0033) was made and filled with it, the throwaway
+      // column too, and is served with it: each tag's figures there are the version's own.
+      const [tagView] = await query<{ q: string }>(
+        "SELECT create_table_query AS q FROM system.tables WHERE name = 'email_dim_tags' AND database = currentDatabase()",
+      );
+      expect(tagView?.q).toContain('email_dims_v2_tags');
+      for (const tenant of [quiet, busy]) {
+        const perTag = (from: string) =>
+          query<Record<string, string | number>>(
+            `SELECT tag, tag_count, sum(total) AS n, sum(complained) AS k FROM ${from}
+              WHERE tenant_id = {t:String} GROUP BY tag, tag_count HAVING n != 0 OR k != 0 ORDER BY ALL`,
+            { t: tenant },
+          );
+        const companion = await perTag('email_dim_tags');
+        expect(companion.length, tenant).toBeGreaterThan(0);
+        expect(companion).toEqual(await perTag('email_dims ARRAY JOIN tags AS tag'));
+      }
+
       // The throwaway dimension, filled for every past email: emails by number of tags.
       const byTagCount = await query<{ tag_count: number; n: string }>(
         `SELECT tag_count, sum(total) AS n FROM email_dims WHERE tenant_id = {t:String}

@@ -256,9 +256,9 @@ describe('retention job', () => {
       ran: true,
       deletedLogs: expectedDeleted,
       deletedContent: expectedContent,
-      // One DELETE per rollup table holding expired days: email_daily_v2 and email_dims_v1, per
-      // each of the 3 scopes.
-      clickhouseDeletes: 6,
+      // One DELETE per rollup table holding expired days: email_daily_v2, email_dims_v1 and its tag
+      // companion email_dims_v1_tags, per each of the 3 scopes.
+      clickhouseDeletes: 9,
     });
 
     for (const tenant of [D, S, L]) {
@@ -273,6 +273,15 @@ describe('retention job', () => {
       const cutoffDay = Number(isoDay(cutoff).replaceAll('-', ''));
       const days = await chDays(tenant);
       expect(days.every((d) => d.day! >= cutoffDay)).toBe(true);
+      // The sliceable rollup and its tag companion kept no day before the cut-off either.
+      for (const table of ['email_dims_v1', 'email_dims_v1_tags']) {
+        const old = await stores.ch.query({
+          query: `SELECT count() AS n FROM ${table} WHERE tenant_id = {tenant:String} AND day < {day:Date}`,
+          query_params: { tenant, day: isoDay(cutoff) },
+          format: 'JSONEachRow',
+        });
+        expect(await old.json(), table).toEqual([{ n: 0 }]);
+      }
       expect(days).toEqual(before[tenant]!.days.filter((d) => d.day! >= cutoffDay));
       // Query-time cut-off and physical deletion agree: the API shows the same before and after.
       expect(await apiView(tenant)).toEqual(before[tenant]!.view);
@@ -311,7 +320,7 @@ describe('retention job', () => {
       await holder.query('SELECT pg_advisory_unlock($1)', [RETENTION_LOCK_KEY]);
       holder.release();
     }
-    expect(await job().runOnce()).toMatchObject({ ran: true, deletedLogs: 5, clickhouseDeletes: 2 });
+    expect(await job().runOnce()).toMatchObject({ ran: true, deletedLogs: 5, clickhouseDeletes: 3 });
   });
 
   it('runs on its schedule once started, and stops', async () => {
