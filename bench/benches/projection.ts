@@ -50,6 +50,7 @@ const reprojectSizes = (process.env.BENCH_REPROJECT_EVENTS ?? '100000,400000')
 const truncateRollups = async (ch: ClickHouseClient) => {
   await ch.command({ query: 'TRUNCATE TABLE email_daily_v2' });
   await ch.command({ query: 'TRUNCATE TABLE IF EXISTS email_dims_v1' });
+  await ch.command({ query: 'TRUNCATE TABLE IF EXISTS email_dims_v1_tags' });
 };
 /** The projector's default `maxBatchSize` (services/projector), the size of the sealed runs. */
 const RUNTIME_BATCH_SIZE = 10_000;
