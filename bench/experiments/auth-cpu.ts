@@ -3,24 +3,21 @@
  * CPU µs per `verdictsOf` when mailauth reads the header block alone (what an unsigned message
  * gets, `authInput`) against the whole message (what it read before, and still reads for signed
  * mail: here forced by a first chunk that ends before the header block does), interleaved rounds.
- * DNS answers come from a table, as from the listener's cache after the first message.
  *   npx tsx bench/experiments/auth-cpu.ts [messages=3000] [rounds=4]
  */
-import { type DnsResolve, type RawMessage, verdictsOf } from '@tern/inbound';
+import { dnsResolverOf, type RawMessage, verdictsOf } from '@tern/inbound';
+import { startTestDnsServer } from '../../test/support/dns-server.js';
 import { inboundMessage } from '../lib/inbound-message.js';
 
 const MESSAGES = Number(process.argv[2] ?? 3000);
 const ROUNDS = Number(process.argv[3] ?? 4);
 
-const records: Record<string, string> = {
-  'sender.test': 'v=spf1 ip4:127.0.0.1 -all',
-  '_dmarc.sender.test': 'v=DMARC1; p=none',
-};
-const resolve: DnsResolve = async (name, type) => {
-  const txt = type === 'TXT' ? records[name.toLowerCase()] : undefined;
-  if (txt === undefined) throw Object.assign(new Error(`no ${type} ${name}`), { code: 'ENOTFOUND' });
-  return [[txt]];
-};
+// The tests' DNS server in this process, through the listener's cached resolver (`dnsResolverOf`):
+// after the first message every lookup is a cache hit, as for a sender's every later message.
+const dns = await startTestDnsServer();
+dns.txt('sender.test', 'v=spf1 ip4:127.0.0.1 -all');
+dns.txt('_dmarc.sender.test', 'v=DMARC1; p=none');
+const resolve = dnsResolverOf([dns.server]);
 const facts = { clientIp: '127.0.0.1', helo: 'client.test', sender: 'ann@sender.test', mta: 'mx.bench.test' };
 
 const raw = (i: number) => Buffer.from(inboundMessage('support@in.bench.test', 'auth', i));
@@ -47,3 +44,4 @@ for (let round = 1; round <= ROUNDS; round++) {
   }
   console.log(`round ${round}: ${line.join(', ')} of CPU per message`);
 }
+await dns.close();

@@ -85,7 +85,7 @@ const SIGNATURE_HEADER = /dkim-signature|arc-/i;
  * What mailauth needs to read of a message: only its header block when no header names a DKIM or
  * ARC signature (most mail), else the whole message. Unsigned, mailauth reads the body for
  * nothing — it hashes a body only for a signature — and its verdicts come from the headers, the
- * envelope and DNS: the same answers from the header block alone, for 18–33 % less CPU on the
+ * envelope and DNS: the same answers from the header block alone, for 10–33 % less CPU on the
  * inbound bench's 6 KB message (bench/experiments/auth-cpu.ts). The block ends where mailauth's
  * parser ends it: at the first LF that follows an LF (alone or as CRLF), which must be in the
  * first chunk; else the whole message is read.
