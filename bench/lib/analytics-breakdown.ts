@@ -245,7 +245,7 @@ export async function breakdownAtScale(
   t = performance.now();
   await ch.command({
     query: `INSERT INTO email_dims_v1_tags (tag, ${COLUMNS.join(', ')})
-            SELECT tag, ${COLUMNS.join(', ')} FROM email_dims_v1 ARRAY JOIN tags AS tag`,
+            SELECT tag, ${COLUMNS.join(', ')} FROM email_dims_v1 ARRAY JOIN arrayDistinct(tags) AS tag`,
   });
   const tagsFillMs = performance.now() - t;
   const [stats] = await (

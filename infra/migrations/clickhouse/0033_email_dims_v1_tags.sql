@@ -1,7 +1,8 @@
 -- email_dims_v1_tags: the rows of email_dims_v1 once per tag, keyed by the tag first (SPEC §26,
 -- issue 44). A breakdown filtered by a tag read every row of the tenant's range in email_dims_v1 to
 -- test has(tags, …) (a tenant with a million emails: a million arrays); here the primary key
--- narrows it to that tag's rows. An email without tags has no row here; `tags` stays (a `by=tag`
+-- narrows it to that tag's rows. An email without tags has no row here, one with a tag twice one
+-- row for it (as has(tags, …) counts it); `tags` stays (a `by=tag`
 -- breakdown under a tag filter spreads each set over its tags). Written with email_dims_v1 by the
 -- same ship (packages/read-models daily-analytics.ts), under the same insert deduplication token,
 -- in this table's own window: a re-shipped batch is dropped here as there. Each version of the
@@ -50,6 +51,6 @@ INSERT INTO email_dims_v1_tags (tenant_id, bucket, tag, template_id, project_id,
 SELECT tenant_id, bucket, tag, template_id, project_id, campaign_id, sending_domain, mailbox_provider, tags,
        client_family, device_type, bounce_category, delivery_seconds,
        total, sent, delivered, opened, clicked, bounced, complained, failed, delayed
-  FROM email_dims_v1 ARRAY JOIN tags AS tag;
+  FROM email_dims_v1 ARRAY JOIN arrayDistinct(tags) AS tag;
 
 CREATE VIEW IF NOT EXISTS email_dim_tags AS SELECT *, day FROM email_dims_v1_tags;

@@ -13,10 +13,13 @@ export const DIM_TAGS_VIEW = 'email_dim_tags';
 export const dimTagsTableOf = (version: string): string => `${version}_tags`;
 const DIM_TAGS_TABLE = /^email_dims_v([1-9][0-9]*)_tags$/;
 
-/** Rows of the rollup once per tag they carry, with that tag (an untagged row has none). */
+/**
+ * Rows of the rollup once per distinct tag they carry, with that tag (an untagged row has none): an
+ * email sent with a tag twice is still one email under that tag's filter, as `has(tags, …)` counts it.
+ */
 export const tagRowsOf = <R extends { tags: readonly string[] }>(
   rows: readonly R[],
-): (R & { tag: string })[] => rows.flatMap((r) => r.tags.map((tag) => ({ ...r, tag })));
+): (R & { tag: string })[] => rows.flatMap((r) => [...new Set(r.tags)].map((tag) => ({ ...r, tag })));
 
 /** The companions that exist in ClickHouse. */
 export async function dimTagsTables(ch: ClickHouseClient): Promise<string[]> {
