@@ -212,6 +212,76 @@ export function breakdownSql(
 const unfiltered = (p: z.output<typeof breakdownParams>) =>
   Object.values(p.filters).every((v) => v === undefined);
 
+/** The sums of deliverability per (provider, delivery seconds), from `source` rows `d` under `where`. */
+const deliveryRows = (source: string, where: string) =>
+  `SELECT d.mailbox_provider AS provider, d.delivery_seconds AS seconds, sum(d.total) AS t, sum(d.sent) AS s,
+          sum(d.delivered) AS dl, sum(d.bounced) AS b, sum(d.complained) AS c, sum(d.delayed) AS dy
+     FROM ${source} AS d WHERE ${where} GROUP BY provider, seconds`;
+
+// The asked local range as UTC instants: [RANGE_START, RANGE_END), and the UTC days wholly inside
+// it, [WHOLE_DAYS_FROM, WHOLE_DAYS_TO) (empty when the range lies within one UTC day).
+const RANGE_START = 'toDateTime({fromDay:Date}, {tz:String})';
+const RANGE_END = 'toDateTime({toDay:Date} + INTERVAL 1 DAY, {tz:String})';
+const WHOLE_DAYS_FROM = `toStartOfDay(addSeconds(${RANGE_START}, 86399), 'UTC')`;
+const WHOLE_DAYS_TO = `toStartOfDay(${RANGE_END}, 'UTC')`;
+
+/** Whether the local days from `fromDay` to `toDay` in `timeZone` are UTC days (UTC, or GMT in winter). */
+function utcDays(timeZone: string, fromDay: string, toDay: string): boolean {
+  try {
+    const format = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
+    const offsetAt = (ms: number) => format.formatToParts(ms).find((x) => x.type === 'timeZoneName')?.value;
+    const start = Date.parse(`${fromDay}T00:00:00Z`);
+    const end = Date.parse(`${toDay}T00:00:00Z`) + 86_400_000;
+    return offsetAt(start) === 'GMT' && offsetAt(end) === 'GMT';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The SQL of deliverability: per provider the counts and the exact sent→delivered median and p95,
+ * weighted by delivered emails, over the (provider, seconds) sums. Unfiltered with projections,
+ * the UTC days wholly inside the range are read from the daily projection `by_day_provider_seconds`
+ * (ClickHouse migration 0034) and the hours at its ends (in any zone off UTC, +05:30 too) from the
+ * 15-minute rows: the same sums as reading every row of the range. In UTC there are no such hours,
+ * and the projection alone answers.
+ */
+export function deliverabilitySql(
+  p: z.output<typeof breakdownParams>,
+  hourly: boolean,
+  tagRows = false,
+  projections = true,
+) {
+  const { where, params, from } = whereOf(p, hourly, readsTagRows(p, tagRows));
+  const tenant = 'd.tenant_id = {tenantId:String}';
+  const wholeDays = deliveryRows(
+    DIMS_VIEW,
+    `${tenant} AND toStartOfDay(d.bucket) >= ${WHOLE_DAYS_FROM} AND toStartOfDay(d.bucket) < ${WHOLE_DAYS_TO}`,
+  );
+  const sums = !(projections && unfiltered(p))
+    ? deliveryRows(from, where)
+    : utcDays(p.timeZone, p.fromDay, p.toDay)
+      ? wholeDays
+      : `SELECT provider, seconds, sum(t) AS t, sum(s) AS s, sum(dl) AS dl, sum(b) AS b, sum(c) AS c, sum(dy) AS dy
+           FROM (${wholeDays}
+                 UNION ALL
+                 ${deliveryRows(
+                   DIMS_VIEW,
+                   `${tenant} AND ((d.bucket >= ${RANGE_START} AND d.bucket < least(${WHOLE_DAYS_FROM}, ${RANGE_END}))
+                      OR (d.bucket >= greatest(${WHOLE_DAYS_FROM}, ${WHOLE_DAYS_TO}) AND d.bucket < ${RANGE_END}))`,
+                 )})
+          GROUP BY provider, seconds`;
+  return {
+    params,
+    query: `SELECT provider, sum(t) AS total, sum(s) AS sent, sum(dl) AS delivered,
+                sum(b) AS bounced, sum(c) AS complained, sum(dy) AS delayed,
+                if(sum(dl) > 0, quantileExactWeightedIf(0.5)(seconds, toUInt64(greatest(dl, 0)), dl > 0), NULL) AS median_seconds,
+                if(sum(dl) > 0, quantileExactWeightedIf(0.95)(seconds, toUInt64(greatest(dl, 0)), dl > 0), NULL) AS p95_seconds
+           FROM (${sums})
+          GROUP BY provider HAVING total != 0 OR sent != 0 ORDER BY total DESC, provider ASC`,
+  };
+}
+
 export interface BreakdownQueries {
   /** Keys with a non-zero figure, by total desc then key; `series` per key when an interval is asked. */
   breakdown(params: BreakdownParams): Promise<{ rows: BreakdownRow[]; series: SeriesPoint[] }>;
@@ -269,20 +339,8 @@ export function createBreakdownQueries(
     },
     async deliverability(input) {
       const p = breakdownParams.parse({ ...input, by: 'provider' });
-      const { where, params, from } = whereOf(p, hourlyFor(p), await tagRowsFor(p));
-      return rows(
-        deliverabilityRow,
-        `SELECT provider, sum(t) AS total, sum(s) AS sent, sum(dl) AS delivered,
-                sum(b) AS bounced, sum(c) AS complained, sum(dy) AS delayed,
-                if(sum(dl) > 0, quantileExactWeightedIf(0.5)(seconds, toUInt64(greatest(dl, 0)), dl > 0), NULL) AS median_seconds,
-                if(sum(dl) > 0, quantileExactWeightedIf(0.95)(seconds, toUInt64(greatest(dl, 0)), dl > 0), NULL) AS p95_seconds
-           FROM (SELECT d.mailbox_provider AS provider, d.delivery_seconds AS seconds, sum(d.total) AS t,
-                        sum(d.sent) AS s, sum(d.delivered) AS dl, sum(d.bounced) AS b, sum(d.complained) AS c,
-                        sum(d.delayed) AS dy
-                   FROM ${from} AS d WHERE ${where} GROUP BY provider, seconds)
-          GROUP BY provider HAVING total != 0 OR sent != 0 ORDER BY total DESC, provider ASC`,
-        params,
-      );
+      const { query, params } = deliverabilitySql(p, hourlyFor(p), await tagRowsFor(p), projections);
+      return rows(deliverabilityRow, query, params);
     },
   };
 }

@@ -7,6 +7,7 @@ import {
   createDimsVersion,
   DIMENSIONS,
   type Dimension,
+  deliverabilitySql,
   serveDimsTable,
   shipDimRows,
   wholeHourZone,
@@ -232,6 +233,35 @@ describe('the hourly projections (ClickHouse migration 0032)', () => {
       await expect(run('Asia/Kolkata', by, {}, false), by).rejects.toThrow(/projection/i);
     }
     await expect(run('UTC', 'provider', { template: TEMPLATES[0]! }, false)).rejects.toThrow(/projection/i);
+  });
+
+  it('deliverability reads the whole UTC days of its range from the daily projection, in any zone', async () => {
+    for (const zone of ['UTC', 'Europe/Paris', 'Asia/Kolkata']) {
+      const p = breakdownParams.parse({
+        tenantId: A,
+        fromDay: daysAgo(10),
+        toDay: daysAgo(0),
+        timeZone: zone,
+        by: 'provider',
+        filters: {},
+      });
+      const plan = async (projections: boolean) => {
+        const { query, params } = deliverabilitySql(
+          p,
+          wholeHourZone(zone, p.fromDay, p.toDay),
+          false,
+          projections,
+        );
+        const rs = await file.stores.ch.query({
+          query: `EXPLAIN indexes = 1, projections = 1 ${query}`,
+          query_params: params,
+          format: 'TabSeparatedRaw',
+        });
+        return rs.text();
+      };
+      expect(await plan(true), zone).toContain('by_day_provider_seconds');
+      expect(await plan(false), zone).not.toContain('by_day_provider_seconds');
+    }
   });
 
   it('answers equal an independent count in any zone, projection or rows, day by day (property)', async () => {
