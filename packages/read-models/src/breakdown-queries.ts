@@ -77,6 +77,17 @@ export type DeliverabilityRow = z.infer<typeof deliverabilityRow>;
 const SUMS = BREAKDOWN_COUNTERS.map((c) => `sum(d.${c}) AS ${c}`).join(', ');
 const NONZERO = BREAKDOWN_COUNTERS.map((c) => `${c} != 0`).join(' OR ');
 
+/** The zone's offset name at an instant ("GMT", "GMT+05:30"); every answer null for an unknown zone. */
+function offsetNames(timeZone: string): (ms: number) => string | null {
+  let format: Intl.DateTimeFormat;
+  try {
+    format = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
+  } catch {
+    return () => null;
+  }
+  return (ms) => format.formatToParts(ms).find((part) => part.type === 'timeZoneName')?.value ?? '';
+}
+
 /**
  * Whether `timeZone` is a whole number of hours off UTC from the day before `fromDay` to the day
  * after `toDay` (every offset it takes there holds at least 12 hours, so two samples a day see
@@ -89,17 +100,13 @@ export function wholeHourZone(timeZone: string, fromDay: string, toDay: string):
   const known = wholeHourMemo.get(memoKey);
   if (known !== undefined) return known;
   let answer = true;
-  try {
-    const format = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
-    const first = Date.parse(`${fromDay}T00:00:00Z`) - 86_400_000;
-    const last = Date.parse(`${toDay}T00:00:00Z`) + 2 * 86_400_000;
-    for (let at = first; at <= last && answer; at += 43_200_000) {
-      const name = format.formatToParts(at).find((part) => part.type === 'timeZoneName')?.value ?? '';
-      // "GMT", "GMT+02:00", "GMT-05:00", "GMT+05:30"
-      answer = name === 'GMT' || /^GMT[+-]\d{2}:00$/.test(name);
-    }
-  } catch {
-    answer = false;
+  const offsetAt = offsetNames(timeZone);
+  const first = Date.parse(`${fromDay}T00:00:00Z`) - 86_400_000;
+  const last = Date.parse(`${toDay}T00:00:00Z`) + 2 * 86_400_000;
+  for (let at = first; at <= last && answer; at += 43_200_000) {
+    const name = offsetAt(at);
+    // "GMT", "GMT+02:00", "GMT-05:00", "GMT+05:30"; null: an unknown zone
+    answer = name !== null && (name === 'GMT' || /^GMT[+-]\d{2}:00$/.test(name));
   }
   if (wholeHourMemo.size >= 1000) wholeHourMemo.clear();
   wholeHourMemo.set(memoKey, answer);
@@ -227,15 +234,11 @@ const WHOLE_DAYS_TO = `toStartOfDay(${RANGE_END}, 'UTC')`;
 
 /** Whether the local days from `fromDay` to `toDay` in `timeZone` are UTC days (UTC, or GMT in winter). */
 function utcDays(timeZone: string, fromDay: string, toDay: string): boolean {
-  try {
-    const format = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
-    const offsetAt = (ms: number) => format.formatToParts(ms).find((x) => x.type === 'timeZoneName')?.value;
-    const start = Date.parse(`${fromDay}T00:00:00Z`);
-    const end = Date.parse(`${toDay}T00:00:00Z`) + 86_400_000;
-    return offsetAt(start) === 'GMT' && offsetAt(end) === 'GMT';
-  } catch {
-    return false;
-  }
+  const offsetAt = offsetNames(timeZone);
+  return (
+    offsetAt(Date.parse(`${fromDay}T00:00:00Z`)) === 'GMT' &&
+    offsetAt(Date.parse(`${toDay}T00:00:00Z`) + 86_400_000) === 'GMT'
+  );
 }
 
 /**
