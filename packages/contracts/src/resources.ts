@@ -5,7 +5,7 @@ import { z } from 'zod';
  * answer `{ data, meta }` paged like the delivery log (SPEC §7).
  */
 
-/** Id prefixes of created resources; the random part is ≥ 20 base62 characters. */
+/** Id prefixes of created resources; the creation time (10 characters) and ≥ 20 random base62 characters follow. */
 export const RESOURCE_ID_PREFIXES = {
   email: 'em',
   template: 'tpl',

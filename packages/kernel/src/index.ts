@@ -3,6 +3,7 @@ export { bindPool, type Repository } from './bind-pool.js';
 export { createCoalescer } from './coalesce.js';
 export { columnArrays } from './column-arrays.js';
 export { onFirstUse, requireOnFirstUse } from './first-use.js';
+export { idTime } from './ids.js';
 export { type Logger, silentLogger } from './logger.js';
 export { newestFirstPage, type Page, type PageWindow, type TenantTable } from './newest-first-page.js';
 export { deleteTenantRow, type TenantRecords, tenantRecords } from './tenant-rows.js';

@@ -63,7 +63,7 @@ describe('client.automations', () => {
       enabled: true,
       runs: { active: 0, completed: 0, stopped: 0 },
     });
-    expect(created.id).toMatch(/^aut_[A-Za-z0-9]{24}$/);
+    expect(created.id).toMatch(/^aut_[0-9A-HJKMNP-TV-Z]{10}[A-Za-z0-9]{20}$/);
     expect(await client.automations.get(created.id)).toEqual(created);
     const list = await client.automations.list({ limit: 10 });
     expect(list.data.map((a) => a.id)).toContain(created.id);

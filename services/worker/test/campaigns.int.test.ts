@@ -96,7 +96,7 @@ describe('POST /campaigns', () => {
     const res = await post('/campaigns', BODY);
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(body.id).toMatch(/^cmp_[A-Za-z0-9]{24}$/);
+    expect(body.id).toMatch(/^cmp_[0-9A-HJKMNP-TV-Z]{10}[A-Za-z0-9]{20}$/);
     expect(body).toMatchObject({ status: 'draft', audience: 'news', templateId: null, sentAt: null });
     expect(body.stats).toEqual(ZERO_STATS);
     // ZERO_STATS is the code's: every one of its figures is 0.

@@ -74,7 +74,7 @@ describe('POST /sequences', () => {
     const res = await post('/sequences', BODY);
     expect(res.statusCode).toBe(201);
     const seq = res.json();
-    expect(seq.id).toMatch(/^seq_[A-Za-z0-9]{24}$/);
+    expect(seq.id).toMatch(/^seq_[0-9A-HJKMNP-TV-Z]{10}[A-Za-z0-9]{20}$/);
     expect(seq.steps).toHaveLength(3);
     expect(seq.steps[1]).toMatchObject({ delayMinutes: 60, subject: 'Tips', html: '<p>two</p>', text: null });
     expect(seq.steps[2].stats.recipients).toBe(0);

@@ -122,7 +122,7 @@ export async function accept(
   assertMessageSizes(bodies, prefix, sending.keyring !== undefined);
   const { at, prepared } = await prepare(deps, tenantId, bodies, prefix);
   const sends: NewSend[] = prepared.map(({ body, scheduledAt, subject }) => ({
-    id: newResourceId('email'),
+    id: newResourceId('email', at.getTime()),
     ...storedMessage(body),
     subject,
     templateId: body.templateId ?? null,

@@ -64,7 +64,7 @@ describe('contacts', () => {
       });
       expect(res.statusCode, res.body).toBe(201);
       expect(res.json()).toEqual({
-        id: expect.stringMatching(/^ct_[A-Za-z0-9]{24}$/),
+        id: expect.stringMatching(/^ct_[0-9A-HJKMNP-TV-Z]{10}[A-Za-z0-9]{20}$/),
         email: 'ada.lovelace@example.com',
         firstName: 'Ada',
         lastName: null,

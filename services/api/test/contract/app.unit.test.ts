@@ -5,6 +5,7 @@ import { createJwtVerifier, REDACT_OPTIONS, signDashboardToken } from '@tern/aut
 import { validateEvents } from '@tern/contracts';
 import type { EventStream } from '@tern/event-log';
 import { createSecretBox } from '@tern/webhooks';
+import fc from 'fast-check';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ import {
   CREDENTIAL_EXTENSION,
   createApiApp,
   INGEST_EXAMPLE,
+  newResourceId,
   type OpenApiDocument,
   referenceDocument,
   renderApiReference,
@@ -180,6 +182,38 @@ describe("the app's wiring", () => {
           'retentionDays must be a positive integer',
         );
     });
+  });
+});
+
+describe('resource ids', () => {
+  const C = new Intl.Collator('en-US');
+  const ID = /^em_[0-9A-HJKMNP-TV-Z]{10}[A-Za-z0-9]{20}$/;
+
+  it('an id made later sorts after, in byte order and in a locale’s order; 20 random base62 characters follow', () => {
+    const at = fc.integer({ min: 0, max: 2 ** 48 - 2 });
+    fc.assert(
+      fc.property(at, fc.integer({ min: 1, max: 2 ** 40 }), (t, dt) => {
+        const a = newResourceId('email', t);
+        const b = newResourceId('email', Math.min(2 ** 48 - 1, t + dt));
+        expect(a).toMatch(ID);
+        expect(b).toMatch(ID);
+        expect(a < b).toBe(true);
+        expect(C.compare(a, b)).toBeLessThan(0);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('ids of the same millisecond differ, and the time they carry is their creation time', () => {
+    const at = Date.UTC(2026, 11, 6, 9, 0, 0, 123);
+    const ids = new Set(Array.from({ length: 1000 }, () => newResourceId('email', at)));
+    expect(ids.size).toBe(1000);
+    const [one] = ids;
+    // Crockford base32, most significant first (a ULID's time part).
+    const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+    const ms = [...one!.slice(3, 13)].reduce((n, c) => n * 32 + alphabet.indexOf(c), 0);
+    expect(ms).toBe(at);
+    expect(newResourceId('template')).toMatch(/^tpl_[0-9A-HJKMNP-TV-Z]{10}[A-Za-z0-9]{20}$/);
   });
 });
 

@@ -114,7 +114,7 @@ describe('sending domains', () => {
         verifiedAt: null,
         createdAt: clock.now().toISOString(),
       });
-      expect(d.id).toMatch(/^dom_[A-Za-z0-9]{24}$/);
+      expect(d.id).toMatch(/^dom_[0-9A-HJKMNP-TV-Z]{10}[A-Za-z0-9]{20}$/);
       expect(d.records).toEqual([
         {
           purpose: 'dkim',

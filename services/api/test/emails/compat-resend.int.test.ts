@@ -564,7 +564,7 @@ describe('relay headers', () => {
         text: 'hi',
         headers: { ...TRACE, 'X-Campaign': 'c-2' },
       });
-      const id = /queued as (em_[A-Za-z0-9]{24})/.exec(ok.response)?.[1];
+      const id = /queued as (em_[0-9A-HJKMNP-TV-Z]{10}[A-Za-z0-9]{20})/.exec(ok.response)?.[1];
       const { rows } = await world.stores.pool.query<{ headers: Record<string, string> }>(
         "SELECT message->'headers' AS headers FROM outgoing_emails WHERE tenant_id = $1 AND id = $2",
         [A, id],

@@ -86,7 +86,7 @@ describe('emails', () => {
         const id = await sent(
           body({ cc: ['cc@example.com'], tags: ['welcome'], headers: { 'X-Campaign': 'c1' } }),
         );
-        expect(id).toMatch(/^em_[A-Za-z0-9]{24}$/);
+        expect(id).toMatch(/^em_[0-9A-HJKMNP-TV-Z]{10}[A-Za-z0-9]{20}$/);
         const email = await waitForStatus(world.app, readKeyA, id, 'DELIVERED', ['email.delivered']);
         // To and Cc: two recipients, each delivered on its own (SPEC §22).
         expect(email.events.map((e) => [e.type, e.data.recipient])).toEqual([

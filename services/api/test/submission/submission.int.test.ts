@@ -51,7 +51,7 @@ describe('SMTP submission', () => {
     );
 
   const queuedId = (response: string) => {
-    const m = /queued as (em_[A-Za-z0-9]{24})/.exec(response);
+    const m = /queued as (em_[0-9A-HJKMNP-TV-Z]{10}[A-Za-z0-9]{20})/.exec(response);
     if (!m) throw new Error(`no email id in ${response}`);
     return m[1]!;
   };
@@ -456,9 +456,10 @@ describe('the position after DATA', () => {
 
   /** The email id and the position of a `250 2.0.0 OK: queued as <id> position=<position>`. */
   const accepted = (response: string) => {
-    const m = /^250 2\.0\.0 OK: queued as (em_[A-Za-z0-9]{24}) position=([A-Za-z0-9_.:-]+)\s*$/m.exec(
-      response,
-    );
+    const m =
+      /^250 2\.0\.0 OK: queued as (em_[0-9A-HJKMNP-TV-Z]{10}[A-Za-z0-9]{20}) position=([A-Za-z0-9_.:-]+)\s*$/m.exec(
+        response,
+      );
     if (!m) throw new Error(`no id and position in ${response}`);
     return { id: m[1]!, position: m[2]! };
   };
