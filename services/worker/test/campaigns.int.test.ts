@@ -1,5 +1,6 @@
 import { newResourceId } from '@tern/api';
 import { insertContact, ZERO_STATS } from '@tern/bulk';
+import { idTime } from '@tern/kernel';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CampaignFanout, createCampaignFanout } from '../src/index.js';
@@ -249,6 +250,48 @@ describe('fan-out', () => {
     expect(await fanout.runOnce()).toBe(7); // handed again, under the same ids…
     expect(await logCount(A, id)).toBe(7); // …and dropped as duplicates
     expect((await get(`/campaigns/${id}`)).json().stats.recipients).toBe(7);
+  });
+
+  it('email ids start with the campaign’s start, the same on a redo; a campaign made before migration 0530 keeps hashed ids', async () => {
+    const mineOf = (id: string) => handed.filter((m) => m.tags.includes(`campaign:${id}`)).map((m) => m.id);
+    const timed = (await post('/campaigns', BODY)).json().id;
+    const old = (await post('/campaigns', BODY)).json().id;
+    // What every campaign row holds once migration 0530 ran over it.
+    await stores.pool.query('UPDATE campaigns SET ordered_ids = false WHERE tenant_id = $1 AND id = $2', [
+      A,
+      old,
+    ]);
+    await post(`/campaigns/${timed}/send`);
+    await post(`/campaigns/${old}/send`);
+    handed.length = 0;
+    expect(await fanout.runOnce()).toBe(14);
+    const first = { timed: mineOf(timed), old: mineOf(old) };
+    const { rows } = await stores.pool.query<{ snapshot_at: Date }>(
+      'SELECT snapshot_at FROM campaigns WHERE tenant_id = $1 AND id = $2',
+      [A, timed],
+    );
+    const start = rows[0]!.snapshot_at.getTime();
+    expect(first.timed).toHaveLength(7);
+    for (const e of first.timed) {
+      expect(e).toMatch(new RegExp(`^em_${idTime(start)}[0-9a-f]{20}$`));
+      // After every id made before the campaign started, in byte order as in a locale's.
+      const before = newResourceId('email', start - 1);
+      expect(before < e && before.localeCompare(e, 'en-US') < 0).toBe(true);
+    }
+    expect(first.old).toHaveLength(7);
+    for (const e of first.old) expect(e).toMatch(/^em_[0-9a-f]{32}$/);
+
+    // A redo later (cursor reset, the clock moved on) derives the same ids for both.
+    clock.advance(60_000);
+    await stores.pool.query(
+      `UPDATE campaigns SET status = 'sending', fanout_cursor = NULL, sent_at = NULL WHERE tenant_id = $1 AND id = ANY($2)`,
+      [A, [timed, old]],
+    );
+    handed.length = 0;
+    expect(await fanout.runOnce()).toBe(14);
+    expect(mineOf(timed).sort()).toEqual([...first.timed].sort());
+    expect(mineOf(old).sort()).toEqual([...first.old].sort());
+    expect(await logCount(A, timed)).toBe(7);
   });
 
   it('a worker that dies after an append, before its cursor moved: another takes over after the lease, exact count', async () => {

@@ -32,12 +32,14 @@ export interface CampaignRow {
   sent_at: Date | null;
   send_rate_per_minute: number | null;
   next_due_at: Date | null;
+  /** Its email ids start with `snapshot_at` (made after migration 0530); false: hash only. */
+  ordered_ids: boolean;
   created_at: Date;
   updated_at: Date;
 }
 
 const COLUMNS = `tenant_id, id, name, from_address, audience, segment_id, segment_filter, recipients_ready, topic_id, template_id, subject, html, text, status,
-  scheduled_at, snapshot_at, fanout_cursor, sent_at, send_rate_per_minute, next_due_at, created_at, updated_at`;
+  scheduled_at, snapshot_at, fanout_cursor, sent_at, send_rate_per_minute, next_due_at, ordered_ids, created_at, updated_at`;
 
 export const campaignSource = (id: string) => `campaign:${id}`;
 

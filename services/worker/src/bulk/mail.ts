@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Recipient } from '@tern/bulk';
 import { unstorableText } from '@tern/contracts';
 import { cutSubject, renderTemplate, type TemplateContent } from '@tern/domain';
-import type { Logger } from '@tern/kernel';
+import { idTime, type Logger } from '@tern/kernel';
 import { templateContent } from '@tern/templates';
 
 export { cutSubject };
@@ -67,8 +67,18 @@ export interface BulkJobOptions {
 
 /** `em_` + 32 hex characters of SHA-256 over the parts: the same parts, the same id. */
 export function derivedEmailId(...parts: string[]): string {
-  return `em_${createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32)}`;
+  return `em_${partsHash(parts).slice(0, 32)}`;
 }
+
+/**
+ * `em_` + the time part of an id made at `at` (`idTime`) + 20 hex characters of SHA-256 over the
+ * parts: the same parts and time, the same id; ids derived at a later time sort after.
+ */
+export function timedEmailId(at: Date, ...parts: string[]): string {
+  return `em_${idTime(at.getTime())}${partsHash(parts).slice(0, 20)}`;
+}
+
+const partsHash = (parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('hex');
 
 /** The content of a campaign or step: a template of the tenant with its own parts on top. */
 export interface MailContent {

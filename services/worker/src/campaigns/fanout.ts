@@ -16,6 +16,7 @@ import {
   DEFAULT_BULK_LEASE_MS,
   derivedEmailId,
   resolveContent,
+  timedEmailId,
   tryComposeMail,
 } from '../bulk/mail.js';
 
@@ -38,6 +39,17 @@ import {
  *
  * Memory is one chunk; a kill at any point repeats at most the chunk in flight, without effect.
  */
+
+/**
+ * The email id of a campaign's contact: from the campaign's start (`snapshot_at`, stamped by the
+ * first claim, so every redo derives the same) and the hash of (tenant, campaign, contact); the hash
+ * alone for a campaign made before migration 0530, which may have handed ids over already.
+ */
+function emailIdOf(c: CampaignRow, source: string, contactId: string): string {
+  return c.ordered_ids && c.snapshot_at !== null
+    ? timedEmailId(c.snapshot_at, c.tenant_id, source, contactId)
+    : derivedEmailId(c.tenant_id, source, contactId);
+}
 
 /** The fan-out's lease (`DEFAULT_BULK_LEASE_MS`). */
 export const DEFAULT_LEASE_MS = DEFAULT_BULK_LEASE_MS;
@@ -84,7 +96,7 @@ export function createCampaignFanout(opts: CampaignFanoutOptions): CampaignFanou
         const mailContacts: string[] = [];
         const failed: ChunkEmail[] = [];
         for (const [i, r] of rows.entries()) {
-          const id = derivedEmailId(c.tenant_id, source, r.id);
+          const id = emailIdOf(c, source, r.id);
           const composed = tryComposeMail({
             id,
             from: c.from_address,
