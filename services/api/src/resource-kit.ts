@@ -48,7 +48,7 @@ export function defineResource<const N extends string, D extends { [K in N]: unk
   return { name, store: factory, routes };
 }
 
-/** Random part of a resource id: 20 base62 characters ≈ 119 bits (SPEC §10 asks for ≥ 20). */
+/** Random part of a resource id: 20 base62 characters ≈ 119 bits (SPEC asks for ≥ 20). */
 const RANDOM_ID_LENGTH = 20;
 
 /**
