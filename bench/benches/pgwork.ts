@@ -53,6 +53,8 @@ import { round, rssMiB } from '../lib/stats.js';
 const env = benchEnv(process.env);
 const txEmails = Number(process.env.BENCH_PGWORK_EMAILS ?? 500);
 const campaignEmails = Number(process.env.BENCH_PGWORK_CAMPAIGN ?? 500);
+/** Emails each phase's tenant already sent before the phase (`historySetup`). */
+const history = Number(process.env.BENCH_PGWORK_HISTORY ?? 0);
 const ownServer = process.env.BENCH_PGWORK_SERVER !== 'shared';
 const logKind = process.env.BENCH_PGWORK_LOG === 'postgres' ? 'postgres' : 'kafka';
 const SECRET = randomBytes(24).toString('base64url');
@@ -161,13 +163,16 @@ async function startPath() {
 }
 type Path = Awaited<ReturnType<typeof startPath>>;
 
+/** The tenant's rows a phase made: its history is a day older at least. */
+const FRESH = `created_at > now() - interval '1 day'`;
+
 /** Posts each email's `email.delivered` once its log row is SENT, until all `n` are DELIVERED. */
 async function feedback(path: Path, tenantId: string, n: number): Promise<void> {
   const posted = new Set<string>();
   const done = await pollUntil(
     async () => {
       const { rows } = await observer.query<{ id: string; status: string }>(
-        `SELECT id, status FROM email_logs WHERE tenant_id = $1 AND status IN ('SENT', 'DELIVERED')`,
+        `SELECT id, status FROM email_logs WHERE tenant_id = $1 AND status IN ('SENT', 'DELIVERED') AND ${FRESH}`,
         [tenantId],
       );
       const fresh = rows.filter((r) => r.status === 'SENT' && !posted.has(r.id)).map((r) => r.id);
@@ -194,7 +199,7 @@ async function webhooksDelivered(tenantId: string, n: number): Promise<void> {
   const ok = await pollUntil(
     async () => {
       const { rows } = await observer.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'delivered'`,
+        `SELECT count(*)::int AS n FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'delivered' AND ${FRESH}`,
         [tenantId],
       );
       return rows[0]!.n >= n;
@@ -272,14 +277,86 @@ async function campaignSetup(db: pg.Client, tenantId: string, n: number): Promis
   await db.query('ANALYZE contacts');
 }
 
+/**
+ * `n` emails the tenant sent before, each delivered with its webhook delivered: rows in the tables
+ * one email writes, keyed as those are (ids of 24 random base62-like characters, as every email id
+ * was before 2026-12-06; their events and Message-ID named after them), then vacuumed, so an index keyed by email id is as large as a tenant's of
+ * that size, and autovacuum has nothing to do during the phase.
+ */
+async function historySetup(db: pg.Client, tenantId: string, n: number): Promise<void> {
+  // A utility statement takes no parameters; `n` is a number.
+  await db.query(
+    `CREATE TEMP TABLE history_ids AS
+     SELECT 'em_' || substr(translate(encode(decode(md5(random()::text || g) || md5(g || random()::text), 'hex'),
+                                             'base64'), '+/', 'Xy'), 1, 24) AS id,
+            now() - interval '30 days' + g * interval '1 second' AS at
+       FROM generate_series(1, ${Math.trunc(n)}) g`,
+  );
+  const t = [tenantId];
+  await db.query(
+    `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, created_at, updated_at)
+     SELECT $1, id, 'done', at, '{}', at, at FROM history_ids`,
+    t,
+  );
+  await db.query(
+    `INSERT INTO email_logs (tenant_id, id, to_email, subject, status, created_at, state, updated_at)
+     SELECT $1, id, 'reader@example.com', 'Before', 'DELIVERED', at, '{}', at FROM history_ids`,
+    t,
+  );
+  const events = `FROM history_ids, unnest(ARRAY['queued', 'sent', 'delivered']) WITH ORDINALITY AS e(kind, k)`;
+  await db.query(
+    `INSERT INTO email_events (tenant_id, email_id, event_id, type, occurred_at, data)
+     SELECT $1, id, id || ':' || kind, 'email.' || kind, at, '{}' ${events}`,
+    t,
+  );
+  await db.query(
+    `INSERT INTO event_stream (tenant_id, seq, event_id, email_id, type, recorded_at, payload)
+     SELECT $1, row_number() OVER (), id || ':' || kind, id, 'email.' || kind, at, '{}' ${events}`,
+    t,
+  );
+  await db.query(
+    `INSERT INTO event_stream_heads (tenant_id, last_seq) VALUES ($1, (SELECT count(*) FROM event_stream WHERE tenant_id = $1))`,
+    t,
+  );
+  await db.query(
+    `INSERT INTO provider_messages (message_id, tenant_id, email_id, sent_at)
+     SELECT id || '@acme.test', $1, id, at FROM history_ids`,
+    t,
+  );
+  await db.query(
+    `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, email_id, event, status,
+                                     attempts, next_attempt_at, created_at, updated_at)
+     SELECT $1, $2, id || ':delivered', 'email.delivered', id, '{}', 'delivered', 1, at, at, at FROM history_ids`,
+    [tenantId, `wh_${tenantId}`],
+  );
+  await db.query('DROP TABLE history_ids');
+  for (const table of [
+    'outgoing_emails',
+    'email_logs',
+    'email_events',
+    'event_stream',
+    'provider_messages',
+    'webhook_deliveries',
+  ])
+    await db.query(`VACUUM (ANALYZE, FREEZE) ${table}`);
+}
+
 const figures: Figure[] = [];
-const details: Record<string, unknown> = { txEmails, campaignEmails, ownServer, log: logKind, serverCounts };
+const details: Record<string, unknown> = {
+  txEmails,
+  campaignEmails,
+  history,
+  ownServer,
+  log: logKind,
+  serverCounts,
+};
 
 /** One phase: counters before, the path started, the emails sent through, the path stopped, counters after. */
 async function phase(name: 'transactional' | 'campaign', n: number): Promise<void> {
   const tenantId = `pgw${name.slice(0, 2)}${tag}`;
   await onOwnConnection(observerUrl.toString(), async (c) => {
     await addEndpoint(c, tenantId);
+    if (history > 0) await historySetup(c, tenantId, history);
     if (name === 'campaign') await campaignSetup(c, tenantId, n);
   });
   // Each phase starts right after a checkpoint: the full-page images it writes are its own.
