@@ -280,8 +280,8 @@ async function campaignSetup(db: pg.Client, tenantId: string, n: number): Promis
 /**
  * `n` emails the tenant sent before, each delivered with its webhook delivered: rows in the tables
  * one email writes, keyed as those are (ids of 24 random base62-like characters, as every email id
- * was before 2026-12-06; their events and Message-ID named after them), then vacuumed, so an index keyed by email id is as large as a tenant's of
- * that size, and autovacuum has nothing to do during the phase.
+ * was before 2026-12-06; their events and Message-ID named after them), then vacuumed: each index
+ * keyed by email id is as large as such a tenant's, and autovacuum has nothing to do in the phase.
  */
 async function historySetup(db: pg.Client, tenantId: string, n: number): Promise<void> {
   // A utility statement takes no parameters; `n` is a number.
