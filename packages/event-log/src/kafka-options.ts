@@ -25,8 +25,9 @@ export interface KafkaEventLogOptions {
    */
   idempotent?: boolean;
   /**
-   * Partitions a consumer handles at once (kafkajs partitionsConsumedConcurrently). Default 1.
-   * Each partition's batches stay in order; handlers of different partitions run side by side.
+   * Handler calls a consumer runs at once. Default 1. Each partition's batches stay in order;
+   * the batches of the partitions a fetch brought are merged into as few calls as this allows
+   * (up to the consumer's maxBatchSize records a call), and calls run side by side.
    */
   partitionConcurrency?: number;
   /**
@@ -56,4 +57,19 @@ export interface KafkaEventLogOptions {
    * refused, it rejoins, and the batch is read again.
    */
   rebalanceTimeoutMs?: number;
+}
+
+const MIB = 1_048_576;
+
+// kafkajs fetches 1 MiB per partition by default, which cut batches at ~3 300 records whatever
+// maxBatchSize said (bench/README.md); ~1 KiB per record leaves room for it.
+export function fetchSizes(
+  options: Pick<KafkaEventLogOptions, 'fetchMaxBytesPerPartition' | 'fetchMaxBytes'>,
+  maxBatchSize: number,
+): { perPartition: number; total: number } {
+  const perPartition = options.fetchMaxBytesPerPartition ?? Math.max(MIB, maxBatchSize * 1024);
+  const total = options.fetchMaxBytes ?? Math.max(10 * MIB, perPartition * 4);
+  for (const [name, n] of Object.entries({ perPartition, total }))
+    if (!Number.isInteger(n) || n < 1) throw new Error(`kafka fetch bytes (${name}) must be ≥ 1`);
+  return { perPartition, total };
 }

@@ -1,7 +1,7 @@
-import { backoffMs, withTimeout } from '@tern/kernel';
+import { backoffMs, createCoalescer, withTimeout } from '@tern/kernel';
 import type { Admin, Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import { rethrowCause, toKafkaLogCreator } from './kafka-client.js';
-import type { KafkaEventLogOptions } from './kafka-options.js';
+import { fetchSizes, type KafkaEventLogOptions } from './kafka-options.js';
 import { keyPartitioner } from './kafka-partition.js';
 import { sendEvery } from './kafka-send.js';
 import { ensureTopic } from './kafka-topic.js';
@@ -12,7 +12,6 @@ import { createWakeSignal } from './wait.js';
 
 const DEFAULT_BATCH = 1000;
 const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
-const MIB = 1_048_576;
 // The broker's "no committed offset" marker in OffsetFetch.
 const NO_OFFSET = '-1';
 
@@ -50,13 +49,15 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
   let partitionOf: (key: string) => number = () => {
     throw new Error('kafka event log not initialised');
   };
+  let partitionCount = 0;
 
   function init(): Promise<void> {
     ready ??= (async () => {
       await admin.connect();
       await ensureTopic(admin, topic, options.partitions ?? 6, options.replicationFactor);
       const [meta] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
-      partitionOf = keyPartitioner(topic, meta?.partitions.length ?? 0);
+      partitionCount = meta?.partitions.length ?? 0;
+      partitionOf = keyPartitioner(topic, partitionCount);
       await producer.connect();
     })().catch((error: unknown) => {
       ready = null; // the next call tries again
@@ -107,16 +108,6 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
     }
   }
 
-  // kafkajs fetches 1 MiB per partition by default, which cut batches at ~3 300 records whatever
-  // maxBatchSize said (bench/README.md); ~1 KiB per record leaves room for it.
-  function fetchSizes(maxBatchSize: number): { perPartition: number; total: number } {
-    const perPartition = options.fetchMaxBytesPerPartition ?? Math.max(MIB, maxBatchSize * 1024);
-    const total = options.fetchMaxBytes ?? Math.max(10 * MIB, perPartition * 4);
-    for (const [name, n] of Object.entries({ perPartition, total }))
-      if (!Number.isInteger(n) || n < 1) throw new Error(`kafka fetch bytes (${name}) must be ≥ 1`);
-    return { perPartition, total };
-  }
-
   async function consume(opts: ConsumeOptions): Promise<EventLogConsumer> {
     if (closed) throw new Error('event log is closed');
     const maxBatchSize = opts.maxBatchSize ?? DEFAULT_BATCH;
@@ -127,7 +118,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
       return fromBeginning ? new Map<number, string>() : endOffsetsOfUncommitted(opts.group);
     }, 30_000);
 
-    const fetchBytes = fetchSizes(maxBatchSize);
+    const fetchBytes = fetchSizes(options, maxBatchSize);
     const sessionTimeout = options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
     const heartbeatInterval = Math.max(500, Math.floor(sessionTimeout / 10));
     const newConsumer = (): Consumer =>
@@ -147,6 +138,24 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
     const signal = createWakeSignal();
     let stopped = false;
     let failures = 0;
+    let lastFailure: unknown;
+    /**
+     * The partitions' batches in hand go to the handler together (issue 45 item 2): kafkajs hands
+     * every partition of a fetch at once, and the chunks that arrive while `partitionConcurrency`
+     * handler calls run are merged into the next call, up to `maxBatchSize` records — one
+     * transaction of the projector, one statement of the sender or the dispatcher, for what was
+     * one per partition. Each partition's chunks still reach the handler in order (kafkajs gives
+     * a partition its next batch once this one's promise has settled); a failed call fails every
+     * chunk it carried, and each partition seeks back to its own.
+     */
+    const handleMerged = createCoalescer<ConsumedRecord[]>(
+      (chunks) => opts.handle(chunks.flat()),
+      maxBatchSize,
+      {
+        concurrency: options.partitionConcurrency ?? 1,
+        weight: (chunk) => chunk.length,
+      },
+    );
     // Per partition, the first offset not committed yet by this member: where a replacement
     // consumer starts a partition the group never committed (kafkajs's own fallback is "latest").
     const reached = new Map<number, string>();
@@ -167,9 +176,11 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
         // A slow handler must not look like a dead member and trigger a rebalance.
         const beat = setInterval(() => void heartbeat().catch(() => {}), heartbeatInterval);
         try {
-          await opts.handle(chunk);
+          await handleMerged(chunk);
         } catch (error) {
-          failures++;
+          // A merged call's failure reaches each partition it carried: counted once.
+          if (error !== lastFailure) failures++;
+          lastFailure = error;
           logger?.warn(
             { err: error, group: opts.group, partition, attempt: failures },
             'event log batch failed; redelivering',
@@ -182,6 +193,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
           clearInterval(beat);
         }
         failures = 0;
+        lastFailure = undefined;
         const next = (BigInt(last.offset) + 1n).toString();
         // A commit the group refuses (this member was fenced: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION)
         // comes back wrapped as non-retriable, and kafkajs stops a consumer for good on that (seen
@@ -236,7 +248,8 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
         await c.run({
           autoCommit: false,
           eachBatchAutoResolve: false,
-          partitionsConsumedConcurrently: options.partitionConcurrency ?? 1,
+          // Every partition of a fetch at once; `handleMerged` bounds the handler calls.
+          partitionsConsumedConcurrently: Math.max(options.partitionConcurrency ?? 1, partitionCount),
           eachBatch,
         });
       } catch (error) {

@@ -117,6 +117,46 @@ describe('Kafka event log specifics', () => {
       await cleanUp(topic, broken, log);
     }
   });
+  it('merges the batches of several partitions into one handler call, each partition in order, calls bounded', async () => {
+    // Issue 45 item 2: one handler call (one projector transaction, one dispatcher statement) for
+    // what a fetch brought from every partition, not one per partition.
+    const topic = freshTopic();
+    const log = openLog(topic, { partitions: 6, partitionConcurrency: 2 });
+    let inFlight = 0;
+    let maxInFlight = 0;
+    try {
+      const early = makeRecords('merge', 600, 40);
+      await log.append(early); // every partition has records before the consumer's first fetch
+      const c = await collect(log, {
+        group: `g-${randomSuffix()}`,
+        fromBeginning: true,
+        maxBatchSize: 250,
+        async handle() {
+          inFlight++;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          await new Promise((r) => setTimeout(r, 5));
+          inFlight--;
+        },
+      });
+      const late = makeRecords('merge-late', 400, 40);
+      await Promise.all([0, 100, 200, 300].map((i) => log.append(late.slice(i, i + 100))));
+      await c.waitForRecords([...early, ...late]);
+      const partitionsPerCall = c.batches.map((b) => new Set(b.map((r) => r.partition)).size);
+      expect(Math.max(...partitionsPerCall)).toBeGreaterThan(1);
+      expect(Math.max(...c.batches.map((b) => b.length))).toBeLessThanOrEqual(250);
+      expect(maxInFlight).toBeLessThanOrEqual(2);
+      // Each partition's offsets arrive in order, each once.
+      const lastOffset = new Map<number, bigint>();
+      for (const r of c.records) {
+        const previous = lastOffset.get(r.partition) ?? -1n;
+        expect(BigInt(r.offset)).toBeGreaterThan(previous);
+        lastOffset.set(r.partition, BigInt(r.offset));
+      }
+      expect(c.records).toHaveLength(1000);
+    } finally {
+      await cleanUp(topic, log);
+    }
+  });
   it('a member dropped from its group while it handles a batch rejoins and goes on consuming', async () => {
     // kafkajs answers the dropped member's commit with a non-retriable UNKNOWN_MEMBER_ID /
     // ILLEGAL_GENERATION and stops that consumer for good: in a three-broker fault the dispatcher

@@ -40,4 +40,45 @@ describe('createCoalescer (group commit of concurrent callers)', () => {
     await Promise.all(Array.from({ length: 8 }, (_, i) => submit(i)));
     expect(sizes).toEqual([1, 3, 3, 1]);
   });
+  it('runs up to `concurrency` batches at once; what queues meanwhile goes together, in order', async () => {
+    const batches: number[][] = [];
+    const releases: (() => void)[] = [];
+    let running = 0;
+    let most = 0;
+    const submit = createCoalescer<number>(
+      async (items) => {
+        batches.push(items);
+        running++;
+        most = Math.max(most, running);
+        await new Promise<void>((r) => releases.push(r));
+        running--;
+      },
+      256,
+      { concurrency: 2 },
+    );
+    const all = [submit(1), submit(2), submit(3), submit(4), submit(5)];
+    await Promise.resolve();
+    expect(batches).toEqual([[1], [2]]);
+    releases.shift()!();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(batches).toEqual([[1], [2], [3, 4, 5]]);
+    while (releases.length > 0) releases.shift()!();
+    await Promise.all(all);
+    expect(most).toBe(2);
+  });
+
+  it('bounds a batch by the items’ total weight, and still takes one heavier item alone', async () => {
+    const batches: number[][] = [];
+    const submit = createCoalescer<number>(
+      async (items) => {
+        batches.push(items);
+        await new Promise((r) => setTimeout(r, 1));
+      },
+      10,
+      { weight: (n) => n },
+    );
+    await Promise.all([1, 4, 5, 2, 12, 3].map((n) => submit(n)));
+    expect(batches).toEqual([[1], [4, 5], [2], [12], [3]]);
+    for (const b of batches) if (b.length > 1) expect(b.reduce((a, n) => a + n, 0)).toBeLessThanOrEqual(10);
+  });
 });
