@@ -1,6 +1,7 @@
 import { type AttachmentMeta, type NormalizedSendEmailBody, recipientsOf } from '@tern/contracts';
 import { queuedEvent } from '@tern/domain';
 import type { DeliveryEventAppender } from '@tern/event-log';
+import { createCoalescer } from '@tern/kernel';
 import type pg from 'pg';
 import {
   type AttachmentFile,
@@ -88,25 +89,7 @@ export async function enqueueSends(
       campaignId: s.campaignId ?? null,
     }),
   );
-  const { rows } = await pool.query<{ id: string }>(
-    `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, scheduled_at, project_id, bulk, created_at, updated_at)
-     SELECT $1, i, 'awaiting_log', d, m, s, p, b, $7, $7
-       FROM unnest($2::text[], $3::timestamptz[], $4::jsonb[], $5::timestamptz[], $6::text[], $8::boolean[])
-            AS u(i, d, m, s, p, b)
-     ON CONFLICT (tenant_id, id) DO NOTHING
-     RETURNING id`,
-    [
-      tenantId,
-      sends.map((s) => s.id),
-      sends.map((s) => s.dueAt),
-      sends.map((s) => JSON.stringify(s.message)),
-      sends.map((s) => s.scheduledAt),
-      sends.map((s) => s.projectId),
-      at,
-      sends.map((s) => s.bulk === true),
-    ],
-  );
-  const written = rows.map((r) => r.id);
+  const written = await insertSends(pool, tenantId, sends, at);
   try {
     // The bytes of the rows this call wrote (a row already there has its own), before the log
     // names the email: the sender never meets an email.queued whose attachments are missing.
@@ -133,6 +116,87 @@ export async function enqueueSends(
     }
     throw error;
   }
+}
+
+/** One caller's rows for the grouped insert; `written` is filled in by the batch that carried it. */
+interface InsertItem {
+  tenantId: string;
+  sends: readonly NewSend[];
+  at: Date;
+  written: string[];
+  error?: unknown;
+}
+
+const INSERT_SENDS = `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, scheduled_at, project_id, bulk, created_at, updated_at)
+     SELECT t, i, 'awaiting_log', d, m, s, p, b, a, a
+       FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::jsonb[], $5::timestamptz[], $6::text[],
+                   $7::boolean[], $8::timestamptz[])
+            AS u(t, i, d, m, s, p, b, a)
+     ON CONFLICT (tenant_id, id) DO NOTHING
+     RETURNING tenant_id, id`;
+
+/**
+ * Writes the items' rows in one statement and hands each item the ids it wrote. An id that two
+ * items of the batch both carry goes to the first (the second meets it as a row already there,
+ * as it would have one statement later).
+ */
+async function insertGroup(pool: Pick<pg.Pool, 'query'>, items: readonly InsertItem[]): Promise<void> {
+  const rows = items.flatMap((item) => item.sends.map((send) => ({ item, send })));
+  const { rows: inserted } = await pool.query<{ tenant_id: string; id: string }>(INSERT_SENDS, [
+    rows.map((r) => r.item.tenantId),
+    rows.map((r) => r.send.id),
+    rows.map((r) => r.send.dueAt),
+    rows.map((r) => JSON.stringify(r.send.message)),
+    rows.map((r) => r.send.scheduledAt),
+    rows.map((r) => r.send.projectId),
+    rows.map((r) => r.send.bulk === true),
+    rows.map((r) => r.item.at),
+  ]);
+  const fresh = new Set(inserted.map((r) => `${r.tenant_id}\u0000${r.id}`));
+  for (const { item, send } of rows) {
+    const key = `${item.tenantId}\u0000${send.id}`;
+    if (fresh.delete(key)) item.written.push(send.id);
+  }
+}
+
+/**
+ * Group commit of the send rows (issue 45 item 2): the `outgoing_emails` rows of calls made on
+ * the same pool while a previous insert runs go in one statement (`createCoalescer`: nothing
+ * waits on a timer). A batch that fails is retried item by item, so one caller's bad row fails
+ * that caller alone.
+ */
+const inserters = new WeakMap<object, (item: InsertItem) => Promise<void>>();
+
+async function insertSends(
+  pool: Pick<pg.Pool, 'query'>,
+  tenantId: string,
+  sends: readonly NewSend[],
+  at: Date,
+): Promise<string[]> {
+  let insert = inserters.get(pool);
+  if (insert === undefined) {
+    insert = createCoalescer<InsertItem>(async (items) => {
+      try {
+        await insertGroup(pool, items);
+      } catch (error) {
+        if (items.length === 1) {
+          items[0]!.error = error;
+          return;
+        }
+        for (const item of items) {
+          item.written = [];
+          await insertGroup(pool, [item]).catch((e: unknown) => {
+            item.error = e;
+          });
+        }
+      }
+    }, 64);
+    inserters.set(pool, insert);
+  }
+  const item: InsertItem = { tenantId, sends, at, written: [] };
+  await insert(item);
+  if (item.error !== undefined) throw item.error;
+  return item.written;
 }
 
 /**

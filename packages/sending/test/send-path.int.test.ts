@@ -88,6 +88,58 @@ onEveryPostgres('the send path statements', (db) => {
     expect(await stateOf(T, 'em_new')).toBeUndefined();
   });
 
+  it('concurrent calls share one insert; an id two of them carry is the first’s; a bad row fails its caller alone', async () => {
+    const T = 'send-grouped';
+    const pool = db();
+    let inserts = 0;
+    // Its own pool object, so its calls group among themselves only (the group is per pool).
+    const counted = {
+      query: ((text: string, values?: unknown[]) => {
+        if (text.includes('INSERT INTO outgoing_emails')) inserts++;
+        return pool.query(text, values);
+      }) as typeof pool.query,
+    };
+    const log = recordingLog();
+    // The first goes alone at once; the five made while it runs share the next statement. The
+    // last of them carries `em_g_dup` again with a log that refuses: had it been told it wrote the
+    // row, its take-back would delete the first's.
+    const calls = [
+      enqueueSends(counted, log, T, [send('em_g_0')], T0),
+      ...[1, 2, 3].map((i) => enqueueSends(counted, log, T, [send(`em_g_${i}`), send(`em_g_${i}b`)], T0)),
+      enqueueSends(counted, log, `${T}-other`, [send('em_g_dup')], T0),
+      enqueueSends(counted, log, T, [send('em_g_dup')], T0),
+      enqueueSends(counted, recordingLog(true), T, [send('em_g_dup'), send('em_g_4')], T0),
+    ];
+    const settled = await Promise.allSettled(calls);
+    expect(settled.map((r) => r.status)).toEqual([...Array(6).fill('fulfilled'), 'rejected']);
+    expect(inserts).toBe(2);
+    for (const id of ['em_g_0', 'em_g_1', 'em_g_1b', 'em_g_3b', 'em_g_dup'])
+      expect(await stateOf(T, id)).toMatchObject({ state: 'awaiting_log' });
+    expect(await stateOf(`${T}-other`, 'em_g_dup')).toMatchObject({ state: 'awaiting_log' });
+    expect(await stateOf(T, 'em_g_4')).toBeUndefined();
+
+    // A row Postgres refuses (a NUL in its JSON) fails its own call; the others of its group land.
+    inserts = 0;
+    const first = enqueueSends(counted, log, T, [send('em_g_5')], T0);
+    const bad = enqueueSends(
+      counted,
+      log,
+      T,
+      [
+        send('em_g_bad', {
+          message: { from: 'a@acme.test', to: 'x@example.com', subject: 'nul \u0000 here' },
+        }),
+      ],
+      T0,
+    );
+    const good = enqueueSends(counted, log, T, [send('em_g_6')], T0);
+    const [a, b, c] = await Promise.allSettled([first, bad, good]);
+    expect([a.status, b.status, c.status]).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await stateOf(T, 'em_g_6')).toMatchObject({ state: 'awaiting_log' });
+    expect(await stateOf(T, 'em_g_bad')).toBeUndefined();
+    expect(inserts).toBe(4); // alone, the failed pair, then each of the pair again
+  });
+
   it('cancel: only an email not yet handed; once; the row becomes cancelled when told', async () => {
     const T = 'send-cancel';
     await enqueueSends(db(), recordingLog(), T, [send('em_c'), send('em_h')], T0);
