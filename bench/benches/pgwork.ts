@@ -55,6 +55,10 @@ const txEmails = Number(process.env.BENCH_PGWORK_EMAILS ?? 500);
 const campaignEmails = Number(process.env.BENCH_PGWORK_CAMPAIGN ?? 500);
 /** Emails each phase's tenant already sent before the phase (`historySetup`). */
 const history = Number(process.env.BENCH_PGWORK_HISTORY ?? 0);
+// Sends in flight in the transactional phase: the statements per email fall as batches fill.
+const inFlight = Number(process.env.BENCH_PGWORK_IN_FLIGHT ?? 8);
+if (!(Number.isInteger(inFlight) && inFlight >= 1))
+  throw new Error('BENCH_PGWORK_IN_FLIGHT must be an integer ≥ 1');
 const ownServer = process.env.BENCH_PGWORK_SERVER !== 'shared';
 const logKind = process.env.BENCH_PGWORK_LOG === 'postgres' ? 'postgres' : 'kafka';
 const SECRET = randomBytes(24).toString('base64url');
@@ -230,7 +234,7 @@ async function transactional(path: Path, tenantId: string, n: number): Promise<v
   };
   let next = 0;
   await Promise.all(
-    Array.from({ length: 8 }, async () => {
+    Array.from({ length: inFlight }, async () => {
       while (next < n) {
         const i = next++;
         await postJson(
