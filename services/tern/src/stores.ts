@@ -75,8 +75,9 @@ export async function openEventLog(
       topic: config.kafkaTopic,
       partitions: config.kafkaPartitions,
       sessionTimeoutMs: config.kafkaSessionTimeoutMs,
-      // Two partitions folded side by side: the projector alternates between its own CPU and
-      // Postgres, so one partition at a time leaves both half idle (bench/README.md).
+      // Two handler calls side by side, each with the partitions a fetch brought: the projector
+      // alternates between its own CPU and Postgres, so one call at a time leaves both half idle
+      // (bench/README.md).
       partitionConcurrency: 2,
       logger,
     });
