@@ -61,8 +61,10 @@ export interface KafkaEventLogOptions {
 
 const MIB = 1_048_576;
 
-// kafkajs fetches 1 MiB per partition by default, which cut batches at ~3 300 records whatever
-// maxBatchSize said (bench/README.md); ~1 KiB per record leaves room for it.
+/**
+ * A consumer's fetch bounds. kafkajs fetches 1 MiB per partition by default, which cut batches at
+ * ~3 300 records whatever maxBatchSize said (bench/README.md); ~1 KiB per record leaves room for it.
+ */
 export function fetchSizes(
   options: Pick<KafkaEventLogOptions, 'fetchMaxBytesPerPartition' | 'fetchMaxBytes'>,
   maxBatchSize: number,
