@@ -163,8 +163,9 @@ async function insertGroup(pool: Pick<pg.Pool, 'query'>, items: readonly InsertI
  * Group commit of the send rows (issue 45 item 2): the `outgoing_emails` rows of calls made on
  * the same pool while a previous insert runs go in one statement (`createCoalescer`: nothing
  * waits on a timer). A batch that fails is retried item by item, so one caller's bad row fails
- * that caller alone.
+ * that caller alone. A group holds up to `GROUP_ROWS` rows (a call with more goes alone).
  */
+const GROUP_ROWS = 2000;
 const inserters = new WeakMap<object, (item: InsertItem) => Promise<void>>();
 
 async function insertSends(
@@ -175,22 +176,26 @@ async function insertSends(
 ): Promise<string[]> {
   let insert = inserters.get(pool);
   if (insert === undefined) {
-    insert = createCoalescer<InsertItem>(async (items) => {
-      try {
-        await insertGroup(pool, items);
-      } catch (error) {
-        if (items.length === 1) {
-          items[0]!.error = error;
-          return;
+    insert = createCoalescer<InsertItem>(
+      async (items) => {
+        try {
+          await insertGroup(pool, items);
+        } catch (error) {
+          if (items.length === 1) {
+            items[0]!.error = error;
+            return;
+          }
+          for (const item of items) {
+            item.written = [];
+            await insertGroup(pool, [item]).catch((e: unknown) => {
+              item.error = e;
+            });
+          }
         }
-        for (const item of items) {
-          item.written = [];
-          await insertGroup(pool, [item]).catch((e: unknown) => {
-            item.error = e;
-          });
-        }
-      }
-    }, 64);
+      },
+      GROUP_ROWS,
+      { weight: (item) => item.sends.length },
+    );
     inserters.set(pool, insert);
   }
   const item: InsertItem = { tenantId, sends, at, written: [] };
