@@ -138,23 +138,24 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
     const signal = createWakeSignal();
     let stopped = false;
     let failures = 0;
-    let lastFailure: unknown;
     /**
-     * The partitions' batches in hand go to the handler together (issue 45 item 2): kafkajs hands
-     * every partition of a fetch at once, and the chunks that arrive while `partitionConcurrency`
-     * handler calls run are merged into the next call, up to `maxBatchSize` records — one
-     * transaction of the projector, one statement of the sender or the dispatcher, for what was
-     * one per partition. Each partition's chunks still reach the handler in order (kafkajs gives
-     * a partition its next batch once this one's promise has settled); a failed call fails every
-     * chunk it carried, and each partition seeks back to its own.
+     * A fetch's partitions in one handler call (issue 45 item 2): kafkajs hands them all at once;
+     * chunks arriving while `partitionConcurrency` calls run merge into the next, ≤ `maxBatchSize`
+     * records. Each partition stays in order (kafkajs awaits its batch); a failed call is made
+     * again partition by partition, and only a chunk that fails alone seeks back.
      */
-    const handleMerged = createCoalescer<ConsumedRecord[]>(
-      (chunks) => opts.handle(chunks.flat()),
-      maxBatchSize,
-      {
-        concurrency: options.partitionConcurrency ?? 1,
-        weight: (chunk) => chunk.length,
+    const handleMerged = createCoalescer<{ chunk: ConsumedRecord[]; error?: unknown }>(
+      async (items) => {
+        try {
+          await opts.handle(items.flatMap((i) => i.chunk));
+        } catch (error) {
+          // Each partition alone then, so one partition's failing batch holds back no other.
+          if (items.length === 1) throw error;
+          for (const item of items) await opts.handle(item.chunk).catch((e: unknown) => (item.error = e));
+        }
       },
+      maxBatchSize,
+      { concurrency: options.partitionConcurrency ?? 1, weight: (item) => item.chunk.length },
     );
     // Per partition, the first offset not committed yet by this member: where a replacement
     // consumer starts a partition the group never committed (kafkajs's own fallback is "latest").
@@ -176,11 +177,11 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
         // A slow handler must not look like a dead member and trigger a rebalance.
         const beat = setInterval(() => void heartbeat().catch(() => {}), heartbeatInterval);
         try {
-          await handleMerged(chunk);
+          const item: { chunk: ConsumedRecord[]; error?: unknown } = { chunk };
+          await handleMerged(item);
+          if (item.error !== undefined) throw item.error;
         } catch (error) {
-          // A merged call's failure reaches each partition it carried: counted once.
-          if (error !== lastFailure) failures++;
-          lastFailure = error;
+          failures++;
           logger?.warn(
             { err: error, group: opts.group, partition, attempt: failures },
             'event log batch failed; redelivering',
@@ -193,7 +194,6 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
           clearInterval(beat);
         }
         failures = 0;
-        lastFailure = undefined;
         const next = (BigInt(last.offset) + 1n).toString();
         // A commit the group refuses (this member was fenced: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION)
         // comes back wrapped as non-retriable, and kafkajs stops a consumer for good on that (seen

@@ -36,9 +36,9 @@ function holdingLog(log: EventLog): EventLog {
       log.consume({
         ...opts,
         handle: async (batch) => {
-          const partition = batch[0]?.partition;
-          if (partition !== undefined && held.has(partition))
-            throw new Error(`partition ${partition} held by the test`);
+          // A consumer's call may carry several partitions (issue 45): any held one fails it.
+          const partition = batch.find((r) => held.has(r.partition))?.partition;
+          if (partition !== undefined) throw new Error(`partition ${partition} held by the test`);
           return opts.handle(batch);
         },
       }),
