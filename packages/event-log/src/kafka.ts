@@ -7,7 +7,7 @@ import { sendEvery } from './kafka-send.js';
 import { ensureTopic } from './kafka-topic.js';
 import { kafkajs } from './kafkajs-module.js';
 import type { ConsumedRecord, ConsumeOptions, EventLog, EventLogConsumer } from './port.js';
-import { EventLogUnavailableError } from './port.js';
+import { EventLogUnavailableError, lingerOf } from './port.js';
 import { createWakeSignal } from './wait.js';
 
 const DEFAULT_BATCH = 1000;
@@ -119,6 +119,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
     }, 30_000);
 
     const fetchBytes = fetchSizes(options, maxBatchSize);
+    const lingerMs = lingerOf(opts);
     const sessionTimeout = options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
     const heartbeatInterval = Math.max(500, Math.floor(sessionTimeout / 10));
     const newConsumer = (): Consumer =>
@@ -126,6 +127,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
         groupId: opts.group,
         allowAutoTopicCreation: false,
         maxWaitTimeInMs: opts.maxWaitMs ?? 500,
+        ...(lingerMs > 0 ? { maxWaitTimeInMs: lingerMs, minBytes: maxBatchSize * 256 } : {}),
         maxBytesPerPartition: fetchBytes.perPartition,
         maxBytes: fetchBytes.total,
         sessionTimeout,

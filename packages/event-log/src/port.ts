@@ -20,6 +20,12 @@ export interface ConsumeOptions {
   maxBatchSize?: number;
   /** Longest wait for new records before looking again. */
   maxWaitMs?: number;
+  /**
+   * How long records that fill less than a batch may wait for more before they are handed over
+   * (Kafka's fetch.min.bytes with this as the fetch's wait). Default 0: at once. For a handler
+   * whose cost is per call whatever it carries, this trades that much latency for fuller calls.
+   */
+  lingerMs?: number;
   /** Resolve → the batch is committed. Throw → nothing is committed and the batch is delivered again (after a backoff). */
   handle(batch: ConsumedRecord[]): Promise<void>;
 }
@@ -68,4 +74,11 @@ export class EventLogUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
+}
+
+/** `ConsumeOptions.lingerMs`, checked: 0 unless set. */
+export function lingerOf(opts: Pick<ConsumeOptions, 'lingerMs'>): number {
+  const ms = opts.lingerMs ?? 0;
+  if (!Number.isInteger(ms) || ms < 0) throw new Error('lingerMs must be an integer ≥ 0');
+  return ms;
 }

@@ -7,6 +7,7 @@ import {
   type EventLog,
   type EventLogConsumer,
   EventLogUnavailableError,
+  lingerOf,
 } from './port.js';
 import { createTables, insertRecords } from './postgres-sql.js';
 import { createWakeSignal } from './wait.js';
@@ -152,6 +153,9 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     );
 
     const signal = createWakeSignal();
+    // A linger (ConsumeOptions.lingerMs) is waited out whatever appends wake; only a stop ends it.
+    const lingerMs = lingerOf(opts);
+    const lingering = createWakeSignal();
     let stopped = false;
     let owning = false;
     let nextSeq = '0';
@@ -247,6 +251,8 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
           const next = (BigInt(last.offset) + 1n).toString();
           if (await commit(next)) nextSeq = next;
           else owning = false; // someone took over; the batch will be theirs again
+          // A batch short of full: the records that follow gather for the linger first.
+          if (lingerMs > 0 && batch.length < maxBatchSize) await lingering.wait(lingerMs);
         } catch (error) {
           failures++;
           logger?.warn({ err: error, group, attempt: failures }, 'event log consumer error; retrying');
@@ -267,6 +273,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
           stopped = true;
           // Not just a wake, which a statement in flight would miss: no wait of the loop may start.
           signal.close();
+          lingering.close();
           await running;
           clearInterval(heartbeat);
           consumers.delete(handle);

@@ -48,6 +48,8 @@ export interface StreamConsumeOptions {
   fromBeginning?: boolean;
   maxBatchSize?: number;
   maxWaitMs?: number;
+  /** `ConsumeOptions.lingerMs`: how long a batch short of full may wait for more records. */
+  lingerMs?: number;
   /** Resolve → the batch is committed. Throw → nothing is committed and the batch comes again (after a backoff). */
   handle(batch: EventBatch): Promise<void>;
 }

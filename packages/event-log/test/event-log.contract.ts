@@ -215,6 +215,36 @@ export function runEventLogContract(name: string, makeLog: () => Promise<LogUnde
       expect(firstDeliveriesByKey(c.records)).toEqual(appendedByKey(records));
     });
 
+    it('lingerMs gathers a trickle into few calls, each record handed within the linger’s reach', async () => {
+      await expect(log.consume({ group, lingerMs: -1, handle: async () => {} })).rejects.toThrow(/lingerMs/);
+      const lingerMs = 400;
+      const handledAt = new Map<string, number>();
+      const c = await consumeAll({
+        group,
+        fromBeginning: true,
+        lingerMs,
+        async handle(batch) {
+          for (const r of batch) if (!handledAt.has(r.value)) handledAt.set(r.value, Date.now());
+        },
+      });
+      await log.append([{ key: 't', value: 'warm' }]);
+      await c.waitForValues(['warm']);
+      const before = c.batches.length;
+      // 12 records one by one, 25 ms apart: without a linger a consumer takes each as it comes.
+      const appendedAt = new Map<string, number>();
+      const records = makeRecords('t', 12, 1);
+      for (const r of records) {
+        await log.append([r]);
+        appendedAt.set(r.value, Date.now());
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      await c.waitForRecords(records);
+      expect(c.batches.length - before).toBeLessThanOrEqual(4);
+      expect(c.records.slice(-records.length).map((r) => r.value)).toEqual(records.map((r) => r.value));
+      for (const r of records)
+        expect(handledAt.get(r.value)! - appendedAt.get(r.value)!).toBeLessThan(lingerMs + 2_000);
+    });
+
     it('reports lag: the whole log for a group that never committed, 0 once consumed', async () => {
       const records = makeRecords('l', 20, 4);
       await log.append(records);

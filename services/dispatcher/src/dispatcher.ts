@@ -5,6 +5,7 @@ import type { DispatcherContext } from './context.js';
 import { enqueue } from './deliveries.js';
 import {
   DEFAULT_DISABLE_AFTER_MS,
+  DEFAULT_LINGER_MS,
   DEFAULT_RETRY_SCHEDULE_MS,
   DEFAULT_TIMEOUT_MS,
   type DispatcherOptions,
@@ -86,6 +87,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
         fromBeginning: false,
         maxBatchSize: opts.maxBatchSize ?? 1000,
         maxWaitMs: opts.maxWaitMs ?? 100,
+        lingerMs: opts.lingerMs ?? DEFAULT_LINGER_MS,
         // Delivery events and sending domains' events (SPEC §20) alike.
         handle: async ({ events, domainEvents, inboundEvents }) => {
           await enqueue(ctx, [...events, ...domainEvents, ...inboundEvents]);

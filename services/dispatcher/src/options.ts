@@ -37,6 +37,12 @@ export interface DispatcherOptions {
   /** Log batches (tests and benches shorten them). */
   maxBatchSize?: number;
   maxWaitMs?: number;
+  /**
+   * How long events that fill less than a log batch wait for more before they are taken
+   * (`ConsumeOptions.lingerMs`): a batch costs one insert of deliveries whatever it holds, so a
+   * trickle of events costs a statement each without it. Default 100 ms, 0 for at once.
+   */
+  lingerMs?: number;
   onAttempt?: (attempt: AttemptRecord) => void;
 }
 
@@ -47,6 +53,9 @@ export interface AttemptRecord {
   result: PostResult;
   outcome: 'delivered' | 'retry' | 'failed';
 }
+
+/** How long a short log batch waits for more events (`DispatcherOptions.lingerMs`). */
+export const DEFAULT_LINGER_MS = 100;
 
 /** SPEC §17: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h — each after the previous failure. */
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
