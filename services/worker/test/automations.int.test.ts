@@ -1,4 +1,5 @@
 import { openedEvent } from '@tern/domain';
+import { idTime } from '@tern/kernel';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type AutomationRunner, createAutomationRunner, DEFAULT_AUTOMATION_LEASE_MS } from '../src/index.js';
@@ -279,6 +280,30 @@ describe('steps', () => {
 });
 
 describe('exactly once', () => {
+  it('send ids start with the step’s due time; a run made before migration 0550 keeps hashed ids', async () => {
+    const id = await automation({
+      trigger: { event: 'ordered.test' },
+      steps: [{ delay: 'PT1H' }, { send: welcome }],
+    });
+    const hal = await contact(`ordered-hal-${run}@example.com`);
+    const ian = await contact(`ordered-ian-${run}@example.com`);
+    for (const c of [hal, ian]) await post('/events/track', { email: c.email, name: 'ordered.test' });
+    const start = clock.now().getTime();
+    await runner.runOnce();
+    // What every run row holds once migration 0550 ran over it.
+    await stores.pool.query(
+      'UPDATE automation_runs SET ordered_ids = false WHERE tenant_id = $1 AND automation_id = $2 AND contact_id = $3',
+      [A, id, ian.id],
+    );
+    clock.set(new Date(start + HOUR).toISOString());
+    await runner.runOnce();
+    const [timed] = to(hal.email).map((m) => m.id);
+    expect(timed).toMatch(new RegExp(`^em_${idTime(start + HOUR)}[0-9a-f]{20}$`));
+    const [hashed] = to(ian.email).map((m) => m.id);
+    expect(hashed).toMatch(/^em_[0-9a-f]{32}$/);
+    expect(await stepsOf(hal.id, id)).toEqual(['0:delay', '1:send:queued']);
+  });
+
   it('a worker dying between the hand-over and the commit: the redo sends nothing twice, records the step once', async () => {
     let die = true;
     const dying = projectingMailer(
@@ -306,6 +331,14 @@ describe('exactly once', () => {
     await other.runOnce();
     expect(dying.handed.map((m) => m.subject)).toEqual(['Welcome Ada', 'Welcome Ada', 'Still there?']);
     expect(dying.handed[0]!.id).toBe(dying.handed[1]!.id);
+    // Derived from the run's due time at its first step: its start, the same on the redo.
+    const started = await stores.pool.query<{ started_at: Date }>(
+      'SELECT started_at FROM automation_runs WHERE tenant_id = $1 AND automation_id = $2',
+      [A, id],
+    );
+    expect(dying.handed[0]!.id).toMatch(
+      new RegExp(`^em_${idTime(started.rows[0]!.started_at.getTime())}[0-9a-f]{20}$`),
+    );
     const { rows } = await stores.pool.query(
       'SELECT count(*)::int AS n FROM outgoing_emails WHERE tenant_id = $1 AND id = ANY($2::text[])',
       [A, dying.handed.map((m) => m.id)],

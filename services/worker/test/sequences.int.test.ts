@@ -1,5 +1,6 @@
 import { newResourceId } from '@tern/api';
 import { insertContact } from '@tern/bulk';
+import { idTime } from '@tern/kernel';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSequenceScheduler, type SequenceScheduler } from '../src/index.js';
@@ -58,6 +59,14 @@ async function contact(email: string, tenant = A) {
 }
 
 const to = (email: string) => handed.filter((m) => m.to === email);
+
+async function dueOf(enrollment: string): Promise<Date> {
+  const { rows } = await stores.pool.query<{ next_due_at: Date }>(
+    'SELECT next_due_at FROM sequence_enrollments WHERE tenant_id = $1 AND id = $2',
+    [A, enrollment],
+  );
+  return rows[0]!.next_due_at;
+}
 
 beforeAll(async () => {
   ({ stores, app } = await openApp(clock));
@@ -247,22 +256,54 @@ describe('the schedule (controllable clock)', () => {
     const seq = (await post('/sequences', { ...BODY, steps: [BODY.steps[0]] })).json().id;
     const eve = await contact(`redo-${run}@example.com`);
     const enrollment = (await post(`/sequences/${seq}/enrollments`, { email: eve.email })).json().id;
+    const due = await dueOf(enrollment);
     await scheduler.runOnce();
-    // As if the worker died after its send, before the enrollment moved on.
+    // As if the worker died after its send, before the enrollment moved on; redone a minute later.
     await stores.pool.query(
       `UPDATE sequence_enrollments SET state = 'active', next_step = 0, next_due_at = $3 WHERE tenant_id = $1 AND id = $2`,
-      [A, enrollment, clock.now()],
+      [A, enrollment, due],
     );
+    clock.advance(MIN);
     await scheduler.runOnce();
     const sent = to(eve.email);
     expect(sent).toHaveLength(2);
     expect(sent[0]!.id).toBe(sent[1]!.id);
+    expect(sent[0]!.id).toMatch(new RegExp(`^em_${idTime(due.getTime())}[0-9a-f]{20}$`));
     const logged = await stores.pool.query(
       `SELECT count(*)::int AS n FROM email_logs WHERE tenant_id = $1 AND tags ? $2 AND created_at IS NOT NULL`,
       [A, `sequence:${seq}`],
     );
     expect(logged.rows[0].n).toBe(1);
     expect((await get(`/sequences/${seq}`)).json().steps[0].stats.recipients).toBe(1);
+  });
+
+  it('step ids start with each step’s due time, after what was sent before; an enrollment made before migration 0540 keeps hashed ids', async () => {
+    const seq = (await post('/sequences', BODY)).json().id;
+    const fay = await contact(`timed-${run}@example.com`);
+    const gus = await contact(`hashed-${run}@example.com`);
+    const start = clock.now().getTime();
+    await post(`/sequences/${seq}/enrollments`, { email: fay.email });
+    const old = (await post(`/sequences/${seq}/enrollments`, { email: gus.email })).json().id;
+    // What every enrollment row holds once migration 0540 ran over it.
+    await stores.pool.query(
+      'UPDATE sequence_enrollments SET ordered_ids = false WHERE tenant_id = $1 AND id = $2',
+      [A, old],
+    );
+    const sentBefore = newResourceId('email', start - 1);
+    for (const minutes of [0, 60]) {
+      clock.set(new Date(start + minutes * MIN).toISOString());
+      await scheduler.runOnce();
+    }
+    const timed = to(fay.email).map((m) => m.id);
+    expect(timed).toHaveLength(2);
+    timed.forEach((id, k) => {
+      expect(id).toMatch(new RegExp(`^em_${idTime(start + k * 60 * MIN)}[0-9a-f]{20}$`));
+      expect(sentBefore < id && sentBefore.localeCompare(id, 'en-US') < 0).toBe(true);
+    });
+    expect(timed[0]! < timed[1]!).toBe(true);
+    const hashed = to(gus.email).map((m) => m.id);
+    expect(hashed).toHaveLength(2);
+    for (const id of hashed) expect(id).toMatch(/^em_[0-9a-f]{32}$/);
   });
 
   it('GET /sequences lists newest first', async () => {

@@ -22,6 +22,9 @@ export interface ClaimedRun {
   contact_id: string;
   position: string | null;
   waiting: 'delay' | 'event' | null;
+  due_at: Date;
+  /** Send-step email ids start with `due_at` (migration 0550); false: hashed, as made before it. */
+  ordered_ids: boolean;
   steps: AutomationStep[] | null;
   from_address: string | null;
   email: string | null;
@@ -39,7 +42,8 @@ export const claimDueRuns = leaseClaim<ClaimedRun>({
   alias: 'r',
   ready: `state = 'active' AND due_at <= $3`,
   orderBy: 'due_at',
-  returning: 'r.tenant_id, r.id, r.automation_id, r.contact_id, r.position, r.waiting, r.due_at',
+  returning:
+    'r.tenant_id, r.id, r.automation_id, r.contact_id, r.position, r.waiting, r.due_at, r.ordered_ids',
   around: (claim) => `WITH claimed AS (${claim})
      SELECT c.*, a.steps, a.from_address, ct.email, ct.first_name, ct.last_name, ct.attributes, ct.audiences,
             ct.subscribed, ${suppressedSql('ct.tenant_id', 'ct.email')} AS suppressed

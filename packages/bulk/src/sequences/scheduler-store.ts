@@ -21,6 +21,8 @@ export interface ClaimedEnrollment {
   contact_id: string;
   next_step: number;
   next_due_at: Date;
+  /** Step email ids start with `next_due_at` (migration 0540); false: hashed, as made before it. */
+  ordered_ids: boolean;
   steps: StoredStep[] | null;
   from_address: string | null;
   email: string | null;
@@ -37,7 +39,7 @@ export const claimDueEnrollments = leaseClaim<ClaimedEnrollment>({
   alias: 'e',
   ready: `state = 'active' AND next_due_at <= $3`,
   orderBy: 'next_due_at',
-  returning: 'e.tenant_id, e.id, e.sequence_id, e.contact_id, e.next_step, e.next_due_at',
+  returning: 'e.tenant_id, e.id, e.sequence_id, e.contact_id, e.next_step, e.next_due_at, e.ordered_ids',
   around: (claim) => `WITH claimed AS (${claim})
      SELECT c.*, s.steps, s.from_address, ct.email, ct.first_name, ct.last_name, ct.attributes,
             -- A sequence naming a topic (SPEC §27) reaches its subscribers only: opted out = unsubscribed.

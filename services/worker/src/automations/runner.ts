@@ -23,8 +23,8 @@ import { withTransaction } from '@tern/kernel';
 import {
   type BulkJobOptions,
   type BulkMail,
+  bulkEmailId,
   DEFAULT_BULK_LEASE_MS,
-  derivedEmailId,
   resolveContent,
   tryComposeMail,
 } from '../bulk/mail.js';
@@ -96,7 +96,7 @@ export function createAutomationRunner(opts: AutomationRunnerOptions): Automatio
 
   /** The mail of a run standing at a `send` step (not yet handed over in this claim). */
   async function composeSend(r: ClaimedRun, templateId: string) {
-    const id = derivedEmailId(r.tenant_id, 'automation', r.id, r.position!);
+    const id = bulkEmailId(r.ordered_ids, r.due_at, r.tenant_id, 'automation', r.id, r.position!);
     const content = await resolveContent(pool, r.tenant_id, {
       templateId,
       subject: null,

@@ -78,6 +78,15 @@ export function timedEmailId(at: Date, ...parts: string[]): string {
   return `em_${idTime(at.getTime())}${partsHash(parts).slice(0, 20)}`;
 }
 
+/**
+ * The email id a bulk job hands over for `parts`: `timedEmailId` at `at` when the job's row says its
+ * ids are ordered, else `derivedEmailId` (a row made before its migration, which may have handed
+ * hashed ids over already). `at` must read the same on every redo of the hand-over.
+ */
+export function bulkEmailId(ordered: boolean, at: Date | null, ...parts: string[]): string {
+  return ordered && at !== null ? timedEmailId(at, ...parts) : derivedEmailId(...parts);
+}
+
 const partsHash = (parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('hex');
 
 /** The content of a campaign or step: a template of the tenant with its own parts on top. */

@@ -13,10 +13,9 @@ import { createLeasedJob, type LeasedJob, type LeasedJobContext } from '@tern/jo
 import {
   type BulkJobOptions,
   type BulkMail,
+  bulkEmailId,
   DEFAULT_BULK_LEASE_MS,
-  derivedEmailId,
   resolveContent,
-  timedEmailId,
   tryComposeMail,
 } from '../bulk/mail.js';
 
@@ -46,9 +45,7 @@ import {
  * alone for a campaign made before migration 0530, which may have handed ids over already.
  */
 function emailIdOf(c: CampaignRow, source: string, contactId: string): string {
-  return c.ordered_ids && c.snapshot_at !== null
-    ? timedEmailId(c.snapshot_at, c.tenant_id, source, contactId)
-    : derivedEmailId(c.tenant_id, source, contactId);
+  return bulkEmailId(c.ordered_ids, c.snapshot_at, c.tenant_id, source, contactId);
 }
 
 /** The fan-out's lease (`DEFAULT_BULK_LEASE_MS`). */

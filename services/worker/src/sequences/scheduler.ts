@@ -10,8 +10,8 @@ import {
 import { createLeasedJob, type LeasedJob, type LeasedJobContext } from '@tern/jobs';
 import {
   type BulkJobOptions,
+  bulkEmailId,
   DEFAULT_BULK_LEASE_MS,
-  derivedEmailId,
   resolveContent,
   tryComposeMail,
 } from '../bulk/mail.js';
@@ -70,7 +70,7 @@ export function createSequenceScheduler(opts: SequenceSchedulerOptions): Sequenc
       const source = sequenceSource(e.sequence_id);
       const content = await resolveContent(pool, e.tenant_id, step);
       if (content !== null) {
-        const id = derivedEmailId(e.tenant_id, source, e.id, String(k));
+        const id = bulkEmailId(e.ordered_ids, e.next_due_at, e.tenant_id, source, e.id, String(k));
         const composed = tryComposeMail({
           id,
           from: e.from_address!,
