@@ -146,18 +146,14 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
      * records. Each partition stays in order (kafkajs awaits its batch); a failed call is made
      * again partition by partition, and only a chunk that fails alone seeks back.
      */
-    const handleMerged = createCoalescer<{ chunk: ConsumedRecord[]; error?: unknown }>(
-      async (items) => {
-        try {
-          await opts.handle(items.flatMap((i) => i.chunk));
-        } catch (error) {
-          // Each partition alone then, so one partition's failing batch holds back no other.
-          if (items.length === 1) throw error;
-          for (const item of items) await opts.handle(item.chunk).catch((e: unknown) => (item.error = e));
-        }
-      },
+    const handleMerged = createCoalescer<ConsumedRecord[]>(
+      (chunks) => opts.handle(chunks.flat()),
       maxBatchSize,
-      { concurrency: options.partitionConcurrency ?? 1, weight: (item) => item.chunk.length },
+      {
+        concurrency: options.partitionConcurrency ?? 1,
+        weight: (chunk) => chunk.length,
+        retryAlone: true, // so one partition's failing batch holds back no other
+      },
     );
     // Per partition, the first offset not committed yet by this member: where a replacement
     // consumer starts a partition the group never committed (kafkajs's own fallback is "latest").
@@ -179,9 +175,7 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
         // A slow handler must not look like a dead member and trigger a rebalance.
         const beat = setInterval(() => void heartbeat().catch(() => {}), heartbeatInterval);
         try {
-          const item: { chunk: ConsumedRecord[]; error?: unknown } = { chunk };
-          await handleMerged(item);
-          if (item.error !== undefined) throw item.error;
+          await handleMerged(chunk);
         } catch (error) {
           failures++;
           logger?.warn(

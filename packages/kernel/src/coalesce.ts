@@ -7,6 +7,11 @@ export interface CoalescerOptions<T> {
    * item). Default 1 each: `maxBatch` counts items.
    */
   weight?: (item: T) => number;
+  /**
+   * A failing batch of several items is run again item by item, and each caller gets its own
+   * item's outcome: one bad item fails its own caller alone. Default false: it fails them all.
+   */
+  retryAlone?: boolean;
 }
 
 /**
@@ -16,7 +21,7 @@ export interface CoalescerOptions<T> {
  * slot is free goes alone at once, and under load each round trip (and each commit) serves every
  * caller that arrived meanwhile. A batch is always started after each of its items was submitted,
  * so what it reads includes whatever committed before they arrived; items go out in the order they
- * came. A failing `run` fails every item of its batch.
+ * came. A failing `run` fails every item of its batch (with `retryAlone`, only those failing alone).
  *
  * Users: the MX listener's appends and announced marks (issue 43: each session's 451 lets its MTA
  * retry), the event stream's page cache's head lookups (issue 42, `run` writes each item's answer
@@ -55,7 +60,8 @@ export function createCoalescer<T>(
         await run(batch.map((b) => b.item));
         for (const b of batch) b.done();
       } catch (error) {
-        for (const b of batch) b.failed(error);
+        if (!options.retryAlone || batch.length === 1) for (const b of batch) b.failed(error);
+        else for (const b of batch) await run([b.item]).then(b.done, b.failed);
       }
     }
     running--;

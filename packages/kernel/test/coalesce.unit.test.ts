@@ -81,4 +81,28 @@ describe('createCoalescer (group commit of concurrent callers)', () => {
     expect(batches).toEqual([[1], [4, 5], [2], [12], [3]]);
     for (const b of batches) if (b.length > 1) expect(b.reduce((a, n) => a + n, 0)).toBeLessThanOrEqual(10);
   });
+
+  it('retryAlone: a failing batch runs again item by item, and only the item failing alone is refused', async () => {
+    const batches: number[][] = [];
+    const submit = createCoalescer<number>(
+      async (items) => {
+        batches.push(items);
+        await new Promise((r) => setTimeout(r, 1));
+        if (items.includes(3)) throw new Error(`bad ${items.join(',')}`);
+      },
+      256,
+      { retryAlone: true },
+    );
+    const outcomes = await Promise.allSettled([1, 2, 3, 4].map((n) => submit(n)));
+    expect(batches).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[2] as PromiseRejectedResult).reason.message).toBe('bad 3');
+    // Without it, the batch's failure is every item's.
+    const all = createCoalescer<number>(async (items) => {
+      await new Promise((r) => setTimeout(r, 1));
+      if (items.includes(3)) throw new Error('bad');
+    });
+    const plain = await Promise.allSettled([1, 2, 3, 4].map((n) => all(n)));
+    expect(plain.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'rejected']);
+  });
 });

@@ -124,7 +124,6 @@ interface InsertItem {
   sends: readonly NewSend[];
   at: Date;
   written: string[];
-  error?: unknown;
 }
 
 const INSERT_SENDS = `INSERT INTO outgoing_emails (tenant_id, id, state, due_at, message, scheduled_at, project_id, bulk, created_at, updated_at)
@@ -153,6 +152,7 @@ async function insertGroup(pool: Pick<pg.Pool, 'query'>, items: readonly InsertI
     rows.map((r) => r.item.at),
   ]);
   const fresh = new Set(inserted.map((r) => `${r.tenant_id}\u0000${r.id}`));
+  for (const item of items) item.written = [];
   for (const { item, send } of rows) {
     const key = `${item.tenantId}\u0000${send.id}`;
     if (fresh.delete(key)) item.written.push(send.id);
@@ -176,31 +176,14 @@ async function insertSends(
 ): Promise<string[]> {
   let insert = inserters.get(pool);
   if (insert === undefined) {
-    insert = createCoalescer<InsertItem>(
-      async (items) => {
-        try {
-          await insertGroup(pool, items);
-        } catch (error) {
-          if (items.length === 1) {
-            items[0]!.error = error;
-            return;
-          }
-          for (const item of items) {
-            item.written = [];
-            await insertGroup(pool, [item]).catch((e: unknown) => {
-              item.error = e;
-            });
-          }
-        }
-      },
-      GROUP_ROWS,
-      { weight: (item) => item.sends.length },
-    );
+    insert = createCoalescer<InsertItem>((items) => insertGroup(pool, items), GROUP_ROWS, {
+      weight: (item) => item.sends.length,
+      retryAlone: true,
+    });
     inserters.set(pool, insert);
   }
   const item: InsertItem = { tenantId, sends, at, written: [] };
   await insert(item);
-  if (item.error !== undefined) throw item.error;
   return item.written;
 }
 
