@@ -253,7 +253,13 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
         throw error;
       }
     }
-    await run();
+    // A topic just made may be unknown yet to the broker answering the subscription's metadata
+    // (UNKNOWN_TOPIC_OR_PARTITION, kafkajs#815, seen at a cluster's first start): try anew.
+    let attempts = 0;
+    await retrying(async () => {
+      if (attempts++ > 0) consumer = newConsumer(); // run() disconnected the last one
+      await run();
+    }, 30_000);
 
     let stopping: Promise<void> | null = null;
     const handle = {

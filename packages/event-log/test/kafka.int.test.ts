@@ -117,6 +117,35 @@ describe('Kafka event log specifics', () => {
       await cleanUp(topic, broken, log);
     }
   });
+  it('a consumer whose topic its broker does not know yet starts once it does, on a fresh kafkajs consumer', async () => {
+    const topic = freshTopic();
+    const log = openLog(topic, { partitions: 1 });
+    const writer = openLog(topic, { partitions: 1 });
+    try {
+      await log.append([{ key: 'k', value: 'before' }]); // the log made the topic and knows it
+      await admin.deleteTopics({ topics: [topic] });
+      await waitFor('topic gone', async () => !(await admin.listTopics()).includes(topic));
+      const seen: string[] = [];
+      const started = log.consume({
+        group: `g-${randomSuffix()}`,
+        fromBeginning: true,
+        async handle(batch) {
+          for (const r of batch) seen.push(r.value);
+        },
+      });
+      started.catch(() => {}); // awaited below; a rejection meanwhile is the failure shown there
+      // Its subscription meets UNKNOWN_TOPIC_OR_PARTITION until the topic is made again.
+      await new Promise((r) => setTimeout(r, 1_500));
+      await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+      await writer.append([{ key: 'k', value: 'after' }]);
+      const consumer = await started;
+      await waitFor('the record', () => seen.includes('after'));
+      await consumer.stop();
+    } finally {
+      await cleanUp(topic, writer, log);
+    }
+  });
+
   it('merges the batches of several partitions into one handler call, each partition in order, calls bounded', async () => {
     // Issue 45 item 2: one handler call (one projector transaction, one dispatcher statement) for
     // what a fetch brought from every partition, not one per partition.
