@@ -83,6 +83,19 @@ try {
             'msg-' || i, '[]', ${createdSql}, ${state}, 3, now()
        FROM generate_series(1, ${count}) AS i`;
 
+  /** `count` emails spread over the UTC day `d`, each id's time part its `created_at`. */
+  const fillDay = (d: number, count: number) => {
+    const ms = `${d} + (i::bigint * ${DAY_MS - 1} / ${count})`;
+    return q(
+      insertRows(
+        'email_logs',
+        count,
+        `'em_' || exp_idtime(${ms}) || substr(md5(i::text), 1, 14)`,
+        `to_timestamp((${ms}) / 1000.0)`,
+      ),
+    );
+  };
+
   // 1. The populated table: legacy ids, created over the last 30 days.
   let t = performance.now();
   await q(
@@ -270,14 +283,7 @@ try {
   const filled = [dayB, ...ways.map((w) => w.day)];
   for (const d of filled) {
     t = performance.now();
-    await q(
-      insertRows(
-        'email_logs',
-        DAY_EMAILS,
-        `'em_' || exp_idtime(${d} + (i::bigint * ${DAY_MS - 1} / ${DAY_EMAILS})) || substr(md5(i::text), 1, 14)`,
-        `to_timestamp((${d} + (i::bigint * ${DAY_MS - 1} / ${DAY_EMAILS})) / 1000.0)`,
-      ),
-    );
+    await fillDay(d, DAY_EMAILS);
     say(
       `day ${new Date(d).toISOString().slice(0, 10)}: ${DAY_EMAILS} emails written in ${ms(performance.now() - t)}`,
     );
@@ -324,14 +330,7 @@ try {
   for (let k = 1; k <= days; k++) {
     const d = today - k * DAY_MS;
     if (filled.includes(d)) continue;
-    await q(
-      insertRows(
-        'email_logs',
-        LIST_ROWS_PER_DAY,
-        `'em_' || exp_idtime(${d} + (i::bigint * ${DAY_MS - 1} / ${LIST_ROWS_PER_DAY})) || substr(md5(i::text), 1, 14)`,
-        `to_timestamp((${d} + (i::bigint * ${DAY_MS - 1} / ${LIST_ROWS_PER_DAY})) / 1000.0)`,
-      ),
-    );
+    await fillDay(d, LIST_ROWS_PER_DAY);
   }
   await q('CREATE TABLE email_logs_flat (LIKE email_logs INCLUDING ALL)');
   await q('INSERT INTO email_logs_flat SELECT * FROM email_logs');
