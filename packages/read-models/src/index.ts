@@ -2,6 +2,7 @@ export * from './breakdown-queries.js';
 export * from './daily-analytics.js';
 export * from './daily-analytics-queries.js';
 export * from './dim-tags.js';
+export * from './email-log/days.js';
 export * from './email-log/email-log.js';
 export * from './email-log/log-counts.js';
 export * from './email-log/logs-query.js';

@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { DeliveryEvent } from '@tern/contracts';
 import type { FoldedBatch } from '@tern/domain';
 import type pg from 'pg';
+import type { LogDayExpiry } from './email-log/days.js';
 
 /** What the projector hands every read model, in its one transaction per batch. */
 export interface ProjectionBatch {
@@ -60,6 +61,14 @@ export interface PgReadModel extends ReadModelBase {
   emailContent?: readonly EmailContentTable[];
   /** Deletes the rows of `scope` older than the cut-off in its tables not kept by email. */
   expire?(client: pg.ClientBase, scope: TenantScope, cutoff: Date): Promise<number>;
+  /**
+   * Its table partitioned by day (`email_logs`, migration 0560): the retention job makes the days
+   * ahead (`ensure`, from the day holding `from`) and drops the days whose every email expired.
+   */
+  days?: {
+    ensure(pool: pg.Pool, from: Date, count: number): Promise<{ made: string[]; moved: number }>;
+    dropExpired(pool: pg.Pool, now: Date, expiry: LogDayExpiry): Promise<{ dropped: string[]; rows: number }>;
+  };
   /** Scrubs one erased recipient from its tables, in the erasure's transaction (counts by name). */
   eraseRecipient?(client: pg.ClientBase, erasure: Erasure): Promise<Record<string, number>>;
 }

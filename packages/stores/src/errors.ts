@@ -8,6 +8,9 @@
  * - `data`: the store refused the data itself (Postgres class 22 data exception or 23 integrity
  *   constraint, a ClickHouse parse/type/range error). Retrying the same data can never succeed:
  *   answer 400, dead-letter the event.
+ *   One exception: a CHECK whose name ends `_partition_window` refusing a row (23514) is
+ *   `unavailable` — it stands only while a partition is being made (packages/read-models,
+ *   `ensureLogDays`), and the same row goes in once it is.
  * - `bug`: anything else (a syntax error, a missing column, a TypeError): answer 500, log it.
  */
 export type StoreErrorClass = 'unavailable' | 'data' | 'bug';
@@ -31,6 +34,8 @@ const NETWORK_CODES = new Set([
  * lock not available (55P03), statement timeout (57014).
  */
 const PG_UNAVAILABLE = /^(08|53|57P0)|^(40001|40P01|55P03|57014)$/;
+/** The names of the CHECKs that stand only while a partition is made (see above). */
+const PARTITION_WINDOW = /_partition_window$/;
 /** Postgres SQLSTATE classes of refused data. */
 const PG_DATA = /^2[23][0-9A-Z]{3}$/;
 
@@ -53,11 +58,18 @@ const UNAVAILABLE_NAMES = new Set(['EventLogUnavailableError']);
 
 function classifyOne(error: unknown): StoreErrorClass | null {
   if (error === null || typeof error !== 'object') return null;
-  const { code, message, name } = error as { code?: unknown; message?: unknown; name?: unknown };
+  const { code, message, name, constraint } = error as {
+    code?: unknown;
+    message?: unknown;
+    name?: unknown;
+    constraint?: unknown;
+  };
   if (typeof name === 'string' && UNAVAILABLE_NAMES.has(name)) return 'unavailable';
   if (typeof code === 'string') {
     if (NETWORK_CODES.has(code) || CLICKHOUSE_UNAVAILABLE.has(code)) return 'unavailable';
     if (code.length === 5 && PG_UNAVAILABLE.test(code)) return 'unavailable';
+    if (code === '23514' && typeof constraint === 'string' && PARTITION_WINDOW.test(constraint))
+      return 'unavailable';
     if (PG_DATA.test(code) || CLICKHOUSE_DATA.has(code)) return 'data';
   }
   if (typeof message === 'string') {

@@ -6,6 +6,7 @@ import { type Logger, silentLogger, withTransaction } from '@tern/kernel';
 import type { Keyring } from '@tern/privacy';
 import {
   CH_READ_MODELS,
+  DAY_MS,
   type EmailContentTable,
   expireEventStream,
   logExpirySql,
@@ -36,6 +37,11 @@ export interface RetentionJobOptions {
   defaultRetentionDays: number;
   /** EVENT_STREAM_DAYS (SPEC §25): the event stream keeps no event longer, whatever the retention. Default 30. */
   eventStreamDays?: number;
+  /**
+   * Days of the log made ahead (migration 0560), from the day after `now`: a job stopped for fewer
+   * days loses nothing (the rows of a day with no partition go to the DEFAULT, deleted row by row). Default 3.
+   */
+  logDaysAhead?: number;
   /** Rows per DELETE statement. Default 5000. */
   batchSize?: number;
   /** Pause between runs when started. Default 1 h. */
@@ -51,8 +57,10 @@ export interface RetentionJobOptions {
 export interface RetentionRunResult {
   /** False when another instance held the lock: nothing was done. */
   ran: boolean;
-  /** Postgres `email_logs` rows deleted. */
+  /** Postgres `email_logs` rows deleted (those of the dropped days included). */
   deletedLogs: number;
+  /** Day partitions of `email_logs` dropped whole (every email in them expired). */
+  droppedLogDays: number;
   /**
    * Rows of the expired emails' content in the other tables (`CONTENT_TABLES`: timeline, send,
    * sandbox message, webhook deliveries, attachments), deleted with their log rows or by the sweep.
@@ -106,10 +114,13 @@ async function tenantsOf(client: pg.PoolClient, sql: string): Promise<string[]> 
 
 export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
   const batchSize = opts.batchSize ?? 5000;
+  const daysAhead = opts.logDaysAhead ?? 3;
   const intervalMs = opts.intervalMs ?? 3_600_000;
   const logger = opts.logger ?? silentLogger;
   if (!(Number.isInteger(batchSize) && batchSize >= 1))
     throw new Error('batchSize must be a positive integer');
+  if (!(Number.isInteger(daysAhead) && daysAhead >= 1))
+    throw new Error('logDaysAhead must be a positive integer');
   if (!(Number.isInteger(opts.defaultRetentionDays) && opts.defaultRetentionDays >= 1)) {
     throw new Error('defaultRetentionDays must be a positive integer');
   }
@@ -171,14 +182,26 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
         sweeps.push({ t, tenants: await tenantsOf(client, EXPIRY.tenantsOf(t)) });
       return { overrides, tenants, sweeps };
     });
-    if (plan === null) return { ran: false, deletedLogs: 0, deletedContent: 0, clickhouseDeletes: 0 };
+    if (plan === null)
+      return { ran: false, deletedLogs: 0, droppedLogDays: 0, deletedContent: 0, clickhouseDeletes: 0 };
     const { overrides, tenants, sweeps } = plan;
     const overrideOf = new Map(overrides.map((o) => [o.tenant_id, o.retention_days]));
     const cutoffOf = (tenantId: string) =>
       retentionCutoff(at, overrideOf.get(tenantId) ?? opts.defaultRetentionDays);
     let deletedLogs = 0;
+    let droppedLogDays = 0;
     let deletedContent = 0;
     let clickhouseDeletes = 0;
+
+    // The log's days (migration 0560): the next ones made ahead; a day whose every email expired
+    // goes whole, before the row-by-row deletes below (its emails' content rows go by the sweep).
+    for (const model of PG_READ_MODELS) {
+      if (model.days === undefined) continue;
+      await model.days.ensure(opts.pool, new Date(at.getTime() + DAY_MS), daysAhead);
+      const gone = await model.days.dropExpired(opts.pool, at, { cutoffOf, sendNotFinal: sendNotFinalSql });
+      droppedLogDays += gone.dropped.length;
+      deletedLogs += gone.rows;
+    }
 
     // Postgres, tenant by tenant: every delete is a range of a (tenant_id, time) index, a batch
     // per transaction. Another instance taking over mid-run is harmless (deletes are idempotent).
@@ -243,6 +266,7 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
     const result: RetentionRunResult = {
       ran: true,
       deletedLogs,
+      droppedLogDays,
       deletedContent,
       clickhouseDeletes,
       ...(deletedKeys === undefined ? {} : { deletedKeys }),

@@ -5,7 +5,9 @@ import {
   type ReceivedMessage,
   receiveMessage,
 } from '@tern/inbound';
+import { idTime } from '@tern/kernel';
 import { createKeyring, type Sealed } from '@tern/privacy';
+import { ensureLogDays, logDay, logDays } from '@tern/read-models';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gzip, reportXml } from '../../../packages/inbound/test/dmarc-report.js';
@@ -255,6 +257,8 @@ describe('retention job', () => {
     expect(result).toEqual({
       ran: true,
       deletedLogs: expectedDeleted,
+      // The emails' ids are of no day with a partition: their rows are deleted, not dropped.
+      droppedLogDays: 0,
       deletedContent: expectedContent,
       // One DELETE per rollup table holding expired days: email_daily_v2, email_dims_v1 and its tag
       // companion email_dims_v1_tags, per each of the 3 scopes.
@@ -299,6 +303,7 @@ describe('retention job', () => {
     expect(await job(7).runOnce()).toEqual({
       ran: true,
       deletedLogs: 0,
+      droppedLogDays: 0,
       deletedContent: 0,
       clickhouseDeletes: 0,
     });
@@ -312,6 +317,7 @@ describe('retention job', () => {
       expect(await job().runOnce()).toEqual({
         ran: false,
         deletedLogs: 0,
+        droppedLogDays: 0,
         deletedContent: 0,
         clickhouseDeletes: 0,
       });
@@ -608,5 +614,37 @@ describe('retention job', () => {
       'SELECT 1 FROM dmarc_records d WHERE NOT EXISTS (SELECT 1 FROM dmarc_reports r WHERE r.id = d.report_id)',
     );
     expect(orphans.rowCount).toBe(0);
+  });
+  it('drops a day of the log whose every email expired (migration 0560) and sweeps their content; a day with a kept email stays, its expired ones deleted', async () => {
+    // Two days long before D's and S's cut-offs; on the second, an email of L, whose 200 days keep it.
+    const [old, kept] = ['2026-01-05', '2026-01-06'];
+    expect((await ensureLogDays(stores.pool, new Date(`${old}T00:00:00Z`), 2)).made).toEqual([
+      logDay(new Date(`${old}T00:00:00Z`)).name,
+      logDay(new Date(`${kept}T00:00:00Z`)).name,
+    ]);
+    const idOn = (day: string, n: number) => `em_${idTime(Date.parse(`${day}T08:00:00Z`) + n)}ret${n}`;
+    await sentEmail(D, idOn(old, 1), `${old}T08:00:00.000Z`);
+    await sentEmail(S, idOn(old, 2), `${old}T09:00:00.000Z`);
+    await sentEmail(L, idOn(kept, 3), `${kept}T08:00:00.000Z`);
+    await sentEmail(D, idOn(kept, 4), `${kept}T09:00:00.000Z`);
+    const { rows } = await stores.pool.query<{ id: string; t: string }>(
+      'SELECT id, tableoid::regclass::text AS t FROM email_logs WHERE id = ANY ($1) ORDER BY id',
+      [[idOn(old, 1), idOn(old, 2), idOn(kept, 3), idOn(kept, 4)]],
+    );
+    expect(rows.map((r) => r.t)).toEqual(
+      [old, old, kept, kept].map((d) => logDay(new Date(`${d}T00:00:00Z`)).name),
+    );
+
+    // The old day goes whole (two log rows), the kept day's expired email row by row.
+    expect(await job().runOnce()).toMatchObject({ ran: true, droppedLogDays: 1, deletedLogs: 3 });
+    const days = (await logDays(stores.pool)).map((d) => d.name);
+    expect(days).not.toContain(logDay(new Date(`${old}T00:00:00Z`)).name);
+    expect(days).toContain(logDay(new Date(`${kept}T00:00:00Z`)).name);
+    expect(await rowsOf(D, idOn(old, 1))).toEqual(NONE);
+    expect(await rowsOf(S, idOn(old, 2))).toEqual(NONE);
+    expect(await rowsOf(L, idOn(kept, 3))).toEqual(ALL);
+    expect(await rowsOf(D, idOn(kept, 4))).toEqual(NONE);
+    // And the days ahead of the job's clock were made.
+    expect(days).toContain(logDay(new Date(clock.now().getTime() + 86_400_000)).name);
   });
 });

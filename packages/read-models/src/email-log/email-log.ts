@@ -1,6 +1,7 @@
 import { type EmailGroup, type EmailState, emailKey, type FoldedEmail, toLogEntry } from '@tern/domain';
 import type pg from 'pg';
 import type { EmailContentTable, PgReadModel } from '../read-model.js';
+import { dropExpiredLogDays, ensureLogDays } from './days.js';
 import { fullStateSql, type LogColumns, storedState } from './stored-state.js';
 
 /**
@@ -12,6 +13,7 @@ export const emailLog: PgReadModel = {
   store: 'postgres',
   rebuild: 'truncate',
   tables: ['email_logs'],
+  days: { ensure: ensureLogDays, dropExpired: dropExpiredLogDays },
   async apply(client, { folded }) {
     // One statement for the batch (issue 45): an email folded before (its row locked by
     // `lockEmails`) is updated; a new one is inserted as it ends the batch, never as a placeholder
@@ -213,16 +215,19 @@ export function logExpirySql(
      * go to each content delete as an array, an index probe per id (led by `(tenant_id, email
      * id)`) whatever the planner guesses of the batch's size, never a scan of the table. An event
      * the projector commits for an email while this statement deletes it is not in the
-     * statement's snapshot: the sweep takes it once older than the cut-off.
+     * statement's snapshot: the sweep takes it once older than the cut-off. The log rows go by
+     * key, not by `ctid`: the log is partitioned (migration 0560), and a `ctid` names a row only
+     * within one partition.
      */
     expiredEmails: `
     WITH gone AS (
-      DELETE FROM email_logs WHERE ctid IN (
-        SELECT e.ctid FROM email_logs e
-         WHERE e.tenant_id = $1 AND e.created_at IS NOT NULL AND e.created_at < $2
-           AND NOT ${sendNotFinal('e', 'id')}
-         LIMIT $3)
-      RETURNING id
+      DELETE FROM email_logs d
+       WHERE d.tenant_id = $1 AND d.id = ANY (ARRAY(
+         SELECT e.id FROM email_logs e
+          WHERE e.tenant_id = $1 AND e.created_at IS NOT NULL AND e.created_at < $2
+            AND NOT ${sendNotFinal('e', 'id')}
+          LIMIT $3))
+      RETURNING d.id AS id
     ),
     ${content
       .map(
