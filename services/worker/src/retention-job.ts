@@ -171,6 +171,17 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
     }
   }
 
+  /** A step of the log's days: its failure is logged (code and message: no row's content) and the run goes on. */
+  async function daysStep<T>(what: string, fn: () => Promise<T>): Promise<T | null> {
+    try {
+      return await fn();
+    } catch (err) {
+      const { code, message } = err as { code?: string; message?: string };
+      logger.warn({ code, message }, `retention: ${what}; the next run tries again`);
+      return null;
+    }
+  }
+
   async function runOnce(): Promise<RetentionRunResult> {
     const at = opts.now();
     // The first step claims the run: when another instance holds the lock, nothing is done.
@@ -195,12 +206,19 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
 
     // The log's days (migration 0560): the next ones made ahead; a day whose every email expired
     // goes whole, before the row-by-row deletes below (its emails' content rows go by the sweep).
+    // Either failing (a lock not had within its timeout) leaves the rest of the run to go on: a
+    // day not made sends its rows to the DEFAULT, a day not dropped is deleted row by row.
     for (const model of PG_READ_MODELS) {
-      if (model.days === undefined) continue;
-      await model.days.ensure(opts.pool, new Date(at.getTime() + DAY_MS), daysAhead);
-      const gone = await model.days.dropExpired(opts.pool, at, { cutoffOf, sendNotFinal: sendNotFinalSql });
-      droppedLogDays += gone.dropped.length;
-      deletedLogs += gone.rows;
+      const days = model.days;
+      if (days === undefined) continue;
+      await daysStep('the days ahead were not made', () =>
+        days.ensure(opts.pool, new Date(at.getTime() + DAY_MS), daysAhead),
+      );
+      const gone = await daysStep('an expired day was not dropped', () =>
+        days.dropExpired(opts.pool, at, { cutoffOf, sendNotFinal: sendNotFinalSql }),
+      );
+      droppedLogDays += gone?.dropped.length ?? 0;
+      deletedLogs += gone?.rows ?? 0;
     }
 
     // Postgres, tenant by tenant: every delete is a range of a (tenant_id, time) index, a batch

@@ -615,7 +615,7 @@ describe('retention job', () => {
     );
     expect(orphans.rowCount).toBe(0);
   });
-  it('drops a day of the log whose every email expired (migration 0560) and sweeps their content; a day with a kept email stays, its expired ones deleted', async () => {
+  it('drops a day of the log whose every email expired (migration 0560) and sweeps their content; a day with a kept email stays, its expired ones deleted; a drop that waits too long is left to the next run', async () => {
     // Two days long before D's and S's cut-offs; on the second, an email of L, whose 200 days keep it.
     const [old, kept] = ['2026-01-05', '2026-01-06'];
     expect((await ensureLogDays(stores.pool, new Date(`${old}T00:00:00Z`), 2)).made).toEqual([
@@ -635,10 +635,30 @@ describe('retention job', () => {
       [old, old, kept, kept].map((d) => logDay(new Date(`${d}T00:00:00Z`)).name),
     );
 
-    // The old day goes whole (two log rows), the kept day's expired email row by row.
-    expect(await job().runOnce()).toMatchObject({ ran: true, droppedLogDays: 1, deletedLogs: 3 });
+    // A reader holding the old day past the drop's lock timeout (3 s): the run goes on without the
+    // drop and deletes every expired email row by row, the old day's two and the kept day's one.
+    const reader = await stores.pool.connect();
+    try {
+      await reader.query('BEGIN');
+      await reader.query(`LOCK TABLE ${logDay(new Date(`${old}T00:00:00Z`)).name} IN ACCESS SHARE MODE`);
+      expect(await job().runOnce()).toMatchObject({ ran: true, droppedLogDays: 0, deletedLogs: 3 });
+    } finally {
+      await reader.query('ROLLBACK');
+      reader.release();
+    }
+    // The next run drops the old day, empty by now.
+    expect(await job().runOnce()).toMatchObject({ ran: true, droppedLogDays: 1, deletedLogs: 0 });
+    // Once more, with a day of expired emails and no reader: the day goes whole.
+    const older = '2026-01-04';
+    await ensureLogDays(stores.pool, new Date(`${older}T00:00:00Z`), 1);
+    await sentEmail(D, idOn(older, 5), `${older}T08:00:00.000Z`);
+    await sentEmail(S, idOn(older, 6), `${older}T09:00:00.000Z`);
+    expect(await job().runOnce()).toMatchObject({ ran: true, droppedLogDays: 1, deletedLogs: 2 });
+    expect(await rowsOf(D, idOn(older, 5))).toEqual(NONE);
+    expect(await rowsOf(S, idOn(older, 6))).toEqual(NONE);
     const days = (await logDays(stores.pool)).map((d) => d.name);
     expect(days).not.toContain(logDay(new Date(`${old}T00:00:00Z`)).name);
+    expect(days).not.toContain(logDay(new Date(`${older}T00:00:00Z`)).name);
     expect(days).toContain(logDay(new Date(`${kept}T00:00:00Z`)).name);
     expect(await rowsOf(D, idOn(old, 1))).toEqual(NONE);
     expect(await rowsOf(S, idOn(old, 2))).toEqual(NONE);
