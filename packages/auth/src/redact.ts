@@ -30,6 +30,14 @@ export function responseLogFields(res: unknown): unknown {
 }
 
 /**
+ * What a logged store error quotes of the data it refused: Postgres's `detail` ("Failing row
+ * contains (…)" of a CHECK, "Key (…)=(…)" of a unique key) can hold an address or a subject. A
+ * write refused while a partition is made is retried and logged with its error (packages/stores,
+ * `_partition_window`); its code and message stay, the row does not.
+ */
+const DATA_DETAIL_PATHS = ['err.detail'];
+
+/**
  * Logger options of a Tern process (issue 45 item 5): `req` logged as `requestLogFields` (no
  * headers: a credential header cannot reach the line) and `res` as `responseLogFields` (its cookies
  * censored), so pino's redaction keeps only the paths under `headers`. It runs over the keys its
@@ -38,7 +46,10 @@ export function responseLogFields(res: unknown): unknown {
  * such is still redacted by pino.
  */
 export const PROCESS_LOG_OPTIONS = {
-  redact: { paths: REDACT_PATHS.filter((p) => p.startsWith('headers')), censor: REDACT_CENSOR },
+  redact: {
+    paths: [...REDACT_PATHS.filter((p) => p.startsWith('headers')), ...DATA_DETAIL_PATHS],
+    censor: REDACT_CENSOR,
+  },
   serializers: { req: requestLogFields, res: responseLogFields },
 };
 

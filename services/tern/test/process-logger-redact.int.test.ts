@@ -36,6 +36,16 @@ describe('the process logger keeps credentials out of its lines', () => {
       request.log.info({ req: request }, 'the request');
       request.log.info({ headers: request.headers }, 'its headers');
       request.log.info({ res: { statusCode: 200, headers: { 'set-cookie': SECRETS[3] } } }, 'a response');
+      // A store's refusal as pg gives it (a CHECK's, with the failing row in `detail`), alone and as a cause.
+      const refused = Object.assign(new Error('new row violates check constraint "x_partition_window"'), {
+        code: '23514',
+        detail: 'Failing row contains (t1, em_1, bob@example.test, Secret subject 5).',
+      });
+      request.log.warn({ err: refused }, 'a batch refused');
+      request.log.warn(
+        { err: Object.assign(new Error('batch failed'), { cause: refused }) },
+        'a wrapped refusal',
+      );
       return { ok: true };
     });
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -76,5 +86,14 @@ describe('the process logger keeps credentials out of its lines', () => {
       cookie: '[REDACTED]',
     });
     expect(byMsg('a response').res).toEqual({ statusCode: 200, headers: { 'set-cookie': '[REDACTED]' } });
+    // A store error's data stays out; its code and message are logged.
+    expect(text).not.toContain('bob@example.test');
+    expect(text).not.toContain('Secret subject 5');
+    expect(byMsg('a batch refused').err).toMatchObject({ code: '23514', detail: '[REDACTED]' });
+    expect(String((byMsg('a batch refused').err as { message: string }).message)).toContain(
+      'x_partition_window',
+    );
+    // pino's err serializer logs a cause by its message and stack only: no detail to censor there.
+    expect(byMsg('a wrapped refusal').err).not.toHaveProperty('cause');
   });
 });
