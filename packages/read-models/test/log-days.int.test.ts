@@ -126,6 +126,21 @@ onEveryPostgres("the log's day partitions", (db: () => pg.Pool, kind: PostgresKi
     expect(windows.rowCount).toBe(0);
   });
 
+  it('a run that fails in its second step leaves no window: the DEFAULT takes those ids again', async () => {
+    const tenant = `fail-${kind}`;
+    // A table of the day's name that is no partition: making the day fails.
+    await db().query(`CREATE TABLE ${logDay(at(50)).name} (x int)`);
+    try {
+      await expect(ensureLogDays(db(), at(50), 1)).rejects.toThrow(/already exists/);
+      const windows = await db().query("SELECT 1 FROM pg_constraint WHERE conname LIKE '%partition_window'");
+      expect(windows.rowCount).toBe(0);
+      await insert(db(), tenant, idAt(at(50, 5), 1), at(0));
+      expect(Object.values(await where(db(), tenant))).toEqual(['email_logs_default']);
+    } finally {
+      await db().query(`DROP TABLE ${logDay(at(50)).name}`);
+    }
+  });
+
   it('a lookup by key reads the one day of its id', async () => {
     const tenant = `prune-${kind}`;
     const id = idAt(at(2, 7_200_000), 2);

@@ -95,6 +95,7 @@ export async function ensureLogDays(
     return wanted.filter((d) => !have.has(d.name));
   };
   const window = { name: '', lo: '', hi: '' };
+  let settled = false;
   try {
     const first = await withTransaction(pool, async (client) => {
       if (!(await locked(client))) return [];
@@ -112,7 +113,7 @@ export async function ensureLogDays(
       return missing;
     });
     if (first.length === 0) return { made: [], moved: 0 };
-    return await withTransaction(pool, async (client) => {
+    const made = await withTransaction(pool, async (client) => {
       if (!(await locked(client))) return { made: [], moved: 0 };
       // Another run may have made them meanwhile, or replaced this window with its own.
       const missing = await todo(client);
@@ -133,12 +134,16 @@ export async function ensureLogDays(
       await client.query(`ALTER TABLE ${DEFAULT_PARTITION} DROP CONSTRAINT ${window.name}`);
       return { made: span.map((d) => d.name), moved: moved.rowCount ?? 0 };
     });
+    settled = made.made.length > 0;
+    return made;
   } finally {
-    // A failed step must not leave this run's CHECK refusing those ids to the DEFAULT.
-    if (window.name !== '')
-      await pool
-        .query(`ALTER TABLE ${DEFAULT_PARTITION} DROP CONSTRAINT IF EXISTS ${window.name}`)
-        .catch(() => undefined);
+    // A run that failed or gave way must not leave its CHECK refusing those ids to the DEFAULT
+    // (bounded like every step: a lock not had in time leaves it to the next run's first step).
+    if (!settled && window.name !== '')
+      await withTransaction(pool, async (client) => {
+        await client.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
+        await client.query(`ALTER TABLE ${DEFAULT_PARTITION} DROP CONSTRAINT IF EXISTS ${window.name}`);
+      }).catch(() => undefined);
   }
 }
 
