@@ -10,8 +10,9 @@
  *
  *   npx tsx bench/experiments/log-days.ts
  */
+import { DAY_MS } from '@tern/domain';
 import { idTime } from '@tern/kernel';
-import { DAY_MS, dropExpiredLogDays, ensureLogDays, logDay } from '@tern/read-models';
+import { dropExpiredLogDays, ensureLogDays, logDay } from '@tern/read-models';
 import { migratePostgres } from '@tern/stores';
 import pg from 'pg';
 import { startDedicatedPostgres } from '../../test/faults/servers.js';

@@ -4,6 +4,7 @@
 // lost); a lookup by key reads one partition; a day goes whole once every email in it expired.
 import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { DAY_MS } from '@tern/domain';
 import { idTime } from '@tern/kernel';
 import {
   classifyStoreError,
@@ -16,7 +17,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { onEveryPostgres } from '../../../test/support/owner-postgres.js';
 import { createFreshDatabase, tempDir } from '../../../test/support/services.js';
-import { DAY_MS, dropExpiredLogDays, ensureLogDays, LOG_DAYS_WINDOW, logDay, logDays } from '../src/index.js';
+import { dropExpiredLogDays, ensureLogDays, LOG_DAYS_WINDOW, logDay, logDays } from '../src/index.js';
 
 const DAY0 = Date.parse('2026-11-10T00:00:00Z');
 const at = (days: number, ms = 0) => new Date(DAY0 + days * DAY_MS + ms);

@@ -6,10 +6,11 @@
 // the day partitions of their nine days (one in ten of an older shape: the DEFAULT); the pages walk each day's
 // order index, merged, never a sort.
 
+import { DAY_MS } from '@tern/domain';
 import { idTime } from '@tern/kernel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LogDatabase, openLogDatabase } from '../../../test/support/log-database.js';
-import { DAY_MS, ensureLogDays, type LogsFilter, logsStatement } from '../src/index.js';
+import { ensureLogDays, type LogsFilter, logsStatement } from '../src/index.js';
 
 const TENANTS = 20;
 const PER_TENANT = 10_000;

@@ -34,8 +34,8 @@ const NETWORK_CODES = new Set([
  * lock not available (55P03), statement timeout (57014).
  */
 const PG_UNAVAILABLE = /^(08|53|57P0)|^(40001|40P01|55P03|57014)$/;
-/** The names of the CHECKs that stand only while a partition is made (see above). */
-const PARTITION_WINDOW = /_partition_window$/;
+/** How the name of a CHECK that stands only while a partition is made ends (see above). */
+export const PARTITION_WINDOW_SUFFIX = '_partition_window';
 /** Postgres SQLSTATE classes of refused data. */
 const PG_DATA = /^2[23][0-9A-Z]{3}$/;
 
@@ -68,7 +68,7 @@ function classifyOne(error: unknown): StoreErrorClass | null {
   if (typeof code === 'string') {
     if (NETWORK_CODES.has(code) || CLICKHOUSE_UNAVAILABLE.has(code)) return 'unavailable';
     if (code.length === 5 && PG_UNAVAILABLE.test(code)) return 'unavailable';
-    if (code === '23514' && typeof constraint === 'string' && PARTITION_WINDOW.test(constraint))
+    if (code === '23514' && typeof constraint === 'string' && constraint.endsWith(PARTITION_WINDOW_SUFFIX))
       return 'unavailable';
     if (PG_DATA.test(code) || CLICKHOUSE_DATA.has(code)) return 'data';
   }

@@ -6,7 +6,12 @@ export {
   createClickHouse,
 } from './clickhouse.js';
 export { DataDirLockedError } from './data-dir-lock.js';
-export { classifyStoreError, isUnstorableCharacterError, type StoreErrorClass } from './errors.js';
+export {
+  classifyStoreError,
+  isUnstorableCharacterError,
+  PARTITION_WINDOW_SUFFIX,
+  type StoreErrorClass,
+} from './errors.js';
 export {
   boundHeapGrowth,
   type ReleasedMemory,

@@ -1,12 +1,11 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { retentionCutoff } from '@tern/domain';
+import { DAY_MS, retentionCutoff } from '@tern/domain';
 import { expireDmarc, expireInbound } from '@tern/inbound';
 import { createPoller } from '@tern/jobs';
 import { type Logger, silentLogger, withTransaction } from '@tern/kernel';
 import type { Keyring } from '@tern/privacy';
 import {
   CH_READ_MODELS,
-  DAY_MS,
   type EmailContentTable,
   expireEventStream,
   logExpirySql,

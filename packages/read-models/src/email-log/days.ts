@@ -1,5 +1,8 @@
+import { DAY_MS } from '@tern/domain';
 import { idTime, withTransaction } from '@tern/kernel';
+import { PARTITION_WINDOW_SUFFIX } from '@tern/stores';
 import type pg from 'pg';
+import { tenantsWith } from './loose-scan.js';
 
 /**
  * The log's day partitions (migration 0560, issue 45 item 4): `email_logs` is partitioned by
@@ -10,7 +13,6 @@ import type pg from 'pg';
  * would each be deleted. docs/deploy.md, "A log partitioned by day", has the measured figures.
  */
 
-export const DAY_MS = 86_400_000;
 // Any constant distinct from Tern's other advisory locks (migrations 7_204_311_955, retention …956).
 export const LOG_DAYS_LOCK_KEY = 7_204_311_957;
 /**
@@ -19,9 +21,11 @@ export const LOG_DAYS_LOCK_KEY = 7_204_311_957;
  * "unavailable", not bad data (`classifyStoreError`: the `_partition_window` suffix): retried,
  * never dead-lettered.
  */
-export const LOG_DAYS_WINDOW = /^email_logs_w_[0-9a-z]{10}_[0-9a-z]{10}_partition_window$/;
+export const LOG_DAYS_WINDOW = new RegExp(
+  `^email_logs_w_[0-9a-z]{10}_[0-9a-z]{10}${PARTITION_WINDOW_SUFFIX}$`,
+);
 const windowName = (lo: string, hi: string) =>
-  `email_logs_w_${lo.slice(3)}_${hi.slice(3)}_partition_window`.toLowerCase();
+  `email_logs_w_${lo.slice(3)}_${hi.slice(3)}${PARTITION_WINDOW_SUFFIX}`.toLowerCase();
 const DEFAULT_PARTITION = 'email_logs_default';
 const NAME = /^email_logs_d(\d{4})(\d{2})(\d{2})$/;
 /** Each DDL statement waits this long for its lock, then fails (the next run tries again). */
@@ -101,14 +105,14 @@ export async function ensureLogDays(
       if (!(await locked(client))) return [];
       const missing = await todo(client);
       if (missing.length === 0) return [];
-      Object.assign(window, { lo: literal(missing[0]!.lo), hi: literal(missing.at(-1)!.hi) });
-      window.name = windowName(missing[0]!.lo, missing.at(-1)!.hi);
+      Object.assign(window, { lo: missing[0]!.lo, hi: missing.at(-1)!.hi });
+      window.name = windowName(window.lo, window.hi);
       // A window left by a run that stopped between its two transactions goes first.
       for (const old of await windows(client))
         await client.query(`ALTER TABLE ${DEFAULT_PARTITION} DROP CONSTRAINT ${old}`);
       await client.query(
         `ALTER TABLE ${DEFAULT_PARTITION} ADD CONSTRAINT ${window.name}
-           CHECK (id < ${window.lo} OR id >= ${window.hi}) NOT VALID`,
+           CHECK (id < ${literal(window.lo)} OR id >= ${literal(window.hi)}) NOT VALID`,
       );
       return missing;
     });
@@ -119,10 +123,11 @@ export async function ensureLogDays(
       const missing = await todo(client);
       if (missing.length === 0 || !(await windows(client)).includes(window.name))
         return { made: [], moved: 0 };
-      const span = missing.filter((d) => literal(d.lo) >= window.lo && literal(d.hi) <= window.hi);
+      const span = missing.filter((d) => d.lo >= window.lo && d.hi <= window.hi);
       await client.query('CREATE TEMP TABLE email_logs_moving (LIKE email_logs) ON COMMIT DROP');
       const moved = await client.query(
-        `WITH m AS (DELETE FROM ${DEFAULT_PARTITION} WHERE id >= ${window.lo} AND id < ${window.hi} RETURNING *)
+        `WITH m AS (DELETE FROM ${DEFAULT_PARTITION}
+                     WHERE id >= ${literal(window.lo)} AND id < ${literal(window.hi)} RETURNING *)
          INSERT INTO email_logs_moving SELECT * FROM m`,
       );
       await client.query(`ALTER TABLE ${DEFAULT_PARTITION} VALIDATE CONSTRAINT ${window.name}`);
@@ -151,7 +156,7 @@ export async function ensureLogDays(
 async function windows(client: pg.ClientBase): Promise<string[]> {
   const { rows } = await client.query<{ name: string }>(
     `SELECT conname AS name FROM pg_constraint
-      WHERE conrelid = '${DEFAULT_PARTITION}'::regclass AND conname LIKE '%_partition_window'`,
+      WHERE conrelid = '${DEFAULT_PARTITION}'::regclass AND conname LIKE '%${PARTITION_WINDOW_SUFFIX}'`,
   );
   return rows.map((r) => r.name).filter((n) => LOG_DAYS_WINDOW.test(n));
 }
@@ -183,14 +188,9 @@ export async function dropExpiredLogDays(
       if (!(await locked(client))) return null;
       await client.query(`LOCK TABLE ${d.name} IN SHARE MODE`);
       const newest = await client.query<{ tenant_id: string; newest: Date | null }>(
-        `WITH RECURSIVE t(tenant_id) AS (
-           SELECT min(tenant_id) FROM ${d.name}
-           UNION ALL
-           SELECT (SELECT min(x.tenant_id) FROM ${d.name} x WHERE x.tenant_id > t.tenant_id)
-             FROM t WHERE t.tenant_id IS NOT NULL)
-         SELECT t.tenant_id,
+        `SELECT t.tenant_id,
                 (SELECT max(x.created_at) FROM ${d.name} x WHERE x.tenant_id = t.tenant_id) AS newest
-           FROM t WHERE t.tenant_id IS NOT NULL`,
+           FROM (${tenantsWith(d.name, 'true')}) t`,
       );
       const kept = newest.rows.some((r) => r.newest === null || r.newest >= expiry.cutoffOf(r.tenant_id));
       if (kept) return null;

@@ -2,6 +2,7 @@ import { type EmailGroup, type EmailState, emailKey, type FoldedEmail, toLogEntr
 import type pg from 'pg';
 import type { EmailContentTable, PgReadModel } from '../read-model.js';
 import { dropExpiredLogDays, ensureLogDays } from './days.js';
+import { tenantsWith } from './loose-scan.js';
 import { fullStateSql, type LogColumns, storedState } from './stored-state.js';
 
 /**
@@ -178,18 +179,6 @@ export interface LogExpirySql {
   /** Tenants that have rows of a content table to look at. */
   tenantsOf(t: EmailContentTable): string;
 }
-
-/**
- * Tenants that have rows in `table` matching `where` (on alias `x`), by a loose index scan of an
- * index led by `tenant_id` with that predicate (`(tenant_id, created_at)` of 0001 for the log
- * rows, 0090's for the content tables): one index probe per tenant instead of a scan of the table.
- */
-const tenantsWith = (table: string, where: string) => `WITH RECURSIVE t(tenant_id) AS (
-         SELECT min(x.tenant_id) FROM ${table} x WHERE ${where}
-         UNION ALL
-         SELECT (SELECT min(x.tenant_id) FROM ${table} x WHERE ${where} AND x.tenant_id > t.tenant_id)
-           FROM t WHERE t.tenant_id IS NOT NULL)
-       SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL`;
 
 export function logExpirySql(
   content: readonly EmailContentTable[],
