@@ -156,8 +156,6 @@ export interface ClaimedDelivery {
   secret_enc: string | null;
   previous_secret_enc: string | null;
   previous_secret_expires_at: Date | null;
-  /** The email's projected state when the delivery has no body yet (claimed with `emailState`). */
-  email_state?: unknown;
 }
 
 /**
@@ -171,12 +169,6 @@ export async function claimDueDeliveries(
   at: Date,
   leaseUntil: Date,
   limit: number,
-  /**
-   * A relation `(tenant_id, id, state)` of projected emails (its owner's SQL): each claimed
-   * delivery without a body comes with its email's `email_state` (null: not folded yet), so the
-   * body is built without a second query (issue 45).
-   */
-  emailState?: string,
 ): Promise<ClaimedDelivery[]> {
   const { rows } = await db.query<ClaimedDelivery>(
     `WITH claimed AS (${claimDueSql({
@@ -190,10 +182,8 @@ export async function claimDueDeliveries(
                   d.created_at`,
     })})
      SELECT c.*, e.url, e.enabled, e.secret_enc, e.previous_secret_enc, e.previous_secret_expires_at
-            ${emailState === undefined ? '' : ', l.state AS email_state'}
      FROM claimed c
      LEFT JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.id = c.endpoint_id
-     ${emailState === undefined ? '' : `LEFT JOIN ${emailState} l ON c.request_body IS NULL AND l.tenant_id = c.tenant_id AND l.id = c.email_id`}
      ORDER BY c.id`,
     [at, leaseUntil, limit],
   );

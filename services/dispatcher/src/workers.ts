@@ -1,7 +1,7 @@
-import { isDomainEvent, isInboundEvent } from '@tern/contracts';
-import type { EmailState } from '@tern/domain';
+import { type DeliveryEvent, isDomainEvent, isInboundEvent } from '@tern/contracts';
+import { emailKey } from '@tern/domain';
 import { createPoller, type Poller } from '@tern/jobs';
-import { projectedEmailStateSql, viewAt } from '@tern/read-models';
+import { emailViewsAt } from '@tern/read-models';
 import {
   abandonDelivery,
   type ClaimedDelivery,
@@ -48,7 +48,7 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
 
   async function claim(limit: number): Promise<ClaimedDelivery[]> {
     const at = now();
-    return claimDueDeliveries(pool, at, new Date(at.getTime() + s.leaseMs), limit, projectedEmailStateSql);
+    return claimDueDeliveries(pool, at, new Date(at.getTime() + s.leaseMs), limit);
   }
 
   /** Ends a delivery without an HTTP attempt (endpoint gone or disabled). */
@@ -59,13 +59,20 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
   /**
    * Fixes the body of every claimed delivery that has none yet, in one statement, before any is
    * sent: every retry (and a repeat after a crash) sends the same bytes. A delivery whose email
-   * the projector has not folded yet (no recipient known) waits a moment, up to `graceMs`.
+   * the projector has not folded yet (no recipient known) waits a moment, up to `graceMs`. The
+   * emails' views are read in one statement by their ids, which Postgres prunes to their days of
+   * the log (a join in the claim would read every day: `amongIds`, packages/read-models).
    */
   async function fixBodies(claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]> {
     const ready: ClaimedDelivery[] = [];
     const waiting: string[] = [];
     const fixed: { id: string; body: string; recipient: string | null }[] = [];
     const at = now();
+    const ofEmails = claimed
+      .filter((d) => d.request_body === null && d.url !== null && d.enabled)
+      .map((d) => d.event)
+      .filter((e): e is DeliveryEvent => !isDomainEvent(e) && !isInboundEvent(e));
+    const views = await emailViewsAt(pool, ofEmails);
     for (const d of claimed) {
       if (d.request_body !== null || d.url === null || !d.enabled) {
         ready.push(d);
@@ -85,8 +92,9 @@ export function createDeliveryWorkers(ctx: DispatcherContext, s: WorkerSettings)
         ready.push({ ...d, request_body: body });
         continue;
       }
-      // The email log's view of the event's email as of the event (its state came with the claim).
-      const view = viewAt((d.email_state ?? null) as EmailState | null, d.event);
+      // The email log's view of the event's email as of the event.
+      const view = views.get(emailKey(d.event.tenantId, d.event.id));
+      if (view === undefined) throw new Error('a delivery of an email event without its view');
       if (
         !view.projected &&
         d.event.type !== 'email.queued' &&

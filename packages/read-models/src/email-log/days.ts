@@ -41,6 +41,18 @@ export interface LogDay {
   hi: string;
 }
 
+/**
+ * A statement's condition that the log row `alias` is one of the ids `param` (a `text[]`
+ * parameter), written beside the join that already says so: it lets Postgres prune to the days of
+ * those ids while it plans. A join on ids it learns only while it runs (an `unnest` of the batch)
+ * cannot be pruned then: it plans every day of the log and, at a retention of 90 days, reads them
+ * all (a hash of every row) where one day holds the batch (docs/deploy.md, "A log partitioned by
+ * day"). Every statement that reads the log by a set of ids carries it.
+ */
+export function amongIds(alias: string, param: string): string {
+  return `${alias}.id = ANY(${param}::text[])`;
+}
+
 /** The day partition of the UTC day holding `at`. */
 export function logDay(at: Date): LogDay {
   const start = Math.floor(at.getTime() / DAY_MS) * DAY_MS;

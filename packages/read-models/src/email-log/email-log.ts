@@ -1,7 +1,7 @@
 import { type EmailGroup, type EmailState, emailKey, type FoldedEmail, toLogEntry } from '@tern/domain';
 import type pg from 'pg';
 import type { EmailContentTable, PgReadModel } from '../read-model.js';
-import { dropExpiredLogDays, ensureLogDays } from './days.js';
+import { amongIds, dropExpiredLogDays, ensureLogDays } from './days.js';
 import { tenantsWith } from './loose-scan.js';
 import { fullStateSql, type LogColumns, storedState } from './stored-state.js';
 
@@ -91,11 +91,6 @@ export function logRows(emails: readonly FoldedEmail[]): Record<string, unknown>
 }
 
 /**
- * Locks the batch's emails that have a row, in (tenant, email) order, and answers their stored
- * states (null: never folded). A new email has no row to lock: `emailLog.apply` inserts it, and a
- * concurrent batch that inserted it first makes this batch fail and retry.
- */
-/**
  * A reprojection's hand-over (services/projector/src/reproject.ts): sets the classification the
  * replay gave each email (`state.dims`: provider, client, device, bounce category, deferred) into
  * its stored state where it differs, so the live fold's next delta for the email starts from the
@@ -109,7 +104,7 @@ export async function writeBackDims(client: pg.ClientBase, states: Iterable<Emai
     const r = await client.query(
       `UPDATE email_logs e SET state = jsonb_set(e.state, '{dims}', u.d)
          FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS u(t, i, d)
-        WHERE e.tenant_id = u.t AND e.id = u.i AND e.version > 0
+        WHERE e.tenant_id = u.t AND e.id = u.i AND ${amongIds('e', '$2')} AND e.version > 0
           AND e.state->'dims' IS DISTINCT FROM u.d`,
       [chunk.map((x) => x.tenantId), chunk.map((x) => x.emailId), chunk.map((x) => JSON.stringify(x.dims))],
     );
@@ -125,6 +120,11 @@ export async function writeBackDims(client: pg.ClientBase, states: Iterable<Emai
   return changed;
 }
 
+/**
+ * Locks the batch's emails that have a row, in (tenant, email) order, and answers their stored
+ * states (null: never folded). A new email has no row to lock: `emailLog.apply` inserts it, and a
+ * concurrent batch that inserted it first makes this batch fail and retry.
+ */
 export async function lockEmails(
   client: pg.ClientBase,
   emails: readonly Pick<EmailGroup, 'tenantId' | 'emailId'>[],
@@ -140,6 +140,7 @@ export async function lockEmails(
     `SELECT e.tenant_id, e.id, ${fullStateSql('e')} AS state, e.version
        FROM email_logs e
        JOIN unnest($1::text[], $2::text[]) AS u(t, i) ON e.tenant_id = u.t AND e.id = u.i
+      WHERE ${amongIds('e', '$2')}
       ORDER BY e.tenant_id, e.id
       FOR UPDATE OF e`,
     [tenants, ids],

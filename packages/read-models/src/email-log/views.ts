@@ -1,6 +1,7 @@
 import type { DeliveryEvent, EmailStatus } from '@tern/contracts';
 import { type EmailState, emailKey, evolve, initialEmailState } from '@tern/domain';
 import type pg from 'pg';
+import { amongIds } from './days.js';
 import { fullStateSql } from './stored-state.js';
 
 /**
@@ -21,11 +22,15 @@ export interface EmailView {
 
 /**
  * The projected state of every folded email, as a relation `(tenant_id, id, state)`: what
- * `emailViewsAt` reads, for a statement of another owner to join (the dispatcher's claim, issue 45).
+ * `emailViewsAt` reads. Another owner's statement that joins it by ids it does not know while it
+ * plans reads every day of the log (`amongIds`): read the views by their ids instead.
  */
 export const projectedEmailStateSql = `(SELECT e.tenant_id, e.id, ${fullStateSql('e')} AS state FROM email_logs e WHERE e.version > 0)`;
 
-/** The view of each event's email as of that event, by `emailKey(tenantId, event id)`; one query. */
+/**
+ * The view of each event's email as of that event, by `emailKey(tenantId, event id)`; one query,
+ * pruned to the days of the events' emails (the dispatcher's bodies, SPEC §17).
+ */
 export async function emailViewsAt(
   db: pg.Pool | pg.ClientBase,
   events: readonly DeliveryEvent[],
@@ -34,7 +39,8 @@ export async function emailViewsAt(
   if (events.length === 0) return out;
   const { rows } = await db.query<{ tenant_id: string; id: string; state: EmailState }>(
     `SELECT l.tenant_id, l.id, l.state FROM ${projectedEmailStateSql} l
-       JOIN unnest($1::text[], $2::text[]) AS u(t, i) ON l.tenant_id = u.t AND l.id = u.i`,
+       JOIN unnest($1::text[], $2::text[]) AS u(t, i) ON l.tenant_id = u.t AND l.id = u.i
+      WHERE ${amongIds('l', '$2')}`,
     [events.map((e) => e.tenantId), events.map((e) => e.emailId)],
   );
   const stored = new Map(rows.map((r) => [emailKey(r.tenant_id, r.id), r.state]));
