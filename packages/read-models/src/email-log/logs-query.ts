@@ -129,6 +129,21 @@ const ORDER = 'ORDER BY e.created_at DESC, e.id COLLATE "C" DESC';
  */
 const SHORT_WALK = 200n;
 
+/**
+ * The rows a first page fetches, written into its statement as a number, not a parameter: its
+ * limit and one more (whether another page follows), rounded up to one of a few sizes (the surplus
+ * is not shown), so a few texts serve every limit. With the row count (or an OFFSET) a parameter,
+ * Postgres costs a named statement's generic plan for a tenth of the rows, finds it dearer than
+ * the plans made with the values, and plans the first page anew at every request; across the
+ * log's day partitions that planning was most of the page (docs/deploy.md, "A log partitioned by
+ * day"). A first page has no OFFSET for the same reason.
+ */
+const FETCH_SIZES = [11, 21, 51, 101] as const;
+function fetchSize(limit: number): number {
+  if (!(Number.isInteger(limit) && limit >= 1)) throw new Error(`not a page limit: ${limit}`);
+  return FETCH_SIZES.find((n) => n >= limit + 1) ?? limit + 1;
+}
+
 /** Query parameters and the WHERE clauses they feed; `$n` numbering follows `params`. */
 class Sql {
   readonly params: unknown[] = [];
@@ -209,7 +224,9 @@ export function logsStatement(q: LogsPageQuery): { text: string; values: unknown
     templateId === undefined;
 
   const where = rowWhere.join(' AND ');
-  const fetch = sql.param(q.limit + 1);
+  // A parameter, except on a first page (see `fetchSize`): a cursor's statement settles on its
+  // generic plan with it (logs-plans.int.test.ts), not without it.
+  const fetch = q.cursor === null && q.page === 1 ? String(fetchSize(q.limit)) : sql.param(q.limit + 1);
   const totalSql = counted
     ? `SELECT coalesce(sum(c.n), 0) FROM email_log_counts c WHERE ${countWhere.join(' AND ')}`
     : `SELECT count(*) FROM email_logs e WHERE ${where}`;
@@ -227,8 +244,9 @@ export function logsStatement(q: LogsPageQuery): { text: string; values: unknown
   } else {
     // BigInt: (page − 1) · limit may pass 2^53 for absurd pages; Postgres takes it as bigint text.
     const skip = (BigInt(q.page) - 1n) * BigInt(q.limit);
-    const offset = sql.param(skip.toString());
-    if (counted && skip >= (q.shortWalk ?? SHORT_WALK)) {
+    const deep = counted && skip >= (q.shortWalk ?? SHORT_WALK);
+    const offset = skip === 0n && !deep ? '' : sql.param(skip.toString());
+    if (deep) {
       // The day holding entry number `offset` (0-based, newest first) and how many are newer; then
       // the hour of that day holding it, and how many are newer than that hour.
       statement = `WITH days AS (
@@ -267,7 +285,7 @@ export function logsStatement(q: LogsPageQuery): { text: string; values: unknown
     } else {
       statement = `SELECT (${totalSql})::text AS total, ${PAGE} FROM (SELECT 1) AS one LEFT JOIN LATERAL (
         SELECT ${COLUMNS} FROM email_logs e WHERE ${where}
-         ${ORDER} LIMIT ${fetch} OFFSET ${offset}::bigint) AS p ON true`;
+         ${ORDER} LIMIT ${fetch}${offset === '' ? '' : ` OFFSET ${offset}::bigint`}) AS p ON true`;
     }
   }
   // Named (prepared once per connection) unless its plan needs the values: with both `status` and
