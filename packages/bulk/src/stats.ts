@@ -36,7 +36,12 @@ type Row = {
   failed: string;
 };
 
-/** Stats per `source` and step; `key(source, step)` → stats. Unsubscribes come from `unsubscribe_sources`. */
+/**
+ * Stats per `source` and step; `key(source, step)` → stats. Unsubscribes come from `unsubscribe_sources`.
+ * The log is partitioned by day of email id (migration 0560): the join is bounded by the sources'
+ * lowest and highest email ids, which Postgres prunes to while it runs, so a campaign's counts read
+ * the days of its emails, not the tenant's whole log (docs/deploy.md, "A log partitioned by day").
+ */
 export async function mailStats(
   pool: Pick<pg.Pool, 'query'>,
   tenantId: string,
@@ -56,6 +61,8 @@ export async function mailStats(
               count(*) FILTER (WHERE l.complaint_count > 0) AS complained
          FROM bulk_emails b
          LEFT JOIN ${emailLogRowSql} l ON l.tenant_id = b.tenant_id AND l.id = b.email_id
+               AND l.id BETWEEN (SELECT min(x.email_id) FROM bulk_emails x WHERE x.tenant_id = $1 AND x.source = ANY($2::text[]))
+                            AND (SELECT max(x.email_id) FROM bulk_emails x WHERE x.tenant_id = $1 AND x.source = ANY($2::text[]))
         WHERE b.tenant_id = $1 AND b.source = ANY($2::text[])
         GROUP BY b.source, b.step`,
       [tenantId, sources],
