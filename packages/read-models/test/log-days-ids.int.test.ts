@@ -10,7 +10,15 @@ import type { PostgresKind } from '@tern/stores';
 import type pg from 'pg';
 import { beforeAll, expect, it } from 'vitest';
 import { onEveryPostgres } from '../../../test/support/owner-postgres.js';
-import { emailViewsAt, ensureLogDays, lockEmails, logDay, writeBackDims } from '../src/index.js';
+import {
+  emailViewsAt,
+  ensureLogDays,
+  lockEmails,
+  logDay,
+  logExpirySql,
+  PG_READ_MODELS,
+  writeBackDims,
+} from '../src/index.js';
 
 const DAY0 = Date.parse('2026-09-01T00:00:00Z');
 const DAYS = 40;
@@ -120,5 +128,18 @@ onEveryPostgres('the log read by a set of ids', (db: () => pg.Pool, kind: Postgr
     await writeBackDims(client, states as unknown as EmailState[]);
     expect(sent).toHaveLength(1);
     expect(await plannedTables(db(), sent[0]!)).toEqual(expected);
+  });
+
+  it("the retention job's delete of a batch of expired emails plans only the days of its ids", async () => {
+    const expiry = logExpirySql(
+      PG_READ_MODELS.flatMap((m) => m.emailContent ?? []),
+      () => 'false',
+      'outgoing_emails',
+    );
+    const tenant = batch[0]!.tenantId;
+    const ids = batch.filter((b) => b.tenantId === tenant).map((b) => b.emailId);
+    expect(
+      await plannedTables(db(), { text: expiry.expiredEmails, values: [tenant, at(DAYS + 10), ids] }),
+    ).toEqual(expected.filter((t) => t !== 'email_logs_default'));
   });
 });

@@ -145,28 +145,38 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
   /**
    * Runs a batch statement (`$3` its limit) until a batch comes back short; every batch is its own
    * transaction. The statement answers one row: `n`, the rows of the batch, and `content`, the
-   * content rows deleted with them.
+   * content rows deleted with them. With `pick` (`$3` its limit, answering `id`s), the batch's ids
+   * are picked first in the same transaction and the statement's `$3` is them.
    */
   async function deleteBatches(
     sql: string,
     tenantId: string,
     cutoff: Date,
+    pick?: string,
   ): Promise<{ rows: number; content: number }> {
     const deleted = { rows: 0, content: 0 };
     for (;;) {
       const batch = await lockedStep(async (client) => {
-        const { rows } = await client.query<{ n: number; content: number }>(sql, [
-          tenantId,
-          cutoff,
-          batchSize,
-        ]);
-        return rows[0] ?? { n: 0, content: 0 };
+        let third: number | string[] = batchSize;
+        if (pick !== undefined) {
+          third = (await client.query<{ id: string }>(pick, [tenantId, cutoff, batchSize])).rows.map(
+            (r) => r.id,
+          );
+          if (third.length === 0) return { n: 0, content: 0, full: false };
+        }
+        const { rows } = await client.query<{ n: number; content: number }>(sql, [tenantId, cutoff, third]);
+        const r = rows[0] ?? { n: 0, content: 0 };
+        // A picked batch that deleted nothing (each changed since) ends the tenant's run too.
+        return {
+          ...r,
+          full: Array.isArray(third) ? third.length === batchSize && r.n > 0 : r.n >= batchSize,
+        };
       });
       // Another instance took the lock: it carries on (the deletes are idempotent).
       if (batch === null) return deleted;
       deleted.rows += batch.n;
       deleted.content += batch.content;
-      if (batch.n < batchSize) return deleted;
+      if (!batch.full) return deleted;
     }
   }
 
@@ -223,7 +233,12 @@ export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
     // Postgres, tenant by tenant: every delete is a range of a (tenant_id, time) index, a batch
     // per transaction. Another instance taking over mid-run is harmless (deletes are idempotent).
     for (const tenantId of tenants) {
-      const deleted = await deleteBatches(EXPIRY.expiredEmails, tenantId, cutoffOf(tenantId));
+      const deleted = await deleteBatches(
+        EXPIRY.expiredEmails,
+        tenantId,
+        cutoffOf(tenantId),
+        EXPIRY.expiredIds,
+      );
       deletedLogs += deleted.rows;
       deletedContent += deleted.content;
     }

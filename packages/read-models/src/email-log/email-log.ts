@@ -173,7 +173,12 @@ export async function emailIdsTo(
 export interface LogExpirySql {
   /** Tenants that have log rows (a loose index scan): `SELECT tenant_id`. */
   tenants: string;
-  /** A batch of expired emails, with their rows in every content table: answers `n` and `content`. */
+  /** The ids of a batch of expired emails (`$3` of them at most): `SELECT id`. */
+  expiredIds: string;
+  /**
+   * Those emails (`$3`: the ids `expiredIds` answered, in the same transaction) with their rows in
+   * every content table: answers `n` and `content`.
+   */
   expiredEmails: string;
   /** A batch of a content table's rows older than the cut-off whose log row is already gone. */
   orphans(t: EmailContentTable): string;
@@ -198,25 +203,30 @@ export function logExpirySql(
   return {
     tenants: tenantsWith('email_logs', 'x.created_at IS NOT NULL'),
     tenantsOf: (t) => tenantsWith(t.table, t.only ?? 'true'),
+    /** A range of the `(tenant_id, created_at)` index, through every day of the log. */
+    expiredIds: `
+    SELECT e.id FROM email_logs e
+     WHERE e.tenant_id = $1 AND e.created_at IS NOT NULL AND e.created_at < $2
+       AND NOT ${sendNotFinal('e', 'id')}
+     LIMIT $3`,
     /**
      * A batch of a tenant's expired emails: their log rows and, in the same statement, their rows
      * in every content table, found by email id through the `gone` rows, so no moment shows one
-     * without the other. The log rows are a range of the `(tenant_id, created_at)` index; the ids
-     * go to each content delete as an array, an index probe per id (led by `(tenant_id, email
-     * id)`) whatever the planner guesses of the batch's size, never a scan of the table. An event
-     * the projector commits for an email while this statement deletes it is not in the
-     * statement's snapshot: the sweep takes it once older than the cut-off. The log rows go by
-     * key, not by `ctid`: the log is partitioned (migration 0560), and a `ctid` names a row only
-     * within one partition.
+     * without the other. The log rows go by key, their ids a parameter (`amongIds`): Postgres
+     * prunes the delete to the days of those ids while it plans (as a subquery's array, the ids
+     * were probed in every day of the log: 94 × the batch's probes at the default retention); the
+     * delete checks again that each is expired. The ids go to each content delete as an array, an
+     * index probe per id (led by `(tenant_id, email id)`) whatever the planner guesses of the
+     * batch's size, never a scan of the table. An event the projector commits for an email while
+     * this statement deletes it is not in the statement's snapshot: the sweep takes it once older
+     * than the cut-off. Not by `ctid`: in the partitioned log a `ctid` names a row only within one
+     * partition.
      */
     expiredEmails: `
     WITH gone AS (
       DELETE FROM email_logs d
-       WHERE d.tenant_id = $1 AND d.id = ANY (ARRAY(
-         SELECT e.id FROM email_logs e
-          WHERE e.tenant_id = $1 AND e.created_at IS NOT NULL AND e.created_at < $2
-            AND NOT ${sendNotFinal('e', 'id')}
-          LIMIT $3))
+       WHERE d.tenant_id = $1 AND ${amongIds('d', '$3')}
+         AND d.created_at IS NOT NULL AND d.created_at < $2 AND NOT ${sendNotFinal('d', 'id')}
       RETURNING d.id AS id
     ),
     ${content
