@@ -39,8 +39,9 @@ type Row = {
 /**
  * Stats per `source` and step; `key(source, step)` → stats. Unsubscribes come from `unsubscribe_sources`.
  * The log is partitioned by day of email id (migration 0560): the join is bounded by the sources'
- * lowest and highest email ids, which Postgres prunes to while it runs, so a campaign's counts read
- * the days of its emails, not the tenant's whole log (docs/deploy.md, "A log partitioned by day").
+ * lowest and highest email ids (read once, `span`), which Postgres prunes to while it runs, so a
+ * campaign's counts read the days of its emails, not the tenant's whole log (docs/deploy.md, "A log
+ * partitioned by day").
  */
 export async function mailStats(
   pool: Pick<pg.Pool, 'query'>,
@@ -51,7 +52,10 @@ export async function mailStats(
   if (sources.length === 0) return out;
   const [counts, unsubscribes] = await Promise.all([
     pool.query<Row>(
-      `SELECT b.source, b.step, count(*) FILTER (WHERE b.failed_reason IS NULL) AS recipients,
+      `WITH span AS (
+         SELECT min(x.email_id) AS lo, max(x.email_id) AS hi FROM bulk_emails x
+          WHERE x.tenant_id = $1 AND x.source = ANY($2::text[]))
+       SELECT b.source, b.step, count(*) FILTER (WHERE b.failed_reason IS NULL) AS recipients,
               count(*) FILTER (WHERE b.failed_reason IS NOT NULL) AS failed,
               count(*) FILTER (WHERE l.status IN ('SENT', 'DELAYED', 'DELIVERED', 'BOUNCED')) AS sent,
               count(*) FILTER (WHERE l.status = 'DELIVERED') AS delivered,
@@ -61,8 +65,7 @@ export async function mailStats(
               count(*) FILTER (WHERE l.complaint_count > 0) AS complained
          FROM bulk_emails b
          LEFT JOIN ${emailLogRowSql} l ON l.tenant_id = b.tenant_id AND l.id = b.email_id
-               AND l.id BETWEEN (SELECT min(x.email_id) FROM bulk_emails x WHERE x.tenant_id = $1 AND x.source = ANY($2::text[]))
-                            AND (SELECT max(x.email_id) FROM bulk_emails x WHERE x.tenant_id = $1 AND x.source = ANY($2::text[]))
+               AND l.id BETWEEN (SELECT lo FROM span) AND (SELECT hi FROM span)
         WHERE b.tenant_id = $1 AND b.source = ANY($2::text[])
         GROUP BY b.source, b.step`,
       [tenantId, sources],
