@@ -29,7 +29,13 @@ import pg from 'pg';
 import { type CpuSnapshot, cpuBetween, cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
 import { projectionStages } from '../lib/cpu-stages.js';
 import { fillLog, fillStream, generateTraffic } from '../lib/events.js';
-import { actualTotals, expectedTotals, openChdb, openProjectionDatabase } from '../lib/projection-stores.js';
+import {
+  actualTotals,
+  BENCH_LOG_DAYS,
+  expectedTotals,
+  openChdb,
+  openProjectionDatabase,
+} from '../lib/projection-stores.js';
 import { emitMeasured, type Figure, withPeakRss } from '../lib/report.js';
 import { sealedAsRuntime } from '../lib/sealing.js';
 import { benchEnv, deleteTopic, runTag } from '../lib/services.js';
@@ -445,6 +451,9 @@ function scaling(): Figure[] {
 
 const started = performance.now();
 const which = (process.env.BENCH_LOGS ?? 'kafka,postgres').split(',');
+console.error(
+  `[projection] email_logs with ${BENCH_LOG_DAYS} day partitions (BENCH_LOG_DAYS; 0: every row in the DEFAULT)`,
+);
 const chdb = await openChdb();
 // chDB runs in this process: its engine alone accounts for much of the RSS printed at the end.
 const rssAfterChdbOpenMiB = rssMiB();
@@ -480,5 +489,6 @@ const details = withPeakRss({
   runs: outcomes.map((o) => ({ variant: o.figures[0]?.variant, ...o.details })),
   reprojections: reprojections.map((o) => o.details),
   bestBatchSize: { kafka: best('kafka'), postgresTable: best('postgres-table') },
+  logDays: BENCH_LOG_DAYS,
 });
 emitMeasured('projection', figures, { ...details, rssAfterChdbOpenMiB }, started);

@@ -1,5 +1,6 @@
 import type { DeliveryEvent } from '@tern/contracts';
 import { type EventLog, type EventStream, encodeRecords } from '@tern/event-log';
+import { idTime } from '@tern/kernel';
 import { mulberry32 } from '../../test/support/random.js';
 
 const DAY_MS = 86_400_000;
@@ -43,8 +44,9 @@ export function generateTraffic(opts: TrafficOptions): DeliveryEvent[] {
   while (keyed.length < opts.events) {
     const n = emailCount++;
     const tenantId = `${opts.tag}_t${n % tenants}`;
-    const emailId = `em_${opts.tag}_${n}`;
     const queuedMs = startMs + Math.floor((Math.min(n, expectedEmails - 1) / expectedEmails) * days * DAY_MS);
+    // As Tern makes them (`em_<time><rest>`): an email's row lands in its day of the log (days.ts).
+    const emailId = `em_${idTime(queuedMs)}${opts.tag}_${n}`;
     const events: DeliveryEvent[] = [];
     const base = { tenantId, emailId };
     const hasTemplate = rnd() < 0.8;

@@ -1,14 +1,34 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { DeliveryEvent } from '@tern/contracts';
-import { type AnalyticsCounters, addCounters, contribution, foldEmail, zeroCounters } from '@tern/domain';
+import {
+  type AnalyticsCounters,
+  addCounters,
+  contribution,
+  DAY_MS,
+  foldEmail,
+  zeroCounters,
+} from '@tern/domain';
+import { ensureLogDays } from '@tern/read-models';
 import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
 import pg from 'pg';
 import { createFreshDatabase, type FreshDatabase, tempDir } from './services.js';
 
-/** A fresh migrated Postgres database for the projection, with its pool. */
+/**
+ * Day partitions of `email_logs` a deployed log holds (`BENCH_LOG_DAYS`, default 94): the default
+ * retention's 90 past days, today and the retention job's 3 ahead. 0: none, every row in the
+ * DEFAULT partition, as a database before migration 0560 or a worker that never ran.
+ */
+export const BENCH_LOG_DAYS = Number(process.env.BENCH_LOG_DAYS ?? 94);
+if (!(Number.isInteger(BENCH_LOG_DAYS) && BENCH_LOG_DAYS >= 0))
+  throw new Error('BENCH_LOG_DAYS must be an integer ≥ 0');
+
+/** The first of `days` day partitions ending 3 days after today, as the retention job keeps them. */
+export const logDaysFrom = (days: number): Date => new Date(Date.now() - (days - 4) * DAY_MS);
+
+/** A fresh migrated Postgres database for the projection, with its pool and `logDays` day partitions. */
 export async function openProjectionDatabase(
   adminUrl: string,
-  opts: { max?: number; Client?: typeof pg.Client } = {},
+  opts: { max?: number; Client?: typeof pg.Client; logDays?: number } = {},
 ): Promise<{ db: FreshDatabase; pool: pg.Pool; close(): Promise<void> }> {
   const db = await createFreshDatabase(adminUrl);
   const pool = new pg.Pool({
@@ -19,6 +39,8 @@ export async function openProjectionDatabase(
   // DROP DATABASE … WITH (FORCE) ends connections still open at the end; expected.
   pool.on('error', () => {});
   await migratePostgres(pool);
+  const logDays = opts.logDays ?? BENCH_LOG_DAYS;
+  if (logDays > 0) await ensureLogDays(pool, logDaysFrom(logDays), logDays);
   return {
     db,
     pool,
