@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaEventLog } from '../src/kafka.js';
@@ -6,6 +7,7 @@ import { EventLogUnavailableError } from '../src/port.js';
 import { runEventLogContract } from './event-log.contract.js';
 import { collect, makeRecords, randomSuffix, waitFor } from './helpers.js';
 
+const require = createRequire(import.meta.url);
 const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const admin = new Kafka({ clientId: 'event-log-test', brokers, logLevel: logLevel.NOTHING }).admin();
 const quiet = { info() {}, warn() {}, error() {} };
@@ -117,6 +119,38 @@ describe('Kafka event log specifics', () => {
       await cleanUp(topic, broken, log);
     }
   });
+  it("an idle log's broker connections are not polled every millisecond (kafkajs 2.2.4's RequestQueue timer, replaced)", async () => {
+    const topic = freshTopic();
+    const log = openLog(topic, { partitions: 3 });
+    const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as {
+      prototype: { checkPendingRequests(this: unknown): void };
+    };
+    const original = RequestQueue.prototype.checkPendingRequests;
+    let checks = 0;
+    RequestQueue.prototype.checkPendingRequests = function (this: unknown) {
+      checks++;
+      original.call(this);
+    };
+    try {
+      // Records appended and consumed: the producer's, the consumer's and the coordinator's
+      // connections have each had responses (the 1 ms loop started at a connection's first one).
+      const records = makeRecords('idle', 30, 3);
+      await log.append(records);
+      const c = await collect(log, { group: `g-${randomSuffix()}`, fromBeginning: true });
+      await c.waitForRecords(records);
+      checks = 0;
+      const started = performance.now();
+      await new Promise((r) => setTimeout(r, 2000));
+      const perSecond = checks / ((performance.now() - started) / 1000);
+      // What remains: one check per response (the consumer's fetches, heartbeats). kafkajs's own
+      // method checked each connection's empty queue ≈ 1 000 times a second.
+      expect(perSecond).toBeLessThan(100);
+    } finally {
+      RequestQueue.prototype.checkPendingRequests = original;
+      await cleanUp(topic, log);
+    }
+  });
+
   it('a consumer whose topic its broker does not know yet starts once it does, on a fresh kafkajs consumer', async () => {
     const topic = freshTopic();
     const log = openLog(topic, { partitions: 1 });
