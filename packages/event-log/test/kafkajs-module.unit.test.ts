@@ -41,30 +41,20 @@ describe("kafkajs's RequestQueue without its endless timer", () => {
     expect(q.throttleCheckTimeoutId).toBeNull();
   });
 
-  it('checks again after 10 ms while requests are pending, and stops once they are sent', () => {
-    const { q, checks } = queue({ pending: 2 });
+  it.each([
+    { why: 'requests pending: 10 ms later', pending: 2, throttledForMs: undefined, firstAtMs: 10 },
+    { why: 'a throttle, nothing pending: when it ends', pending: 0, throttledForMs: 250, firstAtMs: 250 },
+    { why: 'a throttle, requests pending: when it ends', pending: 3, throttledForMs: 250, firstAtMs: 250 },
+  ])('checks once with $why, then stops once the queue is sent', ({ pending, throttledForMs, firstAtMs }) => {
+    const { q, checks } = queue({ pending, throttledForMs });
     scheduleCheckPendingRequests.call(q);
-    vi.advanceTimersByTime(9);
+    vi.advanceTimersByTime(firstAtMs - 1);
     expect(checks()).toBe(0);
     vi.advanceTimersByTime(1);
     expect(checks()).toBe(1);
     expect(q.pending).toHaveLength(0);
     vi.advanceTimersByTime(1000);
     expect(checks()).toBe(1);
-  });
-
-  it('checks when a throttle ends, pending or not, and then stops', () => {
-    for (const pending of [0, 3]) {
-      const { q, checks } = queue({ pending, throttledForMs: 250 });
-      scheduleCheckPendingRequests.call(q);
-      vi.advanceTimersByTime(249);
-      expect(checks()).toBe(0);
-      vi.advanceTimersByTime(1);
-      expect(checks()).toBe(1);
-      expect(q.pending).toHaveLength(0);
-      vi.advanceTimersByTime(1000);
-      expect(checks()).toBe(1);
-    }
   });
 
   it('keeps a timer already armed (one per queue)', () => {
