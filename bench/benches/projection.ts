@@ -241,7 +241,10 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
     ];
     for (const { size, dims } of runs) {
       await truncateRollups(ch);
-      const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
+      const store = await openProjectionDatabase(env.databaseUrl, {
+        Client: TimedClient,
+        logDays: BENCH_LOG_DAYS,
+      });
       try {
         const outcome = await project(
           'kafka',
@@ -264,7 +267,10 @@ async function kafka(ch: ClickHouseClient, outcomes: RunOutcome[]): Promise<void
       // Scale-out: the best batch size so far, with several consumers splitting the 6 partitions.
       const size = Number(best('kafka') ?? batchSizes.at(-1));
       await truncateRollups(ch);
-      const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
+      const store = await openProjectionDatabase(env.databaseUrl, {
+        Client: TimedClient,
+        logDays: BENCH_LOG_DAYS,
+      });
       try {
         outcomes.push(
           await project('kafka', createEventStream(log), store.pool, ch, size, events, tag, projectorCount),
@@ -285,7 +291,10 @@ async function kafkaSealed(ch: ClickHouseClient, outcomes: RunOutcome[]): Promis
   const tag = `pks${runTag()}`;
   const { events, topic, log } = kafkaRun(tag);
   await truncateRollups(ch);
-  const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
+  const store = await openProjectionDatabase(env.databaseUrl, {
+    Client: TimedClient,
+    logDays: BENCH_LOG_DAYS,
+  });
   try {
     // The ingest side's keyring creates the keys; the projector's own (cold) one reads them.
     const fillRate = await fillStream(sealedAsRuntime(log, store.pool), events);
@@ -312,7 +321,10 @@ async function postgresTable(ch: ClickHouseClient, outcomes: RunOutcome[]): Prom
   for (const { size, sealed, dims } of runs) {
     await truncateRollups(ch);
     // The log table lives in the projection's own database, as in the all-in-one deployment.
-    const store = await openProjectionDatabase(env.databaseUrl, { Client: TimedClient });
+    const store = await openProjectionDatabase(env.databaseUrl, {
+      Client: TimedClient,
+      logDays: BENCH_LOG_DAYS,
+    });
     const logPool = new pg.Pool({ connectionString: store.db.url, max: 4 });
     logPool.on('error', () => {});
     const log = createPostgresEventLog({ pool: logPool });
