@@ -22,6 +22,7 @@ import {
   emailIsVisible,
   emailViewsAt,
   ensureLogDays,
+  LOG_DAYS_AHEAD,
   type LogsCursor,
   lockEmails,
   logsPage,
@@ -59,7 +60,7 @@ const step = Math.floor(DAY_MS / PER_DAY);
 /** The log filled with the same rows, its days made first or not. */
 async function fill(pool: pg.Pool, withDays: boolean): Promise<void> {
   await migratePostgres(pool);
-  if (withDays) await ensureLogDays(pool, new Date(today - PAST * DAY_MS), PAST + 4);
+  if (withDays) await ensureLogDays(pool, new Date(today - PAST * DAY_MS), PAST + 1 + LOG_DAYS_AHEAD);
   for (let d = -PAST; d <= 0; d++) {
     const t0 = today + d * DAY_MS;
     const n = d === 0 ? Math.min(PER_DAY, Math.floor((Date.now() - today) / step)) : PER_DAY;

@@ -12,7 +12,7 @@
  */
 import { DAY_MS } from '@tern/domain';
 import { idTime } from '@tern/kernel';
-import { dropExpiredLogDays, ensureLogDays, logDay } from '@tern/read-models';
+import { dropExpiredLogDays, ensureLogDays, LOG_DAYS_AHEAD, logDay } from '@tern/read-models';
 import { migratePostgres } from '@tern/stores';
 import pg from 'pg';
 import { startDedicatedPostgres } from '../../test/faults/servers.js';
@@ -72,12 +72,12 @@ try {
   worst = 0;
   writes = 0;
   const s1 = performance.now();
-  const made = await ensureLogDays(pool, new Date(today + DAY_MS), 3);
+  const made = await ensureLogDays(pool, new Date(today + DAY_MS), LOG_DAYS_AHEAD);
   const took1 = performance.now() - s1;
   writing = false;
   await writer;
   say(
-    `ensureLogDays(3 days) over a DEFAULT of ${ROWS} rows: ${ms(took1)}; made ${made.made.length}, ` +
+    `ensureLogDays(${LOG_DAYS_AHEAD} days) over a DEFAULT of ${ROWS} rows: ${ms(took1)}; made ${made.made.length}, ` +
       `moved ${made.moved}; the writer's worst insert ${ms(worst)} over ${writes} inserts`,
   );
 

@@ -8,23 +8,28 @@ import {
   foldEmail,
   zeroCounters,
 } from '@tern/domain';
-import { ensureLogDays } from '@tern/read-models';
+import { ensureLogDays, LOG_DAYS_AHEAD } from '@tern/read-models';
 import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stores';
 import pg from 'pg';
 import { createFreshDatabase, type FreshDatabase, tempDir } from './services.js';
 
+/** RETENTION_DAYS' default: the past days a deployed log holds. */
+const RETENTION_DAYS = 90;
 /**
  * Day partitions of `email_logs` a deployed log holds (`BENCH_LOG_DAYS`, default 94): the default
- * retention's 90 past days, today and the retention job's 3 ahead. 0: none, every row in the
+ * retention's 90 past days, today and the retention job's `LOG_DAYS_AHEAD` (3). 0: none, every row in the
  * DEFAULT partition, as a database before migration 0560 or a worker that never ran. The projection
  * and pgwork benches make them; the others opening a database here still make none (not measured).
  */
-export const BENCH_LOG_DAYS = Number(process.env.BENCH_LOG_DAYS ?? 94);
-if (!(BENCH_LOG_DAYS === 0 || (Number.isInteger(BENCH_LOG_DAYS) && BENCH_LOG_DAYS >= 4)))
-  throw new Error('BENCH_LOG_DAYS must be 0 or an integer ≥ 4 (today and the 3 days ahead at least)');
+export const BENCH_LOG_DAYS = Number(process.env.BENCH_LOG_DAYS ?? RETENTION_DAYS + 1 + LOG_DAYS_AHEAD);
+if (!(BENCH_LOG_DAYS === 0 || (Number.isInteger(BENCH_LOG_DAYS) && BENCH_LOG_DAYS >= 1 + LOG_DAYS_AHEAD)))
+  throw new Error(
+    `BENCH_LOG_DAYS must be 0 or an integer ≥ ${1 + LOG_DAYS_AHEAD} (today and the days ahead at least)`,
+  );
 
-/** The first of `days` day partitions ending 3 days after today, as the retention job keeps them. */
-export const logDaysFrom = (days: number): Date => new Date(Date.now() - (days - 4) * DAY_MS);
+/** The first of `days` day partitions ending `LOG_DAYS_AHEAD` days after today, as the retention job keeps them. */
+export const logDaysFrom = (days: number): Date =>
+  new Date(Date.now() - (days - 1 - LOG_DAYS_AHEAD) * DAY_MS);
 
 /** A fresh migrated Postgres database, with its pool and `logDays` (default 0) day partitions of the log. */
 export async function openProjectionDatabase(

@@ -8,6 +8,7 @@ import {
   CH_READ_MODELS,
   type EmailContentTable,
   expireEventStream,
+  LOG_DAYS_AHEAD,
   logExpirySql,
   PG_READ_MODELS,
   type TenantScope,
@@ -38,7 +39,7 @@ export interface RetentionJobOptions {
   eventStreamDays?: number;
   /**
    * Days of the log made ahead (migration 0560), from the day after `now`: a job stopped for fewer
-   * days loses nothing (the rows of a day with no partition go to the DEFAULT, deleted row by row). Default 3.
+   * days loses nothing (the rows of a day with no partition go to the DEFAULT, deleted row by row). Default `LOG_DAYS_AHEAD` (3).
    */
   logDaysAhead?: number;
   /** Rows per DELETE statement. Default 5000. */
@@ -113,7 +114,7 @@ async function tenantsOf(client: pg.PoolClient, sql: string): Promise<string[]> 
 
 export function createRetentionJob(opts: RetentionJobOptions): RetentionJob {
   const batchSize = opts.batchSize ?? 5000;
-  const daysAhead = opts.logDaysAhead ?? 3;
+  const daysAhead = opts.logDaysAhead ?? LOG_DAYS_AHEAD;
   const intervalMs = opts.intervalMs ?? 3_600_000;
   const logger = opts.logger ?? silentLogger;
   if (!(Number.isInteger(batchSize) && batchSize >= 1))

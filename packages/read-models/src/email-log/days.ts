@@ -28,6 +28,11 @@ const windowName = (lo: string, hi: string) =>
   `email_logs_w_${lo.slice(3)}_${hi.slice(3)}${PARTITION_WINDOW_SUFFIX}`.toLowerCase();
 const DEFAULT_PARTITION = 'email_logs_default';
 const NAME = /^email_logs_d(\d{4})(\d{2})(\d{2})$/;
+/**
+ * Days of the log the retention job makes ahead, from the day after today (its `logDaysAhead`
+ * default): a deployed log holds the retention's past days, today and these.
+ */
+export const LOG_DAYS_AHEAD = 3;
 /** Each DDL statement waits this long for its lock, then fails (the next run tries again). */
 const LOCK_TIMEOUT = '3s';
 
