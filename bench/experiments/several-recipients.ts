@@ -8,9 +8,12 @@
  *   npx tsx bench/experiments/several-recipients.ts        (R=10 recipients: to + 9 cc)
  */
 import crypto, { generateKeyPairSync } from 'node:crypto';
-import { createSmtpProvider } from '../../services/sender/src/index.js';
+import * as thisSender from '../../services/sender/src/index.js';
 import { startSmtpSink } from '../../test/support/smtp-sink.js';
 
+const { createSmtpProvider } = (
+  process.env.SENDER ? await import(process.env.SENDER) : thisSender
+) as typeof thisSender;
 const R = Number(process.env.R ?? 10);
 const EMAILS = Number(process.env.EMAILS ?? 150);
 let signatures = 0;

@@ -31,3 +31,9 @@ export const mimeFuncs = requireOnFirstUse<typeof import('nodemailer/lib/mime-fu
   import.meta.url,
   'nodemailer/lib/mime-funcs',
 );
+
+/** nodemailer's MIME node, whose envelope parsing `sendRaw` uses: loaded with the first composed message sent. */
+export const mimeNode = requireOnFirstUse<typeof import('nodemailer/lib/mime-node')['default']>(
+  import.meta.url,
+  'nodemailer/lib/mime-node',
+);

@@ -1,8 +1,10 @@
 import type { Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
+import type SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { ProviderResult } from '../ports.js';
 import { type DkimSigning, signDkim } from './dkim-sign.js';
 import { mailComposer } from './nodemailer-module.js';
+import { sendRaw } from './send-raw.js';
 import { classifySmtpError, relayMessageId } from './smtp-errors.js';
 
 /** One recipient's own transaction: taken, refused (its RCPT TO / DATA answer) or a fault. */
@@ -41,11 +43,8 @@ export async function sendEach(transport: Transporter, opts: SendEachOptions): P
   // Signed: composed and signed once (the signature in the thread pool, `signDkim`), the copies
   // identical. Unsigned with one recipient: nodemailer composes it in its own transaction, as it does
   // for any sendMail (the same composer, so the same bytes).
-  const content: Mail.Options =
-    opts.recipients.length === 1 && !opts.dkim
-      ? opts.mail
-      : // The id beside the bytes: nodemailer does not read them, and would make one up.
-        { raw: await composeSigned(opts.mail, opts.dkim), messageId: opts.messageId };
+  const content: Mail.Options | Buffer =
+    opts.recipients.length === 1 && !opts.dkim ? opts.mail : await composeSigned(opts.mail, opts.dkim);
   const results: Each[] = new Array(opts.recipients.length);
   let next = 0;
   const worker = async () => {
@@ -102,20 +101,25 @@ export async function composeSigned(mail: Mail.Options, dkim: DkimSigning | unde
 
 async function sendOne(
   transport: Transporter,
-  content: Mail.Options,
+  content: Mail.Options | Buffer,
   recipient: string,
   opts: SendEachOptions,
 ): Promise<Each> {
   try {
     const handOver = opts.handOver ?? (<T>(send: () => Promise<T>) => send());
+    const envelope = { from: opts.envelopeFromFor(recipient), to: [recipient] };
+    // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP address
+    // (SPEC §21), with the headers only and the email id as ENVID.
+    const dsn: SMTPConnection.DSNOptions = {
+      id: opts.emailId,
+      return: 'headers',
+      notify: ['failure', 'delay', 'success'],
+    };
     const info = await handOver(() =>
-      transport.sendMail({
-        ...content,
-        envelope: { from: opts.envelopeFromFor(recipient), to: [recipient] },
-        // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP address
-        // (SPEC §21), with the headers only and the email id as ENVID.
-        dsn: { id: opts.emailId, return: 'headers', notify: ['failure', 'delay', 'success'] },
-      }),
+      Buffer.isBuffer(content)
+        ? // The id beside the bytes: nodemailer does not read them, and would make one up.
+          sendRaw(transport, content, { messageId: opts.messageId, envelope, dsn })
+        : transport.sendMail({ ...content, envelope, dsn }),
     );
     const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
       (typeof r === 'string' ? r : r.address).toLowerCase(),

@@ -3,6 +3,7 @@ import type { MailProvider, ProviderFault, ProviderResult, SendContext, Signing 
 import type { DkimSigning } from './dkim-sign.js';
 import { nodemailer } from './nodemailer-module.js';
 import { createRelayGate, pushBackOf, type RelayGate } from './relay-gate.js';
+import { sendRaw } from './send-raw.js';
 import { composeSigned, sendEach } from './smtp-each.js';
 import { classifySmtpError, relayMessageId, type SmtpError } from './smtp-errors.js';
 
@@ -131,34 +132,28 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
         // Signed: composed and signed before the hand-over (relaxed/relaxed, rsa-sha256; the RSA
         // step in the thread pool, `signDkim`), and sent as those bytes to an envelope of every
         // recipient. Unsigned: nodemailer composes it and makes the envelope from the headers.
-        const content = signing
+        // A custom envelope lists every recipient itself; RFC 3461: a DSN-capable relay reports
+        // failure, delay and success to the VERP address (SPEC §21), with the headers only and the
+        // email id as ENVID.
+        const verp = envelopeFrom
           ? {
-              raw: await composeSigned(mail, dkimOf(signing)),
-              // nodemailer does not read the bytes' Message-ID: given, it makes up none.
-              messageId: message.messageId,
-              envelope: {
-                from: envelopeFrom ?? (typeof from === 'string' ? from : from.address),
-                to: recipients,
-              },
+              envelope: { from: envelopeFrom, to: recipients },
+              dsn: { id: context.emailId, return: 'headers', notify: ['failure', 'delay', 'success'] },
             }
-          : mail;
+          : {};
+        const raw = signing ? await composeSigned(mail, dkimOf(signing)) : null;
         const info = await handOver(() =>
-          transport.sendMail({
-            ...content,
-            ...(envelopeFrom
-              ? {
-                  // A custom envelope lists every recipient itself.
-                  envelope: { from: envelopeFrom, to: recipients },
-                  // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP
-                  // address (SPEC §21), with the headers only and the email id as ENVID.
-                  dsn: {
-                    id: context.emailId,
-                    return: 'headers',
-                    notify: ['failure', 'delay', 'success'],
-                  },
-                }
-              : {}),
-          }),
+          raw
+            ? // nodemailer does not read the bytes' Message-ID: given, it makes up none.
+              sendRaw(transport, raw, {
+                messageId: message.messageId,
+                envelope: {
+                  from: envelopeFrom ?? (typeof from === 'string' ? from : from.address),
+                  to: recipients,
+                },
+                ...('dsn' in verp ? { dsn: verp.dsn } : {}),
+              })
+            : transport.sendMail({ ...mail, ...verp }),
         );
         const rejected = ((info.rejected ?? []) as (string | { address: string })[]).map((r) =>
           (typeof r === 'string' ? r : r.address).toLowerCase(),
