@@ -2,6 +2,8 @@
 // what reaches a real SMTP server (smtp-server) must be what `sendMail({ raw, envelope, dsn })`
 // puts on the wire — the same bytes, MAIL FROM, RCPT TO (nodemailer's envelope parsing, an IDN
 // domain among them), DSN parameters — and the same result, pooled or not.
+import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SmtpSink, startSmtpSink } from '../../../test/support/smtp-sink.js';
@@ -79,6 +81,47 @@ describe.each([
       // nodemailer's envelope parsing: the IDN domain in punycode at RCPT TO.
       expect(restB.envelope.to).toEqual(['ann@xn--jgeva-dua.ee', 'bob@example.com']);
       expect(restB.accepted).toHaveLength(2);
+    } finally {
+      transport.close();
+    }
+  });
+});
+
+describe('sendRaw through a proxy', () => {
+  let proxy: Server;
+  const tunnels: string[] = [];
+
+  beforeAll(async () => {
+    // An HTTP CONNECT proxy (nodemailer's `proxy=http://…`): it records each tunnel and relays it.
+    proxy = createServer();
+    proxy.on('connect', (req, client, head) => {
+      tunnels.push(req.url ?? '');
+      const [host, port] = (req.url ?? '').split(':');
+      const upstream = connect(Number(port), host, () => {
+        client.write('HTTP/1.1 200 Connection established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterAll(async () => {
+    proxy.closeAllConnections();
+    await new Promise((resolve) => proxy.close(resolve));
+  });
+
+  it('goes through the proxy of the relay URL from the first message, as sendMail does', async () => {
+    const { port } = proxy.address() as { port: number };
+    const url = `${sink.url}?proxy=${encodeURIComponent(`http://127.0.0.1:${port}`)}`;
+    const transport = nodemailer.createTransport({ url, pool: true, maxConnections: 1 });
+    try {
+      await sendRaw(transport, bytes('proxied', '\r\n'), { messageId: '<proxied@acme.test>', envelope });
+      expect(tunnels).toEqual([`127.0.0.1:${sink.port}`]);
+      expect(wire('proxied').rcptTo).toHaveLength(2);
     } finally {
       transport.close();
     }

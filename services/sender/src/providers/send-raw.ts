@@ -30,6 +30,12 @@ export function sendRaw<T = SentMessageInfo>(
   raw: Buffer,
   tx: RawTransaction,
 ): Promise<T> {
+  // What `sendMail` does first: a proxy of the transport's options (`?proxy=` in SMTP_URL) is the
+  // transport's socket handler from the first message on.
+  if (typeof transport.getSocket === 'function') {
+    transport.transporter.getSocket = transport.getSocket;
+    transport.getSocket = false;
+  }
   const envelope = new (mimeNode())()
     .setEnvelope({ from: tx.envelope.from, to: [...tx.envelope.to] })
     .getEnvelope();
