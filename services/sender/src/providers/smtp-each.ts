@@ -91,6 +91,14 @@ export async function sendEach(transport: Transporter, opts: SendEachOptions): P
 }
 
 /**
+ * The DSNs a VERP envelope asks for (RFC 3461): a DSN-capable relay reports failure, delay and
+ * success to the VERP address (SPEC §21), with the headers only and the email id as ENVID.
+ */
+export function verpDsn(emailId: string): SMTPConnection.DSNOptions {
+  return { id: emailId, return: 'headers', notify: ['failure', 'delay', 'success'] };
+}
+
+/**
  * The message composed, and signed when `dkim` is given: what nodemailer's sendMail would send,
  * once; the RSA signature made in the thread pool (`signDkim`: nodemailer's signer's bytes).
  */
@@ -108,13 +116,7 @@ async function sendOne(
   try {
     const handOver = opts.handOver ?? (<T>(send: () => Promise<T>) => send());
     const envelope = { from: opts.envelopeFromFor(recipient), to: [recipient] };
-    // RFC 3461: a DSN-capable relay reports failure, delay and success to the VERP address
-    // (SPEC §21), with the headers only and the email id as ENVID.
-    const dsn: SMTPConnection.DSNOptions = {
-      id: opts.emailId,
-      return: 'headers',
-      notify: ['failure', 'delay', 'success'],
-    };
+    const dsn = verpDsn(opts.emailId);
     const info = await handOver(() =>
       Buffer.isBuffer(content)
         ? // The id beside the bytes: nodemailer does not read them, and would make one up.

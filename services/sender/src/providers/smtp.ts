@@ -4,7 +4,7 @@ import type { DkimSigning } from './dkim-sign.js';
 import { nodemailer } from './nodemailer-module.js';
 import { createRelayGate, pushBackOf, type RelayGate } from './relay-gate.js';
 import { sendRaw } from './send-raw.js';
-import { composeSigned, sendEach } from './smtp-each.js';
+import { composeSigned, sendEach, verpDsn } from './smtp-each.js';
 import { classifySmtpError, relayMessageId, type SmtpError } from './smtp-errors.js';
 
 export { classifySmtpError, relayMessageId } from './smtp-errors.js';
@@ -132,26 +132,21 @@ export function createSmtpProvider(opts: SmtpProviderOptions): MailProvider {
         // Signed: composed and signed before the hand-over (relaxed/relaxed, rsa-sha256; the RSA
         // step in the thread pool, `signDkim`), and sent as those bytes to an envelope of every
         // recipient. Unsigned: nodemailer composes it and makes the envelope from the headers.
-        // A custom envelope lists every recipient itself; RFC 3461: a DSN-capable relay reports
-        // failure, delay and success to the VERP address (SPEC §21), with the headers only and the
-        // email id as ENVID.
+        // A VERP envelope lists every recipient itself, and asks for DSNs (`verpDsn`).
         const verp = envelopeFrom
-          ? {
-              envelope: { from: envelopeFrom, to: recipients },
-              dsn: { id: context.emailId, return: 'headers', notify: ['failure', 'delay', 'success'] },
-            }
-          : {};
+          ? { envelope: { from: envelopeFrom, to: recipients }, dsn: verpDsn(context.emailId) }
+          : undefined;
         const raw = signing ? await composeSigned(mail, dkimOf(signing)) : null;
         const info = await handOver(() =>
           raw
             ? // nodemailer does not read the bytes' Message-ID: given, it makes up none.
               sendRaw(transport, raw, {
                 messageId: message.messageId,
-                envelope: {
-                  from: envelopeFrom ?? (typeof from === 'string' ? from : from.address),
+                envelope: verp?.envelope ?? {
+                  from: typeof from === 'string' ? from : from.address,
                   to: recipients,
                 },
-                ...('dsn' in verp ? { dsn: verp.dsn } : {}),
+                ...(verp ? { dsn: verp.dsn } : {}),
               })
             : transport.sendMail({ ...mail, ...verp }),
         );
