@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import { DEFAULT_RETENTION_DAYS } from '@tern/config';
 import type { DeliveryEvent } from '@tern/contracts';
 import {
   type AnalyticsCounters,
@@ -13,15 +14,15 @@ import { createClickHouse, migrateClickHouse, migratePostgres } from '@tern/stor
 import pg from 'pg';
 import { createFreshDatabase, type FreshDatabase, tempDir } from './services.js';
 
-/** RETENTION_DAYS' default: the past days a deployed log holds. */
-const RETENTION_DAYS = 90;
 /**
  * Day partitions of `email_logs` a deployed log holds (`BENCH_LOG_DAYS`, default 94): the default
  * retention's 90 past days, today and the retention job's `LOG_DAYS_AHEAD` (3). 0: none, every row in the
  * DEFAULT partition, as a database before migration 0560 or a worker that never ran. The projection
  * and pgwork benches make them; the others opening a database here still make none (not measured).
  */
-export const BENCH_LOG_DAYS = Number(process.env.BENCH_LOG_DAYS ?? RETENTION_DAYS + 1 + LOG_DAYS_AHEAD);
+export const BENCH_LOG_DAYS = Number(
+  process.env.BENCH_LOG_DAYS ?? DEFAULT_RETENTION_DAYS + 1 + LOG_DAYS_AHEAD,
+);
 if (!(BENCH_LOG_DAYS === 0 || (Number.isInteger(BENCH_LOG_DAYS) && BENCH_LOG_DAYS >= 1 + LOG_DAYS_AHEAD)))
   throw new Error(
     `BENCH_LOG_DAYS must be 0 or an integer ≥ ${1 + LOG_DAYS_AHEAD} (today and the days ahead at least)`,

@@ -160,6 +160,9 @@ export type TrustProxy = boolean | number | string[];
 /** Fewest bytes of `JWT_SECRET` and `INGEST_TOKEN` in production (HS256 wants ≥ 256 bits). */
 export const MIN_SECRET_BYTES = 32;
 
+/** RETENTION_DAYS' default: the past days of the delivery log kept. */
+export const DEFAULT_RETENTION_DAYS = 90;
+
 /** SPEC §23: a tenant's send rate in production when neither its settings nor SEND_RATE_PER_SECOND name one. */
 export const DEFAULT_PRODUCTION_SEND_RATE = 100;
 

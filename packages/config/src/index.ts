@@ -14,6 +14,7 @@ export {
   type Config,
   ConfigError,
   DEFAULT_PRODUCTION_SEND_RATE,
+  DEFAULT_RETENTION_DAYS,
   LOG_LEVELS,
   type LoadConfigOptions,
   type LogLevel,

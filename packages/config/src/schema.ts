@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LOG_LEVELS, MIN_SECRET_BYTES, NODE_ENVS } from './config.js';
+import { DEFAULT_RETENTION_DAYS, LOG_LEVELS, MIN_SECRET_BYTES, NODE_ENVS } from './config.js';
 import {
   boolVar,
   brokersVar,
@@ -37,7 +37,7 @@ export const envSchema = z.object({
   JWT_JWKS_URL: urlVar(['http:', 'https:']).optional(),
   INGEST_TOKEN: z.string().optional(),
   TRACKING_SECRET: z.string().min(16, { error: 'must be at least 16 characters' }).optional(),
-  RETENTION_DAYS: intVar(1, 3650).default(90),
+  RETENTION_DAYS: intVar(1, 3650).default(DEFAULT_RETENTION_DAYS),
   RATE_LIMIT_PER_MINUTE: intVar(0, 1_000_000).default(1200),
   SEND_RATE_PER_SECOND: intVar(0, 1_000_000).optional(),
   SEND_RATE_MAX_PER_SECOND: intVar(0, 1_000_000).optional(),
