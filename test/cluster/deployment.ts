@@ -2,7 +2,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signDashboardToken } from '@tern/auth';
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkajs } from '@tern/event-log';
 import pg from 'pg';
 import { buildTern, freePort, startTern as startTernProcess, type TernProcess } from '../e2e/tern-process.js';
 import { watchdog } from '../faults/servers.js';
@@ -10,6 +10,8 @@ import { tempDir, uniqueName } from '../support/services.js';
 import type { SmtpSink } from '../support/smtp-sink.js';
 import { type Balancer, startBalancer } from './balancer.js';
 import type { WebhookReceiver } from './load.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 /**
  * Tern split into its roles as separate built processes (`node services/tern/dist/main.js

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { createKafkaEventLog, type EventLog, type EventLogRecord } from '@tern/event-log';
-import { Kafka, logLevel } from 'kafkajs';
+import { createKafkaEventLog, type EventLog, type EventLogRecord, kafkajs } from '@tern/event-log';
+import type { Kafka as KafkaClient } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName, waitFor } from '../support/services.js';
 import { type KafkaCluster, startKafkaCluster } from './kafka-cluster.js';
 import { audit, formatAudit, readTopic } from './topic-audit.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 /**
  * Issue 46 at the scale of the event log alone: `append` (createKafkaEventLog: acks=-1, RF 3,
@@ -25,7 +27,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('Kafka event log on three brokers: every resolved append is in the topic', () => {
   let cluster: KafkaCluster;
-  let kafka: Kafka;
+  let kafka: KafkaClient;
   const resends: string[] = [];
   const logger = {
     info() {},

@@ -1,4 +1,5 @@
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkajs } from '@tern/event-log';
+import type { Kafka as KafkaClient } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareWithOracle, generateStream, type Stream } from '../faults/stream.js';
@@ -7,6 +8,8 @@ import { TOKEN } from './deployment.js';
 import { type SendLoad, startIngestLoad, startSendLoad } from './load.js';
 import { allDelivered, clusterSuite, readBack } from './suite.js';
 import { type Audit, audit, eventKey, foldedEvents, formatAudit, readTopic } from './topic-audit.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 /**
  * Tern on a three-broker KRaft cluster (infra/kafka/cluster.sh), every role a built process of
@@ -35,7 +38,7 @@ interface Phase {
 describe('Kafka, three brokers: faults under load', () => {
   const suite = clusterSuite();
   let sends: SendLoad;
-  let kafka: Kafka;
+  let kafka: KafkaClient;
   let pool: pg.Pool;
   const phases: Phase[] = [];
 

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkajs } from '@tern/event-log';
 import type pg from 'pg';
+
+const { Kafka, logLevel } = kafkajs();
 
 /**
  * Where acknowledged events went (issue 46): the whole topic read back with a plain kafkajs

@@ -5,12 +5,14 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { signDashboardToken } from '@tern/auth';
 import { createUnsubscribeToken } from '@tern/domain';
+import { kafkajs } from '@tern/event-log';
 import { createKeyring } from '@tern/privacy';
-import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFreshDatabase, tempDir, testServices, uniqueName, waitFor } from '../support/services.js';
 import { buildTern, MAIN, startTern, type TernProcess } from './tern-process.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 const run = promisify(execFile);
 const REBUILD = resolve(MAIN, '../rebuild.js');

@@ -1,9 +1,12 @@
 import { rmSync } from 'node:fs';
-import { type Admin, Kafka, logLevel } from 'kafkajs';
+import { kafkajs } from '@tern/event-log';
+import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTern, startTern, type TernProcess } from '../e2e/tern-process.js';
 import { createFreshDatabase, tempDir, uniqueName, waitFor } from '../support/services.js';
 import { type DedicatedKafka, startDedicatedKafka } from './servers.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 /**
  * Issue 49, item 4: `kill -9` of a consumer role (`tern --services=sender`, group `tern-sender`)

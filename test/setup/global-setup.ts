@@ -12,11 +12,14 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkajs } from '@tern/event-log';
 import pg from 'pg';
 import type { StartedTestContainer } from 'testcontainers';
 import type { TestProject } from 'vitest/node';
 import type { TestServices } from '../support/services.js';
+
+/** kafkajs as Tern loads it (its RequestQueue's idle timer fixed: no TimeoutNegativeWarning). */
+const { Kafka, logLevel } = kafkajs();
 
 const REPO_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const NO_KAFKA =

@@ -1,10 +1,12 @@
 // Proves the global setup hands real, isolated services to test processes.
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkajs } from '@tern/event-log';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createFreshDatabase, tempDir, testServices, uniqueName, waitFor } from '../support/services.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 const services = testServices();
 

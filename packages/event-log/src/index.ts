@@ -1,6 +1,7 @@
 export { createKafkaEventLog } from './kafka.js';
 export type { KafkaEventLogOptions } from './kafka-options.js';
 export { keyPartitioner } from './kafka-partition.js';
+export { kafkajs } from './kafkajs-module.js';
 export {
   type ConsumedRecord,
   type ConsumeOptions,
