@@ -151,7 +151,7 @@ async function measure(pool: pg.Pool, withDays: boolean): Promise<Figures> {
   } finally {
     reader.release();
   }
-  out['emailIsVisible'] = await median(() => emailIsVisible(pool, batch[7]!.tenantId, batch[7]!.emailId));
+  out.emailIsVisible = await median(() => emailIsVisible(pool, batch[7]!.tenantId, batch[7]!.emailId));
   return out;
 }
 
