@@ -20,7 +20,6 @@ import { randomBytes } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { createEventStream, type EventLog } from '@tern/event-log';
 import { isSuppressed, suppressedAmong } from '@tern/read-models';
-import * as thisSender from '@tern/sender';
 import { enqueueSends, type NewSend } from '@tern/sending';
 import { getTemplate } from '@tern/templates';
 import nodemailer from 'nodemailer';
@@ -30,17 +29,12 @@ import { startTsx } from '../lib/child.js';
 import { cpuMicrosPer, cpuSnapshot, mainThreadMs } from '../lib/cpu.js';
 import { runOnTableAndKafka } from '../lib/log-variants.js';
 import { figureMaker } from '../lib/report.js';
+import { senderUnderTest } from '../lib/sender-under-test.js';
 import { benchEnv, pollUntil, runTag } from '../lib/services.js';
 import { round } from '../lib/stats.js';
 
 const env = benchEnv(process.env);
-/**
- * `BENCH_SMTP_OUT_SENDER`: another sender's `src/index.ts` measured instead of this one (a copy of
- * `main`'s `services/sender` inside this checkout, so its imports resolve): the before of a change.
- */
-const { createSender, createSmtpProvider, DEFAULT_SMTP_POOL, DKIM_SIGNED_HEADERS } = (
-  process.env.BENCH_SMTP_OUT_SENDER ? await import(process.env.BENCH_SMTP_OUT_SENDER) : thisSender
-) as typeof thisSender;
+const { createSender, createSmtpProvider, DEFAULT_SMTP_POOL, DKIM_SIGNED_HEADERS } = senderUnderTest;
 const emails = Number(process.env.BENCH_SMTP_OUT_EMAILS ?? 500);
 const slowEmails = Number(process.env.BENCH_SMTP_OUT_SLOW_EMAILS ?? 3000);
 const slowDelayMs = Number(process.env.BENCH_SMTP_OUT_SLOW_DELAY_MS ?? 200);

@@ -5,16 +5,15 @@
  * 5 pooled connections, emails one after the other; prints process CPU and wall time per email and
  * the signatures made (crypto.sign calls). Backs "Several recipients: signed once" in
  * bench/README.md.
- *   npx tsx bench/experiments/several-recipients.ts        (R=10 recipients: to + 9 cc)
+ *   npx tsx bench/experiments/several-recipients.ts        (R=10 recipients: to + 9 cc;
+ *   BENCH_SMTP_OUT_SENDER: another sender, `bench/lib/sender-under-test.ts`)
  */
 import crypto, { generateKeyPairSync } from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
-import * as thisSender from '../../services/sender/src/index.js';
 import { startSmtpSink } from '../../test/support/smtp-sink.js';
+import { senderUnderTest } from '../lib/sender-under-test.js';
 
-const { createSmtpProvider } = (
-  process.env.SENDER ? await import(process.env.SENDER) : thisSender
-) as typeof thisSender;
+const { createSmtpProvider } = senderUnderTest;
 const R = Number(process.env.R ?? 10);
 const EMAILS = Number(process.env.EMAILS ?? 150);
 let signatures = 0;
