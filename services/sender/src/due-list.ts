@@ -276,7 +276,7 @@ export function createDueListJob(
             size,
             claimed.length,
             took,
-            relayLimits(bulk > 0 ? bulkLimits : limits, opts.provider.capacity?.()),
+            relayLimits(bulk > 0 ? bulkLimits : limits, opts.provider.capacity?.(), bulk > 0 ? 1 : lanes),
           );
         } finally {
           unfinished -= claimed.length;

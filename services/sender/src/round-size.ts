@@ -21,20 +21,28 @@ export function nextRoundSize(
 }
 
 /**
- * The round limits with the relay in view (issue 45): a round holds at most twice the messages the
- * provider takes at once now (`capacity().inFlight`, which grows while the relay takes them), so
- * every connection has a second message waiting; and a round may last three of the relay's
- * transactions longer than `targetMs` (a relay that answers after 200 ms makes every round last
- * that long, which is no reason for smaller rounds). Without a capacity: the limits as they are.
+ * The round limits with the relay in view (issue 45). `capacity().inFlight` is what the relay takes
+ * at once now (it grows while the relay takes them):
+ * - a round holds at least that many, so the rounds in flight keep the relay's slots full while
+ *   they grow (smaller rounds starved them: the bound stops growing when no message waits for it);
+ * - and at most twice that many, so every connection has a second message waiting; with several
+ *   `lanes` at most half of `max`, the budget of claimed emails they share, so a second round is
+ *   with the relay while one round's outcomes are written (one round of the whole budget left the
+ *   relay idle between rounds);
+ * - a round may last three of the relay's transactions longer than `targetMs` (a relay that
+ *   answers after 200 ms makes every round last that long, which is no reason for smaller rounds).
+ * Without a capacity: the limits as they are.
  */
 export function relayLimits(
   limits: { min: number; max: number; targetMs: number },
   capacity: ProviderCapacity | undefined,
+  lanes: number,
 ): { min: number; max: number; targetMs: number } {
   if (capacity === undefined) return limits;
+  const perRound = Math.max(limits.min, lanes > 1 ? Math.floor(limits.max / 2) : limits.max);
   return {
-    min: limits.min,
-    max: Math.max(limits.min, Math.min(limits.max, 2 * capacity.inFlight)),
+    min: Math.max(limits.min, Math.min(perRound, capacity.inFlight)),
+    max: Math.max(limits.min, Math.min(perRound, 2 * capacity.inFlight)),
     targetMs: limits.targetMs + 3 * capacity.latencyMs,
   };
 }

@@ -1,7 +1,7 @@
 import { isBotUserAgent, signTrackingToken, verifyTrackingToken } from '@tern/auth';
 import { describe, expect, it } from 'vitest';
 import { applyTracking, classifySmtpError } from '../src/index.js';
-import { nextRoundSize } from '../src/round-size.js';
+import { nextRoundSize, relayLimits } from '../src/round-size.js';
 
 const SECRET = 'unit-tracking-secret-0123456789';
 const ctx = { secret: SECRET, publicUrl: 'https://t.example', tenantId: 'acme', emailId: 'em_1' };
@@ -133,5 +133,26 @@ describe('nextRoundSize', () => {
   });
   it('starts again from the first size once a round is not full (the backlog is drained)', () => {
     expect(nextRoundSize(512, 100, 10, limits)).toBe(32);
+  });
+});
+
+describe('relayLimits', () => {
+  const limits = { min: 32, max: 512, targetMs: 500 };
+  const relay = (inFlight: number) => ({ inFlight, latencyMs: 200 });
+  it('keeps the limits as they are without a relay', () => {
+    expect(relayLimits(limits, undefined, 4)).toEqual(limits);
+  });
+  it('sizes rounds from what the relay takes at once: at least that, at most twice that', () => {
+    expect(relayLimits(limits, relay(5), 4)).toEqual({ min: 32, max: 32, targetMs: 1100 });
+    expect(relayLimits(limits, relay(40), 4)).toEqual({ min: 40, max: 80, targetMs: 1100 });
+    expect(relayLimits(limits, relay(100), 4)).toMatchObject({ min: 100, max: 200 });
+  });
+  it('keeps a round to half the shared budget with several lanes, so a second one is with the relay', () => {
+    expect(relayLimits(limits, relay(256), 4)).toMatchObject({ min: 256, max: 256 });
+    expect(relayLimits(limits, relay(1000), 4)).toMatchObject({ min: 256, max: 256 });
+    // One lane (a round with campaign mail): its own largest size.
+    expect(relayLimits(limits, relay(256), 1)).toMatchObject({ min: 256, max: 512 });
+    expect(relayLimits({ ...limits, max: 128 }, relay(256), 1)).toMatchObject({ min: 128, max: 128 });
+    expect(relayLimits({ ...limits, max: 128 }, relay(40), 1)).toMatchObject({ min: 40, max: 80 });
   });
 });
