@@ -4,10 +4,11 @@
  * flight of 1000 realistic records. Backs the ingest proposal in bench/README.md.
  *   npx tsx bench/experiments/kafka-producer.ts
  */
-import { encodeRecords } from '@tern/event-log';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { encodeRecords, kafkajs } from '@tern/event-log';
 import { chunks, generateTraffic } from '../lib/events.js';
 import { benchEnv, deleteTopic, runTag } from '../lib/services.js';
+
+const { Kafka, logLevel, Partitioners } = kafkajs();
 
 const { kafkaBrokers: brokers } = benchEnv(process.env);
 const EVENTS = 100_000;

@@ -16,10 +16,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { signDashboardToken } from '@tern/auth';
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkajs } from '@tern/event-log';
 import pg from 'pg';
 import { cpuMicrosPer, cpuSnapshot } from '../lib/cpu.js';
 import { benchEnv, createFreshDatabase, deleteTopic, pollUntil, runTag, tempDir } from '../lib/services.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 const EMAILS = Number(process.env.ROLES_CPU_EMAILS ?? 1000);
 const DEADLINE = Date.now() + 240_000;

@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkajs } from '@tern/event-log';
 import { createNamedDatabase } from '../../test/support/services.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 /** Where the real services are; read once by each bench's entry point. */
 export interface BenchEnv {

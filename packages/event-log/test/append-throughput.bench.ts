@@ -5,12 +5,14 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { createKafkaEventLog } from '../src/kafka.js';
+import { kafkajs } from '../src/kafkajs-module.js';
 import type { EventLog, EventLogRecord } from '../src/port.js';
 import { createPostgresEventLog } from '../src/postgres.js';
 import { randomSuffix, serverPool } from './helpers.js';
+
+const { Kafka, logLevel } = kafkajs();
 
 const APPENDS = 10;
 const RECORDS = 1000;

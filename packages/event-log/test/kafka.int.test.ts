@@ -1,11 +1,13 @@
 import { createRequire } from 'node:module';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaEventLog } from '../src/kafka.js';
 import type { KafkaEventLogOptions } from '../src/kafka-options.js';
+import { kafkajs } from '../src/kafkajs-module.js';
 import { EventLogUnavailableError } from '../src/port.js';
 import { runEventLogContract } from './event-log.contract.js';
 import { collect, makeRecords, randomSuffix, waitFor } from './helpers.js';
+
+const { Kafka, logLevel, Partitioners } = kafkajs();
 
 const require = createRequire(import.meta.url);
 const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
