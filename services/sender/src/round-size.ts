@@ -39,7 +39,7 @@ export function relayLimits(
   lanes: number,
 ): { min: number; max: number; targetMs: number } {
   if (capacity === undefined) return limits;
-  const perRound = Math.max(limits.min, lanes > 1 ? Math.floor(limits.max / 2) : limits.max);
+  const perRound = lanes > 1 ? Math.floor(limits.max / 2) : limits.max;
   return {
     min: Math.max(limits.min, Math.min(perRound, capacity.inFlight)),
     max: Math.max(limits.min, Math.min(perRound, 2 * capacity.inFlight)),
