@@ -1,7 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { DmarcSource, DmarcSummary } from '@tern/contracts/wire';
 import { columnArrays } from '@tern/kernel';
 import type pg from 'pg';
+import type { ReceivedMessage } from './complete.js';
 import {
   DMARC_LIMITS,
   type DmarcLimits,
@@ -10,7 +11,6 @@ import {
   parseDmarcReport,
 } from './dmarc-parse.js';
 import { attachmentKept } from './parse.js';
-import type { ReceivedMessage } from './receive.js';
 import { expireReceived, type RetentionScope } from './store.js';
 
 /**
@@ -28,6 +28,12 @@ interface Logger {
 }
 
 const newReportId = () => `dmr_${randomBytes(12).toString('base64url')}`;
+/**
+ * A refused attachment's id, from the message and the attachment's place in it: a consumer run
+ * again on the same message (an arrival redone before it was marked announced) records it once.
+ */
+const rejectedId = (inboundId: string, index: number) =>
+  `dmr_${createHash('sha256').update(`${inboundId}:${index}`).digest('base64url').slice(0, 16)}`;
 
 export interface DmarcOutcome {
   attachment: string | null;
@@ -46,7 +52,7 @@ export function createDmarcConsumer(deps: { pool: pg.Pool; logger: Logger; limit
   return async (message: ReceivedMessage): Promise<DmarcOutcome[]> => {
     if (!message.fresh) return [];
     const outcomes: DmarcOutcome[] = [];
-    for (const attachment of message.parsed.attachments ?? []) {
+    for (const [index, attachment] of (message.parsed.attachments ?? []).entries()) {
       if (!looksLikeDmarcReport(attachment, message.subject)) continue;
       const name = attachment.filename ?? null;
       try {
@@ -77,8 +83,15 @@ export function createDmarcConsumer(deps: { pool: pg.Pool; logger: Logger; limit
         if (!(error instanceof DmarcRejected)) throw error;
         await deps.pool.query(
           `INSERT INTO dmarc_reports (id, tenant_id, inbound_id, attachment, status, reason, received_at)
-           VALUES ($1, $2, $3, $4, 'rejected', $5, $6)`,
-          [newReportId(), message.tenantId, message.id, name, error.reason, message.receivedAt],
+           VALUES ($1, $2, $3, $4, 'rejected', $5, $6) ON CONFLICT (id) DO NOTHING`,
+          [
+            rejectedId(message.id, index),
+            message.tenantId,
+            message.id,
+            name,
+            error.reason,
+            message.receivedAt,
+          ],
         );
         outcomes.push({ attachment: name, status: 'rejected', reason: error.reason });
         deps.logger.warn({ inboundId: message.id, reason: error.reason }, 'dmarc: aggregate report refused');

@@ -1,4 +1,5 @@
 export { type ArrivalFacts, type DnsResolve, dnsResolverOf, verdictsOf } from './auth.js';
+export { completeStored, type ReceivedMessage } from './complete.js';
 export {
   createDmarcConsumer,
   type DmarcOutcome,
@@ -37,11 +38,9 @@ export {
   type InboundReaderOptions,
 } from './reader.js';
 export {
-  completeStored,
   type Envelope,
   newInboundId,
   type ReceiveDeps,
-  type ReceivedMessage,
   receiveMessage,
 } from './receive.js';
 export { createRecipientResolver } from './recipients.js';

@@ -1,9 +1,10 @@
 import { createPoller } from '@tern/jobs';
-import { type Logger, silentLogger } from '@tern/kernel';
+import { silentLogger } from '@tern/kernel';
+import type { Keyring } from '@tern/privacy';
+import { type CompleteDeps, completeStored } from './complete.js';
 import { rawMessageOf } from './parse.js';
 import { parseForStore, parseFull } from './parse-store.js';
 import { deleteOrphanRawParts, openRaw } from './raw-parts.js';
-import { completeStored, type ReceiveDeps } from './receive.js';
 import { listRoutes } from './routes.js';
 import { deleteInbound, type SealedBlob, type UnannouncedInbound, unannouncedBefore } from './store.js';
 
@@ -16,8 +17,8 @@ import { deleteInbound, type SealedBlob, type UnannouncedInbound, unannouncedBef
  * or announced twice. A row whose key is gone (erased, expired) is deleted; retention deletes the
  * rest like any received mail.
  */
-export interface InboundSweeperOptions
-  extends Pick<ReceiveDeps, 'pool' | 'keyring' | 'log' | 'forward' | 'onReceived'> {
+export interface InboundSweeperOptions extends Omit<CompleteDeps, 'markAnnounced'> {
+  keyring: Keyring;
   /** Age before an unannounced row is swept: longer than any arrival in progress (default 10 min; the SMTP session deadline is 5). */
   graceMs?: number;
   /** Pause between runs (default 60 s). */
@@ -25,7 +26,6 @@ export interface InboundSweeperOptions
   /** Rows per run (default 100). */
   batchSize?: number;
   now?: () => Date;
-  logger?: Logger;
 }
 
 export interface InboundSweepResult {
@@ -71,7 +71,7 @@ export function createInboundSweeper(opts: InboundSweeperOptions): InboundSweepe
     const message = rawMessageOf(raw);
     const parsed = await parseForStore(message);
     const recipients = c.recipients ?? s.to;
-    const { dropped } = await completeStored(opts, {
+    await completeStored(opts, {
       id: m.id,
       announced: false,
       tenantId: m.tenantId,
@@ -83,28 +83,10 @@ export function createInboundSweeper(opts: InboundSweeperOptions): InboundSweepe
       auth: m.auth,
       inReplyTo: m.inReplyTo,
       parsed,
+      raw: () => raw,
       routes: await listRoutes(opts.pool, m.tenantId),
       full: () => parseFull(message),
     });
-    if (!dropped && opts.onReceived) {
-      try {
-        await opts.onReceived({
-          id: m.id,
-          tenantId: m.tenantId,
-          from: s.from,
-          recipients,
-          subject: parsed.subject ?? null,
-          auth: m.auth,
-          inReplyTo: m.inReplyTo,
-          receivedAt: m.receivedAt,
-          raw: () => raw,
-          parsed,
-          fresh: true,
-        });
-      } catch (error) {
-        logger.warn({ err: error, inboundId: m.id }, 'inbound: a consumer of the received message failed');
-      }
-    }
     return 'announced';
   }
 

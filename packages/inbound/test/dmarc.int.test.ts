@@ -2,8 +2,10 @@
 // smtp-server) into real Postgres: a gzipped report mailed to the tenant's address is stored per
 // domain and summed by source IP; the same report again counts once; a gzip bomb and malformed XML
 // are accepted as mail (250) but recorded `rejected` with nothing of them stored; mail that is not
-// a report is left alone.
-import type { Keyring } from '@tern/privacy';
+// a report is left alone; a report mailed while the log is down (451) is stored when the MTA retries.
+import { createEventStream } from '@tern/event-log';
+import { createSealer, type Keyring } from '@tern/privacy';
+import MailComposer from 'nodemailer/lib/mail-composer';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
@@ -23,20 +25,32 @@ let dns: TestDnsServer;
 let listener: InboundListener;
 let port: number;
 const outcomes: DmarcOutcome[][] = [];
+let logDown = false;
 
-async function mail(opts: { subject: string; filename: string; content: Buffer; type?: string }) {
-  const info = await withSmtpClient(port, (transport) =>
-    transport.sendMail({
-      from: 'noreply-dmarc-support@google.com',
-      to: TO,
-      subject: opts.subject,
-      text: 'This is an aggregate report from google.com.',
-      attachments: [
-        { filename: opts.filename, content: opts.content, contentType: opts.type ?? 'application/gzip' },
-      ],
-    }),
-  );
+type Report = { subject: string; filename: string; content: Buffer; type?: string };
+const reportMail = (opts: Report) => ({
+  from: 'noreply-dmarc-support@google.com',
+  to: TO,
+  subject: opts.subject,
+  text: 'This is an aggregate report from google.com.',
+  attachments: [
+    { filename: opts.filename, content: opts.content, contentType: opts.type ?? 'application/gzip' },
+  ],
+});
+
+async function mail(opts: Report) {
+  const info = await withSmtpClient(port, (transport) => transport.sendMail(reportMail(opts)));
   return info.response;
+}
+
+/** The same bytes each time (an MTA's retry): the SMTP reply's code, or its response. */
+async function mailRaw(raw: Buffer): Promise<string | number | undefined> {
+  return withSmtpClient(port, (transport) =>
+    transport.sendMail({ envelope: { from: 'noreply-dmarc-support@google.com', to: [TO] }, raw }).then(
+      (info) => info.response,
+      (error: { responseCode?: number }) => error.responseCode,
+    ),
+  );
 }
 
 beforeAll(async () => {
@@ -44,7 +58,14 @@ beforeAll(async () => {
   ({ db, pool, keyring } = await openListenerDb(T1, 'dmarc-test-encryption-key-0123456789abcdef'));
   dns = await startTestDnsServer();
   const dmarc = createDmarcConsumer({ pool, logger: { info: () => {}, warn: () => {} } });
+  const stream = createEventStream(db.log, { sealer: createSealer(keyring) });
   listener = createTestListener(db, keyring, {
+    log: {
+      append: async (events) => {
+        if (logDown) throw new Error('event log unavailable');
+        await stream.append(events);
+      },
+    },
     resolve: (name, type) => dns.resolve(name, type),
     maxBytes: 10 * 1024 * 1024,
     onReceived: async (m) => {
@@ -145,6 +166,68 @@ describe('DMARC aggregate reports mailed to the MX listener', () => {
     expect((await pool.query('SELECT count(*)::int AS n FROM dmarc_records')).rows[0].n).toBe(before);
     const summary = await dmarcSummary(pool, T1, DOMAIN, 30);
     expect(summary).toMatchObject({ reports: 1, rejected: 2, messages: 47 });
+  });
+
+  it('a report mailed while the log is down (451) is stored when the MTA retries', async () => {
+    const domain = 'example.net';
+    const raw = await new MailComposer(
+      reportMail({
+        subject: `Report Domain: ${domain} Submitter: google.com Report-ID: r-down`,
+        filename: `google.com!${domain}!1700000000!1700086399.xml.gz`,
+        content: gzip(reportXml({ domain, reportId: 'r-down', rows: [{ ip: '192.0.2.44', count: 3 }] })),
+      }),
+    )
+      .compile()
+      .build();
+    logDown = true;
+    try {
+      expect(await mailRaw(raw)).toBe(451);
+    } finally {
+      logDown = false;
+    }
+    expect(await mailRaw(raw)).toMatch(/^250 /);
+    expect(outcomes.at(-1)).toEqual([
+      { attachment: `google.com!${domain}!1700000000!1700086399.xml.gz`, status: 'stored', domain },
+    ]);
+    expect(await dmarcSummary(pool, T1, domain, 30)).toMatchObject({ reports: 1, messages: 3 });
+    // Once complete, a further retry hands the consumers nothing again.
+    expect(await mailRaw(raw)).toMatch(/^250 /);
+    expect(outcomes.at(-1)).toEqual([]);
+    expect(await dmarcSummary(pool, T1, domain, 30)).toMatchObject({ reports: 1, messages: 3 });
+  });
+
+  it('the store fails at the announced mark, after the consumers ran (451): the retry runs them again, nothing recorded twice', async () => {
+    const raw = await new MailComposer(
+      reportMail({
+        subject: `Report Domain: ${DOMAIN}`,
+        filename: 'evil!example.com!3!4.xml',
+        content: Buffer.from('<feedback><record></feedback>'),
+        type: 'text/xml',
+      }),
+    )
+      .compile()
+      .build();
+    // A real fault of the store at that moment: an UPDATE of the mark refused by a trigger.
+    await pool.query(`CREATE FUNCTION refuse_mark() RETURNS trigger LANGUAGE plpgsql
+                        AS $$ BEGIN RAISE EXCEPTION 'the store is failing'; END $$`);
+    await pool.query(`CREATE TRIGGER refuse_mark BEFORE UPDATE OF announced ON inbound_messages
+                        FOR EACH ROW EXECUTE FUNCTION refuse_mark()`);
+    try {
+      expect(await mailRaw(raw)).toBe(451);
+    } finally {
+      await pool.query('DROP TRIGGER refuse_mark ON inbound_messages; DROP FUNCTION refuse_mark()');
+    }
+    expect(outcomes.at(-1)).toEqual([
+      { attachment: 'evil!example.com!3!4.xml', status: 'rejected', reason: expect.any(String) },
+    ]);
+    expect(await mailRaw(raw)).toMatch(/^250 /);
+    expect(outcomes.at(-1)).toEqual([
+      { attachment: 'evil!example.com!3!4.xml', status: 'rejected', reason: expect.any(String) },
+    ]);
+    const { rows } = await pool.query(
+      `SELECT count(*)::int AS n FROM dmarc_reports WHERE attachment = 'evil!example.com!3!4.xml'`,
+    );
+    expect(rows[0].n).toBe(1);
   });
 
   it('mail without a report attachment is not touched', async () => {

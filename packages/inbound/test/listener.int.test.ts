@@ -181,8 +181,11 @@ describe('what is kept', () => {
     );
     expect(pending).toHaveLength(1);
     logDown = false;
+    const handed = received.length;
     const ok = await deliver([`support@${T1}.${INBOUND_DOMAIN}`], raw);
     expect(ok.response).toContain(pending[0].id);
+    // The consumers never saw it (the first arrival failed before them): the retry hands it as fresh.
+    expect(received.slice(handed).map((m) => [m.id, m.fresh])).toEqual([[pending[0].id, true]]);
     const { rows: after } = await pool.query(
       'SELECT count(*)::int AS n FROM inbound_messages WHERE id = $1 AND announced',
       [pending[0].id],

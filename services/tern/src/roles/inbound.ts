@@ -100,9 +100,11 @@ export function arrivalSteps(
 
 /**
  * `email.received` as an automation trigger (SPEC §27, docs/automations.md): a message from one of
- * the tenant's contacts goes to the trigger inbox under its own id (`inb_…`), once — an MTA's
- * retry of a stored message (`fresh: false`) triggers nothing again. A message from an address that
- * is no contact, or dropped by a route, triggers nothing.
+ * the tenant's contacts goes to the trigger inbox under its own id (`inb_…`), once: an MTA's retry
+ * of a message whose steps all ran (`fresh: false`) triggers nothing again, and a redo after a
+ * failure before its row was marked announced records the same inbox id, from which the runs' ids
+ * are derived (nothing started twice). A message from an address that is no contact, or dropped by
+ * a route, triggers nothing.
  */
 async function triggerAutomations(pool: RuntimeContext['pool'], message: ReceivedMessage): Promise<void> {
   if (!message.fresh) return;
