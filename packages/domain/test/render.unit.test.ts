@@ -1,9 +1,35 @@
 import { describe, expect, it } from 'vitest';
-import { renderTemplate, templateSyntaxError } from '../src/index.js';
+import {
+  PARSED_TEMPLATE_CHARS,
+  parsedTemplateStats,
+  renderTemplate,
+  templateSyntaxError,
+} from '../src/index.js';
 
 const tpl = (subject: string, html: string | null, text: string | null) => ({ subject, html, text });
 
 describe('renderTemplate', () => {
+  it('parses a template once however often it renders, each time with its own variables', () => {
+    const subject = `Hello {{firstName}} (${Math.random()})`;
+    const before = parsedTemplateStats().entries;
+    const out = ['Ann', 'Bo', 'Cy'].map((firstName) =>
+      renderTemplate(tpl(subject, null, null), { firstName }),
+    );
+    expect(out.map((o) => o.subject.split(' (')[0])).toEqual(['Hello Ann', 'Hello Bo', 'Hello Cy']);
+    expect(parsedTemplateStats().entries).toBe(before + 1);
+  });
+
+  it('keeps at most PARSED_TEMPLATE_CHARS of parsed text; an evicted template still renders', () => {
+    const big = (n: number) => `${String(n).padStart(8, '0')}{{x}}${'.'.repeat(PARSED_TEMPLATE_CHARS / 4)}`;
+    const texts = Array.from({ length: 4 }, (_, n) => big(n));
+    for (const text of texts) renderTemplate(tpl('', null, text), { x: '!' });
+    expect(parsedTemplateStats().chars).toBeLessThanOrEqual(PARSED_TEMPLATE_CHARS);
+    // The least recently rendered went first: parsed again, and still right.
+    const { parses } = parsedTemplateStats();
+    expect(renderTemplate(tpl('', null, texts[0]!), { x: '!' }).text).toBe(texts[0]!.replace('{{x}}', '!'));
+    expect(parsedTemplateStats().parses).toBe(parses + 1);
+  });
+
   it('fills variables in subject, html and text', () => {
     const out = renderTemplate(tpl('Hi {{name}}', '<p>Hi {{name}}</p>', 'Hi {{name}}'), { name: 'Ada' });
     expect(out).toEqual({ subject: 'Hi Ada', html: '<p>Hi Ada</p>', text: 'Hi Ada' });
