@@ -9,12 +9,12 @@ import { listRoutes } from './routes.js';
 import { deleteInbound, type SealedBlob, type UnannouncedInbound, unannouncedBefore } from './store.js';
 
 /**
- * The sweeper of stored mail whose `email.received` never reached the log (SPEC §24): the store
- * succeeded, the append did not (the log down, a crash between the two), so the sending MTA was
- * answered 451 or nothing. Its retry completes that row (the dedup lookup finds an unannounced row
- * however old); when it does not come within `graceMs`, the sweeper completes it itself — route,
- * forwards, `email.received`, announced — with the same ids a retry would use, so nothing is stored
- * or announced twice. A row whose key is gone (erased, expired) is deleted; retention deletes the
+ * The sweeper of stored mail whose steps never ran to their end (SPEC §24): the store succeeded, a
+ * later step did not (the log down at the append, a crash before the announced mark), so the
+ * sending MTA was answered 451 or nothing. Its retry completes that row (the dedup lookup finds an
+ * unannounced row however old); when it does not come within `graceMs`, the sweeper completes it
+ * itself — route, forwards, `email.received`, the consumers, announced (`completeStored`) — with
+ * the same ids a retry would use, so nothing is stored or announced twice. A row whose key is gone (erased, expired) is deleted; retention deletes the
  * rest like any received mail.
  */
 export interface InboundSweeperOptions extends Omit<CompleteDeps, 'markAnnounced'> {
