@@ -125,9 +125,11 @@ export async function ensureLogDays(
       if (missing.length === 0) return [];
       Object.assign(window, { lo: missing[0]!.lo, hi: missing.at(-1)!.hi });
       window.name = windowName(window.lo, window.hi);
-      // A window left by a run that stopped between its two transactions goes first.
+      // A window left by a run that stopped between its two transactions goes first (`IF EXISTS`:
+      // a run that gave way drops its own window in its `finally`, outside the lock, and may do
+      // so between this listing and this drop).
       for (const old of await windows(client))
-        await client.query(`ALTER TABLE ${DEFAULT_PARTITION} DROP CONSTRAINT ${old}`);
+        await client.query(`ALTER TABLE ${DEFAULT_PARTITION} DROP CONSTRAINT IF EXISTS ${old}`);
       await client.query(
         `ALTER TABLE ${DEFAULT_PARTITION} ADD CONSTRAINT ${window.name}
            CHECK (id < ${literal(window.lo)} OR id >= ${literal(window.hi)}) NOT VALID`,
