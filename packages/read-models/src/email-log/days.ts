@@ -53,7 +53,7 @@ export interface LogDay {
  * cannot be pruned then: it plans every day of the log and, at a retention of 90 days, reads them
  * all (a hash of every row) where one day holds the batch (docs/deploy.md, "A log partitioned by
  * day"). Every statement of this owner that reads the log by a set of ids carries it (another
- * owner's join by ids it reads in the same statement bounds them instead: `mailStats`).
+ * owner's statement that reads the log by ids of its own looks each up by key instead: `mailStats`).
  */
 export function amongIds(alias: string, param: string): string {
   return `${alias}.id = ANY(${param}::text[])`;
