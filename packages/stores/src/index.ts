@@ -1,4 +1,16 @@
 export {
+  AUTOVACUUM_NAPTIME_MS,
+  type Autovacuum,
+  type AutovacuumDue,
+  type AutovacuumOptions,
+  type AutovacuumRun,
+  autovacuumDue,
+  type CarriedCounts,
+  createAutovacuum,
+  runAutovacuum,
+  type TableCounts,
+} from './autovacuum.js';
+export {
   ChdbPathConflictError,
   type ClickHouseKind,
   type ClickHouseStore,

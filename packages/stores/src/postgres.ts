@@ -6,6 +6,13 @@ import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { type Logger, silentLogger } from '@tern/kernel';
 import pg from 'pg';
+import {
+  AUTOVACUUM_NAPTIME_MS,
+  type Autovacuum,
+  createAutovacuum,
+  saveCarriedCounts,
+  takeCarriedCounts,
+} from './autovacuum.js';
 import { acquireDataDirLock } from './data-dir-lock.js';
 import { PgliteWire } from './pglite-wire.js';
 
@@ -15,6 +22,8 @@ export interface PostgresStore {
   /** The one way to reach Postgres, whichever kind. */
   pool: pg.Pool;
   kind: PostgresKind;
+  /** PGlite's autovacuum (autovacuum.ts), when on; a server runs its own. */
+  autovacuum?: Autovacuum | undefined;
   /** Ends the pool and, for PGlite, stops its socket server and closes the database. Idempotent. */
   close(): Promise<void>;
 }
@@ -26,6 +35,11 @@ export interface CreatePostgresOptions {
   /** Pool size for a server (default 10). PGlite always gets 1: it has a single session. */
   max?: number;
   logger?: Logger;
+  /**
+   * PGlite only: how often its autovacuum looks at the tables (`createAutovacuum`; a server runs
+   * its own). Default `AUTOVACUUM_NAPTIME_MS` (1 min, Postgres's); 0 turns it off.
+   */
+  autovacuumNaptimeMs?: number;
 }
 
 /**
@@ -54,7 +68,7 @@ export async function createPostgres(opts: CreatePostgresOptions): Promise<Postg
       },
     };
   }
-  return openPglite(resolve(opts.dataDir), logger);
+  return openPglite(resolve(opts.dataDir), logger, opts.autovacuumNaptimeMs ?? AUTOVACUUM_NAPTIME_MS);
 }
 
 // An idle client that loses its connection emits 'error' on the pool; unhandled, that would
@@ -109,7 +123,7 @@ await db.close();`;
   await rename(making, pgliteDir);
 }
 
-async function openPglite(dataDir: string, logger: Logger): Promise<PostgresStore> {
+async function openPglite(dataDir: string, logger: Logger, naptimeMs: number): Promise<PostgresStore> {
   await mkdir(dataDir, { recursive: true });
   const pgliteDir = join(dataDir, 'pglite');
   const release = acquireDataDirLock(join(dataDir, 'pglite.lock'), `PGlite data directory ${pgliteDir}`);
@@ -130,15 +144,28 @@ async function openPglite(dataDir: string, logger: Logger): Promise<PostgresStor
     });
     watchPoolErrors(pool, logger);
     logger.info({ dataDir: pgliteDir }, 'embedded PGlite started (in-process, no listener)');
+    // What a server's launcher does in the background (autovacuum.ts); PGlite runs none, and keeps
+    // no counts across a close: the store saves them at its close for the next open.
+    const countsFile = join(dataDir, 'pglite.counters.json');
+    const autovacuum =
+      naptimeMs > 0
+        ? createAutovacuum({ pool, naptimeMs, logger, carried: await takeCarriedCounts(countsFile, logger) })
+        : undefined;
+    autovacuum?.start();
 
     const openDb = db;
     let closing: Promise<void> | undefined;
     return {
       pool,
       kind: 'pglite',
+      autovacuum,
       close() {
         closing ??= (async () => {
           try {
+            if (autovacuum) {
+              await autovacuum.stop();
+              await saveCarriedCounts(countsFile, autovacuum, logger);
+            }
             await pool.end();
             await openDb.close();
           } finally {
