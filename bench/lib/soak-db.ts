@@ -3,6 +3,7 @@
  * what Postgres's statistics say about the projection's tables (dead rows) and its buffer cache,
  * and the autovacuum launcher's rule run by hand on the bench's database.
  */
+import { runAutovacuum } from '@tern/stores';
 import type pg from 'pg';
 import { round } from './stats.js';
 
@@ -45,9 +46,10 @@ export interface AutovacuumLog {
 }
 
 /**
- * Postgres's autovacuum rule, run by hand on this database (the server's launcher is off) every
- * `naptimeS`: VACUUM (ANALYZE) a table whose dead rows exceed 50 + 20 % of its live rows, ANALYZE
- * one whose changes since the last analyze exceed 50 + 10 %. Returns the stop function.
+ * Postgres's autovacuum, run on this database (the server's launcher is off) every `naptimeS`: the
+ * embedded database's own (`runAutovacuum` of @tern/stores, the launcher's rule read from the
+ * server's settings: VACUUM past 50 + 20 % dead rows or 1 000 + 20 % inserted, ANALYZE past 50 + 10 %
+ * changed). Returns the stop function.
  */
 export function emulateAutovacuum(pool: pg.Pool, naptimeS: number, log: AutovacuumLog) {
   let stopped = false;
@@ -55,22 +57,18 @@ export function emulateAutovacuum(pool: pg.Pool, naptimeS: number, log: Autovacu
     while (!stopped) {
       await sleep(naptimeS * 1000);
       if (stopped) break;
-      const { rows } = await pool.query<{ relname: string; live: string; dead: string; mod: string }>(
-        `SELECT relname, n_live_tup AS live, n_dead_tup AS dead, n_mod_since_analyze AS mod
-           FROM pg_stat_user_tables WHERE schemaname = 'public'`,
-      );
-      for (const r of rows) {
-        const live = Number(r.live);
-        const vacuum = Number(r.dead) > 50 + 0.2 * live;
-        const analyze = Number(r.mod) > 50 + 0.1 * live;
-        if (!vacuum && !analyze) continue;
-        const t = performance.now();
-        await pool.query(`${vacuum ? 'VACUUM (ANALYZE)' : 'ANALYZE'} "${r.relname}"`);
-        log.ms += performance.now() - t;
-        if (vacuum) log.vacuums++;
-        else log.analyzes++;
-        log.tables[r.relname] = [...(log.tables[r.relname] ?? []), vacuum ? 'vacuum' : 'analyze'];
-      }
+      const run = await runAutovacuum(pool);
+      log.ms += run.ms;
+      log.vacuums += run.vacuumed.length;
+      log.analyzes += run.analyzed.length;
+      for (const [tables, what] of [
+        [run.vacuumed, 'vacuum'],
+        [run.analyzed, 'analyze'],
+      ] as const)
+        for (const t of tables) {
+          const name = t.replace(/^public\./, '');
+          log.tables[name] = [...(log.tables[name] ?? []), what];
+        }
     }
   })();
   return async () => {
