@@ -124,12 +124,25 @@ export function listUnsubscribeHeaders(opts: ListUnsubscribeOptions): {
   'List-Unsubscribe-Post': string;
 } {
   const token = createUnsubscribeToken(opts.secret, opts);
-  const base = new URL(opts.publicUrl);
-  const link = new URL(`u/${token}`, base.href.endsWith('/') ? base.href : `${base.href}/`).href;
+  const base = unsubscribeBase(opts.publicUrl);
+  // A token is base64url: characters a URL takes as they are, so the link is the prefix and the token.
+  const link = `${base.linkPrefix}${token}`;
+  const mailbox = opts.mailto ?? `unsubscribe@${base.host}`;
+  const mailto = `mailto:${mailbox}?subject=${encodeURIComponent(`unsubscribe ${token}`)}`;
+  return { 'List-Unsubscribe': `<${link}>, <${mailto}>`, 'List-Unsubscribe-Post': LIST_UNSUBSCRIBE_POST };
+}
+
+/** What every header takes of PUBLIC_URL, for the last one asked (one per process in practice). */
+let lastBase: { publicUrl: string; linkPrefix: string; host: string } | undefined;
+
+/** `/u/` under PUBLIC_URL, and its host as a mailbox's domain (an IP literal in brackets). */
+function unsubscribeBase(publicUrl: string): { linkPrefix: string; host: string } {
+  if (lastBase?.publicUrl === publicUrl) return lastBase;
+  const base = new URL(publicUrl);
+  const linkPrefix = new URL('u/', base.href.endsWith('/') ? base.href : `${base.href}/`).href;
   const host = /^[0-9.]+$|:/.test(base.hostname)
     ? `[${base.hostname.replace(/^\[|\]$/g, '')}]`
     : base.hostname;
-  const mailbox = opts.mailto ?? `unsubscribe@${host}`;
-  const mailto = `mailto:${mailbox}?subject=${encodeURIComponent(`unsubscribe ${token}`)}`;
-  return { 'List-Unsubscribe': `<${link}>, <${mailto}>`, 'List-Unsubscribe-Post': LIST_UNSUBSCRIBE_POST };
+  lastBase = { publicUrl, linkPrefix, host };
+  return lastBase;
 }

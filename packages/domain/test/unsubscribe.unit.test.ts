@@ -197,6 +197,21 @@ describe('listUnsubscribeHeaders: PUBLIC_URL with a path', () => {
     expect(mailbox('http://[::1]:3000/')).toBe('unsubscribe@[::1]');
     expect(mailbox('https://mail1.example.com')).toBe('unsubscribe@mail1.example.com');
   });
+
+  it('each PUBLIC_URL its own links, asked in turn (its parts are kept for the last one asked)', () => {
+    const link = (publicUrl: string) =>
+      /^<([^>]+)>/.exec(
+        listUnsubscribeHeaders({ ...claims, secret: SECRET, publicUrl })['List-Unsubscribe'],
+      )![1];
+    const token = createUnsubscribeToken(SECRET, claims);
+    for (const [publicUrl, prefix] of [
+      ['https://a.example/x', 'https://a.example/x/u/'],
+      ['https://b.example', 'https://b.example/u/'],
+      ['https://a.example/x', 'https://a.example/x/u/'],
+      ['https://a.example/x', 'https://a.example/x/u/'],
+    ])
+      expect(link(publicUrl!)).toBe(`${prefix}${token}`);
+  });
 });
 
 describe('genuinely sealed and signed payloads of the wrong shape are refused', () => {
