@@ -83,6 +83,8 @@ describe('autovacuum on PGlite', () => {
     await pool.query(`INSERT INTO av_quiet SELECT g, 'v' || g FROM generate_series(1, 40) g`);
     // Never analysed: the planner's guess, not the table.
     expect(await reltuples(pool, 'av_churn')).toBe(-1);
+    // Samples of 3 000 rows: an analyze holds its sample in memory PGlite never gives back (PGLITE_CONF).
+    expect((await pool.query('SHOW default_statistics_target')).rows[0].default_statistics_target).toBe('10');
 
     // 2 000 inserts: over 1 000 + 20 % of 0 (inserts) and 50 + 10 % of 0 (changes). 40: under both.
     const first = await runAutovacuum(pool);
