@@ -9,10 +9,10 @@
  * Several main.js (a build before and after): run one after the other, in the order given.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createPostgres } from '@tern/stores';
+import { freePort } from '../lib/services.js';
 import { distribution } from '../lib/stats.js';
 import { createApiKey, ownerJwt, productionEnv, startTern } from '../lib/tern-process.js';
 
@@ -30,16 +30,6 @@ const TABLES = [
   'processed_events',
   'event_stream',
 ];
-
-async function freePort(): Promise<number> {
-  return new Promise((r) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => r(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

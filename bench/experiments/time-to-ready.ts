@@ -10,24 +10,14 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from '../lib/services.js';
 
 const mains = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['services/tern/dist/main.js'];
 const busyLevels = (process.env.TTR_BUSY ?? '0,20').split(',').map(Number);
 const restarts = Number(process.env.TTR_RESTARTS ?? 2);
 const cpuProf = process.env.TTR_CPU_PROF;
-
-async function freePort(): Promise<number> {
-  return new Promise((r) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => r(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 function busy(n: number): ChildProcess[] {
   return Array.from({ length: n }, () =>

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kafkajs } from '@tern/event-log';
@@ -73,4 +74,15 @@ export async function pollUntil(
     if (performance.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, opts.intervalMs));
   }
+}
+
+/** A loopback port free now (the OS's pick, released at once): for a child process to listen on. */
+export async function freePort(): Promise<number> {
+  return new Promise((r) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => r(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
 }
