@@ -55,11 +55,9 @@ export interface AutovacuumRun {
 }
 
 /** Per table, what the rule counts: dead rows, rows inserted since its vacuum, changed since its analyze. */
-export interface TableCounts {
-  dead: number;
-  inserted: number;
-  changed: number;
-}
+const tableCountsSchema = z.object({ dead: z.number(), inserted: z.number(), changed: z.number() });
+export type TableCounts = z.infer<typeof tableCountsSchema>;
+const carriedSchema = z.record(z.string(), tableCountsSchema);
 
 /**
  * Counts a close would lose, by table: PGlite keeps no statistics across a close (a server keeps
@@ -244,33 +242,21 @@ export function createAutovacuum(opts: AutovacuumOptions): Autovacuum {
   return { runOnce, counts, start: () => poller.start(), stop: () => poller.stop() };
 }
 
-const carriedSchema = z.record(
-  z.string(),
-  z.object({ dead: z.number(), inserted: z.number(), changed: z.number() }),
-);
-
 /**
  * The counts a close saved in `file` (`saveCarriedCounts`), taken: the file is removed, so a crash
  * before the next close carries nothing (as a server's crash resets its counts). None when absent
  * or unreadable.
  */
 export async function takeCarriedCounts(file: string, logger: Logger = silentLogger): Promise<CarriedCounts> {
-  let text: string;
+  let saved: unknown;
   try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    return {};
+    saved = JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    // Not there (or not readable): nothing carried. Not JSON: taken and refused below.
+    if (!(err instanceof SyntaxError)) return {};
   }
   await rm(file, { force: true });
-  const parsed = carriedSchema.safeParse(
-    (() => {
-      try {
-        return JSON.parse(text);
-      } catch {
-        return undefined;
-      }
-    })(),
-  );
+  const parsed = carriedSchema.safeParse(saved);
   if (!parsed.success) logger.warn({ file }, 'autovacuum: saved counts unreadable; starting from none');
   return parsed.success ? parsed.data : {};
 }
