@@ -252,6 +252,32 @@ export function runPostgresAdapterSuite(
       });
     }
 
+    if (opts.listens) {
+      it('while it listens, an idle consumer polls at most once a second, and an append still wakes it at once', async () => {
+        // A poll of 50 ms: 20 reads a second without the LISTEN.
+        const watched = watchReads(getPool());
+        const { log, cleanup } = await makeLog({ pool: watched.pool, pollIntervalMs: 50 });
+        try {
+          const c = await collect(log, { group: 'g', fromBeginning: true });
+          await log.append([{ key: 'k', value: 'first' }]);
+          await c.waitForValues(['first'], 5_000);
+          // The LISTEN starts in the background after an empty read (a connection on loopback).
+          await new Promise((r) => setTimeout(r, 500));
+          const before = watched.reads();
+          await new Promise((r) => setTimeout(r, 2_100));
+          // Once a second (and the read after the last wake): not 42 reads.
+          expect(watched.reads() - before).toBeLessThanOrEqual(4);
+          const started = performance.now();
+          await log.append([{ key: 'k', value: 'late' }]);
+          await c.waitForValues(['first', 'late'], 5_000);
+          // A NOTIFY, not the next poll (up to a second away).
+          expect(performance.now() - started).toBeLessThan(300);
+        } finally {
+          await cleanup();
+        }
+      });
+    }
+
     it('creates its schema idempotently, next to tables the migrations created', async () => {
       const table = `el_${randomSuffix()}`;
       const pool = getPool();
