@@ -99,6 +99,20 @@ function clientErrorBody(status: number, error: FastifyError): ErrorBody {
 }
 
 /**
+ * Fastify's options for the requests it refuses before any route or hook runs (`frameworkErrors`):
+ * a path that does not decode (`/%`) or a parameter past `maxParamLength`. Fastify's own answer
+ * carries a code outside the contract (`FST_ERR_BAD_URL`) and no `nosniff`; this one is the
+ * contract's (400 `BAD_REQUEST`, 414 `URI_TOO_LONG`), with `nosniff` as on every other answer.
+ * Spread it into every `Fastify({ … })`, as `ONE_REQUEST_LINE`.
+ */
+export const FRAMEWORK_ERRORS = {
+  frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+    const status = error.statusCode ?? 400;
+    reply.header('x-content-type-options', 'nosniff').status(status).send(clientErrorBody(status, error));
+  },
+} as const;
+
+/**
  * The one error handler of every service: client mistakes keep their 4xx and a clear message;
  * an error of a store is answered by what it means (`classifyStoreError`): unreachable → 503
  * with Retry-After, refused data → 400, anything else is logged and answered as a bare 500

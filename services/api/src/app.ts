@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
-import { installErrorHandlers, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
+import { FRAMEWORK_ERRORS, installErrorHandlers, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
 import { createInboundReader } from '@tern/inbound';
 import { getRetentionOverride } from '@tern/tenant-settings';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -59,6 +59,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
   // longer than Fastify's 100-character default (→ 414); ids are still bounded by their own schemas.
   const common = {
     ...ONE_REQUEST_LINE,
+    ...FRAMEWORK_ERRORS,
     requestIdHeader: 'x-request-id',
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     trustProxy: fastifyTrustProxy(http.trustProxy ?? false),
@@ -132,8 +133,8 @@ const NO_CLICKHOUSE = new Proxy({} as ClickHouseClient, {
  */
 export async function createSendingApp(deps: SendingAppDeps): Promise<FastifyInstance> {
   const app: FastifyInstance = isLoggerInstance(deps.logger)
-    ? Fastify({ ...ONE_REQUEST_LINE, loggerInstance: deps.logger })
-    : Fastify({ ...ONE_REQUEST_LINE, logger: apiLoggerOptions(deps.logger) });
+    ? Fastify({ ...ONE_REQUEST_LINE, ...FRAMEWORK_ERRORS, loggerInstance: deps.logger })
+    : Fastify({ ...ONE_REQUEST_LINE, ...FRAMEWORK_ERRORS, logger: apiLoggerOptions(deps.logger) });
   installErrorHandlers(app);
   await app.register(apiRoutes, {
     data: {

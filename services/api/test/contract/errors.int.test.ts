@@ -288,6 +288,20 @@ describe('the edges over a real socket', () => {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     });
 
+    it.each([
+      ['/%', '/%', 400, 'BAD_REQUEST'],
+      ['/emails/%zz', '/emails/%zz', 400, 'BAD_REQUEST'],
+      ['a 9 000-character id', `/emails/${'e'.repeat(9000)}`, 414, 'URI_TOO_LONG'],
+    ])(
+      'refused before any route (%s) → %i %s of the contract, with nosniff',
+      async (_label, path, status, code) => {
+        const res = await fetch(`${base}${path}`);
+        expect(res.status).toBe(status);
+        expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(((await res.json()) as { code: string }).code).toBe(code);
+      },
+    );
+
     it('the pixel and the redirect say nosniff too', async () => {
       const open = signTrackingToken(TRACKING_SECRET, {
         kind: 'open',

@@ -9,7 +9,7 @@ import {
 import { createJwtVerifier } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
-import { installErrorHandlers, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
+import { FRAMEWORK_ERRORS, installErrorHandlers, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
 import { lastBatchAt } from '@tern/read-models';
 import {
   createDnsChecker,
@@ -161,6 +161,7 @@ export async function mountDashboard(app: FastifyInstance): Promise<void> {
 export function createBareApp(ctx: RuntimeContext): FastifyInstance {
   const app = Fastify({
     ...ONE_REQUEST_LINE,
+    ...FRAMEWORK_ERRORS,
     loggerInstance: ctx.logger as FastifyBaseLogger,
     requestIdHeader: 'x-request-id',
     trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
