@@ -68,11 +68,13 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
     ? Fastify({ ...common, loggerInstance: http.logger })
     : Fastify({ ...common, logger: apiLoggerOptions(http.logger) });
   installErrorHandlers(app);
-  // No answer may be sniffed into another type (a JSON error echoing input rendered as HTML).
-  // A callback hook: no promise per request (issue 29).
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  // No answer may be sniffed into another type (a JSON error echoing input rendered as HTML). Set
+  // as the request starts, by the first hook of the root context: an error keeps the reply's
+  // headers (Fastify drops only its content type and length), and no onSend hook means no onSend
+  // runner per answer (issue 45 item 5). A callback hook: no promise per request (issue 29).
+  app.addHook('onRequest', (_request, reply, done) => {
     reply.header('x-content-type-options', 'nosniff');
-    done(null, payload);
+    done();
   });
   registerHealthRoutes(
     app,

@@ -1,6 +1,6 @@
 import { unstorableText } from '@tern/contracts';
 import { httpError } from '@tern/http';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Only what a parser built is walked: plain objects and arrays (never a stream, e.g. a CSV body). */
 const isPlain = (value: object): boolean => {
@@ -42,10 +42,15 @@ export function firstUnstorable(value: unknown, root: string): string | null {
  * it such a value escaped as a ZodError of the event being built,
  * or as 22P02/22P05 of Postgres deep in the send path — a 500 for a client's mistake.
  */
-export async function refuseUnstorableInput(request: FastifyRequest): Promise<void> {
+export function refuseUnstorableInput(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  done: (error?: Error) => void,
+): void {
   const problem =
     firstUnstorable(request.params, 'params') ??
     firstUnstorable(request.query, 'querystring') ??
     firstUnstorable(request.body, 'body');
-  if (problem !== null) throw httpError(400, problem, { code: 'INVALID_CHARACTERS' });
+  // A callback hook: no promise per request (issue 45 item 5).
+  done(problem === null ? undefined : httpError(400, problem, { code: 'INVALID_CHARACTERS' }));
 }

@@ -300,7 +300,11 @@ export async function startServices(
             'idle: memory released',
           ),
       });
-      app.addHook('onRequest', async () => idle.touch());
+      // A callback hook: no promise per request (issue 29).
+      app.addHook('onRequest', (_request, _reply, done) => {
+        idle.touch();
+        done();
+      });
       ctx.activity = () => idle.touch();
       idle.start();
       onClose('idle-memory-release', async () => idle.stop());
