@@ -18,8 +18,8 @@ export interface PostgresEventLogOptions {
   /** Log table; `<table>_offsets` and `<table>_leases` sit next to it. Default `event_log`. */
   table?: string;
   /**
-   * How often an idle consumer looks for new records. Default 500 ms. While it listens (`listen`),
-   * at most once a second: a NOTIFY wakes it.
+   * How often an idle consumer looks for new records. Default 500 ms. While it listens (`listen`,
+   * and its probe notice came back), at most once a second: a NOTIFY wakes it.
    */
   pollIntervalMs?: number;
   /**
@@ -54,6 +54,12 @@ interface Listener {
   client: pg.PoolClient;
   /** Releases once, whichever of stop and connection error comes first. */
   release(error?: Error): void;
+  /**
+   * Its own probe notice, sent through the pool (another connection), reached it: notices of
+   * appends do too. Not so behind a transaction-mode pooler, where `LISTEN` stays on whichever
+   * server connection ran it; the consumers then keep their short poll.
+   */
+  heard: boolean;
 }
 
 /** The table of the Postgres-table log unless told otherwise (`PostgresEventLogOptions.table`). */
@@ -93,6 +99,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     try {
       const client = await pool.connect();
       let released = false;
+      const probe = `probe ${randomUUID()}`;
       current = {
         client,
         release(error) {
@@ -100,10 +107,13 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
           released = true;
           client.release(error);
         },
+        heard: false,
       };
       const self = current;
       client.on('notification', (msg) => {
-        if (msg.channel === table) wakeAll();
+        if (msg.channel !== table) return;
+        if (msg.payload === probe) self.heard = true;
+        wakeAll();
       });
       client.on('error', (error) => {
         logger?.warn({ err: error }, 'event log listener lost; polling until it is back');
@@ -114,6 +124,8 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       listener = current;
       // The last consumer may have stopped while this connected.
       if (closed || consumers.size === 0) await stopListener();
+      // Not sent (the pool busy or down): not heard, the short poll stays.
+      else await pool.query('SELECT pg_notify($1, $2)', [table, probe]).catch(() => undefined);
     } catch (error) {
       logger?.warn({ err: error }, 'event log listener failed; polling');
       current?.release(error as Error);
@@ -241,11 +253,11 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
           const last = batch.at(-1);
           if (!last) {
             void startListener(); // again, if a lost connection took it
-            // While LISTEN holds, every append (of any process) wakes this wait: the poll is only
-            // a safety net, as a single writer's (an idle server-mode process read the table
-            // 40 times a second at 100 ms, issue 45 item 5).
+            // While LISTEN holds (its probe heard), every append of any process wakes this wait:
+            // the poll is only a safety net, as a single writer's (an idle server-mode process read
+            // the table 40 times a second at 100 ms, issue 45 item 5).
             await signal.wait(
-              listener === null ? idleWaitMs : Math.max(idleWaitMs, LISTENING_POLL_MS),
+              listener?.heard === true ? Math.max(idleWaitMs, LISTENING_POLL_MS) : idleWaitMs,
               since,
             );
             continue;

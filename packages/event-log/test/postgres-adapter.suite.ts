@@ -278,6 +278,40 @@ export function runPostgresAdapterSuite(
       });
     }
 
+    if (opts.listens) {
+      it('where its probe notice never reaches the listening connection, an idle consumer keeps its poll', async () => {
+        // What a transaction-mode pooler does: LISTEN stays on one server connection, the probe
+        // notice is committed on another and never reaches the listening one (here: not sent).
+        const watched = watchReads(getPool());
+        const split = new Proxy(watched.pool, {
+          get(t, prop) {
+            const value = Reflect.get(t, prop, t) as unknown;
+            if (prop === 'query')
+              return (...args: unknown[]) =>
+                String(args[0]).startsWith('SELECT pg_notify')
+                  ? Promise.resolve({ rows: [], rowCount: 1 })
+                  : (value as (...a: unknown[]) => Promise<unknown>)(...args);
+            return typeof value === 'function' ? value.bind(t) : value;
+          },
+        });
+        const { log, cleanup } = await makeLog({ pool: split, pollIntervalMs: 50 });
+        try {
+          const c = await collect(log, { group: 'g', fromBeginning: true });
+          await log.append([{ key: 'k', value: 'first' }]);
+          await c.waitForValues(['first'], 5_000);
+          await new Promise((r) => setTimeout(r, 500));
+          const before = watched.reads();
+          await new Promise((r) => setTimeout(r, 1_000));
+          // Every 50 ms (about 20), not once a second.
+          expect(watched.reads() - before).toBeGreaterThanOrEqual(8);
+          await log.append([{ key: 'k', value: 'second' }]);
+          await c.waitForValues(['first', 'second'], 2_000);
+        } finally {
+          await cleanup();
+        }
+      });
+    }
+
     it('creates its schema idempotently, next to tables the migrations created', async () => {
       const table = `el_${randomSuffix()}`;
       const pool = getPool();
