@@ -117,6 +117,19 @@ describe.each(adapters)('POST /events on the $name log', (adapter) => {
   });
 
   describe('400', () => {
+    it('a path that does not decode, over a socket: 400 BAD_REQUEST of the contract, nothing appended', async () => {
+      const before = await appended();
+      const address = await app.listen({ port: 0, host: '127.0.0.1' });
+      const res = await fetch(`${address}/events%zz`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(event(19)),
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { code: string }).code).toBe('BAD_REQUEST');
+      expect(await appended()).toBe(before);
+    });
+
     it('refuses the whole batch, listing every bad index, and appends nothing', async () => {
       const before = await appended();
       const events = [
