@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import type { EventLog } from '../src/port.js';
 import { createPostgresEventLog } from '../src/postgres.js';
 import { runEventLogContract } from './event-log.contract.js';
 import { collect, makeRecords, randomSuffix, waitFor } from './helpers.js';
@@ -253,20 +254,28 @@ export function runPostgresAdapterSuite(
     }
 
     if (opts.listens) {
+      /**
+       * A consumer polling every 50 ms (20 reads a second without a LISTEN) that handled one record,
+       * then half a second to settle (the LISTEN starts in the background after an empty read): the
+       * reads of the table over the next `ms`.
+       */
+      const idleReads = async (log: EventLog, watched: ReturnType<typeof watchReads>, ms: number) => {
+        const c = await collect(log, { group: 'g', fromBeginning: true });
+        await log.append([{ key: 'k', value: 'first' }]);
+        await c.waitForValues(['first'], 5_000);
+        await new Promise((r) => setTimeout(r, 500));
+        const before = watched.reads();
+        await new Promise((r) => setTimeout(r, ms));
+        return { c, reads: watched.reads() - before };
+      };
+
       it('while it listens, an idle consumer polls at most once a second, and an append still wakes it at once', async () => {
-        // A poll of 50 ms: 20 reads a second without the LISTEN.
         const watched = watchReads(getPool());
         const { log, cleanup } = await makeLog({ pool: watched.pool, pollIntervalMs: 50 });
         try {
-          const c = await collect(log, { group: 'g', fromBeginning: true });
-          await log.append([{ key: 'k', value: 'first' }]);
-          await c.waitForValues(['first'], 5_000);
-          // The LISTEN starts in the background after an empty read (a connection on loopback).
-          await new Promise((r) => setTimeout(r, 500));
-          const before = watched.reads();
-          await new Promise((r) => setTimeout(r, 2_100));
+          const { c, reads } = await idleReads(log, watched, 2_100);
           // Once a second (and the read after the last wake): not 42 reads.
-          expect(watched.reads() - before).toBeLessThanOrEqual(4);
+          expect(reads).toBeLessThanOrEqual(4);
           const started = performance.now();
           await log.append([{ key: 'k', value: 'late' }]);
           await c.waitForValues(['first', 'late'], 5_000);
@@ -276,9 +285,7 @@ export function runPostgresAdapterSuite(
           await cleanup();
         }
       });
-    }
 
-    if (opts.listens) {
       it('where its probe notice never reaches the listening connection, an idle consumer keeps its poll', async () => {
         // What a transaction-mode pooler does: LISTEN stays on one server connection, the probe
         // notice is committed on another and never reaches the listening one (here: not sent).
@@ -296,14 +303,9 @@ export function runPostgresAdapterSuite(
         });
         const { log, cleanup } = await makeLog({ pool: split, pollIntervalMs: 50 });
         try {
-          const c = await collect(log, { group: 'g', fromBeginning: true });
-          await log.append([{ key: 'k', value: 'first' }]);
-          await c.waitForValues(['first'], 5_000);
-          await new Promise((r) => setTimeout(r, 500));
-          const before = watched.reads();
-          await new Promise((r) => setTimeout(r, 1_000));
+          const { c, reads } = await idleReads(log, watched, 1_000);
           // Every 50 ms (about 20), not once a second.
-          expect(watched.reads() - before).toBeGreaterThanOrEqual(8);
+          expect(reads).toBeGreaterThanOrEqual(8);
           await log.append([{ key: 'k', value: 'second' }]);
           await c.waitForValues(['first', 'second'], 2_000);
         } finally {
