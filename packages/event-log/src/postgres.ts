@@ -9,6 +9,7 @@ import {
   EventLogUnavailableError,
   lingerOf,
 } from './port.js';
+import { createTableListener } from './postgres-listener.js';
 import { createTables, insertRecords } from './postgres-sql.js';
 import { createWakeSignal } from './wait.js';
 
@@ -50,18 +51,6 @@ const DEFAULT_BATCH = 1000;
 /** An idle consumer's poll while the LISTEN connection holds (appends wake it through NOTIFY). */
 const LISTENING_POLL_MS = 1_000;
 
-interface Listener {
-  client: pg.PoolClient;
-  /** Releases once, whichever of stop and connection error comes first. */
-  release(error?: Error): void;
-  /**
-   * Its own probe notice, sent through the pool (another connection), reached it: notices of
-   * appends do too. Not so behind a transaction-mode pooler, where `LISTEN` stays on whichever
-   * server connection ran it; the consumers then keep their short poll.
-   */
-  heard: boolean;
-}
-
 /** The table of the Postgres-table log unless told otherwise (`PostgresEventLogOptions.table`). */
 export const EVENT_LOG_TABLE = 'event_log';
 
@@ -80,8 +69,6 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
 
   const consumers = new Set<{ stop(): Promise<void>; wake(): void }>();
   let schema: Promise<void> | null = null;
-  let listener: Listener | null = null;
-  let listenerStarting = false;
   let closed = false;
 
   function ensureSchema(): Promise<void> {
@@ -92,63 +79,17 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     return schema;
   }
 
-  async function startListener(): Promise<void> {
-    if (!listen || listener || listenerStarting || closed || consumers.size === 0) return;
-    listenerStarting = true;
-    let current: Listener | undefined;
-    try {
-      const client = await pool.connect();
-      let released = false;
-      const probe = `probe ${randomUUID()}`;
-      current = {
-        client,
-        release(error) {
-          if (released) return;
-          released = true;
-          client.release(error);
-        },
-        heard: false,
-      };
-      const self = current;
-      client.on('notification', (msg) => {
-        if (msg.channel !== table) return;
-        if (msg.payload === probe) self.heard = true;
-        wakeAll();
-      });
-      client.on('error', (error) => {
-        logger?.warn({ err: error }, 'event log listener lost; polling until it is back');
-        if (listener === self) listener = null;
-        self.release(error);
-      });
-      await client.query(`LISTEN "${table}"`);
-      listener = current;
-      // The last consumer may have stopped while this connected.
-      if (closed || consumers.size === 0) await stopListener();
-      // Not sent (the pool busy or down): not heard, the short poll stays.
-      else await pool.query('SELECT pg_notify($1, $2)', [table, probe]).catch(() => undefined);
-    } catch (error) {
-      logger?.warn({ err: error }, 'event log listener failed; polling');
-      current?.release(error as Error);
-    } finally {
-      listenerStarting = false;
-    }
-  }
-
-  async function stopListener(): Promise<void> {
-    const current = listener;
-    listener = null;
-    if (!current) return;
-    try {
-      await current.client.query(`UNLISTEN "${table}"`);
-      current.release();
-    } catch (error) {
-      current.release(error as Error);
-    }
-  }
-
   function wakeAll(): void {
     for (const c of consumers) c.wake();
   }
+
+  const listener = createTableListener({
+    pool,
+    table,
+    logger,
+    wake: wakeAll,
+    wanted: () => listen && !closed && consumers.size > 0,
+  });
 
   async function consume(opts: ConsumeOptions): Promise<EventLogConsumer> {
     if (closed) throw new Error('event log is closed');
@@ -252,14 +193,11 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
           const batch = await read();
           const last = batch.at(-1);
           if (!last) {
-            void startListener(); // again, if a lost connection took it
+            void listener.start(); // again, if a lost connection took it
             // While LISTEN holds (its probe heard), every append of any process wakes this wait:
             // the poll is only a safety net, as a single writer's (an idle server-mode process read
             // the table 40 times a second at 100 ms, issue 45 item 5).
-            await signal.wait(
-              listener?.heard === true ? Math.max(idleWaitMs, LISTENING_POLL_MS) : idleWaitMs,
-              since,
-            );
+            await signal.wait(listener.hears() ? Math.max(idleWaitMs, LISTENING_POLL_MS) : idleWaitMs, since);
             continue;
           }
           try {
@@ -309,13 +247,13 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
                 logger?.warn({ err: error, group }, 'event log lease release failed'),
               );
           }
-          if (consumers.size === 0) await stopListener();
+          if (consumers.size === 0) await listener.stop();
         })();
         return stopping;
       },
     };
     consumers.add(handle);
-    void startListener();
+    void listener.start();
     return { stop: handle.stop };
   }
 
@@ -367,7 +305,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     async close() {
       closed = true;
       await Promise.all([...consumers].map((c) => c.stop()));
-      await stopListener();
+      await listener.stop();
     },
   };
 }
