@@ -103,7 +103,7 @@ function clientErrorBody(status: number, error: FastifyError): ErrorBody {
  * a path that does not decode (`/%`) or a parameter past `maxParamLength`. Fastify's own answer
  * carries a code outside the contract (`FST_ERR_BAD_URL`) and no `nosniff`; this one is the
  * contract's (400 `BAD_REQUEST`, 414 `URI_TOO_LONG`), with `nosniff` as on every other answer.
- * Spread it into every `Fastify({ … })`, as `ONE_REQUEST_LINE`.
+ * Part of `TERN_FASTIFY_OPTIONS`.
  */
 export const FRAMEWORK_ERRORS = {
   frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {

@@ -27,5 +27,5 @@ class OneLinePerRequest extends LogController {
   }
 }
 
-/** Fastify's options for Tern's request log: spread them into every `Fastify({ … })`. */
+/** Fastify's options for Tern's request log (part of `TERN_FASTIFY_OPTIONS`). */
 export const ONE_REQUEST_LINE = { logController: new OneLinePerRequest() } as const;

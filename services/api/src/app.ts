@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { REDACT_OPTIONS, requestLogFields } from '@tern/auth';
-import { FRAMEWORK_ERRORS, installErrorHandlers, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
+import { installErrorHandlers, registerHealthRoutes, TERN_FASTIFY_OPTIONS } from '@tern/http';
 import { createInboundReader } from '@tern/inbound';
 import { getRetentionOverride } from '@tern/tenant-settings';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -58,8 +58,7 @@ export async function createApiApp(deps: ApiDeps): Promise<FastifyInstance> {
   // Signed tokens in paths (`/u/:token`, tracking links) and 128-character tenant ids (SPEC §5) are
   // longer than Fastify's 100-character default (→ 414); ids are still bounded by their own schemas.
   const common = {
-    ...ONE_REQUEST_LINE,
-    ...FRAMEWORK_ERRORS,
+    ...TERN_FASTIFY_OPTIONS,
     requestIdHeader: 'x-request-id',
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     trustProxy: fastifyTrustProxy(http.trustProxy ?? false),
@@ -135,8 +134,8 @@ const NO_CLICKHOUSE = new Proxy({} as ClickHouseClient, {
  */
 export async function createSendingApp(deps: SendingAppDeps): Promise<FastifyInstance> {
   const app: FastifyInstance = isLoggerInstance(deps.logger)
-    ? Fastify({ ...ONE_REQUEST_LINE, ...FRAMEWORK_ERRORS, loggerInstance: deps.logger })
-    : Fastify({ ...ONE_REQUEST_LINE, ...FRAMEWORK_ERRORS, logger: apiLoggerOptions(deps.logger) });
+    ? Fastify({ ...TERN_FASTIFY_OPTIONS, loggerInstance: deps.logger })
+    : Fastify({ ...TERN_FASTIFY_OPTIONS, logger: apiLoggerOptions(deps.logger) });
   installErrorHandlers(app);
   await app.register(apiRoutes, {
     data: {

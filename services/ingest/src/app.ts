@@ -1,5 +1,5 @@
 import type { EventStream } from '@tern/event-log';
-import { FRAMEWORK_ERRORS, installErrorHandlers, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
+import { installErrorHandlers, registerHealthRoutes, TERN_FASTIFY_OPTIONS } from '@tern/http';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { ingestRoutes } from './ingest-routes.js';
 
@@ -12,7 +12,7 @@ export interface IngestAppOptions {
 
 /** The ingest service alone (split mode and tests): errors, health, readiness, `POST /events`. */
 export async function createIngestApp(opts: IngestAppOptions) {
-  const app = Fastify({ ...ONE_REQUEST_LINE, ...FRAMEWORK_ERRORS, logger: opts.logger ?? false });
+  const app = Fastify({ ...TERN_FASTIFY_OPTIONS, logger: opts.logger ?? false });
   installErrorHandlers(app);
   registerHealthRoutes(app, [{ name: 'event-log', check: () => opts.log.ping() }]);
   await app.register(ingestRoutes, {

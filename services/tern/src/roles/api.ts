@@ -9,7 +9,7 @@ import {
 import { createJwtVerifier } from '@tern/auth';
 import type { Config } from '@tern/config';
 import { dashboardRoutes } from '@tern/dashboard';
-import { FRAMEWORK_ERRORS, installErrorHandlers, ONE_REQUEST_LINE, registerHealthRoutes } from '@tern/http';
+import { installErrorHandlers, registerHealthRoutes, TERN_FASTIFY_OPTIONS } from '@tern/http';
 import { lastBatchAt } from '@tern/read-models';
 import {
   createDnsChecker,
@@ -160,8 +160,7 @@ export async function mountDashboard(app: FastifyInstance): Promise<void> {
 /** The HTTP server of a process without the api: `/health`, `/ready`, `/metrics` and the roles' own routes. */
 export function createBareApp(ctx: RuntimeContext): FastifyInstance {
   const app = Fastify({
-    ...ONE_REQUEST_LINE,
-    ...FRAMEWORK_ERRORS,
+    ...TERN_FASTIFY_OPTIONS,
     loggerInstance: ctx.logger as FastifyBaseLogger,
     requestIdHeader: 'x-request-id',
     trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
